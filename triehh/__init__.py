@@ -1,0 +1,32 @@
+"""triehh: federated heavy-hitter discovery with differential privacy.
+
+TrieHH (Zhu, Kairouz, McMahan, Sun, Li; AISTATS 2020) as an exact fast
+simulator and as TensorFlow Federated computations, with the paper's
+privacy and utility theory.
+"""
+
+from triehh.alphabet import Alphabet
+from triehh.api import discover
+from triehh.api import engine_names
+from triehh.api import register_engine
+from triehh.metrics import discovery_rates
+from triehh.metrics import precision_recall_f1
+from triehh.metrics import top_k
+from triehh.population import Population
+from triehh.privacy import Calibration
+from triehh.privacy import calibrate
+from triehh.privacy import guarantee
+from triehh.results import DiscoveryResult
+from triehh.results import RunParams
+from triehh.trie import Trie
+from triehh.utility import discovery_rate
+from triehh.utility import min_population
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Alphabet", "Calibration", "DiscoveryResult", "Population", "RunParams",
+    "Trie", "calibrate", "discover", "discovery_rate", "discovery_rates",
+    "engine_names", "guarantee", "min_population", "precision_recall_f1",
+    "register_engine", "top_k",
+]

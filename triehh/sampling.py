@@ -1,0 +1,63 @@
+"""Who takes part in a round, and which word each participant votes with.
+
+Both engines draw from the same ``numpy.random.Generator`` in the same
+order, so that the same seed selects the same users and words everywhere:
+
+1. ``sample_users``: ``batch_size`` distinct users, uniformly without
+   replacement (``Generator.choice``).
+2. ``draw_word_ranks``: for several-word populations, one integer
+   ``r_i`` uniform in ``[0, c_i)`` per sampled user, where ``c_i`` is the
+   user's total word count. The user votes with the word whose cumulative
+   count first exceeds ``r_i``: word ``w`` is chosen with probability
+   ``c_i(w) / c_i = f_i(w)``, as in Algorithm 3 of the paper. One-word
+   populations draw nothing here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from triehh import population as population_lib
+
+
+def sample_users(rng: np.random.Generator, num_users: int,
+                 batch_size: int) -> np.ndarray:
+  """``batch_size`` distinct user indices, uniformly at random."""
+  if not 0 < batch_size <= num_users:
+    raise ValueError(f"batch size {batch_size} must be in [1, n={num_users}]")
+  return rng.choice(num_users, size=batch_size, replace=False)
+
+
+def sub_round_slices(batch_size: int, num_sub_rounds: int) -> list[slice]:
+  """Splits a round's sample into ``num_sub_rounds`` near-equal consecutive batches.
+
+  Sub-round ``j`` takes the users at positions ``slices[j]`` of the round's
+  sample. The round samples without replacement once, so no user votes twice
+  in a round and Theorem 1 applies with the round's total batch size.
+  """
+  if not 1 <= num_sub_rounds <= batch_size:
+    raise ValueError(f"num_sub_rounds must be in [1, batch size={batch_size}],"
+                     f" got {num_sub_rounds}")
+  bounds = np.linspace(0, batch_size, num_sub_rounds + 1).round().astype(int)
+  return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def draw_word_ranks(rng: np.random.Generator,
+                    population: population_lib.Population,
+                    users: np.ndarray) -> np.ndarray | None:
+  """Per sampled user, a uniform rank into its word counts (None if one word)."""
+  if population.is_single_word:
+    return None
+  return rng.integers(0, population.user_totals[users])
+
+
+def words_of(population: population_lib.Population, users: np.ndarray,
+             ranks: np.ndarray | None) -> np.ndarray:
+  """The word index each sampled user votes with."""
+  if population.is_single_word:
+    return population.user_word[users]
+  cum = population.cumulative_counts
+  starts = population.user_offsets[users]
+  before = np.where(starts > 0, cum[starts - 1], 0)
+  entries = np.searchsorted(cum, before + ranks, side="right")
+  return population.entry_word[entries]

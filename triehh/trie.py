@@ -1,0 +1,200 @@
+"""The tensor-encoded trie that TrieHH grows one level per round.
+
+Level ``l`` of the trie holds the discovered length-``l`` prefixes as an
+integer array of symbol codes, ``[k, l]``, in lexicographic order of codes
+(the end symbol has the largest code). The non-terminated prefixes of the
+deepest level are the *frontier*: the only prefixes users can extend next.
+
+Vote layout. In the round that grows level ``l + 1``, the candidate
+extensions are every frontier prefix times every symbol (alphabet plus end
+symbol). A vote for extension ``e`` of frontier prefix ``p`` goes to index
+``p * (A + 1) + e``, so the vote vector has ``k * (A + 1)`` entries and
+keeping the indices in increasing order keeps the next level lexicographic.
+
+Thresholding keeps every extension with at least ``theta`` votes. With
+``max_num_prefixes`` set, at most that many are kept: the most voted, ties
+broken by the smaller vote index (lexicographically first). Kept
+extensions whose symbol is the end symbol are heavy hitters (recorded with
+the votes of the round that found them); the others form the new frontier.
+
+These functions are shared by every engine, so that all of them grow the
+very same trie from the same votes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from triehh import alphabet as alphabet_lib
+
+
+def select_extensions(votes: np.ndarray, theta: int,
+                      max_num_prefixes: int | None = None) -> np.ndarray:
+  """Vote indices kept by thresholding at ``theta`` and the optional cap.
+
+  Returns the kept indices in increasing order.
+  """
+  kept = np.flatnonzero(votes >= theta)
+  if max_num_prefixes is not None and kept.size > max_num_prefixes:
+    order = np.lexsort((kept, -votes[kept]))
+    kept = np.sort(kept[order[:max_num_prefixes]])
+  return kept
+
+
+@dataclasses.dataclass(frozen=True)
+class TrieLevel:
+  """What one round added to the trie.
+
+  Attributes:
+    depth: the prefix length of this level (1 for the first round).
+    prefixes: ``int32 [k, depth]`` codes of the new non-terminated prefixes.
+    prefix_votes: ``int64 [k]`` their votes.
+    parents: ``int32 [k]`` index of each prefix's parent in the previous
+      level's ``prefixes`` (0 for depth 1: the root).
+    terminated: ``int32 [h, depth]`` codes of the sequences that reached the
+      end symbol in this round (the heavy hitters found now).
+    terminated_votes: ``int64 [h]`` their votes.
+    terminated_parents: ``int32 [h]`` parent index of each, as ``parents``.
+    num_candidates: length of the vote vector (frontier size times A + 1).
+    num_sampled: users sampled in this round (all sub-rounds).
+    num_votes: votes cast (sampled users whose prefix was on the frontier).
+    num_capped: extensions over the threshold removed by the cap.
+  """
+
+  depth: int
+  prefixes: np.ndarray
+  prefix_votes: np.ndarray
+  parents: np.ndarray
+  terminated: np.ndarray
+  terminated_votes: np.ndarray
+  terminated_parents: np.ndarray
+  num_candidates: int
+  num_sampled: int
+  num_votes: int
+  num_capped: int = 0
+
+  @property
+  def grew(self) -> bool:
+    """Whether this round added anything to the trie."""
+    return bool(self.prefixes.shape[0] or self.terminated.shape[0])
+
+
+class Trie:
+  """A trie of discovered prefixes, one :class:`TrieLevel` per round."""
+
+  def __init__(self, alphabet: alphabet_lib.Alphabet):
+    self.alphabet = alphabet
+    self.levels: list[TrieLevel] = []
+
+  @property
+  def depth(self) -> int:
+    return len(self.levels)
+
+  @property
+  def frontier(self) -> np.ndarray:
+    """``int32 [k, depth]`` the prefixes users may extend next round."""
+    if not self.levels:
+      return np.zeros((1, 0), dtype=np.int32)  # the root
+    return self.levels[-1].prefixes
+
+  @property
+  def num_candidates(self) -> int:
+    """Length of the next round's vote vector."""
+    return self.frontier.shape[0] * self.alphabet.num_extensions
+
+  def grow(self, votes: np.ndarray, theta: int,
+           max_num_prefixes: int | None = None, *, num_sampled: int = 0
+           ) -> tuple[TrieLevel, np.ndarray]:
+    """Adds one level from the vote vector of a round.
+
+    Returns the new level and the vote indices that became frontier
+    prefixes (in the order of ``level.prefixes``).
+    """
+    votes = np.asarray(votes)
+    expected = self.num_candidates
+    if votes.shape != (expected,):
+      raise ValueError(f"vote vector has shape {votes.shape}, expected "
+                       f"({expected},) for a frontier of "
+                       f"{self.frontier.shape[0]} prefixes")
+    above = int(np.count_nonzero(votes >= theta))
+    kept = select_extensions(votes, theta, max_num_prefixes)
+    a1 = self.alphabet.num_extensions
+    parents, ext = np.divmod(kept, a1)
+    codes = np.concatenate(
+        [self.frontier[parents], ext[:, None].astype(np.int32)], axis=1)
+    is_end = ext == self.alphabet.end_code
+    level = TrieLevel(
+        depth=self.depth + 1,
+        prefixes=codes[~is_end].astype(np.int32),
+        prefix_votes=votes[kept[~is_end]].astype(np.int64),
+        parents=parents[~is_end].astype(np.int32),
+        terminated=codes[is_end].astype(np.int32),
+        terminated_votes=votes[kept[is_end]].astype(np.int64),
+        terminated_parents=parents[is_end].astype(np.int32),
+        num_candidates=expected, num_sampled=int(num_sampled),
+        num_votes=int(votes.sum()), num_capped=above - kept.size)
+    self.levels.append(level)
+    return level, kept[~is_end]
+
+  def heavy_hitters(self) -> dict[str, int]:
+    """Discovered words (paths ending in the end symbol) -> their votes.
+
+    The vote count is that of the round that found the end symbol. Words
+    are ordered by votes (descending), then alphabetically.
+    """
+    found = {}
+    for level in self.levels:
+      for codes, v in zip(level.terminated, level.terminated_votes):
+        found[self.alphabet.decode_word(codes)] = int(v)
+    return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+
+  def frequent_prefixes(self) -> dict[str, int]:
+    """Discovered prefixes that no later round extended -> their votes.
+
+    These are the non-terminated leaves: frequent prefixes that did not (or
+    not yet, at L) become complete words.
+    """
+    leaves = {}
+    for i, level in enumerate(self.levels):
+      extended = np.zeros(level.prefixes.shape[0], dtype=bool)
+      if i + 1 < len(self.levels):
+        nxt = self.levels[i + 1]
+        extended[nxt.parents] = True
+        extended[nxt.terminated_parents] = True
+      for codes, v in zip(level.prefixes[~extended],
+                          level.prefix_votes[~extended]):
+        leaves[self.alphabet.decode(codes)] = int(v)
+    return dict(sorted(leaves.items(), key=lambda kv: (-kv[1], kv[0])))
+
+  def prefixes(self, depth: int) -> list[str]:
+    """The non-terminated prefixes of a level, as strings."""
+    level = self.levels[depth - 1]
+    return [self.alphabet.decode(c) for c in level.prefixes]
+
+  def __contains__(self, prefix: str) -> bool:
+    """Whether ``prefix`` (may end in the end symbol) is in the trie."""
+    depth = len(prefix)
+    if depth == 0:
+      return True
+    if depth > self.depth:
+      return False
+    level = self.levels[depth - 1]
+    strings = {self.alphabet.decode(c) for c in level.prefixes}
+    strings.update(self.alphabet.decode(c) for c in level.terminated)
+    return prefix in strings
+
+  def to_dict(self) -> list[dict]:
+    """A JSON-friendly view: per level, prefixes and heavy hitters with votes."""
+    return [{
+        "depth": lv.depth,
+        "prefixes": {self.alphabet.decode(c): int(v)
+                     for c, v in zip(lv.prefixes, lv.prefix_votes)},
+        "terminated": {self.alphabet.decode_word(c): int(v)
+                       for c, v in zip(lv.terminated, lv.terminated_votes)},
+        "num_sampled": lv.num_sampled,
+        "num_votes": lv.num_votes,
+        "num_capped": lv.num_capped,
+    } for lv in self.levels]
+
