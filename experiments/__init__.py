@@ -1,0 +1,1 @@
+"""Flag-configured experiment drivers (one binary per experiment)."""
