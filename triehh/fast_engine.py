@@ -18,6 +18,7 @@ thresholding, which gives the same votes as one batch.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -53,40 +54,59 @@ def run(population: population_lib.Population, *, theta: int,
     raise ValueError(f"theta must be >= 1, got {theta}")
   pop = population
   a1 = pop.alphabet.num_extensions
-  prefix_ids = pop.prefix_ids
+  ids, symbols = _level_tables(pop)
   trie = trie_lib.Trie(pop.alphabet)
-  frontier_pos = np.zeros(1, dtype=np.int64)  # the root is frontier entry 0
+  # frontier_pos[l][p]: frontier index of length-l prefix id p, or -1; the
+  # extra last slot is the sentinel id of words shorter than l.
+  frontier_pos = np.array([0, -1], dtype=np.intp)  # the root is entry 0
   for depth in range(1, pop.num_levels + 1):
     if trie.frontier.shape[0] == 0:
       break  # every discovered prefix is terminated: nothing can grow
     if schedule is not None:
       if depth > len(schedule):
         break
-      users = np.asarray(schedule[depth - 1], dtype=np.int64)
+      users = np.asarray(schedule[depth - 1], dtype=np.intp)
     else:
       users = sampling.sample_users(rng, pop.num_users, batch_size)
     words = sampling.words_of(pop, users,
                               sampling.draw_word_ranks(rng, pop, users))
-    child = prefix_ids[depth][words]
-    # A word with a depth-th symbol also has a (depth-1)-prefix, so rows with
-    # child >= 0 never index frontier_pos with -1.
-    parent_pos = frontier_pos[prefix_ids[depth - 1][words]]
-    voting = (child >= 0) & (parent_pos >= 0)
-    vote_of_user = np.where(
-        voting, parent_pos * a1 + pop.codes[words, depth - 1], -1)
-    votes = np.zeros(trie.num_candidates, dtype=np.int64)
-    for batch in sampling.sub_round_slices(users.size, num_sub_rounds):
-      cast = vote_of_user[batch]
-      votes += np.bincount(cast[cast >= 0], minlength=votes.size)
-    vote_index = vote_of_user[voting]
+    words = words.astype(np.intp, copy=False)
+    parent_pos = frontier_pos[ids[depth - 1][words]]
+    symbol = symbols[depth - 1][words]
+    voting = (parent_pos >= 0) & (symbol >= 0)
+    vote_index = parent_pos[voting] * a1 + symbol[voting]
+    if num_sub_rounds == 1:
+      votes = np.bincount(vote_index, minlength=trie.num_candidates)
+    else:
+      position = np.cumsum(voting) - 1  # rank of each voter among voters
+      votes = np.zeros(trie.num_candidates, dtype=np.int64)
+      for batch in sampling.sub_round_slices(users.size, num_sub_rounds):
+        first = position[batch.start - 1] + 1 if batch.start else 0
+        votes += np.bincount(vote_index[first:position[batch.stop - 1] + 1],
+                             minlength=votes.size)
     level, frontier_index = trie.grow(votes, theta, max_num_prefixes,
                                       num_sampled=users.size)
     if not level.grew:
       break
-    rank = np.full(votes.size, -1, dtype=np.int64)
+    rank = np.full(votes.size, -1, dtype=np.intp)
     rank[frontier_index] = np.arange(frontier_index.size)
     voter_rank = rank[vote_index]
     on_frontier = voter_rank >= 0
-    frontier_pos = np.full(pop.num_prefixes[depth], -1, dtype=np.int64)
-    frontier_pos[child[voting][on_frontier]] = voter_rank[on_frontier]
+    frontier_pos = np.full(pop.num_prefixes[depth] + 1, -1, dtype=np.intp)
+    frontier_pos[ids[depth][words[voting][on_frontier]]] = voter_rank[on_frontier]
   return trie
+
+
+@functools.lru_cache(maxsize=8)
+def _level_tables(pop: population_lib.Population
+                  ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+  """Per level, prefix ids with sentinel ``P_l`` for "none", and symbol codes.
+
+  Both as contiguous ``intp`` arrays indexed by word, so a round's gathers
+  need no index conversion.
+  """
+  ids = tuple(np.where(level_ids >= 0, level_ids, count).astype(np.intp)
+              for level_ids, count in zip(pop.prefix_ids, pop.num_prefixes))
+  symbols = tuple(np.ascontiguousarray(pop.codes[:, level], dtype=np.intp)
+                  for level in range(pop.codes.shape[1]))
+  return ids, symbols

@@ -25,7 +25,7 @@ def sample_users(rng: np.random.Generator, num_users: int,
   """``batch_size`` distinct user indices, uniformly at random."""
   if not 0 < batch_size <= num_users:
     raise ValueError(f"batch size {batch_size} must be in [1, n={num_users}]")
-  return rng.choice(num_users, size=batch_size, replace=False)
+  return rng.choice(num_users, size=batch_size, replace=False, shuffle=False)
 
 
 def sub_round_slices(batch_size: int, num_sub_rounds: int) -> list[slice]:
