@@ -82,7 +82,11 @@ class TrieLevel:
 
 
 class Trie:
-  """A trie of discovered prefixes, one :class:`TrieLevel` per round."""
+  """A trie of discovered prefixes, one :class:`TrieLevel` per round.
+
+  The last level may be empty: the round that found nothing to add, after
+  which the algorithm stops.
+  """
 
   def __init__(self, alphabet: alphabet_lib.Alphabet):
     self.alphabet = alphabet

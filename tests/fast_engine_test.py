@@ -1,0 +1,156 @@
+"""Tests of the fast engine: the paper's example, properties, Proposition 2."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+
+import triehh
+from triehh import fast_engine
+from triehh import population as population_lib
+from triehh import synthetic
+from triehh import utility
+from tests import reference
+
+OTHERS = ["apple", "bird", "cat", "dog", "egg", "fig", "goat", "hat", "ink"]
+EXAMPLE_WORDS = ["sun"] * 4 + ["moon"] * 4 + ["star"] * 3 + OTHERS
+# Users 0-3 hold "sun", 4-7 "moon", 8-10 "star", 11-19 one word each.
+EXAMPLE_SCHEDULE = [
+    [0, 1, 4, 5, 11, 12, 13, 14, 15, 16],  # s: 2, m: 2 -> {m, s}
+    [8, 9, 0, 1, 4, 5, 17, 18, 19, 11],    # st, su, mo: 2 each
+    [8, 9, 2, 3, 6, 7, 12, 13, 14, 15],    # sta, sun, moo
+    [0, 1, 4, 5, 10, 11, 12, 13, 14, 15],  # sun$, moon: 2; star: 1 only
+    [4, 6, 0, 8, 11, 12, 13, 14, 15, 16],  # moon$: 2
+]
+
+
+def example_population():
+  return population_lib.Population.from_user_words(EXAMPLE_WORDS)
+
+
+def test_paper_worked_example_gives_the_trie_of_section_3():
+  result = triehh.discover(example_population(), theta=2, batch_size=10,
+                           allow_no_guarantee=True, schedule=EXAMPLE_SCHEDULE)
+  trie = result.trie
+  assert trie.prefixes(1) == ["m", "s"]
+  assert trie.prefixes(2) == ["mo", "st", "su"]
+  assert trie.prefixes(3) == ["moo", "sta", "sun"]
+  assert trie.prefixes(4) == ["moon"]
+  assert "sun$" in trie and "star" not in trie and "sta" in trie
+  assert trie.prefixes(5) == []
+  assert "moon$" in trie
+  assert result.heavy_hitters == {"moon": 2, "sun": 2}
+  assert result.frequent_prefixes == {"sta": 2}
+  # After round 5 every discovered prefix is terminated, so the sixth round
+  # of the paper's figure, which cannot add anything, is not run.
+  assert result.rounds == 5
+  assert result.votes_per_round == [10, 6, 6, 5, 2]
+
+
+# ---- properties against the naive reference ------------------------------
+
+small_words = st.text(alphabet="abc", min_size=1, max_size=5)
+single_users = st.lists(small_words, min_size=1, max_size=60)
+multi_users = st.lists(
+    st.dictionaries(small_words, st.integers(1, 4), min_size=1, max_size=3),
+    min_size=1, max_size=40)
+
+
+@st.composite
+def runs(draw, users_strategy):
+  users = draw(users_strategy)
+  pop = population_lib.Population.from_user_words(
+      users, max_length=draw(st.integers(1, 4)))
+  n = pop.num_users
+  return dict(pop=pop, theta=draw(st.integers(1, 4)),
+              batch_size=draw(st.integers(1, n)),
+              max_num_prefixes=draw(st.one_of(st.none(), st.integers(1, 3))),
+              seed=draw(st.integers(0, 2**32 - 1)))
+
+
+def _run(args, **extra):
+  return fast_engine.run(
+      args["pop"], theta=args["theta"], batch_size=args["batch_size"],
+      max_num_prefixes=args["max_num_prefixes"],
+      rng=np.random.default_rng(args["seed"]), **extra)
+
+
+@settings(max_examples=150, deadline=None)
+@given(runs(st.one_of(single_users, multi_users)))
+def test_engine_equals_the_naive_reference(args):
+  trie = _run(args)
+  levels, hitters = reference.run(
+      args["pop"], theta=args["theta"], batch_size=args["batch_size"],
+      max_num_prefixes=args["max_num_prefixes"],
+      rng=np.random.default_rng(args["seed"]))
+  assert reference.trie_levels(trie) == levels
+  assert trie.heavy_hitters() == hitters
+
+
+@settings(max_examples=100, deadline=None)
+@given(runs(st.one_of(single_users, multi_users)))
+def test_every_prefix_passed_the_threshold_and_has_its_parent(args):
+  trie = _run(args)
+  for depth, level in enumerate(reference.trie_levels(trie), start=1):
+    for prefix, votes in level.items():
+      assert votes >= args["theta"]
+      assert len(prefix) == depth
+      assert prefix[:-1] in trie
+    if args["max_num_prefixes"] is not None:
+      assert len(level) <= args["max_num_prefixes"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(single_users, st.integers(1, 5), st.integers(0, 1000))
+def test_full_sample_and_threshold_one_discovers_every_short_word(
+    words, max_length, seed):
+  pop = population_lib.Population.from_user_words(words, max_length=max_length)
+  trie = fast_engine.run(pop, theta=1, batch_size=pop.num_users,
+                         rng=np.random.default_rng(seed))
+  expected = {w for w in words if len(w) <= max_length}
+  assert set(trie.heavy_hitters()) == expected
+  counts = {w: words.count(w) for w in expected}
+  assert trie.heavy_hitters() == counts
+
+
+@settings(max_examples=50, deadline=None)
+@given(runs(st.one_of(single_users, multi_users)), st.integers(2, 4))
+def test_same_seed_same_result_and_sub_rounds_change_nothing(args, sub_rounds):
+  first, second = _run(args), _run(args)
+  assert reference.trie_levels(first) == reference.trie_levels(second)
+  for a, b in zip(first.levels, second.levels):
+    np.testing.assert_array_equal(a.prefixes, b.prefixes)
+  if args["batch_size"] >= sub_rounds:
+    split = _run(args, num_sub_rounds=sub_rounds)
+    assert reference.trie_levels(split) == reference.trie_levels(first)
+
+
+def test_different_seeds_differ():
+  pop = synthetic.english_population(20000, seed=3)
+  a = triehh.discover(pop, theta=4, batch_size=3000, seed=1,
+                      allow_no_guarantee=True)
+  b = triehh.discover(pop, theta=4, batch_size=3000, seed=2,
+                      allow_no_guarantee=True)
+  assert a.heavy_hitters != b.heavy_hitters
+
+
+# ---- Monte Carlo agreement with Proposition 2 ----------------------------
+
+
+@pytest.mark.parametrize("n,holders,batch,theta", [
+    (400, 40, 100, 8), (1000, 30, 200, 5), (2500, 100, 300, 10)])
+def test_discovery_rate_matches_proposition_2(n, holders, batch, theta):
+  # "xyz" shares no prefix with the other users' word "q".
+  pop = population_lib.Population.from_user_words(
+      ["xyz"] * holders + ["q"] * (n - holders))
+  runs_ = 3000
+  found = 0
+  for seed in range(runs_):
+    trie = fast_engine.run(pop, theta=theta, batch_size=batch,
+                           rng=np.random.default_rng(seed))
+    found += "xyz" in trie.heavy_hitters()
+  expected = utility.discovery_rate(holders, n, batch, theta, max_length=4)
+  assert 0.05 < expected < 0.95  # the check is informative
+  # Two-sided binomial test at level 1e-4: fails only if the rate is wrong.
+  p_value = stats.binomtest(found, runs_, expected).pvalue
+  assert p_value > 1e-4, (found / runs_, expected)
