@@ -168,15 +168,16 @@ def calibrate(n: int, max_length: int, epsilon: float, delta: float, *,
                      f"{theta_rule!r}")
   root = math.sqrt(n)
   gamma = (growth - 1.0) * root / (theta * growth)
-  if gamma < 1:
-    need_n = math.ceil((theta * growth / (growth - 1.0)) ** 2)
+  batch_size = math.floor(gamma * root)
+  if batch_size < root:  # the integer batch must still give gamma >= 1
     need_eps = max_length * math.log(1.0 / (1.0 - theta / root)) if (
         theta < root) else math.inf
     raise ValueError(
-        f"Corollary 1 gives gamma={gamma:.4g} < 1 for n={n}, epsilon={epsilon},"
-        f" L={max_length} (theta={theta}); Theorem 1 needs gamma >= 1. Use at "
-        f"least n = {need_n} users or epsilon >= {need_eps:.4g}")
-  batch_size = math.floor(gamma * root)
+        f"Corollary 1 gives gamma={gamma:.4g} (batch size {batch_size}) for "
+        f"n={n}, epsilon={epsilon}, L={max_length} (theta={theta}), but "
+        "Theorem 1 needs gamma >= 1, a batch of at least sqrt(n) users. Use at "
+        f"least n = {_min_users(theta, growth)} users or epsilon >= "
+        f"{need_eps:.4g}")
   achieved_gamma = batch_size / root
   check_conditions(n, theta, achieved_gamma)
   achieved_epsilon, achieved_delta = guarantee(n, max_length, theta,
@@ -186,6 +187,15 @@ def calibrate(n: int, max_length: int, epsilon: float, delta: float, *,
       epsilon=achieved_epsilon, delta=achieved_delta,
       target_epsilon=float(epsilon), target_delta=float(delta), n=int(n),
       max_length=int(max_length))
+
+
+def _min_users(theta: int, growth: float) -> int:
+  """Smallest n whose calibrated integer batch is at least sqrt(n)."""
+  rate = (growth - 1.0) / (growth * theta)  # batch = floor(rate * n)
+  n = max(1, math.floor(1.0 / rate**2))
+  while math.floor(rate * n) < math.sqrt(n):
+    n += 1
+  return n
 
 
 def _check_length(max_length: int) -> None:

@@ -1,0 +1,115 @@
+"""Tests of Proposition 2's worst-case discovery rate."""
+
+from fractions import Fraction
+import math
+
+from absl.testing import parameterized
+import numpy as np
+
+from triehh import privacy
+from triehh import utility
+
+
+def exact_level_rate(w, n, m, theta):
+  total = sum(math.comb(w, i) * math.comb(n - w, m - i)
+              for i in range(theta, min(w, m) + 1))
+  return Fraction(total, math.comb(n, m))
+
+
+def tails(w, n, m, theta):
+  """(P(X < theta), P(X >= theta)) for X ~ Hypergeometric, without scipy.
+
+  P(X = 0) = prod_j (1 - m / (n - j)) is summed in log space, then each term
+  follows by the exact ratio P(X = i) / P(X = i - 1) =
+  (w-i+1)(m-i+1) / (i (n-w-m+i)).
+  """
+  log_p0 = math.fsum(math.log1p(-m / (n - j)) for j in range(w))
+  assert log_p0 > -700, "P(X = 0) would underflow"
+  term, lower, upper = math.exp(log_p0), [], []
+  for i in range(min(w, m) + 1):
+    if i:
+      term *= (w - i + 1) * (m - i + 1) / (i * (n - w - m + i))
+    (lower if i < theta else upper).append(term)
+  return math.fsum(lower), math.fsum(upper)
+
+
+class DiscoveryRateTest(parameterized.TestCase):
+
+  def test_independent_tail_matches_exact_sum(self):
+    _, got = tails(30, 100, 20, 4)
+    exact = exact_level_rate(30, 100, 20, 4)
+    self.assertAlmostEqual(got / float(exact), 1.0, places=12)
+
+  @parameterized.parameters((100, 30, 20, 4), (500, 7, 100, 2),
+                            (1000, 200, 50, 15), (60, 60, 60, 10))
+  def test_matches_exact_rational_sum(self, n, w, m, theta):
+    for length in (1, 4, 11):
+      expected = float(exact_level_rate(w, n, m, theta) ** length)
+      got = utility.discovery_rate(w, n, m, theta, length)
+      self.assertAlmostEqual(got, expected, delta=1e-12 + 1e-9 * expected)
+
+  @parameterized.parameters(10**6, 10**7, 10**8)
+  def test_large_populations(self, n):
+    cal = privacy.calibrate(n, 10, 4.0, 1.0 / n**2)
+    # Holders expected in a batch: theta / 2, theta, 2 theta.
+    counts = np.array([round(k * cal.theta * n / cal.batch_size)
+                       for k in (0.5, 1.0, 2.0)])
+    rates = utility.level_rate(counts, n, cal.batch_size, cal.theta)
+    for c, r in zip(counts, rates):
+      lower, upper = tails(int(c), n, cal.batch_size, cal.theta)
+      self.assertTrue(np.isfinite(r))
+      self.assertAlmostEqual(lower + upper, 1.0, places=10)
+      self.assertAlmostEqual(r / upper, 1.0, places=8)
+    self.assertTrue(np.all(np.diff(rates) > 0))  # more holders, better odds
+
+  def test_exact_at_a_million_users(self):
+    n = 10**6
+    cal = privacy.calibrate(n, 10, 4.0, 1.0 / n**2)
+    m, theta = cal.batch_size, cal.theta
+    total = math.comb(n, m)
+    for w in (100, 2000):
+      below = sum(math.comb(w, i) * math.comb(n - w, m - i)
+                  for i in range(theta))
+      exact = Fraction(total - below, total)
+      got = utility.level_rate(w, n, m, theta)
+      self.assertAlmostEqual(float(got / exact), 1.0, places=10)
+
+  def test_vectorised(self):
+    counts = np.arange(0, 200, 7)
+    rates = utility.discovery_rate(counts, 1000, 100, 5, 10)
+    self.assertEqual(rates.shape, counts.shape)
+    self.assertEqual(rates[0], 0.0)
+    self.assertTrue(np.all(np.diff(rates) >= 0))
+
+  def test_bad_arguments(self):
+    with self.assertRaises(ValueError):
+      utility.discovery_rate(5, 100, 200, 2, 10)
+    with self.assertRaises(ValueError):
+      utility.discovery_rate(101, 100, 10, 2, 10)
+    with self.assertRaises(ValueError):
+      utility.discovery_rate(5, 100, 10, 0, 10)
+
+
+class MinPopulationTest(parameterized.TestCase):
+
+  @parameterized.parameters((1e-3, 4.0), (1e-2, 1.0), (2e-3, 2.0))
+  def test_is_the_threshold(self, frequency, epsilon):
+    n = utility.min_population(frequency, epsilon)
+    def rate(k):
+      cal = privacy.calibrate(k, 10, epsilon, 1.0 / k**2)
+      return utility.discovery_rate(math.floor(frequency * k), k,
+                                    cal.batch_size, cal.theta, 10)
+    self.assertGreaterEqual(rate(n), 0.9)
+    try:
+      below = rate(n - 1)
+    except ValueError:
+      below = 0.0  # too small for Corollary 1
+    self.assertLess(below, 0.9)
+
+  def test_smaller_epsilon_needs_more_users(self):
+    self.assertGreater(utility.min_population(1e-3, 1.0),
+                       utility.min_population(1e-3, 4.0))
+
+  def test_rarer_words_need_more_users(self):
+    self.assertGreater(utility.min_population(1e-4, 4.0),
+                       utility.min_population(1e-3, 4.0))
