@@ -1,0 +1,28 @@
+# Set-up and the two everyday commands. `make run` and `make test` create the
+# virtual environment in .venv/ on first use (from the pinned requirements.txt)
+# and reuse it afterwards.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/python -m experiments.run_triehh $(ARGS)
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest -q $(ARGS)
+
+bench: $(STAMP)
+	$(VENV)/bin/python -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV)
