@@ -1,0 +1,44 @@
+"""End-to-end test of the run_triehh driver."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_driver(*flags):
+  return subprocess.run(
+      [sys.executable, "-m", "experiments.run_triehh", *flags],
+      cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_default_data_writes_one_line_per_run(tmp_path):
+  proc = run_driver("--num_users=30000", "--num_runs=2", "--epsilon=4",
+                    f"--output_dir={tmp_path}")
+  assert proc.returncode == 0, proc.stderr
+  assert "privacy: (" in proc.stdout and "K=50" in proc.stdout
+  lines = (tmp_path / "results.jsonl").read_text().splitlines()
+  assert len(lines) == 2
+  first, second = (json.loads(l) for l in lines)
+  for key in ("algorithm", "engine", "setting", "epsilon", "delta", "n_users",
+              "theta", "gamma", "batch_size", "run", "seed", "rounds",
+              "discovered", "metrics", "seconds"):
+    assert key in first
+  assert first["algorithm"] == "triehh" and first["engine"] == "fast"
+  assert (first["run"], second["run"]) == (0, 1)
+  assert (first["seed"], second["seed"]) == (0, 1)
+  assert first["n_users"] == 30000
+  assert first["epsilon"] <= 4.0
+  assert "recall@50" in first["metrics"]
+  assert "the" in first["discovered"]
+
+
+def test_parameters_outside_the_theorem_fail_clearly(tmp_path):
+  proc = run_driver("--num_users=2000", "--epsilon=0.5",
+                    f"--output_dir={tmp_path}")
+  assert proc.returncode != 0
+  assert "at least n =" in proc.stderr

@@ -1,0 +1,122 @@
+"""Tests of population encoding."""
+
+from absl.testing import parameterized
+import numpy as np
+
+from triehh import alphabet as alphabet_lib
+from triehh import population as population_lib
+
+Population = population_lib.Population
+
+
+class EncodingTest(parameterized.TestCase):
+
+  def test_codes_and_end_symbol(self):
+    pop = Population.from_user_words(["ab", "Ba", "ab"], max_length=3)
+    self.assertEqual(pop.alphabet.characters, ("a", "b"))
+    self.assertEqual(list(pop.vocabulary), ["ab", "ba"])
+    np.testing.assert_array_equal(pop.codes, [[0, 1, 2, -1], [1, 0, 2, -1]])
+    np.testing.assert_array_equal(pop.user_word, [0, 1, 0])
+    self.assertEqual(pop.ground_truth(), {"ab": 2.0, "ba": 1.0})
+
+  def test_long_words_are_truncated_without_end_symbol(self):
+    pop = Population.from_user_words(["abcdef", "abc"], max_length=3)
+    np.testing.assert_array_equal(pop.codes[0], [0, 1, 2, -1])
+    np.testing.assert_array_equal(pop.codes[1], [0, 1, 2, 6 - 3])
+    np.testing.assert_array_equal(pop.sequence_lengths, [3, 4])
+    self.assertEqual(pop.alphabet.characters, ("a", "b", "c"))  # 'def' unused
+
+  def test_given_alphabet_error_names_the_character(self):
+    with self.assertRaisesRegex(ValueError, r"word 'a-b' has character '-'"):
+      Population.from_user_words(["ab", "a-b"], alphabet="ab")
+
+  def test_characters_beyond_max_length_are_never_checked(self):
+    pop = Population.from_user_words(["ab-"], alphabet="ab", max_length=2)
+    self.assertEqual(pop.num_users, 1)
+
+  def test_drop_policy_removes_users(self):
+    pop = Population.from_user_words(["ab", "a-b", "ba", "a-b"], alphabet="ab",
+                                     unknown="drop")
+    self.assertEqual(pop.num_users, 2)
+    self.assertEqual(pop.num_dropped_users, 2)
+    self.assertEqual(pop.ground_truth(), {"ab": 1.0, "ba": 1.0})
+
+  def test_drop_everything_is_an_error(self):
+    with self.assertRaisesRegex(ValueError, "no users are left"):
+      Population.from_user_words(["xy"], alphabet="ab", unknown="drop")
+
+  @parameterized.named_parameters(
+      ("end_symbol", ["a$b"], "end symbol"),
+      ("empty_word", ["ab", ""], "empty word"),
+      ("empty_user", [{"a": 1}, {}], "user 1 has no words"),
+      ("bad_count", [{"a": 0}], "positive integer"),
+      ("fraction", [{"a": 1.5}], "positive integer"),
+      ("no_users", [], "empty"),
+  )
+  def test_bad_input(self, users, message):
+    with self.assertRaisesRegex(ValueError, message):
+      Population.from_user_words(users)
+
+  def test_bad_types(self):
+    with self.assertRaises(TypeError):
+      Population.from_user_words("just one string")
+    with self.assertRaises(TypeError):
+      Population.from_user_words([3])
+
+  def test_custom_end_symbol(self):
+    pop = Population.from_user_words(["a$b"], end_symbol="#")
+    self.assertEqual(pop.alphabet.symbols(), ("$", "a", "b", "#"))
+
+
+class SeveralWordsTest(parameterized.TestCase):
+
+  def test_merges_case_and_computes_population_frequency(self):
+    pop = Population.from_user_words([{"The": 1, "the": 2, "cat": 1},
+                                      {"cat": 3}])
+    self.assertFalse(pop.is_single_word)
+    self.assertEqual(pop.num_users, 2)
+    np.testing.assert_array_equal(pop.user_totals, [4, 3])
+    truth = pop.ground_truth()
+    self.assertAlmostEqual(truth["the"], 3 / 4)
+    self.assertAlmostEqual(truth["cat"], 1 / 4 + 1)
+    self.assertAlmostEqual(sum(truth.values()), pop.num_users)
+
+  def test_mixed_entries(self):
+    pop = Population.from_user_words(["dog", {"cat": 2, "dog": 2}])
+    self.assertEqual(pop.ground_truth(), {"dog": 1.5, "cat": 0.5})
+
+
+class PrefixIdsTest(parameterized.TestCase):
+
+  def test_against_brute_force(self):
+    rng = np.random.default_rng(7)
+    words = ["".join(rng.choice(list("abcd"), size=rng.integers(1, 7)))
+             for _ in range(300)]
+    pop = Population.from_user_words(words, max_length=4)
+    seqs = [pop.alphabet.decode(c) for c in pop.codes]
+    for level in range(pop.num_levels + 1):
+      ids = pop.prefix_ids[level]
+      prefixes = sorted({s[:level] for s in seqs if len(s) >= level},
+                        key=lambda p: [pop.alphabet.symbols().index(c) for c in p])
+      self.assertEqual(pop.num_prefixes[level], len(prefixes))
+      for w, s in enumerate(seqs):
+        if len(s) >= level:
+          self.assertEqual(prefixes[ids[w]], s[:level])
+        else:
+          self.assertEqual(ids[w], -1)
+
+
+class AlphabetTest(parameterized.TestCase):
+
+  def test_of_and_decode(self):
+    a = alphabet_lib.Alphabet.of("cab")
+    self.assertEqual(a.characters, ("a", "b", "c"))
+    self.assertEqual(a.end_code, 3)
+    self.assertEqual(a.decode([2, 0, 3]), "ca$")
+    self.assertEqual(a.decode_word([2, 0, 3]), "ca")
+
+  @parameterized.parameters((("a", "$"), "$"), (("ab",), "$"), (("b", "a"), "$"),
+                            ((), "$"), (("a",), "##"))
+  def test_invalid(self, chars, end):
+    with self.assertRaises(ValueError):
+      alphabet_lib.Alphabet(chars, end)

@@ -1,0 +1,55 @@
+"""Tests of the tensor-encoded trie and the vote layout."""
+
+from absl.testing import parameterized
+import numpy as np
+
+from triehh import alphabet as alphabet_lib
+from triehh import trie as trie_lib
+
+
+class SelectTest(parameterized.TestCase):
+
+  def test_threshold(self):
+    votes = np.array([0, 3, 2, 5, 1])
+    np.testing.assert_array_equal(trie_lib.select_extensions(votes, 2), [1, 2, 3])
+
+  def test_cap_keeps_most_voted_then_smallest_index(self):
+    votes = np.array([4, 3, 4, 5, 3, 4])
+    np.testing.assert_array_equal(
+        trie_lib.select_extensions(votes, 3, max_num_prefixes=3), [0, 2, 3])
+    np.testing.assert_array_equal(
+        trie_lib.select_extensions(votes, 3, max_num_prefixes=5), [0, 1, 2, 3, 5])
+
+
+class GrowTest(parameterized.TestCase):
+
+  def test_layout_and_heavy_hitters(self):
+    a = alphabet_lib.Alphabet.of("ab")  # a=0, b=1, $=2
+    trie = trie_lib.Trie(a)
+    self.assertEqual(trie.num_candidates, 3)
+    level, frontier_index = trie.grow(np.array([2, 5, 0]), theta=2,
+                                      num_sampled=7)
+    self.assertEqual(trie.prefixes(1), ["a", "b"])
+    np.testing.assert_array_equal(frontier_index, [0, 1])
+    self.assertEqual(trie.num_candidates, 6)
+    # Index = prefix * 3 + extension: "a$" = 0*3+2, "ba" = 1*3+0, "bb" = 4.
+    level, _ = trie.grow(np.array([0, 0, 3, 2, 1, 0]), theta=2)
+    self.assertEqual(trie.prefixes(2), ["ba"])
+    np.testing.assert_array_equal(level.parents, [1])
+    self.assertEqual(trie.heavy_hitters(), {"a": 3})
+    self.assertEqual(trie.frequent_prefixes(), {"ba": 2})
+    self.assertIn("a$", trie)
+    self.assertIn("ba", trie)
+    self.assertNotIn("bb", trie)
+    self.assertEqual(level.num_votes, 6)
+
+  def test_wrong_vote_shape(self):
+    trie = trie_lib.Trie(alphabet_lib.Alphabet.of("ab"))
+    with self.assertRaisesRegex(ValueError, "expected"):
+      trie.grow(np.zeros(4), theta=1)
+
+  def test_capped_count(self):
+    trie = trie_lib.Trie(alphabet_lib.Alphabet.of("abc"))
+    level, _ = trie.grow(np.array([5, 5, 5, 5]), theta=1, max_num_prefixes=2)
+    self.assertEqual(level.num_capped, 2)
+    self.assertEqual(trie.prefixes(1), ["a", "b"])
