@@ -84,10 +84,22 @@ def main(argv):
     print(f"results appended to {writer.path}")
 
 
+def main_with_errors(argv):
+  """Runs :func:`main`; a bad input ends the program with its message.
+
+  Runs that finished before the error are already in results.jsonl.
+  """
+  try:
+    return main(argv)
+  except (ValueError, FileNotFoundError, PermissionError) as err:
+    print(f"error: {err}", file=sys.stderr)
+    return 1
+
+
 def run():
   """Console-script entry point."""
-  app.run(main)
+  app.run(main_with_errors)
 
 
 if __name__ == "__main__":
-  sys.exit(run())
+  run()

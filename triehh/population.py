@@ -150,12 +150,17 @@ class Population:
   ) -> "Population":
     """One word per user, given as indices into ``vocabulary``."""
     user_word = np.asarray(user_word)
+    vocabulary = np.asarray(vocabulary, dtype=object)
     if user_word.ndim != 1 or user_word.size == 0:
       raise ValueError("user_word must be a non-empty 1-D array of indices")
+    if user_word.min() < 0 or user_word.max() >= len(vocabulary):
+      raise ValueError("user_word holds an index outside the vocabulary")
+    used = np.bincount(user_word, minlength=len(vocabulary)) > 0
+    if not used.all():  # encode only the words some user holds
+      user_word = (np.cumsum(used) - 1)[user_word]
+      vocabulary = vocabulary[used]
     enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
                              unknown)
-    if user_word.min() < 0 or user_word.max() >= len(enc.old_to_new):
-      raise ValueError("user_word holds an index outside the vocabulary")
     mapped = enc.old_to_new[user_word]
     keep = mapped >= 0
     return cls(
