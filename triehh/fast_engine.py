@@ -7,10 +7,12 @@ population size once the population is encoded.
 
 How a round works. The population precomputes, for every word and level,
 the id of the word's length-``l`` prefix (:attr:`Population.prefix_ids`). The
-engine keeps ``frontier_pos``: for each distinct length-``l`` prefix, its
-index in the trie's frontier, or -1. A sampled user votes iff its word's
-length-``(l-1)`` prefix is on the frontier and the word's sequence has an
-``l``-th symbol; the vote index follows the layout of :mod:`triehh.trie`.
+engine keeps ``frontier_pos``: for each distinct length-``(l-1)`` prefix, its
+index in the trie's frontier (the frontier size if it is not on it). A
+sampled user votes iff its word's length-``(l-1)`` prefix is on the frontier
+and the word's sequence has an ``l``-th symbol; one ``bincount`` over
+(parent, symbol) cells counts all votes, and the cells of real parents and
+symbols are exactly the vote layout of :mod:`triehh.trie`.
 Sub-rounds split the round's sample (drawn without replacement for the
 whole round) into batches whose vote vectors are summed before
 thresholding, which gives the same votes as one batch.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,13 +57,14 @@ def run(population: population_lib.Population, *, theta: int,
     raise ValueError(f"theta must be >= 1, got {theta}")
   pop = population
   a1 = pop.alphabet.num_extensions
-  ids, symbols = _level_tables(pop)
+  stride = a1 + 1  # vote columns: every symbol, then "no symbol here"
+  tables = _level_tables(pop)
   trie = trie_lib.Trie(pop.alphabet)
-  # frontier_pos[l][p]: frontier index of length-l prefix id p, or -1; the
-  # extra last slot is the sentinel id of words shorter than l.
-  frontier_pos = np.array([0, -1], dtype=np.intp)  # the root is entry 0
+  frontier_ids = np.zeros(1, dtype=np.intp)  # the root
+  frontier_pos = np.array([0, 1], dtype=np.intp)
   for depth in range(1, pop.num_levels + 1):
-    if trie.frontier.shape[0] == 0:
+    num_frontier = frontier_ids.size
+    if num_frontier == 0:
       break  # every discovered prefix is terminated: nothing can grow
     if schedule is not None:
       if depth > len(schedule):
@@ -71,42 +75,58 @@ def run(population: population_lib.Population, *, theta: int,
     words = sampling.words_of(pop, users,
                               sampling.draw_word_ranks(rng, pop, users))
     words = words.astype(np.intp, copy=False)
-    parent_pos = frontier_pos[ids[depth - 1][words]]
-    symbol = symbols[depth - 1][words]
-    voting = (parent_pos >= 0) & (symbol >= 0)
-    vote_index = parent_pos[voting] * a1 + symbol[voting]
+    # Row = the word's frontier parent (num_frontier if none), column = its
+    # depth-th symbol (a1 if it has none): one bincount counts every vote.
+    cell = (frontier_pos[tables.ids[depth - 1][words]] * stride
+            + tables.symbols[depth - 1][words])
+    size = (num_frontier + 1) * stride
     if num_sub_rounds == 1:
-      votes = np.bincount(vote_index, minlength=trie.num_candidates)
+      counts = np.bincount(cell, minlength=size)
     else:
-      position = np.cumsum(voting) - 1  # rank of each voter among voters
-      votes = np.zeros(trie.num_candidates, dtype=np.int64)
+      counts = np.zeros(size, dtype=np.int64)
       for batch in sampling.sub_round_slices(users.size, num_sub_rounds):
-        first = position[batch.start - 1] + 1 if batch.start else 0
-        votes += np.bincount(vote_index[first:position[batch.stop - 1] + 1],
-                             minlength=votes.size)
+        counts += np.bincount(cell[batch], minlength=size)
+    votes = counts.reshape(num_frontier + 1, stride)[:num_frontier, :a1].ravel()
     level, frontier_index = trie.grow(votes, theta, max_num_prefixes,
                                       num_sampled=users.size)
     if not level.grew:
       break
-    rank = np.full(votes.size, -1, dtype=np.intp)
-    rank[frontier_index] = np.arange(frontier_index.size)
-    voter_rank = rank[vote_index]
-    on_frontier = voter_rank >= 0
-    frontier_pos = np.full(pop.num_prefixes[depth] + 1, -1, dtype=np.intp)
-    frontier_pos[ids[depth][words[voting][on_frontier]]] = voter_rank[on_frontier]
+    parents, symbols = np.divmod(frontier_index, a1)
+    frontier_ids = np.searchsorted(tables.child_keys[depth],
+                                   frontier_ids[parents] * a1 + symbols)
+    frontier_pos = np.full(pop.num_prefixes[depth] + 1, frontier_ids.size,
+                           dtype=np.intp)
+    frontier_pos[frontier_ids] = np.arange(frontier_ids.size)
   return trie
 
 
-@functools.lru_cache(maxsize=8)
-def _level_tables(pop: population_lib.Population
-                  ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-  """Per level, prefix ids with sentinel ``P_l`` for "none", and symbol codes.
+class _Tables(NamedTuple):
+  """Per-level lookup tables of a population, all ``intp``.
 
-  Both as contiguous ``intp`` arrays indexed by word, so a round's gathers
-  need no index conversion.
+  ids[l]: word -> id of its length-l prefix, or P_l if it has none.
+  symbols[l]: word -> code of its (l+1)-th symbol, or A + 1 if it has none.
+  child_keys[l]: length-l prefix id -> parent id * (A + 1) + last symbol,
+    increasing (ids are lexicographic), so a child is found by searchsorted.
   """
+
+  ids: tuple[np.ndarray, ...]
+  symbols: tuple[np.ndarray, ...]
+  child_keys: tuple[np.ndarray, ...]
+
+
+@functools.lru_cache(maxsize=8)
+def _level_tables(pop: population_lib.Population) -> _Tables:
+  a1 = pop.alphabet.num_extensions
   ids = tuple(np.where(level_ids >= 0, level_ids, count).astype(np.intp)
               for level_ids, count in zip(pop.prefix_ids, pop.num_prefixes))
-  symbols = tuple(np.ascontiguousarray(pop.codes[:, level], dtype=np.intp)
-                  for level in range(pop.codes.shape[1]))
-  return ids, symbols
+  symbols = tuple(
+      np.where(pop.codes[:, level] >= 0, pop.codes[:, level], a1).astype(np.intp)
+      for level in range(pop.codes.shape[1]))
+  child_keys = [np.zeros(1, dtype=np.intp)]
+  for level in range(1, len(ids)):
+    has = pop.prefix_ids[level] >= 0
+    keys = np.empty(pop.num_prefixes[level], dtype=np.intp)
+    keys[ids[level][has]] = (ids[level - 1][has] * a1
+                             + pop.codes[has, level - 1])
+    child_keys.append(keys)
+  return _Tables(ids, symbols, tuple(child_keys))
