@@ -43,6 +43,15 @@ class GrowTest(parameterized.TestCase):
     self.assertNotIn("bb", trie)
     self.assertEqual(level.num_votes, 6)
 
+  def test_candidate_extensions_follow_the_vote_layout(self):
+    a = alphabet_lib.Alphabet.of("ab")
+    trie = trie_lib.Trie(a)
+    self.assertEqual([a.decode(c) for c in trie.candidate_extensions()],
+                     ["a", "b", "$"])
+    trie.grow(np.array([2, 5, 0]), theta=2)
+    self.assertEqual([a.decode(c) for c in trie.candidate_extensions()],
+                     ["aa", "ab", "a$", "ba", "bb", "b$"])
+
   def test_wrong_vote_shape(self):
     trie = trie_lib.Trie(alphabet_lib.Alphabet.of("ab"))
     with self.assertRaisesRegex(ValueError, "expected"):

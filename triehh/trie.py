@@ -108,6 +108,19 @@ class Trie:
     """Length of the next round's vote vector."""
     return self.frontier.shape[0] * self.alphabet.num_extensions
 
+  def candidate_extensions(self) -> np.ndarray:
+    """``int32 [k * (A + 1), depth + 1]`` the next round's candidates.
+
+    Row ``i`` is the extension that vote index ``i`` counts: frontier prefix
+    ``i // (A + 1)`` followed by symbol ``i % (A + 1)``.
+    """
+    a1 = self.alphabet.num_extensions
+    frontier = self.frontier
+    return np.concatenate(
+        [np.repeat(frontier, a1, axis=0),
+         np.tile(np.arange(a1, dtype=np.int32), frontier.shape[0])[:, None]],
+        axis=1).astype(np.int32)
+
   def grow(self, votes: np.ndarray, theta: int,
            max_num_prefixes: int | None = None, *, num_sampled: int = 0
            ) -> tuple[TrieLevel, np.ndarray]:
