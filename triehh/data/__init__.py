@@ -1,0 +1,27 @@
+"""Real data: user-keyed text files into populations for the paper's settings.
+
+  from triehh import data
+  loaded = data.load(data.DataSpec("training.1600000.processed.noemoticon.csv",
+                                   dataset="sentiment140", setting="single"),
+                     cache_dir=data.default_cache_dir())
+  loaded.population, loaded.truth, loaded.report.summary()
+
+Modules: ``readers`` (file formats), ``tokenize`` (words), ``settings``
+(single / oov / multi), ``dictionary`` (OOV dictionaries), ``cache``
+(on-disk cache), ``report`` (skipped rows), ``loader`` (all of it).
+"""
+
+from triehh.data.cache import default_dir as default_cache_dir
+from triehh.data.loader import DATASETS
+from triehh.data.loader import DataSpec
+from triehh.data.loader import LoadedData
+from triehh.data.loader import build
+from triehh.data.loader import load
+from triehh.data.report import DataError
+from triehh.data.report import LoadReport
+from triehh.data.settings import SETTINGS
+
+__all__ = [
+    "DATASETS", "DataError", "DataSpec", "LoadReport", "LoadedData",
+    "SETTINGS", "build", "default_cache_dir", "load",
+]

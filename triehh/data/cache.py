@@ -1,0 +1,115 @@
+"""An on-disk cache of built populations, keyed by everything that built them.
+
+A key is the SHA-256 of a JSON description of the inputs: each input file's
+absolute path, size and modification time (so an edited or replaced file
+misses), every option, and ``FORMAT_VERSION`` (bumped whenever the data
+rules change). An entry is one uncompressed ``.npz`` file holding the
+population's arrays and a JSON metadata string; it is written to a temporary
+name and renamed, so a reader never sees half an entry. An unreadable entry
+counts as a miss.
+
+The default directory is ``$XDG_CACHE_HOME/triehh`` or ``~/.cache/triehh``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+
+import numpy as np
+
+from triehh import alphabet as alphabet_lib
+from triehh import population as population_lib
+
+FORMAT_VERSION = 1
+_ARRAYS = ("codes", "word_lengths", "user_word", "user_offsets", "entry_word",
+           "entry_count")
+
+
+def default_dir() -> str:
+  """``$XDG_CACHE_HOME/triehh``, else ``~/.cache/triehh``."""
+  base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+      os.path.expanduser("~"), ".cache")
+  return os.path.join(base, "triehh")
+
+
+def file_identity(path: str) -> dict:
+  """What identifies a file's content for the cache: path, size, mtime."""
+  stat = os.stat(path)
+  return {"path": os.path.abspath(path), "size": stat.st_size,
+          "mtime_ns": stat.st_mtime_ns}
+
+
+def make_key(description: Mapping) -> str:
+  """The cache key of a JSON-able description of the inputs."""
+  text = json.dumps({"format_version": FORMAT_VERSION, **description},
+                    sort_keys=True, default=str)
+  return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+def entry_path(cache_dir: str, key: str) -> str:
+  return os.path.join(cache_dir, f"population-{key}.npz")
+
+
+def save(cache_dir: str, key: str, population: population_lib.Population,
+         metadata: Mapping) -> str:
+  """Stores ``population`` and ``metadata`` under ``key``; returns the path."""
+  os.makedirs(cache_dir, exist_ok=True)
+  words = [w.encode("utf-8") for w in population.vocabulary]
+  offsets = np.zeros(len(words) + 1, dtype=np.int64)
+  np.cumsum([len(w) for w in words], out=offsets[1:])
+  arrays = {
+      "vocabulary_bytes": np.frombuffer(b"".join(words), dtype=np.uint8),
+      "vocabulary_offsets": offsets,
+      "metadata": np.array(json.dumps({
+          "metadata": dict(metadata),
+          "alphabet": "".join(population.alphabet.characters),
+          "end_symbol": population.alphabet.end_symbol,
+          "max_length": population.max_length,
+          "num_dropped_users": population.num_dropped_users,
+      }, default=str)),
+  }
+  for name in _ARRAYS:
+    value = getattr(population, name)
+    if value is not None:
+      arrays[name] = value
+  path = entry_path(cache_dir, key)
+  fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-", suffix=".npz")
+  try:
+    with os.fdopen(fd, "wb") as f:
+      np.savez(f, **arrays)
+    os.replace(tmp, path)
+  except BaseException:
+    if os.path.exists(tmp):
+      os.remove(tmp)
+    raise
+  return path
+
+
+def load(cache_dir: str, key: str
+         ) -> tuple[population_lib.Population, dict] | None:
+  """The population and metadata stored under ``key``, or None (a miss)."""
+  path = entry_path(cache_dir, key)
+  if not os.path.exists(path):
+    return None
+  try:
+    with np.load(path, allow_pickle=False) as f:
+      meta = json.loads(str(f["metadata"]))
+      data = f["vocabulary_bytes"].tobytes()
+      offsets = f["vocabulary_offsets"]
+      vocabulary = np.array(
+          [data[offsets[i]:offsets[i + 1]].decode("utf-8")
+           for i in range(offsets.size - 1)], dtype=object)
+      arrays = {name: f[name] if name in f.files else None
+                for name in _ARRAYS}
+    pop = population_lib.Population(
+        alphabet=alphabet_lib.Alphabet(tuple(meta["alphabet"]),
+                                       meta["end_symbol"]),
+        max_length=int(meta["max_length"]), vocabulary=vocabulary,
+        num_dropped_users=int(meta["num_dropped_users"]), **arrays)
+  except (OSError, ValueError, KeyError, UnicodeDecodeError):
+    return None
+  return pop, meta["metadata"]

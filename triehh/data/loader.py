@@ -1,0 +1,239 @@
+"""Load a data file into a population for one of the paper's settings.
+
+``load(DataSpec(...))`` reads the file (``readers``), splits texts into
+words (``tokenize``), builds the setting's population (``settings``) and
+returns it with its ground truth and a report of skipped rows. With a cache
+directory, the built population is stored keyed by every input (``cache``)
+and later loads of the same inputs skip all of that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+
+import numpy as np
+
+from triehh import population as population_lib
+from triehh.data import cache as cache_lib
+from triehh.data import dictionary as dictionary_lib
+from triehh.data import readers
+from triehh.data import report as report_lib
+from triehh.data import settings as settings_lib
+from triehh.data import tokenize as tokenize_lib
+
+DATASETS = ("sentiment140", "file")
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSpec:
+  """Everything that determines a loaded population.
+
+  Attributes:
+    path: the data file.
+    dataset: ``"sentiment140"`` (official layout, see ``readers``) or
+      ``"file"`` (generic user-keyed text).
+    setting: ``"single"``, ``"oov"`` or ``"multi"`` (see ``settings``).
+    file_format: for ``"file"``: ``"auto"`` (by extension), ``"csv"``,
+      ``"tsv"``, ``"jsonl"`` or ``"parquet"``.
+    user_column: column naming the user (``"file"`` only).
+    text_column: column holding the text (``"file"`` only).
+    encoding: ``"utf-8"`` or ``"latin-1"``; None for the format's default.
+    min_length: shortest word kept, in characters.
+    max_length: L, the population's maximum word length.
+    characters: allowed characters of words; None for the setting's default
+      (``tokenize.DEFAULT_CHARACTERS``, or ``settings.OOV_CHARACTERS``).
+    strip: characters removed from both ends of tokens; None for the
+      setting's default (none, or ``settings.OOV_STRIP``).
+    dictionary_path: ``oov``: a word-list file of in-vocabulary words; None
+      for the default (``dictionary.default_words``).
+    dictionary_size: ``oov``: size of the default dictionary.
+    oov_num_users: ``oov``: users drawn.
+    seed: ``oov``: seed of the draw.
+  """
+
+  path: str
+  dataset: str = "file"
+  setting: str = "single"
+  file_format: str = "auto"
+  user_column: str = "user"
+  text_column: str = "text"
+  encoding: str | None = None
+  min_length: int = tokenize_lib.DEFAULT_MIN_LENGTH
+  max_length: int = population_lib.DEFAULT_MAX_LENGTH
+  characters: str | None = None
+  strip: str | None = None
+  dictionary_path: str | None = None
+  dictionary_size: int = dictionary_lib.DEFAULT_SIZE
+  oov_num_users: int = settings_lib.DEFAULT_OOV_NUM_USERS
+  seed: int = 0
+
+  def __post_init__(self):
+    if self.dataset not in DATASETS:
+      raise ValueError(f"unknown dataset {self.dataset!r}: use one of "
+                       f"{', '.join(DATASETS)}")
+    settings_lib.check_setting(self.setting)
+    if self.min_length < 1:
+      raise ValueError(f"min_length must be >= 1, got {self.min_length}")
+    if self.max_length < 1:
+      raise ValueError(f"max_length must be >= 1, got {self.max_length}")
+    if self.setting == "oov" and self.oov_num_users < 1:
+      raise ValueError(
+          f"oov_num_users must be >= 1, got {self.oov_num_users}")
+
+  @property
+  def allowed_characters(self) -> str:
+    return (self.characters if self.characters is not None
+            else settings_lib.characters_for(self.setting))
+
+  @property
+  def strip_characters(self) -> str:
+    return (self.strip if self.strip is not None
+            else settings_lib.strip_for(self.setting))
+
+  @property
+  def name(self) -> str:
+    if self.dataset == "sentiment140":
+      return "sentiment140"
+    return os.path.basename(self.path)
+
+
+@dataclasses.dataclass
+class LoadedData:
+  """A population ready for the engines, with its provenance.
+
+  Attributes:
+    population: the users and their words.
+    name: data set name.
+    setting: ``single``, ``oov`` or ``multi``.
+    report: rows read and skipped, users without words.
+    info: setting facts (see ``settings.SettingResult.info``).
+    from_cache: whether the population came from the cache.
+    cache_path: the cache entry read or written, if any.
+  """
+
+  population: population_lib.Population
+  name: str
+  setting: str
+  report: report_lib.LoadReport
+  info: dict
+  from_cache: bool = False
+  cache_path: str | None = None
+
+  @functools.cached_property
+  def truth(self) -> dict[str, float]:
+    """Word -> ground-truth weight (``Population.ground_truth``)."""
+    return self.population.ground_truth()
+
+  def frequencies(self) -> dict[str, float]:
+    """Word -> true frequency: the weight over the number of users."""
+    n = self.population.num_users
+    return {w: v / n for w, v in self.truth.items()}
+
+
+def cache_description(spec: DataSpec) -> dict:
+  """Every input of ``spec``, as the cache key sees it."""
+  description = {"spec": dataclasses.asdict(spec),
+                 "data": cache_lib.file_identity(spec.path)}
+  if spec.setting == "oov":
+    description["dictionary"] = (
+        cache_lib.file_identity(spec.dictionary_path) if spec.dictionary_path
+        else dictionary_lib.default_name(spec.dictionary_size))
+  else:  # These options do not change single / multi populations.
+    for unused in ("dictionary_path", "dictionary_size", "oov_num_users",
+                   "seed"):
+      description["spec"].pop(unused)
+  return description
+
+
+def load(spec: DataSpec, cache_dir: str | None = None) -> LoadedData:
+  """Builds (or fetches from ``cache_dir``) the population ``spec`` names.
+
+  Args:
+    spec: the inputs.
+    cache_dir: directory of the on-disk cache; None or ``""`` for none.
+
+  Raises:
+    FileNotFoundError: the data or dictionary file does not exist.
+    report.DataError: the file cannot be read, or nothing usable is in it.
+  """
+  if not os.path.exists(spec.path):
+    raise FileNotFoundError(f"data file not found: {spec.path}")
+  if spec.dictionary_path and not os.path.exists(spec.dictionary_path):
+    raise FileNotFoundError(
+        f"dictionary file not found: {spec.dictionary_path}")
+  key = None
+  if cache_dir:
+    key = cache_lib.make_key(cache_description(spec))
+    hit = cache_lib.load(cache_dir, key)
+    if hit is not None:
+      pop, meta = hit
+      return LoadedData(
+          population=pop, name=spec.name, setting=spec.setting,
+          report=report_lib.LoadReport.from_dict(meta["report"]),
+          info=meta.get("info", {}), from_cache=True,
+          cache_path=cache_lib.entry_path(cache_dir, key))
+  data = build(spec)
+  if cache_dir:
+    data.cache_path = cache_lib.save(
+        cache_dir, key, data.population,
+        {"report": data.report.to_dict(), "info": data.info})
+  return data
+
+
+def build(spec: DataSpec) -> LoadedData:
+  """Reads, tokenises and builds the population (no cache)."""
+  texts = readers.read(
+      spec.path, "sentiment140" if spec.dataset == "sentiment140"
+      else spec.file_format, user_column=spec.user_column,
+      text_column=spec.text_column, encoding=spec.encoding)
+  report = texts.report
+  row_user, num_users = user_codes(texts)
+  report.num_users = num_users
+  characters = spec.allowed_characters
+  tokens = tokenize_lib.tokenize(texts, min_length=spec.min_length,
+                                 characters=characters,
+                                 strip=spec.strip_characters)
+  del texts
+  if tokens.num_tokens == 0:
+    raise report_lib.DataError(
+        f"no usable word in {spec.path} (words of at least "
+        f"{spec.min_length} characters from the allowed set): "
+        f"{report.summary()}")
+  if spec.setting == "single":
+    result = settings_lib.single_word(tokens, row_user, num_users,
+                                      characters=characters,
+                                      max_length=spec.max_length)
+  elif spec.setting == "multi":
+    result = settings_lib.multi_word(tokens, row_user, num_users,
+                                     characters=characters,
+                                     max_length=spec.max_length)
+  else:
+    words = (dictionary_lib.load_words(spec.dictionary_path)
+             if spec.dictionary_path
+             else dictionary_lib.default_words(spec.dictionary_size))
+    result = settings_lib.oov(tokens, words, num_users=spec.oov_num_users,
+                              seed=spec.seed, max_length=spec.max_length)
+    result.users_without_words = 0
+  report.users_without_words = result.users_without_words
+  return LoadedData(population=result.population, name=spec.name,
+                    setting=spec.setting, report=report, info=result.info)
+
+
+def user_codes(texts: readers.UserTexts) -> tuple[np.ndarray, int]:
+  """``int32 [rows]`` user index of each row (-1 if invalid), and #users."""
+  pa = readers._pyarrow()  # pylint: disable=protected-access
+  encoded = pa.compute.dictionary_encode(texts.users)
+  codes = np.concatenate(
+      [c.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+       for c in encoded.chunks]) if encoded.num_chunks else np.zeros(
+           0, np.int32)
+  codes = codes.astype(np.int32, copy=False)
+  if texts.valid is None:
+    num = len(encoded.chunks[0].dictionary) if encoded.num_chunks else 0
+    return codes, num
+  uniq, inverse = np.unique(codes[texts.valid], return_inverse=True)
+  out = np.full(codes.size, -1, dtype=np.int32)
+  out[texts.valid] = inverse
+  return out, int(uniq.size)

@@ -1,0 +1,458 @@
+"""Readers of user-keyed text: Sentiment140 and generic CSV/TSV/JSONL/Parquet.
+
+Every reader returns :class:`UserTexts`: one user value and one text per
+row, the texts as raw bytes in a known encoding (``utf-8`` or ``latin-1``).
+Malformed rows are skipped and counted in a
+:class:`~triehh.data.report.LoadReport`:
+
+* a row with the wrong number of columns (CSV/TSV, Sentiment140),
+* a text (or user) that is not valid in the file's encoding (UTF-8 only:
+  every byte sequence is valid latin-1),
+* an empty or missing text, or an empty or missing user,
+* a JSON line that does not parse, is not an object, lacks a column, or
+  whose text is not a string.
+
+A missing file raises ``FileNotFoundError``; a file that cannot be read at
+all (corrupt archive, unknown format, absent column) raises
+:class:`~triehh.data.report.DataError`; both name the file.
+
+Formats:
+
+* ``sentiment140``: the official layout of
+  ``training.1600000.processed.noemoticon.csv``: no header, latin-1, six
+  quoted columns ``polarity,id,date,query,user,text``. Plain, ``.gz``,
+  ``.bz2``, or the official ``trainingandtestdata.zip`` (its training file is
+  read).
+* ``csv`` / ``tsv``: a header row naming the columns. CSV fields may be
+  quoted (``"``, doubled inside); TSV fields are never quoted.
+* ``jsonl``: one JSON object per line.
+* ``parquet``: any Parquet file with the two columns.
+
+Text files (all but Parquet) may be compressed as ``.gz`` or ``.bz2``, or be
+the only member (or the ``training.*`` member) of a ``.zip``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import zipfile
+from collections.abc import Sequence
+
+import numpy as np
+
+from triehh.data import report as report_lib
+
+SENTIMENT140_COLUMNS = ("polarity", "id", "date", "query", "user", "text")
+SENTIMENT140_USER = "user"
+SENTIMENT140_TEXT = "text"
+SENTIMENT140_ENCODING = "latin-1"
+
+FORMATS = ("sentiment140", "csv", "tsv", "jsonl", "parquet")
+ENCODINGS = ("utf-8", "latin-1")
+_ENCODING_ALIASES = {
+    "utf-8": "utf-8", "utf8": "utf-8", "latin-1": "latin-1",
+    "latin1": "latin-1", "iso-8859-1": "latin-1", "iso8859-1": "latin-1",
+}
+_EXTENSIONS = {
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
+    ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
+_BLOCK_SIZE = 16 << 20  # CSV parse block: large blocks keep numpy work fast.
+
+
+def _pyarrow():
+  """Imports pyarrow with a clear message when it is missing or broken."""
+  try:
+    import pyarrow  # pylint: disable=g-import-not-at-top
+    import pyarrow.compute  # pylint: disable=g-import-not-at-top,unused-import
+    import pyarrow.csv  # pylint: disable=g-import-not-at-top,unused-import
+  except ImportError as err:
+    raise ImportError(
+        "reading data files needs a working 'pyarrow' (with numpy < 2 use "
+        f"pyarrow < 26): {err}") from err
+  return pyarrow
+
+
+@dataclasses.dataclass
+class UserTexts:
+  """Rows of (user, text) as read from one file.
+
+  Attributes:
+    users: one value per row (any Arrow type; compared by value).
+    texts: ``binary`` chunks, one text per row, in ``encoding``.
+    encoding: ``"utf-8"`` or ``"latin-1"``.
+    valid: ``bool [rows]``, False for rows skipped after parsing (bad bytes,
+      empty user); their texts are ignored. ``None`` when every row is valid.
+    report: the rows read and skipped.
+  """
+
+  users: object
+  texts: object
+  encoding: str
+  valid: np.ndarray | None
+  report: report_lib.LoadReport
+
+  @property
+  def num_rows(self) -> int:
+    return len(self.texts)
+
+
+def normalise_encoding(encoding: str) -> str:
+  """``"utf-8"`` or ``"latin-1"`` for any of their usual spellings."""
+  key = encoding.strip().lower().replace("_", "-")
+  if key not in _ENCODING_ALIASES:
+    raise ValueError(f"unsupported encoding {encoding!r}: use one of "
+                     f"{', '.join(ENCODINGS)}")
+  return _ENCODING_ALIASES[key]
+
+
+def detect_format(path: str) -> str:
+  """The format named by a file's extension (after any compression suffix)."""
+  name = os.path.basename(path).lower()
+  for ext in (".zip", *_COMPRESSIONS):
+    if name.endswith(ext):
+      name = name[:-len(ext)]
+      break
+  for ext, fmt in _EXTENSIONS.items():
+    if name.endswith(ext):
+      return fmt
+  raise report_lib.DataError(
+      f"cannot tell the format of {path} from its name: pass the format "
+      f"explicitly (one of {', '.join(FORMATS)})")
+
+
+def read(path: str, file_format: str = "auto", *,
+         user_column: str = "user", text_column: str = "text",
+         encoding: str | None = None) -> UserTexts:
+  """Reads ``path`` as user-keyed text (see the module docstring).
+
+  Args:
+    path: the file.
+    file_format: one of ``FORMATS``, or ``"auto"`` to use the extension.
+    user_column: name of the column holding the user (ignored for
+      ``sentiment140``).
+    text_column: name of the column holding the text (ignored for
+      ``sentiment140``).
+    encoding: ``"utf-8"`` or ``"latin-1"``; default latin-1 for
+      ``sentiment140`` and UTF-8 otherwise.
+  """
+  if not os.path.exists(path):
+    raise FileNotFoundError(f"data file not found: {path}")
+  if os.path.isdir(path):
+    raise report_lib.DataError(f"{path} is a directory, not a data file")
+  fmt = detect_format(path) if file_format == "auto" else file_format
+  if fmt not in FORMATS:
+    raise ValueError(f"unknown data format {file_format!r}: use one of "
+                     f"auto, {', '.join(FORMATS)}")
+  if encoding:
+    encoding = normalise_encoding(encoding)
+  else:
+    encoding = SENTIMENT140_ENCODING if fmt == "sentiment140" else "utf-8"
+  report = report_lib.LoadReport(source=path)
+  try:
+    if fmt == "sentiment140":
+      return _read_csv(path, report, encoding=encoding, delimiter=",",
+                       quoted=True, column_names=SENTIMENT140_COLUMNS,
+                       user_column=SENTIMENT140_USER,
+                       text_column=SENTIMENT140_TEXT)
+    if fmt in ("csv", "tsv"):
+      return _read_csv(path, report, encoding=encoding,
+                       delimiter="," if fmt == "csv" else "\t",
+                       quoted=fmt == "csv", column_names=None,
+                       user_column=user_column, text_column=text_column)
+    if fmt == "jsonl":
+      return _read_jsonl(path, report, encoding, user_column, text_column)
+    return _read_parquet(path, report, user_column, text_column)
+  except (report_lib.DataError, FileNotFoundError, ImportError):
+    raise
+  except (OSError, zipfile.BadZipFile, EOFError) as err:
+    raise report_lib.DataError(f"cannot read {path}: {err}") from err
+  except Exception as err:  # pyarrow raises ArrowInvalid and friends.
+    if type(err).__module__.startswith("pyarrow"):
+      raise report_lib.DataError(f"cannot read {path}: {err}") from err
+    raise
+
+
+# ---- opening ----------------------------------------------------------------
+
+
+def _zip_member(path: str, zf: zipfile.ZipFile) -> str:
+  names = [i.filename for i in zf.infolist() if not i.is_dir()]
+  if len(names) == 1:
+    return names[0]
+  training = [n for n in names
+              if os.path.basename(n).lower().startswith("training.")]
+  if len(training) == 1:
+    return training[0]
+  raise report_lib.DataError(
+      f"{path} holds {len(names)} files ({', '.join(names[:6])}"
+      f"{', ...' if len(names) > 6 else ''}): extract the one to read")
+
+
+def _open_input(path: str):
+  """A pyarrow-readable source: a path (compression by suffix) or a stream."""
+  if path.lower().endswith(".zip"):
+    zf = zipfile.ZipFile(path)
+    return zf.open(_zip_member(path, zf))
+  return path
+
+
+def _open_bytes(path: str) -> io.BufferedIOBase:
+  """A binary stream of the decompressed file."""
+  lower = path.lower()
+  if lower.endswith(".zip"):
+    zf = zipfile.ZipFile(path)
+    return zf.open(_zip_member(path, zf))
+  if lower.endswith(".gz"):
+    import gzip  # pylint: disable=g-import-not-at-top
+    return gzip.open(path, "rb")
+  if lower.endswith(".bz2"):
+    import bz2  # pylint: disable=g-import-not-at-top
+    return bz2.open(path, "rb")
+  return open(path, "rb")
+
+
+# ---- CSV / TSV / Sentiment140 ---------------------------------------------
+
+
+def _read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
+              delimiter: str, quoted: bool,
+              column_names: Sequence[str] | None, user_column: str,
+              text_column: str) -> UserTexts:
+  pa = _pyarrow()
+  bad_lines: list[int] = []
+  bad_count = [0]
+
+  def on_invalid_row(row) -> str:
+    bad_count[0] += 1
+    if len(bad_lines) < report_lib.MAX_EXAMPLES and row.number is not None:
+      bad_lines.append(int(row.number))
+    return "skip"
+
+  if column_names is None:
+    header = _read_header(path, delimiter, quoted, encoding)
+    missing = [c for c in (user_column, text_column) if c not in header]
+    if missing:
+      raise report_lib.DataError(
+          f"{path} has no column {', '.join(map(repr, missing))}; its header "
+          f"names {', '.join(map(repr, header))} (set the user and text "
+          "column names)")
+  if user_column == text_column:
+    raise ValueError("the user and text columns must differ")
+  read_options = pa.csv.ReadOptions(column_names=column_names,
+                                    block_size=_BLOCK_SIZE)
+  parse_options = pa.csv.ParseOptions(
+      delimiter=delimiter, quote_char='"' if quoted else False,
+      invalid_row_handler=on_invalid_row)
+  convert_options = pa.csv.ConvertOptions(
+      include_columns=[user_column, text_column],
+      column_types={user_column: pa.binary(), text_column: pa.binary()},
+      strings_can_be_null=False, quoted_strings_can_be_null=False)
+  source = _open_input(path)
+  try:
+    table = pa.csv.read_csv(source, read_options=read_options,
+                            parse_options=parse_options,
+                            convert_options=convert_options)
+  finally:
+    if not isinstance(source, str):
+      source.close()
+  report.rows_read = table.num_rows + bad_count[0]
+  report.skip(report_lib.SKIP_COLUMN_COUNT, bad_count[0],
+              (f"line {n}" for n in bad_lines))
+  return _finish(table.column(user_column), table.column(text_column),
+                 encoding, report)
+
+
+def _read_header(path: str, delimiter: str, quoted: bool,
+                 encoding: str) -> list[str]:
+  import csv  # pylint: disable=g-import-not-at-top
+  with _open_bytes(path) as f:
+    first = f.readline()
+  if not first.strip():
+    raise report_lib.DataError(f"{path} is empty: it needs a header row")
+  try:
+    line = first.decode(encoding).lstrip("\ufeff").rstrip("\r\n")
+  except UnicodeDecodeError as err:
+    raise report_lib.DataError(
+        f"the header of {path} is not valid {encoding}: {err}") from err
+  if not quoted:
+    return line.split(delimiter)
+  return next(csv.reader([line], delimiter=delimiter))
+
+
+# ---- JSON Lines -------------------------------------------------------------
+
+
+def _read_jsonl(path: str, report: report_lib.LoadReport, encoding: str,
+                user_column: str, text_column: str) -> UserTexts:
+  pa = _pyarrow()
+  users: list = []
+  texts: list[bytes] = []
+  row = 0
+  with _open_bytes(path) as f:
+    for line_number, raw in enumerate(f, start=1):
+      if not raw.strip():
+        continue
+      row += 1
+      try:
+        line = raw.decode(encoding)
+      except UnicodeDecodeError:
+        report.skip(report_lib.SKIP_UNDECODABLE, 1, [f"line {line_number}"])
+        continue
+      try:
+        obj = json.loads(line)
+      except ValueError:
+        report.skip(report_lib.SKIP_BAD_JSON, 1, [f"line {line_number}"])
+        continue
+      if (not isinstance(obj, dict) or user_column not in obj
+          or text_column not in obj):
+        report.skip(report_lib.SKIP_BAD_JSON, 1, [f"line {line_number}"])
+        continue
+      text, user = obj[text_column], obj[user_column]
+      if text is None:
+        text = ""
+      if not isinstance(text, str):
+        report.skip(report_lib.SKIP_BAD_TYPE, 1, [f"line {line_number}"])
+        continue
+      if user is None or isinstance(user, (dict, list)) or user == "":
+        report.skip(report_lib.SKIP_EMPTY_USER, 1, [f"line {line_number}"])
+        continue
+      try:
+        encoded = text.encode("utf-8")
+      except UnicodeEncodeError:  # lone surrogates from \ud800 escapes
+        report.skip(report_lib.SKIP_UNDECODABLE, 1, [f"line {line_number}"])
+        continue
+      users.append(str(user))
+      texts.append(encoded)
+  report.rows_read = row
+  return _finish(pa.chunked_array([pa.array(users, pa.string())]),
+                 pa.chunked_array([pa.array(texts, pa.binary())]), "utf-8",
+                 report, validated=True)
+
+
+# ---- Parquet ----------------------------------------------------------------
+
+
+def _read_parquet(path: str, report: report_lib.LoadReport, user_column: str,
+                  text_column: str) -> UserTexts:
+  pa = _pyarrow()
+  import pyarrow.parquet as pq  # pylint: disable=g-import-not-at-top
+  schema = pq.read_schema(path)
+  missing = [c for c in (user_column, text_column)
+             if c not in schema.names]
+  if missing:
+    raise report_lib.DataError(
+        f"{path} has no column {', '.join(map(repr, missing))}; its columns "
+        f"are {', '.join(map(repr, schema.names))}")
+  text_type = schema.field(text_column).type
+  if not (pa.types.is_string(text_type) or pa.types.is_large_string(text_type)
+          or pa.types.is_binary(text_type)
+          or pa.types.is_large_binary(text_type)):
+    raise report_lib.DataError(
+        f"column {text_column!r} of {path} holds {text_type}, not text")
+  table = pq.read_table(path, columns=[user_column, text_column])
+  report.rows_read = table.num_rows
+  texts = table.column(text_column)
+  validated = pa.types.is_string(text_type) or pa.types.is_large_string(
+      text_type)
+  texts = texts.cast(pa.large_binary() if pa.types.is_large_string(text_type)
+                     or pa.types.is_large_binary(text_type) else pa.binary())
+  return _finish(table.column(user_column), texts, "utf-8", report,
+                 validated=validated)
+
+
+# ---- common checks ----------------------------------------------------------
+
+
+def _finish(users, texts, encoding: str, report: report_lib.LoadReport, *,
+            validated: bool = False) -> UserTexts:
+  """Marks rows with a null/empty user, or text not valid in ``encoding``."""
+  pa = _pyarrow()
+  pc = pa.compute
+  num_rows = len(texts)
+  invalid = np.zeros(num_rows, dtype=bool)
+  # Null or empty users.
+  if pa.types.is_binary(users.type) or pa.types.is_string(users.type) or (
+      pa.types.is_large_binary(users.type)
+      or pa.types.is_large_string(users.type)):
+    empty_user = pc.fill_null(pc.equal(pc.binary_length(users), 0), True)
+  else:
+    empty_user = pc.is_null(users)
+  empty_user = np.asarray(empty_user.to_numpy(zero_copy_only=False),
+                          dtype=bool)
+  _mark(report, invalid, empty_user, report_lib.SKIP_EMPTY_USER)
+  # Null texts count as empty texts (the tokenizer counts the rest).
+  null_text = np.asarray(pc.is_null(texts).to_numpy(zero_copy_only=False),
+                         dtype=bool)
+  _mark(report, invalid, null_text & ~invalid, report_lib.SKIP_EMPTY_TEXT)
+  if encoding == "utf-8" and not validated:
+    bad = _invalid_utf8_rows(texts) | _invalid_utf8_rows(users)
+    _mark(report, invalid, bad & ~invalid, report_lib.SKIP_UNDECODABLE)
+  if num_rows and invalid.all():
+    raise report_lib.DataError(
+        f"no usable row in {report.source}: {report.summary()}")
+  return UserTexts(users=users, texts=texts, encoding=encoding,
+                   valid=~invalid if invalid.any() else None, report=report)
+
+
+def _mark(report: report_lib.LoadReport, invalid: np.ndarray,
+          rows: np.ndarray, reason: str) -> None:
+  where = np.flatnonzero(rows)
+  if where.size:
+    invalid[where] = True
+    report.skip(reason, where.size,
+                (f"row {r + 1}" for r in where[:report_lib.MAX_EXAMPLES]))
+
+
+def _invalid_utf8_rows(values) -> np.ndarray:
+  """``bool [rows]``: rows whose bytes are not valid UTF-8.
+
+  Only rows holding a byte >= 0x80 can be invalid; those few are decoded.
+  """
+  pa = _pyarrow()
+  out = np.zeros(len(values), dtype=bool)
+  if not (pa.types.is_binary(values.type)
+          or pa.types.is_large_binary(values.type)):
+    return out
+  start = 0
+  for chunk in values.chunks:
+    data, offsets = chunk_buffers(chunk)
+    high = np.flatnonzero(data >= 0x80)
+    if high.size:
+      rows = np.unique(np.searchsorted(offsets, high, side="right") - 1)
+      for r in rows:
+        try:
+          data[offsets[r]:offsets[r + 1]].tobytes().decode("utf-8")
+        except UnicodeDecodeError:
+          out[start + r] = True
+    start += len(chunk)
+  return out
+
+
+def chunk_buffers(chunk) -> tuple[np.ndarray, np.ndarray]:
+  """The bytes and row offsets of a binary Arrow array (zero copy).
+
+  Returns ``(data, offsets)`` with row ``r`` at
+  ``data[offsets[r]:offsets[r + 1]]`` and ``offsets[0] == 0``. Null rows
+  are empty.
+  """
+  pa = _pyarrow()
+  n = len(chunk)
+  large = pa.types.is_large_binary(chunk.type) or pa.types.is_large_string(
+      chunk.type)
+  bufs = chunk.buffers()
+  off_type = np.int64 if large else np.int32
+  if bufs[1] is None:
+    return np.zeros(0, np.uint8), np.zeros(n + 1, dtype=np.int64)
+  offsets = np.frombuffer(bufs[1], dtype=off_type)[
+      chunk.offset:chunk.offset + n + 1]
+  data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+          and bufs[2].size else np.zeros(0, np.uint8))
+  begin = int(offsets[0]) if n else 0
+  end = int(offsets[-1]) if n else 0
+  return data[begin:end], (offsets - begin).astype(np.int64)

@@ -1,0 +1,96 @@
+"""What happened while reading a data file: rows used and rows skipped.
+
+Malformed rows never stop a load: each is skipped and counted under a
+reason (see the ``SKIP_*`` constants), with the first few line numbers kept
+as examples. A load fails only when nothing usable remains, or when the file
+itself is missing or unreadable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+
+# Reasons a row is skipped.
+SKIP_COLUMN_COUNT = "wrong column count"
+SKIP_UNDECODABLE = "undecodable bytes"
+SKIP_EMPTY_TEXT = "empty text"
+SKIP_EMPTY_USER = "empty user"
+SKIP_BAD_JSON = "malformed JSON line"
+SKIP_BAD_TYPE = "text is not a string"
+
+MAX_EXAMPLES = 5
+
+
+class DataError(ValueError):
+  """A data file cannot be used: missing, unreadable, or nothing usable."""
+
+
+@dataclasses.dataclass
+class LoadReport:
+  """Counts of the rows read, used and skipped (by reason) from one source.
+
+  Attributes:
+    source: the file that was read (as given).
+    rows_read: data rows seen, well-formed or not (headers excluded).
+    skipped: reason -> number of rows skipped for it.
+    examples: reason -> up to ``MAX_EXAMPLES`` places of skipped rows, such
+      as ``"line 7"`` (1-based line of the file, where the parser knows it)
+      or ``"row 3"`` (1-based data row as parsed, header excluded).
+    num_users: distinct users among the rows used.
+    users_without_words: users left with no word after tokenisation (no
+      token long enough, or every token had characters outside the
+      alphabet); they are not part of the population.
+  """
+
+  source: str = ""
+  rows_read: int = 0
+  skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+  examples: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+  num_users: int = 0
+  users_without_words: int = 0
+
+  @property
+  def rows_skipped(self) -> int:
+    return sum(self.skipped.values())
+
+  @property
+  def rows_used(self) -> int:
+    return self.rows_read - self.rows_skipped
+
+  def skip(self, reason: str, count: int = 1,
+           where: Iterable[str] = ()) -> None:
+    """Records ``count`` rows skipped for ``reason``, with example places."""
+    if count <= 0:
+      return
+    self.skipped[reason] = self.skipped.get(reason, 0) + int(count)
+    examples = self.examples.setdefault(reason, [])
+    for place in where:
+      if len(examples) >= MAX_EXAMPLES:
+        break
+      examples.append(str(place))
+
+  def summary(self) -> str:
+    """A one-paragraph human-readable account."""
+    text = (f"{self.source}: {self.rows_read:,} rows read, "
+            f"{self.rows_used:,} used, {self.rows_skipped:,} skipped")
+    if self.skipped:
+      parts = []
+      for reason, count in sorted(self.skipped.items()):
+        places = self.examples.get(reason)
+        where = f" (e.g. {', '.join(places)})" if places else ""
+        parts.append(f"{count:,} {reason}{where}")
+      text += ": " + "; ".join(parts)
+    text += f". {self.num_users:,} users"
+    if self.users_without_words:
+      text += (f", of whom {self.users_without_words:,} have no usable word "
+               "and are left out")
+    return text + "."
+
+  def to_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+  @classmethod
+  def from_dict(cls, values: Mapping) -> "LoadReport":
+    return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)
+                  if f.name in values})
