@@ -225,13 +225,15 @@ def _read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
               column_names: Sequence[str] | None, user_column: str,
               text_column: str) -> UserTexts:
   pa = _pyarrow()
-  bad_lines: list[int] = []
+  bad_rows: list[str] = []
   bad_count = [0]
 
   def on_invalid_row(row) -> str:
     bad_count[0] += 1
-    if len(bad_lines) < report_lib.MAX_EXAMPLES and row.number is not None:
-      bad_lines.append(int(row.number))
+    if len(bad_rows) < report_lib.MAX_EXAMPLES:
+      # The parser knows line numbers only when reading on one thread.
+      bad_rows.append(f"line {row.number}" if row.number is not None else
+                      f"{row.actual_columns} fields: {row.text[:40]!r}")
     return "skip"
 
   if column_names is None:
@@ -262,8 +264,7 @@ def _read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
     if not isinstance(source, str):
       source.close()
   report.rows_read = table.num_rows + bad_count[0]
-  report.skip(report_lib.SKIP_COLUMN_COUNT, bad_count[0],
-              (f"line {n}" for n in bad_lines))
+  report.skip(report_lib.SKIP_COLUMN_COUNT, bad_count[0], bad_rows)
   return _finish(table.column(user_column), table.column(text_column),
                  encoding, report)
 

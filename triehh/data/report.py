@@ -35,8 +35,9 @@ class LoadReport:
     rows_read: data rows seen, well-formed or not (headers excluded).
     skipped: reason -> number of rows skipped for it.
     examples: reason -> up to ``MAX_EXAMPLES`` places of skipped rows, such
-      as ``"line 7"`` (1-based line of the file, where the parser knows it)
-      or ``"row 3"`` (1-based data row as parsed, header excluded).
+      as ``"line 7"`` (1-based line of the file), ``"row 3"`` (1-based data
+      row as parsed, header excluded), or the start of the offending line
+      where the parser gives no number.
     num_users: distinct users among the rows used.
     users_without_words: users left with no word after tokenisation (no
       token long enough, or every token had characters outside the

@@ -25,7 +25,8 @@ no text is ever decoded: a token with any byte >= 0x80 is outside the set.
 (The one character this shortcut treats differently from ``str.lower`` is
 U+212A KELVIN SIGN, which lower-cases to ASCII ``k``.) An allowed set with
 non-ASCII characters takes a slower path that decodes and lower-cases the
-texts with Arrow.
+texts with Arrow, whose one-to-one case mapping differs from ``str.lower``
+only for U+0130 (which becomes ``i``, not ``i`` + U+0307).
 """
 
 from __future__ import annotations

@@ -1,0 +1,251 @@
+"""Tests of triehh.data.loader and triehh.data.cache, end to end."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from tests.data import helpers
+from triehh import population as population_lib
+from triehh.data import cache
+from triehh.data import dictionary
+from triehh.data import loader
+from triehh.data import report as report_lib
+
+ROWS = [("ann", "The cat and the hat"), ("bob", "cat nap"),
+        ("ann", "hat trick"), ("cy", "@tommcfly dont b/c"),
+        ("dee", "ok no"), ("bob", "sooo cat")]
+
+
+def s140_file(tmp_path, name="s140.csv", rows=ROWS, extra=b""):
+  data = b"".join(helpers.sentiment140_line(u, t) for u, t in rows) + extra
+  return helpers.write(str(tmp_path / name), data)
+
+
+def spec(path, **kwargs):
+  kwargs.setdefault("dataset", "sentiment140")
+  return loader.DataSpec(path, **kwargs)
+
+
+def words_of(pop):
+  return sorted(str(pop.vocabulary[w]) for w in pop.user_word)
+
+
+def test_three_settings_from_one_file(tmp_path):
+  path = s140_file(tmp_path, extra=b'"0","9","d","q","zed"\n')
+  single = loader.load(spec(path, setting="single"))
+  assert single.name == "sentiment140" and single.setting == "single"
+  # ann: the x2, hat x2 -> "the" (first); bob: cat x2; cy: @tommcfly.
+  assert words_of(single.population) == ["@tommcfly", "cat", "the"]
+  assert single.truth == {"the": 1.0, "cat": 1.0, "@tommcfly": 1.0}
+  report = single.report
+  assert report.rows_read == 7 and report.rows_used == 6
+  assert report.skipped == {report_lib.SKIP_COLUMN_COUNT: 1}
+  assert report.num_users == 4 and report.users_without_words == 1
+  assert "1 wrong column count" in report.summary()
+
+  multi = loader.load(spec(path, setting="multi"))
+  freq = multi.frequencies()
+  # F(w) = (1/n) sum_i f_i(w), n = 3 users holding words.
+  assert multi.population.num_users == 3
+  # ann: 7 words (the 2, hat 2, cat 1, ...); bob: 4 (cat 2, nap, sooo).
+  assert freq["cat"] == pytest.approx((1 / 7 + 2 / 4) / 3)
+  assert freq["the"] == pytest.approx((2 / 7) / 3)
+  assert sum(freq.values()) == pytest.approx(1.0)
+
+  dict_path = str(tmp_path / "words.txt")
+  with open(dict_path, "w") as f:
+    f.write("# a tiny dictionary\nthe\ncat 12\nAND\nhat\nnap\ntrick\n")
+  oov = loader.load(spec(path, setting="oov", dictionary_path=dict_path,
+                         oov_num_users=5000, seed=3))
+  assert set(oov.truth) == {"@tommcfly", "dont", "b/c", "sooo"}
+  assert oov.population.num_users == 5000
+  assert oov.info["oov_tokens"] == 4
+
+
+def test_generic_jsonl_file(tmp_path):
+  lines = [json.dumps({"uid": u, "msg": t}) for u, t in ROWS]
+  path = helpers.write(str(tmp_path / "posts.jsonl.gz"),
+                       ("\n".join(lines) + "\n").encode())
+  data = loader.load(loader.DataSpec(path, user_column="uid",
+                                     text_column="msg", setting="single"))
+  assert data.name == "posts.jsonl.gz"
+  assert words_of(data.population) == ["@tommcfly", "cat", "the"]
+
+
+def test_min_and_max_length(tmp_path):
+  path = s140_file(tmp_path, rows=[("a", "an an extraordinarily"),
+                                   ("b", "an")])
+  short = loader.load(spec(path, min_length=2, max_length=5))
+  assert words_of(short.population) == ["an", "an"]
+  long = loader.load(spec(path, min_length=3, max_length=5))
+  pop = long.population
+  assert words_of(pop) == ["extraordinarily"]
+  assert pop.max_length == 5 and pop.sequence_lengths.tolist() == [5]
+
+
+def test_nothing_usable_fails_naming_the_file(tmp_path):
+  path = s140_file(tmp_path, rows=[("a", "ok no"), ("b", "\u00e9\u00e9\u00e9")])
+  with pytest.raises(report_lib.DataError,
+                     match=r"no usable word in .*s140\.csv.*2 rows read"):
+    loader.load(spec(path))
+
+
+def test_missing_files_are_named(tmp_path):
+  with pytest.raises(FileNotFoundError, match=r"absent\.csv"):
+    loader.load(spec(str(tmp_path / "absent.csv")))
+  path = s140_file(tmp_path)
+  with pytest.raises(FileNotFoundError, match=r"dictionary .*nodict\.txt"):
+    loader.load(spec(path, setting="oov",
+                     dictionary_path=str(tmp_path / "nodict.txt")))
+
+
+def test_bad_spec_values():
+  with pytest.raises(ValueError, match="unknown dataset"):
+    loader.DataSpec("x", dataset="tweets")
+  with pytest.raises(ValueError, match="unknown setting"):
+    loader.DataSpec("x", setting="double")
+  with pytest.raises(ValueError, match="min_length"):
+    loader.DataSpec("x", min_length=0)
+  with pytest.raises(ValueError, match="oov_num_users"):
+    loader.DataSpec("x", setting="oov", oov_num_users=0)
+
+
+# ---- cache ------------------------------------------------------------------
+
+
+def assert_same_population(a, b):
+  assert a.alphabet == b.alphabet and a.max_length == b.max_length
+  assert list(a.vocabulary) == list(b.vocabulary)
+  for name in ("codes", "word_lengths", "user_word", "user_offsets",
+               "entry_word", "entry_count"):
+    x, y = getattr(a, name), getattr(b, name)
+    assert (x is None) == (y is None), name
+    if x is not None:
+      assert x.dtype == y.dtype and np.array_equal(x, y), name
+  assert a.num_dropped_users == b.num_dropped_users
+
+
+@pytest.mark.parametrize("setting", ["single", "multi"])
+def test_cache_hit_returns_the_same_population(tmp_path, setting):
+  path = s140_file(tmp_path, extra=b'"bad row"\n')
+  cache_dir = str(tmp_path / "cache")
+  first = loader.load(spec(path, setting=setting), cache_dir)
+  assert not first.from_cache and os.path.exists(first.cache_path)
+  second = loader.load(spec(path, setting=setting), cache_dir)
+  assert second.from_cache and second.cache_path == first.cache_path
+  assert_same_population(first.population, second.population)
+  assert second.truth == first.truth
+  assert second.report == first.report
+  assert second.report.skipped == {report_lib.SKIP_COLUMN_COUNT: 1}
+
+
+def test_cache_misses_when_file_or_options_change(tmp_path):
+  path = s140_file(tmp_path)
+  cache_dir = str(tmp_path / "cache")
+  loader.load(spec(path), cache_dir)
+  assert loader.load(spec(path), cache_dir).from_cache
+  # Another option: a different entry.
+  other = loader.load(spec(path, min_length=2), cache_dir)
+  assert not other.from_cache
+  # Options that do not matter for the setting do not change the key.
+  assert loader.load(spec(path, seed=9), cache_dir).from_cache
+  # The file changes (new content, new size and time): a miss, new data.
+  s140_file(tmp_path, rows=ROWS + [("fay", "zebra zebra")])
+  stat = os.stat(path)
+  os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+  fresh = loader.load(spec(path), cache_dir)
+  assert not fresh.from_cache and "zebra" in fresh.truth
+  assert len(os.listdir(cache_dir)) == 3
+
+
+def test_oov_cache_key_follows_dictionary_and_seed(tmp_path):
+  path = s140_file(tmp_path)
+  cache_dir = str(tmp_path / "cache")
+  dict_path = str(tmp_path / "d.txt")
+  with open(dict_path, "w") as f:
+    f.write("the\n")
+  base = dict(setting="oov", dictionary_path=dict_path, oov_num_users=100)
+  first = loader.load(spec(path, **base), cache_dir)
+  assert loader.load(spec(path, **base), cache_dir).from_cache
+  assert not loader.load(spec(path, **base, seed=1), cache_dir).from_cache
+  with open(dict_path, "w") as f:
+    f.write("the\ncat\nhat\n")
+  os.utime(dict_path, ns=(0, os.stat(dict_path).st_mtime_ns + 10**9))
+  changed = loader.load(spec(path, **base), cache_dir)
+  assert not changed.from_cache
+  assert "cat" in first.truth and "cat" not in changed.truth
+
+
+def test_corrupt_cache_entry_is_a_miss(tmp_path):
+  path = s140_file(tmp_path)
+  cache_dir = str(tmp_path / "cache")
+  first = loader.load(spec(path), cache_dir)
+  with open(first.cache_path, "wb") as f:
+    f.write(b"not an npz file")
+  again = loader.load(spec(path), cache_dir)
+  assert not again.from_cache
+  assert loader.load(spec(path), cache_dir).from_cache
+
+
+def test_cache_round_trip_of_any_population(tmp_path):
+  pop = population_lib.Population.from_user_words(
+      [{"na\u00efve": 2, "x y": 1}, "caf\u00e9", {"caf\u00e9": 3}],
+      max_length=4)
+  cache.save(str(tmp_path), "k", pop, {"note": [1, 2]})
+  loaded, meta = cache.load(str(tmp_path), "k")
+  assert meta == {"note": [1, 2]}
+  assert_same_population(pop, loaded)
+  assert np.array_equal(pop.true_weights, loaded.true_weights)
+  assert cache.load(str(tmp_path), "other") is None
+
+
+def test_default_cache_dir(monkeypatch):
+  monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+  assert cache.default_dir() == os.path.join("/somewhere", "triehh")
+  monkeypatch.delenv("XDG_CACHE_HOME")
+  assert cache.default_dir() == os.path.join(
+      os.path.expanduser("~"), ".cache", "triehh")
+
+
+# ---- dictionaries -----------------------------------------------------------
+
+
+def test_dictionary_files(tmp_path):
+  path = helpers.write(str(tmp_path / "d.txt.gz"),
+                       b"# comment\nApple\t10\n\nbanana/S\n")
+  assert list(dictionary.load_words(path)) == ["apple", "banana/s"]
+  empty = helpers.write(str(tmp_path / "e.txt"), b"# nothing\n\n")
+  with pytest.raises(report_lib.DataError, match=r"e\.txt holds no word"):
+    dictionary.load_words(empty)
+
+
+def test_default_dictionary():
+  words = dictionary.default_words(1000)
+  assert 900 <= len(words) <= 1000
+  assert {"the", "and", "people"} <= set(words)
+  assert all(w == w.lower() for w in words)
+  assert dictionary.default_name(1000).endswith("-en-top1000")
+
+
+# ---- the real Sentiment140 sample -------------------------------------------
+
+
+SAMPLE = helpers.sentiment140_sample_path()
+
+
+@pytest.mark.skipif(SAMPLE is None, reason=(
+    "the Sentiment140 sample is absent (set TRIEHH_SENTIMENT140 or put it at "
+    "../shared/data/sentiment140_sample.csv.gz)"))
+def test_sentiment140_sample_single_word_head():
+  data = loader.load(spec(SAMPLE, setting="single"))
+  report = data.report
+  assert report.rows_read == 111_196 and report.rows_skipped == 0
+  assert report.num_users == 87_958
+  pop = data.population
+  assert pop.num_users + report.users_without_words == 87_958
+  ranked = sorted(data.truth.items(), key=lambda kv: (-kv[1], kv[0]))
+  assert [w for w, _ in ranked[:10]] == [
+      "the", "you", "just", "and", "i'm", "for", "going", "have", "good",
+      "watching"]

@@ -1,0 +1,218 @@
+"""Tests of triehh.data.readers: formats, malformed rows, clear failures."""
+
+import json
+import zipfile
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.data import helpers
+from triehh.data import readers
+from triehh.data import report as report_lib
+
+S140_ROWS = [("alice", "Hello world"), ("bob", "caf\xe9 time"),
+             ("alice", "the the cat"), ("carol", "x")]
+
+
+def s140_bytes(rows=S140_ROWS) -> bytes:
+  return b"".join(helpers.sentiment140_line(u, t) for u, t in rows)
+
+
+def rows_of(texts: readers.UserTexts) -> list[tuple[bytes, bytes]]:
+  users = texts.users.to_pylist()
+  values = texts.texts.to_pylist()
+  valid = (texts.valid if texts.valid is not None
+           else np.ones(len(values), dtype=bool))
+  return [(u if isinstance(u, bytes) else str(u).encode(), t)
+          for u, t, ok in zip(users, values, valid) if ok]
+
+
+def expected_rows(rows=S140_ROWS, encoding="latin-1"):
+  return [(u.encode(encoding), t.encode(encoding)) for u, t in rows]
+
+
+@pytest.mark.parametrize("name", ["training.csv", "training.csv.gz",
+                                  "training.csv.zip"])
+def test_sentiment140_plain_gzip_and_zip_read_the_same(tmp_path, name):
+  path = helpers.write(str(tmp_path / name), s140_bytes())
+  texts = readers.read(path, "sentiment140")
+  assert texts.encoding == "latin-1"
+  assert rows_of(texts) == expected_rows()
+  assert texts.report.rows_read == 4 and texts.report.rows_skipped == 0
+
+
+def test_official_zip_reads_the_training_member(tmp_path):
+  test_rows = [("zed", "only in the test file")]
+  path = helpers.official_zip(str(tmp_path / "trainingandtestdata.zip"),
+                              s140_bytes(), s140_bytes(test_rows))
+  texts = readers.read(path, "sentiment140")
+  assert rows_of(texts) == expected_rows()
+
+
+def test_zip_with_several_unknown_members_fails_naming_them(tmp_path):
+  path = str(tmp_path / "many.zip")
+  with zipfile.ZipFile(path, "w") as z:
+    z.writestr("a.csv", s140_bytes())
+    z.writestr("b.csv", s140_bytes())
+  with pytest.raises(report_lib.DataError, match=r"many\.zip.*a\.csv, b\.csv"):
+    readers.read(path, "sentiment140")
+
+
+def test_malformed_sentiment140_rows_are_skipped_and_counted(tmp_path):
+  good = s140_bytes()
+  data = (good + b'"0","2","date","NO_QUERY","dave"\n'  # 5 columns
+          + b'"0","3","date","NO_QUERY","erin","hi","extra"\n'  # 7 columns
+          + helpers.sentiment140_line("frank", "")  # empty text
+          + helpers.sentiment140_line("grace", "   ")  # blank text
+          + helpers.sentiment140_line("", "no user here"))  # empty user
+  path = helpers.write(str(tmp_path / "bad.csv"), data)
+  texts = readers.read(path, "sentiment140")
+  report = texts.report
+  assert report.rows_read == 9
+  assert report.skipped[report_lib.SKIP_COLUMN_COUNT] == 2
+  examples = report.examples[report_lib.SKIP_COLUMN_COUNT]
+  assert len(examples) == 2
+  assert any("dave" in e or e == "line 5" for e in examples)
+  assert any(e.startswith("7 fields") or e == "line 6" for e in examples)
+  assert report.skipped[report_lib.SKIP_EMPTY_USER] == 1
+  # Empty and blank texts are counted by the tokenizer (see tokenize_test);
+  # the reader keeps them as rows.
+  assert len(texts.texts) == 7
+  assert rows_of(texts)[:4] == expected_rows()
+
+
+def test_latin1_bytes_are_kept_as_read(tmp_path):
+  path = helpers.write(str(tmp_path / "l.csv"),
+                       helpers.sentiment140_line("u", "na\xefve \xa3"))
+  texts = readers.read(path, "sentiment140")
+  assert texts.texts.to_pylist() == [b"na\xefve \xa3"]
+
+
+def test_generic_csv_with_named_columns_and_invalid_utf8(tmp_path):
+  data = ("who,when,says\n"
+          "u1,1,hello there\n"
+          'u2,2,"quoted, with comma"\n').encode() + b"u3,3,bad \xff byte\n" + (
+              b"u4,4\n" + "u5,5,caf\xe9\n".encode("utf-8"))
+  path = helpers.write(str(tmp_path / "d.csv"), data)
+  texts = readers.read(path, user_column="who", text_column="says")
+  assert texts.encoding == "utf-8"
+  assert rows_of(texts) == [(b"u1", b"hello there"),
+                            (b"u2", b"quoted, with comma"),
+                            (b"u5", "caf\xe9".encode("utf-8"))]
+  assert texts.report.skipped == {report_lib.SKIP_UNDECODABLE: 1,
+                                  report_lib.SKIP_COLUMN_COUNT: 1}
+  assert texts.report.examples[report_lib.SKIP_UNDECODABLE] == ["row 3"]
+
+
+def test_generic_csv_latin1_encoding_flag(tmp_path):
+  path = helpers.write(str(tmp_path / "d.csv"),
+                       "user,text\nu1,caf\xe9\n".encode("latin-1"))
+  texts = readers.read(path, encoding="latin1")
+  assert texts.encoding == "latin-1" and texts.valid is None
+  assert rows_of(texts) == [(b"u1", b"caf\xe9")]
+
+
+def test_missing_column_names_the_header(tmp_path):
+  path = helpers.write(str(tmp_path / "d.csv"), b"name,body\nu,t\n")
+  with pytest.raises(report_lib.DataError,
+                     match=r"d\.csv has no column 'user'.*'name', 'body'"):
+    readers.read(path)
+
+
+def test_tsv_fields_are_not_quoted(tmp_path):
+  data = b'user\ttext\nu1\tshe said "hi" twice\n"u2\t"quote\n'
+  path = helpers.write(str(tmp_path / "d.tsv.gz"), data)
+  texts = readers.read(path)
+  assert rows_of(texts) == [(b"u1", b'she said "hi" twice'),
+                            (b'"u2', b'"quote')]
+
+
+def test_jsonl_skips_and_counts_each_malformed_line(tmp_path):
+  lines = [
+      json.dumps({"user": "u1", "text": "first text"}).encode(),
+      b"{not json",
+      json.dumps(["a", "list"]).encode(),
+      json.dumps({"user": "u2"}).encode(),
+      json.dumps({"user": "u3", "text": 42}).encode(),
+      b'{"user": "u4", "text": "bad \xff"}',
+      json.dumps({"user": 7, "text": "numeric user"}).encode(),
+      b"",
+      json.dumps({"user": "", "text": "no user"}).encode(),
+      json.dumps({"user": "u5", "text": None}).encode(),
+  ]
+  path = helpers.write(str(tmp_path / "d.jsonl"), b"\n".join(lines) + b"\n")
+  texts = readers.read(path)
+  assert rows_of(texts) == [(b"u1", b"first text"), (b"7", b"numeric user"),
+                            (b"u5", b"")]
+  report = texts.report
+  assert report.rows_read == 9
+  assert report.skipped == {report_lib.SKIP_BAD_JSON: 3,
+                            report_lib.SKIP_BAD_TYPE: 1,
+                            report_lib.SKIP_UNDECODABLE: 1,
+                            report_lib.SKIP_EMPTY_USER: 1}
+  assert report.examples[report_lib.SKIP_BAD_JSON] == ["line 2", "line 3",
+                                                       "line 4"]
+
+
+def test_parquet_with_nulls(tmp_path):
+  table = pa.table({"uid": pa.array([1, 2, None, 4]),
+                    "body": pa.array(["a b c", None, "x", "caf\xe9"])})
+  path = str(tmp_path / "d.parquet")
+  pq.write_table(table, path)
+  texts = readers.read(path, user_column="uid", text_column="body")
+  assert rows_of(texts) == [(b"1", b"a b c"),
+                            (b"4", "caf\xe9".encode("utf-8"))]
+  assert texts.report.skipped == {report_lib.SKIP_EMPTY_USER: 1,
+                                  report_lib.SKIP_EMPTY_TEXT: 1}
+
+
+def test_parquet_text_column_must_hold_text(tmp_path):
+  path = str(tmp_path / "d.parquet")
+  pq.write_table(pa.table({"user": ["a"], "text": [3]}), path)
+  with pytest.raises(report_lib.DataError, match="holds int64, not text"):
+    readers.read(path)
+
+
+def test_missing_file_is_named(tmp_path):
+  path = str(tmp_path / "nope.csv")
+  with pytest.raises(FileNotFoundError, match=r"nope\.csv"):
+    readers.read(path, "sentiment140")
+
+
+def test_unreadable_files_fail_clearly(tmp_path):
+  corrupt = helpers.write(str(tmp_path / "c.csv.gz"), b"")
+  with open(corrupt, "wb") as f:
+    f.write(b"\x1f\x8b this is not gzip")
+  with pytest.raises(report_lib.DataError, match=r"cannot read .*c\.csv\.gz"):
+    readers.read(corrupt, "sentiment140")
+  with pytest.raises(report_lib.DataError, match="is a directory"):
+    readers.read(str(tmp_path), "sentiment140")
+  odd = helpers.write(str(tmp_path / "d.xyz"), b"user,text\n")
+  with pytest.raises(report_lib.DataError, match="cannot tell the format"):
+    readers.read(odd)
+  with pytest.raises(ValueError, match="unsupported encoding"):
+    readers.read(odd, "csv", encoding="cp1252")
+
+
+def test_a_file_with_only_bad_rows_fails(tmp_path):
+  path = helpers.write(str(tmp_path / "d.csv"),
+                       b"user,text\n,hello\n,world\n")
+  with pytest.raises(report_lib.DataError, match=r"no usable row in .*d\.csv"):
+    readers.read(path)
+
+
+def test_chunk_buffers_handles_slices():
+  arr = pa.array([b"ab", b"", b"cde", b"f"], pa.binary()).slice(1, 3)
+  data, offsets = readers.chunk_buffers(arr)
+  assert data.tobytes() == b"cdef"
+  assert offsets.tolist() == [0, 0, 3, 4]
+
+
+def test_detect_format():
+  assert readers.detect_format("x/a.CSV.gz") == "csv"
+  assert readers.detect_format("a.tsv.bz2") == "tsv"
+  assert readers.detect_format("a.ndjson") == "jsonl"
+  assert readers.detect_format("a.pq") == "parquet"
+  assert readers.detect_format("a.jsonl.zip") == "jsonl"
