@@ -9,6 +9,9 @@ from triehh.alphabet import Alphabet
 from triehh.api import discover
 from triehh.api import engine_names
 from triehh.api import register_engine
+from triehh.baselines.amplification import sfp_local_epsilon
+from triehh.baselines.sfp import SFPResult
+from triehh.baselines.sfp import sfp_discover
 from triehh.metrics import discovery_rates
 from triehh.metrics import precision_recall_f1
 from triehh.metrics import top_k
@@ -29,4 +32,5 @@ __all__ = [
     "Trie", "calibrate", "discover", "discovery_rate", "discovery_rates",
     "engine_names", "guarantee", "min_population", "precision_recall_f1",
     "register_engine", "top_k",
+    "SFPResult", "sfp_discover", "sfp_local_epsilon",
 ]

@@ -1,0 +1,193 @@
+"""Tests of SFP: recovery without noise, determinism, options, bad input."""
+
+import math
+
+from absl.testing import parameterized
+import numpy as np
+
+import triehh
+from triehh.baselines import sfp
+
+SMALL = dict(k=64, m=1024)  # few hash functions keep the decode fast
+TOP = {"the": 2000, "and": 1200, "you": 800, "heavy": 600, "hitter": 450,
+       "privacy": 350, "federated": 280, "sequence": 220, "a": 180,
+       "fragment": 150}
+NUM_SINGLETONS = 1000
+
+
+def singletons(num, seed=0):
+  rng = np.random.default_rng(seed)
+  letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+  words = set()
+  while len(words) < num:
+    words.add("".join(rng.choice(letters, size=rng.integers(3, 13))))
+  return sorted(words - set(TOP))
+
+
+def user_words(top=None, num_singletons=NUM_SINGLETONS):
+  top = TOP if top is None else top
+  words = [w for w, c in top.items() for _ in range(c)]
+  words += singletons(num_singletons)
+  rng = np.random.default_rng(1)
+  return [words[i] for i in rng.permutation(len(words))]
+
+
+POPULATION = triehh.Population.from_user_words(user_words())
+
+
+def collision_variance(counts, word):
+  """Variance of a noiseless CMS estimate (count_mean_sketch docstring)."""
+  k, m = SMALL["k"], SMALL["m"]
+  n = sum(counts.values())
+  pairs = sum(f * (f - 1) for w, f in counts.items() if w != word)
+  return (n - counts[word]) / (m - 1) + pairs / (k * (m - 1))
+
+
+class RecoveryTest(parameterized.TestCase):
+
+  @parameterized.parameters("sketch", "reports")
+  def test_no_noise_recovers_the_true_top_words(self, simulation):
+    result = triehh.sfp_discover(POPULATION, epsilon=1e3, seed=0,
+                                 simulation=simulation, **SMALL)
+    self.assertGreaterEqual(result.params.epsilon_local, 1e3)
+    found = result.heavy_hitters
+    self.assertContainsSubset(set(TOP), set(found))
+    self.assertEqual(next(iter(found)), "the")
+    truth = POPULATION.ground_truth()
+    m = triehh.precision_recall_f1(found, truth, ks=[10])
+    self.assertEqual(m["recall@10"], 1.0)
+    for entries in result.fragment_tops:
+      self.assertLen(entries, 20)
+      ests = [e for _, _, e in entries]
+      self.assertEqual(ests, sorted(ests, reverse=True))
+
+  def test_word_sketch_counts_without_noise(self):
+    # A whole-word sketch gives unbiased counts: only hash collisions
+    # (variance (n - f) / (m - 1)) are left without noise.
+    result = triehh.sfp_discover(POPULATION, epsilon_local=math.inf,
+                                 word_budget=0.5, seed=0, **SMALL)
+    self.assertEqual(result.params.epsilon_word, math.inf)
+    counts = dict(POPULATION.ground_truth())
+    for word, f in TOP.items():
+      sd = math.sqrt(collision_variance(counts, word))
+      self.assertLess(abs(result.heavy_hitters[word] - f), 5 * sd, msg=word)
+
+  def test_noisy_run_at_the_papers_privacy_finds_the_head(self):
+    result = triehh.sfp_discover(POPULATION, epsilon=4.0, seed=0, **SMALL)
+    self.assertGreaterEqual(result.params.epsilon_local, 4.0)
+    self.assertContainsSubset({"the", "and", "you"}, set(result.heavy_hitters))
+
+  def test_several_words_per_user_report_one_by_local_frequency(self):
+    users = [{"alpha": 3, "beta": 1}] * 2000 + [{w: 1} for w in singletons(500)]
+    result = triehh.sfp_discover(users, epsilon_local=math.inf, seed=3,
+                                 word_budget=0.5, **SMALL)
+    counts = {"alpha": 1500, "beta": 500, **{w: 1 for w in singletons(500)}}
+    for word, share in (("alpha", 0.75), ("beta", 0.25)):
+      # The word drawn per user is binomial; the sketch adds collisions.
+      var = 2000 * share * (1 - share) + collision_variance(counts, word)
+      self.assertLess(abs(result.heavy_hitters[word] - 2000 * share),
+                      5 * math.sqrt(var), msg=word)
+
+  def test_truncation_and_the_fragment_alphabet(self):
+    users = user_words({"internationalization": 900, "don't": 800,
+                        "the": 700}, 1000)
+    default = triehh.sfp_discover(users, epsilon_local=math.inf, seed=0,
+                                  **SMALL)
+    self.assertIn("internatio", default.heavy_hitters)  # the first 10
+    self.assertNotIn("don't", default.heavy_hitters)  # ' is not in Omega
+    extended = triehh.sfp_discover(users, epsilon_local=math.inf, seed=0,
+                                   fragment_alphabet="data", **SMALL)
+    self.assertIn("don't", extended.heavy_hitters)
+    self.assertIn("'", extended.params.fragment_alphabet)
+
+  def test_puzzle_hash_check_only_removes_candidates(self):
+    plain = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1, threshold=40,
+                                **SMALL)
+    checked = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1,
+                                  threshold=40, check_puzzle_hash=True, **SMALL)
+    self.assertContainsSubset(set(checked.heavy_hitters),
+                              set(plain.heavy_hitters))
+    for word in checked.heavy_hitters:
+      self.assertEqual(checked.heavy_hitters[word], plain.heavy_hitters[word])
+
+
+class DeterminismTest(parameterized.TestCase):
+
+  def test_same_seed_same_result(self):
+    runs = [triehh.sfp_discover(POPULATION, epsilon=4.0, seed=7,
+                                num_threads=t, **SMALL) for t in (1, 2, 2)]
+    for other in runs[1:]:
+      self.assertEqual(runs[0].heavy_hitters, other.heavy_hitters)
+      self.assertEqual(runs[0].fragment_tops, other.fragment_tops)
+      self.assertEqual(runs[0].params, other.params)
+    different = triehh.sfp_discover(POPULATION, epsilon=4.0, seed=8, **SMALL)
+    self.assertNotEqual(runs[0].fragment_tops, different.fragment_tops)
+
+  def test_words_or_population_give_the_same_run(self):
+    words = user_words()
+    a = triehh.sfp_discover(words, epsilon=4.0, seed=2, **SMALL)
+    b = triehh.sfp_discover(triehh.Population.from_user_words(words),
+                            epsilon=4.0, seed=2, **SMALL)
+    self.assertEqual(a.heavy_hitters, b.heavy_hitters)
+
+
+class ParamsTest(parameterized.TestCase):
+
+  def test_params_and_defaults(self):
+    result = triehh.sfp_discover(["ab", "ba", "ab", "abba"] * 50,
+                                 epsilon=1.0, fragment_alphabet="ab")
+    p = result.params
+    n = 200
+    self.assertEqual((p.n, p.k, p.m, p.T, p.threshold), (n, 2048, 1024, 20, 20))
+    self.assertEqual((p.epsilon, p.delta), (1.0, 1.0 / n**2))
+    self.assertEqual(p.epsilon_local,
+                     triehh.sfp_local_epsilon(1.0, 1.0 / n**2, n))
+    self.assertEqual((p.length, p.num_buckets, p.word_budget), (10, 256, 0.0))
+    self.assertEqual(p.epsilon_fragment, p.epsilon_local)
+    self.assertIsNone(p.epsilon_word)
+    self.assertEqual(sum(result.reports_per_position), n)
+    self.assertAlmostEqual(result.seconds,
+                           result.client_seconds + result.server_seconds)
+
+  def test_given_local_epsilon_reports_the_central_one(self):
+    n = POPULATION.num_users
+    result = triehh.sfp_discover(POPULATION, epsilon_local=6.0, delta=1e-6,
+                                 **SMALL)
+    self.assertEqual(result.params.epsilon_local, 6.0)
+    self.assertAlmostEqual(
+        triehh.sfp_local_epsilon(result.params.epsilon, 1e-6, n), 6.0,
+        places=6)
+
+  @parameterized.named_parameters(
+      ("threshold", dict(threshold=0), ValueError, r"threshold \(T\)"),
+      ("odd_length", dict(length=9), ValueError, "length must be even"),
+      ("buckets", dict(num_buckets=300), ValueError, "num_buckets"),
+      ("pad_in_alphabet", dict(fragment_alphabet="ab$"), ValueError,
+       "padding symbol"),
+      ("repeated_alphabet", dict(fragment_alphabet="aab"), ValueError,
+       "repeated"),
+      ("word_budget", dict(word_budget=1.0), ValueError, "word_budget"),
+      ("simulation", dict(simulation="dense"), ValueError, "simulation"),
+      ("width", dict(m=1000), ValueError, "power of two"),
+      ("both_epsilons", dict(epsilon_local=5.0), ValueError, "not both"),
+      ("too_many", dict(threshold=20, max_candidates=1), ValueError,
+       "max_candidates"),
+      ("delta", dict(delta=2.0), ValueError, "delta"),
+  )
+  def test_bad_parameters(self, kwargs, error, message):
+    args = dict(epsilon=1e3, seed=0, **SMALL)
+    args.update(kwargs)
+    with self.assertRaisesRegex(error, message):
+      triehh.sfp_discover(POPULATION, **args)
+
+  def test_missing_epsilon_and_padding_in_words(self):
+    with self.assertRaisesRegex(ValueError, "give the central epsilon"):
+      triehh.sfp_discover(POPULATION, **SMALL)
+    words = triehh.Population.from_user_words(["a$b"] * 10, end_symbol="#")
+    with self.assertRaisesRegex(ValueError, "padding symbol"):
+      triehh.sfp_discover(words, epsilon=1.0, **SMALL)
+
+
+if __name__ == "__main__":
+  import absl.testing.absltest
+  absl.testing.absltest.main()
