@@ -11,11 +11,22 @@ with probability either
 
 The draw is seeded, so a (size, seed, distribution) triple always gives the
 same population.
+
+For scale tests (1e6 to 1e8 users), :func:`scale_population` draws from the
+same English list or from a user-provided frequency table file
+(:func:`read_frequency_table`), with the table's own weights or a Zipf law
+over its ranks, in memory linear in the users (4 bytes each): the word
+counts are one multinomial draw, then the users are shuffled
+(:func:`draw_user_words`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import gzip
+import math
+import os
 import re
 
 import numpy as np
@@ -75,3 +86,136 @@ def english_population(num_users: int = DEFAULT_NUM_USERS, *, seed: int = 0,
   user_word = rng.choice(len(words), size=num_users, p=probs)
   return population_lib.Population.from_word_indices(
       np.asarray(words, dtype=object), user_word, max_length=max_length)
+
+
+# ---- scale tests --------------------------------------------------------------
+
+
+def draw_user_words(weights: np.ndarray, num_users: int,
+                    seed: int) -> np.ndarray:
+  """``int32 [num_users]``: users holding word i with probability ~ weights[i].
+
+  The counts of the words are one multinomial draw; the users are then
+  shuffled, so the result is distributed as ``num_users`` independent draws.
+  """
+  if num_users < 1:
+    raise ValueError(f"num_users must be >= 1, got {num_users}")
+  weights = np.asarray(weights, dtype=np.float64)
+  if weights.ndim != 1 or not weights.size:
+    raise ValueError("need a non-empty 1-D array of word weights")
+  if not np.all(np.isfinite(weights)) or weights.min() < 0 or (
+      weights.sum() <= 0):
+    raise ValueError("word weights must be finite, >= 0 and not all 0")
+  rng = np.random.default_rng(seed)
+  counts = rng.multinomial(num_users, weights / weights.sum())
+  user_word = np.repeat(np.arange(weights.size, dtype=np.int32), counts)
+  rng.shuffle(user_word)
+  return user_word
+
+
+@dataclasses.dataclass
+class FrequencyTable:
+  """Words and weights read from a table file (see read_frequency_table)."""
+
+  words: np.ndarray
+  weights: np.ndarray
+  skipped_lines: int
+
+
+def read_frequency_table(path: str) -> FrequencyTable:
+  """Reads ``word<separator>weight`` lines (tab, comma or spaces).
+
+  UTF-8, optionally ``.gz``. A first line whose weight is not a number is a
+  header. Blank lines and lines starting with ``#`` are ignored; lines
+  without a positive finite weight, or whose word holds the end symbol
+  ``$``, are skipped and counted. Repeated words add up.
+  """
+  if not os.path.exists(path):
+    raise FileNotFoundError(f"frequency table not found: {path}")
+  opener = gzip.open if path.lower().endswith(".gz") else open
+  totals: dict[str, float] = {}
+  skipped = 0
+  first = True
+  try:
+    with opener(path, "rt", encoding="utf-8") as f:
+      for line in f:
+        line = line.strip()
+        if not line or line.startswith("#"):
+          continue
+        fields = [x for x in re.split(r"[\t,\s]+", line) if x]
+        try:
+          weight = float(fields[-1]) if len(fields) >= 2 else math.nan
+        except ValueError:
+          if first:  # a header line
+            first = False
+            continue
+          weight = math.nan
+        first = False
+        if not (math.isfinite(weight) and weight > 0) or "$" in fields[0]:
+          skipped += 1
+          continue
+        totals[fields[0]] = totals.get(fields[0], 0.0) + weight
+  except (OSError, UnicodeDecodeError, EOFError) as err:
+    raise ValueError(f"cannot read frequency table {path}: {err}") from err
+  if not totals:
+    raise ValueError(f"frequency table {path} holds no usable line "
+                     f"({skipped} skipped)")
+  return FrequencyTable(np.array(list(totals), dtype=object),
+                        np.array(list(totals.values())), skipped)
+
+
+def population_from_weights(words, weights: np.ndarray, num_users: int, *,
+                            seed: int = 0,
+                            max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+                            alphabet=None) -> population_lib.Population:
+  """``num_users`` users, each holding word i with probability ~ weights[i].
+
+  Memory is 4 bytes per user beyond the vocabulary: the vocabulary is
+  encoded once and the drawn indices are mapped into it. ``alphabet`` (None:
+  the words' characters) must hold every character of the words.
+  """
+  words = np.asarray(words, dtype=object)
+  if words.shape != np.shape(weights):
+    raise ValueError("words and weights differ in length")
+  drawn = draw_user_words(weights, num_users, seed)
+  used = np.flatnonzero(np.bincount(drawn, minlength=words.size))
+  # Encode the used words once (one user each), then point every user at
+  # its word's encoded index.
+  base = population_lib.Population.from_word_indices(
+      words[used], np.arange(used.size), max_length=max_length,
+      alphabet=alphabet)
+  position = np.full(words.size, -1, dtype=np.int32)
+  position[used] = base.user_word
+  return dataclasses.replace(base, user_word=position[drawn])
+
+
+def scale_population(num_users: int, *, table_path: str | None = None,
+                     zipf_exponent: float | None = None, seed: int = 0,
+                     vocabulary_size: int = DEFAULT_VOCABULARY_SIZE,
+                     max_length: int = population_lib.DEFAULT_MAX_LENGTH
+                     ) -> population_lib.Population:
+  """A one-word population for scale tests.
+
+  Args:
+    num_users: n (1e6 .. 1e8 and beyond; memory ~4 bytes per user).
+    table_path: a frequency table file (``read_frequency_table``); None for
+      the English ``wordfreq`` list of ``vocabulary_size`` words.
+    zipf_exponent: None to draw by the table's (or wordfreq's) weights, or
+      s > 0 to draw the word of rank r with probability ~ 1 / r**s (ranks by
+      decreasing weight, ties by word).
+    seed: seed of the draw.
+    vocabulary_size: size of the English list when no table is given.
+    max_length: L.
+  """
+  if table_path:
+    table = read_frequency_table(table_path)
+    words, weights = table.words, table.weights
+  else:
+    words, weights = english_words(vocabulary_size)
+    words = np.asarray(words, dtype=object)
+  if zipf_exponent is not None:
+    order = np.lexsort((words.astype(str), -np.asarray(weights)))
+    words = words[order]
+    weights = word_probabilities(weights, "zipf", zipf_exponent)
+  return population_from_weights(words, weights, num_users, seed=seed,
+                                 max_length=max_length)

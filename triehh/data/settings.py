@@ -34,6 +34,7 @@ import pandas as pd
 
 from triehh import alphabet as alphabet_lib
 from triehh import population as population_lib
+from triehh import synthetic
 from triehh.data import tokenize as tokenize_lib
 
 SETTINGS = ("single", "oov", "multi")
@@ -151,8 +152,8 @@ def oov(tokens: tokenize_lib.Tokens, dictionary, *,
   """A population of ``num_users`` drawn from OOV word frequencies.
 
   Each user independently holds OOV word w with probability proportional
-  to w's token count (a multinomial draw, then the users are shuffled; the
-  same ``seed`` always gives the same population).
+  to w's token count (``synthetic.draw_user_words``: a multinomial draw,
+  then the users are shuffled; the same ``seed`` gives the same population).
   """
   if num_users < 1:
     raise ValueError(f"num_users must be >= 1, got {num_users}")
@@ -160,15 +161,8 @@ def oov(tokens: tokenize_lib.Tokens, dictionary, *,
   if not words.size:
     raise ValueError("no out-of-vocabulary word is left after removing the "
                      "dictionary words")
-  rng = np.random.default_rng(seed)
-  drawn = rng.multinomial(num_users, counts / counts.sum())
-  user_word = np.repeat(np.arange(words.size, dtype=np.int32), drawn)
-  rng.shuffle(user_word)
-  used = np.flatnonzero(drawn)
-  remap = np.full(words.size, -1, dtype=np.int32)
-  remap[used] = np.arange(used.size, dtype=np.int32)
-  pop = population_lib.Population.from_word_indices(
-      words[used], remap[user_word], max_length=max_length,
+  pop = synthetic.population_from_weights(
+      words, counts, num_users, seed=seed, max_length=max_length,
       alphabet=_alphabet(OOV_CHARACTERS))
   info = {"oov_words": int(words.size), "oov_tokens": int(counts.sum()),
           "seed": int(seed)}
