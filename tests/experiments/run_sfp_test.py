@@ -1,0 +1,43 @@
+"""End-to-end test of the run_sfp driver."""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_driver(*flags):
+  return subprocess.run(
+      [sys.executable, "-m", "experiments.run_sfp", *flags],
+      cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_default_data_writes_one_line_per_run(tmp_path):
+  proc = run_driver("--num_users=30000", "--num_runs=2", "--epsilon=4",
+                    "--cms_k=64", "--threshold=30", f"--output_dir={tmp_path}")
+  assert proc.returncode == 0, proc.stderr
+  assert "local epsilon" in proc.stdout and "K=50" in proc.stdout
+  lines = (tmp_path / "results.jsonl").read_text().splitlines()
+  assert len(lines) == 2
+  first, second = (json.loads(l) for l in lines)
+  for key in ("algorithm", "dataset", "setting", "epsilon", "delta",
+              "epsilon_local", "threshold", "n_users", "run", "seed",
+              "discovered", "counts", "metrics", "seconds"):
+    assert key in first
+  assert first["algorithm"] == "sfp"
+  assert (first["run"], second["run"]) == (0, 1)
+  assert (first["seed"], second["seed"]) == (0, 1)
+  assert first["n_users"] == 30000 and first["threshold"] == 30
+  assert first["epsilon"] == 4.0 and first["delta"] == 30000**-2
+  assert first["epsilon_local"] >= 4.0
+  assert "recall@50" in first["metrics"]
+  assert "the" in first["discovered"]
+
+
+def test_bad_sketch_width_fails_clearly(tmp_path):
+  proc = run_driver("--num_users=2000", "--cms_m=1000",
+                    f"--output_dir={tmp_path}")
+  assert proc.returncode != 0
+  assert "power of two" in proc.stderr
