@@ -17,17 +17,59 @@ from collections.abc import Mapping
 
 from absl import flags
 
+from triehh import data as data_lib
 from triehh import metrics
 from triehh import population as population_lib
 from triehh import synthetic
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_enum("dataset", "default", ["default"],
+flags.DEFINE_enum("dataset", "default",
+                  ["default", "sentiment140", "file", "synthetic"],
                   "Data set: 'default' is a synthetic population drawn from "
-                  "the wordfreq English word list (no download).")
+                  "the wordfreq English word list (no download); "
+                  "'sentiment140' reads --data_path in the official "
+                  "Sentiment140 layout (csv, csv.gz or "
+                  "trainingandtestdata.zip); 'file' reads user-keyed text "
+                  "(CSV/TSV with a header, JSON Lines, Parquet) from "
+                  "--data_path; 'synthetic' draws --num_users users from the "
+                  "frequency table --data_path (word<TAB>weight lines) or, "
+                  "without it, from the English list (scale tests).")
 flags.DEFINE_integer("num_users", synthetic.DEFAULT_NUM_USERS,
-                     "Users in the default synthetic population.")
+                     "Users in the default and synthetic populations.")
+flags.DEFINE_string("data_path", None,
+                    "Input file of --dataset=sentiment140, file or synthetic.")
+flags.DEFINE_enum("data_format", "auto",
+                  ["auto", "csv", "tsv", "jsonl", "parquet"],
+                  "Format of --dataset=file; 'auto' goes by the extension.")
+flags.DEFINE_string("data_encoding", None,
+                    "Text encoding of the input: utf-8 or latin-1 (default: "
+                    "latin-1 for sentiment140, utf-8 otherwise).")
+flags.DEFINE_enum("setting", "single", list(data_lib.SETTINGS),
+                  "The paper's setting: 'single' (each user's most frequent "
+                  "word), 'oov' (out-of-vocabulary words, --oov_num_users "
+                  "users drawn from their frequencies) or 'multi' (each "
+                  "user's words with counts).")
+flags.DEFINE_string("user_column", "user",
+                    "Column naming the user (--dataset=file).")
+flags.DEFINE_string("text_column", "text",
+                    "Column holding the text (--dataset=file).")
+flags.DEFINE_integer("min_word_length", data_lib.DEFAULT_MIN_LENGTH,
+                     "Shortest word kept, in characters.")
+flags.DEFINE_string("dictionary_path", None,
+                    "oov: word-list file of in-vocabulary words (one per "
+                    "line); default: the 50,000 most frequent English words "
+                    "of wordfreq.")
+flags.DEFINE_integer("oov_num_users", data_lib.DEFAULT_OOV_NUM_USERS,
+                     "oov: users drawn from the OOV word frequencies.")
+flags.DEFINE_integer("data_seed", 0,
+                     "Seed of the oov and synthetic draws.")
+flags.DEFINE_float("zipf_exponent", None,
+                   "synthetic: draw rank r with probability ~ 1/r^s instead "
+                   "of by the table's weights.")
+flags.DEFINE_string("cache_dir", data_lib.default_cache_dir(),
+                    "Directory caching built populations keyed by their "
+                    "inputs ('' for no cache).")
 flags.DEFINE_float("epsilon", 4.0, "Target central epsilon.")
 flags.DEFINE_float("delta", None, "Target delta; default 1/n^2.")
 flags.DEFINE_integer("max_length", population_lib.DEFAULT_MAX_LENGTH,
@@ -42,20 +84,58 @@ flags.DEFINE_list("ks", ["10", "50", "100"], "K values for the metrics.")
 
 @dataclasses.dataclass
 class Dataset:
-  """A population with its ground truth and a description."""
+  """A population with its ground truth and a description.
+
+  ``report`` (rows read and skipped) and ``info`` (setting facts) are set
+  for data read from a file.
+  """
 
   population: population_lib.Population
   truth: dict[str, float]
   name: str
   setting: str
+  report: data_lib.LoadReport | None = None
+  info: dict = dataclasses.field(default_factory=dict)
 
 
 def load_dataset() -> Dataset:
-  """Builds the population the dataset flags describe."""
+  """Builds the population the dataset flags describe.
+
+  File data sets print their load report (rows used, skipped and why).
+  """
+  if FLAGS.dataset in ("default", "synthetic") and FLAGS.setting != "single":
+    raise ValueError(f"--setting={FLAGS.setting} needs a text data set "
+                     "(--dataset=sentiment140 or file)")
   if FLAGS.dataset == "default":
     pop = synthetic.english_population(
         FLAGS.num_users, seed=0, max_length=FLAGS.max_length)
     return Dataset(pop, pop.ground_truth(), "default", "single")
+  if FLAGS.dataset == "synthetic":
+    pop = synthetic.scale_population(
+        FLAGS.num_users, table_path=FLAGS.data_path,
+        zipf_exponent=FLAGS.zipf_exponent, seed=FLAGS.data_seed,
+        max_length=FLAGS.max_length)
+    source = os.path.basename(FLAGS.data_path) if FLAGS.data_path else (
+        "english")
+    law = f"zipf{FLAGS.zipf_exponent:g}" if FLAGS.zipf_exponent else "weights"
+    return Dataset(pop, pop.ground_truth(), f"synthetic:{source}:{law}",
+                   "single")
+  if FLAGS.dataset in data_lib.DATASETS:
+    if not FLAGS.data_path:
+      raise ValueError(f"--dataset={FLAGS.dataset} needs --data_path")
+    spec = data_lib.DataSpec(
+        FLAGS.data_path, dataset=FLAGS.dataset, setting=FLAGS.setting,
+        file_format=FLAGS.data_format, user_column=FLAGS.user_column,
+        text_column=FLAGS.text_column, encoding=FLAGS.data_encoding,
+        min_length=FLAGS.min_word_length, max_length=FLAGS.max_length,
+        dictionary_path=FLAGS.dictionary_path,
+        oov_num_users=FLAGS.oov_num_users, seed=FLAGS.data_seed)
+    loaded = data_lib.load(spec, cache_dir=FLAGS.cache_dir or None)
+    origin = (f" (cached population {loaded.cache_path})" if loaded.from_cache
+              else "")
+    print(f"data report: {loaded.report.summary()}{origin}")
+    return Dataset(loaded.population, loaded.truth, loaded.name,
+                   loaded.setting, report=loaded.report, info=loaded.info)
   raise ValueError(f"unknown dataset {FLAGS.dataset!r}")
 
 

@@ -19,9 +19,12 @@ from triehh.data.loader import build
 from triehh.data.loader import load
 from triehh.data.report import DataError
 from triehh.data.report import LoadReport
+from triehh.data.settings import DEFAULT_OOV_NUM_USERS
 from triehh.data.settings import SETTINGS
+from triehh.data.tokenize import DEFAULT_MIN_LENGTH
 
 __all__ = [
-    "DATASETS", "DataError", "DataSpec", "LoadReport", "LoadedData",
-    "SETTINGS", "build", "default_cache_dir", "load",
+    "DATASETS", "DEFAULT_MIN_LENGTH", "DEFAULT_OOV_NUM_USERS", "DataError",
+    "DataSpec", "LoadReport", "LoadedData", "SETTINGS", "build",
+    "default_cache_dir", "load",
 ]
