@@ -135,7 +135,10 @@ class LoadedData:
 def cache_description(spec: DataSpec) -> dict:
   """Every input of ``spec``, as the cache key sees it."""
   description = {"spec": dataclasses.asdict(spec),
-                 "data": cache_lib.file_identity(spec.path)}
+                 "data": cache_lib.file_identity(spec.path),
+                 # Resolved defaults, so a change of a default is a miss.
+                 "characters": spec.allowed_characters,
+                 "strip": spec.strip_characters}
   if spec.setting == "oov":
     description["dictionary"] = (
         cache_lib.file_identity(spec.dictionary_path) if spec.dictionary_path
