@@ -5,8 +5,9 @@ repeated; the table shows the median wall time (min-max), the peak RSS of
 the process, and the peak above the RSS after imports. Measured:
 
 * the Sentiment140 sample in the three settings (OOV: 6M users drawn),
-* the full-size file (1.6M rows) in the single and OOV settings, and a
-  load of the single population from the cache. Without ``--full_path``, a
+* the full-size file (1.6M rows) in the single and OOV settings (and
+  multi with ``--full_settings``), and a load of the single population
+  from the cache. Without ``--full_path``, a
   1.6M-row file in the official layout is synthesised in a temporary
   directory by repeating the sample's rows (users renamed per pair of
   copies: about 654k users, the real file has about 660k) and deleted at
@@ -46,6 +47,9 @@ flags.DEFINE_string("full_path", None,
                     "synthesise one from the sample.")
 flags.DEFINE_integer("full_rows", 1_600_000, "Rows of the synthesised file.")
 flags.DEFINE_integer("repeats", 3, "Runs of each measurement.")
+flags.DEFINE_list("full_settings", ["single", "oov"],
+                  "Settings measured on the 1.6M-row file (single, oov, "
+                  "multi).")
 flags.DEFINE_integer("oov_num_users", 6_000_000, "Users of the OOV draws.")
 flags.DEFINE_integer("scale_users", 10_000_000,
                      "Users of the synthetic scale population (0: skip).")
@@ -174,13 +178,15 @@ def main(argv):
     lines.append(row(f"sample, oov ({FLAGS.oov_num_users:,} users)", measure(
         {"kind": "load", "path": sample, "setting": "oov",
          "oov_users": FLAGS.oov_num_users}, FLAGS.repeats)))
-    full_single = measure({"kind": "load", "path": full,
-                           "setting": "single"}, FLAGS.repeats)
-    lines.append(row("1.6M rows, single", full_single))
-    lines.append(row(f"1.6M rows, oov ({FLAGS.oov_num_users:,} users)",
-                     measure({"kind": "load", "path": full, "setting": "oov",
-                              "oov_users": FLAGS.oov_num_users},
-                             FLAGS.repeats)))
+    full_single = None
+    for setting in FLAGS.full_settings:
+      results = measure({"kind": "load", "path": full, "setting": setting,
+                         "oov_users": FLAGS.oov_num_users}, FLAGS.repeats)
+      label = f"1.6M rows, {setting}" + (
+          f" ({FLAGS.oov_num_users:,} users)" if setting == "oov" else "")
+      lines.append(row(label, results))
+      if setting == "single":
+        full_single = results
     cache_dir = os.path.join(work, "cache")
     measure({"kind": "load", "path": full, "setting": "single",
              "cache_dir": cache_dir}, 1)  # fills the cache
@@ -192,6 +198,8 @@ def main(argv):
                        measure({"kind": "scale", "users": FLAGS.scale_users},
                                FLAGS.repeats)))
     print("\n".join(lines))
+    if full_single is None:
+      return
     rows_sample = sample_single[0]["rows"]
     rows_full = full_single[0]["rows"]
     extrapolated = statistics.median(r["seconds"] for r in sample_single) * (

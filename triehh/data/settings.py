@@ -116,9 +116,12 @@ def multi_word(tokens: tokenize_lib.Tokens, row_user: np.ndarray,
     raise ValueError("no user has a word: nothing to build a population from")
   user_starts = np.flatnonzero(np.diff(pair_user, prepend=-1))
   offsets = np.append(user_starts, pair_user.size).astype(np.int64)
-  words, entry_word = np.unique(pair_word, return_inverse=True)
+  words = np.flatnonzero(np.bincount(pair_word,
+                                     minlength=tokens.vocabulary.size))
+  remap = np.zeros(tokens.vocabulary.size, dtype=np.int32)
+  remap[words] = np.arange(words.size, dtype=np.int32)
   pop = population_lib.Population.from_word_counts(
-      tokens.vocabulary[words], offsets, entry_word, pair_count,
+      tokens.vocabulary[words], offsets, remap[pair_word], pair_count,
       max_length=max_length, alphabet=_alphabet(characters))
   users = user_starts
   return SettingResult(pop, num_users - users.size, {})
