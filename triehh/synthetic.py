@@ -88,7 +88,7 @@ def english_population(num_users: int = DEFAULT_NUM_USERS, *, seed: int = 0,
       np.asarray(words, dtype=object), user_word, max_length=max_length)
 
 
-# ---- scale tests --------------------------------------------------------------
+# ---- scale tests ------------------------------------------------------------
 
 
 def draw_user_words(weights: np.ndarray, num_users: int,

@@ -85,6 +85,16 @@ def test_min_and_max_length(tmp_path):
   assert pop.max_length == 5 and pop.sequence_lengths.tolist() == [5]
 
 
+def test_unknown_characters_dropped_or_fatal(tmp_path):
+  path = s140_file(tmp_path, rows=[("a", "fine words"),
+                                   ("b", "na\u00efve words")])
+  assert words_of(loader.load(spec(path)).population) == ["fine", "words"]
+  with pytest.raises(ValueError, match=r"row 2: word 'na\xefve'"):
+    loader.load(spec(path, unknown="error"))
+  with pytest.raises(ValueError, match="unknown must be"):
+    spec(path, unknown="keep")
+
+
 def test_nothing_usable_fails_naming_the_file(tmp_path):
   path = s140_file(tmp_path, rows=[("a", "ok no"), ("b", "\u00e9\u00e9\u00e9")])
   with pytest.raises(report_lib.DataError,

@@ -172,7 +172,8 @@ def test_oov_with_nothing_left_fails():
 
 
 def test_setting_defaults():
-  assert settings.characters_for("oov") == "#'()*-./:@abcdefghijklmnopqrstuvwxyz"
+  assert settings.characters_for("oov") == (
+      "#'()*-./:@abcdefghijklmnopqrstuvwxyz")
   assert settings.characters_for("multi") == tokenize.DEFAULT_CHARACTERS
   assert settings.strip_for("oov") == "." and settings.strip_for("single") == ""
   with pytest.raises(ValueError, match="unknown setting"):

@@ -46,6 +46,8 @@ class DataSpec:
       (``tokenize.DEFAULT_CHARACTERS``, or ``settings.OOV_CHARACTERS``).
     strip: characters removed from both ends of tokens; None for the
       setting's default (none, or ``settings.OOV_STRIP``).
+    unknown: a word with a character outside ``characters`` is dropped
+      (``"drop"``) or stops the load naming it and its row (``"error"``).
     dictionary_path: ``oov``: a word-list file of in-vocabulary words; None
       for the default (``dictionary.default_words``).
     dictionary_size: ``oov``: size of the default dictionary.
@@ -64,6 +66,7 @@ class DataSpec:
   max_length: int = population_lib.DEFAULT_MAX_LENGTH
   characters: str | None = None
   strip: str | None = None
+  unknown: str = "drop"
   dictionary_path: str | None = None
   dictionary_size: int = dictionary_lib.DEFAULT_SIZE
   oov_num_users: int = settings_lib.DEFAULT_OOV_NUM_USERS
@@ -74,6 +77,9 @@ class DataSpec:
       raise ValueError(f"unknown dataset {self.dataset!r}: use one of "
                        f"{', '.join(DATASETS)}")
     settings_lib.check_setting(self.setting)
+    if self.unknown not in ("drop", "error"):
+      raise ValueError(f"unknown must be 'drop' or 'error', got "
+                       f"{self.unknown!r}")
     if self.min_length < 1:
       raise ValueError(f"min_length must be >= 1, got {self.min_length}")
     if self.max_length < 1:
@@ -197,7 +203,8 @@ def build(spec: DataSpec) -> LoadedData:
   characters = spec.allowed_characters
   tokens = tokenize_lib.tokenize(texts, min_length=spec.min_length,
                                  characters=characters,
-                                 strip=spec.strip_characters)
+                                 strip=spec.strip_characters,
+                                 unknown=spec.unknown)
   del texts
   if tokens.num_tokens == 0:
     raise report_lib.DataError(
