@@ -192,6 +192,8 @@ def tokenize(texts: readers.UserTexts, *,
   if not kept_chunks:
     return Tokens(np.zeros(0, dtype=object), np.zeros(0, np.int32),
                   np.zeros(0, np.int32), texts.num_rows)
+  if len({c.type for c in kept_chunks}) > 1:  # some chunk needed 64-bit
+    kept_chunks = [c.cast(pa.large_string()) for c in kept_chunks]
   encoded = pc.dictionary_encode(pa.chunked_array(kept_chunks))
   token_word = np.concatenate(
       [c.indices.to_numpy(zero_copy_only=False) for c in encoded.chunks]
