@@ -5,7 +5,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test clean
 
 setup: $(STAMP)
 
@@ -20,9 +20,6 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q $(ARGS)
-
-bench: $(STAMP)
-	$(VENV)/bin/python -m benchmarks.run_all
 
 clean:
 	rm -rf $(VENV)
