@@ -12,9 +12,11 @@ import dataclasses
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Mapping
 
+from absl import app
 from absl import flags
 
 from triehh import data as data_lib
@@ -196,3 +198,19 @@ class Timer:
 
   def __exit__(self, *exc):
     self.seconds = time.perf_counter() - self.start
+
+
+def run_with_errors(main) -> None:
+  """Runs an absl ``main``; bad input ends the program with its message.
+
+  A ``ValueError`` (bad parameters, unusable data), a missing or unreadable
+  file prints ``error: ...`` and exits with status 1. Runs that finished
+  before the error are already in results.jsonl.
+  """
+  def checked_main(argv):
+    try:
+      return main(argv)
+    except (ValueError, FileNotFoundError, PermissionError) as err:
+      print(f"error: {err}", file=sys.stderr)
+      return 1
+  app.run(checked_main)

@@ -11,7 +11,6 @@ local epsilon follows from the central target by amplification by shuffling
 
 from __future__ import annotations
 
-import sys
 
 from absl import app
 from absl import flags
@@ -111,21 +110,9 @@ def main(argv):
     print(f"results appended to {writer.path}")
 
 
-def main_with_errors(argv):
-  """Runs :func:`main`; a bad input ends the program with its message.
-
-  Runs that finished before the error are already in results.jsonl.
-  """
-  try:
-    return main(argv)
-  except (ValueError, FileNotFoundError, PermissionError) as err:
-    print(f"error: {err}", file=sys.stderr)
-    return 1
-
-
 def run():
   """Console-script entry point."""
-  app.run(main_with_errors)
+  common.run_with_errors(main)
 
 
 if __name__ == "__main__":

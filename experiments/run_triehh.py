@@ -8,7 +8,6 @@ word-frequency list, epsilon = 4, delta = 1/n^2, L = 10, the fast engine.
 
 from __future__ import annotations
 
-import sys
 
 from absl import app
 from absl import flags
@@ -84,21 +83,9 @@ def main(argv):
     print(f"results appended to {writer.path}")
 
 
-def main_with_errors(argv):
-  """Runs :func:`main`; a bad input ends the program with its message.
-
-  Runs that finished before the error are already in results.jsonl.
-  """
-  try:
-    return main(argv)
-  except (ValueError, FileNotFoundError, PermissionError) as err:
-    print(f"error: {err}", file=sys.stderr)
-    return 1
-
-
 def run():
   """Console-script entry point."""
-  app.run(main_with_errors)
+  common.run_with_errors(main)
 
 
 if __name__ == "__main__":
