@@ -204,13 +204,15 @@ def run_with_errors(main) -> None:
   """Runs an absl ``main``; bad input ends the program with its message.
 
   A ``ValueError`` (bad parameters, unusable data), a missing or unreadable
-  file prints ``error: ...`` and exits with status 1. Runs that finished
-  before the error are already in results.jsonl.
+  file, or a ``ConnectionError`` (e.g. an unreachable or failed TFF worker)
+  prints ``error: ...`` and exits with status 1. Runs that finished before
+  the error are already in results.jsonl.
   """
   def checked_main(argv):
     try:
       return main(argv)
-    except (ValueError, FileNotFoundError, PermissionError) as err:
+    except (ValueError, FileNotFoundError, PermissionError,
+            ConnectionError) as err:
       print(f"error: {err}", file=sys.stderr)
       return 1
   app.run(checked_main)

@@ -23,11 +23,43 @@ flags.DEFINE_integer("num_sub_rounds", 1,
 flags.DEFINE_integer("max_num_prefixes", None,
                      "Keep at most this many extensions per round.")
 flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.")
+flags.DEFINE_list("tff_workers", [],
+                  "TFF engine: host:port of running TFF workers (start them "
+                  "with `python -m triehh.tff.worker --port=N`); clients are "
+                  "split across them. Empty: one local worker.")
+flags.DEFINE_bool("tff_secure_sum", False,
+                  "TFF engine: aggregate votes with "
+                  "tff.federated_secure_sum_bitwidth.")
+flags.DEFINE_integer("tff_max_user_contribution", None,
+                     "TFF engine, several-word data: each sampled user votes "
+                     "with its this many most frequent words (TFF reference "
+                     "code) instead of one word drawn by frequency; > 1 is "
+                     "outside Theorem 1.")
+flags.DEFINE_float("tff_connect_timeout", 10.0,
+                   "TFF engine: seconds to reach a worker.")
+flags.DEFINE_float("tff_rpc_timeout", 300.0,
+                   "TFF engine: seconds a worker may take for one call.")
+
+_TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
+              "tff_connect_timeout", "tff_rpc_timeout")
 
 
 def engine_options() -> dict:
   """Extra keyword arguments for the chosen engine."""
-  return {}
+  if FLAGS.engine != "tff":
+    given = [f"--{name}" for name in _TFF_FLAGS if FLAGS[name].present]
+    if given:
+      raise ValueError(f"TFF engine flags given without --engine=tff: "
+                       f"{', '.join(given)}")
+    return {}
+  options = {"secure_sum": FLAGS.tff_secure_sum,
+             "connect_timeout": FLAGS.tff_connect_timeout,
+             "rpc_timeout": FLAGS.tff_rpc_timeout}
+  if FLAGS.tff_workers:
+    options["workers"] = FLAGS.tff_workers
+  if FLAGS.tff_max_user_contribution is not None:
+    options["max_user_contribution"] = FLAGS.tff_max_user_contribution
+  return options
 
 
 def main(argv):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -114,6 +115,26 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                            guarantee=note, **common)
 
 
+def _check_contribution(params: results.RunParams,
+                        population: population_lib.Population,
+                        engine_options: dict,
+                        allow_no_guarantee: bool) -> results.RunParams:
+  """Engine option ``max_user_contribution`` > 1 (several-word users) lets a
+  user cast that many votes per round: outside Theorem 1."""
+  contribution = engine_options.get("max_user_contribution")
+  if contribution is None or contribution <= 1 or population.is_single_word:
+    return params
+  problem = (f"max_user_contribution={contribution} lets a user cast up to "
+             f"{contribution} votes per round, and Theorem 1 covers one vote "
+             "per user per round")
+  if not allow_no_guarantee:
+    raise ValueError(f"{problem}. Pass allow_no_guarantee=True to run "
+                     "without a privacy guarantee")
+  return dataclasses.replace(
+      params, epsilon=math.inf, delta=1.0,
+      guarantee=f"no differential privacy guarantee: {problem}.")
+
+
 def discover(user_words, *, epsilon: float | None = None,
              delta: float | None = None,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
@@ -164,6 +185,8 @@ def discover(user_words, *, epsilon: float | None = None,
       theta=theta, gamma=gamma, batch_size=batch_size,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee)
+  params = _check_contribution(params, population, engine_options,
+                               allow_no_guarantee)
   population.encode()
   rng = np.random.default_rng(seed)
   start = time.perf_counter()

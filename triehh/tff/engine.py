@@ -1,0 +1,215 @@
+"""The ``tff`` engine: TrieHH run as TensorFlow Federated computations.
+
+``triehh.discover(..., engine="tff")`` calls :func:`run`. Each trie level is
+one TrieHH round, run as ``num_sub_rounds`` calls of the TFF process's
+``next`` (see :mod:`triehh.tff.computations`). The driver draws randomness
+exactly as :func:`triehh.fast_engine.run` does, in the same order (the
+sampled users, then, for several-word users, one rank per sampled user: the
+per-client, per-round seed the client uses to pick its word in TF), so both
+engines produce the same trie from the same seed. After each level the
+driver records the thresholded votes in a :class:`triehh.trie.Trie` (so
+results and output are those of the fast engine) and checks that the TFF
+server state (frontier, heavy hitters, counts) agrees with it.
+
+Where it runs: by default on one local TFF worker (TFF's C++
+``worker_binary``) started on a loopback port for this Python process; with
+``workers="host:port,..."`` on already-running workers (start them with
+``python -m triehh.tff.worker --port=N``), the clients of each call split
+across them. See :mod:`triehh.tff.runtime` for failure handling.
+
+Vote capacity: per round the driver uses the process whose client vote
+vectors hold the smallest power of two of frontier prefixes that is at least
+the frontier size (one compiled process per capacity, cached), unless a fixed
+``vote_capacity`` is given.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from triehh import population as population_lib
+from triehh import sampling
+from triehh import trie as trie_lib
+from triehh.tff import computations
+from triehh.tff import runtime as runtime_lib
+
+
+def run(population: population_lib.Population, *, theta: int,
+        batch_size: int, rng: np.random.Generator,
+        num_sub_rounds: int = 1,
+        max_num_prefixes: int | None = None,
+        schedule: Sequence[np.ndarray] | None = None,
+        workers: str | Sequence[str] | None = None,
+        secure_sum: bool = False,
+        max_user_contribution: int | None = None,
+        vote_capacity: int | None = None,
+        connect_timeout: float = runtime_lib.DEFAULT_CONNECT_TIMEOUT,
+        rpc_timeout: float = runtime_lib.DEFAULT_RPC_TIMEOUT
+        ) -> trie_lib.Trie:
+  """Runs TrieHH with TFF until the trie stops growing or has L + 1 levels.
+
+  Args:
+    population: the encoded users.
+    theta, batch_size, rng, num_sub_rounds, max_num_prefixes, schedule: as
+      in :func:`triehh.fast_engine.run` (same meaning, same randomness).
+    workers: ``"host:port,..."`` (or a list) of running TFF workers; ``None``
+      starts one local worker.
+    secure_sum: aggregate votes with ``tff.federated_secure_sum_bitwidth``
+      (the bit width is the smallest that holds a round's summed votes).
+    max_user_contribution: several-word users only; ``None`` (default): each
+      sampled user votes with one word drawn by its local frequency
+      (Algorithm 3). An integer ``c``: each sampled user votes with each of
+      its ``c`` most frequent words, as TFF's reference implementation does;
+      with ``c > 1`` a user can cast ``c`` votes per round, which Theorem 1
+      does not cover.
+    vote_capacity: fixed number of frontier prefixes the client vote vectors
+      hold (``None``: per round, the next power of two).
+    connect_timeout, rpc_timeout: seconds to reach a worker, and for one
+      call; past them the run stops with :class:`runtime.WorkerError`.
+
+  Returns:
+    The grown :class:`~triehh.trie.Trie`, equal to the fast engine's.
+  """
+  if theta < 1:
+    raise ValueError(f"theta must be >= 1, got {theta}")
+  if max_user_contribution is not None and max_user_contribution < 1:
+    raise ValueError("max_user_contribution must be >= 1, got "
+                     f"{max_user_contribution}")
+  if vote_capacity is not None and vote_capacity < 1:
+    raise ValueError(f"vote_capacity must be >= 1, got {vote_capacity}")
+  pop = population
+  a1 = pop.alphabet.num_extensions
+  if pop.is_single_word:
+    mode, contribution = computations.ONE_WORD, 1
+  elif max_user_contribution is None:
+    mode, contribution = computations.SAMPLED_WORD, 1
+  else:
+    mode, contribution = computations.TOP_WORDS, int(max_user_contribution)
+  if schedule is None:
+    if not 0 < batch_size <= pop.num_users:
+      raise ValueError(f"batch size {batch_size} must be in "
+                       f"[1, n={pop.num_users}]")
+    most_per_round = batch_size
+  else:
+    most_per_round = max((len(s) for s in schedule), default=1)
+  bitwidth = None
+  if secure_sum:
+    # A call sums at most one round's votes: each entry < 2**bitwidth.
+    bitwidth = max(1, int(most_per_round * contribution).bit_length())
+    if bitwidth > 31:
+      raise ValueError(f"secure sum over {most_per_round} users x "
+                       f"{contribution} votes needs {bitwidth} bits; at most "
+                       "31 are supported")
+
+  def spec(capacity: int) -> computations.ProcessSpec:
+    return computations.ProcessSpec(
+        num_extensions=a1, max_length=pop.max_length, vote_capacity=capacity,
+        client_mode=mode, max_user_contribution=contribution,
+        secure_sum_bitwidth=bitwidth)
+
+  runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
+                                    rpc_timeout=rpc_timeout)
+  initialize = computations.initialize_computation(
+      pop.max_length, theta=theta, max_num_prefixes=max_num_prefixes,
+      num_sub_rounds=num_sub_rounds)
+  codes = _codes32(pop)
+  trie = trie_lib.Trie(pop.alphabet)
+  with runtime.install():
+    state = initialize()
+    for depth in range(1, pop.num_levels + 1):
+      num_prefixes = trie.frontier.shape[0]
+      if num_prefixes == 0:
+        break  # every discovered prefix is terminated: nothing can grow
+      if schedule is not None:
+        if depth > len(schedule):
+          break
+        users = np.asarray(schedule[depth - 1], dtype=np.intp)
+      else:
+        users = sampling.sample_users(rng, pop.num_users, batch_size)
+      ranks = sampling.draw_word_ranks(rng, pop, users)
+      data = _client_data(pop, codes, users, ranks, mode)
+      capacity = _capacity(num_prefixes, vote_capacity)
+      next_fn = computations.next_computation(spec(capacity))
+      output = None
+      for batch in sampling.sub_round_slices(users.size, num_sub_rounds):
+        state, output = next_fn(state, data[batch])
+      # Several-worker contexts return plain mappings: restore the types.
+      state = _as(computations.ServerState, state)
+      output = _as(computations.RoundOutput, output)
+      if not output.level_done:
+        raise RuntimeError("the TFF process did not close the level after "
+                           f"{num_sub_rounds} sub-rounds")
+      votes = np.asarray(output.votes, dtype=np.int64)
+      found_before = sum(lv.terminated.shape[0] for lv in trie.levels)
+      level, _ = trie.grow(votes, theta, max_num_prefixes,
+                           num_sampled=users.size)
+      _check_agreement(state, level, found_before, pop.max_length)
+      if not level.grew:
+        break
+  return trie
+
+
+def _as(cls, value):
+  if isinstance(value, cls):
+    return value
+  if isinstance(value, Mapping):
+    return cls(**value)
+  return cls(*value)
+
+
+def _capacity(num_prefixes: int, fixed: int | None) -> int:
+  if fixed is not None:
+    if num_prefixes > fixed:
+      raise ValueError(f"the frontier has {num_prefixes} prefixes, more than "
+                       f"vote_capacity={fixed}")
+    return fixed
+  return 1 << (num_prefixes - 1).bit_length()
+
+
+@functools.lru_cache(maxsize=4)
+def _codes32(pop: population_lib.Population) -> np.ndarray:
+  return np.ascontiguousarray(pop.codes, dtype=np.int32)
+
+
+def _client_data(pop: population_lib.Population, codes: np.ndarray,
+                 users: np.ndarray, ranks: np.ndarray | None,
+                 mode: str) -> list:
+  """One entry per sampled user, in sample order."""
+  if mode == computations.ONE_WORD:
+    return list(codes[pop.user_word[users]])
+  offsets = pop.user_offsets
+  if ranks is None:
+    ranks = np.zeros(users.size, dtype=np.int64)
+  data = []
+  for user, rank in zip(users, ranks):
+    entries = slice(offsets[user], offsets[user + 1])
+    data.append(computations.ClientWords(
+        codes=codes[pop.entry_word[entries]],
+        counts=pop.entry_count[entries].astype(np.int64, copy=False),
+        rank=np.int64(rank)))
+  return data
+
+
+def _check_agreement(state: computations.ServerState,
+                     level: trie_lib.TrieLevel, found_before: int,
+                     max_length: int) -> None:
+  """Raises if the TFF server state differs from the level the trie grew."""
+  frontier = np.asarray(state.frontier, dtype=np.int32).reshape(
+      -1, level.depth)
+  found = np.asarray(state.heavy_hitters, dtype=np.int32)[found_before:]
+  counts = np.asarray(state.heavy_hitter_counts, dtype=np.int64)[found_before:]
+  expected = np.full((level.terminated.shape[0], max_length + 1), -1,
+                     dtype=np.int32)
+  expected[:, :level.depth] = level.terminated
+  if not (np.array_equal(frontier, level.prefixes)
+          and np.array_equal(found, expected)
+          and np.array_equal(counts, level.terminated_votes)):
+    raise RuntimeError(
+        f"the TFF server state disagrees with the trie at depth "
+        f"{level.depth}: frontier {frontier.tolist()} vs "
+        f"{level.prefixes.tolist()}, heavy hitters {found.tolist()} "
+        f"({counts.tolist()}) vs {expected.tolist()} "
+        f"({level.terminated_votes.tolist()})")

@@ -1,0 +1,309 @@
+"""Where the TFF computations run: TFF's C++ ``worker_binary`` processes.
+
+A :class:`Runtime` is a set of TFF workers (see :mod:`triehh.tff.worker`)
+and the TFF execution context that runs computations on them:
+
+* one worker: every call runs on it (a local worker started for the
+  process by :func:`local_runtime`, or one given address);
+* several workers: TFF's mergeable-computation context
+  (``tff.framework.MergeableCompExecutionContext``): each federated call is
+  compiled to TFF's ``MergeableCompForm``, the ``CLIENTS``-placed argument is
+  split into one consecutive slice per worker, every worker runs the
+  computation up to the aggregation on its slice, the partial sums are merged
+  and the server update runs on one worker. Sums are exact, so the result
+  equals the single-worker run.
+
+Each worker is reached over its own gRPC channel and served by its own
+thread, so several workers compute in parallel. Secure aggregation:
+computations using ``tff.federated_secure_sum_bitwidth`` run with TFF's test
+lowering (``tff.backends.test.replace_secure_intrinsics_with_bodies``), the
+only one TFF ships for its C++ runtime: the same sum with the same bit-width
+checks, computed in the clear by the worker (there is no cryptographic
+protocol in a simulation).
+
+Failures. A worker that cannot be reached within ``connect_timeout`` seconds
+when the runtime is created, or whose calls fail (it died, the network
+dropped) or take longer than ``rpc_timeout`` seconds, raises
+:class:`WorkerError` naming its address; TFF's own endless retrying of
+unavailable workers is bypassed, so a run stops within those bounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import re
+import threading
+from collections.abc import Sequence
+
+import grpc
+import tensorflow_federated as tff
+
+from triehh.tff import worker as worker_lib
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_RPC_TIMEOUT = 300.0
+
+_GRPC_OPTIONS = [
+    ("grpc.max_message_length", 2 * 1000 * 1000 * 1000),
+    ("grpc.max_receive_message_length", 2 * 1000 * 1000 * 1000),
+    ("grpc.max_send_message_length", 2 * 1000 * 1000 * 1000),
+]
+_ADDRESS = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
+
+
+class WorkerError(ConnectionError):
+  """A TFF worker is unreachable, failed or did not answer in time."""
+
+  def __init__(self, address: str, problem: str):
+    super().__init__(f"TFF worker {address}: {problem}")
+    self.address = address
+
+
+def parse_workers(workers: str | Sequence[str]) -> list[str]:
+  """``"host:port,host:port"`` (or a sequence of them) -> checked addresses."""
+  if isinstance(workers, str):
+    items = [w.strip() for w in workers.split(",")]
+  else:
+    items = [str(w).strip() for w in workers]
+  items = [w for w in items if w]
+  if not items:
+    raise ValueError("no TFF worker address given (expected host:port,...)")
+  for item in items:
+    match = _ADDRESS.match(item)
+    if not match or not 0 < int(match.group(2)) < 65536:
+      raise ValueError(f"invalid TFF worker address {item!r}: expected "
+                       "host:port with a port in 1..65535")
+  if len(set(items)) != len(items):
+    raise ValueError(f"a TFF worker is listed twice in {items}")
+  return items
+
+
+class _Deadline(grpc.UnaryUnaryClientInterceptor):
+  """Gives every unary gRPC call a deadline."""
+
+  def __init__(self, seconds: float):
+    self._seconds = seconds
+
+  def intercept_unary_unary(self, continuation, client_call_details, request):
+    if client_call_details.timeout is None:
+      client_call_details = client_call_details._replace(timeout=self._seconds)  # pylint: disable=protected-access
+    return continuation(client_call_details, request)
+
+
+def _describe(err: BaseException) -> str:
+  cause = err
+  while not isinstance(cause, grpc.Call) and cause.__cause__ is not None:
+    cause = cause.__cause__
+  if isinstance(cause, grpc.Call):
+    code = cause.code()
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+      return "no answer within the call deadline (worker hung or too slow)"
+    if code == grpc.StatusCode.UNAVAILABLE:
+      return f"unavailable (worker died or unreachable): {cause.details()}"
+    return f"{code.name}: {cause.details()}"
+  if isinstance(err, grpc.RpcError) and not str(err):
+    return type(err).__name__
+  return str(err)
+
+
+def _compile_for_worker(comp):
+  comp = tff.backends.test.replace_secure_intrinsics_with_bodies(comp)
+  return tff.backends.native.desugar_and_transform_to_native(comp)
+
+
+def _compile_to_mergeable(comp):
+  comp = tff.backends.test.replace_secure_intrinsics_with_bodies(comp)
+  return tff.backends.native.compile_to_mergeable_comp_form(comp)
+
+
+# AsyncExecutionContext.invoke retries unavailable workers forever; its
+# undecorated coroutine function makes one attempt.
+_INVOKE_ONCE = getattr(tff.framework.AsyncExecutionContext.invoke,
+                       "__wrapped__", tff.framework.AsyncExecutionContext.invoke)
+
+
+class WorkerContext(tff.framework.AsyncContext):
+  """An async TFF context running every call on one worker, on its own thread.
+
+  Errors of the worker (and calls over ``rpc_timeout``) raise
+  :class:`WorkerError` with its address.
+  """
+
+  def __init__(self, address: str, *,
+               connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+               rpc_timeout: float = DEFAULT_RPC_TIMEOUT):
+    self.address = address
+    self._rpc_timeout = float(rpc_timeout)
+    self._raw_channel = grpc.insecure_channel(address, _GRPC_OPTIONS)
+    try:
+      grpc.channel_ready_future(self._raw_channel).result(
+          timeout=connect_timeout)
+    except grpc.FutureTimeoutError:
+      self._raw_channel.close()
+      raise WorkerError(
+          address, f"unreachable: no connection within {connect_timeout:g} s "
+          "(is `python -m triehh.tff.worker --port=PORT` running there?)"
+      ) from None
+    channel = grpc.intercept_channel(self._raw_channel,
+                                     _Deadline(self._rpc_timeout))
+    stub = tff.framework.RemoteExecutorGrpcStub(channel)
+
+    def stack_fn(cardinalities):
+      if cardinalities.get(tff.CLIENTS) is None:
+        cardinalities[tff.CLIENTS] = 0  # the worker needs one
+      executor = tff.framework.RemoteExecutor(stub)
+      executor.set_cardinalities(cardinalities)
+      return executor
+
+    self._context = tff.framework.AsyncExecutionContext(
+        executor_fn=tff.framework.ResourceManagingExecutorFactory(stack_fn),
+        compiler_fn=_compile_for_worker,
+        transform_args=tff.tensorflow.transform_args,
+        transform_result=tff.tensorflow.transform_result)
+    self._loop = asyncio.new_event_loop()
+    self._thread = threading.Thread(target=self._loop.run_forever,
+                                    name=f"tff-worker-{address}", daemon=True)
+    self._thread.start()
+    self.failed = False
+
+  async def _invoke_here(self, comp, arg):
+    try:
+      return await _INVOKE_ONCE(self._context, comp, arg)
+    except (grpc.RpcError, tff.framework.RetryableError) as err:
+      self.failed = True
+      raise WorkerError(self.address, _describe(err)) from err
+
+  def _submit(self, comp, arg) -> concurrent.futures.Future:
+    return asyncio.run_coroutine_threadsafe(self._invoke_here(comp, arg),
+                                            self._loop)
+
+  def _timed_out(self) -> WorkerError:
+    self.failed = True
+    return WorkerError(self.address,
+                       f"no answer within {self._rpc_timeout:g} s")
+
+  async def invoke(self, comp, arg):
+    """Runs ``comp(arg)`` on the worker (``tff.framework.AsyncContext``)."""
+    future = self._submit(comp, arg)
+    try:
+      return await asyncio.wait_for(asyncio.wrap_future(future),
+                                    self._rpc_timeout + 5.0)
+    except asyncio.TimeoutError:
+      future.cancel()
+      raise self._timed_out() from None
+
+  def invoke_sync(self, comp, arg):
+    """Runs ``comp(arg)`` on the worker and waits for the result."""
+    future = self._submit(comp, arg)
+    try:
+      return future.result(timeout=self._rpc_timeout + 5.0)
+    except concurrent.futures.TimeoutError:
+      future.cancel()
+      raise self._timed_out() from None
+
+  def close(self) -> None:
+    if self._loop.is_running():
+      self._loop.call_soon_threadsafe(self._loop.stop)
+      self._thread.join(timeout=5.0)
+    self._raw_channel.close()
+
+
+class _SingleWorkerContext(tff.framework.SyncContext):
+  """A synchronous TFF context over one :class:`WorkerContext`."""
+
+  def __init__(self, worker: WorkerContext):
+    self._worker = worker
+
+  def invoke(self, comp, arg):
+    return self._worker.invoke_sync(comp, arg)
+
+
+class Runtime:
+  """TFF workers and the execution context that splits clients across them."""
+
+  def __init__(self, addresses: Sequence[str], *,
+               connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+               rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
+               processes: Sequence[worker_lib.WorkerProcess] = ()):
+    if connect_timeout <= 0 or rpc_timeout <= 0:
+      raise ValueError("connect_timeout and rpc_timeout must be positive")
+    self.addresses = list(addresses)
+    self._processes = list(processes)
+    self.workers: list[WorkerContext] = []
+    try:
+      for address in self.addresses:
+        self.workers.append(WorkerContext(
+            address, connect_timeout=connect_timeout, rpc_timeout=rpc_timeout))
+    except BaseException:
+      self.close()
+      raise
+    if len(self.workers) == 1:
+      self.context = _SingleWorkerContext(self.workers[0])
+    else:
+      self.context = tff.framework.MergeableCompExecutionContext(
+          self.workers, compiler_fn=_compile_to_mergeable)
+
+  @property
+  def failed(self) -> bool:
+    """Whether a worker failed (the runtime should not be reused)."""
+    return any(w.failed for w in self.workers) or any(
+        not p.alive() for p in self._processes)
+
+  def install(self):
+    """Context manager making this runtime TFF's current context."""
+    return tff.framework.get_context_stack().install(self.context)
+
+  def close(self) -> None:
+    """Closes the connections and stops the workers this runtime started."""
+    for w in self.workers:
+      w.close()
+    for p in self._processes:
+      p.stop()
+
+
+_RUNTIMES: dict[tuple, Runtime] = {}
+_LOCK = threading.Lock()
+
+
+def get_runtime(workers: str | Sequence[str] | None = None, *,
+                connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                rpc_timeout: float = DEFAULT_RPC_TIMEOUT) -> Runtime:
+  """The (cached) runtime for ``workers``; ``None``: one local worker.
+
+  The local worker is started on a free loopback port on first use and
+  stopped when Python exits. A runtime whose worker failed is replaced.
+  """
+  addresses = None if workers is None else tuple(parse_workers(workers))
+  key = (addresses, float(connect_timeout), float(rpc_timeout))
+  with _LOCK:
+    runtime = _RUNTIMES.get(key)
+    if runtime is not None and runtime.failed:
+      runtime.close()
+      del _RUNTIMES[key]
+      runtime = None
+    if runtime is None:
+      if addresses is None:
+        process = worker_lib.WorkerProcess()
+        try:
+          runtime = Runtime([process.address], processes=[process],
+                            connect_timeout=connect_timeout,
+                            rpc_timeout=rpc_timeout)
+        except BaseException:
+          process.stop()
+          raise
+      else:
+        runtime = Runtime(addresses, connect_timeout=connect_timeout,
+                          rpc_timeout=rpc_timeout)
+      _RUNTIMES[key] = runtime
+    return runtime
+
+
+@atexit.register
+def close_all() -> None:
+  """Closes every cached runtime (stops the local workers)."""
+  with _LOCK:
+    for runtime in _RUNTIMES.values():
+      runtime.close()
+    _RUNTIMES.clear()

@@ -1,0 +1,299 @@
+"""TFF worker processes: start TFF's C++ ``worker_binary`` bound to loopback.
+
+TensorFlow Federated's own distributed runtime is its C++ ``worker_binary``
+(shipped in the ``tensorflow-federated`` wheel at
+``tensorflow_federated/data/worker_binary``): it serves TFF computations over
+gRPC. The ``tff`` engine runs its computations on such workers, either one it
+starts itself for the run (the default) or several already-running ones
+(``--tff_workers=host:port,...``), across which the sampled clients of each
+round are split.
+
+Starting workers. On each machine that should run clients::
+
+  python -m triehh.tff.worker --port=8000              # 127.0.0.1:8000 only
+  python -m triehh.tff.worker --port=8000 --bind=all   # every interface
+
+then run, e.g.::
+
+  python -m experiments.run_triehh --engine=tff \\
+      --tff_workers=127.0.0.1:8000,127.0.0.1:8001
+
+Binding. ``worker_binary`` has no option for the listening address: it
+always listens on every interface (``[::]``) and serves any computation sent
+to it without authentication. This launcher therefore binds it to loopback by
+default, by preloading a tiny ``bind()`` wrapper (built once with the system
+C compiler, cached under ``$XDG_CACHE_HOME/triehh`` or ``~/.cache/triehh``)
+that turns wildcard addresses into ``127.0.0.1``. Reach a loopback worker at
+``127.0.0.1:PORT`` (or ``localhost:PORT``). ``--bind=all`` exposes the worker
+on every interface: only do that on a trusted network or behind a firewall,
+and prefer an SSH tunnel to a loopback worker otherwise. Without a C compiler
+the loopback binding cannot be made and the launcher stops with an error
+instead of silently listening everywhere.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+_BIND_CHOICES = ("loopback", "all")
+
+# Preloaded into worker_binary: rewrites wildcard binds to loopback. An IPv6
+# dual-stack wildcard becomes the IPv4-mapped loopback address, so the worker
+# answers on 127.0.0.1 (and localhost) only.
+_LOOPBACK_SHIM_SOURCE = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+typedef int (*bind_fn)(int, const struct sockaddr *, socklen_t);
+
+int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+  static bind_fn real_bind = NULL;
+  if (real_bind == NULL) real_bind = (bind_fn)dlsym(RTLD_NEXT, "bind");
+  if (addr != NULL && addr->sa_family == AF_INET &&
+      len >= (socklen_t)sizeof(struct sockaddr_in)) {
+    struct sockaddr_in a;
+    memcpy(&a, addr, sizeof a);
+    if (a.sin_addr.s_addr == htonl(INADDR_ANY)) {
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      return real_bind(fd, (const struct sockaddr *)&a, sizeof a);
+    }
+  } else if (addr != NULL && addr->sa_family == AF_INET6 &&
+             len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+    struct sockaddr_in6 a;
+    memcpy(&a, addr, sizeof a);
+    if (IN6_IS_ADDR_UNSPECIFIED(&a.sin6_addr)) {
+      int v6only = 0;
+      socklen_t optlen = sizeof v6only;
+      getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &optlen);
+      if (v6only) {
+        a.sin6_addr = in6addr_loopback;
+      } else {
+        memset(&a.sin6_addr, 0, sizeof a.sin6_addr);
+        a.sin6_addr.s6_addr[10] = 0xff;
+        a.sin6_addr.s6_addr[11] = 0xff;
+        a.sin6_addr.s6_addr[12] = 127;
+        a.sin6_addr.s6_addr[15] = 1;
+      }
+      return real_bind(fd, (const struct sockaddr *)&a, sizeof a);
+    }
+  }
+  return real_bind(fd, addr, len);
+}
+"""
+
+
+class WorkerStartError(RuntimeError):
+  """A TFF worker could not be started."""
+
+
+def binary_path() -> str:
+  """Path of TFF's ``worker_binary`` (raises if TFF or the binary is missing)."""
+  # find_spec locates the package without importing it (and TensorFlow).
+  spec = importlib.util.find_spec("tensorflow_federated")
+  if spec is None or not spec.submodule_search_locations:
+    raise WorkerStartError(
+        "tensorflow-federated is not installed; install the project's 'tff' "
+        "extra to run TFF workers")
+  path = os.path.join(list(spec.submodule_search_locations)[0], "data",
+                      "worker_binary")
+  if not os.path.isfile(path):
+    raise WorkerStartError(f"TFF's worker_binary was not found at {path}")
+  return path
+
+
+def _cache_dir() -> str:
+  base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+      os.path.expanduser("~"), ".cache")
+  return os.path.join(base, "triehh")
+
+
+def loopback_shim() -> str:
+  """Builds (once) and returns the path of the loopback ``bind()`` wrapper."""
+  digest = hashlib.sha256(_LOOPBACK_SHIM_SOURCE.encode()).hexdigest()[:16]
+  target_dir = _cache_dir()
+  target = os.path.join(target_dir, f"loopback_bind_{digest}.so")
+  if os.path.isfile(target):
+    return target
+  compiler = (os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+              or shutil.which("clang"))
+  if compiler is None:
+    raise WorkerStartError(
+        "cannot bind the TFF worker to loopback: no C compiler (cc, gcc or "
+        "clang) was found to build the bind() wrapper; install one, or pass "
+        "--bind=all to listen on every interface (then firewall the port)")
+  os.makedirs(target_dir, exist_ok=True)
+  with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
+    source = os.path.join(tmp, "loopback_bind.c")
+    with open(source, "w", encoding="ascii") as f:
+      f.write(_LOOPBACK_SHIM_SOURCE)
+    built = os.path.join(tmp, "loopback_bind.so")
+    proc = subprocess.run(
+        [compiler, "-shared", "-fPIC", "-O2", "-o", built, source, "-ldl"],
+        capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+      raise WorkerStartError(
+          f"cannot bind the TFF worker to loopback: building the bind() "
+          f"wrapper with {compiler} failed:\n{proc.stderr.strip()}\n"
+          "Pass --bind=all to listen on every interface instead.")
+    os.replace(built, target)  # atomic: concurrent builders are harmless
+  return target
+
+
+def worker_command(port: int, *, max_concurrent_computation_calls: int = -1
+                   ) -> list[str]:
+  """The ``worker_binary`` command line serving on ``port``."""
+  return [binary_path(), f"--port={int(port)}",
+          f"--max_concurrent_computation_calls="
+          f"{int(max_concurrent_computation_calls)}"]
+
+
+def worker_environment(bind: str = "loopback") -> dict[str, str]:
+  """The environment for ``worker_binary`` (preloads the loopback wrapper)."""
+  if bind not in _BIND_CHOICES:
+    raise ValueError(f"bind must be one of {_BIND_CHOICES}, got {bind!r}")
+  env = dict(os.environ)
+  if bind == "loopback":
+    preload = [loopback_shim()]
+    if env.get("LD_PRELOAD"):
+      preload.append(env["LD_PRELOAD"])
+    env["LD_PRELOAD"] = " ".join(preload)
+  return env
+
+
+def _die_with_parent() -> None:  # runs in the child before exec (Linux only)
+  try:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+  except (OSError, AttributeError):
+    pass
+
+
+class WorkerProcess:
+  """A ``worker_binary`` child process; stopped by :meth:`stop` or on exit.
+
+  The child also receives SIGTERM if this Python process dies (Linux), so no
+  worker outlives the run that started it.
+  """
+
+  def __init__(self, port: int | None = None, *, bind: str = "loopback",
+               log_path: str | None = None, ready_timeout: float = 60.0):
+    if port is None:
+      import portpicker  # pylint: disable=g-import-not-at-top
+      port = portpicker.pick_unused_port()
+    self.port = int(port)
+    self.address = f"127.0.0.1:{self.port}"
+    env = worker_environment(bind)
+    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # pylint: disable=consider-using-with
+    try:
+      self._process = subprocess.Popen(  # pylint: disable=consider-using-with
+          worker_command(self.port), env=env, stdin=subprocess.DEVNULL,
+          stdout=log, stderr=log, preexec_fn=_die_with_parent)
+    finally:
+      if log_path:
+        log.close()
+    try:
+      self.wait_ready(ready_timeout)
+    except BaseException:
+      self.stop()
+      raise
+
+  @property
+  def pid(self) -> int:
+    return self._process.pid
+
+  def alive(self) -> bool:
+    return self._process.poll() is None
+
+  def wait_ready(self, timeout: float) -> None:
+    """Waits until the worker accepts gRPC connections."""
+    import grpc  # pylint: disable=g-import-not-at-top
+    deadline = time.monotonic() + timeout
+    channel = grpc.insecure_channel(self.address)
+    try:
+      while True:
+        if not self.alive():
+          raise WorkerStartError(
+              f"TFF worker on port {self.port} exited with code "
+              f"{self._process.returncode} before serving (port in use?)")
+        try:
+          grpc.channel_ready_future(channel).result(timeout=0.5)
+          return
+        except grpc.FutureTimeoutError:
+          if time.monotonic() > deadline:
+            raise WorkerStartError(
+                f"TFF worker on port {self.port} did not start serving "
+                f"within {timeout:.0f} s") from None
+    finally:
+      channel.close()
+
+  def stop(self, timeout: float = 10.0) -> None:
+    """Stops the worker (SIGTERM, then SIGKILL after ``timeout``)."""
+    if self._process.poll() is None:
+      self._process.terminate()
+      try:
+        self._process.wait(timeout)
+      except subprocess.TimeoutExpired:
+        self._process.kill()
+        self._process.wait()
+
+  def __enter__(self) -> "WorkerProcess":
+    return self
+
+  def __exit__(self, *exc) -> None:
+    self.stop()
+
+  def __del__(self):
+    try:
+      self.stop(timeout=2.0)
+    except Exception:  # pylint: disable=broad-except
+      pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+  """``python -m triehh.tff.worker --port=N [--bind=loopback|all]``."""
+  import argparse  # pylint: disable=g-import-not-at-top
+  parser = argparse.ArgumentParser(
+      prog="python -m triehh.tff.worker",
+      description="Serve TFF computations with TFF's C++ worker_binary "
+                  "(loopback only unless --bind=all).")
+  parser.add_argument("--port", type=int, required=True,
+                      help="TCP port to serve on")
+  parser.add_argument("--bind", choices=_BIND_CHOICES, default="loopback",
+                      help="loopback (default): 127.0.0.1 only; all: every "
+                           "interface")
+  parser.add_argument("--max_concurrent_computation_calls", type=int,
+                      default=-1,
+                      help="passed to worker_binary (non-positive: no limit)")
+  args = parser.parse_args(argv)
+  if not 0 < args.port < 65536:
+    parser.error(f"--port must be in 1..65535, got {args.port}")
+  try:
+    command = worker_command(
+        args.port,
+        max_concurrent_computation_calls=args.max_concurrent_computation_calls)
+    env = worker_environment(args.bind)
+  except WorkerStartError as err:
+    print(f"error: {err}", file=sys.stderr)
+    return 1
+  where = "127.0.0.1" if args.bind == "loopback" else "every interface"
+  print(f"serving TFF computations on {where}, port {args.port}",
+        file=sys.stderr, flush=True)
+  os.execve(command[0], command, env)  # replaces this process
+  return 0  # not reached
+
+
+if __name__ == "__main__":
+  sys.exit(main())
