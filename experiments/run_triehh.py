@@ -47,7 +47,8 @@ _TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
 def engine_options() -> dict:
   """Extra keyword arguments for the chosen engine."""
   if FLAGS.engine != "tff":
-    given = [f"--{name}" for name in _TFF_FLAGS if FLAGS[name].present]
+    given = [f"--{name}" for name in _TFF_FLAGS
+             if not FLAGS[name].using_default_value]
     if given:
       raise ValueError(f"TFF engine flags given without --engine=tff: "
                        f"{', '.join(given)}")

@@ -24,8 +24,10 @@ protocol in a simulation).
 Failures. A worker that cannot be reached within ``connect_timeout`` seconds
 when the runtime is created, or whose calls fail (it died, the network
 dropped) or take longer than ``rpc_timeout`` seconds, raises
-:class:`WorkerError` naming its address; TFF's own endless retrying of
-unavailable workers is bypassed, so a run stops within those bounds.
+:class:`WorkerError` (a ``ConnectionError``) naming its address; TFF's own
+endless retrying of unavailable workers is bypassed, so a run stops within
+those bounds. A computation that fails on a worker raises
+:class:`ComputationError` naming it.
 """
 
 from __future__ import annotations
@@ -54,11 +56,24 @@ _ADDRESS = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
 
 
 class WorkerError(ConnectionError):
-  """A TFF worker is unreachable, failed or did not answer in time."""
+  """A TFF worker is unreachable, died or did not answer in time."""
 
   def __init__(self, address: str, problem: str):
     super().__init__(f"TFF worker {address}: {problem}")
     self.address = address
+
+
+class ComputationError(RuntimeError):
+  """A TFF worker answered, but the computation failed on it."""
+
+  def __init__(self, address: str, problem: str):
+    super().__init__(f"TFF worker {address}: computation failed: {problem}")
+    self.address = address
+
+
+_CONNECTION_CODES = (grpc.StatusCode.UNAVAILABLE,
+                     grpc.StatusCode.DEADLINE_EXCEEDED,
+                     grpc.StatusCode.CANCELLED)
 
 
 def parse_workers(workers: str | Sequence[str]) -> list[str]:
@@ -92,11 +107,17 @@ class _Deadline(grpc.UnaryUnaryClientInterceptor):
     return continuation(client_call_details, request)
 
 
+def _grpc_call(err: BaseException) -> grpc.Call | None:
+  """The gRPC call behind ``err`` (TFF wraps some in RetryableGRPCError)."""
+  for cause in (err, err.__cause__, *getattr(err, "args", ())):
+    if isinstance(cause, grpc.Call):
+      return cause
+  return None
+
+
 def _describe(err: BaseException) -> str:
-  cause = err
-  while not isinstance(cause, grpc.Call) and cause.__cause__ is not None:
-    cause = cause.__cause__
-  if isinstance(cause, grpc.Call):
+  cause = _grpc_call(err)
+  if cause is not None:
     code = cause.code()
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
       return "no answer within the call deadline (worker hung or too slow)"
@@ -172,8 +193,12 @@ class WorkerContext(tff.framework.AsyncContext):
     try:
       return await _INVOKE_ONCE(self._context, comp, arg)
     except (grpc.RpcError, tff.framework.RetryableError) as err:
-      self.failed = True
-      raise WorkerError(self.address, _describe(err)) from err
+      call = _grpc_call(err)
+      if (isinstance(err, tff.framework.RetryableError) or call is None
+          or call.code() in _CONNECTION_CODES):
+        self.failed = True
+        raise WorkerError(self.address, _describe(err)) from err
+      raise ComputationError(self.address, _describe(err)) from err
 
   def _submit(self, comp, arg) -> concurrent.futures.Future:
     return asyncio.run_coroutine_threadsafe(self._invoke_here(comp, arg),

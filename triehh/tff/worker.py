@@ -127,13 +127,18 @@ def loopback_shim() -> str:
   target = os.path.join(target_dir, f"loopback_bind_{digest}.so")
   if os.path.isfile(target):
     return target
-  compiler = (os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-              or shutil.which("clang"))
+  if os.environ.get("CC"):
+    compiler = shutil.which(os.environ["CC"])
+    missing = f"the C compiler $CC={os.environ['CC']!r} was not found"
+  else:
+    compiler = (shutil.which("cc") or shutil.which("gcc")
+                or shutil.which("clang"))
+    missing = "no C compiler (cc, gcc or clang) was found"
   if compiler is None:
     raise WorkerStartError(
-        "cannot bind the TFF worker to loopback: no C compiler (cc, gcc or "
-        "clang) was found to build the bind() wrapper; install one, or pass "
-        "--bind=all to listen on every interface (then firewall the port)")
+        f"cannot bind the TFF worker to loopback: {missing} to build the "
+        "bind() wrapper; install one, or pass --bind=all to listen on every "
+        "interface (then firewall the port)")
   os.makedirs(target_dir, exist_ok=True)
   with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
     source = os.path.join(tmp, "loopback_bind.c")

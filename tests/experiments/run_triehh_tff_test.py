@@ -1,0 +1,93 @@
+"""The run_triehh driver with --engine=tff: same output as the fast engine,
+worker errors that end the program cleanly and keep finished runs."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from absl.testing import flagsaver
+
+pytest.importorskip("tensorflow_federated")
+
+from experiments import run_triehh
+from triehh import api
+from triehh.tff import runtime
+
+FLAGS = run_triehh.FLAGS
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL = dict(num_users=5000, zipf_exponent=1.0, epsilon=8.0)
+
+
+@pytest.fixture(autouse=True)
+def parsed_flags():
+  if not FLAGS.is_parsed():
+    FLAGS.mark_as_parsed()
+
+
+def records(path):
+  with open(os.path.join(path, "results.jsonl"), encoding="utf-8") as f:
+    return [json.loads(line) for line in f]
+
+
+def test_tff_engine_writes_the_fast_engine_results(tmp_path):
+  for engine in ("tff", "fast"):
+    with flagsaver.flagsaver(engine=engine, num_runs=2,
+                             output_dir=str(tmp_path / engine), **SMALL):
+      run_triehh.main(["run_triehh"])
+  tff_runs, fast_runs = records(tmp_path / "tff"), records(tmp_path / "fast")
+  assert [r["engine"] for r in tff_runs] == ["tff", "tff"]
+  assert tff_runs[0]["discovered"]  # something was found
+  for got, want in zip(tff_runs, fast_runs):
+    for key in ("engine", "seconds"):
+      del got[key], want[key]
+    assert got == want
+
+
+def test_a_failing_later_run_keeps_the_earlier_lines(tmp_path, monkeypatch):
+  from triehh import tff_engine  # pylint: disable=g-import-not-at-top
+  calls = []
+
+  def flaky(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2:
+      raise runtime.WorkerError("127.0.0.1:9", "unavailable (worker died)")
+    return tff_engine.run(*args, **kwargs)
+
+  monkeypatch.setitem(api._ENGINES, "tff", flaky)  # pylint: disable=protected-access
+  with flagsaver.flagsaver(engine="tff", num_runs=3, output_dir=str(tmp_path),
+                           **SMALL):
+    with pytest.raises(runtime.WorkerError, match="127.0.0.1:9"):
+      run_triehh.main(["run_triehh"])
+  kept = records(tmp_path)
+  assert [(r["engine"], r["run"]) for r in kept] == [("tff", 0)]
+
+
+def test_tff_flags_need_the_tff_engine():
+  with flagsaver.flagsaver(engine="fast", tff_secure_sum=True):
+    with pytest.raises(ValueError, match="--tff_secure_sum"):
+      run_triehh.engine_options()
+  with flagsaver.flagsaver(engine="tff", tff_workers=["127.0.0.1:5"],
+                           tff_secure_sum=True, tff_rpc_timeout=7.0):
+    assert run_triehh.engine_options() == {
+        "secure_sum": True, "connect_timeout": 10.0, "rpc_timeout": 7.0,
+        "workers": ["127.0.0.1:5"]}
+
+
+def test_unreachable_worker_ends_the_driver_with_its_address(tmp_path):
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+  start = time.monotonic()
+  proc = subprocess.run(
+      [sys.executable, "-m", "experiments.run_triehh", "--engine=tff",
+       "--num_users=5000", f"--tff_workers=127.0.0.1:{port}",
+       "--tff_connect_timeout=1", f"--output_dir={tmp_path}"],
+      cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 1
+  assert f"error: TFF worker 127.0.0.1:{port}: unreachable" in proc.stderr
+  assert "Traceback" not in proc.stderr
+  assert time.monotonic() - start < 120  # mostly importing TensorFlow

@@ -1,0 +1,206 @@
+"""Tests of the tff engine: the same tries as the fast engine."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+pytest.importorskip("tensorflow_federated")
+
+import triehh
+from triehh import fast_engine
+from triehh import population as population_lib
+from triehh import sampling
+from triehh import trie as trie_lib
+from triehh.tff import engine
+from tests import fast_engine_test
+
+VOCABULARY = ["the", "then", "there", "they", "sun", "sunny", "star", "stars",
+              "moon", "mood", "moo", "at", "a", "tea", "team", "seam"]
+
+
+def one_word_population(n=400, seed=0):
+  rng = np.random.default_rng(seed)
+  p = 1.0 / np.arange(1, len(VOCABULARY) + 1)
+  words = rng.choice(VOCABULARY, size=n, p=p / p.sum())
+  return population_lib.Population.from_user_words(list(words), max_length=5)
+
+
+def several_words_population(n=200, seed=1):
+  rng = np.random.default_rng(seed)
+  p = 1.0 / np.arange(1, len(VOCABULARY) + 1)
+  users = []
+  for _ in range(n):
+    held = rng.choice(VOCABULARY, size=rng.integers(1, 5), replace=False,
+                      p=p / p.sum())
+    users.append({w: int(rng.integers(1, 6)) for w in held})
+  return population_lib.Population.from_user_words(users, max_length=5)
+
+
+POPULATIONS = {"one": one_word_population(), "several":
+               several_words_population()}
+
+
+def assert_same_trie(got: trie_lib.Trie, want: trie_lib.Trie):
+  assert got.depth == want.depth
+  for a, b in zip(got.levels, want.levels):
+    for field in ("prefixes", "prefix_votes", "parents", "terminated",
+                  "terminated_votes", "terminated_parents"):
+      np.testing.assert_array_equal(getattr(a, field), getattr(b, field),
+                                    err_msg=f"depth {b.depth}: {field}")
+    assert (a.num_candidates, a.num_sampled, a.num_votes, a.num_capped) == (
+        b.num_candidates, b.num_sampled, b.num_votes, b.num_capped)
+  assert got.heavy_hitters() == want.heavy_hitters()
+  assert got.to_dict() == want.to_dict()
+
+
+def both(pop, seed, **kwargs):
+  tff_trie = engine.run(pop, rng=np.random.default_rng(seed), **kwargs)
+  kwargs = {k: v for k, v in kwargs.items()
+            if k not in ("secure_sum", "vote_capacity")}
+  return tff_trie, fast_engine.run(pop, rng=np.random.default_rng(seed),
+                                   **kwargs)
+
+
+@pytest.mark.parametrize("name,theta,batch_size,sub_rounds,cap,seed", [
+    ("one", 3, 150, 1, None, 0),
+    ("one", 3, 150, 1, None, 1),
+    ("one", 2, 100, 3, 3, 2),
+    ("one", 4, 200, 2, 2, 3),
+    ("several", 3, 100, 1, None, 0),
+    ("several", 3, 100, 1, None, 1),
+    ("several", 2, 80, 3, 2, 2),
+    ("several", 3, 120, 2, 3, 3),
+])
+def test_same_trie_as_the_fast_engine(name, theta, batch_size, sub_rounds, cap,
+                                      seed):
+  got, want = both(POPULATIONS[name], seed, theta=theta, batch_size=batch_size,
+                   num_sub_rounds=sub_rounds, max_num_prefixes=cap)
+  assert want.depth >= 3 and want.heavy_hitters()  # a non-trivial run
+  assert_same_trie(got, want)
+
+
+@pytest.mark.parametrize("name,seed", [("one", 4), ("several", 5)])
+def test_secure_sum_gives_the_same_trie(name, seed):
+  got, want = both(POPULATIONS[name], seed, theta=3, batch_size=120,
+                   num_sub_rounds=2, secure_sum=True)
+  assert_same_trie(got, want)
+
+
+def test_fixed_vote_capacity_gives_the_same_trie_and_is_checked():
+  pop = POPULATIONS["one"]
+  got, want = both(pop, 6, theta=3, batch_size=150, vote_capacity=16)
+  assert_same_trie(got, want)
+  with pytest.raises(ValueError, match="more than vote_capacity=1"):
+    engine.run(pop, theta=3, batch_size=150, rng=np.random.default_rng(6),
+               vote_capacity=1)
+
+
+def test_paper_worked_example_through_discover():
+  pop = fast_engine_test.example_population()
+  kwargs = dict(theta=2, batch_size=10, allow_no_guarantee=True,
+                schedule=fast_engine_test.EXAMPLE_SCHEDULE)
+  got = triehh.discover(pop, engine="tff", **kwargs)
+  want = triehh.discover(pop, engine="fast", **kwargs)
+  assert got.engine == "tff" and got.params == want.params
+  assert got.heavy_hitters == {"moon": 2, "sun": 2} == want.heavy_hitters
+  assert got.frequent_prefixes == {"sta": 2}
+  assert got.votes_per_round == [10, 6, 6, 5, 2] == want.votes_per_round
+  assert_same_trie(got.trie, want.trie)
+
+
+def test_discover_with_a_seed_matches_the_fast_engine():
+  assert "tff" in triehh.engine_names()
+  pop = POPULATIONS["several"]
+  kwargs = dict(theta=3, batch_size=100, seed=11, allow_no_guarantee=True,
+                max_length=5)
+  got = triehh.discover(pop, engine="tff", **kwargs)
+  want = triehh.discover(pop, engine="fast", **kwargs)
+  assert got.heavy_hitters == want.heavy_hitters
+  assert got.votes_per_round == want.votes_per_round
+  assert got.num_participants == want.num_participants
+
+
+small_words = st.text(alphabet="abc", min_size=1, max_size=4)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.one_of(
+    st.lists(small_words, min_size=2, max_size=40),
+    st.lists(st.dictionaries(small_words, st.integers(1, 4), min_size=1,
+                             max_size=3), min_size=2, max_size=30)),
+       st.integers(1, 3), st.one_of(st.none(), st.integers(1, 3)),
+       st.integers(0, 2**32 - 1))
+def test_random_small_populations_match(users, theta, cap, seed):
+  pop = population_lib.Population.from_user_words(users, max_length=3,
+                                                   alphabet="abc")
+  batch_size = max(1, pop.num_users // 2)
+  got, want = both(pop, seed, theta=theta, batch_size=batch_size,
+                   max_num_prefixes=cap)
+  assert_same_trie(got, want)
+
+
+# ---- several votes per user (max_user_contribution) ---------------------------
+
+
+def top_words_reference(pop, *, theta, batch_size, seed, contribution):
+  """Each sampled user votes with its ``contribution`` most frequent words."""
+  rng = np.random.default_rng(seed)
+  trie = trie_lib.Trie(pop.alphabet)
+  a1 = pop.alphabet.num_extensions
+  for depth in range(1, pop.num_levels + 1):
+    if trie.frontier.shape[0] == 0:
+      break
+    users = sampling.sample_users(rng, pop.num_users, batch_size)
+    sampling.draw_word_ranks(rng, pop, users)  # drawn (and unused) as well
+    position = {tuple(p): i for i, p in enumerate(trie.frontier.tolist())}
+    votes = np.zeros(trie.num_candidates, dtype=np.int64)
+    for user in users:
+      start, stop = pop.user_offsets[user], pop.user_offsets[user + 1]
+      order = np.argsort(-pop.entry_count[start:stop], kind="stable")
+      for entry in order[:contribution]:
+        codes = pop.codes[pop.entry_word[start + entry]].tolist()
+        prefix = tuple(codes[:depth - 1])
+        if codes[depth - 1] >= 0 and prefix in position:
+          votes[position[prefix] * a1 + codes[depth - 1]] += 1
+    level, _ = trie.grow(votes, theta, num_sampled=users.size)
+    if not level.grew:
+      break
+  return trie
+
+
+@pytest.mark.parametrize("contribution", [1, 3])
+def test_top_words_mode_matches_its_reference(contribution):
+  pop = POPULATIONS["several"]
+  got = engine.run(pop, theta=3, batch_size=100, rng=np.random.default_rng(8),
+                   max_user_contribution=contribution)
+  want = top_words_reference(pop, theta=3, batch_size=100, seed=8,
+                             contribution=contribution)
+  assert want.depth >= 3
+  assert_same_trie(got, want)
+
+
+def test_several_votes_per_user_need_allow_no_guarantee():
+  users = [{"sun": 2, "moon": 1}] * 15000 + [{"star": 1}] * 5000
+  pop = population_lib.Population.from_user_words(users)
+  with pytest.raises(ValueError, match="Theorem 1 covers one vote per user"):
+    triehh.discover(pop, epsilon=4, engine="tff", max_user_contribution=2)
+  small = POPULATIONS["several"]
+  result = triehh.discover(small, theta=3, batch_size=100, seed=8,
+                           max_length=5, engine="tff",
+                           allow_no_guarantee=True, max_user_contribution=3)
+  assert result.params.epsilon == float("inf")
+  assert "no differential privacy guarantee: max_user_contribution=3" in (
+      result.params.guarantee)
+
+
+def test_bad_arguments_are_rejected():
+  pop = POPULATIONS["one"]
+  rng = np.random.default_rng(0)
+  with pytest.raises(ValueError, match="theta"):
+    engine.run(pop, theta=0, batch_size=10, rng=rng)
+  with pytest.raises(ValueError, match="batch size"):
+    engine.run(pop, theta=2, batch_size=pop.num_users + 1, rng=rng)
+  with pytest.raises(ValueError, match="max_user_contribution"):
+    engine.run(pop, theta=2, batch_size=10, rng=rng, max_user_contribution=0)
+  with pytest.raises(ValueError, match="invalid TFF worker address"):
+    engine.run(pop, theta=2, batch_size=10, rng=rng, workers="localhost")

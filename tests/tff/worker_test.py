@@ -1,0 +1,103 @@
+"""Tests of triehh.tff.worker: starting TFF workers bound to loopback."""
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from triehh.tff import worker
+
+grpc = pytest.importorskip("grpc")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow_federated") is None,
+    reason="tensorflow-federated is not installed")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+def _outside_address() -> str | None:
+  """A non-loopback IPv4 address of this host (no packet is sent)."""
+  with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    try:
+      s.connect(("10.255.255.255", 1))
+      address = s.getsockname()[0]
+    except OSError:
+      return None
+  return None if address.startswith("127.") else address
+
+
+def _accepts(host: str, port: int) -> bool:
+  try:
+    with socket.create_connection((host, port), timeout=2):
+      return True
+  except OSError:
+    return False
+
+
+def test_worker_serves_on_loopback_only_unless_asked():
+  outside = _outside_address()
+  if outside is None:
+    pytest.skip("this host has no non-loopback IPv4 address")
+  with worker.WorkerProcess() as local:
+    assert local.address == f"127.0.0.1:{local.port}"
+    assert _accepts("127.0.0.1", local.port)
+    assert not _accepts(outside, local.port)
+  assert not local.alive()
+  with worker.WorkerProcess(bind="all") as everywhere:
+    assert _accepts(outside, everywhere.port)
+
+
+def test_command_line_starts_a_worker_and_rejects_bad_flags():
+  port = _free_port()
+  proc = subprocess.Popen(
+      [sys.executable, "-m", "triehh.tff.worker", f"--port={port}"],
+      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  try:
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    grpc.channel_ready_future(channel).result(timeout=60)
+    channel.close()
+  finally:
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+  assert f"serving TFF computations on 127.0.0.1, port {port}" in err
+  bad = subprocess.run(
+      [sys.executable, "-m", "triehh.tff.worker", "--port=0"], cwd=ROOT,
+      capture_output=True, text=True, timeout=60)
+  assert bad.returncode == 2 and "--port must be in 1..65535" in bad.stderr
+  bad = subprocess.run(
+      [sys.executable, "-m", "triehh.tff.worker", "--port=1", "--bind=lan"],
+      cwd=ROOT, capture_output=True, text=True, timeout=60)
+  assert bad.returncode == 2 and "invalid choice: 'lan'" in bad.stderr
+
+
+def test_a_port_in_use_fails_clearly():
+  with socket.socket() as busy:
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(worker.WorkerStartError, match=f"port {port}"):
+      worker.WorkerProcess(port, ready_timeout=20)
+    assert time.monotonic() - start < 20
+
+
+def test_without_a_c_compiler_loopback_binding_is_refused(tmp_path,
+                                                          monkeypatch):
+  monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no cached wrapper
+  monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+  with pytest.raises(worker.WorkerStartError, match="--bind=all"):
+    worker.worker_environment("loopback")
+  everywhere = worker.worker_environment("all")  # needs no compiler
+  assert everywhere.get("LD_PRELOAD") == os.environ.get("LD_PRELOAD")
+  with pytest.raises(ValueError, match="bind must be one of"):
+    worker.worker_environment("lan")
