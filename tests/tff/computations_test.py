@@ -67,7 +67,7 @@ def test_sampled_word_client_picks_the_word_of_its_rank(tff_context):
   counts = np.array([2, 1, 3], dtype=np.int64)
   # Cumulative counts 2, 3, 6: ranks 0-1 -> a, 2 -> b, 3-5 -> c.
   for rank, symbol in enumerate([0, 0, 1, 2, 2, 2]):
-    got = votes(root, computations.ClientWords(codes, counts, np.int64(rank)))
+    got = votes(root, computations.pack_words(codes, counts, rank))
     assert got.tolist() == [int(s == symbol) for s in range(A1)], rank
 
 
@@ -84,7 +84,7 @@ def test_top_words_client_votes_with_its_most_frequent_words(tff_context):
         A1, L, vote_capacity=1, client_mode=computations.TOP_WORDS,
         max_user_contribution=contribution)
     votes = computations.client_votes_computation(spec)
-    got = votes(root, computations.ClientWords(codes, counts, np.int64(0)))
+    got = votes(root, computations.pack_words(codes, counts))
     assert got.tolist() == want, contribution
 
 
@@ -184,6 +184,20 @@ def test_process_initializes_the_root_and_runs_a_level(tff_context):
   s, out = process.next(s, [word(0, END), word(0, 1, END), word(2, END)])
   assert out.votes.tolist() == [2, 0, 1, 0] and out.level_done
   assert np.asarray(s.frontier).tolist() == [[0]]
+
+
+def test_packed_words_layout_and_checks():
+  packed = computations.pack_words(np.stack([word(0, END), word(2, END)]),
+                                   np.array([2, 3]), rank=4)
+  assert packed.dtype == np.int32 and packed.shape == (3, L + 2)
+  assert packed[0].tolist() == [4] + [0] * (L + 1)
+  assert packed[1].tolist() == word(0, END).tolist() + [2]
+  assert packed[2].tolist() == word(2, END).tolist() + [5]
+  with pytest.raises(ValueError, match="rank 5 is outside"):
+    computations.pack_words(np.stack([word(0, END)]), np.array([5]), rank=5)
+  with pytest.raises(ValueError, match="2\\*\\*31"):
+    computations.pack_words(np.stack([word(0, END)] * 2),
+                            np.array([2**30, 2**30]))
 
 
 def test_invalid_specs_and_parameters_are_rejected():

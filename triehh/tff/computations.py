@@ -26,13 +26,15 @@ about ten times slower in TFF's C++ runtime):
 
 * one word per user: ``int32 [L + 1]``, the symbol codes of the user's word
   (``-1`` after its end), as in :attr:`triehh.Population.codes`;
-* several words per user: :class:`ClientWords`, the codes of the user's
-  words ``int32 [w, L + 1]``, their counts ``int64 [w]`` and a per-client,
-  per-round rank ``int64`` drawn by the driver uniformly in
-  ``[0, sum(counts))``. The client votes with the first word whose
-  cumulative count exceeds the rank (Algorithm 3 of the paper: word ``j``
-  with probability ``count_j / sum(counts)``), or, in the ``top_words`` mode
-  of TFF's reference implementation, with each of its
+* several words per user: one ``int32 [w + 1, L + 2]`` tensor (see
+  :func:`pack_words`; one tensor per client costs half as much as a
+  structure of three): row ``1 + j`` holds the codes of the user's word
+  ``j`` and, in its last column, the cumulative count of words ``0..j``; row
+  0 holds, in its first column, a per-client, per-round rank drawn by the
+  driver uniformly in ``[0, total count)``. The client votes with the first
+  word whose cumulative count exceeds the rank (Algorithm 3 of the paper:
+  word ``j`` with probability ``count_j / total``), or, in the ``top_words``
+  mode of TFF's reference implementation, with each of its
   ``max_user_contribution`` most frequent words (ties to the earlier word).
 
 Privacy. Theorem 1 of the paper bounds the privacy loss when every sampled
@@ -100,12 +102,31 @@ class RoundOutput(NamedTuple):
   level_done: object
 
 
-class ClientWords(NamedTuple):
-  """A several-words client's data: its words, their counts and its rank."""
+def pack_words(codes: np.ndarray, counts: np.ndarray,
+               rank: int = 0) -> np.ndarray:
+  """A several-words client's tensor: ``int32 [w + 1, L + 2]``.
 
-  codes: object
-  counts: object
-  rank: object
+  Args:
+    codes: ``[w, L + 1]`` symbol codes of the user's words.
+    counts: ``[w]`` their positive counts (the total must be < 2**31).
+    rank: the round's rank, in ``[0, sum(counts))``.
+  """
+  codes = np.asarray(codes)
+  cumulative = np.cumsum(counts, dtype=np.int64)
+  if codes.ndim != 2 or cumulative.shape != (codes.shape[0],) or not (
+      cumulative.size):
+    raise ValueError("codes must be [w, L + 1] and counts [w], w >= 1")
+  if cumulative[-1] >= 2**31:
+    raise ValueError(f"a user's total word count ({cumulative[-1]}) must be "
+                     "< 2**31")
+  if not 0 <= rank < cumulative[-1]:
+    raise ValueError(f"rank {rank} is outside [0, {cumulative[-1]})")
+  width = codes.shape[1]
+  packed = np.zeros((codes.shape[0] + 1, width + 1), dtype=np.int32)
+  packed[0, 0] = rank
+  packed[1:, :width] = codes
+  packed[1:, width] = cumulative
+  return packed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,11 +196,25 @@ def client_data_type(spec: ProcessSpec) -> tff.types.Type:
   width = spec.max_length + 1
   if spec.client_mode == ONE_WORD:
     return tff.TensorType(np.int32, [width])
-  return tff.types.to_type(ClientWords(
-      codes=tff.TensorType(np.int32, [None, width]),
-      counts=tff.TensorType(np.int64, [None]),
-      rank=tff.TensorType(np.int64),
-  ))
+  return tff.TensorType(np.int32, [None, width + 1])
+
+
+def _vote_index(frontier: tf.Tensor, codes: tf.Tensor,
+                num_extensions: int) -> tf.Tensor:
+  """The vote index of one word (``codes``: ``[L + 1]``), or -1.
+
+  The word votes iff its first ``d`` symbols are a frontier prefix and it has
+  a ``(d+1)``-th symbol (the fewest ops: this runs once per client).
+  """
+  depth = tf.shape(frontier)[1]
+  num_prefixes = tf.shape(frontier)[0]
+  match = tf.reduce_all(tf.equal(frontier, codes[:depth]), axis=1)
+  # The first matching prefix, or num_prefixes if none matches.
+  position = tf.argmax(tf.concat([tf.cast(match, tf.int32), [1]], axis=0),
+                       output_type=tf.int32)
+  symbol = codes[depth]
+  return tf.where(tf.logical_and(symbol >= 0, position < num_prefixes),
+                  position * num_extensions + symbol, -1)
 
 
 def _vote_indices(frontier: tf.Tensor, codes: tf.Tensor,
@@ -210,33 +245,35 @@ def _one_hot_sum(indices: tf.Tensor, length: int) -> tf.Tensor:
 def client_votes_computation(spec: ProcessSpec) -> tff.Computation:
   """``(frontier, client data) -> int32 [K * (A + 1)]`` one client's votes."""
   a1, length = spec.num_extensions, spec.vote_length
+  width = spec.max_length + 1
   frontier_type = tff.TensorType(np.int32, [None, None])
 
   if spec.client_mode == ONE_WORD:
 
     @tff.tensorflow.computation(frontier_type, client_data_type(spec))
     def client_votes(frontier, codes):
-      return _one_hot_sum(
-          _vote_indices(frontier, codes[tf.newaxis, :], a1), length)
+      return tf.one_hot(_vote_index(frontier, codes, a1), length,
+                        dtype=tf.int32)
 
   elif spec.client_mode == SAMPLED_WORD:
 
     @tff.tensorflow.computation(frontier_type, client_data_type(spec))
     def client_votes(frontier, words):
-      cumulative = tf.cumsum(words.counts)
-      chosen = tf.searchsorted(cumulative, tf.reshape(words.rank, [1]),
-                               side="right")
-      codes = tf.gather(words.codes, chosen)
-      return _one_hot_sum(_vote_indices(frontier, codes, a1), length)
+      chosen = tf.searchsorted(words[1:, width], words[0, :1],
+                               side="right")[0]
+      return tf.one_hot(_vote_index(frontier, words[1 + chosen, :width], a1),
+                        length, dtype=tf.int32)
 
   else:
     contribution = spec.max_user_contribution
 
     @tff.tensorflow.computation(frontier_type, client_data_type(spec))
     def client_votes(frontier, words):
-      num_words = tf.minimum(contribution, tf.size(words.counts))
-      _, top = tf.math.top_k(words.counts, k=num_words)  # ties: lower index
-      codes = tf.gather(words.codes, top)
+      cumulative = words[1:, width]
+      counts = cumulative - tf.concat([[0], cumulative[:-1]], axis=0)
+      num_words = tf.minimum(contribution, tf.size(counts))
+      _, top = tf.math.top_k(counts, k=num_words)  # ties: lower index first
+      codes = tf.gather(words[1:, :width], top)
       return _one_hot_sum(_vote_indices(frontier, codes, a1), length)
 
   return client_votes

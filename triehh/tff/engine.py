@@ -186,10 +186,8 @@ def _client_data(pop: population_lib.Population, codes: np.ndarray,
   data = []
   for user, rank in zip(users, ranks):
     entries = slice(offsets[user], offsets[user + 1])
-    data.append(computations.ClientWords(
-        codes=codes[pop.entry_word[entries]],
-        counts=pop.entry_count[entries].astype(np.int64, copy=False),
-        rank=np.int64(rank)))
+    data.append(computations.pack_words(codes[pop.entry_word[entries]],
+                                        pop.entry_count[entries], rank))
   return data
 
 
