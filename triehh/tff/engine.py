@@ -29,6 +29,7 @@ import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import tensorflow_federated as tff
 
 from triehh import population as population_lib
 from triehh import sampling
@@ -104,21 +105,28 @@ def run(population: population_lib.Population, *, theta: int,
                        f"{contribution} votes needs {bitwidth} bits; at most "
                        "31 are supported")
 
-  def spec(capacity: int) -> computations.ProcessSpec:
-    return computations.ProcessSpec(
-        num_extensions=a1, max_length=pop.max_length, vote_capacity=capacity,
-        client_mode=mode, max_user_contribution=contribution,
-        secure_sum_bitwidth=bitwidth)
-
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
   initialize = computations.initialize_computation(
       pop.max_length, theta=theta, max_num_prefixes=max_num_prefixes,
       num_sub_rounds=num_sub_rounds)
+  processes: dict[int, tff.templates.IterativeProcess] = {}
+
+  def process(capacity: int) -> tff.templates.IterativeProcess:
+    """The process whose votes hold ``capacity`` prefixes (all share the
+    state type, so the state moves from one to the next)."""
+    if capacity not in processes:
+      spec = computations.ProcessSpec(
+          num_extensions=a1, max_length=pop.max_length,
+          vote_capacity=capacity, client_mode=mode,
+          max_user_contribution=contribution, secure_sum_bitwidth=bitwidth)
+      processes[capacity] = tff.templates.IterativeProcess(
+          initialize, computations.next_computation(spec))
+    return processes[capacity]
   codes = _codes32(pop)
   trie = trie_lib.Trie(pop.alphabet)
   with runtime.install():
-    state = initialize()
+    state = process(1).initialize()
     for depth in range(1, pop.num_levels + 1):
       num_prefixes = trie.frontier.shape[0]
       if num_prefixes == 0:
@@ -132,7 +140,7 @@ def run(population: population_lib.Population, *, theta: int,
       ranks = sampling.draw_word_ranks(rng, pop, users)
       data = _client_data(pop, codes, users, ranks, mode)
       capacity = _capacity(num_prefixes, vote_capacity)
-      next_fn = computations.next_computation(spec(capacity))
+      next_fn = process(capacity).next
       output = None
       for batch in sampling.sub_round_slices(users.size, num_sub_rounds):
         state, output = next_fn(state, data[batch])

@@ -22,7 +22,8 @@ Binding. ``worker_binary`` has no option for the listening address: it
 always listens on every interface (``[::]``) and serves any computation sent
 to it without authentication. This launcher therefore binds it to loopback by
 default, by preloading a tiny ``bind()`` wrapper (built once with the system
-C compiler, cached under ``$XDG_CACHE_HOME/triehh`` or ``~/.cache/triehh``)
+C compiler, cached under ``$XDG_CACHE_HOME/triehh`` or ``~/.cache/triehh``,
+else in the temporary directory)
 that turns wildcard addresses into ``127.0.0.1``. Reach a loopback worker at
 ``127.0.0.1:PORT`` (or ``localhost:PORT``). ``--bind=all`` exposes the worker
 on every interface: only do that on a trusted network or behind a firewall,
@@ -115,9 +116,22 @@ def binary_path() -> str:
 
 
 def _cache_dir() -> str:
+  """``$XDG_CACHE_HOME/triehh`` (or ``~/.cache/triehh``), else a temp dir."""
   base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
       os.path.expanduser("~"), ".cache")
-  return os.path.join(base, "triehh")
+  path = os.path.join(base, "triehh")
+  try:
+    os.makedirs(path, exist_ok=True)
+    if os.access(path, os.W_OK):
+      return path
+  except OSError:
+    pass
+  path = os.path.join(tempfile.gettempdir(), f"triehh-{os.getuid()}")
+  os.makedirs(path, mode=0o700, exist_ok=True)
+  if os.stat(path).st_uid != os.getuid():  # the wrapper is preloaded: own it
+    raise WorkerStartError(f"{path} belongs to another user; set "
+                           "XDG_CACHE_HOME to a directory of yours")
+  return path
 
 
 def loopback_shim() -> str:
@@ -139,7 +153,6 @@ def loopback_shim() -> str:
         f"cannot bind the TFF worker to loopback: {missing} to build the "
         "bind() wrapper; install one, or pass --bind=all to listen on every "
         "interface (then firewall the port)")
-  os.makedirs(target_dir, exist_ok=True)
   with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
     source = os.path.join(tmp, "loopback_bind.c")
     with open(source, "w", encoding="ascii") as f:
