@@ -1,8 +1,8 @@
 """The ``tff`` engine: TrieHH run as TensorFlow Federated computations.
 
 ``triehh.discover(..., engine="tff")`` calls :func:`run`. Each trie level is
-one TrieHH round, run as ``num_sub_rounds`` calls of the TFF process's
-``next`` (see :mod:`triehh.tff.computations`). The driver draws randomness
+one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of a
+``tff.templates.IterativeProcess`` (see :mod:`triehh.tff.computations`). The driver draws randomness
 exactly as :func:`triehh.fast_engine.run` does, in the same order (the
 sampled users, then, for several-word users, one rank per sampled user: the
 per-client, per-round seed the client uses to pick its word in TF), so both
