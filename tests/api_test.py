@@ -100,3 +100,23 @@ class DiscoverTest(parameterized.TestCase):
     result = triehh.discover(users, epsilon=4.0, seed=0)
     self.assertGreater(len(result.heavy_hitters), 5)
     self.assertTrue(set(result.heavy_hitters) <= set(vocab))
+
+
+class OptionalEngineTest(parameterized.TestCase):
+
+  def test_missing_dependency_is_named(self):
+    from triehh import api
+    saved = dict(api._OPTIONAL_ENGINE_ERRORS)  # pylint: disable=protected-access
+    engines = dict(api._ENGINES)  # pylint: disable=protected-access
+    try:
+      api._ENGINES.pop("tff", None)  # pylint: disable=protected-access
+      api._OPTIONAL_ENGINE_ERRORS["tff"] = ImportError(  # pylint: disable=protected-access
+          "No module named 'tensorflow_federated'")
+      with self.assertRaisesRegex(ValueError, "needs TensorFlow Federated"):
+        triehh.discover(["ab"] * 10, theta=1, batch_size=10, engine="tff",
+                        allow_no_guarantee=True)
+    finally:
+      api._OPTIONAL_ENGINE_ERRORS.clear()  # pylint: disable=protected-access
+      api._OPTIONAL_ENGINE_ERRORS.update(saved)  # pylint: disable=protected-access
+      api._ENGINES.clear()  # pylint: disable=protected-access
+      api._ENGINES.update(engines)  # pylint: disable=protected-access

@@ -31,12 +31,15 @@ def engine_names() -> list[str]:
   return sorted(_ENGINES)
 
 
+_OPTIONAL_ENGINE_ERRORS: dict[str, ImportError] = {}
+
+
 def _load_optional_engines() -> None:
-  if "tff" not in _ENGINES:
+  if "tff" not in _ENGINES and "tff" not in _OPTIONAL_ENGINE_ERRORS:
     try:
       from triehh import tff_engine  # noqa: F401  (registers itself)
-    except ImportError:
-      pass
+    except ImportError as err:
+      _OPTIONAL_ENGINE_ERRORS["tff"] = err
 
 
 def as_population(user_words, max_length: int = population_lib.DEFAULT_MAX_LENGTH,
@@ -171,6 +174,11 @@ def discover(user_words, *, epsilon: float | None = None,
     A :class:`~triehh.results.DiscoveryResult`.
   """
   _load_optional_engines()
+  if engine in _OPTIONAL_ENGINE_ERRORS:
+    raise ValueError(
+        f"engine {engine!r} could not be loaded "
+        f"({_OPTIONAL_ENGINE_ERRORS[engine]}); it needs TensorFlow Federated: "
+        "install the project's requirements.txt")
   if engine not in _ENGINES:
     raise ValueError(f"unknown engine {engine!r}; available: "
                      f"{sorted(_ENGINES)}")

@@ -66,12 +66,10 @@ def run(population: population_lib.Population, *, theta: int,
     num_frontier = frontier_ids.size
     if num_frontier == 0:
       break  # every discovered prefix is terminated: nothing can grow
-    if schedule is not None:
-      if depth > len(schedule):
-        break
-      users = np.asarray(schedule[depth - 1], dtype=np.intp)
-    else:
-      users = sampling.sample_users(rng, pop.num_users, batch_size)
+    users = sampling.round_users(rng, pop.num_users, batch_size, schedule,
+                                 depth)
+    if users is None:
+      break
     words = sampling.words_of(pop, users,
                               sampling.draw_word_ranks(rng, pop, users))
     words = words.astype(np.intp, copy=False)

@@ -15,6 +15,8 @@ order, so that the same seed selects the same users and words everywhere:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from triehh import population as population_lib
@@ -26,6 +28,22 @@ def sample_users(rng: np.random.Generator, num_users: int,
   if not 0 < batch_size <= num_users:
     raise ValueError(f"batch size {batch_size} must be in [1, n={num_users}]")
   return rng.choice(num_users, size=batch_size, replace=False, shuffle=False)
+
+
+def round_users(rng: np.random.Generator, num_users: int, batch_size: int,
+                schedule: Sequence[np.ndarray] | None,
+                depth: int) -> np.ndarray | None:
+  """The users of the round that grows level ``depth`` (1-based).
+
+  A uniform sample (:func:`sample_users`), or with a fixed ``schedule`` its
+  entry for this round; ``None`` once the schedule has no entry left (the
+  run ends).
+  """
+  if schedule is None:
+    return sample_users(rng, num_users, batch_size)
+  if depth > len(schedule):
+    return None
+  return np.asarray(schedule[depth - 1], dtype=np.intp)
 
 
 def sub_round_slices(batch_size: int, num_sub_rounds: int) -> list[slice]:

@@ -131,12 +131,10 @@ def run(population: population_lib.Population, *, theta: int,
       num_prefixes = trie.frontier.shape[0]
       if num_prefixes == 0:
         break  # every discovered prefix is terminated: nothing can grow
-      if schedule is not None:
-        if depth > len(schedule):
-          break
-        users = np.asarray(schedule[depth - 1], dtype=np.intp)
-      else:
-        users = sampling.sample_users(rng, pop.num_users, batch_size)
+      users = sampling.round_users(rng, pop.num_users, batch_size, schedule,
+                                   depth)
+      if users is None:
+        break
       ranks = sampling.draw_word_ranks(rng, pop, users)
       data = _client_data(pop, codes, users, ranks, mode)
       capacity = _capacity(num_prefixes, vote_capacity)
