@@ -212,22 +212,25 @@ class Population:
     words = enc.old_to_new[entry_word]
     keep = words >= 0
     users, words, counts = users[keep], words[keep], entry_count[keep]
-    # Merge duplicate (user, word) pairs; sorted by user, then word.
+    # Merge duplicate (user, word) pairs, sorted by user then word; input
+    # that is already sorted and merged skips the sort.
     v = max(len(enc.vocabulary), 1)
-    keys, inverse = np.unique(users * v + words, return_inverse=True)
-    merged = np.bincount(inverse, weights=counts).astype(np.int64)
-    kept_users = keys // v
-    user_ids, new_users = np.unique(kept_users, return_inverse=True)
-    counts_per_user = np.bincount(new_users, minlength=user_ids.size)
-    new_offsets = np.zeros(user_ids.size + 1, dtype=np.int64)
-    np.cumsum(counts_per_user, out=new_offsets[1:])
+    keys = users * v + words
+    if np.any(keys[1:] <= keys[:-1]):
+      keys, inverse = np.unique(keys, return_inverse=True)
+      merged = np.bincount(inverse, weights=counts).astype(np.int64)
+    else:
+      merged = counts
+    kept_users = keys // v  # non-decreasing
+    starts = np.flatnonzero(np.r_[True, kept_users[1:] != kept_users[:-1]])
+    new_offsets = np.append(starts, keys.size).astype(np.int64)
     return cls(
         alphabet=enc.alphabet, max_length=max_length,
         vocabulary=enc.vocabulary, codes=enc.codes,
         word_lengths=enc.word_lengths,
         user_offsets=new_offsets, entry_word=(keys % v).astype(np.int32),
         entry_count=merged,
-        num_dropped_users=int(num_users - user_ids.size))._checked()
+        num_dropped_users=int(num_users - starts.size))._checked()
 
   def _checked(self) -> "Population":
     if self.num_users == 0:
