@@ -23,6 +23,14 @@ flags.DEFINE_integer("num_sub_rounds", 1,
 flags.DEFINE_integer("max_num_prefixes", None,
                      "Keep at most this many extensions per round.")
 flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.")
+flags.DEFINE_integer("theta", None,
+                     "Vote threshold given directly (with --gamma or "
+                     "--batch_size) instead of calibrating from --epsilon.")
+flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
+flags.DEFINE_integer("batch_size", None, "Users sampled per round, m.")
+flags.DEFINE_bool("allow_no_guarantee", False,
+                  "Run parameters outside Theorem 1 (reported as epsilon = "
+                  "inf) instead of refusing them.")
 flags.DEFINE_list("tff_workers", [],
                   "TFF engine: host:port of running TFF workers (start them "
                   "with `python -m triehh.tff.worker --port=N`); clients are "
@@ -63,6 +71,19 @@ def engine_options() -> dict:
   return options
 
 
+def privacy_options() -> dict:
+  """``(epsilon, delta)`` to calibrate, or theta with gamma / batch size."""
+  if FLAGS.theta is None:
+    if FLAGS.gamma is not None or FLAGS.batch_size is not None:
+      raise ValueError("--gamma and --batch_size need --theta")
+    return {"epsilon": FLAGS.epsilon, "delta": FLAGS.delta}
+  if not FLAGS["epsilon"].using_default_value or FLAGS.delta is not None:
+    raise ValueError("give --epsilon/--delta, or --theta with --gamma or "
+                     "--batch_size, not both")
+  return {"theta": FLAGS.theta, "gamma": FLAGS.gamma,
+          "batch_size": FLAGS.batch_size}
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -74,17 +95,23 @@ def main(argv):
         f"{load.seconds:.2f} s")
   writer = common.ResultsWriter(FLAGS.output_dir)
   options = engine_options()
+  privacy = privacy_options()
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
     result = triehh.discover(
-        pop, epsilon=FLAGS.epsilon, delta=FLAGS.delta,
-        max_length=FLAGS.max_length, seed=seed, engine=FLAGS.engine,
+        pop, max_length=FLAGS.max_length, seed=seed, engine=FLAGS.engine,
         num_sub_rounds=FLAGS.num_sub_rounds,
-        max_num_prefixes=FLAGS.max_num_prefixes, **options)
+        max_num_prefixes=FLAGS.max_num_prefixes,
+        allow_no_guarantee=FLAGS.allow_no_guarantee, **privacy, **options)
     p = result.params
     if run == 0:
-      print(f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP "
-            f"[target epsilon={p.target_epsilon}, delta={p.target_delta:.3g}]")
+      target = (f"target epsilon={p.target_epsilon}, delta="
+                f"{p.target_delta:.3g}" if p.target_epsilon is not None
+                else "theta and batch size given")
+      if p.has_guarantee:
+        print(f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP [{target}]")
+      else:
+        print(f"privacy: NONE [{target}]")
       print(f"  theta={p.theta}, gamma={p.gamma:.4f}, batch size m={p.batch_size}"
             f" of n={p.n}, L={p.max_length} characters + end symbol = "
             f"{p.levels} levels")

@@ -109,8 +109,9 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
     note = f"Theorem 1 for L={levels} levels." + cap_note
   except ValueError as err:
     if not allow_no_guarantee:
-      raise ValueError(f"{err}. Pass allow_no_guarantee=True to run without "
-                       "a privacy guarantee") from None
+      raise ValueError(
+          f"{err}. Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
+          "without a privacy guarantee") from None
     eps, dlt = math.inf, 1.0
     note = f"no differential privacy guarantee: {err}"
   return results.RunParams(theta=int(theta), gamma=used_gamma,
@@ -173,7 +174,8 @@ def discover(user_words, *, epsilon: float | None = None,
   Returns:
     A :class:`~triehh.results.DiscoveryResult`.
   """
-  _load_optional_engines()
+  if engine not in _ENGINES:  # import TensorFlow only when asked for
+    _load_optional_engines()
   if engine in _OPTIONAL_ENGINE_ERRORS:
     raise ValueError(
         f"engine {engine!r} could not be loaded "

@@ -42,3 +42,19 @@ def test_parameters_outside_the_theorem_fail_clearly(tmp_path):
                     f"--output_dir={tmp_path}")
   assert proc.returncode != 0
   assert "at least n =" in proc.stderr
+
+
+def test_theta_and_batch_size_given_directly(tmp_path):
+  refused = run_driver("--num_users=20000", "--theta=2", "--batch_size=2000")
+  assert refused.returncode == 1
+  assert "--allow_no_guarantee" in refused.stderr
+  proc = run_driver("--num_users=20000", "--theta=2", "--batch_size=2000",
+                    "--allow_no_guarantee", f"--output_dir={tmp_path}")
+  assert proc.returncode == 0, proc.stderr
+  assert "privacy: NONE" in proc.stdout
+  record = json.loads((tmp_path / "results.jsonl").read_text())
+  assert (record["theta"], record["batch_size"]) == (2, 2000)
+  assert record["epsilon"] == "inf"
+  both = run_driver("--num_users=20000", "--theta=12", "--gamma=2",
+                    "--epsilon=3")
+  assert both.returncode == 1 and "not both" in both.stderr
