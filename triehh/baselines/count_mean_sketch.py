@@ -98,7 +98,8 @@ def _check_epsilon(epsilon: float) -> float:
   return eps
 
 
-def _check_size(name: str, value, low: int, high: int | None = None) -> int:
+def check_int(name: str, value, low: int = 1, high: int | None = None) -> int:
+  """``value`` as an int in ``[low, high]``, or a TypeError/ValueError naming it."""
   if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
     raise TypeError(f"{name} must be an integer, got {value!r}")
   if value < low or (high is not None and value > high):
@@ -125,7 +126,7 @@ def digest_keys(strings: Sequence[str], num_bytes: int = 8,
 
   ``salt`` (at most 16 bytes) separates the key spaces of different uses.
   """
-  num_bytes = _check_size("num_bytes", num_bytes, 1, 64)
+  num_bytes = check_int("num_bytes", num_bytes, 1, 64)
   out = np.empty((len(strings), num_bytes), dtype=np.uint8)
   for i, s in enumerate(strings):
     out[i] = np.frombuffer(
@@ -150,12 +151,12 @@ class HashFamily:
   def from_seed(cls, k: int, m: int, num_bytes: int,
                 seed: int | np.random.Generator | None) -> "HashFamily":
     """Draws the tables from ``numpy.random.default_rng(seed)``."""
-    k = _check_size("k (number of hash functions)", k, 1)
-    m = _check_size("m (sketch width)", m, 2, 1 << 16)
+    k = check_int("k (number of hash functions)", k, 1)
+    m = check_int("m (sketch width)", m, 2, 1 << 16)
     if m & (m - 1):
       raise ValueError(f"m (sketch width) must be a power of two for "
                        f"tabulation hashing, got {m}")
-    num_bytes = _check_size("num_bytes", num_bytes, 1, 64)
+    num_bytes = check_int("num_bytes", num_bytes, 1, 64)
     rng = np.random.default_rng(seed)
     tables = rng.integers(0, m, size=(num_bytes, k, 256), dtype=np.uint16)
     return cls(tables, m)
@@ -342,7 +343,7 @@ class CountMeanSketch:
     cells = self.hashes(keys, rows)
     row_counts = np.bincount(rows, minlength=self.k).astype(np.int64)
     if simulation == "reports":
-      chunk_size = _check_size("chunk_size", chunk_size, 1)
+      chunk_size = check_int("chunk_size", chunk_size, 1)
       sums = np.zeros((self.k, self.m), dtype=np.int32)
       for start in range(0, n, chunk_size):
         part = slice(start, start + chunk_size)

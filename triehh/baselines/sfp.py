@@ -298,16 +298,6 @@ def _check_alphabet(alphabet: str) -> str:
   return alphabet
 
 
-def _positive_int(name: str, value, low: int = 1, high: int | None = None
-                  ) -> int:
-  if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-    raise TypeError(f"{name} must be an integer, got {value!r}")
-  if value < low or (high is not None and value > high):
-    bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
-    raise ValueError(f"{name} must be {bound}, got {value}")
-  return int(value)
-
-
 def sfp_discover(user_words, *, epsilon: float | None = None,
                  delta: float | None = None,
                  threshold: int = DEFAULT_THRESHOLD, seed: int | None = 0,
@@ -371,13 +361,13 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
   pop = api.as_population(user_words, max_length, **options)
   n = pop.num_users
 
-  threshold = _positive_int("threshold (T)", threshold)
-  length = _positive_int("length", length, 2)
+  threshold = cms_lib.check_int("threshold (T)", threshold)
+  length = cms_lib.check_int("length", length, 2)
   if length % 2:
     raise ValueError(f"length must be even (2-character fragments), got "
                      f"{length}")
-  num_buckets = _positive_int("num_buckets", num_buckets, 1, 256)
-  max_candidates = _positive_int("max_candidates", max_candidates)
+  num_buckets = cms_lib.check_int("num_buckets", num_buckets, 1, 256)
+  max_candidates = cms_lib.check_int("max_candidates", max_candidates)
   if fragment_alphabet is None:
     fragment_alphabet = DEFAULT_FRAGMENT_ALPHABET
   elif fragment_alphabet == FRAGMENT_ALPHABET_FROM_DATA:
@@ -392,7 +382,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
                      f"{simulation!r}")
   if num_threads is None:
     num_threads = min(2, os.cpu_count() or 1)
-  num_threads = _positive_int("num_threads", num_threads)
+  num_threads = cms_lib.check_int("num_threads", num_threads)
 
   target_delta = 1.0 / n**2 if delta is None else delta
   if epsilon_local is None:
@@ -422,7 +412,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
   if hash_seed is None:
     used_hash_seed = int(rng.integers(0, 2**63 - 1))
   else:
-    used_hash_seed = _positive_int("hash_seed", hash_seed, 0)
+    used_hash_seed = cms_lib.check_int("hash_seed", hash_seed, 0)
   puzzle_salt, fragment_seed, word_seed = _salts(used_hash_seed)
   frag_cms = cms_lib.CountMeanSketch.create(
       eps_fragment, k=k, m=m, key_bytes=_KEY_BYTES, seed=fragment_seed)
