@@ -1,0 +1,266 @@
+"""Tests of the summarize driver on results of run_triehh and run_sfp."""
+
+import collections
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from absl.testing import flagsaver
+from scipy import stats
+
+from experiments import summarize
+from triehh import synthetic
+
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FLAGS = summarize.FLAGS
+NUM_USERS = 30000
+MIN_WORDS = 5  # bins with fewer words are too noisy to compare to the bound
+
+
+@pytest.fixture(autouse=True)
+def parsed_flags():
+  if not FLAGS.is_parsed():
+    FLAGS.mark_as_parsed()
+
+
+def run_module(module, *flags):
+  return subprocess.run([sys.executable, "-m", module, *flags], cwd=ROOT,
+                        capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def results_dirs(tmp_path_factory):
+  """Three real driver invocations, run side by side, one directory each."""
+  invocations = {
+      "triehh": ("experiments.run_triehh", "--num_runs=3"),
+      # theta and the batch size given directly (inside Theorem 1) put the
+      # bound's rise from 0 to 1 in bins holding dozens of words.
+      "theta": ("experiments.run_triehh", "--num_runs=10", "--seed=100",
+                "--theta=4", "--batch_size=3000"),
+      # 0.3 s per run with a 64-function sketch; T=80 reports false words.
+      "sfp": ("experiments.run_sfp", "--num_runs=2", "--cms_k=64",
+              "--threshold=80"),
+  }
+  dirs, procs = [], []
+  for name, (module, *flags) in invocations.items():
+    out = tmp_path_factory.mktemp(name)
+    dirs.append(out)
+    procs.append(subprocess.Popen(
+        [sys.executable, "-m", module, f"--num_users={NUM_USERS}", *flags,
+         f"--output_dir={out}"], cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True))
+  for proc in procs:
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+  return dirs
+
+
+@pytest.fixture(scope="module")
+def records(results_dirs):
+  lines = []
+  for out in results_dirs:
+    lines += (out / "results.jsonl").read_text().splitlines()
+  return [json.loads(line) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def results_lines(records):
+  return [json.dumps(r) for r in records]
+
+
+@pytest.fixture(scope="module")
+def summary(results_dirs, tmp_path_factory):
+  csv_path = tmp_path_factory.mktemp("summary") / "summary.csv"
+  proc = run_module("experiments.summarize",
+                    f"--output_dir={','.join(map(str, results_dirs))}",
+                    "--truth_from_dataset", f"--num_users={NUM_USERS}",
+                    f"--csv_out={csv_path}")
+  assert proc.returncode == 0, proc.stderr
+  return (proc.stdout, pd.read_csv(csv_path),
+          pd.read_csv(csv_path.with_name("summary_discovery.csv")))
+
+
+def config_name(algorithm, theta, threshold):
+  """The test's own grouping of its three invocations."""
+  if algorithm == "sfp":
+    return f"sfp T={int(threshold)}"
+  return f"triehh theta={int(theta)}"
+
+
+def test_run_counts(records, summary):
+  stdout, table, _ = summary
+  assert len(records) == 15
+  expected = collections.Counter(
+      config_name(r["algorithm"], r.get("theta"), r.get("threshold"))
+      for r in records)
+  assert expected == {"triehh theta=13": 3, "triehh theta=4": 10,
+                      "sfp T=80": 2}
+  assert table["config_id"].nunique() == 3
+  for _, rows in table.groupby("config_id"):
+    assert rows["runs"].nunique() == 1
+    first = rows.iloc[0]
+    name = config_name(first["algorithm"], first["theta"], first["threshold"])
+    assert first["runs"] == expected[name], name
+  assert stdout.count("results.jsonl: ") == 3
+  assert "results.jsonl: 10 run records\n" in stdout
+  assert stdout.count(": 3 runs\n") == 1 and stdout.count(": 2 runs\n") == 1
+  assert stdout.count(": 10 runs") == 2  # metric block and discovery block
+  assert "sfp (T=80)" in stdout and "recall@50" in stdout
+  # The sketch's k keeps its own column next to the metrics' K.
+  sfp = table[table["algorithm"] == "sfp"]
+  assert set(sfp["cms_k"]) == {64}
+  assert set(table["k"].dropna()) == {10, 50, 100}
+
+
+def test_means_and_intervals_match_the_records(records, summary):
+  _, table, _ = summary
+  values = collections.defaultdict(lambda: collections.defaultdict(list))
+  for r in records:
+    name = config_name(r["algorithm"], r.get("theta"), r.get("threshold"))
+    for metric, value in r["metrics"].items():
+      values[name][metric].append(value)
+  checked = 0
+  for _, rows in table.groupby("config_id"):
+    first = rows.iloc[0]
+    expected = values[config_name(first["algorithm"], first["theta"],
+                                  first["threshold"])]
+    names = {m if pd.isna(k) else f"{m}@{int(k)}"
+             for m, k in zip(rows["metric"], rows["k"])}
+    assert names == set(expected)
+    for _, row in rows.iterrows():
+      name = row["metric"] if pd.isna(row["k"]) else (
+          f"{row['metric']}@{int(row['k'])}")
+      x = np.array(expected[name], dtype=float)
+      assert row["runs"] == len(x)
+      assert row["mean"] == pytest.approx(x.mean(), abs=1e-12)
+      sem = stats.sem(x)
+      if sem == 0:
+        assert row["half_width"] == 0
+        continue
+      low, high = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=sem)
+      assert row["ci_low"] == pytest.approx(low, abs=1e-9)
+      assert row["ci_high"] == pytest.approx(high, abs=1e-9)
+      assert row["half_width"] == pytest.approx((high - low) / 2, abs=1e-9)
+      checked += 1
+  assert checked > 10  # intervals of positive width were compared
+
+
+def test_discovery_rate_lies_above_the_bound(records, summary):
+  _, _, rates = summary
+  assert set(rates["algorithm"]) == {"triehh"}
+  pop = synthetic.english_population(NUM_USERS, seed=0)
+  truth = {w: c for w, c in pop.ground_truth().items() if len(w) <= 10}
+  words = np.array(list(truth))
+  counts = np.array([truth[w] for w in words])
+  strong = 0
+  for config_id, rows in rates.groupby("config_id"):
+    theta, m, levels = (int(rows.iloc[0][c])
+                        for c in ("theta", "batch_size", "levels"))
+    assert levels == 11  # L + 1: the worst case over word lengths
+    runs = [set(r["discovered"]) for r in records
+            if r["algorithm"] == "triehh" and r["theta"] == theta]
+    assert len(runs) == rows.iloc[0]["runs"]
+    found = np.array([sum(w in s for s in runs) / len(runs) for w in words])
+    edges = np.append(rows["freq_low"].to_numpy(), rows["freq_high"].iloc[-1])
+    bins = np.clip(np.searchsorted(edges, counts / NUM_USERS, side="right")
+                   - 1, 0, len(rows) - 1)
+    word_bound = stats.hypergeom.sf(theta - 1, NUM_USERS, counts, m) ** levels
+    for b, row in enumerate(rows.itertuples()):
+      inside = bins == b
+      assert row.words == inside.sum()
+      mid = math.floor(row.freq_mid * NUM_USERS)
+      assert row.bound_mid == pytest.approx(
+          stats.hypergeom.sf(theta - 1, NUM_USERS, mid, m) ** levels,
+          abs=1e-9)
+      if not inside.any():
+        continue
+      assert row.rate == pytest.approx(found[inside].mean(), abs=1e-12)
+      assert row.bound_words == pytest.approx(word_bound[inside].mean(),
+                                              abs=1e-9)
+      if row.words >= MIN_WORDS:
+        # 3 standard deviations of a mean of independent Bernoulli draws.
+        tolerance = 1.5 / math.sqrt(len(runs) * row.words)
+        assert row.rate >= row.bound_words - tolerance, row
+        strong += 0.2 < row.bound_words < 0.99
+  assert strong >= 2  # the bound was not only checked where it is 0 or 1
+
+
+def write_lines(path, lines):
+  path.write_text("".join(line + "\n" for line in lines))
+  return str(path)
+
+
+def test_malformed_and_foreign_lines_are_skipped_and_counted(
+    results_lines, tmp_path, capsys):
+  good = results_lines
+  sfp_line = next(l for l in good if '"sfp"' in l)
+  bad_metric = json.loads(sfp_line)
+  bad_metric["metrics"]["recall@10"] = "high"
+  no_theta = json.loads(good[0])
+  del no_theta["theta"]
+  path = write_lines(tmp_path / "results.jsonl", good[:4] + [
+      "not json", sfp_line[:40], "", '{"algorithm": "other", "metrics": {}}',
+      "[1, 2]", json.dumps(bad_metric), json.dumps(no_theta), good[-1]])
+  records, reports = summarize.read_records([path])
+  assert len(records) == 5 and reports[0].records == 5
+  assert reports[0].num_skipped == 6
+  assert reports[0].skipped == {"not JSON": 2,
+                                "not a run_triehh/run_sfp record": 2,
+                                "run record with missing or bad fields": 2}
+  assert reports[0].skipped_lines == [5, 6, 8, 9, 10, 11]
+  with flagsaver.flagsaver(results=[path], output_dir=None):
+    summarize.main(["summarize"])
+  out = capsys.readouterr().out
+  assert "5 run records, 6 lines skipped" in out
+  assert "skipped 6 malformed or foreign lines in total" in out
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+  missing = tmp_path / "nowhere" / "results.jsonl"
+  proc = run_module("experiments.summarize", f"--results={missing}")
+  assert proc.returncode == 1
+  assert f"error: results file not found: {missing}" in proc.stderr
+  (tmp_path / "empty").mkdir()
+  with pytest.raises(FileNotFoundError, match="empty/results.jsonl"):
+    summarize.results_paths([], [str(tmp_path / "empty")])
+  with pytest.raises(ValueError, match="--results"):
+    summarize.results_paths([], [])
+
+
+def test_run_driver_flags_and_files_without_records(tmp_path):
+  path = write_lines(tmp_path / "results.jsonl", ["{}", "# notes"])
+  with flagsaver.flagsaver(results=[path], epsilon=1.0):
+    with pytest.raises(ValueError, match="--epsilon: flags of the run"):
+      summarize.main(["summarize"])
+  with flagsaver.flagsaver(results=[path]):
+    with pytest.raises(ValueError, match="no run records"):
+      summarize.main(["summarize"])
+
+
+def test_single_run_has_no_interval_and_repeated_seeds_are_flagged(
+    results_lines, tmp_path, capsys):
+  assert summarize.mean_interval([0.25])[0] == 0.25
+  assert all(math.isnan(v) for v in summarize.mean_interval([0.25])[1:])
+  mean, std, half = summarize.mean_interval([0.0, 1.0, 2.0], 0.9)
+  assert (mean, std) == (1.0, 1.0)
+  assert half == pytest.approx(stats.t.ppf(0.95, 2) / math.sqrt(3))
+  sfp_lines = [l for l in results_lines if '"sfp"' in l]
+  path = write_lines(tmp_path / "results.jsonl", sfp_lines[:1] * 2)
+  with flagsaver.flagsaver(results=[path]):
+    summarize.main(["summarize"])
+  assert "2 records but 1 distinct seeds" in capsys.readouterr().out
+
+
+def test_runs_differing_outside_the_display_are_not_pooled(results_lines):
+  line = next(l for l in results_lines if '"triehh"' in l)
+  other = dict(json.loads(line), max_length=8, levels=9, seed=7)
+  groups = summarize.group_runs([json.loads(line), other])
+  assert len(groups) == 2
+  assert {g.variant for g in groups} == {"max_length=10 levels=11",
+                                         "max_length=8 levels=9"}
