@@ -10,27 +10,12 @@ from triehh import fast_engine
 from triehh import population as population_lib
 from triehh import synthetic
 from triehh import utility
+from tests import paper_example
 from tests import reference
 
-OTHERS = ["apple", "bird", "cat", "dog", "egg", "fig", "goat", "hat", "ink"]
-EXAMPLE_WORDS = ["sun"] * 4 + ["moon"] * 4 + ["star"] * 3 + OTHERS
-# Users 0-3 hold "sun", 4-7 "moon", 8-10 "star", 11-19 one word each.
-EXAMPLE_SCHEDULE = [
-    [0, 1, 4, 5, 11, 12, 13, 14, 15, 16],  # s: 2, m: 2 -> {m, s}
-    [8, 9, 0, 1, 4, 5, 17, 18, 19, 11],    # st, su, mo: 2 each
-    [8, 9, 2, 3, 6, 7, 12, 13, 14, 15],    # sta, sun, moo
-    [0, 1, 4, 5, 10, 11, 12, 13, 14, 15],  # sun$, moon: 2; star: 1 only
-    [4, 6, 0, 8, 11, 12, 13, 14, 15, 16],  # moon$: 2
-]
-
-
-def example_population():
-  return population_lib.Population.from_user_words(EXAMPLE_WORDS)
-
-
 def test_paper_worked_example_gives_the_trie_of_section_3():
-  result = triehh.discover(example_population(), theta=2, batch_size=10,
-                           allow_no_guarantee=True, schedule=EXAMPLE_SCHEDULE)
+  result = triehh.discover(paper_example.population(), theta=2, batch_size=10,
+                           allow_no_guarantee=True, schedule=paper_example.SCHEDULE)
   trie = result.trie
   assert trie.prefixes(1) == ["m", "s"]
   assert trie.prefixes(2) == ["mo", "st", "su"]

@@ -12,46 +12,8 @@ from triehh import population as population_lib
 from triehh import sampling
 from triehh import trie as trie_lib
 from triehh.tff import engine
-from tests import fast_engine_test
-
-VOCABULARY = ["the", "then", "there", "they", "sun", "sunny", "star", "stars",
-              "moon", "mood", "moo", "at", "a", "tea", "team", "seam"]
-
-
-def one_word_population(n=400, seed=0):
-  rng = np.random.default_rng(seed)
-  p = 1.0 / np.arange(1, len(VOCABULARY) + 1)
-  words = rng.choice(VOCABULARY, size=n, p=p / p.sum())
-  return population_lib.Population.from_user_words(list(words), max_length=5)
-
-
-def several_words_population(n=200, seed=1):
-  rng = np.random.default_rng(seed)
-  p = 1.0 / np.arange(1, len(VOCABULARY) + 1)
-  users = []
-  for _ in range(n):
-    held = rng.choice(VOCABULARY, size=rng.integers(1, 5), replace=False,
-                      p=p / p.sum())
-    users.append({w: int(rng.integers(1, 6)) for w in held})
-  return population_lib.Population.from_user_words(users, max_length=5)
-
-
-POPULATIONS = {"one": one_word_population(), "several":
-               several_words_population()}
-
-
-def assert_same_trie(got: trie_lib.Trie, want: trie_lib.Trie):
-  assert got.depth == want.depth
-  for a, b in zip(got.levels, want.levels):
-    for field in ("prefixes", "prefix_votes", "parents", "terminated",
-                  "terminated_votes", "terminated_parents"):
-      np.testing.assert_array_equal(getattr(a, field), getattr(b, field),
-                                    err_msg=f"depth {b.depth}: {field}")
-    assert (a.num_candidates, a.num_sampled, a.num_votes, a.num_capped) == (
-        b.num_candidates, b.num_sampled, b.num_votes, b.num_capped)
-  assert got.heavy_hitters() == want.heavy_hitters()
-  assert got.to_dict() == want.to_dict()
-
+from tests import paper_example
+from tests.tff.helpers import POPULATIONS, assert_same_trie
 
 def both(pop, seed, **kwargs):
   tff_trie = engine.run(pop, rng=np.random.default_rng(seed), **kwargs)
@@ -96,9 +58,9 @@ def test_fixed_vote_capacity_gives_the_same_trie_and_is_checked():
 
 
 def test_paper_worked_example_through_discover():
-  pop = fast_engine_test.example_population()
+  pop = paper_example.population()
   kwargs = dict(theta=2, batch_size=10, allow_no_guarantee=True,
-                schedule=fast_engine_test.EXAMPLE_SCHEDULE)
+                schedule=paper_example.SCHEDULE)
   got = triehh.discover(pop, engine="tff", **kwargs)
   want = triehh.discover(pop, engine="fast", **kwargs)
   assert got.engine == "tff" and got.params == want.params

@@ -14,7 +14,7 @@ from triehh import fast_engine
 from triehh.tff import engine
 from triehh.tff import runtime
 from triehh.tff import worker
-from tests.tff import engine_test
+from tests.tff import helpers
 
 
 def _free_port() -> int:
@@ -37,13 +37,13 @@ def test_two_loopback_workers_give_the_single_process_trie(two_workers):
            ("several", dict(theta=2, batch_size=80, num_sub_rounds=3,
                             max_num_prefixes=2, secure_sum=True), 2)]
   for name, kwargs, seed in cases:
-    pop = engine_test.POPULATIONS[name]
+    pop = helpers.POPULATIONS[name]
     split = engine.run(pop, rng=np.random.default_rng(seed), workers=addresses,
                        **kwargs)
     single = engine.run(pop, rng=np.random.default_rng(seed), **kwargs)
-    engine_test.assert_same_trie(split, single)
+    helpers.assert_same_trie(split, single)
     kwargs.pop("secure_sum", None)
-    engine_test.assert_same_trie(
+    helpers.assert_same_trie(
         split, fast_engine.run(pop, rng=np.random.default_rng(seed), **kwargs))
   rt = runtime.get_runtime(addresses)
   assert len(rt.workers) == 2 and not rt.failed
@@ -51,7 +51,7 @@ def test_two_loopback_workers_give_the_single_process_trie(two_workers):
 
 def test_unreachable_worker_is_named_within_the_connect_timeout():
   address = f"127.0.0.1:{_free_port()}"  # nothing listens there
-  pop = engine_test.POPULATIONS["one"]
+  pop = helpers.POPULATIONS["one"]
   start = time.monotonic()
   with pytest.raises(runtime.WorkerError, match=f"TFF worker {address}: "
                      "unreachable") as err:
@@ -63,7 +63,7 @@ def test_unreachable_worker_is_named_within_the_connect_timeout():
 
 
 def test_a_worker_that_dies_is_named_and_the_run_stops():
-  pop = engine_test.POPULATIONS["one"]
+  pop = helpers.POPULATIONS["one"]
   kwargs = dict(theta=3, batch_size=50, connect_timeout=2.0)
   doomed = worker.WorkerProcess()
   healthy = worker.WorkerProcess()
@@ -87,7 +87,7 @@ def test_a_worker_that_dies_is_named_and_the_run_stops():
 
 
 def test_a_hung_worker_is_named_after_the_call_deadline():
-  pop = engine_test.POPULATIONS["one"]
+  pop = helpers.POPULATIONS["one"]
   kwargs = dict(theta=3, batch_size=50, rpc_timeout=2.0)
   with worker.WorkerProcess() as stuck:
     engine.run(pop, rng=np.random.default_rng(0), workers=stuck.address,
