@@ -103,7 +103,8 @@ DISPLAY_FIELDS = ("algorithm", "engine", "dataset", "setting", "n_users",
 CONFIG_FIELDS = DISPLAY_FIELDS + (
     "delta", "theta", "gamma", "batch_size", "max_length", "levels",
     "num_sub_rounds", "max_num_prefixes", "k", "m", "length",
-    "fragment_alphabet", "word_budget", "simulation", "check_puzzle_hash")
+    "fragment_alphabet", "word_budget", "simulation", "check_puzzle_hash",
+    "tff_secure_sum", "tff_max_user_contribution")
 # CSV columns and variant labels that differ from the record field: SFP's
 # sketch size (the flags --cms_k, --cms_m); "k" is the metrics' K.
 _COLUMN = {"k": "cms_k", "m": "cms_m"}
