@@ -41,8 +41,12 @@ def test_tff_engine_writes_the_fast_engine_results(tmp_path):
   tff_runs, fast_runs = records(tmp_path / "tff"), records(tmp_path / "fast")
   assert [r["engine"] for r in tff_runs] == ["tff", "tff"]
   assert tff_runs[0]["discovered"]  # something was found
+  assert [r["tff_secure_sum"] for r in tff_runs] == [False, False]
+  assert [r["tff_secure_sum"] for r in fast_runs] == [None, None]
   for got, want in zip(tff_runs, fast_runs):
-    for key in ("engine", "seconds"):
+    # The engine and its configuration differ; every result must not.
+    for key in ("engine", "seconds", "tff_secure_sum",
+                "tff_max_user_contribution", "tff_workers"):
       del got[key], want[key]
     assert got == want
 
