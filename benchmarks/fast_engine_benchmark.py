@@ -41,7 +41,7 @@ def main(argv):
       n, seed=0, distribution="zipf", exponent=FLAGS.zipf_exponent)
   built = time.perf_counter()
   pop.encode()
-  fast_engine._level_tables(pop)  # pylint: disable=protected-access
+  fast_engine.prepare(pop)
   encoded = time.perf_counter()
   _, build_peak = tracemalloc.get_traced_memory()
   tracemalloc.stop()  # tracing slows allocations: time without it

@@ -15,15 +15,27 @@ from triehh import privacy
 from triehh import results
 
 _ENGINES: dict[str, Callable[..., object]] = {"fast": fast_engine.run}
+# Per engine, work on the population to do before the timed run.
+_PREPARE: dict[str, Callable[[population_lib.Population], object]] = {
+    "fast": fast_engine.prepare}
 
 CAP_NOTE = (" Theorem 1 is proved without a prefix cap; with max_num_prefixes "
             "the kept set also depends on vote ranks.")
 
 
-def register_engine(name: str, run: Callable[..., object]) -> None:
-  """Makes ``engine=name`` available to :func:`discover` (same signature as
-  :func:`triehh.fast_engine.run`)."""
+def register_engine(
+    name: str, run: Callable[..., object],
+    prepare: Callable[[population_lib.Population], object] | None = None
+) -> None:
+  """Makes ``engine=name`` available to :func:`discover`.
+
+  ``run`` has the signature of :func:`triehh.fast_engine.run`; ``prepare``,
+  if given, builds what the engine caches per population, before the run's
+  clock starts.
+  """
   _ENGINES[name] = run
+  if prepare is not None:
+    _PREPARE[name] = prepare
 
 
 def engine_names() -> list[str]:
@@ -198,6 +210,8 @@ def discover(user_words, *, epsilon: float | None = None,
   params = _check_contribution(params, population, engine_options,
                                allow_no_guarantee)
   population.encode()
+  if engine in _PREPARE:
+    _PREPARE[engine](population)
   rng = np.random.default_rng(seed)
   start = time.perf_counter()
   trie = _ENGINES[engine](

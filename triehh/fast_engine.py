@@ -98,6 +98,11 @@ def run(population: population_lib.Population, *, theta: int,
   return trie
 
 
+def prepare(population: population_lib.Population) -> None:
+  """Builds the population's lookup tables now (they are cached)."""
+  _level_tables(population)
+
+
 class _Tables(NamedTuple):
   """Per-level lookup tables of a population, all ``intp``.
 
