@@ -37,6 +37,8 @@ import time
 from absl import app
 from absl import flags
 
+from benchmarks import sentiment140
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sample", None,
                     "Sentiment140 sample (default: $TRIEHH_SENTIMENT140, else "
@@ -57,12 +59,6 @@ flags.DEFINE_string("child", None, "Internal: run one measurement.")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _USER_FIELD = re.compile(rb'^((?:"[^"]*",){4}")([^"]*)(".*)$', re.S)
-
-
-def default_sample() -> str | None:
-  path = os.environ.get("TRIEHH_SENTIMENT140") or os.path.join(
-      os.path.dirname(ROOT), "shared", "data", "sentiment140_sample.csv.gz")
-  return path if os.path.exists(path) else None
 
 
 def synthesise_full(sample: str, rows: int, out_path: str) -> int:
@@ -151,7 +147,7 @@ def main(argv):
   if FLAGS.child:
     print(json.dumps(child(json.loads(FLAGS.child))))
     return
-  sample = FLAGS.sample or default_sample()
+  sample = sentiment140.sample_path(FLAGS.sample)
   if not sample:
     raise app.UsageError("no Sentiment140 sample: pass --sample or set "
                          "TRIEHH_SENTIMENT140")

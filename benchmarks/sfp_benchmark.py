@@ -8,10 +8,9 @@ repeats (seeds 0..repeats-1). Populations:
 
 * ``english``: ``triehh.synthetic.english_population`` (1e6 users, one word
   each, drawn from the wordfreq English list);
-* ``sentiment140``: the Sentiment140 sample, each user's most frequent
-  lower-cased whitespace token of 3+ characters (ties: first occurrence;
-  tokens holding ``$``, TrieHH's end symbol and SFP's padding, are skipped),
-  read from ``$TRIEHH_SENTIMENT140`` or
+* ``sentiment140``: the Sentiment140 sample in the single-word setting of
+  ``triehh.data`` (each user's most frequent word of 3+ characters), read
+  from ``$TRIEHH_SENTIMENT140`` or
   ``../shared/data/sentiment140_sample.csv.gz`` next to the checkout;
   skipped with a message when absent.
 
@@ -26,9 +25,10 @@ import time
 
 from absl import app
 from absl import flags
-import pandas as pd
 
 import triehh
+from benchmarks import sentiment140
+from triehh import data
 from triehh import synthetic
 
 FLAGS = flags.FLAGS
@@ -45,40 +45,6 @@ flags.DEFINE_boolean("with_reports", False,
 flags.DEFINE_integer("num_threads", None,
                      "SFP decode threads (default: up to 2 cores).")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAMPLE = os.path.join(ROOT, "..", "shared", "data",
-                      "sentiment140_sample.csv.gz")
-
-
-def sentiment140_path() -> str | None:
-  path = os.environ.get("TRIEHH_SENTIMENT140") or SAMPLE
-  return path if os.path.exists(path) else None
-
-
-def sentiment140_words(path: str) -> list[str]:
-  """Per user, the most frequent lower-cased token of length >= 3.
-
-  Sentiment140 layout: no header, latin-1, columns polarity, id, date,
-  query, user, text. Ties go to the token that occurs first. Tokens with
-  a ``$`` (TrieHH's end symbol, SFP's padding) are skipped.
-  """
-  frame = pd.read_csv(path, header=None, encoding="latin-1",
-                      names=["polarity", "id", "date", "query", "user",
-                             "text"], usecols=["user", "text"],
-                      dtype=str, keep_default_na=False)
-  tokens = frame.assign(token=frame["text"].str.lower().str.split()).explode(
-      "token")
-  tokens = tokens[(tokens["token"].str.len() >= 3)
-                  & ~tokens["token"].str.contains("$", regex=False)]
-  tokens = tokens.assign(order=range(len(tokens)))
-  stats = tokens.groupby(["user", "token"], sort=False).agg(
-      count=("order", "size"), first=("order", "min")).reset_index()
-  best = stats.sort_values(["user", "count", "first"],
-                           ascending=[True, False, True]).drop_duplicates(
-                               "user")
-  return best.sort_values("first")["token"].tolist()
-
-
 def populations():
   for name in FLAGS.populations:
     if name == "english":
@@ -86,13 +52,14 @@ def populations():
       pop = synthetic.english_population(FLAGS.num_users, seed=0)
       yield name, pop, time.perf_counter() - start
     elif name == "sentiment140":
-      path = sentiment140_path()
+      path = sentiment140.sample_path()
       if path is None:
-        print("sentiment140: skipped, no sample at $TRIEHH_SENTIMENT140 or "
-              f"{os.path.normpath(SAMPLE)}")
+        print(f"sentiment140: skipped, no sample at ${sentiment140.ENV} or "
+              f"{os.path.normpath(sentiment140.DEFAULT)}")
         continue
       start = time.perf_counter()
-      pop = triehh.Population.from_user_words(sentiment140_words(path))
+      pop = data.load(data.DataSpec(path, dataset="sentiment140",
+                                    setting="single")).population
       yield name, pop, time.perf_counter() - start
     else:
       raise ValueError(f"unknown population {name!r}")

@@ -32,6 +32,8 @@ from absl import app
 from absl import flags
 import numpy as np
 
+from benchmarks import sentiment140
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sample", None,
                     "Sentiment140 sample (default: $TRIEHH_SENTIMENT140, else "
@@ -44,18 +46,6 @@ flags.DEFINE_integer("num_local_workers", 2,
                      "workers (0: skip).")
 flags.DEFINE_bool("multi", True,
                   "Also time a round in the several-words setting.")
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def sample_path() -> str | None:
-  path = FLAGS.sample or os.environ.get("TRIEHH_SENTIMENT140")
-  if path:
-    return path if os.path.exists(path) else None
-  path = os.path.join(os.path.dirname(ROOT), "shared", "data",
-                      "sentiment140_sample.csv.gz")
-  return path if os.path.exists(path) else None
-
 
 def median_seconds(fn, repeats: int) -> tuple[float, float]:
   times = []
@@ -128,7 +118,7 @@ def round_costs(pop, params, runtime_lib, computations, engine, fast_engine,
 
 def main(argv):
   del argv
-  path = sample_path()
+  path = sentiment140.sample_path(FLAGS.sample)
   if path is None:
     sys.exit("the Sentiment140 sample is absent: pass --sample or set "
              "TRIEHH_SENTIMENT140")
