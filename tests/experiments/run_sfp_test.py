@@ -1,17 +1,12 @@
 """End-to-end test of the run_sfp driver."""
 
 import json
-import os
-import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.experiments import drivers
 
 
 def run_driver(*flags):
-  return subprocess.run(
-      [sys.executable, "-m", "experiments.run_sfp", *flags],
-      cwd=ROOT, capture_output=True, text=True, timeout=300)
+  return drivers.run_module("experiments.run_sfp", *flags)
 
 
 def test_default_data_writes_one_line_per_run(tmp_path):

@@ -1,19 +1,12 @@
 """End-to-end test of the run_triehh driver."""
 
 import json
-import os
-import subprocess
-import sys
 
-import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.experiments import drivers
 
 
 def run_driver(*flags):
-  return subprocess.run(
-      [sys.executable, "-m", "experiments.run_triehh", *flags],
-      cwd=ROOT, capture_output=True, text=True, timeout=300)
+  return drivers.run_module("experiments.run_triehh", *flags)
 
 
 def test_default_data_writes_one_line_per_run(tmp_path):

@@ -4,8 +4,6 @@ worker errors that end the program cleanly and keep finished runs."""
 import json
 import os
 import socket
-import subprocess
-import sys
 import time
 
 import pytest
@@ -14,11 +12,11 @@ from absl.testing import flagsaver
 pytest.importorskip("tensorflow_federated")
 
 from experiments import run_triehh
+from tests.experiments import drivers
 from triehh import api
 from triehh.tff import runtime
 
 FLAGS = run_triehh.FLAGS
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = dict(num_users=5000, zipf_exponent=1.0, epsilon=8.0)
 
 
@@ -86,11 +84,10 @@ def test_unreachable_worker_ends_the_driver_with_its_address(tmp_path):
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
   start = time.monotonic()
-  proc = subprocess.run(
-      [sys.executable, "-m", "experiments.run_triehh", "--engine=tff",
-       "--num_users=5000", f"--tff_workers=127.0.0.1:{port}",
-       "--tff_connect_timeout=1", f"--output_dir={tmp_path}"],
-      cwd=ROOT, capture_output=True, text=True, timeout=300)
+  proc = drivers.run_module(
+      "experiments.run_triehh", "--engine=tff", "--num_users=5000",
+      f"--tff_workers=127.0.0.1:{port}", "--tff_connect_timeout=1",
+      f"--output_dir={tmp_path}")
   assert proc.returncode == 1
   assert f"error: TFF worker 127.0.0.1:{port}: unreachable" in proc.stderr
   assert "Traceback" not in proc.stderr

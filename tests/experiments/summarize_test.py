@@ -3,7 +3,6 @@
 import collections
 import json
 import math
-import os
 import subprocess
 import sys
 
@@ -14,10 +13,9 @@ from absl.testing import flagsaver
 from scipy import stats
 
 from experiments import summarize
+from tests.experiments import drivers
 from triehh import synthetic
 
-ROOT = os.path.dirname(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLAGS = summarize.FLAGS
 NUM_USERS = 30000
 MIN_WORDS = 5  # bins with fewer words are too noisy to compare to the bound
@@ -27,11 +25,6 @@ MIN_WORDS = 5  # bins with fewer words are too noisy to compare to the bound
 def parsed_flags():
   if not FLAGS.is_parsed():
     FLAGS.mark_as_parsed()
-
-
-def run_module(module, *flags):
-  return subprocess.run([sys.executable, "-m", module, *flags], cwd=ROOT,
-                        capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +46,7 @@ def results_dirs(tmp_path_factory):
     dirs.append(out)
     procs.append(subprocess.Popen(
         [sys.executable, "-m", module, f"--num_users={NUM_USERS}", *flags,
-         f"--output_dir={out}"], cwd=ROOT, stdout=subprocess.PIPE,
+         f"--output_dir={out}"], cwd=drivers.ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True))
   for proc in procs:
     _, stderr = proc.communicate(timeout=300)
@@ -77,7 +70,7 @@ def results_lines(records):
 @pytest.fixture(scope="module")
 def summary(results_dirs, tmp_path_factory):
   csv_path = tmp_path_factory.mktemp("summary") / "summary.csv"
-  proc = run_module("experiments.summarize",
+  proc = drivers.run_module("experiments.summarize",
                     f"--output_dir={','.join(map(str, results_dirs))}",
                     "--truth_from_dataset", f"--num_users={NUM_USERS}",
                     f"--csv_out={csv_path}")
@@ -223,7 +216,7 @@ def test_malformed_and_foreign_lines_are_skipped_and_counted(
 
 def test_missing_file_is_a_clear_error(tmp_path):
   missing = tmp_path / "nowhere" / "results.jsonl"
-  proc = run_module("experiments.summarize", f"--results={missing}")
+  proc = drivers.run_module("experiments.summarize", f"--results={missing}")
   assert proc.returncode == 1
   assert f"error: results file not found: {missing}" in proc.stderr
   (tmp_path / "empty").mkdir()

@@ -1,17 +1,12 @@
 """Smoke test of the theory_tables driver."""
 
-import os
-import subprocess
-import sys
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.experiments import drivers
 
 
 def test_prints_table_1_and_minimum_populations():
-  proc = subprocess.run(
-      [sys.executable, "-m", "experiments.theory_tables",
-       "--populations=1e4,1e6", "--frequencies=1e-2", "--epsilons=4"],
-      cwd=ROOT, capture_output=True, text=True, timeout=120)
+  proc = drivers.run_module(
+      "experiments.theory_tables", "--populations=1e4,1e6",
+      "--frequencies=1e-2", "--epsilons=4", timeout=120)
   assert proc.returncode == 0, proc.stderr
   rows = proc.stdout.splitlines()
   assert any(r.split()[:5] == ["10,000", "|", "10", "1.8127", "|"] for r in rows)
