@@ -21,7 +21,7 @@ from absl import flags
 import numpy as np
 
 from triehh import api
-from triehh import fast_engine
+from triehh.engines import fast as fast_engine
 from triehh import synthetic
 
 FLAGS = flags.FLAGS

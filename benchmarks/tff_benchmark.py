@@ -124,12 +124,12 @@ def main(argv):
              "TRIEHH_SENTIMENT140")
   from triehh import api  # pylint: disable=g-import-not-at-top
   from triehh import data  # pylint: disable=g-import-not-at-top
-  from triehh import fast_engine  # pylint: disable=g-import-not-at-top
+  from triehh.engines import fast as fast_engine  # pylint: disable=g-import-not-at-top
   start = time.perf_counter()
-  from triehh.tff import computations  # pylint: disable=g-import-not-at-top
-  from triehh.tff import engine  # pylint: disable=g-import-not-at-top
-  from triehh.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
-  from triehh.tff import worker  # pylint: disable=g-import-not-at-top
+  from triehh.engines.tff import computations  # pylint: disable=g-import-not-at-top
+  from triehh.engines.tff import engine  # pylint: disable=g-import-not-at-top
+  from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
+  from triehh.engines.tff import worker  # pylint: disable=g-import-not-at-top
   imported = time.perf_counter() - start
   loaded = data.load(data.DataSpec(path, dataset="sentiment140",
                                    setting="single"))

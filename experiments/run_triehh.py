@@ -33,7 +33,7 @@ flags.DEFINE_bool("allow_no_guarantee", False,
                   "inf) instead of refusing them.")
 flags.DEFINE_list("tff_workers", [],
                   "TFF engine: host:port of running TFF workers (start them "
-                  "with `python -m triehh.tff.worker --port=N`); clients are "
+                  "with `python -m triehh.engines.tff.worker --port=N`); clients are "
                   "split across them. Empty: one local worker.")
 flags.DEFINE_bool("tff_secure_sum", False,
                   "TFF engine: aggregate votes with "

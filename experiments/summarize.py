@@ -35,7 +35,7 @@ Discovery rate and its bound. A word's rate is the share of the runs that
 discovered it (``triehh.metrics.discovery_rates``); its frequency is its
 ground-truth weight over n. Words longer than L characters are left out
 (TrieHH cannot report them; the count is printed). The bound of a bin is
-``triehh.utility.discovery_rate(W, n, m, theta, levels)`` with the run's n,
+``triehh.theory.utility.discovery_rate(W, n, m, theta, levels)`` with the run's n,
 batch size m and theta, ``W = floor(f n)`` and ``levels`` = the record's
 ``levels`` (L + 1: L characters and the end symbol). A word of k characters
 passes only k + 1 levels, so using L + 1 for every word is the worst case
@@ -69,7 +69,7 @@ from scipy import stats
 
 from experiments import common
 from triehh import metrics
-from triehh import utility
+from triehh.theory import utility
 
 FLAGS = flags.FLAGS
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from absl import app
 from absl import flags
 
-from triehh import privacy
-from triehh import utility
+from triehh.theory import privacy
+from triehh.theory import utility
 
 FLAGS = flags.FLAGS
 flags.DEFINE_float("epsilon", 2.0, "Target epsilon of the Table 1 block.")

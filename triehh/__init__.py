@@ -16,14 +16,14 @@ from triehh.metrics import discovery_rates
 from triehh.metrics import precision_recall_f1
 from triehh.metrics import top_k
 from triehh.population import Population
-from triehh.privacy import Calibration
-from triehh.privacy import calibrate
-from triehh.privacy import guarantee
+from triehh.theory.privacy import Calibration
+from triehh.theory.privacy import calibrate
+from triehh.theory.privacy import guarantee
 from triehh.results import DiscoveryResult
 from triehh.results import RunParams
 from triehh.trie import Trie
-from triehh.utility import discovery_rate
-from triehh.utility import min_population
+from triehh.theory.utility import discovery_rate
+from triehh.theory.utility import min_population
 
 __version__ = "0.1.0"
 

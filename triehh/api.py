@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from triehh import fast_engine
+from triehh.engines import fast as fast_engine
 from triehh import population as population_lib
-from triehh import privacy
+from triehh.theory import privacy
 from triehh import results
 
 _ENGINES: dict[str, Callable[..., object]] = {"fast": fast_engine.run}
@@ -49,9 +49,11 @@ _OPTIONAL_ENGINE_ERRORS: dict[str, ImportError] = {}
 def _load_optional_engines() -> None:
   if "tff" not in _ENGINES and "tff" not in _OPTIONAL_ENGINE_ERRORS:
     try:
-      from triehh import tff_engine  # noqa: F401  (registers itself)
+      from triehh.engines.tff import engine as tff_engine
     except ImportError as err:
       _OPTIONAL_ENGINE_ERRORS["tff"] = err
+    else:
+      register_engine("tff", tff_engine.run)
 
 
 def as_population(user_words, max_length: int = population_lib.DEFAULT_MAX_LENGTH,

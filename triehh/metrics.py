@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from triehh import ranking
+
 DEFAULT_KS = (10, 50, 100)
 
 
@@ -28,14 +30,12 @@ def top_k(truth: Mapping[str, float], k: int) -> list[str]:
   """The ``k`` words of largest weight; ties broken by the word."""
   if k < 1:
     raise ValueError(f"k must be >= 1, got {k}")
-  ranked = sorted(truth.items(), key=lambda kv: (-kv[1], kv[0]))
-  return [w for w, _ in ranked[:k]]
+  return ranking.ranked_words(truth)[:k]
 
 
 def _ranked(discovered: Mapping[str, float] | Iterable[str]) -> list[str]:
   if isinstance(discovered, Mapping):
-    return [w for w, _ in sorted(discovered.items(),
-                                 key=lambda kv: (-kv[1], kv[0]))]
+    return ranking.ranked_words(discovered)
   return list(discovered)
 
 

@@ -28,6 +28,7 @@ import dataclasses
 import numpy as np
 
 from triehh import alphabet as alphabet_lib
+from triehh import ranking
 
 
 def select_extensions(votes: np.ndarray, theta: int,
@@ -165,7 +166,7 @@ class Trie:
     for level in self.levels:
       for codes, v in zip(level.terminated, level.terminated_votes):
         found[self.alphabet.decode_word(codes)] = int(v)
-    return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ranking.by_count(found)
 
   def frequent_prefixes(self) -> dict[str, int]:
     """Discovered prefixes that no later round extended -> their votes.
@@ -183,7 +184,7 @@ class Trie:
       for codes, v in zip(level.prefixes[~extended],
                           level.prefix_votes[~extended]):
         leaves[self.alphabet.decode(codes)] = int(v)
-    return dict(sorted(leaves.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ranking.by_count(leaves)
 
   def prefixes(self, depth: int) -> list[str]:
     """The non-terminated prefixes of a level, as strings."""

@@ -14,7 +14,7 @@ pytest.importorskip("tensorflow_federated")
 from experiments import run_triehh
 from tests.experiments import drivers
 from triehh import api
-from triehh.tff import runtime
+from triehh.engines.tff import runtime
 
 FLAGS = run_triehh.FLAGS
 SMALL = dict(num_users=5000, zipf_exponent=1.0, epsilon=8.0)
@@ -50,7 +50,7 @@ def test_tff_engine_writes_the_fast_engine_results(tmp_path):
 
 
 def test_a_failing_later_run_keeps_the_earlier_lines(tmp_path, monkeypatch):
-  from triehh import tff_engine  # pylint: disable=g-import-not-at-top
+  from triehh.engines.tff import engine as tff_engine  # pylint: disable=g-import-not-at-top
   calls = []
 
   def flaky(*args, **kwargs):

@@ -81,6 +81,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from triehh import validation
+
 DEFAULT_K = 2048
 DEFAULT_M = 1024
 DEFAULT_CHUNK_SIZE = 8192
@@ -96,16 +98,6 @@ def _check_epsilon(epsilon: float) -> float:
     raise ValueError(f"the local epsilon must be > 0 (math.inf for no "
                      f"noise), got {epsilon!r}")
   return eps
-
-
-def check_int(name: str, value, low: int = 1, high: int | None = None) -> int:
-  """``value`` as an int in ``[low, high]``, or a TypeError/ValueError naming it."""
-  if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-    raise TypeError(f"{name} must be an integer, got {value!r}")
-  if value < low or (high is not None and value > high):
-    bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
-    raise ValueError(f"{name} must be {bound}, got {value}")
-  return int(value)
 
 
 def flip_probability(epsilon: float) -> float:
@@ -126,7 +118,7 @@ def digest_keys(strings: Sequence[str], num_bytes: int = 8,
 
   ``salt`` (at most 16 bytes) separates the key spaces of different uses.
   """
-  num_bytes = check_int("num_bytes", num_bytes, 1, 64)
+  num_bytes = validation.check_int("num_bytes", num_bytes, 1, 64)
   out = np.empty((len(strings), num_bytes), dtype=np.uint8)
   for i, s in enumerate(strings):
     out[i] = np.frombuffer(
@@ -151,12 +143,12 @@ class HashFamily:
   def from_seed(cls, k: int, m: int, num_bytes: int,
                 seed: int | np.random.Generator | None) -> "HashFamily":
     """Draws the tables from ``numpy.random.default_rng(seed)``."""
-    k = check_int("k (number of hash functions)", k, 1)
-    m = check_int("m (sketch width)", m, 2, 1 << 16)
+    k = validation.check_int("k (number of hash functions)", k, 1)
+    m = validation.check_int("m (sketch width)", m, 2, 1 << 16)
     if m & (m - 1):
       raise ValueError(f"m (sketch width) must be a power of two for "
                        f"tabulation hashing, got {m}")
-    num_bytes = check_int("num_bytes", num_bytes, 1, 64)
+    num_bytes = validation.check_int("num_bytes", num_bytes, 1, 64)
     rng = np.random.default_rng(seed)
     tables = rng.integers(0, m, size=(num_bytes, k, 256), dtype=np.uint16)
     return cls(tables, m)
@@ -343,7 +335,7 @@ class CountMeanSketch:
     cells = self.hashes(keys, rows)
     row_counts = np.bincount(rows, minlength=self.k).astype(np.int64)
     if simulation == "reports":
-      chunk_size = check_int("chunk_size", chunk_size, 1)
+      chunk_size = validation.check_int("chunk_size", chunk_size, 1)
       sums = np.zeros((self.k, self.m), dtype=np.int32)
       for start in range(0, n, chunk_size):
         part = slice(start, start + chunk_size)

@@ -77,7 +77,9 @@ import numpy as np
 
 from triehh import api
 from triehh import population as population_lib
+from triehh import ranking
 from triehh import sampling
+from triehh import validation
 from triehh.baselines import amplification
 from triehh.baselines import count_mean_sketch as cms_lib
 
@@ -361,13 +363,13 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
   pop = api.as_population(user_words, max_length, **options)
   n = pop.num_users
 
-  threshold = cms_lib.check_int("threshold (T)", threshold)
-  length = cms_lib.check_int("length", length, 2)
+  threshold = validation.check_int("threshold (T)", threshold)
+  length = validation.check_int("length", length, 2)
   if length % 2:
     raise ValueError(f"length must be even (2-character fragments), got "
                      f"{length}")
-  num_buckets = cms_lib.check_int("num_buckets", num_buckets, 1, 256)
-  max_candidates = cms_lib.check_int("max_candidates", max_candidates)
+  num_buckets = validation.check_int("num_buckets", num_buckets, 1, 256)
+  max_candidates = validation.check_int("max_candidates", max_candidates)
   if fragment_alphabet is None:
     fragment_alphabet = DEFAULT_FRAGMENT_ALPHABET
   elif fragment_alphabet == FRAGMENT_ALPHABET_FROM_DATA:
@@ -382,7 +384,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
                      f"{simulation!r}")
   if num_threads is None:
     num_threads = min(2, os.cpu_count() or 1)
-  num_threads = cms_lib.check_int("num_threads", num_threads)
+  num_threads = validation.check_int("num_threads", num_threads)
 
   target_delta = 1.0 / n**2 if delta is None else delta
   if epsilon_local is None:
@@ -412,7 +414,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
   if hash_seed is None:
     used_hash_seed = int(rng.integers(0, 2**63 - 1))
   else:
-    used_hash_seed = cms_lib.check_int("hash_seed", hash_seed, 0)
+    used_hash_seed = validation.check_int("hash_seed", hash_seed, 0)
   puzzle_salt, fragment_seed, word_seed = _salts(used_hash_seed)
   frag_cms = cms_lib.CountMeanSketch.create(
       eps_fragment, k=k, m=m, key_bytes=_KEY_BYTES, seed=fragment_seed)
@@ -516,7 +518,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
     word_est = word_cms.estimate(word_sketch,
                                  cms_lib.digest_keys(padded_found))
     found = {w: float(c) for w, c in zip(names, word_est)}
-  heavy = dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+  heavy = ranking.by_count(found)
   server_seconds = time.perf_counter() - start
   return SFPResult(
       heavy_hitters=heavy, params=params, seed=seed,

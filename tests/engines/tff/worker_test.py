@@ -1,4 +1,4 @@
-"""Tests of triehh.tff.worker: starting TFF workers bound to loopback."""
+"""Tests of triehh.engines.tff.worker: starting TFF workers bound to loopback."""
 
 import importlib.util
 import os
@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from triehh.tff import worker
+from triehh.engines.tff import worker
 
 grpc = pytest.importorskip("grpc")
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("tensorflow_federated") is None,
     reason="tensorflow-federated is not installed")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _free_port() -> int:
@@ -60,7 +60,7 @@ def test_worker_serves_on_loopback_only_unless_asked():
 def test_command_line_starts_a_worker_and_rejects_bad_flags():
   port = _free_port()
   proc = subprocess.Popen(
-      [sys.executable, "-m", "triehh.tff.worker", f"--port={port}"],
+      [sys.executable, "-m", "triehh.engines.tff.worker", f"--port={port}"],
       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
   try:
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -71,11 +71,11 @@ def test_command_line_starts_a_worker_and_rejects_bad_flags():
     _, err = proc.communicate(timeout=30)
   assert f"serving TFF computations on 127.0.0.1, port {port}" in err
   bad = subprocess.run(
-      [sys.executable, "-m", "triehh.tff.worker", "--port=0"], cwd=ROOT,
+      [sys.executable, "-m", "triehh.engines.tff.worker", "--port=0"], cwd=ROOT,
       capture_output=True, text=True, timeout=60)
   assert bad.returncode == 2 and "--port must be in 1..65535" in bad.stderr
   bad = subprocess.run(
-      [sys.executable, "-m", "triehh.tff.worker", "--port=1", "--bind=lan"],
+      [sys.executable, "-m", "triehh.engines.tff.worker", "--port=1", "--bind=lan"],
       cwd=ROOT, capture_output=True, text=True, timeout=60)
   assert bad.returncode == 2 and "invalid choice: 'lan'" in bad.stderr
 

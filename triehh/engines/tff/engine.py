@@ -2,7 +2,7 @@
 
 ``triehh.discover(..., engine="tff")`` calls :func:`run`. Each trie level is
 one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of a
-``tff.templates.IterativeProcess`` (see :mod:`triehh.tff.computations`). The driver draws randomness
+``tff.templates.IterativeProcess`` (see :mod:`triehh.engines.tff.computations`). The driver draws randomness
 exactly as :func:`triehh.fast_engine.run` does, in the same order (the
 sampled users, then, for several-word users, one rank per sampled user: the
 per-client, per-round seed the client uses to pick its word in TF), so both
@@ -14,8 +14,8 @@ server state (frontier, heavy hitters, counts) agrees with it.
 Where it runs: by default on one local TFF worker (TFF's C++
 ``worker_binary``) started on a loopback port for this Python process; with
 ``workers="host:port,..."`` on already-running workers (start them with
-``python -m triehh.tff.worker --port=N``), the clients of each call split
-across them. See :mod:`triehh.tff.runtime` for failure handling.
+``python -m triehh.engines.tff.worker --port=N``), the clients of each call split
+across them. See :mod:`triehh.engines.tff.runtime` for failure handling.
 
 Vote capacity: per round the driver uses the process whose client vote
 vectors hold the smallest power of two of frontier prefixes that is at least
@@ -34,8 +34,8 @@ import tensorflow_federated as tff
 from triehh import population as population_lib
 from triehh import sampling
 from triehh import trie as trie_lib
-from triehh.tff import computations
-from triehh.tff import runtime as runtime_lib
+from triehh.engines.tff import computations
+from triehh.engines.tff import runtime as runtime_lib
 
 
 def run(population: population_lib.Population, *, theta: int,

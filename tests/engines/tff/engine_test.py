@@ -7,13 +7,13 @@ from hypothesis import given, settings, strategies as st
 pytest.importorskip("tensorflow_federated")
 
 import triehh
-from triehh import fast_engine
+from triehh.engines import fast as fast_engine
 from triehh import population as population_lib
 from triehh import sampling
 from triehh import trie as trie_lib
-from triehh.tff import engine
+from triehh.engines.tff import engine
 from tests import paper_example
-from tests.tff.helpers import POPULATIONS, assert_same_trie
+from tests.engines.tff.helpers import POPULATIONS, assert_same_trie
 
 def both(pop, seed, **kwargs):
   tff_trie = engine.run(pop, rng=np.random.default_rng(seed), **kwargs)

@@ -1,4 +1,4 @@
-"""Tests of triehh.tff.runtime: several workers, unreachable and failed ones."""
+"""Tests of triehh.engines.tff.runtime: several workers, unreachable and failed ones."""
 
 import os
 import signal
@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("tensorflow_federated")
 
-from triehh import fast_engine
-from triehh.tff import engine
-from triehh.tff import runtime
-from triehh.tff import worker
-from tests.tff import helpers
+from triehh.engines import fast as fast_engine
+from triehh.engines.tff import engine
+from triehh.engines.tff import runtime
+from triehh.engines.tff import worker
+from tests.engines.tff import helpers
 
 
 def _free_port() -> int:

@@ -10,8 +10,8 @@ round are split.
 
 Starting workers. On each machine that should run clients::
 
-  python -m triehh.tff.worker --port=8000              # 127.0.0.1:8000 only
-  python -m triehh.tff.worker --port=8000 --bind=all   # every interface
+  python -m triehh.engines.tff.worker --port=8000              # 127.0.0.1:8000 only
+  python -m triehh.engines.tff.worker --port=8000 --bind=all   # every interface
 
 then run, e.g.::
 
@@ -281,10 +281,10 @@ class WorkerProcess:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-  """``python -m triehh.tff.worker --port=N [--bind=loopback|all]``."""
+  """``python -m triehh.engines.tff.worker --port=N [--bind=loopback|all]``."""
   import argparse  # pylint: disable=g-import-not-at-top
   parser = argparse.ArgumentParser(
-      prog="python -m triehh.tff.worker",
+      prog="python -m triehh.engines.tff.worker",
       description="Serve TFF computations with TFF's C++ worker_binary "
                   "(loopback only unless --bind=all).")
   parser.add_argument("--port", type=int, required=True,

@@ -6,7 +6,7 @@ import math
 from absl.testing import parameterized
 import pytest
 
-from triehh import privacy
+from triehh.theory import privacy
 
 # Table 1 of the paper: epsilon = 2, L = 10; (theta, gamma) for
 # delta <= 1/(300 n) and delta <= 1/n^2. The paper truncates gamma to two

@@ -1,4 +1,4 @@
-"""Tests of triehh.tff.computations: client votes, server update, process."""
+"""Tests of triehh.engines.tff.computations: client votes, server update, process."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ pytest.importorskip("tensorflow_federated")
 
 from triehh import alphabet as alphabet_lib
 from triehh import trie as trie_lib
-from triehh.tff import computations
+from triehh.engines.tff import computations
 
 L = 4
 A1 = 4  # alphabet "abc" (codes 0-2) plus the end symbol (code 3)
@@ -161,7 +161,7 @@ def test_sub_rounds_accumulate_before_thresholding(tff_context):
 
 
 def test_server_update_rejects_votes_outside_the_candidates(tff_context):
-  from triehh.tff import runtime  # pylint: disable=g-import-not-at-top
+  from triehh.engines.tff import runtime  # pylint: disable=g-import-not-at-top
   update = computations.server_update_computation(A1, L)
   votes = np.zeros(2 * A1, np.int32)
   votes[A1 + 1] = 1  # the frontier has one prefix: entries >= A1 are outside

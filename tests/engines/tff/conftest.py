@@ -7,7 +7,7 @@ import pytest
 def tff_runtime():
   """The engine's cached local runtime (one worker_binary on loopback)."""
   pytest.importorskip("tensorflow_federated")
-  from triehh.tff import runtime  # pylint: disable=g-import-not-at-top
+  from triehh.engines.tff import runtime  # pylint: disable=g-import-not-at-top
   return runtime.get_runtime()
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from triehh import privacy
+from triehh.theory import privacy
 
 
 def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:

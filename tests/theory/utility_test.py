@@ -6,8 +6,8 @@ import math
 from absl.testing import parameterized
 import numpy as np
 
-from triehh import privacy
-from triehh import utility
+from triehh.theory import privacy
+from triehh.theory import utility
 
 
 def exact_level_rate(w, n, m, theta):

@@ -6,10 +6,10 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 import triehh
-from triehh import fast_engine
+from triehh.engines import fast as fast_engine
 from triehh import population as population_lib
 from triehh import synthetic
-from triehh import utility
+from triehh.theory import utility
 from tests import paper_example
 from tests import reference
 

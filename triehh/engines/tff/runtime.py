@@ -1,6 +1,6 @@
 """Where the TFF computations run: TFF's C++ ``worker_binary`` processes.
 
-A :class:`Runtime` is a set of TFF workers (see :mod:`triehh.tff.worker`)
+A :class:`Runtime` is a set of TFF workers (see :mod:`triehh.engines.tff.worker`)
 and the TFF execution context that runs computations on them:
 
 * one worker: every call runs on it (a local worker started for the
@@ -42,7 +42,7 @@ from collections.abc import Sequence
 import grpc
 import tensorflow_federated as tff
 
-from triehh.tff import worker as worker_lib
+from triehh.engines.tff import worker as worker_lib
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_RPC_TIMEOUT = 300.0
@@ -165,7 +165,7 @@ class WorkerContext(tff.framework.AsyncContext):
       self._raw_channel.close()
       raise WorkerError(
           address, f"unreachable: no connection within {connect_timeout:g} s "
-          "(is `python -m triehh.tff.worker --port=PORT` running there?)"
+          "(is `python -m triehh.engines.tff.worker --port=PORT` running there?)"
       ) from None
     channel = grpc.intercept_channel(self._raw_channel,
                                      _Deadline(self._rpc_timeout))

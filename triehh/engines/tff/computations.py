@@ -19,7 +19,7 @@ process is built for a *vote capacity* ``K``: client vote vectors have
 frontier size, at most ``K``) are the candidates and the rest stay zero. All
 processes share one server state type, so a driver may pick, per round, the
 process of the smallest capacity that holds the frontier
-(:mod:`triehh.tff.engine` uses powers of two).
+(:mod:`triehh.engines.tff.engine` uses powers of two).
 
 Client data are tensors, not ``tf.data`` datasets (a dataset per client is
 about ten times slower in TFF's C++ runtime):

@@ -1,0 +1,2 @@
+"""The engines that run TrieHH: ``fast`` (numpy simulation) and ``tff``
+(TensorFlow Federated computations)."""

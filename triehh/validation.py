@@ -1,0 +1,16 @@
+"""Argument checks shared by every module: each names the argument and the
+value it got, so a bad parameter fails with a message the user can act on."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def check_int(name: str, value, low: int = 1, high: int | None = None) -> int:
+  """``value`` as an int in ``[low, high]``, or a TypeError/ValueError naming it."""
+  if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    raise TypeError(f"{name} must be an integer, got {value!r}")
+  if value < low or (high is not None and value > high):
+    bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
+    raise ValueError(f"{name} must be {bound}, got {value}")
+  return int(value)
