@@ -106,6 +106,30 @@ class PrefixIdsTest(parameterized.TestCase):
           self.assertEqual(ids[w], -1)
 
 
+class AsPopulationTest(parameterized.TestCase):
+
+  def test_population_is_returned_as_is(self):
+    pop = Population.from_user_words(["ab", "b"], max_length=3)
+    self.assertIs(population_lib.as_population(pop, 3), pop)
+
+  def test_words_are_encoded_with_options(self):
+    pop = population_lib.as_population(["ab", "a-"], 2, alphabet="ab",
+                                       unknown="drop")
+    self.assertEqual(list(pop.vocabulary), ["ab"])
+    self.assertEqual(pop.num_dropped_users, 1)
+    self.assertEqual(pop.max_length, 2)
+
+  def test_other_max_length_is_refused(self):
+    pop = Population.from_user_words(["ab"], max_length=3)
+    with self.assertRaisesRegex(ValueError, "max_length=3 but max_length=4"):
+      population_lib.as_population(pop, 4)
+
+  def test_options_with_a_population_are_refused(self):
+    pop = Population.from_user_words(["ab"], max_length=3)
+    with self.assertRaisesRegex(ValueError, r"\['alphabet'\] only apply"):
+      population_lib.as_population(pop, 3, alphabet="ab")
+
+
 class AlphabetTest(parameterized.TestCase):
 
   def test_of_and_decode(self):

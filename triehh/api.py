@@ -56,21 +56,8 @@ def _load_optional_engines() -> None:
       register_engine("tff", tff_engine.run)
 
 
-def as_population(user_words, max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                  **options) -> population_lib.Population:
-  """A :class:`Population` from user words, or the population itself."""
-  if isinstance(user_words, population_lib.Population):
-    if user_words.max_length != max_length:
-      raise ValueError(
-          f"the population was encoded with max_length={user_words.max_length}"
-          f" but max_length={max_length} was asked; rebuild the population "
-          "or pass the same max_length")
-    if options:
-      raise ValueError(f"options {sorted(options)} only apply when building a "
-                       "population from words")
-    return user_words
-  return population_lib.Population.from_user_words(
-      user_words, max_length=max_length, **options)
+# Re-exported for callers of the former location.
+as_population = population_lib.as_population
 
 
 def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
@@ -203,7 +190,8 @@ def discover(user_words, *, epsilon: float | None = None,
     options["alphabet"] = alphabet
   if unknown is not None:
     options["unknown"] = unknown
-  population = as_population(user_words, max_length, **options)
+  population = population_lib.as_population(user_words, max_length,
+                                            **options)
   params = resolve_params(
       population.num_users, max_length, epsilon=epsilon, delta=delta,
       theta=theta, gamma=gamma, batch_size=batch_size,

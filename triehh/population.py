@@ -353,6 +353,31 @@ class Population:
             f"L={self.max_length})")
 
 
+def as_population(user_words, max_length: int = DEFAULT_MAX_LENGTH,
+                  **options) -> Population:
+  """A :class:`Population` from user words, or the population itself.
+
+  Args:
+    user_words: a :class:`Population` (returned as is) or what
+      :meth:`Population.from_user_words` takes.
+    max_length: L; a given population must have been built with it.
+    **options: :meth:`Population.from_user_words` options (``alphabet``,
+      ``unknown``...), only when building from words.
+  """
+  if isinstance(user_words, Population):
+    if user_words.max_length != max_length:
+      raise ValueError(
+          f"the population was encoded with max_length={user_words.max_length}"
+          f" but max_length={max_length} was asked; rebuild the population "
+          "or pass the same max_length")
+    if options:
+      raise ValueError(f"options {sorted(options)} only apply when building a "
+                       "population from words")
+    return user_words
+  return Population.from_user_words(user_words, max_length=max_length,
+                                    **options)
+
+
 @dataclasses.dataclass
 class _EncodedVocabulary:
   alphabet: alphabet_lib.Alphabet
