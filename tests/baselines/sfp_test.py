@@ -1,5 +1,6 @@
 """Tests of SFP: recovery without noise, determinism, options, bad input."""
 
+import hashlib
 import math
 
 from absl.testing import parameterized
@@ -186,6 +187,60 @@ class ParamsTest(parameterized.TestCase):
     words = triehh.Population.from_user_words(["a$b"] * 10, end_symbol="#")
     with self.assertRaisesRegex(ValueError, "padding symbol"):
       triehh.sfp_discover(words, epsilon=1.0, **SMALL)
+
+
+def pinned_population():
+  """2690 users: a head of 8 words and 400 random singletons (seeded)."""
+  rng = np.random.default_rng(42)
+  head = {"the": 900, "and": 500, "you": 300, "sun": 200, "moon": 150,
+          "star": 100, "sky": 80, "cloud": 60}
+  words = [w for w, c in head.items() for _ in range(c)]
+  letters = list("abcdefghijklmnopqrstuvwxyz")
+  words += ["".join(rng.choice(letters, size=int(rng.integers(3, 9))))
+            for _ in range(400)]
+  return [words[i] for i in rng.permutation(len(words))]
+
+
+def pinned_several_words():
+  return ([{"alpha": 3, "beta": 1}] * 600 + [{"gamma": 1, "delta": 2}] * 300
+          + [{"zeta": 1}] * 100)
+
+
+class PinnedRunTest(parameterized.TestCase):
+  """Outputs of small runs recorded before the module was split into steps:
+  the same seed must keep giving exactly these results."""
+
+  @parameterized.named_parameters(
+      ("central", pinned_population,
+       dict(epsilon=4.0, seed=5, k=32, m=256, threshold=40),
+       [("the", 820.572020286732), ("and", 493.76194730389005),
+        ("you", 211.4794415251662), ("xod", 205.78410559043178)],
+       (566, 517, 547, 517, 543), 6, 4.0, 7424841456459477715,
+       "926874a4131e6747"),
+      ("reports_word_sketch", pinned_several_words,
+       dict(epsilon_local=8.0, word_budget=0.5, simulation="reports", seed=3,
+            k=16, m=256, threshold=12),
+       [("alpha", 465.0846045992325), ("delta", 184.31131813763423)],
+       (223, 194, 199, 198, 186), 2, 8.0, 789974133212406139,
+       "d91330a965270bea"),
+      ("options", pinned_population,
+       dict(epsilon=2.0, delta=1e-6, seed=9, k=16, m=128, threshold=30,
+            check_puzzle_hash=True, fragment_alphabet="data", hash_seed=11,
+            num_buckets=64, length=8),
+       [("the", 881.8423299387874), ("and", 437.6841133046847)],
+       (663, 645, 702, 680), 9, 2.383188475621864, 11, "8ba3aeae8a42bfbc"),
+  )
+  def test_same_output_as_recorded(self, make_users, kwargs, heavy_hitters,
+                                   per_position, num_stitched, epsilon_local,
+                                   hash_seed, tops_digest):
+    result = triehh.sfp_discover(make_users(), num_threads=1, **kwargs)
+    self.assertEqual(list(result.heavy_hitters.items()), heavy_hitters)
+    self.assertEqual(result.reports_per_position, per_position)
+    self.assertEqual(result.num_stitched, num_stitched)
+    self.assertEqual(result.params.epsilon_local, epsilon_local)
+    self.assertEqual(result.params.hash_seed, hash_seed)
+    digest = hashlib.sha256(repr(result.fragment_tops).encode()).hexdigest()
+    self.assertEqual(digest[:16], tops_digest)
 
 
 if __name__ == "__main__":
