@@ -27,8 +27,9 @@ class Table1Test(parameterized.TestCase):
                                   (1 / n**2, per_n2)):
       cal = privacy.calibrate(n, 10, 2.0, delta)
       self.assertEqual(cal.theta, theta)
-      self.assertLess(abs(cal.gamma - gamma), 0.01)
-      self.assertEqual(math.floor(cal.gamma * 100) / 100, gamma)  # truncation
+      self.assertLess(abs(cal.gamma_unrounded - gamma), 0.01)
+      self.assertEqual(math.floor(cal.gamma_unrounded * 100) / 100,
+                       gamma)  # truncation
       self.assertLessEqual(cal.delta, delta)
       self.assertLessEqual(cal.epsilon, 2.0)
       self.assertGreater(cal.epsilon, 1.99)
@@ -53,7 +54,8 @@ class GuaranteeTest(parameterized.TestCase):
     cal = privacy.calibrate(123_457, 11, 3.0, 1e-9)
     eps, delta = privacy.guarantee(123_457, 11, cal.theta, cal.effective_gamma)
     self.assertEqual((eps, delta), (cal.epsilon, cal.delta))
-    self.assertEqual(cal.batch_size, math.floor(cal.gamma * math.sqrt(123_457)))
+    self.assertEqual(cal.batch_size,
+                     math.floor(cal.gamma_unrounded * math.sqrt(123_457)))
 
   def test_large_theta_does_not_overflow(self):
     _, delta = privacy.guarantee(10**8, 10, 100, 1.0)  # 100! > 1e157
@@ -78,7 +80,9 @@ class GuaranteeTest(parameterized.TestCase):
 class CalibrateErrorsTest(parameterized.TestCase):
 
   def test_population_too_small(self):
-    with pytest.raises(ValueError, match=r"gamma=.* \(batch size \d+\).*at least n = \d+"):
+    with pytest.raises(ValueError, match=(
+        r"n=1000 users are too few .*at least n = \d+ users, or epsilon >= "
+        r".*gamma=.*batch size \d+")):
       privacy.calibrate(1000, 10, 1.0, 1e-6)
 
   def test_suggested_population_works(self):
@@ -103,5 +107,50 @@ class CalibrateErrorsTest(parameterized.TestCase):
       privacy.calibrate(10**5, 10, 2.0, 1e-12, theta_rule="log10")
 
   def test_bad_length(self):
-    with self.assertRaisesRegex(ValueError, "max_length"):
+    with self.assertRaisesRegex(ValueError, "num_levels"):
       privacy.calibrate(10**5, 0, 2.0, 1e-6)
+    with self.assertRaisesRegex(TypeError, "num_levels"):
+      privacy.calibrate(10**5, 10.5, 2.0, 1e-6)
+
+
+class LevelsTest(parameterized.TestCase):
+
+  def test_levels_for_length_counts_the_end_symbol(self):
+    self.assertEqual(privacy.levels_for_length(10), 11)
+    self.assertEqual(privacy.levels_for_length(1), 2)
+    with self.assertRaisesRegex(ValueError, "max_length"):
+      privacy.levels_for_length(0)
+
+  def test_num_levels_keyword(self):
+    eps, _ = privacy.guarantee(10**6, num_levels=7, theta=12, gamma=15.0)
+    self.assertAlmostEqual(
+        eps, 7 * math.log(1 + 1 / (1000 / (15.0 * 12) - 1)), places=12)
+    cal = privacy.calibrate(10**6, num_levels=7, epsilon=2.0, delta=1e-12)
+    self.assertEqual(cal.num_levels, 7)
+
+
+class DeprecatedNamesTest(parameterized.TestCase):
+
+  def test_guarantee_max_length_keyword_means_levels(self):
+    with pytest.warns(DeprecationWarning, match="use num_levels="):
+      old = privacy.guarantee(10**6, max_length=7, theta=12, gamma=15.0)
+    self.assertEqual(old, privacy.guarantee(10**6, 7, 12, 15.0))
+
+  def test_calibrate_max_length_keyword_means_levels(self):
+    with pytest.warns(DeprecationWarning, match="discover.max_length=k."):
+      old = privacy.calibrate(10**6, max_length=7, epsilon=2.0, delta=1e-12)
+    self.assertEqual(old, privacy.calibrate(10**6, 7, 2.0, 1e-12))
+
+  def test_both_spellings_refused(self):
+    with pytest.raises(TypeError, match="both num_levels= and"):
+      privacy.calibrate(10**6, num_levels=7, max_length=7, epsilon=2.0,
+                        delta=1e-12)
+
+  def test_old_calibration_attributes_readable(self):
+    cal = privacy.calibrate(10**6, 10, 2.0, 1e-12)
+    with pytest.warns(DeprecationWarning, match="gamma_unrounded"):
+      self.assertEqual(cal.gamma, cal.gamma_unrounded)
+    with pytest.warns(DeprecationWarning, match="num_levels"):
+      self.assertEqual(cal.max_length, 10)
+    # The unrounded gamma is not the one the batch uses.
+    self.assertLess(cal.effective_gamma, cal.gamma_unrounded)

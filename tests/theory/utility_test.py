@@ -5,7 +5,10 @@ import math
 
 from absl.testing import parameterized
 import numpy as np
+import pytest
+from scipy import stats
 
+import triehh
 from triehh.theory import privacy
 from triehh.theory import utility
 
@@ -90,11 +93,22 @@ class DiscoveryRateTest(parameterized.TestCase):
       utility.discovery_rate(5, 100, 10, 0, 10)
 
 
+def discover_params(frequency, n, epsilon, max_length=10):
+  """The parameters discover runs for ``n`` users, a share ``frequency`` of
+  whom hold a word of ``max_length`` characters sharing no prefix."""
+  holders = math.floor(frequency * n)
+  word = "abcdefghijklmnopqrstuvwxyz"[:max_length]
+  pop = triehh.Population.from_user_words(
+      [word] * holders + ["z"] * (n - holders), max_length=max_length)
+  result = triehh.discover(pop, epsilon=epsilon, max_length=max_length)
+  return pop, word, holders, result.params
+
+
 class MinPopulationTest(parameterized.TestCase):
 
   @parameterized.parameters((1e-3, 4.0), (1e-2, 1.0), (2e-3, 2.0))
   def test_is_the_threshold(self, frequency, epsilon):
-    n = utility.min_population(frequency, epsilon)
+    n = utility.min_population(frequency, epsilon, num_levels=10)
     def rate(k):
       cal = privacy.calibrate(k, 10, epsilon, 1.0 / k**2)
       return utility.discovery_rate(math.floor(frequency * k), k,
@@ -106,6 +120,42 @@ class MinPopulationTest(parameterized.TestCase):
       below = 0.0  # too small for Corollary 1
     self.assertLess(below, 0.9)
 
+  @parameterized.parameters((1e-2, 4.0, 10), (1e-2, 2.0, 10), (3e-2, 4.0, 5))
+  def test_agrees_with_what_discover_runs(self, frequency, epsilon, length):
+    # The oracle: Proposition 2 with the theta, batch size and number of
+    # levels that discover itself reports for that population.
+    levels = length + 1  # characters + the end symbol
+    kwargs = {} if length == 10 else {"num_levels": levels}
+    n = utility.min_population(frequency, epsilon, **kwargs)
+    _, _, holders, p = discover_params(frequency, n, epsilon, length)
+    self.assertEqual(p.levels, levels)
+    self.assertGreaterEqual(utility.discovery_rate(
+        holders, n, p.batch_size, p.theta, p.levels), 0.9)
+    _, _, holders, p = discover_params(frequency, n - 1, epsilon, length)
+    self.assertLess(utility.discovery_rate(
+        holders, n - 1, p.batch_size, p.theta, p.levels), 0.9)
+
+  def test_counting_characters_as_levels_was_too_few_users(self):
+    # Ten levels for discover(max_length=10), which runs eleven, gave about
+    # 9% fewer users than needed.
+    n_short = utility.min_population(1e-2, 4.0, num_levels=10)
+    _, _, holders, p = discover_params(1e-2, n_short, 4.0)
+    self.assertLess(utility.discovery_rate(
+        holders, n_short, p.batch_size, p.theta, p.levels), 0.9)
+    self.assertGreater(utility.min_population(1e-2, 4.0), 1.05 * n_short)
+
+  def test_discover_finds_the_word_as_often_as_predicted(self):
+    n = utility.min_population(1e-2, 4.0)
+    pop, word, holders, p = discover_params(1e-2, n, 4.0)
+    runs = 400
+    found = sum(word in triehh.discover(pop, epsilon=4.0, seed=s).heavy_hitters
+                for s in range(runs))
+    expected = utility.discovery_rate(holders, n, p.batch_size, p.theta,
+                                      p.levels)
+    # Two-sided binomial test at level 1e-4: fails only if discover runs
+    # other levels or parameters than Proposition 2 is given.
+    self.assertGreater(stats.binomtest(found, runs, expected).pvalue, 1e-4)
+
   def test_smaller_epsilon_needs_more_users(self):
     self.assertGreater(utility.min_population(1e-3, 1.0),
                        utility.min_population(1e-3, 4.0))
@@ -113,3 +163,22 @@ class MinPopulationTest(parameterized.TestCase):
   def test_rarer_words_need_more_users(self):
     self.assertGreater(utility.min_population(1e-4, 4.0),
                        utility.min_population(1e-3, 4.0))
+
+  @parameterized.parameters((0.0,), (-1.0,), (math.inf,), (math.nan,))
+  def test_bad_epsilon_is_named(self, epsilon):
+    with self.assertRaisesRegex(ValueError, "epsilon"):
+      utility.min_population(1e-3, epsilon)
+
+
+class DeprecatedNamesTest(parameterized.TestCase):
+
+  def test_discovery_rate_max_length_keyword_means_levels(self):
+    with pytest.warns(DeprecationWarning, match="use num_levels="):
+      old = utility.discovery_rate(30, 100, 20, 4, max_length=3)
+    self.assertAlmostEqual(old, float(exact_level_rate(30, 100, 20, 4))**3,
+                           places=14)
+
+  def test_min_population_max_length_keyword_means_levels(self):
+    with pytest.warns(DeprecationWarning, match="counted trie levels"):
+      old = utility.min_population(1e-2, 4.0, max_length=10)
+    self.assertEqual(old, utility.min_population(1e-2, 4.0, num_levels=10))

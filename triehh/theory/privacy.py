@@ -17,9 +17,12 @@ Corollary 1 inverts it: for a target ``(eps, delta)``::
 and, for ``n >= 1e4``, ``theta = ceil(log10(n) + 6)`` gives
 ``delta <= 1 / (300 n)`` (the ``"log10"`` rule here).
 
-``L`` counts every symbol a user can be asked to vote on. In this project a
-word of at most ``max_length`` characters is followed by the end symbol, so
-:func:`triehh.discover` accounts for ``max_length + 1`` levels.
+``L`` (``num_levels`` here) counts every symbol a user can be asked to vote
+on. In this project a word of at most ``max_length`` characters is followed
+by the end symbol, so :func:`triehh.discover` accounts for
+``max_length + 1`` levels (:func:`levels_for_length`). The old keyword
+``max_length=`` of :func:`guarantee` and :func:`calibrate`, which meant
+levels, still works for one release with a ``DeprecationWarning``.
 
 The batch size is an integer: :func:`calibrate` rounds ``gamma * sqrt(n)``
 down (a smaller batch only lowers epsilon) and reports the epsilon that the
@@ -28,10 +31,15 @@ rounded batch really achieves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import dataclasses
+import decimal
 import math
 
 from scipy import special
+
+from triehh import validation
+from triehh.theory import _deprecation
 
 _LAMBERT_CONST = 8.0 / (7.0 * math.sqrt(2.0 * math.pi))
 
@@ -46,8 +54,8 @@ def theorem_delta(theta: int) -> float:
 
 def check_conditions(n: int, theta: float, gamma: float) -> None:
   """Raises ``ValueError`` naming the failed condition of Theorem 1."""
-  if n < 1:
-    raise ValueError(f"n must be a positive number of users, got n={n}")
+  n = validation.check_int("n (number of users)", n)
+  gamma = validation.check_positive("gamma", gamma)
   root = math.sqrt(n)
   if theta < 4:
     raise ValueError(
@@ -70,21 +78,32 @@ def check_conditions(n: int, theta: float, gamma: float) -> None:
         f"{math.floor(upper * root)} users)")
 
 
-def guarantee(n: int, max_length: int, theta: int,
+@_deprecation.renamed_keyword("max_length", "num_levels",
+                              _deprecation.LEVELS_NOTE)
+def guarantee(n: int, num_levels: int, theta: int,
               gamma: float) -> tuple[float, float]:
   """``(epsilon, delta)`` of Theorem 1 for the given parameters.
 
   Args:
     n: number of users.
-    max_length: L, the maximum sequence length (end symbol included).
+    num_levels: L, the trie levels a user can vote on: a word's characters
+      plus the end symbol, so ``discover(max_length=k)`` runs ``k + 1``
+      (see :func:`levels_for_length`). ``max_length=`` is its deprecated
+      spelling.
     theta: the vote threshold.
     gamma: the batch-size factor, ``m = gamma * sqrt(n)``.
   """
-  _check_length(max_length)
+  num_levels = _check_levels(num_levels)
   check_conditions(n, theta, gamma)
   ratio = math.sqrt(n) / (gamma * theta)
-  epsilon = max_length * math.log1p(1.0 / (ratio - 1.0))
+  epsilon = num_levels * math.log1p(1.0 / (ratio - 1.0))
   return epsilon, theorem_delta(theta)
+
+
+def levels_for_length(max_length: int) -> int:
+  """Trie levels of words of at most ``max_length`` characters: one more,
+  for the end symbol. What :func:`triehh.discover` accounts for."""
+  return validation.check_int("max_length (characters)", max_length) + 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,46 +112,68 @@ class Calibration:
 
   Attributes:
     theta: the vote threshold.
-    gamma: the factor Corollary 1 gives (before rounding the batch).
-    batch_size: m = floor(gamma * sqrt(n)), users sampled per round.
+    gamma_unrounded: the factor Corollary 1 gives, before the batch is
+      rounded down to an integer; :attr:`effective_gamma` is the one used.
+    batch_size: m = floor(gamma_unrounded * sqrt(n)), users sampled per round.
     epsilon: epsilon that ``batch_size`` achieves by Theorem 1 (<= target).
     delta: delta of Theorem 1 for ``theta`` (<= target).
     target_epsilon, target_delta: what was asked for.
-    n, max_length: the population size and L used.
+    n: the number of users.
+    num_levels: L, the trie levels accounted for.
   """
 
   theta: int
-  gamma: float
+  gamma_unrounded: float
   batch_size: int
   epsilon: float
   delta: float
   target_epsilon: float
   target_delta: float
   n: int
-  max_length: int
+  num_levels: int
 
   @property
   def effective_gamma(self) -> float:
     """``batch_size / sqrt(n)``, the gamma actually used."""
     return self.batch_size / math.sqrt(self.n)
 
+  @property
+  def gamma(self) -> float:
+    """Deprecated: :attr:`gamma_unrounded` (see also :attr:`effective_gamma`)."""
+    _deprecation.warn_attribute("Calibration", "gamma", "gamma_unrounded")
+    return self.gamma_unrounded
+
+  @property
+  def max_length(self) -> int:
+    """Deprecated: :attr:`num_levels`."""
+    _deprecation.warn_attribute("Calibration", "max_length", "num_levels")
+    return self.num_levels
+
 
 def lambert_theta(delta: float) -> int:
   """``max(10, ceil(exp(W(C_delta) + 1) - 1/2))`` of Corollary 1."""
-  if not 0 < delta < 1:
-    raise ValueError(f"delta must be in (0, 1), got delta={delta}")
-  c = math.log(_LAMBERT_CONST / delta) / math.e
+  delta = validation.check_probability("delta", delta)
+  ratio = _LAMBERT_CONST / delta
+  # Below delta ~ 1e-308 the ratio overflows: take the logs apart.
+  log_ratio = (math.log(ratio) if math.isfinite(ratio) else
+               math.log(_LAMBERT_CONST) - math.log(delta))
+  c = log_ratio / math.e
   w = float(special.lambertw(c, 0).real)
   return max(10, math.ceil(math.exp(w + 1.0) - 0.5))
 
 
-def calibrate(n: int, max_length: int, epsilon: float, delta: float, *,
+@_deprecation.renamed_keyword("max_length", "num_levels",
+                              _deprecation.LEVELS_NOTE)
+def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
               theta_rule: str = "lambert") -> Calibration:
   """theta, gamma and the batch size for ``(epsilon, delta)`` (Corollary 1).
 
   Args:
     n: number of users.
-    max_length: L, the maximum sequence length (end symbol included).
+    num_levels: L, the trie levels a user can vote on: a word's characters
+      plus the end symbol, so ``discover(max_length=k)`` runs ``k + 1``
+      (see :func:`levels_for_length`). ``max_length=`` is its deprecated
+      spelling.
     epsilon: target epsilon (> 0).
     delta: target delta, in (0, 1).
     theta_rule: ``"lambert"`` (the general rule) or ``"log10"``
@@ -141,19 +182,38 @@ def calibrate(n: int, max_length: int, epsilon: float, delta: float, *,
 
   Raises:
     ValueError: naming the condition of Theorem 1 or Corollary 1 that fails
-      and a value that would satisfy it.
+      and a value that would satisfy it (for too few users, how many are
+      needed).
   """
-  _check_length(max_length)
-  if not epsilon > 0 or not math.isfinite(epsilon):
-    raise ValueError(f"epsilon must be a positive number, got {epsilon}")
+  n = validation.check_int("n (number of users)", n)
+  num_levels = _check_levels(num_levels)
+  epsilon = validation.check_positive("epsilon", epsilon)
+  if theta_rule not in ("lambert", "log10"):
+    raise ValueError(f"theta_rule must be 'lambert' or 'log10', got "
+                     f"{theta_rule!r}")
+  setting = f"epsilon={epsilon:g} over L={num_levels} levels"
+  most = num_levels * math.log1p(math.sqrt(n))
+  if epsilon > most:  # would need theta >= exp(epsilon / L) - 1 > sqrt(n)
+    # theta = 10 = e^(eps/L) - 1 gives the largest batch Corollary 1 allows.
+    need = _min_users(10, 11.0, num_levels * math.log(11.0), num_levels)
+    if n < need:
+      raise ValueError(_too_few(n, f"any epsilon over L={num_levels} levels",
+                                need))
+    raise ValueError(
+        f"{setting} is more than Theorem 1 ever reports for n={n} users "
+        f"(epsilon <= L ln(1 + sqrt(n)) = {most:.4g}): ask for epsilon <= "
+        f"{most:.4g}, which gives a stronger guarantee")
+  growth = math.exp(epsilon / num_levels)
+  least_theta = max(10, math.ceil(growth - 1.0))  # whatever delta is
   if not 0 < delta < 1:
-    raise ValueError(f"delta must be in (0, 1), got delta={delta}")
-  if n < 1:
-    raise ValueError(f"n must be a positive number of users, got n={n}")
-  growth = math.exp(epsilon / max_length)
+    need = _min_users(least_theta, growth, epsilon, num_levels)
+    if n < need:  # e.g. delta = 1/n^2 = 1 for n = 1
+      raise ValueError(_too_few(n, setting, need, more=" (more for a smaller "
+                                "delta)"))
+  delta = validation.check_probability("delta", delta)
   if theta_rule == "lambert":
-    theta = max(lambert_theta(delta), math.ceil(growth - 1.0))
-  elif theta_rule == "log10":
+    theta = max(lambert_theta(delta), least_theta)
+  else:
     if n < 1e4:
       raise ValueError(
           f"the log10 rule of Corollary 1 needs n >= 10000, got n={n}; use "
@@ -162,43 +222,105 @@ def calibrate(n: int, max_length: int, epsilon: float, delta: float, *,
       raise ValueError(
           f"the log10 rule guarantees delta = 1/(300 n) = {1/(300*n):.3g}, "
           f"above the target delta={delta:.3g}; use theta_rule='lambert'")
-    theta = max(math.ceil(math.log10(n) + 6), math.ceil(growth - 1.0))
-  else:
-    raise ValueError(f"theta_rule must be 'lambert' or 'log10', got "
-                     f"{theta_rule!r}")
+    theta = max(math.ceil(math.log10(n) + 6), least_theta)
   root = math.sqrt(n)
-  gamma = (growth - 1.0) * root / (theta * growth)
+  gamma = _gamma(n, theta, growth)
   batch_size = math.floor(gamma * root)
   if batch_size < root:  # the integer batch must still give gamma >= 1
-    need_eps = max_length * math.log(1.0 / (1.0 - theta / root)) if (
-        theta < root) else math.inf
-    raise ValueError(
-        f"Corollary 1 gives gamma={gamma:.4g} (batch size {batch_size}) for "
-        f"n={n}, epsilon={epsilon}, L={max_length} (theta={theta}), but "
-        "Theorem 1 needs gamma >= 1, a batch of at least sqrt(n) users. Use at "
-        f"least n = {_min_users(theta, growth)} users or epsilon >= "
-        f"{need_eps:.4g}")
+    need = _min_users(theta, growth, epsilon, num_levels)
+    more_epsilon = ""
+    if theta < root:
+      need_eps = num_levels * -math.log1p(-theta / root)
+      more_epsilon = f", or epsilon >= {need_eps:.4g}"
+    raise ValueError(_too_few(
+        n, f"{setting}, delta={delta:.3g}", need, more_epsilon,
+        f" (Corollary 1 gives theta={theta} and gamma={gamma:.4g}, batch size "
+        f"{batch_size}; Theorem 1 needs gamma >= 1, a batch of at least "
+        f"sqrt(n) = {root:.4g} users)"))
   achieved_gamma = batch_size / root
   check_conditions(n, theta, achieved_gamma)
-  achieved_epsilon, achieved_delta = guarantee(n, max_length, theta,
+  achieved_epsilon, achieved_delta = guarantee(n, num_levels, theta,
                                                achieved_gamma)
   return Calibration(
-      theta=theta, gamma=gamma, batch_size=batch_size,
+      theta=theta, gamma_unrounded=gamma, batch_size=batch_size,
       epsilon=achieved_epsilon, delta=achieved_delta,
-      target_epsilon=float(epsilon), target_delta=float(delta), n=int(n),
-      max_length=int(max_length))
+      target_epsilon=epsilon, target_delta=delta, n=n, num_levels=num_levels)
 
 
-def _min_users(theta: int, growth: float) -> int:
-  """Smallest n whose calibrated integer batch is at least sqrt(n)."""
-  rate = (growth - 1.0) / (growth * theta)  # batch = floor(rate * n)
-  n = max(1, math.floor(1.0 / rate**2))
-  while math.floor(rate * n) < math.sqrt(n):
-    n += 1
-  return n
+def _gamma(n: int, theta: int, growth: float) -> float:
+  """Corollary 1's gamma, ``(e^(eps/L) - 1) sqrt(n) / (theta e^(eps/L))``."""
+  return (growth - 1.0) * math.sqrt(n) / (theta * growth)
 
 
-def _check_length(max_length: int) -> None:
-  if not isinstance(max_length, int) or max_length < 1:
-    raise ValueError(f"max_length (L) must be a positive integer, got "
-                     f"{max_length!r}")
+def _batch_is_enough(n: int, theta: int, growth: float) -> bool:
+  """Whether calibrate's integer batch at ``n`` users is at least sqrt(n)."""
+  root = math.sqrt(n)
+  return math.floor(_gamma(n, theta, growth) * root) >= root
+
+
+def _min_users(theta: int, growth: float, epsilon: float,
+               num_levels: int) -> int:
+  """Smallest n from which on calibrate's integer batch is >= sqrt(n).
+
+  The batch is about ``rate * n`` with ``rate = (1 - e^(-eps/L)) / theta``.
+  Among the n with ``ceil(sqrt(n)) = s`` (the block ``((s-1)^2, s^2]``) the
+  batch is enough from some n on; the whole block is enough iff its first n
+  is, which fails up to some s and then holds for every larger s. Both
+  searches are bisections: a few hundred steps for any input. Beyond 1e200
+  users (or when e^(eps/L) rounds to 1), the answer is the estimate
+  ``1 / rate^2``, rounded to three significant digits.
+  """
+  shrink = -math.expm1(-epsilon / num_levels)
+  log10_rate = (math.log10(shrink) if shrink > 0 else
+                math.log10(epsilon) - math.log10(num_levels)) - math.log10(theta)
+  if growth == 1.0 or -2 * log10_rate > 200:
+    exponent = math.floor(-2 * log10_rate) - 2
+    return math.ceil(10 ** (-2 * log10_rate - exponent)) * 10**exponent
+
+  def enough(n: int) -> bool:
+    return _batch_is_enough(n, theta, growth)
+
+  def block_enough(s: int) -> bool:
+    return enough((s - 1)**2 + 1)
+
+  hi = 2
+  while not block_enough(hi):
+    hi *= 2
+  first = _first_true(block_enough, 1, hi)
+  if first == 1:
+    return 1
+  low, top = (first - 2)**2 + 1, (first - 1)**2  # the block before
+  if not enough(top):
+    return top + 1
+  return _first_true(enough, low, top)
+
+
+def _first_true(predicate: Callable[[int], bool], lo: int, hi: int) -> int:
+  """Smallest k in [lo, hi] with ``predicate(k)``, given ``predicate(hi)``
+  and that the predicate is monotone on [lo, hi]."""
+  if predicate(lo):
+    return lo
+  while hi - lo > 1:  # predicate(lo) false, predicate(hi) true
+    mid = (lo + hi) // 2
+    if predicate(mid):
+      hi = mid
+    else:
+      lo = mid
+  return hi
+
+
+def _too_few(n: int, setting: str, need: int, more: str = "",
+             detail: str = "") -> str:
+  """The message for a population too small for Corollary 1."""
+  users = "user is" if n == 1 else "users are"
+  return (f"n={n} {users} too few for Theorem 1 at {setting}: it needs at "
+          f"least n = {_count(need)} users{more}{detail}")
+
+
+def _count(n: int) -> str:
+  """``n`` in full, or to three digits when it has more than 15."""
+  return str(n) if n < 10**15 else f"about {decimal.Decimal(n):.3g}"
+
+
+def _check_levels(num_levels: int) -> int:
+  return validation.check_int("num_levels (L, trie levels)", num_levels)

@@ -10,8 +10,12 @@ It must pass every one of its ``L`` levels, each with a fresh sample, so the
 worst-case discovery rate is ``P_level ** L``. Sharing prefixes with other
 sequences only helps, which is why real data does better.
 
-``L`` here is the number of levels the sequence must pass: a word of ``k``
-characters followed by the end symbol passes ``k + 1`` levels.
+``L`` (``num_levels`` here) is the number of levels the sequence must pass:
+a word of ``k`` characters followed by the end symbol passes ``k + 1``
+levels, and ``discover(max_length=k)`` runs ``k + 1`` levels
+(:func:`privacy.levels_for_length`). The old keyword ``max_length=``, which
+meant levels here, still works for one release with a
+``DeprecationWarning``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,12 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
+from triehh import validation
+from triehh.theory import _deprecation
 from triehh.theory import privacy
+
+# Levels of discover's default run: max_length=10 characters + the end symbol.
+DEFAULT_NUM_LEVELS = 11
 
 
 def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
@@ -38,54 +47,74 @@ def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
   return stats.hypergeom.sf(theta - 1, n, count, batch_size)
 
 
+@_deprecation.renamed_keyword("max_length", "num_levels",
+                              _deprecation.LEVELS_NOTE)
 def discovery_rate(count, n: int, batch_size: int, theta: int,
-                   max_length: int) -> np.ndarray | float:
-  """Worst-case discovery rate of Proposition 2: ``level_rate ** max_length``.
+                   num_levels: int) -> np.ndarray | float:
+  """Worst-case discovery rate of Proposition 2: ``level_rate ** num_levels``.
 
   Args:
     count: W, users holding the sequence (scalar or array).
     n: number of users.
     batch_size: m, users sampled per round.
     theta: the vote threshold.
-    max_length: L, the levels the sequence must pass (its length with the
-      end symbol).
+    num_levels: L, the levels the sequence must pass: its characters plus
+      the end symbol (a word of ``k`` characters passes ``k + 1``; for words
+      as long as ``discover(max_length=k)`` allows, ``k + 1``).
+      ``max_length=`` is its deprecated spelling.
   """
-  if max_length < 1:
-    raise ValueError(f"max_length must be >= 1, got {max_length}")
-  rate = level_rate(count, n, batch_size, theta) ** max_length
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  rate = level_rate(count, n, batch_size, theta) ** num_levels
   return float(rate) if np.ndim(rate) == 0 else rate
 
 
+@_deprecation.renamed_keyword("max_length", "num_levels",
+                              _deprecation.LEVELS_NOTE)
 def min_population(frequency: float, epsilon: float, *,
-                   max_length: int = 10, probability: float = 0.9,
+                   num_levels: int = DEFAULT_NUM_LEVELS,
+                   probability: float = 0.9,
                    delta: Callable[[int], float] | float | None = None,
                    upper: int = 10**12) -> int:
   """Smallest n at which frequency ``f`` is discovered w.p. >= ``probability``.
 
   For each n, theta and the batch size come from :func:`privacy.calibrate`
-  for ``(epsilon, delta(n))`` (``delta`` defaults to ``1/n^2``, as in the
-  paper's Figure 2), the sequence is held by ``floor(f * n)`` users, and the
-  worst-case rate is Proposition 2's. Populations too small for Corollary 1
-  (gamma < 1) count as failures. The rate is searched by doubling then
-  bisection, which assumes it is monotone in n; integer rounding of theta,
-  m and W makes it only nearly so, so the answer is the smallest n found
-  by bisection at which the target holds.
+  for ``(epsilon, delta(n))`` over ``num_levels`` levels (``delta`` defaults
+  to ``1/n^2``, as in the paper's Figure 2 and in :func:`triehh.discover`),
+  the sequence is held by ``floor(f * n)`` users, and the worst-case rate is
+  Proposition 2's for a sequence that must pass all ``num_levels`` levels.
+  Populations too small for Corollary 1 (gamma < 1) count as failures. The
+  rate is searched by doubling then bisection, which assumes it is monotone
+  in n; integer rounding of theta, m and W makes it only nearly so, so the
+  answer is the smallest n found by bisection at which the target holds.
+
+  Args:
+    frequency: f, the share of users holding the sequence.
+    epsilon: the target epsilon.
+    num_levels: L, trie levels, not characters: the default 11 is what
+      ``discover(max_length=10)`` (its default) runs; for
+      ``discover(max_length=k)`` pass ``k + 1``
+      (:func:`privacy.levels_for_length`). ``max_length=`` is its deprecated
+      spelling, which also meant levels.
+    probability: the worst-case discovery rate to reach.
+    delta: the target delta, or a function of n giving it.
+    upper: the largest n searched.
   """
   if not 0 < frequency <= 1:
     raise ValueError(f"frequency must be in (0, 1], got {frequency}")
-  if not 0 < probability < 1:
-    raise ValueError(f"probability must be in (0, 1), got {probability}")
+  validation.check_probability("probability", probability)
+  validation.check_positive("epsilon", epsilon)
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   delta_of = (lambda n: 1.0 / n**2) if delta is None else (
       delta if callable(delta) else (lambda n, d=float(delta): d))
 
   def ok(n: int) -> bool:
     try:
-      cal = privacy.calibrate(n, max_length, epsilon, delta_of(n))
+      cal = privacy.calibrate(n, num_levels, epsilon, delta_of(n))
     except ValueError:
       return False
     count = math.floor(frequency * n)
     return discovery_rate(count, n, cal.batch_size, cal.theta,
-                          max_length) >= probability
+                          num_levels) >= probability
 
   hi = 16
   while not ok(hi):
