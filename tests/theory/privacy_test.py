@@ -2,6 +2,7 @@
 
 from fractions import Fraction
 import math
+import re
 
 from absl.testing import parameterized
 import pytest
@@ -154,3 +155,92 @@ class DeprecatedNamesTest(parameterized.TestCase):
       self.assertEqual(cal.max_length, 10)
     # The unrounded gamma is not the one the batch uses.
     self.assertLess(cal.effective_gamma, cal.gamma_unrounded)
+
+
+def needed_users(n, num_levels, epsilon, delta):
+  """The n the too-few-users error of calibrate asks for."""
+  with pytest.raises(ValueError, match="too few") as err:
+    privacy.calibrate(n, num_levels, epsilon, delta)
+  return int(re.search(r"at least n = (\d+) users", str(err.value)).group(1))
+
+
+class TooFewUsersTest(parameterized.TestCase):
+
+  @parameterized.parameters((1000, 10, 1.0, 1e-6), (500, 11, 4.0, 1e-8),
+                            (2000, 3, 0.5, 1e-3))
+  def test_needed_users_match_a_linear_search(self, n, length, eps, delta):
+    # Oracle: Corollary 1's batch floor(gamma sqrt(n)) recomputed here for
+    # every n up to twice the answer; the answer is the n from which on the
+    # batch is never below sqrt(n) (Theorem 1's gamma >= 1).
+    need = needed_users(n, length, eps, delta)
+    theta = privacy.calibrate(need, length, eps, delta).theta
+    growth = math.exp(eps / length)
+    last_short = max(
+        k for k in range(1, 2 * need)
+        if math.floor((growth - 1) * math.sqrt(k) / (theta * growth)
+                      * math.sqrt(k)) < math.sqrt(k))
+    self.assertEqual(need, last_short + 1)
+    for k in range(need, need + 300):
+      self.assertGreaterEqual(privacy.calibrate(k, length, eps, delta)
+                              .effective_gamma, 1.0)
+
+  def test_one_user(self):
+    # delta = 1/n^2 = 1 for n = 1: the population is the problem, not delta.
+    with self.assertRaisesRegex(
+        ValueError, r"^n=1 user is too few for Theorem 1 at epsilon=4 over "
+        r"L=11 levels: it needs at least n = \d+ users"):
+      privacy.calibrate(1, 11, 4.0, 1.0)
+
+  def test_too_few_for_any_epsilon(self):
+    with self.assertRaisesRegex(ValueError, "n=50 users are too few for "
+                                "Theorem 1 at any epsilon"):
+      privacy.calibrate(50, 11, 100.0, 1e-3)
+
+  def test_no_infinite_epsilon_suggested(self):
+    # theta = 10 = sqrt(n): no epsilon makes the batch large enough.
+    with self.assertRaises(ValueError) as err:
+      privacy.calibrate(100, 11, 4.0, 1e-4)
+    self.assertNotIn("inf", str(err.exception))
+    self.assertIn("at least n = ", str(err.exception))
+
+
+class ExtremeInputsTest(parameterized.TestCase):
+
+  @parameterized.parameters(1e-300, 5e-324, 1e-12)
+  def test_tiny_epsilon(self, epsilon):  # was ZeroDivisionError
+    with self.assertRaisesRegex(ValueError, r"at least n = about [\d.]+e\+\d+"):
+      privacy.calibrate(10**6, 11, epsilon, 1e-12)
+
+  @parameterized.parameters((100_000, 1e-7, 1e-10), (10**6, 1e-9, 1e-300),
+                            (10**12, 1e-5, 1e-30))
+  def test_small_epsilon_answers_at_once(self, n, epsilon, delta):
+    # Was an endless n += 1 search; a bisection takes a few hundred steps.
+    with self.assertRaisesRegex(ValueError, "too few"):
+      privacy.calibrate(n, 11, epsilon, delta)
+
+  def test_huge_epsilon(self):  # was OverflowError
+    with self.assertRaisesRegex(ValueError, r"ask for epsilon <= 76"):
+      privacy.calibrate(10**6, 11, 1e6, 1e-12)
+
+  def test_smallest_delta(self):  # was OverflowError
+    cal = privacy.calibrate(10**6, 11, 4.0, 5e-324)
+    self.assertLessEqual(cal.delta, 5e-324)
+    self.assertLessEqual(cal.epsilon, 4.0)
+    # The smallest theta whose exact Theorem 1 delta is at most 5e-324.
+    smallest = next(t for t in range(4, 1000) if Fraction(
+        t - 2, (t - 3) * math.factorial(t)) <= Fraction(5e-324))
+    self.assertGreaterEqual(cal.theta, smallest)
+
+  @parameterized.parameters(math.inf, math.nan, -1.0, 0.0)
+  def test_bad_gamma(self, gamma):
+    with self.assertRaisesRegex(ValueError, "gamma"):
+      privacy.guarantee(10**6, 11, 12, gamma)
+
+  @parameterized.parameters(math.inf, math.nan)
+  def test_bad_epsilon(self, epsilon):
+    with self.assertRaisesRegex(ValueError, "epsilon must be a positive"):
+      privacy.calibrate(10**6, 11, epsilon, 1e-6)
+
+  def test_delta_not_a_probability(self):
+    with self.assertRaisesRegex(ValueError, r"delta must be in \(0, 1\)"):
+      privacy.calibrate(10**6, 11, 4.0, math.nan)
