@@ -51,12 +51,34 @@ class GuaranteeTest(parameterized.TestCase):
         eps, length * math.log(1 + 1 / (math.sqrt(n) / (gamma * theta) - 1)))
     self.assertAlmostEqual(delta, 10 / (9 * math.factorial(12)), delta=1e-22)
 
-  def test_calibrate_then_guarantee_round_trips(self):
-    cal = privacy.calibrate(123_457, 11, 3.0, 1e-9)
-    eps, delta = privacy.guarantee(123_457, 11, cal.theta, cal.effective_gamma)
-    self.assertEqual((eps, delta), (cal.epsilon, cal.delta))
-    self.assertEqual(cal.batch_size,
-                     math.floor(cal.gamma_unrounded * math.sqrt(123_457)))
+  @parameterized.parameters((123_457, 11, 3.0, 1e-9), (10**6, 11, 4.0, 1e-12),
+                            (54_321, 5, 1.0, 1e-4), (10**8, 21, 8.0, 1e-16),
+                            (10**5, 2, 10.0, 1e-10))
+  def test_calibrate_matches_corollary_1_recomputed(self, n, length, eps,
+                                                    delta):
+    # Corollary 1 and Theorem 1 written out from the paper, with Lambert W by
+    # Newton's method and Theorem 1's delta as an exact fraction.
+    c = math.log(8 / (7 * math.sqrt(2 * math.pi)) / delta) / math.e
+    w = math.log(c)
+    for _ in range(100):
+      w -= (w * math.exp(w) - c) / (math.exp(w) * (w + 1))
+    growth = math.exp(eps / length)
+    theta = max(10, math.ceil(math.exp(w + 1) - 0.5), math.ceil(growth - 1))
+    gamma = (growth - 1) * math.sqrt(n) / (theta * growth)
+    batch = math.floor(gamma * math.sqrt(n))
+    used = batch / math.sqrt(n)
+    self.assertTrue(1 <= used <= math.sqrt(n) / (theta + 1))
+    expected_eps = length * math.log(1 + 1 / (math.sqrt(n) / (used * theta)
+                                              - 1))
+    expected_delta = Fraction(theta - 2, (theta - 3) * math.factorial(theta))
+
+    cal = privacy.calibrate(n, length, eps, delta)
+    self.assertEqual((cal.theta, cal.batch_size), (theta, batch))
+    self.assertAlmostEqual(cal.gamma_unrounded / gamma, 1.0, places=12)
+    self.assertAlmostEqual(cal.epsilon / expected_eps, 1.0, places=10)
+    self.assertAlmostEqual(cal.delta / float(expected_delta), 1.0, places=10)
+    self.assertLessEqual(cal.epsilon, eps)
+    self.assertLessEqual(cal.delta, delta)
 
   def test_large_theta_does_not_overflow(self):
     _, delta = privacy.guarantee(10**8, 10, 100, 1.0)  # 100! > 1e157
