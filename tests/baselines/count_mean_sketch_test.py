@@ -1,5 +1,6 @@
 """Tests of the Count Mean Sketch: unbiasedness, variance, both simulations."""
 
+import decimal
 import math
 
 from absl.testing import parameterized
@@ -107,6 +108,14 @@ class ClientTest(parameterized.TestCase):
     self.assertAlmostEqual(cms.flip_probability, q)
     lo, hi = stats.binom.interval(1 - 1e-6, N * M, q)
     self.assertBetween(flips, lo, hi)
+
+  @parameterized.parameters(1e3, 1419.6, 1e6)
+  def test_huge_epsilon_gives_the_flip_rate_without_overflow(self, eps):
+    # e^{eps/2} overflows a float from eps = 1419.57 on; decimal does not.
+    expected = float(1 / (decimal.Decimal(eps / 2).exp() + 1))
+    self.assertAlmostEqual(cms_lib.flip_probability(eps), expected,
+                           delta=expected * 1e-9)
+    self.assertEqual(cms_lib.c_epsilon(eps), 1.0)
 
   def test_no_noise_report_is_the_hashed_indicator(self):
     cms = cms_lib.CountMeanSketch.create(math.inf, k=K, m=M, seed=0)

@@ -5,11 +5,15 @@ import math
 
 from absl.testing import parameterized
 import numpy as np
+import pytest
 
 import triehh
+from tests.baselines.amplification_test import closed_form_delta
 from triehh.baselines import sfp
 
 SMALL = dict(k=64, m=1024)  # few hash functions keep the decode fast
+# Reports without noise (no privacy guarantee): only hash collisions remain.
+NO_NOISE = dict(epsilon_local=math.inf, allow_no_guarantee=True)
 TOP = {"the": 2000, "and": 1200, "you": 800, "heavy": 600, "hitter": 450,
        "privacy": 350, "federated": 280, "sequence": 220, "a": 180,
        "fragment": 150}
@@ -65,7 +69,7 @@ class RecoveryTest(parameterized.TestCase):
   def test_word_sketch_counts_without_noise(self):
     # A whole-word sketch gives unbiased counts: only hash collisions
     # (variance (n - f) / (m - 1)) are left without noise.
-    result = triehh.sfp_discover(POPULATION, epsilon_local=math.inf,
+    result = triehh.sfp_discover(POPULATION, **NO_NOISE,
                                  word_budget=0.5, seed=0, **SMALL)
     self.assertEqual(result.params.epsilon_word, math.inf)
     counts = dict(POPULATION.ground_truth())
@@ -80,7 +84,7 @@ class RecoveryTest(parameterized.TestCase):
 
   def test_several_words_per_user_report_one_by_local_frequency(self):
     users = [{"alpha": 3, "beta": 1}] * 2000 + [{w: 1} for w in singletons(500)]
-    result = triehh.sfp_discover(users, epsilon_local=math.inf, seed=3,
+    result = triehh.sfp_discover(users, **NO_NOISE, seed=3,
                                  word_budget=0.5, **SMALL)
     counts = {"alpha": 1500, "beta": 500, **{w: 1 for w in singletons(500)}}
     for word, share in (("alpha", 0.75), ("beta", 0.25)):
@@ -92,20 +96,23 @@ class RecoveryTest(parameterized.TestCase):
   def test_truncation_and_the_fragment_alphabet(self):
     users = user_words({"internationalization": 900, "don't": 800,
                         "the": 700}, 1000)
-    default = triehh.sfp_discover(users, epsilon_local=math.inf, seed=0,
+    default = triehh.sfp_discover(users, **NO_NOISE, seed=0,
                                   **SMALL)
     self.assertIn("internatio", default.heavy_hitters)  # the first 10
     self.assertNotIn("don't", default.heavy_hitters)  # ' is not in Omega
-    extended = triehh.sfp_discover(users, epsilon_local=math.inf, seed=0,
+    self.assertEqual(default.params.num_outside_alphabet, 800)
+    self.assertEqual(default.params.outside_characters, "'")
+    extended = triehh.sfp_discover(users, **NO_NOISE, seed=0,
                                    fragment_alphabet="data", **SMALL)
     self.assertIn("don't", extended.heavy_hitters)
     self.assertIn("'", extended.params.fragment_alphabet)
+    self.assertEqual(extended.params.num_outside_alphabet, 0)
 
   def test_puzzle_hash_check_only_removes_candidates(self):
-    plain = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1, threshold=40,
+    plain = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1, top_t=40,
                                 **SMALL)
     checked = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1,
-                                  threshold=40, check_puzzle_hash=True, **SMALL)
+                                  top_t=40, check_puzzle_hash=True, **SMALL)
     self.assertContainsSubset(set(checked.heavy_hitters),
                               set(plain.heavy_hitters))
     for word in checked.heavy_hitters:
@@ -135,20 +142,23 @@ class DeterminismTest(parameterized.TestCase):
 class ParamsTest(parameterized.TestCase):
 
   def test_params_and_defaults(self):
+    n = 200
     result = triehh.sfp_discover(["ab", "ba", "ab", "abba"] * 50,
                                  epsilon=1.0, fragment_alphabet="ab")
     p = result.params
-    n = 200
-    self.assertEqual((p.n, p.k, p.m, p.T, p.threshold), (n, 2048, 1024, 20, 20))
-    self.assertEqual((p.epsilon, p.delta), (1.0, 1.0 / n**2))
-    self.assertEqual(p.epsilon_local,
-                     triehh.sfp_local_epsilon(1.0, 1.0 / n**2, n))
+    # The defaults of the paper's appendix: k = 2048, m = 1024, T = 20,
+    # strings of 10 characters, 256 puzzle buckets, no word sketch.
+    self.assertEqual((p.n, p.k, p.m, p.T, p.top_t), (n, 2048, 1024, 20, 20))
     self.assertEqual((p.length, p.num_buckets, p.word_budget), (10, 256, 0.0))
-    self.assertEqual(p.epsilon_fragment, p.epsilon_local)
+    self.assertEqual((p.epsilon, p.delta), (1.0, 1.0 / n**2))
+    # 200 users are too few for the shuffle to amplify anything: the bound
+    # written out by hand exceeds delta for any local epsilon above 1.
+    self.assertGreater(closed_form_delta(1.0, 1.0 + 1e-6, n), 1.0 / n**2)
+    self.assertEqual(p.epsilon_local, 1.0)
+    self.assertEqual(p.epsilon_fragment, 1.0)
     self.assertIsNone(p.epsilon_word)
     self.assertEqual(sum(result.reports_per_position), n)
-    self.assertAlmostEqual(result.seconds,
-                           result.client_seconds + result.server_seconds)
+    self.assertLen(result.reports_per_position, 5)
 
   def test_given_local_epsilon_reports_the_central_one(self):
     n = POPULATION.num_users
@@ -160,7 +170,7 @@ class ParamsTest(parameterized.TestCase):
         places=6)
 
   @parameterized.named_parameters(
-      ("threshold", dict(threshold=0), ValueError, r"threshold \(T\)"),
+      ("top_t", dict(top_t=0), ValueError, r"top_t \(T\)"),
       ("odd_length", dict(length=9), ValueError, "length must be even"),
       ("buckets", dict(num_buckets=300), ValueError, "num_buckets"),
       ("pad_in_alphabet", dict(fragment_alphabet="ab$"), ValueError,
@@ -171,7 +181,7 @@ class ParamsTest(parameterized.TestCase):
       ("simulation", dict(simulation="dense"), ValueError, "simulation"),
       ("width", dict(m=1000), ValueError, "power of two"),
       ("both_epsilons", dict(epsilon_local=5.0), ValueError, "not both"),
-      ("too_many", dict(threshold=20, max_candidates=1), ValueError,
+      ("too_many", dict(top_t=20, max_candidates=1), ValueError,
        "max_candidates"),
       ("delta", dict(delta=2.0), ValueError, "delta"),
   )
@@ -187,6 +197,117 @@ class ParamsTest(parameterized.TestCase):
     words = triehh.Population.from_user_words(["a$b"] * 10, end_symbol="#")
     with self.assertRaisesRegex(ValueError, "padding symbol"):
       triehh.sfp_discover(words, epsilon=1.0, **SMALL)
+
+
+class StitchingOracleTest(parameterized.TestCase):
+  """Noise-free runs whose result follows by hand from the algorithm."""
+
+  # Words of 4 characters over {a, b}: 2 positions, fragments "ab", "ba".
+  USERS = ["abba"] * 60 + ["baab"] * 40
+  OPTIONS = dict(length=4, fragment_alphabet="ab", top_t=2, k=16, m=1024,
+                 seed=0, **NO_NOISE)
+
+  def test_one_bucket_stitches_every_combination(self):
+    # With a single puzzle bucket, Q_0 = Q_2 = {ab, ba}: the Cartesian
+    # product holds the two real words and the two crossings.
+    result = triehh.sfp_discover(self.USERS, num_buckets=1, **self.OPTIONS)
+    self.assertEqual(set(result.heavy_hitters),
+                     {"abba", "baab", "abab", "baba"})
+    self.assertEqual(result.num_stitched, 4)
+
+  def test_puzzle_hash_keeps_only_the_real_words(self):
+    result = triehh.sfp_discover(self.USERS, **self.OPTIONS)
+    salt = sfp._salts(result.params.hash_seed)[0]  # pylint: disable=protected-access
+    buckets = sfp.puzzle_buckets(sfp.pad_words(["abba", "baab"], 4), 256,
+                                 salt)
+    self.assertNotEqual(buckets[0], buckets[1])  # the test's premise
+    self.assertEqual(set(result.heavy_hitters), {"abba", "baab"})
+    self.assertEqual(result.num_stitched, 2)
+    # Without noise and collisions, the debiased estimate of a fragment that
+    # f of the n_l reports hold is (m f - n_l) / (m - 1).
+    for l, entries in enumerate(result.fragment_tops):
+      n_l = result.reports_per_position[l]
+      total = sum(est for _, _, est in entries)
+      self.assertAlmostEqual(total, (1024 * n_l - 2 * n_l) / 1023, places=6)
+
+  def test_single_word_counts_every_user(self):
+    # Every report holds the word: at each position f = n_l, the estimate is
+    # n_l and scaled by n / n_l it is n.
+    result = triehh.sfp_discover(["abba"] * 30, **self.OPTIONS)
+    self.assertEqual(list(result.heavy_hitters), ["abba"])
+    self.assertAlmostEqual(result.heavy_hitters["abba"], 30.0, places=9)
+
+
+class InputTest(parameterized.TestCase):
+  """Inputs SFP cannot serve are refused or reported (no junk, no silence)."""
+
+  def test_fewer_users_than_positions(self):
+    with self.assertRaisesRegex(ValueError, r"at least 5 users.*n=4"):
+      triehh.sfp_discover(["apple", "pear", "apple", "fig"], epsilon=1.0)
+
+  def test_a_position_without_reports(self):
+    # 5 users over 5 positions: some position gets no report for this seed,
+    # and the run used to stitch junk words with count 0.0.
+    with self.assertRaisesRegex(ValueError,
+                                r"no user reported .* position.*too few"):
+      triehh.sfp_discover(["apple", "banana", "apple", "cherry", "apple"],
+                          epsilon=1.0, seed=0, k=64)
+
+  def test_no_word_in_the_fragment_alphabet(self):
+    with self.assertRaisesRegex(ValueError,
+                                "outside the fragment alphabet.*'\\xe9'|"
+                                "outside the fragment alphabet.*'é"):
+      triehh.sfp_discover(["été", "café"] * 100, epsilon=4.0, k=16)
+
+  def test_words_outside_the_alphabet_are_counted(self):
+    users = ["café"] * 300 + ["tea"] * 200 + ["naïve"] * 100
+    result = triehh.sfp_discover(users, seed=0, k=16, **NO_NOISE)
+    self.assertEqual(result.params.num_outside_alphabet, 400)
+    self.assertEqual(result.params.outside_characters, "éï")
+    self.assertEqual(list(result.heavy_hitters), ["tea"])
+
+  @parameterized.parameters(dict(epsilon=math.inf),
+                            dict(epsilon_local=math.inf),
+                            dict(epsilon=np.float64(np.inf)))
+  def test_infinite_epsilon_needs_allow_no_guarantee(self, **privacy):
+    with self.assertRaisesRegex(ValueError, "no differential privacy guarantee"
+                                ".*allow_no_guarantee=True"):
+      triehh.sfp_discover(POPULATION, **privacy, **SMALL)
+    result = triehh.sfp_discover(POPULATION, allow_no_guarantee=True,
+                                 **privacy, **SMALL)
+    self.assertEqual(result.params.epsilon, math.inf)
+    self.assertIn("no differential privacy guarantee",
+                  result.params.guarantee)
+
+  def test_huge_epsilon_runs_without_overflow(self):
+    result = triehh.sfp_discover(POPULATION, epsilon=1e6, seed=0, **SMALL)
+    self.assertEqual(result.params.epsilon_local, 1e6)
+    self.assertContainsSubset(set(TOP), set(result.heavy_hitters))
+
+  def test_tiny_delta(self):
+    result = triehh.sfp_discover(POPULATION, epsilon=1.0, delta=5e-324,
+                                 seed=0, **SMALL)
+    self.assertGreaterEqual(result.params.epsilon_local, 1.0)
+    self.assertEqual(result.params.delta, 5e-324)
+
+
+class DeprecatedThresholdTest(parameterized.TestCase):
+
+  def test_threshold_argument_still_works_with_a_warning(self):
+    users = ["abba"] * 60 + ["baab"] * 40
+    options = dict(length=4, fragment_alphabet="ab", k=16, seed=0, **NO_NOISE)
+    with pytest.warns(DeprecationWarning, match="top_t"):
+      old = triehh.sfp_discover(users, threshold=3, **options)
+    new = triehh.sfp_discover(users, top_t=3, **options)
+    self.assertEqual(old.params.top_t, 3)
+    self.assertEqual(old.heavy_hitters, new.heavy_hitters)
+    self.assertEqual(old.fragment_tops, new.fragment_tops)
+    with pytest.warns(DeprecationWarning, match="top_t"):
+      self.assertEqual(old.params.threshold, 3)
+
+  def test_both_names_are_refused(self):
+    with self.assertRaisesRegex(ValueError, "top_t only"):
+      triehh.sfp_discover(POPULATION, epsilon=1.0, top_t=3, threshold=3)
 
 
 def pinned_population():
@@ -212,19 +333,19 @@ class PinnedRunTest(parameterized.TestCase):
 
   @parameterized.named_parameters(
       ("central", pinned_population,
-       dict(epsilon=4.0, seed=5, k=32, m=256, threshold=40),
+       dict(epsilon=4.0, seed=5, k=32, m=256, top_t=40),
        [("the", 820.572020286732), ("and", 493.76194730389005),
         ("you", 211.4794415251662), ("xod", 205.78410559043178)],
        (566, 517, 547, 517, 543), 6, 4.0, 7424841456459477715,
        "926874a4131e6747"),
       ("reports_word_sketch", pinned_several_words,
        dict(epsilon_local=8.0, word_budget=0.5, simulation="reports", seed=3,
-            k=16, m=256, threshold=12),
+            k=16, m=256, top_t=12),
        [("alpha", 465.0846045992325), ("delta", 184.31131813763423)],
        (223, 194, 199, 198, 186), 2, 8.0, 789974133212406139,
        "d91330a965270bea"),
       ("options", pinned_population,
-       dict(epsilon=2.0, delta=1e-6, seed=9, k=16, m=128, threshold=30,
+       dict(epsilon=2.0, delta=1e-6, seed=9, k=16, m=128, top_t=30,
             check_puzzle_hash=True, fragment_alphabet="data", hash_seed=11,
             num_buckets=64, length=8),
        [("the", 881.8423299387874), ("and", 437.6841133046847)],

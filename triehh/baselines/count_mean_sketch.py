@@ -77,6 +77,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -87,6 +88,8 @@ DEFAULT_K = 2048
 DEFAULT_M = 1024
 DEFAULT_CHUNK_SIZE = 8192
 SIMULATIONS = ("sketch", "reports")
+# The largest x with math.exp(x) finite.
+_MAX_EXP = math.log(sys.float_info.max)
 
 
 def _check_epsilon(epsilon: float) -> float:
@@ -103,7 +106,9 @@ def _check_epsilon(epsilon: float) -> float:
 def flip_probability(epsilon: float) -> float:
   """``q = 1 / (e^{eps/2} + 1)``, the per-coordinate flip probability."""
   eps = _check_epsilon(epsilon)
-  return 0.0 if math.isinf(eps) else 1.0 / (math.exp(eps / 2.0) + 1.0)
+  if eps / 2.0 > _MAX_EXP:
+    return math.exp(-eps / 2.0)  # e^{eps/2} + 1 overflows; q is e^{-eps/2}
+  return 1.0 / (math.exp(eps / 2.0) + 1.0)
 
 
 def c_epsilon(epsilon: float) -> float:

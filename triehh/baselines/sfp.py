@@ -24,8 +24,10 @@ are 0-based here):
   ``{a_0 || a_2 || ... || a_8 : (w, a_l) in Q_l}``. Stitched strings that
   are not a padded word (a character after a ``$``, or only ``$``) are
   dropped; the rest, with the padding removed, are the heavy hitters.
-  ``T`` (``threshold``) trades recall for precision; the paper used 20 and
-  80.
+  ``T`` (``top_t``) trades recall for precision; the paper used 20 and
+  80. Words with characters outside ``Omega`` cannot be rebuilt: the run
+  counts their users (``SFPParams.num_outside_alphabet``) and refuses when
+  no word can be.
 
 Estimated counts. The paper's comparison runs only SFP's discovery stage.
 A discovered word's count is estimated from its fragments as the smallest,
@@ -42,7 +44,9 @@ the whole local budget goes to the fragment-and-position sketch.
 Central privacy. :func:`sfp_discover` takes the central ``(epsilon,
 delta)`` TrieHH is run at and gives SFP the local epsilon of
 :func:`triehh.baselines.amplification.sfp_local_epsilon` (privacy
-amplification by shuffling of the ``n`` one-message reports).
+amplification by shuffling of the ``n`` one-message reports). An infinite
+epsilon (reports without noise) needs ``allow_no_guarantee=True``, as in
+:func:`triehh.discover`.
 
 Several words per user. A user reports one word, drawn with probability
 equal to its local frequency ``f_i(w)`` (seeded), as a TrieHH participant
@@ -59,6 +63,12 @@ decode evaluates ``256 * |Omega|^2`` candidates under ``k`` hash functions
 at each of the 5 positions; the candidates' hashes are the xor of a bucket
 part and a fragment part (tabulation hashing), so they are formed by
 broadcasting, ``k`` rows at a time, on ``num_threads`` threads.
+
+Steps. :func:`sfp_discover` runs, in order: ``_privacy`` (central to local
+epsilon), ``_client_reports`` (words, positions and the per-position
+sketches), ``_fragment_estimates`` (``f~_l`` of every candidate tuple),
+``_top_fragments`` (the decode: ``Q_l``) and ``_stitch`` (the Cartesian
+products), then ``_word_counts`` when a word sketch was sent.
 """
 
 from __future__ import annotations
@@ -71,11 +81,11 @@ import math
 import os
 import string
 import time
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-from triehh import api
 from triehh import population as population_lib
 from triehh import ranking
 from triehh import sampling
@@ -86,7 +96,8 @@ from triehh.baselines import count_mean_sketch as cms_lib
 PAD = "$"
 DEFAULT_LENGTH = 10
 DEFAULT_NUM_BUCKETS = 256
-DEFAULT_THRESHOLD = 20
+DEFAULT_TOP_T = 20
+DEFAULT_THRESHOLD = DEFAULT_TOP_T  # the former name, kept for one release
 DEFAULT_FRAGMENT_ALPHABET = string.ascii_lowercase
 FRAGMENT_ALPHABET_FROM_DATA = "data"
 DEFAULT_MAX_CANDIDATES = 2_000_000
@@ -102,7 +113,8 @@ class SFPParams:
   Attributes:
     epsilon, delta: the central guarantee of the shuffled reports.
     epsilon_local: the local epsilon of a user's whole message.
-    threshold: T, tuples kept per position.
+    top_t: T, tuples kept per position (``threshold`` is its deprecated
+      name).
     k, m: CMS hash functions and width.
     n: number of users.
     length: strings are padded or truncated to this many characters.
@@ -115,12 +127,16 @@ class SFPParams:
     hash_seed: seed of the hash family and puzzle hash.
     check_puzzle_hash: whether stitched strings must hash to their bucket.
     guarantee: how the privacy figures were obtained, in words.
+    num_outside_alphabet: users whose reported word (its first ``length``
+      characters) has a character outside ``fragment_alphabet``: they
+      report, but their word cannot be rebuilt.
+    outside_characters: those characters, sorted.
   """
 
   epsilon: float
   delta: float
   epsilon_local: float
-  threshold: int
+  top_t: int
   k: int
   m: int
   n: int
@@ -134,11 +150,21 @@ class SFPParams:
   hash_seed: int | None = None
   check_puzzle_hash: bool = False
   guarantee: str = ""
+  num_outside_alphabet: int = 0
+  outside_characters: str = ""
 
   @property
   def T(self) -> int:  # pylint: disable=invalid-name
-    """The paper's name for :attr:`threshold`."""
-    return self.threshold
+    """The paper's name for :attr:`top_t`."""
+    return self.top_t
+
+  @property
+  def threshold(self) -> int:
+    """Deprecated name of :attr:`top_t`."""
+    warnings.warn("SFPParams.threshold is deprecated and will be removed in "
+                  "the next release; use top_t", DeprecationWarning,
+                  stacklevel=2)
+    return self.top_t
 
   def to_dict(self) -> dict:
     return dataclasses.asdict(self)
@@ -284,7 +310,54 @@ def _top_tuples(estimates: np.ndarray, threshold: int) -> np.ndarray:
   return pool[order[:t]]
 
 
-# ---- the run ----------------------------------------------------------------
+# ---- the run, step by step ------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Options:
+  """The checked options of a run that are not about privacy."""
+
+  top_t: int
+  length: int
+  num_buckets: int
+  fragment_alphabet: str
+  word_budget: float
+  simulation: str
+  chunk_size: int
+  num_threads: int
+  check_puzzle_hash: bool
+  max_candidates: int
+
+  @property
+  def num_positions(self) -> int:
+    return self.length // 2
+
+  @property
+  def omega(self) -> str:
+    """The characters of candidate fragments, the padding symbol last."""
+    return self.fragment_alphabet + PAD
+
+
+@dataclasses.dataclass(frozen=True)
+class _Privacy:
+  """The privacy of a run: central guarantee and the local epsilons."""
+
+  epsilon: float
+  delta: float
+  epsilon_local: float
+  epsilon_fragment: float
+  epsilon_word: float | None
+  guarantee: str
+
+
+@dataclasses.dataclass
+class _ClientReports:
+  """What the server receives: one sketch per position, and the word sketch."""
+
+  sketches: list[cms_lib.Sketch]
+  word_sketch: cms_lib.Sketch | None
+  num_outside_alphabet: int
+  outside_characters: str
 
 
 def _check_alphabet(alphabet: str) -> str:
@@ -300,9 +373,280 @@ def _check_alphabet(alphabet: str) -> str:
   return alphabet
 
 
+def _resolve_top_t(top_t: int | None, threshold: int | None) -> int:
+  """``top_t``, or the deprecated ``threshold`` with a DeprecationWarning."""
+  if threshold is None:
+    return DEFAULT_TOP_T if top_t is None else top_t
+  if top_t is not None:
+    raise ValueError("give top_t only (threshold is its deprecated name)")
+  warnings.warn("sfp_discover(threshold=...) is deprecated and will be "
+                "removed in the next release; use top_t=... (the number of "
+                "tuples kept per position)", DeprecationWarning, stacklevel=3)
+  return threshold
+
+
+def _check_options(pop: population_lib.Population, *, top_t: int,
+                   length: int, num_buckets: int, fragment_alphabet,
+                   word_budget: float, simulation: str, chunk_size: int,
+                   num_threads: int | None, check_puzzle_hash: bool,
+                   max_candidates: int) -> _Options:
+  """Checks the non-privacy options against each other and the population."""
+  top_t = validation.check_int("top_t (T)", top_t)
+  length = validation.check_int("length", length, 2)
+  if length % 2:
+    raise ValueError(f"length must be even (2-character fragments), got "
+                     f"{length}")
+  if pop.num_users < length // 2:
+    raise ValueError(
+        f"SFP needs at least {length // 2} users, one report for each of "
+        f"the {length // 2} fragment positions (length={length}), got "
+        f"n={pop.num_users}")
+  num_buckets = validation.check_int("num_buckets", num_buckets, 1, 256)
+  max_candidates = validation.check_int("max_candidates", max_candidates)
+  if fragment_alphabet is None:
+    fragment_alphabet = DEFAULT_FRAGMENT_ALPHABET
+  elif fragment_alphabet == FRAGMENT_ALPHABET_FROM_DATA:
+    fragment_alphabet = "".join(c for c in pop.alphabet.characters
+                                if c != PAD)
+  if not 0.0 <= float(word_budget) < 1.0:
+    raise ValueError(f"word_budget must be in [0, 1), got {word_budget!r}")
+  if simulation not in cms_lib.SIMULATIONS:
+    raise ValueError(f"simulation must be one of {cms_lib.SIMULATIONS}, got "
+                     f"{simulation!r}")
+  if num_threads is None:
+    num_threads = min(2, os.cpu_count() or 1)
+  return _Options(
+      top_t=top_t, length=length, num_buckets=num_buckets,
+      fragment_alphabet=_check_alphabet(fragment_alphabet),
+      word_budget=float(word_budget), simulation=simulation,
+      chunk_size=chunk_size,
+      num_threads=validation.check_int("num_threads", num_threads),
+      check_puzzle_hash=bool(check_puzzle_hash),
+      max_candidates=max_candidates)
+
+
+def _check_epsilon(name: str, value, allow_no_guarantee: bool) -> float:
+  """An epsilon > 0; ``inf`` (reports without noise) only when allowed."""
+  if (not isinstance(value, (bool, np.bool_))
+      and isinstance(value, (int, float, np.integer, np.floating))
+      and value == math.inf):
+    if not allow_no_guarantee:
+      raise ValueError(
+          f"{name}=inf sends the reports without noise: no differential "
+          "privacy guarantee. Pass allow_no_guarantee=True to run so")
+    return math.inf
+  return validation.check_positive(name, value)
+
+
+def _privacy(n: int, epsilon: float | None, delta: float | None,
+             epsilon_local: float | None, word_budget: float,
+             allow_no_guarantee: bool) -> _Privacy:
+  """Step 1: the local epsilon for a central ``(epsilon, delta)``, or the
+  central epsilon of a given local one (amplification by shuffling), split
+  between the fragment and word sketches."""
+  target_delta = 1.0 / n**2 if delta is None else delta
+  if epsilon_local is None:
+    if epsilon is None:
+      raise ValueError("give the central epsilon (and optionally delta), or "
+                       "epsilon_local")
+    central = _check_epsilon("epsilon", epsilon, allow_no_guarantee)
+    eps_local = amplification.sfp_local_epsilon(central, target_delta, n)
+    guarantee = ("central (epsilon, delta) by amplification by shuffling of "
+                 f"n={n} one-message {eps_local:.4g}-LDP reports (Balle et "
+                 "al. 2019, Theorem 5.3).")
+  else:
+    if epsilon is not None:
+      raise ValueError("give either the central epsilon or epsilon_local, "
+                       "not both")
+    eps_local = _check_epsilon("epsilon_local", epsilon_local,
+                               allow_no_guarantee)
+    central = (math.inf if math.isinf(eps_local) else
+               amplification.central_epsilon(eps_local, target_delta, n))
+    guarantee = (f"local epsilon {eps_local:.4g} given; central epsilon from "
+                 "the shuffle bound (Balle et al. 2019, Theorem 5.3).")
+  if math.isinf(eps_local):
+    guarantee = "no differential privacy guarantee: reports without noise."
+  return _Privacy(
+      epsilon=central, delta=float(target_delta), epsilon_local=eps_local,
+      epsilon_fragment=eps_local * (1.0 - word_budget),
+      epsilon_word=eps_local * word_budget if word_budget > 0 else None,
+      guarantee=guarantee)
+
+
+def _outside_alphabet(padded: np.ndarray, omega: str
+                      ) -> tuple[np.ndarray, str]:
+  """Which padded words have a character outside ``omega`` (they cannot be
+  rebuilt from fragments), and those characters, sorted."""
+  length = padded.dtype.itemsize // 4
+  points = padded.view(np.uint32).reshape(len(padded), length)
+  inside = np.isin(points, np.array([ord(c) for c in omega], dtype=np.uint32))
+  outside = "".join(chr(c) for c in np.unique(points[~inside]))
+  return ~inside.all(axis=1), outside
+
+
+def _reported_words(pop: population_lib.Population,
+                    rng: np.random.Generator) -> np.ndarray:
+  """Step 2a: each user's reported word (vocabulary index); a several-word
+  user draws one by its local frequency."""
+  if pop.is_single_word:
+    return pop.user_word.astype(np.intp)
+  users = np.arange(pop.num_users)
+  return sampling.words_of(pop, users,
+                           sampling.draw_word_ranks(rng, pop, users))
+
+
+def _client_reports(pop: population_lib.Population, options: _Options,
+                    frag_cms: cms_lib.CountMeanSketch,
+                    word_cms: cms_lib.CountMeanSketch | None,
+                    puzzle_salt: bytes,
+                    rng: np.random.Generator) -> _ClientReports:
+  """Step 2: every user picks a word and a position and reports the CMS of
+  ``h(s) || s[l:l+2]`` (and of its word); the server sums them per position.
+
+  Raises:
+    ValueError: if no user's word can be rebuilt from the fragment
+      alphabet, naming the characters outside it.
+  """
+  padded = pad_words(pop.vocabulary, options.length)
+  bad_words, outside = _outside_alphabet(padded, options.omega)
+  if bad_words.all():
+    raise ValueError(
+        f"every word has characters outside the fragment alphabet "
+        f"{options.fragment_alphabet!r} (found {outside!r}), so SFP could "
+        f"rebuild none; pass fragment_alphabet='{FRAGMENT_ALPHABET_FROM_DATA}'"
+        " or one that includes them")
+  keys = fragment_keys(padded, puzzle_buckets(padded, options.num_buckets,
+                                              puzzle_salt))
+  words = _reported_words(pop, rng)
+  positions = rng.integers(0, options.num_positions, size=pop.num_users)
+  sketches = [frag_cms.collect(keys[words[positions == l], l], rng,
+                               simulation=options.simulation,
+                               chunk_size=options.chunk_size)
+              for l in range(options.num_positions)]
+  word_sketch = None
+  if word_cms is not None:
+    word_keys = cms_lib.digest_keys(list(padded))
+    word_sketch = word_cms.collect(word_keys[words], rng,
+                                   simulation=options.simulation,
+                                   chunk_size=options.chunk_size)
+  return _ClientReports(sketches, word_sketch,
+                        int(bad_words[words].sum()), outside)
+
+
+def _fragment_estimates(frag_cms: cms_lib.CountMeanSketch,
+                        sketches: Sequence[cms_lib.Sketch],
+                        options: _Options) -> list[np.ndarray]:
+  """Step 3: the frequency oracle ``f~_l(w || a)`` of every bucket ``w`` and
+  fragment ``a`` over ``Omega^2``: per position, ``float64 [B, |Omega|^2]``.
+
+  Raises:
+    ValueError: if a position received no reports (too few users).
+  """
+  counts = [s.num_reports for s in sketches]
+  empty = [2 * l for l, c in enumerate(counts) if c == 0]
+  if empty:
+    raise ValueError(
+        f"no user reported a fragment at character position(s) {empty} "
+        f"(n={sum(counts)} users over {len(counts)} positions): too few "
+        "users for SFP, every word needs a fragment at each position; use "
+        "more users or a shorter length")
+  omega_points = np.array([ord(c) for c in options.omega], dtype=np.uint32)
+  first, second = np.meshgrid(omega_points, omega_points, indexing="ij")
+  pair_bytes = np.concatenate([_code_point_bytes(first.reshape(-1)),
+                               _code_point_bytes(second.reshape(-1))], axis=1)
+  pair_part = frag_cms.hashes.partial(range(1, _KEY_BYTES), pair_bytes)
+  bucket_part = frag_cms.hashes.partial(
+      [0], np.arange(options.num_buckets, dtype=np.uint8)[:, None])
+  hashed = _hashed_sums(np.stack([s.sums for s in sketches]), bucket_part,
+                        pair_part, options.num_threads)
+  return [frag_cms.debias(hashed[l], counts[l]) for l in range(len(counts))]
+
+
+_BucketLists = dict[int, list[list[tuple[str, float]]]]
+
+
+def _top_fragments(estimates: Sequence[np.ndarray],
+                   counts: Sequence[int], options: _Options
+                   ) -> tuple[tuple[tuple[tuple[int, str, float], ...], ...],
+                              _BucketLists]:
+  """Step 4 (decode): ``Q_l``, the ``T`` largest tuples of each position.
+
+  Returns:
+    Per position the kept ``(bucket, fragment, estimate)``, largest first;
+    and per bucket, per position, the kept ``(fragment, estimate * n /
+    n_l)`` (the estimate scaled to all users).
+  """
+  omega = options.omega
+  n = sum(counts)
+  pair_text = [a + b for a in omega for b in omega]
+  tops = []
+  per_bucket: _BucketLists = {}
+  for l, est_l in enumerate(estimates):
+    scale = n / max(counts[l], 1)
+    entries = []
+    for flat in _top_tuples(est_l, options.top_t):
+      bucket, pair = divmod(int(flat), len(pair_text))
+      est = float(est_l[bucket, pair])
+      entries.append((bucket, pair_text[pair], est))
+      per_bucket.setdefault(bucket, [[] for _ in estimates])
+      per_bucket[bucket][l].append((pair_text[pair], est * scale))
+    tops.append(tuple(entries))
+  return tuple(tops), per_bucket
+
+
+def _stitch(per_bucket: _BucketLists, options: _Options,
+            puzzle_salt: bytes) -> tuple[dict[str, float], int]:
+  """Step 5: every bucket's Cartesian product of its kept fragments.
+
+  Strings that are only padding or have a character after a pad are
+  dropped; a word's count is its smallest scaled fragment estimate.
+
+  Returns:
+    word -> count, and the number of strings formed.
+
+  Raises:
+    ValueError: if more than ``max_candidates`` strings would be formed.
+  """
+  sizes = {w: math.prod(len(q) for q in lists)
+           for w, lists in per_bucket.items()}
+  num_stitched = sum(sizes.values())
+  if num_stitched > options.max_candidates:
+    worst = max(sizes, key=sizes.get)
+    raise ValueError(
+        f"stitching would form {num_stitched} strings (bucket {worst} alone "
+        f"{sizes[worst]}), more than max_candidates={options.max_candidates}; "
+        f"lower top_t (T={options.top_t}) or raise max_candidates")
+  found: dict[str, float] = {}
+  for bucket in sorted(per_bucket):
+    if not sizes[bucket]:
+      continue
+    for combo in itertools.product(*per_bucket[bucket]):
+      text = "".join(frag for frag, _ in combo)
+      word = text.rstrip(PAD)
+      if not word or PAD in word:
+        continue  # only padding, or a character after a pad
+      if options.check_puzzle_hash and puzzle_buckets(
+          np.array([text]), options.num_buckets, puzzle_salt)[0] != bucket:
+        continue
+      count = min(est for _, est in combo)
+      if count > found.get(word, -math.inf):
+        found[word] = count
+  return found, num_stitched
+
+
+def _word_counts(word_cms: cms_lib.CountMeanSketch,
+                 word_sketch: cms_lib.Sketch, words: Sequence[str],
+                 length: int) -> dict[str, float]:
+  """The whole-word sketch's count of every discovered word."""
+  names = sorted(words)
+  padded = [(w + PAD * length)[:length] for w in names]
+  estimates = word_cms.estimate(word_sketch, cms_lib.digest_keys(padded))
+  return {w: float(c) for w, c in zip(names, estimates)}
+
+
 def sfp_discover(user_words, *, epsilon: float | None = None,
                  delta: float | None = None,
-                 threshold: int = DEFAULT_THRESHOLD, seed: int | None = 0,
+                 top_t: int | None = None, seed: int | None = 0,
                  k: int = cms_lib.DEFAULT_K, m: int = cms_lib.DEFAULT_M,
                  length: int = DEFAULT_LENGTH,
                  num_buckets: int = DEFAULT_NUM_BUCKETS,
@@ -315,7 +659,9 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
                  num_threads: int | None = None,
                  check_puzzle_hash: bool = False,
                  max_candidates: int = DEFAULT_MAX_CANDIDATES,
-                 alphabet=None, unknown: str | None = None) -> SFPResult:
+                 allow_no_guarantee: bool = False,
+                 alphabet=None, unknown: str | None = None,
+                 threshold: int | None = None) -> SFPResult:
   """Discovers heavy hitters with SFP at a central ``(epsilon, delta)``.
 
   Args:
@@ -324,13 +670,16 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
     epsilon, delta: the central privacy the shuffled reports must meet;
       ``delta`` defaults to ``1/n^2``. SFP's local epsilon follows from
       :func:`triehh.sfp_local_epsilon`.
-    threshold: T, the tuples kept per position (the paper: 20 and 80).
+    top_t: T, the tuples kept per position (the paper: 20 and 80; default
+      20).
     seed: seed of the ``numpy.random.Generator`` (same seed, same result).
     k, m: CMS hash functions and width (``m`` a power of two).
     length: pad or truncate strings to this even number of characters.
     num_buckets: range of the puzzle hash, at most 256.
     fragment_alphabet: Omega (default the 26 lowercase letters; ``"data"``
-      for every character of the population); ``$`` is always added.
+      for every character of the population); ``$`` is always added. Users
+      whose word has other characters still report, but their word cannot
+      be found: ``params.num_outside_alphabet`` counts them.
     word_budget: share of the local epsilon for a whole-word sketch used to
       count the discovered words, in ``[0, 1)``; 0 (the paper's setting)
       sends no word report.
@@ -346,12 +695,21 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       their bucket (not in the paper; off by default).
     max_candidates: refuse to stitch more strings than this (a too large
       T); raises ``ValueError``.
+    allow_no_guarantee: accept ``epsilon`` or ``epsilon_local`` = ``inf``
+      (reports without noise, no privacy guarantee).
     alphabet, unknown: encoding options when ``user_words`` is not a
       Population (see :mod:`triehh.population`).
+    threshold: deprecated name of ``top_t``.
 
   Returns:
     An :class:`SFPResult`.
+
+  Raises:
+    ValueError: on a bad option; with fewer users than fragment positions,
+      or when a position receives no report; when no word can be rebuilt
+      from the fragment alphabet.
   """
+  top_t = _resolve_top_t(top_t, threshold)
   options = {}
   if alphabet is not None:
     options["alphabet"] = alphabet
@@ -360,55 +718,14 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
   max_length = (user_words.max_length
                 if isinstance(user_words, population_lib.Population)
                 else population_lib.DEFAULT_MAX_LENGTH)
-  pop = api.as_population(user_words, max_length, **options)
-  n = pop.num_users
-
-  threshold = validation.check_int("threshold (T)", threshold)
-  length = validation.check_int("length", length, 2)
-  if length % 2:
-    raise ValueError(f"length must be even (2-character fragments), got "
-                     f"{length}")
-  num_buckets = validation.check_int("num_buckets", num_buckets, 1, 256)
-  max_candidates = validation.check_int("max_candidates", max_candidates)
-  if fragment_alphabet is None:
-    fragment_alphabet = DEFAULT_FRAGMENT_ALPHABET
-  elif fragment_alphabet == FRAGMENT_ALPHABET_FROM_DATA:
-    fragment_alphabet = "".join(c for c in pop.alphabet.characters
-                                if c != PAD)
-  fragment_alphabet = _check_alphabet(fragment_alphabet)
-  if not 0.0 <= float(word_budget) < 1.0:
-    raise ValueError(f"word_budget must be in [0, 1), got {word_budget!r}")
-  word_budget = float(word_budget)
-  if simulation not in cms_lib.SIMULATIONS:
-    raise ValueError(f"simulation must be one of {cms_lib.SIMULATIONS}, got "
-                     f"{simulation!r}")
-  if num_threads is None:
-    num_threads = min(2, os.cpu_count() or 1)
-  num_threads = validation.check_int("num_threads", num_threads)
-
-  target_delta = 1.0 / n**2 if delta is None else delta
-  if epsilon_local is None:
-    if epsilon is None:
-      raise ValueError("give the central epsilon (and optionally delta), or "
-                       "epsilon_local")
-    eps_local = amplification.sfp_local_epsilon(epsilon, target_delta, n)
-    central = float(epsilon)
-    guarantee = ("central (epsilon, delta) by amplification by shuffling of "
-                 f"n={n} one-message {eps_local:.4g}-LDP reports (Balle et "
-                 "al. 2019, Theorem 5.3).")
-  else:
-    if epsilon is not None:
-      raise ValueError("give either the central epsilon or epsilon_local, "
-                       "not both")
-    eps_local = float(epsilon_local)
-    if math.isnan(eps_local) or eps_local <= 0:
-      raise ValueError(f"epsilon_local must be > 0, got {epsilon_local!r}")
-    central = (math.inf if math.isinf(eps_local) else
-               amplification.central_epsilon(eps_local, target_delta, n))
-    guarantee = (f"local epsilon {eps_local:.4g} given; central epsilon from "
-                 "the shuffle bound (Balle et al. 2019, Theorem 5.3).")
-  eps_fragment = eps_local * (1.0 - word_budget)
-  eps_word = eps_local * word_budget if word_budget > 0 else None
+  pop = population_lib.as_population(user_words, max_length, **options)
+  opts = _check_options(
+      pop, top_t=top_t, length=length, num_buckets=num_buckets,
+      fragment_alphabet=fragment_alphabet, word_budget=word_budget,
+      simulation=simulation, chunk_size=chunk_size, num_threads=num_threads,
+      check_puzzle_hash=check_puzzle_hash, max_candidates=max_candidates)
+  privacy = _privacy(pop.num_users, epsilon, delta, epsilon_local,
+                     opts.word_budget, allow_no_guarantee)
 
   rng = np.random.default_rng(seed)
   if hash_seed is None:
@@ -417,111 +734,39 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
     used_hash_seed = validation.check_int("hash_seed", hash_seed, 0)
   puzzle_salt, fragment_seed, word_seed = _salts(used_hash_seed)
   frag_cms = cms_lib.CountMeanSketch.create(
-      eps_fragment, k=k, m=m, key_bytes=_KEY_BYTES, seed=fragment_seed)
+      privacy.epsilon_fragment, k=k, m=m, key_bytes=_KEY_BYTES,
+      seed=fragment_seed)
   word_cms = (cms_lib.CountMeanSketch.create(
-      eps_word, k=k, m=m, key_bytes=8, seed=word_seed)
-              if eps_word is not None else None)
-  params = SFPParams(
-      epsilon=central, delta=float(target_delta), epsilon_local=eps_local,
-      threshold=threshold, k=frag_cms.k, m=frag_cms.m, n=n, length=length,
-      num_buckets=num_buckets, fragment_alphabet=fragment_alphabet,
-      word_budget=word_budget, epsilon_fragment=eps_fragment,
-      epsilon_word=eps_word, simulation=simulation, hash_seed=used_hash_seed,
-      check_puzzle_hash=bool(check_puzzle_hash), guarantee=guarantee)
+      privacy.epsilon_word, k=k, m=m, key_bytes=8, seed=word_seed)
+              if privacy.epsilon_word is not None else None)
 
-  # ---- clients ----
   start = time.perf_counter()
-  padded = pad_words(pop.vocabulary, length)
-  buckets = puzzle_buckets(padded, num_buckets, puzzle_salt)
-  keys = fragment_keys(padded, buckets)
-  if pop.is_single_word:
-    words = pop.user_word.astype(np.intp)
-  else:
-    users = np.arange(n)
-    words = sampling.words_of(pop, users,
-                              sampling.draw_word_ranks(rng, pop, users))
-  num_positions = length // 2
-  positions = rng.integers(0, num_positions, size=n)
-  sketches = []
-  for l in range(num_positions):
-    chosen = words[positions == l]
-    sketches.append(frag_cms.collect(keys[chosen, l], rng,
-                                     simulation=simulation,
-                                     chunk_size=chunk_size))
-  word_sketch = None
-  if word_cms is not None:
-    word_keys = cms_lib.digest_keys(list(padded))
-    word_sketch = word_cms.collect(word_keys[words], rng,
-                                   simulation=simulation,
-                                   chunk_size=chunk_size)
+  reports = _client_reports(pop, opts, frag_cms, word_cms, puzzle_salt, rng)
   client_seconds = time.perf_counter() - start
 
-  # ---- server ----
   start = time.perf_counter()
-  omega = fragment_alphabet + PAD
-  omega_points = np.array([ord(c) for c in omega], dtype=np.uint32)
-  first, second = np.meshgrid(omega_points, omega_points, indexing="ij")
-  pair_bytes = np.concatenate([_code_point_bytes(first.reshape(-1)),
-                               _code_point_bytes(second.reshape(-1))], axis=1)
-  pair_part = frag_cms.hashes.partial(range(1, _KEY_BYTES), pair_bytes)
-  bucket_part = frag_cms.hashes.partial(
-      [0], np.arange(num_buckets, dtype=np.uint8)[:, None])
-  sums = np.stack([s.sums for s in sketches])
-  hashed = _hashed_sums(sums, bucket_part, pair_part, num_threads)
-  counts_l = [s.num_reports for s in sketches]
-  estimates = [frag_cms.debias(hashed[l], counts_l[l])
-               for l in range(num_positions)]
-  num_pairs = len(omega)**2
-  pair_text = [a + b for a in omega for b in omega]
-  tops = []
-  per_bucket: dict[int, list[list[tuple[str, float]]]] = {}
-  for l in range(num_positions):
-    chosen = _top_tuples(estimates[l], threshold)
-    scale = n / max(counts_l[l], 1)
-    entries = []
-    for flat in chosen:
-      bucket, pair = divmod(int(flat), num_pairs)
-      est = float(estimates[l][bucket, pair])
-      entries.append((bucket, pair_text[pair], est))
-      per_bucket.setdefault(bucket, [[] for _ in range(num_positions)])
-      per_bucket[bucket][l].append((pair_text[pair], est * scale))
-    tops.append(tuple(entries))
-
-  sizes = {w: math.prod(len(q) for q in lists)
-           for w, lists in per_bucket.items()}
-  num_stitched = sum(sizes.values())
-  if num_stitched > max_candidates:
-    worst = max(sizes, key=sizes.get)
-    raise ValueError(
-        f"stitching would form {num_stitched} strings (bucket {worst} alone "
-        f"{sizes[worst]}), more than max_candidates={max_candidates}; lower "
-        f"the threshold T={threshold} or raise max_candidates")
-  found: dict[str, float] = {}
-  for bucket in sorted(per_bucket):
-    lists = per_bucket[bucket]
-    if not sizes[bucket]:
-      continue
-    for combo in itertools.product(*lists):
-      text = "".join(frag for frag, _ in combo)
-      word = text.rstrip(PAD)
-      if not word or PAD in word:
-        continue  # only padding, or a character after a pad
-      if check_puzzle_hash and puzzle_buckets(
-          np.array([text]), num_buckets, puzzle_salt)[0] != bucket:
-        continue
-      count = min(est for _, est in combo)
-      if count > found.get(word, -math.inf):
-        found[word] = count
-  if word_sketch is not None and found:
-    names = sorted(found)
-    padded_found = [(w + PAD * length)[:length] for w in names]
-    word_est = word_cms.estimate(word_sketch,
-                                 cms_lib.digest_keys(padded_found))
-    found = {w: float(c) for w, c in zip(names, word_est)}
+  estimates = _fragment_estimates(frag_cms, reports.sketches, opts)
+  counts = [s.num_reports for s in reports.sketches]
+  tops, per_bucket = _top_fragments(estimates, counts, opts)
+  found, num_stitched = _stitch(per_bucket, opts, puzzle_salt)
+  if reports.word_sketch is not None and found:
+    found = _word_counts(word_cms, reports.word_sketch, found, opts.length)
   heavy = ranking.by_count(found)
   server_seconds = time.perf_counter() - start
+
+  params = SFPParams(
+      epsilon=privacy.epsilon, delta=privacy.delta,
+      epsilon_local=privacy.epsilon_local, top_t=opts.top_t, k=frag_cms.k,
+      m=frag_cms.m, n=pop.num_users, length=opts.length,
+      num_buckets=opts.num_buckets, fragment_alphabet=opts.fragment_alphabet,
+      word_budget=opts.word_budget, epsilon_fragment=privacy.epsilon_fragment,
+      epsilon_word=privacy.epsilon_word, simulation=opts.simulation,
+      hash_seed=used_hash_seed, check_puzzle_hash=opts.check_puzzle_hash,
+      guarantee=privacy.guarantee,
+      num_outside_alphabet=reports.num_outside_alphabet,
+      outside_characters=reports.outside_characters)
   return SFPResult(
       heavy_hitters=heavy, params=params, seed=seed,
       seconds=client_seconds + server_seconds, client_seconds=client_seconds,
-      server_seconds=server_seconds, fragment_tops=tuple(tops),
-      reports_per_position=tuple(counts_l), num_stitched=num_stitched)
+      server_seconds=server_seconds, fragment_tops=tops,
+      reports_per_position=tuple(counts), num_stitched=num_stitched)
