@@ -122,7 +122,7 @@ def main(argv):
   if path is None:
     sys.exit("the Sentiment140 sample is absent: pass --sample or set "
              "TRIEHH_SENTIMENT140")
-  from triehh import api  # pylint: disable=g-import-not-at-top
+  from triehh import policy  # pylint: disable=g-import-not-at-top
   from triehh import data  # pylint: disable=g-import-not-at-top
   from triehh.engines import fast as fast_engine  # pylint: disable=g-import-not-at-top
   start = time.perf_counter()
@@ -134,7 +134,7 @@ def main(argv):
   loaded = data.load(data.DataSpec(path, dataset="sentiment140",
                                    setting="single"))
   pop = loaded.population.encode()
-  params = api.resolve_params(pop.num_users, pop.max_length,
+  params = policy.resolve_params(pop.num_users, pop.max_length,
                               epsilon=FLAGS.epsilon)
   start = time.perf_counter()
   runtime_lib.get_runtime()
@@ -216,7 +216,7 @@ def main(argv):
   if FLAGS.multi:
     multi = data.load(data.DataSpec(path, dataset="sentiment140",
                                     setting="multi")).population.encode()
-    multi_params = api.resolve_params(multi.num_users, multi.max_length,
+    multi_params = policy.resolve_params(multi.num_users, multi.max_length,
                                       epsilon=FLAGS.epsilon)
     costs = round_costs(multi, multi_params, runtime_lib, computations, engine,
                         fast_engine, FLAGS.repeats)

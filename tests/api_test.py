@@ -1,12 +1,18 @@
 """Tests of the public API: triehh.discover and friends."""
 
 import math
+import subprocess
+import sys
+import textwrap
 
 from absl.testing import parameterized
 import numpy as np
+import pytest
+from scipy import special
 
 import triehh
 from triehh import synthetic
+from triehh.engines import registry
 
 
 def zipf_words(n, seed=0):
@@ -23,17 +29,26 @@ class DiscoverTest(parameterized.TestCase):
   def test_calibrated_run_reports_its_guarantee(self):
     result = triehh.discover(self.pop, epsilon=4.0, seed=1)
     p = result.params
-    n = self.pop.num_users
-    cal = triehh.calibrate(n, 11, 4.0, 1 / n**2)
-    self.assertEqual((p.theta, p.batch_size), (cal.theta, cal.batch_size))
-    self.assertEqual(p.levels, 11)
+    n, levels = self.pop.num_users, 11  # L = 10 characters + the end symbol
+    target_delta = 1 / n**2
+    # Corollary 1 and Theorem 1, written out from the paper.
+    c = math.log(8 / (7 * math.sqrt(2 * math.pi)) / target_delta) / math.e
+    growth = math.exp(4.0 / levels)
+    theta = max(10, math.ceil(math.exp(special.lambertw(c).real + 1) - 0.5),
+                math.ceil(growth - 1))
+    batch = math.floor((growth - 1) * n / (theta * growth))
+    gamma = batch / math.sqrt(n)
+    epsilon = levels * math.log(1 + 1 / (math.sqrt(n) / (gamma * theta) - 1))
+    delta = (theta - 2) / ((theta - 3) * math.factorial(theta))
+    self.assertEqual((p.theta, p.batch_size, p.levels), (theta, batch, levels))
+    self.assertAlmostEqual(p.gamma, gamma, places=12)
+    self.assertAlmostEqual(p.epsilon, epsilon, places=10)
+    self.assertAlmostEqual(p.delta / delta, 1.0, places=10)
     self.assertLessEqual(p.epsilon, 4.0)
-    self.assertLessEqual(p.delta, 1 / n**2)
-    self.assertEqual((p.epsilon, p.delta),
-                     triehh.guarantee(n, 11, p.theta, p.gamma))
-    self.assertIn("the", result.heavy_hitters)
+    self.assertLessEqual(p.delta, target_delta)
+    self.assertEqual((p.target_epsilon, p.target_delta), (4.0, target_delta))
     self.assertEqual(result.rounds, len(result.votes_per_round))
-    self.assertEqual(result.num_participants, p.batch_size * result.rounds)
+    self.assertEqual(result.num_participants, batch * result.rounds)
 
   def test_same_seed_same_result(self):
     a = triehh.discover(self.pop, epsilon=4.0, seed=5)
@@ -89,7 +104,7 @@ class DiscoverTest(parameterized.TestCase):
       triehh.discover(self.pop, epsilon=4.0, max_length=8)
 
   def test_engine_names(self):
-    self.assertIn("fast", triehh.engine_names())
+    self.assertEqual(triehh.engine_names(), ["fast", "tff"])
 
   def test_several_words_per_user(self):
     rng = np.random.default_rng(0)
@@ -102,21 +117,125 @@ class DiscoverTest(parameterized.TestCase):
     self.assertTrue(set(result.heavy_hitters) <= set(vocab))
 
 
-class OptionalEngineTest(parameterized.TestCase):
+class TinyPopulationTest(parameterized.TestCase):
+  """Whole-population batches make every round deterministic: the tries
+  below are counted by hand."""
 
-  def test_missing_dependency_is_named(self):
-    from triehh import api
-    saved = dict(api._OPTIONAL_ENGINE_ERRORS)  # pylint: disable=protected-access
-    engines = dict(api._ENGINES)  # pylint: disable=protected-access
+  def test_one_word_trie(self):
+    # a: 3 votes, b: 1; then ab: 3; then ab$: 3 (theta = 2).
+    result = triehh.discover(["ab", "ab", "ab", "b"], theta=2, batch_size=4,
+                             allow_no_guarantee=True)
+    self.assertEqual(result.heavy_hitters, {"ab": 3})
+    self.assertEqual(result.trie.to_dict(), [
+        {"depth": 1, "prefixes": {"a": 3}, "terminated": {},
+         "num_sampled": 4, "num_votes": 4, "num_capped": 0},
+        {"depth": 2, "prefixes": {"ab": 3}, "terminated": {},
+         "num_sampled": 4, "num_votes": 3, "num_capped": 0},
+        {"depth": 3, "prefixes": {}, "terminated": {"ab": 3},
+         "num_sampled": 4, "num_votes": 3, "num_capped": 0},
+    ])
+    self.assertEqual(result.votes_per_round, [4, 3, 3])
+    self.assertFalse(result.params.has_guarantee)
+
+  def test_empty_frontier_ends_the_run(self):
+    # a: 2, b: 2 kept; then a$: 2 ends "a" while ba: 1, bc: 1 fall short,
+    # which leaves no frontier prefix: the run ends after 2 rounds.
+    result = triehh.discover(["a", "a", "ba", "bc"], theta=2, batch_size=4,
+                             max_length=3, allow_no_guarantee=True)
+    self.assertEqual(result.heavy_hitters, {"a": 2})
+    self.assertEqual(result.frequent_prefixes, {"b": 2})
+    self.assertEqual([(lv["prefixes"], lv["terminated"])
+                      for lv in result.trie.to_dict()],
+                     [({"a": 2, "b": 2}, {}), ({}, {"a": 2})])
+
+  def test_round_that_adds_nothing_ends_the_run(self):
+    # a: 4; then ab, ac, ad, ae: 1 each, below theta: the second round adds
+    # nothing and is the last.
+    result = triehh.discover(["ab", "ac", "ad", "ae"], theta=2, batch_size=4,
+                             allow_no_guarantee=True)
+    self.assertEqual(result.heavy_hitters, {})
+    self.assertEqual(result.frequent_prefixes, {"a": 4})
+    self.assertEqual(result.rounds, 2)
+    self.assertFalse(result.trie.levels[-1].grew)
+
+  @parameterized.named_parameters(
+      # "abc" fills L = 3: its end symbol is level L + 1 = 4, the last.
+      ("fits", "abc", {"abc": 3}, {}, True),
+      # "abcd" is truncated to "abc" without end symbol: level 4 has no
+      # votes, the round adds nothing.
+      ("truncated", "abcd", {}, {"abc": 3}, False),
+  )
+  def test_at_most_max_length_plus_one_levels(self, word, hitters, prefixes,
+                                               last_grew):
+    result = triehh.discover([word] * 3, theta=2, batch_size=3, max_length=3,
+                             allow_no_guarantee=True)
+    self.assertEqual(result.rounds, 4)
+    self.assertEqual(result.heavy_hitters, hitters)
+    self.assertEqual(result.frequent_prefixes, prefixes)
+    self.assertEqual(result.trie.levels[-1].grew, last_grew)
+
+  def test_cap_keeps_the_most_voted(self):
+    # a: 3, b: 2, c: 2 over theta = 2; a cap of 2 keeps a and then b (the
+    # tie at 2 goes to the lexicographically first).
+    words = ["a", "a", "a", "b", "b", "c", "c"]
+    result = triehh.discover(words, theta=2, batch_size=7, max_num_prefixes=2,
+                             allow_no_guarantee=True)
+    self.assertEqual(result.heavy_hitters, {"a": 3, "b": 2})
+    self.assertEqual(result.trie.levels[0].num_capped, 1)
+
+  def test_several_word_users_with_one_word_each(self):
+    # Every user's only word is chosen whatever its rank: counts as above.
+    users = [{"ab": 2}, {"ab": 5}, {"ab": 1}, {"b": 3}]
+    result = triehh.discover(users, theta=2, batch_size=4,
+                             allow_no_guarantee=True, seed=7)
+    self.assertEqual(result.heavy_hitters, {"ab": 3})
+
+
+class EngineRegistryTest(parameterized.TestCase):
+
+  def test_registered_engine_is_run_and_listed(self):
+    calls = []
+
+    def constant(population, **kwargs):
+      calls.append((population.num_users, kwargs["theta"],
+                    kwargs["batch_size"]))
+      return triehh.Trie(population.alphabet)
+
+    triehh.register_engine("constant", constant)
     try:
-      api._ENGINES.pop("tff", None)  # pylint: disable=protected-access
-      api._OPTIONAL_ENGINE_ERRORS["tff"] = ImportError(  # pylint: disable=protected-access
-          "No module named 'tensorflow_federated'")
-      with self.assertRaisesRegex(ValueError, "needs TensorFlow Federated"):
-        triehh.discover(["ab"] * 10, theta=1, batch_size=10, engine="tff",
-                        allow_no_guarantee=True)
+      self.assertIn("constant", triehh.engine_names())
+      result = triehh.discover(["ab"] * 5, theta=3, batch_size=4,
+                               engine="constant", allow_no_guarantee=True)
     finally:
-      api._OPTIONAL_ENGINE_ERRORS.clear()  # pylint: disable=protected-access
-      api._OPTIONAL_ENGINE_ERRORS.update(saved)  # pylint: disable=protected-access
-      api._ENGINES.clear()  # pylint: disable=protected-access
-      api._ENGINES.update(engines)  # pylint: disable=protected-access
+      registry._ENGINES.pop("constant")  # pylint: disable=protected-access
+    self.assertEqual(calls, [(5, 3, 4)])
+    self.assertEqual((result.engine, result.heavy_hitters), ("constant", {}))
+    self.assertNotIn("constant", triehh.engine_names())
+
+
+def test_unknown_engine_fails_without_importing_tensorflow():
+  code = textwrap.dedent("""
+      import sys
+      import triehh
+      try:
+        triehh.discover(["ab"] * 4, theta=1, batch_size=2, engine="gpu")
+      except ValueError as err:
+        print(err)
+      print(sorted(m for m in sys.modules if m.split(".")[0] in
+                   ("tensorflow", "tensorflow_federated")))
+      """)
+  proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, check=True, timeout=120)
+  assert proc.stdout.splitlines() == [
+      "unknown engine 'gpu'; available: ['fast', 'tff']", "[]"]
+
+
+def test_missing_dependency_is_named(monkeypatch):
+  monkeypatch.delitem(registry._ENGINES, "tff", raising=False)  # pylint: disable=protected-access
+  monkeypatch.setitem(registry._MODULES, "tff",  # pylint: disable=protected-access
+                      "triehh_no_such_module.engine")
+  with pytest.raises(ValueError, match=r"engine 'tff' could not be loaded "
+                     r"\(No module named 'triehh_no_such_module'\); it "
+                     "needs TensorFlow Federated"):
+    triehh.discover(["ab"] * 10, theta=1, batch_size=10, engine="tff",
+                    allow_no_guarantee=True)

@@ -1,143 +1,46 @@
-"""The public entry point: ``triehh.discover``."""
+"""The public entry point: ``triehh.discover``.
+
+A thin facade: it turns the input into a :class:`~triehh.population.Population`
+(:func:`triehh.population.as_population`), the privacy arguments into run
+parameters (:mod:`triehh.policy`), looks the engine up by name
+(:mod:`triehh.engines.registry`) and times its run.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from triehh.engines import fast as fast_engine
 from triehh import population as population_lib
-from triehh.theory import privacy
+from triehh import policy
 from triehh import results
+from triehh import trie as trie_lib
+from triehh.engines import registry
 
-_ENGINES: dict[str, Callable[..., object]] = {"fast": fast_engine.run}
-# Per engine, work on the population to do before the timed run.
-_PREPARE: dict[str, Callable[[population_lib.Population], object]] = {
-    "fast": fast_engine.prepare}
-
-CAP_NOTE = (" Theorem 1 is proved without a prefix cap; with max_num_prefixes "
-            "the kept set also depends on vote ranks.")
+# Re-exported for callers of their former location.
+as_population = population_lib.as_population
+resolve_params = policy.resolve_params
+CAP_NOTE = policy.CAP_NOTE
 
 
 def register_engine(
-    name: str, run: Callable[..., object],
+    name: str, run: Callable[..., trie_lib.Trie],
     prepare: Callable[[population_lib.Population], object] | None = None
 ) -> None:
   """Makes ``engine=name`` available to :func:`discover`.
 
-  ``run`` has the signature of :func:`triehh.fast_engine.run`; ``prepare``,
+  ``run`` has the signature of :func:`triehh.engines.fast.run`; ``prepare``,
   if given, builds what the engine caches per population, before the run's
   clock starts.
   """
-  _ENGINES[name] = run
-  if prepare is not None:
-    _PREPARE[name] = prepare
+  registry.register(name, run, prepare)
 
 
 def engine_names() -> list[str]:
-  _load_optional_engines()
-  return sorted(_ENGINES)
-
-
-_OPTIONAL_ENGINE_ERRORS: dict[str, ImportError] = {}
-
-
-def _load_optional_engines() -> None:
-  if "tff" not in _ENGINES and "tff" not in _OPTIONAL_ENGINE_ERRORS:
-    try:
-      from triehh.engines.tff import engine as tff_engine
-    except ImportError as err:
-      _OPTIONAL_ENGINE_ERRORS["tff"] = err
-    else:
-      register_engine("tff", tff_engine.run)
-
-
-# Re-exported for callers of the former location.
-as_population = population_lib.as_population
-
-
-def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
-                   delta: float | None = None, theta: int | None = None,
-                   gamma: float | None = None, batch_size: int | None = None,
-                   num_sub_rounds: int = 1,
-                   max_num_prefixes: int | None = None,
-                   allow_no_guarantee: bool = False) -> results.RunParams:
-  """Turns either ``(epsilon, delta)`` or ``theta`` with ``gamma``/``batch_size``
-  into run parameters with their Theorem 1 guarantee.
-
-  ``delta`` defaults to ``1/n^2``. Parameters outside Theorem 1 raise
-  ``ValueError`` unless ``allow_no_guarantee`` (then epsilon is ``inf``).
-  """
-  levels = max_length + 1
-  root = math.sqrt(n)
-  if max_num_prefixes is not None and max_num_prefixes < 1:
-    raise ValueError(f"max_num_prefixes must be >= 1, got {max_num_prefixes}")
-  common = dict(n=n, max_length=max_length, levels=levels,
-                num_sub_rounds=num_sub_rounds,
-                max_num_prefixes=max_num_prefixes)
-  cap_note = CAP_NOTE if max_num_prefixes is not None else ""
-  if theta is None:
-    if gamma is not None or batch_size is not None:
-      raise ValueError("gamma/batch_size need theta too")
-    if epsilon is None:
-      raise ValueError("give epsilon (and optionally delta), or theta with "
-                       "gamma or batch_size")
-    target_delta = 1.0 / n**2 if delta is None else delta
-    cal = privacy.calibrate(n, levels, epsilon, target_delta)
-    return results.RunParams(
-        theta=cal.theta, gamma=cal.effective_gamma, batch_size=cal.batch_size,
-        epsilon=cal.epsilon, delta=cal.delta, target_epsilon=float(epsilon),
-        target_delta=float(target_delta),
-        guarantee=(f"Corollary 1 calibration for L={levels} levels; "
-                   f"epsilon, delta from Theorem 1 at m={cal.batch_size}."
-                   + cap_note), **common)
-  if epsilon is not None or delta is not None:
-    raise ValueError("give either (epsilon, delta) or theta with gamma/"
-                     "batch_size, not both")
-  if (gamma is None) == (batch_size is None):
-    raise ValueError("with theta, give exactly one of gamma and batch_size")
-  if batch_size is None:
-    batch_size = math.floor(gamma * root)
-  if not 1 <= batch_size <= n:
-    raise ValueError(f"batch size {batch_size} must be in [1, n={n}]")
-  used_gamma = batch_size / root
-  try:
-    eps, dlt = privacy.guarantee(n, levels, theta, used_gamma)
-    note = f"Theorem 1 for L={levels} levels." + cap_note
-  except ValueError as err:
-    if not allow_no_guarantee:
-      raise ValueError(
-          f"{err}. Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
-          "without a privacy guarantee") from None
-    eps, dlt = math.inf, 1.0
-    note = f"no differential privacy guarantee: {err}"
-  return results.RunParams(theta=int(theta), gamma=used_gamma,
-                           batch_size=int(batch_size), epsilon=eps, delta=dlt,
-                           guarantee=note, **common)
-
-
-def _check_contribution(params: results.RunParams,
-                        population: population_lib.Population,
-                        engine_options: dict,
-                        allow_no_guarantee: bool) -> results.RunParams:
-  """Engine option ``max_user_contribution`` > 1 (several-word users) lets a
-  user cast that many votes per round: outside Theorem 1."""
-  contribution = engine_options.get("max_user_contribution")
-  if contribution is None or contribution <= 1 or population.is_single_word:
-    return params
-  problem = (f"max_user_contribution={contribution} lets a user cast up to "
-             f"{contribution} votes per round, and Theorem 1 covers one vote "
-             "per user per round")
-  if not allow_no_guarantee:
-    raise ValueError(f"{problem}. Pass allow_no_guarantee=True to run "
-                     "without a privacy guarantee")
-  return dataclasses.replace(
-      params, epsilon=math.inf, delta=1.0,
-      guarantee=f"no differential privacy guarantee: {problem}.")
+  """The names :func:`discover` accepts as ``engine`` (none is imported)."""
+  return registry.names()
 
 
 def discover(user_words, *, epsilon: float | None = None,
@@ -175,16 +78,7 @@ def discover(user_words, *, epsilon: float | None = None,
   Returns:
     A :class:`~triehh.results.DiscoveryResult`.
   """
-  if engine not in _ENGINES:  # import TensorFlow only when asked for
-    _load_optional_engines()
-  if engine in _OPTIONAL_ENGINE_ERRORS:
-    raise ValueError(
-        f"engine {engine!r} could not be loaded "
-        f"({_OPTIONAL_ENGINE_ERRORS[engine]}); it needs TensorFlow Federated: "
-        "install the project's requirements.txt")
-  if engine not in _ENGINES:
-    raise ValueError(f"unknown engine {engine!r}; available: "
-                     f"{sorted(_ENGINES)}")
+  runner = registry.get(engine)  # fails before any work on the input
   options = {}
   if alphabet is not None:
     options["alphabet"] = alphabet
@@ -192,19 +86,19 @@ def discover(user_words, *, epsilon: float | None = None,
     options["unknown"] = unknown
   population = population_lib.as_population(user_words, max_length,
                                             **options)
-  params = resolve_params(
+  params = policy.resolve_params(
       population.num_users, max_length, epsilon=epsilon, delta=delta,
       theta=theta, gamma=gamma, batch_size=batch_size,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee)
-  params = _check_contribution(params, population, engine_options,
-                               allow_no_guarantee)
+  params = policy.check_contribution(params, population, engine_options,
+                                     allow_no_guarantee)
   population.encode()
-  if engine in _PREPARE:
-    _PREPARE[engine](population)
+  if runner.prepare is not None:
+    runner.prepare(population)
   rng = np.random.default_rng(seed)
   start = time.perf_counter()
-  trie = _ENGINES[engine](
+  trie = runner.run(
       population, theta=params.theta, batch_size=params.batch_size, rng=rng,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       schedule=schedule, **engine_options)

@@ -59,7 +59,8 @@ def test_a_failing_later_run_keeps_the_earlier_lines(tmp_path, monkeypatch):
       raise runtime.WorkerError("127.0.0.1:9", "unavailable (worker died)")
     return tff_engine.run(*args, **kwargs)
 
-  monkeypatch.setitem(api._ENGINES, "tff", flaky)  # pylint: disable=protected-access
+  from triehh.engines import registry  # pylint: disable=g-import-not-at-top
+  monkeypatch.setitem(registry._ENGINES, "tff", registry.Engine(flaky))  # pylint: disable=protected-access
   with flagsaver.flagsaver(engine="tff", num_runs=3, output_dir=str(tmp_path),
                            **SMALL):
     with pytest.raises(runtime.WorkerError, match="127.0.0.1:9"):

@@ -20,7 +20,6 @@ thresholding, which gives the same votes as one batch.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -29,6 +28,8 @@ import numpy as np
 from triehh import population as population_lib
 from triehh import sampling
 from triehh import trie as trie_lib
+from triehh.engines import cache
+from triehh.engines import rounds
 
 
 def run(population: population_lib.Population, *, theta: int,
@@ -51,56 +52,65 @@ def run(population: population_lib.Population, *, theta: int,
       end the run.
 
   Returns:
-    The grown :class:`~triehh.trie.Trie`.
+    The grown :class:`~triehh.trie.Trie` (see :mod:`triehh.engines.rounds`
+    for the stopping rule).
   """
-  if theta < 1:
-    raise ValueError(f"theta must be >= 1, got {theta}")
-  pop = population
-  a1 = pop.alphabet.num_extensions
-  stride = a1 + 1  # vote columns: every symbol, then "no symbol here"
-  tables = _level_tables(pop)
-  trie = trie_lib.Trie(pop.alphabet)
-  frontier_ids = np.zeros(1, dtype=np.intp)  # the root
-  frontier_pos = np.array([0, 1], dtype=np.intp)
-  for depth in range(1, pop.num_levels + 1):
-    num_frontier = frontier_ids.size
-    if num_frontier == 0:
-      break  # every discovered prefix is terminated: nothing can grow
-    users = sampling.round_users(rng, pop.num_users, batch_size, schedule,
-                                 depth)
-    if users is None:
-      break
-    words = sampling.words_of(pop, users,
-                              sampling.draw_word_ranks(rng, pop, users))
-    words = words.astype(np.intp, copy=False)
-    # Row = the word's frontier parent (num_frontier if none), column = its
-    # depth-th symbol (a1 if it has none): one bincount counts every vote.
-    cell = (frontier_pos[tables.ids[depth - 1][words]] * stride
-            + tables.symbols[depth - 1][words])
-    size = (num_frontier + 1) * stride
-    if num_sub_rounds == 1:
-      counts = np.bincount(cell, minlength=size)
-    else:
-      counts = np.zeros(size, dtype=np.int64)
-      for batch in sampling.sub_round_slices(users.size, num_sub_rounds):
-        counts += np.bincount(cell[batch], minlength=size)
-    votes = counts.reshape(num_frontier + 1, stride)[:num_frontier, :a1].ravel()
-    level, frontier_index = trie.grow(votes, theta, max_num_prefixes,
-                                      num_sampled=users.size)
-    if not level.grew:
-      break
-    parents, symbols = np.divmod(frontier_index, a1)
-    frontier_ids = np.searchsorted(tables.child_keys[depth],
-                                   frontier_ids[parents] * a1 + symbols)
-    frontier_pos = np.full(pop.num_prefixes[depth] + 1, frontier_ids.size,
-                           dtype=np.intp)
-    frontier_pos[frontier_ids] = np.arange(frontier_ids.size)
-  return trie
+  return rounds.run(population, _BincountVotes(population), theta=theta,
+                    batch_size=batch_size, rng=rng,
+                    num_sub_rounds=num_sub_rounds,
+                    max_num_prefixes=max_num_prefixes, schedule=schedule)
 
 
 def prepare(population: population_lib.Population) -> None:
   """Builds the population's lookup tables now (they are cached)."""
   _level_tables(population)
+
+
+class _BincountVotes:
+  """Counts a round's votes with one ``bincount`` per sub-round.
+
+  ``frontier_ids`` holds the prefix id of each frontier prefix (the root at
+  first); ``frontier_pos`` maps a prefix id of the frontier's level to its
+  frontier index, or the frontier size if it is not on the frontier.
+  """
+
+  def __init__(self, population: population_lib.Population):
+    self._pop = population
+    self._tables = _level_tables(population)
+    self._frontier_ids = np.zeros(1, dtype=np.intp)  # the root
+    self._frontier_pos = np.array([0, 1], dtype=np.intp)
+
+  def count(self, trie: trie_lib.Trie, users: np.ndarray,
+            ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
+    depth = trie.depth + 1
+    a1 = self._pop.alphabet.num_extensions
+    stride = a1 + 1  # vote columns: every symbol, then "no symbol here"
+    num_frontier = self._frontier_ids.size
+    words = sampling.words_of(self._pop, users, ranks).astype(np.intp,
+                                                              copy=False)
+    # Row = the word's frontier parent (num_frontier if none), column = its
+    # depth-th symbol (a1 if it has none): one bincount counts every vote.
+    cell = (self._frontier_pos[self._tables.ids[depth - 1][words]] * stride
+            + self._tables.symbols[depth - 1][words])
+    size = (num_frontier + 1) * stride
+    counts = np.bincount(cell[batches[0]], minlength=size)
+    for batch in batches[1:]:
+      counts += np.bincount(cell[batch], minlength=size)
+    return counts.reshape(num_frontier + 1, stride)[:num_frontier, :a1].ravel()
+
+  def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
+            kept: np.ndarray) -> None:
+    del trie  # unused
+    if not level.grew:
+      return  # the run ends
+    a1 = self._pop.alphabet.num_extensions
+    parents, symbols = np.divmod(kept, a1)
+    ids = np.searchsorted(self._tables.child_keys[level.depth],
+                          self._frontier_ids[parents] * a1 + symbols)
+    self._frontier_ids = ids
+    self._frontier_pos = np.full(self._pop.num_prefixes[level.depth] + 1,
+                                 ids.size, dtype=np.intp)
+    self._frontier_pos[ids] = np.arange(ids.size)
 
 
 class _Tables(NamedTuple):
@@ -117,7 +127,7 @@ class _Tables(NamedTuple):
   child_keys: tuple[np.ndarray, ...]
 
 
-@functools.lru_cache(maxsize=8)
+@cache.per_population
 def _level_tables(pop: population_lib.Population) -> _Tables:
   a1 = pop.alphabet.num_extensions
   ids = tuple(np.where(level_ids >= 0, level_ids, count).astype(np.intp)

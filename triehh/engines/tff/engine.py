@@ -2,11 +2,12 @@
 
 ``triehh.discover(..., engine="tff")`` calls :func:`run`. Each trie level is
 one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of a
-``tff.templates.IterativeProcess`` (see :mod:`triehh.engines.tff.computations`). The driver draws randomness
-exactly as :func:`triehh.fast_engine.run` does, in the same order (the
+``tff.templates.IterativeProcess`` (see
+:mod:`triehh.engines.tff.computations`). The driver draws randomness exactly as :func:`triehh.engines.fast.run` does, in the same order (the
 sampled users, then, for several-word users, one rank per sampled user: the
 per-client, per-round seed the client uses to pick its word in TF), so both
-engines produce the same trie from the same seed. After each level the
+engines produce the same trie from the same seed. The round loop and its
+stopping rule are those of :mod:`triehh.engines.rounds`; after each level the
 driver records the thresholded votes in a :class:`triehh.trie.Trie` (so
 results and output are those of the fast engine) and checks that the TFF
 server state (frontier, heavy hitters, counts) agrees with it.
@@ -14,8 +15,8 @@ server state (frontier, heavy hitters, counts) agrees with it.
 Where it runs: by default on one local TFF worker (TFF's C++
 ``worker_binary``) started on a loopback port for this Python process; with
 ``workers="host:port,..."`` on already-running workers (start them with
-``python -m triehh.engines.tff.worker --port=N``), the clients of each call split
-across them. See :mod:`triehh.engines.tff.runtime` for failure handling.
+``python -m triehh.engines.tff.worker --port=N``), the clients of each call
+split across them. See :mod:`triehh.engines.tff.runtime` for failure handling.
 
 Vote capacity: per round the driver uses the process whose client vote
 vectors hold the smallest power of two of frontier prefixes that is at least
@@ -25,15 +26,15 @@ the frontier size (one compiled process per capacity, cached), unless a fixed
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import tensorflow_federated as tff
 
 from triehh import population as population_lib
-from triehh import sampling
 from triehh import trie as trie_lib
+from triehh.engines import cache
+from triehh.engines import rounds
 from triehh.engines.tff import computations
 from triehh.engines.tff import runtime as runtime_lib
 
@@ -55,7 +56,7 @@ def run(population: population_lib.Population, *, theta: int,
   Args:
     population: the encoded users.
     theta, batch_size, rng, num_sub_rounds, max_num_prefixes, schedule: as
-      in :func:`triehh.fast_engine.run` (same meaning, same randomness).
+      in :func:`triehh.engines.fast.run` (same meaning, same randomness).
     workers: ``"host:port,..."`` (or a list) of running TFF workers; ``None``
       starts one local worker.
     secure_sum: aggregate votes with ``tff.federated_secure_sum_bitwidth``
@@ -74,88 +75,126 @@ def run(population: population_lib.Population, *, theta: int,
   Returns:
     The grown :class:`~triehh.trie.Trie`, equal to the fast engine's.
   """
-  if theta < 1:
-    raise ValueError(f"theta must be >= 1, got {theta}")
+  rounds.check_theta(theta)
+  _check_options(max_user_contribution, vote_capacity)
+  mode, contribution = _client_mode(population, max_user_contribution)
+  bitwidth = None
+  if secure_sum:
+    bitwidth = _secure_sum_bitwidth(
+        _most_users_per_round(population, batch_size, schedule), contribution)
+  runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
+                                    rpc_timeout=rpc_timeout)
+  counter = _ProcessVotes(
+      population, theta=theta, max_num_prefixes=max_num_prefixes,
+      num_sub_rounds=num_sub_rounds, client_mode=mode,
+      contribution=contribution, bitwidth=bitwidth,
+      vote_capacity=vote_capacity)
+  with runtime.install():
+    counter.initialize()
+    return rounds.run(population, counter, theta=theta, batch_size=batch_size,
+                      rng=rng, num_sub_rounds=num_sub_rounds,
+                      max_num_prefixes=max_num_prefixes, schedule=schedule)
+
+
+def _check_options(max_user_contribution: int | None,
+                   vote_capacity: int | None) -> None:
   if max_user_contribution is not None and max_user_contribution < 1:
     raise ValueError("max_user_contribution must be >= 1, got "
                      f"{max_user_contribution}")
   if vote_capacity is not None and vote_capacity < 1:
     raise ValueError(f"vote_capacity must be >= 1, got {vote_capacity}")
-  pop = population
-  a1 = pop.alphabet.num_extensions
+
+
+def _client_mode(pop: population_lib.Population,
+                 max_user_contribution: int | None) -> tuple[str, int]:
+  """The clients' vote mode and the most votes a client casts per round."""
   if pop.is_single_word:
-    mode, contribution = computations.ONE_WORD, 1
-  elif max_user_contribution is None:
-    mode, contribution = computations.SAMPLED_WORD, 1
-  else:
-    mode, contribution = computations.TOP_WORDS, int(max_user_contribution)
-  if schedule is None:
-    if not 0 < batch_size <= pop.num_users:
-      raise ValueError(f"batch size {batch_size} must be in "
-                       f"[1, n={pop.num_users}]")
-    most_per_round = batch_size
-  else:
-    most_per_round = max((len(s) for s in schedule), default=1)
-  bitwidth = None
-  if secure_sum:
-    # A call sums at most one round's votes: each entry < 2**bitwidth.
-    bitwidth = max(1, int(most_per_round * contribution).bit_length())
-    if bitwidth > 31:
-      raise ValueError(f"secure sum over {most_per_round} users x "
-                       f"{contribution} votes needs {bitwidth} bits; at most "
-                       "31 are supported")
+    return computations.ONE_WORD, 1
+  if max_user_contribution is None:
+    return computations.SAMPLED_WORD, 1
+  return computations.TOP_WORDS, int(max_user_contribution)
 
-  runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
-                                    rpc_timeout=rpc_timeout)
-  initialize = computations.initialize_computation(
-      pop.max_length, theta=theta, max_num_prefixes=max_num_prefixes,
-      num_sub_rounds=num_sub_rounds)
-  processes: dict[int, tff.templates.IterativeProcess] = {}
 
-  def process(capacity: int) -> tff.templates.IterativeProcess:
-    """The process whose votes hold ``capacity`` prefixes (all share the
-    state type, so the state moves from one to the next)."""
-    if capacity not in processes:
-      spec = computations.ProcessSpec(
-          num_extensions=a1, max_length=pop.max_length,
-          vote_capacity=capacity, client_mode=mode,
-          max_user_contribution=contribution, secure_sum_bitwidth=bitwidth)
-      processes[capacity] = tff.templates.IterativeProcess(
-          initialize, computations.next_computation(spec))
-    return processes[capacity]
-  codes = _codes32(pop)
-  trie = trie_lib.Trie(pop.alphabet)
-  with runtime.install():
-    state = process(1).initialize()
-    for depth in range(1, pop.num_levels + 1):
-      num_prefixes = trie.frontier.shape[0]
-      if num_prefixes == 0:
-        break  # every discovered prefix is terminated: nothing can grow
-      users = sampling.round_users(rng, pop.num_users, batch_size, schedule,
-                                   depth)
-      if users is None:
-        break
-      ranks = sampling.draw_word_ranks(rng, pop, users)
-      data = _client_data(pop, codes, users, ranks, mode)
-      capacity = _capacity(num_prefixes, vote_capacity)
-      next_fn = process(capacity).next
-      output = None
-      for batch in sampling.sub_round_slices(users.size, num_sub_rounds):
-        state, output = next_fn(state, data[batch])
-      # Several-worker contexts return plain mappings: restore the types.
-      state = _as(computations.ServerState, state)
-      output = _as(computations.RoundOutput, output)
-      if not output.level_done:
-        raise RuntimeError("the TFF process did not close the level after "
-                           f"{num_sub_rounds} sub-rounds")
-      votes = np.asarray(output.votes, dtype=np.int64)
-      found_before = sum(lv.terminated.shape[0] for lv in trie.levels)
-      level, _ = trie.grow(votes, theta, max_num_prefixes,
-                           num_sampled=users.size)
-      _check_agreement(state, level, found_before, pop.max_length)
-      if not level.grew:
-        break
-  return trie
+def _most_users_per_round(pop: population_lib.Population, batch_size: int,
+                          schedule: Sequence[np.ndarray] | None) -> int:
+  if schedule is not None:
+    return max((len(s) for s in schedule), default=1)
+  if not 0 < batch_size <= pop.num_users:
+    raise ValueError(f"batch size {batch_size} must be in "
+                     f"[1, n={pop.num_users}]")
+  return batch_size
+
+
+def _secure_sum_bitwidth(most_users: int, contribution: int) -> int:
+  """Bits that hold one call's summed votes (a call sums at most a round)."""
+  bitwidth = max(1, int(most_users * contribution).bit_length())
+  if bitwidth > 31:
+    raise ValueError(f"secure sum over {most_users} users x "
+                     f"{contribution} votes needs {bitwidth} bits; at most "
+                     "31 are supported")
+  return bitwidth
+
+
+class _ProcessVotes:
+  """Counts a round's votes with the TFF iterative process, one ``next``
+  call per sub-round, and checks the server state against the trie.
+
+  Per round it uses the process whose client vote vectors hold
+  :func:`_capacity` frontier prefixes (one compiled process per capacity;
+  all share the state type, so the state moves from one to the next).
+  """
+
+  def __init__(self, pop: population_lib.Population, *, theta: int,
+               max_num_prefixes: int | None, num_sub_rounds: int,
+               client_mode: str, contribution: int, bitwidth: int | None,
+               vote_capacity: int | None):
+    self._pop = pop
+    self._mode = client_mode
+    self._num_sub_rounds = num_sub_rounds
+    self._vote_capacity = vote_capacity
+    self._codes = _codes32(pop)
+    self._initialize = computations.initialize_computation(
+        pop.max_length, theta=theta, max_num_prefixes=max_num_prefixes,
+        num_sub_rounds=num_sub_rounds)
+    self._spec = dict(
+        num_extensions=pop.alphabet.num_extensions,
+        max_length=pop.max_length, client_mode=client_mode,
+        max_user_contribution=contribution, secure_sum_bitwidth=bitwidth)
+    self._processes: dict[int, tff.templates.IterativeProcess] = {}
+    self._state = None
+
+  def _process(self, capacity: int) -> tff.templates.IterativeProcess:
+    if capacity not in self._processes:
+      spec = computations.ProcessSpec(vote_capacity=capacity, **self._spec)
+      self._processes[capacity] = tff.templates.IterativeProcess(
+          self._initialize, computations.next_computation(spec))
+    return self._processes[capacity]
+
+  def initialize(self) -> None:
+    """Sets the initial server state (inside the runtime's context)."""
+    self._state = self._process(1).initialize()
+
+  def count(self, trie: trie_lib.Trie, users: np.ndarray,
+            ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
+    data = _client_data(self._pop, self._codes, users, ranks, self._mode)
+    capacity = _capacity(trie.frontier.shape[0], self._vote_capacity)
+    next_fn = self._process(capacity).next
+    state, output = self._state, None
+    for batch in batches:
+      state, output = next_fn(state, data[batch])
+    # Several-worker contexts return plain mappings: restore the types.
+    self._state = _as(computations.ServerState, state)
+    output = _as(computations.RoundOutput, output)
+    if not output.level_done:
+      raise RuntimeError("the TFF process did not close the level after "
+                         f"{self._num_sub_rounds} sub-rounds")
+    return np.asarray(output.votes, dtype=np.int64)
+
+  def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
+            kept: np.ndarray) -> None:
+    del kept  # the server state holds the frontier
+    found_before = sum(lv.terminated.shape[0] for lv in trie.levels[:-1])
+    _check_agreement(self._state, level, found_before, self._pop.max_length)
 
 
 def _as(cls, value):
@@ -175,7 +214,7 @@ def _capacity(num_prefixes: int, fixed: int | None) -> int:
   return 1 << (num_prefixes - 1).bit_length()
 
 
-@functools.lru_cache(maxsize=4)
+@cache.per_population
 def _codes32(pop: population_lib.Population) -> np.ndarray:
   return np.ascontiguousarray(pop.codes, dtype=np.int32)
 

@@ -1,0 +1,103 @@
+"""The round loop of TrieHH, shared by every engine.
+
+Each round grows the trie by one level: it samples users and, for
+several-word users, word ranks (:mod:`triehh.sampling`, in that order, from
+the run's generator), has the engine count the sampled users' votes for the
+frontier's extensions, and thresholds them with :meth:`Trie.grow
+<triehh.trie.Trie.grow>`. The run stops when
+
+* the frontier is empty (every discovered prefix is terminated),
+* a fixed schedule has no entry left for the round,
+* a round adds nothing to the trie, or
+* the trie has L + 1 levels (L characters and the end symbol).
+
+An engine supplies only how a round's votes are counted (a
+:class:`VoteCounter`), so every engine stops, samples and thresholds alike
+and grows the same trie from the same seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from triehh import population as population_lib
+from triehh import sampling
+from triehh import trie as trie_lib
+
+
+class VoteCounter(Protocol):
+  """How an engine counts the votes of a round."""
+
+  def count(self, trie: trie_lib.Trie, users: np.ndarray,
+            ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
+    """The round's vote vector, in the layout of :mod:`triehh.trie`.
+
+    Args:
+      trie: the trie so far (its frontier is what users can extend).
+      users: the sampled user indices, in sample order.
+      ranks: per sampled user its word rank (several-word populations, see
+        :func:`triehh.sampling.draw_word_ranks`), else ``None``.
+      batches: the sub-rounds, as slices of ``users``, whose votes are summed.
+    """
+
+  def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
+            kept: np.ndarray) -> None:
+    """Called after every round with the new level and the vote indices that
+    became frontier prefixes (see :meth:`Trie.grow <triehh.trie.Trie.grow>`)."""
+
+
+def check_theta(theta: int) -> None:
+  """Raises ``ValueError`` unless the vote threshold is at least 1."""
+  if theta < 1:
+    raise ValueError(f"theta must be >= 1, got {theta}")
+
+
+def run(population: population_lib.Population, counter: VoteCounter, *,
+        theta: int, batch_size: int, rng: np.random.Generator,
+        num_sub_rounds: int = 1, max_num_prefixes: int | None = None,
+        schedule: Sequence[np.ndarray] | None = None) -> trie_lib.Trie:
+  """Runs rounds until the stopping rule (module docstring) ends the run.
+
+  Args:
+    population: the encoded users.
+    counter: the engine's vote counting.
+    theta: the vote threshold.
+    batch_size: m, users sampled per round.
+    rng: the random generator (sampling, then word ranks, each round).
+    num_sub_rounds: R, batches per round whose votes are summed before
+      thresholding (the round's sample is split, see
+      :func:`triehh.sampling.sub_round_slices`).
+    max_num_prefixes: optional cap on extensions kept per round.
+    schedule: optional fixed user indices per round, replacing the uniform
+      sample; rounds beyond the schedule end the run.
+
+  Returns:
+    The grown :class:`~triehh.trie.Trie`.
+  """
+  check_theta(theta)
+  trie = trie_lib.Trie(population.alphabet)
+  for depth in range(1, population.num_levels + 1):
+    if trie.frontier.shape[0] == 0:
+      break
+    users = sampling.round_users(rng, population.num_users, batch_size,
+                                 schedule, depth)
+    if users is None:
+      break
+    ranks = sampling.draw_word_ranks(rng, population, users)
+    votes = counter.count(trie, users, ranks,
+                          _batches(users.size, num_sub_rounds))
+    level, kept = trie.grow(votes, theta, max_num_prefixes,
+                            num_sampled=users.size)
+    counter.grown(trie, level, kept)
+    if not level.grew:
+      break
+  return trie
+
+
+def _batches(num_users: int, num_sub_rounds: int) -> list[slice]:
+  if num_sub_rounds == 1:
+    return [slice(0, num_users)]
+  return sampling.sub_round_slices(num_users, num_sub_rounds)
