@@ -1,0 +1,271 @@
+"""Tests of count-level sampling: the same distribution as sampling users."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from triehh import population as population_lib
+from triehh import synthetic
+from triehh import trie as trie_lib
+from triehh.engines import vote_counts
+
+# A tiny population: 8 users in 4 cells, small enough to enumerate every
+# 4-subset (70 of them).
+TINY_CELLS = np.array([3, 1, 0, 4])
+TINY_BATCH = 4
+
+
+def _exact_count_pmf(cell_users: np.ndarray, m: int) -> dict[tuple, float]:
+  """Count vector -> probability, by enumerating every m-subset of users."""
+  cell_of = np.repeat(np.arange(cell_users.size), cell_users)
+  subsets = list(itertools.combinations(range(cell_of.size), m))
+  pmf = {}
+  for subset in subsets:
+    key = tuple(np.bincount(cell_of[list(subset)], minlength=cell_users.size))
+    pmf[key] = pmf.get(key, 0.0) + 1.0 / len(subsets)
+  return pmf
+
+
+def _chi_square_p(observed: dict, expected_pmf: dict, draws: int) -> float:
+  """Goodness-of-fit p-value; an outcome the pmf rules out gives 0."""
+  if set(observed) - set(expected_pmf):
+    return 0.0
+  keys = sorted(expected_pmf)
+  obs = np.array([observed.get(k, 0) for k in keys], dtype=float)
+  exp = np.array([expected_pmf[k] * draws for k in keys])
+  return float(stats.chisquare(obs, exp).pvalue)
+
+
+def _histogram(rows: np.ndarray) -> dict[tuple, int]:
+  keys, counts = np.unique(rows, axis=0, return_counts=True)
+  return {tuple(int(v) for v in k): int(c) for k, c in zip(keys, counts)}
+
+
+@pytest.mark.parametrize("direct_limit", [vote_counts.NUMPY_HYPERGEOMETRIC_LIMIT,
+                                          6])  # 6 < n = 8 forces thinning
+def test_counts_follow_the_enumerated_distribution(direct_limit):
+  rng = np.random.default_rng(0)
+  draws = 8_000
+  rows = np.array([vote_counts.sample_cell_counts(
+      TINY_CELLS, TINY_BATCH, rng, direct_limit=direct_limit)
+                   for _ in range(draws)])
+  assert np.all(rows.sum(axis=1) == TINY_BATCH)
+  pmf = _exact_count_pmf(TINY_CELLS, TINY_BATCH)
+  assert _chi_square_p(_histogram(rows), pmf, draws) > 1e-3
+
+
+def test_counts_with_replacement_fail_the_enumeration_check():
+  # The check above can fail: multinomial counts (users drawn with
+  # replacement) have the right means but not the right distribution.
+  rng = np.random.default_rng(0)
+  draws = 8_000
+  rows = rng.multinomial(TINY_BATCH, TINY_CELLS / TINY_CELLS.sum(), size=draws)
+  pmf = _exact_count_pmf(TINY_CELLS, TINY_BATCH)
+  assert _chi_square_p(_histogram(rows), pmf, draws) < 1e-6
+
+
+def test_two_stage_sample_is_a_uniform_subset_of_users():
+  # Tiny one-word population: every one of the C(8, 4) = 70 subsets of users
+  # must come out equally often.
+  pop = population_lib.Population.from_user_words(
+      ["ab", "b", "ab", "ba", "a", "ab", "ba", "bb"], max_length=3)
+  tables = vote_counts.prefix_users(pop)
+  by_position = vote_counts.users_by_position(pop)
+  cells = vote_counts.round_cells(tables, 2, np.array([0, 1]))  # "a", "b"
+  counts_rng = np.random.default_rng(3)
+  member_rng = counts_rng.spawn(1)[0]
+  seen = {}
+  draws = 3_500  # 50 expected per subset
+  for _ in range(draws):
+    counts = vote_counts.sample_cell_counts(cells.users, 4, counts_rng)
+    users = by_position[vote_counts.sample_members(cells, counts, member_rng)]
+    assert users.size == 4 and np.unique(users).size == 4
+    key = tuple(sorted(users.tolist()))
+    seen[key] = seen.get(key, 0) + 1
+  uniform = {s: 1 / 70 for s in itertools.combinations(range(8), 4)}
+  assert _chi_square_p(seen, uniform, draws) > 1e-3
+  inclusion = np.zeros(8)
+  for subset, times in seen.items():
+    inclusion[list(subset)] += times / draws
+  np.testing.assert_allclose(inclusion, 0.5, atol=0.03)
+
+
+# ---- a realistic population ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def zipf_population() -> population_lib.Population:
+  return synthetic.english_population(100_000, seed=0, distribution="zipf",
+                                      exponent=1.0)
+
+
+def _frontiers(pop, tables, theta=40):
+  """(depth, frontier ids) of the rounds of a run that sees every user."""
+  trie = trie_lib.Trie(pop.alphabet)
+  frontier = np.zeros(1, dtype=np.int64)
+  a1 = pop.alphabet.num_extensions
+  out = []
+  for depth in range(1, pop.num_levels + 1):
+    if frontier.size == 0:
+      break
+    out.append((depth, frontier))
+    cells = vote_counts.round_cells(tables, depth, frontier)
+    level, kept = trie.grow(vote_counts.votes_of(cells, cells.users), theta)
+    if not level.grew:
+      break
+    # Children of a frontier prefix are consecutive ids, in symbol order.
+    parents, symbols = np.divmod(kept, a1)
+    offsets = tables.child_offsets[depth]
+    frontier = np.array([
+        offsets[frontier[p]] + np.searchsorted(
+            tables.child_symbols[depth][offsets[frontier[p]]:
+                                        offsets[frontier[p] + 1]], s)
+        for p, s in zip(parents, symbols)], dtype=np.int64)
+  return out
+
+
+def test_cells_count_every_user_as_the_user_level_layout(zipf_population):
+  pop = zipf_population
+  tables = vote_counts.prefix_users(pop)
+  by_position = vote_counts.users_by_position(pop)
+  a1 = pop.alphabet.num_extensions
+  codes = pop.codes[pop.user_word]
+  rounds = _frontiers(pop, tables)
+  assert len(rounds) >= 4
+  for depth, frontier in rounds:
+    k = frontier.size
+    cells = vote_counts.round_cells(tables, depth, frontier)
+    # Users' cells computed from their own words.
+    row = np.full(pop.num_users, k)
+    on = np.isin(pop.prefix_ids[depth - 1][pop.user_word], frontier)
+    row[on] = np.searchsorted(frontier,
+                              pop.prefix_ids[depth - 1][pop.user_word][on])
+    col = np.where(codes[:, depth - 1] >= 0, codes[:, depth - 1], a1)
+    full = np.bincount(row * (a1 + 1) + col,
+                       minlength=(k + 1) * (a1 + 1)).reshape(k + 1, a1 + 1)
+    c = cells.vote_index.size
+    np.testing.assert_array_equal(vote_counts.votes_of(cells, cells.users),
+                                  full[:k, :a1].ravel())
+    np.testing.assert_array_equal(cells.users[c:c + k], full[:k, a1])
+    assert cells.users[-1] == full[k].sum()
+    # The members drawn for given counts fall in those cells.
+    rng = np.random.default_rng(depth)
+    counts = vote_counts.sample_cell_counts(cells.users, 5_000, rng)
+    users = by_position[vote_counts.sample_members(cells, counts, rng)]
+    assert np.unique(users).size == 5_000
+    got = np.bincount(row[users] * (a1 + 1) + col[users],
+                      minlength=(k + 1) * (a1 + 1)).reshape(k + 1, a1 + 1)
+    np.testing.assert_array_equal(got[:k, :a1].ravel(),
+                                  vote_counts.votes_of(cells, counts))
+    np.testing.assert_array_equal(got[:k, a1], counts[c:c + k])
+    assert got[k].sum() == counts[-1]
+
+
+def test_votes_match_user_level_sampling_over_many_seeds(zipf_population):
+  pop = zipf_population
+  tables = vote_counts.prefix_users(pop)
+  depth, frontier = _frontiers(pop, tables)[1]  # the second round
+  cells = vote_counts.round_cells(tables, depth, frontier)
+  n, m, seeds = pop.num_users, 10_000, 3_000
+  cell_of_user = np.repeat(np.arange(cells.users.size), cells.users)
+  by_position = vote_counts.users_by_position(pop)
+  cell_of_user = cell_of_user[np.argsort(by_position)]  # user -> its cell
+  counted = np.array([vote_counts.sample_cell_counts(
+      cells.users, m, np.random.default_rng(s)) for s in range(seeds)])
+  user_level = np.array([np.bincount(
+      cell_of_user[np.random.default_rng(10**6 + s).choice(
+          n, m, replace=False, shuffle=False)],
+      minlength=cells.users.size) for s in range(seeds)])
+  big = np.flatnonzero(cells.users >= 200)
+  assert big.size >= 20
+  for cell in big:
+    assert stats.ks_2samp(counted[:, cell], user_level[:, cell]).pvalue > 1e-4
+  # Exact hypergeometric moments (the user-level sampler meets them too).
+  p = cells.users[big] / n
+  mean = m * p
+  var = m * p * (1 - p) * (n - m) / (n - 1)
+  for sample in (counted, user_level):
+    z = (sample[:, big].mean(axis=0) - mean) / np.sqrt(var / seeds)
+    assert np.abs(z).max() < 4.5
+    ratio = sample[:, big].var(axis=0, ddof=1) / var
+    assert np.all(np.abs(ratio - 1) < 4 * math.sqrt(2 / seeds))
+  # Negative correlation of the two largest cells, -sqrt(p1 p2/(q1 q2)).
+  top = big[np.argsort(cells.users[big])[-2:]]
+  q = cells.users[top] / n
+  want = -math.sqrt(q[0] * q[1] / ((1 - q[0]) * (1 - q[1])))
+  got = np.corrcoef(counted[:, top[0]], counted[:, top[1]])[0, 1]
+  assert abs(got - want) < 4 / math.sqrt(seeds)
+
+
+def test_thinning_path_matches_the_direct_path():
+  # n = 20,000 over 30 cells, forced through thinning by a low limit.
+  cell_users = np.random.default_rng(0).multinomial(
+      20_000, np.linspace(1, 3, 30) / np.linspace(1, 3, 30).sum())
+  m, seeds = 6_000, 2_000
+  direct = np.array([vote_counts.sample_cell_counts(
+      cell_users, m, np.random.default_rng(s)) for s in range(seeds)])
+  thinned = np.array([vote_counts.sample_cell_counts(
+      cell_users, m, np.random.default_rng(10**6 + s), direct_limit=8_000)
+                      for s in range(seeds)])
+  assert np.all(thinned.sum(axis=1) == m)
+  for cell in range(cell_users.size):
+    assert stats.ks_2samp(direct[:, cell], thinned[:, cell]).pvalue > 1e-4
+  p = cell_users / cell_users.sum()
+  var = m * p * (1 - p) * (cell_users.sum() - m) / (cell_users.sum() - 1)
+  ratio = thinned.var(axis=0, ddof=1) / var
+  assert np.all(np.abs(ratio - 1) < 5 * math.sqrt(2 / seeds))
+
+
+def test_a_trillion_users():
+  n = 10**12
+  cell_users = np.array([n // 2, n // 4, n // 8, n // 16, 3, 0])
+  cell_users[-2] += n - cell_users.sum()
+  m, seeds = 10**6, 200
+  rng = np.random.default_rng(5)
+  rows = np.array([vote_counts.sample_cell_counts(cell_users, m, rng)
+                   for _ in range(seeds)])
+  assert np.all(rows.sum(axis=1) == m) and np.all(rows >= 0)
+  assert np.all(rows[:, -1] == 0)
+  p = cell_users[:4] / n
+  z = (rows[:, :4].mean(axis=0) - m * p) / np.sqrt(m * p * (1 - p) / seeds)
+  assert np.abs(z).max() < 4.5
+  big = vote_counts.sample_cell_counts(cell_users, 5 * 10**8, rng)
+  assert big.sum() == 5 * 10**8
+
+
+def test_explicit_users_per_word_describe_the_same_population():
+  pop = population_lib.Population.from_user_words(
+      ["sun", "star", "sun", "moon", "sun", "star"], max_length=4)
+  counted = vote_counts.prefix_users(pop)
+  given = vote_counts.prefix_users(
+      pop, users_per_word=np.bincount(pop.user_word) * 10**6)
+  assert given.num_users == 6 * 10**6
+  for a, b in zip(counted.users, given.users):
+    np.testing.assert_array_equal(a * 10**6, b)
+  assert counted.users[1].tolist() == [1, 5]  # "m", "s"
+  assert counted.users[2].tolist() == [1, 2, 3]  # "mo", "st", "su"
+  assert counted.first[2].tolist() == [0, 1, 3]
+
+
+def test_bad_input_is_named():
+  rng = np.random.default_rng(0)
+  with pytest.raises(ValueError, match="batch_size"):
+    vote_counts.sample_cell_counts(np.array([3, 4]), 8, rng)
+  with pytest.raises(ValueError, match="negative"):
+    vote_counts.sample_cell_counts(np.array([3, -1]), 1, rng)
+  with pytest.raises(TypeError, match="integers"):
+    vote_counts.sample_cell_counts(np.array([3.0, 1.0]), 1, rng)
+  with pytest.raises(ValueError, match="too large"):
+    vote_counts.sample_cell_counts(np.array([50, 50]), 40, rng,
+                                   direct_limit=30)
+  several = population_lib.Population.from_user_words([{"a": 1, "b": 2}])
+  with pytest.raises(ValueError, match="one-word"):
+    vote_counts.prefix_users(several)
+  pop = population_lib.Population.from_user_words(["a", "b"])
+  with pytest.raises(ValueError, match="one count per word"):
+    vote_counts.prefix_users(pop, users_per_word=np.array([1, 2, 3]))

@@ -1,0 +1,359 @@
+"""Count-level sampling: a round's votes without drawing users one by one.
+
+For a one-word population, a round's votes depend only on how many sampled
+users fall in each *cell*: a (frontier prefix, next symbol) pair, a frontier
+prefix whose words have no next symbol, or the remainder (users whose prefix
+is not on the frontier). Drawing a uniform ``m``-subset of the ``n`` users and
+counting per cell gives a multivariate hypergeometric vector over the cells,
+so a round is one such draw over the users per cell. The users per cell come
+from per-level "users per prefix" tables (:class:`PrefixUsers`) built once
+per population, with one gather over the frontier's children: a round costs
+time in the frontier's size only, not in ``n`` or ``m``.
+
+Large populations. numpy's hypergeometric samplers need fewer than ``10^9``
+items (``sum(colors)`` for the multivariate one, each of ``ngood`` and
+``nbad`` for the univariate one), so for ``n >= 10^9`` no sequence of numpy
+hypergeometric draws reaches the cell counts. Instead, each user is first
+kept independently with probability ``p`` (cell counts ``Binomial(K_c, p)``,
+exact for any ``K_c`` that fits ``int64``) with ``p`` chosen so that the
+thinned total ``t`` is a little above ``m``; a ``t < m`` draw is redrawn.
+Given ``t``, the kept users are a uniform ``t``-subset, so a uniform
+``m``-subset of them (one multivariate hypergeometric draw over the thinned
+counts, ``t < 10^9``) is a uniform ``m``-subset of the population: the same
+distribution, exactly, for any ``m < 10^9``.
+
+Which users. An engine that needs the actual clients (the TFF engine) draws
+the cell counts first and then, from a separate stream, a uniform subset of
+each cell's users of that size (:func:`sample_members`). Given the counts,
+independent uniform subsets per cell make the whole sample a uniform
+``m``-subset, and the counts are the same as those of an engine that stops
+after the first stage, seed for seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from triehh import population as population_lib
+from triehh import validation
+
+# numpy's hypergeometric samplers need fewer items than this.
+NUMPY_HYPERGEOMETRIC_LIMIT = 10**9
+# "count" (one pass over an array of sum(colors) items) beats "marginals"
+# (one univariate draw per color) only when there are few items per color.
+_COUNT_METHOD_ITEMS_PER_CELL = 50
+# Thinning aims this many standard deviations above m, so that a thinned
+# total below m (a redraw) has probability below 1e-9.
+_THINNING_MARGIN_SIGMAS = 6.0
+
+
+def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
+                       rng: np.random.Generator, *,
+                       direct_limit: int = NUMPY_HYPERGEOMETRIC_LIMIT
+                       ) -> np.ndarray:
+  """Per-cell counts of a uniform ``batch_size``-subset of the users.
+
+  Args:
+    cell_users: ``int [c]`` users in each cell (non-negative); the cells
+      partition the ``n = sum(cell_users)`` users.
+    batch_size: m, users sampled (without replacement), in ``[1, n]``.
+    rng: the random generator.
+    direct_limit: populations with fewer users take one multivariate
+      hypergeometric draw; larger ones are thinned first (see the module
+      docstring). At most numpy's limit, ``10^9``; smaller values force the
+      thinning path (for tests).
+
+  Returns:
+    ``int64 [c]`` sampled users per cell, summing to ``batch_size``.
+  """
+  users = np.asarray(cell_users)
+  if users.ndim != 1 or users.size == 0:
+    raise ValueError("cell_users must be a non-empty 1-D array of counts")
+  if not np.issubdtype(users.dtype, np.integer):
+    raise TypeError(f"cell_users must hold integers, got {users.dtype}")
+  if users.min() < 0:
+    raise ValueError("cell_users holds a negative count")
+  users = users.astype(np.int64, copy=False)
+  total = int(users.sum())
+  if total >= 2**62:  # int64 sums of int64 counts would overflow
+    raise ValueError(f"{total} users are too many to count in int64")
+  m = validation.check_int("batch_size", batch_size, 1, total)
+  validation.check_int("direct_limit", direct_limit, 2,
+                       NUMPY_HYPERGEOMETRIC_LIMIT)
+  while total >= direct_limit:
+    users, total = _thinned(users, total, m, rng, direct_limit)
+  return _multivariate_hypergeometric(users, total, m, rng)
+
+
+def _multivariate_hypergeometric(users: np.ndarray, total: int, m: int,
+                                 rng: np.random.Generator) -> np.ndarray:
+  """One numpy draw over the non-empty cells (``total < 10^9``)."""
+  counts = np.zeros(users.size, dtype=np.int64)
+  nonempty = np.flatnonzero(users)
+  method = ("count" if total <= _COUNT_METHOD_ITEMS_PER_CELL * nonempty.size
+            else "marginals")
+  counts[nonempty] = rng.multivariate_hypergeometric(users[nonempty], m,
+                                                     method=method)
+  return counts
+
+
+def _thinned(users: np.ndarray, total: int, m: int, rng: np.random.Generator,
+             direct_limit: int) -> tuple[np.ndarray, int]:
+  """Keeps each user with probability p: ``Binomial`` counts totalling >= m.
+
+  Given its total, the kept set is a uniform subset of that size, and a draw
+  totalling less than ``m`` is redrawn, which keeps that property.
+  """
+  if m >= direct_limit:
+    raise ValueError(
+        f"batch size {m} is too large to sample from {total} users at count "
+        f"level: it must be below {direct_limit}, the limit of numpy's "
+        "hypergeometric sampler")
+  # Aim a few standard deviations above m but below the limit; total >=
+  # direct_limit > target, so p < 1.
+  target = m + min(_THINNING_MARGIN_SIGMAS * math.sqrt(m) + 10,
+                   (direct_limit - m) / 2)
+  p = target / total
+  while True:
+    kept = rng.binomial(users, p)
+    kept_total = int(kept.sum())
+    if kept_total >= m:
+      return kept, kept_total
+
+
+# ---- per-population tables ---------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PrefixUsers:
+  """Per-level users-per-prefix tables of a one-word population.
+
+  Users are numbered by *position*: all users sorted by the lexicographic
+  order of their word's symbol codes (``-1`` after the end first), so that the
+  users of every prefix occupy one range of positions.
+
+  Attributes:
+    num_users: n.
+    num_extensions: A + 1, symbols per frontier prefix in the vote layout.
+    users: per level l = 0..L+1, ``int64 [P_l]`` users whose word's
+      length-l prefix is each prefix id.
+    first: per level, ``int64 [P_l]`` position of each prefix's first user.
+    child_offsets: per level l >= 1, ``int64 [P_(l-1) + 1]``: the children of
+      length-(l-1) prefix ``q`` are the length-l ids
+      ``child_offsets[l][q]:child_offsets[l][q+1]`` (level 0 is empty).
+    child_symbols: per level l >= 1, ``int64 [P_l]`` last symbol code of each
+      length-l prefix (level 0 is empty).
+  """
+
+  num_users: int
+  num_extensions: int
+  users: tuple[np.ndarray, ...]
+  first: tuple[np.ndarray, ...]
+  child_offsets: tuple[np.ndarray, ...]
+  child_symbols: tuple[np.ndarray, ...]
+
+
+def prefix_users(population: population_lib.Population,
+                 users_per_word: np.ndarray | None = None) -> PrefixUsers:
+  """Builds the :class:`PrefixUsers` tables of a one-word population.
+
+  Args:
+    population: supplies the vocabulary's codes and prefix ids.
+    users_per_word: ``int [V]`` users holding each word; by default counted
+      from ``population.user_word``. Given explicitly, it describes a
+      population of ``sum(users_per_word)`` users with no per-user array.
+  """
+  if users_per_word is None:
+    if not population.is_single_word:
+      raise ValueError("count-level sampling needs a one-word population; "
+                       "this one has several words per user")
+    users_per_word = np.bincount(population.user_word,
+                                 minlength=population.num_words)
+  upw = np.asarray(users_per_word)
+  if upw.shape != (population.num_words,):
+    raise ValueError(f"users_per_word has shape {upw.shape}, expected "
+                     f"({population.num_words},): one count per word")
+  if not np.issubdtype(upw.dtype, np.integer) or upw.min() < 0:
+    raise ValueError("users_per_word must hold non-negative integers")
+  upw = upw.astype(np.int64)
+  num_users = int(upw.sum())
+  if num_users <= 0:
+    raise ValueError("users_per_word counts no user")
+  codes = population.codes
+  order = np.lexsort(codes.T[::-1])
+  start = np.empty_like(upw)
+  start[order] = np.cumsum(upw[order]) - upw[order]
+  users, first, child_offsets, child_symbols = [], [], [], []
+  empty = np.zeros(0, dtype=np.int64)
+  for level, (ids, count) in enumerate(zip(population.prefix_ids,
+                                           population.num_prefixes)):
+    sorted_ids = ids[order]
+    has = sorted_ids >= 0
+    valid_ids, valid_words = sorted_ids[has], order[has]  # ids non-decreasing
+    users.append(_sum_by_sorted_key(upw[valid_words], valid_ids, count))
+    firsts = np.searchsorted(valid_ids, np.arange(count))
+    first.append(start[valid_words[firsts]] if count else empty)
+    if level == 0:
+      child_offsets.append(empty)
+      child_symbols.append(empty)
+      continue
+    parents = population.prefix_ids[level - 1][valid_words[firsts]]
+    child_offsets.append(np.searchsorted(
+        parents, np.arange(population.num_prefixes[level - 1] + 1)
+    ).astype(np.int64))
+    child_symbols.append(
+        codes[valid_words[firsts], level - 1].astype(np.int64))
+  return PrefixUsers(
+      num_users=num_users,
+      num_extensions=population.alphabet.num_extensions,
+      users=tuple(users), first=tuple(first),
+      child_offsets=tuple(child_offsets), child_symbols=tuple(child_symbols))
+
+
+def _sum_by_sorted_key(values: np.ndarray, keys: np.ndarray,
+                       num_keys: int) -> np.ndarray:
+  """Exact int64 sums of ``values`` per key (``keys`` non-decreasing)."""
+  sums = np.zeros(num_keys, dtype=np.int64)
+  if keys.size:
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    sums[keys[starts]] = np.add.reduceat(values, starts)
+  return sums
+
+
+def users_by_position(population: population_lib.Population) -> np.ndarray:
+  """``int64 [n]`` the user at each position of :class:`PrefixUsers`."""
+  if not population.is_single_word:
+    raise ValueError("positions are defined for one-word populations only")
+  lex_rank = np.empty(population.num_words, dtype=np.int64)
+  lex_rank[np.lexsort(population.codes.T[::-1])] = np.arange(
+      population.num_words)
+  return np.argsort(lex_rank[population.user_word], kind="stable")
+
+
+# ---- one round ---------------------------------------------------------------
+
+
+class RoundCells(NamedTuple):
+  """The cells of one round, for a frontier of ``k`` prefixes.
+
+  Cells are ordered: the ``c`` (frontier prefix, symbol) cells that some
+  user falls in, then one "no next symbol" cell per frontier prefix, then
+  the remainder.
+
+  Attributes:
+    vote_index: ``int64 [c]`` index of each (prefix, symbol) cell in the
+      round's vote vector (``prefix * (A + 1) + symbol``, as in
+      :mod:`triehh.trie`).
+    users: ``int64 [c + k + 1]`` users in each cell.
+    first: ``int64 [c + k]`` position of each frontier cell's first user (its
+      users are the next ``users`` positions).
+    frontier_first: ``int64 [k]`` position of each frontier prefix's first
+      user, whose ``frontier_users`` users span all its cells.
+    frontier_users: ``int64 [k]`` users per frontier prefix.
+    num_votes: length of the vote vector, ``k * (A + 1)``.
+  """
+
+  vote_index: np.ndarray
+  users: np.ndarray
+  first: np.ndarray
+  frontier_first: np.ndarray
+  frontier_users: np.ndarray
+  num_votes: int
+
+
+def round_cells(tables: PrefixUsers, depth: int,
+                frontier_ids: np.ndarray) -> RoundCells:
+  """The cells of the round that grows level ``depth`` (1-based).
+
+  ``frontier_ids`` are the length-``(depth - 1)`` prefix ids of the frontier,
+  in the trie's order (``[0]``, the root, for depth 1). Costs time in the
+  number of frontier prefixes and their children only.
+  """
+  if not 1 <= depth < len(tables.users):
+    raise ValueError(f"depth must be in [1, {len(tables.users) - 1}], got "
+                     f"{depth}")
+  frontier_ids = np.asarray(frontier_ids, dtype=np.int64)
+  k = frontier_ids.size
+  offsets = tables.child_offsets[depth]
+  starts, ends = offsets[frontier_ids], offsets[frontier_ids + 1]
+  lengths = ends - starts
+  parent = np.repeat(np.arange(k, dtype=np.int64), lengths)
+  children = (np.arange(parent.size, dtype=np.int64)
+              + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths))
+  child_users = tables.users[depth][children]
+  frontier_users = tables.users[depth - 1][frontier_ids]
+  no_symbol = frontier_users - _sum_by_sorted_key(child_users, parent, k)
+  frontier_first = tables.first[depth - 1][frontier_ids]
+  remainder = tables.num_users - int(frontier_users.sum())
+  return RoundCells(
+      vote_index=parent * tables.num_extensions + tables.child_symbols[depth][
+          children],
+      users=np.concatenate([child_users, no_symbol, [remainder]]),
+      # Words with no next symbol sort first among their prefix's words.
+      first=np.concatenate([tables.first[depth][children], frontier_first]),
+      frontier_first=frontier_first, frontier_users=frontier_users,
+      num_votes=k * tables.num_extensions)
+
+
+def votes_of(cells: RoundCells, counts: np.ndarray) -> np.ndarray:
+  """``int64 [k * (A + 1)]`` the round's vote vector from its cell counts."""
+  votes = np.zeros(cells.num_votes, dtype=np.int64)
+  votes[cells.vote_index] = counts[:cells.vote_index.size]
+  return votes
+
+
+def sample_votes(tables: PrefixUsers, depth: int, frontier_ids: np.ndarray,
+                 batch_size: int, rng: np.random.Generator
+                 ) -> tuple[np.ndarray, RoundCells, np.ndarray]:
+  """One round at count level: the vote vector, the cells and their counts.
+
+  The votes have the distribution of sampling ``batch_size`` users uniformly
+  without replacement and counting their votes.
+  """
+  cells = round_cells(tables, depth, frontier_ids)
+  counts = sample_cell_counts(cells.users, batch_size, rng)
+  return votes_of(cells, counts), cells, counts
+
+
+def sample_members(cells: RoundCells, counts: np.ndarray,
+                   rng: np.random.Generator) -> np.ndarray:
+  """Positions of the sampled users, given the round's cell counts.
+
+  Each cell gets a uniform subset of its users of the drawn size, from
+  ``rng`` (a stream spawned for this purpose, so that the counts stay those
+  of the first stage). The result, in random order, is a uniform subset of
+  all positions; map it to users with :func:`users_by_position`.
+  """
+  counts = np.asarray(counts, dtype=np.int64)
+  if counts.shape != cells.users.shape or np.any(counts > cells.users) or (
+      counts.min() < 0):
+    raise ValueError("counts must give, per cell, between 0 and its users")
+  picked = []
+  for cell in np.flatnonzero(counts[:-1]):
+    picked.append(cells.first[cell] + rng.choice(
+        cells.users[cell], size=counts[cell], replace=False, shuffle=False))
+  if counts[-1]:
+    picked.append(_remainder_positions(cells, int(counts[-1]), rng))
+  positions = (np.concatenate(picked) if picked
+               else np.zeros(0, dtype=np.int64))
+  return rng.permutation(positions)
+
+
+def _remainder_positions(cells: RoundCells, size: int,
+                         rng: np.random.Generator) -> np.ndarray:
+  """A uniform ``size``-subset of the positions outside the frontier."""
+  order = np.argsort(cells.frontier_first, kind="stable")
+  lo = cells.frontier_first[order]
+  hi = lo + cells.frontier_users[order]
+  num_users = int(cells.users.sum())
+  gap_starts = np.concatenate([[0], hi])
+  gap_lengths = np.concatenate([lo, [num_users]]) - gap_starts
+  gap_ends = np.cumsum(gap_lengths)
+  ranks = rng.choice(int(gap_ends[-1]), size=size, replace=False,
+                     shuffle=False)
+  gap = np.searchsorted(gap_ends, ranks, side="right")
+  return gap_starts[gap] + ranks - (gap_ends[gap] - gap_lengths[gap])
