@@ -18,19 +18,22 @@ def check_int(name: str, value, low: int = 1, high: int | None = None) -> int:
 
 def check_positive(name: str, value) -> float:
   """``value`` as a positive finite float, or a TypeError/ValueError naming it."""
-  if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
-                                                       np.floating)):
-    raise TypeError(f"{name} must be a number, got {value!r}")
+  value = _check_real(name, value)
   if not 0 < value < float("inf"):  # also refuses nan
     raise ValueError(f"{name} must be a positive finite number, got {value}")
-  return float(value)
+  return value
 
 
 def check_probability(name: str, value) -> float:
   """``value`` as a float in the open interval (0, 1), or an error naming it."""
-  if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
-                                                       np.floating)):
-    raise TypeError(f"{name} must be a number, got {value!r}")
+  value = _check_real(name, value)
   if not 0 < value < 1:  # also refuses nan
     raise ValueError(f"{name} must be in (0, 1), got {name}={value}")
+  return value
+
+
+def _check_real(name: str, value) -> float:
+  if isinstance(value, bool) or not isinstance(
+      value, (int, float, np.integer, np.floating)):
+    raise TypeError(f"{name} must be a number, got {value!r}")
   return float(value)

@@ -31,7 +31,6 @@ rounded batch really achieves.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import dataclasses
 import decimal
 import math
@@ -40,6 +39,7 @@ from scipy import special
 
 from triehh import validation
 from triehh.theory import _deprecation
+from triehh.theory import _search
 
 _LAMBERT_CONST = 8.0 / (7.0 * math.sqrt(2.0 * math.pi))
 
@@ -286,27 +286,13 @@ def _min_users(theta: int, growth: float, epsilon: float,
   hi = 2
   while not block_enough(hi):
     hi *= 2
-  first = _first_true(block_enough, 1, hi)
+  first = _search.first_true(block_enough, 1, hi)
   if first == 1:
     return 1
   low, top = (first - 2)**2 + 1, (first - 1)**2  # the block before
   if not enough(top):
     return top + 1
-  return _first_true(enough, low, top)
-
-
-def _first_true(predicate: Callable[[int], bool], lo: int, hi: int) -> int:
-  """Smallest k in [lo, hi] with ``predicate(k)``, given ``predicate(hi)``
-  and that the predicate is monotone on [lo, hi]."""
-  if predicate(lo):
-    return lo
-  while hi - lo > 1:  # predicate(lo) false, predicate(hi) true
-    mid = (lo + hi) // 2
-    if predicate(mid):
-      hi = mid
-    else:
-      lo = mid
-  return hi
+  return _search.first_true(enough, low, top)
 
 
 def _too_few(n: int, setting: str, need: int, more: str = "",

@@ -28,6 +28,7 @@ from scipy import stats
 
 from triehh import validation
 from triehh.theory import _deprecation
+from triehh.theory import _search
 from triehh.theory import privacy
 
 # Levels of discover's default run: max_length=10 characters + the end symbol.
@@ -123,14 +124,7 @@ def min_population(frequency: float, epsilon: float, *,
       raise ValueError(
           f"no population up to n={upper} discovers frequency {frequency} "
           f"with probability {probability} at epsilon={epsilon}")
-  lo = hi // 2
-  while hi - lo > 1:
-    mid = (lo + hi) // 2
-    if ok(mid):
-      hi = mid
-    else:
-      lo = mid
-  return hi
+  return _search.first_true(ok, hi // 2, hi)
 
 
 def _check(n: int, batch_size: int, theta: int) -> None:
