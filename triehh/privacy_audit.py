@@ -115,9 +115,13 @@ def make_setup(n: int, max_length: int, *, theta: int | None = None,
   if not isinstance(max_length, (int, np.integer)) or max_length < 1:
     raise ValueError(f"max_length must be a positive integer, got "
                      f"{max_length!r}")
-  params = api.resolve_params(int(n), int(max_length), epsilon=epsilon,
-                              delta=delta, theta=theta, gamma=gamma,
-                              batch_size=batch_size)
+  try:
+    params = api.resolve_params(int(n), int(max_length), epsilon=epsilon,
+                                delta=delta, theta=theta, gamma=gamma,
+                                batch_size=batch_size)
+  except ValueError as err:  # no claim to audit: say so, without run advice
+    reason = str(err).split(". Pass allow_no_guarantee")[0]
+    raise ValueError(f"no Theorem 1 guarantee to audit: {reason}") from None
   return AuditSetup(n=int(n), theta=params.theta,
                     batch_size=params.batch_size, max_length=int(max_length),
                     epsilon=params.epsilon, delta=params.delta,
