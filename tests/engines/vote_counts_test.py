@@ -108,7 +108,6 @@ def _frontiers(pop, tables, theta=40):
   """(depth, frontier ids) of the rounds of a run that sees every user."""
   trie = trie_lib.Trie(pop.alphabet)
   frontier = np.zeros(1, dtype=np.int64)
-  a1 = pop.alphabet.num_extensions
   out = []
   for depth in range(1, pop.num_levels + 1):
     if frontier.size == 0:
@@ -118,14 +117,13 @@ def _frontiers(pop, tables, theta=40):
     level, kept = trie.grow(vote_counts.votes_of(cells, cells.users), theta)
     if not level.grew:
       break
-    # Children of a frontier prefix are consecutive ids, in symbol order.
-    parents, symbols = np.divmod(kept, a1)
-    offsets = tables.child_offsets[depth]
-    frontier = np.array([
-        offsets[frontier[p]] + np.searchsorted(
-            tables.child_symbols[depth][offsets[frontier[p]]:
-                                        offsets[frontier[p] + 1]], s)
-        for p, s in zip(parents, symbols)], dtype=np.int64)
+    frontier = vote_counts.next_frontier(cells, kept)
+    # The ids are those of the trie's new frontier prefixes.
+    ids = pop.prefix_ids[depth]
+    word_of_id = np.zeros(pop.num_prefixes[depth], dtype=np.int64)
+    word_of_id[ids[ids >= 0]] = np.flatnonzero(ids >= 0)
+    np.testing.assert_array_equal(pop.codes[word_of_id[frontier], :depth],
+                                  level.prefixes)
   return out
 
 

@@ -247,7 +247,9 @@ class RoundCells(NamedTuple):
   Attributes:
     vote_index: ``int64 [c]`` index of each (prefix, symbol) cell in the
       round's vote vector (``prefix * (A + 1) + symbol``, as in
-      :mod:`triehh.trie`).
+      :mod:`triehh.trie`), increasing.
+    child_ids: ``int64 [c]`` the length-``depth`` prefix id of each
+      (prefix, symbol) cell.
     users: ``int64 [c + k + 1]`` users in each cell.
     first: ``int64 [c + k]`` position of each frontier cell's first user (its
       users are the next ``users`` positions).
@@ -258,6 +260,7 @@ class RoundCells(NamedTuple):
   """
 
   vote_index: np.ndarray
+  child_ids: np.ndarray
   users: np.ndarray
   first: np.ndarray
   frontier_first: np.ndarray
@@ -281,17 +284,22 @@ def round_cells(tables: PrefixUsers, depth: int,
   offsets = tables.child_offsets[depth]
   starts, ends = offsets[frontier_ids], offsets[frontier_ids + 1]
   lengths = ends - starts
+  bounds = np.zeros(k + 1, dtype=np.int64)  # each parent's children, here
+  np.cumsum(lengths, out=bounds[1:])
   parent = np.repeat(np.arange(k, dtype=np.int64), lengths)
-  children = (np.arange(parent.size, dtype=np.int64)
-              + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths))
+  children = np.arange(bounds[-1], dtype=np.int64) + (starts - bounds[:-1])[
+      parent]
   child_users = tables.users[depth][children]
   frontier_users = tables.users[depth - 1][frontier_ids]
-  no_symbol = frontier_users - _sum_by_sorted_key(child_users, parent, k)
+  running = np.zeros(bounds[-1] + 1, dtype=np.int64)
+  np.cumsum(child_users, out=running[1:])
+  no_symbol = frontier_users - (running[bounds[1:]] - running[bounds[:-1]])
   frontier_first = tables.first[depth - 1][frontier_ids]
   remainder = tables.num_users - int(frontier_users.sum())
   return RoundCells(
       vote_index=parent * tables.num_extensions + tables.child_symbols[depth][
           children],
+      child_ids=children,
       users=np.concatenate([child_users, no_symbol, [remainder]]),
       # Words with no next symbol sort first among their prefix's words.
       first=np.concatenate([tables.first[depth][children], frontier_first]),
@@ -304,6 +312,19 @@ def votes_of(cells: RoundCells, counts: np.ndarray) -> np.ndarray:
   votes = np.zeros(cells.num_votes, dtype=np.int64)
   votes[cells.vote_index] = counts[:cells.vote_index.size]
   return votes
+
+
+def next_frontier(cells: RoundCells, kept: np.ndarray) -> np.ndarray:
+  """Prefix ids of the next frontier, from the vote indices the trie kept.
+
+  ``kept`` is what :meth:`Trie.grow <triehh.trie.Trie.grow>` returns: vote
+  indices of the new frontier prefixes, each a cell with votes, so with users.
+  """
+  at = np.searchsorted(cells.vote_index, kept)
+  if np.any(at >= cells.vote_index.size) or np.any(
+      cells.vote_index[np.minimum(at, cells.vote_index.size - 1)] != kept):
+    raise ValueError("kept holds a vote index of a cell with no users")
+  return cells.child_ids[at]
 
 
 def sample_votes(tables: PrefixUsers, depth: int, frontier_ids: np.ndarray,
