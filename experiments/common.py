@@ -3,28 +3,34 @@
 Every driver builds a population from the dataset flags, runs its algorithm
 ``--num_runs`` times and, with ``--output_dir``, appends one JSON object per
 run to ``results.jsonl`` as soon as the run ends (so an interrupted sweep
-keeps every finished run).
+keeps every finished run); the record is ``triehh.records.RunRecord``.
+
+Every flag is checked when it is parsed (bounds, formats) and
+:func:`check_data_flags` refuses flags that do not apply to the chosen data
+set, so a mistake ends the driver with one ``error:`` line before any data
+is read (see ``experiments.cli``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
-import sys
 import time
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Mapping
 
-from absl import app
 from absl import flags
 
+from experiments import cli
 from triehh import data as data_lib
 from triehh import metrics
 from triehh import population as population_lib
+from triehh import records as records_lib
 from triehh import synthetic
 
 FLAGS = flags.FLAGS
+MAX_LENGTH_LIMIT = 1000
 
 flags.DEFINE_enum("dataset", "default",
                   ["default", "sentiment140", "file", "synthetic"],
@@ -38,7 +44,8 @@ flags.DEFINE_enum("dataset", "default",
                   "frequency table --data_path (word<TAB>weight lines) or, "
                   "without it, from the English list (scale tests).")
 flags.DEFINE_integer("num_users", synthetic.DEFAULT_NUM_USERS,
-                     "Users in the default and synthetic populations.")
+                     "Users in the default and synthetic populations.",
+                     lower_bound=1)
 flags.DEFINE_string("data_path", None,
                     "Input file of --dataset=sentiment140, file or synthetic.")
 flags.DEFINE_enum("data_format", "auto",
@@ -57,15 +64,16 @@ flags.DEFINE_string("user_column", "user",
 flags.DEFINE_string("text_column", "text",
                     "Column holding the text (--dataset=file).")
 flags.DEFINE_integer("min_word_length", data_lib.DEFAULT_MIN_LENGTH,
-                     "Shortest word kept, in characters.")
+                     "Shortest word kept, in characters.", lower_bound=1)
 flags.DEFINE_string("dictionary_path", None,
                     "oov: word-list file of in-vocabulary words (one per "
                     "line); default: the 50,000 most frequent English words "
                     "of wordfreq.")
 flags.DEFINE_integer("oov_num_users", data_lib.DEFAULT_OOV_NUM_USERS,
-                     "oov: users drawn from the OOV word frequencies.")
+                     "oov: users drawn from the OOV word frequencies.",
+                     lower_bound=1)
 flags.DEFINE_integer("data_seed", 0,
-                     "Seed of the oov and synthetic draws.")
+                     "Seed of the oov and synthetic draws.", lower_bound=0)
 flags.DEFINE_float("zipf_exponent", None,
                    "synthetic: draw rank r with probability ~ 1/r^s instead "
                    "of by the table's weights.")
@@ -75,13 +83,39 @@ flags.DEFINE_string("cache_dir", data_lib.default_cache_dir(),
 flags.DEFINE_float("epsilon", 4.0, "Target central epsilon.")
 flags.DEFINE_float("delta", None, "Target delta; default 1/n^2.")
 flags.DEFINE_integer("max_length", population_lib.DEFAULT_MAX_LENGTH,
-                     "L, the maximum characters per word.")
-flags.DEFINE_integer("num_runs", 1, "Independent runs (seeds seed, seed+1, ...).")
-flags.DEFINE_integer("seed", 0, "Seed of the first run.")
+                     "L, the maximum characters per word.", lower_bound=1,
+                     upper_bound=MAX_LENGTH_LIMIT)
+flags.DEFINE_integer("num_runs", 1, "Independent runs (seeds seed, seed+1, "
+                     "...).", lower_bound=1)
+flags.DEFINE_integer("seed", 0, "Seed of the first run.", lower_bound=0)
 flags.DEFINE_string("output_dir", None,
                     "If set, append one JSON line per run to "
                     "<output_dir>/results.jsonl.")
 flags.DEFINE_list("ks", ["10", "50", "100"], "K values for the metrics.")
+
+
+def _is_positive_int_list(values) -> bool:
+  return bool(values) and all(v.strip().isdigit() and int(v) >= 1
+                              for v in values)
+
+
+def _is_positive_finite(value) -> bool:
+  return value is None or (math.isfinite(value) and value > 0)
+
+
+flags.register_validator(
+    "ks", _is_positive_int_list,
+    "--ks must be positive integers separated by commas, e.g. --ks=10,50")
+flags.register_validator(
+    "epsilon", _is_positive_finite,
+    "--epsilon must be a positive finite number (for runs without a privacy "
+    "guarantee give --theta with --batch_size and --allow_no_guarantee)")
+flags.register_validator(
+    "delta", lambda v: v is None or 0 < v < 1,
+    "--delta must be in the open interval (0, 1)")
+flags.register_validator(
+    "zipf_exponent", _is_positive_finite,
+    "--zipf_exponent must be a positive finite number")
 
 
 @dataclasses.dataclass
@@ -100,14 +134,92 @@ class Dataset:
   info: dict = dataclasses.field(default_factory=dict)
 
 
+# Data flags and the data sets (or settings) they apply to.
+_DATA_FLAG_SCOPE = {
+    "num_users": ("default", "synthetic"),
+    "data_format": ("file",),
+    "user_column": ("file",),
+    "text_column": ("file",),
+    "data_encoding": ("sentiment140", "file"),
+    "min_word_length": ("sentiment140", "file"),
+    "zipf_exponent": ("synthetic",),
+}
+_OOV_FLAGS = ("dictionary_path", "oov_num_users")
+DATA_FLAGS = ("dataset", "num_users", "data_path", "data_format",
+              "data_encoding", "setting", "user_column", "text_column",
+              "min_word_length", "dictionary_path", "oov_num_users",
+              "data_seed", "zipf_exponent", "cache_dir")
+
+
+def _given(name: str) -> bool:
+  return FLAGS[name].present or not FLAGS[name].using_default_value
+
+
+def check_data_flags() -> None:
+  """Refuses data flags that the chosen data set would silently ignore.
+
+  Raises:
+    ValueError: naming the flag and what it needs.
+  """
+  dataset = FLAGS.dataset
+  if _given("data_path") and not _given("dataset"):
+    raise ValueError(
+        f"--data_path={FLAGS.data_path} given without --dataset: say how to "
+        "read it: --dataset=file (user-keyed CSV/TSV/JSON Lines/Parquet), "
+        "--dataset=sentiment140 (the Sentiment140 layout) or "
+        "--dataset=synthetic (a word<TAB>weight table)")
+  if dataset in data_lib.DATASETS and not FLAGS.data_path:
+    raise ValueError(f"--dataset={dataset} needs --data_path")
+  if dataset == "default" and FLAGS.data_path:
+    raise ValueError("--dataset=default reads no file; drop --data_path or "
+                     "choose --dataset=file, sentiment140 or synthetic")
+  if dataset in ("default", "synthetic") and FLAGS.setting != "single":
+    raise ValueError(f"--setting={FLAGS.setting} needs a text data set "
+                     "(--dataset=sentiment140 or file)")
+  for name, scope in _DATA_FLAG_SCOPE.items():
+    if _given(name) and dataset not in scope:
+      raise ValueError(f"--{name} applies to --dataset="
+                       f"{' or '.join(scope)} only, not --dataset={dataset}")
+  for name in _OOV_FLAGS:
+    if _given(name) and FLAGS.setting != "oov":
+      raise ValueError(f"--{name} applies to --setting=oov only")
+  if _given("data_seed") and dataset != "synthetic" and FLAGS.setting != "oov":
+    raise ValueError("--data_seed applies to --dataset=synthetic and "
+                     "--setting=oov only")
+
+
+def data_options() -> dict:
+  """The data flags that shape the population (a run's ``config["data"]``)."""
+  options = {"dataset": FLAGS.dataset, "setting": FLAGS.setting,
+             "max_length": FLAGS.max_length}
+  if FLAGS.data_path:
+    options["data_path"] = os.path.abspath(FLAGS.data_path)
+  if FLAGS.dataset in ("default", "synthetic"):
+    options["num_users"] = FLAGS.num_users
+  if FLAGS.dataset == "synthetic":
+    options.update(zipf_exponent=FLAGS.zipf_exponent,
+                   data_seed=FLAGS.data_seed)
+  if FLAGS.dataset in data_lib.DATASETS:
+    options.update(data_format=FLAGS.data_format,
+                   data_encoding=FLAGS.data_encoding,
+                   min_word_length=FLAGS.min_word_length)
+    if FLAGS.dataset == "file":
+      options.update(user_column=FLAGS.user_column,
+                     text_column=FLAGS.text_column)
+    if FLAGS.setting == "oov":
+      options.update(
+          dictionary_path=(os.path.abspath(FLAGS.dictionary_path)
+                           if FLAGS.dictionary_path else None),
+          oov_num_users=FLAGS.oov_num_users, data_seed=FLAGS.data_seed)
+  return options
+
+
 def load_dataset() -> Dataset:
   """Builds the population the dataset flags describe.
 
   File data sets print their load report (rows used, skipped and why).
   """
-  if FLAGS.dataset in ("default", "synthetic") and FLAGS.setting != "single":
-    raise ValueError(f"--setting={FLAGS.setting} needs a text data set "
-                     "(--dataset=sentiment140 or file)")
+  check_data_flags()
   if FLAGS.dataset == "default":
     pop = synthetic.english_population(
         FLAGS.num_users, seed=0, max_length=FLAGS.max_length)
@@ -123,8 +235,6 @@ def load_dataset() -> Dataset:
     return Dataset(pop, pop.ground_truth(), f"synthetic:{source}:{law}",
                    "single")
   if FLAGS.dataset in data_lib.DATASETS:
-    if not FLAGS.data_path:
-      raise ValueError(f"--dataset={FLAGS.dataset} needs --data_path")
     spec = data_lib.DataSpec(
         FLAGS.data_path, dataset=FLAGS.dataset, setting=FLAGS.setting,
         file_format=FLAGS.data_format, user_column=FLAGS.user_column,
@@ -142,43 +252,18 @@ def load_dataset() -> Dataset:
 
 
 def ks() -> list[int]:
-  try:
-    values = [int(k) for k in FLAGS.ks]
-  except ValueError:
-    raise ValueError(f"--ks must be integers, got {FLAGS.ks}") from None
-  if not values or min(values) < 1:
-    raise ValueError(f"--ks must be positive integers, got {FLAGS.ks}")
-  return values
+  """The K values of ``--ks`` (checked when the flag is parsed)."""
+  return [int(k) for k in FLAGS.ks]
 
 
-class ResultsWriter:
-  """Appends one JSON object per run to ``<output_dir>/results.jsonl``."""
+def results_writer() -> records_lib.ResultsWriter:
+  """The writer of ``--output_dir``; checks the directory before any work.
 
-  def __init__(self, output_dir: str | None):
-    self.path = None
-    if output_dir:
-      os.makedirs(output_dir, exist_ok=True)
-      self.path = os.path.join(output_dir, "results.jsonl")
-
-  def write(self, record: Mapping) -> None:
-    if self.path is None:
-      return
-    with open(self.path, "a", encoding="utf-8") as f:
-      f.write(json.dumps(_jsonable(record), sort_keys=True) + "\n")
-      f.flush()
-      os.fsync(f.fileno())
-
-
-def _jsonable(value):
-  if isinstance(value, float) and not math.isfinite(value):
-    return str(value)
-  if isinstance(value, Mapping):
-    return {str(k): _jsonable(v) for k, v in value.items()}
-  if isinstance(value, (list, tuple)):
-    return [_jsonable(v) for v in value]
-  if hasattr(value, "item"):  # numpy scalars
-    return value.item()
-  return value
+  Raises:
+    ValueError: if ``--output_dir`` is a file or its results.jsonl is not a
+      regular file or cannot be written.
+  """
+  return records_lib.ResultsWriter(FLAGS.output_dir)
 
 
 def score(discovered, truth: Mapping[str, float]) -> dict[str, float]:
@@ -200,19 +285,19 @@ class Timer:
     self.seconds = time.perf_counter() - self.start
 
 
-def run_with_errors(main) -> None:
-  """Runs an absl ``main``; bad input ends the program with its message.
+def run_with_errors(main: Callable[[list[str]], object],
+                    module: types.ModuleType,
+                    writer: Callable[[], records_lib.ResultsWriter | None]
+                    | None = None) -> None:
+  """Runs a driver's ``main`` under the convention of ``experiments.cli``.
 
-  A ``ValueError`` (bad parameters, unusable data), a missing or unreadable
-  file, or a ``ConnectionError`` (e.g. an unreachable or failed TFF worker)
-  prints ``error: ...`` and exits with status 1. Runs that finished before
-  the error are already in results.jsonl.
+  Bad input prints ``error: ...`` and exits 1; Ctrl-C exits 130 saying how
+  many finished runs ``writer()`` (if given) kept. Runs that finished
+  before either are already in results.jsonl.
   """
-  def checked_main(argv):
-    try:
-      return main(argv)
-    except (ValueError, FileNotFoundError, PermissionError,
-            ConnectionError) as err:
-      print(f"error: {err}", file=sys.stderr)
-      return 1
-  app.run(checked_main)
+  def kept() -> str:
+    current = writer() if writer else None
+    if current is None or current.path is None:
+      return ""
+    return f"{current.written} finished runs kept in {current.path}"
+  cli.run(main, module, on_interrupt=kept)

@@ -2,35 +2,50 @@
 
 Same data, privacy and output flags as ``experiments.run_triehh``; SFP's
 local epsilon follows from the central target by amplification by shuffling
-(``triehh.sfp_local_epsilon``). Each run appends one JSON line to
-``<output_dir>/results.jsonl`` in the run_triehh format, with
-``"algorithm": "sfp"``, ``"threshold"`` (T) and ``"epsilon_local"``.
+(``triehh.sfp_local_epsilon``). Each run appends one ``triehh.records``
+record to ``<output_dir>/results.jsonl``, with ``"algorithm": "sfp"``,
+``"top_t"`` (T) and ``"epsilon_local"``.
 
-  python -m experiments.run_sfp --epsilon=1 --threshold=80 --output_dir=out
+  python -m experiments.run_sfp --epsilon=1 --top_t=80 --output_dir=out
+  triehh-sfp --epsilon=1 --top_t=80 --output_dir=out
+
+Errors print one line ``error: ...`` and exit 1; Ctrl-C exits 130 with the
+finished runs kept in results.jsonl.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
+import sys
 
 from absl import app
 from absl import flags
 
 import triehh
 from experiments import common
+from triehh import records
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
 
 FLAGS = flags.FLAGS
+flags.adopt_module_key_flags(common)
 
-flags.DEFINE_integer("threshold", sfp.DEFAULT_THRESHOLD,
+_DEFAULT_TOP_T = getattr(sfp, "DEFAULT_TOP_T", None) or sfp.DEFAULT_THRESHOLD
+
+flags.DEFINE_integer("top_t", _DEFAULT_TOP_T,
                      "T, the tuples SFP keeps per fragment position (the "
-                     "paper used 20 and 80).")
+                     "paper used 20 and 80).", lower_bound=1)
+flags.DEFINE_integer("threshold", None,
+                     "Deprecated spelling of --top_t.", lower_bound=1)
 flags.DEFINE_integer("cms_k", count_mean_sketch.DEFAULT_K,
-                     "Count Mean Sketch hash functions.")
+                     "Count Mean Sketch hash functions.", lower_bound=1)
 flags.DEFINE_integer("cms_m", count_mean_sketch.DEFAULT_M,
-                     "Count Mean Sketch width (a power of two).")
+                     "Count Mean Sketch width (a power of two).",
+                     lower_bound=1)
 flags.DEFINE_integer("sfp_length", sfp.DEFAULT_LENGTH,
-                     "Strings are padded with '$' or truncated to this length.")
+                     "Strings are padded with '$' or truncated to this length.",
+                     lower_bound=2)
 flags.DEFINE_string("fragment_alphabet", None,
                     "Omega, the characters of candidate fragments: default "
                     "the 26 lowercase letters, 'data' for every character of "
@@ -45,23 +60,85 @@ flags.DEFINE_enum("simulation", "sketch", list(count_mean_sketch.SIMULATIONS),
 flags.DEFINE_boolean("check_puzzle_hash", False,
                      "Keep only stitched strings whose puzzle hash is their "
                      "bucket (not in the paper).")
-flags.DEFINE_integer("sfp_show", 30, "Heavy hitters to print per run.")
+flags.DEFINE_integer("sfp_show", 30, "Heavy hitters to print per run.",
+                     lower_bound=0)
+flags.register_validator(
+    "word_budget", lambda v: math.isfinite(v) and 0 <= v < 1,
+    "--word_budget must be in [0, 1)")
+
+# Before and after the library's rename of ``threshold`` to ``top_t``.
+_TOP_T_ARG = ("top_t" if "top_t" in inspect.signature(
+    triehh.sfp_discover).parameters else "threshold")
+
+
+def top_t() -> int:
+  """T from ``--top_t`` or its deprecated spelling ``--threshold``."""
+  if FLAGS.threshold is None:
+    return FLAGS.top_t
+  if not FLAGS["top_t"].using_default_value:
+    raise ValueError("give --top_t (or its old spelling --threshold), not "
+                     "both")
+  print("warning: --threshold is deprecated; use --top_t", file=sys.stderr)
+  return FLAGS.threshold
+
+
+def run_config(t: int) -> dict:
+  """A run's ``config`` (everything but the seed that changes its result)."""
+  return {"algorithm": "sfp", "data": common.data_options(),
+          "epsilon": FLAGS.epsilon, "delta": FLAGS.delta, "top_t": t,
+          "k": FLAGS.cms_k, "m": FLAGS.cms_m, "length": FLAGS.sfp_length,
+          "fragment_alphabet": FLAGS.fragment_alphabet,
+          "word_budget": FLAGS.word_budget, "simulation": FLAGS.simulation,
+          "check_puzzle_hash": FLAGS.check_puzzle_hash}
+
+
+def record(result, data: common.Dataset, run: int, seed: int, values: dict,
+           config: dict) -> records.RunRecord:
+  """The results.jsonl record of one run."""
+  p = result.params
+  return records.RunRecord(
+      algorithm="sfp", dataset=data.name, setting=data.setting, n_users=p.n,
+      run=run, seed=seed, epsilon=p.epsilon, delta=p.delta,
+      has_guarantee=math.isfinite(p.epsilon), target_epsilon=FLAGS.epsilon,
+      target_delta=p.delta, epsilon_local=p.epsilon_local,
+      epsilon_fragment=p.epsilon_fragment, epsilon_word=p.epsilon_word,
+      top_t=_params_top_t(p), k=p.k, m=p.m, length=p.length,
+      num_buckets=p.num_buckets, fragment_alphabet=p.fragment_alphabet,
+      word_budget=p.word_budget, simulation=p.simulation,
+      check_puzzle_hash=p.check_puzzle_hash, hash_seed=p.hash_seed,
+      reports_per_position=list(result.reports_per_position),
+      num_stitched=result.num_stitched,
+      discovered=list(result.heavy_hitters),
+      counts=list(result.heavy_hitters.values()), metrics=values,
+      seconds=result.seconds, client_seconds=result.client_seconds,
+      server_seconds=result.server_seconds, config=config)
+
+
+def _params_top_t(params) -> int:
+  return params.top_t if hasattr(params, "top_t") else params.threshold
+
+
+_WRITER: list[records.ResultsWriter] = []
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  t = top_t()
+  common.check_data_flags()
+  writer = common.results_writer()
+  _WRITER[:] = [writer]
   with common.Timer() as load:
     data = common.load_dataset()
   pop = data.population
   print(f"data: {data.name} ({data.setting}), {pop!r}, built in "
         f"{load.seconds:.2f} s")
-  writer = common.ResultsWriter(FLAGS.output_dir)
+  config = run_config(t)
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
     result = triehh.sfp_discover(
         pop, epsilon=FLAGS.epsilon, delta=FLAGS.delta,
-        threshold=FLAGS.threshold, seed=seed, k=FLAGS.cms_k, m=FLAGS.cms_m,
+        **{_TOP_T_ARG: t}, seed=seed, k=FLAGS.cms_k, m=FLAGS.cms_m,
         length=FLAGS.sfp_length, fragment_alphabet=FLAGS.fragment_alphabet,
         word_budget=FLAGS.word_budget, simulation=FLAGS.simulation,
         check_puzzle_hash=FLAGS.check_puzzle_hash)
@@ -72,7 +149,7 @@ def main(argv):
             f"{p.epsilon_fragment:.4f}"
             + (f", word sketch {p.epsilon_word:.4f})" if p.epsilon_word
                else ")"))
-      print(f"  T={p.threshold}, k={p.k}, m={p.m}, length={p.length}, "
+      print(f"  T={_params_top_t(p)}, k={p.k}, m={p.m}, length={p.length}, "
             f"{p.num_buckets} puzzle buckets, |Omega|={len(p.fragment_alphabet)}"
             f" + '{sfp.PAD}', n={p.n}")
       print(f"  {p.guarantee}")
@@ -85,34 +162,16 @@ def main(argv):
     shown = ", ".join(f"{w}:{v:.0f}" for w, v in hh[:FLAGS.sfp_show])
     print(f"  {shown}{' ...' if len(hh) > FLAGS.sfp_show else ''}")
     common.print_metrics(values)
-    writer.write({
-        "algorithm": "sfp", "dataset": data.name, "setting": data.setting,
-        "epsilon": p.epsilon, "delta": p.delta,
-        "target_epsilon": FLAGS.epsilon, "target_delta": p.delta,
-        "epsilon_local": p.epsilon_local,
-        "epsilon_fragment": p.epsilon_fragment,
-        "epsilon_word": p.epsilon_word, "n_users": p.n,
-        "threshold": p.threshold, "k": p.k, "m": p.m, "length": p.length,
-        "num_buckets": p.num_buckets,
-        "fragment_alphabet": p.fragment_alphabet,
-        "word_budget": p.word_budget, "simulation": p.simulation,
-        "check_puzzle_hash": p.check_puzzle_hash, "hash_seed": p.hash_seed,
-        "run": run, "seed": seed,
-        "reports_per_position": list(result.reports_per_position),
-        "num_stitched": result.num_stitched,
-        "discovered": list(result.heavy_hitters),
-        "counts": list(result.heavy_hitters.values()),
-        "metrics": values, "seconds": result.seconds,
-        "client_seconds": result.client_seconds,
-        "server_seconds": result.server_seconds,
-    })
+    writer.write(record(result, data, run, seed, values, config))
+    sys.stdout.flush()
   if writer.path:
     print(f"results appended to {writer.path}")
 
 
 def run():
-  """Console-script entry point."""
-  common.run_with_errors(main)
+  """Console-script entry point (``triehh-sfp``)."""
+  common.run_with_errors(main, sys.modules[__name__],
+                         lambda: _WRITER[0] if _WRITER else None)
 
 
 if __name__ == "__main__":

@@ -4,30 +4,45 @@ With no flags: a synthetic population of 1e6 users drawn from an English
 word-frequency list, epsilon = 4, delta = 1/n^2, L = 10, the fast engine.
 
   python -m experiments.run_triehh --epsilon=1 --num_runs=5 --output_dir=out
+  triehh-run --epsilon=1 --num_runs=5 --output_dir=out
+
+Errors print one line ``error: ...`` and exit 1; Ctrl-C exits 130 with the
+finished runs kept in results.jsonl. The TFF engine is quiet unless
+``--verbosity=0`` (or higher) asks for TensorFlow's INFO logs.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 
 from absl import app
 from absl import flags
 
 import triehh
 from experiments import common
+from triehh import records
 
 FLAGS = flags.FLAGS
+flags.adopt_module_key_flags(common)
 
-flags.DEFINE_string("engine", "fast", "Engine: 'fast' (numpy) or 'tff'.")
+flags.DEFINE_enum("engine", "fast", ["fast", "tff"],
+                  "Engine: 'fast' (numpy) or 'tff'.")
 flags.DEFINE_integer("num_sub_rounds", 1,
-                     "Batches per round whose votes are summed.")
+                     "Batches per round whose votes are summed.",
+                     lower_bound=1)
 flags.DEFINE_integer("max_num_prefixes", None,
-                     "Keep at most this many extensions per round.")
-flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.")
+                     "Keep at most this many extensions per round.",
+                     lower_bound=1)
+flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.",
+                     lower_bound=0)
 flags.DEFINE_integer("theta", None,
                      "Vote threshold given directly (with --gamma or "
-                     "--batch_size) instead of calibrating from --epsilon.")
+                     "--batch_size) instead of calibrating from --epsilon.",
+                     lower_bound=1)
 flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
-flags.DEFINE_integer("batch_size", None, "Users sampled per round, m.")
+flags.DEFINE_integer("batch_size", None, "Users sampled per round, m.",
+                     lower_bound=1)
 flags.DEFINE_bool("allow_no_guarantee", False,
                   "Run parameters outside Theorem 1 (reported as epsilon = "
                   "inf) instead of refusing them.")
@@ -42,11 +57,29 @@ flags.DEFINE_integer("tff_max_user_contribution", None,
                      "TFF engine, several-word data: each sampled user votes "
                      "with its this many most frequent words (TFF reference "
                      "code) instead of one word drawn by frequency; > 1 is "
-                     "outside Theorem 1.")
+                     "outside Theorem 1.", lower_bound=1)
 flags.DEFINE_float("tff_connect_timeout", 10.0,
                    "TFF engine: seconds to reach a worker.")
 flags.DEFINE_float("tff_rpc_timeout", 300.0,
                    "TFF engine: seconds a worker may take for one call.")
+
+
+def _is_address(text: str) -> bool:
+  host, sep, port = text.strip().rpartition(":")
+  return bool(sep and host and port.isdigit() and 1 <= int(port) <= 65535)
+
+
+flags.register_validator(
+    "tff_workers", lambda values: all(_is_address(v) for v in values),
+    "--tff_workers must be host:port addresses (port 1-65535), comma "
+    "separated, e.g. --tff_workers=localhost:8000,localhost:8001")
+flags.register_validator(
+    "gamma", lambda v: v is None or (math.isfinite(v) and v > 0),
+    "--gamma must be a positive finite number")
+for _name in ("tff_connect_timeout", "tff_rpc_timeout"):
+  flags.register_validator(
+      _name, lambda v: math.isfinite(v) and v > 0,
+      f"--{_name} must be a positive finite number of seconds")
 
 _TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
               "tff_connect_timeout", "tff_rpc_timeout")
@@ -84,18 +117,77 @@ def privacy_options() -> dict:
           "batch_size": FLAGS.batch_size}
 
 
+def run_config(privacy: dict, options: dict) -> dict:
+  """A run's ``config`` (everything but the seed that changes its result)."""
+  return {"algorithm": "triehh", "engine": FLAGS.engine,
+          "data": common.data_options(),
+          **{name: privacy.get(name) for name in
+             ("epsilon", "delta", "theta", "gamma", "batch_size")},
+          "num_sub_rounds": FLAGS.num_sub_rounds,
+          "max_num_prefixes": FLAGS.max_num_prefixes,
+          "allow_no_guarantee": FLAGS.allow_no_guarantee,
+          "tff_secure_sum": options.get("secure_sum"),
+          "tff_max_user_contribution": options.get("max_user_contribution")}
+
+
+def check_flags() -> tuple[dict, dict]:
+  """Engine and privacy options; every combination checked before any work.
+
+  Raises:
+    ValueError: naming the flags that do not go together.
+  """
+  common.check_data_flags()
+  return engine_options(), privacy_options()
+
+
+def check_population(n: int) -> None:
+  """Refuses populations too small for TrieHH, in the user's terms."""
+  if n < 2:
+    raise ValueError(
+        f"the population has {n} user{'s' if n != 1 else ''}: TrieHH needs "
+        "at least 2 (and Theorem 1 many more; see experiments.theory_tables)"
+        "; use a larger data set or --num_users")
+
+
+def record(result, data: common.Dataset, run: int, seed: int, values: dict,
+           config: dict, options: dict) -> records.RunRecord:
+  """The results.jsonl record of one run."""
+  p = result.params
+  return records.RunRecord(
+      algorithm="triehh", engine=result.engine, dataset=data.name,
+      setting=data.setting, n_users=p.n, run=run, seed=seed,
+      epsilon=p.epsilon, delta=p.delta, has_guarantee=p.has_guarantee,
+      target_epsilon=p.target_epsilon, target_delta=p.target_delta,
+      theta=p.theta, gamma=p.gamma, batch_size=p.batch_size,
+      max_length=p.max_length, levels=p.levels,
+      num_sub_rounds=p.num_sub_rounds, max_num_prefixes=p.max_num_prefixes,
+      tff_secure_sum=options.get("secure_sum"),
+      tff_max_user_contribution=options.get("max_user_contribution"),
+      tff_workers=len(options.get("workers", [])) or None,
+      rounds=result.rounds, votes_per_round=result.votes_per_round,
+      num_participants=result.num_participants,
+      discovered=list(result.heavy_hitters),
+      counts=list(result.heavy_hitters.values()), metrics=values,
+      seconds=result.seconds, config=config)
+
+
+_WRITER: list[records.ResultsWriter] = []
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  options, privacy = check_flags()
+  writer = common.results_writer()
+  _WRITER[:] = [writer]
   with common.Timer() as load:
     data = common.load_dataset()
+    check_population(data.population.num_users)
     data.population.encode()
   pop = data.population
   print(f"data: {data.name} ({data.setting}), {pop!r}, built and encoded in "
         f"{load.seconds:.2f} s")
-  writer = common.ResultsWriter(FLAGS.output_dir)
-  options = engine_options()
-  privacy = privacy_options()
+  config = run_config(privacy, options)
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
     result = triehh.discover(
@@ -124,31 +216,16 @@ def main(argv):
     shown = ", ".join(f"{w}:{v}" for w, v in hh[:FLAGS.show])
     print(f"  {shown}{' ...' if len(hh) > FLAGS.show else ''}")
     common.print_metrics(values)
-    writer.write({
-        "algorithm": "triehh", "engine": result.engine,
-        "dataset": data.name, "setting": data.setting,
-        "epsilon": p.epsilon, "delta": p.delta,
-        "target_epsilon": p.target_epsilon, "target_delta": p.target_delta,
-        "n_users": p.n, "theta": p.theta, "gamma": p.gamma,
-        "batch_size": p.batch_size, "max_length": p.max_length,
-        "levels": p.levels, "num_sub_rounds": p.num_sub_rounds,
-        "max_num_prefixes": p.max_num_prefixes, "run": run, "seed": seed,
-        "tff_secure_sum": options.get("secure_sum"),
-        "tff_max_user_contribution": options.get("max_user_contribution"),
-        "tff_workers": len(options.get("workers", [])) or None,
-        "rounds": result.rounds, "votes_per_round": result.votes_per_round,
-        "num_participants": result.num_participants,
-        "discovered": list(result.heavy_hitters),
-        "counts": list(result.heavy_hitters.values()),
-        "metrics": values, "seconds": result.seconds,
-    })
+    writer.write(record(result, data, run, seed, values, config, options))
+    sys.stdout.flush()
   if writer.path:
     print(f"results appended to {writer.path}")
 
 
 def run():
-  """Console-script entry point."""
-  common.run_with_errors(main)
+  """Console-script entry point (``triehh-run``)."""
+  common.run_with_errors(main, sys.modules[__name__],
+                         lambda: _WRITER[0] if _WRITER else None)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from scipy import stats
 
 from experiments import summarize
 from tests.experiments import drivers
+from triehh import analysis
 from triehh import synthetic
 
 FLAGS = summarize.FLAGS
@@ -38,7 +39,7 @@ def results_dirs(tmp_path_factory):
                 "--theta=4", "--batch_size=3000"),
       # 0.3 s per run with a 64-function sketch; T=80 reports false words.
       "sfp": ("experiments.run_sfp", "--num_runs=2", "--cms_k=64",
-              "--threshold=80"),
+              "--top_t=80"),
   }
   dirs, procs = [], []
   for name, (module, *flags) in invocations.items():
@@ -79,10 +80,10 @@ def summary(results_dirs, tmp_path_factory):
           pd.read_csv(csv_path.with_name("summary_discovery.csv")))
 
 
-def config_name(algorithm, theta, threshold):
+def config_name(algorithm, theta, top_t):
   """The test's own grouping of its three invocations."""
   if algorithm == "sfp":
-    return f"sfp T={int(threshold)}"
+    return f"sfp T={int(top_t)}"
   return f"triehh theta={int(theta)}"
 
 
@@ -90,7 +91,7 @@ def test_run_counts(records, summary):
   stdout, table, _ = summary
   assert len(records) == 15
   expected = collections.Counter(
-      config_name(r["algorithm"], r.get("theta"), r.get("threshold"))
+      config_name(r["algorithm"], r.get("theta"), r.get("top_t"))
       for r in records)
   assert expected == {"triehh theta=13": 3, "triehh theta=4": 10,
                       "sfp T=80": 2}
@@ -98,7 +99,7 @@ def test_run_counts(records, summary):
   for _, rows in table.groupby("config_id"):
     assert rows["runs"].nunique() == 1
     first = rows.iloc[0]
-    name = config_name(first["algorithm"], first["theta"], first["threshold"])
+    name = config_name(first["algorithm"], first["theta"], first["top_t"])
     assert first["runs"] == expected[name], name
   assert stdout.count("results.jsonl: ") == 3
   assert "results.jsonl: 10 run records\n" in stdout
@@ -115,14 +116,14 @@ def test_means_and_intervals_match_the_records(records, summary):
   _, table, _ = summary
   values = collections.defaultdict(lambda: collections.defaultdict(list))
   for r in records:
-    name = config_name(r["algorithm"], r.get("theta"), r.get("threshold"))
+    name = config_name(r["algorithm"], r.get("theta"), r.get("top_t"))
     for metric, value in r["metrics"].items():
       values[name][metric].append(value)
-  checked = 0
+  checked = clipped = 0
   for _, rows in table.groupby("config_id"):
     first = rows.iloc[0]
     expected = values[config_name(first["algorithm"], first["theta"],
-                                  first["threshold"])]
+                                  first["top_t"])]
     names = {m if pd.isna(k) else f"{m}@{int(k)}"
              for m, k in zip(rows["metric"], rows["k"])}
     assert names == set(expected)
@@ -137,11 +138,21 @@ def test_means_and_intervals_match_the_records(records, summary):
         assert row["half_width"] == 0
         continue
       low, high = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=sem)
+      assert row["half_width"] == pytest.approx((high - low) / 2, abs=1e-9)
+      if row["metric"] in ("precision", "recall", "f1"):
+        # A mean of proportions lies in [0, 1]: so does its interval.
+        assert row["clipped"] == (low < 0 or high > 1)
+        low, high = max(low, 0.0), min(high, 1.0)
+        clipped += row["clipped"]
+      else:
+        assert not row["clipped"]
       assert row["ci_low"] == pytest.approx(low, abs=1e-9)
       assert row["ci_high"] == pytest.approx(high, abs=1e-9)
-      assert row["half_width"] == pytest.approx((high - low) / 2, abs=1e-9)
       checked += 1
   assert checked > 10  # intervals of positive width were compared
+  assert ((table["ci_low"] >= 0) & (table["ci_high"] <= 1))[
+      table["metric"] != "num_discovered"].all()
+  assert clipped >= 1  # the clipping was exercised
 
 
 def test_discovery_rate_lies_above_the_bound(records, summary):
@@ -200,7 +211,7 @@ def test_malformed_and_foreign_lines_are_skipped_and_counted(
   path = write_lines(tmp_path / "results.jsonl", good[:4] + [
       "not json", sfp_line[:40], "", '{"algorithm": "other", "metrics": {}}',
       "[1, 2]", json.dumps(bad_metric), json.dumps(no_theta), good[-1]])
-  records, reports = summarize.read_records([path])
+  records, reports = analysis.read_records([path])
   assert len(records) == 5 and reports[0].records == 5
   assert reports[0].num_skipped == 6
   assert reports[0].skipped == {"not JSON": 2,
@@ -221,9 +232,9 @@ def test_missing_file_is_a_clear_error(tmp_path):
   assert f"error: results file not found: {missing}" in proc.stderr
   (tmp_path / "empty").mkdir()
   with pytest.raises(FileNotFoundError, match="empty/results.jsonl"):
-    summarize.results_paths([], [str(tmp_path / "empty")])
+    analysis.results_paths([], [str(tmp_path / "empty")])
   with pytest.raises(ValueError, match="--results"):
-    summarize.results_paths([], [])
+    analysis.results_paths([], [])
 
 
 def test_run_driver_flags_and_files_without_records(tmp_path):
@@ -236,24 +247,32 @@ def test_run_driver_flags_and_files_without_records(tmp_path):
       summarize.main(["summarize"])
 
 
-def test_single_run_has_no_interval_and_repeated_seeds_are_flagged(
+def test_single_run_has_no_interval_and_duplicate_runs_are_dropped(
     results_lines, tmp_path, capsys):
-  assert summarize.mean_interval([0.25])[0] == 0.25
-  assert all(math.isnan(v) for v in summarize.mean_interval([0.25])[1:])
-  mean, std, half = summarize.mean_interval([0.0, 1.0, 2.0], 0.9)
+  assert analysis.mean_interval([0.25])[0] == 0.25
+  assert all(math.isnan(v) for v in analysis.mean_interval([0.25])[1:])
+  mean, std, half = analysis.mean_interval([0.0, 1.0, 2.0], 0.9)
   assert (mean, std) == (1.0, 1.0)
   assert half == pytest.approx(stats.t.ppf(0.95, 2) / math.sqrt(3))
   sfp_lines = [l for l in results_lines if '"sfp"' in l]
-  path = write_lines(tmp_path / "results.jsonl", sfp_lines[:1] * 2)
+  # The same run twice, and a run of another configuration on the same seed.
+  other = json.loads(sfp_lines[0])
+  other["config"]["data"]["data_seed"] = 5
+  other["config_key"] = ""
+  path = write_lines(tmp_path / "results.jsonl",
+                     sfp_lines[:1] * 3 + [json.dumps(other)])
   with flagsaver.flagsaver(results=[path]):
     summarize.main(["summarize"])
-  assert "2 records but 1 distinct seeds" in capsys.readouterr().out
+  out = capsys.readouterr().out
+  assert "dropped 2 duplicate runs (same config_key and seed" in out
+  # Pooled by the displayed configuration, two records share seed 0.
+  assert "2 records but 1 distinct seeds" in out
 
 
 def test_runs_differing_outside_the_display_are_not_pooled(results_lines):
   line = next(l for l in results_lines if '"triehh"' in l)
   other = dict(json.loads(line), max_length=8, levels=9, seed=7)
-  groups = summarize.group_runs([json.loads(line), other])
+  groups = analysis.group_runs([json.loads(line), other])
   assert len(groups) == 2
   assert {g.variant for g in groups} == {"max_length=10 levels=11",
                                          "max_length=8 levels=9"}

@@ -1,0 +1,115 @@
+"""How every experiment driver starts, reports errors and stops.
+
+The convention: bad input (a flag, a file, a parameter outside the theory)
+prints one line ``error: ...`` on stderr and exits with status 1, never a
+traceback; Ctrl-C exits with status 130 after saying how many runs were
+kept (finished runs are already in results.jsonl); ``--help`` prints the
+driver's docstring and every flag it reads (its own and the shared data and
+privacy flags), one line of help each.
+
+This module defines no flags, so a driver with flags of its own names
+(``theory_tables``) can use it too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Callable
+
+from absl import app
+from absl import flags
+from absl import logging
+
+FLAGS = flags.FLAGS
+
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+HELP_ARGS = ("--help", "-help", "-h", "-?", "--helpshort", "--help=true",
+             "--helpshort=true")
+# Exceptions that mean bad input or an unusable environment, not a bug.
+INPUT_ERRORS = (ValueError, OSError, ConnectionError, flags.Error,
+                app.UsageError)
+
+
+def error_line(err: BaseException) -> str:
+  """``error: <message>`` on one line."""
+  text = " ".join(str(err).split()) or type(err).__name__
+  return f"error: {text}"
+
+
+def help_text(module: types.ModuleType) -> str:
+  """The module's docstring and its key flags (own and adopted)."""
+  doc = (module.__doc__ or "").strip()
+  flag_help = FLAGS.module_help(module)
+  return f"{doc}\n\nFlags:\n{flag_help}\n\n(--helpfull: every flag, " \
+         "including absl's)\n"
+
+
+def parse_flags(argv: list[str], module: types.ModuleType) -> list[str]:
+  """Parses ``argv``; ``--help`` prints :func:`help_text` and exits 0.
+
+  A flag that cannot be parsed or fails its check exits with one
+  ``error:`` line and status 1.
+  """
+  if any(arg in HELP_ARGS for arg in argv[1:]):
+    sys.stdout.write(help_text(module))
+    sys.exit(0)
+  try:
+    return FLAGS(argv)
+  except flags.Error as err:
+    print(error_line(err), file=sys.stderr)
+    sys.exit(EXIT_ERROR)
+
+
+def quiet_libraries() -> None:
+  """Hides TensorFlow/TFF INFO logs unless ``--verbosity`` >= 0 asks for them."""
+  verbose = FLAGS["verbosity"].value >= 0 if "verbosity" in FLAGS else False
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "2")
+  os.environ.setdefault("GRPC_VERBOSITY", "INFO" if verbose else "ERROR")
+  if not verbose:
+    logging.set_verbosity(logging.WARNING)
+    import logging as std_logging  # pylint: disable=g-import-not-at-top
+    for name in ("tensorflow", "tensorflow_federated", "jax"):
+      std_logging.getLogger(name).setLevel(std_logging.WARNING)
+
+
+def call_main(main: Callable[[list[str]], object], argv: list[str], *,
+              on_interrupt: Callable[[], str] | None = None) -> int:
+  """Runs ``main(argv)``: 0, 1 after an ``error:`` line, or 130 on Ctrl-C."""
+  try:
+    code = main(argv)
+  except KeyboardInterrupt:
+    note = on_interrupt() if on_interrupt else ""
+    print(f"interrupted{': ' + note if note else ''}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+  except INPUT_ERRORS as err:
+    print(error_line(err), file=sys.stderr)
+    return EXIT_ERROR
+  return int(code or 0)
+
+
+def run(main: Callable[[list[str]], object], module: types.ModuleType, *,
+        on_interrupt: Callable[[], str] | None = None) -> None:
+  """The console entry point of a driver: parse flags, run, exit.
+
+  On Ctrl-C the process ends at once (``os._exit``) with status 130 after
+  flushing its output, so no pending TensorFlow task or thread prints a
+  traceback on the way out.
+  """
+  def checked(argv):
+    quiet_libraries()
+    code = call_main(main, argv, on_interrupt=on_interrupt)
+    if code == EXIT_INTERRUPTED:
+      sys.stdout.flush()
+      sys.stderr.flush()
+      os._exit(EXIT_INTERRUPTED)  # pylint: disable=protected-access
+    return code
+
+  try:
+    app.run(checked, flags_parser=lambda argv: parse_flags(argv, module))
+  except KeyboardInterrupt:  # during flag parsing or imports
+    sys.stderr.write("interrupted\n")
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)  # pylint: disable=protected-access
