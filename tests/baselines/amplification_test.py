@@ -85,6 +85,32 @@ class BoundTest(parameterized.TestCase):
                      300.0)
 
   @parameterized.parameters(
+      (1.0, 1e-8, 10**5), (4.0, 1e-12, 10**6), (0.3, 1e-6, 10**7),
+      (1.0, 5e-324, 10**6), (1e-12, 1e-10, 10**12), (0.01, 1e-3, 10**15))
+  def test_the_solution_is_on_the_side_that_meets_delta(self, eps, delta, n):
+    local = amplification.sfp_local_epsilon(eps, delta, n)
+    self.assertGreater(local, eps)
+    self.assertLessEqual(amplification.log_delta(eps, local, n),
+                         math.log(delta))
+    central = amplification.central_epsilon(local, delta, n)
+    self.assertLessEqual(amplification.log_delta(central, local, n),
+                         math.log(delta))
+
+  @parameterized.parameters(
+      (1e6, 1e-6, 1000), (1e6, 5e-324, 10**9), (1e300, 1e-12, 10**6),
+      (5e-324, 1e-6, 10**6), (1e-300, 0.5, 100), (1.0, 5e-324, 2))
+  def test_extreme_values_give_a_number(self, eps, delta, n):
+    # These overflowed, or hit a log of 0, before.
+    for solve in (amplification.sfp_local_epsilon,
+                  amplification.central_epsilon):
+      value = solve(eps, delta, n)
+      self.assertTrue(0 < value < math.inf, msg=f"{solve.__name__}: {value}")
+    # Large epsilons: the report's own epsilon, the shuffle cannot add to it.
+    if eps >= 1e6:
+      self.assertEqual(amplification.sfp_local_epsilon(eps, delta, n), eps)
+      self.assertEqual(amplification.central_epsilon(eps, delta, n), eps)
+
+  @parameterized.parameters(
       (0.0, 1e-6, 100, ValueError, "epsilon must be > 0"),
       (-1.0, 1e-6, 100, ValueError, "epsilon must be > 0"),
       (math.nan, 1e-6, 100, ValueError, "epsilon must be > 0"),

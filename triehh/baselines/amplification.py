@@ -56,8 +56,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import optimize
 
 _HOEFFDING_CONST = 1.0 - math.exp(-2.0)
+# Tolerances of the root finding (brentq's xtol and rtol).
+_XTOL = 1e-12
+_RTOL = 4 * np.finfo(float).eps
 
 
 def _check(epsilon: float, delta: float, n: int, name: str = "epsilon"
@@ -85,14 +89,21 @@ def _log_expm1(x: float) -> float:
 
 
 def _log_two_sinh(x: float) -> float:
-  """``log(e^x - e^-x)`` without overflow."""
+  """``log(e^x - e^-x)`` without overflow (``log(2x)`` where ``e^-2x``
+  rounds to 1)."""
+  if math.exp(-2.0 * x) == 1.0:
+    return math.log(2.0 * x)
   return x + math.log1p(-math.exp(-2.0 * x))
 
 
 def _log_tanh_half(x: float) -> float:
-  """``log((e^x - 1) / (e^x + 1))``."""
-  return math.log1p(-math.exp(-x)) - math.log1p(math.exp(-x)) if x > 0 else (
-      -math.inf)
+  """``log((e^x - 1) / (e^x + 1))`` (``log(x / 2)`` where ``e^-x`` rounds
+  to 1)."""
+  if x <= 0:
+    return -math.inf
+  if math.exp(-x) == 1.0:
+    return math.log(x) - math.log(2.0)
+  return math.log1p(-math.exp(-x)) - math.log1p(math.exp(-x))
 
 
 def log_delta(epsilon: float, epsilon_local: float, n: int) -> float:
@@ -110,6 +121,18 @@ def shuffle_delta(epsilon: float, epsilon_local: float, n: int) -> float:
   return min(1.0, math.exp(min(log_delta(eps, eps0, n), 0.0)))
 
 
+def _root_meeting_delta(excess, lo: float, hi: float) -> float:
+  """The root of the monotone ``excess`` (``log delta - log target``) in
+  ``[lo, hi]``, by ``scipy.optimize.brentq``; if ``excess`` there is still
+  positive, moved past the root by twice brentq's tolerance, so that the
+  returned point meets the target delta."""
+  root = optimize.brentq(excess, lo, hi, xtol=_XTOL, rtol=_RTOL)
+  if excess(root) > 0:
+    step = 2.0 * (_XTOL + _RTOL * abs(root))
+    root = max(lo, root - step) if excess(lo) <= 0 else min(hi, root + step)
+  return root
+
+
 def sfp_local_epsilon(epsilon: float, delta: float, n: int) -> float:
   """The largest local epsilon whose ``n`` shuffled reports are
   ``(epsilon, delta)``-DP by the bound in the module docstring.
@@ -121,24 +144,24 @@ def sfp_local_epsilon(epsilon: float, delta: float, n: int) -> float:
 
   Returns:
     ``max(epsilon, eps0)`` where ``eps0`` solves ``delta(epsilon, eps0, n) =
-    delta`` (``delta(.)`` increases with ``eps0``); found by bisection to
-    ``1e-10``.
+    delta`` (``delta(.)`` increases with ``eps0``), by Brent's method to
+    ``1e-12``, on the side that meets ``delta``.
   """
   if isinstance(epsilon, (int, float)) and math.isinf(epsilon) and epsilon > 0:
     _check(1.0, delta, n)
     return math.inf
   eps, dlt, n = _check(epsilon, delta, n)
   target = math.log(dlt)
-  lo, hi = 0.0, max(2.0 * eps, 1.0)
-  while log_delta(eps, hi, n) <= target:
+
+  def excess(eps0: float) -> float:
+    return log_delta(eps, eps0, n) - target
+
+  if not excess(eps) <= 0:  # the shuffle cannot beat the report's own eps
+    return eps
+  lo, hi = eps, 2.0 * eps
+  while excess(hi) <= 0:
     lo, hi = hi, 2.0 * hi
-  while hi - lo > 1e-10 * max(1.0, hi):
-    mid = 0.5 * (lo + hi)
-    if mid > 0 and log_delta(eps, mid, n) <= target:
-      lo = mid
-    else:
-      hi = mid
-  return max(eps, lo)
+  return max(eps, _root_meeting_delta(excess, lo, hi))
 
 
 def central_epsilon(epsilon_local: float, delta: float, n: int) -> float:
@@ -151,19 +174,24 @@ def central_epsilon(epsilon_local: float, delta: float, n: int) -> float:
   """
   eps0, dlt, n = _check(epsilon_local, delta, n, "epsilon_local")
   target = math.log(dlt)
+
+  def excess(eps: float) -> float:
+    return log_delta(eps, eps0, n) - target
+
   # delta(eps) first falls then (slowly) rises with eps: scan for the first
-  # grid point below the target, then bisect on the falling stretch before it.
-  grid = np.linspace(0.0, eps0, 2001)[1:]
-  below = [log_delta(float(e), eps0, n) <= target for e in grid]
+  # grid point below the target, then solve on the falling stretch before it
+  # (halving the grid step if the first point already meets the target).
+  with np.errstate(invalid="ignore"):  # step underflows for a tiny eps0
+    grid = np.linspace(0.0, eps0, 2001)[1:]
+  grid = grid[grid > 0]
+  below = [excess(float(e)) <= 0 for e in grid]
   if not any(below):
     return eps0
   first = below.index(True)
-  lo = 0.0 if first == 0 else float(grid[first - 1])
   hi = float(grid[first])
-  while hi - lo > 1e-10 * max(1.0, hi):
-    mid = 0.5 * (lo + hi)
-    if log_delta(mid, eps0, n) <= target:
-      hi = mid
-    else:
-      lo = mid
-  return hi
+  lo = float(grid[first - 1]) if first else hi
+  while excess(lo) <= 0:  # only when the first grid point meets the target
+    if lo / 2.0 == 0.0:
+      return lo  # the bound is met down to the smallest float
+    lo /= 2.0
+  return _root_meeting_delta(excess, lo, hi)
