@@ -6,29 +6,78 @@ population n at which a sequence of frequency f is discovered with
 worst-case probability >= p (Proposition 2), for several epsilon.
 
   python -m experiments.theory_tables --epsilon=2 --max_length=10
+  triehh-theory-tables --epsilon=2 --max_length=10
+
+Errors print one line ``error: ...`` and exit 1.
 """
 
 from __future__ import annotations
 
+import math
+import sys
+
 from absl import app
 from absl import flags
 
+from experiments import cli
 from triehh.theory import privacy
 from triehh.theory import utility
 
 FLAGS = flags.FLAGS
+MAX_POPULATION = 10**12
 flags.DEFINE_float("epsilon", 2.0, "Target epsilon of the Table 1 block.")
-flags.DEFINE_integer("max_length", 10, "L of the theorem (sequence length).")
-flags.DEFINE_list("populations", ["1e4", "1e5", "1e6", "1e7"], "Values of n.")
+flags.DEFINE_integer("max_length", 10, "L of the theorem (sequence length).",
+                     lower_bound=1, upper_bound=1000)
+flags.DEFINE_list("populations", ["1e4", "1e5", "1e6", "1e7"],
+                  "Values of n (whole numbers of users, 1 to 1e12).")
 flags.DEFINE_list("frequencies", ["1e-2", "3e-3", "1e-3", "3e-4", "1e-4"],
-                  "Sequence frequencies for the minimum-population table.")
+                  "Sequence frequencies for the minimum-population table, "
+                  "each in (0, 1].")
 flags.DEFINE_list("epsilons", ["1", "2", "4", "8"],
                   "Epsilons for the minimum-population table.")
-flags.DEFINE_float("probability", 0.9, "Target worst-case discovery rate.")
+flags.DEFINE_float("probability", 0.9,
+                   "Target worst-case discovery rate, in (0, 1).")
+
+
+def _float(text: str) -> float | None:
+  try:
+    return float(text)
+  except ValueError:
+    return None
+
+
+def _all(values, ok) -> bool:
+  numbers = [_float(v) for v in values]
+  return bool(numbers) and all(x is not None and ok(x) for x in numbers)
+
+
+def _is_epsilon(x: float) -> bool:
+  return math.isfinite(x) and x > 0
+
+
+flags.register_validator(
+    "epsilon", _is_epsilon, "--epsilon must be a positive finite number")
+flags.register_validator(
+    "populations",
+    lambda v: _all(v, lambda x: 1 <= x <= MAX_POPULATION and x == int(x)),
+    "--populations must be whole numbers of users from 1 to 1e12, comma "
+    "separated, e.g. --populations=1e4,1e6")
+flags.register_validator(
+    "frequencies", lambda v: _all(v, lambda x: 0 < x <= 1),
+    "--frequencies must be numbers in (0, 1], comma separated, e.g. "
+    "--frequencies=1e-2,1e-3")
+flags.register_validator(
+    "epsilons", lambda v: _all(v, _is_epsilon),
+    "--epsilons must be positive finite numbers, comma separated, e.g. "
+    "--epsilons=1,4")
+flags.register_validator(
+    "probability", lambda p: 0 < p < 1,
+    "--probability must be in the open interval (0, 1)")
 
 
 def main(argv):
-  del argv
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   length = FLAGS.max_length
   print(f"Table 1: epsilon = {FLAGS.epsilon}, L = {length}")
   print(f"{'n':>10} | {'theta':>5} {'gamma':>8} (delta<=1/300n) | "
@@ -51,11 +100,16 @@ def main(argv):
                                            for e in epsilons))
   for text in FLAGS.frequencies:
     f = float(text)
-    row = [utility.min_population(f, e, max_length=length,
+    row = [utility.min_population(f, e, num_levels=length,
                                   probability=FLAGS.probability)
            for e in epsilons]
     print(f"{f:>10.0e} | " + " ".join(f"{n:>14,}" for n in row))
 
 
+def run():
+  """Console-script entry point (``triehh-theory-tables``)."""
+  cli.run(main, sys.modules[__name__])
+
+
 if __name__ == "__main__":
-  app.run(main)
+  run()

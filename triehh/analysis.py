@@ -143,7 +143,9 @@ def normalize(record: Mapping) -> dict:
   out = dict(record)
   if "threshold" in out and "top_t" not in out:
     out["top_t"] = out.pop("threshold")
-  if out.get("has_guarantee") is False or out.get("epsilon") is None:
+  epsilon = _number(out.get("epsilon"))
+  if out.get("has_guarantee") is False or epsilon is None or math.isinf(
+      epsilon):
     out["epsilon"] = math.inf
     out["has_guarantee"] = False
   if not out.get("config_key"):

@@ -1,0 +1,95 @@
+"""Tests of triehh.analysis on hand-made run records."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from triehh import analysis
+from triehh import records
+
+
+def run(seed, recall, precision=1.0, algorithm="triehh", **fields):
+  base = {"algorithm": algorithm, "engine": "fast", "dataset": "d",
+          "setting": "single", "n_users": 1000, "theta": 10,
+          "batch_size": 100, "levels": 11, "max_length": 10, "seed": seed,
+          "epsilon": 1.0, "target_epsilon": 1.0, "discovered": ["a"],
+          "metrics": {"recall@10": recall, "precision": precision,
+                      "num_discovered": 3.0}}
+  if algorithm == "sfp":
+    base.update(engine=None, theta=None, batch_size=None, levels=None,
+                max_length=None, top_t=20)
+  base.update(fields)
+  return base
+
+
+def write(path, rows):
+  path.write_text("".join(
+      (r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+  return str(path)
+
+
+def test_duplicates_share_config_key_and_seed(tmp_path):
+  rows = [run(0, 0.5), run(1, 0.7), run(0, 0.5), run(0, 0.9, n_users=2000)]
+  got, _ = analysis.read_records([write(tmp_path / "r.jsonl", rows)])
+  kept, dropped = analysis.deduplicate(got)
+  assert dropped == 1
+  assert [(r["seed"], r["n_users"]) for r in kept] == [
+      (0, 1000), (1, 1000), (0, 2000)]
+  # A record that carries its config is keyed by it.
+  keyed = dict(run(0, 0.5), config={"x": 1})
+  assert analysis.normalize(keyed)["config_key"] == records.config_key(
+      {"x": 1})
+
+
+def test_earlier_layouts_read_as_the_current_one(tmp_path):
+  old_sfp = run(0, 0.1, algorithm="sfp")
+  old_sfp["threshold"] = old_sfp.pop("top_t")
+  no_guarantee = run(1, 0.2, epsilon="inf", target_epsilon=None)
+  new_no_guarantee = run(2, 0.2, epsilon=None, has_guarantee=False,
+                         target_epsilon=None)
+  got, reports = analysis.read_records(
+      [write(tmp_path / "r.jsonl", [old_sfp, no_guarantee, new_no_guarantee,
+                                    "{torn"])])
+  assert reports[0].records == 3 and reports[0].num_skipped == 1
+  assert got[0]["top_t"] == 20 and "threshold" not in got[0]
+  assert got[1]["epsilon"] == math.inf and got[2]["epsilon"] == math.inf
+  groups = analysis.group_runs(got)
+  # The two runs without guarantee differ only in seed: one configuration.
+  assert sorted(len(g.records) for g in groups) == [1, 2]
+  assert any("T=20" in g.label for g in groups)
+
+
+def test_metric_table_uses_the_student_t_interval_clipped_for_proportions():
+  recalls = [0.9, 1.0, 1.0]
+  precisions = [0.2, 0.4, 0.9]
+  groups = analysis.group_runs(
+      [analysis.normalize(run(s, r, p))
+       for s, (r, p) in enumerate(zip(recalls, precisions))])
+  table = analysis.metric_table(groups, 0.95)
+  for name, values in (("recall", recalls), ("precision", precisions)):
+    row = table[table["metric"] == name].iloc[0]
+    x = np.array(values)
+    low, high = stats.t.interval(0.95, len(x) - 1, loc=x.mean(),
+                                 scale=stats.sem(x))
+    assert row["mean"] == pytest.approx(x.mean())
+    assert row["half_width"] == pytest.approx((high - low) / 2)
+    assert row["ci_low"] == pytest.approx(max(low, 0.0))
+    assert row["ci_high"] == pytest.approx(min(high, 1.0))
+    assert row["clipped"] == (low < 0 or high > 1)
+  assert table[table["metric"] == "recall"]["clipped"].item()
+  # num_discovered is a count: never clipped.
+  row = table[table["metric"] == "num_discovered"].iloc[0]
+  assert not row["clipped"] and row["ci_low"] == row["ci_high"] == 3.0
+  assert list(table["metric"]) == ["recall", "precision", "num_discovered"]
+
+
+def test_results_paths_and_bins(tmp_path):
+  with pytest.raises(FileNotFoundError, match="results file not found"):
+    analysis.results_paths([str(tmp_path / "x.jsonl")], [])
+  edges = analysis.frequency_bins(np.array([1e-4, 0.0, 1e-2]), 2)
+  np.testing.assert_allclose(edges, [1e-4, 1e-3, 1e-2])
+  with pytest.raises(ValueError, match="num_bins"):
+    analysis.frequency_bins(np.array([0.1]), 0)

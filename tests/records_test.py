@@ -1,0 +1,166 @@
+"""Tests of the run record schema and the results.jsonl writer."""
+
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+
+import pytest
+
+from triehh import records
+
+
+def triehh_record(**changes):
+  fields = dict(
+      algorithm="triehh", engine="fast", dataset="default", setting="single",
+      n_users=1000, run=0, seed=3, epsilon=2.5, delta=1e-6,
+      target_epsilon=3.0, target_delta=1e-6, theta=12, gamma=3.5,
+      batch_size=110, max_length=10, levels=11, num_sub_rounds=1,
+      discovered=["the", "of"], counts=[40, 20],
+      metrics={"recall@10": 0.2, "num_discovered": 2.0}, seconds=0.01,
+      config={"algorithm": "triehh", "epsilon": 3.0,
+              "data": {"dataset": "default", "num_users": 1000}})
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
+def sfp_record(**changes):
+  fields = dict(
+      algorithm="sfp", dataset="default", setting="single", n_users=1000,
+      run=1, seed=4, epsilon=4.0, delta=1e-6, target_epsilon=4.0,
+      target_delta=1e-6, epsilon_local=4.5, top_t=20, k=64, m=1024,
+      discovered=["the"], counts=[512.0], metrics={"recall@10": 0.1},
+      seconds=0.5, config={"algorithm": "sfp", "top_t": 20})
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
+def test_json_round_trip_keeps_every_field():
+  for record in (triehh_record(), sfp_record()):
+    line = record.to_json()
+    assert "\n" not in line
+    assert records.RunRecord.from_json(line) == record
+
+
+def test_json_holds_only_the_fields_of_the_algorithm():
+  triehh_keys = set(json.loads(triehh_record().to_json()))
+  sfp_keys = set(json.loads(sfp_record().to_json()))
+  assert {"engine", "theta", "rounds"} <= triehh_keys
+  assert not {"top_t", "epsilon_local", "k"} & triehh_keys
+  assert {"top_t", "epsilon_local", "k"} <= sfp_keys
+  assert not {"engine", "theta"} & sfp_keys
+  assert {"config", "config_key", "has_guarantee", "schema_version",
+          "seed", "metrics"} <= triehh_keys & sfp_keys
+
+
+def test_no_guarantee_is_null_with_a_flag_never_a_string():
+  record = triehh_record(epsilon=math.inf, delta=1.0, target_epsilon=None)
+  raw = json.loads(record.to_json())
+  assert raw["epsilon"] is None and raw["delta"] is None
+  assert raw["has_guarantee"] is False
+  assert "inf" not in record.to_json().lower().replace("info", "")
+  assert records.RunRecord.from_json(record.to_json()).has_guarantee is False
+
+
+def test_config_key_is_the_sha256_of_canonical_json():
+  config = {"b": 1, "a": {"y": None, "x": 2.5}}
+  text = '{"a":{"x":2.5,"y":null},"b":1}'
+  assert records.config_key(config) == (
+      hashlib.sha256(text.encode()).hexdigest()[:16])
+  record = triehh_record(config=config)
+  assert record.config_key == records.config_key(config)
+  # The seed and the run index are not part of the key; the config is.
+  assert triehh_record(seed=9, run=5).config_key == triehh_record().config_key
+  assert triehh_record(config={"epsilon": 1.0}).config_key != (
+      triehh_record().config_key)
+
+
+def test_earlier_records_are_upgraded():
+  old = json.loads(sfp_record().to_json())
+  for key in ("top_t", "config", "config_key", "schema_version",
+              "has_guarantee"):
+    old.pop(key)
+  old["threshold"] = 80
+  record = records.RunRecord.from_dict(old)
+  assert record.top_t == 80 and record.schema_version == 0
+  assert record.has_guarantee
+  assert record.config["top_t"] == 80 and record.config["algorithm"] == "sfp"
+  theta_run = json.loads(triehh_record().to_json())
+  for key in ("config", "config_key", "has_guarantee"):
+    theta_run.pop(key)
+  theta_run.update(epsilon="inf", delta=1.0, target_epsilon=None)
+  upgraded = records.RunRecord.from_dict(theta_run)
+  assert (upgraded.epsilon, upgraded.delta, upgraded.has_guarantee) == (
+      None, None, False)
+  with pytest.raises(ValueError, match="without"):
+    records.RunRecord.from_dict({"algorithm": "triehh"})
+  with pytest.raises(ValueError, match="algorithm"):
+    records.RunRecord.from_dict(dict(theta_run, algorithm="other"))
+
+
+def test_writer_appends_whole_lines(tmp_path):
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  writer.write(triehh_record())
+  writer.write(sfp_record())
+  text = (tmp_path / "out" / "results.jsonl").read_text()
+  assert text.endswith("\n") and text.count("\n") == 2
+  got, bad = records.read(writer.path)
+  assert got == [triehh_record(), sfp_record()] and bad == []
+  assert records.completed(writer.path) == {
+      (triehh_record().config_key, 3), (sfp_record().config_key, 4)}
+  assert records.completed(str(tmp_path / "none.jsonl")) == set()
+  assert records.ResultsWriter(None).path is None
+
+
+def test_an_unfinished_last_line_is_set_aside_not_glued(tmp_path):
+  out = tmp_path / "out"
+  out.mkdir()
+  first = triehh_record().to_json()
+  partial = sfp_record().to_json()[:57]
+  (out / "results.jsonl").write_text(first + "\n" + partial)
+  messages = []
+  writer = records.ResultsWriter(str(out), log=messages.append)
+  writer.write(sfp_record())
+  lines = (out / "results.jsonl").read_text().splitlines()
+  assert lines == [first, sfp_record().to_json()]
+  side = [p for p in os.listdir(out) if p.startswith("results.jsonl.partial-")]
+  assert len(side) == 1
+  assert (out / side[0]).read_text() == partial
+  assert len(messages) == 1 and side[0] in messages[0]
+  # A file holding only a partial line, and repair() on its own.
+  (out / "results.jsonl").write_text('{"algo')
+  assert records.repair(str(out / "results.jsonl"), log=messages.append)
+  assert (out / "results.jsonl").read_text() == ""
+  assert records.repair(str(out / "results.jsonl")) is None
+
+
+def _append_many(path_and_count):
+  output_dir, count, worker = path_and_count
+  writer = records.ResultsWriter(output_dir)
+  for i in range(count):
+    # Lines of several kilobytes, so a torn write would show.
+    writer.write(triehh_record(seed=worker * 1000 + i,
+                               discovered=["w" * 50] * 60))
+
+
+def test_concurrent_writers_never_interleave(tmp_path):
+  workers, count = 4, 40
+  with multiprocessing.get_context("fork").Pool(workers) as pool:
+    pool.map(_append_many, [(str(tmp_path), count, w) for w in range(workers)])
+  got, bad = records.read(str(tmp_path / "results.jsonl"))
+  assert bad == []
+  assert sorted(r.seed for r in got) == sorted(
+      w * 1000 + i for w in range(workers) for i in range(count))
+
+
+def test_unusable_output_dirs_are_refused_before_any_work(tmp_path):
+  a_file = tmp_path / "file"
+  a_file.write_text("x")
+  with pytest.raises(ValueError, match="is a file, not a directory"):
+    records.ResultsWriter(str(a_file))
+  (tmp_path / "d" / "results.jsonl").mkdir(parents=True)
+  with pytest.raises(ValueError, match="not a regular file"):
+    records.ResultsWriter(str(tmp_path / "d"))
+  with pytest.raises(ValueError, match="cannot create"):
+    records.ResultsWriter(str(a_file / "below"))
