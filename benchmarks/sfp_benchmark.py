@@ -14,7 +14,7 @@ repeats (seeds 0..repeats-1). Populations:
   ``../shared/data/sentiment140_sample.csv.gz`` next to the checkout;
   skipped with a message when absent.
 
-  python -m benchmarks.sfp_benchmark --repeats=3 --thresholds=20,80
+  python -m benchmarks.sfp_benchmark --repeats=3 --top_t=20,80
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from triehh import synthetic
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_users", 1_000_000, "Users of the english population.")
 flags.DEFINE_list("epsilons", ["1", "4"], "Central epsilons.")
-flags.DEFINE_list("thresholds", ["20"], "SFP thresholds T.")
+flags.DEFINE_list("top_t", ["20"], "SFP top-T counts: tuples kept per "
+                  "position.")
 flags.DEFINE_integer("repeats", 3, "Timed runs per cell (seeds 0..repeats-1).")
 flags.DEFINE_integer("k_metric", 50, "K of precision@K and recall@K.")
 flags.DEFINE_list("populations", ["english", "sentiment140"],
@@ -74,7 +75,7 @@ def main(argv):
   del argv
   k = FLAGS.k_metric
   epsilons = [float(e) for e in FLAGS.epsilons]
-  thresholds = [int(t) for t in FLAGS.thresholds]
+  top_ts = [int(t) for t in FLAGS.top_t]
   print(f"median wall time of one run over {FLAGS.repeats} seeds (min-max); "
         f"mean precision@{k} / recall@{k}; delta = 1/n^2; population "
         "building excluded")
@@ -91,10 +92,10 @@ def main(argv):
         scores.append(triehh.precision_recall_f1(result.heavy_hitters, truth,
                                                  [k]))
       rows.append(("TrieHH (fast engine)", times, scores, ""))
-      for t in thresholds:
+      for t in top_ts:
         times, scores, parts = [], [], []
         for seed in range(FLAGS.repeats):
-          result = triehh.sfp_discover(pop, epsilon=eps, threshold=t,
+          result = triehh.sfp_discover(pop, epsilon=eps, top_t=t,
                                        seed=seed,
                                        num_threads=FLAGS.num_threads)
           times.append(result.seconds)
@@ -107,7 +108,7 @@ def main(argv):
                 f"{clients:.2f} s + server {server:.2f} s")
         rows.append((f"SFP T={t}", times, scores, note))
         if FLAGS.with_reports:
-          result = triehh.sfp_discover(pop, epsilon=eps, threshold=t, seed=0,
+          result = triehh.sfp_discover(pop, epsilon=eps, top_t=t, seed=0,
                                        simulation="reports",
                                        num_threads=FLAGS.num_threads)
           score = triehh.precision_recall_f1(result.heavy_hitters, truth, [k])
