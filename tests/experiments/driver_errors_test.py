@@ -1,0 +1,160 @@
+"""Bad flags, bad paths and interruptions: one ``error:`` line and exit 1
+before any work, a real --help per console command, 130 on Ctrl-C."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+
+import pytest
+
+from experiments import common
+from experiments import run_sfp
+from experiments import run_triehh
+from experiments import summarize
+from tests.experiments import drivers
+
+FLAGS = common.FLAGS
+
+
+@pytest.fixture(autouse=True)
+def parsed_flags():
+  if not FLAGS.is_parsed():
+    FLAGS.mark_as_parsed()
+
+
+@pytest.fixture
+def no_data(monkeypatch):
+  """Fails the test if a driver starts loading data."""
+  def refuse():
+    raise AssertionError("data was loaded before the flags were checked")
+  monkeypatch.setattr(common, "load_dataset", refuse)
+
+
+def assert_one_error_line(code, err, *needles):
+  assert code == 1, err
+  lines = err.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: "), err
+  for needle in needles:
+    assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.mark.parametrize("flag, needle", [
+    ("--populations=0", "--populations"),
+    ("--frequencies=x", "--frequencies"),
+    ("--probability=2", "--probability"),
+])
+def test_theory_tables_errors_are_one_line(flag, needle):
+  proc = drivers.run_module("experiments.theory_tables", flag, timeout=120)
+  assert "Traceback" not in proc.stderr
+  assert_one_error_line(proc.returncode, proc.stderr, needle)
+
+
+def test_unusable_output_dirs_are_refused_before_any_work(tmp_path, no_data):
+  a_file = tmp_path / "file"
+  a_file.write_text("")
+  (tmp_path / "d" / "results.jsonl").mkdir(parents=True)
+  for module in (run_triehh, run_sfp):
+    code, _, err = drivers.run_in_process(module, f"--output_dir={a_file}")
+    assert_one_error_line(code, err, "is a file, not a directory")
+    code, _, err = drivers.run_in_process(
+        module, f"--output_dir={tmp_path / 'd'}")
+    assert_one_error_line(code, err, "not a regular file")
+
+
+def test_summarize_csv_out_is_checked_before_printing(tmp_path):
+  results = tmp_path / "results.jsonl"
+  results.write_text("{}\n")
+  for csv_out, needle in ((tmp_path, "is a directory"),
+                          (tmp_path / "no" / "s.csv", "does not exist")):
+    code, out, err = drivers.run_in_process(
+        summarize, f"--results={results}", f"--csv_out={csv_out}")
+    assert_one_error_line(code, err, "--csv_out", needle)
+    assert out == ""
+
+
+@pytest.mark.parametrize("flags, needles", [
+    (("--data_path=my.csv",), ("--data_path", "without --dataset")),
+    (("--ks=10,0",), ("--ks",)),
+    (("--ks=ten",), ("--ks",)),
+    (("--engine=tf",), ("--engine",)),
+    (("--engine=tff", "--tff_workers=localhost"), ("--tff_workers",
+                                                   "host:port")),
+    (("--engine=tff", "--tff_workers=h:99999"), ("--tff_workers",)),
+    (("--seed=-1",), ("--seed",)),
+    (("--num_runs=0",), ("--num_runs",)),
+    (("--epsilon=inf",), ("--epsilon", "positive finite")),
+    (("--delta=1",), ("--delta", "(0, 1)")),
+    (("--gamma=2",), ("--gamma", "--theta")),
+    (("--tff_secure_sum",), ("--tff_secure_sum", "--engine=tff")),
+    (("--user_column=u",), ("--user_column", "--dataset=file")),
+    (("--dataset=file",), ("needs --data_path",)),
+    (("--oov_num_users=5",), ("--oov_num_users", "--setting=oov")),
+    (("stray",), ("unexpected arguments",)),
+])
+def test_bad_flags_are_named_before_any_work(flags, needles, no_data):
+  code, _, err = drivers.run_in_process(run_triehh, *flags)
+  assert_one_error_line(code, err, *needles)
+
+
+def test_tiny_population_says_so_in_the_users_terms(tmp_path):
+  path = tmp_path / "one.csv"
+  path.write_text("user,text\nu1,hello world\n")
+  code, _, err = drivers.run_in_process(
+      run_triehh, "--dataset=file", f"--data_path={path}", "--cache_dir=")
+  assert_one_error_line(code, err, "the population has 1 user", "TrieHH")
+  assert "delta" not in err
+
+
+def test_every_console_command_has_a_real_help():
+  with open(os.path.join(drivers.ROOT, "pyproject.toml"), "rb") as f:
+    scripts = tomllib.load(f)["project"]["scripts"]
+  assert set(scripts) == {"triehh-run", "triehh-sfp", "triehh-summarize",
+                          "triehh-theory-tables"}
+  shared = ("--epsilon", "--dataset", "--data_path", "--num_runs",
+            "--output_dir", "--num_users")
+  own = {"triehh-run": ("--engine", "--theta") + shared,
+         "triehh-sfp": ("--top_t", "--cms_k") + shared,
+         "triehh-summarize": ("--results", "--csv_out", "--dataset",
+                              "--data_path", "--num_users"),
+         "triehh-theory-tables": ("--populations", "--frequencies",
+                                  "--probability")}
+  for name, entry in scripts.items():
+    module, function = entry.split(":")
+    # As the installed script runs it: argv[0] is the command's name.
+    code = (f"import sys; sys.argv[0] = {name!r}; "
+            f"from {module} import {function}; {function}()")
+    proc = subprocess.run([sys.executable, "-c", code, "--help"],
+                          cwd=drivers.ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for flag in own[name]:
+      assert f"  {flag}" in proc.stdout or f"[no]{flag[2:]}" in proc.stdout, (
+          name, flag)
+    assert name in proc.stdout  # the docstring's usage line
+
+
+def test_ctrl_c_exits_130_and_keeps_finished_runs(tmp_path):
+  proc = subprocess.Popen(
+      [sys.executable, "-m", "experiments.run_triehh", "--num_users=20000",
+       "--epsilon=8", "--num_runs=100000", "--show=0",
+       f"--output_dir={tmp_path}"], cwd=drivers.ROOT, stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE, text=True, env=dict(os.environ,
+                                                  PYTHONUNBUFFERED="1"))
+  results = tmp_path / "results.jsonl"
+  deadline = time.monotonic() + 120
+  while time.monotonic() < deadline and (
+      not results.exists() or results.read_text().count("\n") < 3):
+    time.sleep(0.1)
+  proc.send_signal(signal.SIGINT)
+  _, err = proc.communicate(timeout=60)
+  assert proc.returncode == 130, err
+  assert "Traceback" not in err and "Task was destroyed" not in err
+  assert err.strip().startswith("interrupted: ")
+  lines = results.read_text().splitlines()
+  assert f"{len(lines)} finished runs kept" in err
+  seeds = [json.loads(line)["seed"] for line in lines]
+  assert seeds == list(range(len(seeds))) and len(seeds) >= 3
