@@ -51,8 +51,8 @@ def _histogram(rows: np.ndarray) -> dict[tuple, int]:
     (4, vote_counts.NUMPY_HYPERGEOMETRIC_LIMIT),  # one numpy draw
     (2, vote_counts.NUMPY_HYPERGEOMETRIC_LIMIT),
     (2, 6),  # n = 8 >= 6: thinning
-    (4, 6),  # and chunks of 3 users
-    (7, 6),  # and the complement: 1 user left out
+    (4, 6),  # thinning, then often the complement
+    (7, 6),  # the complement: 1 user left out
 ])
 def test_counts_follow_the_enumerated_distribution(batch_size, direct_limit):
   rng = np.random.default_rng(0)

@@ -13,22 +13,23 @@ time in the frontier's size only, not in ``n`` or ``m``.
 Large populations. numpy's hypergeometric samplers need fewer than ``10^9``
 items (``sum(colors)`` for the multivariate one, each of ``ngood`` and
 ``nbad`` for the univariate one), so for ``n >= 10^9`` no sequence of numpy
-hypergeometric draws reaches the cell counts. Three exact steps replace it:
+hypergeometric draws reaches the cell counts. Two exact steps replace it:
 
 * Thinning: each user is kept independently with probability ``p`` (cell
   counts ``Binomial(K_c, p)``, exact for any count that fits ``int64``), with
   ``p`` chosen so that the kept total ``t`` is a little above ``m``; a draw
   with ``t < m`` is redrawn. Given ``t``, the kept users are a uniform
-  ``t``-subset, so a uniform ``m``-subset of them (one multivariate
-  hypergeometric draw over the kept counts, ``t < 10^9``) is a uniform
-  ``m``-subset of the population.
-* Chunks: a batch of ``10^9 / 2`` users or more is drawn as consecutive
-  smaller batches, each from the users not drawn yet (drawing without
-  replacement in stages), each by thinning.
-* Complement: a batch above ``n / 2`` is drawn as the ``n - m`` users left
-  out.
+  ``t``-subset, so a uniform ``m``-subset of them is a uniform ``m``-subset
+  of the population.
+* Complement: a uniform ``m``-subset of ``t`` users is what is left after
+  removing a uniform ``(t - m)``-subset, so a batch above ``t / 2`` is drawn
+  as the users left out.
 
-The result is the same distribution, exactly, for any ``n < 2^62``.
+Thinning brings ``t`` below ``10^9`` when ``m`` is well below it (then one
+multivariate hypergeometric draw finishes); for a larger ``m``, ``t - m`` is
+a few standard deviations of ``t``, and the users left out are drawn by
+thinning in turn. The result is the same distribution, exactly, for any
+``n < 2^62``.
 
 Which users. An engine that needs the actual clients (the TFF engine) draws
 the cell counts first and then, from a separate stream, a uniform subset of
@@ -71,8 +72,8 @@ def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
     batch_size: m, users sampled (without replacement), in ``[1, n]``.
     rng: the random generator.
     direct_limit: populations with fewer users take one multivariate
-      hypergeometric draw; larger ones are thinned first, in chunks (see the
-      module docstring). At most numpy's limit, ``10^9``; smaller values
+      hypergeometric draw; larger ones are thinned first (see the module
+      docstring). At most numpy's limit, ``10^9``; smaller values
       force those paths (for tests).
 
   Returns:
@@ -92,11 +93,18 @@ def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
   m = validation.check_int("batch_size", batch_size, 1, total)
   validation.check_int("direct_limit", direct_limit, 2,
                        NUMPY_HYPERGEOMETRIC_LIMIT)
+  return _draw(users, total, m, rng, direct_limit)
+
+
+def _draw(users: np.ndarray, total: int, m: int, rng: np.random.Generator,
+          direct_limit: int) -> np.ndarray:
+  """Thinning and complements down to one numpy draw (module docstring)."""
   if total < direct_limit:
     return _multivariate_hypergeometric(users, total, m, rng)
   if 2 * m > total:  # draw the users left out instead
-    return users - _in_chunks(users, total, total - m, rng, direct_limit)
-  return _in_chunks(users, total, m, rng, direct_limit)
+    return users - _draw(users, total, total - m, rng, direct_limit)
+  kept, kept_total = _thinned(users, total, m, rng)
+  return _draw(kept, kept_total, m, rng, direct_limit)
 
 
 def _multivariate_hypergeometric(users: np.ndarray, total: int, m: int,
@@ -111,35 +119,17 @@ def _multivariate_hypergeometric(users: np.ndarray, total: int, m: int,
   return counts
 
 
-def _in_chunks(users: np.ndarray, total: int, m: int,
-               rng: np.random.Generator, direct_limit: int) -> np.ndarray:
-  """Draws ``m`` users in chunks below ``direct_limit / 2``, one after another."""
-  chunk = direct_limit // 2
-  counts = np.zeros_like(users)
-  left, left_total = users, total
-  while m > 0:
-    size = min(chunk, m)
-    part = left, left_total
-    while part[1] >= direct_limit:
-      part = _thinned(*part, size, rng, direct_limit)
-    drawn = _multivariate_hypergeometric(*part, size, rng)
-    counts += drawn
-    left, left_total = left - drawn, left_total - size
-    m -= size
-  return counts
-
-
-def _thinned(users: np.ndarray, total: int, m: int, rng: np.random.Generator,
-             direct_limit: int) -> tuple[np.ndarray, int]:
+def _thinned(users: np.ndarray, total: int, m: int, rng: np.random.Generator
+             ) -> tuple[np.ndarray, int]:
   """Keeps each user with probability p: ``Binomial`` counts totalling >= m.
 
   Given its total, the kept set is a uniform subset of that size, and a draw
   totalling less than ``m`` is redrawn, which keeps that property. Needs
-  ``m <= direct_limit / 2`` and ``total >= direct_limit``.
+  ``m <= total / 2``.
   """
-  # Aim a few standard deviations above m but below the limit; p < 1.
+  # A few standard deviations above m, and below the total (p < 1).
   target = m + min(_THINNING_MARGIN_SIGMAS * math.sqrt(m) + 10,
-                   (direct_limit - m) / 2)
+                   (total - m) / 2)
   p = target / total
   while True:
     kept = rng.binomial(users, p)
