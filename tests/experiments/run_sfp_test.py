@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
+import triehh
 from tests.experiments import drivers
+from triehh import synthetic
 
 
 def run_driver(*flags):
@@ -11,24 +15,38 @@ def run_driver(*flags):
 
 def test_default_data_writes_one_line_per_run(tmp_path):
   proc = run_driver("--num_users=30000", "--num_runs=2", "--epsilon=4",
-                    "--cms_k=64", "--threshold=30", f"--output_dir={tmp_path}")
+                    "--cms_k=64", "--top_t=30", f"--output_dir={tmp_path}")
   assert proc.returncode == 0, proc.stderr
   assert "local epsilon" in proc.stdout and "K=50" in proc.stdout
   lines = (tmp_path / "results.jsonl").read_text().splitlines()
   assert len(lines) == 2
   first, second = (json.loads(l) for l in lines)
   for key in ("algorithm", "dataset", "setting", "epsilon", "delta",
-              "epsilon_local", "threshold", "n_users", "run", "seed",
+              "epsilon_local", "top_t", "n_users", "run", "seed",
               "discovered", "counts", "metrics", "seconds"):
     assert key in first
   assert first["algorithm"] == "sfp"
   assert (first["run"], second["run"]) == (0, 1)
   assert (first["seed"], second["seed"]) == (0, 1)
-  assert first["n_users"] == 30000 and first["threshold"] == 30
+  assert first["n_users"] == 30000 and first["top_t"] == 30
   assert first["epsilon"] == 4.0 and first["delta"] == 30000**-2
-  assert first["epsilon_local"] >= 4.0
-  assert "recall@50" in first["metrics"]
+  assert first["epsilon_local"] == pytest.approx(
+      triehh.sfp_local_epsilon(4.0, 30000**-2, 30000))
+  truth = synthetic.english_population(30000, seed=0).ground_truth()
+  for record in (first, second):
+    assert record["metrics"] == pytest.approx(triehh.precision_recall_f1(
+        dict(zip(record["discovered"], record["counts"])), truth))
+    assert len(record["reports_per_position"]) == 5
+    assert sum(record["reports_per_position"]) == 30000
   assert "the" in first["discovered"]
+
+
+def test_deprecated_threshold_flag_still_works(tmp_path):
+  proc = run_driver("--num_users=30000", "--cms_k=64", "--threshold=20",
+                    f"--output_dir={tmp_path}")
+  assert proc.returncode == 0, proc.stderr
+  assert "--threshold is deprecated" in proc.stderr
+  assert json.loads((tmp_path / "results.jsonl").read_text())["top_t"] == 20
 
 
 def test_bad_sketch_width_fails_clearly(tmp_path):

@@ -1,8 +1,13 @@
 """End-to-end test of the run_triehh driver."""
 
 import json
+import math
 
+import pytest
+
+import triehh
 from tests.experiments import drivers
+from triehh import synthetic
 
 
 def run_driver(*flags):
@@ -25,8 +30,20 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert (first["run"], second["run"]) == (0, 1)
   assert (first["seed"], second["seed"]) == (0, 1)
   assert first["n_users"] == 30000
-  assert first["epsilon"] <= 4.0
-  assert "recall@50" in first["metrics"]
+  # theta and the batch size are Corollary 1's for the target.
+  cal = triehh.calibrate(30000, 11, 4.0, 30000**-2)
+  assert (first["theta"], first["batch_size"]) == (cal.theta, cal.batch_size)
+  assert first["gamma"] == pytest.approx(cal.batch_size / math.sqrt(30000))
+  assert first["epsilon"] == pytest.approx(cal.epsilon)
+  assert first["has_guarantee"] and first["levels"] == 11
+  assert first["config_key"] == second["config_key"]
+  # The recorded metrics are those of the recorded words against the truth.
+  truth = synthetic.english_population(30000, seed=0).ground_truth()
+  for record in (first, second):
+    assert record["metrics"] == pytest.approx(triehh.precision_recall_f1(
+        dict(zip(record["discovered"], record["counts"])), truth))
+    assert all(truth.get(w, 0) > 0 for w in record["discovered"])
+    assert len(record["votes_per_round"]) == record["rounds"]
   assert "the" in first["discovered"]
 
 
@@ -47,7 +64,7 @@ def test_theta_and_batch_size_given_directly(tmp_path):
   assert "privacy: NONE" in proc.stdout
   record = json.loads((tmp_path / "results.jsonl").read_text())
   assert (record["theta"], record["batch_size"]) == (2, 2000)
-  assert record["epsilon"] == "inf"
+  assert record["epsilon"] is None and record["has_guarantee"] is False
   both = run_driver("--num_users=20000", "--theta=12", "--gamma=2",
                     "--epsilon=3")
   assert both.returncode == 1 and "not both" in both.stderr
