@@ -116,29 +116,33 @@ def main(argv):
       pop = with_user_array(vocab, users_per_word)
       pop.encode()
       fast_engine.prepare(pop)
-    count_times, user_times, count_found, user_found = [], [], [], []
+    count_times, user_times, count_cpu, user_cpu = [], [], [], []
+    count_found, user_found = [], []
     for seed in range(FLAGS.repeats):
-      t0 = time.perf_counter()
+      t0, c0 = time.perf_counter(), time.process_time()
       trie = count_level_run(tables, vocab.alphabet, vocab.num_levels,
                              theta=params.theta, batch_size=params.batch_size,
                              rng=np.random.default_rng(seed))
       count_times.append(time.perf_counter() - t0)
+      count_cpu.append(time.process_time() - c0)
       count_found.append(len(trie.heavy_hitters()))
       if both:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         trie = fast_engine.run(pop, theta=params.theta,
                                batch_size=params.batch_size,
                                rng=np.random.default_rng(seed))
         user_times.append(time.perf_counter() - t0)
+        user_cpu.append(time.process_time() - c0)
         user_found.append(len(trie.heavy_hitters()))
     del pop
     line = (f"n={n:.0e}: m={params.batch_size:,}, theta={params.theta}; "
             f"tables {prepared:.2f} s; count level median "
-            f"{_median_ms(count_times):.2f} ms (heavy hitters median "
-            f"{statistics.median(count_found)})")
+            f"{_median_ms(count_times):.2f} ms (CPU {_median_ms(count_cpu):.2f}"
+            f" ms; heavy hitters median {statistics.median(count_found)})")
     if both:
-      line += (f"; user level median {_median_ms(user_times):.2f} ms (heavy "
-               f"hitters median {statistics.median(user_found)}); speed-up "
+      line += (f"; user level median {_median_ms(user_times):.2f} ms (CPU "
+               f"{_median_ms(user_cpu):.2f} ms; heavy hitters median "
+               f"{statistics.median(user_found)}); speed-up "
                f"{statistics.median(user_times) / statistics.median(count_times):.1f}x")
     print(line, flush=True)
     rows.append((n, statistics.median(count_times),
