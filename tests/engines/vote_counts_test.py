@@ -310,3 +310,10 @@ def test_bad_input_is_named():
   pop = population_lib.Population.from_user_words(["a", "b"])
   with pytest.raises(ValueError, match="one count per word"):
     vote_counts.prefix_users(pop, users_per_word=np.array([1, 2, 3]))
+  cells = vote_counts.round_cells(vote_counts.prefix_users(pop), 1, [0])
+  with pytest.raises(ValueError, match="between 0 and its users"):
+    vote_counts.sample_members(cells, cells.users + 1, rng)
+  with pytest.raises(ValueError, match="depth"):
+    vote_counts.round_cells(vote_counts.prefix_users(pop), 0, [0])
+  with pytest.raises(ValueError, match="no users"):
+    vote_counts.next_frontier(cells, np.array([2]))  # "$" at the root
