@@ -1,7 +1,10 @@
 """A deliberately naive TrieHH (Python sets and dicts) to check the engines.
 
-It follows Algorithms 1-3 of the paper literally, word by word, and draws
-randomness through :mod:`triehh.sampling` in the engines' order, so the same
+It follows Algorithms 1-3 of the paper literally, word by word, and is an
+independent oracle: it samples users and picks each user's word itself, in
+plain Python, making only the generator calls that the contract of
+:mod:`triehh.sampling` documents (one ``choice`` of the round's users, then,
+for several-word users, one ``integers`` of their word ranks), so the same
 seed must give the same trie.
 """
 
@@ -11,7 +14,6 @@ import collections
 
 import numpy as np
 
-from triehh import sampling
 from triehh import trie as trie_lib
 
 
@@ -20,26 +22,59 @@ def sequence(pop, w: int) -> str:
   return pop.alphabet.decode(pop.codes[w])
 
 
+def user_counts(pop) -> list[list[tuple[int, int]]]:
+  """Per user, its (word index, count) pairs in increasing word index."""
+  if pop.is_single_word:
+    return [[(int(w), 1)] for w in pop.user_word]
+  users = []
+  for i in range(pop.num_users):
+    start, stop = int(pop.user_offsets[i]), int(pop.user_offsets[i + 1])
+    users.append(sorted((int(pop.entry_word[e]), int(pop.entry_count[e]))
+                        for e in range(start, stop)))
+  return users
+
+
+def choose_word(counts: list[tuple[int, int]], rank: int) -> int:
+  """The word whose cumulative count first exceeds ``rank``."""
+  seen = 0
+  for word, count in counts:
+    seen += count
+    if rank < seen:
+      return word
+  raise ValueError(f"rank {rank} is not below the user's total {seen}")
+
+
+def round_words(pop, counts, rng, batch_size, scheduled) -> list[int]:
+  """The words the round's users vote with, in sample order."""
+  if scheduled is None:
+    users = [int(u) for u in rng.choice(pop.num_users, size=batch_size,
+                                        replace=False, shuffle=False)]
+  else:
+    users = [int(u) for u in scheduled]
+  if pop.is_single_word:
+    return [counts[u][0][0] for u in users]
+  totals = np.array([sum(c for _, c in counts[u]) for u in users],
+                    dtype=np.int64)
+  ranks = rng.integers(0, totals)
+  return [choose_word(counts[u], int(r)) for u, r in zip(users, ranks)]
+
+
 def run(pop, *, theta, batch_size, rng, max_num_prefixes=None, schedule=None):
   """Returns (levels, heavy_hitters): per depth a dict prefix -> votes."""
   end = pop.alphabet.end_symbol
+  counts = user_counts(pop)
   frontier = {""}
   levels = []
   hitters = {}
   for depth in range(1, pop.num_levels + 1):
     if not frontier:
       break
-    if schedule is not None:
-      if depth > len(schedule):
-        break
-      users = np.asarray(schedule[depth - 1])
-    else:
-      users = sampling.sample_users(rng, pop.num_users, batch_size)
-    words = sampling.words_of(pop, users,
-                              sampling.draw_word_ranks(rng, pop, users))
+    if schedule is not None and depth > len(schedule):
+      break
+    scheduled = None if schedule is None else schedule[depth - 1]
     candidates = collections.Counter()
-    for w in words:
-      seq = sequence(pop, int(w))
+    for w in round_words(pop, counts, rng, batch_size, scheduled):
+      seq = sequence(pop, w)
       if len(seq) >= depth and seq[:depth - 1] in frontier:
         candidates[seq[:depth]] += 1
     kept = {p: v for p, v in candidates.items() if v >= theta}

@@ -1,16 +1,27 @@
 """Who takes part in a round, and which word each participant votes with.
 
 Both engines draw from the same ``numpy.random.Generator`` in the same
-order, so that the same seed selects the same users and words everywhere:
+order, so that the same seed selects the same users and words everywhere.
 
-1. ``sample_users``: ``batch_size`` distinct users, uniformly without
-   replacement (``Generator.choice``).
-2. ``draw_word_ranks``: for several-word populations, one integer
-   ``r_i`` uniform in ``[0, c_i)`` per sampled user, where ``c_i`` is the
-   user's total word count. The user votes with the word whose cumulative
-   count first exceeds ``r_i``: word ``w`` is chosen with probability
-   ``c_i(w) / c_i = f_i(w)``, as in Algorithm 3 of the paper. One-word
-   populations draw nothing here.
+The contract (what an independent implementation must do to get the same
+users and words from the same generator). Per round, in this order:
+
+1. ``sample_users``: unless a fixed schedule gives the round's users, one
+   call ``rng.choice(n, size=batch_size, replace=False, shuffle=False)``:
+   ``batch_size`` distinct users, uniformly without replacement, in the
+   order returned. With a schedule, nothing is drawn.
+2. ``draw_word_ranks``: for several-word populations only, one call
+   ``rng.integers(0, totals)`` where ``totals`` is the ``int64`` array of
+   the sampled users' total word counts ``c_i``, in sample order: one rank
+   ``r_i`` uniform in ``[0, c_i)`` per sampled user. One-word populations
+   draw nothing here.
+3. ``words_of`` (no draw): user ``i`` votes with the first of its words,
+   taken in increasing index in ``population.vocabulary`` (the order of the
+   user's entries), whose cumulative count exceeds ``r_i``. Word ``w`` is
+   thus chosen with probability ``c_i(w) / c_i = f_i(w)``, as in Algorithm 3
+   of the paper.
+
+Nothing else draws from the generator during a run.
 """
 
 from __future__ import annotations

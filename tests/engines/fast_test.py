@@ -1,5 +1,8 @@
 """Tests of the fast engine: the paper's example, properties, Proposition 2."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -108,6 +111,21 @@ def test_same_seed_same_result_and_sub_rounds_change_nothing(args, sub_rounds):
   if args["batch_size"] >= sub_rounds:
     split = _run(args, num_sub_rounds=sub_rounds)
     assert reference.trie_levels(split) == reference.trie_levels(first)
+
+
+def test_population_is_freed_after_a_run():
+  pop = population_lib.Population.from_user_words(["ab", "b", "ab"] * 20)
+  result = triehh.discover(pop, theta=2, batch_size=30, seed=0,
+                           allow_no_guarantee=True)
+  assert result.heavy_hitters  # the run used the cached tables
+  cache = fast_engine._level_tables.cache  # pylint: disable=protected-access
+  assert pop in cache
+  cached = len(cache)
+  ref = weakref.ref(pop)
+  del pop, result
+  gc.collect()
+  assert ref() is None
+  assert len(cache) == cached - 1  # its tables went with it
 
 
 def test_different_seeds_differ():

@@ -1,0 +1,140 @@
+"""Tests of triehh.sampling: its draw contract and its word choice."""
+
+import collections
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from triehh import population as population_lib
+from triehh import sampling
+
+USERS = [{"ab": 3, "b": 1}, {"c": 2}, {"ba": 1, "ab": 1, "c": 5}]
+
+
+@pytest.fixture(name="several")
+def several_fixture():
+  return population_lib.Population.from_user_words(USERS)
+
+
+def word_of(pop, user, rank):
+  word = sampling.words_of(pop, np.array([user]), np.array([rank]))
+  return str(pop.vocabulary[int(word[0])])
+
+
+@pytest.mark.parametrize("user", range(len(USERS)))
+def test_every_rank_enumerated_gives_each_word_its_count(several, user):
+  total = sum(USERS[user].values())
+  chosen = collections.Counter(word_of(several, user, r) for r in range(total))
+  assert chosen == USERS[user]  # probability c_i(w) / c_i = f_i(w)
+
+
+def test_ranks_pick_words_in_vocabulary_order(several):
+  # Vocabulary order is first appearance: ab, b, c, ba. User 2 holds c (5),
+  # ba (1), ab (1): ranks 0 -> ab, 1 -> c .. 5 -> c, 6 -> ba.
+  assert list(several.vocabulary) == ["ab", "b", "c", "ba"]
+  assert [word_of(several, 2, r) for r in range(7)] == (
+      ["ab"] + ["c"] * 5 + ["ba"])
+
+
+def test_words_of_many_users_at_once(several):
+  users = np.array([2, 0, 1, 0])
+  ranks = np.array([6, 3, 1, 0])
+  words = sampling.words_of(several, users, ranks)
+  assert [str(several.vocabulary[w]) for w in words] == ["ba", "b", "c", "ab"]
+
+
+def test_one_word_users_vote_with_their_word():
+  pop = population_lib.Population.from_user_words(["x", "y", "x"])
+  words = sampling.words_of(pop, np.array([2, 1]), None)
+  assert [str(pop.vocabulary[w]) for w in words] == ["x", "y"]
+
+
+def test_drawn_words_follow_local_frequencies(several):
+  # Chi-square of many draws for the same user against f_i(w).
+  rng = np.random.default_rng(11)
+  draws = 60_000
+  users = np.full(draws, 2)
+  words = sampling.words_of(several, users,
+                            sampling.draw_word_ranks(rng, several, users))
+  names = ["ab", "c", "ba"]
+  index = {str(w): i for i, w in enumerate(several.vocabulary)}
+  observed = [int(np.sum(words == index[w])) for w in names]
+  assert sum(observed) == draws
+  expected = [draws * USERS[2][w] / 7 for w in names]
+  assert stats.chisquare(observed, expected).pvalue > 1e-4
+
+
+def test_ranks_are_uniform_below_each_total(several):
+  rng = np.random.default_rng(12)
+  users = np.array([0, 1, 2] * 20_000)
+  ranks = sampling.draw_word_ranks(rng, several, users)
+  for user, total in ((0, 4), (1, 2), (2, 7)):
+    got = ranks[users == user]
+    assert got.min() == 0 and got.max() == total - 1
+    observed = np.bincount(got, minlength=total)
+    assert stats.chisquare(observed).pvalue > 1e-4
+
+
+def test_draws_follow_the_documented_calls(several):
+  # The contract of the module docstring, call for call.
+  rng, mirror = np.random.default_rng(5), np.random.default_rng(5)
+  users = sampling.sample_users(rng, several.num_users, 2)
+  ranks = sampling.draw_word_ranks(rng, several, users)
+  want_users = mirror.choice(3, size=2, replace=False, shuffle=False)
+  np.testing.assert_array_equal(users, want_users)
+  totals = np.array([[4, 2, 7][u] for u in want_users], dtype=np.int64)
+  np.testing.assert_array_equal(ranks, mirror.integers(0, totals))
+  assert rng.bit_generator.state == mirror.bit_generator.state
+
+
+def test_one_word_populations_draw_no_ranks():
+  pop = population_lib.Population.from_user_words(["x", "y", "x"])
+  rng = np.random.default_rng(3)
+  before = rng.bit_generator.state
+  assert sampling.draw_word_ranks(rng, pop, np.array([0, 1])) is None
+  assert rng.bit_generator.state == before
+
+
+def test_sampled_users_are_distinct_and_uniform():
+  rng = np.random.default_rng(4)
+  n, m, rounds = 10, 3, 20_000
+  seen = np.zeros(n, dtype=np.int64)
+  for _ in range(rounds):
+    users = sampling.sample_users(rng, n, m)
+    assert len(set(users.tolist())) == m
+    seen[users] += 1
+  assert stats.chisquare(seen).pvalue > 1e-4  # each user: probability m / n
+
+
+@pytest.mark.parametrize("batch_size", [0, 11])
+def test_bad_batch_size(batch_size):
+  with pytest.raises(ValueError, match=r"must be in \[1, n=10\]"):
+    sampling.sample_users(np.random.default_rng(0), 10, batch_size)
+
+
+def test_schedule_gives_the_rounds_users_then_ends():
+  schedule = [np.array([3, 1]), np.array([0])]
+  rng = np.random.default_rng(0)
+  before = rng.bit_generator.state
+  np.testing.assert_array_equal(
+      sampling.round_users(rng, 5, 2, schedule, 1), [3, 1])
+  np.testing.assert_array_equal(
+      sampling.round_users(rng, 5, 2, schedule, 2), [0])
+  assert sampling.round_users(rng, 5, 2, schedule, 3) is None
+  assert rng.bit_generator.state == before
+
+
+@pytest.mark.parametrize("batch_size,num_sub_rounds,bounds", [
+    (10, 3, [(0, 3), (3, 7), (7, 10)]),
+    (4, 4, [(0, 1), (1, 2), (2, 3), (3, 4)]),
+    (5, 1, [(0, 5)]),
+])
+def test_sub_round_slices(batch_size, num_sub_rounds, bounds):
+  slices = sampling.sub_round_slices(batch_size, num_sub_rounds)
+  assert [(s.start, s.stop) for s in slices] == bounds
+
+
+def test_too_many_sub_rounds():
+  with pytest.raises(ValueError, match="num_sub_rounds must be in"):
+    sampling.sub_round_slices(3, 4)
