@@ -55,6 +55,10 @@ flags.DEFINE_list("full_settings", ["single", "oov"],
 flags.DEFINE_integer("oov_num_users", 6_000_000, "Users of the OOV draws.")
 flags.DEFINE_integer("scale_users", 10_000_000,
                      "Users of the synthetic scale population (0: skip).")
+flags.DEFINE_string("baseline", None,
+                    "A checkout of another revision (e.g. from git archive): "
+                    "every line is measured there too, alternating runs, so "
+                    "before and after share one run's machine load.")
 flags.DEFINE_string("child", None, "Internal: run one measurement.")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -118,20 +122,43 @@ def child(task: dict) -> dict:
           "base_mb": base_rss / 1024, **facts}
 
 
+def run_child(task: dict, root: str) -> dict:
+  """One measurement in a fresh process of the tree at ``root``."""
+  proc = subprocess.run(
+      [sys.executable, "-m", "benchmarks.data_benchmark",
+       f"--child={json.dumps(task)}"],
+      cwd=root, capture_output=True, text=True, check=False)
+  if proc.returncode != 0:
+    raise RuntimeError(f"measurement {task} in {root} failed:\n"
+                       f"{proc.stderr}")
+  return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+_BASELINE_RESULTS: dict[int, list[dict]] = {}  # id(results) -> baseline
+
+
 def measure(task: dict, repeats: int) -> list[dict]:
-  out = []
+  """``repeats`` runs of ``task``; with ``--baseline``, as many there,
+  alternating (kept in ``_BASELINE_RESULTS`` for ``row``)."""
+  out, base = [], []
   for _ in range(repeats):
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.data_benchmark",
-         f"--child={json.dumps(task)}"],
-        cwd=ROOT, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-      raise RuntimeError(f"measurement {task} failed:\n{proc.stderr}")
-    out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    if FLAGS.baseline:
+      base.append(run_child(task, FLAGS.baseline))
+    out.append(run_child(task, ROOT))
+  if base:
+    _BASELINE_RESULTS[id(out)] = base
   return out
 
 
 def row(label: str, results: list[dict]) -> str:
+  """One table line; under it the baseline's, when measured."""
+  line = _row(label, results)
+  if id(results) in _BASELINE_RESULTS:
+    line += "\n" + _row("  baseline", _BASELINE_RESULTS[id(results)])
+  return line
+
+
+def _row(label: str, results: list[dict]) -> str:
   times = [r["seconds"] for r in results]
   peak = max(r["peak_mb"] for r in results)
   base = min(r["base_mb"] for r in results)

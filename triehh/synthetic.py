@@ -22,14 +22,15 @@ counts are one multinomial draw, then the users are shuffled
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import functools
-import gzip
-import math
 import os
+import warnings
 import re
 
 import numpy as np
+import pandas as pd
 
 from triehh import population as population_lib
 
@@ -125,43 +126,48 @@ class FrequencyTable:
 def read_frequency_table(path: str) -> FrequencyTable:
   """Reads ``word<separator>weight`` lines (tab, comma or spaces).
 
-  UTF-8, optionally ``.gz``. A first line whose weight is not a number is a
-  header. Blank lines and lines starting with ``#`` are ignored; lines
-  without a positive finite weight, or whose word holds the end symbol
-  ``$``, are skipped and counted. Repeated words add up.
+  UTF-8, optionally ``.gz``; read with ``pandas.read_csv``. A first line
+  whose weight is not a number is a header. Blank lines and lines starting
+  with ``#`` are ignored; lines without a positive finite weight, or whose
+  word holds the end symbol ``$``, are skipped and counted (the weight is a
+  line's last field). Repeated words add up.
   """
   if not os.path.exists(path):
     raise FileNotFoundError(f"frequency table not found: {path}")
-  opener = gzip.open if path.lower().endswith(".gz") else open
-  totals: dict[str, float] = {}
-  skipped = 0
-  first = True
-  try:
-    with opener(path, "rt", encoding="utf-8") as f:
-      for line in f:
-        line = line.strip()
-        if not line or line.startswith("#"):
-          continue
-        fields = [x for x in re.split(r"[\t,\s]+", line) if x]
-        try:
-          weight = float(fields[-1]) if len(fields) >= 2 else math.nan
-        except ValueError:
-          if first:  # a header line
-            first = False
-            continue
-          weight = math.nan
-        first = False
-        if not (math.isfinite(weight) and weight > 0) or "$" in fields[0]:
-          skipped += 1
-          continue
-        totals[fields[0]] = totals.get(fields[0], 0.0) + weight
-  except (OSError, UnicodeDecodeError, EOFError) as err:
-    raise ValueError(f"cannot read frequency table {path}: {err}") from err
-  if not totals:
+  table = _frequency_lines(path)
+  table = table[~table["word"].str.startswith("#")]
+  weight = pd.to_numeric(table["weight"], errors="coerce")
+  if len(table) and table["weight"].iloc[0] != "" and np.isnan(
+      weight.iloc[0]):
+    table, weight = table.iloc[1:], weight.iloc[1:]  # a header line
+  good = (np.isfinite(weight) & (weight > 0)
+          & ~table["word"].str.contains("$", regex=False))
+  skipped = int((~good).sum())
+  if not good.any():
     raise ValueError(f"frequency table {path} holds no usable line "
                      f"({skipped} skipped)")
-  return FrequencyTable(np.array(list(totals), dtype=object),
-                        np.array(list(totals.values())), skipped)
+  totals = weight[good].groupby(table["word"][good], sort=False).sum()
+  return FrequencyTable(np.array(totals.index, dtype=object),
+                        totals.to_numpy(dtype=np.float64), skipped)
+
+
+def _frequency_lines(path: str) -> pd.DataFrame:
+  """A table's lines as (word, last field) strings; ``""`` when missing."""
+  try:
+    with warnings.catch_warnings():  # short lines are expected
+      warnings.simplefilter("ignore", pd.errors.ParserWarning)
+      return pd.read_csv(
+          path, sep=r"[\t,\s]+", engine="python", header=None,
+          names=["word", "weight"], index_col=False,
+          on_bad_lines=lambda fields: [fields[0], fields[-1]],
+          quoting=csv.QUOTE_NONE, dtype=str, keep_default_na=False,
+          encoding="utf-8", compression="infer")
+  except pd.errors.EmptyDataError as err:
+    raise ValueError(f"frequency table {path} holds no usable line "
+                     "(0 skipped)") from err
+  except (OSError, UnicodeDecodeError, EOFError,
+          pd.errors.ParserError) as err:
+    raise ValueError(f"cannot read frequency table {path}: {err}") from err
 
 
 def population_from_weights(words, weights: np.ndarray, num_users: int, *,

@@ -4,8 +4,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from tests.data import helpers
 from triehh.data import readers
 from triehh.data import report as report_lib
+from triehh.data import settings
 from triehh.data import tokenize
 
 # Characters the random texts are made of: ASCII of every class, every
@@ -119,7 +121,34 @@ def test_bad_options():
 
 
 def test_default_characters():
-  chars = tokenize.DEFAULT_CHARACTERS
-  assert len(chars) == 67
-  assert "$" not in chars and "A" not in chars and " " not in chars
-  assert set("abz09'@#.:-()") <= set(chars)
+  # Printable ASCII (95 characters from space to "~") without space, the 26
+  # upper-case letters and "$": 67 characters.
+  assert tokenize.DEFAULT_CHARACTERS == (
+      "!\"#%&'()*+,-./0123456789:;<=>?@[\\]^_`abcdefghijklmnopqrstuvwxyz"
+      "{|}~")
+
+
+def test_hand_computed_words():
+  data = user_texts(["Hello, World!! i'm   @Bob\x1cand CAF\xc9 x",
+                     "...the end... \x00odd tab\there"])
+  tokens = tokenize.tokenize(data, strip=".")
+  assert tokens_as_lists(tokens, 2) == [
+      ["hello,", "world!!", "i'm", "@bob", "and"],
+      ["the", "end", "tab", "here"]]
+
+
+@pytest.mark.skipif(helpers.sentiment140_sample_path() is None,
+                    reason="the Sentiment140 sample is absent (set "
+                    "TRIEHH_SENTIMENT140 or place it at ../shared/data/"
+                    "sentiment140_sample.csv.gz beside the repository)")
+@pytest.mark.parametrize("setting", ["single", "oov"])
+def test_sample_matches_the_reference(setting):
+  texts = readers.read(helpers.sentiment140_sample_path(), "sentiment140")
+  characters = settings.characters_for(setting)
+  strip = settings.strip_for(setting)
+  tokens = tokenize.tokenize(texts, characters=characters, strip=strip)
+  values = texts.texts.to_pylist()
+  expected = [tokenize.reference_words(v.decode("utf-8"),
+                                       characters=characters, strip=strip)
+              for v in values]
+  assert tokens_as_lists(tokens, len(values)) == expected
