@@ -63,14 +63,20 @@ def test_population_from_weights_maps_users_to_their_words():
   weights = np.array([1.0, 2.0, 1.0, 4.0, 0.0])
   pop = synthetic.population_from_weights(words, weights, 80_000, seed=4,
                                           max_length=5)
-  drawn = synthetic.draw_user_words(weights, 80_000, seed=4)
-  lowered = np.array([w.lower() for w in words], dtype=object)
-  assert list(pop.vocabulary[pop.user_word]) == list(lowered[drawn])
+  # "The" and "the" are one word; "unused" has weight 0.
   assert set(pop.vocabulary) == {"the", "cat", "sat"}
   truth = pop.ground_truth()
   assert sum(truth.values()) == 80_000
-  assert truth["the"] / 80_000 == pytest.approx(0.25, abs=0.01)
+  for word, share in (("the", 2 / 8), ("cat", 2 / 8), ("sat", 4 / 8)):
+    assert truth[word] / 80_000 == pytest.approx(share, abs=0.01)
   assert pop.user_word.dtype == np.int32
+
+
+def test_population_from_weights_gives_every_user_the_only_word():
+  words = np.array(["apple", "pear", "fig"], dtype=object)
+  pop = synthetic.population_from_weights(words, np.array([0.0, 5.0, 0.0]),
+                                          1000, seed=0)
+  assert list(pop.vocabulary[pop.user_word]) == ["pear"] * 1000
 
 
 def test_scale_population_zipf_over_a_table(tmp_path):
@@ -98,8 +104,20 @@ def test_scale_population_english_default():
 
 def test_english_population_is_unchanged():
   pop = synthetic.english_population(20_000, seed=5, vocabulary_size=3000)
-  words, freqs = synthetic.english_words(3000)
-  rng = np.random.default_rng(5)
-  expected = rng.choice(len(words), size=20_000,
-                        p=synthetic.word_probabilities(freqs, "wordfreq"))
-  assert list(pop.vocabulary[pop.user_word]) == [words[i] for i in expected]
+  # The first users of this seed, pinned when the draw was written.
+  assert list(pop.vocabulary[pop.user_word[:8]]) == [
+      "event", "boy", "would", "it", "the", "by", "we", "the"]
+  assert pop.ground_truth()["the"] == 1376
+
+
+def test_english_population_follows_wordfreq():
+  import wordfreq  # pylint: disable=g-import-not-at-top
+  pop = synthetic.english_population(50_000, seed=1, vocabulary_size=2000)
+  assert all(synthetic._WORD.match(w) for w in pop.vocabulary)
+  assert pop.num_words <= 2000
+  words = wordfreq.top_n_list("en", 4000)
+  kept = [w for w in words if synthetic._WORD.match(w) and w.strip("'")]
+  total = sum(wordfreq.word_frequency(w, "en") for w in kept[:2000])
+  expected = wordfreq.word_frequency("the", "en") / total
+  assert pop.ground_truth()["the"] / 50_000 == pytest.approx(expected,
+                                                             abs=0.005)
