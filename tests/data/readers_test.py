@@ -1,6 +1,8 @@
 """Tests of triehh.data.readers: formats, malformed rows, clear failures."""
 
 import json
+import re
+import warnings
 import zipfile
 
 import numpy as np
@@ -29,8 +31,9 @@ def rows_of(texts: readers.UserTexts) -> list[tuple[bytes, bytes]]:
           for u, t, ok in zip(users, values, valid) if ok]
 
 
-def expected_rows(rows=S140_ROWS, encoding="latin-1"):
-  return [(u.encode(encoding), t.encode(encoding)) for u, t in rows]
+def expected_rows(rows=S140_ROWS):
+  """The rows as UTF-8 bytes (readers transcode latin-1 files)."""
+  return [(u.encode("utf-8"), t.encode("utf-8")) for u, t in rows]
 
 
 @pytest.mark.parametrize("name", ["training.csv", "training.csv.gz",
@@ -38,7 +41,7 @@ def expected_rows(rows=S140_ROWS, encoding="latin-1"):
 def test_sentiment140_plain_gzip_and_zip_read_the_same(tmp_path, name):
   path = helpers.write(str(tmp_path / name), s140_bytes())
   texts = readers.read(path, "sentiment140")
-  assert texts.encoding == "latin-1"
+  assert texts.encoding == "utf-8"
   assert rows_of(texts) == expected_rows()
   assert texts.report.rows_read == 4 and texts.report.rows_skipped == 0
 
@@ -83,11 +86,12 @@ def test_malformed_sentiment140_rows_are_skipped_and_counted(tmp_path):
   assert rows_of(texts)[:4] == expected_rows()
 
 
-def test_latin1_bytes_are_kept_as_read(tmp_path):
+def test_latin1_bytes_are_transcoded_to_utf8(tmp_path):
   path = helpers.write(str(tmp_path / "l.csv"),
                        helpers.sentiment140_line("u", "na\xefve \xa3"))
   texts = readers.read(path, "sentiment140")
-  assert texts.texts.to_pylist() == [b"na\xefve \xa3"]
+  # i-diaeresis is C3 AF in UTF-8, the pound sign C2 A3.
+  assert texts.texts.to_pylist() == [b"na\xc3\xafve \xc2\xa3"]
 
 
 def test_generic_csv_with_named_columns_and_invalid_utf8(tmp_path):
@@ -110,8 +114,8 @@ def test_generic_csv_latin1_encoding_flag(tmp_path):
   path = helpers.write(str(tmp_path / "d.csv"),
                        "user,text\nu1,caf\xe9\n".encode("latin-1"))
   texts = readers.read(path, encoding="latin1")
-  assert texts.encoding == "latin-1" and texts.valid is None
-  assert rows_of(texts) == [(b"u1", b"caf\xe9")]
+  assert texts.encoding == "utf-8" and texts.valid is None
+  assert rows_of(texts) == [(b"u1", b"caf\xc3\xa9")]
 
 
 def test_missing_column_names_the_header(tmp_path):
@@ -143,7 +147,8 @@ def test_jsonl_skips_and_counts_each_malformed_line(tmp_path):
       json.dumps({"user": "u5", "text": None}).encode(),
   ]
   path = helpers.write(str(tmp_path / "d.jsonl"), b"\n".join(lines) + b"\n")
-  texts = readers.read(path)
+  with pytest.warns(UserWarning, match=r"5 of 9 rows \(55\.6%\).*malformed"):
+    texts = readers.read(path)
   assert rows_of(texts) == [(b"u1", b"first text"), (b"7", b"numeric user"),
                             (b"u5", b"")]
   report = texts.report
@@ -216,3 +221,131 @@ def test_detect_format():
   assert readers.detect_format("a.ndjson") == "jsonl"
   assert readers.detect_format("a.pq") == "parquet"
   assert readers.detect_format("a.jsonl.zip") == "jsonl"
+
+
+# ---- hostile input (regressions) --------------------------------------------
+
+
+def test_short_junk_row_with_a_non_utf8_byte_is_skipped(tmp_path):
+  path = helpers.write(str(tmp_path / "f.csv"),
+                       b"user,text\nu1,hello world\nbad\xffline\n"
+                       b"u2,more words\n")
+  texts = readers.read(path)
+  assert rows_of(texts) == [(b"u1", b"hello world"), (b"u2", b"more words")]
+  assert texts.report.rows_read == 3
+  assert texts.report.skipped == {report_lib.SKIP_COLUMN_COUNT: 1}
+
+
+def test_junk_row_with_a_non_utf8_byte_keeps_other_rows_bytes(tmp_path):
+  path = helpers.write(str(tmp_path / "f.tsv"),
+                       "user\ttext\nu1\tcaf\xe9 ok\n".encode("utf-8")
+                       + b"junk\xff\nu2\tbad \xfe byte\n")
+  texts = readers.read(path)
+  assert rows_of(texts) == [(b"u1", "caf\xe9 ok".encode("utf-8"))]
+  assert texts.report.skipped == {report_lib.SKIP_COLUMN_COUNT: 1,
+                                  report_lib.SKIP_UNDECODABLE: 1}
+
+
+def test_sentiment140_garbage_row_with_a_high_byte_is_skipped(tmp_path):
+  data = (helpers.sentiment140_line("u1", "hello world") + b"garbage\xff,x\n"
+          + helpers.sentiment140_line("u2", "more words"))
+  texts = readers.read(helpers.write(str(tmp_path / "s.csv"), data),
+                       "sentiment140")
+  assert rows_of(texts) == [(b"u1", b"hello world"), (b"u2", b"more words")]
+  assert texts.report.skipped == {report_lib.SKIP_COLUMN_COUNT: 1}
+
+
+def test_parquet_given_as_sentiment140_fails_in_one_line(tmp_path):
+  path = str(tmp_path / "t.parquet")
+  pq.write_table(pa.table({"user": ["a"], "text": ["hi there"]}), path)
+  with pytest.raises(report_lib.DataError,
+                     match=r"t\.parquet is a Parquet file") as err:
+    readers.read(path, "sentiment140")
+  assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("user_type,values,shown", [
+    (pa.list_(pa.string()), [["a"], ["b"]], "list<element: string>"),
+    (pa.struct([("id", pa.int64())]), [{"id": 1}, {"id": 2}],
+     "struct<id: int64>")])
+def test_parquet_nested_user_column_names_column_and_type(tmp_path, user_type,
+                                                          values, shown):
+  path = str(tmp_path / "n.parquet")
+  pq.write_table(pa.table({"user": pa.array(values, user_type),
+                           "text": ["one", "two"]}), path)
+  with pytest.raises(report_lib.DataError,
+                     match=rf"column 'user' of .*n\.parquet holds "
+                     rf"{re.escape(shown)}, not one value") as err:
+    readers.read(path)
+  assert "\n" not in str(err.value)
+
+
+def test_parquet_dictionary_user_column_is_read_by_value(tmp_path):
+  path = str(tmp_path / "d.parquet")
+  users = pa.array(["a", "b", "a"]).dictionary_encode()
+  pq.write_table(pa.table({"user": users, "text": ["x y", "z", "w"]}), path)
+  texts = readers.read(path)
+  assert texts.users.to_pylist() == ["a", "b", "a"]
+
+
+def test_header_only_sentiment140_file_has_no_data_row(tmp_path):
+  header = b'"polarity","id","date","query","user","text"\n'
+  with pytest.raises(report_lib.DataError, match="holds no data row"):
+    readers.read(helpers.write(str(tmp_path / "h.csv"), header),
+                 "sentiment140")
+  both = header + helpers.sentiment140_line("u1", "hello")
+  texts = readers.read(helpers.write(str(tmp_path / "h2.csv"), both),
+                       "sentiment140")
+  assert rows_of(texts) == [(b"u1", b"hello")]
+  assert texts.report.rows_read == 1
+
+
+def test_jsonl_given_as_sentiment140_is_refused_with_a_hint(tmp_path):
+  lines = [json.dumps({"user": f"u{i}", "text": "a, b"}) for i in range(500)]
+  path = helpers.write(str(tmp_path / "d.jsonl"),
+                       ("\n".join(lines) + "\n").encode())
+  with pytest.raises(report_lib.DataError,
+                     match=r"500 of 500 rows \(100\.0%\).*looks like JSON "
+                     r"Lines.*more than 90%"):
+    readers.read(path, "sentiment140")
+
+
+@pytest.mark.parametrize("bad,good,outcome", [
+    (6, 4, "warn"), (95, 5, "refuse"), (4, 6, "quiet")])
+def test_mostly_malformed_files_warn_or_are_refused(tmp_path, bad, good,
+                                                     outcome):
+  data = b"user,text\n" + b"".join(b"u%d,word here\n" % i
+                                   for i in range(good)) + b"x\n" * bad
+  path = helpers.write(str(tmp_path / "m.csv"), data)
+  if outcome == "refuse":
+    with pytest.raises(report_lib.DataError, match="95 of 100 rows"):
+      readers.read(path)
+    texts = readers.read(path, max_malformed_share=1.0)  # the override
+    assert texts.report.rows_used == 5
+  elif outcome == "warn":
+    with pytest.warns(UserWarning, match=r"6 of 10 rows \(60\.0%\)"):
+      readers.read(path)
+  else:
+    with warnings.catch_warnings():
+      warnings.simplefilter("error")
+      readers.read(path)
+
+
+def test_jsonl_byte_order_mark_keeps_the_first_record(tmp_path):
+  data = b"\xef\xbb\xbf" + b'{"user": "u1", "text": "first"}\n' + (
+      b'{"user": "u2", "text": "second"}\n')
+  texts = readers.read(helpers.write(str(tmp_path / "b.jsonl"), data))
+  assert rows_of(texts) == [(b"u1", b"first"), (b"u2", b"second")]
+  assert texts.report.rows_skipped == 0
+
+
+def test_unbalanced_quote_counts_the_rows_it_swallowed(tmp_path):
+  data = (b'user,text\nu1,fine words\nu2,"open quote\nu3,swallowed\n'
+          b'u4,also swallowed"\nu5,after\n')
+  texts = readers.read(helpers.write(str(tmp_path / "q.csv"), data))
+  assert rows_of(texts) == [(b"u1", b"fine words"), (b"u5", b"after")]
+  report = texts.report
+  # Five data lines: two used, the quoted row and the two it hid skipped.
+  assert report.rows_read == 5
+  assert report.skipped == {report_lib.SKIP_UNBALANCED_QUOTE: 3}
+  assert report.rows_used == 2

@@ -5,8 +5,22 @@ absolute path, size and modification time (so an edited or replaced file
 misses), every option, and ``FORMAT_VERSION`` (bumped whenever the data
 rules change). An entry is one uncompressed ``.npz`` file holding the
 population's arrays and a JSON metadata string; it is written to a temporary
-name and renamed, so a reader never sees half an entry. An unreadable entry
-counts as a miss.
+name and renamed, so a reader never sees half an entry.
+
+Faults never stop a run:
+
+* an unreadable entry (truncated, empty, bit-flipped: a bad zip, a CRC
+  error, bad metadata) is a miss: a warning names it, and the rebuilt
+  population replaces it;
+* a cache directory that cannot be written (read-only, full) gives a
+  warning and the run goes on without caching.
+
+A cache directory that is a file, or an entry path that is a directory,
+raises :class:`~triehh.data.report.DataError` before any work.
+
+Sharing: an entry is readable by whoever may read the directory: it gets
+the directory's group and other read bits (``chmod g+rx`` on the directory,
+optionally ``g+s`` so entries keep its group, lets a team share one cache).
 
 The default directory is ``$XDG_CACHE_HOME/triehh`` or ``~/.cache/triehh``.
 """
@@ -16,15 +30,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
+import warnings
+import zipfile
+import zlib
 from collections.abc import Mapping
 
 import numpy as np
 
 from triehh import alphabet as alphabet_lib
 from triehh import population as population_lib
+from triehh.data import report as report_lib
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# What reading a damaged entry can raise.
+_DAMAGED = (OSError, ValueError, KeyError, IndexError, TypeError, EOFError,
+            UnicodeDecodeError, zipfile.BadZipFile, zlib.error)
 _ARRAYS = ("codes", "word_lengths", "user_word", "user_offsets", "entry_word",
            "entry_count")
 
@@ -54,6 +76,43 @@ def entry_path(cache_dir: str, key: str) -> str:
   return os.path.join(cache_dir, f"population-{key}.npz")
 
 
+def check_dir(cache_dir: str) -> None:
+  """Raises ``DataError`` when ``cache_dir`` exists but is not a directory."""
+  if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+    raise report_lib.DataError(
+        f"the cache directory {cache_dir} is a file: pass a directory, or "
+        "an empty value for no cache")
+
+
+def check_entry(cache_dir: str, key: str) -> None:
+  """Raises ``DataError`` when the entry's path is taken by a directory."""
+  path = entry_path(cache_dir, key)
+  if os.path.isdir(path):
+    raise report_lib.DataError(
+        f"the cache entry {path} is a directory: remove it, or use another "
+        "cache directory")
+
+
+def try_save(cache_dir: str, key: str,
+             population: population_lib.Population,
+             metadata: Mapping) -> str | None:
+  """``save``, or a warning and None when the directory cannot be written."""
+  try:
+    return save(cache_dir, key, population, metadata)
+  except OSError as err:
+    warnings.warn(f"cannot write to the cache directory {cache_dir} "
+                  f"({err.strerror or err}): going on without caching",
+                  UserWarning, stacklevel=2)
+    return None
+
+
+def _shared_mode(cache_dir: str) -> int:
+  """Owner read/write, plus the read bits the directory grants."""
+  mode = os.stat(cache_dir).st_mode
+  return (stat.S_IRUSR | stat.S_IWUSR
+          | (mode & (stat.S_IRGRP | stat.S_IROTH)))
+
+
 def save(cache_dir: str, key: str, population: population_lib.Population,
          metadata: Mapping) -> str:
   """Stores ``population`` and ``metadata`` under ``key``; returns the path."""
@@ -81,6 +140,7 @@ def save(cache_dir: str, key: str, population: population_lib.Population,
   try:
     with os.fdopen(fd, "wb") as f:
       np.savez(f, **arrays)
+    os.chmod(tmp, _shared_mode(cache_dir))
     os.replace(tmp, path)
   except BaseException:
     if os.path.exists(tmp):
@@ -91,9 +151,12 @@ def save(cache_dir: str, key: str, population: population_lib.Population,
 
 def load(cache_dir: str, key: str
          ) -> tuple[population_lib.Population, dict] | None:
-  """The population and metadata stored under ``key``, or None (a miss)."""
+  """The population and metadata stored under ``key``, or None (a miss).
+
+  A damaged entry is a miss, with a warning (module docstring).
+  """
   path = entry_path(cache_dir, key)
-  if not os.path.exists(path):
+  if not os.path.isfile(path):
     return None
   try:
     with np.load(path, allow_pickle=False) as f:
@@ -110,6 +173,8 @@ def load(cache_dir: str, key: str
                                        meta["end_symbol"]),
         max_length=int(meta["max_length"]), vocabulary=vocabulary,
         num_dropped_users=int(meta["num_dropped_users"]), **arrays)
-  except (OSError, ValueError, KeyError, UnicodeDecodeError):
+  except _DAMAGED as err:
+    warnings.warn(f"the cache entry {path} is damaged ({type(err).__name__}: "
+                  f"{err}); it is rebuilt", UserWarning, stacklevel=2)
     return None
   return pop, meta["metadata"]

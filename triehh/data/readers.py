@@ -1,11 +1,16 @@
 """Readers of user-keyed text: Sentiment140 and generic CSV/TSV/JSONL/Parquet.
 
 Every reader returns :class:`UserTexts`: one user value and one text per
-row, the texts as raw bytes in a known encoding (``utf-8`` or ``latin-1``).
-Malformed rows are skipped and counted in a
-:class:`~triehh.data.report.LoadReport`:
+row, the texts as UTF-8 bytes (a latin-1 file is transcoded while it is
+parsed, by Arrow's ``ReadOptions(encoding=...)``). Malformed rows are
+skipped and counted in a :class:`~triehh.data.report.LoadReport`:
 
-* a row with the wrong number of columns (CSV/TSV, Sentiment140),
+* a row with the wrong number of columns (CSV/TSV, Sentiment140), also when
+  it holds bytes that are not UTF-8 (Arrow cannot hand such a row to the
+  row handler, so the file is parsed again as latin-1, in which every byte
+  is a character, and the bytes of the rows are restored),
+* a quoted field running past the end of its line (an unbalanced quote):
+  the row and every line it swallowed (each record is one line),
 * a text (or user) that is not valid in the file's encoding (UTF-8 only:
   every byte sequence is valid latin-1),
 * an empty or missing text, or an empty or missing user,
@@ -13,8 +18,11 @@ Malformed rows are skipped and counted in a
   whose text is not a string.
 
 A missing file raises ``FileNotFoundError``; a file that cannot be read at
-all (corrupt archive, unknown format, absent column) raises
-:class:`~triehh.data.report.DataError`; both name the file.
+all (corrupt archive, unknown format, absent column, a user column of a
+nested type, no data row, a Parquet file read as text) raises
+:class:`~triehh.data.report.DataError`; both name the file. A file whose
+rows are mostly malformed warns, and above a share (90 % by default) is
+refused (``report.check_malformed``).
 
 Formats:
 
@@ -25,7 +33,7 @@ Formats:
   read).
 * ``csv`` / ``tsv``: a header row naming the columns. CSV fields may be
   quoted (``"``, doubled inside); TSV fields are never quoted.
-* ``jsonl``: one JSON object per line.
+* ``jsonl``: one JSON object per line (a UTF-8 byte order mark is ignored).
 * ``parquet``: any Parquet file with the two columns.
 
 Text files (all but Parquet) may be compressed as ``.gz`` or ``.bz2``, or be
@@ -34,11 +42,16 @@ the only member (or the ``training.*`` member) of a ``.zip``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import io
 import json
 import os
+import re
+import sys
 import zipfile
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,6 +75,8 @@ _EXTENSIONS = {
     ".pq": "parquet",
 }
 _COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
+_UTF8_BOM = b"\xef\xbb\xbf"
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _BLOCK_SIZE = 16 << 20  # CSV parse block: large blocks keep numpy work fast.
 
 
@@ -128,7 +143,9 @@ def detect_format(path: str) -> str:
 
 def read(path: str, file_format: str = "auto", *,
          user_column: str = "user", text_column: str = "text",
-         encoding: str | None = None) -> UserTexts:
+         encoding: str | None = None,
+         max_malformed_share: float = report_lib.MAX_MALFORMED_SHARE
+         ) -> UserTexts:
   """Reads ``path`` as user-keyed text (see the module docstring).
 
   Args:
@@ -140,6 +157,8 @@ def read(path: str, file_format: str = "auto", *,
       ``sentiment140``).
     encoding: ``"utf-8"`` or ``"latin-1"``; default latin-1 for
       ``sentiment140`` and UTF-8 otherwise.
+    max_malformed_share: refuse the file when more than this share of its
+      rows is malformed (``report.check_malformed``).
   """
   if not os.path.exists(path):
     raise FileNotFoundError(f"data file not found: {path}")
@@ -155,27 +174,65 @@ def read(path: str, file_format: str = "auto", *,
     encoding = SENTIMENT140_ENCODING if fmt == "sentiment140" else "utf-8"
   report = report_lib.LoadReport(source=path)
   try:
-    if fmt == "sentiment140":
-      return _read_csv(path, report, encoding=encoding, delimiter=",",
-                       quoted=True, column_names=SENTIMENT140_COLUMNS,
-                       user_column=SENTIMENT140_USER,
-                       text_column=SENTIMENT140_TEXT)
-    if fmt in ("csv", "tsv"):
-      return _read_csv(path, report, encoding=encoding,
-                       delimiter="," if fmt == "csv" else "\t",
-                       quoted=fmt == "csv", column_names=None,
-                       user_column=user_column, text_column=text_column)
-    if fmt == "jsonl":
-      return _read_jsonl(path, report, encoding, user_column, text_column)
-    return _read_parquet(path, report, user_column, text_column)
+    texts = _read_format(path, fmt, report, encoding, user_column,
+                         text_column)
   except (report_lib.DataError, FileNotFoundError, ImportError):
     raise
-  except (OSError, zipfile.BadZipFile, EOFError) as err:
+  except (OSError, zipfile.BadZipFile, EOFError, zlib.error) as err:
     raise report_lib.DataError(f"cannot read {path}: {err}") from err
   except Exception as err:  # pyarrow raises ArrowInvalid and friends.
     if type(err).__module__.startswith("pyarrow"):
       raise report_lib.DataError(f"cannot read {path}: {err}") from err
     raise
+  if not report.rows_read:
+    raise report_lib.DataError(f"{path} holds no data row")
+  report_lib.check_malformed(report, max_malformed_share,
+                             _looks_like(path, fmt))
+  return texts
+
+
+def _read_format(path: str, fmt: str, report: report_lib.LoadReport,
+                 encoding: str, user_column: str,
+                 text_column: str) -> UserTexts:
+  """Dispatches to the reader of ``fmt``."""
+  if fmt != "parquet" and _is_parquet(path):
+    raise report_lib.DataError(
+        f"{path} is a Parquet file, not {fmt}: read it as parquet "
+        "(--dataset=file)")
+  if fmt == "sentiment140":
+    return _read_csv(path, report, encoding=encoding, delimiter=",",
+                     quoted=True, column_names=SENTIMENT140_COLUMNS,
+                     user_column=SENTIMENT140_USER,
+                     text_column=SENTIMENT140_TEXT)
+  if fmt in ("csv", "tsv"):
+    return _read_csv(path, report, encoding=encoding,
+                     delimiter="," if fmt == "csv" else "\t",
+                     quoted=fmt == "csv", column_names=None,
+                     user_column=user_column, text_column=text_column)
+  if fmt == "jsonl":
+    return _read_jsonl(path, report, encoding, user_column, text_column)
+  return _read_parquet(path, report, user_column, text_column)
+
+
+def _is_parquet(path: str) -> bool:
+  """Whether the file starts with Parquet's magic bytes."""
+  with open(path, "rb") as f:
+    return f.read(4) == b"PAR1"
+
+
+def _looks_like(path: str, fmt: str) -> str:
+  """A hint on a mostly malformed file's real format, or ``""``."""
+  try:
+    with _open_bytes(path) as f:
+      start = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+  except (OSError, zipfile.BadZipFile, EOFError, zlib.error,
+          report_lib.DataError):
+    return ""
+  if fmt != "jsonl" and start.startswith(b"{"):
+    return " (it looks like JSON Lines: read it with the jsonl format)"
+  if fmt in ("csv", "sentiment140") and b"\t" in start and b"," not in start:
+    return " (it looks tab-separated: read it with the tsv format)"
+  return ""
 
 
 # ---- opening ----------------------------------------------------------------
@@ -224,6 +281,43 @@ def _read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
               delimiter: str, quoted: bool,
               column_names: Sequence[str] | None, user_column: str,
               text_column: str) -> UserTexts:
+  """Reads a delimited file; rows are counted into ``report``."""
+  if column_names is None:
+    _check_header(path, delimiter, quoted, encoding, user_column,
+                  text_column)
+  if user_column == text_column:
+    raise ValueError("the user and text columns must differ")
+  parse = functools.partial(
+      _parse_csv, path, delimiter=delimiter, quoted=quoted,
+      column_names=column_names, columns=(user_column, text_column))
+  try:
+    with _quiet_row_handler_errors():
+      table, bad_rows, bad_count = parse(encoding)
+  except _pyarrow().ArrowInvalid as err:
+    if encoding != "utf-8" or "columns, got" not in str(err):
+      raise
+    # A malformed row holding bytes that are not UTF-8 (module docstring).
+    table, bad_rows, bad_count = parse("latin-1")
+    table = _restore_latin1(table)
+  if column_names is not None and _is_header_row(table, user_column,
+                                                 text_column):
+    table = table.slice(1)
+  report.rows_read = table.num_rows + bad_count
+  report.skip(report_lib.SKIP_COLUMN_COUNT, bad_count, bad_rows)
+  users, texts = table.column(user_column), table.column(text_column)
+  swallowed = _unbalanced_quotes(users, texts, report)
+  return _finish(users, texts, "utf-8", report,
+                 validated=encoding == "latin-1", malformed=swallowed)
+
+
+def _parse_csv(path: str, encoding: str, *, delimiter: str, quoted: bool,
+               column_names: Sequence[str] | None,
+               columns: tuple[str, str]):
+  """Arrow's CSV parse of two binary columns (UTF-8 out); bad rows counted.
+
+  Returns the table, example places of rows with a wrong column count, and
+  their number.
+  """
   pa = _pyarrow()
   bad_rows: list[str] = []
   bad_count = [0]
@@ -236,24 +330,15 @@ def _read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
                       f"{row.actual_columns} fields: {row.text[:40]!r}")
     return "skip"
 
-  if column_names is None:
-    header = _read_header(path, delimiter, quoted, encoding)
-    missing = [c for c in (user_column, text_column) if c not in header]
-    if missing:
-      raise report_lib.DataError(
-          f"{path} has no column {', '.join(map(repr, missing))}; its header "
-          f"names {', '.join(map(repr, header))} (set the user and text "
-          "column names)")
-  if user_column == text_column:
-    raise ValueError("the user and text columns must differ")
-  read_options = pa.csv.ReadOptions(column_names=column_names,
-                                    block_size=_BLOCK_SIZE)
+  read_options = pa.csv.ReadOptions(
+      column_names=column_names, block_size=_BLOCK_SIZE,
+      encoding="utf8" if encoding == "utf-8" else encoding)
   parse_options = pa.csv.ParseOptions(
       delimiter=delimiter, quote_char='"' if quoted else False,
       invalid_row_handler=on_invalid_row)
   convert_options = pa.csv.ConvertOptions(
-      include_columns=[user_column, text_column],
-      column_types={user_column: pa.binary(), text_column: pa.binary()},
+      include_columns=list(columns),
+      column_types={c: pa.binary() for c in columns},
       strings_can_be_null=False, quoted_strings_can_be_null=False)
   source = _open_input(path)
   try:
@@ -263,10 +348,98 @@ def _read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
   finally:
     if not isinstance(source, str):
       source.close()
-  report.rows_read = table.num_rows + bad_count[0]
-  report.skip(report_lib.SKIP_COLUMN_COUNT, bad_count[0], bad_rows)
-  return _finish(table.column(user_column), table.column(text_column),
-                 encoding, report)
+  return table, bad_rows, bad_count[0]
+
+
+@contextlib.contextmanager
+def _quiet_row_handler_errors():
+  """Keeps Arrow's failed hand-over of a non-UTF-8 row off stderr.
+
+  Arrow reports the ``UnicodeDecodeError`` as unraisable, then fails the
+  parse; the caller parses again.
+  """
+  previous = sys.unraisablehook
+
+  def hook(unraisable):
+    if not isinstance(unraisable.exc_value, UnicodeDecodeError):
+      previous(unraisable)
+
+  sys.unraisablehook = hook
+  try:
+    yield
+  finally:
+    sys.unraisablehook = previous
+
+
+def _restore_latin1(table):
+  """Undoes a latin-1 transcoding: each row's bytes as they were in the file.
+
+  Only rows with a non-ASCII character changed; those are re-encoded.
+  """
+  pa = _pyarrow()
+  pc = pa.compute
+  columns = []
+  for column in table.columns:
+    column = column.combine_chunks() if column.num_chunks else pa.array(
+        [], pa.binary())
+    changed = pc.invert(pc.string_is_ascii(column.cast(pa.string())))
+    changed = changed.fill_null(False)
+    if pc.any(changed).as_py():
+      original = [v.decode("utf-8").encode("latin-1")
+                  for v in column.filter(changed).to_pylist()]
+      column = pc.replace_with_mask(column, changed,
+                                    pa.array(original, pa.binary()))
+    columns.append(column)
+  return pa.table(columns, names=table.column_names)
+
+
+def _is_header_row(table, user_column: str, text_column: str) -> bool:
+  """Whether the first row names the columns (a header in a headerless
+  layout)."""
+  if not table.num_rows:
+    return False
+  first = table.slice(0, 1)
+  return (first.column(user_column)[0].as_py() == user_column.encode()
+          and first.column(text_column)[0].as_py() == text_column.encode())
+
+
+def _unbalanced_quotes(users, texts,
+                       report: report_lib.LoadReport) -> np.ndarray | None:
+  """Rows whose quoted field ran past its line, counted with what they hid.
+
+  Each line a row swallowed is a row read and skipped. Returns the rows'
+  mask, or None when there are none.
+  """
+  pa = _pyarrow()
+  pc = pa.compute
+  mask = np.zeros(len(texts), dtype=bool)
+  for column in (users, texts):
+    for pattern in ("\n", "\r"):
+      hit = pc.match_substring(column, pattern).fill_null(False)
+      mask |= np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)
+  if not mask.any():
+    return None
+  where = np.flatnonzero(mask)
+  extra = 0
+  for r in where:
+    for value in (users[int(r)].as_py(), texts[int(r)].as_py()):
+      extra += len(_LINE_BREAK.findall(value))
+  report.rows_read += extra
+  report.skip(report_lib.SKIP_UNBALANCED_QUOTE, where.size + extra,
+              (f"row {r + 1}" for r in where[:report_lib.MAX_EXAMPLES]))
+  return mask
+
+
+def _check_header(path: str, delimiter: str, quoted: bool, encoding: str,
+                  user_column: str, text_column: str) -> None:
+  """Raises ``DataError`` when the header lacks a needed column."""
+  header = _read_header(path, delimiter, quoted, encoding)
+  missing = [c for c in (user_column, text_column) if c not in header]
+  if missing:
+    raise report_lib.DataError(
+        f"{path} has no column {', '.join(map(repr, missing))}; its header "
+        f"names {', '.join(map(repr, header))} (set the user and text "
+        "column names)")
 
 
 def _read_header(path: str, delimiter: str, quoted: bool,
@@ -283,7 +456,11 @@ def _read_header(path: str, delimiter: str, quoted: bool,
         f"the header of {path} is not valid {encoding}: {err}") from err
   if not quoted:
     return line.split(delimiter)
-  return next(csv.reader([line], delimiter=delimiter))
+  try:
+    return next(csv.reader([line], delimiter=delimiter))
+  except csv.Error as err:
+    raise report_lib.DataError(
+        f"the header of {path} cannot be parsed: {err}") from err
 
 
 # ---- JSON Lines -------------------------------------------------------------
@@ -300,6 +477,8 @@ def _read_jsonl(path: str, report: report_lib.LoadReport, encoding: str,
       if not raw.strip():
         continue
       row += 1
+      if line_number == 1 and raw.startswith(_UTF8_BOM):
+        raw = raw[len(_UTF8_BOM):]
       try:
         line = raw.decode(encoding)
       except UnicodeDecodeError:
@@ -350,6 +529,11 @@ def _read_parquet(path: str, report: report_lib.LoadReport, user_column: str,
     raise report_lib.DataError(
         f"{path} has no column {', '.join(map(repr, missing))}; its columns "
         f"are {', '.join(map(repr, schema.names))}")
+  user_type = schema.field(user_column).type
+  if pa.types.is_nested(user_type):
+    raise report_lib.DataError(
+        f"column {user_column!r} of {path} holds {user_type}, not one value "
+        "per user: use a column of strings or numbers")
   text_type = schema.field(text_column).type
   if not (pa.types.is_string(text_type) or pa.types.is_large_string(text_type)
           or pa.types.is_binary(text_type)
@@ -363,20 +547,27 @@ def _read_parquet(path: str, report: report_lib.LoadReport, user_column: str,
       text_type)
   texts = texts.cast(pa.large_binary() if pa.types.is_large_string(text_type)
                      or pa.types.is_large_binary(text_type) else pa.binary())
-  return _finish(table.column(user_column), texts, "utf-8", report,
-                 validated=validated)
+  users = table.column(user_column)
+  if pa.types.is_dictionary(user_type):
+    users = users.cast(user_type.value_type)
+  return _finish(users, texts, "utf-8", report, validated=validated)
 
 
 # ---- common checks ----------------------------------------------------------
 
 
 def _finish(users, texts, encoding: str, report: report_lib.LoadReport, *,
-            validated: bool = False) -> UserTexts:
-  """Marks rows with a null/empty user, or text not valid in ``encoding``."""
+            validated: bool = False,
+            malformed: np.ndarray | None = None) -> UserTexts:
+  """Marks rows with a null/empty user, or text not valid in ``encoding``.
+
+  Rows flagged in ``malformed`` are already counted as skipped.
+  """
   pa = _pyarrow()
   pc = pa.compute
   num_rows = len(texts)
-  invalid = np.zeros(num_rows, dtype=bool)
+  invalid = (np.zeros(num_rows, dtype=bool) if malformed is None
+             else malformed.copy())
   # Null or empty users.
   if pa.types.is_binary(users.type) or pa.types.is_string(users.type) or (
       pa.types.is_large_binary(users.type)
@@ -386,7 +577,7 @@ def _finish(users, texts, encoding: str, report: report_lib.LoadReport, *,
     empty_user = pc.is_null(users)
   empty_user = np.asarray(empty_user.to_numpy(zero_copy_only=False),
                           dtype=bool)
-  _mark(report, invalid, empty_user, report_lib.SKIP_EMPTY_USER)
+  _mark(report, invalid, empty_user & ~invalid, report_lib.SKIP_EMPTY_USER)
   # Null texts count as empty texts (the tokenizer counts the rest).
   null_text = np.asarray(pc.is_null(texts).to_numpy(zero_copy_only=False),
                          dtype=bool)

@@ -2,13 +2,24 @@
 
 Malformed rows never stop a load: each is skipped and counted under a
 reason (see the ``SKIP_*`` constants), with the first few line numbers kept
-as examples. A load fails only when nothing usable remains, or when the file
-itself is missing or unreadable.
+as examples. A load fails when nothing usable remains, when the file itself
+is missing or unreadable, or when the file is mostly malformed:
+
+* more than ``WARN_MALFORMED_SHARE`` (half) of the rows read malformed
+  (``MALFORMED_REASONS``: wrong column count, unbalanced quote, undecodable
+  bytes, malformed JSON, non-string text) gives a ``UserWarning`` naming the
+  counts;
+* more than ``MAX_MALFORMED_SHARE`` (90 %) raises ``DataError``: such a file
+  is almost surely in another format than the one asked for (a JSON Lines or
+  Parquet file read as Sentiment140 CSV, a TSV read as CSV). The limit is
+  the ``max_malformed_share`` argument of ``readers.read`` and field of
+  ``loader.DataSpec``; 1.0 accepts any file.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterable, Mapping
 
 # Reasons a row is skipped.
@@ -18,12 +29,24 @@ SKIP_EMPTY_TEXT = "empty text"
 SKIP_EMPTY_USER = "empty user"
 SKIP_BAD_JSON = "malformed JSON line"
 SKIP_BAD_TYPE = "text is not a string"
+SKIP_UNBALANCED_QUOTE = "unbalanced quote"
 
+MALFORMED_REASONS = (SKIP_COLUMN_COUNT, SKIP_UNDECODABLE, SKIP_BAD_JSON,
+                     SKIP_BAD_TYPE, SKIP_UNBALANCED_QUOTE)
+WARN_MALFORMED_SHARE = 0.5
+MAX_MALFORMED_SHARE = 0.9
 MAX_EXAMPLES = 5
 
 
 class DataError(ValueError):
-  """A data file cannot be used: missing, unreadable, or nothing usable."""
+  """A data file cannot be used: missing, unreadable, or nothing usable.
+
+  The message is always one line (line breaks of wrapped library errors
+  become spaces).
+  """
+
+  def __init__(self, message: str):
+    super().__init__(" ".join(str(message).split()))
 
 
 @dataclasses.dataclass
@@ -71,6 +94,10 @@ class LoadReport:
         break
       examples.append(str(place))
 
+  @property
+  def rows_malformed(self) -> int:
+    return sum(self.skipped.get(r, 0) for r in MALFORMED_REASONS)
+
   def summary(self) -> str:
     """A one-paragraph human-readable account."""
     text = (f"{self.source}: {self.rows_read:,} rows read, "
@@ -95,3 +122,29 @@ class LoadReport:
   def from_dict(cls, values: Mapping) -> "LoadReport":
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)
                   if f.name in values})
+
+
+def check_malformed(report: LoadReport,
+                    max_share: float = MAX_MALFORMED_SHARE,
+                    hint: str = "") -> None:
+  """Warns when most rows are malformed; raises above ``max_share``.
+
+  See the module docstring; ``hint`` (e.g. what the file looks like) is
+  added to the message.
+  """
+  if not 0 <= max_share <= 1:
+    raise ValueError(f"max_malformed_share must be in [0, 1], got "
+                     f"{max_share}")
+  if not report.rows_read:
+    return
+  share = report.rows_malformed / report.rows_read
+  if share <= min(WARN_MALFORMED_SHARE, max_share):
+    return
+  message = (f"{report.rows_malformed:,} of {report.rows_read:,} rows "
+             f"({share:.1%}) of {report.source} are malformed{hint}")
+  if share > max_share:
+    raise DataError(f"{message}; refusing a file with more than "
+                    f"{max_share:.0%} malformed rows (is it in the format "
+                    f"asked for?): {report.summary()}")
+  warnings.warn(f"{message}: check the file's format. {report.summary()}",
+                UserWarning, stacklevel=3)
