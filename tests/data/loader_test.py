@@ -194,9 +194,106 @@ def test_corrupt_cache_entry_is_a_miss(tmp_path):
   first = loader.load(spec(path), cache_dir)
   with open(first.cache_path, "wb") as f:
     f.write(b"not an npz file")
-  again = loader.load(spec(path), cache_dir)
+  with pytest.warns(UserWarning, match="is damaged"):
+    again = loader.load(spec(path), cache_dir)
   assert not again.from_cache
   assert loader.load(spec(path), cache_dir).from_cache
+
+
+def _truncate(path):
+  with open(path, "r+b") as f:
+    f.truncate(os.path.getsize(path) // 2)
+
+
+def _empty(path):
+  open(path, "wb").close()
+
+
+def _flip_a_bit(path):
+  """Flips one bit in the middle of the first array's data (CRC error)."""
+  with open(path, "r+b") as f:
+    data = bytearray(f.read())
+    data[len(data) // 3] ^= 0x10
+    f.seek(0)
+    f.write(data)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _empty, _flip_a_bit])
+def test_damaged_cache_entry_warns_and_is_replaced(tmp_path, damage):
+  path = s140_file(tmp_path)
+  cache_dir = str(tmp_path / "cache")
+  first = loader.load(spec(path), cache_dir)
+  damage(first.cache_path)
+  with pytest.warns(UserWarning, match=r"cache entry .* is damaged"):
+    again = loader.load(spec(path), cache_dir)
+  assert not again.from_cache
+  assert words_of(again.population) == words_of(first.population)
+  fixed = loader.load(spec(path), cache_dir)
+  assert fixed.from_cache
+  assert words_of(fixed.population) == words_of(first.population)
+
+
+def test_cache_dir_that_is_a_file_fails_clearly(tmp_path):
+  path = s140_file(tmp_path)
+  not_dir = tmp_path / "cache"
+  not_dir.write_text("")
+  with pytest.raises(report_lib.DataError, match="cache directory .* is a "
+                     "file"):
+    loader.load(spec(path), str(not_dir))
+
+
+def test_cache_entry_that_is_a_directory_fails_clearly(tmp_path):
+  path = s140_file(tmp_path)
+  cache_dir = str(tmp_path / "cache")
+  key = cache.make_key(loader.cache_description(spec(path)))
+  os.makedirs(cache.entry_path(cache_dir, key))
+  with pytest.raises(report_lib.DataError, match="cache entry .* is a "
+                     "directory"):
+    loader.load(spec(path), cache_dir)
+
+
+def test_unwritable_cache_warns_and_goes_on(tmp_path, monkeypatch):
+  path = s140_file(tmp_path)
+  cache_dir = str(tmp_path / "cache")
+  os.makedirs(cache_dir)
+
+  def refuse(*args, **kwargs):
+    raise PermissionError(13, "Permission denied")
+
+  # A read-only directory (root may write anyway, so the refusal is made).
+  monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
+  with pytest.warns(UserWarning, match="cannot write to the cache directory "
+                    ".*Permission denied.*without caching"):
+    data = loader.load(spec(path), cache_dir)
+  assert data.cache_path is None and not data.from_cache
+  assert words_of(data.population)
+  assert os.listdir(cache_dir) == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only dirs")
+def test_read_only_cache_dir_warns_and_goes_on(tmp_path):
+  path = s140_file(tmp_path)
+  cache_dir = tmp_path / "cache"
+  cache_dir.mkdir()
+  cache_dir.chmod(0o555)
+  try:
+    with pytest.warns(UserWarning, match="without caching"):
+      data = loader.load(spec(path), str(cache_dir))
+  finally:
+    cache_dir.chmod(0o755)
+  assert data.cache_path is None
+
+
+@pytest.mark.parametrize("dir_mode,entry_mode", [
+    (0o700, 0o600), (0o750, 0o640), (0o755, 0o644), (0o2770, 0o640)])
+def test_entries_are_readable_as_the_directory_allows(tmp_path, dir_mode,
+                                                      entry_mode):
+  path = s140_file(tmp_path)
+  cache_dir = tmp_path / "cache"
+  cache_dir.mkdir()
+  cache_dir.chmod(dir_mode)
+  data = loader.load(spec(path), str(cache_dir))
+  assert os.stat(data.cache_path).st_mode & 0o777 == entry_mode
 
 
 def test_cache_round_trip_of_any_population(tmp_path):
@@ -259,3 +356,25 @@ def test_sentiment140_sample_single_word_head():
   assert [w for w, _ in ranked[:10]] == [
       "the", "you", "just", "and", "i'm", "for", "going", "have", "good",
       "watching"]
+
+
+def test_paper_tokenizer_option_end_to_end(tmp_path):
+  rows = [("ann", "Sooo happy!!! http://t.co/x"), ("bob", "sooo, tired..."),
+          ("cy", "www.x.com a_b; a_b")]
+  path = s140_file(tmp_path, rows=rows)
+  simple = loader.load(spec(path))
+  paper = loader.load(spec(path, tokenizer="paper"))
+  # Default: nothing stripped and links kept ("www.x.com" is cy's first
+  # word, each word of cy written once); paper: "a_b" twice for cy.
+  assert words_of(simple.population) == ["sooo", "sooo,", "www.x.com"]
+  assert words_of(paper.population) == ["a_b", "sooo", "sooo"]
+  oov = loader.load(spec(path, tokenizer="paper", setting="oov",
+                         oov_num_users=1000, dictionary_path=helpers.write(
+                             str(tmp_path / "dict.txt"), b"happy\ntired\n")))
+  assert set(oov.population.vocabulary) == {"sooo", "a_b"}
+  assert "_" in oov.population.alphabet.characters
+  with pytest.raises(ValueError, match="unknown tokenizer"):
+    spec(path, tokenizer="fancy")
+  cache_dir = str(tmp_path / "cache")
+  loader.load(spec(path), cache_dir)
+  assert not loader.load(spec(path, tokenizer="paper"), cache_dir).from_cache

@@ -12,7 +12,8 @@ from triehh.data import settings
 from triehh.data import tokenize
 
 
-def prepare(rows, characters=tokenize.DEFAULT_CHARACTERS, strip=""):
+def prepare(rows, characters=tokenize.DEFAULT_CHARACTERS, strip="",
+            drop_prefixes=()):
   """Tokens and per-row users of (user, text) rows."""
   users = [u for u, _ in rows]
   data = readers.UserTexts(
@@ -22,7 +23,8 @@ def prepare(rows, characters=tokenize.DEFAULT_CHARACTERS, strip=""):
       encoding="utf-8", valid=None, report=report_lib.LoadReport())
   names = list(dict.fromkeys(users))
   row_user = np.array([names.index(u) for u in users], dtype=np.int32)
-  tokens = tokenize.tokenize(data, characters=characters, strip=strip)
+  tokens = tokenize.tokenize(data, characters=characters, strip=strip,
+                             drop_prefixes=drop_prefixes)
   return tokens, row_user, len(names)
 
 
@@ -174,7 +176,37 @@ def test_oov_with_nothing_left_fails():
 def test_setting_defaults():
   assert settings.characters_for("oov") == (
       "#'()*-./:@abcdefghijklmnopqrstuvwxyz")
-  assert settings.characters_for("multi") == tokenize.DEFAULT_CHARACTERS
+  # Printable ASCII without whitespace, upper-case letters and "$".
+  assert settings.characters_for("multi") == (
+      "!\"#%&'()*+,-./0123456789:;<=>?@[\\]^_`abcdefghijklmnopqrstuvwxyz"
+      "{|}~")
   assert settings.strip_for("oov") == "." and settings.strip_for("single") == ""
   with pytest.raises(ValueError, match="unknown setting"):
     settings.check_setting("pairs")
+
+
+PAPER_TEXT = ("Check http://t.co/x www.site.com, Awww... I'm sooo happy!!! "
+              ":-) r.i.p a_b; don't ok? &amp; ... today!!! (yes) Http://x")
+
+
+def test_paper_tokenizer_hand_computed():
+  characters = settings.characters_for("single", "paper")
+  assert characters == "#'()*-./:;@_abcdefghijklmnopqrstuvwxyz"
+  assert settings.strip_for("multi", "paper") == ",.;?!"
+  assert settings.drop_prefixes_for("paper") == ("http", "www")
+  tokens, _, _ = prepare([("a", PAPER_TEXT)], characters=characters,
+                         strip=settings.strip_for("single", "paper"),
+                         drop_prefixes=settings.drop_prefixes_for("paper"))
+  words = list(tokens.vocabulary[tokens.token_word])
+  assert words == ["check", "awww", "i'm", "sooo", "happy", ":-)", "r.i.p",
+                   "a_b", "don't", "today", "(yes)"]
+
+
+def test_paper_tokenizer_rules_are_the_same_in_every_setting():
+  for setting in settings.SETTINGS:
+    assert settings.characters_for(setting, "paper") == (
+        settings.PAPER_CHARACTERS)
+    assert settings.strip_for(setting, "paper") == settings.PAPER_STRIP
+  assert settings.drop_prefixes_for("simple") == ()
+  with pytest.raises(ValueError, match="unknown tokenizer 'fancy'"):
+    settings.characters_for("single", "fancy")

@@ -40,12 +40,17 @@ class DataSpec:
     user_column: column naming the user (``"file"`` only).
     text_column: column holding the text (``"file"`` only).
     encoding: ``"utf-8"`` or ``"latin-1"``; None for the format's default.
+    tokenizer: ``"simple"`` (default) or ``"paper"``, the paper authors'
+      preprocessing (``settings`` module docstring); it sets the defaults of
+      ``characters`` and ``strip`` and drops links.
     min_length: shortest word kept, in characters.
     max_length: L, the population's maximum word length.
-    characters: allowed characters of words; None for the setting's default
-      (``tokenize.DEFAULT_CHARACTERS``, or ``settings.OOV_CHARACTERS``).
+    characters: allowed characters of words; None for the setting's and
+      tokenizer's default (``tokenize.DEFAULT_CHARACTERS``,
+      ``settings.OOV_CHARACTERS`` or ``settings.PAPER_CHARACTERS``).
     strip: characters removed from both ends of tokens; None for the
-      setting's default (none, or ``settings.OOV_STRIP``).
+      setting's and tokenizer's default (none, ``settings.OOV_STRIP`` or
+      ``settings.PAPER_STRIP``).
     unknown: a word with a character outside ``characters`` is dropped
       (``"drop"``) or stops the load naming it and its row (``"error"``).
     dictionary_path: ``oov``: a word-list file of in-vocabulary words; None
@@ -53,6 +58,8 @@ class DataSpec:
     dictionary_size: ``oov``: size of the default dictionary.
     oov_num_users: ``oov``: users drawn.
     seed: ``oov``: seed of the draw.
+    max_malformed_share: refuse a file with a larger share of malformed rows
+      (``report.check_malformed``; it warns above half).
   """
 
   path: str
@@ -62,6 +69,7 @@ class DataSpec:
   user_column: str = "user"
   text_column: str = "text"
   encoding: str | None = None
+  tokenizer: str = settings_lib.DEFAULT_TOKENIZER
   min_length: int = tokenize_lib.DEFAULT_MIN_LENGTH
   max_length: int = population_lib.DEFAULT_MAX_LENGTH
   characters: str | None = None
@@ -71,12 +79,14 @@ class DataSpec:
   dictionary_size: int = dictionary_lib.DEFAULT_SIZE
   oov_num_users: int = settings_lib.DEFAULT_OOV_NUM_USERS
   seed: int = 0
+  max_malformed_share: float = report_lib.MAX_MALFORMED_SHARE
 
   def __post_init__(self):
     if self.dataset not in DATASETS:
       raise ValueError(f"unknown dataset {self.dataset!r}: use one of "
                        f"{', '.join(DATASETS)}")
     settings_lib.check_setting(self.setting)
+    settings_lib.check_tokenizer(self.tokenizer)
     if self.unknown not in ("drop", "error"):
       raise ValueError(f"unknown must be 'drop' or 'error', got "
                        f"{self.unknown!r}")
@@ -84,6 +94,9 @@ class DataSpec:
       raise ValueError(f"min_length must be >= 1, got {self.min_length}")
     if self.max_length < 1:
       raise ValueError(f"max_length must be >= 1, got {self.max_length}")
+    if not 0 <= self.max_malformed_share <= 1:
+      raise ValueError(f"max_malformed_share must be in [0, 1], got "
+                       f"{self.max_malformed_share}")
     if self.setting == "oov" and self.oov_num_users < 1:
       raise ValueError(
           f"oov_num_users must be >= 1, got {self.oov_num_users}")
@@ -91,12 +104,16 @@ class DataSpec:
   @property
   def allowed_characters(self) -> str:
     return (self.characters if self.characters is not None
-            else settings_lib.characters_for(self.setting))
+            else settings_lib.characters_for(self.setting, self.tokenizer))
 
   @property
   def strip_characters(self) -> str:
     return (self.strip if self.strip is not None
-            else settings_lib.strip_for(self.setting))
+            else settings_lib.strip_for(self.setting, self.tokenizer))
+
+  @property
+  def drop_prefixes(self) -> tuple[str, ...]:
+    return settings_lib.drop_prefixes_for(self.tokenizer)
 
   @property
   def name(self) -> str:
@@ -144,7 +161,10 @@ def cache_description(spec: DataSpec) -> dict:
                  "data": cache_lib.file_identity(spec.path),
                  # Resolved defaults, so a change of a default is a miss.
                  "characters": spec.allowed_characters,
-                 "strip": spec.strip_characters}
+                 "strip": spec.strip_characters,
+                 "drop_prefixes": list(spec.drop_prefixes)}
+  # Refusing a file or not never changes a population that was built.
+  description["spec"].pop("max_malformed_share")
   if spec.setting == "oov":
     description["dictionary"] = (
         cache_lib.file_identity(spec.dictionary_path) if spec.dictionary_path
@@ -174,7 +194,9 @@ def load(spec: DataSpec, cache_dir: str | None = None) -> LoadedData:
         f"dictionary file not found: {spec.dictionary_path}")
   key = None
   if cache_dir:
+    cache_lib.check_dir(cache_dir)
     key = cache_lib.make_key(cache_description(spec))
+    cache_lib.check_entry(cache_dir, key)
     hit = cache_lib.load(cache_dir, key)
     if hit is not None:
       pop, meta = hit
@@ -185,7 +207,7 @@ def load(spec: DataSpec, cache_dir: str | None = None) -> LoadedData:
           cache_path=cache_lib.entry_path(cache_dir, key))
   data = build(spec)
   if cache_dir:
-    data.cache_path = cache_lib.save(
+    data.cache_path = cache_lib.try_save(
         cache_dir, key, data.population,
         {"report": data.report.to_dict(), "info": data.info})
   return data
@@ -196,7 +218,8 @@ def build(spec: DataSpec) -> LoadedData:
   texts = readers.read(
       spec.path, "sentiment140" if spec.dataset == "sentiment140"
       else spec.file_format, user_column=spec.user_column,
-      text_column=spec.text_column, encoding=spec.encoding)
+      text_column=spec.text_column, encoding=spec.encoding,
+      max_malformed_share=spec.max_malformed_share)
   report = texts.report
   row_user, num_users = user_codes(texts)
   report.num_users = num_users
@@ -204,7 +227,8 @@ def build(spec: DataSpec) -> LoadedData:
   tokens = tokenize_lib.tokenize(texts, min_length=spec.min_length,
                                  characters=characters,
                                  strip=spec.strip_characters,
-                                 unknown=spec.unknown)
+                                 unknown=spec.unknown,
+                                 drop_prefixes=spec.drop_prefixes)
   del texts
   if tokens.num_tokens == 0:
     raise report_lib.DataError(
@@ -224,7 +248,8 @@ def build(spec: DataSpec) -> LoadedData:
              if spec.dictionary_path
              else dictionary_lib.default_words(spec.dictionary_size))
     result = settings_lib.oov(tokens, words, num_users=spec.oov_num_users,
-                              seed=spec.seed, max_length=spec.max_length)
+                              seed=spec.seed, max_length=spec.max_length,
+                              characters=characters)
     result.users_without_words = 0
   report.users_without_words = result.users_without_words
   return LoadedData(population=result.population, name=spec.name,

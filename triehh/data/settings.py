@@ -17,6 +17,16 @@
   ``F(w) = (1/n) sum_i f_i(w)`` for normalised local frequencies
   (``Population.true_weights``).
 
+Tokenizers (``tokenizer`` of the ``*_for`` functions and of ``DataSpec``):
+
+* ``"simple"`` (the default): the rules above.
+* ``"paper"``: the paper authors' released preprocessing, the same in every
+  setting: lower-case, split on whitespace, strip ``,.;?!`` from both ends
+  (``PAPER_STRIP``), drop words starting with ``http`` or ``www``
+  (``PAPER_DROP_PREFIXES``), keep words of at least 3 characters made only
+  of ``a-z _ @ # - ; ( ) * : . ' /`` (``PAPER_CHARACTERS``); ``oov`` then
+  drops the dictionary's words as above.
+
 Users whose texts give no kept word hold nothing and are left out (counted
 in the load report). Every population's ground truth is
 ``population.ground_truth()``: users per word (``single``, ``oov``), or
@@ -43,6 +53,12 @@ OOV_CHARACTERS = "".join(sorted(string.ascii_lowercase + OOV_SYMBOLS))
 OOV_STRIP = "."
 DEFAULT_OOV_NUM_USERS = 6_000_000
 
+TOKENIZERS = ("simple", "paper")
+DEFAULT_TOKENIZER = "simple"
+PAPER_CHARACTERS = "".join(sorted(string.ascii_lowercase + "_@#-;()*:.'/"))
+PAPER_STRIP = ",.;?!"
+PAPER_DROP_PREFIXES = ("http", "www")
+
 
 @dataclasses.dataclass
 class SettingResult:
@@ -60,17 +76,34 @@ class SettingResult:
   info: dict
 
 
-def characters_for(setting: str) -> str:
+def characters_for(setting: str, tokenizer: str = DEFAULT_TOKENIZER) -> str:
   """The allowed characters of a setting's words (before dictionaries)."""
   check_setting(setting)
+  if check_tokenizer(tokenizer) == "paper":
+    return PAPER_CHARACTERS
   return (OOV_CHARACTERS if setting == "oov"
           else tokenize_lib.DEFAULT_CHARACTERS)
 
 
-def strip_for(setting: str) -> str:
+def strip_for(setting: str, tokenizer: str = DEFAULT_TOKENIZER) -> str:
   """Characters stripped from token ends in a setting (see tokenize)."""
   check_setting(setting)
+  if check_tokenizer(tokenizer) == "paper":
+    return PAPER_STRIP
   return OOV_STRIP if setting == "oov" else ""
+
+
+def drop_prefixes_for(tokenizer: str = DEFAULT_TOKENIZER) -> tuple[str, ...]:
+  """Prefixes of words the tokenizer drops (links, for ``paper``)."""
+  return (PAPER_DROP_PREFIXES if check_tokenizer(tokenizer) == "paper"
+          else ())
+
+
+def check_tokenizer(tokenizer: str) -> str:
+  if tokenizer not in TOKENIZERS:
+    raise ValueError(f"unknown tokenizer {tokenizer!r}: use one of "
+                     f"{', '.join(TOKENIZERS)}")
+  return tokenizer
 
 
 def check_setting(setting: str) -> None:
@@ -150,13 +183,15 @@ def oov_counts(tokens: tokenize_lib.Tokens, dictionary
 
 def oov(tokens: tokenize_lib.Tokens, dictionary, *,
         num_users: int = DEFAULT_OOV_NUM_USERS, seed: int = 0,
-        max_length: int = population_lib.DEFAULT_MAX_LENGTH
-        ) -> SettingResult:
+        max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+        characters: str = OOV_CHARACTERS) -> SettingResult:
   """A population of ``num_users`` drawn from OOV word frequencies.
 
   Each user independently holds OOV word w with probability proportional
   to w's token count (``synthetic.draw_user_words``: a multinomial draw,
   then the users are shuffled; the same ``seed`` gives the same population).
+  The alphabet is ``OOV_CHARACTERS`` with any other of ``characters`` (the
+  characters the tokens were kept with).
   """
   if num_users < 1:
     raise ValueError(f"num_users must be >= 1, got {num_users}")
@@ -166,7 +201,8 @@ def oov(tokens: tokenize_lib.Tokens, dictionary, *,
                      "dictionary words")
   pop = synthetic.population_from_weights(
       words, counts, num_users, seed=seed, max_length=max_length,
-      alphabet=_alphabet(OOV_CHARACTERS))
+      alphabet=_alphabet("".join(sorted(set(OOV_CHARACTERS)
+                                        | set(characters)))))
   info = {"oov_words": int(words.size), "oov_tokens": int(counts.sum()),
           "seed": int(seed)}
   return SettingResult(pop, 0, info)
