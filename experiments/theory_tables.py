@@ -88,7 +88,7 @@ def main(argv):
     for delta in (1 / (300 * n), 1 / n**2):
       try:
         cal = privacy.calibrate(n, length, FLAGS.epsilon, delta)
-        cells.append(f"{cal.theta:>5} {cal.gamma:>8.4f}")
+        cells.append(f"{cal.theta:>5} {cal.gamma_unrounded:>8.4f}")
       except ValueError:
         cells.append(f"{'-':>5} {'-':>8}")
     print(f"{n:>10,} | {cells[0]}                 | {cells[1]}")

@@ -152,7 +152,7 @@ def test_discovery_rate_matches_proposition_2(n, holders, batch, theta):
     trie = fast_engine.run(pop, theta=theta, batch_size=batch,
                            rng=np.random.default_rng(seed))
     found += "xyz" in trie.heavy_hitters()
-  expected = utility.discovery_rate(holders, n, batch, theta, max_length=4)
+  expected = utility.discovery_rate(holders, n, batch, theta, num_levels=4)
   assert 0.05 < expected < 0.95  # the check is informative
   # Two-sided binomial test at level 1e-4: fails only if the rate is wrong.
   p_value = stats.binomtest(found, runs_, expected).pvalue
