@@ -35,6 +35,7 @@ FUZZ = hypothesis.settings(max_examples=60, deadline=None, derandomize=True,
                            suppress_health_check=list(
                                hypothesis.HealthCheck),
                            database=None)
+FUZZ_PARQUET = hypothesis.settings(FUZZ, max_examples=40)  # slower writes
 
 # Characters that stress parsers: delimiters, quotes, line breaks, NUL, a
 # byte order mark, non-ASCII letters, an emoji, a Unicode line separator.
@@ -203,7 +204,7 @@ def parquet_tables(draw):
   return pa.table({"user": pa.array(users, pa.string()), "text": text_array})
 
 
-@FUZZ
+@FUZZ_PARQUET
 @hypothesis.given(table=parquet_tables(), data=st.data())
 def test_parquet_never_crashes_and_counts_every_row(tmp_path_factory, table,
                                                     data):

@@ -240,7 +240,8 @@ def test_junk_row_with_a_non_utf8_byte_keeps_other_rows_bytes(tmp_path):
   path = helpers.write(str(tmp_path / "f.tsv"),
                        "user\ttext\nu1\tcaf\xe9 ok\n".encode("utf-8")
                        + b"junk\xff\nu2\tbad \xfe byte\n")
-  texts = readers.read(path)
+  with pytest.warns(UserWarning, match=r"2 of 3 rows"):
+    texts = readers.read(path)
   assert rows_of(texts) == [(b"u1", "caf\xe9 ok".encode("utf-8"))]
   assert texts.report.skipped == {report_lib.SKIP_COLUMN_COUNT: 1,
                                   report_lib.SKIP_UNDECODABLE: 1}
@@ -320,7 +321,8 @@ def test_mostly_malformed_files_warn_or_are_refused(tmp_path, bad, good,
   if outcome == "refuse":
     with pytest.raises(report_lib.DataError, match="95 of 100 rows"):
       readers.read(path)
-    texts = readers.read(path, max_malformed_share=1.0)  # the override
+    with pytest.warns(UserWarning, match="95 of 100 rows"):
+      texts = readers.read(path, max_malformed_share=1.0)  # the override
     assert texts.report.rows_used == 5
   elif outcome == "warn":
     with pytest.warns(UserWarning, match=r"6 of 10 rows \(60\.0%\)"):
@@ -342,7 +344,8 @@ def test_jsonl_byte_order_mark_keeps_the_first_record(tmp_path):
 def test_unbalanced_quote_counts_the_rows_it_swallowed(tmp_path):
   data = (b'user,text\nu1,fine words\nu2,"open quote\nu3,swallowed\n'
           b'u4,also swallowed"\nu5,after\n')
-  texts = readers.read(helpers.write(str(tmp_path / "q.csv"), data))
+  with pytest.warns(UserWarning, match=r"3 of 5 rows"):
+    texts = readers.read(helpers.write(str(tmp_path / "q.csv"), data))
   assert rows_of(texts) == [(b"u1", b"fine words"), (b"u5", b"after")]
   report = texts.report
   # Five data lines: two used, the quoted row and the two it hid skipped.

@@ -7,8 +7,9 @@
   loaded.population, loaded.truth, loaded.report.summary()
 
 Modules: ``readers`` (file formats), ``tokenize`` (words), ``settings``
-(single / oov / multi), ``dictionary`` (OOV dictionaries), ``cache``
-(on-disk cache), ``report`` (skipped rows), ``loader`` (all of it).
+(single / oov / multi, and the ``simple`` / ``paper`` tokenizers),
+``dictionary`` (OOV dictionaries), ``cache`` (on-disk cache), ``report``
+(skipped rows, the malformed-share refusal), ``loader`` (all of it).
 """
 
 from triehh.data.cache import default_dir as default_cache_dir
@@ -17,14 +18,18 @@ from triehh.data.loader import DataSpec
 from triehh.data.loader import LoadedData
 from triehh.data.loader import build
 from triehh.data.loader import load
+from triehh.data.report import MAX_MALFORMED_SHARE
 from triehh.data.report import DataError
 from triehh.data.report import LoadReport
 from triehh.data.settings import DEFAULT_OOV_NUM_USERS
+from triehh.data.settings import DEFAULT_TOKENIZER
 from triehh.data.settings import SETTINGS
+from triehh.data.settings import TOKENIZERS
 from triehh.data.tokenize import DEFAULT_MIN_LENGTH
 
 __all__ = [
-    "DATASETS", "DEFAULT_MIN_LENGTH", "DEFAULT_OOV_NUM_USERS", "DataError",
-    "DataSpec", "LoadReport", "LoadedData", "SETTINGS", "build",
+    "DATASETS", "DEFAULT_MIN_LENGTH", "DEFAULT_OOV_NUM_USERS",
+    "DEFAULT_TOKENIZER", "DataError", "DataSpec", "LoadReport", "LoadedData",
+    "MAX_MALFORMED_SHARE", "SETTINGS", "TOKENIZERS", "build",
     "default_cache_dir", "load",
 ]

@@ -229,9 +229,10 @@ def _looks_like(path: str, fmt: str) -> str:
           report_lib.DataError):
     return ""
   if fmt != "jsonl" and start.startswith(b"{"):
-    return " (it looks like JSON Lines: read it with the jsonl format)"
+    return (" (it looks like JSON Lines: read it as jsonl, e.g. "
+            "--dataset=file)")
   if fmt in ("csv", "sentiment140") and b"\t" in start and b"," not in start:
-    return " (it looks tab-separated: read it with the tsv format)"
+    return " (it looks tab-separated: read it as tsv, e.g. --dataset=file)"
   return ""
 
 
