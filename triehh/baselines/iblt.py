@@ -1,0 +1,401 @@
+"""TensorFlow Federated's IBLT heavy hitters, on TrieHH's sampled users.
+
+TFF ships a federated heavy-hitters algorithm built on an invertible Bloom
+lookup table (IBLT): ``tff.analytics.heavy_hitters.iblt.build_iblt_computation``.
+Each client encodes its strings into an IBLT sketch (a fixed-size table of
+hashed string chunks, counts and checksums); the server sums the sketches
+with ``tff.federated_sum`` (or a secure sum) and decodes every string with
+its count, releasing those held by at least ``k_anonymity`` clients of the
+round. :func:`iblt_discover` runs that computation so that it can be
+compared with TrieHH on the same users:
+
+* Users. Each IBLT round takes ``batch_size`` users (TrieHH's m, given or
+  calibrated by Corollary 1 from ``epsilon``) drawn through
+  :mod:`triehh.sampling` from ``numpy.random.default_rng(seed)`` exactly as
+  TrieHH's rounds draw them: the users, then for several-word populations
+  one word rank per sampled user, and the user sends the one word
+  :func:`triehh.sampling.words_of` picks (Algorithm 3's draw). The first
+  IBLT round therefore has the users and words of TrieHH's first round for
+  the same seed. ``rounds="sampled"`` draws every round afresh (round ``r``
+  has TrieHH's round-``r`` sample); ``rounds="disjoint"`` draws each round
+  from the users not yet drawn (disjoint passes; with ``num_rounds=None``
+  until every user took part). The whole population is never one round.
+* Result. A word's count is the sum of its counts over the rounds in which
+  it passed ``k_anonymity`` (with one round: exactly how many sampled users
+  sent it).
+* Privacy. Releasing every string held by ``k`` clients with its exact
+  count is k-anonymity, not (epsilon, delta)-differential privacy: a word
+  of ``k`` users is released whatever one of them holds. ``params.privacy``
+  says so; no epsilon is reported.
+* Truncation. IBLT cuts strings to ``string_max_bytes`` UTF-8 bytes (e.g.
+  ``http://twi``), where TrieHH never reports a truncated word. An output
+  some of whose senders held a longer word is a truncated output; such
+  outputs stay in ``heavy_hitters`` (the IBLT released them) but are
+  counted as false positives: ``params.num_truncated`` counts them and
+  ``params.truncated`` lists them.
+* Memory. The sketch's ``capacity`` must cover every distinct (cut) string
+  among a round's participants (``None``: exactly that many, the most over
+  the rounds; a smaller one is refused). TFF's C++ worker holds every
+  client's sketch of a round, about :data:`WORKER_BYTES_PER_SKETCH_BYTE`
+  times its size (measured: a round of 88k clients at capacity ~33k grew
+  the worker by ~5 MB per client). The run is refused, with the estimate,
+  when a round would need more than ``max_memory_fraction`` of the
+  physical memory.
+
+The computations run on the TFF engine's runtime
+(:func:`triehh.engines.tff.runtime.get_runtime`): by default one local C++
+worker, stopped when Python exits, or running workers given by
+``workers``. With ``secure_sum_bitwidth`` the sketches are summed with
+TFF's secure (modular) sum, which that runtime computes in the clear.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import time
+
+import numpy as np
+
+from triehh import population as population_lib
+from triehh import policy
+from triehh import ranking
+from triehh import sampling
+from triehh import validation
+
+DEFAULT_STRING_MAX_BYTES = 10
+DEFAULT_REPETITIONS = 3
+DEFAULT_MAX_MEMORY_FRACTION = 0.5
+# Worker memory per byte of a client's sketch (sketch plus count tensor):
+# one round of 88k clients at capacity ~33k (2.5 MB of tensors per client)
+# grew TFF's worker by about 5 MB per client.
+WORKER_BYTES_PER_SKETCH_BYTE = 2.0
+ROUNDS = ("sampled", "disjoint")
+_TENSOR_BYTES = 8  # the IBLT's tensors are int64
+
+
+@dataclasses.dataclass(frozen=True)
+class IBLTParams:
+  """The parameters of an IBLT run and what it guarantees.
+
+  Attributes:
+    k_anonymity: strings held by fewer clients of a round are not released.
+    capacity: distinct strings the sketch is sized for.
+    string_max_bytes: strings are cut to this many UTF-8 bytes.
+    secure_sum_bitwidth: bit width of TFF's secure sum, or None (plain sum).
+    batch_size: m, users per round (TrieHH's batch size).
+    rounds: ``"sampled"`` or ``"disjoint"``.
+    num_rounds: IBLT rounds run.
+    users_sampled: user-rounds over the run (a user in two rounds counts
+      twice).
+    distinct_users: distinct users that took part.
+    n: number of users.
+    max_length: L of the population (TrieHH's maximum characters per word).
+    repetitions: hash repetitions of the IBLT.
+    sketch_shape: shape of a client's sketch, ``(repetitions, table size,
+      chunks + 2)``; the count tensor is ``(repetitions, table size, 1)``.
+    bytes_per_client: bytes of the tensors each client sends.
+    memory_estimate_bytes: worker memory the largest round needs (estimate).
+    num_not_decoded: strings the server could not decode, over the rounds.
+    num_truncated: released strings cut at ``string_max_bytes``: false
+      positives (TrieHH never reports a truncated word).
+    truncated: those strings, sorted.
+    privacy: the guarantee, in words.
+  """
+
+  k_anonymity: int
+  capacity: int
+  string_max_bytes: int
+  secure_sum_bitwidth: int | None
+  batch_size: int
+  rounds: str
+  num_rounds: int
+  users_sampled: int
+  distinct_users: int
+  n: int
+  max_length: int
+  repetitions: int
+  sketch_shape: tuple[int, int, int]
+  bytes_per_client: int
+  memory_estimate_bytes: int
+  num_not_decoded: int
+  num_truncated: int
+  truncated: tuple[str, ...]
+  privacy: str
+
+  def to_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class IBLTResult:
+  """The outcome of one IBLT run.
+
+  Attributes:
+    heavy_hitters: released string -> count summed over the rounds, largest
+      first (ties by string); truncated outputs included (see ``params``).
+    params: the :class:`IBLTParams`.
+    seed: the seed of the sampling.
+    seconds: wall time of the TFF rounds (sampling and setup excluded).
+    round_seconds: wall time of each round's TFF call.
+    round_users: each round's user indices, in sample order.
+  """
+
+  heavy_hitters: dict[str, int]
+  params: IBLTParams
+  seed: int | None
+  seconds: float
+  round_seconds: tuple[float, ...]
+  round_users: tuple[np.ndarray, ...]
+
+  @property
+  def seconds_per_client(self) -> float:
+    """TFF time per participating client (all rounds)."""
+    return self.seconds / max(self.params.users_sampled, 1)
+
+
+def privacy_statement(k_anonymity: int) -> str:
+  """What the IBLT's threshold guarantees, plainly."""
+  return (f"k-anonymity (k={k_anonymity}), not (epsilon, delta)-differential "
+          "privacy: every string sent by at least k clients of a round is "
+          "released with its exact count.")
+
+
+def cut(word: str, string_max_bytes: int) -> str:
+  """``word`` as IBLT stores it: its first ``string_max_bytes`` UTF-8 bytes
+  (a character split by the cut becomes U+FFFD)."""
+  return word.encode("utf-8")[:string_max_bytes].decode("utf-8", "replace")
+
+
+def sketch_shape(capacity: int, string_max_bytes: int,
+                 repetitions: int = DEFAULT_REPETITIONS
+                 ) -> tuple[int, int, int]:
+  """``(repetitions, table size, chunks + 2)`` of TFF's IBLT sketch."""
+  from tensorflow_federated.python.analytics.heavy_hitters.iblt import chunkers  # pylint: disable=g-import-not-at-top
+  from tensorflow_federated.python.analytics.heavy_hitters.iblt import iblt_tensor  # pylint: disable=g-import-not-at-top
+  encoder = iblt_tensor.IbltTensorEncoder(
+      capacity=capacity, string_max_bytes=string_max_bytes,
+      encoding=chunkers.CharacterEncoding.UTF8, repetitions=repetitions,
+      value_shape=(1,))
+  return tuple(int(d) for d in encoder.iblt_shape)
+
+
+def client_bytes(shape: tuple[int, int, int]) -> int:
+  """Bytes a client sends: its int64 sketch and count tensor."""
+  repetitions, table_size, width = shape
+  return _TENSOR_BYTES * repetitions * table_size * (width + 1)
+
+
+def physical_memory() -> int:
+  """Bytes of physical memory (``os.sysconf``)."""
+  return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_memory(num_clients: int, per_client: int, *,
+                 max_memory_fraction: float = DEFAULT_MAX_MEMORY_FRACTION,
+                 memory_bytes: int | None = None) -> int:
+  """The worker memory a round of ``num_clients`` needs (estimate).
+
+  Raises:
+    MemoryError: if it exceeds ``max_memory_fraction`` of ``memory_bytes``
+      (default: the physical memory), with the estimate.
+  """
+  estimate = int(math.ceil(num_clients * per_client
+                           * WORKER_BYTES_PER_SKETCH_BYTE))
+  total = physical_memory() if memory_bytes is None else int(memory_bytes)
+  budget = max_memory_fraction * total
+  if estimate > budget:
+    raise MemoryError(
+        f"an IBLT round of {num_clients} clients needs about "
+        f"{estimate / 1e9:.3g} GB of worker memory ({num_clients} clients x "
+        f"{per_client * WORKER_BYTES_PER_SKETCH_BYTE / 1e6:.3g} MB for "
+        f"{per_client / 1e6:.3g} MB of sketch each), more than "
+        f"{max_memory_fraction:.0%} of {total / 1e9:.3g} GB; use fewer users "
+        "per round (batch_size), a smaller capacity or string_max_bytes")
+  return estimate
+
+
+@functools.lru_cache(maxsize=8)
+def _computation(*, capacity: int, string_max_bytes: int, k_anonymity: int,
+                 secure_sum_bitwidth: int | None, repetitions: int):
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  return tff.analytics.heavy_hitters.iblt.build_iblt_computation(
+      capacity=capacity, string_max_bytes=string_max_bytes,
+      k_anonymity=k_anonymity, secure_sum_bitwidth=secure_sum_bitwidth,
+      repetitions=repetitions)
+
+
+def _draw_rounds(pop: population_lib.Population, batch_size: int,
+                 rounds: str, num_rounds: int | None, seed: int | None
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+  """Per round, its users and the word (vocabulary index) each sends."""
+  rng = np.random.default_rng(seed)
+  n = pop.num_users
+  if num_rounds is None:
+    num_rounds = -(-n // batch_size) if rounds == "disjoint" else 1
+  remaining = np.arange(n) if rounds == "disjoint" else None
+  drawn = []
+  for _ in range(num_rounds):
+    if remaining is None:
+      users = sampling.sample_users(rng, n, batch_size)
+    else:
+      if remaining.size == 0:
+        break
+      picks = sampling.sample_users(rng, remaining.size,
+                                    min(batch_size, remaining.size))
+      users = remaining[picks]
+      remaining = np.delete(remaining, picks)
+    ranks = sampling.draw_word_ranks(rng, pop, users)
+    drawn.append((users, sampling.words_of(pop, users, ranks)))
+  return drawn
+
+
+def _batch_size(n: int, max_length: int, batch_size: int | None,
+                epsilon: float | None, delta: float | None) -> int:
+  if batch_size is None:
+    if epsilon is None:
+      raise ValueError("give batch_size, or epsilon (and optionally delta) "
+                       "for TrieHH's Corollary 1 batch size")
+    return policy.resolve_params(n, max_length, epsilon=epsilon,
+                                 delta=delta).batch_size
+  if epsilon is not None or delta is not None:
+    raise ValueError("give either batch_size or epsilon/delta, not both")
+  return validation.check_int("batch_size", batch_size, 1, n)
+
+
+def iblt_discover(user_words, *, k_anonymity: int,
+                  capacity: int | None = None,
+                  string_max_bytes: int = DEFAULT_STRING_MAX_BYTES,
+                  secure_sum_bitwidth: int | None = None,
+                  batch_size: int | None = None,
+                  epsilon: float | None = None, delta: float | None = None,
+                  num_rounds: int | None = None, rounds: str = "sampled",
+                  seed: int | None = 0,
+                  max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+                  repetitions: int = DEFAULT_REPETITIONS,
+                  max_memory_fraction: float = DEFAULT_MAX_MEMORY_FRACTION,
+                  memory_bytes: int | None = None,
+                  workers=None, alphabet=None,
+                  unknown: str | None = None) -> IBLTResult:
+  """Discovers heavy hitters with TFF's IBLT on TrieHH's sampled users.
+
+  See the module docstring for the sampling, the counts, the privacy (k-
+  anonymity, not differential privacy), truncated outputs (false positives)
+  and the memory check.
+
+  Args:
+    user_words: one entry per user, a ``str`` or a mapping word -> count, or
+      a :class:`triehh.Population` (as for :func:`triehh.discover`).
+    k_anonymity: release strings sent by at least this many clients of a
+      round.
+    capacity: distinct strings the sketch holds; ``None``: the most distinct
+      cut strings of a round's participants. A smaller value is refused.
+    string_max_bytes: cut strings to this many UTF-8 bytes.
+    secure_sum_bitwidth: sum with TFF's secure sum at this bit width (1 to
+      62), or ``None`` for ``tff.federated_sum``.
+    batch_size: users per round; ``None``: TrieHH's batch size for
+      ``epsilon`` and ``delta`` (Corollary 1, ``delta`` defaults to 1/n^2).
+    epsilon, delta: TrieHH's target privacy, only to size the rounds.
+    num_rounds: IBLT rounds; ``None``: 1 (``"sampled"``) or enough disjoint
+      passes to cover every user (``"disjoint"``).
+    rounds: ``"sampled"`` (each round a fresh TrieHH-style sample) or
+      ``"disjoint"`` (each round from the users not yet drawn).
+    seed: seed of the sampling (TrieHH's seed gives TrieHH's users).
+    max_length: L, as for :func:`triehh.discover` (a given population must
+      use it); it does not cut IBLT strings, ``string_max_bytes`` does.
+    repetitions: hash repetitions of the IBLT (at least 3).
+    max_memory_fraction: refuse rounds estimated to need more than this
+      share of ``memory_bytes``.
+    memory_bytes: memory to compare with (default: the physical memory).
+    workers: ``"host:port,..."`` of running TFF workers; ``None``: one local
+      worker.
+    alphabet, unknown: encoding options when ``user_words`` is not a
+      Population.
+
+  Returns:
+    An :class:`IBLTResult`.
+
+  Raises:
+    ValueError: on a bad option (named) or a capacity below a round's
+      distinct strings.
+    MemoryError: if a round would not fit in memory (with the estimate).
+  """
+  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
+             if v is not None}
+  pop = population_lib.as_population(user_words, max_length, **options)
+  k_anonymity = validation.check_int("k_anonymity", k_anonymity)
+  string_max_bytes = validation.check_int("string_max_bytes",
+                                          string_max_bytes)
+  repetitions = validation.check_int("repetitions", repetitions, 3)
+  if secure_sum_bitwidth is not None:
+    secure_sum_bitwidth = validation.check_int("secure_sum_bitwidth",
+                                               secure_sum_bitwidth, 1, 62)
+  if rounds not in ROUNDS:
+    raise ValueError(f"rounds must be one of {ROUNDS}, got {rounds!r}")
+  if num_rounds is not None:
+    num_rounds = validation.check_int("num_rounds", num_rounds)
+  if not 0 < max_memory_fraction <= 1:
+    raise ValueError("max_memory_fraction must be in (0, 1], got "
+                     f"{max_memory_fraction!r}")
+  m = _batch_size(pop.num_users, max_length, batch_size, epsilon, delta)
+  drawn = _draw_rounds(pop, m, rounds, num_rounds, seed)
+  cuts = [{cut(str(w), string_max_bytes) for w in pop.vocabulary[words]}
+          for _, words in drawn]
+  needed = max(len(c) for c in cuts)
+  if capacity is None:
+    capacity = needed
+  capacity = validation.check_int("capacity", capacity)
+  if capacity < needed:
+    raise ValueError(
+        f"capacity={capacity} is below the {needed} distinct strings (cut to "
+        f"{string_max_bytes} bytes) among a round's participants; the IBLT "
+        "could not decode them all. Raise capacity or pass None")
+  shape = sketch_shape(capacity, string_max_bytes, repetitions)
+  per_client = client_bytes(shape)
+  estimate = check_memory(max(u.size for u, _ in drawn), per_client,
+                          max_memory_fraction=max_memory_fraction,
+                          memory_bytes=memory_bytes)
+
+  from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
+  comp = _computation(capacity=capacity, string_max_bytes=string_max_bytes,
+                      k_anonymity=k_anonymity,
+                      secure_sum_bitwidth=secure_sum_bitwidth,
+                      repetitions=repetitions)
+  runtime = runtime_lib.get_runtime(workers)
+  counts: dict[str, int] = {}
+  truncated: set[str] = set()
+  round_seconds = []
+  not_decoded = 0
+  with runtime.install():
+    for users, words in drawn:
+      texts = [str(w) for w in pop.vocabulary[words]]
+      data = [[np.array([t], dtype=object)] for t in texts]
+      start = time.perf_counter()
+      out = comp(data)
+      round_seconds.append(time.perf_counter() - start)
+      not_decoded += int(out.num_not_decoded)
+      long_cuts = {cut(t, string_max_bytes) for t in texts
+                   if len(t.encode("utf-8")) > string_max_bytes}
+      for raw, count in zip(out.heavy_hitters, out.heavy_hitters_counts):
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (
+            str(raw))
+        counts[text] = counts.get(text, 0) + int(count)
+        if text in long_cuts:
+          truncated.add(text)
+  params = IBLTParams(
+      k_anonymity=k_anonymity, capacity=capacity,
+      string_max_bytes=string_max_bytes,
+      secure_sum_bitwidth=secure_sum_bitwidth, batch_size=m, rounds=rounds,
+      num_rounds=len(drawn), users_sampled=int(sum(u.size for u, _ in drawn)),
+      distinct_users=int(np.unique(np.concatenate([u for u, _ in drawn])).size),
+      n=pop.num_users, max_length=pop.max_length, repetitions=repetitions,
+      sketch_shape=shape, bytes_per_client=per_client,
+      memory_estimate_bytes=estimate, num_not_decoded=not_decoded,
+      num_truncated=len(truncated), truncated=tuple(sorted(truncated)),
+      privacy=privacy_statement(k_anonymity))
+  return IBLTResult(
+      heavy_hitters=ranking.by_count(counts), params=params, seed=seed,
+      seconds=float(sum(round_seconds)), round_seconds=tuple(round_seconds),
+      round_users=tuple(u for u, _ in drawn))
