@@ -13,6 +13,7 @@ from triehh.baselines.amplification import sfp_local_epsilon
 from triehh.baselines.count_mean_sketch import CountMeanSketch
 from triehh.baselines.count_mean_sketch import HashFamily
 from triehh.baselines.count_mean_sketch import Sketch
+from triehh.baselines.iblt import iblt_discover
 from triehh.baselines.sfp import SFPParams
 from triehh.baselines.sfp import SFPResult
 from triehh.baselines.sfp import sfp_discover

@@ -1,0 +1,190 @@
+"""Tests of the IBLT baseline: exact counts, k-anonymity, TrieHH's users,
+truncated outputs, the memory refusal and bad input."""
+
+import collections
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow_federated")
+
+import triehh  # pylint: disable=g-import-not-at-top
+from triehh import sampling  # pylint: disable=g-import-not-at-top
+from tests import reference  # pylint: disable=g-import-not-at-top
+from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+
+# One capacity for every run below, so one compiled computation per k.
+CAPACITY = 64
+HEAVY = {"sun": 40, "moon": 25, "star": 12, "comet": 6, "mars": 3}
+ONE_WORD = triehh.Population.from_user_words(
+    [w for w, c in HEAVY.items() for _ in range(c)]
+    + [f"rare{i}" for i in range(30)])
+ONE_WORD_SHUFFLED = triehh.Population.from_user_words(
+    [ONE_WORD.vocabulary[w] for w in
+     np.random.default_rng(3).permutation(ONE_WORD.user_word)])
+
+
+def several_words(n=60, seed=1):
+  rng = np.random.default_rng(seed)
+  words = list(HEAVY)
+  users = []
+  for _ in range(n):
+    held = rng.choice(words, size=rng.integers(1, 4), replace=False)
+    users.append({str(w): int(rng.integers(1, 5)) for w in held})
+  return triehh.Population.from_user_words(users)
+
+
+SEVERAL_WORDS = several_words()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tff_runtime():
+  """One local TFF worker for every test of the module."""
+  from triehh.engines.tff import runtime  # pylint: disable=g-import-not-at-top
+  return runtime.get_runtime()
+
+
+def expected_counts(pop, batch_size, seed, num_rounds=1):
+  """Word -> senders over the rounds, by the reference's own draw."""
+  rng = np.random.default_rng(seed)
+  counts = reference.user_counts(pop)
+  sent = collections.Counter()
+  for _ in range(num_rounds):
+    words = reference.round_words(pop, counts, rng, batch_size, None)
+    sent.update(str(pop.vocabulary[w]) for w in words)
+  return sent
+
+
+@pytest.mark.parametrize("pop", [ONE_WORD_SHUFFLED, SEVERAL_WORDS],
+                         ids=["one_word", "several_words"])
+def test_exact_counts_of_the_sampled_users_at_k1(pop):
+  result = iblt.iblt_discover(pop, k_anonymity=1, batch_size=50,
+                              capacity=CAPACITY, seed=7)
+  assert result.heavy_hitters == dict(expected_counts(pop, 50, seed=7))
+  assert result.params.num_not_decoded == 0
+  assert result.params.users_sampled == 50
+
+
+def test_words_below_k_are_not_released():
+  result = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=3,
+                              batch_size=60, capacity=CAPACITY, seed=2)
+  sent = expected_counts(ONE_WORD_SHUFFLED, 60, seed=2)
+  assert any(c < 3 for c in sent.values())  # the test has something to cut
+  assert result.heavy_hitters == {w: c for w, c in sent.items() if c >= 3}
+  assert "k=3" in result.params.privacy
+  assert "not (epsilon, delta)-differential privacy" in result.params.privacy
+
+
+def test_same_seed_same_result_other_seed_other_users():
+  first = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=30,
+                             capacity=CAPACITY, seed=11)
+  again = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=30,
+                             capacity=CAPACITY, seed=11)
+  other = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=30,
+                             capacity=CAPACITY, seed=12)
+  assert again.heavy_hitters == first.heavy_hitters
+  np.testing.assert_array_equal(again.round_users[0], first.round_users[0])
+  assert not np.array_equal(other.round_users[0], first.round_users[0])
+
+
+@pytest.mark.parametrize("pop", [ONE_WORD_SHUFFLED, SEVERAL_WORDS],
+                         ids=["one_word", "several_words"])
+def test_first_round_has_triehh_first_round_users(pop):
+  trie_run = triehh.discover(pop, theta=2, batch_size=40, seed=5,
+                             allow_no_guarantee=True)
+  result = iblt.iblt_discover(pop, k_anonymity=1, batch_size=40, seed=5,
+                              capacity=CAPACITY)
+  assert trie_run.sampled_per_round[0] == 40
+  want = np.random.default_rng(5).choice(pop.num_users, size=40,
+                                         replace=False, shuffle=False)
+  np.testing.assert_array_equal(result.round_users[0], want)
+  rng = np.random.default_rng(5)
+  users = sampling.sample_users(rng, pop.num_users, 40)
+  ranks = sampling.draw_word_ranks(rng, pop, users)
+  words = sampling.words_of(pop, users, ranks)
+  assert result.heavy_hitters == dict(collections.Counter(
+      str(pop.vocabulary[w]) for w in words))
+
+
+def test_batch_size_from_epsilon_is_triehh_batch_size():
+  pop = triehh.Population.from_user_words(
+      [w for w, c in HEAVY.items() for _ in range(c * 40)])
+  trie_run = triehh.discover(pop, epsilon=4.0, seed=3)
+  result = iblt.iblt_discover(pop, k_anonymity=1, epsilon=4.0, seed=3,
+                              capacity=CAPACITY)
+  m = trie_run.params.batch_size
+  assert result.params.batch_size == m == result.round_users[0].size
+  np.testing.assert_array_equal(
+      result.round_users[0],
+      np.random.default_rng(3).choice(pop.num_users, size=m, replace=False,
+                                      shuffle=False))
+  assert sum(result.heavy_hitters.values()) == m
+
+
+def test_sampled_rounds_follow_triehh_rounds():
+  result = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=1, batch_size=20,
+                              num_rounds=3, capacity=CAPACITY, seed=4)
+  assert result.params.num_rounds == 3
+  assert result.params.users_sampled == 60
+  assert result.heavy_hitters == dict(
+      expected_counts(ONE_WORD_SHUFFLED, 20, seed=4, num_rounds=3))
+
+
+def test_disjoint_passes_cover_every_user_once():
+  result = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=1, batch_size=40,
+                              rounds="disjoint", capacity=CAPACITY, seed=0)
+  n = ONE_WORD_SHUFFLED.num_users
+  assert result.params.num_rounds == -(-n // 40)
+  users = np.concatenate(result.round_users)
+  assert sorted(users.tolist()) == list(range(n))
+  assert result.params.distinct_users == n
+  first = np.random.default_rng(0).choice(n, size=40, replace=False,
+                                          shuffle=False)
+  np.testing.assert_array_equal(result.round_users[0], first)
+  truth = ONE_WORD_SHUFFLED.ground_truth()
+  assert result.heavy_hitters == {w: int(c) for w, c in truth.items()}
+
+
+def test_truncated_outputs_are_counted():
+  users = (["http://twitter.com"] * 4 + ["http://twitpic.com"] * 2
+           + ["abcdefghij"] * 3 + ["sun"] * 5)
+  result = iblt.iblt_discover(users, k_anonymity=1, batch_size=len(users),
+                              capacity=CAPACITY, max_length=20)
+  assert result.heavy_hitters == {"http://twi": 6, "sun": 5, "abcdefghij": 3}
+  assert result.params.num_truncated == 1
+  assert result.params.truncated == ("http://twi",)
+  scores = triehh.precision_recall_f1(result.heavy_hitters,
+                                      triehh.Population.from_user_words(
+                                          users, max_length=20).ground_truth())
+  assert scores["precision"] == pytest.approx(2 / 3)
+
+
+def test_memory_refusal_names_the_estimate():
+  per_client = iblt.client_bytes(iblt.sketch_shape(CAPACITY, 10))
+  estimate = 50 * per_client * iblt.WORKER_BYTES_PER_SKETCH_BYTE
+  with pytest.raises(MemoryError, match=f"about {estimate / 1e9:.3g} GB"):
+    iblt.iblt_discover(ONE_WORD, k_anonymity=1, batch_size=50,
+                       capacity=CAPACITY, memory_bytes=int(estimate))
+  assert iblt.check_memory(50, per_client,
+                           memory_bytes=int(2 * estimate)) == int(estimate)
+
+
+def test_client_bytes_of_tff_sketch():
+  shape = iblt.sketch_shape(1000, 10)
+  assert shape[0] == 3 and shape[1] > 1000 / 3
+  assert iblt.client_bytes(shape) == 8 * shape[0] * shape[1] * (shape[2] + 1)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(k_anonymity=0, batch_size=10), "k_anonymity"),
+    (dict(k_anonymity=1, batch_size=10, capacity=3), "capacity=3 is below"),
+    (dict(k_anonymity=1, batch_size=10, rounds="all"), "rounds must be"),
+    (dict(k_anonymity=1), "give batch_size, or epsilon"),
+    (dict(k_anonymity=1, batch_size=10, epsilon=4.0), "not both"),
+    (dict(k_anonymity=1, batch_size=10**6), "batch_size"),
+    (dict(k_anonymity=1, batch_size=10, secure_sum_bitwidth=63),
+     "secure_sum_bitwidth"),
+])
+def test_bad_input_is_named(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    iblt.iblt_discover(ONE_WORD, **kwargs)
