@@ -217,7 +217,8 @@ class StitchingOracleTest(parameterized.TestCase):
 
   def test_puzzle_hash_keeps_only_the_real_words(self):
     result = triehh.sfp_discover(self.USERS, **self.OPTIONS)
-    salt = sfp._salts(result.params.hash_seed)[0]  # pylint: disable=protected-access
+    # pylint: disable-next=protected-access
+    salt = sfp._salts(result.params.hash_seed)[0]
     buckets = sfp.puzzle_buckets(sfp.pad_words(["abba", "baab"], 4), 256,
                                  salt)
     self.assertNotEqual(buckets[0], buckets[1])  # the test's premise

@@ -297,10 +297,10 @@ def _hashed_sums(sums: np.ndarray, bucket_part: np.ndarray,
   return total.reshape(num_pos, nb, na)
 
 
-def _top_tuples(estimates: np.ndarray, threshold: int) -> np.ndarray:
-  """Flat indices of the ``threshold`` largest estimates (ties: low index)."""
+def _top_tuples(estimates: np.ndarray, top_t: int) -> np.ndarray:
+  """Flat indices of the ``top_t`` largest estimates (ties: low index)."""
   flat = estimates.reshape(-1)
-  t = min(threshold, flat.size)
+  t = min(top_t, flat.size)
   if t < flat.size:
     cut = np.partition(flat, flat.size - t)[flat.size - t]
     pool = np.flatnonzero(flat >= cut)
