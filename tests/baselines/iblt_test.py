@@ -65,6 +65,16 @@ def test_exact_counts_of_the_sampled_users_at_k1(pop):
   assert result.params.users_sampled == 50
 
 
+def test_secure_sum_gives_the_plain_sum_result():
+  plain = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=1, batch_size=30,
+                             capacity=CAPACITY, seed=9)
+  secure = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=1, batch_size=30,
+                              capacity=CAPACITY, seed=9, secure_sum_bitwidth=8)
+  assert secure.params.secure_sum_bitwidth == 8
+  assert secure.heavy_hitters == plain.heavy_hitters == dict(
+      expected_counts(ONE_WORD_SHUFFLED, 30, seed=9))
+
+
 def test_words_below_k_are_not_released():
   result = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=3,
                               batch_size=60, capacity=CAPACITY, seed=2)
