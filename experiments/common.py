@@ -13,7 +13,6 @@ is read (see ``experiments.cli``).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import time
@@ -27,6 +26,7 @@ from triehh import data as data_lib
 from triehh import metrics
 from triehh import population as population_lib
 from triehh import records as records_lib
+from triehh import sweep as sweep_lib
 from triehh import synthetic
 
 FLAGS = flags.FLAGS
@@ -118,20 +118,8 @@ flags.register_validator(
     "--zipf_exponent must be a positive finite number")
 
 
-@dataclasses.dataclass
-class Dataset:
-  """A population with its ground truth and a description.
-
-  ``report`` (rows read and skipped) and ``info`` (setting facts) are set
-  for data read from a file.
-  """
-
-  population: population_lib.Population
-  truth: dict[str, float]
-  name: str
-  setting: str
-  report: data_lib.LoadReport | None = None
-  info: dict = dataclasses.field(default_factory=dict)
+# A population with its ground truth and a description.
+Dataset = sweep_lib.Dataset
 
 
 # Data flags and the data sets (or settings) they apply to.
@@ -188,25 +176,31 @@ def check_data_flags() -> None:
                      "--setting=oov only")
 
 
-def data_options() -> dict:
-  """The data flags that shape the population (a run's ``config["data"]``)."""
-  options = {"dataset": FLAGS.dataset, "setting": FLAGS.setting,
+def data_options(dataset: str | None = None,
+                 setting: str | None = None) -> dict:
+  """The data flags that shape the population (a run's ``config["data"]``).
+
+  ``dataset`` and ``setting`` replace ``--dataset`` and ``--setting``.
+  """
+  dataset = dataset or FLAGS.dataset
+  setting = setting or FLAGS.setting
+  options = {"dataset": dataset, "setting": setting,
              "max_length": FLAGS.max_length}
   if FLAGS.data_path:
     options["data_path"] = os.path.abspath(FLAGS.data_path)
-  if FLAGS.dataset in ("default", "synthetic"):
+  if dataset in ("default", "synthetic"):
     options["num_users"] = FLAGS.num_users
-  if FLAGS.dataset == "synthetic":
+  if dataset == "synthetic":
     options.update(zipf_exponent=FLAGS.zipf_exponent,
                    data_seed=FLAGS.data_seed)
-  if FLAGS.dataset in data_lib.DATASETS:
+  if dataset in data_lib.DATASETS:
     options.update(data_format=FLAGS.data_format,
                    data_encoding=FLAGS.data_encoding,
                    min_word_length=FLAGS.min_word_length)
-    if FLAGS.dataset == "file":
+    if dataset == "file":
       options.update(user_column=FLAGS.user_column,
                      text_column=FLAGS.text_column)
-    if FLAGS.setting == "oov":
+    if setting == "oov":
       options.update(
           dictionary_path=(os.path.abspath(FLAGS.dictionary_path)
                            if FLAGS.dictionary_path else None),
@@ -220,35 +214,12 @@ def load_dataset() -> Dataset:
   File data sets print their load report (rows used, skipped and why).
   """
   check_data_flags()
-  if FLAGS.dataset == "default":
-    pop = synthetic.english_population(
-        FLAGS.num_users, seed=0, max_length=FLAGS.max_length)
-    return Dataset(pop, pop.ground_truth(), "default", "single")
-  if FLAGS.dataset == "synthetic":
-    pop = synthetic.scale_population(
-        FLAGS.num_users, table_path=FLAGS.data_path,
-        zipf_exponent=FLAGS.zipf_exponent, seed=FLAGS.data_seed,
-        max_length=FLAGS.max_length)
-    source = os.path.basename(FLAGS.data_path) if FLAGS.data_path else (
-        "english")
-    law = f"zipf{FLAGS.zipf_exponent:g}" if FLAGS.zipf_exponent else "weights"
-    return Dataset(pop, pop.ground_truth(), f"synthetic:{source}:{law}",
-                   "single")
-  if FLAGS.dataset in data_lib.DATASETS:
-    spec = data_lib.DataSpec(
-        FLAGS.data_path, dataset=FLAGS.dataset, setting=FLAGS.setting,
-        file_format=FLAGS.data_format, user_column=FLAGS.user_column,
-        text_column=FLAGS.text_column, encoding=FLAGS.data_encoding,
-        min_length=FLAGS.min_word_length, max_length=FLAGS.max_length,
-        dictionary_path=FLAGS.dictionary_path,
-        oov_num_users=FLAGS.oov_num_users, seed=FLAGS.data_seed)
-    loaded = data_lib.load(spec, cache_dir=FLAGS.cache_dir or None)
-    origin = (f" (cached population {loaded.cache_path})" if loaded.from_cache
-              else "")
-    print(f"data report: {loaded.report.summary()}{origin}")
-    return Dataset(loaded.population, loaded.truth, loaded.name,
-                   loaded.setting, report=loaded.report, info=loaded.info)
-  raise ValueError(f"unknown dataset {FLAGS.dataset!r}")
+  dataset = sweep_lib.load_data(data_options(), FLAGS.cache_dir or None)
+  if dataset.report is not None:
+    origin = (f" (cached population {dataset.cache_path})"
+              if dataset.cache_path else "")
+    print(f"data report: {dataset.report.summary()}{origin}")
+  return dataset
 
 
 def ks() -> list[int]:

@@ -15,23 +15,22 @@ finished runs kept in results.jsonl.
 
 from __future__ import annotations
 
-import inspect
 import math
 import sys
 
 from absl import app
 from absl import flags
 
-import triehh
 from experiments import common
 from triehh import records
+from triehh import sweep
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)
 
-_DEFAULT_TOP_T = getattr(sfp, "DEFAULT_TOP_T", None) or sfp.DEFAULT_THRESHOLD
+_DEFAULT_TOP_T = sfp.DEFAULT_TOP_T
 
 flags.DEFINE_integer("top_t", _DEFAULT_TOP_T,
                      "T, the tuples SFP keeps per fragment position (the "
@@ -66,11 +65,6 @@ flags.register_validator(
     "word_budget", lambda v: math.isfinite(v) and 0 <= v < 1,
     "--word_budget must be in [0, 1)")
 
-# Before and after the library's rename of ``threshold`` to ``top_t``.
-_TOP_T_ARG = ("top_t" if "top_t" in inspect.signature(
-    triehh.sfp_discover).parameters else "threshold")
-
-
 def top_t() -> int:
   """T from ``--top_t`` or its deprecated spelling ``--threshold``."""
   if FLAGS.threshold is None:
@@ -84,38 +78,15 @@ def top_t() -> int:
 
 def run_config(t: int) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return {"algorithm": "sfp", "data": common.data_options(),
-          "epsilon": FLAGS.epsilon, "delta": FLAGS.delta, "top_t": t,
-          "k": FLAGS.cms_k, "m": FLAGS.cms_m, "length": FLAGS.sfp_length,
-          "fragment_alphabet": FLAGS.fragment_alphabet,
-          "word_budget": FLAGS.word_budget, "simulation": FLAGS.simulation,
-          "check_puzzle_hash": FLAGS.check_puzzle_hash}
+  return sweep.sfp_config(
+      common.data_options(), epsilon=FLAGS.epsilon, delta=FLAGS.delta,
+      top_t=t, k=FLAGS.cms_k, m=FLAGS.cms_m, length=FLAGS.sfp_length,
+      fragment_alphabet=FLAGS.fragment_alphabet,
+      word_budget=FLAGS.word_budget, simulation=FLAGS.simulation,
+      check_puzzle_hash=FLAGS.check_puzzle_hash)
 
 
-def record(result, data: common.Dataset, run: int, seed: int, values: dict,
-           config: dict) -> records.RunRecord:
-  """The results.jsonl record of one run."""
-  p = result.params
-  return records.RunRecord(
-      algorithm="sfp", dataset=data.name, setting=data.setting, n_users=p.n,
-      run=run, seed=seed, epsilon=p.epsilon, delta=p.delta,
-      has_guarantee=math.isfinite(p.epsilon), target_epsilon=FLAGS.epsilon,
-      target_delta=p.delta, epsilon_local=p.epsilon_local,
-      epsilon_fragment=p.epsilon_fragment, epsilon_word=p.epsilon_word,
-      top_t=_params_top_t(p), k=p.k, m=p.m, length=p.length,
-      num_buckets=p.num_buckets, fragment_alphabet=p.fragment_alphabet,
-      word_budget=p.word_budget, simulation=p.simulation,
-      check_puzzle_hash=p.check_puzzle_hash, hash_seed=p.hash_seed,
-      reports_per_position=list(result.reports_per_position),
-      num_stitched=result.num_stitched,
-      discovered=list(result.heavy_hitters),
-      counts=list(result.heavy_hitters.values()), metrics=values,
-      seconds=result.seconds, client_seconds=result.client_seconds,
-      server_seconds=result.server_seconds, config=config)
-
-
-def _params_top_t(params) -> int:
-  return params.top_t if hasattr(params, "top_t") else params.threshold
+record = sweep.sfp_record
 
 
 _WRITER: list[records.ResultsWriter] = []
@@ -136,12 +107,7 @@ def main(argv):
   config = run_config(t)
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
-    result = triehh.sfp_discover(
-        pop, epsilon=FLAGS.epsilon, delta=FLAGS.delta,
-        **{_TOP_T_ARG: t}, seed=seed, k=FLAGS.cms_k, m=FLAGS.cms_m,
-        length=FLAGS.sfp_length, fragment_alphabet=FLAGS.fragment_alphabet,
-        word_budget=FLAGS.word_budget, simulation=FLAGS.simulation,
-        check_puzzle_hash=FLAGS.check_puzzle_hash)
+    result = sweep.call_sfp(pop, config, seed)
     p = result.params
     if run == 0:
       print(f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP central, local "
@@ -149,7 +115,7 @@ def main(argv):
             f"{p.epsilon_fragment:.4f}"
             + (f", word sketch {p.epsilon_word:.4f})" if p.epsilon_word
                else ")"))
-      print(f"  T={_params_top_t(p)}, k={p.k}, m={p.m}, length={p.length}, "
+      print(f"  T={p.top_t}, k={p.k}, m={p.m}, length={p.length}, "
             f"{p.num_buckets} puzzle buckets, |Omega|={len(p.fragment_alphabet)}"
             f" + '{sfp.PAD}', n={p.n}")
       print(f"  {p.guarantee}")

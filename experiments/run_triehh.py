@@ -19,9 +19,9 @@ import sys
 from absl import app
 from absl import flags
 
-import triehh
 from experiments import common
 from triehh import records
+from triehh import sweep
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)
@@ -119,15 +119,13 @@ def privacy_options() -> dict:
 
 def run_config(privacy: dict, options: dict) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return {"algorithm": "triehh", "engine": FLAGS.engine,
-          "data": common.data_options(),
-          **{name: privacy.get(name) for name in
-             ("epsilon", "delta", "theta", "gamma", "batch_size")},
-          "num_sub_rounds": FLAGS.num_sub_rounds,
-          "max_num_prefixes": FLAGS.max_num_prefixes,
-          "allow_no_guarantee": FLAGS.allow_no_guarantee,
-          "tff_secure_sum": options.get("secure_sum"),
-          "tff_max_user_contribution": options.get("max_user_contribution")}
+  return sweep.triehh_config(
+      common.data_options(), engine=FLAGS.engine, **privacy,
+      num_sub_rounds=FLAGS.num_sub_rounds,
+      max_num_prefixes=FLAGS.max_num_prefixes,
+      allow_no_guarantee=FLAGS.allow_no_guarantee,
+      tff_secure_sum=options.get("secure_sum"),
+      tff_max_user_contribution=options.get("max_user_contribution"))
 
 
 def check_flags() -> tuple[dict, dict]:
@@ -140,35 +138,8 @@ def check_flags() -> tuple[dict, dict]:
   return engine_options(), privacy_options()
 
 
-def check_population(n: int) -> None:
-  """Refuses populations too small for TrieHH, in the user's terms."""
-  if n < 2:
-    raise ValueError(
-        f"the population has {n} user{'s' if n != 1 else ''}: TrieHH needs "
-        "at least 2 (and Theorem 1 many more; see experiments.theory_tables)"
-        "; use a larger data set or --num_users")
-
-
-def record(result, data: common.Dataset, run: int, seed: int, values: dict,
-           config: dict, options: dict) -> records.RunRecord:
-  """The results.jsonl record of one run."""
-  p = result.params
-  return records.RunRecord(
-      algorithm="triehh", engine=result.engine, dataset=data.name,
-      setting=data.setting, n_users=p.n, run=run, seed=seed,
-      epsilon=p.epsilon, delta=p.delta, has_guarantee=p.has_guarantee,
-      target_epsilon=p.target_epsilon, target_delta=p.target_delta,
-      theta=p.theta, gamma=p.gamma, batch_size=p.batch_size,
-      max_length=p.max_length, levels=p.levels,
-      num_sub_rounds=p.num_sub_rounds, max_num_prefixes=p.max_num_prefixes,
-      tff_secure_sum=options.get("secure_sum"),
-      tff_max_user_contribution=options.get("max_user_contribution"),
-      tff_workers=len(options.get("workers", [])) or None,
-      rounds=result.rounds, votes_per_round=result.votes_per_round,
-      num_participants=result.num_participants,
-      discovered=list(result.heavy_hitters),
-      counts=list(result.heavy_hitters.values()), metrics=values,
-      seconds=result.seconds, config=config)
+check_population = sweep.check_triehh_population
+record = sweep.triehh_record
 
 
 _WRITER: list[records.ResultsWriter] = []
@@ -190,11 +161,7 @@ def main(argv):
   config = run_config(privacy, options)
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
-    result = triehh.discover(
-        pop, max_length=FLAGS.max_length, seed=seed, engine=FLAGS.engine,
-        num_sub_rounds=FLAGS.num_sub_rounds,
-        max_num_prefixes=FLAGS.max_num_prefixes,
-        allow_no_guarantee=FLAGS.allow_no_guarantee, **privacy, **options)
+    result = sweep.call_triehh(pop, config, seed, options)
     p = result.params
     if run == 0:
       target = (f"target epsilon={p.target_epsilon}, delta="
