@@ -3,9 +3,15 @@
 It follows Algorithms 1-3 of the paper literally, word by word, and is an
 independent oracle: it samples users and picks each user's word itself, in
 plain Python, making only the generator calls that the contract of
-:mod:`triehh.sampling` documents (one ``choice`` of the round's users, then,
-for several-word users, one ``integers`` of their word ranks), so the same
-seed must give the same trie.
+:mod:`triehh.sampling` documents, so the same seed must give the same trie:
+
+* one-word populations, no schedule: it lists the round's cells itself
+  (frontier prefix and next symbol, then "no next symbol" per frontier
+  prefix, then the rest), counts their users by scanning every user, and
+  makes the one ``multivariate_hypergeometric`` call over the non-empty
+  cells; a cell's sampled users are its votes;
+* otherwise: one ``choice`` of the round's users, then, for several-word
+  users, one ``integers`` of their word ranks.
 """
 
 from __future__ import annotations
@@ -59,6 +65,28 @@ def round_words(pop, counts, rng, batch_size, scheduled) -> list[int]:
   return [choose_word(counts[u], int(r)) for u, r in zip(users, ranks)]
 
 
+def round_cell_votes(pop, counts, rng, batch_size, frontier,
+                     depth) -> collections.Counter:
+  """The votes of a round drawn at cell level (contract step 1a)."""
+  symbols = pop.alphabet.symbols()  # in code order
+  order = lambda p: [symbols.index(c) for c in p]
+  frontier = sorted(frontier, key=order)
+  seqs = [sequence(pop, c[0][0]) for c in counts]
+  cells, users = [], []
+  for prefix in frontier:  # vote index order: prefix, then symbol
+    for symbol in symbols:
+      held = sum(1 for q in seqs if q.startswith(prefix + symbol))
+      if held:
+        cells.append(prefix + symbol)
+        users.append(held)
+  no_symbol = [sum(1 for q in seqs if q == prefix) for prefix in frontier]
+  rest = len(seqs) - sum(users) - sum(no_symbol)
+  colors = [u for u in users + no_symbol + [rest] if u > 0]
+  method = "count" if len(seqs) <= 50 * len(colors) else "marginals"
+  drawn = rng.multivariate_hypergeometric(colors, batch_size, method=method)
+  return collections.Counter({p: int(v) for p, v in zip(cells, drawn) if v})
+
+
 def run(pop, *, theta, batch_size, rng, max_num_prefixes=None, schedule=None):
   """Returns (levels, heavy_hitters): per depth a dict prefix -> votes."""
   end = pop.alphabet.end_symbol
@@ -72,17 +100,24 @@ def run(pop, *, theta, batch_size, rng, max_num_prefixes=None, schedule=None):
     if schedule is not None and depth > len(schedule):
       break
     scheduled = None if schedule is None else schedule[depth - 1]
-    candidates = collections.Counter()
-    for w in round_words(pop, counts, rng, batch_size, scheduled):
-      seq = sequence(pop, w)
-      if len(seq) >= depth and seq[:depth - 1] in frontier:
-        candidates[seq[:depth]] += 1
+    if pop.is_single_word and scheduled is None:
+      candidates = round_cell_votes(pop, counts, rng, batch_size, frontier,
+                                    depth)
+    else:
+      candidates = collections.Counter()
+      for w in round_words(pop, counts, rng, batch_size, scheduled):
+        seq = sequence(pop, w)
+        if len(seq) >= depth and seq[:depth - 1] in frontier:
+          candidates[seq[:depth]] += 1
     kept = {p: v for p, v in candidates.items() if v >= theta}
-    if max_num_prefixes is not None and len(kept) > max_num_prefixes:
+    unfinished = {p: v for p, v in kept.items() if not p.endswith(end)}
+    if max_num_prefixes is not None and len(unfinished) > max_num_prefixes:
+      # The cap applies to unfinished prefixes only (TFF's reference TrieHH).
       symbols = pop.alphabet.symbols()
       key = lambda p: [symbols.index(c) for c in p]
-      ranked = sorted(kept.items(), key=lambda kv: (-kv[1], key(kv[0])))
-      kept = dict(ranked[:max_num_prefixes])
+      ranked = sorted(unfinished.items(), key=lambda kv: (-kv[1], key(kv[0])))
+      kept = {p: v for p, v in kept.items() if p.endswith(end)}
+      kept.update(ranked[:max_num_prefixes])
     levels.append(kept)  # a round that adds nothing is still a round run
     if not kept:
       break

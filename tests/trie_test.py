@@ -11,14 +11,28 @@ class SelectTest(parameterized.TestCase):
 
   def test_threshold(self):
     votes = np.array([0, 3, 2, 5, 1])
-    np.testing.assert_array_equal(trie_lib.select_extensions(votes, 2), [1, 2, 3])
+    np.testing.assert_array_equal(
+        trie_lib.select_extensions(votes, 2, num_extensions=5), [1, 2, 3])
 
   def test_cap_keeps_most_voted_then_smallest_index(self):
-    votes = np.array([4, 3, 4, 5, 3, 4])
+    # Two extensions per prefix ("a", "$"): indices 1, 3, 5 end in "$".
+    votes = np.array([4, 0, 4, 0, 5, 0, 3, 0, 4, 0])
     np.testing.assert_array_equal(
-        trie_lib.select_extensions(votes, 3, max_num_prefixes=3), [0, 2, 3])
+        trie_lib.select_extensions(votes, 3, max_num_prefixes=3,
+                                   num_extensions=2), [0, 2, 4])
     np.testing.assert_array_equal(
-        trie_lib.select_extensions(votes, 3, max_num_prefixes=5), [0, 1, 2, 3, 5])
+        trie_lib.select_extensions(votes, 3, max_num_prefixes=4,
+                                   num_extensions=2), [0, 2, 4, 8])
+
+  def test_cap_never_drops_finished_words(self):
+    # Three extensions per prefix ("a", "b", "$"): indices 2 and 5 end in "$".
+    votes = np.array([2, 9, 3, 9, 4, 1])
+    np.testing.assert_array_equal(
+        trie_lib.select_extensions(votes, 2, max_num_prefixes=1,
+                                   num_extensions=3), [1, 2])
+    np.testing.assert_array_equal(
+        trie_lib.select_extensions(votes, 1, max_num_prefixes=2,
+                                   num_extensions=3), [1, 2, 3, 5])
 
 
 class GrowTest(parameterized.TestCase):
@@ -59,6 +73,21 @@ class GrowTest(parameterized.TestCase):
 
   def test_capped_count(self):
     trie = trie_lib.Trie(alphabet_lib.Alphabet.of("abc"))
-    level, _ = trie.grow(np.array([5, 5, 5, 5]), theta=1, max_num_prefixes=2)
-    self.assertEqual(level.num_capped, 2)
+    level, _ = trie.grow(np.array([5, 5, 5, 0]), theta=1, max_num_prefixes=2)
+    self.assertEqual(level.num_capped, 1)
     self.assertEqual(trie.prefixes(1), ["a", "b"])
+
+  def test_cap_applies_to_unfinished_extensions_only(self):
+    # TFF's reference semantics: users a x5, ab x4, ac x3, ad x2, all voting,
+    # theta 2, cap 2. Round 2 passes "a$" 5, "ab" 4, "ac" 3, "ad" 2: "a$" is
+    # a finished word (never capped), of the others the two most voted stay.
+    a = alphabet_lib.Alphabet.of("abcd")  # a..d = 0..3, $ = 4
+    trie = trie_lib.Trie(a)
+    trie.grow(np.array([14, 0, 0, 0, 0]), theta=2, max_num_prefixes=2)
+    level, _ = trie.grow(np.array([0, 4, 3, 2, 5]), theta=2,
+                         max_num_prefixes=2)
+    self.assertEqual(trie.prefixes(2), ["ab", "ac"])
+    self.assertEqual(level.num_capped, 1)
+    trie.grow(np.array([0, 0, 0, 0, 4, 0, 0, 0, 0, 3]), theta=2,
+              max_num_prefixes=2)
+    self.assertEqual(trie.heavy_hitters(), {"a": 5, "ab": 4, "ac": 3})

@@ -11,11 +11,15 @@ symbol). A vote for extension ``e`` of frontier prefix ``p`` goes to index
 ``p * (A + 1) + e``, so the vote vector has ``k * (A + 1)`` entries and
 keeping the indices in increasing order keeps the next level lexicographic.
 
-Thresholding keeps every extension with at least ``theta`` votes. With
-``max_num_prefixes`` set, at most that many are kept: the most voted, ties
-broken by the smaller vote index (lexicographically first). Kept
+Thresholding keeps every extension with at least ``theta`` votes. Kept
 extensions whose symbol is the end symbol are heavy hitters (recorded with
 the votes of the round that found them); the others form the new frontier.
+With ``max_num_prefixes`` set, at most that many *non-terminated*
+extensions are kept (the most voted, ties broken by the smaller vote index,
+i.e. lexicographically first); extensions ending in the end symbol
+(finished words) are thresholded, never capped. These are the semantics of
+TFF's reference TrieHH: the cap bounds the next round's frontier, and so its
+vote vector, which finished words do not enter.
 
 These functions are shared by every engine, so that all of them grow the
 very same trie from the same votes.
@@ -32,16 +36,32 @@ from triehh import ranking
 
 
 def select_extensions(votes: np.ndarray, theta: int,
-                      max_num_prefixes: int | None = None) -> np.ndarray:
+                      max_num_prefixes: int | None = None, *,
+                      num_extensions: int) -> np.ndarray:
   """Vote indices kept by thresholding at ``theta`` and the optional cap.
 
-  Returns the kept indices in increasing order.
+  Args:
+    votes: the round's vote vector (layout of the module docstring).
+    theta: the vote threshold.
+    max_num_prefixes: optional cap on the kept non-terminated extensions
+      (most voted first, ties to the smaller index); extensions ending in
+      the end symbol are never capped.
+    num_extensions: ``A + 1``; index ``i`` ends in the end symbol iff
+      ``i % (A + 1) == A``.
+
+  Returns:
+    The kept indices in increasing order.
   """
   kept = np.flatnonzero(votes >= theta)
-  if max_num_prefixes is not None and kept.size > max_num_prefixes:
-    order = np.lexsort((kept, -votes[kept]))
-    kept = np.sort(kept[order[:max_num_prefixes]])
-  return kept
+  if max_num_prefixes is None:
+    return kept
+  is_end = kept % num_extensions == num_extensions - 1
+  unfinished = kept[~is_end]
+  if unfinished.size <= max_num_prefixes:
+    return kept
+  order = np.lexsort((unfinished, -votes[unfinished]))
+  return np.sort(np.concatenate([kept[is_end],
+                                 unfinished[order[:max_num_prefixes]]]))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +81,8 @@ class TrieLevel:
     num_candidates: length of the vote vector (frontier size times A + 1).
     num_sampled: users sampled in this round (all sub-rounds).
     num_votes: votes cast (sampled users whose prefix was on the frontier).
-    num_capped: extensions over the threshold removed by the cap.
+    num_capped: non-terminated extensions over the threshold removed by the
+      cap.
   """
 
   depth: int
@@ -137,8 +158,9 @@ class Trie:
                        f"({expected},) for a frontier of "
                        f"{self.frontier.shape[0]} prefixes")
     above = int(np.count_nonzero(votes >= theta))
-    kept = select_extensions(votes, theta, max_num_prefixes)
     a1 = self.alphabet.num_extensions
+    kept = select_extensions(votes, theta, max_num_prefixes,
+                             num_extensions=a1)
     parents, ext = np.divmod(kept, a1)
     codes = np.concatenate(
         [self.frontier[parents], ext[:, None].astype(np.int32)], axis=1)

@@ -10,6 +10,7 @@ from scipy import stats
 
 import triehh
 from triehh.engines import fast as fast_engine
+from triehh.engines import vote_counts
 from triehh import population as population_lib
 from triehh import synthetic
 from triehh.theory import utility
@@ -85,7 +86,9 @@ def test_every_prefix_passed_the_threshold_and_has_its_parent(args):
       assert len(prefix) == depth
       assert prefix[:-1] in trie
     if args["max_num_prefixes"] is not None:
-      assert len(level) <= args["max_num_prefixes"]
+      end = args["pop"].alphabet.end_symbol
+      unfinished = [p for p in level if not p.endswith(end)]
+      assert len(unfinished) <= args["max_num_prefixes"]
 
 
 @settings(max_examples=100, deadline=None)
@@ -113,12 +116,17 @@ def test_same_seed_same_result_and_sub_rounds_change_nothing(args, sub_rounds):
     assert reference.trie_levels(split) == reference.trie_levels(first)
 
 
-def test_population_is_freed_after_a_run():
-  pop = population_lib.Population.from_user_words(["ab", "b", "ab"] * 20)
+@pytest.mark.parametrize("users,tables", [
+    (["ab", "b", "ab"] * 20, vote_counts.tables_of),
+    ([{"ab": 2}, "b", {"ab": 1, "b": 1}] * 20,
+     fast_engine._level_tables),  # pylint: disable=protected-access
+], ids=["one_word", "several_words"])
+def test_population_is_freed_after_a_run(users, tables):
+  pop = population_lib.Population.from_user_words(users)
   result = triehh.discover(pop, theta=2, batch_size=30, seed=0,
                            allow_no_guarantee=True)
   assert result.heavy_hitters  # the run used the cached tables
-  cache = fast_engine._level_tables.cache  # pylint: disable=protected-access
+  cache = tables.cache
   assert pop in cache
   cached = len(cache)
   ref = weakref.ref(pop)

@@ -143,6 +143,18 @@ def test_server_update_grows_the_trie_exactly_like_trie_grow(tff_context):
   assert checked_caps >= 3  # the cap and its tie-breaking were exercised
 
 
+def test_cap_keeps_finished_words_like_tffs_reference(tff_context):
+  # Frontier "a"; votes "aa" 0, "ab" 4, "ac" 3, "a$" 5 (users a x5, ab x4,
+  # ac x3). Theta 2, cap 1: the finished word "a" is never capped, of the
+  # unfinished extensions only the most voted, "ab", stays.
+  update = computations.server_update_computation(A1, L)
+  new, _ = update(state(np.array([[0]]), theta=2, cap=1),
+                  np.array([0, 4, 3, 5], np.int32))
+  assert np.asarray(new.frontier).tolist() == [[0, 1]]
+  assert new.heavy_hitters.tolist() == [[0, END, -1, -1, -1]]
+  assert new.heavy_hitter_counts.tolist() == [5]
+
+
 def test_sub_rounds_accumulate_before_thresholding(tff_context):
   update = computations.server_update_computation(A1, L)
   frontier = np.array([[0], [2]], dtype=np.int32)

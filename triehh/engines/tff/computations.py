@@ -9,8 +9,9 @@ alphabet + end symbol, laid out as in :mod:`triehh.trie`: index
 ``tff.federated_sum`` (or ``tff.federated_secure_sum_bitwidth``) and the
 server update adds them to the votes of the level. After the last sub-round
 of a level the server update thresholds at theta, applies the
-``max_num_prefixes`` cap (most voted first, ties to the smaller vote index),
-grows the trie by one level and records the new heavy hitters: exactly
+``max_num_prefixes`` cap to the non-terminated extensions (most voted first,
+ties to the smaller vote index; finished words are never capped, as in TFF's
+reference TrieHH), grows the trie by one level and records the new heavy hitters: exactly
 :func:`triehh.trie.select_extensions` and :meth:`triehh.trie.Trie.grow`.
 
 Vote capacity. ``tff.federated_sum`` needs a fully defined shape, so a
@@ -74,7 +75,8 @@ class ServerState(NamedTuple):
       summed over its sub-rounds so far; empty before its first sub-round.
     round_num: TFF rounds (sub-rounds) run so far.
     theta: the vote threshold.
-    max_num_prefixes: cap on the extensions kept per level (0: no cap).
+    max_num_prefixes: cap on the non-terminated extensions kept per level
+      (0: no cap); extensions ending in the end symbol are never capped.
     num_sub_rounds: sub-rounds per level.
   """
 
@@ -286,10 +288,10 @@ def server_update_computation(num_extensions: int,
 
   Adds the summed votes (``int32 [None]``, at least ``k * (A + 1)`` long,
   zero beyond) to the level's votes; after the level's last sub-round keeps
-  the extensions with at least theta votes (at most ``max_num_prefixes`` of
-  them: most voted first, ties to the smaller index), extends the frontier by
-  one level and appends the kept extensions ending in the end symbol to the
-  heavy hitters.
+  the extensions with at least theta votes (of those not ending in the end
+  symbol at most ``max_num_prefixes``: most voted first, ties to the smaller
+  index), extends the frontier by one level and appends the kept extensions
+  ending in the end symbol to the heavy hitters.
   """
   a1 = num_extensions
   end_code = num_extensions - 1
@@ -315,13 +317,18 @@ def server_update_computation(num_extensions: int,
       kept = tf.cast(tf.reshape(tf.where(level_votes >= state.theta), [-1]),
                      tf.int32)
       cap = state.max_num_prefixes
+      unfinished = tf.boolean_mask(kept, tf.not_equal(kept % a1, end_code))
 
       def capped():
-        _, top = tf.math.top_k(level_votes, k=cap)  # ties: lower index first
-        return tf.sort(top)
+        finished = tf.boolean_mask(kept, tf.equal(kept % a1, end_code))
+        # top_k breaks ties to the lower position, i.e. the smaller index.
+        _, top = tf.math.top_k(tf.gather(level_votes, unfinished), k=cap)
+        return tf.sort(tf.concat([finished, tf.gather(unfinished, top)],
+                                 axis=0))
 
       kept = tf.cond(
-          tf.logical_and(cap > 0, tf.size(kept) > cap), capped, lambda: kept)
+          tf.logical_and(cap > 0, tf.size(unfinished) > cap), capped,
+          lambda: kept)
       parents = kept // a1
       symbols = kept % a1
       codes = tf.concat(
