@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import gc
 import re
 import threading
 from collections.abc import Sequence
@@ -332,3 +333,30 @@ def close_all() -> None:
     for runtime in _RUNTIMES.values():
       runtime.close()
     _RUNTIMES.clear()
+  _silence_unused_service_managers()
+
+
+def _silence_unused_service_managers() -> None:
+  """Keeps TFF's never-started local service managers quiet at exit.
+
+  Importing TFF creates a ``ServiceManager`` for its default local context,
+  which this project never uses. Its ``__del__`` runs during interpreter
+  shutdown, after the ``subprocess`` module is gone, and prints a traceback
+  ("'NoneType' object has no attribute 'Popen'") although no process was
+  ever started. A manager that started no process has nothing to clean up,
+  so its class gets a finaliser that does nothing in that case.
+  """
+  patched = set()
+  for obj in gc.get_objects():
+    cls = type(obj)
+    if (cls not in patched
+        and cls.__qualname__.endswith("<locals>.ServiceManager")
+        and cls.__module__.startswith("tensorflow_federated")):
+      patched.add(cls)
+      original = cls.__del__
+
+      def finalize(self, original=original):
+        if getattr(self, "_process", None) is not None:
+          original(self)
+
+      cls.__del__ = finalize
