@@ -13,6 +13,7 @@ from scipy import special
 import triehh
 from triehh import synthetic
 from triehh.engines import registry
+from tests import reference
 
 
 def zipf_words(n, seed=0):
@@ -81,11 +82,21 @@ class DiscoverTest(parameterized.TestCase):
     self.assertFalse(result.params.has_guarantee)
     self.assertIn("no differential privacy guarantee", result.params.guarantee)
 
-  def test_cap_is_flagged_and_enforced(self):
-    result = triehh.discover(self.pop, epsilon=4.0, max_num_prefixes=5)
-    self.assertIn("prefix cap", result.params.guarantee)
+  def test_cap_is_refused_or_run_without_guarantee(self):
+    with self.assertRaisesRegex(ValueError,
+                                "vote ranks.*allow_no_guarantee=True"):
+      triehh.discover(self.pop, epsilon=4.0, max_num_prefixes=5)
+    result = triehh.discover(self.pop, epsilon=4.0, max_num_prefixes=5,
+                             allow_no_guarantee=True)
+    p = result.params
+    self.assertEqual((p.epsilon, p.delta, p.accounting), (math.inf, 1.0, "none"))
+    self.assertIn("vote ranks", p.guarantee)
+    n = self.pop.num_users
+    calibrated = triehh.calibrate(n, 11, 4.0, 1 / n**2)
+    self.assertEqual((p.theta, p.batch_size),
+                     (calibrated.theta, calibrated.batch_size))
     for level in result.trie.levels:
-      self.assertLessEqual(level.prefixes.shape[0] + level.terminated.shape[0], 5)
+      self.assertLessEqual(level.prefixes.shape[0], 5)
 
   @parameterized.named_parameters(
       ("both", dict(epsilon=1.0, theta=10, gamma=2.0), "not both"),
@@ -98,6 +109,23 @@ class DiscoverTest(parameterized.TestCase):
   def test_bad_arguments(self, kwargs, message):
     with self.assertRaisesRegex(ValueError, message):
       triehh.discover(self.pop, **kwargs)
+
+  @parameterized.named_parameters(
+      ("inf", math.inf, "gamma must be a positive finite number, got inf"),
+      ("huge", 1e300, "more than the n=40000 users"),
+  )
+  def test_gamma_is_checked_before_the_batch_is_computed(self, gamma,
+                                                         message):
+    with self.assertRaisesRegex(ValueError, message):
+      triehh.discover(self.pop, theta=10, gamma=gamma)
+
+  def test_same_trie_under_both_word_choices_for_one_word_users(self):
+    a = triehh.discover(self.pop, epsilon=4.0, seed=3)
+    b = triehh.discover(self.pop, epsilon=4.0, seed=3, word_choice="per_run")
+    self.assertEqual(a.trie.to_dict(), b.trie.to_dict())
+    self.assertEqual((a.params.delta, b.params.delta, b.params.word_choice),
+                     (a.params.delta, a.params.delta, "per_run"))
+    self.assertEqual(b.params.accounting, "Theorem 1")
 
   def test_max_length_mismatch(self):
     with self.assertRaisesRegex(ValueError, "max_length=10"):
@@ -115,6 +143,97 @@ class DiscoverTest(parameterized.TestCase):
     result = triehh.discover(users, epsilon=4.0, seed=0)
     self.assertGreater(len(result.heavy_hitters), 5)
     self.assertTrue(set(result.heavy_hitters) <= set(vocab))
+
+
+def several_word_users(n, seed=0):
+  """n users with 1-3 words of a 40-word vocabulary, counts 1-4."""
+  rng = np.random.default_rng(seed)
+  vocab = [a + b for a in "abcdefgh" for b in "xyzuv"]
+  users = []
+  for _ in range(n):
+    k = int(rng.integers(1, 4))
+    words = rng.choice(len(vocab), size=k, replace=False, p=ZIPF_40)
+    users.append({vocab[w]: int(c) for w, c in
+                  zip(words, rng.integers(1, 5, size=k))})
+  return users
+
+
+ZIPF_40 = np.arange(1, 41, dtype=float)**-1.5 / np.sum(
+    np.arange(1, 41, dtype=float)**-1.5)
+
+
+def theorem1(n, levels, theta, batch):
+  """Theorem 1 of the paper, written out, at an integer batch."""
+  gamma = batch / math.sqrt(n)
+  eps = levels * math.log(1 + 1 / (math.sqrt(n) / (gamma * theta) - 1))
+  delta = (theta - 2) / ((theta - 3) * math.factorial(theta))
+  return eps, delta
+
+
+class SeveralWordsTest(parameterized.TestCase):
+  """Per-round redraws are accounted by composition; per_run by Theorem 1."""
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.users = several_word_users(4000)
+    cls.pop = triehh.Population.from_user_words(cls.users, max_length=2)
+
+  def test_per_round_delta_is_levels_times_theorem1(self):
+    result = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2)
+    p, n = result.params, 4000
+    eps, delta_1 = theorem1(n, 3, 10, math.floor(2.0 * math.sqrt(n)))
+    self.assertAlmostEqual(p.epsilon, eps, places=10)
+    self.assertAlmostEqual(p.delta / (3 * delta_1), 1.0, places=10)
+    self.assertEqual((p.word_choice, p.accounting),
+                     ("per_round", "per-round composition (L*delta)"))
+    self.assertTrue(result.words)
+
+  def test_per_round_calibration_keeps_levels_times_delta_below_target(self):
+    n, levels = 4000, 3
+    p = triehh.discover(self.pop, epsilon=4.0, max_length=2).params
+    # Corollary 1's theta for delta / L, written out from the paper.
+    target = 1 / n**2
+    c = math.log(8 / (7 * math.sqrt(2 * math.pi)) / (target / levels)) / math.e
+    theta = max(10, math.ceil(math.exp(special.lambertw(c).real + 1) - 0.5),
+                math.ceil(math.exp(4.0 / levels) - 1))
+    self.assertEqual(p.theta, theta)
+    delta_1 = theorem1(n, levels, theta, p.batch_size)[1]
+    self.assertAlmostEqual(p.delta / (levels * delta_1), 1.0, places=10)
+    self.assertLessEqual(p.delta, target)
+    self.assertEqual(p.target_delta, target)
+
+  def test_per_run_gets_theorem1(self):
+    p = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2,
+                        word_choice="per_run").params
+    eps, delta_1 = theorem1(4000, 3, 10, math.floor(2.0 * math.sqrt(4000)))
+    self.assertAlmostEqual(p.epsilon, eps, places=10)
+    self.assertAlmostEqual(p.delta / delta_1, 1.0, places=10)
+    self.assertEqual((p.word_choice, p.accounting), ("per_run", "Theorem 1"))
+
+  def test_per_run_is_the_one_word_run_on_words_drawn_once(self):
+    # The draw, written out: one integers() call on a stream spawned from the
+    # seed, then the word whose cumulative count first exceeds the rank.
+    seed = 11
+    spawned = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    counts = reference.user_counts(self.pop)
+    totals = np.array([sum(c for _, c in u) for u in counts])
+    ranks = spawned.integers(0, totals)
+    drawn = [str(self.pop.vocabulary[reference.choose_word(u, int(r))])
+             for u, r in zip(counts, ranks)]
+    want = triehh.discover(drawn, theta=10, gamma=2.0, max_length=2,
+                           seed=seed, alphabet=self.pop.alphabet)
+    got = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2,
+                          seed=seed, word_choice="per_run")
+    self.assertEqual(got.trie.to_dict(), want.trie.to_dict())
+    self.assertTrue(got.words)
+    again = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2,
+                            seed=seed, word_choice="per_run")
+    self.assertEqual(again.trie.to_dict(), got.trie.to_dict())
+
+  def test_bad_word_choice(self):
+    with self.assertRaisesRegex(ValueError, "word_choice must be one of"):
+      triehh.discover(self.pop, epsilon=4.0, max_length=2, word_choice="once")
 
 
 class TinyPopulationTest(parameterized.TestCase):
@@ -182,6 +301,36 @@ class TinyPopulationTest(parameterized.TestCase):
                              allow_no_guarantee=True)
     self.assertEqual(result.heavy_hitters, {"a": 3, "b": 2})
     self.assertEqual(result.trie.levels[0].num_capped, 1)
+
+  def test_cap_applies_to_unfinished_extensions_only(self):
+    # TFF's reference semantics. Round 2 passes "a$" 5, "ab" 4, "ac" 3,
+    # "ad" 2: the finished word "a" is never capped; of the others the two
+    # most voted stay, and round 3 finishes them.
+    words = ["a"] * 5 + ["ab"] * 4 + ["ac"] * 3 + ["ad"] * 2
+    result = triehh.discover(words, theta=2, batch_size=len(words),
+                             max_num_prefixes=2, allow_no_guarantee=True)
+    self.assertEqual(result.words, ("a", "ab", "ac"))
+    self.assertEqual(result.heavy_hitters, {"a": 5, "ab": 4, "ac": 3})
+    self.assertEqual([lv.num_capped for lv in result.trie.levels], [0, 1, 0])
+
+  def test_words_and_unprotected_votes(self):
+    # Round 1: a 5, b 2, c 2. Round 2: a$ 3, ab 2, ba 2, c$ 2 (9 votes).
+    # Round 3: ab$ 2, ba$ 2 (4 votes; "a" and "c" have no third symbol).
+    words = ["ba"] * 2 + ["a"] * 3 + ["ab"] * 2 + ["c"] * 2
+    result = triehh.discover(words, theta=2, batch_size=9, max_length=3,
+                             allow_no_guarantee=True)
+    self.assertEqual(result.words, ("a", "c", "ab", "ba"))
+    self.assertEqual(list(result.heavy_hitters), ["a", "ab", "ba", "c"])
+    hidden = result.unprotected
+    self.assertEqual(hidden.votes, {"a": 3, "ab": 2, "ba": 2, "c": 2})
+    self.assertEqual(hidden.prefix_votes,
+                     {"a": 5, "b": 2, "c": 2, "ab": 2, "ba": 2})
+    self.assertEqual(hidden.votes_per_round, (9, 9, 4))
+    self.assertEqual(hidden.sampled_per_round, (9, 9, 9))
+    self.assertEqual(hidden.num_votes, 22)
+    with self.assertRaises(AttributeError):
+      hidden.num_votes = 0  # frozen
+    self.assertIn("not their vote counts", result.params.covers)
 
   def test_several_word_users_with_one_word_each(self):
     # Every user's only word is chosen whatever its rank: counts as above.

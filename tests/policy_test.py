@@ -60,13 +60,87 @@ class ResolveParamsTest(parameterized.TestCase):
     self.assertFalse(p.has_guarantee)
     self.assertTrue(p.guarantee.startswith("no differential privacy"))
 
-  def test_cap_keeps_the_guarantee_with_a_note(self):
+  def test_cap_is_refused_or_reported_without_guarantee(self):
+    with self.assertRaisesRegex(
+        ValueError, "max_num_prefixes=3 .*vote ranks.*allow_no_guarantee"):
+      policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
+                            max_num_prefixes=3)
+    with self.assertRaisesRegex(ValueError, "max_num_prefixes=3"):
+      policy.resolve_params(10_000, 10, epsilon=4.0, max_num_prefixes=3)
     p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
-                              max_num_prefixes=3)
-    self.assertTrue(p.has_guarantee)
-    self.assertTrue(p.guarantee.endswith(policy.CAP_NOTE))
-    self.assertIn("prefix cap", policy.CAP_NOTE)
-    self.assertEqual(p.max_num_prefixes, 3)
+                              max_num_prefixes=3, allow_no_guarantee=True)
+    self.assertEqual((p.epsilon, p.delta), (math.inf, 1.0))
+    self.assertFalse(p.has_guarantee)
+    self.assertEqual(p.accounting, "none")
+    self.assertTrue(p.guarantee.startswith("no differential privacy "
+                                           "guarantee: max_num_prefixes=3"))
+    self.assertEqual((p.theta, p.batch_size, p.max_num_prefixes), (20, 200, 3))
+
+  def test_cap_outside_theorem1_names_both_problems(self):
+    p = policy.resolve_params(10_000, 10, theta=2, batch_size=100,
+                              max_num_prefixes=3, allow_no_guarantee=True)
+    self.assertIn("theta >= 4", p.guarantee)
+    self.assertIn("max_num_prefixes=3", p.guarantee)
+
+  def test_calibrated_cap_keeps_the_calibrated_parameters(self):
+    plain = policy.resolve_params(10_000, 10, epsilon=4.0)
+    capped = policy.resolve_params(10_000, 10, epsilon=4.0, max_num_prefixes=3,
+                                   allow_no_guarantee=True)
+    self.assertEqual((capped.theta, capped.batch_size, capped.target_epsilon),
+                     (plain.theta, plain.batch_size, 4.0))
+    self.assertEqual(capped.epsilon, math.inf)
+
+  def test_outputs_covered_and_accounting_are_stated(self):
+    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0)
+    self.assertEqual((p.accounting, p.word_choice), ("Theorem 1", "per_round"))
+    self.assertIn("discovered words and prefixes", p.covers)
+    self.assertIn("not their vote counts", p.covers)
+    self.assertEqual(p.to_dict()["covers"], p.covers)
+
+
+class SeveralWordsTest(parameterized.TestCase):
+  """Several words per user: per-round redraws pay L * delta_1."""
+
+  @parameterized.parameters((10_000, 10, 20, 2.0), (40_000, 5, 12, 3.0))
+  def test_per_round_redraws_report_levels_times_delta(self, n, max_length,
+                                                       theta, gamma):
+    p = policy.resolve_params(n, max_length, theta=theta, gamma=gamma,
+                              single_word=False)
+    levels = max_length + 1
+    eps, delta_1 = theorem1(n, levels, theta,
+                            math.floor(gamma * math.sqrt(n)) / math.sqrt(n))
+    self.assertAlmostEqual(p.epsilon, eps, places=10)
+    self.assertAlmostEqual(p.delta / (levels * delta_1), 1.0, places=10)
+    self.assertEqual(p.accounting, "per-round composition (L*delta)")
+    self.assertIn(f"L*delta_1 = {levels} x", p.guarantee)
+
+  def test_per_run_choice_gets_theorem1(self):
+    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
+                              single_word=False, word_choice="per_run")
+    self.assertAlmostEqual(p.delta / theorem1(10_000, 11, 20, 2.0)[1], 1.0,
+                           places=10)
+    self.assertEqual((p.accounting, p.word_choice), ("Theorem 1", "per_run"))
+
+  @parameterized.parameters(10_000, 1_000_000)
+  def test_calibration_keeps_levels_times_delta_below_the_target(self, n):
+    p = policy.resolve_params(n, 10, epsilon=4.0, single_word=False)
+    one = policy.resolve_params(n, 10, epsilon=4.0)
+    delta_1 = theorem1(n, 11, p.theta, p.gamma)[1]
+    self.assertAlmostEqual(p.delta / (11 * delta_1), 1.0, places=10)
+    self.assertLessEqual(p.delta, 1 / n**2)
+    self.assertEqual(p.target_delta, 1 / n**2)
+    self.assertGreaterEqual(p.theta, one.theta)
+    # Theorem 1's delta for the one-word theta would break the target.
+    self.assertGreater(11 * theorem1(n, 11, one.theta, one.gamma)[1], 1 / n**2)
+    self.assertAlmostEqual(
+        p.epsilon, theorem1(n, 11, p.theta, p.batch_size / math.sqrt(n))[0],
+        places=10)
+    self.assertLessEqual(p.epsilon, 4.0)
+
+  def test_bad_word_choice(self):
+    with self.assertRaisesRegex(ValueError, "word_choice must be one of"):
+      policy.resolve_params(10_000, 10, epsilon=4.0, word_choice="per_user")
+
 
   @parameterized.named_parameters(
       ("both", dict(epsilon=1.0, theta=10, gamma=2.0), "not both"),
@@ -75,11 +149,36 @@ class ResolveParamsTest(parameterized.TestCase):
       ("gamma_alone", dict(gamma=2.0), "need theta"),
       ("nothing", dict(), "give epsilon"),
       ("bad_cap", dict(epsilon=4.0, max_num_prefixes=0), "max_num_prefixes"),
-      ("batch_too_big", dict(theta=10, batch_size=10_001), r"\[1, n=10000\]"),
+      ("batch_too_big", dict(theta=10, batch_size=10_001),
+       r"batch_size must be in \[1, n=10000\].*got 10001"),
+      ("batch_zero", dict(theta=10, batch_size=0), "batch_size must be >= 1"),
+      ("gamma_inf", dict(theta=10, gamma=math.inf),
+       "gamma must be a positive finite number, got inf"),
+      ("gamma_nan", dict(theta=10, gamma=math.nan), "gamma must be a positive"),
+      ("gamma_negative", dict(theta=10, gamma=-1.0), "gamma must be a positive"),
+      ("gamma_huge", dict(theta=10, gamma=1e300),
+       r"gamma=1e\+300 asks for a batch of gamma\*sqrt\(n\) = 1e\+302 users, "
+       r"more than the n=10000 users; use gamma <= sqrt\(n\) = 100"),
+      ("gamma_tiny", dict(theta=10, gamma=0.001),
+       r"batch of floor\(gamma\*sqrt\(n\)\) = 0 users; use gamma >= "
+       r"1/sqrt\(n\) = 0.01"),
+      ("theta_zero", dict(theta=0, batch_size=10), "theta must be >= 1"),
   )
   def test_bad_arguments(self, kwargs, message):
     with self.assertRaisesRegex(ValueError, message):
-      policy.resolve_params(10_000, 10, **kwargs)
+      policy.resolve_params(10_000, 10, allow_no_guarantee=True, **kwargs)
+
+  @parameterized.named_parameters(
+      ("float_batch", dict(theta=10, batch_size=2.5), "batch_size must be an"),
+      ("bool_batch", dict(theta=10, batch_size=True), "batch_size must be an"),
+      ("float_theta", dict(theta=10.5, batch_size=100), "theta must be an"),
+      ("string_gamma", dict(theta=10, gamma="2"), "gamma must be a number"),
+      ("float_cap", dict(epsilon=4.0, max_num_prefixes=2.0),
+       "max_num_prefixes must be an"),
+  )
+  def test_bad_types(self, kwargs, message):
+    with self.assertRaisesRegex(TypeError, message):
+      policy.resolve_params(10_000, 10, allow_no_guarantee=True, **kwargs)
 
 
 class CheckContributionTest(parameterized.TestCase):

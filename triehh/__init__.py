@@ -2,7 +2,8 @@
 
 TrieHH (Zhu, Kairouz, McMahan, Sun, Li; AISTATS 2020) as an exact fast
 simulator and as TensorFlow Federated computations, with the paper's
-privacy and utility theory.
+privacy and utility theory, and an empirical audit of the privacy loss
+(:func:`audit`).
 """
 
 from triehh.alphabet import Alphabet
@@ -16,11 +17,13 @@ from triehh.metrics import discovery_rates
 from triehh.metrics import precision_recall_f1
 from triehh.metrics import top_k
 from triehh.population import Population
+from triehh.privacy_audit import audit
 from triehh.theory.privacy import Calibration
 from triehh.theory.privacy import calibrate
 from triehh.theory.privacy import guarantee
 from triehh.results import DiscoveryResult
 from triehh.results import RunParams
+from triehh.results import Unprotected
 from triehh.trie import Trie
 from triehh.theory.utility import discovery_rate
 from triehh.theory.utility import min_population
@@ -29,7 +32,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Alphabet", "Calibration", "DiscoveryResult", "Population", "RunParams",
-    "Trie", "calibrate", "discover", "discovery_rate", "discovery_rates",
+    "Trie", "Unprotected", "audit", "calibrate", "discover", "discovery_rate", "discovery_rates",
     "engine_names", "guarantee", "min_population", "precision_recall_f1",
     "register_engine", "top_k",
     "SFPResult", "sfp_discover", "sfp_local_epsilon",

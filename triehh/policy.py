@@ -1,19 +1,27 @@
 """The privacy policy of a run: which parameters are refused, which epsilon
-and delta are reported.
+and delta are reported, and from which proof.
 
 * ``(epsilon, delta)`` are calibrated by Corollary 1 (``delta`` defaults to
   ``1/n^2``) and reported as Theorem 1 gives them at the integer batch size.
 * ``theta`` with ``gamma`` or ``batch_size``: reported by Theorem 1; outside
   its conditions the run is refused unless ``allow_no_guarantee``, and then
   reported with ``epsilon = inf``, ``delta = 1``.
+* Several words per user, redrawn every round (``word_choice="per_round"``,
+  Algorithm 3): each round is covered by Theorem 2 with one round's delta
+  ``delta_1`` of Theorem 1, and the run by composition over its ``L``
+  rounds: epsilon as Theorem 1, ``delta = L * delta_1`` (``docs/privacy.md``).
+  Calibration picks theta so that ``L * delta_1`` is at most the target.
+  ``word_choice="per_run"`` runs on one word per user and gets Theorem 1.
+* A prefix cap (``max_num_prefixes``) keeps the most-voted extensions, so the
+  output depends on vote ranks, not only on the threshold event Theorem 1's
+  proof uses: refused, or reported without guarantee under
+  ``allow_no_guarantee``.
 * Several votes per user per round (the ``tff`` engine's
   ``max_user_contribution > 1`` on several-word users) are outside Theorem 1:
   refused, or reported without guarantee under ``allow_no_guarantee``.
-* A prefix cap (``max_num_prefixes``) keeps the guarantee, with a note
-  (:data:`CAP_NOTE`) that Theorem 1 is proved without it.
 
-Privacy accounts for ``max_length + 1`` trie levels: the end symbol is a
-level too.
+The guarantee covers :data:`COVERS`, never the vote counts. Privacy accounts
+for ``max_length + 1`` trie levels: the end symbol is a level too.
 """
 
 from __future__ import annotations
@@ -23,10 +31,17 @@ import math
 
 from triehh import population as population_lib
 from triehh import results
+from triehh import validation
+from triehh import word_choice as word_choice_lib
 from triehh.theory import privacy
 
-CAP_NOTE = (" Theorem 1 is proved without a prefix cap; with max_num_prefixes "
-            "the kept set also depends on vote ranks.")
+COVERS = ("the set of discovered words and prefixes (the output trie), not "
+          "their vote counts")
+THEOREM_1 = "Theorem 1"
+PER_ROUND_COMPOSITION = "per-round composition (L*delta)"
+NO_GUARANTEE = "none"
+_REFUSED = (". Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
+            "without a privacy guarantee")
 
 
 def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
@@ -34,74 +49,152 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                    gamma: float | None = None, batch_size: int | None = None,
                    num_sub_rounds: int = 1,
                    max_num_prefixes: int | None = None,
-                   allow_no_guarantee: bool = False) -> results.RunParams:
+                   allow_no_guarantee: bool = False,
+                   word_choice: str = word_choice_lib.PER_ROUND,
+                   single_word: bool = True) -> results.RunParams:
   """Turns either ``(epsilon, delta)`` or ``theta`` with ``gamma``/``batch_size``
-  into run parameters with their Theorem 1 guarantee.
+  into run parameters with their guarantee.
 
-  ``delta`` defaults to ``1/n^2``. Parameters outside Theorem 1 raise
-  ``ValueError`` unless ``allow_no_guarantee`` (then epsilon is ``inf``).
+  ``delta`` defaults to ``1/n^2``. Parameters outside Theorem 1 (a prefix cap
+  included) raise ``ValueError`` unless ``allow_no_guarantee`` (then epsilon
+  is ``inf``). ``single_word=False`` with ``word_choice="per_round"`` (users
+  redraw one of several words every round) is accounted by per-round
+  composition: delta is ``L`` times Theorem 1's.
   """
-  if max_num_prefixes is not None and max_num_prefixes < 1:
-    raise ValueError(f"max_num_prefixes must be >= 1, got {max_num_prefixes}")
-  common = dict(n=n, max_length=max_length, levels=max_length + 1,
+  word_choice_lib.check_word_choice(word_choice)
+  if max_num_prefixes is not None:
+    validation.check_int("max_num_prefixes", max_num_prefixes)
+  levels = max_length + 1
+  composed = not single_word and word_choice == word_choice_lib.PER_ROUND
+  common = dict(n=n, max_length=max_length, levels=levels,
                 num_sub_rounds=num_sub_rounds,
-                max_num_prefixes=max_num_prefixes)
-  cap_note = CAP_NOTE if max_num_prefixes is not None else ""
+                max_num_prefixes=max_num_prefixes, word_choice=word_choice,
+                accounting=PER_ROUND_COMPOSITION if composed else THEOREM_1,
+                covers=COVERS)
   if theta is None:
     if gamma is not None or batch_size is not None:
       raise ValueError("gamma/batch_size need theta too")
     if epsilon is None:
       raise ValueError("give epsilon (and optionally delta), or theta with "
                        "gamma or batch_size")
-    return _calibrated(n, epsilon, delta, cap_note, common)
-  if epsilon is not None or delta is not None:
-    raise ValueError("give either (epsilon, delta) or theta with gamma/"
-                     "batch_size, not both")
-  if (gamma is None) == (batch_size is None):
-    raise ValueError("with theta, give exactly one of gamma and batch_size")
-  return _given_theta(n, theta, gamma, batch_size, allow_no_guarantee,
-                      cap_note, common)
+    params = _calibrated(n, epsilon, delta, composed, common)
+  else:
+    if epsilon is not None or delta is not None:
+      raise ValueError("give either (epsilon, delta) or theta with gamma/"
+                       "batch_size, not both")
+    if (gamma is None) == (batch_size is None):
+      raise ValueError("with theta, give exactly one of gamma and batch_size")
+    params = _given_theta(n, theta, gamma, batch_size, allow_no_guarantee,
+                          composed, common)
+  if max_num_prefixes is not None:
+    params = _without_guarantee(
+        params, f"max_num_prefixes={max_num_prefixes} keeps the most-voted "
+        "extensions, so the output depends on vote ranks, and Theorem 1 "
+        "covers only the threshold event (count >= theta)",
+        allow_no_guarantee)
+  return params
 
 
-def _calibrated(n: int, epsilon: float, delta: float | None, cap_note: str,
+def _calibrated(n: int, epsilon: float, delta: float | None, composed: bool,
                 common: dict) -> results.RunParams:
-  """Corollary 1 parameters for a target ``(epsilon, delta)``."""
+  """Corollary 1 parameters for a target ``(epsilon, delta)``.
+
+  Composed (per-round redraws): theta is calibrated for ``delta / L``, so
+  that ``L * delta_1`` is at most the target.
+  """
   levels = common["levels"]
   target_delta = 1.0 / n**2 if delta is None else delta
-  cal = privacy.calibrate(n, levels, epsilon, target_delta)
+  per_round = target_delta / levels if composed else target_delta
+  cal = privacy.calibrate(n, levels, epsilon, per_round)
+  note = (f"Corollary 1 calibration for L={levels} levels; epsilon, delta "
+          f"from Theorem 1 at m={cal.batch_size}.")
   return results.RunParams(
       theta=cal.theta, gamma=cal.effective_gamma, batch_size=cal.batch_size,
-      epsilon=cal.epsilon, delta=cal.delta, target_epsilon=float(epsilon),
-      target_delta=float(target_delta),
-      guarantee=(f"Corollary 1 calibration for L={levels} levels; "
-                 f"epsilon, delta from Theorem 1 at m={cal.batch_size}."
-                 + cap_note), **common)
+      epsilon=cal.epsilon, delta=_run_delta(cal.delta, levels, composed),
+      target_epsilon=float(epsilon), target_delta=float(target_delta),
+      guarantee=note + _composition_note(cal.delta, levels, composed,
+                                         calibrated=True),
+      **common)
 
 
 def _given_theta(n: int, theta: int, gamma: float | None,
                  batch_size: int | None, allow_no_guarantee: bool,
-                 cap_note: str, common: dict) -> results.RunParams:
+                 composed: bool, common: dict) -> results.RunParams:
   """Theorem 1's guarantee for a given ``theta`` and batch size."""
   levels = common["levels"]
-  root = math.sqrt(n)
-  if batch_size is None:
-    batch_size = math.floor(gamma * root)
-  if not 1 <= batch_size <= n:
-    raise ValueError(f"batch size {batch_size} must be in [1, n={n}]")
-  used_gamma = batch_size / root
+  theta = validation.check_int("theta", theta)
+  batch_size = _batch_size(n, gamma, batch_size)
+  used_gamma = batch_size / math.sqrt(n)
   try:
     eps, dlt = privacy.guarantee(n, levels, theta, used_gamma)
-    note = f"Theorem 1 for L={levels} levels." + cap_note
   except ValueError as err:
     if not allow_no_guarantee:
-      raise ValueError(
-          f"{err}. Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
-          "without a privacy guarantee") from None
-    eps, dlt = math.inf, 1.0
-    note = f"no differential privacy guarantee: {err}"
-  return results.RunParams(theta=int(theta), gamma=used_gamma,
-                           batch_size=int(batch_size), epsilon=eps, delta=dlt,
-                           guarantee=note, **common)
+      raise ValueError(f"{err}{_REFUSED}") from None
+    return results.RunParams(
+        theta=theta, gamma=used_gamma, batch_size=batch_size,
+        epsilon=math.inf, delta=1.0,
+        guarantee=f"no differential privacy guarantee: {err}",
+        **{**common, "accounting": NO_GUARANTEE})
+  return results.RunParams(
+      theta=theta, gamma=used_gamma, batch_size=batch_size, epsilon=eps,
+      delta=_run_delta(dlt, levels, composed),
+      guarantee=(f"Theorem 1 for L={levels} levels."
+                 + _composition_note(dlt, levels, composed, calibrated=False)),
+      **common)
+
+
+def _batch_size(n: int, gamma: float | None, batch_size: int | None) -> int:
+  """The batch size ``floor(gamma sqrt(n))`` or ``batch_size``, checked in
+  the caller's terms before anything is computed from it."""
+  root = math.sqrt(n)
+  if gamma is None:
+    batch_size = validation.check_int("batch_size", batch_size)
+    if batch_size > n:
+      raise ValueError(f"batch_size must be in [1, n={n}] (users sampled per "
+                       f"round, without replacement), got {batch_size}")
+    return batch_size
+  gamma = validation.check_positive("gamma", gamma)
+  if gamma > root:
+    raise ValueError(
+        f"gamma={gamma:.6g} asks for a batch of gamma*sqrt(n) = "
+        f"{gamma * root:.4g} users, more than the n={n} users; use gamma <= "
+        f"sqrt(n) = {root:.6g} (Theorem 1 needs gamma <= sqrt(n)/(theta+1))")
+  batch_size = math.floor(gamma * root)
+  if batch_size < 1:
+    raise ValueError(
+        f"gamma={gamma:.6g} gives a batch of floor(gamma*sqrt(n)) = 0 users; "
+        f"use gamma >= 1/sqrt(n) = {1 / root:.6g} (Theorem 1 needs gamma >= 1)")
+  return batch_size
+
+
+def _run_delta(round_delta: float, levels: int, composed: bool) -> float:
+  """The run's delta: Theorem 1's, or ``L`` times it when composed."""
+  return min(1.0, levels * round_delta) if composed else round_delta
+
+
+def _composition_note(round_delta: float, levels: int, composed: bool, *,
+                      calibrated: bool) -> str:
+  if not composed:
+    return ""
+  chosen = (" theta was chosen so that it is at most the target delta."
+            if calibrated else "")
+  return (" Users hold several words and redraw one every round "
+          "(word_choice='per_round'): by per-round composition, delta = "
+          f"L*delta_1 = {levels} x {round_delta:.3g}, epsilon as Theorem 1."
+          + chosen)
+
+
+def _without_guarantee(params: results.RunParams, problem: str,
+                       allow_no_guarantee: bool) -> results.RunParams:
+  """``params`` reported without guarantee, or ValueError naming the problem."""
+  if not allow_no_guarantee:
+    raise ValueError(f"{problem}{_REFUSED}")
+  if params.has_guarantee:
+    note = f"no differential privacy guarantee: {problem}."
+  else:  # already outside Theorem 1: name both problems
+    note = f"{params.guarantee.rstrip('.')}; and {problem}."
+  return dataclasses.replace(params, epsilon=math.inf, delta=1.0,
+                             accounting=NO_GUARANTEE, guarantee=note)
 
 
 def check_contribution(params: results.RunParams,
@@ -116,12 +209,7 @@ def check_contribution(params: results.RunParams,
   contribution = engine_options.get("max_user_contribution")
   if contribution is None or contribution <= 1 or population.is_single_word:
     return params
-  problem = (f"max_user_contribution={contribution} lets a user cast up to "
-             f"{contribution} votes per round, and Theorem 1 covers one vote "
-             "per user per round")
-  if not allow_no_guarantee:
-    raise ValueError(f"{problem}. Pass allow_no_guarantee=True to run "
-                     "without a privacy guarantee")
-  return dataclasses.replace(
-      params, epsilon=math.inf, delta=1.0,
-      guarantee=f"no differential privacy guarantee: {problem}.")
+  return _without_guarantee(
+      params, f"max_user_contribution={contribution} lets a user cast up to "
+      f"{contribution} votes per round, and Theorem 1 covers one vote per "
+      "user per round", allow_no_guarantee)
