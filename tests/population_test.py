@@ -86,6 +86,63 @@ class SeveralWordsTest(parameterized.TestCase):
     self.assertEqual(pop.ground_truth(), {"dog": 1.5, "cat": 0.5})
 
 
+class WordFrequenciesTest(parameterized.TestCase):
+
+  def test_users_per_word_without_a_user_array(self):
+    pop = Population.from_word_frequencies(["Sun", "moon", "sun", "star"],
+                                           [3, 2, 4, 0])
+    self.assertTrue(pop.is_single_word)
+    self.assertFalse(pop.has_user_array)
+    self.assertIsNone(pop.user_word)
+    self.assertEqual(list(pop.vocabulary), ["sun", "moon"])  # star: no user
+    np.testing.assert_array_equal(pop.users_per_word, [7, 2])
+    self.assertEqual(pop.num_users, 9)
+    self.assertEqual(pop.ground_truth(), {"sun": 7.0, "moon": 2.0})
+    self.assertIs(pop.encode(), pop)
+
+  def test_same_encoding_as_one_entry_per_user(self):
+    words = ["ab", "ba", "abc", "ab", "c", "ab"]
+    by_user = Population.from_user_words(words, max_length=2)
+    by_count = Population.from_word_frequencies(
+        ["ab", "ba", "abc", "c"], [3, 1, 1, 1], max_length=2)
+    self.assertEqual(list(by_count.vocabulary), list(by_user.vocabulary))
+    np.testing.assert_array_equal(by_count.codes, by_user.codes)
+    np.testing.assert_array_equal(by_count.users_per_word,
+                                  by_user.users_per_word)
+    self.assertEqual(by_count.ground_truth(), by_user.ground_truth())
+
+  def test_huge_populations_cost_memory_in_words_only(self):
+    pop = Population.from_word_frequencies(["a", "b"], [10**12, 3 * 10**11])
+    self.assertEqual(pop.num_users, 1_300_000_000_000)
+    self.assertEqual(pop.ground_truth(), {"a": 1e12, "b": 3e11})
+
+  def test_drop_policy_counts_the_users_of_dropped_words(self):
+    pop = Population.from_word_frequencies(["ab", "a-b", "ba"], [5, 7, 2],
+                                           alphabet="ab", unknown="drop")
+    self.assertEqual(pop.num_users, 7)
+    self.assertEqual(pop.num_dropped_users, 7)
+
+  def test_what_needs_individual_users_says_so(self):
+    pop = Population.from_word_frequencies(["ab"], [4])
+    with self.assertRaisesRegex(ValueError,
+                                "user_totals needs individual users.*"
+                                "from_word_frequencies"):
+      _ = pop.user_totals
+
+  @parameterized.named_parameters(
+      ("shape", ["a", "b"], [1], ValueError, "one count per word"),
+      ("negative", ["a", "b"], [1, -2], ValueError, "negative count.*'b'"),
+      ("no_users", ["a", "b"], [0, 0], ValueError, "counts no user"),
+      ("no_words", [], [], ValueError, "words is empty"),
+      ("fraction", ["a"], [1.5], TypeError, "must hold integers"),
+      ("too_many", ["a", "b"], [2**61, 2**61], ValueError, "2\\^62"),
+      ("string", "ab", [1, 1], TypeError, "single string"),
+  )
+  def test_bad_input(self, words, users, error, message):
+    with self.assertRaisesRegex(error, message):
+      Population.from_word_frequencies(words, users)
+
+
 class PrefixIdsTest(parameterized.TestCase):
 
   def test_against_brute_force(self):

@@ -8,6 +8,7 @@ from scipy import stats
 
 from triehh import population as population_lib
 from triehh import sampling
+from triehh.engines import vote_counts
 
 USERS = [{"ab": 3, "b": 1}, {"c": 2}, {"ba": 1, "ab": 1, "c": 5}]
 
@@ -138,3 +139,57 @@ def test_sub_round_slices(batch_size, num_sub_rounds, bounds):
 def test_too_many_sub_rounds():
   with pytest.raises(ValueError, match="num_sub_rounds must be in"):
     sampling.sub_round_slices(3, 4)
+
+
+# ---- one-word rounds: cell counts (step 1a of the contract) ---------------
+
+# With L = 2, "abc" is truncated to "ab" with no end symbol. Codes: a 0,
+# b 1, c 2, $ 3; vote index = frontier prefix * 4 + symbol.
+CELL_WORDS = ["ab", "ab", "b", "ba", "c", "abc"]
+
+
+@pytest.mark.parametrize("depth,frontier,vote_index,colors,batch_size", [
+    # root -> a (ab, ab, abc), b (b, ba), c (c); nothing else.
+    (1, [0], [0, 1, 2], [3, 2, 1], 4),
+    # a -> b (ab, ab, abc); b -> a (ba), b -> $ (b); remainder: c.
+    (2, [0, 1], [1, 4, 7], [3, 1, 1, 1], 3),
+    # ab -> $ (ab, ab); ab with no next symbol (abc); remainder: b, ba, c.
+    (3, [0], [3], [2, 1, 3], 5),
+])
+def test_cell_counts_follow_the_documented_call(depth, frontier, vote_index,
+                                                colors, batch_size):
+  pop = population_lib.Population.from_user_words(CELL_WORDS, max_length=2)
+  rng, mirror = np.random.default_rng(9), np.random.default_rng(9)
+  cells, counts = sampling.round_cell_counts(
+      rng, vote_counts.tables_of(pop), depth, np.array(frontier), batch_size)
+  np.testing.assert_array_equal(cells.vote_index, vote_index)
+  want = mirror.multivariate_hypergeometric(colors, batch_size, method="count")
+  np.testing.assert_array_equal(counts[counts > 0], want[want > 0])
+  np.testing.assert_array_equal(
+      vote_counts.votes_of(cells, counts)[vote_index], want[:len(vote_index)])
+  assert rng.bit_generator.state == mirror.bit_generator.state
+
+
+def test_many_users_per_cell_draw_by_marginals():
+  pop = population_lib.Population.from_user_words(["a"] * 200 + ["b"])
+  rng, mirror = np.random.default_rng(4), np.random.default_rng(4)
+  _, counts = sampling.round_cell_counts(rng, vote_counts.tables_of(pop), 1,
+                                         np.array([0]), 50)
+  want = mirror.multivariate_hypergeometric([200, 1], 50, method="marginals")
+  np.testing.assert_array_equal(counts[:2], want)
+  assert rng.bit_generator.state == mirror.bit_generator.state
+
+
+def test_cell_counts_check_the_batch_size():
+  pop = population_lib.Population.from_user_words(CELL_WORDS)
+  with pytest.raises(ValueError, match=r"batch size 7 must be in \[1, n=6\]"):
+    sampling.round_cell_counts(np.random.default_rng(0),
+                               vote_counts.tables_of(pop), 1, np.array([0]), 7)
+
+
+@pytest.mark.parametrize("users,schedule,expected", [
+    (["a", "b"], None, True), (["a", "b"], [np.array([0])], False),
+    ([{"a": 1}, "b"], None, False)])
+def test_which_rounds_draw_cell_counts(users, schedule, expected):
+  pop = population_lib.Population.from_user_words(users)
+  assert sampling.draws_cell_counts(pop, schedule) is expected

@@ -21,6 +21,11 @@ Encoding rules (documented here because they change what can be discovered):
   :attr:`Population.num_dropped_users`).
 * One word per user (a ``str`` entry) or several (a ``Mapping`` word -> count
   with positive integer counts; the same word after lower-casing is merged).
+* A one-word population can also be given as (word, number of users) pairs
+  (:meth:`Population.from_word_frequencies`): O(V) memory, no per-user
+  array, up to ``2^62`` users. Engines that sample vote counts run on it;
+  anything that needs individual users (a fixed schedule, the TFF engine
+  past a size) refuses it.
 """
 
 from __future__ import annotations
@@ -58,6 +63,9 @@ class Population:
     entry_word: ``int32 [nnz]`` word index of each (user, word) entry.
     entry_count: ``int64 [nnz]`` occurrences of the word on the user's device.
     num_dropped_users: users removed by the unknown-character policy.
+    word_users: ``int64 [V]`` users holding each word, for a one-word
+      population given by word frequencies (then ``user_word`` is ``None``),
+      else ``None``.
   """
 
   alphabet: alphabet_lib.Alphabet
@@ -70,6 +78,7 @@ class Population:
   entry_word: np.ndarray | None = None
   entry_count: np.ndarray | None = None
   num_dropped_users: int = 0
+  word_users: np.ndarray | None = None
 
   # ---- construction -------------------------------------------------------
 
@@ -232,6 +241,59 @@ class Population:
         entry_count=merged,
         num_dropped_users=int(num_users - starts.size))._checked()
 
+  @classmethod
+  def from_word_frequencies(
+      cls,
+      words: Sequence[str] | np.ndarray,
+      users: Sequence[int] | np.ndarray,
+      *,
+      max_length: int = DEFAULT_MAX_LENGTH,
+      alphabet: alphabet_lib.Alphabet | str | None = None,
+      end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
+      unknown: str = "error",
+  ) -> "Population":
+    """One word per user, given as the number of users holding each word.
+
+    ``users[i]`` users hold ``words[i]`` (non-negative integers; words that
+    coincide after lower-casing are merged, words with no user are left
+    out). No per-user array is built: memory is O(V) for any n below
+    ``2^62``. With ``unknown="drop"``, the users of a word with an outside
+    character are removed (counted in ``num_dropped_users``).
+    """
+    if isinstance(words, (str, bytes)):
+      raise TypeError("words must be a sequence of words, not a single string")
+    vocabulary = np.asarray(list(words), dtype=object)
+    counts = np.asarray(users)
+    if counts.ndim != 1 or counts.shape != vocabulary.shape:
+      raise ValueError(f"users has shape {counts.shape} but there are "
+                       f"{vocabulary.size} words: give one count per word")
+    if vocabulary.size == 0:
+      raise ValueError("words is empty: a population needs users")
+    if counts.dtype == object or not np.issubdtype(counts.dtype, np.integer):
+      raise TypeError("users must hold integers that fit int64, got "
+                      f"{counts.dtype}")
+    counts = counts.astype(np.int64)
+    if counts.min() < 0:
+      raise ValueError(f"users holds a negative count ({int(counts.min())} "
+                       f"for word {vocabulary[int(np.argmin(counts))]!r})")
+    if int(counts.sum(dtype=object)) >= 2**62:
+      raise ValueError("users count 2^62 users or more; at most 2^62 - 1 are "
+                       "supported")
+    used = counts > 0
+    vocabulary, counts = vocabulary[used], counts[used]
+    if vocabulary.size == 0:
+      raise ValueError("users counts no user: a population needs users")
+    enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
+                             unknown)
+    keep = enc.old_to_new >= 0
+    word_users = np.zeros(len(enc.vocabulary), dtype=np.int64)
+    np.add.at(word_users, enc.old_to_new[keep], counts[keep])
+    return cls(
+        alphabet=enc.alphabet, max_length=max_length,
+        vocabulary=enc.vocabulary, codes=enc.codes,
+        word_lengths=enc.word_lengths, word_users=word_users,
+        num_dropped_users=int(counts[~keep].sum()))._checked()
+
   def _checked(self) -> "Population":
     if self.num_users == 0:
       raise ValueError(
@@ -241,16 +303,43 @@ class Population:
 
   # ---- basic facts -------------------------------------------------------
 
-  @property
+  @functools.cached_property
   def num_users(self) -> int:
     """n, the number of users."""
     if self.user_word is not None:
       return int(self.user_word.size)
+    if self.word_users is not None:
+      return int(self.word_users.sum())
     return int(self.user_offsets.size - 1)
 
   @property
   def is_single_word(self) -> bool:
-    return self.user_word is not None
+    return self.user_word is not None or self.word_users is not None
+
+  @property
+  def has_user_array(self) -> bool:
+    """Whether users are listed one by one (not only counted per word)."""
+    return self.user_word is not None or self.user_offsets is not None
+
+  def check_user_array(self, needed_by: str) -> None:
+    """Raises ``ValueError`` naming ``needed_by`` if users are only counted."""
+    if not self.has_user_array:
+      raise ValueError(
+          f"{needed_by} needs individual users, but this population of "
+          f"{self.num_users:,} users was given by word frequencies "
+          "(Population.from_word_frequencies); build it with "
+          "Population.from_word_indices or from_user_words instead")
+
+  @functools.cached_property
+  def users_per_word(self) -> np.ndarray:
+    """``int64 [V]`` users holding each word (one-word populations)."""
+    if self.word_users is not None:
+      return self.word_users
+    if not self.is_single_word:
+      raise ValueError("users_per_word is defined for one-word populations "
+                       "only; this one has several words per user")
+    return np.bincount(self.user_word, minlength=self.num_words).astype(
+        np.int64)
 
   @property
   def num_words(self) -> int:
@@ -270,6 +359,7 @@ class Population:
   @functools.cached_property
   def user_totals(self) -> np.ndarray:
     """``int64 [n]`` total word count per user (1 for one-word users)."""
+    self.check_user_array("user_totals")
     if self.is_single_word:
       return np.ones(self.num_users, dtype=np.int64)
     return np.add.reduceat(self.entry_count, self.user_offsets[:-1])
@@ -289,8 +379,7 @@ class Population:
     user: ``sum_i f_i(w)``, the paper's population frequency times n.
     """
     if self.is_single_word:
-      return np.bincount(self.user_word, minlength=self.num_words).astype(
-          np.float64)
+      return self.users_per_word.astype(np.float64)
     users = np.repeat(np.arange(self.num_users), np.diff(self.user_offsets))
     local_freq = self.entry_count / self.user_totals[users]
     return np.bincount(self.entry_word, weights=local_freq,
@@ -341,9 +430,9 @@ class Population:
   def encode(self) -> "Population":
     """Computes every cached table now (so timed runs exclude it)."""
     _ = self.prefix_ids, self.num_prefixes, self.sequence_lengths
-    _ = self.user_totals, self.true_weights
+    _ = self.true_weights
     if not self.is_single_word:
-      _ = self.cumulative_counts
+      _ = self.user_totals, self.cumulative_counts
     return self
 
   def __repr__(self) -> str:

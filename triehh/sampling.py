@@ -1,15 +1,40 @@
 """Who takes part in a round, and which word each participant votes with.
 
-Both engines draw from the same ``numpy.random.Generator`` in the same
-order, so that the same seed selects the same users and words everywhere.
+Every engine draws from the same ``numpy.random.Generator`` in the same
+order, so that the same seed gives the same votes everywhere.
 
 The contract (what an independent implementation must do to get the same
-users and words from the same generator). Per round, in this order:
+votes from the same generator). Per round, in this order:
 
-1. ``sample_users``: unless a fixed schedule gives the round's users, one
-   call ``rng.choice(n, size=batch_size, replace=False, shuffle=False)``:
-   ``batch_size`` distinct users, uniformly without replacement, in the
-   order returned. With a schedule, nothing is drawn.
+1. Who takes part.
+
+   a. One-word populations without a fixed schedule draw *cell counts*, not
+      users (:func:`round_cell_counts`). The round's cells are, in this
+      order: every (frontier prefix, next symbol) pair that some user's
+      word extends, by increasing vote index ``prefix * (A + 1) + symbol``
+      (the layout of :mod:`triehh.trie`; frontier prefixes in the trie's
+      order); then, per frontier prefix in that order, the users whose word
+      has that prefix and no next symbol (a word truncated there); then the
+      remainder (users whose prefix is not on the frontier). With ``colors``
+      the users of the non-empty cells, in that order, and ``n`` the
+      population size, one call
+      ``rng.multivariate_hypergeometric(colors, batch_size, method=M)``,
+      ``M = "count"`` if ``n <= 50 * len(colors)`` else ``"marginals"``,
+      gives the sampled users per cell (the counts of a uniform
+      ``batch_size``-subset, exactly). For ``n >= 10^9`` (beyond numpy's
+      limit) the exact thinning steps of
+      :func:`triehh.engines.vote_counts.sample_cell_counts` replace that
+      call. The round's votes are the counts of its (prefix, symbol) cells.
+      An engine that needs the actual clients (the TFF engine) draws them
+      given the counts (:func:`triehh.engines.vote_counts.sample_members`)
+      from ``rng.spawn(1)[0]``, spawned once per run before its first
+      round (spawning does not advance ``rng``), so the counts, and so the
+      trie, are the same as an engine's that stops at the counts.
+   b. Otherwise, ``sample_users``: unless a fixed schedule gives the
+      round's users, one call ``rng.choice(n, size=batch_size,
+      replace=False, shuffle=False)``: ``batch_size`` distinct users,
+      uniformly without replacement, in the order returned. With a
+      schedule, nothing is drawn.
 2. ``draw_word_ranks``: for several-word populations only, one call
    ``rng.integers(0, totals)`` where ``totals`` is the ``int64`` array of
    the sampled users' total word counts ``c_i``, in sample order: one rank
@@ -31,14 +56,49 @@ from collections.abc import Sequence
 import numpy as np
 
 from triehh import population as population_lib
+from triehh.engines import vote_counts
+
+
+def check_batch_size(num_users: int, batch_size: int) -> None:
+  """Raises ``ValueError`` unless ``1 <= batch_size <= num_users``."""
+  if not 0 < batch_size <= num_users:
+    raise ValueError(f"batch size {batch_size} must be in [1, n={num_users}]")
 
 
 def sample_users(rng: np.random.Generator, num_users: int,
                  batch_size: int) -> np.ndarray:
   """``batch_size`` distinct user indices, uniformly at random."""
-  if not 0 < batch_size <= num_users:
-    raise ValueError(f"batch size {batch_size} must be in [1, n={num_users}]")
+  check_batch_size(num_users, batch_size)
   return rng.choice(num_users, size=batch_size, replace=False, shuffle=False)
+
+
+def draws_cell_counts(population: population_lib.Population,
+                      schedule: Sequence[np.ndarray] | None) -> bool:
+  """Whether rounds draw cell counts instead of users (contract, step 1a)."""
+  return population.is_single_word and schedule is None
+
+
+def round_cell_counts(rng: np.random.Generator,
+                      tables: vote_counts.PrefixUsers, depth: int,
+                      frontier_ids: np.ndarray, batch_size: int
+                      ) -> tuple[vote_counts.RoundCells, np.ndarray]:
+  """The cells of the round that grows level ``depth`` and their counts.
+
+  Args:
+    rng: the run's generator (one draw, step 1a of the contract).
+    tables: the population's :func:`triehh.engines.vote_counts.tables_of`.
+    depth: the level the round grows (1-based).
+    frontier_ids: the frontier's length-``(depth - 1)`` prefix ids, in the
+      trie's order (``[0]``, the root, for depth 1).
+    batch_size: m, users sampled.
+
+  Returns:
+    The :class:`~triehh.engines.vote_counts.RoundCells` and ``int64`` sampled
+    users per cell (summing to ``batch_size``).
+  """
+  check_batch_size(tables.num_users, batch_size)
+  cells = vote_counts.round_cells(tables, depth, frontier_ids)
+  return cells, vote_counts.sample_cell_counts(cells.users, batch_size, rng)
 
 
 def round_users(rng: np.random.Generator, num_users: int, batch_size: int,

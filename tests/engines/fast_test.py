@@ -165,3 +165,118 @@ def test_discovery_rate_matches_proposition_2(n, holders, batch, theta):
   # Two-sided binomial test at level 1e-4: fails only if the rate is wrong.
   p_value = stats.binomtest(found, runs_, expected).pvalue
   assert p_value > 1e-4, (found / runs_, expected)
+
+
+# ---- count-level rounds: the distribution of user-level sampling ----------
+
+# One-word users: "ab" 60, "ac" 45, "b" 50, "ba" 30, "abcd" 15 (truncated at
+# L = 3), "c" 200. A batch of 80 of n = 400.
+DIST_WORDS = {"ab": 60, "ac": 45, "b": 50, "ba": 30, "abcd": 15, "c": 200}
+DIST_POP = population_lib.Population.from_user_words(
+    [w for w, c in DIST_WORDS.items() for _ in range(c)], max_length=3)
+DIST_BATCH, DIST_THETA, DIST_RUNS = 80, 9, 3000
+
+
+def _user_level_run(pop, seed, batch_size, theta):
+  """The same run with users sampled one by one (as a fixed schedule)."""
+  rng = np.random.default_rng([seed, 1])
+  schedule = [rng.choice(pop.num_users, size=batch_size, replace=False)
+              for _ in range(pop.num_levels)]
+  return fast_engine.run(pop, theta=theta, batch_size=batch_size,
+                         rng=np.random.default_rng(seed), schedule=schedule)
+
+
+def _count_level_run(pop, seed, batch_size, theta):
+  return fast_engine.run(pop, theta=theta, batch_size=batch_size,
+                         rng=np.random.default_rng(seed))
+
+
+@pytest.fixture(name="both_levels", scope="module")
+def both_levels_fixture():
+  return [[run(DIST_POP, seed, DIST_BATCH, DIST_THETA) for seed in
+           range(DIST_RUNS)] for run in (_count_level_run, _user_level_run)]
+
+
+def test_first_round_votes_are_hypergeometric(both_levels):
+  # Each first-round cell's votes against the exact law: Hypergeom(n, K, m).
+  counted, _ = both_levels
+  n = DIST_POP.num_users
+  for symbol, holders in (("a", 120), ("b", 80), ("c", 200)):
+    votes = np.array([reference.trie_levels(t)[0].get(symbol, 0)
+                      if t.depth else 0 for t in counted])
+    # Votes below theta are not recorded: compare from theta up, pooled
+    # below it (the probability of a vote count under theta, same law).
+    law = stats.hypergeom(n, holders, DIST_BATCH)
+    edges = np.arange(max(DIST_THETA, int(law.ppf(1e-3))),
+                      int(law.ppf(1 - 1e-3)) + 1)
+    observed = [np.sum(votes < edges[0])] + [np.sum(votes == k)
+                                             for k in edges[:-1]]
+    observed.append(np.sum(votes >= edges[-1]))
+    expected = [law.cdf(edges[0] - 1)] + [law.pmf(k) for k in edges[:-1]]
+    expected.append(law.sf(edges[-1] - 1))
+    expected = np.array(expected) * DIST_RUNS
+    assert stats.chisquare(observed, expected).pvalue > 1e-4, symbol
+
+
+def test_recorded_votes_match_the_user_level_sampler(both_levels):
+  # Every (depth, prefix) cell's recorded votes, two-sample KS.
+  levels = [[reference.trie_levels(t) for t in runs] for runs in both_levels]
+  cells = {(d, p) for runs in levels for t in runs
+           for d, lv in enumerate(t) for p in lv}
+  tested = 0
+  for depth, prefix in sorted(cells):
+    samples = [[t[depth][prefix] for t in runs
+                if len(t) > depth and prefix in t[depth]] for runs in levels]
+    if min(len(s) for s in samples) < 200:
+      continue
+    tested += 1
+    assert stats.ks_2samp(*samples).pvalue > 1e-4, (depth, prefix)
+    # How often the cell passes the threshold: a 2x2 homogeneity test.
+    table = np.array([[len(s), DIST_RUNS - len(s)] for s in samples])
+    if table.min() > 0:
+      assert stats.chi2_contingency(table).pvalue > 1e-4, (depth, prefix)
+  assert tested >= 6
+
+
+def test_discovered_sets_match_the_user_level_sampler(both_levels):
+  found = [[frozenset(t.heavy_hitters()) for t in runs] for runs in both_levels]
+  kinds = sorted(set(found[0]) | set(found[1]), key=sorted)
+  table = np.array([[runs.count(k) for k in kinds] for runs in found])
+  common = table.sum(axis=0) >= 20  # pool the rare sets into one column
+  table = np.column_stack([table[:, common], table[:, ~common].sum(axis=1)])
+  assert common.sum() >= 4  # several outcomes: the test is informative
+  assert stats.chi2_contingency(table).pvalue > 1e-4
+  mean_found = [np.mean([len(s) for s in runs]) for runs in found]
+  assert abs(mean_found[0] - mean_found[1]) < 0.1 * mean_found[1]
+
+
+def test_word_frequencies_give_the_trie_of_the_user_array():
+  by_user = synthetic.english_population(20000, seed=3)
+  by_count = population_lib.Population.from_word_frequencies(
+      by_user.vocabulary[::-1], by_user.users_per_word[::-1])
+  for seed in range(5):
+    a = fast_engine.run(by_user, theta=4, batch_size=3000,
+                        rng=np.random.default_rng(seed))
+    b = fast_engine.run(by_count, theta=4, batch_size=3000,
+                        rng=np.random.default_rng(seed))
+    assert a.heavy_hitters() and a.to_dict() == b.to_dict()
+
+
+def test_a_trillion_users_from_word_frequencies():
+  # Above numpy's 10^9 limit the cell counts are drawn by exact thinning.
+  pop = population_lib.Population.from_word_frequencies(
+      ["the", "then", "cat", "dog", "zebra"],
+      [4 * 10**11, 10**11, 3 * 10**11, 2 * 10**11 - 100, 100])
+  result = triehh.discover(pop, epsilon=4.0, seed=0)
+  assert result.params.n == 10**12
+  assert set(result.heavy_hitters) == {"the", "then", "cat", "dog"}
+  assert result.sampled_per_round == [result.params.batch_size] * result.rounds
+  votes = sum(result.heavy_hitters.values())
+  assert abs(votes - result.params.batch_size) < 5 * result.params.batch_size**0.5
+
+
+def test_a_schedule_needs_individual_users():
+  pop = population_lib.Population.from_word_frequencies(["ab", "b"], [3, 4])
+  with pytest.raises(ValueError, match="a fixed schedule needs individual"):
+    fast_engine.run(pop, theta=1, batch_size=2, rng=np.random.default_rng(0),
+                    schedule=[np.array([0, 1])])

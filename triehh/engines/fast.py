@@ -1,11 +1,20 @@
 """The fast engine: an exact, vectorised numpy simulation of TrieHH.
 
 It runs Algorithms 1-2 (one word per user) and Algorithm 3 (several words
-per user) of the paper with whole-array operations: one round costs a few
-array gathers and one ``bincount`` over the sampled users, independent of the
-population size once the population is encoded.
+per user) of the paper with whole-array operations.
 
-How a round works. The population precomputes, for every word and level,
+One-word populations (no fixed schedule). A round's votes are the sampled
+users per (frontier prefix, next symbol) cell, drawn at once as a
+multivariate hypergeometric vector (:func:`triehh.sampling.round_cell_counts`,
+:mod:`triehh.engines.vote_counts`): the same distribution as sampling the
+users and counting their votes, at a cost in the frontier's size only, not
+in n or the batch size. Populations given by word frequencies
+(:meth:`Population.from_word_frequencies
+<triehh.population.Population.from_word_frequencies>`) run the same way.
+
+Several-word populations, and fixed schedules: the sampled users' votes are
+counted with array gathers and one ``bincount``, independent of the
+population size once the population is encoded. The population precomputes, for every word and level,
 the id of the word's length-``l`` prefix (:attr:`Population.prefix_ids`). The
 engine keeps ``frontier_pos``: for each distinct length-``(l-1)`` prefix, its
 index in the trie's frontier (the frontier size if it is not on it). A
@@ -30,6 +39,7 @@ from triehh import sampling
 from triehh import trie as trie_lib
 from triehh.engines import cache
 from triehh.engines import rounds
+from triehh.engines import vote_counts
 
 
 def run(population: population_lib.Population, *, theta: int,
@@ -55,15 +65,43 @@ def run(population: population_lib.Population, *, theta: int,
     The grown :class:`~triehh.trie.Trie` (see :mod:`triehh.engines.rounds`
     for the stopping rule).
   """
-  return rounds.run(population, _BincountVotes(population), theta=theta,
+  if sampling.draws_cell_counts(population, schedule):
+    counter = _CellVotes()
+  else:
+    counter = _BincountVotes(population)
+  return rounds.run(population, counter, theta=theta,
                     batch_size=batch_size, rng=rng,
                     num_sub_rounds=num_sub_rounds,
                     max_num_prefixes=max_num_prefixes, schedule=schedule)
 
 
 def prepare(population: population_lib.Population) -> None:
-  """Builds the population's lookup tables now (they are cached)."""
-  _level_tables(population)
+  """Builds the population's lookup tables now (they are cached).
+
+  One-word populations get the tables of count-level rounds; those of
+  user-level rounds (a fixed schedule) are then built on first use.
+  """
+  if population.is_single_word:
+    vote_counts.tables_of(population)
+  else:
+    _level_tables(population)
+
+
+class _CellVotes:
+  """A round's votes are the counts of its (prefix, symbol) cells."""
+
+  def count(self, trie: trie_lib.Trie, users: np.ndarray,
+            ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
+    raise NotImplementedError("rounds of one-word populations count cells")
+
+  def count_cells(self, trie: trie_lib.Trie, cells: vote_counts.RoundCells,
+                  counts: np.ndarray, batches: Sequence[slice]) -> np.ndarray:
+    del trie, batches  # a round's votes are the sum of its sub-rounds'
+    return vote_counts.votes_of(cells, counts)
+
+  def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
+            kept: np.ndarray) -> None:
+    del trie, level, kept  # the round loop tracks the frontier's prefix ids
 
 
 class _BincountVotes:

@@ -1,10 +1,19 @@
 """The round loop of TrieHH, shared by every engine.
 
-Each round grows the trie by one level: it samples users and, for
-several-word users, word ranks (:mod:`triehh.sampling`, in that order, from
-the run's generator), has the engine count the sampled users' votes for the
-frontier's extensions, and thresholds them with :meth:`Trie.grow
-<triehh.trie.Trie.grow>`. The run stops when
+Each round grows the trie by one level: it draws who takes part from the
+run's generator (:mod:`triehh.sampling`), has the engine count their votes
+for the frontier's extensions, and thresholds them with :meth:`Trie.grow
+<triehh.trie.Trie.grow>`. Who takes part comes in one of two forms:
+
+* one-word populations without a fixed schedule: the sampled users per
+  round cell (:func:`triehh.sampling.round_cell_counts`), drawn at once
+  from per-level tables built once per population, at a cost independent
+  of n and the batch size; the engine gets the cells and their counts
+  (:meth:`VoteCounter.count_cells`);
+* otherwise: the sampled users and, for several-word users, their word
+  ranks (:meth:`VoteCounter.count`).
+
+The run stops when
 
 * the frontier is empty (every discovered prefix is terminated),
 * a fixed schedule has no entry left for the round,
@@ -26,6 +35,7 @@ import numpy as np
 from triehh import population as population_lib
 from triehh import sampling
 from triehh import trie as trie_lib
+from triehh.engines import vote_counts
 
 
 class VoteCounter(Protocol):
@@ -41,6 +51,18 @@ class VoteCounter(Protocol):
       ranks: per sampled user its word rank (several-word populations, see
         :func:`triehh.sampling.draw_word_ranks`), else ``None``.
       batches: the sub-rounds, as slices of ``users``, whose votes are summed.
+    """
+
+  def count_cells(self, trie: trie_lib.Trie, cells: vote_counts.RoundCells,
+                  counts: np.ndarray, batches: Sequence[slice]) -> np.ndarray:
+    """The round's vote vector from its cell counts (one-word populations).
+
+    Args:
+      trie: the trie so far.
+      cells: the round's cells (:func:`triehh.engines.vote_counts.round_cells`).
+      counts: sampled users per cell.
+      batches: the sub-rounds, as slices of the round's sample (an engine
+        that draws the users inside the cells splits them so).
     """
 
   def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
@@ -66,7 +88,8 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
     counter: the engine's vote counting.
     theta: the vote threshold.
     batch_size: m, users sampled per round.
-    rng: the random generator (sampling, then word ranks, each round).
+    rng: the random generator (each round's draws, in the order of the
+      contract of :mod:`triehh.sampling`).
     num_sub_rounds: R, batches per round whose votes are summed before
       thresholding (the round's sample is split, see
       :func:`triehh.sampling.sub_round_slices`).
@@ -79,21 +102,37 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
   """
   check_theta(theta)
   trie = trie_lib.Trie(population.alphabet)
+  cell_level = sampling.draws_cell_counts(population, schedule)
+  if cell_level:
+    tables = vote_counts.tables_of(population)
+    frontier_ids = np.zeros(1, dtype=np.int64)  # the root
+  else:
+    population.check_user_array("a fixed schedule")
   for depth in range(1, population.num_levels + 1):
     if trie.frontier.shape[0] == 0:
       break
-    users = sampling.round_users(rng, population.num_users, batch_size,
-                                 schedule, depth)
-    if users is None:
-      break
-    ranks = sampling.draw_word_ranks(rng, population, users)
-    votes = counter.count(trie, users, ranks,
-                          _batches(users.size, num_sub_rounds))
+    if cell_level:
+      cells, cell_counts = sampling.round_cell_counts(
+          rng, tables, depth, frontier_ids, batch_size)
+      votes = counter.count_cells(trie, cells, cell_counts,
+                                  _batches(batch_size, num_sub_rounds))
+      num_sampled = batch_size
+    else:
+      users = sampling.round_users(rng, population.num_users, batch_size,
+                                   schedule, depth)
+      if users is None:
+        break
+      ranks = sampling.draw_word_ranks(rng, population, users)
+      votes = counter.count(trie, users, ranks,
+                            _batches(users.size, num_sub_rounds))
+      num_sampled = users.size
     level, kept = trie.grow(votes, theta, max_num_prefixes,
-                            num_sampled=users.size)
+                            num_sampled=num_sampled)
     counter.grown(trie, level, kept)
     if not level.grew:
       break
+    if cell_level:
+      frontier_ids = vote_counts.next_frontier(cells, kept)
   return trie
 
 

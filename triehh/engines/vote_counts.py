@@ -49,6 +49,7 @@ import numpy as np
 
 from triehh import population as population_lib
 from triehh import validation
+from triehh.engines import cache
 
 # numpy's hypergeometric samplers need fewer items than this.
 NUMPY_HYPERGEOMETRIC_LIMIT = 10**9
@@ -176,16 +177,17 @@ def prefix_users(population: population_lib.Population,
 
   Args:
     population: supplies the vocabulary's codes and prefix ids.
-    users_per_word: ``int [V]`` users holding each word; by default counted
-      from ``population.user_word``. Given explicitly, it describes a
-      population of ``sum(users_per_word)`` users with no per-user array.
+    users_per_word: ``int [V]`` users holding each word; by default the
+      population's own (:attr:`Population.users_per_word
+      <triehh.population.Population.users_per_word>`). Given explicitly, it
+      describes a population of ``sum(users_per_word)`` users with no
+      per-user array.
   """
   if users_per_word is None:
     if not population.is_single_word:
       raise ValueError("count-level sampling needs a one-word population; "
                        "this one has several words per user")
-    users_per_word = np.bincount(population.user_word,
-                                 minlength=population.num_words)
+    users_per_word = population.users_per_word
   upw = np.asarray(users_per_word)
   if upw.shape != (population.num_words,):
     raise ValueError(f"users_per_word has shape {upw.shape}, expected "
@@ -227,6 +229,12 @@ def prefix_users(population: population_lib.Population,
       child_offsets=tuple(child_offsets), child_symbols=tuple(child_symbols))
 
 
+@cache.per_population
+def tables_of(population: population_lib.Population) -> PrefixUsers:
+  """The population's :class:`PrefixUsers`, built once while it lives."""
+  return prefix_users(population)
+
+
 def _sum_by_sorted_key(values: np.ndarray, keys: np.ndarray,
                        num_keys: int) -> np.ndarray:
   """Exact int64 sums of ``values`` per key (``keys`` non-decreasing)."""
@@ -241,6 +249,7 @@ def users_by_position(population: population_lib.Population) -> np.ndarray:
   """``int64 [n]`` the user at each position of :class:`PrefixUsers`."""
   if not population.is_single_word:
     raise ValueError("positions are defined for one-word populations only")
+  population.check_user_array("users_by_position")
   lex_rank = np.empty(population.num_words, dtype=np.int64)
   lex_rank[np.lexsort(population.codes.T[::-1])] = np.arange(
       population.num_words)

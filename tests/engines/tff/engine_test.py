@@ -167,3 +167,50 @@ def test_bad_arguments_are_rejected():
     engine.run(pop, theta=2, batch_size=10, rng=rng, max_user_contribution=0)
   with pytest.raises(ValueError, match="invalid TFF worker address"):
     engine.run(pop, theta=2, batch_size=10, rng=rng, workers="localhost")
+
+
+# ---- one-word rounds: cell counts, then the clients inside the cells --------
+
+
+def test_one_word_rounds_draw_the_same_from_the_run_generator():
+  pop = POPULATIONS["one"]
+  tff_rng, fast_rng = np.random.default_rng(21), np.random.default_rng(21)
+  got = engine.run(pop, theta=3, batch_size=150, rng=tff_rng)
+  want = fast_engine.run(pop, theta=3, batch_size=150, rng=fast_rng)
+  assert_same_trie(got, want)
+  # The clients come from a spawned stream: the run's stream is where the
+  # fast engine, which stops at the counts, leaves it.
+  assert tff_rng.bit_generator.state == fast_rng.bit_generator.state
+
+
+def test_clients_of_a_round_are_distinct_users_of_its_cells(monkeypatch):
+  pop = POPULATIONS["one"]
+  seen = []
+  count = engine._ProcessVotes.count  # pylint: disable=protected-access
+
+  def spy(self, trie, users, ranks, batches):
+    seen.append(users.copy())
+    return count(self, trie, users, ranks, batches)
+
+  monkeypatch.setattr(engine._ProcessVotes, "count", spy)  # pylint: disable=protected-access
+  trie = engine.run(pop, theta=3, batch_size=150,
+                    rng=np.random.default_rng(2), num_sub_rounds=2)
+  assert len(seen) == trie.depth
+  for users, level in zip(seen, trie.levels):
+    assert users.size == 150 == len(set(users.tolist()))
+    assert 0 <= users.min() and users.max() < pop.num_users
+    assert level.num_sampled == 150
+
+
+def test_word_frequencies_are_expanded_or_refused(monkeypatch):
+  pop = POPULATIONS["one"]
+  by_count = population_lib.Population.from_word_frequencies(
+      pop.vocabulary, pop.users_per_word, max_length=pop.max_length)
+  got, want = both(by_count, 7, theta=3, batch_size=150, num_sub_rounds=2)
+  assert want.heavy_hitters()
+  assert_same_trie(got, want)
+  monkeypatch.setattr(engine, "MAX_EXPANDED_USERS", pop.num_users - 1)
+  with pytest.raises(ValueError, match="needs a per-user array.*given by "
+                     "word frequencies.*at most 399 users"):
+    engine.run(by_count, theta=3, batch_size=150,
+               rng=np.random.default_rng(7))

@@ -3,10 +3,17 @@
 ``triehh.discover(..., engine="tff")`` calls :func:`run`. Each trie level is
 one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of a
 ``tff.templates.IterativeProcess`` (see
-:mod:`triehh.engines.tff.computations`). The driver draws randomness exactly as :func:`triehh.engines.fast.run` does, in the same order (the
-sampled users, then, for several-word users, one rank per sampled user: the
-per-client, per-round seed the client uses to pick its word in TF), so both
-engines produce the same trie from the same seed. The round loop and its
+:mod:`triehh.engines.tff.computations`). The driver draws randomness exactly
+as :func:`triehh.engines.fast.run` does, in the same order (the contract of
+:mod:`triehh.sampling`), so both engines produce the same trie from the same
+seed. One-word populations: each round draws the sampled users per cell from
+the run's generator, as the fast engine does, then which users inside each
+cell from a stream spawned once per run, and those users are the round's
+clients. Several-word populations: the sampled users, then one rank per
+sampled user (the per-client, per-round seed the client uses to pick its
+word in TF). A one-word population given by word frequencies is expanded to
+one client per user when it has at most :data:`MAX_EXPANDED_USERS` users,
+and refused above. The round loop and its
 stopping rule are those of :mod:`triehh.engines.rounds`; after each level the
 driver records the thresholded votes in a :class:`triehh.trie.Trie` (so
 results and output are those of the fast engine) and checks that the TFF
@@ -26,6 +33,7 @@ the frontier size (one compiled process per capacity, cached), unless a fixed
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -35,8 +43,13 @@ from triehh import population as population_lib
 from triehh import trie as trie_lib
 from triehh.engines import cache
 from triehh.engines import rounds
+from triehh.engines import vote_counts
 from triehh.engines.tff import computations
 from triehh.engines.tff import runtime as runtime_lib
+
+# A population given by word frequencies is expanded to one client per user
+# up to this many users.
+MAX_EXPANDED_USERS = 10**7
 
 
 def run(population: population_lib.Population, *, theta: int,
@@ -77,6 +90,7 @@ def run(population: population_lib.Population, *, theta: int,
   """
   rounds.check_theta(theta)
   _check_options(max_user_contribution, vote_capacity)
+  population = _with_clients(population)
   mode, contribution = _client_mode(population, max_user_contribution)
   bitwidth = None
   if secure_sum:
@@ -88,12 +102,33 @@ def run(population: population_lib.Population, *, theta: int,
       population, theta=theta, max_num_prefixes=max_num_prefixes,
       num_sub_rounds=num_sub_rounds, client_mode=mode,
       contribution=contribution, bitwidth=bitwidth,
-      vote_capacity=vote_capacity)
+      vote_capacity=vote_capacity, member_rng=rng.spawn(1)[0])
   with runtime.install():
     counter.initialize()
     return rounds.run(population, counter, theta=theta, batch_size=batch_size,
                       rng=rng, num_sub_rounds=num_sub_rounds,
                       max_num_prefixes=max_num_prefixes, schedule=schedule)
+
+
+def _with_clients(pop: population_lib.Population) -> population_lib.Population:
+  """The population with one entry per user (expanded from word counts)."""
+  if pop.has_user_array:
+    return pop
+  if pop.num_users > MAX_EXPANDED_USERS:
+    raise ValueError(
+        f"the TFF engine runs one client per sampled user and needs a "
+        f"per-user array, but this population of {pop.num_users:,} users "
+        "was given by word frequencies; at most "
+        f"{MAX_EXPANDED_USERS:,} users are expanded. Use engine='fast', or "
+        "build the population from user words")
+  return _expanded(pop)
+
+
+@cache.per_population
+def _expanded(pop: population_lib.Population) -> population_lib.Population:
+  user_word = np.repeat(np.arange(pop.num_words, dtype=np.int32),
+                        pop.users_per_word)
+  return dataclasses.replace(pop, user_word=user_word, word_users=None)
 
 
 def _check_options(max_user_contribution: int | None,
@@ -147,8 +182,9 @@ class _ProcessVotes:
   def __init__(self, pop: population_lib.Population, *, theta: int,
                max_num_prefixes: int | None, num_sub_rounds: int,
                client_mode: str, contribution: int, bitwidth: int | None,
-               vote_capacity: int | None):
+               vote_capacity: int | None, member_rng: np.random.Generator):
     self._pop = pop
+    self._member_rng = member_rng
     self._mode = client_mode
     self._num_sub_rounds = num_sub_rounds
     self._vote_capacity = vote_capacity
@@ -190,6 +226,13 @@ class _ProcessVotes:
                          f"{self._num_sub_rounds} sub-rounds")
     return np.asarray(output.votes, dtype=np.int64)
 
+  def count_cells(self, trie: trie_lib.Trie, cells: vote_counts.RoundCells,
+                  counts: np.ndarray, batches: Sequence[slice]) -> np.ndarray:
+    """Draws the users inside each cell; they are the round's clients."""
+    positions = vote_counts.sample_members(cells, counts, self._member_rng)
+    users = _users_by_position(self._pop)[positions]
+    return self.count(trie, users, None, batches)
+
   def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
             kept: np.ndarray) -> None:
     del kept  # the server state holds the frontier
@@ -212,6 +255,11 @@ def _capacity(num_prefixes: int, fixed: int | None) -> int:
                        f"vote_capacity={fixed}")
     return fixed
   return 1 << (num_prefixes - 1).bit_length()
+
+
+@cache.per_population
+def _users_by_position(pop: population_lib.Population) -> np.ndarray:
+  return vote_counts.users_by_position(pop)
 
 
 @cache.per_population
