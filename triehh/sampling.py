@@ -51,6 +51,7 @@ Nothing else draws from the generator during a run.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -97,8 +98,17 @@ def round_cell_counts(rng: np.random.Generator,
     users per cell (summing to ``batch_size``).
   """
   check_batch_size(tables.num_users, batch_size)
-  cells = vote_counts.round_cells(tables, depth, frontier_ids)
-  return cells, vote_counts.sample_cell_counts(cells.users, batch_size, rng)
+  if depth == 1:  # the root: the same cells in every run
+    if tables not in _ROOT_CELLS:
+      _ROOT_CELLS[tables] = vote_counts.round_cells(tables, 1, frontier_ids)
+    cells = _ROOT_CELLS[tables]
+  else:
+    cells = vote_counts.round_cells(tables, depth, frontier_ids)
+  return cells, vote_counts.sample_round_counts(cells, batch_size, rng)
+
+
+# The first round's cells per population's tables, while the tables live.
+_ROOT_CELLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def round_users(rng: np.random.Generator, num_users: int, batch_size: int,

@@ -108,28 +108,24 @@ class _BincountVotes:
   """Counts a round's votes with one ``bincount`` per sub-round.
 
   ``frontier_ids`` holds the prefix id of each frontier prefix (the root at
-  first); ``frontier_pos`` maps a prefix id of the frontier's level to its
-  frontier index, or the frontier size if it is not on the frontier.
+  first). ``word_cell`` maps each word to its vote cell of the next round:
+  row = the word's frontier parent (the frontier size if none), column =
+  its next symbol (A + 1 if none), so a round needs one gather per sampled
+  user; it is rebuilt (over the vocabulary) when the frontier changes.
   """
 
   def __init__(self, population: population_lib.Population):
     self._pop = population
     self._tables = _level_tables(population)
     self._frontier_ids = np.zeros(1, dtype=np.intp)  # the root
-    self._frontier_pos = np.array([0, 1], dtype=np.intp)
+    self._word_cell = self._tables.symbols[0]  # every word's parent: row 0
 
   def count(self, trie: trie_lib.Trie, users: np.ndarray,
             ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
-    depth = trie.depth + 1
     a1 = self._pop.alphabet.num_extensions
     stride = a1 + 1  # vote columns: every symbol, then "no symbol here"
     num_frontier = self._frontier_ids.size
-    words = sampling.words_of(self._pop, users, ranks).astype(np.intp,
-                                                              copy=False)
-    # Row = the word's frontier parent (num_frontier if none), column = its
-    # depth-th symbol (a1 if it has none): one bincount counts every vote.
-    cell = (self._frontier_pos[self._tables.ids[depth - 1][words]] * stride
-            + self._tables.symbols[depth - 1][words])
+    cell = self._word_cell[sampling.words_of(self._pop, users, ranks)]
     size = (num_frontier + 1) * stride
     counts = np.bincount(cell[batches[0]], minlength=size)
     for batch in batches[1:]:
@@ -139,16 +135,18 @@ class _BincountVotes:
   def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
             kept: np.ndarray) -> None:
     del trie  # unused
-    if not level.grew:
+    if not level.grew or level.depth >= len(self._tables.symbols):
       return  # the run ends
     a1 = self._pop.alphabet.num_extensions
     parents, symbols = np.divmod(kept, a1)
     ids = np.searchsorted(self._tables.child_keys[level.depth],
                           self._frontier_ids[parents] * a1 + symbols)
     self._frontier_ids = ids
-    self._frontier_pos = np.full(self._pop.num_prefixes[level.depth] + 1,
-                                 ids.size, dtype=np.intp)
-    self._frontier_pos[ids] = np.arange(ids.size)
+    frontier_pos = np.full(self._pop.num_prefixes[level.depth] + 1,
+                           ids.size, dtype=np.intp)
+    frontier_pos[ids] = np.arange(ids.size)
+    self._word_cell = (frontier_pos[self._tables.ids[level.depth]] * (a1 + 1)
+                       + self._tables.symbols[level.depth])
 
 
 class _Tables(NamedTuple):

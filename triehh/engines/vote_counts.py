@@ -307,14 +307,14 @@ def round_cells(tables: PrefixUsers, depth: int,
   starts, ends = offsets[frontier_ids], offsets[frontier_ids + 1]
   lengths = ends - starts
   bounds = np.zeros(k + 1, dtype=np.int64)  # each parent's children, here
-  np.cumsum(lengths, out=bounds[1:])
-  parent = np.repeat(np.arange(k, dtype=np.int64), lengths)
+  lengths.cumsum(out=bounds[1:])
+  parent = np.arange(k, dtype=np.int64).repeat(lengths)
   children = np.arange(bounds[-1], dtype=np.int64) + (starts - bounds[:-1])[
       parent]
   child_users = tables.users[depth][children]
   frontier_users = tables.users[depth - 1][frontier_ids]
   running = np.zeros(bounds[-1] + 1, dtype=np.int64)
-  np.cumsum(child_users, out=running[1:])
+  child_users.cumsum(out=running[1:])
   no_symbol = frontier_users - (running[bounds[1:]] - running[bounds[:-1]])
   frontier_first = tables.first[depth - 1][frontier_ids]
   remainder = tables.num_users - int(frontier_users.sum())
@@ -342,11 +342,22 @@ def next_frontier(cells: RoundCells, kept: np.ndarray) -> np.ndarray:
   ``kept`` is what :meth:`Trie.grow <triehh.trie.Trie.grow>` returns: vote
   indices of the new frontier prefixes, each a cell with votes, so with users.
   """
-  at = np.searchsorted(cells.vote_index, kept)
-  if np.any(at >= cells.vote_index.size) or np.any(
-      cells.vote_index[np.minimum(at, cells.vote_index.size - 1)] != kept):
+  at = cells.vote_index.searchsorted(kept)
+  if at.size and (at.max() >= cells.vote_index.size or not np.array_equal(
+      cells.vote_index[at], kept)):
     raise ValueError("kept holds a vote index of a cell with no users")
   return cells.child_ids[at]
+
+
+def sample_round_counts(cells: RoundCells, batch_size: int,
+                        rng: np.random.Generator) -> np.ndarray:
+  """:func:`sample_cell_counts` of a round's cells, which need no checks.
+
+  ``cells`` come from :func:`round_cells` (non-negative ``int64`` counts
+  summing to ``n < 2^62``); ``batch_size`` must be in ``[1, n]``.
+  """
+  return _draw(cells.users, int(cells.users.sum()), batch_size, rng,
+               NUMPY_HYPERGEOMETRIC_LIMIT)
 
 
 def sample_votes(tables: PrefixUsers, depth: int, frontier_ids: np.ndarray,
