@@ -1,17 +1,29 @@
-"""Benchmark of the fast engine on a synthetic Zipf population.
+"""Benchmark of the fast engine on synthetic Zipf populations, by scale.
 
-Prints, for n users (default 1e6) each holding one word drawn from a Zipf
-law over the English word list, at epsilon = 4 and delta = 1/n^2:
-the one-time cost of building and encoding the population, the median (and
-min/max) time of one full TrieHH run with the data already encoded, and
-peak memory (traced numpy/Python allocations, and the process's max RSS).
+One-word populations (each user holds one word of the English list, with
+probability proportional to rank^-s), at epsilon = 4 and delta = 1/n^2. For
+each n in ``--sizes`` it prints the median wall and CPU time of one full
+TrieHH run and its peak traced memory, for
 
-  python -m benchmarks.fast_engine_benchmark --num_users=1000000 --repeats=50
+* count level: the engine's path (:func:`triehh.engines.fast.run`): each
+  round draws the sampled users per cell at once;
+* user level: the same engine and population with each round's users drawn
+  one by one (``Generator.choice``) and their votes counted (the sampler it
+  used before), in the same process, runs alternating (same seeds).
+
+Sizes in ``--count_only_sizes`` are built from per-word user counts
+(:meth:`Population.from_word_frequencies`, no per-user array) and run at
+count level only. Then the scaling exponent of each, and several-word users
+(``--several_words_users``, 1 to 3 words each) with the fused per-round
+table next to the three gathers it replaced.
+
+  python -m benchmarks.fast_engine_benchmark --sizes=1e6,1e7,1e8 \\
+      --count_only_sizes=1e9 --repeats=7
 """
 
 from __future__ import annotations
 
-import resource
+import math
 import statistics
 import time
 import tracemalloc
@@ -20,65 +32,194 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from triehh import api
-from triehh.engines import fast as fast_engine
+from triehh import policy
+from triehh import population as population_lib
+from triehh import sampling
 from triehh import synthetic
+from triehh.engines import fast as fast_engine
+from triehh.engines import rounds
 
 FLAGS = flags.FLAGS
-flags.DEFINE_integer("num_users", 1_000_000, "Population size n.")
+flags.DEFINE_list("sizes", ["1e6", "1e7", "1e8"],
+                  "One-word population sizes run at both levels.")
+flags.DEFINE_list("count_only_sizes", ["1e9"],
+                  "Sizes built from word counts, run at count level only.")
+flags.DEFINE_integer("several_words_users", 10**7,
+                     "Users of the several-word population (0: skip).")
 flags.DEFINE_float("epsilon", 4.0, "Target epsilon.")
-flags.DEFINE_float("zipf_exponent", 1.0, "Zipf exponent of the word law.")
-flags.DEFINE_integer("repeats", 50, "Timed runs (seeds 0..repeats-1).")
+flags.DEFINE_float("zipf_exponent", 1.0, "Zipf exponent s of the word law.")
+flags.DEFINE_integer("repeats", 7, "Timed runs per size and sampler.")
+
+
+class _DrawnSchedule:
+  """A "schedule" that draws each round's users uniformly when asked."""
+
+  def __init__(self, rng: np.random.Generator, n: int, m: int, levels: int):
+    self._rng, self._n, self._m, self._levels = rng, n, m, levels
+
+  def __len__(self) -> int:
+    return self._levels
+
+  def __getitem__(self, depth: int) -> np.ndarray:
+    del depth  # every round draws afresh
+    return sampling.sample_users(self._rng, self._n, self._m)
+
+
+class _ThreeGathers(fast_engine._BincountVotes):  # pylint: disable=protected-access
+  """The former several-word vote count: three gathers per sampled user."""
+
+  def count(self, trie, users, ranks, batches):
+    del trie
+    tables, a1 = self._tables, self._pop.alphabet.num_extensions
+    depth = len(self._history)
+    pos = self._history[-1]
+    words = sampling.words_of(self._pop, users, ranks).astype(np.intp)
+    cell = pos[tables.ids[depth - 1][words]] * (a1 + 1) + tables.symbols[
+        depth - 1][words]
+    k = self._frontier_ids.size
+    counts = np.bincount(cell[batches[0]], minlength=(k + 1) * (a1 + 1))
+    return counts.reshape(k + 1, a1 + 1)[:k, :a1].ravel()
+
+  def __init__(self, population):
+    super().__init__(population)
+    self._history = [np.array([0, 1], dtype=np.intp)]
+
+  def grown(self, trie, level, kept):
+    super().grown(trie, level, kept)
+    pos = np.full(self._pop.num_prefixes[level.depth] + 1,
+                  self._frontier_ids.size, dtype=np.intp)
+    pos[self._frontier_ids] = np.arange(self._frontier_ids.size)
+    self._history.append(pos)
+
+
+def _timed(run) -> tuple[float, float, object]:
+  t0, c0 = time.perf_counter(), time.process_time()
+  out = run()
+  return time.perf_counter() - t0, time.process_time() - c0, out
+
+
+def _peak_mib(run) -> float:
+  tracemalloc.start()
+  run()
+  _, peak = tracemalloc.get_traced_memory()
+  tracemalloc.stop()
+  return peak / 2**20
+
+
+def _ms(values: list[float]) -> float:
+  return statistics.median(values) * 1e3
+
+
+def zipf_population(n: int, *, per_user: bool) -> population_lib.Population:
+  """The Zipf population of n users, with or without a per-user array."""
+  words, freqs = synthetic.english_words()
+  probs = synthetic.word_probabilities(freqs, "zipf", FLAGS.zipf_exponent)
+  users = np.random.default_rng(0).multinomial(n, probs)
+  by_count = population_lib.Population.from_word_frequencies(words, users)
+  if not per_user:
+    return by_count
+  user_word = np.repeat(np.arange(by_count.num_words, dtype=np.int32),
+                        by_count.users_per_word)
+  np.random.default_rng(1).shuffle(user_word)
+  return population_lib.Population.from_word_indices(by_count.vocabulary,
+                                                     user_word)
+
+
+def one_word_rows() -> list[tuple[int, float, float | None]]:
+  rows = []
+  sizes = [(int(float(v)), True) for v in FLAGS.sizes]
+  sizes += [(int(float(v)), False) for v in FLAGS.count_only_sizes]
+  for n, both in sizes:
+    pop = zipf_population(n, per_user=both).encode()
+    fast_engine.prepare(pop)
+    params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
+    theta, m = params.theta, params.batch_size
+
+    def count_level(seed):
+      return fast_engine.run(pop, theta=theta, batch_size=m,
+                             rng=np.random.default_rng(seed))
+
+    def user_level(seed):
+      rng = np.random.default_rng(seed)
+      return fast_engine.run(
+          pop, theta=theta, batch_size=m, rng=rng,
+          schedule=_DrawnSchedule(rng, n, m, pop.num_levels))
+
+    timings = {"count": ([], [], []), "user": ([], [], [])}
+    for seed in range(FLAGS.repeats):
+      for name, run in (("count", count_level), ("user", user_level)):
+        if name == "user" and not both:
+          continue
+        wall, cpu, trie = _timed(lambda run=run: run(seed))
+        timings[name][0].append(wall)
+        timings[name][1].append(cpu)
+        timings[name][2].append(len(trie.heavy_hitters()))
+    line = (f"n={n:.0e} ({'user array' if both else 'word counts'}): "
+            f"m={m:,}, theta={theta}; count level: median {_ms(timings['count'][0]):.2f}"
+            f" ms wall, {_ms(timings['count'][1]):.2f} ms CPU, peak "
+            f"{_peak_mib(lambda: count_level(0)):.2f} MiB, heavy hitters "
+            f"median {statistics.median(timings['count'][2])}")
+    if both:
+      line += (f"; user level: median {_ms(timings['user'][0]):.2f} ms wall,"
+               f" {_ms(timings['user'][1]):.2f} ms CPU, peak "
+               f"{_peak_mib(lambda: user_level(0)):.2f} MiB, heavy hitters "
+               f"median {statistics.median(timings['user'][2])}; speed-up "
+               f"{statistics.median(timings['user'][1]) / statistics.median(timings['count'][1]):.1f}x (CPU)")
+    print(line, flush=True)
+    rows.append((n, statistics.median(timings["count"][1]),
+                 statistics.median(timings["user"][1]) if both else None))
+    del pop
+  return rows
+
+
+def print_exponents(rows: list[tuple[int, float, float | None]]) -> None:
+  """Least-squares slope of log(CPU time) against log(n), per sampler."""
+  for name, column in (("count level", 1), ("user level", 2)):
+    points = [(math.log(r[0]), math.log(r[column])) for r in rows
+              if r[column] is not None]
+    if len(points) >= 2:
+      x, y = np.array(points).T
+      print(f"scaling exponent ({name}, CPU time ~ n^k over {len(points)} "
+            f"sizes): k = {np.polyfit(x, y, 1)[0]:.2f}")
+
+
+def several_words_row(n: int) -> None:
+  """Several-word users: the fused table against the three gathers."""
+  words, freqs = synthetic.english_words()
+  probs = synthetic.word_probabilities(freqs, "zipf", FLAGS.zipf_exponent)
+  rng = np.random.default_rng(2)
+  per_user = rng.integers(1, 4, size=n)
+  offsets = np.zeros(n + 1, dtype=np.int64)
+  np.cumsum(per_user, out=offsets[1:])
+  entry_word = rng.choice(len(words), size=int(offsets[-1]), p=probs)
+  entry_count = rng.integers(1, 5, size=entry_word.size)
+  pop = population_lib.Population.from_word_counts(
+      np.asarray(words, dtype=object), offsets, entry_word, entry_count).encode()
+  fast_engine.prepare(pop)
+  params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
+  kwargs = dict(theta=params.theta, batch_size=params.batch_size)
+  fused, former = ([], []), ([], [])
+  for seed in range(FLAGS.repeats):
+    for out, counter in ((fused, fast_engine._BincountVotes),  # pylint: disable=protected-access
+                         (former, _ThreeGathers)):
+      wall, cpu, _ = _timed(lambda counter=counter: rounds.run(
+          pop, counter(pop), rng=np.random.default_rng(seed), **kwargs))
+      out[0].append(wall)
+      out[1].append(cpu)
+  print(f"several words, n={n:.0e} (1-3 words each): m={params.batch_size:,};"
+        f" fused table median {_ms(fused[0]):.2f} ms wall, "
+        f"{_ms(fused[1]):.2f} ms CPU; three gathers {_ms(former[0]):.2f} ms "
+        f"wall, {_ms(former[1]):.2f} ms CPU; speed-up "
+        f"{statistics.median(former[1]) / statistics.median(fused[1]):.2f}x "
+        "(CPU)", flush=True)
 
 
 def main(argv):
   del argv
-  n = FLAGS.num_users
   synthetic.english_words()  # load the word list outside the timings
-  tracemalloc.start()
-  start = time.perf_counter()
-  pop = synthetic.english_population(
-      n, seed=0, distribution="zipf", exponent=FLAGS.zipf_exponent)
-  built = time.perf_counter()
-  pop.encode()
-  fast_engine.prepare(pop)
-  encoded = time.perf_counter()
-  _, build_peak = tracemalloc.get_traced_memory()
-  tracemalloc.stop()  # tracing slows allocations: time without it
-  params = api.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
-  times, cpu_times, rounds, found = [], [], [], []
-  for seed in range(FLAGS.repeats):
-    rng = np.random.default_rng(seed)
-    t0, c0 = time.perf_counter(), time.process_time()
-    trie = fast_engine.run(pop, theta=params.theta,
-                           batch_size=params.batch_size, rng=rng)
-    times.append(time.perf_counter() - t0)
-    cpu_times.append(time.process_time() - c0)
-    rounds.append(trie.depth)
-    found.append(len(trie.heavy_hitters()))
-  tracemalloc.start()
-  fast_engine.run(pop, theta=params.theta, batch_size=params.batch_size,
-                  rng=np.random.default_rng(0))
-  _, run_peak = tracemalloc.get_traced_memory()
-  tracemalloc.stop()
-  rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-  print(f"population: n={n:,}, V={pop.num_words:,} distinct words, Zipf "
-        f"exponent {FLAGS.zipf_exponent}, |alphabet|={pop.alphabet.size}")
-  print(f"privacy: epsilon={params.epsilon:.4f} (target {FLAGS.epsilon}), "
-        f"delta={params.delta:.3g}, theta={params.theta}, "
-        f"batch size={params.batch_size:,}, {params.levels} levels")
-  print(f"build population: {built - start:.3f} s; encode (prefix tables): "
-        f"{encoded - built:.3f} s")
-  ms = [t * 1e3 for t in times]
-  print(f"one full run ({FLAGS.repeats} seeds): median {statistics.median(ms):.2f}"
-        f" ms, min {min(ms):.2f} ms, max {max(ms):.2f} ms; rounds median "
-        f"{statistics.median(rounds)}, heavy hitters median "
-        f"{statistics.median(found)}")
-  cpu = [t * 1e3 for t in cpu_times]
-  print(f"  CPU time of one run: median {statistics.median(cpu):.2f} ms, min "
-        f"{min(cpu):.2f} ms (less sensitive to other load on the machine)")
-  print(f"peak traced memory: build+encode {build_peak / 2**20:.1f} MiB, "
-        f"per run {run_peak / 2**20:.2f} MiB; process max RSS {rss:.0f} MiB")
+  print_exponents(one_word_rows())
+  if FLAGS.several_words_users:
+    several_words_row(FLAGS.several_words_users)
 
 
 if __name__ == "__main__":
