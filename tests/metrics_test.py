@@ -26,6 +26,22 @@ class MetricsTest(parameterized.TestCase):
     self.assertAlmostEqual(m["precision"], 2 / 3)
     self.assertEqual(m["num_discovered"], 3)
 
+  def test_paper_f1_takes_precision_as_one(self):
+    # Ranked by votes, "zz" (held by nobody) pushes "b" out of D_2; the
+    # paper's F1 only sees that a and b of the top 2 were found.
+    found = {"zz": 9, "a": 8, "b": 1}
+    m = metrics.precision_recall_f1(found, TRUTH, ks=[2])
+    self.assertAlmostEqual(m["recall@2"], 1.0)
+    self.assertAlmostEqual(m["f1_paper@2"], 1.0)
+    self.assertAlmostEqual(m["f1@2"], 2 * 0.5 * 1.0 / 1.5)
+    m = metrics.precision_recall_f1({"a": 1}, TRUTH, ks=[4])
+    self.assertAlmostEqual(m["f1_paper@4"], 2 * 0.25 / 1.25)  # 0.4
+
+  @parameterized.parameters(-0.1, 1.5)
+  def test_paper_f1_refuses_a_recall_outside_0_1(self, recall):
+    with self.assertRaisesRegex(ValueError, "recall must be in"):
+      metrics.f1_paper(recall)
+
   def test_nothing_found(self):
     m = metrics.precision_recall_f1({}, TRUTH, ks=[3])
     self.assertEqual((m["precision@3"], m["recall@3"], m["f1@3"],

@@ -10,6 +10,9 @@ Definitions (K ranges over a list such as 10, 50, 100):
   discovered words with the largest reported counts (ties by word), or all
   of them if fewer than K were discovered; 0 if nothing was discovered.
 * ``f1@K``: harmonic mean of ``precision@K`` and ``recall@K``.
+* ``f1_paper@K = 2 r / (r + 1)`` with ``r = recall@K``: the F1 the paper's
+  F1-vs-K figures plot, i.e. with precision taken as 1 for every algorithm
+  (the paper's code); it ignores how the discovered words are ranked.
 * ``precision``: share of discovered words that any user really holds (the
   paper's "precision" of Table 2: TrieHH scores 1 by construction, a
   sketching method can report strings no one typed).
@@ -42,7 +45,8 @@ def _ranked(discovered: Mapping[str, float] | Iterable[str]) -> list[str]:
 def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
                         truth: Mapping[str, float],
                         ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
-  """``precision@K``, ``recall@K``, ``f1@K`` per K, and ``precision``.
+  """``precision@K``, ``recall@K``, ``f1@K``, ``f1_paper@K`` per K, and
+  ``precision``.
 
   Args:
     discovered: word -> reported count (ranks the words for precision@K),
@@ -63,10 +67,18 @@ def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
     out[f"precision@{k}"] = precision
     out[f"recall@{k}"] = recall
     out[f"f1@{k}"] = f1
+    out[f"f1_paper@{k}"] = f1_paper(recall)
   out["precision"] = (sum(1 for w in found if truth.get(w, 0) > 0) / len(found)
                       if found else 0.0)
   out["num_discovered"] = float(len(found))
   return out
+
+
+def f1_paper(recall: float) -> float:
+  """The paper's F1 at K from recall r at K: ``2 r / (r + 1)``."""
+  if not 0.0 <= recall <= 1.0:
+    raise ValueError(f"recall must be in [0, 1], got {recall}")
+  return 2.0 * recall / (recall + 1.0)
 
 
 def discovery_rates(runs: Sequence[Iterable[str]],

@@ -52,6 +52,7 @@ from typing import Any
 
 from triehh import api
 from triehh import data as data_lib
+from triehh.data import paper_populations
 from triehh import metrics
 from triehh import population as population_lib
 from triehh import records as records_lib
@@ -120,6 +121,10 @@ def load_data(options: Mapping[str, Any], cache_dir: str | None = None
     law = f"zipf{exponent:g}" if exponent else "weights"
     return Dataset(pop, pop.ground_truth(), f"synthetic:{source}:{law}",
                    "single")
+  if dataset == "paper":
+    paper = paper_populations.from_options(options, cache_dir)
+    return Dataset(paper.population, paper.truth, paper.name, paper.setting,
+                   info=paper.info)
   if dataset in data_lib.DATASETS:
     spec = data_lib.DataSpec(
         options["data_path"], dataset=dataset, setting=options["setting"],
@@ -127,6 +132,7 @@ def load_data(options: Mapping[str, Any], cache_dir: str | None = None
         user_column=options.get("user_column", "user"),
         text_column=options.get("text_column", "text"),
         encoding=options.get("data_encoding"),
+        tokenizer=options.get("tokenizer", data_lib.DEFAULT_TOKENIZER),
         min_length=options.get("min_word_length",
                                data_lib.DEFAULT_MIN_LENGTH),
         max_length=max_length,
@@ -236,7 +242,8 @@ def call_sfp(population: population_lib.Population, config: Mapping,
       top_t=config["top_t"], seed=seed, k=config["k"], m=config["m"],
       length=config["length"], fragment_alphabet=config["fragment_alphabet"],
       word_budget=config["word_budget"], simulation=config["simulation"],
-      check_puzzle_hash=config["check_puzzle_hash"])
+      check_puzzle_hash=config["check_puzzle_hash"],
+      stitching=config.get("stitching", sfp_lib.DEFAULT_STITCHING))
 
 
 def triehh_record(result, data: Dataset, run: int, seed: int,

@@ -23,7 +23,10 @@ are 0-based here):
   rebuilt), and returns, for every bucket ``w``, the Cartesian product
   ``{a_0 || a_2 || ... || a_8 : (w, a_l) in Q_l}``. Stitched strings that
   are not a padded word (a character after a ``$``, or only ``$``) are
-  dropped; the rest, with the padding removed, are the heavy hitters.
+  dropped; the rest, with the padding removed, are the heavy hitters
+  (``stitching="paper"``, the authors' code, keeps instead the part before
+  the first ``$`` of every string; ``fragment_alphabet="paper"`` is their
+  ``a-z . # / '``).
   ``T`` (``top_t``) trades recall for precision; the paper used 20 and
   80. Words with characters outside ``Omega`` cannot be rebuilt: the run
   counts their users (``SFPParams.num_outside_alphabet``) and refuses when
@@ -100,6 +103,13 @@ DEFAULT_TOP_T = 20
 DEFAULT_THRESHOLD = DEFAULT_TOP_T  # the former name, kept for one release
 DEFAULT_FRAGMENT_ALPHABET = string.ascii_lowercase
 FRAGMENT_ALPHABET_FROM_DATA = "data"
+# The paper authors' SFP: fragments over a-z . # / ' (plus the padding).
+PAPER_FRAGMENT_ALPHABET = string.ascii_lowercase + ".#/'"
+FRAGMENT_ALPHABET_PAPER = "paper"
+# Stitching: "drop" strings with a character after a pad (a string no user
+# typed); "paper" keeps the part before the first pad, as the authors' code.
+STITCHINGS = ("drop", "paper")
+DEFAULT_STITCHING = "drop"
 DEFAULT_MAX_CANDIDATES = 2_000_000
 # A fragment record's key: the bucket byte, then 3 bytes per code point.
 _KEY_BYTES = 7
@@ -131,6 +141,7 @@ class SFPParams:
       characters) has a character outside ``fragment_alphabet``: they
       report, but their word cannot be rebuilt.
     outside_characters: those characters, sorted.
+    stitching: how stitched strings become words (``STITCHINGS``).
   """
 
   epsilon: float
@@ -152,6 +163,7 @@ class SFPParams:
   guarantee: str = ""
   num_outside_alphabet: int = 0
   outside_characters: str = ""
+  stitching: str = DEFAULT_STITCHING
 
   @property
   def T(self) -> int:  # pylint: disable=invalid-name
@@ -327,6 +339,7 @@ class _Options:
   num_threads: int
   check_puzzle_hash: bool
   max_candidates: int
+  stitching: str = DEFAULT_STITCHING
 
   @property
   def num_positions(self) -> int:
@@ -389,7 +402,8 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
                    length: int, num_buckets: int, fragment_alphabet,
                    word_budget: float, simulation: str, chunk_size: int,
                    num_threads: int | None, check_puzzle_hash: bool,
-                   max_candidates: int) -> _Options:
+                   max_candidates: int,
+                   stitching: str = DEFAULT_STITCHING) -> _Options:
   """Checks the non-privacy options against each other and the population."""
   top_t = validation.check_int("top_t (T)", top_t)
   length = validation.check_int("length", length, 2)
@@ -408,6 +422,11 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
   elif fragment_alphabet == FRAGMENT_ALPHABET_FROM_DATA:
     fragment_alphabet = "".join(c for c in pop.alphabet.characters
                                 if c != PAD)
+  elif fragment_alphabet == FRAGMENT_ALPHABET_PAPER:
+    fragment_alphabet = PAPER_FRAGMENT_ALPHABET
+  if stitching not in STITCHINGS:
+    raise ValueError(f"stitching must be one of {', '.join(STITCHINGS)}, "
+                     f"got {stitching!r}")
   if not 0.0 <= float(word_budget) < 1.0:
     raise ValueError(f"word_budget must be in [0, 1), got {word_budget!r}")
   if simulation not in cms_lib.SIMULATIONS:
@@ -422,7 +441,7 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
       chunk_size=chunk_size,
       num_threads=validation.check_int("num_threads", num_threads),
       check_puzzle_hash=bool(check_puzzle_hash),
-      max_candidates=max_candidates)
+      max_candidates=max_candidates, stitching=stitching)
 
 
 def _check_epsilon(name: str, value, allow_no_guarantee: bool) -> float:
@@ -489,6 +508,9 @@ def _reported_words(pop: population_lib.Population,
   """Step 2a: each user's reported word (vocabulary index); a several-word
   user draws one by its local frequency."""
   if pop.is_single_word:
+    if pop.user_word is None:  # users per word: users sorted by word
+      return np.repeat(np.arange(pop.num_words, dtype=np.intp),
+                       pop.word_users)
     return pop.user_word.astype(np.intp)
   users = np.arange(pop.num_users)
   return sampling.words_of(pop, users,
@@ -598,8 +620,10 @@ def _stitch(per_bucket: _BucketLists, options: _Options,
             puzzle_salt: bytes) -> tuple[dict[str, float], int]:
   """Step 5: every bucket's Cartesian product of its kept fragments.
 
-  Strings that are only padding or have a character after a pad are
-  dropped; a word's count is its smallest scaled fragment estimate.
+  Strings that are only padding are dropped; so are, with stitching
+  "drop", those with a character after a pad, while stitching "paper" keeps
+  their part before the first pad. A word's count is its smallest scaled
+  fragment estimate (over the strings giving it, the largest).
 
   Returns:
     word -> count, and the number of strings formed.
@@ -622,7 +646,10 @@ def _stitch(per_bucket: _BucketLists, options: _Options,
       continue
     for combo in itertools.product(*per_bucket[bucket]):
       text = "".join(frag for frag, _ in combo)
-      word = text.rstrip(PAD)
+      if options.stitching == "paper":
+        word = text.split(PAD, 1)[0]
+      else:
+        word = text.rstrip(PAD)
       if not word or PAD in word:
         continue  # only padding, or a character after a pad
       if options.check_puzzle_hash and puzzle_buckets(
@@ -661,7 +688,8 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
                  max_candidates: int = DEFAULT_MAX_CANDIDATES,
                  allow_no_guarantee: bool = False,
                  alphabet=None, unknown: str | None = None,
-                 threshold: int | None = None) -> SFPResult:
+                 threshold: int | None = None,
+                 stitching: str = DEFAULT_STITCHING) -> SFPResult:
   """Discovers heavy hitters with SFP at a central ``(epsilon, delta)``.
 
   Args:
@@ -677,7 +705,8 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
     length: pad or truncate strings to this even number of characters.
     num_buckets: range of the puzzle hash, at most 256.
     fragment_alphabet: Omega (default the 26 lowercase letters; ``"data"``
-      for every character of the population); ``$`` is always added. Users
+      for every character of the population; ``"paper"`` for the authors'
+      ``a-z . # / '``); ``$`` is always added. Users
       whose word has other characters still report, but their word cannot
       be found: ``params.num_outside_alphabet`` counts them.
     word_budget: share of the local epsilon for a whole-word sketch used to
@@ -700,6 +729,9 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
     alphabet, unknown: encoding options when ``user_words`` is not a
       Population (see :mod:`triehh.population`).
     threshold: deprecated name of ``top_t``.
+    stitching: ``"drop"`` (default) drops stitched strings with a character
+      after a pad; ``"paper"`` keeps their part before the first pad, as
+      the paper authors' code does.
 
   Returns:
     An :class:`SFPResult`.
@@ -723,7 +755,8 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       pop, top_t=top_t, length=length, num_buckets=num_buckets,
       fragment_alphabet=fragment_alphabet, word_budget=word_budget,
       simulation=simulation, chunk_size=chunk_size, num_threads=num_threads,
-      check_puzzle_hash=check_puzzle_hash, max_candidates=max_candidates)
+      check_puzzle_hash=check_puzzle_hash, max_candidates=max_candidates,
+      stitching=stitching)
   privacy = _privacy(pop.num_users, epsilon, delta, epsilon_local,
                      opts.word_budget, allow_no_guarantee)
 
@@ -764,7 +797,8 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       hash_seed=used_hash_seed, check_puzzle_hash=opts.check_puzzle_hash,
       guarantee=privacy.guarantee,
       num_outside_alphabet=reports.num_outside_alphabet,
-      outside_characters=reports.outside_characters)
+      outside_characters=reports.outside_characters,
+      stitching=opts.stitching)
   return SFPResult(
       heavy_hitters=heavy, params=params, seed=seed,
       seconds=client_seconds + server_seconds, client_seconds=client_seconds,

@@ -1,0 +1,316 @@
+"""Paper-calibrated populations: the paper's published heads, real tails.
+
+The paper's appendix ("Heavy Hitters Lists") publishes the top-100 words of
+its single-word and OOV Sentiment140 data with their frequencies
+(``data/paper_top100_single.csv``, ``data/paper_top100_oov.csv``). A
+paper-calibrated one-word population of ``n`` users is built as follows:
+
+1. **Head.** Each published word ``w`` with frequency ``f`` gets ``f * n``
+   users.
+2. **Tail.** The rest of a real Sentiment140 word-frequency table: every
+   word of the table that is not in the head, its count scaled so that the
+   tail holds the remaining mass ``(1 - sum f) * n``. The table is
+   ``data/sentiment140_word_counts.csv.gz`` (``tools/make_word_counts.py``
+   derives it from the 88k-user Sentiment140 sample under the paper's
+   tokenizer; words held by fewer than ``MIN_USERS`` users are not
+   shipped), or the same counts computed from a Sentiment140 file given as
+   ``data_path``. The single-word setting uses ``single_users`` (users whose
+   most frequent word it is), the OOV setting ``oov_tokens`` (token counts
+   of words outside the default 50k-word dictionary).
+3. **Rounding.** The real numbers of users are rounded by largest
+   remainders (floors, then one more user for the largest fractional
+   parts, ties by table order) so the population has exactly ``n`` users.
+   No random draw: the paper drew its 6M OOV users from the frequencies,
+   which gives these counts in expectation.
+
+``n`` is 659,775 for ``single`` (the paper's Sentiment140 population, the
+``n`` at which its SFP local epsilons 4.29 / 4.96 come out) and 6,000,000
+for ``oov``. Populations are built with the paper's characters
+(``settings.PAPER_CHARACTERS``) and ``max_length`` (the paper's 10 levels
+are 9 characters and the end symbol: ``PAPER_MAX_LENGTH``).
+
+Several words per user (``multi``) has no published list: the population is
+the Sentiment140 file's own users under the paper's tokenizer, or, with
+``num_users``, that many users drawn with replacement from them (each keeps
+its whole bag of words, so ``F(w)`` is preserved in expectation), seeded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pandas as pd
+
+from triehh import population as population_lib
+from triehh.data import dictionary as dictionary_lib
+from triehh.data import loader
+from triehh.data import readers
+from triehh.data import settings as settings_lib
+from triehh.data import tokenize as tokenize_lib
+
+SINGLE_NUM_USERS = 659_775
+OOV_NUM_USERS = 6_000_000
+PAPER_MAX_LENGTH = 9
+MIN_USERS = 2
+SETTINGS = ("single", "oov", "multi")
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "data")
+PUBLISHED = {"single": os.path.join(DATA_DIR, "paper_top100_single.csv"),
+             "oov": os.path.join(DATA_DIR, "paper_top100_oov.csv")}
+WORD_COUNTS_PATH = os.path.join(DATA_DIR, "sentiment140_word_counts.csv.gz")
+WORD_COUNT_COLUMNS = ("word", "users", "tokens", "single_users",
+                      "oov_tokens")
+# The word-count column each one-word setting's tail comes from.
+TAIL_COLUMN = {"single": "single_users", "oov": "oov_tokens"}
+DEFAULT_NUM_USERS = {"single": SINGLE_NUM_USERS, "oov": OOV_NUM_USERS}
+
+
+@dataclasses.dataclass
+class PaperData:
+  """A paper-calibrated population with its ground truth and provenance."""
+
+  population: population_lib.Population
+  truth: dict[str, float]
+  name: str
+  setting: str
+  info: dict
+
+
+def published_top100(setting: str) -> pd.Series:
+  """The paper's published top-100 of ``setting``: word -> frequency."""
+  if setting not in PUBLISHED:
+    raise ValueError(f"the paper publishes no list for setting {setting!r}; "
+                     f"use one of {', '.join(PUBLISHED)}")
+  table = pd.read_csv(PUBLISHED[setting], keep_default_na=False,
+                      dtype={"word": str, "frequency": float})
+  return pd.Series(table["frequency"].to_numpy(),
+                   index=table["word"].to_numpy(), name="frequency")
+
+
+def word_counts_from_file(path: str, dataset: str = "sentiment140",
+                          min_users: int = MIN_USERS,
+                          dictionary_size: int = dictionary_lib.DEFAULT_SIZE
+                          ) -> pd.DataFrame:
+  """Per-word counts of a text file under the paper's tokenizer.
+
+  Columns (``WORD_COUNT_COLUMNS``): ``users`` (distinct users writing the
+  word), ``tokens`` (occurrences), ``single_users`` (users whose most
+  frequent word it is: the single-word setting's ground truth),
+  ``oov_tokens`` (``tokens`` if the word is outside the default
+  ``dictionary_size``-word dictionary, else 0). Only words of at least
+  ``min_users`` users are kept; rows are sorted by ``tokens`` (largest
+  first), then by word.
+  """
+  if min_users < 1:
+    raise ValueError(f"min_users must be >= 1, got {min_users}")
+  spec = loader.DataSpec(path, dataset=dataset, setting="single",
+                         tokenizer="paper")
+  texts = readers.read(path, "sentiment140" if dataset == "sentiment140"
+                       else "auto")
+  row_user, num_users = loader.user_codes(texts)
+  tokens = tokenize_lib.tokenize(
+      texts, min_length=spec.min_length, characters=spec.allowed_characters,
+      strip=spec.strip_characters, drop_prefixes=spec.drop_prefixes)
+  vocabulary = tokens.vocabulary.astype(str)
+  size = vocabulary.size
+  valid = row_user[tokens.token_row] >= 0
+  token_counts = np.bincount(tokens.token_word[valid], minlength=size)
+  pair = np.unique(row_user[tokens.token_row][valid].astype(np.int64) * size
+                   + tokens.token_word[valid])
+  users = np.bincount(pair % size, minlength=size)
+  single = settings_lib.single_word(
+      tokens, row_user, num_users, characters=spec.allowed_characters,
+      max_length=64).population.ground_truth()
+  single_users = np.array([single.get(w, 0.0) for w in vocabulary],
+                          dtype=np.int64)
+  known = pd.Index(vocabulary).isin(dictionary_lib.default_words(
+      dictionary_size))
+  table = pd.DataFrame({"word": vocabulary, "users": users,
+                        "tokens": token_counts, "single_users": single_users,
+                        "oov_tokens": np.where(known, 0, token_counts)})
+  table = table[table["users"] >= min_users]
+  return table.sort_values(["tokens", "word"], ascending=[False, True],
+                           kind="mergesort").reset_index(drop=True)
+
+
+def read_word_counts(path: str = WORD_COUNTS_PATH) -> pd.DataFrame:
+  """A word-count table written by ``tools/make_word_counts.py``."""
+  table = pd.read_csv(path, keep_default_na=False, dtype={"word": str})
+  missing = [c for c in WORD_COUNT_COLUMNS if c not in table.columns]
+  if missing:
+    raise ValueError(f"{path}: not a word-count table, missing columns "
+                     f"{', '.join(missing)}")
+  return table
+
+
+def largest_remainder(values: np.ndarray, total: int) -> np.ndarray:
+  """Integers summing to ``total``, each the floor or ceiling of its value.
+
+  ``values`` (non-negative) are scaled to sum to ``total`` first; the units
+  left after the floors go to the largest fractional parts (ties: first).
+  """
+  values = np.asarray(values, dtype=np.float64)
+  if values.ndim != 1 or not values.size or values.min() < 0:
+    raise ValueError("values must be a non-empty 1-D array of non-negative "
+                     "numbers")
+  if values.sum() <= 0 or total < 0:
+    raise ValueError("values must have a positive sum and total be >= 0")
+  exact = values * (total / values.sum())
+  floors = np.floor(exact).astype(np.int64)
+  left = int(total - floors.sum())
+  order = np.argsort(-(exact - floors), kind="stable")
+  floors[order[:left]] += 1
+  return floors
+
+
+def calibrated_users(head: pd.Series, tail: pd.Series, num_users: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+  """Words and users per word: the head's frequencies, the scaled tail.
+
+  Args:
+    head: word -> published frequency (sum below 1).
+    tail: word -> count in a real table; words of the head are left out.
+    num_users: n.
+
+  Returns:
+    The words (head first, then the tail in table order) and their users,
+    summing to ``num_users`` (see the module docstring).
+  """
+  head_mass = float(head.sum())
+  if not 0 < head_mass < 1:
+    raise ValueError(f"the head's frequencies sum to {head_mass}, not in "
+                     "(0, 1)")
+  tail = tail[~tail.index.isin(head.index) & (tail.to_numpy() > 0)]
+  if not tail.size:
+    raise ValueError("the tail table has no word outside the head")
+  tail_share = tail.to_numpy(dtype=np.float64) / float(tail.sum())
+  mass = np.concatenate([head.to_numpy(dtype=np.float64),
+                         tail_share * (1.0 - head_mass)])
+  words = np.concatenate([head.index.to_numpy(dtype=object),
+                          tail.index.to_numpy(dtype=object)])
+  return words, largest_remainder(mass, num_users)
+
+
+def paper_population(setting: str, *, num_users: int | None = None,
+                     max_length: int = PAPER_MAX_LENGTH,
+                     data_path: str | None = None,
+                     word_counts_path: str | None = None,
+                     seed: int = 0, cache_dir: str | None = None
+                     ) -> PaperData:
+  """The paper-calibrated population of ``setting`` (module docstring).
+
+  Args:
+    setting: ``single``, ``oov`` or ``multi``.
+    num_users: n; default 659,775 (single) or 6,000,000 (oov); for
+      ``multi``, None keeps the file's own users and a number resamples.
+    max_length: L in characters (the paper: 9 plus the end symbol).
+    data_path: a Sentiment140 file; one-word settings take their tail from
+      it instead of the shipped table; ``multi`` needs it.
+    word_counts_path: a word-count table instead of the shipped one.
+    seed: seed of the ``multi`` resampling.
+    cache_dir: cache of the ``multi`` population read from ``data_path``.
+
+  Raises:
+    ValueError: for an unknown setting, a missing ``data_path`` for
+      ``multi``, or a population too small.
+  """
+  if setting not in SETTINGS:
+    raise ValueError(f"unknown setting {setting!r}: use one of "
+                     f"{', '.join(SETTINGS)}")
+  if num_users is not None and num_users < 2:
+    raise ValueError(f"num_users must be >= 2, got {num_users}")
+  if setting == "multi":
+    return _multi(num_users, max_length, data_path, seed, cache_dir)
+  n = DEFAULT_NUM_USERS[setting] if num_users is None else num_users
+  if data_path is not None and word_counts_path is not None:
+    raise ValueError("give data_path or word_counts_path, not both")
+  if data_path is not None:
+    table = word_counts_from_file(data_path)
+    tail_source = os.path.basename(data_path)
+  else:
+    path = word_counts_path or WORD_COUNTS_PATH
+    table = read_word_counts(path)
+    tail_source = os.path.basename(path)
+  column = TAIL_COLUMN[setting]
+  head = published_top100(setting)
+  tail = pd.Series(table[column].to_numpy(), index=table["word"].to_numpy())
+  words, users = calibrated_users(head, tail, n)
+  pop = population_lib.Population.from_word_frequencies(
+      words, users, max_length=max_length,
+      alphabet=settings_lib.PAPER_CHARACTERS, unknown="drop")
+  info = {"head": f"paper top-100 ({os.path.basename(PUBLISHED[setting])})",
+          "head_mass": float(head.sum()), "tail": f"{tail_source}:{column}",
+          "tail_words": int(len(words) - len(head)),
+          "dropped_users": int(pop.num_dropped_users)}
+  return PaperData(pop, pop.ground_truth(), f"paper-calibrated:{setting}",
+                   setting, info)
+
+
+def resample_users(pop: population_lib.Population, num_users: int,
+                   seed: int = 0) -> population_lib.Population:
+  """``num_users`` users drawn with replacement from a several-word ``pop``.
+
+  Each drawn user keeps its whole bag of words and counts.
+  """
+  if pop.user_offsets is None:
+    raise ValueError("resample_users needs a several-word population")
+  if num_users < 1:
+    raise ValueError(f"num_users must be >= 1, got {num_users}")
+  rng = np.random.default_rng(seed)
+  drawn = rng.integers(0, pop.num_users, size=num_users)
+  starts = pop.user_offsets[drawn]
+  lengths = pop.user_offsets[drawn + 1] - starts
+  offsets = np.zeros(num_users + 1, dtype=np.int64)
+  np.cumsum(lengths, out=offsets[1:])
+  entries = (np.repeat(starts - offsets[:-1], lengths)
+             + np.arange(offsets[-1], dtype=np.int64))
+  return population_lib.Population.from_word_counts(
+      pop.vocabulary, offsets, pop.entry_word[entries],
+      pop.entry_count[entries], max_length=pop.max_length,
+      alphabet=pop.alphabet)
+
+
+def _multi(num_users, max_length, data_path, seed, cache_dir) -> PaperData:
+  if data_path is None:
+    raise ValueError("the several-words setting has no published list: it "
+                     "needs a Sentiment140 file (data_path, e.g. the "
+                     "88k-user sample)")
+  loaded = loader.load(loader.DataSpec(
+      data_path, dataset="sentiment140", setting="multi", tokenizer="paper",
+      max_length=max_length), cache_dir=cache_dir)
+  pop = loaded.population
+  info = {"source": os.path.basename(data_path),
+          "source_users": int(pop.num_users)}
+  name = "sentiment140:multi"
+  if num_users is not None:
+    pop = resample_users(pop, num_users, seed)
+    info.update(resampled=int(num_users), seed=int(seed))
+    name = f"sentiment140-resampled:{num_users}"
+  return PaperData(pop, pop.ground_truth(), name, "multi", info)
+
+
+def data_options(setting: str, *, max_length: int = PAPER_MAX_LENGTH,
+                 num_users: int | None = None, data_path: str | None = None,
+                 word_counts_path: str | None = None, seed: int = 0) -> dict:
+  """A sweep's data options (a record's ``config["data"]``) for a
+  paper-calibrated population; :func:`from_options` builds it."""
+  options = {"dataset": "paper", "setting": setting,
+             "max_length": max_length, "num_users": num_users}
+  if data_path is not None:
+    options["data_path"] = os.path.abspath(data_path)
+  if word_counts_path is not None:
+    options["word_counts_path"] = os.path.abspath(word_counts_path)
+  if setting == "multi" and num_users is not None:
+    options["data_seed"] = seed
+  return options
+
+
+def from_options(options, cache_dir: str | None = None) -> PaperData:
+  """The population :func:`data_options` describes."""
+  return paper_population(
+      options["setting"], num_users=options.get("num_users"),
+      max_length=options["max_length"], data_path=options.get("data_path"),
+      word_counts_path=options.get("word_counts_path"),
+      seed=options.get("data_seed", 0), cache_dir=cache_dir)
