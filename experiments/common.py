@@ -123,7 +123,7 @@ Dataset = sweep_lib.Dataset
 
 
 # Data flags and the data sets (or settings) they apply to.
-_DATA_FLAG_SCOPE = {
+DATA_FLAG_SCOPE = {
     "num_users": ("default", "synthetic"),
     "data_format": ("file",),
     "user_column": ("file",),
@@ -132,14 +132,15 @@ _DATA_FLAG_SCOPE = {
     "min_word_length": ("sentiment140", "file"),
     "zipf_exponent": ("synthetic",),
 }
-_OOV_FLAGS = ("dictionary_path", "oov_num_users")
+OOV_FLAGS = ("dictionary_path", "oov_num_users")
 DATA_FLAGS = ("dataset", "num_users", "data_path", "data_format",
               "data_encoding", "setting", "user_column", "text_column",
               "min_word_length", "dictionary_path", "oov_num_users",
               "data_seed", "zipf_exponent", "cache_dir")
 
 
-def _given(name: str) -> bool:
+def given(name: str) -> bool:
+  """Whether ``--name`` was given (on the command line or set)."""
   return FLAGS[name].present or not FLAGS[name].using_default_value
 
 
@@ -150,7 +151,7 @@ def check_data_flags() -> None:
     ValueError: naming the flag and what it needs.
   """
   dataset = FLAGS.dataset
-  if _given("data_path") and not _given("dataset"):
+  if given("data_path") and not given("dataset"):
     raise ValueError(
         f"--data_path={FLAGS.data_path} given without --dataset: say how to "
         "read it: --dataset=file (user-keyed CSV/TSV/JSON Lines/Parquet), "
@@ -164,14 +165,14 @@ def check_data_flags() -> None:
   if dataset in ("default", "synthetic") and FLAGS.setting != "single":
     raise ValueError(f"--setting={FLAGS.setting} needs a text data set "
                      "(--dataset=sentiment140 or file)")
-  for name, scope in _DATA_FLAG_SCOPE.items():
-    if _given(name) and dataset not in scope:
+  for name, scope in DATA_FLAG_SCOPE.items():
+    if given(name) and dataset not in scope:
       raise ValueError(f"--{name} applies to --dataset="
                        f"{' or '.join(scope)} only, not --dataset={dataset}")
-  for name in _OOV_FLAGS:
-    if _given(name) and FLAGS.setting != "oov":
+  for name in OOV_FLAGS:
+    if given(name) and FLAGS.setting != "oov":
       raise ValueError(f"--{name} applies to --setting=oov only")
-  if _given("data_seed") and dataset != "synthetic" and FLAGS.setting != "oov":
+  if given("data_seed") and dataset != "synthetic" and FLAGS.setting != "oov":
     raise ValueError("--data_seed applies to --dataset=synthetic and "
                      "--setting=oov only")
 
@@ -186,7 +187,7 @@ def data_options(dataset: str | None = None,
   setting = setting or FLAGS.setting
   options = {"dataset": dataset, "setting": setting,
              "max_length": FLAGS.max_length}
-  if FLAGS.data_path:
+  if FLAGS.data_path and dataset != "default":
     options["data_path"] = os.path.abspath(FLAGS.data_path)
   if dataset in ("default", "synthetic"):
     options["num_users"] = FLAGS.num_users

@@ -85,9 +85,9 @@ _TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
               "tff_connect_timeout", "tff_rpc_timeout")
 
 
-def engine_options() -> dict:
-  """Extra keyword arguments for the chosen engine."""
-  if FLAGS.engine != "tff":
+def engine_options(engine: str | None = None) -> dict:
+  """Extra keyword arguments for ``engine`` (default ``--engine``)."""
+  if (engine or FLAGS.engine) != "tff":
     given = [f"--{name}" for name in _TFF_FLAGS
              if not FLAGS[name].using_default_value]
     if given:

@@ -1,0 +1,74 @@
+"""Overhead of the sweep machinery per run, next to bare ``discover`` calls.
+
+On one default population (built and encoded once, outside every timing),
+each repeat times side by side:
+
+- bare: ``triehh.discover(pop, epsilon=..., seed=s)`` for N seeds;
+- metrics: ``triehh.precision_recall_f1`` of those N results (what every
+  recorded run also computes);
+- sweep: ``triehh.sweep.run_plan`` of one cell of N fast-engine runs into a
+  fresh directory (plan, per-cell lock, re-read of results.jsonl, metrics,
+  record, locked append with fsync per run).
+
+Prints the median seconds per run of each and the overhead per run, sweep
+minus bare, with and without the metrics.
+
+  python -m benchmarks.sweep_benchmark --num_users=1000000 --num_runs=20
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+
+from absl import app
+from absl import flags
+
+import triehh
+from triehh import sweep
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("num_users", 1_000_000, "Users in the population.")
+flags.DEFINE_integer("num_runs", 20, "Runs N per measurement.")
+flags.DEFINE_integer("repeats", 5, "Measurements of each kind.")
+flags.DEFINE_float("epsilon", 4.0, "Target epsilon.")
+
+
+def main(argv):
+  del argv
+  data = dict(sweep.DEFAULT_DATA, num_users=FLAGS.num_users)
+  (cell,) = sweep.expand(data=(data,), epsilons=(FLAGS.epsilon,))
+  datasets = sweep.DataCache()
+  start = time.perf_counter()
+  dataset = datasets.get(data)
+  print(f"population: {dataset.population!r}, built and encoded in "
+        f"{time.perf_counter() - start:.2f} s (not timed below)")
+  n = FLAGS.num_runs
+  bare, scoring, swept = [], [], []
+  for repeat in range(FLAGS.repeats):
+    seeds = range(repeat * n, repeat * n + n)
+    start = time.perf_counter()
+    results = [triehh.discover(dataset.population, epsilon=FLAGS.epsilon,
+                               seed=s) for s in seeds]
+    bare.append((time.perf_counter() - start) / n)
+    start = time.perf_counter()
+    for result in results:
+      triehh.precision_recall_f1(result.heavy_hitters, dataset.truth)
+    scoring.append((time.perf_counter() - start) / n)
+    with tempfile.TemporaryDirectory() as output_dir:
+      start = time.perf_counter()
+      tasks = sweep.plan([cell], repeat * n, n)
+      sweep.run_plan(tasks, output_dir, datasets=datasets)
+      swept.append((time.perf_counter() - start) / n)
+  b, m, s = (statistics.median(x) for x in (bare, scoring, swept))
+  print(f"{n} runs x {FLAGS.repeats} repeats, median seconds per run:")
+  print(f"  bare discover        {b * 1e3:9.2f} ms")
+  print(f"  metrics of a run     {m * 1e3:9.2f} ms")
+  print(f"  sweep (run_plan)     {s * 1e3:9.2f} ms")
+  print(f"  overhead per run     {(s - b) * 1e3:9.2f} ms "
+        f"({(s - b - m) * 1e3:.2f} ms without the metrics)")
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,368 @@
+"""Runs a grid of TrieHH and SFP experiments, resumably, with progress.
+
+One cell per algorithm x engine (TrieHH) x data set x setting x epsilon x
+delta x T (SFP), ``--num_runs`` runs per cell with the seeds ``--seed``,
+``--seed`` + 1, ... as ``run_triehh`` and ``run_sfp`` use them, each run
+appended to ``<output_dir>/results.jsonl`` as the record those drivers
+write. With only ``--algorithms``, ``--epsilons``, ``--num_runs`` and
+``--output_dir``: the fast engine on the default data.
+
+  python -m experiments.sweep --algorithms=triehh,sfp --epsilons=1,2,4,8 \\
+      --num_runs=20 --output_dir=out
+  triehh-sweep --epsilons=1,4 --num_runs=3 --output_dir=out
+
+Every other flag of run_triehh and run_sfp applies to the cells it
+concerns (TrieHH's to TrieHH cells, the TFF flags to ``--engines=tff``,
+SFP's to SFP cells, each data flag to the data sets it describes); a flag
+that applies to no cell is an error. A singular flag (``--epsilon``,
+``--engine``, ...) is a list of one.
+
+Started again with the same flags, a sweep skips the runs already recorded
+(a half-written last line left by a kill is set aside with a message). Two
+sweeps may share ``--output_dir``: a cell is run by one of them at a time
+(a lock file per cell under ``.sweep-locks/``), the other runs other cells
+first and comes back to it. ``--workers=N`` runs cells in N processes.
+Progress: a bar on stderr (off with ``--noprogress`` or when stderr is not a
+terminal: then one line per cell).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+from absl import app
+from absl import flags
+import tqdm
+
+from experiments import common
+from experiments import run_sfp
+from experiments import run_triehh
+from triehh import data as data_lib
+from triehh import records
+from triehh import sweep
+
+FLAGS = flags.FLAGS
+flags.adopt_module_key_flags(common)
+flags.adopt_module_key_flags(run_triehh)
+flags.adopt_module_key_flags(run_sfp)
+
+flags.DEFINE_list("algorithms", ["triehh"],
+                  "Algorithms: triehh and/or sfp.")
+flags.DEFINE_list("engines", None,
+                  "TrieHH engines: fast and/or tff (default: --engine).")
+flags.DEFINE_list("datasets", None,
+                  "Data sets: default, synthetic, sentiment140, file "
+                  "(default: --dataset). --data_path is read by each one "
+                  "that reads a file.")
+flags.DEFINE_list("settings", None,
+                  "Settings: single, oov, multi (default: --setting); oov "
+                  "and multi apply to the text data sets only.")
+flags.DEFINE_list("epsilons", None,
+                  "Target central epsilons (default: --epsilon).")
+flags.DEFINE_list("deltas", None,
+                  "Target deltas (default: --delta, i.e. 1/n^2).")
+flags.DEFINE_list("thresholds", None,
+                  "SFP's T values, tuples kept per fragment position "
+                  "(default: --top_t).")
+flags.DEFINE_integer("workers", 1, "Processes running cells.",
+                     lower_bound=1)
+flags.DEFINE_bool("progress", True,
+                  "Show a progress bar on stderr (when it is a terminal).")
+
+
+def _floats(values) -> list[float] | None:
+  try:
+    return [float(v) for v in values]
+  except ValueError:
+    return None
+
+
+def _all(check):
+  return lambda values: values is None or bool(values) and all(
+      check(v) for v in values)
+
+
+def _is_float_in(low: float, high: float):
+  def check(text):
+    try:
+      value = float(text)
+    except ValueError:
+      return False
+    return math.isfinite(value) and low < value < high
+  return check
+
+
+_DATASETS = ("default", "synthetic") + tuple(data_lib.DATASETS)
+
+flags.register_validator(
+    "algorithms", _all(lambda v: v in records.ALGORITHMS),
+    "--algorithms must be triehh and/or sfp, comma separated")
+flags.register_validator(
+    "engines", _all(lambda v: v in sweep.ENGINES),
+    "--engines must be fast and/or tff, comma separated")
+flags.register_validator(
+    "datasets", _all(lambda v: v in _DATASETS),
+    "--datasets must be among default, sentiment140, file, synthetic")
+flags.register_validator(
+    "settings", _all(lambda v: v in data_lib.SETTINGS),
+    "--settings must be among single, oov, multi")
+flags.register_validator(
+    "epsilons", _all(_is_float_in(0, math.inf)),
+    "--epsilons must be positive finite numbers, comma separated, e.g. "
+    "--epsilons=0.5,1,2,4,8")
+flags.register_validator(
+    "deltas", _all(_is_float_in(0, 1)),
+    "--deltas must be numbers in the open interval (0, 1), comma separated")
+flags.register_validator(
+    "thresholds", _all(lambda v: v.strip().isdigit() and int(v) >= 1),
+    "--thresholds must be positive integers, comma separated, e.g. "
+    "--thresholds=20,80")
+
+# Flags of one algorithm's cells (the lists are checked separately).
+_TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
+                 "theta", "gamma", "batch_size", "allow_no_guarantee")
+_TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
+              "tff_connect_timeout", "tff_rpc_timeout")
+_SFP_FLAGS = ("top_t", "threshold", "thresholds", "cms_k", "cms_m",
+              "sfp_length", "fragment_alphabet", "word_budget", "simulation",
+              "check_puzzle_hash")
+# Flags that print a single run's words: a sweep prints none.
+_PRINT_FLAGS = ("show", "sfp_show")
+# Plural flag -> the singular flag it replaces.
+_LISTS = {"engines": "engine", "datasets": "dataset", "settings": "setting",
+          "epsilons": "epsilon", "deltas": "delta"}
+
+
+def _list(plural: str) -> list[str]:
+  """The values of a list flag, or its singular flag as a list of one."""
+  singular = _LISTS[plural]
+  if FLAGS[plural].value is not None:
+    if common.given(singular):
+      raise ValueError(f"give --{plural} or --{singular}, not both")
+    values = [v.strip() for v in FLAGS[plural].value]
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+      raise ValueError(f"--{plural} lists {', '.join(repeated)} twice")
+    return values
+  value = FLAGS[singular].value
+  return [value] if value is not None else [None]
+
+
+def _top_ts() -> list[int]:
+  if FLAGS.thresholds is not None:
+    if common.given("top_t") or common.given("threshold"):
+      raise ValueError("give --thresholds or --top_t, not both")
+    values = [int(v) for v in FLAGS.thresholds]
+    if len(set(values)) < len(values):
+      raise ValueError("--thresholds lists a value twice")
+    return values
+  return [run_sfp.top_t()]
+
+
+def _refuse(names, why: str) -> None:
+  given = [f"--{n}" for n in names if common.given(n)]
+  if given:
+    raise ValueError(f"{', '.join(given)} {why}")
+
+
+def _data_options(datasets: list[str], settings: list[str]) -> list[dict]:
+  """Data options per (data set, setting) cell; flags checked against them.
+
+  Raises:
+    ValueError: for a flag that applies to none of them, or a data set
+      without the file it reads.
+  """
+  if common.given("data_path") and not (common.given("dataset") or
+                                        FLAGS.datasets is not None):
+    raise ValueError("--data_path given without --datasets: say how to read "
+                     "it (--datasets=file, sentiment140 or synthetic)")
+  files = [d for d in datasets if d in data_lib.DATASETS]
+  if files and not FLAGS.data_path:
+    raise ValueError(f"--datasets={','.join(files)} needs --data_path")
+  if FLAGS.data_path and datasets == ["default"]:
+    raise ValueError("--dataset=default reads no file; drop --data_path")
+  pairs = [(d, s) for d in datasets for s in settings
+           if s == "single" or d in data_lib.DATASETS]
+  if not pairs:
+    raise ValueError(f"--settings={','.join(settings)} needs a text data "
+                     "set (--datasets=sentiment140 or file)")
+  unused = sorted(set(settings) - {s for _, s in pairs})
+  if unused:
+    raise ValueError(f"--settings={','.join(unused)} applies to no data set "
+                     "of --datasets (oov and multi need text data)")
+  for name, scope in common.DATA_FLAG_SCOPE.items():
+    if common.given(name) and not set(scope) & set(datasets):
+      raise ValueError(f"--{name} applies to --datasets={' or '.join(scope)}"
+                       " only, and the sweep has none")
+  if "oov" not in settings:
+    _refuse(common.OOV_FLAGS, "applies to --settings=oov only")
+  if common.given("data_seed") and not ("synthetic" in datasets or any(
+      s == "oov" for _, s in pairs)):
+    raise ValueError("--data_seed applies to --datasets=synthetic and "
+                     "--settings=oov only")
+  return [common.data_options(d, s) for d, s in pairs]
+
+
+def check_flags() -> list[sweep.Cell]:
+  """The sweep's cells; every flag checked before any data is read.
+
+  Raises:
+    ValueError: naming a flag that applies to no cell or flags that do not
+      go together.
+  """
+  if not FLAGS.output_dir:
+    raise ValueError("a sweep needs --output_dir (where results.jsonl is "
+                     "kept and resumed from)")
+  algorithms = [a.strip() for a in FLAGS.algorithms]
+  if len(set(algorithms)) < len(algorithms):
+    raise ValueError("--algorithms lists an algorithm twice")
+  _refuse(_PRINT_FLAGS, "applies to no cell: a sweep prints no words")
+  triehh_cells = "triehh" in algorithms
+  sfp_cells = "sfp" in algorithms
+  if not triehh_cells:
+    _refuse(_TRIEHH_FLAGS + _TFF_FLAGS, "applies to TrieHH cells only; add "
+            "triehh to --algorithms")
+  if not sfp_cells:
+    _refuse(_SFP_FLAGS, "applies to SFP cells only; add sfp to --algorithms")
+  engines = _list("engines") if triehh_cells else ["fast"]
+  if "tff" not in engines:
+    _refuse(_TFF_FLAGS, "applies to --engines=tff only")
+  theta = None
+  if triehh_cells and FLAGS.theta is not None:
+    theta = {"theta": FLAGS.theta, "gamma": FLAGS.gamma,
+             "batch_size": FLAGS.batch_size}
+    if not sfp_cells:
+      _refuse(("epsilon", "epsilons", "delta", "deltas"),
+              "applies to no cell: TrieHH cells given --theta are not "
+              "calibrated from epsilon (add sfp to --algorithms?)")
+  elif FLAGS.gamma is not None or FLAGS.batch_size is not None:
+    raise ValueError("--gamma and --batch_size need --theta")
+  epsilons = [float(e) for e in _list("epsilons")]
+  deltas = [None if d is None else float(d) for d in _list("deltas")]
+  top_ts = _top_ts() if sfp_cells else [run_sfp.FLAGS.top_t]
+  data = _data_options(_list("datasets"), _list("settings"))
+  tff = run_triehh.engine_options("tff") if "tff" in engines else {}
+  return sweep.expand(
+      algorithms=algorithms, data=data, engines=engines, epsilons=epsilons,
+      deltas=deltas, top_ts=top_ts,
+      triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
+                      "max_num_prefixes": FLAGS.max_num_prefixes,
+                      "allow_no_guarantee": FLAGS.allow_no_guarantee},
+      theta=theta, tff_options=tff,
+      sfp_options={"k": FLAGS.cms_k, "m": FLAGS.cms_m,
+                   "length": FLAGS.sfp_length,
+                   "fragment_alphabet": FLAGS.fragment_alphabet,
+                   "word_budget": FLAGS.word_budget,
+                   "simulation": FLAGS.simulation,
+                   "check_puzzle_hash": FLAGS.check_puzzle_hash})
+
+
+def _clock(seconds: float) -> str:
+  seconds = int(round(seconds))
+  return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+  """Turns sweep events into a tqdm bar or one line per cell (stderr)."""
+
+  def __init__(self, tasks: list[sweep.Task], bar: bool):
+    self.planned = {t.cell.key: len(t.seeds) for t in tasks}
+    self.total = sum(self.planned.values())
+    self.cells = len(tasks)
+    self.done = 0
+    self.cells_done = 0
+    self.start = time.monotonic()
+    self.cell_start: dict[str, float] = {}
+    self.bar = tqdm.tqdm(total=self.total, unit="run", file=sys.stderr,
+                         dynamic_ncols=True) if bar else None
+
+  def _say(self, text: str) -> None:
+    if self.bar is not None:
+      self.bar.write(text, file=sys.stderr)
+    else:
+      print(text, file=sys.stderr, flush=True)
+
+  def __call__(self, event: sweep.Event) -> None:
+    if event.kind == "start":
+      skipped = self.planned.get(event.key, event.runs) - event.runs
+      if skipped:  # recorded by another sweep since the plan was made
+        self.total -= skipped
+        if self.bar is not None:
+          self.bar.total = self.total
+          self.bar.refresh()
+      self.cell_start[event.key] = time.monotonic()
+      if self.bar is not None:
+        self.bar.set_postfix_str(event.label)
+    elif event.kind == "run":
+      self.done += 1
+      if self.bar is not None:
+        self.bar.update(1)
+    elif event.kind == "done":
+      self.cells_done += 1
+      if self.bar is None:
+        elapsed = time.monotonic() - self.start
+        left = self.total - self.done
+        eta = elapsed / self.done * left if self.done else 0.0
+        took = time.monotonic() - self.cell_start.get(event.key, self.start)
+        self._say(f"cell {self.cells_done}/{self.cells} [{event.label}] "
+                  f"{event.runs} runs in {took:.1f} s; {self.done}/"
+                  f"{self.total} runs done, {left} left, elapsed "
+                  f"{_clock(elapsed)}, eta {_clock(eta)}")
+    elif event.kind == "locked":
+      self._say(f"cell [{event.label}] is being run by another sweep; "
+                "coming back to it at the end")
+    elif event.kind == "wait":
+      self._say(f"waiting for another sweep to finish cell [{event.label}]")
+
+  def close(self) -> None:
+    if self.bar is not None:
+      self.bar.close()
+
+
+_PROGRESS: list[Progress] = []
+_PATH: list[str] = []
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  cells = check_flags()
+  path = records.check_output_dir(FLAGS.output_dir)
+  _PATH[:] = [path]
+  records.repair(path)
+  done = records.completed(path)
+  tasks = sweep.plan(cells, FLAGS.seed, FLAGS.num_runs, done)
+  left = sum(len(t.seeds) for t in tasks)
+  total = len(cells) * FLAGS.num_runs
+  print(f"sweep: {len(cells)} cells x {FLAGS.num_runs} runs = {total} runs; "
+        f"{total - left} already in {path}, {left} to run"
+        + (f" in {FLAGS.workers} processes" if FLAGS.workers > 1 else ""))
+  sys.stdout.flush()
+  progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
+  _PROGRESS[:] = [progress]
+  start = time.monotonic()
+  try:
+    sweep.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
+                   cache_dir=FLAGS.cache_dir or None, ks=common.ks(),
+                   on_event=progress)
+  finally:
+    progress.close()
+  print(f"sweep done: {progress.done} runs in "
+        f"{time.monotonic() - start:.1f} s, results in {path}")
+
+
+def _kept() -> str:
+  if not _PROGRESS:
+    return ""
+  return f"{_PROGRESS[0].done} finished runs kept in {_PATH[0]}"
+
+
+def run():
+  """Console-script entry point (``triehh-sweep``)."""
+  common.cli.run(main, sys.modules[__name__], on_interrupt=_kept)
+
+
+if __name__ == "__main__":
+  run()

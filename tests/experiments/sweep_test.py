@@ -1,0 +1,223 @@
+"""End-to-end tests of the sweep driver: records, flags, resuming after
+SIGKILL, two sweeps on one directory, and worker processes."""
+
+import collections
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+
+from experiments import sweep
+from tests.experiments import drivers
+from triehh import records
+
+SMALL = ("--num_users=20000", "--noprogress")
+SMALL_SFP = ("--cms_k=16", "--cms_m=256")
+VARYING = ("seconds", "client_seconds", "server_seconds")
+
+
+def run_sweep(*flags, timeout=600):
+  return drivers.run_module("experiments.sweep", *flags, timeout=timeout)
+
+
+def read(path) -> list[dict]:
+  return [json.loads(line) for line in
+          (path / "results.jsonl").read_text().splitlines()]
+
+
+def steady(record: dict) -> dict:
+  return {k: v for k, v in record.items() if k not in VARYING}
+
+
+def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
+  common = ("--num_users=20000", "--num_runs=2", "--seed=5", *SMALL_SFP)
+  proc = run_sweep("--algorithms=triehh,sfp", "--epsilons=2", *common,
+                   "--noprogress", f"--output_dir={tmp_path / 'sweep'}")
+  assert proc.returncode == 0, proc.stderr
+  triehh_proc = drivers.run_module(
+      "experiments.run_triehh", "--epsilon=2", "--num_users=20000",
+      "--num_runs=2", "--seed=5", f"--output_dir={tmp_path / 'single'}")
+  sfp_proc = drivers.run_module(
+      "experiments.run_sfp", "--epsilon=2", *common,
+      f"--output_dir={tmp_path / 'single'}")
+  assert triehh_proc.returncode == 0, triehh_proc.stderr
+  assert sfp_proc.returncode == 0, sfp_proc.stderr
+  swept = read(tmp_path / "sweep")
+  single = read(tmp_path / "single")
+  assert len(swept) == 4
+  assert [r["seed"] for r in single] == [5, 6, 5, 6]
+  assert [r["run"] for r in single] == [0, 1, 0, 1]
+  assert ({json.dumps(steady(r), sort_keys=True) for r in swept}
+          == {json.dumps(steady(r), sort_keys=True) for r in single})
+  assert any(r["discovered"] for r in swept)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--top_t=30",), "--top_t applies to SFP cells only"),
+    (("--thresholds=20,80",), "--thresholds applies to SFP cells only"),
+    (("--cms_k=8",), "--cms_k applies to SFP cells only"),
+    (("--tff_workers=localhost:8000",), "--tff_workers applies to "
+     "--engines=tff only"),
+    (("--algorithms=sfp", "--engines=fast,tff"), "--engines applies to "
+     "TrieHH cells only"),
+    (("--algorithms=sfp", "--theta=3"), "--theta applies to TrieHH"),
+    (("--theta=20", "--batch_size=5000", "--epsilons=2"),
+     "--epsilons applies to no cell"),
+    (("--dictionary_path=words.txt",), "applies to --settings=oov only"),
+    (("--settings=oov",), "needs a text data set"),
+    (("--datasets=default,file", "--data_path=data/example_users.csv",
+      "--settings=single,oov", "--zipf_exponent=1.1"),
+     "--zipf_exponent applies to --datasets=synthetic"),
+    (("--epsilon=2", "--epsilons=2,4"), "give --epsilons or --epsilon"),
+    (("--epsilons=1,1",), "--epsilons lists 1 twice"),
+    (("--epsilons=0,1",), "--epsilons must be positive"),
+    (("--algorithms=triehh,bogus",), "--algorithms must be"),
+    (("--show=3",), "--show applies to no cell"),
+    (("--datasets=file",), "needs --data_path"),
+])
+def test_a_flag_that_applies_to_no_cell_is_an_error(tmp_path, flags, message):
+  code, out, err = drivers.run_in_process(
+      sweep, *flags, f"--output_dir={tmp_path}")
+  assert code == 1, (out, err)
+  lines = err.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error:"), err
+  assert message in lines[0]
+  assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_output_dir_is_required():
+  code, _, err = drivers.run_in_process(sweep, "--epsilons=2")
+  assert code == 1 and "needs --output_dir" in err
+
+
+def test_cells_of_several_data_sets_and_settings(tmp_path):
+  proc = run_sweep("--datasets=default,file", "--settings=single,multi",
+                   "--data_path=data/example_users.csv", "--theta=2",
+                   "--batch_size=20", "--allow_no_guarantee",
+                   "--num_users=20000", "--noprogress", "--num_runs=2",
+                   "--cache_dir=", f"--output_dir={tmp_path}")
+  assert proc.returncode == 0, proc.stderr
+  got = read(tmp_path)
+  cells = collections.Counter(
+      (r["config"]["data"]["dataset"], r["setting"]) for r in got)
+  # default has the single setting only; the file has both.
+  assert cells == {("default", "single"): 2, ("file", "single"): 2,
+                   ("file", "multi"): 2}
+  assert proc.stderr.count("cell ") == 3
+
+
+def test_rerun_skips_recorded_runs_and_extends_num_runs(tmp_path):
+  flags = (*SMALL, "--epsilons=2,4", f"--output_dir={tmp_path}")
+  first = run_sweep(*flags, "--num_runs=2")
+  assert first.returncode == 0, first.stderr
+  assert "4 to run" in first.stdout
+  again = run_sweep(*flags, "--num_runs=2")
+  assert "4 already in" in again.stdout and "0 to run" in again.stdout
+  more = run_sweep(*flags, "--num_runs=3")
+  assert "2 to run" in more.stdout
+  got = read(tmp_path)
+  pairs = [(r["config_key"], r["seed"]) for r in got]
+  assert len(pairs) == len(set(pairs)) == 6
+  assert sorted(collections.Counter(k for k, _ in pairs).values()) == [3, 3]
+
+
+def _pairs(path) -> list[tuple[str, int]]:
+  """(config_key, seed) of the complete lines of results.jsonl."""
+  try:
+    data = (path / "results.jsonl").read_bytes()
+  except FileNotFoundError:
+    return []
+  complete = data[:data.rfind(b"\n") + 1].decode().splitlines()
+  return [(json.loads(l)["config_key"], json.loads(l)["seed"])
+          for l in complete]
+
+
+def test_sigkill_at_random_moments_then_restart(tmp_path):
+  rng = random.Random(20240610)
+  flags = ("--num_users=20000", "--epsilons=2,4,8", "--num_runs=40",
+           "--noprogress", f"--output_dir={tmp_path}")
+  kept: set = set()
+  for _ in range(4):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "experiments.sweep", *flags], cwd=drivers.ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    target = len(kept) + rng.randint(1, 25)
+    deadline = time.monotonic() + 120
+    while (len(_pairs(tmp_path)) < target and proc.poll() is None
+           and time.monotonic() < deadline):
+      time.sleep(0.005)
+    time.sleep(rng.uniform(0, 0.02))
+    proc.kill()
+    proc.wait()
+    pairs = _pairs(tmp_path)
+    assert len(pairs) == len(set(pairs)), "a run was recorded twice"
+    assert kept <= set(pairs), "a finished run was lost"
+    kept = set(pairs)
+  # As if the last kill had landed in the middle of a line.
+  with open(tmp_path / "results.jsonl", "ab") as f:
+    f.write(b'{"algorithm": "triehh", "conf')
+  final = run_sweep(*flags)
+  assert final.returncode == 0, final.stderr
+  assert "unfinished line" in final.stderr
+  side = [p for p in os.listdir(tmp_path) if ".partial-" in p]
+  assert len(side) == 1
+  assert (tmp_path / side[0]).read_bytes() == b'{"algorithm": "triehh", "conf'
+  pairs = _pairs(tmp_path)
+  assert len(pairs) == len(set(pairs)) == 120
+  assert kept <= set(pairs)
+  per_key = collections.defaultdict(set)
+  for key, seed in pairs:
+    per_key[key].add(seed)
+  assert len(per_key) == 3
+  assert all(seeds == set(range(40)) for seeds in per_key.values())
+  records.read(str(tmp_path / "results.jsonl"))  # every line a record
+
+
+def _ran(stderr: str) -> dict[str, int]:
+  """Cell label -> runs this sweep ran (from its one-line-per-cell output)."""
+  out = {}
+  for line in stderr.splitlines():
+    if line.startswith("cell ") and "] " in line and " runs in " in line:
+      label = line[line.index("[") + 1:line.index("]")]
+      out[label] = int(line.split("] ")[1].split(" runs")[0])
+  return out
+
+
+def test_two_sweeps_on_one_directory_run_each_run_once(tmp_path):
+  flags = ("--num_users=20000", "--epsilons=2,4,8", "--deltas=1e-9,1e-10",
+           "--num_runs=15", "--noprogress",
+           f"--output_dir={tmp_path}")
+  procs = [subprocess.Popen(
+      [sys.executable, "-m", "experiments.sweep", *flags], cwd=drivers.ROOT,
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+           for _ in range(2)]
+  outputs = [p.communicate(timeout=600) for p in procs]
+  assert [p.returncode for p in procs] == [0, 0], outputs
+  pairs = _pairs(tmp_path)
+  assert len(pairs) == len(set(pairs)) == 6 * 15
+  ran = [_ran(err) for _, err in outputs]
+  # Each cell's runs were all run by one of the two sweeps.
+  for label in set(ran[0]) | set(ran[1]):
+    counts = sorted([ran[0].get(label, 0), ran[1].get(label, 0)])
+    assert counts == [0, 15], (label, ran)
+
+
+def test_workers_give_the_serial_records(tmp_path):
+  flags = (*SMALL, *SMALL_SFP, "--algorithms=triehh,sfp", "--epsilons=2,4",
+           "--num_runs=2")
+  serial = run_sweep(*flags, f"--output_dir={tmp_path / 'serial'}")
+  parallel = run_sweep(*flags, "--workers=2",
+                       f"--output_dir={tmp_path / 'parallel'}")
+  assert serial.returncode == 0, serial.stderr
+  assert parallel.returncode == 0, parallel.stderr
+  assert "in 2 processes" in parallel.stdout
+  one = sorted(json.dumps(steady(r), sort_keys=True)
+               for r in read(tmp_path / "serial"))
+  two = sorted(json.dumps(steady(r), sort_keys=True)
+               for r in read(tmp_path / "parallel"))
+  assert len(one) == 8 and one == two
+  assert parallel.stderr.count("cell ") == 4
