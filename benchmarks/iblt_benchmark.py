@@ -91,7 +91,7 @@ def _first_round_capacity(pop, batch_size: int, seeds, string_max_bytes: int
   most = 1
   for seed in seeds:
     rng = np.random.default_rng(seed)
-    users = sampling.sample_users(rng, pop.num_users, batch_size)
+    users = iblt.first_round_users(pop, rng, batch_size)
     words = sampling.words_of(pop, users,
                               sampling.draw_word_ranks(rng, pop, users))
     most = max(most, len({iblt.cut(str(w), string_max_bytes)

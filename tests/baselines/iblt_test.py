@@ -45,7 +45,8 @@ def tff_runtime():
 
 
 def expected_counts(pop, batch_size, seed, num_rounds=1):
-  """Word -> senders over the rounds, by the reference's own draw."""
+  """Word -> senders over the rounds, by the reference's own draw
+  (several-word populations: TrieHH draws users, then word ranks)."""
   rng = np.random.default_rng(seed)
   counts = reference.user_counts(pop)
   sent = collections.Counter()
@@ -55,30 +56,42 @@ def expected_counts(pop, batch_size, seed, num_rounds=1):
   return sent
 
 
-@pytest.mark.parametrize("pop", [ONE_WORD_SHUFFLED, SEVERAL_WORDS],
-                         ids=["one_word", "several_words"])
-def test_exact_counts_of_the_sampled_users_at_k1(pop):
-  result = iblt.iblt_discover(pop, k_anonymity=1, batch_size=50,
+def words_of_users(pop, users):
+  return collections.Counter(str(pop.vocabulary[pop.user_word[u]])
+                             for u in users)
+
+
+def first_symbol_votes(heavy_hitters):
+  votes = collections.Counter()
+  for word, count in heavy_hitters.items():
+    votes[word[0]] += count
+  return dict(votes)
+
+
+def test_exact_counts_of_the_sampled_users_at_k1():
+  result = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=50,
                               capacity=CAPACITY, seed=7)
-  assert result.heavy_hitters == dict(expected_counts(pop, 50, seed=7))
+  assert result.heavy_hitters == dict(expected_counts(SEVERAL_WORDS, 50,
+                                                      seed=7))
   assert result.params.num_not_decoded == 0
   assert result.params.users_sampled == 50
 
 
 def test_secure_sum_gives_the_plain_sum_result():
-  plain = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=1, batch_size=30,
+  plain = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=30,
                              capacity=CAPACITY, seed=9)
-  secure = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=1, batch_size=30,
+  secure = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=30,
                               capacity=CAPACITY, seed=9, secure_sum_bitwidth=8)
   assert secure.params.secure_sum_bitwidth == 8
   assert secure.heavy_hitters == plain.heavy_hitters == dict(
-      expected_counts(ONE_WORD_SHUFFLED, 30, seed=9))
+      expected_counts(SEVERAL_WORDS, 30, seed=9))
 
 
 def test_words_below_k_are_not_released():
   result = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=3,
                               batch_size=60, capacity=CAPACITY, seed=2)
-  sent = expected_counts(ONE_WORD_SHUFFLED, 60, seed=2)
+  assert len(set(result.round_users[0].tolist())) == 60
+  sent = words_of_users(ONE_WORD_SHUFFLED, result.round_users[0])
   assert any(c < 3 for c in sent.values())  # the test has something to cut
   assert result.heavy_hitters == {w: c for w, c in sent.items() if c >= 3}
   assert "k=3" in result.params.privacy
@@ -99,21 +112,24 @@ def test_same_seed_same_result_other_seed_other_users():
 
 @pytest.mark.parametrize("pop", [ONE_WORD_SHUFFLED, SEVERAL_WORDS],
                          ids=["one_word", "several_words"])
-def test_first_round_has_triehh_first_round_users(pop):
-  trie_run = triehh.discover(pop, theta=2, batch_size=40, seed=5,
+def test_first_round_has_triehh_first_round_votes(pop):
+  # theta = 1: TrieHH records every first symbol its first round's users
+  # vote for; the words IBLT received must give the same votes.
+  trie_run = triehh.discover(pop, theta=1, batch_size=40, seed=5,
                              allow_no_guarantee=True)
   result = iblt.iblt_discover(pop, k_anonymity=1, batch_size=40, seed=5,
                               capacity=CAPACITY)
-  assert trie_run.sampled_per_round[0] == 40
-  want = np.random.default_rng(5).choice(pop.num_users, size=40,
+  assert trie_run.sampled_per_round[0] == result.params.users_sampled == 40
+  assert first_symbol_votes(result.heavy_hitters) == (
+      reference.trie_levels(trie_run.trie)[0])
+
+
+def test_several_words_first_round_is_the_documented_draw():
+  result = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=40,
+                              seed=5, capacity=CAPACITY)
+  want = np.random.default_rng(5).choice(SEVERAL_WORDS.num_users, size=40,
                                          replace=False, shuffle=False)
   np.testing.assert_array_equal(result.round_users[0], want)
-  rng = np.random.default_rng(5)
-  users = sampling.sample_users(rng, pop.num_users, 40)
-  ranks = sampling.draw_word_ranks(rng, pop, users)
-  words = sampling.words_of(pop, users, ranks)
-  assert result.heavy_hitters == dict(collections.Counter(
-      str(pop.vocabulary[w]) for w in words))
 
 
 def test_batch_size_from_epsilon_is_triehh_batch_size():
@@ -124,20 +140,20 @@ def test_batch_size_from_epsilon_is_triehh_batch_size():
                               capacity=CAPACITY)
   m = trie_run.params.batch_size
   assert result.params.batch_size == m == result.round_users[0].size
-  np.testing.assert_array_equal(
-      result.round_users[0],
-      np.random.default_rng(3).choice(pop.num_users, size=m, replace=False,
-                                      shuffle=False))
   assert sum(result.heavy_hitters.values()) == m
+  votes = first_symbol_votes(result.heavy_hitters)
+  recorded = reference.trie_levels(trie_run.trie)[0]
+  assert recorded  # theta is low enough for some first symbol
+  assert recorded == {s: v for s, v in votes.items() if s in recorded}
 
 
 def test_sampled_rounds_follow_triehh_rounds():
-  result = iblt.iblt_discover(ONE_WORD_SHUFFLED, k_anonymity=1, batch_size=20,
+  result = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=20,
                               num_rounds=3, capacity=CAPACITY, seed=4)
   assert result.params.num_rounds == 3
   assert result.params.users_sampled == 60
   assert result.heavy_hitters == dict(
-      expected_counts(ONE_WORD_SHUFFLED, 20, seed=4, num_rounds=3))
+      expected_counts(SEVERAL_WORDS, 20, seed=4, num_rounds=3))
 
 
 def test_disjoint_passes_cover_every_user_once():
@@ -148,9 +164,6 @@ def test_disjoint_passes_cover_every_user_once():
   users = np.concatenate(result.round_users)
   assert sorted(users.tolist()) == list(range(n))
   assert result.params.distinct_users == n
-  first = np.random.default_rng(0).choice(n, size=40, replace=False,
-                                          shuffle=False)
-  np.testing.assert_array_equal(result.round_users[0], first)
   truth = ONE_WORD_SHUFFLED.ground_truth()
   assert result.heavy_hitters == {w: int(c) for w, c in truth.items()}
 

@@ -11,15 +11,19 @@ compared with TrieHH on the same users:
 
 * Users. Each IBLT round takes ``batch_size`` users (TrieHH's m, given or
   calibrated by Corollary 1 from ``epsilon``) drawn through
-  :mod:`triehh.sampling` from ``numpy.random.default_rng(seed)`` exactly as
-  TrieHH's rounds draw them: the users, then for several-word populations
-  one word rank per sampled user, and the user sends the one word
-  :func:`triehh.sampling.words_of` picks (Algorithm 3's draw). The first
-  IBLT round therefore has the users and words of TrieHH's first round for
-  the same seed. ``rounds="sampled"`` draws every round afresh (round ``r``
-  has TrieHH's round-``r`` sample); ``rounds="disjoint"`` draws each round
-  from the users not yet drawn (disjoint passes; with ``num_rounds=None``
-  until every user took part). The whole population is never one round.
+  :mod:`triehh.sampling` from ``numpy.random.default_rng(seed)``: the first
+  round's users exactly as TrieHH's first round draws them
+  (:func:`first_round_users`: for one-word populations the root's cell
+  counts, then the users inside the cells as the TFF engine draws its
+  clients), then for several-word populations one word rank per sampled
+  user, and each user sends the one word :func:`triehh.sampling.words_of`
+  picks (Algorithm 3's draw). The first IBLT round therefore has the users
+  and words of TrieHH's first round for the same seed. Later rounds:
+  ``rounds="sampled"`` draws each afresh, uniformly
+  (:func:`triehh.sampling.sample_users`; TrieHH's later rounds depend on
+  its trie); ``rounds="disjoint"`` draws each from the users not yet drawn
+  (disjoint passes; with ``num_rounds=None`` until every user took part).
+  The whole population is never one round (unless ``batch_size`` is n).
 * Result. A word's count is the sum of its counts over the rounds in which
   it passed ``k_anonymity`` (with one round: exactly how many sampled users
   sent it).
@@ -64,6 +68,7 @@ from triehh import policy
 from triehh import ranking
 from triehh import sampling
 from triehh import validation
+from triehh.engines import vote_counts
 
 DEFAULT_STRING_MAX_BYTES = 10
 DEFAULT_REPETITIONS = 3
@@ -227,6 +232,26 @@ def _computation(*, capacity: int, string_max_bytes: int, k_anonymity: int,
       repetitions=repetitions)
 
 
+def first_round_users(pop: population_lib.Population,
+                      rng: np.random.Generator, batch_size: int) -> np.ndarray:
+  """TrieHH's first-round users for ``rng`` (:mod:`triehh.sampling`).
+
+  Several-word populations: :func:`triehh.sampling.sample_users`. One-word
+  populations: the root's cell counts, then the users inside the cells from
+  the stream spawned before the first round, as the TFF engine draws its
+  clients.
+  """
+  if not sampling.draws_cell_counts(pop, None):
+    return sampling.sample_users(rng, pop.num_users, batch_size)
+  pop.check_user_array("iblt_discover")
+  member_rng = rng.spawn(1)[0]
+  cells, counts = sampling.round_cell_counts(
+      rng, vote_counts.tables_of(pop), 1, np.zeros(1, dtype=np.intp),
+      batch_size)
+  positions = vote_counts.sample_members(cells, counts, member_rng)
+  return vote_counts.users_by_position(pop)[positions]
+
+
 def _draw_rounds(pop: population_lib.Population, batch_size: int,
                  rounds: str, num_rounds: int | None, seed: int | None
                  ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -235,20 +260,24 @@ def _draw_rounds(pop: population_lib.Population, batch_size: int,
   n = pop.num_users
   if num_rounds is None:
     num_rounds = -(-n // batch_size) if rounds == "disjoint" else 1
-  remaining = np.arange(n) if rounds == "disjoint" else None
+  users = first_round_users(pop, rng, batch_size)
+  remaining = (np.setdiff1d(np.arange(n), users) if rounds == "disjoint"
+               else None)
   drawn = []
   for _ in range(num_rounds):
+    ranks = sampling.draw_word_ranks(rng, pop, users)
+    drawn.append((users, sampling.words_of(pop, users, ranks)))
+    if len(drawn) == num_rounds:
+      break
     if remaining is None:
       users = sampling.sample_users(rng, n, batch_size)
-    else:
-      if remaining.size == 0:
-        break
+    elif remaining.size:
       picks = sampling.sample_users(rng, remaining.size,
                                     min(batch_size, remaining.size))
       users = remaining[picks]
       remaining = np.delete(remaining, picks)
-    ranks = sampling.draw_word_ranks(rng, pop, users)
-    drawn.append((users, sampling.words_of(pop, users, ranks)))
+    else:
+      break
   return drawn
 
 
