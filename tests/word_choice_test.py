@@ -48,16 +48,27 @@ class DrawOnceTest(parameterized.TestCase):
     self.assertLess(stats.chisquare(observed, [PER_KIND / 2] * 2).pvalue, 1e-6)
 
   def test_same_seed_same_words_and_the_run_stream_untouched(self):
-    a = word_choice.draw_once(self.pop, word_choice.per_run_generator(4))
-    b = word_choice.draw_once(self.pop, word_choice.per_run_generator(4))
-    c = word_choice.draw_once(self.pop, word_choice.per_run_generator(5))
-    np.testing.assert_array_equal(a.vocabulary[a.user_word],
-                                  b.vocabulary[b.user_word])
-    self.assertFalse(np.array_equal(a.vocabulary[a.user_word],
-                                    c.vocabulary[c.user_word]))
-    # The spawned stream is not the run's own stream.
-    self.assertNotEqual(word_choice.per_run_generator(4).integers(2**62),
-                        np.random.default_rng(4).integers(2**62))
+    def draw(seed):
+      rng = np.random.default_rng(seed)
+      drawn = word_choice.draw_once(self.pop, word_choice.per_run_generator(rng))
+      return drawn.vocabulary[drawn.user_word], rng
+
+    a, run_rng = draw(4)
+    b, _ = draw(4)
+    c, _ = draw(5)
+    np.testing.assert_array_equal(a, b)
+    self.assertFalse(np.array_equal(a, c))
+    # The run's generator is not advanced by the draw.
+    self.assertEqual(run_rng.integers(2**62),
+                     np.random.default_rng(4).integers(2**62))
+
+  def test_a_later_spawned_stream_is_another_one(self):
+    # An engine spawning from the run's generator after the word draw (the
+    # TFF engine's client draw) must not reuse the draw's stream.
+    rng = np.random.default_rng(4)
+    first = word_choice.per_run_generator(rng).integers(2**62, size=4)
+    later = rng.spawn(1)[0].integers(2**62, size=4)
+    self.assertFalse(np.array_equal(first, later))
 
   def test_one_word_population_is_returned_as_is(self):
     one = population_lib.Population.from_user_words(["ab", "b"])

@@ -79,8 +79,8 @@ def discover(user_words, *, epsilon: float | None = None,
       with ``epsilon = inf``).
     word_choice: for users with several words, ``"per_round"`` (redraw the
       word every round, Algorithm 3; delta is ``L`` times Theorem 1's) or
-      ``"per_run"`` (draw it once before the first round, from a stream
-      spawned from ``seed``; Theorem 1's delta). See
+      ``"per_run"`` (draw it once before the first round, from the first
+      stream spawned from the run's generator; Theorem 1's delta). See
       :mod:`triehh.word_choice`.
     schedule: fixed user indices per round instead of random sampling.
     alphabet, unknown: encoding options when ``user_words`` is not a
@@ -104,15 +104,16 @@ def discover(user_words, *, epsilon: float | None = None,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
       single_word=population.is_single_word)
-  if word_choice == word_choice_lib.PER_RUN:
+  rng = np.random.default_rng(seed)
+  # One-word populations spawn nothing: the same streams under both choices.
+  if word_choice == word_choice_lib.PER_RUN and not population.is_single_word:
     population = word_choice_lib.draw_once(
-        population, word_choice_lib.per_run_generator(seed))
+        population, word_choice_lib.per_run_generator(rng))
   params = policy.check_contribution(params, population, engine_options,
                                      allow_no_guarantee)
   population.encode()
   if runner.prepare is not None:
     runner.prepare(population)
-  rng = np.random.default_rng(seed)
   start = time.perf_counter()
   trie = runner.run(
       population, theta=params.theta, batch_size=params.batch_size, rng=rng,

@@ -35,13 +35,16 @@ def check_word_choice(word_choice: str) -> str:
   return word_choice
 
 
-def per_run_generator(seed: int | None) -> np.random.Generator:
-  """The generator of the once-per-run draw: a stream spawned from ``seed``.
+def per_run_generator(rng: np.random.Generator) -> np.random.Generator:
+  """The generator of the once-per-run draw: ``rng.spawn(1)[0]``.
 
-  The run's own generator, ``numpy.random.default_rng(seed)``, is not
-  consumed by the draw, so the rounds sample users as they would anyway.
+  ``rng`` is the run's own generator, ``numpy.random.default_rng(seed)``.
+  Spawning does not advance it, so the rounds draw as they would anyway;
+  and an engine that spawns its own stream from ``rng`` later in the run
+  (the TFF engine's client draw) gets the next child, a stream independent
+  of the word draw.
   """
-  return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+  return rng.spawn(1)[0]
 
 
 def draw_once(population: population_lib.Population,

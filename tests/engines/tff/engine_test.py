@@ -141,6 +141,17 @@ def test_top_words_mode_matches_its_reference(contribution):
   assert_same_trie(got, want)
 
 
+def test_per_run_word_choice_gives_the_fast_engines_trie():
+  # The word draw and the TFF client draw come from different spawned streams.
+  small = POPULATIONS["several"]
+  got, want = (triehh.discover(small, theta=3, batch_size=100, seed=9,
+                               max_length=5, engine=name,
+                               word_choice="per_run", allow_no_guarantee=True)
+               for name in ("tff", "fast"))
+  assert want.words and want.trie.depth >= 3
+  assert_same_trie(got.trie, want.trie)
+
+
 def test_several_votes_per_user_need_allow_no_guarantee():
   users = [{"sun": 2, "moon": 1}] * 15000 + [{"star": 1}] * 5000
   pop = population_lib.Population.from_user_words(users)
