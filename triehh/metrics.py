@@ -33,7 +33,7 @@ def top_k(truth: Mapping[str, float], k: int) -> list[str]:
   """The ``k`` words of largest weight; ties broken by the word."""
   if k < 1:
     raise ValueError(f"k must be >= 1, got {k}")
-  return ranking.ranked_words(truth)[:k]
+  return ranking.top_words(truth, k)
 
 
 def _ranked(discovered: Mapping[str, float] | Iterable[str]) -> list[str]:
@@ -56,9 +56,13 @@ def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
   """
   ranked = _ranked(discovered)
   found = set(ranked)
+  for k in ks:
+    if k < 1:
+      raise ValueError(f"k must be >= 1, got {k}")
+  truth_ranked = top_k(truth, max(ks)) if ks else []
   out: dict[str, float] = {}
   for k in ks:
-    top = set(top_k(truth, k))
+    top = set(truth_ranked[:k])
     head = ranked[:k]
     recall = len(found & top) / len(top) if top else 0.0
     precision = len(set(head) & top) / len(head) if head else 0.0
