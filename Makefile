@@ -1,11 +1,11 @@
-# Set-up and the two everyday commands. `make run` and `make test` create the
-# virtual environment in .venv/ on first use (from the pinned requirements.txt)
-# and reuse it afterwards.
+# Set-up, the two everyday commands and the paper's reproduction. `make run`,
+# `make test` and `make reproduce` create the virtual environment in .venv/ on
+# first use (from the pinned requirements.txt) and reuse it afterwards.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test clean
+.PHONY: setup run test reproduce clean
 
 setup: $(STAMP)
 
@@ -20,6 +20,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q $(ARGS)
+
+# The paper's tables and figures beside its numbers: docs/results/REPORT.md.
+reproduce: $(STAMP)
+	$(VENV)/bin/python -m experiments.reproduce_paper \
+	    --output_dir=results/reproduce --report_dir=docs/results $(ARGS)
 
 clean:
 	rm -rf $(VENV)

@@ -370,3 +370,51 @@ class PinnedRunTest(parameterized.TestCase):
 if __name__ == "__main__":
   import absl.testing.absltest
   absl.testing.absltest.main()
+
+
+class PaperOptionsTest(parameterized.TestCase):
+  """The paper authors' fragment alphabet and stitching, noise-free."""
+
+  # Position 0 keeps bb (80 reports) and a$ (20); position 2 keeps ab (50)
+  # and ba (30): the one bucket stitches bbab, bbba, a$ab and a$ba.
+  USERS = ["bbab"] * 50 + ["bbba"] * 30 + ["a"] * 20
+  OPTIONS = dict(length=4, fragment_alphabet="ab", top_t=2, k=16, m=1024,
+                 num_buckets=1, seed=0, **NO_NOISE)
+
+  def test_drop_stitching_drops_a_character_after_a_pad(self):
+    result = triehh.sfp_discover(self.USERS, **self.OPTIONS)
+    self.assertEqual(set(result.heavy_hitters), {"bbab", "bbba"})
+    self.assertEqual(result.params.stitching, "drop")
+
+  def test_paper_stitching_keeps_the_part_before_the_first_pad(self):
+    result = triehh.sfp_discover(self.USERS, stitching="paper",
+                                 **self.OPTIONS)
+    self.assertEqual(set(result.heavy_hitters), {"bbab", "bbba", "a"})
+    self.assertEqual(result.num_stitched, 4)
+    self.assertEqual(result.params.stitching, "paper")
+
+  def test_unknown_stitching_is_refused(self):
+    with self.assertRaisesRegex(ValueError, "stitching must be one of"):
+      triehh.sfp_discover(self.USERS, stitching="glue", **self.OPTIONS)
+
+  def test_paper_alphabet_rebuilds_apostrophes_and_slashes(self):
+    users = ["i'm"] * 60 + ["b/c"] * 40
+    options = dict(length=4, top_t=2, k=16, m=1024, seed=0, **NO_NOISE)
+    with self.assertRaisesRegex(ValueError, "outside the fragment alphabet"):
+      triehh.sfp_discover(users, **options)  # a-z: neither can be rebuilt
+    paper = triehh.sfp_discover(users, fragment_alphabet="paper", **options)
+    self.assertEqual(paper.params.fragment_alphabet,
+                     "abcdefghijklmnopqrstuvwxyz.#/'")
+    self.assertEqual(paper.params.num_outside_alphabet, 0)
+    self.assertEqual(set(paper.heavy_hitters), {"i'm", "b/c"})
+
+  def test_users_per_word_run_as_the_same_users_listed(self):
+    listed = triehh.Population.from_user_words(["abba"] * 60 + ["baab"] * 40)
+    counted = triehh.Population.from_word_frequencies(["abba", "baab"],
+                                                      [60, 40])
+    options = dict(length=4, fragment_alphabet="ab", top_t=2, k=16,
+                   m=1024, epsilon=1.0)
+    a = triehh.sfp_discover(listed, seed=5, **options)
+    b = triehh.sfp_discover(counted, seed=5, **options)
+    self.assertEqual(a.heavy_hitters, b.heavy_hitters)
+    self.assertEqual(a.fragment_tops, b.fragment_tops)

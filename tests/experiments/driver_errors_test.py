@@ -113,7 +113,7 @@ def test_every_console_command_has_a_real_help():
   with open(os.path.join(drivers.ROOT, "pyproject.toml"), "rb") as f:
     scripts = tomllib.load(f)["project"]["scripts"]
   assert set(scripts) == {"triehh-run", "triehh-sfp", "triehh-summarize",
-                          "triehh-theory-tables"}
+                          "triehh-theory-tables", "triehh-reproduce"}
   shared = ("--epsilon", "--dataset", "--data_path", "--num_runs",
             "--output_dir", "--num_users")
   own = {"triehh-run": ("--engine", "--theta") + shared,
@@ -121,7 +121,9 @@ def test_every_console_command_has_a_real_help():
          "triehh-summarize": ("--results", "--csv_out", "--dataset",
                               "--data_path", "--num_users"),
          "triehh-theory-tables": ("--populations", "--frequencies",
-                                  "--probability")}
+                                  "--probability"),
+         "triehh-reproduce": ("--output_dir", "--report_dir",
+                              "--triehh_runs", "--sfp_runs")}
   for name, entry in scripts.items():
     module, function = entry.split(":")
     # As the installed script runs it: argv[0] is the command's name.

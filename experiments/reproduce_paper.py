@@ -1,0 +1,231 @@
+"""Reproduces the paper's tables and figures in one command.
+
+  python -m experiments.reproduce_paper --output_dir=docs/results
+  triehh-reproduce --output_dir=docs/results
+
+Runs the sweeps behind every table and figure (``triehh.sweep``: records in
+``<output_dir>/results.jsonl``, so a second invocation resumes and skips
+recorded runs), then writes the figures and ``<output_dir>/REPORT.md`` with
+the paper's numbers beside ours (``triehh.reproduction``).
+
+Settings (``triehh.data.paper_populations``): ``single`` and ``oov`` are the
+paper-calibrated populations (the published top-100 with the shipped
+Sentiment140 word counts as tail; no download); ``multi`` is the
+Sentiment140 file ``--data_path`` (default: the sample, from
+``$TRIEHH_SENTIMENT140`` or ``../shared/data`` beside the repository) as is,
+and resampled to ``--multi_num_users``. Without the file, ``multi`` is left
+out and the report says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+from experiments import cli
+from triehh import analysis
+from triehh import records as records_lib
+from triehh import data as data_lib
+from triehh import sweep
+from triehh.baselines import sfp as sfp_lib
+from triehh.data import paper_populations
+from triehh.reproduction import markdown
+from triehh.reproduction import numbers
+
+FLAGS = flags.FLAGS
+SAMPLE_ENV = "TRIEHH_SENTIMENT140"
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_SAMPLE = os.path.join(os.path.dirname(_REPO), "shared", "data",
+                              "sentiment140_sample.csv.gz")
+
+flags.DEFINE_string("output_dir", None, "Where results.jsonl goes (and the "
+                    "report, without --report_dir).", required=True)
+flags.DEFINE_string("report_dir", None, "Where the figures and REPORT.md "
+                    "go (default: --output_dir).")
+flags.DEFINE_list("settings", ["single", "oov", "multi"],
+                  "Settings to run: single, oov, multi.")
+flags.DEFINE_list("epsilons", ["1", "2", "4", "8"], "TrieHH's epsilons.")
+flags.DEFINE_list("sfp_epsilons", ["1", "4"],
+                  "SFP's epsilons (the paper reports SFP at 1 and 4).")
+flags.DEFINE_list("top_ts", ["20", "80"],
+                  "SFP's T in the OOV setting (single: 20, as the paper).")
+flags.DEFINE_integer("triehh_runs", 100, "TrieHH runs per cell.",
+                     lower_bound=1)
+flags.DEFINE_integer("sfp_runs", 5, "SFP runs per cell.", lower_bound=0)
+flags.DEFINE_integer("seed", 0, "Seed of the first run.", lower_bound=0)
+flags.DEFINE_integer("workers", 2, "Processes running cells.", lower_bound=1)
+flags.DEFINE_integer("max_length", paper_populations.PAPER_MAX_LENGTH,
+                     "L in characters (the paper's 10 levels: 9).",
+                     lower_bound=1)
+flags.DEFINE_integer("single_num_users", paper_populations.SINGLE_NUM_USERS,
+                     "Users of the single-word population.", lower_bound=2)
+flags.DEFINE_integer("oov_num_users", paper_populations.OOV_NUM_USERS,
+                     "Users of the OOV population.", lower_bound=2)
+flags.DEFINE_integer("multi_num_users", paper_populations.SINGLE_NUM_USERS,
+                     "Users resampled from the several-words file (0: only "
+                     "the file's own users).", lower_bound=0)
+flags.DEFINE_string("data_path", None, "Sentiment140 file of the several-"
+                    "words setting (default: the sample, see the module "
+                    "docstring).")
+flags.DEFINE_string("word_counts_path", None, "Word-count table of the "
+                    "one-word tails (default: the shipped one).")
+flags.DEFINE_integer("sfp_k", sfp_lib.cms_lib.DEFAULT_K,
+                     "SFP's Count Mean Sketch hash functions (the paper: "
+                     "2048).", lower_bound=1)
+flags.DEFINE_string("cache_dir", data_lib.default_cache_dir(),
+                    "Cache of populations read from files ('' for none).")
+flags.DEFINE_string("load_note", "", "A sentence on the machine's load, "
+                    "printed beside the wall time.")
+
+
+def sample_path() -> str | None:
+  """``--data_path``, else ``$TRIEHH_SENTIMENT140``, else the shared sample;
+  None if absent."""
+  path = FLAGS.data_path or os.environ.get(SAMPLE_ENV) or DEFAULT_SAMPLE
+  return path if os.path.exists(path) else None
+
+
+def data_sets() -> dict[str, dict]:
+  """Report setting name -> sweep data options."""
+  out = {}
+  common = {"max_length": FLAGS.max_length,
+            "word_counts_path": FLAGS.word_counts_path}
+  if "single" in FLAGS.settings:
+    out["single"] = paper_populations.data_options(
+        "single", num_users=FLAGS.single_num_users, **common)
+  if "oov" in FLAGS.settings:
+    out["oov"] = paper_populations.data_options(
+        "oov", num_users=FLAGS.oov_num_users, **common)
+  path = sample_path()
+  if "multi" in FLAGS.settings and path:
+    out["multi"] = paper_populations.data_options(
+        "multi", max_length=FLAGS.max_length, data_path=path)
+    if FLAGS.multi_num_users:
+      out["multi-n"] = paper_populations.data_options(
+          "multi", max_length=FLAGS.max_length, data_path=path,
+          num_users=FLAGS.multi_num_users, seed=0)
+  return out
+
+
+def cells(data: dict[str, dict]) -> list[tuple[str, sweep.Cell, int]]:
+  """(report setting, cell, runs) of every cell."""
+  out = []
+  epsilons = [float(e) for e in FLAGS.epsilons]
+  for figure, options in data.items():
+    for cell in sweep.expand(algorithms=("triehh",), data=[options],
+                             epsilons=epsilons):
+      out.append((figure, cell, FLAGS.triehh_runs))
+    if figure in ("single", "oov") and FLAGS.sfp_runs:
+      top_ts = [20] if figure == "single" else [int(t) for t in FLAGS.top_ts]
+      for epsilon in FLAGS.sfp_epsilons:
+        for t in top_ts:
+          config = sweep.sfp_config(options, epsilon=float(epsilon),
+                                    top_t=t, k=FLAGS.sfp_k,
+                                    fragment_alphabet="paper")
+          config["stitching"] = "paper"
+          out.append((figure, sweep.Cell(config), FLAGS.sfp_runs))
+  return out
+
+
+def _series(planned, data, datasets: sweep.DataCache
+            ) -> list[numbers.Series]:
+  path = records_lib.results_path(FLAGS.output_dir)
+  raw, _ = analysis.read_records([path])
+  kept, _ = analysis.deduplicate(analysis.normalize(r) for r in raw)
+  by_key: dict[str, list[dict]] = {}
+  for record in kept:
+    by_key.setdefault(record["config_key"], []).append(record)
+  out = []
+  for figure, cell, runs in planned:
+    seeds = set(sweep.seeds_of(FLAGS.seed, runs))
+    records = sorted((r for r in by_key.get(cell.key, [])
+                      if r["seed"] in seeds), key=lambda r: r["seed"])
+    dataset = datasets.get(data[figure])
+    config = cell.config
+    out.append(numbers.Series(
+        algorithm=config["algorithm"], figure=figure,
+        epsilon=float(config["epsilon"]),
+        top_t=config.get("top_t") if config["algorithm"] == "sfp" else None,
+        records=records, truth=dataset.truth,
+        n=dataset.population.num_users, data=_describe(figure, dataset)))
+  return out
+
+
+def _describe(figure: str, dataset: sweep.Dataset) -> str:
+  info = dataset.info
+  n = dataset.population.num_users
+  if figure in ("single", "oov"):
+    return (f"paper-calibrated {figure}: n = {n:,}; head: {info['head']} "
+            f"({info['head_mass']:.1%} of users); tail: "
+            f"{info['tail_words']:,} words of {info['tail']} scaled to the "
+            "rest; users per word rounded by largest remainders.")
+  if figure == "multi":
+    return (f"the Sentiment140 sample ({info['source']}) as is: n = {n:,} "
+            "users with a kept word under the paper's tokenisation.")
+  return (f"{n:,} users drawn with replacement (seed {info['seed']}) from "
+          f"the {info['source_users']:,} users of the Sentiment140 sample "
+          f"({info['source']}), each keeping its bag of words: a "
+          "paper-size population, not the paper's data.")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  unknown = set(FLAGS.settings) - set(paper_populations.SETTINGS)
+  if unknown:
+    raise ValueError(f"--settings: unknown {', '.join(sorted(unknown))}; "
+                     "use single, oov, multi")
+  records_lib.check_output_dir(FLAGS.output_dir)
+  data = data_sets()
+  if not data:
+    raise ValueError("nothing to run: the several-words setting needs the "
+                     "Sentiment140 file (--data_path)")
+  planned = cells(data)
+  done = records_lib.completed(records_lib.results_path(FLAGS.output_dir))
+  tasks = []
+  for _, cell, runs in planned:
+    tasks += sweep.plan([cell], FLAGS.seed, runs, done)
+  left = sum(len(t.seeds) for t in tasks)
+  print(f"{len(planned)} cells, {left} runs left", flush=True)
+  start = time.perf_counter()
+  written = [0]
+
+  def on_event(event: sweep.Event) -> None:
+    if event.kind == "run":
+      written[0] += 1
+    elif event.kind == "done":
+      print(f"  {event.label}: {event.runs} runs", flush=True)
+
+  sweep.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
+                 cache_dir=FLAGS.cache_dir or None, on_event=on_event)
+  seconds = time.perf_counter() - start
+  datasets = sweep.DataCache(FLAGS.cache_dir or None)
+  series = _series(planned, data, datasets)
+  notes = {figure: _describe(figure, datasets.get(options))
+           for figure, options in data.items()}
+  if "multi" in FLAGS.settings and "multi" not in data:
+    notes["multi"] = ("not run: the Sentiment140 file was not found "
+                      f"(--data_path or ${SAMPLE_ENV}).")
+  command = "python -m experiments.reproduce_paper " + " ".join(
+      shlex.quote(a) for a in sys.argv[1:])
+  context = markdown.Context(
+      command=command.strip(), seconds=seconds, runs_written=written[0],
+      triehh_runs=FLAGS.triehh_runs, sfp_runs=FLAGS.sfp_runs,
+      data_notes=notes, load_note=FLAGS.load_note)
+  path = markdown.write(FLAGS.report_dir or FLAGS.output_dir, series,
+                        context)
+  print(f"{written[0]} runs in {seconds:.0f} s; report: {path}")
+
+
+def run():
+  """Console-script entry point (``triehh-reproduce``)."""
+  cli.run(main, sys.modules[__name__])
+
+
+if __name__ == "__main__":
+  run()

@@ -1,0 +1,136 @@
+"""Tests of the paper-calibrated populations and the word-count table."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.data import helpers
+from triehh.data import paper_populations as pp
+
+
+def test_published_lists_are_the_papers():
+  single = pp.published_top100("single")
+  oov = pp.published_top100("oov")
+  assert len(single) == len(oov) == 100
+  # First and last entries as printed in the paper's appendix.
+  assert (single.index[0], single.iloc[0]) == ("the", 0.1028)
+  assert (single.index[-1], single.iloc[-1]) == ("she", 0.0013)
+  assert (oov.index[0], oov.iloc[0]) == ("dont", 0.011741)
+  assert (oov.index[-1], oov.iloc[-1]) == ("@kirstiealley", 0.000285)
+  with pytest.raises(ValueError, match="publishes no list"):
+    pp.published_top100("multi")
+
+
+def test_largest_remainder_by_hand():
+  # 10 * (0.35, 0.35, 0.3) = 3.5, 3.5, 3: floors 3, 3, 3 and one unit left,
+  # which goes to the first of the tied largest remainders.
+  np.testing.assert_array_equal(pp.largest_remainder([0.35, 0.35, 0.3], 10),
+                                [4, 3, 3])
+  np.testing.assert_array_equal(pp.largest_remainder([1, 1, 1, 1], 6),
+                                [2, 2, 1, 1])
+  with pytest.raises(ValueError, match="non-negative"):
+    pp.largest_remainder([1, -1], 3)
+
+
+def test_calibrated_users_head_then_scaled_tail():
+  head = pd.Series([0.5, 0.25], index=["aaa", "bbb"])
+  # "aaa" is also in the table: it stays in the head only.
+  tail = pd.Series([30, 10, 99, 0], index=["ccc", "ddd", "aaa", "eee"])
+  words, users = pp.calibrated_users(head, tail, 1000)
+  assert list(words) == ["aaa", "bbb", "ccc", "ddd"]
+  # The tail holds the remaining 25%: 250 users split 30:10.
+  np.testing.assert_array_equal(users, [500, 250, 188, 62])
+
+
+def test_calibrated_users_refuses_a_bad_head():
+  with pytest.raises(ValueError, match="sum to"):
+    pp.calibrated_users(pd.Series([0.7, 0.4], index=["a", "b"]),
+                        pd.Series([1], index=["c"]), 10)
+
+
+def test_shipped_single_population_has_the_published_head():
+  data = pp.paper_population("single")
+  pop = data.population
+  assert pop.num_users == pp.SINGLE_NUM_USERS == 659_775
+  assert pop.max_length == 9
+  # 0.1028 * 659,775 = 67,824.87 and 0.0013 * 659,775 = 857.7075; rounding
+  # keeps each within one user of its exact share.
+  assert abs(data.truth["the"] - 67_824.87) < 1
+  assert abs(data.truth["she"] - 857.7075) < 1
+  assert sum(data.truth.values()) == 659_775
+  assert data.info["tail_words"] > 1000
+
+
+def test_shipped_oov_population_has_the_published_head():
+  data = pp.paper_population("oov", num_users=1_000_000)
+  assert data.population.num_users == 1_000_000
+  assert abs(data.truth["dont"] - 11_741) < 1
+  assert abs(data.truth["@kirstiealley"] - 285) < 1
+  assert "the" not in data.truth  # in-vocabulary words are not in the tail
+
+
+def _tiny_sentiment140(tmp_path) -> str:
+  rows = [("u1", "The dog, the cat!"),
+          ("u2", "dog dog xyzzyq http://x.co"),
+          ("u3", "Cat dog"),
+          ("u4", "xyzzyq!")]
+  data = b"".join(helpers.sentiment140_line(u, t, tweet_id=str(i))
+                  for i, (u, t) in enumerate(rows))
+  return helpers.write(str(tmp_path / "tiny.csv"), data)
+
+
+def test_word_counts_from_file_by_hand(tmp_path):
+  table = pp.word_counts_from_file(_tiny_sentiment140(tmp_path))
+  # "the" is written by one user only and is left out (MIN_USERS = 2); u3's
+  # tie between cat and dog goes to the word written first (cat).
+  expected = pd.DataFrame({
+      "word": ["dog", "cat", "xyzzyq"], "users": [3, 2, 2],
+      "tokens": [4, 2, 2], "single_users": [1, 1, 1],
+      "oov_tokens": [0, 0, 2]})
+  pd.testing.assert_frame_equal(table, expected, check_dtype=False)
+  table = pp.word_counts_from_file(_tiny_sentiment140(tmp_path), min_users=1)
+  assert table["word"].tolist() == ["dog", "cat", "the", "xyzzyq"]
+
+
+def test_resample_users_keeps_bags_and_is_seeded():
+  from triehh import population as population_lib  # pylint: disable=g-import-not-at-top
+  source = population_lib.Population.from_user_words(
+      [{"aaa": 2, "bbb": 1}, {"ccc": 1}, {"aaa": 1, "ddd": 3}])
+  bags = {frozenset(b.items()) for b in
+          ({"aaa": 2, "bbb": 1}, {"ccc": 1}, {"aaa": 1, "ddd": 3})}
+  pop = pp.resample_users(source, 50, seed=3)
+  assert pop.num_users == 50
+  for i in range(pop.num_users):
+    part = slice(pop.user_offsets[i], pop.user_offsets[i + 1])
+    bag = {str(pop.vocabulary[w]): int(c) for w, c in
+           zip(pop.entry_word[part], pop.entry_count[part])}
+    assert frozenset(bag.items()) in bags
+  again = pp.resample_users(source, 50, seed=3)
+  np.testing.assert_array_equal(pop.entry_count, again.entry_count)
+  other = pp.resample_users(source, 50, seed=4)
+  assert not np.array_equal(pop.user_offsets, other.user_offsets)
+
+
+def test_several_words_need_a_file():
+  with pytest.raises(ValueError, match="needs a Sentiment140 file"):
+    pp.paper_population("multi")
+  with pytest.raises(ValueError, match="unknown setting"):
+    pp.paper_population("pairs")
+
+
+def test_options_round_trip():
+  options = pp.data_options("oov", num_users=5000)
+  assert options["dataset"] == "paper"
+  data = pp.from_options(options)
+  assert data.population.num_users == 5000 and data.setting == "oov"
+
+
+@pytest.mark.skipif(helpers.sentiment140_sample_path() is None,
+                    reason="the Sentiment140 sample is not available")
+def test_shipped_table_is_what_the_tool_makes_from_the_sample():
+  table = pp.word_counts_from_file(helpers.sentiment140_sample_path())
+  shipped = pp.read_word_counts()
+  pd.testing.assert_frame_equal(table, shipped, check_dtype=False)
+  assert os.path.getsize(pp.WORD_COUNTS_PATH) < 500_000
