@@ -67,6 +67,31 @@ class EncodingTest(parameterized.TestCase):
     pop = Population.from_user_words(["a$b"], end_symbol="#")
     self.assertEqual(pop.alphabet.symbols(), ("$", "a", "b", "#"))
 
+  def test_nul_end_symbol_is_not_the_arrays_padding(self):
+    pop = Population.from_user_words(["you", "me", "you"], end_symbol="\x00",
+                                     max_length=4)
+    self.assertEqual(pop.alphabet.symbols(), ("e", "m", "o", "u", "y", "\x00"))
+    np.testing.assert_array_equal(pop.codes, [[4, 2, 3, 5, -1],
+                                              [1, 0, 5, -1, -1]])
+    self.assertEqual(pop.ground_truth(), {"you": 2.0, "me": 1.0})
+    with self.assertRaisesRegex(ValueError, r"word 'y\\x00u' contains the end"):
+      Population.from_user_words(["me", "y\x00u"], end_symbol="\x00")
+    with self.assertRaisesRegex(ValueError, r"word 'me\\x00' contains the end"):
+      Population.from_user_words([{"me\x00": 1}], end_symbol="\x00")
+
+  @parameterized.named_parameters(
+      ("one_word", ["a\x00b", "a", "A", "a\x00"]),
+      ("several_words", [{"a\x00b": 1, "a": 2}, "A", "a\x00"]),
+  )
+  def test_nul_is_a_character_that_tells_words_apart(self, users):
+    pop = Population.from_user_words(users, max_length=3)
+    self.assertEqual(sorted(pop.vocabulary), ["a", "a\x00", "a\x00b"])
+    self.assertEqual(pop.alphabet.characters, ("\x00", "a", "b"))
+    end = pop.alphabet.end_code
+    rows = {w: list(c) for w, c in zip(pop.vocabulary, pop.codes)}
+    self.assertEqual(rows, {"a\x00b": [1, 0, 2, end], "a": [1, end, -1, -1],
+                            "a\x00": [1, 0, end, -1]})
+
 
 class SeveralWordsTest(parameterized.TestCase):
 

@@ -112,7 +112,7 @@ class Population:
     if not user_words:
       raise ValueError("user_words is empty: a population needs users")
     if all(isinstance(u, str) for u in user_words):
-      words, vocab = pd.factorize(pd.Series(user_words, dtype=object))
+      words, vocab = _factorize(user_words)
       return cls.from_word_indices(
           np.asarray(vocab, dtype=object), words, max_length=max_length,
           alphabet=alphabet, end_symbol=end_symbol, unknown=unknown)
@@ -140,7 +140,7 @@ class Population:
             f"user {i}: expected a str or a mapping word -> count, got "
             f"{type(entry).__name__}")
       offsets[i + 1] = len(flat_words)
-    words, vocab = pd.factorize(pd.Series(flat_words, dtype=object))
+    words, vocab = _factorize(flat_words)
     return cls.from_word_counts(
         np.asarray(vocab, dtype=object), offsets, words,
         np.asarray(flat_counts, dtype=np.int64), max_length=max_length,
@@ -476,6 +476,24 @@ class _EncodedVocabulary:
   old_to_new: np.ndarray  # input vocabulary index -> new index or -1
 
 
+def _factorize(words) -> tuple[np.ndarray, np.ndarray]:
+  """Codes and uniques of a sequence of strings, in order of first appearance.
+
+  pandas hashes strings up to their first NUL, so it would merge "a" and
+  "a\\x00b"; strings holding a NUL are factorized by a dict instead.
+  """
+  words = list(words)
+  if "\x00" not in "".join(words):
+    codes, uniques = pd.factorize(pd.Series(words, dtype=object))
+    return codes, np.asarray(uniques, dtype=object)
+  index: dict[str, int] = {}
+  codes = np.fromiter((index.setdefault(w, len(index)) for w in words),
+                      dtype=np.intp, count=len(words))
+  uniques = np.empty(len(index), dtype=object)
+  uniques[:] = list(index)
+  return codes, uniques
+
+
 def _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
                        unknown) -> _EncodedVocabulary:
   """Lower-cases, deduplicates and codes the vocabulary (vectorised)."""
@@ -493,17 +511,20 @@ def _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
     raise ValueError(
         f"empty word at vocabulary index {int(np.flatnonzero(empty)[0])}; "
         "remove empty words before building a population")
-  old_to_new, uniq = pd.factorize(lowered)
+  old_to_new, uniq = _factorize(lowered)
   uniq = np.asarray(uniq, dtype=object)
   lengths = np.fromiter((len(w) for w in uniq), dtype=np.int32, count=len(uniq))
   if isinstance(alphabet, alphabet_lib.Alphabet):
     end_symbol = alphabet.end_symbol
   truncated = np.array(uniq, dtype=f"<U{max_length}")
   points = truncated.view(np.uint32).reshape(len(uniq), max_length)
-  pad = points == 0
+  # Padding by position, not by value: a fixed-width array pads with NUL,
+  # which is also a character a word (or the end symbol) may be.
+  pad = np.arange(max_length) >= lengths[:, None]
   end_point = ord(end_symbol)
-  if np.any(points == end_point):
-    row = int(np.flatnonzero((points == end_point).any(axis=1))[0])
+  has_end = (points == end_point) & ~pad
+  if np.any(has_end):
+    row = int(np.flatnonzero(has_end.any(axis=1))[0])
     raise ValueError(
         f"word {uniq[row]!r} contains the end symbol {end_symbol!r}; pick "
         "another end_symbol or clean the data")
