@@ -8,8 +8,10 @@ plain Python, making only the generator calls that the contract of
 * one-word populations, no schedule: it lists the round's cells itself
   (frontier prefix and next symbol, then "no next symbol" per frontier
   prefix, then the rest), counts their users by scanning every user, and
-  makes the one ``multivariate_hypergeometric`` call over the non-empty
-  cells; a cell's sampled users are its votes;
+  draws their counts as the contract does: one ``binomial`` call (each user
+  kept with probability m / n), then, unless exactly m were kept, one
+  ``choice`` of the ranks of the users dropped or added, mapped to their
+  cells one by one; a cell's sampled users are its votes;
 * otherwise: one ``choice`` of the round's users, then, for several-word
   users, one ``integers`` of their word ranks.
 """
@@ -81,10 +83,29 @@ def round_cell_votes(pop, counts, rng, batch_size, frontier,
         users.append(held)
   no_symbol = [sum(1 for q in seqs if q == prefix) for prefix in frontier]
   rest = len(seqs) - sum(users) - sum(no_symbol)
-  colors = [u for u in users + no_symbol + [rest] if u > 0]
-  method = "count" if len(seqs) <= 50 * len(colors) else "marginals"
-  drawn = rng.multivariate_hypergeometric(colors, batch_size, method=method)
+  drawn = draw_cell_counts(users + no_symbol + [rest], batch_size, rng)
   return collections.Counter({p: int(v) for p, v in zip(cells, drawn) if v})
+
+
+def draw_cell_counts(cell_users: list[int], batch_size: int, rng) -> list[int]:
+  """A uniform batch_size-subset's users per cell (contract step 1a)."""
+  n = sum(cell_users)
+  kept = [int(k) for k in rng.binomial(np.array(cell_users, dtype=np.int64),
+                                       batch_size / n)]
+  surplus = sum(kept) - batch_size
+  if surplus:
+    # Drop kept users (surplus > 0) or add users that were not kept.
+    pool = list(kept) if surplus > 0 else [u - k for u, k in zip(cell_users, kept)]
+    step = -1 if surplus > 0 else 1
+    for rank in rng.choice(sum(pool), size=abs(surplus), replace=False,
+                           shuffle=False):
+      seen = 0
+      for cell, size in enumerate(pool):
+        seen += size
+        if rank < seen:
+          kept[cell] += step
+          break
+  return kept
 
 
 def run(pop, *, theta, batch_size, rng, max_num_prefixes=None, schedule=None):

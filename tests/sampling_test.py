@@ -148,36 +148,66 @@ def test_too_many_sub_rounds():
 CELL_WORDS = ["ab", "ab", "b", "ba", "c", "abc"]
 
 
-@pytest.mark.parametrize("depth,frontier,vote_index,colors,batch_size", [
-    # root -> a (ab, ab, abc), b (b, ba), c (c); nothing else.
-    (1, [0], [0, 1, 2], [3, 2, 1], 4),
-    # a -> b (ab, ab, abc); b -> a (ba), b -> $ (b); remainder: c.
-    (2, [0, 1], [1, 4, 7], [3, 1, 1, 1], 3),
+def _mirror_cell_counts(rng: np.random.Generator, users: list[int],
+                        batch_size: int) -> list[int]:
+  """Step 1a's draws, spelled out one user at a time."""
+  kept = [int(v) for v in rng.binomial(np.array(users, dtype=np.int64),
+                                       batch_size / sum(users))]
+  surplus = sum(kept) - batch_size
+  if surplus:
+    pool = list(kept) if surplus > 0 else [u - k for u, k in zip(users, kept)]
+    for rank in rng.choice(sum(pool), size=abs(surplus), replace=False,
+                           shuffle=False):
+      cell = int(np.searchsorted(np.cumsum(pool), rank, side="right"))
+      kept[cell] += -1 if surplus > 0 else 1
+  return kept
+
+
+@pytest.mark.parametrize("depth,frontier,vote_index,users,batch_size", [
+    # root -> a (ab, ab, abc), b (b, ba), c (c); no empty word; no remainder.
+    (1, [0], [0, 1, 2], [3, 2, 1, 0, 0], 4),
+    # a -> b (ab, ab, abc); b -> a (ba), b -> $ (b); no word ends at "a" or
+    # "b" without a next symbol; remainder: c.
+    (2, [0, 1], [1, 4, 7], [3, 1, 1, 0, 0, 1], 3),
     # ab -> $ (ab, ab); ab with no next symbol (abc); remainder: b, ba, c.
     (3, [0], [3], [2, 1, 3], 5),
 ])
-def test_cell_counts_follow_the_documented_call(depth, frontier, vote_index,
-                                                colors, batch_size):
+@pytest.mark.parametrize("seed", range(6))
+def test_cell_counts_follow_the_documented_calls(depth, frontier, vote_index,
+                                                 users, batch_size, seed):
   pop = population_lib.Population.from_user_words(CELL_WORDS, max_length=2)
-  rng, mirror = np.random.default_rng(9), np.random.default_rng(9)
+  rng, mirror = np.random.default_rng(seed), np.random.default_rng(seed)
   cells, counts = sampling.round_cell_counts(
       rng, vote_counts.tables_of(pop), depth, np.array(frontier), batch_size)
   np.testing.assert_array_equal(cells.vote_index, vote_index)
-  want = mirror.multivariate_hypergeometric(colors, batch_size, method="count")
-  np.testing.assert_array_equal(counts[counts > 0], want[want > 0])
+  np.testing.assert_array_equal(cells.users, users)
+  want = _mirror_cell_counts(mirror, users, batch_size)
+  np.testing.assert_array_equal(counts, want)
   np.testing.assert_array_equal(
       vote_counts.votes_of(cells, counts)[vote_index], want[:len(vote_index)])
   assert rng.bit_generator.state == mirror.bit_generator.state
 
 
-def test_many_users_per_cell_draw_by_marginals():
-  pop = population_lib.Population.from_user_words(["a"] * 200 + ["b"])
-  rng, mirror = np.random.default_rng(4), np.random.default_rng(4)
-  _, counts = sampling.round_cell_counts(rng, vote_counts.tables_of(pop), 1,
-                                         np.array([0]), 50)
-  want = mirror.multivariate_hypergeometric([200, 1], 50, method="marginals")
-  np.testing.assert_array_equal(counts[:2], want)
-  assert rng.bit_generator.state == mirror.bit_generator.state
+def test_cell_counts_drop_and_add_users():
+  # Both branches of the exact top-up, and none, occur; the mirror's draws
+  # stay in step with the engine's on a billion users (no separate path).
+  words = ["a", "b", "ca", "cb"]
+  pop = population_lib.Population.from_word_frequencies(
+      words, [4 * 10**8, 3 * 10**8, 2 * 10**8, 10**8])
+  tables = vote_counts.tables_of(pop)
+  seen = set()
+  for seed in range(40):
+    rng, mirror = np.random.default_rng(seed), np.random.default_rng(seed)
+    _, counts = sampling.round_cell_counts(rng, tables, 1, np.array([0]),
+                                           12_345)
+    probe = np.random.default_rng(seed).binomial(
+        [4 * 10**8, 3 * 10**8, 3 * 10**8, 0, 0], 12_345 / 10**9)
+    seen.add(int(np.sign(probe.sum() - 12_345)))
+    want = _mirror_cell_counts(mirror, [4 * 10**8, 3 * 10**8, 3 * 10**8, 0, 0],
+                               12_345)
+    np.testing.assert_array_equal(counts, want)
+    assert rng.bit_generator.state == mirror.bit_generator.state
+  assert seen >= {-1, 1}
 
 
 def test_cell_counts_check_the_batch_size():

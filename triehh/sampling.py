@@ -15,16 +15,22 @@ votes from the same generator). Per round, in this order:
       (the layout of :mod:`triehh.trie`; frontier prefixes in the trie's
       order); then, per frontier prefix in that order, the users whose word
       has that prefix and no next symbol (a word truncated there); then the
-      remainder (users whose prefix is not on the frontier). With ``colors``
-      the users of the non-empty cells, in that order, and ``n`` the
-      population size, one call
-      ``rng.multivariate_hypergeometric(colors, batch_size, method=M)``,
-      ``M = "count"`` if ``n <= 50 * len(colors)`` else ``"marginals"``,
-      gives the sampled users per cell (the counts of a uniform
-      ``batch_size``-subset, exactly). For ``n >= 10^9`` (beyond numpy's
-      limit) the exact thinning steps of
-      :func:`triehh.engines.vote_counts.sample_cell_counts` replace that
-      call. The round's votes are the counts of its (prefix, symbol) cells.
+      remainder (users whose prefix is not on the frontier). With ``users``
+      the ``int64`` array of every cell's users in that order (empty cells
+      included) and ``n`` the population size, the sampled users per cell
+      (the counts of a uniform ``batch_size``-subset, exactly, for any
+      ``n < 2^62``) are drawn in two steps. First one call
+      ``kept = rng.binomial(users, batch_size / n)`` (each user kept with
+      that probability; empty cells draw nothing). Then, with ``t =
+      sum(kept)``: if ``t > batch_size``, ``t - batch_size`` kept users are
+      dropped, else if ``t < batch_size``, ``batch_size - t`` of the others
+      are added: one call ``rng.choice(size_of_pool, size=abs(t -
+      batch_size), replace=False, shuffle=False)`` gives their ranks among
+      the pool (``kept``, or ``users - kept``, per cell in cell order), and
+      rank ``r`` is in the first cell whose cumulative pool count exceeds
+      ``r``. ``t == batch_size`` draws nothing more (see
+      :mod:`triehh.engines.vote_counts`). The round's votes are the counts
+      of its (prefix, symbol) cells.
       An engine that needs the actual clients (the TFF engine) draws them
       given the counts (:func:`triehh.engines.vote_counts.sample_members`)
       from ``rng.spawn(1)[0]``, spawned once per run before its first

@@ -47,18 +47,11 @@ def _histogram(rows: np.ndarray) -> dict[tuple, int]:
   return {tuple(int(v) for v in k): int(c) for k, c in zip(keys, counts)}
 
 
-@pytest.mark.parametrize("batch_size, direct_limit", [
-    (4, vote_counts.NUMPY_HYPERGEOMETRIC_LIMIT),  # one numpy draw
-    (2, vote_counts.NUMPY_HYPERGEOMETRIC_LIMIT),
-    (2, 6),  # n = 8 >= 6: thinning
-    (4, 6),  # thinning, then often the complement
-    (7, 6),  # the complement: 1 user left out
-])
-def test_counts_follow_the_enumerated_distribution(batch_size, direct_limit):
+@pytest.mark.parametrize("batch_size", [1, 2, 4, 6, 7])
+def test_counts_follow_the_enumerated_distribution(batch_size):
   rng = np.random.default_rng(0)
   draws = 8_000
-  rows = np.array([vote_counts.sample_cell_counts(
-      TINY_CELLS, batch_size, rng, direct_limit=direct_limit)
+  rows = np.array([vote_counts.sample_cell_counts(TINY_CELLS, batch_size, rng)
                    for _ in range(draws)])
   assert np.all(rows.sum(axis=1) == batch_size)
   pmf = _exact_count_pmf(TINY_CELLS, batch_size)
@@ -243,23 +236,38 @@ def test_runs_discover_what_user_level_runs_discover():
   assert np.abs(z).max() < 4
 
 
-def test_thinning_path_matches_the_direct_path():
-  # n = 20,000 over 30 cells, forced through thinning by a low limit.
+@pytest.mark.parametrize("m", [6_000, 60, 19_900])
+def test_counts_match_numpy_multivariate_hypergeometric(m):
+  # numpy's sampler (one univariate draw per cell) is an independent exact
+  # reference; n = 20,000 over 30 cells, m from few users to nearly all.
   cell_users = np.random.default_rng(0).multinomial(
       20_000, np.linspace(1, 3, 30) / np.linspace(1, 3, 30).sum())
-  m, seeds = 6_000, 2_000
-  direct = np.array([vote_counts.sample_cell_counts(
-      cell_users, m, np.random.default_rng(s)) for s in range(seeds)])
-  thinned = np.array([vote_counts.sample_cell_counts(
-      cell_users, m, np.random.default_rng(10**6 + s), direct_limit=15_000)
-                      for s in range(seeds)])
-  assert np.all(thinned.sum(axis=1) == m)
+  seeds = 2_000
+  numpy_draws = np.random.default_rng(1).multivariate_hypergeometric(
+      cell_users, m, size=seeds, method="marginals")
+  drawn = np.array([vote_counts.sample_cell_counts(
+      cell_users, m, np.random.default_rng(10**6 + s)) for s in range(seeds)])
+  assert np.all(drawn.sum(axis=1) == m)
+  assert np.all((drawn >= 0) & (drawn <= cell_users))
   for cell in range(cell_users.size):
-    assert stats.ks_2samp(direct[:, cell], thinned[:, cell]).pvalue > 1e-4
-  p = cell_users / cell_users.sum()
-  var = m * p * (1 - p) * (cell_users.sum() - m) / (cell_users.sum() - 1)
-  ratio = thinned.var(axis=0, ddof=1) / var
+    assert stats.ks_2samp(numpy_draws[:, cell], drawn[:, cell]).pvalue > 1e-4
+  n = cell_users.sum()
+  p = cell_users / n
+  var = m * p * (1 - p) * (n - m) / (n - 1)
+  ratio = drawn.var(axis=0, ddof=1) / var
   assert np.all(np.abs(ratio - 1) < 5 * math.sqrt(2 / seeds))
+
+
+def test_counts_with_replacement_fail_the_moment_check():
+  # The variance check above can fail: multinomial counts (users drawn with
+  # replacement) miss the finite-population factor (n - m) / (n - 1) = 0.7.
+  cell_users = np.full(30, 20_000 // 30)
+  n, m, seeds = cell_users.sum(), 6_000, 2_000
+  rows = np.random.default_rng(0).multinomial(m, cell_users / n, size=seeds)
+  p = cell_users / n
+  var = m * p * (1 - p) * (n - m) / (n - 1)
+  ratio = rows.var(axis=0, ddof=1) / var
+  assert np.all(np.abs(ratio - 1) >= 5 * math.sqrt(2 / seeds))
 
 
 @pytest.mark.parametrize("batch_size", [10**6, 12 * 10**9, 10**12 - 3 * 10**9])
@@ -301,9 +309,6 @@ def test_bad_input_is_named():
     vote_counts.sample_cell_counts(np.array([3, -1]), 1, rng)
   with pytest.raises(TypeError, match="integers"):
     vote_counts.sample_cell_counts(np.array([3.0, 1.0]), 1, rng)
-  with pytest.raises(ValueError, match="direct_limit"):
-    vote_counts.sample_cell_counts(np.array([3, 4]), 2, rng,
-                                   direct_limit=10**10)
   several = population_lib.Population.from_user_words([{"a": 1, "b": 2}])
   with pytest.raises(ValueError, match="one-word"):
     vote_counts.prefix_users(several)

@@ -10,26 +10,18 @@ from per-level "users per prefix" tables (:class:`PrefixUsers`) built once
 per population, with one gather over the frontier's children: a round costs
 time in the frontier's size only, not in ``n`` or ``m``.
 
-Large populations. numpy's hypergeometric samplers need fewer than ``10^9``
-items (``sum(colors)`` for the multivariate one, each of ``ngood`` and
-``nbad`` for the univariate one), so for ``n >= 10^9`` no sequence of numpy
-hypergeometric draws reaches the cell counts. Two exact steps replace it:
+The draw. A uniform ``m``-subset of the ``n`` users is drawn in two exact
+steps, for any ``n < 2^62`` (no numpy hypergeometric sampler, which needs
+fewer than ``10^9`` items and costs a univariate draw per cell):
 
-* Thinning: each user is kept independently with probability ``p`` (cell
-  counts ``Binomial(K_c, p)``, exact for any count that fits ``int64``), with
-  ``p`` chosen so that the kept total ``t`` is a little above ``m``; a draw
-  with ``t < m`` is redrawn. Given ``t``, the kept users are a uniform
-  ``t``-subset, so a uniform ``m``-subset of them is a uniform ``m``-subset
-  of the population.
-* Complement: a uniform ``m``-subset of ``t`` users is what is left after
-  removing a uniform ``(t - m)``-subset, so a batch above ``t / 2`` is drawn
-  as the users left out.
-
-Thinning brings ``t`` below ``10^9`` when ``m`` is well below it (then one
-multivariate hypergeometric draw finishes); for a larger ``m``, ``t - m`` is
-a few standard deviations of ``t``, and the users left out are drawn by
-thinning in turn. The result is the same distribution, exactly, for any
-``n < 2^62``.
+* Thinning: each user is kept independently with probability ``p = m / n``
+  (cell counts ``Binomial(K_c, p)``, one vectorised draw). Given their total
+  ``t``, the kept users are a uniform ``t``-subset.
+* Exact top-up: if ``t > m``, a uniform ``(t - m)``-subset of the kept users
+  is dropped; if ``t < m``, a uniform ``(m - t)``-subset of the others is
+  added. Either way the result is a uniform ``m``-subset. The ``|t - m|``
+  (about ``sqrt(m)``) users are drawn as distinct ranks (``choice`` without
+  replacement) and mapped to their cells by the cumulative counts.
 
 Which users. An engine that needs the actual clients (the TFF engine) draws
 the cell counts first and then, from a separate stream, a uniform subset of
@@ -42,7 +34,6 @@ after the first stage, seed for seed.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -51,31 +42,15 @@ from triehh import population as population_lib
 from triehh import validation
 from triehh.engines import cache
 
-# numpy's hypergeometric samplers need fewer items than this.
-NUMPY_HYPERGEOMETRIC_LIMIT = 10**9
-# "count" (one pass over an array of sum(colors) items) beats "marginals"
-# (one univariate draw per color) only when there are few items per color.
-_COUNT_METHOD_ITEMS_PER_CELL = 50
-# Thinning aims this many standard deviations above m, so that a thinned
-# total below m (a redraw) has probability below 1e-9.
-_THINNING_MARGIN_SIGMAS = 6.0
-
-
 def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
-                       rng: np.random.Generator, *,
-                       direct_limit: int = NUMPY_HYPERGEOMETRIC_LIMIT
-                       ) -> np.ndarray:
+                       rng: np.random.Generator) -> np.ndarray:
   """Per-cell counts of a uniform ``batch_size``-subset of the users.
 
   Args:
     cell_users: ``int [c]`` users in each cell (non-negative); the cells
       partition the ``n = sum(cell_users)`` users.
     batch_size: m, users sampled (without replacement), in ``[1, n]``.
-    rng: the random generator.
-    direct_limit: populations with fewer users take one multivariate
-      hypergeometric draw; larger ones are thinned first (see the module
-      docstring). At most numpy's limit, ``10^9``; smaller values
-      force those paths (for tests).
+    rng: the random generator (draws of the module docstring).
 
   Returns:
     ``int64 [c]`` sampled users per cell, summing to ``batch_size``.
@@ -92,51 +67,24 @@ def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
   if total >= 2**62:  # int64 sums of int64 counts would overflow
     raise ValueError(f"{total} users are too many to count in int64")
   m = validation.check_int("batch_size", batch_size, 1, total)
-  validation.check_int("direct_limit", direct_limit, 2,
-                       NUMPY_HYPERGEOMETRIC_LIMIT)
-  return _draw(users, total, m, rng, direct_limit)
+  return _draw(users, total, m, rng)
 
 
-def _draw(users: np.ndarray, total: int, m: int, rng: np.random.Generator,
-          direct_limit: int) -> np.ndarray:
-  """Thinning and complements down to one numpy draw (module docstring)."""
-  if total < direct_limit:
-    return _multivariate_hypergeometric(users, total, m, rng)
-  if 2 * m > total:  # draw the users left out instead
-    return users - _draw(users, total, total - m, rng, direct_limit)
-  kept, kept_total = _thinned(users, total, m, rng)
-  return _draw(kept, kept_total, m, rng, direct_limit)
-
-
-def _multivariate_hypergeometric(users: np.ndarray, total: int, m: int,
-                                 rng: np.random.Generator) -> np.ndarray:
-  """One numpy draw over the non-empty cells (``total < 10^9``)."""
-  counts = np.zeros(users.size, dtype=np.int64)
-  nonempty = np.flatnonzero(users)
-  method = ("count" if total <= _COUNT_METHOD_ITEMS_PER_CELL * nonempty.size
-            else "marginals")
-  counts[nonempty] = rng.multivariate_hypergeometric(users[nonempty], m,
-                                                     method=method)
-  return counts
-
-
-def _thinned(users: np.ndarray, total: int, m: int, rng: np.random.Generator
-             ) -> tuple[np.ndarray, int]:
-  """Keeps each user with probability p: ``Binomial`` counts totalling >= m.
-
-  Given its total, the kept set is a uniform subset of that size, and a draw
-  totalling less than ``m`` is redrawn, which keeps that property. Needs
-  ``m <= total / 2``.
-  """
-  # A few standard deviations above m, and below the total (p < 1).
-  target = m + min(_THINNING_MARGIN_SIGMAS * math.sqrt(m) + 10,
-                   (total - m) / 2)
-  p = target / total
-  while True:
-    kept = rng.binomial(users, p)
-    kept_total = int(kept.sum())
-    if kept_total >= m:
-      return kept, kept_total
+def _draw(users: np.ndarray, total: int, m: int,
+          rng: np.random.Generator) -> np.ndarray:
+  """Thinning, then the exact top-up (module docstring)."""
+  kept = rng.binomial(users, m / total)
+  kept_total = int(kept.sum())
+  if kept_total == m:
+    return kept
+  if kept_total > m:  # drop kept users
+    pool, pool_total, size = kept, kept_total, kept_total - m
+  else:  # add users that were not kept
+    pool, pool_total, size = users - kept, total - kept_total, m - kept_total
+  ranks = rng.choice(pool_total, size=size, replace=False, shuffle=False)
+  cells = np.cumsum(pool).searchsorted(ranks, side="right")
+  change = np.bincount(cells, minlength=users.size)
+  return kept - change if kept_total > m else kept + change
 
 
 # ---- per-population tables ---------------------------------------------------
@@ -356,8 +304,7 @@ def sample_round_counts(cells: RoundCells, batch_size: int,
   ``cells`` come from :func:`round_cells` (non-negative ``int64`` counts
   summing to ``n < 2^62``); ``batch_size`` must be in ``[1, n]``.
   """
-  return _draw(cells.users, int(cells.users.sum()), batch_size, rng,
-               NUMPY_HYPERGEOMETRIC_LIMIT)
+  return _draw(cells.users, int(cells.users.sum()), batch_size, rng)
 
 
 def sample_votes(tables: PrefixUsers, depth: int, frontier_ids: np.ndarray,
