@@ -101,3 +101,50 @@ def test_without_a_c_compiler_loopback_binding_is_refused(tmp_path,
   assert everywhere.get("LD_PRELOAD") == os.environ.get("LD_PRELOAD")
   with pytest.raises(ValueError, match="bind must be one of"):
     worker.worker_environment("lan")
+
+
+def _listener(host: str, *, family=socket.AF_INET, reuse_port=True):
+  """A listening socket set up as gRPC sets up its own (SO_REUSEPORT)."""
+  sock = socket.socket(family, socket.SOCK_STREAM)
+  sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+  if reuse_port:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+  sock.bind((host, 0))
+  sock.listen()
+  return sock
+
+
+@pytest.mark.parametrize("bind", ["loopback", "all"])
+def test_a_port_shared_by_reuse_port_is_refused_before_starting(bind):
+  # Two gRPC servers both set SO_REUSEPORT and would both listen.
+  with _listener("127.0.0.1") as busy:
+    port = busy.getsockname()[1]
+    with pytest.raises(worker.WorkerStartError,
+                       match=f"port {port} is already in use"):
+      worker.check_port_free(port, bind)
+    start = time.monotonic()
+    with pytest.raises(worker.WorkerStartError, match=f"port {port}"):
+      worker.WorkerProcess(port, bind=bind, ready_timeout=20)
+    assert time.monotonic() - start < 5  # refused before worker_binary runs
+  worker.check_port_free(port, bind)  # free again once closed
+
+
+def test_a_port_held_on_every_interface_is_in_use_for_loopback_too():
+  with _listener("0.0.0.0", reuse_port=False) as busy:
+    port = busy.getsockname()[1]
+    with pytest.raises(worker.WorkerStartError, match=f"port {port}"):
+      worker.check_port_free(port, "loopback")
+
+
+def test_command_line_refuses_a_port_in_use_in_one_line():
+  with _listener("127.0.0.1") as busy:
+    port = busy.getsockname()[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "triehh.engines.tff.worker", f"--port={port}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+  assert proc.returncode == 1
+  lines = proc.stderr.strip().splitlines()
+  assert len(lines) == 1, proc.stderr
+  assert lines[0].startswith(f"error: port {port} is already in use on "
+                             "127.0.0.1"), lines
+  assert "serving TFF computations" not in proc.stderr

@@ -35,11 +35,13 @@ instead of silently listening everywhere.
 from __future__ import annotations
 
 import ctypes
+import errno
 import hashlib
 import importlib.util
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -191,6 +193,47 @@ def worker_environment(bind: str = "loopback") -> dict[str, str]:
   return env
 
 
+def _probe_addresses(bind: str) -> list[tuple[int, str]]:
+  """The (family, host) a worker bound as ``bind`` would listen on."""
+  if bind == "loopback":
+    return [(socket.AF_INET, "127.0.0.1")]
+  if socket.has_ipv6:
+    return [(socket.AF_INET6, "::"), (socket.AF_INET, "0.0.0.0")]
+  return [(socket.AF_INET, "0.0.0.0")]
+
+
+def check_port_free(port: int, bind: str = "loopback") -> None:
+  """Raises :class:`WorkerStartError` if something listens on ``port``.
+
+  ``worker_binary`` (gRPC) sets ``SO_REUSEPORT``, so a second worker on a
+  port another gRPC server holds would start and share the port with it.
+  Binding the port first, without ``SO_REUSEPORT``, finds any listener
+  (``SO_REUSEADDR`` only lets connections in TIME_WAIT pass).
+  """
+  if bind not in _BIND_CHOICES:
+    raise ValueError(f"bind must be one of {_BIND_CHOICES}, got {bind!r}")
+  for family, host in _probe_addresses(bind):
+    try:
+      probe = socket.socket(family, socket.SOCK_STREAM)
+    except OSError:
+      continue  # IPv6 disabled on this host: the IPv4 probe decides
+    with probe:
+      probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+      if family == socket.AF_INET6:
+        probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+      try:
+        probe.bind((host, port))
+      except OSError as err:
+        if family == socket.AF_INET6 and err.errno == errno.EADDRNOTAVAIL:
+          continue  # likewise
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        raise WorkerStartError(
+            f"port {port} is already in use on {shown} ({err.strerror}); "
+            "another TFF worker may be serving there: pick another --port"
+        ) from None
+      return
+
+
 def _die_with_parent() -> None:  # runs in the child before exec (Linux only)
   try:
     libc = ctypes.CDLL(None, use_errno=True)
@@ -213,6 +256,7 @@ class WorkerProcess:
       port = portpicker.pick_unused_port()
     self.port = int(port)
     self.address = f"127.0.0.1:{self.port}"
+    check_port_free(self.port, bind)
     env = worker_environment(bind)
     log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # pylint: disable=consider-using-with
     try:
@@ -302,6 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = worker_command(
         args.port,
         max_concurrent_computation_calls=args.max_concurrent_computation_calls)
+    check_port_free(args.port, args.bind)
     env = worker_environment(args.bind)
   except WorkerStartError as err:
     print(f"error: {err}", file=sys.stderr)
