@@ -133,3 +133,19 @@ def test_bad_calibration(pop):
   with pytest.raises(ValueError, match="calibrate_to must be one of"):
     availability.discover_online(pop, availability=0.5, epsilon=4.0,
                                  calibrate_to="both")
+
+
+def test_discover_availability_argument(pop):
+  via_api = triehh.discover(pop, epsilon=4.0, availability=0.5, seed=3)
+  direct = availability.discover_online(pop, availability=0.5, epsilon=4.0,
+                                        seed=3)
+  assert isinstance(via_api, availability.OnlineResult)
+  assert via_api.words == direct.words
+  assert via_api.availability == direct.availability
+  assert via_api.params == direct.params
+  denied = triehh.discover(pop, epsilon=4.0, availability=0.5, seed=3,
+                           deny_list=via_api.words[:3])
+  assert not set(denied.words) & set(via_api.words[:3])
+  with pytest.raises(ValueError, match="schedule cannot be given"):
+    triehh.discover(pop, epsilon=4.0, availability=0.5,
+                    schedule=[np.arange(10)])

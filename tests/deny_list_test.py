@@ -107,3 +107,18 @@ def test_draw_once_keeps_the_empty_word():
                                 np.random.default_rng(0)))
   assert out.is_single_word and out.num_users == 100
   assert _words_by_user(out) == ["cd", ""] * 50
+
+
+def test_discover_deny_list_argument():
+  users = [{"ab": 3, "cd": 1}, {"ab": 1, "ef": 1}] * 2000
+  pop = population_lib.Population.from_user_words(users, max_length=2)
+  for choice in ("per_round", "per_run"):
+    result = triehh.discover(pop, epsilon=8.0, max_length=2, deny_list=["ab"],
+                             word_choice=choice)
+    assert result.words and "ab" not in result.words
+    assert set(result.words) <= {"cd", "ef"}
+    assert result.params.n == 4000
+  ref = triehh.discover(pop, epsilon=8.0, max_length=2, word_choice="per_run")
+  same = triehh.discover(pop, epsilon=8.0, max_length=2, word_choice="per_run",
+                         deny_list=["zz"])
+  assert same.words == ref.words and "ab" in ref.words

@@ -125,3 +125,15 @@ def test_several_words_per_run():
   assert "apple" not in result.passes[1].words
   assert set(result.passes[1].words) <= {"pear", "plum"}
   assert np.isfinite(result.params.epsilon)
+
+
+def test_discover_num_passes(pop):
+  via_api = triehh.discover(pop, epsilon=4.0, num_passes=2, seed=4)
+  direct = passes.discover_passes(pop, num_passes=2, epsilon=4.0, seed=4)
+  assert isinstance(via_api, passes.PassesResult)
+  assert via_api.words == direct.words
+  assert via_api.params == direct.params
+  with pytest.raises(ValueError, match="batch_size, theta cannot be given"):
+    triehh.discover(pop, theta=10, batch_size=500, num_passes=2, epsilon=4.0)
+  with pytest.raises(ValueError, match="cannot be combined"):
+    triehh.discover(pop, epsilon=4.0, num_passes=2, availability=0.5)

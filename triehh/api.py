@@ -10,10 +10,11 @@ name (:mod:`triehh.engines.registry`) and times its run.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from triehh import deny_list as deny_list_lib
 from triehh import population as population_lib
 from triehh import policy
 from triehh import results
@@ -55,6 +56,9 @@ def discover(user_words, *, epsilon: float | None = None,
              word_choice: str = word_choice_lib.PER_ROUND,
              schedule: Sequence[np.ndarray] | None = None,
              alphabet=None, unknown: str | None = None,
+             deny_list: Iterable[str] | None = None,
+             num_passes: int | None = None, composition: str = "best",
+             availability=None, calibrate_to: str = "online",
              **engine_options) -> results.DiscoveryResult:
   """Discovers heavy hitters with TrieHH.
 
@@ -85,12 +89,36 @@ def discover(user_words, *, epsilon: float | None = None,
     schedule: fixed user indices per round instead of random sampling.
     alphabet, unknown: encoding options when ``user_words`` is not a
       Population (see :mod:`triehh.population`).
+    deny_list: words whose users abstain, or pick among their other words
+      (:mod:`triehh.deny_list`); n and the guarantee are unchanged.
+    num_passes, composition: run that many passes, each denying the words
+      found before, within the total ``(epsilon, delta)``; returns a
+      :class:`triehh.passes.PassesResult` (:mod:`triehh.passes`).
+    availability, calibrate_to: a fraction of users online per round, or
+      per-user online probabilities; rounds sample from the online users
+      and the guarantee is Theorem 1's at the worst round's online count;
+      returns a :class:`triehh.availability.OnlineResult`
+      (:mod:`triehh.availability`).
     **engine_options: passed to the engine (e.g. TFF workers).
 
   Returns:
     A :class:`~triehh.results.DiscoveryResult`.
   """
   runner = registry.get(engine)  # fails before any work on the input
+  fixed = {k: v for k, v in dict(
+      theta=theta, gamma=gamma, batch_size=batch_size,
+      max_num_prefixes=max_num_prefixes, schedule=schedule,
+      allow_no_guarantee=allow_no_guarantee or None).items() if v is not None}
+  if num_passes is not None:
+    if availability is not None:
+      raise ValueError("num_passes and availability cannot be combined")
+    from triehh import passes  # pylint: disable=g-import-not-at-top
+    return passes.discover_passes(
+        user_words, num_passes=num_passes, epsilon=epsilon, delta=delta,
+        composition=composition, deny_list=deny_list or (),
+        max_length=max_length, seed=seed, engine=engine,
+        word_choice=word_choice, alphabet=alphabet, unknown=unknown,
+        num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
   options = {}
   if alphabet is not None:
     options["alphabet"] = alphabet
@@ -98,6 +126,15 @@ def discover(user_words, *, epsilon: float | None = None,
     options["unknown"] = unknown
   population = population_lib.as_population(user_words, max_length,
                                             **options)
+  if deny_list is not None:
+    population = deny_list_lib.apply(population, deny_list)
+  if availability is not None:
+    from triehh import availability as availability_lib  # pylint: disable=g-import-not-at-top
+    return availability_lib.discover_online(
+        population, availability=availability, epsilon=epsilon, delta=delta,
+        calibrate_to=calibrate_to, max_length=max_length, seed=seed,
+        engine=engine, word_choice=word_choice,
+        num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
   params = policy.resolve_params(
       population.num_users, max_length, epsilon=epsilon, delta=delta,
       theta=theta, gamma=gamma, batch_size=batch_size,
@@ -107,8 +144,9 @@ def discover(user_words, *, epsilon: float | None = None,
   rng = np.random.default_rng(seed)
   # One-word populations spawn nothing: the same streams under both choices.
   if word_choice == word_choice_lib.PER_RUN and not population.is_single_word:
-    population = word_choice_lib.draw_once(
-        population, word_choice_lib.per_run_generator(rng))
+    draw = (deny_list_lib.draw_once if deny_list_lib.num_abstaining(population)
+            else word_choice_lib.draw_once)  # the same draw; keeps abstainers
+    population = draw(population, word_choice_lib.per_run_generator(rng))
   params = policy.check_contribution(params, population, engine_options,
                                      allow_no_guarantee)
   population.encode()
