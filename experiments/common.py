@@ -28,12 +28,13 @@ from triehh import population as population_lib
 from triehh import records as records_lib
 from triehh import sweep as sweep_lib
 from triehh import synthetic
+from triehh.data import paper_populations
 
 FLAGS = flags.FLAGS
 MAX_LENGTH_LIMIT = 1000
 
 flags.DEFINE_enum("dataset", "default",
-                  ["default", "sentiment140", "file", "synthetic"],
+                  ["default", "sentiment140", "file", "synthetic", "paper"],
                   "Data set: 'default' is a synthetic population drawn from "
                   "the wordfreq English word list (no download); "
                   "'sentiment140' reads --data_path in the official "
@@ -42,7 +43,11 @@ flags.DEFINE_enum("dataset", "default",
                   "(CSV/TSV with a header, JSON Lines, Parquet) from "
                   "--data_path; 'synthetic' draws --num_users users from the "
                   "frequency table --data_path (word<TAB>weight lines) or, "
-                  "without it, from the English list (scale tests).")
+                  "without it, from the English list (scale tests); "
+                  "'paper' is the paper-calibrated population of --setting "
+                  "(triehh.data.paper_populations: the published top-100 "
+                  "over shipped Sentiment140 word counts; multi needs "
+                  "--data_path). Sentiment140 uses the paper's tokenizer.")
 flags.DEFINE_integer("num_users", synthetic.DEFAULT_NUM_USERS,
                      "Users in the default and synthetic populations.",
                      lower_bound=1)
@@ -124,7 +129,7 @@ Dataset = sweep_lib.Dataset
 
 # Data flags and the data sets (or settings) they apply to.
 DATA_FLAG_SCOPE = {
-    "num_users": ("default", "synthetic"),
+    "num_users": ("default", "synthetic", "paper"),
     "data_format": ("file",),
     "user_column": ("file",),
     "text_column": ("file",),
@@ -172,7 +177,8 @@ def check_data_flags() -> None:
   for name in OOV_FLAGS:
     if given(name) and FLAGS.setting != "oov":
       raise ValueError(f"--{name} applies to --setting=oov only")
-  if given("data_seed") and dataset != "synthetic" and FLAGS.setting != "oov":
+  if (given("data_seed") and dataset not in ("synthetic", "paper")
+      and FLAGS.setting != "oov"):
     raise ValueError("--data_seed applies to --dataset=synthetic and "
                      "--setting=oov only")
 
@@ -185,6 +191,11 @@ def data_options(dataset: str | None = None,
   """
   dataset = dataset or FLAGS.dataset
   setting = setting or FLAGS.setting
+  if dataset == "paper":
+    return paper_populations.data_options(
+        setting, max_length=FLAGS.max_length,
+        num_users=FLAGS.num_users if given("num_users") else None,
+        data_path=FLAGS.data_path, seed=FLAGS.data_seed)
   options = {"dataset": dataset, "setting": setting,
              "max_length": FLAGS.max_length}
   if FLAGS.data_path and dataset != "default":
@@ -198,6 +209,8 @@ def data_options(dataset: str | None = None,
     options.update(data_format=FLAGS.data_format,
                    data_encoding=FLAGS.data_encoding,
                    min_word_length=FLAGS.min_word_length)
+    if dataset == "sentiment140":
+      options["tokenizer"] = "paper"
     if dataset == "file":
       options.update(user_column=FLAGS.user_column,
                      text_column=FLAGS.text_column)
