@@ -10,12 +10,17 @@ from triehh.alphabet import Alphabet
 from triehh.api import discover
 from triehh.api import engine_names
 from triehh.api import register_engine
+from triehh.availability import OnlineResult
+from triehh.availability import diurnal
+from triehh.availability import discover_online
 from triehh.baselines.amplification import sfp_local_epsilon
 from triehh.baselines.sfp import SFPResult
 from triehh.baselines.sfp import sfp_discover
 from triehh.metrics import discovery_rates
 from triehh.metrics import precision_recall_f1
 from triehh.metrics import top_k
+from triehh.passes import PassesResult
+from triehh.passes import discover_passes
 from triehh.population import Population
 from triehh.privacy_audit import audit
 from triehh.theory.privacy import Calibration
@@ -36,4 +41,6 @@ __all__ = [
     "engine_names", "guarantee", "min_population", "precision_recall_f1",
     "register_engine", "top_k",
     "SFPResult", "sfp_discover", "sfp_local_epsilon",
+    "OnlineResult", "PassesResult", "discover_online", "discover_passes",
+    "diurnal",
 ]
