@@ -47,6 +47,11 @@ Parameters
   ``batch_size`` (int, users sampled per round), ``max_length`` (int, L in
   characters), ``levels`` (int, L + 1), ``num_sub_rounds`` (int),
   ``max_num_prefixes`` (int or null): triehh.
+  ``word_choice`` (str, triehh): ``per_round`` (Algorithm 3, several-word
+  users redraw every round) or ``per_run``. ``accounting`` (str, triehh):
+  the proof the (epsilon, delta) comes from (``Theorem 1``, ``per-round
+  composition (L*delta)`` or ``none``). ``covers`` (str, triehh): which
+  outputs the guarantee covers (``docs/privacy.md``).
   ``tff_secure_sum`` (bool or null), ``tff_max_user_contribution`` (int or
   null), ``tff_workers`` (int or null, the number of remote workers):
   triehh, null for the fast engine.
@@ -60,7 +65,11 @@ Parameters
 Results
   ``discovered`` (list of str): the heavy hitters, most counted first.
   ``counts`` (list of float): their votes (triehh) or estimated counts
-  (sfp), in the same order.
+  (sfp), in the same order. TrieHH's votes, and its ``votes_per_round``,
+  are NOT covered by the run's (epsilon, delta), which covers only the set
+  of ``discovered`` words: simulation studies only (``docs/privacy.md``).
+  SFP's estimates are outputs of its local-DP reports, covered by its
+  guarantee.
   ``metrics`` (object): ``precision@K``, ``recall@K``, ``f1@K`` per K,
   ``precision`` and ``num_discovered`` (``triehh.metrics``); proportions in
   [0, 1] except ``num_discovered``.
@@ -134,6 +143,12 @@ class RunRecord:
   levels: int | None = dataclasses.field(default=None, metadata=_only(*_TRIEHH))
   num_sub_rounds: int | None = dataclasses.field(default=None,
                                                  metadata=_only(*_TRIEHH))
+  word_choice: str | None = dataclasses.field(default=None,
+                                              metadata=_only(*_TRIEHH))
+  accounting: str | None = dataclasses.field(default=None,
+                                             metadata=_only(*_TRIEHH))
+  covers: str | None = dataclasses.field(default=None,
+                                         metadata=_only(*_TRIEHH))
   max_num_prefixes: int | None = dataclasses.field(default=None,
                                                    metadata=_only(*_TRIEHH))
   tff_secure_sum: bool | None = dataclasses.field(default=None,

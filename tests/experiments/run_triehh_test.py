@@ -36,6 +36,10 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert first["gamma"] == pytest.approx(cal.batch_size / math.sqrt(30000))
   assert first["epsilon"] == pytest.approx(cal.epsilon)
   assert first["has_guarantee"] and first["levels"] == 11
+  # One word per user: Theorem 1 itself, covering the words, not the votes.
+  assert first["word_choice"] == "per_round"
+  assert first["accounting"] == "Theorem 1"
+  assert "not their vote counts" in first["covers"]
   assert first["config_key"] == second["config_key"]
   # The recorded metrics are those of the recorded words against the truth.
   truth = synthetic.english_population(30000, seed=0).ground_truth()
