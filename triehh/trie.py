@@ -55,13 +55,28 @@ def select_extensions(votes: np.ndarray, theta: int,
   kept = np.flatnonzero(votes >= theta)
   if max_num_prefixes is None:
     return kept
-  is_end = kept % num_extensions == num_extensions - 1
-  unfinished = kept[~is_end]
+  return _capped(kept, votes[kept], max_num_prefixes, num_extensions)
+
+
+def _capped(above: np.ndarray, above_votes: np.ndarray, max_num_prefixes: int,
+            num_extensions: int) -> np.ndarray:
+  """The cap of :func:`select_extensions` on the indices over the threshold."""
+  is_end = above % num_extensions == num_extensions - 1
+  unfinished = above[~is_end]
   if unfinished.size <= max_num_prefixes:
-    return kept
-  order = np.lexsort((unfinished, -votes[unfinished]))
-  return np.sort(np.concatenate([kept[is_end],
+    return above
+  order = np.lexsort((unfinished, -above_votes[~is_end]))
+  return np.sort(np.concatenate([above[is_end],
                                  unfinished[order[:max_num_prefixes]]]))
+
+
+def _extended(frontier: np.ndarray, parents: np.ndarray,
+              symbols: np.ndarray) -> np.ndarray:
+  """``int32 [k, depth + 1]`` frontier prefixes ``parents`` + ``symbols``."""
+  codes = np.empty((parents.size, frontier.shape[1] + 1), dtype=np.int32)
+  codes[:, :-1] = frontier[parents]
+  codes[:, -1] = symbols
+  return codes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,9 +159,14 @@ class Trie:
         axis=1).astype(np.int32)
 
   def grow(self, votes: np.ndarray, theta: int,
-           max_num_prefixes: int | None = None, *, num_sampled: int = 0
+           max_num_prefixes: int | None = None, *, num_sampled: int = 0,
+           support: np.ndarray | None = None
            ) -> tuple[TrieLevel, np.ndarray]:
     """Adds one level from the vote vector of a round.
+
+    ``support``, if given, holds increasing vote indices outside which every
+    vote is zero (for example the cells that hold users); only those entries
+    are read, which gives the same level as reading them all.
 
     Returns the new level and the vote indices that became frontier
     prefixes (in the order of ``level.prefixes``).
@@ -157,26 +177,32 @@ class Trie:
       raise ValueError(f"vote vector has shape {votes.shape}, expected "
                        f"({expected},) for a frontier of "
                        f"{self.frontier.shape[0]} prefixes")
-    above = int(np.count_nonzero(votes >= theta))
     a1 = self.alphabet.num_extensions
-    kept = select_extensions(votes, theta, max_num_prefixes,
-                             num_extensions=a1)
+    if support is None:
+      values, above = votes, np.flatnonzero(votes >= theta)
+    else:
+      values = votes[support]
+      above = support[values >= theta]
+    kept = above
+    if max_num_prefixes is not None:
+      kept = _capped(above, votes[above], max_num_prefixes, a1)
+    kept_votes = votes[kept].astype(np.int64)
     parents, ext = np.divmod(kept, a1)
-    codes = np.concatenate(
-        [self.frontier[parents], ext[:, None].astype(np.int32)], axis=1)
     is_end = ext == self.alphabet.end_code
+    new = ~is_end
+    frontier = self.frontier
     level = TrieLevel(
         depth=self.depth + 1,
-        prefixes=codes[~is_end].astype(np.int32),
-        prefix_votes=votes[kept[~is_end]].astype(np.int64),
-        parents=parents[~is_end].astype(np.int32),
-        terminated=codes[is_end].astype(np.int32),
-        terminated_votes=votes[kept[is_end]].astype(np.int64),
+        prefixes=_extended(frontier, parents[new], ext[new]),
+        prefix_votes=kept_votes[new],
+        parents=parents[new].astype(np.int32),
+        terminated=_extended(frontier, parents[is_end], ext[is_end]),
+        terminated_votes=kept_votes[is_end],
         terminated_parents=parents[is_end].astype(np.int32),
         num_candidates=expected, num_sampled=int(num_sampled),
-        num_votes=int(votes.sum()), num_capped=above - kept.size)
+        num_votes=int(values.sum()), num_capped=above.size - kept.size)
     self.levels.append(level)
-    return level, kept[~is_end]
+    return level, kept[new]
 
   def heavy_hitters(self) -> dict[str, int]:
     """Discovered words (paths ending in the end symbol) -> their votes.

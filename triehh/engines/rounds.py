@@ -126,8 +126,10 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
       votes = counter.count(trie, users, ranks,
                             _batches(users.size, num_sub_rounds))
       num_sampled = users.size
-    level, kept = trie.grow(votes, theta, max_num_prefixes,
-                            num_sampled=num_sampled)
+    level, kept = trie.grow(
+        votes, theta, max_num_prefixes, num_sampled=num_sampled,
+        # Only cells with users can hold votes.
+        support=cells.vote_index if cell_level else None)
     counter.grown(trie, level, kept)
     if not level.grew:
       break

@@ -109,6 +109,8 @@ class PrefixUsers:
       ``child_offsets[l][q]:child_offsets[l][q+1]`` (level 0 is empty).
     child_symbols: per level l >= 1, ``int64 [P_l]`` last symbol code of each
       length-l prefix (level 0 is empty).
+    no_symbol: per level, ``int64 [P_l]`` users whose word has the prefix and
+      no next symbol (all of them at the last level).
   """
 
   num_users: int
@@ -117,6 +119,7 @@ class PrefixUsers:
   first: tuple[np.ndarray, ...]
   child_offsets: tuple[np.ndarray, ...]
   child_symbols: tuple[np.ndarray, ...]
+  no_symbol: tuple[np.ndarray, ...]
 
 
 def prefix_users(population: population_lib.Population,
@@ -170,11 +173,21 @@ def prefix_users(population: population_lib.Population,
     ).astype(np.int64))
     child_symbols.append(
         codes[valid_words[firsts], level - 1].astype(np.int64))
+  no_symbol = []
+  for level, level_users in enumerate(users):
+    if level + 1 == len(users):
+      no_symbol.append(level_users)
+      continue
+    running = np.zeros(users[level + 1].size + 1, dtype=np.int64)
+    users[level + 1].cumsum(out=running[1:])
+    ranges = running[child_offsets[level + 1]]
+    no_symbol.append(level_users - (ranges[1:] - ranges[:-1]))
   return PrefixUsers(
       num_users=num_users,
       num_extensions=population.alphabet.num_extensions,
       users=tuple(users), first=tuple(first),
-      child_offsets=tuple(child_offsets), child_symbols=tuple(child_symbols))
+      child_offsets=tuple(child_offsets), child_symbols=tuple(child_symbols),
+      no_symbol=tuple(no_symbol))
 
 
 @cache.per_population
@@ -252,25 +265,23 @@ def round_cells(tables: PrefixUsers, depth: int,
   frontier_ids = np.asarray(frontier_ids, dtype=np.int64)
   k = frontier_ids.size
   offsets = tables.child_offsets[depth]
-  starts, ends = offsets[frontier_ids], offsets[frontier_ids + 1]
-  lengths = ends - starts
-  bounds = np.zeros(k + 1, dtype=np.int64)  # each parent's children, here
-  lengths.cumsum(out=bounds[1:])
+  starts = offsets[frontier_ids]
+  lengths = offsets[frontier_ids + 1] - starts
   parent = np.arange(k, dtype=np.int64).repeat(lengths)
-  children = np.arange(bounds[-1], dtype=np.int64) + (starts - bounds[:-1])[
-      parent]
+  # Each frontier prefix's children are consecutive ids from its start.
+  children = np.arange(parent.size, dtype=np.int64)
+  children += (starts - (lengths.cumsum() - lengths))[parent]
   child_users = tables.users[depth][children]
   frontier_users = tables.users[depth - 1][frontier_ids]
-  running = np.zeros(bounds[-1] + 1, dtype=np.int64)
-  child_users.cumsum(out=running[1:])
-  no_symbol = frontier_users - (running[bounds[1:]] - running[bounds[:-1]])
   frontier_first = tables.first[depth - 1][frontier_ids]
-  remainder = tables.num_users - int(frontier_users.sum())
+  users = np.empty(children.size + k + 1, dtype=np.int64)
+  users[:children.size] = child_users
+  users[children.size:-1] = tables.no_symbol[depth - 1][frontier_ids]
+  users[-1] = tables.num_users - frontier_users.sum()
+  vote_index = parent * tables.num_extensions
+  vote_index += tables.child_symbols[depth][children]
   return RoundCells(
-      vote_index=parent * tables.num_extensions + tables.child_symbols[depth][
-          children],
-      child_ids=children,
-      users=np.concatenate([child_users, no_symbol, [remainder]]),
+      vote_index=vote_index, child_ids=children, users=users,
       # Words with no next symbol sort first among their prefix's words.
       first=np.concatenate([tables.first[depth][children], frontier_first]),
       frontier_first=frontier_first, frontier_users=frontier_users,
