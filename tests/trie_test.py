@@ -91,3 +91,32 @@ class GrowTest(parameterized.TestCase):
     trie.grow(np.array([0, 0, 0, 0, 4, 0, 0, 0, 0, 3]), theta=2,
               max_num_prefixes=2)
     self.assertEqual(trie.heavy_hitters(), {"a": 5, "ab": 4, "ac": 3})
+
+  @parameterized.parameters(None, 3, 1)
+  def test_support_gives_the_same_levels(self, cap):
+    # Random sparse vote vectors over three rounds: reading only the indices
+    # that may hold votes (and a few zeros among them) changes nothing.
+    a = alphabet_lib.Alphabet.of("abc")  # $ = 3
+    rng = np.random.default_rng(7)
+    dense, sparse = trie_lib.Trie(a), trie_lib.Trie(a)
+    for _ in range(3):
+      size = dense.num_candidates
+      votes = np.where(rng.random(size) < 0.6, rng.integers(0, 9, size), 0)
+      if dense.depth == 0:
+        votes = np.array([5, 6, 0, 4])  # "a", "b" and the empty word
+      support = np.flatnonzero(votes | (rng.random(size) < 0.2))
+      got = dense.grow(votes, 3, cap, num_sampled=40)
+      want = sparse.grow(votes, 3, cap, num_sampled=40, support=support)
+      np.testing.assert_array_equal(got[1], want[1])
+      for field in ("prefixes", "prefix_votes", "parents", "terminated",
+                    "terminated_votes", "terminated_parents"):
+        np.testing.assert_array_equal(getattr(got[0], field),
+                                      getattr(want[0], field))
+        self.assertEqual(getattr(got[0], field).dtype,
+                         getattr(want[0], field).dtype)
+      for field in ("depth", "num_candidates", "num_sampled", "num_votes",
+                    "num_capped"):
+        self.assertEqual(getattr(got[0], field), getattr(want[0], field))
+      if not dense.frontier.shape[0]:
+        break
+    self.assertGreaterEqual(dense.depth, 3)
