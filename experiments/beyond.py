@@ -431,8 +431,10 @@ def availability_figure(rows: list[dict], path: str) -> str:
                color=color, ms=3, label=f"calibrated to {calibrate_to}")
     for f, e in zip(x, eps):
       if not math.isfinite(e):
-        right.annotate("no guarantee", (f, FLAGS.total_epsilon * 2.5),
-                       fontsize=7, color=color, rotation=90, ha="center")
+        right.annotate("no guarantee", (f, 0.95), xycoords=("data",
+                                                            "axes fraction"),
+                       fontsize=7, color=color, rotation=90, ha="center",
+                       va="top")
   for ax in (left, right):
     ax.set_xscale("log")
     ax.set_xlabel("fraction of users online per round")

@@ -273,10 +273,6 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
   for index in range(num_passes):
     seed_p = pass_seed(seed, index)
     pop_p = deny_list_lib.apply(population, denied)
-    if (word_choice == word_choice_lib.PER_RUN
-        and not pop_p.is_single_word):  # as discover draws, empty word kept
-      pop_p = deny_list_lib.draw_once(pop_p, word_choice_lib.per_run_generator(
-          np.random.default_rng(seed_p)))
     result = api.discover(pop_p, epsilon=budget.epsilon, delta=budget.delta,
                           max_length=max_length, seed=seed_p, engine=engine,
                           word_choice=word_choice, **discover_options)
