@@ -124,26 +124,12 @@ class FileReport:
     return text
 
 
-def _number(value) -> float | None:
-  """A JSON number, or a float written as a string ("inf", "nan"); else None."""
-  if isinstance(value, bool):
-    return None
-  if isinstance(value, (int, float)):
-    return float(value)
-  if isinstance(value, str):
-    try:
-      return float(value)
-    except ValueError:
-      return None
-  return None
-
-
 def normalize(record: Mapping) -> dict:
   """``record`` in the current layout (see the module docstring)."""
   out = dict(record)
   if "threshold" in out and "top_t" not in out:
     out["top_t"] = out.pop("threshold")
-  epsilon = _number(out.get("epsilon"))
+  epsilon = records_lib.as_number(out.get("epsilon"))
   if out.get("has_guarantee") is False or epsilon is None or math.isinf(
       epsilon):
     out["epsilon"] = math.inf
@@ -177,16 +163,16 @@ def _check_record(record) -> str | None:
     record = normalize(record)
   values = record.get("metrics")
   if not isinstance(values, dict) or not values or any(
-      _number(v) is None for v in values.values()):
+      records_lib.as_number(v) is None for v in values.values()):
     return _SKIP_FIELDS
   discovered = record.get("discovered")
   if not isinstance(discovered, list) or not all(
       isinstance(w, str) for w in discovered):
     return _SKIP_FIELDS
   for field in _REQUIRED[record["algorithm"]]:
-    if _number(record.get(field)) is None:
+    if records_lib.as_number(record.get(field)) is None:
       return _SKIP_FIELDS
-  if record.get("epsilon") is not None and _number(
+  if record.get("epsilon") is not None and records_lib.as_number(
       record.get("epsilon")) is None:
     return _SKIP_FIELDS
   return None
@@ -240,13 +226,17 @@ def read_records(paths: Iterable[str]) -> tuple[list[dict], list[FileReport]]:
 
 
 def _target_epsilon(record: Mapping) -> float | None:
-  target = _number(record.get("target_epsilon"))
-  return target if target is not None else _number(record.get("epsilon"))
+  target = records_lib.as_number(record.get("target_epsilon"))
+  if target is not None:
+    return target
+  return records_lib.as_number(record.get("epsilon"))
 
 
 def _target_delta(record: Mapping) -> float | None:
-  target = _number(record.get("target_delta"))
-  return target if target is not None else _number(record.get("delta"))
+  target = records_lib.as_number(record.get("target_delta"))
+  if target is not None:
+    return target
+  return records_lib.as_number(record.get("delta"))
 
 
 def config_of(record: Mapping) -> tuple:
@@ -258,7 +248,7 @@ def config_of(record: Mapping) -> tuple:
     elif field == "delta":
       value = _target_delta(record)
     elif field == "n_users":
-      value = int(_number(record[field]))
+      value = int(records_lib.as_number(record[field]))
     else:
       value = record.get(field)
       if isinstance(value, (list, dict)):
@@ -309,7 +299,7 @@ class Group:
       parts.append(f"T={self.get('top_t')}")
     if self.get("theta") is not None:
       parts.append(f"theta={self.get('theta')}, m={self.get('batch_size')}")
-    local = _number(self.records[0].get("epsilon_local"))
+    local = records_lib.as_number(self.records[0].get("epsilon_local"))
     if local is not None:
       parts.append(f"local epsilon={local:.3f}")
     if self.variant:
@@ -391,7 +381,7 @@ def _frame(rows: Sequence[Mapping]) -> pd.DataFrame:
 
 def _metric_values(groups: Sequence[Group]) -> pd.DataFrame:
   """One row per (configuration, run, metric): ``config_id, name, value``."""
-  rows = [(index, name, _number(value))
+  rows = [(index, name, records_lib.as_number(value))
           for index, group in enumerate(groups) for r in group.records
           for name, value in r["metrics"].items()]
   return pd.DataFrame(rows, columns=["config_id", "name", "value"])

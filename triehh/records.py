@@ -266,11 +266,28 @@ class RunRecord:
     return cls.from_dict(json.loads(line))
 
 
+def as_number(value) -> float | None:
+  """A JSON number, or a float written as a string ("inf", "nan", as earlier
+  records wrote them), as a float; None for anything else (bools too)."""
+  if isinstance(value, bool):
+    return None
+  if isinstance(value, (int, float)):
+    return float(value)
+  if isinstance(value, str):
+    try:
+      return float(value)
+    except ValueError:
+      return None
+  return None
+
+
 def _float_or_none(value, name: str) -> float | None:
   if value is None:
     return None
-  if isinstance(value, bool):
+  number = as_number(value)
+  if number is None:
     raise ValueError(f"{name} must be a number, got {value!r}")
+  return number
   if isinstance(value, (int, float)):
     return float(value)
   if isinstance(value, str):
