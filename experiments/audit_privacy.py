@@ -4,10 +4,13 @@ Worst-case neighbouring populations D and D' = D plus one user; the exact
 privacy loss on the added user's trie path and a Monte Carlo lower bound from
 runs of the fast engine (see :mod:`triehh.privacy_audit`).
 
-  python -m experiments.audit_privacy --num_users=10000 --epsilon=2 \
+  python -m experiments.audit_privacy --num_users=10000 --epsilon=2 \\
       --num_runs=4000 --variants=correct,theta_one
-  python -m experiments.audit_privacy --num_users=1000 --theta=12 \
+  python -m experiments.audit_privacy --num_users=1000 --theta=12 \\
       --batch_size=32 --max_length=1 --num_runs=0 --variants=double_vote
+  triehh-audit --num_users=10000 --epsilon=2 --num_runs=0
+
+Bad input prints one ``error: ...`` line and exits 1; Ctrl-C exits 130.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 from absl import app
 from absl import flags
 
+from experiments import cli
 from triehh import privacy_audit
 
 FLAGS = flags.FLAGS
@@ -47,13 +51,19 @@ def _fmt(value: float) -> str:
 
 
 def main(argv):
-  del argv
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   epsilon = FLAGS.epsilon
   if FLAGS.theta is None and epsilon is None:
     epsilon = 2.0
   if FLAGS.num_runs < 0 or FLAGS.num_runs == 1:
     raise ValueError(f"--num_runs must be 0 or at least 2, got "
                      f"{FLAGS.num_runs}")
+  if not 0 < FLAGS.confidence < 1:
+    raise ValueError(f"--confidence must be in (0, 1), got {FLAGS.confidence}")
+  if not FLAGS.variants:
+    raise ValueError(f"--variants is empty; name one or more of "
+                     f"{','.join(privacy_audit.VARIANTS)}")
   for variant in FLAGS.variants:
     if variant not in privacy_audit.VARIANTS:
       raise ValueError(f"--variants: unknown variant {variant!r}; use "
@@ -92,14 +102,10 @@ def main(argv):
           "its worst event's bounds. L: levels (max_length + 1).")
 
 
-def checked_main(argv) -> int | None:
-  """``main``; bad input prints one ``error: ...`` line and returns 1."""
-  try:
-    return main(argv)
-  except ValueError as err:
-    print(f"error: {err}", file=sys.stderr)
-    return 1
+def run():
+  """Console-script entry point (``triehh-audit``)."""
+  cli.run(main, sys.modules[__name__])
 
 
 if __name__ == "__main__":
-  app.run(checked_main)
+  run()

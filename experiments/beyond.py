@@ -2,6 +2,7 @@
 who are not always online, on the same users, with their guarantees.
 
   python -m experiments.beyond --report_dir=docs/results
+  triehh-beyond --parts=passes,availability --runs=3
 
 Writes ``<report_dir>/BEYOND.md`` and its figures (``beyond-*.png``):
 

@@ -1,5 +1,13 @@
 """Tests of the experiments.audit_privacy driver."""
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
 from tests.experiments import drivers
 
 
@@ -37,3 +45,44 @@ def test_bad_input_is_one_error_line():
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
     assert out.stdout == ""
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--num_users=x"], "--num_users"),
+    (["--confidence=2", "--num_runs=10"], "--confidence"),
+    (["--variants="], "--variants is empty"),
+    (["--num_runs=0", "stray"], "unexpected arguments"),
+    (["--epsilon=inf", "--num_runs=0"], "epsilon"),
+])
+def test_cli_convention_bad_flags(flags, needle):
+  out = drivers.run_module("experiments.audit_privacy", *flags)
+  assert "Traceback" not in out.stderr
+  assert out.returncode == 1, out.stderr
+  lines = out.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+  assert needle in lines[0]
+  assert out.stdout == ""
+
+
+def test_help_lists_its_flags():
+  out = drivers.run_module("experiments.audit_privacy", "--help")
+  assert out.returncode == 0, out.stderr
+  for flag in ("--num_users", "--epsilon", "--theta", "--batch_size",
+               "--variants", "--num_runs", "--confidence", "--adjacency"):
+    assert f"  {flag}:" in out.stdout, flag
+  assert "triehh-audit" in out.stdout
+
+
+def test_ctrl_c_exits_130_without_a_traceback():
+  proc = subprocess.Popen(
+      [sys.executable, "-m", "experiments.audit_privacy", "--num_users=10000",
+       "--epsilon=2", "--num_runs=1000000"], cwd=drivers.ROOT,
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+      env=dict(os.environ, PYTHONUNBUFFERED="1"))
+  # The header is printed once the flags are checked; the runs follow.
+  assert "variant" in proc.stdout.readline()
+  time.sleep(1)
+  proc.send_signal(signal.SIGINT)
+  _, err = proc.communicate(timeout=60)
+  assert proc.returncode == 130, err
+  assert "Traceback" not in err and err.strip() == "interrupted"

@@ -112,8 +112,18 @@ def test_tiny_population_says_so_in_the_users_terms(tmp_path):
 def test_every_console_command_has_a_real_help():
   with open(os.path.join(drivers.ROOT, "pyproject.toml"), "rb") as f:
     scripts = tomllib.load(f)["project"]["scripts"]
+  # Every driver module of experiments/ is a console command.
+  drivers_dir = os.path.join(drivers.ROOT, "experiments")
+  modules = set()
+  for name in os.listdir(drivers_dir):
+    if name.endswith(".py"):
+      with open(os.path.join(drivers_dir, name), encoding="utf-8") as f:
+        if "__main__" in f.read():
+          modules.add(f"experiments.{name[:-3]}")
+  assert {entry.split(":")[0] for entry in scripts.values()} == modules
   assert set(scripts) == {"triehh-run", "triehh-sfp", "triehh-summarize",
-                          "triehh-theory-tables", "triehh-reproduce"}
+                          "triehh-theory-tables", "triehh-reproduce",
+                          "triehh-sweep", "triehh-audit", "triehh-beyond"}
   shared = ("--epsilon", "--dataset", "--data_path", "--num_runs",
             "--output_dir", "--num_users")
   own = {"triehh-run": ("--engine", "--theta") + shared,
@@ -123,7 +133,14 @@ def test_every_console_command_has_a_real_help():
          "triehh-theory-tables": ("--populations", "--frequencies",
                                   "--probability"),
          "triehh-reproduce": ("--output_dir", "--report_dir",
-                              "--triehh_runs", "--sfp_runs")}
+                              "--triehh_runs", "--sfp_runs"),
+         "triehh-sweep": ("--algorithms", "--epsilons", "--engines",
+                          "--datasets", "--settings", "--thresholds",
+                          "--workers", "--progress") + shared,
+         "triehh-audit": ("--num_users", "--epsilon", "--theta",
+                          "--variants", "--num_runs", "--confidence"),
+         "triehh-beyond": ("--report_dir", "--runs", "--parts",
+                           "--sentiment140_path")}
   for name, entry in scripts.items():
     module, function = entry.split(":")
     # As the installed script runs it: argv[0] is the command's name.
