@@ -17,6 +17,11 @@ SFP's to SFP cells, each data flag to the data sets it describes); a flag
 that applies to no cell is an error. A singular flag (``--epsilon``,
 ``--engine``, ...) is a list of one.
 
+Before any run, every cell's parameters are checked on its data set (each
+data set loaded once): a cell outside Theorem 1, one whose calibration
+cannot be met on its n users or with SFP options that do not fit stops the
+sweep with one ``error: cell [...]: ...`` line naming it.
+
 Started again with the same flags, a sweep skips the runs already recorded
 (a half-written last line left by a kill is set aside with a message). Two
 sweeps may share ``--output_dir``: a cell is run by one of them at a time
@@ -340,13 +345,16 @@ def main(argv):
         f"{total - left} already in {path}, {left} to run"
         + (f" in {FLAGS.workers} processes" if FLAGS.workers > 1 else ""))
   sys.stdout.flush()
+  # Each data set loaded once, and every cell checked on it, before any run.
+  datasets = sweep.DataCache(FLAGS.cache_dir or None)
+  sweep.check_cells([t.cell for t in tasks], datasets)
   progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
   _PROGRESS[:] = [progress]
   start = time.monotonic()
   try:
     sweep.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
                    cache_dir=FLAGS.cache_dir or None, ks=common.ks(),
-                   on_event=progress)
+                   on_event=progress, datasets=datasets)
   finally:
     progress.close()
   print(f"sweep done: {progress.done} runs in "

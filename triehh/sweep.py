@@ -54,6 +54,7 @@ from triehh import api
 from triehh import data as data_lib
 from triehh.data import paper_populations
 from triehh import metrics
+from triehh import policy
 from triehh import population as population_lib
 from triehh import records as records_lib
 from triehh import synthetic
@@ -408,6 +409,58 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
   if not cells:
     raise ValueError("the sweep has no cells")
   return cells
+
+
+def check_cell(cell: Cell, population: population_lib.Population) -> None:
+  """Checks ``cell``'s parameters on its population without running it.
+
+  TrieHH: the population size and Theorem 1's range or calibration
+  (:func:`triehh.policy.resolve_params`, as ``discover`` resolves them);
+  SFP: its options and the privacy calibration, as ``sfp_discover`` checks
+  them.
+
+  Raises:
+    ValueError: what ``discover`` or ``sfp_discover`` would raise.
+  """
+  c = cell.config
+  if cell.algorithm == "triehh":
+    check_triehh_population(population.num_users)
+    policy.resolve_params(
+        population.num_users, c["data"]["max_length"], epsilon=c["epsilon"],
+        delta=c["delta"], theta=c["theta"], gamma=c["gamma"],
+        batch_size=c["batch_size"], num_sub_rounds=c["num_sub_rounds"],
+        max_num_prefixes=c["max_num_prefixes"],
+        allow_no_guarantee=c["allow_no_guarantee"],
+        single_word=population.is_single_word)
+  else:
+    options = sfp_lib._check_options(  # pylint: disable=protected-access
+        population, top_t=c["top_t"], length=c["length"],
+        num_buckets=sfp_lib.DEFAULT_NUM_BUCKETS,
+        fragment_alphabet=c["fragment_alphabet"],
+        word_budget=c["word_budget"], simulation=c["simulation"],
+        chunk_size=1, num_threads=1, check_puzzle_hash=c["check_puzzle_hash"],
+        max_candidates=1, stitching=c.get("stitching",
+                                          sfp_lib.DEFAULT_STITCHING))
+    sfp_lib._privacy(  # pylint: disable=protected-access
+        population.num_users, c["epsilon"], c["delta"], None,
+        options.word_budget, False)
+
+
+def check_cells(cells: Iterable[Cell], datasets: DataCache) -> None:
+  """Checks every cell on its data set before any cell runs.
+
+  Each data set is loaded once (through ``datasets``, which keeps it for the
+  runs).
+
+  Raises:
+    ValueError: ``cell [<label>]: <problem>`` for the first bad cell.
+  """
+  for cell in cells:
+    population = datasets.get(cell.config["data"]).population
+    try:
+      check_cell(cell, population)
+    except ValueError as err:
+      raise ValueError(f"cell [{cell.label}]: {err}") from err
 
 
 # ---- planning ---------------------------------------------------------------

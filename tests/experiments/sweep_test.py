@@ -89,6 +89,26 @@ def test_a_flag_that_applies_to_no_cell_is_an_error(tmp_path, flags, message):
   assert not (tmp_path / "results.jsonl").exists()
 
 
+@pytest.mark.parametrize("flags, cell, message", [
+    # The first cells are fine: without the check they would run first.
+    (("--epsilons=8,4,0.01",), "triehh/fast default/single eps=0.01",
+     "too few"),
+    (("--theta=2", "--batch_size=500"), "triehh/fast default/single theta=2",
+     "Theorem 1 needs theta"),
+    (("--algorithms=triehh,sfp", "--epsilons=8", "--sfp_length=3",
+      *SMALL_SFP), "sfp default/single eps=8", "length must be even"),
+])
+def test_a_bad_cell_fails_before_any_run(tmp_path, flags, cell, message):
+  code, out, err = drivers.run_in_process(
+      sweep, *SMALL, *flags, f"--output_dir={tmp_path}")
+  assert code == 1, (out, err)
+  lines = err.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith(f"error: cell [{cell}"), err
+  assert message in lines[0]
+  results = tmp_path / "results.jsonl"
+  assert not results.exists() or results.read_text() == ""
+
+
 def test_output_dir_is_required():
   code, _, err = drivers.run_in_process(sweep, "--epsilons=2")
   assert code == 1 and "needs --output_dir" in err
