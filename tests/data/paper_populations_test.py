@@ -44,6 +44,21 @@ def test_calibrated_users_head_then_scaled_tail():
   np.testing.assert_array_equal(users, [500, 250, 188, 62])
 
 
+def test_tail_is_capped_below_the_heads_last_word():
+  head = pd.Series([0.6, 0.1], index=["aaa", "bbb"])
+  tail = pd.Series([10, 1, 1, 1], index=["ccc", "ddd", "eee", "fff"])
+  words, users = pp.calibrated_users(head, tail, 1000)
+  # Scaled, ccc would get 300 * 10/13 = 230.8 users, more than bbb's 100:
+  # it is capped at 99 and the other 201 users go equally to ddd, eee, fff.
+  assert list(words) == ["aaa", "bbb", "ccc", "ddd", "eee", "fff"]
+  np.testing.assert_array_equal(users, [600, 100, 99, 67, 67, 67])
+
+
+def test_capped_shares_refuses_a_mass_the_cap_cannot_hold():
+  with pytest.raises(ValueError, match="cannot hold"):
+    pp.capped_shares(np.array([1.0, 1.0]), 0.5, 0.2)
+
+
 def test_calibrated_users_refuses_a_bad_head():
   with pytest.raises(ValueError, match="sum to"):
     pp.calibrated_users(pd.Series([0.7, 0.4], index=["a", "b"]),
@@ -60,6 +75,10 @@ def test_shipped_single_population_has_the_published_head():
   assert abs(data.truth["the"] - 67_824.87) < 1
   assert abs(data.truth["she"] - 857.7075) < 1
   assert sum(data.truth.values()) == 659_775
+  # The published list stays the top 100.
+  head = pp.published_top100("single")
+  tail = [v for w, v in data.truth.items() if w not in set(head.index)]
+  assert max(tail) < min(data.truth[w] for w in head.index)
   assert data.info["tail_words"] > 1000
 
 
@@ -121,10 +140,10 @@ def test_several_words_need_a_file():
 
 
 def test_options_round_trip():
-  options = pp.data_options("oov", num_users=5000)
+  options = pp.data_options("oov", num_users=100_000)
   assert options["dataset"] == "paper"
   data = pp.from_options(options)
-  assert data.population.num_users == 5000 and data.setting == "oov"
+  assert data.population.num_users == 100_000 and data.setting == "oov"
 
 
 @pytest.mark.skipif(helpers.sentiment140_sample_path() is None,

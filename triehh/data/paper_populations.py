@@ -9,7 +9,14 @@ paper-calibrated one-word population of ``n`` users is built as follows:
    users.
 2. **Tail.** The rest of a real Sentiment140 word-frequency table: every
    word of the table that is not in the head, its count scaled so that the
-   tail holds the remaining mass ``(1 - sum f) * n``. The table is
+   tail holds the remaining mass ``(1 - sum f) * n``, **capped** below the
+   head: no tail word may get as many users as the head's least frequent
+   word (``floor(f_min * n) - 1`` at most), since the published list is the
+   top 100; the mass cut off the capped words goes to the others in
+   proportion to their counts, repeatedly, until none exceeds the cap
+   (water-filling; the sample's tail is far smaller than the full data's,
+   so scaling alone would put 25 single-word and 334 OOV tail words above
+   the 100th published frequency). The table is
    ``data/sentiment140_word_counts.csv.gz`` (``tools/make_word_counts.py``
    derives it from the 88k-user Sentiment140 sample under the paper's
    tokenizer; words held by fewer than ``MIN_USERS`` users are not
@@ -38,6 +45,7 @@ its whole bag of words, so ``F(w)`` is preserved in expectation), seeded.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 
 import numpy as np
@@ -165,6 +173,29 @@ def largest_remainder(values: np.ndarray, total: int) -> np.ndarray:
   return floors
 
 
+def capped_shares(counts: np.ndarray, total: float, cap: float) -> np.ndarray:
+  """``counts`` scaled to sum to ``total`` with no entry above ``cap``.
+
+  Entries above the cap are set to it and the mass they lose is spread over
+  the others in proportion to their counts, until none exceeds the cap.
+
+  Raises:
+    ValueError: if ``len(counts) * cap < total`` (the cap cannot hold it).
+  """
+  counts = np.asarray(counts, dtype=np.float64)
+  if counts.size * cap < total:
+    raise ValueError(f"{counts.size} words capped at {cap:.3g} cannot hold "
+                     f"a mass of {total:.3g}")
+  capped = np.zeros(counts.size, dtype=bool)
+  while True:
+    free = total - cap * capped.sum()
+    out = np.where(capped, cap, counts * free / counts[~capped].sum())
+    over = ~capped & (out > cap)
+    if not over.any():
+      return out
+    capped |= over
+
+
 def calibrated_users(head: pd.Series, tail: pd.Series, num_users: int
                      ) -> tuple[np.ndarray, np.ndarray]:
   """Words and users per word: the head's frequencies, the scaled tail.
@@ -176,7 +207,8 @@ def calibrated_users(head: pd.Series, tail: pd.Series, num_users: int
 
   Returns:
     The words (head first, then the tail in table order) and their users,
-    summing to ``num_users`` (see the module docstring).
+    summing to ``num_users``; no tail word has as many users as the head's
+    least frequent word (see the module docstring).
   """
   head_mass = float(head.sum())
   if not 0 < head_mass < 1:
@@ -185,9 +217,10 @@ def calibrated_users(head: pd.Series, tail: pd.Series, num_users: int
   tail = tail[~tail.index.isin(head.index) & (tail.to_numpy() > 0)]
   if not tail.size:
     raise ValueError("the tail table has no word outside the head")
-  tail_share = tail.to_numpy(dtype=np.float64) / float(tail.sum())
-  mass = np.concatenate([head.to_numpy(dtype=np.float64),
-                         tail_share * (1.0 - head_mass)])
+  cap = (math.floor(float(head.min()) * num_users) - 1) / num_users
+  tail_mass = capped_shares(tail.to_numpy(dtype=np.float64),
+                            1.0 - head_mass, cap)
+  mass = np.concatenate([head.to_numpy(dtype=np.float64), tail_mass])
   words = np.concatenate([head.index.to_numpy(dtype=object),
                           tail.index.to_numpy(dtype=object)])
   return words, largest_remainder(mass, num_users)
