@@ -5,6 +5,7 @@ import collections
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -241,3 +242,59 @@ def test_workers_give_the_serial_records(tmp_path):
                for r in read(tmp_path / "parallel"))
   assert len(one) == 8 and one == two
   assert parallel.stderr.count("cell ") == 4
+
+
+def run_on_terminal(*flags, timeout=600) -> tuple[int, str]:
+  """Runs a sweep with stderr on a pseudo-terminal (120 columns).
+
+  Returns the exit status and what the terminal received.
+  """
+  import fcntl  # pylint: disable=g-import-not-at-top
+  import pty  # pylint: disable=g-import-not-at-top
+  import struct  # pylint: disable=g-import-not-at-top
+  import termios  # pylint: disable=g-import-not-at-top
+  master, slave = pty.openpty()
+  fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+  proc = subprocess.Popen(
+      [sys.executable, "-m", "experiments.sweep", *flags], cwd=drivers.ROOT,
+      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+  os.close(slave)
+  chunks = []
+  deadline = time.monotonic() + timeout
+  while time.monotonic() < deadline:
+    try:
+      chunk = os.read(master, 65536)
+    except OSError:  # EIO: the child closed the terminal
+      break
+    if not chunk:
+      break
+    chunks.append(chunk)
+  os.close(master)
+  code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+  return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+  code, screen = run_on_terminal(
+      "--num_users=20000", "--epsilons=4,8", "--num_runs=3",
+      f"--output_dir={tmp_path / 'bar'}")
+  assert code == 0, screen
+  updates = [u for u in screen.replace("\r\n", "\r").split("\r") if "|" in u]
+  # tqdm's bar: runs done/left of the total, elapsed<ETA, the current cell.
+  assert any(" 0/6 " in u for u in updates), updates
+  assert any(" 6/6 " in u for u in updates), updates
+  assert any(re.search(r" [1-5]/6 \[\d\d:\d\d<\d\d:\d\d", u)
+             for u in updates), updates
+  for label in ("triehh/fast default/single eps=4",
+                "triehh/fast default/single eps=8"):
+    assert any(label in u for u in updates), (label, updates)
+  assert "cell 1/2" not in screen  # the bar replaces the per-cell lines
+  code, screen = run_on_terminal(
+      "--num_users=20000", "--epsilons=4,8", "--num_runs=3", "--noprogress",
+      f"--output_dir={tmp_path / 'lines'}")
+  assert code == 0, screen
+  lines = [line for line in screen.splitlines() if line.strip()]
+  assert "|" not in screen and "\r" not in screen.replace("\r\n", "")
+  assert [line.split(" [")[0] for line in lines] == ["cell 1/2", "cell 2/2"]
+  assert "3 runs in" in lines[0] and "3/6 runs done, 3 left" in lines[0]
+  assert "eta " in lines[0] and "elapsed " in lines[0]
