@@ -115,13 +115,21 @@ def data_sets() -> dict[str, dict]:
   return out
 
 
-def cells(data: dict[str, dict]) -> list[tuple[str, sweep.Cell, int]]:
-  """(report setting, cell, runs) of every cell."""
+def cells(data: dict[str, dict], datasets: sweep.DataCache
+          ) -> list[tuple[str, sweep.Cell, int]]:
+  """(report setting, cell, runs) of every cell.
+
+  One-word cells run at delta = 1/n^2 (the default); several-words cells at
+  delta = 1/(300 n), the paper's "delta < 5e-9" at n = 659,775.
+  """
   out = []
   epsilons = [float(e) for e in FLAGS.epsilons]
   for figure, options in data.items():
+    deltas = [None]
+    if figure.startswith("multi"):
+      deltas = [1 / (300 * datasets.get(options).population.num_users)]
     for cell in sweep.expand(algorithms=("triehh",), data=[options],
-                             epsilons=epsilons):
+                             epsilons=epsilons, deltas=deltas):
       runs = (FLAGS.multi_runs if figure.startswith("multi")
               else FLAGS.triehh_runs)
       out.append((figure, cell, runs))
@@ -190,7 +198,8 @@ def main(argv):
   if not data:
     raise ValueError("nothing to run: the several-words setting needs the "
                      "Sentiment140 file (--data_path)")
-  planned = cells(data)
+  datasets = sweep.DataCache(FLAGS.cache_dir or None)
+  planned = cells(data, datasets)
   done = records_lib.completed(records_lib.results_path(FLAGS.output_dir))
   tasks = []
   for _, cell, runs in planned:
@@ -209,7 +218,6 @@ def main(argv):
   sweep.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
                  cache_dir=FLAGS.cache_dir or None, on_event=on_event)
   seconds = time.perf_counter() - start
-  datasets = sweep.DataCache(FLAGS.cache_dir or None)
   series = _series(planned, data, datasets)
   notes = {figure: _describe(figure, datasets.get(options))
            for figure, options in data.items()}

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from triehh.reproduction import numbers
 
@@ -46,12 +47,18 @@ def test_within_and_format():
 
 def test_discovery_by_frequency_shares_per_bin():
   truth = {"aaa": 600.0, "bbb": 300.0, "ccc": 100.0}
-  s = series([["aaa", "bbb"], ["aaa"]], truth=truth)
-  mids, mean, half, counts = numbers.discovery_by_frequency(s, num_bins=3)
+  s = series([["aaa", "bbb"], ["aaa"]], truth=truth, n_users=1000,
+             batch_size=100, theta=5, levels=4)
+  mids, mean, _, counts, bound = numbers.discovery_by_frequency(
+      s, num_bins=3)
   # Bins are log-spaced from 0.1 to 0.6; each word falls in its own bin.
   np.testing.assert_array_equal(counts, [1, 1, 1])
   np.testing.assert_allclose(mean, [0.0, 0.5, 1.0])
   assert np.all(np.diff(mids) > 0)
+  # Proposition 2 for ccc (100 of 1000 users, batch 100, theta 5, 4
+  # levels): P(hypergeometric >= 5) ** 4, by scipy; rising with the count.
+  assert bound[0] == pytest.approx(stats.hypergeom(1000, 100, 100).sf(4)**4)
+  assert np.all(np.diff(bound) >= 0) and bound[-1] <= 1
 
 
 def test_table1_reproduces_the_papers_thetas():

@@ -133,10 +133,12 @@ def metric_of_runs(series: Series, name: str) -> np.ndarray:
 def discovery_by_frequency(series: Series, num_bins: int = 12,
                            min_frequency: float = 1e-5
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                      np.ndarray]:
+                                      np.ndarray, np.ndarray]:
   """Per log-spaced frequency bin: its mid frequency, the mean over runs of
-  the share of the bin's words discovered, its half-width, and the number
-  of words. Words longer than the runs' L are left out (not reportable)."""
+  the share of the bin's words discovered, its half-width, the number of
+  words and Proposition 2's worst case averaged over the bin's words (each
+  at its own count; NaN with several words per user, which have no bound).
+  Words longer than the runs' L are left out (not reportable)."""
   max_length = int(series.records[0]["max_length"])
   words = [w for w, v in series.truth.items()
            if len(w) <= max_length and v / series.n >= min_frequency]
@@ -155,9 +157,13 @@ def discovery_by_frequency(series: Series, num_bins: int = 12,
     shares[i] = np.bincount(which, weights=hit, minlength=num_bins) / (
         np.maximum(counts, 1))
   mean, half = mean_ci(shares)
+  bound = np.full(num_bins, math.nan)
+  if series.figure in ("single", "oov"):
+    bound = np.bincount(which, weights=proposition2_curve(series, freqs),
+                        minlength=num_bins) / np.maximum(counts, 1)
   mids = np.sqrt(edges[:-1] * edges[1:])
   keep = counts > 0
-  return mids[keep], mean[keep], half[keep], counts[keep]
+  return mids[keep], mean[keep], half[keep], counts[keep], bound[keep]
 
 
 def proposition2_curve(series: Series, frequencies: np.ndarray) -> np.ndarray:
