@@ -17,7 +17,7 @@ from triehh import api
 from triehh.engines.tff import runtime
 
 FLAGS = run_triehh.FLAGS
-SMALL = dict(num_users=5000, epsilon=8.0)
+SMALL = dict(num_users=10000, epsilon=8.0)
 
 
 @pytest.fixture(autouse=True)
