@@ -15,6 +15,7 @@ from triehh.availability import diurnal
 from triehh.availability import discover_online
 from triehh.baselines.amplification import sfp_local_epsilon
 from triehh.baselines.sfp import SFPResult
+from triehh.baselines.iblt import iblt_discover
 from triehh.baselines.sfp import sfp_discover
 from triehh.metrics import discovery_rates
 from triehh.metrics import precision_recall_f1
@@ -40,7 +41,7 @@ __all__ = [
     "Trie", "Unprotected", "audit", "calibrate", "discover", "discovery_rate", "discovery_rates",
     "engine_names", "guarantee", "min_population", "precision_recall_f1",
     "register_engine", "top_k",
-    "SFPResult", "sfp_discover", "sfp_local_epsilon",
+    "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal",
 ]
