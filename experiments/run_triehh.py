@@ -182,6 +182,9 @@ def main(argv):
           f"{result.num_participants} sampled users, {result.seconds*1e3:.1f} ms")
     shown = ", ".join(f"{w}:{v}" for w, v in hh[:FLAGS.show])
     print(f"  {shown}{' ...' if len(hh) > FLAGS.show else ''}")
+    if hh:
+      print("  (word:votes; the guarantee covers the words, not the vote "
+            "counts)")
     common.print_metrics(values)
     writer.write(record(result, data, run, seed, values, config, options))
     sys.stdout.flush()
