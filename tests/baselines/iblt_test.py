@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("tensorflow_federated")
 
 import triehh  # pylint: disable=g-import-not-at-top
+from triehh import policy  # pylint: disable=g-import-not-at-top
 from triehh import sampling  # pylint: disable=g-import-not-at-top
 from tests import reference  # pylint: disable=g-import-not-at-top
 from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
@@ -180,6 +181,22 @@ def test_truncated_outputs_are_counted():
                                       triehh.Population.from_user_words(
                                           users, max_length=20).ground_truth())
   assert scores["precision"] == pytest.approx(2 / 3)
+  # Scored, a truncated output is a false positive whatever it matches.
+  assert result.scored() == {"http://twi [truncated]": 6, "sun": 5,
+                             "abcdefghij": 3}
+
+
+def test_batch_size_from_epsilon_is_triehh_batch_size_on_several_words():
+  # Several words per user: TrieHH calibrates by per-round composition.
+  users = [{"sun": 3, "moon": 1}] * 10000 + [{"star": 2}] * 10000
+  pop = triehh.Population.from_user_words(users)
+  trie_params = triehh.discover(pop, epsilon=4.0, seed=0).params
+  plan = iblt.plan_run(pop, k_anonymity=1, epsilon=4.0, seed=0)
+  assert plan.batch_size == trie_params.batch_size
+  assert plan.batch_size != policy.resolve_params(
+      pop.num_users, pop.max_length, epsilon=4.0).batch_size
+  assert plan.options["capacity"] == 3 == len(
+      {str(w) for w in pop.vocabulary[plan.drawn[0][1]]})
 
 
 def test_memory_refusal_names_the_estimate():
@@ -208,6 +225,7 @@ def test_client_bytes_of_tff_sketch():
     (dict(k_anonymity=1, batch_size=10, secure_sum_bitwidth=63),
      "secure_sum_bitwidth"),
 ])
-def test_bad_input_is_named(kwargs, match):
+@pytest.mark.parametrize("run", [iblt.iblt_discover, iblt.plan_run])
+def test_bad_input_is_named(kwargs, match, run):
   with pytest.raises(ValueError, match=match):
-    iblt.iblt_discover(ONE_WORD, **kwargs)
+    run(ONE_WORD, **kwargs)

@@ -45,6 +45,8 @@ compared with TrieHH on the same users:
   the worker by ~5 MB per client). The run is refused, with the estimate,
   when a round would need more than ``max_memory_fraction`` of the
   physical memory.
+  :func:`plan_run` makes every check and the draw without running TFF (a
+  sweep checks its cells with it before any run).
 
 The computations run on the TFF engine's runtime
 (:func:`triehh.engines.tff.runtime.get_runtime`): by default one local C++
@@ -78,6 +80,8 @@ DEFAULT_MAX_MEMORY_FRACTION = 0.5
 # grew TFF's worker by about 5 MB per client.
 WORKER_BYTES_PER_SKETCH_BYTE = 2.0
 ROUNDS = ("sampled", "disjoint")
+# Appended to a truncated output when it is scored (IBLTResult.scored).
+TRUNCATED_MARK = " [truncated]"
 _TENSOR_BYTES = 8  # the IBLT's tensors are int64
 
 
@@ -160,6 +164,13 @@ class IBLTResult:
     """TFF time per participating client (all rounds)."""
     return self.seconds / max(self.params.users_sampled, 1)
 
+  def scored(self) -> dict[str, int]:
+    """``heavy_hitters`` for the metrics: truncated outputs made false
+    positives (renamed ``"<string> [truncated]"``, which no user holds)."""
+    truncated = set(self.params.truncated)
+    return {(w + TRUNCATED_MARK if w in truncated else w): c
+            for w, c in self.heavy_hitters.items()}
+
 
 def privacy_statement(k_anonymity: int) -> str:
   """What the IBLT's threshold guarantees, plainly."""
@@ -174,6 +185,7 @@ def cut(word: str, string_max_bytes: int) -> str:
   return word.encode("utf-8")[:string_max_bytes].decode("utf-8", "replace")
 
 
+@functools.lru_cache(maxsize=64)
 def sketch_shape(capacity: int, string_max_bytes: int,
                  repetitions: int = DEFAULT_REPETITIONS
                  ) -> tuple[int, int, int]:
@@ -281,17 +293,115 @@ def _draw_rounds(pop: population_lib.Population, batch_size: int,
   return drawn
 
 
-def _batch_size(n: int, max_length: int, batch_size: int | None,
-                epsilon: float | None, delta: float | None) -> int:
+def _batch_size(pop: population_lib.Population, max_length: int,
+                batch_size: int | None, epsilon: float | None,
+                delta: float | None) -> int:
+  """The users per round: given, or TrieHH's at (epsilon, delta) on ``pop``
+  (several words per user: per-round composition, as ``discover``)."""
+  n = pop.num_users
   if batch_size is None:
     if epsilon is None:
       raise ValueError("give batch_size, or epsilon (and optionally delta) "
                        "for TrieHH's Corollary 1 batch size")
-    return policy.resolve_params(n, max_length, epsilon=epsilon,
-                                 delta=delta).batch_size
+    return policy.resolve_params(n, max_length, epsilon=epsilon, delta=delta,
+                                 single_word=pop.is_single_word).batch_size
   if epsilon is not None or delta is not None:
     raise ValueError("give either batch_size or epsilon/delta, not both")
   return validation.check_int("batch_size", batch_size, 1, n)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+  """An IBLT run checked and drawn, before TFF runs anything.
+
+  Attributes:
+    population: the population.
+    options: the checked options (``k_anonymity``, ``capacity`` as used,
+      ``string_max_bytes``, ``secure_sum_bitwidth``, ``rounds``,
+      ``repetitions``).
+    batch_size: m, users per round.
+    drawn: per round, its users and the word (vocabulary index) each sends.
+    sketch_shape: shape of a client's sketch.
+    bytes_per_client: bytes of the tensors each client sends.
+    memory_estimate_bytes: worker memory the largest round needs (estimate).
+  """
+
+  population: population_lib.Population
+  options: dict
+  batch_size: int
+  drawn: tuple[tuple[np.ndarray, np.ndarray], ...]
+  sketch_shape: tuple[int, int, int]
+  bytes_per_client: int
+  memory_estimate_bytes: int
+
+
+def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
+             string_max_bytes: int = DEFAULT_STRING_MAX_BYTES,
+             secure_sum_bitwidth: int | None = None,
+             batch_size: int | None = None, epsilon: float | None = None,
+             delta: float | None = None, num_rounds: int | None = None,
+             rounds: str = "sampled", seed: int | None = 0,
+             max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+             repetitions: int = DEFAULT_REPETITIONS,
+             max_memory_fraction: float = DEFAULT_MAX_MEMORY_FRACTION,
+             memory_bytes: int | None = None, alphabet=None,
+             unknown: str | None = None) -> RunPlan:
+  """Checks an IBLT run's options and draws its rounds, without running it.
+
+  Takes :func:`iblt_discover`'s arguments (but ``workers``) and raises what
+  it raises before any TFF call: a bad option, a capacity below a round's
+  distinct strings, a round that would not fit in memory. Imports
+  TensorFlow (the sketch's shape is TFF's).
+
+  Raises:
+    TypeError, ValueError: on a bad option (named) or a capacity below a
+      round's distinct strings.
+    MemoryError: if a round would not fit in memory (with the estimate).
+  """
+  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
+             if v is not None}
+  pop = population_lib.as_population(user_words, max_length, **options)
+  k_anonymity = validation.check_int("k_anonymity", k_anonymity)
+  string_max_bytes = validation.check_int("string_max_bytes",
+                                          string_max_bytes)
+  repetitions = validation.check_int("repetitions", repetitions, 3)
+  if secure_sum_bitwidth is not None:
+    secure_sum_bitwidth = validation.check_int("secure_sum_bitwidth",
+                                               secure_sum_bitwidth, 1, 62)
+  if rounds not in ROUNDS:
+    raise ValueError(f"rounds must be one of {ROUNDS}, got {rounds!r}")
+  if num_rounds is not None:
+    num_rounds = validation.check_int("num_rounds", num_rounds)
+  if not 0 < max_memory_fraction <= 1:
+    raise ValueError("max_memory_fraction must be in (0, 1], got "
+                     f"{max_memory_fraction!r}")
+  if capacity is not None:
+    capacity = validation.check_int("capacity", capacity)
+  m = _batch_size(pop, max_length, batch_size, epsilon, delta)
+  drawn = _draw_rounds(pop, m, rounds, num_rounds, seed)
+  cuts = [{cut(str(w), string_max_bytes) for w in pop.vocabulary[words]}
+          for _, words in drawn]
+  needed = max(len(c) for c in cuts)
+  if capacity is None:
+    capacity = needed
+  if capacity < needed:
+    raise ValueError(
+        f"capacity={capacity} is below the {needed} distinct strings (cut to "
+        f"{string_max_bytes} bytes) among a round's participants; the IBLT "
+        "could not decode them all. Raise capacity or pass None")
+  shape = sketch_shape(capacity, string_max_bytes, repetitions)
+  per_client = client_bytes(shape)
+  estimate = check_memory(max(u.size for u, _ in drawn), per_client,
+                          max_memory_fraction=max_memory_fraction,
+                          memory_bytes=memory_bytes)
+  return RunPlan(
+      population=pop,
+      options=dict(k_anonymity=k_anonymity, capacity=capacity,
+                   string_max_bytes=string_max_bytes,
+                   secure_sum_bitwidth=secure_sum_bitwidth, rounds=rounds,
+                   repetitions=repetitions),
+      batch_size=m, drawn=tuple(drawn), sketch_shape=shape,
+      bytes_per_client=per_client, memory_estimate_bytes=estimate)
 
 
 def iblt_discover(user_words, *, k_anonymity: int,
@@ -351,47 +461,20 @@ def iblt_discover(user_words, *, k_anonymity: int,
       distinct strings.
     MemoryError: if a round would not fit in memory (with the estimate).
   """
-  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
-             if v is not None}
-  pop = population_lib.as_population(user_words, max_length, **options)
-  k_anonymity = validation.check_int("k_anonymity", k_anonymity)
-  string_max_bytes = validation.check_int("string_max_bytes",
-                                          string_max_bytes)
-  repetitions = validation.check_int("repetitions", repetitions, 3)
-  if secure_sum_bitwidth is not None:
-    secure_sum_bitwidth = validation.check_int("secure_sum_bitwidth",
-                                               secure_sum_bitwidth, 1, 62)
-  if rounds not in ROUNDS:
-    raise ValueError(f"rounds must be one of {ROUNDS}, got {rounds!r}")
-  if num_rounds is not None:
-    num_rounds = validation.check_int("num_rounds", num_rounds)
-  if not 0 < max_memory_fraction <= 1:
-    raise ValueError("max_memory_fraction must be in (0, 1], got "
-                     f"{max_memory_fraction!r}")
-  m = _batch_size(pop.num_users, max_length, batch_size, epsilon, delta)
-  drawn = _draw_rounds(pop, m, rounds, num_rounds, seed)
-  cuts = [{cut(str(w), string_max_bytes) for w in pop.vocabulary[words]}
-          for _, words in drawn]
-  needed = max(len(c) for c in cuts)
-  if capacity is None:
-    capacity = needed
-  capacity = validation.check_int("capacity", capacity)
-  if capacity < needed:
-    raise ValueError(
-        f"capacity={capacity} is below the {needed} distinct strings (cut to "
-        f"{string_max_bytes} bytes) among a round's participants; the IBLT "
-        "could not decode them all. Raise capacity or pass None")
-  shape = sketch_shape(capacity, string_max_bytes, repetitions)
-  per_client = client_bytes(shape)
-  estimate = check_memory(max(u.size for u, _ in drawn), per_client,
-                          max_memory_fraction=max_memory_fraction,
-                          memory_bytes=memory_bytes)
-
+  plan = plan_run(
+      user_words, k_anonymity=k_anonymity, capacity=capacity,
+      string_max_bytes=string_max_bytes,
+      secure_sum_bitwidth=secure_sum_bitwidth, batch_size=batch_size,
+      epsilon=epsilon, delta=delta, num_rounds=num_rounds, rounds=rounds,
+      seed=seed, max_length=max_length, repetitions=repetitions,
+      max_memory_fraction=max_memory_fraction, memory_bytes=memory_bytes,
+      alphabet=alphabet, unknown=unknown)
+  pop, drawn = plan.population, plan.drawn
+  options = plan.options
+  k_anonymity = options["k_anonymity"]
+  string_max_bytes = options["string_max_bytes"]
   from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
-  comp = _computation(capacity=capacity, string_max_bytes=string_max_bytes,
-                      k_anonymity=k_anonymity,
-                      secure_sum_bitwidth=secure_sum_bitwidth,
-                      repetitions=repetitions)
+  comp = _computation(**{k: v for k, v in options.items() if k != "rounds"})
   runtime = runtime_lib.get_runtime(workers)
   counts: dict[str, int] = {}
   truncated: set[str] = set()
@@ -414,15 +497,14 @@ def iblt_discover(user_words, *, k_anonymity: int,
         if text in long_cuts:
           truncated.add(text)
   params = IBLTParams(
-      k_anonymity=k_anonymity, capacity=capacity,
-      string_max_bytes=string_max_bytes,
-      secure_sum_bitwidth=secure_sum_bitwidth, batch_size=m, rounds=rounds,
-      num_rounds=len(drawn), users_sampled=int(sum(u.size for u, _ in drawn)),
+      **options, batch_size=plan.batch_size, num_rounds=len(drawn),
+      users_sampled=int(sum(u.size for u, _ in drawn)),
       distinct_users=int(np.unique(np.concatenate([u for u, _ in drawn])).size),
-      n=pop.num_users, max_length=pop.max_length, repetitions=repetitions,
-      sketch_shape=shape, bytes_per_client=per_client,
-      memory_estimate_bytes=estimate, num_not_decoded=not_decoded,
-      num_truncated=len(truncated), truncated=tuple(sorted(truncated)),
+      n=pop.num_users, max_length=pop.max_length,
+      sketch_shape=plan.sketch_shape, bytes_per_client=plan.bytes_per_client,
+      memory_estimate_bytes=plan.memory_estimate_bytes,
+      num_not_decoded=not_decoded, num_truncated=len(truncated),
+      truncated=tuple(sorted(truncated)),
       privacy=privacy_statement(k_anonymity))
   return IBLTResult(
       heavy_hitters=ranking.by_count(counts), params=params, seed=seed,
