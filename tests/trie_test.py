@@ -57,6 +57,32 @@ class GrowTest(parameterized.TestCase):
     self.assertNotIn("bb", trie)
     self.assertEqual(level.num_votes, 6)
 
+  def test_grow_at_reads_only_the_given_entries(self):
+    a = alphabet_lib.Alphabet.of("ab")  # a=0, b=1, $=2
+    trie = trie_lib.Trie(a)
+    trie.grow(np.array([2, 5, 0]), theta=2)  # frontier "a", "b"
+    # Entries "a$" (2), "ba" (3) and "bb" (4) of the six; the rest are zero.
+    level, at = trie.grow_at(np.array([2, 3, 4]), np.array([3, 2, 1]),
+                             theta=2, num_sampled=9)
+    np.testing.assert_array_equal(at, [1])  # "ba", the second entry given
+    self.assertEqual(trie.prefixes(2), ["ba"])
+    np.testing.assert_array_equal(level.parents, [1])
+    np.testing.assert_array_equal(level.prefix_votes, [2])
+    self.assertEqual(trie.heavy_hitters(), {"a": 3})
+    self.assertEqual((level.num_votes, level.num_sampled,
+                      level.num_candidates), (6, 9, 6))
+
+  def test_grow_at_cap_counts_what_it_removed(self):
+    a = alphabet_lib.Alphabet.of("ab")  # a=0, b=1, $=2
+    trie = trie_lib.Trie(a)
+    # "a" 4, "b" 5, "$" 3 votes: the cap of one keeps "b" and the empty word.
+    level, at = trie.grow_at(np.array([0, 1, 2]), np.array([4, 5, 3]),
+                             theta=2, max_num_prefixes=1)
+    np.testing.assert_array_equal(at, [1])
+    self.assertEqual(trie.prefixes(1), ["b"])
+    self.assertEqual(level.num_capped, 1)
+    self.assertEqual(level.terminated.shape, (1, 1))
+
   def test_candidate_extensions_follow_the_vote_layout(self):
     a = alphabet_lib.Alphabet.of("ab")
     trie = trie_lib.Trie(a)

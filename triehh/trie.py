@@ -74,7 +74,7 @@ def _extended(frontier: np.ndarray, parents: np.ndarray,
               symbols: np.ndarray) -> np.ndarray:
   """``int32 [k, depth + 1]`` frontier prefixes ``parents`` + ``symbols``."""
   codes = np.empty((parents.size, frontier.shape[1] + 1), dtype=np.int32)
-  codes[:, :-1] = frontier[parents]
+  np.take(frontier, parents, axis=0, out=codes[:, :-1])
   codes[:, -1] = symbols
   return codes
 
@@ -177,17 +177,34 @@ class Trie:
       raise ValueError(f"vote vector has shape {votes.shape}, expected "
                        f"({expected},) for a frontier of "
                        f"{self.frontier.shape[0]} prefixes")
-    a1 = self.alphabet.num_extensions
     if support is None:
-      values, above = votes, np.flatnonzero(votes >= theta)
-    else:
-      values = votes[support]
-      above = support[values >= theta]
-    kept = above
+      support = np.arange(expected)
+    level, new = self.grow_at(support, votes[support], theta,
+                              max_num_prefixes, num_sampled=num_sampled)
+    return level, support[new]
+
+  def grow_at(self, index: np.ndarray, votes: np.ndarray, theta: int,
+              max_num_prefixes: int | None = None, *, num_sampled: int = 0
+              ) -> tuple[TrieLevel, np.ndarray]:
+    """Adds one level from the votes at some entries of the vote vector.
+
+    The sparse form of :meth:`grow`: ``index`` holds increasing vote indices
+    (in ``[0, num_candidates)``, not checked) and ``votes`` the votes there;
+    every other entry of the round's vote vector is zero.
+
+    Returns the new level and the positions in ``index`` of the entries that
+    became frontier prefixes (in the order of ``level.prefixes``).
+    """
+    a1 = self.alphabet.num_extensions
+    at = np.flatnonzero(votes >= theta)
     if max_num_prefixes is not None:
-      kept = _capped(above, votes[above], max_num_prefixes, a1)
-    kept_votes = votes[kept].astype(np.int64)
-    parents, ext = np.divmod(kept, a1)
+      capped = _capped(index[at], votes[at], max_num_prefixes, a1)
+      num_capped = at.size - capped.size
+      at = at[np.isin(index[at], capped, assume_unique=True)]
+    else:
+      num_capped = 0
+    kept_votes = votes[at].astype(np.int64)
+    parents, ext = np.divmod(index[at], a1)
     is_end = ext == self.alphabet.end_code
     new = ~is_end
     frontier = self.frontier
@@ -199,10 +216,10 @@ class Trie:
         terminated=_extended(frontier, parents[is_end], ext[is_end]),
         terminated_votes=kept_votes[is_end],
         terminated_parents=parents[is_end].astype(np.int32),
-        num_candidates=expected, num_sampled=int(num_sampled),
-        num_votes=int(values.sum()), num_capped=above.size - kept.size)
+        num_candidates=frontier.shape[0] * a1, num_sampled=int(num_sampled),
+        num_votes=int(votes.sum()), num_capped=num_capped)
     self.levels.append(level)
-    return level, kept[new]
+    return level, at[new]
 
   def heavy_hitters(self) -> dict[str, int]:
     """Discovered words (paths ending in the end symbol) -> their votes.

@@ -97,7 +97,7 @@ class _CellVotes:
   def count_cells(self, trie: trie_lib.Trie, cells: vote_counts.RoundCells,
                   counts: np.ndarray, batches: Sequence[slice]) -> np.ndarray:
     del trie, batches  # a round's votes are the sum of its sub-rounds'
-    return vote_counts.votes_of(cells, counts)
+    return counts[:cells.vote_index.size]
 
   def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
             kept: np.ndarray) -> None:

@@ -55,7 +55,10 @@ class VoteCounter(Protocol):
 
   def count_cells(self, trie: trie_lib.Trie, cells: vote_counts.RoundCells,
                   counts: np.ndarray, batches: Sequence[slice]) -> np.ndarray:
-    """The round's vote vector from its cell counts (one-word populations).
+    """The votes of the round's (prefix, symbol) cells (one-word populations).
+
+    Returns ``int64 [c]``: the votes at ``cells.vote_index`` (every other
+    entry of the round's vote vector is zero, those cells hold no users).
 
     Args:
       trie: the trie so far.
@@ -116,7 +119,10 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
           rng, tables, depth, frontier_ids, batch_size)
       votes = counter.count_cells(trie, cells, cell_counts,
                                   _batches(batch_size, num_sub_rounds))
-      num_sampled = batch_size
+      level, at = trie.grow_at(cells.vote_index, votes, theta,
+                               max_num_prefixes, num_sampled=batch_size)
+      kept = cells.vote_index[at]
+      frontier_ids = cells.child_ids[at]
     else:
       users = sampling.round_users(rng, population.num_users, batch_size,
                                    schedule, depth)
@@ -125,16 +131,11 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
       ranks = sampling.draw_word_ranks(rng, population, users)
       votes = counter.count(trie, users, ranks,
                             _batches(users.size, num_sub_rounds))
-      num_sampled = users.size
-    level, kept = trie.grow(
-        votes, theta, max_num_prefixes, num_sampled=num_sampled,
-        # Only cells with users can hold votes.
-        support=cells.vote_index if cell_level else None)
+      level, kept = trie.grow(votes, theta, max_num_prefixes,
+                              num_sampled=users.size)
     counter.grown(trie, level, kept)
     if not level.grew:
       break
-    if cell_level:
-      frontier_ids = vote_counts.next_frontier(cells, kept)
   return trie
 
 

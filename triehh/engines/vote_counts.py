@@ -34,7 +34,6 @@ after the first stage, seed for seed.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
 
 import numpy as np
 
@@ -73,7 +72,10 @@ def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
 def _draw(users: np.ndarray, total: int, m: int,
           rng: np.random.Generator) -> np.ndarray:
   """Thinning, then the exact top-up (module docstring)."""
-  kept = rng.binomial(users, m / total)
+  # Empty cells draw nothing from the generator: leave them out.
+  occupied = np.flatnonzero(users)
+  kept = np.zeros_like(users)
+  kept[occupied] = rng.binomial(users[occupied], m / total)
   kept_total = int(kept.sum())
   if kept_total == m:
     return kept
@@ -220,7 +222,8 @@ def users_by_position(population: population_lib.Population) -> np.ndarray:
 # ---- one round ---------------------------------------------------------------
 
 
-class RoundCells(NamedTuple):
+@dataclasses.dataclass(frozen=True, eq=False)
+class RoundCells:
   """The cells of one round, for a frontier of ``k`` prefixes.
 
   Cells are ordered: the ``c`` (frontier prefix, symbol) cells that some
@@ -234,21 +237,40 @@ class RoundCells(NamedTuple):
     child_ids: ``int64 [c]`` the length-``depth`` prefix id of each
       (prefix, symbol) cell.
     users: ``int64 [c + k + 1]`` users in each cell.
-    first: ``int64 [c + k]`` position of each frontier cell's first user (its
-      users are the next ``users`` positions).
-    frontier_first: ``int64 [k]`` position of each frontier prefix's first
-      user, whose ``frontier_users`` users span all its cells.
-    frontier_users: ``int64 [k]`` users per frontier prefix.
     num_votes: length of the vote vector, ``k * (A + 1)``.
+    frontier_ids: ``int64 [k]`` the frontier's prefix ids.
+    level_first, parent_first, parent_users: the tables' ``first`` of the
+      round's level and ``first`` and ``users`` of the frontier's level,
+      from which the positions below are derived when an engine asks.
   """
 
   vote_index: np.ndarray
   child_ids: np.ndarray
   users: np.ndarray
-  first: np.ndarray
-  frontier_first: np.ndarray
-  frontier_users: np.ndarray
   num_votes: int
+  frontier_ids: np.ndarray
+  level_first: np.ndarray
+  parent_first: np.ndarray
+  parent_users: np.ndarray
+
+  @property
+  def frontier_first(self) -> np.ndarray:
+    """``int64 [k]`` position of each frontier prefix's first user, whose
+    :attr:`frontier_users` users span all its cells."""
+    return self.parent_first[self.frontier_ids]
+
+  @property
+  def frontier_users(self) -> np.ndarray:
+    """``int64 [k]`` users per frontier prefix."""
+    return self.parent_users[self.frontier_ids]
+
+  @property
+  def first(self) -> np.ndarray:
+    """``int64 [c + k]`` position of each frontier cell's first user (its
+    users are the next ``users`` positions)."""
+    # Words with no next symbol sort first among their prefix's words.
+    return np.concatenate([self.level_first[self.child_ids],
+                           self.frontier_first])
 
 
 def round_cells(tables: PrefixUsers, depth: int,
@@ -271,21 +293,19 @@ def round_cells(tables: PrefixUsers, depth: int,
   # Each frontier prefix's children are consecutive ids from its start.
   children = np.arange(parent.size, dtype=np.int64)
   children += (starts - (lengths.cumsum() - lengths))[parent]
-  child_users = tables.users[depth][children]
-  frontier_users = tables.users[depth - 1][frontier_ids]
-  frontier_first = tables.first[depth - 1][frontier_ids]
   users = np.empty(children.size + k + 1, dtype=np.int64)
-  users[:children.size] = child_users
-  users[children.size:-1] = tables.no_symbol[depth - 1][frontier_ids]
-  users[-1] = tables.num_users - frontier_users.sum()
+  np.take(tables.users[depth], children, out=users[:children.size])
+  np.take(tables.no_symbol[depth - 1], frontier_ids,
+          out=users[children.size:-1])
+  users[-1] = tables.num_users - users[:-1].sum()
   vote_index = parent * tables.num_extensions
   vote_index += tables.child_symbols[depth][children]
-  return RoundCells(
-      vote_index=vote_index, child_ids=children, users=users,
-      # Words with no next symbol sort first among their prefix's words.
-      first=np.concatenate([tables.first[depth][children], frontier_first]),
-      frontier_first=frontier_first, frontier_users=frontier_users,
-      num_votes=k * tables.num_extensions)
+  return RoundCells(vote_index=vote_index, child_ids=children, users=users,
+                    num_votes=k * tables.num_extensions,
+                    frontier_ids=frontier_ids,
+                    level_first=tables.first[depth],
+                    parent_first=tables.first[depth - 1],
+                    parent_users=tables.users[depth - 1])
 
 
 def votes_of(cells: RoundCells, counts: np.ndarray) -> np.ndarray:

@@ -231,7 +231,12 @@ class _ProcessVotes:
     """Draws the users inside each cell; they are the round's clients."""
     positions = vote_counts.sample_members(cells, counts, self._member_rng)
     users = _users_by_position(self._pop)[positions]
-    return self.count(trie, users, None, batches)
+    votes = self.count(trie, users, None, batches)
+    at_cells = votes[cells.vote_index]
+    if at_cells.sum() != votes.sum():
+      raise RuntimeError("the TFF process counted votes for an extension "
+                         "that no sampled user holds")
+    return at_cells
 
   def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
             kept: np.ndarray) -> None:
