@@ -1,13 +1,15 @@
-"""Summarises run_triehh / run_sfp results as the paper reports them.
+"""Summarises run_triehh / run_sfp / sweep results as the paper reports them.
 
 Reads the ``results.jsonl`` files the drivers write and prints:
 
 1. Per configuration (algorithm, engine, data set, setting, n, target
-   epsilon, SFP's T): the number of runs and, for every metric in the
-   records (``precision@K``, ``recall@K``, ``f1@K``, ``precision``,
-   ``num_discovered``), the mean over runs with a confidence interval (the
-   F1-vs-K figures and Table 2 of the paper as a table), then Table 2's
-   compact view (recall at ``--table_k`` and precision).
+   epsilon, SFP's T, IBLT's k-anonymity): the number of runs and, for
+   every metric in the records (``precision@K``, ``recall@K``, ``f1@K``,
+   ``precision``, ``num_discovered``), the mean over runs with a
+   confidence interval (the F1-vs-K figures and Table 2 of the paper as a
+   table), then Table 2's compact view (recall at ``--table_k`` and
+   precision). IBLT runs (from a sweep) are their own rows, with epsilon
+   ``none``: their k-anonymity is not differential privacy.
 2. With ``--truth_from_dataset``: the population is rebuilt from the same
    data-set flags the runs used (``common.load_dataset``, from the cache when
    there is one) and, per TrieHH configuration, the discovery rate of each
@@ -137,9 +139,13 @@ def print_compact_table(groups: Sequence[Group], table: pd.DataFrame,
     if group.get("top_t") is not None:
       name += f" (T={group.get('top_t')})"
     eps = group.get("epsilon")
+    if name == "iblt":  # k-anonymity, no epsilon
+      name += f" (k={group.get('k_anonymity')})"
+      eps = "none"
+    elif eps is not None:
+      eps = f"{eps:g}"
     rows.append((name, f"{group.get('dataset')} {group.get('setting')}",
-                 f"{group.get('n_users'):,}",
-                 f"{eps:g}" if eps is not None else "?",
+                 f"{group.get('n_users'):,}", eps or "?",
                  str(int(recall["runs"].iloc[0])),
                  _row_cell(recall), _row_cell(precision),
                  group.variant))

@@ -1,7 +1,8 @@
-"""Runs a grid of TrieHH and SFP experiments, resumably, with progress.
+"""Runs a grid of TrieHH, SFP and IBLT experiments, resumably, with progress.
 
 One cell per algorithm x engine (TrieHH) x data set x setting x epsilon x
-delta x T (SFP), ``--num_runs`` runs per cell with the seeds ``--seed``,
+delta x T (SFP) x k-anonymity (IBLT), ``--num_runs`` runs per cell with the
+seeds ``--seed``,
 ``--seed`` + 1, ... as ``run_triehh`` and ``run_sfp`` use them, each run
 appended to ``<output_dir>/results.jsonl`` as the record those drivers
 write. With only ``--algorithms``, ``--epsilons``, ``--num_runs`` and
@@ -16,6 +17,16 @@ concerns (TrieHH's to TrieHH cells, the TFF flags to ``--engines=tff``,
 SFP's to SFP cells, each data flag to the data sets it describes); a flag
 that applies to no cell is an error. A singular flag (``--epsilon``,
 ``--engine``, ...) is a list of one.
+
+``--algorithms=iblt`` adds cells of TFF's IBLT heavy hitters
+(``triehh.baselines.iblt``) on the users TrieHH samples for the same seed:
+rounds of TrieHH's batch size at each (``--epsilons``, ``--deltas``), with
+``--k_anonymities`` (default: TrieHH's theta there) and the ``--iblt_*``
+flags. Their records have no (epsilon, delta): k-anonymity is not
+differential privacy (``privacy``, ``matched_epsilon`` say so).
+
+  python -m experiments.sweep --algorithms=triehh,iblt --epsilons=1 \
+      --num_users=100000 --num_runs=3 --output_dir=out
 
 Before any run, every cell's parameters are checked on its data set (each
 data set loaded once): a cell outside Theorem 1, one whose calibration
@@ -47,6 +58,7 @@ from experiments import run_triehh
 from triehh import data as data_lib
 from triehh import records
 from triehh import sweep
+from triehh.baselines import iblt
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)
@@ -54,7 +66,8 @@ flags.adopt_module_key_flags(run_triehh)
 flags.adopt_module_key_flags(run_sfp)
 
 flags.DEFINE_list("algorithms", ["triehh"],
-                  "Algorithms: triehh and/or sfp.")
+                  "Algorithms: triehh, sfp and/or iblt (TFF's IBLT heavy "
+                  "hitters on TrieHH's sampled users; k-anonymity, not DP).")
 flags.DEFINE_list("engines", None,
                   "TrieHH engines: fast and/or tff (default: --engine).")
 flags.DEFINE_list("datasets", None,
@@ -71,6 +84,29 @@ flags.DEFINE_list("deltas", None,
 flags.DEFINE_list("thresholds", None,
                   "SFP's T values, tuples kept per fragment position "
                   "(default: --top_t).")
+flags.DEFINE_list("k_anonymities", None,
+                  "IBLT's k-anonymity thresholds, integers >= 1 or 'theta' "
+                  "(TrieHH's theta at the cell's epsilon and delta; the "
+                  "default).")
+flags.DEFINE_integer("iblt_capacity", None,
+                     "IBLT: distinct strings a sketch holds (default: the "
+                     "most distinct strings of a round's participants).",
+                     lower_bound=1)
+flags.DEFINE_integer("iblt_string_max_bytes", None,
+                     "IBLT: strings are cut to this many UTF-8 bytes "
+                     "(default: --max_length); cut outputs count as false "
+                     "positives.", lower_bound=1)
+flags.DEFINE_integer("iblt_num_rounds", None,
+                     "IBLT rounds per run (default: 1 with "
+                     "--iblt_round_draw=sampled, every user once with "
+                     "disjoint).", lower_bound=1)
+flags.DEFINE_enum("iblt_round_draw", "sampled", list(iblt.ROUNDS),
+                  "IBLT: each round a fresh TrieHH-style sample (the first "
+                  "is TrieHH's first round), or disjoint passes.")
+flags.DEFINE_integer("iblt_secure_sum_bitwidth", None,
+                     "IBLT: sum sketches with TFF's secure sum at this bit "
+                     "width (1 to 62; default: plain sum).", lower_bound=1,
+                     upper_bound=62)
 flags.DEFINE_integer("workers", 1, "Processes running cells.",
                      lower_bound=1)
 flags.DEFINE_bool("progress", True,
@@ -103,7 +139,7 @@ _DATASETS = ("default", "synthetic") + tuple(data_lib.DATASETS)
 
 flags.register_validator(
     "algorithms", _all(lambda v: v in records.ALGORITHMS),
-    "--algorithms must be triehh and/or sfp, comma separated")
+    "--algorithms must be among triehh, sfp, iblt, comma separated")
 flags.register_validator(
     "engines", _all(lambda v: v in sweep.ENGINES),
     "--engines must be fast and/or tff, comma separated")
@@ -124,6 +160,11 @@ flags.register_validator(
     "thresholds", _all(lambda v: v.strip().isdigit() and int(v) >= 1),
     "--thresholds must be positive integers, comma separated, e.g. "
     "--thresholds=20,80")
+flags.register_validator(
+    "k_anonymities", _all(lambda v: v.strip() == "theta" or (
+        v.strip().isdigit() and int(v) >= 1)),
+    "--k_anonymities must be integers >= 1 or theta, comma separated, e.g. "
+    "--k_anonymities=theta,5,20")
 
 # Flags of one algorithm's cells (the lists are checked separately).
 _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
@@ -133,6 +174,9 @@ _TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
 _SFP_FLAGS = ("top_t", "threshold", "thresholds", "cms_k", "cms_m",
               "sfp_length", "fragment_alphabet", "word_budget", "simulation",
               "check_puzzle_hash")
+_IBLT_FLAGS = ("k_anonymities", "iblt_capacity", "iblt_string_max_bytes",
+               "iblt_num_rounds", "iblt_round_draw",
+               "iblt_secure_sum_bitwidth")
 # Flags that print a single run's words: a sweep prints none.
 _PRINT_FLAGS = ("show", "sfp_show")
 # Plural flag -> the singular flag it replaces.
@@ -164,6 +208,17 @@ def _top_ts() -> list[int]:
       raise ValueError("--thresholds lists a value twice")
     return values
   return [run_sfp.top_t()]
+
+
+def _k_anonymities() -> list[int | None]:
+  """IBLT's thresholds; None stands for TrieHH's theta."""
+  if FLAGS.k_anonymities is None:
+    return [None]
+  values = [None if v.strip() == "theta" else int(v)
+            for v in FLAGS.k_anonymities]
+  if len(set(values)) < len(values):
+    raise ValueError("--k_anonymities lists a value twice")
+  return values
 
 
 def _refuse(names, why: str) -> None:
@@ -226,11 +281,15 @@ def check_flags() -> list[sweep.Cell]:
   _refuse(_PRINT_FLAGS, "applies to no cell: a sweep prints no words")
   triehh_cells = "triehh" in algorithms
   sfp_cells = "sfp" in algorithms
+  iblt_cells = "iblt" in algorithms
   if not triehh_cells:
     _refuse(_TRIEHH_FLAGS + _TFF_FLAGS, "applies to TrieHH cells only; add "
             "triehh to --algorithms")
   if not sfp_cells:
     _refuse(_SFP_FLAGS, "applies to SFP cells only; add sfp to --algorithms")
+  if not iblt_cells:
+    _refuse(_IBLT_FLAGS, "applies to IBLT cells only; add iblt to "
+            "--algorithms")
   engines = _list("engines") if triehh_cells else ["fast"]
   if "tff" not in engines:
     _refuse(_TFF_FLAGS, "applies to --engines=tff only")
@@ -238,20 +297,21 @@ def check_flags() -> list[sweep.Cell]:
   if triehh_cells and FLAGS.theta is not None:
     theta = {"theta": FLAGS.theta, "gamma": FLAGS.gamma,
              "batch_size": FLAGS.batch_size}
-    if not sfp_cells:
+    if not (sfp_cells or iblt_cells):
       _refuse(("epsilon", "epsilons", "delta", "deltas"),
               "applies to no cell: TrieHH cells given --theta are not "
-              "calibrated from epsilon (add sfp to --algorithms?)")
+              "calibrated from epsilon (add sfp or iblt to --algorithms?)")
   elif FLAGS.gamma is not None or FLAGS.batch_size is not None:
     raise ValueError("--gamma and --batch_size need --theta")
   epsilons = [float(e) for e in _list("epsilons")]
   deltas = [None if d is None else float(d) for d in _list("deltas")]
   top_ts = _top_ts() if sfp_cells else [run_sfp.FLAGS.top_t]
+  k_anonymities = _k_anonymities() if iblt_cells else [None]
   data = _data_options(_list("datasets"), _list("settings"))
   tff = run_triehh.engine_options("tff") if "tff" in engines else {}
   return sweep.expand(
       algorithms=algorithms, data=data, engines=engines, epsilons=epsilons,
-      deltas=deltas, top_ts=top_ts,
+      deltas=deltas, top_ts=top_ts, k_anonymities=k_anonymities,
       triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
                       "max_num_prefixes": FLAGS.max_num_prefixes,
                       "allow_no_guarantee": FLAGS.allow_no_guarantee},
@@ -261,7 +321,12 @@ def check_flags() -> list[sweep.Cell]:
                    "fragment_alphabet": FLAGS.fragment_alphabet,
                    "word_budget": FLAGS.word_budget,
                    "simulation": FLAGS.simulation,
-                   "check_puzzle_hash": FLAGS.check_puzzle_hash})
+                   "check_puzzle_hash": FLAGS.check_puzzle_hash},
+      iblt_options={"capacity": FLAGS.iblt_capacity,
+                    "string_max_bytes": FLAGS.iblt_string_max_bytes,
+                    "num_rounds": FLAGS.iblt_num_rounds,
+                    "rounds": FLAGS.iblt_round_draw,
+                    "secure_sum_bitwidth": FLAGS.iblt_secure_sum_bitwidth})
 
 
 def _clock(seconds: float) -> str:
@@ -347,7 +412,8 @@ def main(argv):
   sys.stdout.flush()
   # Each data set loaded once, and every cell checked on it, before any run.
   datasets = sweep.DataCache(FLAGS.cache_dir or None)
-  sweep.check_cells([t.cell for t in tasks], datasets)
+  sweep.check_cells([t.cell for t in tasks], datasets,
+                    sweep.seeds_of(FLAGS.seed, FLAGS.num_runs))
   progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
   _PROGRESS[:] = [progress]
   start = time.monotonic()

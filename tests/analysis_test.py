@@ -93,3 +93,44 @@ def test_results_paths_and_bins(tmp_path):
   np.testing.assert_allclose(edges, [1e-4, 1e-3, 1e-2])
   with pytest.raises(ValueError, match="num_bins"):
     analysis.frequency_bins(np.array([0.1]), 0)
+
+
+def iblt_run(seed, recall, k=12, capacity=40, config_capacity=None,
+             matched_epsilon=4.0, batch_size=100):
+  return {"algorithm": "iblt", "dataset": "d", "setting": "single",
+          "n_users": 1000, "seed": seed, "epsilon": None, "delta": None,
+          "has_guarantee": False, "target_epsilon": None,
+          "matched_epsilon": matched_epsilon, "matched_delta": 1e-6,
+          "k_anonymity": k, "capacity": capacity, "batch_size": batch_size,
+          "max_length": 10, "string_max_bytes": 10, "round_draw": "sampled",
+          "repetitions": 3, "discovered": ["a"],
+          "config": {"algorithm": "iblt", "capacity": config_capacity,
+                     "k_anonymity": k, "epsilon": matched_epsilon},
+          "metrics": {"recall@10": recall, "precision": 1.0}}
+
+
+def test_iblt_runs_are_their_own_rows_without_epsilon(tmp_path):
+  rows = [run(0, 0.5), run(0, 0.9, algorithm="sfp"),
+          # One cell whose capacity, left to each round, differs by seed.
+          iblt_run(0, 0.2, capacity=40), iblt_run(1, 0.4, capacity=44),
+          iblt_run(0, 0.6, k=5), iblt_run(0, 0.8, matched_epsilon=1.0,
+                                          batch_size=50)]
+  got, reports = analysis.read_records([write(tmp_path / "r.jsonl", rows)])
+  assert reports[0].records == 6 and reports[0].num_skipped == 0
+  groups = analysis.group_runs(got)
+  assert [g.get("algorithm") for g in groups] == [
+      "triehh", "sfp", "iblt", "iblt", "iblt"]
+  iblt_groups = groups[2:]
+  assert all(g.get("epsilon") is None and g.get("delta") is None
+             for g in iblt_groups)
+  pooled = [g for g in iblt_groups if len(g.records) == 2]
+  assert len(pooled) == 1 and pooled[0].get("iblt_capacity") == "auto"
+  assert pooled[0].label == (
+      "iblt (12-anonymity, not DP), d single, n=1,000, m=100 (TrieHH's at "
+      "epsilon=4, delta=1e-06)")
+  assert "not DP" in iblt_groups[0].label
+  table = analysis.metric_table(groups, 0.95)
+  recall = table[(table["metric"] == "recall") & (table["algorithm"] ==
+                                                  "iblt")]
+  assert sorted(recall["mean"]) == pytest.approx([0.3, 0.6, 0.8])
+  assert set(recall["k_anonymity"]) == {5, 12}

@@ -36,8 +36,29 @@ def sfp_record(**changes):
   return records.RunRecord(**fields)
 
 
+def iblt_record(**changes):
+  fields = dict(
+      algorithm="iblt", dataset="default", setting="single", n_users=1000,
+      run=0, seed=5, epsilon=None, delta=None, has_guarantee=False,
+      target_epsilon=None, target_delta=None, accounting="none",
+      privacy="k-anonymity (k=12), not (epsilon, delta)-differential "
+      "privacy: ...", matched_epsilon=4.0, matched_delta=1e-6,
+      k_anonymity=12, capacity=40, string_max_bytes=10,
+      secure_sum_bitwidth=None, round_draw="sampled", repetitions=3,
+      sketch_shape=[3, 28, 6], bytes_per_client=4704,
+      memory_estimate_bytes=1034880, batch_size=110, max_length=10, rounds=1,
+      num_participants=110, distinct_users=110, num_not_decoded=0,
+      num_truncated=1, truncated=["http://twi"],
+      discovered=["the", "http://twi"], counts=[20, 13],
+      metrics={"recall@10": 0.1, "precision": 0.5}, seconds=0.3,
+      seconds_per_client=0.3 / 110, round_seconds=[0.3],
+      config={"algorithm": "iblt", "epsilon": 4.0, "k_anonymity": None})
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
 def test_json_round_trip_keeps_every_field():
-  for record in (triehh_record(), sfp_record()):
+  for record in (triehh_record(), sfp_record(), iblt_record()):
     line = record.to_json()
     assert "\n" not in line
     assert records.RunRecord.from_json(line) == record
@@ -52,6 +73,26 @@ def test_json_holds_only_the_fields_of_the_algorithm():
   assert not {"engine", "theta"} & sfp_keys
   assert {"config", "config_key", "has_guarantee", "schema_version",
           "seed", "metrics"} <= triehh_keys & sfp_keys
+  iblt_keys = set(json.loads(iblt_record().to_json()))
+  assert {"k_anonymity", "capacity", "string_max_bytes", "rounds",
+          "secure_sum_bitwidth", "bytes_per_client", "seconds_per_client",
+          "num_truncated", "privacy", "matched_epsilon", "batch_size",
+          "accounting", "num_participants"} <= iblt_keys
+  assert not {"engine", "theta", "top_t", "covers", "votes_per_round",
+              "epsilon_local"} & iblt_keys
+  assert not {"k_anonymity", "privacy", "bytes_per_client"} & (
+      triehh_keys | sfp_keys)
+
+
+def test_an_iblt_record_never_claims_an_epsilon():
+  # k-anonymity is not (epsilon, delta)-DP, whatever the caller passes.
+  record = iblt_record(epsilon=4.0, delta=1e-6, has_guarantee=True)
+  raw = json.loads(record.to_json())
+  assert (raw["epsilon"], raw["delta"], raw["has_guarantee"]) == (
+      None, None, False)
+  assert raw["accounting"] == "none"
+  assert "not (epsilon, delta)-differential privacy" in raw["privacy"]
+  assert records.RunRecord.from_json(record.to_json()) == record
 
 
 def test_no_guarantee_is_null_with_a_flag_never_a_string():

@@ -1,7 +1,9 @@
 """Tests of triehh.sweep: cells, plans, per-cell locks and running cells."""
 
 import fcntl
+import math
 import os
+import re
 
 import pytest
 
@@ -152,3 +154,81 @@ def test_load_data_describes_the_default_population():
   assert (data.name, data.setting) == ("default", "single")
   assert data.truth == synthetic.english_population(
       20000, seed=0).ground_truth()
+
+
+def test_iblt_cells_cross_epsilons_deltas_and_k_anonymities():
+  cells = sweep.expand(algorithms=("triehh", "iblt"), data=(DATA,),
+                       epsilons=(1.0, 4.0), k_anonymities=(None, 5),
+                       iblt_options={"capacity": 300})
+  iblt_cells = [c for c in cells if c.algorithm == "iblt"]
+  assert len(cells) == 2 + 4 and len({c.key for c in cells}) == 6
+  assert {(c.config["epsilon"], c.config["k_anonymity"])
+          for c in iblt_cells} == {(e, k) for e in (1.0, 4.0)
+                                   for k in (None, 5)}
+  # Unset options take the defaults; strings are cut at the data's L.
+  assert all(c.config["capacity"] == 300 and c.config["string_max_bytes"]
+             == DATA["max_length"] and c.config["rounds"] == "sampled"
+             for c in iblt_cells)
+  # IBLT cells import TensorFlow: worker processes are spawned for them.
+  assert all(c.uses_tensorflow for c in iblt_cells)
+  assert not any(c.uses_tensorflow for c in cells if c.algorithm == "triehh")
+  labels = {c.label for c in iblt_cells}
+  assert "iblt default/single k=theta m at eps=1" in labels
+  assert "iblt default/single k=5 m at eps=4" in labels
+
+
+def test_iblt_cells_given_theta_for_triehh_still_vary_with_epsilon():
+  cells = sweep.expand(algorithms=("triehh", "iblt"), data=(DATA,),
+                       epsilons=(1.0, 4.0),
+                       theta={"theta": 5, "gamma": None, "batch_size": 100})
+  assert [c.algorithm for c in cells] == ["triehh", "iblt", "iblt"]
+
+
+def test_iblt_arguments_are_triehh_batch_size_and_theta():
+  (cell,) = sweep.expand(algorithms=("iblt",), data=(DATA,), epsilons=(2.0,))
+  pop = sweep.load_data(DATA).population
+  params = triehh.discover(pop, epsilon=2.0, seed=0).params
+  arguments = sweep.iblt_arguments(pop, cell.config)
+  assert (arguments["batch_size"], arguments["k_anonymity"]) == (
+      params.batch_size, params.theta)
+  (given,) = sweep.expand(algorithms=("iblt",), data=(DATA,),
+                          epsilons=(2.0,), k_anonymities=(3,))
+  assert sweep.iblt_arguments(pop, given.config)["k_anonymity"] == 3
+
+
+@pytest.mark.parametrize("options, k, message", [
+    ({}, 0, "k_anonymity must be >= 1"),
+    ({"capacity": 2}, None, "capacity=2 is below the"),
+    ({"rounds": "all"}, None, "rounds must be one of"),
+    ({"secure_sum_bitwidth": 63}, None, "secure_sum_bitwidth must be in"),
+    ({"string_max_bytes": 0}, None, "string_max_bytes must be >= 1"),
+    ({"num_rounds": 0}, None, "num_rounds must be >= 1"),
+])
+def test_a_bad_iblt_cell_is_named_before_any_run(options, k, message):
+  cells = sweep.expand(algorithms=("triehh", "iblt"), data=(DATA,),
+                       epsilons=(2.0,), k_anonymities=(k,),
+                       iblt_options=options)
+  with pytest.raises(ValueError) as raised:
+    sweep.check_cells(cells, sweep.DataCache(), seeds=(0, 1))
+  text = str(raised.value)
+  assert text.startswith(f"cell [{cells[1].label}]: ")
+  assert message in text
+
+
+def test_an_iblt_cell_that_would_not_fit_in_memory_is_refused(monkeypatch):
+  pytest.importorskip("tensorflow_federated")
+  from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  (cell,) = sweep.expand(algorithms=("iblt",), data=(DATA,), epsilons=(2.0,))
+  datasets = sweep.DataCache()
+  sweep.check_cells([cell], datasets, seeds=(0,))  # fits in this machine
+  # The seed's round, as the run would draw it, with the capacity it needs.
+  pop = datasets.get(DATA).population
+  plan = iblt.plan_run(pop, seed=0, **sweep.iblt_arguments(pop, cell.config))
+  needed = plan.batch_size * plan.bytes_per_client * (
+      iblt.WORKER_BYTES_PER_SKETCH_BYTE)
+  assert plan.memory_estimate_bytes == math.ceil(needed)
+  monkeypatch.setattr(iblt, "physical_memory", lambda: int(needed))
+  with pytest.raises(ValueError, match=(
+      rf"^cell \[{re.escape(cell.label)}\]: an IBLT round of "
+      rf"{plan.batch_size} clients needs about {needed / 1e9:.3g} GB")):
+    sweep.check_cells([cell], datasets, seeds=(0,))

@@ -6,7 +6,7 @@ printing) and any report over ``results.jsonl`` files
 (:mod:`triehh.records`).
 
 Reading. Lines that are not JSON, or JSON that is not a run record of
-TrieHH or SFP, are skipped and counted per file (:class:`FileReport`);
+TrieHH, SFP or IBLT, are skipped and counted per file (:class:`FileReport`);
 blank lines are ignored. Records of earlier layouts are upgraded as they
 are read: SFP's ``threshold`` becomes ``top_t``, a run without guarantee
 (``"epsilon": "inf"`` or ``null`` with ``"has_guarantee": false``) has
@@ -20,7 +20,14 @@ kept and the others are counted (:func:`deduplicate`).
 Configurations. Runs are pooled only when every field in ``CONFIG_FIELDS``
 agrees (so runs at another delta, L, batch size or sketch size are never
 averaged together); when two configurations print alike, a ``variant``
-names the fields in which they differ.
+names the fields in which they differ. IBLT runs are their own algorithm:
+they have no epsilon (k-anonymity is not differential privacy; their
+``epsilon`` and ``delta`` fields are None here), are told apart by
+``k_anonymity`` and the TrieHH target their batch size was matched to
+(``matched_epsilon``, ``matched_delta``), and pool by the capacity and
+number of rounds their ``config`` asked for (``iblt_capacity``,
+``iblt_num_rounds``: ``"auto"`` when not given), since the capacity used
+varies with the seed.
 
 Confidence interval. For ``r`` runs of one configuration with metric values
 ``x_1..x_r``, their mean ``xbar`` and sample standard deviation ``s``
@@ -73,24 +80,33 @@ ALGORITHMS = records_lib.ALGORITHMS
 
 # Shown for every configuration, in this order.
 DISPLAY_FIELDS = ("algorithm", "engine", "dataset", "setting", "n_users",
-                  "epsilon", "top_t")
+                  "epsilon", "top_t", "k_anonymity", "matched_epsilon")
 # Runs are pooled only when all of these agree. "epsilon" here is the
-# target epsilon (the achieved one for runs given theta directly).
+# target epsilon (the achieved one for runs given theta directly; None for
+# IBLT runs).
 CONFIG_FIELDS = DISPLAY_FIELDS + (
     "delta", "theta", "gamma", "batch_size", "max_length", "levels",
     "num_sub_rounds", "max_num_prefixes", "k", "m", "length",
     "fragment_alphabet", "word_budget", "simulation", "check_puzzle_hash",
-    "tff_secure_sum", "tff_max_user_contribution")
+    "tff_secure_sum", "tff_max_user_contribution", "matched_delta",
+    "iblt_capacity", "iblt_num_rounds", "string_max_bytes",
+    "round_draw", "secure_sum_bitwidth", "repetitions")
+# IBLT fields read from the record's config (what was asked for): field ->
+# config key.
+_IBLT_CONFIG = {"iblt_capacity": "capacity", "iblt_num_rounds": "num_rounds"}
 # CSV columns and variant labels that differ from the record field: SFP's
 # sketch size (the flags --cms_k, --cms_m); "k" is the metrics' K.
 _COLUMN = {"k": "cms_k", "m": "cms_m"}
 _INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
                     "max_length", "levels", "num_sub_rounds",
-                    "max_num_prefixes", "cms_k", "cms_m", "length", "k")
+                    "max_num_prefixes", "cms_k", "cms_m", "length", "k",
+                    "k_anonymity", "string_max_bytes", "secure_sum_bitwidth",
+                    "repetitions")
 # What a run_triehh / run_sfp record must hold to be summarised.
 _REQUIRED = {"triehh": ("n_users", "theta", "batch_size", "levels",
                         "max_length"),
-             "sfp": ("n_users", "top_t")}
+             "sfp": ("n_users", "top_t"),
+             "iblt": ("n_users", "k_anonymity", "batch_size")}
 # Metrics that are proportions in [0, 1]: their intervals are clipped.
 PROPORTIONS = ("precision", "recall", "f1")
 
@@ -242,8 +258,18 @@ def _target_delta(record: Mapping) -> float | None:
 def config_of(record: Mapping) -> tuple:
   """The values of ``CONFIG_FIELDS`` for a record (None where absent)."""
   values = []
+  iblt = record.get("algorithm") == "iblt"
   for field in CONFIG_FIELDS:
-    if field == "epsilon":
+    if iblt and field in ("epsilon", "delta"):
+      value = None  # k-anonymity: no (epsilon, delta)
+    elif field in _IBLT_CONFIG:
+      config = record.get("config")
+      value = None
+      if iblt:
+        value = (config.get(_IBLT_CONFIG[field]) if isinstance(
+            config, Mapping) else None)
+        value = "auto" if value is None else value
+    elif field == "epsilon":
       value = _target_epsilon(record)
     elif field == "delta":
       value = _target_delta(record)
@@ -285,6 +311,8 @@ class Group:
   @property
   def label(self) -> str:
     """One line naming the configuration."""
+    if self.get("algorithm") == "iblt":
+      return self._iblt_label()
     parts = [self.get("algorithm")]
     if self.get("engine") is not None:
       parts[0] += f" ({self.get('engine')} engine)"
@@ -302,6 +330,19 @@ class Group:
     local = records_lib.as_number(self.records[0].get("epsilon_local"))
     if local is not None:
       parts.append(f"local epsilon={local:.3f}")
+    if self.variant:
+      parts.append(self.variant)
+    return ", ".join(parts)
+
+  def _iblt_label(self) -> str:
+    matched = self.get("matched_epsilon")
+    at = f" at epsilon={matched:g}" if matched is not None else ""
+    delta = self.get("matched_delta")
+    at += f", delta={delta:.3g}" if delta is not None else ""
+    parts = [f"iblt ({self.get('k_anonymity')}-anonymity, not DP)",
+             f"{self.get('dataset')} {self.get('setting')}",
+             f"n={self.get('n_users'):,}",
+             f"m={self.get('batch_size'):,} (TrieHH's{at})"]
     if self.variant:
       parts.append(self.variant)
     return ", ".join(parts)

@@ -1,15 +1,17 @@
 """The run record: one JSON line of ``results.jsonl`` per finished run.
 
 ``experiments.run_triehh`` and ``experiments.run_sfp`` (and a sweep over
-them) write one :class:`RunRecord` per run; ``experiments.summarize`` and
-:mod:`triehh.analysis` read them back. A record is one JSON object on one
-line, keys sorted. Fields (``triehh``: TrieHH records only, ``sfp``: SFP
-records only; every other field is in every record):
+them and TFF's IBLT heavy hitters) write one :class:`RunRecord` per run;
+``experiments.summarize`` and :mod:`triehh.analysis` read them back. A
+record is one JSON object on one line, keys sorted. Fields (``triehh``:
+TrieHH records only, ``sfp``: SFP records only, ``iblt``: IBLT records
+only; every other field is in every record):
 
 Identity of the run
   ``schema_version`` (int): 1. Records written before the field existed
   read as version 0.
-  ``algorithm`` (str): ``"triehh"`` or ``"sfp"``.
+  ``algorithm`` (str): ``"triehh"``, ``"sfp"`` or ``"iblt"`` (TFF's IBLT
+  heavy hitters, :mod:`triehh.baselines.iblt`, run by a sweep).
   ``engine`` (str, triehh): ``"fast"`` or ``"tff"``.
   ``dataset`` (str): the data set's name (``"default"``, a file's base
   name, ``"synthetic:<table>:<law>"``).
@@ -35,23 +37,35 @@ Privacy
   ``has_guarantee`` is false.
   ``has_guarantee`` (bool): false for runs outside Theorem 1 (``--theta``
   with ``--allow_no_guarantee``): no privacy guarantee at all, which earlier
-  records wrote as ``"epsilon": "inf"``.
+  records wrote as ``"epsilon": "inf"``. Always false for iblt.
   ``target_epsilon``, ``target_delta`` (float or null): what was asked for
-  (null when theta and the batch size were given directly).
+  (null when theta and the batch size were given directly; always null for
+  iblt, which is not calibrated to any epsilon).
+  ``privacy`` (str, iblt): what an IBLT run gives, plainly: k-anonymity
+  (every string sent by at least ``k_anonymity`` clients of a round is
+  released with its exact count), which is NOT (epsilon, delta)-differential
+  privacy: ``epsilon`` and ``delta`` are null, ``has_guarantee`` false and
+  ``accounting`` ``"none"``, as for a TrieHH run without guarantee.
+  ``matched_epsilon``, ``matched_delta`` (float or null, iblt): the TrieHH
+  target (epsilon, delta) whose Corollary 1 batch size (and theta, when
+  ``k_anonymity`` was not given) the run used, so that it samples TrieHH's
+  users for the same seed; NOT a guarantee of the IBLT run.
   ``epsilon_local``, ``epsilon_fragment``, ``epsilon_word`` (float or null,
   sfp): the local epsilon of a user's message and its share for the
   fragment and the (optional) whole-word sketch.
 
 Parameters
   ``theta`` (int), ``gamma`` (float, ``batch_size / sqrt(n_users)``),
-  ``batch_size`` (int, users sampled per round), ``max_length`` (int, L in
-  characters), ``levels`` (int, L + 1), ``num_sub_rounds`` (int),
+  ``levels`` (int, L + 1), ``num_sub_rounds`` (int),
   ``max_num_prefixes`` (int or null): triehh.
+  ``batch_size`` (int, users sampled per round, m), ``max_length`` (int, L
+  in characters): triehh and iblt.
   ``word_choice`` (str, triehh): ``per_round`` (Algorithm 3, several-word
-  users redraw every round) or ``per_run``. ``accounting`` (str, triehh):
-  the proof the (epsilon, delta) comes from (``Theorem 1``, ``per-round
-  composition (L*delta)`` or ``none``). ``covers`` (str, triehh): which
-  outputs the guarantee covers (``docs/privacy.md``).
+  users redraw every round) or ``per_run``. ``accounting`` (str, triehh and
+  iblt): the proof the (epsilon, delta) comes from (``Theorem 1``,
+  ``per-round composition (L*delta)`` or ``none``; iblt: ``none``).
+  ``covers`` (str, triehh): which outputs the guarantee covers
+  (``docs/privacy.md``).
   ``tff_secure_sum`` (bool or null), ``tff_max_user_contribution`` (int or
   null), ``tff_workers`` (int or null, the number of remote workers):
   triehh, null for the fast engine.
@@ -61,23 +75,48 @@ Parameters
   length in characters. ``num_buckets`` (int), ``fragment_alphabet`` (str),
   ``word_budget`` (float), ``simulation`` (str), ``check_puzzle_hash``
   (bool), ``hash_seed`` (int): sfp.
+  ``k_anonymity`` (int, iblt): strings sent by fewer clients of a round are
+  not released. ``capacity`` (int, iblt): distinct strings the sketch was
+  sized for (with ``config["capacity"]`` null, the most distinct strings
+  of a round of this run, so it varies with the seed). ``string_max_bytes``
+  (int, iblt): strings are cut to this many UTF-8 bytes.
+  ``secure_sum_bitwidth`` (int or null, iblt): bit width of TFF's secure
+  sum, null for the plain sum. ``round_draw`` (str, iblt): ``sampled``
+  (each round a fresh TrieHH-style sample; the first is TrieHH's first
+  round for the seed) or ``disjoint``. ``repetitions`` (int, iblt): hash
+  repetitions. ``sketch_shape`` (list of int, iblt): a client's sketch.
+  ``bytes_per_client`` (int, iblt): bytes of the tensors a client sends per
+  round. ``memory_estimate_bytes`` (int, iblt): worker memory the largest
+  round needs (the estimate the run was checked against).
 
 Results
   ``discovered`` (list of str): the heavy hitters, most counted first.
-  ``counts`` (list of float): their votes (triehh) or estimated counts
-  (sfp), in the same order. TrieHH's votes, and its ``votes_per_round``,
-  are NOT covered by the run's (epsilon, delta), which covers only the set
-  of ``discovered`` words: simulation studies only (``docs/privacy.md``).
+  iblt: every string the IBLT released, truncated ones included.
+  ``counts`` (list of float): their votes (triehh), estimated counts (sfp)
+  or exact counts summed over the rounds that released them (iblt), in the
+  same order. TrieHH's votes, and its ``votes_per_round``, are NOT covered
+  by the run's (epsilon, delta), which covers only the set of
+  ``discovered`` words: simulation studies only (``docs/privacy.md``).
   SFP's estimates are outputs of its local-DP reports, covered by its
-  guarantee.
+  guarantee. IBLT's counts are released as they are (k-anonymity only).
   ``metrics`` (object): ``precision@K``, ``recall@K``, ``f1@K`` per K,
   ``precision`` and ``num_discovered`` (``triehh.metrics``); proportions in
-  [0, 1] except ``num_discovered``.
+  [0, 1] except ``num_discovered``. For iblt, truncated outputs count as
+  false positives (TrieHH never reports a truncated word).
   ``seconds`` (float): wall time of the run in seconds, data loading
-  excluded. ``client_seconds``, ``server_seconds`` (float, sfp): its parts.
-  ``rounds`` (int), ``votes_per_round`` (list of int),
-  ``num_participants`` (int, user-rounds sampled): triehh.
+  excluded (iblt: of its TFF rounds, sampling excluded).
+  ``client_seconds``, ``server_seconds`` (float, sfp): its parts.
+  ``rounds`` (int): rounds run (triehh: trie levels; iblt: IBLT rounds).
+  ``num_participants`` (int, user-rounds sampled): triehh and iblt.
+  ``votes_per_round`` (list of int): triehh.
   ``reports_per_position`` (list of int), ``num_stitched`` (int): sfp.
+  ``distinct_users`` (int, iblt): distinct users that took part.
+  ``seconds_per_client`` (float, iblt): ``seconds`` per participating
+  client. ``round_seconds`` (list of float, iblt): each round's TFF call.
+  ``num_not_decoded`` (int, iblt): strings the server could not decode.
+  ``num_truncated`` (int, iblt): released strings cut at
+  ``string_max_bytes`` (some sender held a longer word), ``truncated``
+  (list of str, iblt): those strings; counted as false positives.
 
 Writing: :class:`ResultsWriter` appends each record as one complete line
 with a single ``os.write`` on an ``O_APPEND`` descriptor under an exclusive
@@ -102,9 +141,10 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
-ALGORITHMS = ("triehh", "sfp")
+ALGORITHMS = ("triehh", "sfp", "iblt")
 _TRIEHH = ("triehh",)
 _SFP = ("sfp",)
+_IBLT = ("iblt",)
 
 
 def _only(*algorithms: str) -> dict:
@@ -136,17 +176,17 @@ class RunRecord:
   theta: int | None = dataclasses.field(default=None, metadata=_only(*_TRIEHH))
   gamma: float | None = dataclasses.field(default=None,
                                           metadata=_only(*_TRIEHH))
-  batch_size: int | None = dataclasses.field(default=None,
-                                             metadata=_only(*_TRIEHH))
-  max_length: int | None = dataclasses.field(default=None,
-                                             metadata=_only(*_TRIEHH))
+  batch_size: int | None = dataclasses.field(
+      default=None, metadata=_only(*_TRIEHH, *_IBLT))
+  max_length: int | None = dataclasses.field(
+      default=None, metadata=_only(*_TRIEHH, *_IBLT))
   levels: int | None = dataclasses.field(default=None, metadata=_only(*_TRIEHH))
   num_sub_rounds: int | None = dataclasses.field(default=None,
                                                  metadata=_only(*_TRIEHH))
   word_choice: str | None = dataclasses.field(default=None,
                                               metadata=_only(*_TRIEHH))
-  accounting: str | None = dataclasses.field(default=None,
-                                             metadata=_only(*_TRIEHH))
+  accounting: str | None = dataclasses.field(
+      default=None, metadata=_only(*_TRIEHH, *_IBLT))
   covers: str | None = dataclasses.field(default=None,
                                          metadata=_only(*_TRIEHH))
   max_num_prefixes: int | None = dataclasses.field(default=None,
@@ -157,11 +197,12 @@ class RunRecord:
       default=None, metadata=_only(*_TRIEHH))
   tff_workers: int | None = dataclasses.field(default=None,
                                               metadata=_only(*_TRIEHH))
-  rounds: int | None = dataclasses.field(default=None, metadata=_only(*_TRIEHH))
+  rounds: int | None = dataclasses.field(default=None,
+                                         metadata=_only(*_TRIEHH, *_IBLT))
   votes_per_round: list[int] | None = dataclasses.field(
       default=None, metadata=_only(*_TRIEHH))
-  num_participants: int | None = dataclasses.field(default=None,
-                                                   metadata=_only(*_TRIEHH))
+  num_participants: int | None = dataclasses.field(
+      default=None, metadata=_only(*_TRIEHH, *_IBLT))
   # SFP.
   epsilon_local: float | None = dataclasses.field(default=None,
                                                   metadata=_only(*_SFP))
@@ -193,6 +234,42 @@ class RunRecord:
                                                    metadata=_only(*_SFP))
   server_seconds: float | None = dataclasses.field(default=None,
                                                    metadata=_only(*_SFP))
+  # IBLT.
+  privacy: str | None = dataclasses.field(default=None, metadata=_only(*_IBLT))
+  matched_epsilon: float | None = dataclasses.field(default=None,
+                                                    metadata=_only(*_IBLT))
+  matched_delta: float | None = dataclasses.field(default=None,
+                                                  metadata=_only(*_IBLT))
+  k_anonymity: int | None = dataclasses.field(default=None,
+                                              metadata=_only(*_IBLT))
+  capacity: int | None = dataclasses.field(default=None,
+                                           metadata=_only(*_IBLT))
+  string_max_bytes: int | None = dataclasses.field(default=None,
+                                                   metadata=_only(*_IBLT))
+  secure_sum_bitwidth: int | None = dataclasses.field(default=None,
+                                                      metadata=_only(*_IBLT))
+  round_draw: str | None = dataclasses.field(default=None,
+                                             metadata=_only(*_IBLT))
+  repetitions: int | None = dataclasses.field(default=None,
+                                              metadata=_only(*_IBLT))
+  sketch_shape: list[int] | None = dataclasses.field(default=None,
+                                                     metadata=_only(*_IBLT))
+  bytes_per_client: int | None = dataclasses.field(default=None,
+                                                   metadata=_only(*_IBLT))
+  memory_estimate_bytes: int | None = dataclasses.field(
+      default=None, metadata=_only(*_IBLT))
+  distinct_users: int | None = dataclasses.field(default=None,
+                                                 metadata=_only(*_IBLT))
+  seconds_per_client: float | None = dataclasses.field(default=None,
+                                                       metadata=_only(*_IBLT))
+  round_seconds: list[float] | None = dataclasses.field(
+      default=None, metadata=_only(*_IBLT))
+  num_not_decoded: int | None = dataclasses.field(default=None,
+                                                  metadata=_only(*_IBLT))
+  num_truncated: int | None = dataclasses.field(default=None,
+                                                metadata=_only(*_IBLT))
+  truncated: list[str] | None = dataclasses.field(default=None,
+                                                  metadata=_only(*_IBLT))
   config_key: str = ""
   schema_version: int = SCHEMA_VERSION
 
@@ -200,6 +277,8 @@ class RunRecord:
     if self.algorithm not in ALGORITHMS:
       raise ValueError(f"algorithm must be one of {ALGORITHMS}, got "
                        f"{self.algorithm!r}")
+    if self.algorithm == "iblt":  # k-anonymity: no (epsilon, delta)
+      self.has_guarantee = False
     if self.epsilon is not None and not math.isfinite(self.epsilon):
       self.epsilon, self.delta, self.has_guarantee = None, None, False
     if not self.has_guarantee:
@@ -238,7 +317,8 @@ class RunRecord:
       data["top_t"] = data.pop("threshold")
     data.setdefault("schema_version", 0)
     for name in ("epsilon", "delta", "target_epsilon", "target_delta",
-                 "epsilon_local", "epsilon_fragment", "epsilon_word"):
+                 "epsilon_local", "epsilon_fragment", "epsilon_word",
+                 "matched_epsilon", "matched_delta"):
       if name in data:
         data[name] = _float_or_none(data[name], name)
     if data.get("has_guarantee") is None:
@@ -288,14 +368,6 @@ def _float_or_none(value, name: str) -> float | None:
   if number is None:
     raise ValueError(f"{name} must be a number, got {value!r}")
   return number
-  if isinstance(value, (int, float)):
-    return float(value)
-  if isinstance(value, str):
-    try:
-      return float(value)
-    except ValueError:
-      pass
-  raise ValueError(f"{name} must be a number, got {value!r}")
 
 
 def _jsonable(value):

@@ -1,12 +1,22 @@
 """Sweeps: the cells of an experiment grid, the runs left, and running them.
 
 A *cell* is one configuration (algorithm, engine, data set and setting,
-privacy target, SFP's T and every other option): its ``config`` is the
-``config`` of the :class:`triehh.records.RunRecord` its runs write, and its
-``key`` the record's ``config_key``. A *run* is a (cell, seed) pair; a sweep
-of ``num_runs`` runs from ``seed`` gives run ``i`` the seed ``seed + i``, as
-``experiments.run_triehh`` and ``experiments.run_sfp`` do, and writes the
-same record they would (``seconds`` aside).
+privacy target, SFP's T, IBLT's k-anonymity and every other option): its
+``config`` is the ``config`` of the :class:`triehh.records.RunRecord` its
+runs write, and its ``key`` the record's ``config_key``. A *run* is a
+(cell, seed) pair; a sweep of ``num_runs`` runs from ``seed`` gives run
+``i`` the seed ``seed + i``, as ``experiments.run_triehh`` and
+``experiments.run_sfp`` do, and writes the same record they would
+(``seconds`` aside).
+
+IBLT cells (algorithm ``"iblt"``) run TFF's IBLT heavy hitters
+(:func:`triehh.baselines.iblt.iblt_discover`) on the users TrieHH samples
+for the same seed: their rounds hold TrieHH's batch size m at the cell's
+(epsilon, delta) (Corollary 1, as TrieHH calibrates it on the same data),
+and their ``k_anonymity`` is TrieHH's theta there unless given. That
+(epsilon, delta) only matches the users: an IBLT run is k-anonymous, not
+differentially private, and its record says so (``privacy``,
+``matched_epsilon``; ``epsilon`` and ``delta`` null).
 
 Resuming. :func:`plan` leaves out the (key, seed) pairs already recorded in
 ``results.jsonl`` (:func:`triehh.records.completed`). Records are appended
@@ -30,7 +40,8 @@ processes by :mod:`triehh.data`).
 
 Processes. ``run_plan(..., workers=N)`` runs cells in ``N`` processes
 (``concurrent.futures.ProcessPoolExecutor``; 'fork' for the fast engine,
-'spawn' when a cell uses TensorFlow), each writing through its own
+'spawn' when a cell uses TensorFlow: TFF-engine and IBLT cells), each
+writing through its own
 ``ResultsWriter``; progress comes back as :class:`Event` objects.
 """
 
@@ -59,6 +70,7 @@ from triehh import population as population_lib
 from triehh import records as records_lib
 from triehh import synthetic
 from triehh.baselines import count_mean_sketch as cms_lib
+from triehh.baselines import iblt as iblt_lib
 from triehh.baselines import sfp as sfp_lib
 
 LOCK_DIR = ".sweep-locks"
@@ -72,6 +84,12 @@ SFP_DEFAULTS = {"k": cms_lib.DEFAULT_K, "m": cms_lib.DEFAULT_M,
                 "length": sfp_lib.DEFAULT_LENGTH, "fragment_alphabet": None,
                 "word_budget": 0.0, "simulation": "sketch",
                 "check_puzzle_hash": False}
+# Options of an IBLT cell other than its data, matched (epsilon, delta) and
+# k-anonymity (string_max_bytes None: the data's max_length).
+IBLT_DEFAULTS = {"capacity": None, "string_max_bytes": None,
+                 "num_rounds": None, "rounds": "sampled",
+                 "secure_sum_bitwidth": None,
+                 "repetitions": iblt_lib.DEFAULT_REPETITIONS}
 DEFAULT_DATA = {"dataset": "default", "setting": "single",
                 "max_length": population_lib.DEFAULT_MAX_LENGTH,
                 "num_users": synthetic.DEFAULT_NUM_USERS}
@@ -209,6 +227,29 @@ def sfp_config(data: Mapping[str, Any], *, epsilon: float,
           "simulation": simulation, "check_puzzle_hash": check_puzzle_hash}
 
 
+def iblt_config(data: Mapping[str, Any], *, epsilon: float,
+                delta: float | None = None, k_anonymity: int | None = None,
+                capacity: int | None = None,
+                string_max_bytes: int | None = None,
+                num_rounds: int | None = None, rounds: str = "sampled",
+                secure_sum_bitwidth: int | None = None,
+                repetitions: int = iblt_lib.DEFAULT_REPETITIONS) -> dict:
+  """An IBLT run's ``config``: everything but the seed that changes it.
+
+  ``epsilon`` and ``delta`` are the TrieHH target whose batch size (and
+  theta, for ``k_anonymity`` None) the run uses; ``capacity`` None: each
+  round's distinct strings; ``string_max_bytes`` None: the data's
+  ``max_length``.
+  """
+  if string_max_bytes is None:
+    string_max_bytes = data["max_length"]
+  return {"algorithm": "iblt", "data": dict(data), "epsilon": epsilon,
+          "delta": delta, "k_anonymity": k_anonymity, "capacity": capacity,
+          "string_max_bytes": string_max_bytes, "num_rounds": num_rounds,
+          "rounds": rounds, "secure_sum_bitwidth": secure_sum_bitwidth,
+          "repetitions": repetitions}
+
+
 def check_triehh_population(n: int) -> None:
   """Refuses populations too small for TrieHH, in the user's terms."""
   if n < 2:
@@ -245,6 +286,45 @@ def call_sfp(population: population_lib.Population, config: Mapping,
       word_budget=config["word_budget"], simulation=config["simulation"],
       check_puzzle_hash=config["check_puzzle_hash"],
       stitching=config.get("stitching", sfp_lib.DEFAULT_STITCHING))
+
+
+def matched_triehh_params(population: population_lib.Population,
+                          config: Mapping):
+  """TrieHH's calibration at an IBLT cell's (epsilon, delta) on ``population``
+  (:func:`triehh.policy.resolve_params`, as ``discover`` resolves it)."""
+  return policy.resolve_params(
+      population.num_users, config["data"]["max_length"],
+      epsilon=config["epsilon"], delta=config["delta"],
+      single_word=population.is_single_word)
+
+
+def iblt_arguments(population: population_lib.Population,
+                   config: Mapping) -> dict:
+  """``iblt_discover``'s keyword arguments for an IBLT cell, but the seed.
+
+  The batch size and (for ``k_anonymity`` None) the threshold are TrieHH's
+  at the cell's (epsilon, delta) on ``population``.
+
+  Raises:
+    ValueError: if TrieHH's calibration cannot be met on ``population``.
+  """
+  params = matched_triehh_params(population, config)
+  k_anonymity = config["k_anonymity"]
+  return dict(
+      k_anonymity=params.theta if k_anonymity is None else k_anonymity,
+      batch_size=params.batch_size, capacity=config["capacity"],
+      string_max_bytes=config["string_max_bytes"],
+      secure_sum_bitwidth=config["secure_sum_bitwidth"],
+      num_rounds=config["num_rounds"], rounds=config["rounds"],
+      max_length=config["data"]["max_length"],
+      repetitions=config["repetitions"])
+
+
+def call_iblt(population: population_lib.Population, config: Mapping,
+              seed: int) -> iblt_lib.IBLTResult:
+  """``triehh.iblt_discover`` on ``population`` as ``config`` says."""
+  return iblt_lib.iblt_discover(population, seed=seed,
+                                **iblt_arguments(population, config))
 
 
 def triehh_record(result, data: Dataset, run: int, seed: int,
@@ -297,6 +377,32 @@ def sfp_record(result, data: Dataset, run: int, seed: int,
       server_seconds=result.server_seconds, config=dict(config))
 
 
+def iblt_record(result: iblt_lib.IBLTResult, data: Dataset, run: int,
+                seed: int, values: Mapping[str, float], config: Mapping
+                ) -> records_lib.RunRecord:
+  """The results.jsonl record of one IBLT run: no (epsilon, delta)."""
+  p = result.params
+  matched = matched_triehh_params(data.population, config)
+  return records_lib.RunRecord(
+      algorithm="iblt", dataset=data.name, setting=data.setting, n_users=p.n,
+      run=run, seed=seed, epsilon=None, delta=None, has_guarantee=False,
+      target_epsilon=None, target_delta=None, accounting=policy.NO_GUARANTEE,
+      privacy=p.privacy, matched_epsilon=matched.target_epsilon,
+      matched_delta=matched.target_delta, k_anonymity=p.k_anonymity,
+      capacity=p.capacity, string_max_bytes=p.string_max_bytes,
+      secure_sum_bitwidth=p.secure_sum_bitwidth, round_draw=p.rounds,
+      repetitions=p.repetitions, sketch_shape=list(p.sketch_shape),
+      bytes_per_client=p.bytes_per_client,
+      memory_estimate_bytes=p.memory_estimate_bytes,
+      batch_size=p.batch_size, max_length=p.max_length, rounds=p.num_rounds,
+      num_participants=p.users_sampled, distinct_users=p.distinct_users,
+      num_not_decoded=p.num_not_decoded, num_truncated=p.num_truncated,
+      truncated=list(p.truncated), discovered=list(result.heavy_hitters),
+      counts=list(result.heavy_hitters.values()), metrics=dict(values),
+      seconds=result.seconds, seconds_per_client=result.seconds_per_client,
+      round_seconds=list(result.round_seconds), config=dict(config))
+
+
 # ---- cells ------------------------------------------------------------------
 
 
@@ -323,11 +429,11 @@ class Cell:
 
   @property
   def uses_tensorflow(self) -> bool:
-    return self.config.get("engine") == "tff"
+    return self.config.get("engine") == "tff" or self.algorithm == "iblt"
 
   @property
   def label(self) -> str:
-    """A short description: algorithm, engine, data, epsilon, delta, T."""
+    """A short description: algorithm, engine, data, epsilon, delta, T, k."""
     c = self.config
     data = c["data"]
     source = data["dataset"]
@@ -335,7 +441,11 @@ class Cell:
       source += f":{os.path.basename(data['data_path'])}"
     parts = [c["algorithm"] + (f"/{c['engine']}" if "engine" in c else ""),
              f"{source}/{data['setting']}"]
-    if c.get("epsilon") is not None:
+    if c["algorithm"] == "iblt":  # its epsilon only sizes the rounds
+      k = c["k_anonymity"]
+      parts.append(f"k={'theta' if k is None else k}")
+      parts.append(f"m at eps={c['epsilon']:g}")
+    elif c.get("epsilon") is not None:
       parts.append(f"eps={c['epsilon']:g}")
     if c.get("delta") is not None:
       parts.append(f"delta={c['delta']:g}")
@@ -352,18 +462,22 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
            epsilons: Sequence[float] = (4.0,),
            deltas: Sequence[float | None] = (None,),
            top_ts: Sequence[int] = (sfp_lib.DEFAULT_TOP_T,),
+           k_anonymities: Sequence[int | None] = (None,),
            triehh_options: Mapping[str, Any] | None = None,
            theta: Mapping[str, Any] | None = None,
            tff_options: Mapping[str, Any] | None = None,
-           sfp_options: Mapping[str, Any] | None = None) -> list[Cell]:
+           sfp_options: Mapping[str, Any] | None = None,
+           iblt_options: Mapping[str, Any] | None = None) -> list[Cell]:
   """The cells of a grid, data set by data set.
 
   Args:
-    algorithms: "triehh" and/or "sfp".
+    algorithms: "triehh", "sfp" and/or "iblt".
     data: data-set options, one per data set and setting.
     engines: TrieHH's engines ("fast", "tff").
     epsilons, deltas: central privacy targets (delta None: 1/n^2).
     top_ts: SFP's T values.
+    k_anonymities: IBLT's k-anonymity thresholds (None: TrieHH's theta at
+      the cell's epsilon and delta).
     triehh_options: num_sub_rounds, max_num_prefixes, allow_no_guarantee.
     theta: {"theta", "gamma", "batch_size"} for TrieHH cells given theta
       directly instead of calibrated from (epsilon, delta); then TrieHH cells
@@ -372,6 +486,10 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
       connect_timeout, rpc_timeout, max_user_contribution).
     sfp_options: k, m, length, fragment_alphabet, word_budget, simulation,
       check_puzzle_hash.
+    iblt_options: capacity, string_max_bytes, num_rounds, rounds,
+      secure_sum_bitwidth, repetitions (:data:`IBLT_DEFAULTS`). IBLT cells
+      vary with epsilons and deltas (TrieHH's batch size there) even when
+      TrieHH cells are given ``theta``.
 
   Raises:
     ValueError: for an unknown algorithm or engine, or an empty grid.
@@ -386,6 +504,7 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
                        f"{', '.join(ENGINES)}")
   triehh_opts = dict(TRIEHH_DEFAULTS, **(triehh_options or {}))
   sfp_opts = dict(SFP_DEFAULTS, **(sfp_options or {}))
+  iblt_opts = dict(IBLT_DEFAULTS, **(iblt_options or {}))
   tff = dict(tff_options or {})
   cells = []
   for options in data:
@@ -402,6 +521,11 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
               tff_max_user_contribution=engine_options.get(
                   "max_user_contribution"))
           cells.append(Cell(config, engine_options))
+      elif algorithm == "iblt":
+        for epsilon, delta, k in itertools.product(epsilons, deltas,
+                                                   k_anonymities):
+          cells.append(Cell(iblt_config(options, epsilon=epsilon, delta=delta,
+                                        k_anonymity=k, **iblt_opts)))
       else:
         for epsilon, delta, t in itertools.product(epsilons, deltas, top_ts):
           cells.append(Cell(sfp_config(options, epsilon=epsilon, delta=delta,
@@ -411,19 +535,30 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
   return cells
 
 
-def check_cell(cell: Cell, population: population_lib.Population) -> None:
+def check_cell(cell: Cell, population: population_lib.Population,
+               seeds: Sequence[int] = (0,)) -> None:
   """Checks ``cell``'s parameters on its population without running it.
 
   TrieHH: the population size and Theorem 1's range or calibration
   (:func:`triehh.policy.resolve_params`, as ``discover`` resolves them);
   SFP: its options and the privacy calibration, as ``sfp_discover`` checks
-  them.
+  them; IBLT: TrieHH's calibration it takes m (and theta) from, then its
+  options (k-anonymity, capacity, string_max_bytes, rounds, secure-sum bit
+  width) and, for each of ``seeds``, that the capacity covers every round
+  and that the largest round fits in memory
+  (:func:`triehh.baselines.iblt.plan_run`, which imports TensorFlow).
 
   Raises:
-    ValueError: what ``discover`` or ``sfp_discover`` would raise.
+    ValueError, TypeError: what ``discover``, ``sfp_discover`` or
+      ``iblt_discover`` would raise on a bad option.
+    MemoryError: an IBLT round that would not fit in memory.
   """
   c = cell.config
-  if cell.algorithm == "triehh":
+  if cell.algorithm == "iblt":
+    arguments = iblt_arguments(population, c)
+    for seed in seeds:
+      iblt_lib.plan_run(population, seed=seed, **arguments)
+  elif cell.algorithm == "triehh":
     check_triehh_population(population.num_users)
     policy.resolve_params(
         population.num_users, c["data"]["max_length"], epsilon=c["epsilon"],
@@ -446,11 +581,13 @@ def check_cell(cell: Cell, population: population_lib.Population) -> None:
         options.word_budget, False)
 
 
-def check_cells(cells: Iterable[Cell], datasets: DataCache) -> None:
+def check_cells(cells: Iterable[Cell], datasets: DataCache,
+                seeds: Sequence[int] = (0,)) -> None:
   """Checks every cell on its data set before any cell runs.
 
   Each data set is loaded once (through ``datasets``, which keeps it for the
-  runs).
+  runs); IBLT cells are checked at each of ``seeds`` (their rounds, and so
+  the capacity and memory they need, depend on the seed).
 
   Raises:
     ValueError: ``cell [<label>]: <problem>`` for the first bad cell.
@@ -458,8 +595,8 @@ def check_cells(cells: Iterable[Cell], datasets: DataCache) -> None:
   for cell in cells:
     population = datasets.get(cell.config["data"]).population
     try:
-      check_cell(cell, population)
-    except ValueError as err:
+      check_cell(cell, population, seeds)
+    except (ValueError, TypeError, MemoryError) as err:
       raise ValueError(f"cell [{cell.label}]: {err}") from err
 
 
@@ -579,6 +716,11 @@ def run_one(cell: Cell, dataset: Dataset, seed: int, run: int,
             ks: Sequence[int] = metrics.DEFAULT_KS) -> records_lib.RunRecord:
   """The record of one run of ``cell`` on ``dataset`` at ``seed``."""
   pop = dataset.population
+  if cell.algorithm == "iblt":
+    result = call_iblt(pop, cell.config, seed)
+    # Truncated outputs are scored as false positives.
+    values = metrics.precision_recall_f1(result.scored(), dataset.truth, ks)
+    return iblt_record(result, dataset, run, seed, values, cell.config)
   if cell.algorithm == "triehh":
     result = call_triehh(pop, cell.config, seed, cell.engine_options)
     values = metrics.precision_recall_f1(result.heavy_hitters,

@@ -79,6 +79,19 @@ def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
     (("--algorithms=triehh,bogus",), "--algorithms must be"),
     (("--show=3",), "--show applies to no cell"),
     (("--datasets=file",), "needs --data_path"),
+    (("--k_anonymities=5",), "--k_anonymities applies to IBLT cells only; "
+     "add iblt to --algorithms"),
+    (("--algorithms=triehh,sfp", "--iblt_capacity=100",
+      "--iblt_round_draw=disjoint"), "--iblt_capacity, --iblt_round_draw "
+     "applies to IBLT cells only"),
+    (("--iblt_secure_sum_bitwidth=32",), "--iblt_secure_sum_bitwidth "
+     "applies to IBLT cells only"),
+    (("--algorithms=iblt", "--k_anonymities=0"), "--k_anonymities must be"),
+    (("--algorithms=iblt", "--k_anonymities=theta,3,theta"),
+     "--k_anonymities lists a value twice"),
+    (("--algorithms=iblt", "--iblt_secure_sum_bitwidth=63"),
+     "--iblt_secure_sum_bitwidth"),
+    (("--algorithms=iblt", "--theta=3"), "--theta applies to TrieHH"),
 ])
 def test_a_flag_that_applies_to_no_cell_is_an_error(tmp_path, flags, message):
   code, out, err = drivers.run_in_process(
@@ -98,6 +111,8 @@ def test_a_flag_that_applies_to_no_cell_is_an_error(tmp_path, flags, message):
      "Theorem 1 needs theta"),
     (("--algorithms=triehh,sfp", "--epsilons=8", "--sfp_length=3",
       *SMALL_SFP), "sfp default/single eps=8", "length must be even"),
+    (("--algorithms=triehh,iblt", "--epsilons=8", "--iblt_capacity=5"),
+     "iblt default/single k=theta m at eps=8", "capacity=5 is below the"),
 ])
 def test_a_bad_cell_fails_before_any_run(tmp_path, flags, cell, message):
   code, out, err = drivers.run_in_process(
@@ -298,3 +313,88 @@ def test_progress_bar_on_a_terminal(tmp_path):
   assert [line.split(" [")[0] for line in lines] == ["cell 1/2", "cell 2/2"]
   assert "3 runs in" in lines[0] and "3/6 runs done, 3 left" in lines[0]
   assert "eta " in lines[0] and "elapsed " in lines[0]
+
+
+def test_iblt_cells_run_resume_and_summarize(tmp_path):
+  pytest.importorskip("tensorflow_federated")
+  from triehh import metrics  # pylint: disable=g-import-not-at-top
+  from triehh import policy  # pylint: disable=g-import-not-at-top
+  from triehh import synthetic  # pylint: disable=g-import-not-at-top
+  from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  # 2,000 users, 93 per round at epsilon 8; strings cut at 3 bytes, so
+  # some outputs are truncated ("tha" of "that").
+  flags = ("--algorithms=triehh,iblt", "--num_users=2000", "--epsilons=8",
+           "--k_anonymities=2", "--iblt_string_max_bytes=3",
+           "--iblt_num_rounds=2", "--iblt_capacity=100", "--num_runs=2",
+           "--seed=3", "--noprogress", f"--output_dir={tmp_path}")
+  first = run_sweep(*flags)
+  assert first.returncode == 0, first.stderr
+  assert "4 to run" in first.stdout
+  got = read(tmp_path)
+  by_algorithm = collections.defaultdict(list)
+  for record in got:
+    by_algorithm[record["algorithm"]].append(record)
+  assert sorted(r["seed"] for r in by_algorithm["triehh"]) == [3, 4]
+  runs = sorted(by_algorithm["iblt"], key=lambda r: r["seed"])
+  assert [r["seed"] for r in runs] == [3, 4]
+  pop = synthetic.english_population(2000, seed=0)
+  truth = pop.ground_truth()
+  params = policy.resolve_params(2000, 10, epsilon=8.0)
+  for record in runs:
+    # No (epsilon, delta): k-anonymity, said plainly.
+    assert record["epsilon"] is None and record["delta"] is None
+    assert record["has_guarantee"] is False
+    assert record["accounting"] == "none"
+    assert "not (epsilon, delta)-differential privacy" in record["privacy"]
+    assert (record["matched_epsilon"], record["matched_delta"]) == (
+        8.0, 1 / 2000**2)
+    assert record["target_epsilon"] is None
+    # The rounds TrieHH's sampling gives for the seed; released: every cut
+    # string sent by at least k = 2 users of a round, with its count.
+    plan = iblt.plan_run(pop, k_anonymity=2, batch_size=params.batch_size,
+                         capacity=100, string_max_bytes=3, num_rounds=2,
+                         seed=record["seed"])
+    released, truncated = collections.Counter(), set()
+    for _, words in plan.drawn:
+      sent = collections.Counter(iblt.cut(str(w), 3)
+                                 for w in pop.vocabulary[words])
+      for text, count in sent.items():
+        if count >= 2:
+          released[text] += count
+      truncated |= {iblt.cut(str(w), 3) for w in pop.vocabulary[words]
+                    if len(str(w)) > 3} & {t for t, c in sent.items()
+                                          if c >= 2}
+    assert record["num_not_decoded"] == 0
+    assert dict(zip(record["discovered"], record["counts"])) == released
+    assert record["discovered"], "no output: the test checks nothing"
+    assert sorted(record["truncated"]) == sorted(truncated)
+    assert record["num_truncated"] == len(truncated) > 0
+    scored = {(w + " [truncated]" if w in truncated else w): c
+              for w, c in released.items()}
+    assert record["metrics"] == pytest.approx(metrics.precision_recall_f1(
+        scored, truth, (10, 50, 100)))
+    assert record["batch_size"] == params.batch_size
+    assert record["k_anonymity"] == 2 and record["rounds"] == 2
+    assert record["num_participants"] == 2 * params.batch_size
+    assert record["bytes_per_client"] == iblt.client_bytes(
+        tuple(record["sketch_shape"]))
+    assert record["seconds_per_client"] == pytest.approx(
+        record["seconds"] / record["num_participants"])
+    assert records.RunRecord.from_dict(record).to_dict() == record
+  # Run again: every run is recorded, none is run twice.
+  again = run_sweep(*flags)
+  assert again.returncode == 0, again.stderr
+  assert "4 already in" in again.stdout and "0 to run" in again.stdout
+  assert read(tmp_path) == got
+  # The summary shows IBLT as its own algorithm, with no epsilon.
+  summary = drivers.run_module("experiments.summarize",
+                               f"--output_dir={tmp_path}")
+  assert summary.returncode == 0, summary.stderr
+  assert ("iblt (2-anonymity, not DP), default single, n=2,000, "
+          f"m={params.batch_size} (TrieHH's at epsilon=8, delta=2.5e-07): "
+          "2 runs") in summary.stdout
+  table = summary.stdout[summary.stdout.index("Table 2"):]
+  (row,) = [line for line in table.splitlines()
+            if line.strip().startswith("iblt")]
+  assert row.split()[:6] == ["iblt", "(k=2)", "default", "single", "2,000",
+                             "none"]
