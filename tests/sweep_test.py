@@ -230,5 +230,6 @@ def test_an_iblt_cell_that_would_not_fit_in_memory_is_refused(monkeypatch):
   monkeypatch.setattr(iblt, "physical_memory", lambda: int(needed))
   with pytest.raises(ValueError, match=(
       rf"^cell \[{re.escape(cell.label)}\]: an IBLT round of "
-      rf"{plan.batch_size} clients needs about {needed / 1e9:.3g} GB")):
+      rf"{plan.batch_size} clients needs about {needed / 1e9:.3g} GB.* \(here "
+      r"the batch size is TrieHH's at epsilon=2: a smaller epsilon")):
     sweep.check_cells([cell], datasets, seeds=(0,))

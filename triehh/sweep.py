@@ -557,7 +557,13 @@ def check_cell(cell: Cell, population: population_lib.Population,
   if cell.algorithm == "iblt":
     arguments = iblt_arguments(population, c)
     for seed in seeds:
-      iblt_lib.plan_run(population, seed=seed, **arguments)
+      try:
+        iblt_lib.plan_run(population, seed=seed, **arguments)
+      except MemoryError as err:
+        raise MemoryError(
+            f"{err} (here the batch size is TrieHH's at epsilon="
+            f"{c['epsilon']:g}: a smaller epsilon or population gives fewer "
+            "users per round)") from err
   elif cell.algorithm == "triehh":
     check_triehh_population(population.num_users)
     policy.resolve_params(
