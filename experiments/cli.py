@@ -64,8 +64,13 @@ def parse_flags(argv: list[str], module: types.ModuleType) -> list[str]:
 
 
 def quiet_libraries() -> None:
-  """Hides TensorFlow/TFF INFO logs unless ``--verbosity`` >= 0 asks for them."""
-  verbose = FLAGS["verbosity"].value >= 0 if "verbosity" in FLAGS else False
+  """Hides TensorFlow/TFF INFO logs unless ``--verbosity`` >= 0 asks for them.
+
+  Only a ``--verbosity`` (or ``-v``) given on the command line counts: absl
+  sets the flag to 0 itself once ``app.run`` starts.
+  """
+  verbose = ("verbosity" in FLAGS and FLAGS["verbosity"].present
+             and FLAGS["verbosity"].value >= 0)
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "2")
   os.environ.setdefault("GRPC_VERBOSITY", "INFO" if verbose else "ERROR")
   if not verbose:

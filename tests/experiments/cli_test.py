@@ -1,0 +1,51 @@
+"""Tests of the drivers' shared start-up (experiments.cli)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+# A driver whose main prints what quiet_libraries decided.
+_DRIVER = textwrap.dedent("""
+    import os, sys
+    from absl import logging
+    from experiments import cli
+
+    def main(argv):
+      del argv
+      print(os.environ["TF_CPP_MIN_LOG_LEVEL"], os.environ["GRPC_VERBOSITY"],
+            logging.get_verbosity())
+
+    cli.run(main, sys.modules[__name__])
+""")
+
+
+class QuietLibrariesTest(parameterized.TestCase):
+
+  @parameterized.named_parameters(
+      ("default", [], "2 ERROR"),
+      ("verbosity_zero", ["--verbosity=0"], "0 INFO"),
+      ("short_flag", ["-v", "1"], "0 INFO"),
+      ("verbosity_negative", ["--verbosity=-1"], "2 ERROR"))
+  def test_tensorflow_logs_follow_the_command_line(self, args, want):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "GRPC_VERBOSITY")}
+    env["PYTHONPATH"] = _ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, "-c", _DRIVER, *args],
+                          capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+    self.assertEqual(done.returncode, 0, done.stderr)
+    levels = done.stdout.split()
+    self.assertEqual(" ".join(levels[:2]), want)
+    # absl's own level: WARNING (-1) when quiet, the flag's value otherwise.
+    self.assertEqual(int(levels[2]) < 0, want.startswith("2"))
+
+
+if __name__ == "__main__":
+  absltest.main()
