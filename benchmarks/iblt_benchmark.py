@@ -106,13 +106,6 @@ def _vote_bytes(trie) -> list[int]:
   return [4 * a1 * (1 << (k - 1).bit_length()) for k in frontier]
 
 
-def _scored(result) -> dict[str, int]:
-  """IBLT outputs for the metrics, truncated ones made false positives."""
-  truncated = set(result.params.truncated)
-  return {(w + " [truncated]" if w in truncated else w): c
-          for w, c in result.heavy_hitters.items()}
-
-
 def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   """IBLT and TrieHH rows for one data set and epsilon."""
   import triehh  # pylint: disable=g-import-not-at-top
@@ -156,7 +149,7 @@ def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   trie_runs = [triehh.discover(pop, epsilon=epsilon, engine="tff", seed=s)
                for s in seeds]
   rows = []
-  iblt_scores = [triehh.precision_recall_f1(_scored(r), truth, KS)
+  iblt_scores = [triehh.precision_recall_f1(r.scored(), truth, KS)
                  for r in iblt_runs]
   rows.append(dict(
       algorithm=f"IBLT (1 round, k={k})",

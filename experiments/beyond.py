@@ -277,7 +277,7 @@ def iblt_rows(name: str, pop, truth) -> tuple[list[dict], list[str]]:
       notes.append(f"{name}, ε={epsilon:g}: IBLT refused: {err}")
       continue
     iblt_scores = [metrics.precision_recall_f1(
-        iblt_benchmark._scored(r), truth, F1_KS) for r in runs]  # pylint: disable=protected-access
+        r.scored(), truth, F1_KS) for r in runs]
     fast = [api.discover(pop, epsilon=epsilon, seed=s) for s in _seeds()]
     # The TFF engine grows the same trie from the same seed; timed warm.
     api.discover(pop, epsilon=epsilon, engine="tff", seed=iblt_seeds[0])
