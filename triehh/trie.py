@@ -73,10 +73,8 @@ def _capped(above: np.ndarray, above_votes: np.ndarray, max_num_prefixes: int,
 def _extended(frontier: np.ndarray, parents: np.ndarray,
               symbols: np.ndarray) -> np.ndarray:
   """``int32 [k, depth + 1]`` frontier prefixes ``parents`` + ``symbols``."""
-  codes = np.empty((parents.size, frontier.shape[1] + 1), dtype=np.int32)
-  np.take(frontier, parents, axis=0, out=codes[:, :-1])
-  codes[:, -1] = symbols
-  return codes
+  return np.concatenate([np.take(frontier, parents, axis=0),
+                         symbols.astype(np.int32)[:, None]], axis=1)
 
 
 @dataclasses.dataclass(frozen=True)
