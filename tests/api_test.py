@@ -141,7 +141,13 @@ class DiscoverTest(parameterized.TestCase):
         rng.zipf(1.3, size=3) % 200, rng.integers(1, 5, size=3))}
              for _ in range(30_000)]
     result = triehh.discover(users, epsilon=4.0, seed=0)
-    self.assertGreater(len(result.heavy_hitters), 5)
+    # The naive reference, at the run's theta and batch size, from the seed.
+    _, want = reference.run(triehh.Population.from_user_words(users),
+                            theta=result.params.theta,
+                            batch_size=result.params.batch_size,
+                            rng=np.random.default_rng(0))
+    self.assertEqual(result.heavy_hitters, want)
+    self.assertNotEmpty(want)
     self.assertTrue(set(result.heavy_hitters) <= set(vocab))
 
 

@@ -12,8 +12,10 @@ plain Python, making only the generator calls that the contract of
   kept with probability m / n), then, unless exactly m were kept, one
   ``choice`` of the ranks of the users dropped or added, mapped to their
   cells one by one; a cell's sampled users are its votes;
-* otherwise: one ``choice`` of the round's users, then, for several-word
-  users, one ``integers`` of their word ranks.
+* otherwise: the round's users (:func:`sample_users`: one ``choice``, or
+  draws with replacement until m distinct, as the contract's step 1b says),
+  in increasing order, then, for several-word users, one ``integers`` of
+  their word ranks.
 """
 
 from __future__ import annotations
@@ -52,11 +54,21 @@ def choose_word(counts: list[tuple[int, int]], rank: int) -> int:
   raise ValueError(f"rank {rank} is not below the user's total {seen}")
 
 
+def sample_users(rng, n: int, m: int) -> list[int]:
+  """m distinct users of range(n), in increasing order (contract step 1b)."""
+  if m < 2**15 or 8 * m > n:
+    return sorted(int(u) for u in rng.choice(n, size=m, replace=False,
+                                             shuffle=False))
+  drawn = set()
+  while len(drawn) < m:
+    drawn.update(int(u) for u in rng.integers(0, n, size=m - len(drawn)))
+  return sorted(drawn)
+
+
 def round_words(pop, counts, rng, batch_size, scheduled) -> list[int]:
   """The words the round's users vote with, in sample order."""
   if scheduled is None:
-    users = [int(u) for u in rng.choice(pop.num_users, size=batch_size,
-                                        replace=False, shuffle=False)]
+    users = sample_users(rng, pop.num_users, batch_size)
   else:
     users = [int(u) for u in scheduled]
   if pop.is_single_word:

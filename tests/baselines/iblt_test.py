@@ -128,8 +128,8 @@ def test_first_round_has_triehh_first_round_votes(pop):
 def test_several_words_first_round_is_the_documented_draw():
   result = iblt.iblt_discover(SEVERAL_WORDS, k_anonymity=1, batch_size=40,
                               seed=5, capacity=CAPACITY)
-  want = np.random.default_rng(5).choice(SEVERAL_WORDS.num_users, size=40,
-                                         replace=False, shuffle=False)
+  want = reference.sample_users(np.random.default_rng(5),
+                                SEVERAL_WORDS.num_users, 40)
   np.testing.assert_array_equal(result.round_users[0], want)
 
 
