@@ -13,12 +13,19 @@ TrieHH run and its peak traced memory, for
 
 Sizes in ``--count_only_sizes`` are built from per-word user counts
 (:meth:`Population.from_word_frequencies`, no per-user array) and run at
-count level only. Then the scaling exponent of each, and several-word users
-(``--several_words_users``, 1 to 3 words each) with the fused per-round
-table next to the three gathers it replaced.
+count level only. Then the scaling exponent of each, and for several-word
+users (``--several_words_sizes``, 1 to 3 words each), per size:
+
+* the whole run with step 1b's sampler (:func:`triehh.sampling.sample_users`,
+  sorted users) next to the one it replaced (one ``Generator.choice``, Floyd's
+  algorithm, users in its order), runs alternating (same seeds);
+* the sampler alone at the run's batch size: step 1b, the sorted sampler,
+  ``choice`` alone and ``choice`` then sorted, next to the floor of its
+  essential operations (``integers`` of m values, then ``sort``);
+* the fused per-round table next to the three gathers it replaced.
 
   python -m benchmarks.fast_engine_benchmark --sizes=1e6,1e7,1e8 \\
-      --count_only_sizes=1e9 --repeats=7
+      --count_only_sizes=1e9 --several_words_sizes=1e6,1e7 --repeats=7
 """
 
 from __future__ import annotations
@@ -44,25 +51,42 @@ flags.DEFINE_list("sizes", ["1e6", "1e7", "1e8"],
                   "One-word population sizes run at both levels.")
 flags.DEFINE_list("count_only_sizes", ["1e9"],
                   "Sizes built from word counts, run at count level only.")
-flags.DEFINE_integer("several_words_users", 10**7,
-                     "Users of the several-word population (0: skip).")
+flags.DEFINE_list("several_words_sizes", ["1e6", "1e7"],
+                  "Users of the several-word populations (empty: skip).")
 flags.DEFINE_float("epsilon", 4.0, "Target epsilon.")
 flags.DEFINE_float("zipf_exponent", 1.0, "Zipf exponent s of the word law.")
 flags.DEFINE_integer("repeats", 7, "Timed runs per size and sampler.")
 
 
+def floyd_choice(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+  """The user sampler before the sorted one: one ``choice``, in its order."""
+  return rng.choice(n, size=m, replace=False, shuffle=False)
+
+
+def sorted_choice(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+  """One ``choice``, then sorted."""
+  return np.sort(floyd_choice(rng, n, m))
+
+
+def sort_floor(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+  """The floor: m draws with replacement, sorted (no distinctness)."""
+  return np.sort(rng.integers(0, n, size=m))
+
+
 class _DrawnSchedule:
   """A "schedule" that draws each round's users uniformly when asked."""
 
-  def __init__(self, rng: np.random.Generator, n: int, m: int, levels: int):
+  def __init__(self, rng: np.random.Generator, n: int, m: int, levels: int,
+               sampler=sampling.sample_users):
     self._rng, self._n, self._m, self._levels = rng, n, m, levels
+    self._sampler = sampler
 
   def __len__(self) -> int:
     return self._levels
 
   def __getitem__(self, depth: int) -> np.ndarray:
     del depth  # every round draws afresh
-    return sampling.sample_users(self._rng, self._n, self._m)
+    return self._sampler(self._rng, self._n, self._m)
 
 
 class _ThreeGathers(fast_engine._BincountVotes):  # pylint: disable=protected-access
@@ -86,6 +110,8 @@ class _ThreeGathers(fast_engine._BincountVotes):  # pylint: disable=protected-ac
 
   def grown(self, trie, level, kept):
     super().grown(trie, level, kept)
+    if not level.grew or level.depth >= self._pop.codes.shape[1]:
+      return  # the run ends (the frontier ids were not advanced)
     pos = np.full(self._pop.num_prefixes[level.depth] + 1,
                   self._frontier_ids.size, dtype=np.intp)
     pos[self._frontier_ids] = np.arange(self._frontier_ids.size)
@@ -143,7 +169,7 @@ def one_word_rows() -> list[tuple[int, float, float | None]]:
       rng = np.random.default_rng(seed)
       return fast_engine.run(
           pop, theta=theta, batch_size=m, rng=rng,
-          schedule=_DrawnSchedule(rng, n, m, pop.num_levels))
+          schedule=_DrawnSchedule(rng, n, m, pop.num_levels, floyd_choice))
 
     timings = {"count": ([], [], []), "user": ([], [], [])}
     for seed in range(FLAGS.repeats):
@@ -183,8 +209,8 @@ def print_exponents(rows: list[tuple[int, float, float | None]]) -> None:
             f"sizes): k = {np.polyfit(x, y, 1)[0]:.2f}")
 
 
-def several_words_row(n: int) -> None:
-  """Several-word users: the fused table against the three gathers."""
+def several_words_population(n: int) -> population_lib.Population:
+  """n users holding 1 to 3 Zipf words each, with counts 1 to 4."""
   words, freqs = synthetic.english_words()
   probs = synthetic.word_probabilities(freqs, "zipf", FLAGS.zipf_exponent)
   rng = np.random.default_rng(2)
@@ -193,24 +219,73 @@ def several_words_row(n: int) -> None:
   np.cumsum(per_user, out=offsets[1:])
   entry_word = rng.choice(len(words), size=int(offsets[-1]), p=probs)
   entry_count = rng.integers(1, 5, size=entry_word.size)
-  pop = population_lib.Population.from_word_counts(
+  return population_lib.Population.from_word_counts(
       np.asarray(words, dtype=object), offsets, entry_word, entry_count).encode()
+
+
+def _alternating(runs: dict, repeats: int
+                 ) -> dict[str, tuple[list, list, list]]:
+  """Wall and CPU seconds and results of each ``runs[name](seed)``, names
+  alternating."""
+  out = {name: ([], [], []) for name in runs}
+  for seed in range(repeats):
+    for name, run in runs.items():
+      for column, value in zip(out[name], _timed(lambda run=run: run(seed))):
+        column.append(value)
+  return out
+
+
+def several_words_rows(n: int) -> None:
+  """Several-word users: whole runs by user sampler, the sampler alone, and
+  the fused table against the three gathers."""
+  pop = several_words_population(n)
   fast_engine.prepare(pop)
   params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
-  kwargs = dict(theta=params.theta, batch_size=params.batch_size)
-  fused, former = ([], []), ([], [])
-  for seed in range(FLAGS.repeats):
-    for out, counter in ((fused, fast_engine._BincountVotes),  # pylint: disable=protected-access
-                         (former, _ThreeGathers)):
-      wall, cpu, _ = _timed(lambda counter=counter: rounds.run(
-          pop, counter(pop), rng=np.random.default_rng(seed), **kwargs))
-      out[0].append(wall)
-      out[1].append(cpu)
-  print(f"several words, n={n:.0e} (1-3 words each): m={params.batch_size:,};"
-        f" fused table median {_ms(fused[0]):.2f} ms wall, "
-        f"{_ms(fused[1]):.2f} ms CPU; three gathers {_ms(former[0]):.2f} ms "
-        f"wall, {_ms(former[1]):.2f} ms CPU; speed-up "
-        f"{statistics.median(former[1]) / statistics.median(fused[1]):.2f}x "
+  m = params.batch_size
+  kwargs = dict(theta=params.theta, batch_size=m)
+
+  def run_with(sampler):
+    def run(seed):
+      rng = np.random.default_rng(seed)
+      schedule = (None if sampler is sampling.sample_users else
+                  _DrawnSchedule(rng, n, m, pop.num_levels, sampler))
+      return fast_engine.run(pop, rng=rng, schedule=schedule, **kwargs)
+    return run
+
+  whole = _alternating({"sorted": run_with(sampling.sample_users),
+                        "floyd": run_with(floyd_choice)}, FLAGS.repeats)
+  branch = "choice, sorted" if sampling.uses_choice(n, m) else "sorted sampler"
+  print(f"several words, n={n:.0e} (1-3 words each): m={m:,}; whole run: "
+        f"step 1b ({branch}) median {_ms(whole['sorted'][0]):.2f} ms wall, "
+        f"{_ms(whole['sorted'][1]):.2f} ms CPU; Floyd choice (unsorted) "
+        f"{_ms(whole['floyd'][0]):.2f} ms wall, {_ms(whole['floyd'][1]):.2f} "
+        f"ms CPU; speed-up {statistics.median(whole['floyd'][1]) / statistics.median(whole['sorted'][1]):.2f}x (CPU); heavy hitters median "
+        f"{statistics.median(len(t.heavy_hitters()) for t in whole['sorted'][2])}"
+        f" vs {statistics.median(len(t.heavy_hitters()) for t in whole['floyd'][2])}",
+        flush=True)
+  samplers = {"step 1b": sampling.sample_users,
+              "sorted sampler": sampling.sorted_sample,
+              "choice": floyd_choice, "choice + sort": sorted_choice,
+              "floor (integers + sort)": sort_floor}
+  alone = _alternating(
+      {name: lambda seed, f=f: f(np.random.default_rng(seed), n, m)
+       for name, f in samplers.items()}, max(FLAGS.repeats, 21))
+  floor = statistics.median(alone["floor (integers + sort)"][1])
+  print(f"  sampler alone (m={m:,} of n={n:.0e}), median CPU: " + "; ".join(
+      f"{name} {_ms(cpu):.3f} ms ({statistics.median(cpu) / floor:.2f}x floor)"
+      for name, (_, cpu, _) in alone.items()), flush=True)
+  former = _alternating(
+      {"fused": lambda seed: rounds.run(
+          pop, fast_engine._BincountVotes(pop),  # pylint: disable=protected-access
+          rng=np.random.default_rng(seed), **kwargs),
+       "three gathers": lambda seed: rounds.run(
+           pop, _ThreeGathers(pop), rng=np.random.default_rng(seed),
+           **kwargs)}, FLAGS.repeats)
+  fused, gathers = former["fused"][:2], former["three gathers"][:2]
+  print(f"  fused table median {_ms(fused[0]):.2f} ms wall, "
+        f"{_ms(fused[1]):.2f} ms CPU; three gathers {_ms(gathers[0]):.2f} ms "
+        f"wall, {_ms(gathers[1]):.2f} ms CPU; speed-up "
+        f"{statistics.median(gathers[1]) / statistics.median(fused[1]):.2f}x "
         "(CPU)", flush=True)
 
 
@@ -218,8 +293,8 @@ def main(argv):
   del argv
   synthetic.english_words()  # load the word list outside the timings
   print_exponents(one_word_rows())
-  if FLAGS.several_words_users:
-    several_words_row(FLAGS.several_words_users)
+  for n in FLAGS.several_words_sizes:
+    several_words_rows(int(float(n)))
 
 
 if __name__ == "__main__":
