@@ -30,6 +30,7 @@ users (``--several_words_sizes``, 1 to 3 words each), per size:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import math
 import statistics
 import time
@@ -77,7 +78,7 @@ class _DrawnSchedule:
   """A "schedule" that draws each round's users uniformly when asked."""
 
   def __init__(self, rng: np.random.Generator, n: int, m: int, levels: int,
-               sampler=sampling.sample_users):
+               sampler: Callable[[np.random.Generator, int, int], np.ndarray]):
     self._rng, self._n, self._m, self._levels = rng, n, m, levels
     self._sampler = sampler
 
