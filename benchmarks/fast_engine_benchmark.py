@@ -256,14 +256,15 @@ def several_words_rows(n: int) -> None:
   whole = _alternating({"sorted": run_with(sampling.sample_users),
                         "floyd": run_with(floyd_choice)}, FLAGS.repeats)
   branch = "choice, sorted" if sampling.uses_choice(n, m) else "sorted sampler"
+  cpu = {name: statistics.median(times[1]) for name, times in whole.items()}
+  found = {name: statistics.median(len(t.heavy_hitters()) for t in times[2])
+           for name, times in whole.items()}
   print(f"several words, n={n:.0e} (1-3 words each): m={m:,}; whole run: "
         f"step 1b ({branch}) median {_ms(whole['sorted'][0]):.2f} ms wall, "
         f"{_ms(whole['sorted'][1]):.2f} ms CPU; Floyd choice (unsorted) "
         f"{_ms(whole['floyd'][0]):.2f} ms wall, {_ms(whole['floyd'][1]):.2f} "
-        f"ms CPU; speed-up {statistics.median(whole['floyd'][1]) / statistics.median(whole['sorted'][1]):.2f}x (CPU); heavy hitters median "
-        f"{statistics.median(len(t.heavy_hitters()) for t in whole['sorted'][2])}"
-        f" vs {statistics.median(len(t.heavy_hitters()) for t in whole['floyd'][2])}",
-        flush=True)
+        f"ms CPU; speed-up {cpu['floyd'] / cpu['sorted']:.2f}x (CPU); heavy "
+        f"hitters median {found['sorted']} vs {found['floyd']}", flush=True)
   samplers = {"step 1b": sampling.sample_users,
               "sorted sampler": sampling.sorted_sample,
               "choice": floyd_choice, "choice + sort": sorted_choice,
