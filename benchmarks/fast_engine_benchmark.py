@@ -16,12 +16,16 @@ Sizes in ``--count_only_sizes`` are built from per-word user counts
 count level only. Then the scaling exponent of each, and for several-word
 users (``--several_words_sizes``, 1 to 3 words each), per size:
 
-* the whole run with step 1b's sampler (:func:`triehh.sampling.sample_users`,
-  sorted users) next to the one it replaced (one ``Generator.choice``, Floyd's
-  algorithm, users in its order), runs alternating (same seeds);
-* the sampler alone at the run's batch size: step 1b, the sorted sampler,
-  ``choice`` alone and ``choice`` then sorted, next to the floor of its
-  essential operations (``integers`` of m values, then ``sort``);
+* the whole run with :func:`triehh.sampling.words_of` as it is (a few steps
+  through each sampled user's own word counts) next to the search of the
+  whole cumulative-count array it replaced, runs alternating (same seeds,
+  so the same words: the two runs' heavy hitters are checked equal);
+* the user sampler alone (step 1b, one ``Generator.choice``) at the run's
+  batch size, next to a sorted exact sampler (draws with replacement,
+  sorted, then exact top-ups until m are distinct) and the floor of its
+  essential operations (``integers`` of m values, then ``sort``); sorted
+  users were 8-13 % slower over a whole run once ``words_of`` stopped
+  searching the whole array, so the contract keeps ``choice``;
 * the fused per-round table next to the three gathers it replaced.
 
   python -m benchmarks.fast_engine_benchmark --sizes=1e6,1e7,1e8 \\
@@ -60,18 +64,41 @@ flags.DEFINE_integer("repeats", 7, "Timed runs per size and sampler.")
 
 
 def floyd_choice(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
-  """The user sampler before the sorted one: one ``choice``, in its order."""
+  """Step 1b's user sampler: one ``choice``, in its order."""
   return rng.choice(n, size=m, replace=False, shuffle=False)
 
 
-def sorted_choice(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
-  """One ``choice``, then sorted."""
-  return np.sort(floyd_choice(rng, n, m))
+def sorted_exact(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+  """A uniform m-subset, sorted: the first m distinct values of i.i.d.
+  uniform draws (m draws, then top-ups of the missing number)."""
+  taken = np.unique(rng.integers(0, n, size=m))
+  while taken.size < m:
+    taken = np.union1d(taken, rng.integers(0, n, size=m - taken.size))
+  return taken
 
 
 def sort_floor(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
   """The floor: m draws with replacement, sorted (no distinctness)."""
   return np.sort(rng.integers(0, n, size=m))
+
+
+class _SearchedWords(fast_engine._BincountVotes):  # pylint: disable=protected-access
+  """The former word choice: a search of the whole cumulative-count array."""
+
+  def count(self, trie, users, ranks, batches):
+    del trie
+    pop = self._pop
+    cum = pop.cumulative_counts
+    starts = pop.user_offsets[users]
+    before = np.where(starts > 0, cum[starts - 1], 0)
+    words = pop.entry_word[np.searchsorted(cum, before + ranks, side="right")]
+    a1 = pop.alphabet.num_extensions
+    k = self._frontier_ids.size
+    cell = self._word_cell[words]
+    counts = np.bincount(cell[batches[0]], minlength=(k + 1) * (a1 + 1))
+    for batch in batches[1:]:
+      counts += np.bincount(cell[batch], minlength=(k + 1) * (a1 + 1))
+    return counts.reshape(k + 1, a1 + 1)[:k, :a1].ravel()
 
 
 class _DrawnSchedule:
@@ -245,37 +272,33 @@ def several_words_rows(n: int) -> None:
   m = params.batch_size
   kwargs = dict(theta=params.theta, batch_size=m)
 
-  def run_with(sampler):
-    def run(seed):
-      rng = np.random.default_rng(seed)
-      schedule = (None if sampler is sampling.sample_users else
-                  _DrawnSchedule(rng, n, m, pop.num_levels, sampler))
-      return fast_engine.run(pop, rng=rng, schedule=schedule, **kwargs)
-    return run
-
-  whole = _alternating({"sorted": run_with(sampling.sample_users),
-                        "floyd": run_with(floyd_choice)}, FLAGS.repeats)
-  branch = "choice, sorted" if sampling.uses_choice(n, m) else "sorted sampler"
+  whole = _alternating(
+      {"scan": lambda seed: fast_engine.run(
+          pop, rng=np.random.default_rng(seed), **kwargs),
+       "search": lambda seed: rounds.run(
+           pop, _SearchedWords(pop), rng=np.random.default_rng(seed),
+           **kwargs)}, FLAGS.repeats)
+  same = all(a.heavy_hitters() == b.heavy_hitters()
+             for a, b in zip(whole["scan"][2], whole["search"][2]))
   cpu = {name: statistics.median(times[1]) for name, times in whole.items()}
-  found = {name: statistics.median(len(t.heavy_hitters()) for t in times[2])
-           for name, times in whole.items()}
   print(f"several words, n={n:.0e} (1-3 words each): m={m:,}; whole run: "
-        f"step 1b ({branch}) median {_ms(whole['sorted'][0]):.2f} ms wall, "
-        f"{_ms(whole['sorted'][1]):.2f} ms CPU; Floyd choice (unsorted) "
-        f"{_ms(whole['floyd'][0]):.2f} ms wall, {_ms(whole['floyd'][1]):.2f} "
-        f"ms CPU; speed-up {cpu['floyd'] / cpu['sorted']:.2f}x (CPU); heavy "
-        f"hitters median {found['sorted']} vs {found['floyd']}", flush=True)
-  samplers = {"step 1b": sampling.sample_users,
-              "sorted sampler": sampling.sorted_sample,
-              "choice": floyd_choice, "choice + sort": sorted_choice,
+        f"words_of scan median {_ms(whole['scan'][0]):.2f} ms wall, "
+        f"{_ms(whole['scan'][1]):.2f} ms CPU; whole-array search "
+        f"{_ms(whole['search'][0]):.2f} ms wall, "
+        f"{_ms(whole['search'][1]):.2f} ms CPU; speed-up "
+        f"{cpu['search'] / cpu['scan']:.2f}x (CPU); same heavy hitters: "
+        f"{same}", flush=True)
+  samplers = {"step 1b (choice)": sampling.sample_users,
+              "sorted exact": sorted_exact,
               "floor (integers + sort)": sort_floor}
   alone = _alternating(
       {name: lambda seed, f=f: f(np.random.default_rng(seed), n, m)
        for name, f in samplers.items()}, max(FLAGS.repeats, 21))
   floor = statistics.median(alone["floor (integers + sort)"][1])
-  print(f"  sampler alone (m={m:,} of n={n:.0e}), median CPU: " + "; ".join(
-      f"{name} {_ms(cpu):.3f} ms ({statistics.median(cpu) / floor:.2f}x floor)"
-      for name, (_, cpu, _) in alone.items()), flush=True)
+  print(f"  user sampler alone (m={m:,} of n={n:.0e}), median CPU: " +
+        "; ".join(f"{name} {_ms(cpu):.3f} ms "
+                  f"({statistics.median(cpu) / floor:.2f}x floor)"
+                  for name, (_, cpu, _) in alone.items()), flush=True)
   former = _alternating(
       {"fused": lambda seed: rounds.run(
           pop, fast_engine._BincountVotes(pop),  # pylint: disable=protected-access

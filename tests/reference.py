@@ -12,10 +12,8 @@ plain Python, making only the generator calls that the contract of
   kept with probability m / n), then, unless exactly m were kept, one
   ``choice`` of the ranks of the users dropped or added, mapped to their
   cells one by one; a cell's sampled users are its votes;
-* otherwise: the round's users (:func:`sample_users`: one ``choice``, or
-  draws with replacement until m distinct, as the contract's step 1b says),
-  in increasing order, then, for several-word users, one ``integers`` of
-  their word ranks.
+* otherwise: one ``choice`` of the round's users (:func:`sample_users`),
+  then, for several-word users, one ``integers`` of their word ranks.
 """
 
 from __future__ import annotations
@@ -55,14 +53,9 @@ def choose_word(counts: list[tuple[int, int]], rank: int) -> int:
 
 
 def sample_users(rng, n: int, m: int) -> list[int]:
-  """m distinct users of range(n), in increasing order (contract step 1b)."""
-  if m < 2**15 or 8 * m > n:
-    return sorted(int(u) for u in rng.choice(n, size=m, replace=False,
-                                             shuffle=False))
-  drawn = set()
-  while len(drawn) < m:
-    drawn.update(int(u) for u in rng.integers(0, n, size=m - len(drawn)))
-  return sorted(drawn)
+  """m distinct users of range(n), in the order drawn (contract step 1b)."""
+  return [int(u) for u in rng.choice(n, size=m, replace=False,
+                                     shuffle=False)]
 
 
 def round_words(pop, counts, rng, batch_size, scheduled) -> list[int]:

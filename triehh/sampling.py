@@ -37,34 +37,13 @@ votes from the same generator). Per round, in this order:
       round (spawning does not advance ``rng``), so the counts, and so the
       trie, are the same as an engine's that stops at the counts.
    b. Otherwise, ``sample_users``: unless a fixed schedule gives the
-      round's users (then nothing is drawn), ``batch_size`` = m distinct
-      users of ``range(n)``, uniformly without replacement, returned in
-      increasing order. Which calls it makes depends on m and n alone:
-
-      - if ``m < 2**15`` or ``8 * m > n``: one call ``rng.choice(n,
-        size=m, replace=False, shuffle=False)`` (numpy's Floyd algorithm or
-        partial shuffle); the users are its values, sorted;
-      - otherwise (the sorted sampler): one call ``rng.integers(0, n,
-        size=m)``, then, while the values drawn so far hold ``d < m``
-        distinct values, one more call ``rng.integers(0, n, size=m - d)``;
-        the users are the distinct values drawn, sorted.
-
-      The sorted sampler is exact: the calls read one sequence of
-      independent uniform draws, and each call draws exactly the missing
-      number, so they stop at the first draw that brings the m-th distinct
-      value; the users are the first m distinct values of that sequence.
-      Its law does not change when a permutation of ``range(n)`` is applied
-      to every draw, and the users are then permuted by it too, so every
-      m-subset is equally likely. It saves Floyd's hash set (slower once
-      it leaves the cache) and the partial shuffle's ``arange(n)``; the
-      sorted order lets the later lookups of the sampled users' rows read
-      memory in order. Sub-rounds take consecutive positions of this order
-      (:func:`sub_round_slices`); their votes are summed before the
-      threshold, so the order changes no round's votes.
+      round's users, one call ``rng.choice(n, size=batch_size,
+      replace=False, shuffle=False)``: ``batch_size`` distinct users,
+      uniformly without replacement, in the order returned. With a
+      schedule, nothing is drawn.
 2. ``draw_word_ranks``: for several-word populations only, one call
    ``rng.integers(0, totals)`` where ``totals`` is the ``int64`` array of
-   the sampled users' total word counts ``c_i``, in sample order (the
-   order of step 1: increasing user index, or a schedule's order): one rank
+   the sampled users' total word counts ``c_i``, in sample order: one rank
    ``r_i`` uniform in ``[0, c_i)`` per sampled user. One-word populations
    draw nothing here.
 3. ``words_of`` (no draw): user ``i`` votes with the first of its words,
@@ -93,90 +72,11 @@ def check_batch_size(num_users: int, batch_size: int) -> None:
     raise ValueError(f"batch size {batch_size} must be in [1, n={num_users}]")
 
 
-# Step 1b's switch: the sorted sampler from this batch size m (below, Floyd's
-# hash set stays in the cache) while n >= 8 m (above, ``choice``'s partial
-# shuffle wins: draws with replacement would repeat too often).
-SORTED_SAMPLER_MIN_BATCH = 2**15
-SORTED_SAMPLER_MIN_RATIO = 8
-
-
 def sample_users(rng: np.random.Generator, num_users: int,
                  batch_size: int) -> np.ndarray:
-  """``batch_size`` distinct user indices, uniformly, in increasing order.
-
-  Step 1b of the contract: Floyd's ``choice`` for small batches or batches
-  above ``num_users / 8``, else :func:`sorted_sample`. Returns ``int64``.
-  """
+  """``batch_size`` distinct user indices, uniformly at random."""
   check_batch_size(num_users, batch_size)
-  if uses_choice(num_users, batch_size):
-    return _sorted(rng.choice(num_users, size=batch_size, replace=False,
-                              shuffle=False), num_users)
-  return sorted_sample(rng, num_users, batch_size)
-
-
-def uses_choice(num_users: int, batch_size: int) -> bool:
-  """Whether step 1b draws with ``rng.choice`` (else the sorted sampler)."""
-  return (batch_size < SORTED_SAMPLER_MIN_BATCH
-          or SORTED_SAMPLER_MIN_RATIO * batch_size > num_users)
-
-
-def sorted_sample(rng: np.random.Generator, num_users: int,
-                  batch_size: int) -> np.ndarray:
-  """A uniform ``batch_size``-subset of ``range(num_users)``, sorted.
-
-  Draws with replacement, then tops up exactly (step 1b's sorted sampler):
-  one ``rng.integers(0, num_users, size=batch_size)``, then, while ``d <
-  batch_size`` distinct values are drawn, one more call of the missing
-  ``batch_size - d``. Any ``1 <= batch_size <= num_users`` works: about
-  ``num_users * log(num_users / (num_users - batch_size))`` draws in all,
-  the shortfall shrinking about ``num_users / batch_size`` times per call.
-  """
-  check_batch_size(num_users, batch_size)
-  taken = _distinct(rng.integers(0, num_users, size=batch_size))
-  # The top-ups' new values, sorted, and where each goes into ``taken``.
-  extra = at = taken[:0]
-  while (missing := batch_size - taken.size - extra.size) > 0:
-    more = _distinct(rng.integers(0, num_users, size=missing))
-    where = np.searchsorted(taken, more)
-    new = ~(_found(taken, where, more) | _is_in(more, extra))
-    extra, at = np.concatenate((extra, more[new])), np.concatenate(
-        (at, where[new]))
-    order = np.argsort(extra)
-    extra, at = extra[order], at[order]
-  return np.insert(taken, at, extra) if extra.size else taken
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-  """The distinct values, sorted (``np.unique`` without its overhead)."""
-  values = np.sort(values)
-  if values.size > 1:
-    new = np.empty(values.size, dtype=bool)
-    new[0] = True
-    np.not_equal(values[1:], values[:-1], out=new[1:])
-    values = values[new]
-  return values
-
-
-def _found(pool: np.ndarray, where: np.ndarray,
-           values: np.ndarray) -> np.ndarray:
-  """Whether the sorted ``pool`` holds each value, given its insertion point."""
-  if not pool.size:
-    return np.zeros(values.size, dtype=bool)
-  return pool[np.minimum(where, pool.size - 1)] == values
-
-
-def _is_in(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
-  """Per value, whether the sorted array ``pool`` holds it."""
-  return _found(pool, np.searchsorted(pool, values), values)
-
-
-def _sorted(users: np.ndarray, num_users: int) -> np.ndarray:
-  """Distinct users in increasing order (a mask once they are dense)."""
-  if 16 * users.size < num_users:
-    return np.sort(users)
-  mask = np.zeros(num_users, dtype=bool)
-  mask[users] = True
-  return np.flatnonzero(mask)
+  return rng.choice(num_users, size=batch_size, replace=False, shuffle=False)
 
 
 def draws_cell_counts(population: population_lib.Population,
@@ -263,6 +163,21 @@ def words_of(population: population_lib.Population, users: np.ndarray,
     return population.user_word[users]
   cum = population.cumulative_counts
   starts = population.user_offsets[users]
-  before = np.where(starts > 0, cum[starts - 1], 0)
-  entries = np.searchsorted(cum, before + ranks, side="right")
+  last = population.user_offsets[users + 1] - 1
+  target = np.where(starts > 0, cum[starts - 1], 0) + ranks
+  # The first of the user's entries whose cumulative count exceeds the
+  # target (the same entry as a search of the whole array, which would cross
+  # every other user's entries): a few steps through the user's own entries.
+  entries = starts
+  for _ in range(_LINEAR_STEPS):
+    step = (entries < last) & (cum[entries] <= target)
+    if not step.any():
+      return population.entry_word[entries]
+    entries = entries + step
+  slow = np.flatnonzero((entries < last) & (cum[entries] <= target))
+  entries[slow] = np.searchsorted(cum, target[slow], side="right")
   return population.entry_word[entries]
+
+
+# Steps of words_of's scan through a user's entries before it searches.
+_LINEAR_STEPS = 4
