@@ -6,7 +6,9 @@ each n in ``--sizes`` it prints the median wall and CPU time of one full
 TrieHH run and its peak traced memory, for
 
 * count level: the engine's path (:func:`triehh.engines.fast.run`): each
-  round draws the sampled users per cell at once;
+  round draws the sampled users per cell at once; timed alternating with
+  the user-level runs and also alone (runs one after another, whose caches
+  the user-level runs do not evict);
 * user level: the same engine and population with each round's users drawn
   one by one (``Generator.choice``) and their votes counted (the sampler it
   used before), in the same process, runs alternating (same seeds).
@@ -208,9 +210,15 @@ def one_word_rows() -> list[tuple[int, float, float | None]]:
         timings[name][0].append(wall)
         timings[name][1].append(cpu)
         timings[name][2].append(len(trie.heavy_hitters()))
+    # Count-level runs one after another (warm caches): alternating with
+    # user-level runs, which sweep n-sized arrays, makes them slower.
+    alone = [_timed(lambda seed=seed: count_level(seed))[1]
+             for seed in range(FLAGS.repeats, 3 * FLAGS.repeats)]
     line = (f"n={n:.0e} ({'user array' if both else 'word counts'}): "
             f"m={m:,}, theta={theta}; count level: median {_ms(timings['count'][0]):.2f}"
-            f" ms wall, {_ms(timings['count'][1]):.2f} ms CPU, peak "
+            f" ms wall, {_ms(timings['count'][1]):.2f} ms CPU"
+            + (f" (alternating; {_ms(alone):.2f} ms CPU run alone)" if both
+               else "") + ", peak "
             f"{_peak_mib(lambda: count_level(0)):.2f} MiB, heavy hitters "
             f"median {statistics.median(timings['count'][2])}")
     if both:
