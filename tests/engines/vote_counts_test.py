@@ -116,11 +116,12 @@ def _run(pop, tables, theta, round_counts):
       break
     rounds.append((depth, frontier))
     cells = vote_counts.round_cells(tables, depth, frontier)
-    level, kept = trie.grow(vote_counts.votes_of(cells, round_counts(cells)),
-                            theta)
+    votes = vote_counts.votes_of(cells, round_counts(cells))
+    level, kept = trie.grow(votes, theta)
     if not level.grew:
       break
-    frontier = vote_counts.next_frontier(cells, kept)
+    # The kept cells' prefix ids (the round loop's cells.child_ids[at]).
+    frontier = cells.child_ids[np.searchsorted(cells.vote_index, kept)]
     # The ids are those of the trie's new frontier prefixes.
     ids = pop.prefix_ids[depth]
     word_of_id = np.zeros(pop.num_prefixes[depth], dtype=np.int64)
@@ -320,5 +321,3 @@ def test_bad_input_is_named():
     vote_counts.sample_members(cells, cells.users + 1, rng)
   with pytest.raises(ValueError, match="depth"):
     vote_counts.round_cells(vote_counts.prefix_users(pop), 0, [0])
-  with pytest.raises(ValueError, match="no users"):
-    vote_counts.next_frontier(cells, np.array([2]))  # "$" at the root

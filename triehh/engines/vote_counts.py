@@ -315,19 +315,6 @@ def votes_of(cells: RoundCells, counts: np.ndarray) -> np.ndarray:
   return votes
 
 
-def next_frontier(cells: RoundCells, kept: np.ndarray) -> np.ndarray:
-  """Prefix ids of the next frontier, from the vote indices the trie kept.
-
-  ``kept`` is what :meth:`Trie.grow <triehh.trie.Trie.grow>` returns: vote
-  indices of the new frontier prefixes, each a cell with votes, so with users.
-  """
-  at = cells.vote_index.searchsorted(kept)
-  if at.size and (at.max() >= cells.vote_index.size or not np.array_equal(
-      cells.vote_index[at], kept)):
-    raise ValueError("kept holds a vote index of a cell with no users")
-  return cells.child_ids[at]
-
-
 def sample_round_counts(cells: RoundCells, batch_size: int,
                         rng: np.random.Generator) -> np.ndarray:
   """:func:`sample_cell_counts` of a round's cells, which need no checks.
@@ -336,19 +323,6 @@ def sample_round_counts(cells: RoundCells, batch_size: int,
   summing to ``n < 2^62``); ``batch_size`` must be in ``[1, n]``.
   """
   return _draw(cells.users, int(cells.users.sum()), batch_size, rng)
-
-
-def sample_votes(tables: PrefixUsers, depth: int, frontier_ids: np.ndarray,
-                 batch_size: int, rng: np.random.Generator
-                 ) -> tuple[np.ndarray, RoundCells, np.ndarray]:
-  """One round at count level: the vote vector, the cells and their counts.
-
-  The votes have the distribution of sampling ``batch_size`` users uniformly
-  without replacement and counting their votes.
-  """
-  cells = round_cells(tables, depth, frontier_ids)
-  counts = sample_cell_counts(cells.users, batch_size, rng)
-  return votes_of(cells, counts), cells, counts
 
 
 def sample_members(cells: RoundCells, counts: np.ndarray,
