@@ -5,6 +5,7 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 
 import pytest
 
@@ -152,6 +153,41 @@ def test_writer_appends_whole_lines(tmp_path):
       (triehh_record().config_key, 3), (sfp_record().config_key, 4)}
   assert records.completed(str(tmp_path / "none.jsonl")) == set()
   assert records.ResultsWriter(None).path is None
+
+
+def test_ctrl_c_after_the_write_still_counts_the_line(tmp_path, monkeypatch):
+  # Ctrl-C arriving while the line is synced: the line is in the file, so
+  # the count said on interrupt must include it.
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  writer.write(triehh_record())
+
+  def interrupted(fd):
+    del fd
+    raise KeyboardInterrupt
+
+  monkeypatch.setattr(records.os, "fsync", interrupted)
+  with pytest.raises(KeyboardInterrupt):
+    writer.write(sfp_record())
+  lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+  assert writer.written == len(lines) == 2
+
+
+def test_ctrl_c_during_the_write_waits_for_the_whole_line(tmp_path,
+                                                          monkeypatch):
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  real_write = os.write
+
+  def write_then_signal(fd, data):
+    signal.raise_signal(signal.SIGINT)  # pending until the line is written
+    return real_write(fd, data[:10])  # and in pieces
+
+  monkeypatch.setattr(records.os, "write", write_then_signal)
+  with pytest.raises(KeyboardInterrupt):
+    writer.write(sfp_record())
+  monkeypatch.undo()
+  assert writer.written == 1
+  got, bad = records.read(writer.path)
+  assert got == [sfp_record()] and bad == []
 
 
 def test_an_unfinished_last_line_is_set_aside_not_glued(tmp_path):

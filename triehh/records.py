@@ -135,6 +135,7 @@ import hashlib
 import json
 import math
 import os
+import signal
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -499,14 +500,20 @@ class ResultsWriter:
       if side:
         self._log(f"warning: {self.path} ended in an unfinished line (a "
                   f"writer was killed mid-line); moved it to {side}")
-      view = memoryview(line)
-      while view:
-        done = os.write(fd, view)
-        view = view[done:]
+      # Ctrl-C waits until the line is written and counted, so that the
+      # count said on interrupt is the number of lines kept.
+      mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+      try:
+        view = memoryview(line)
+        while view:
+          done = os.write(fd, view)
+          view = view[done:]
+        self.written += 1
+      finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
       os.fsync(fd)
     finally:
       os.close(fd)  # also releases the lock
-    self.written += 1
 
 
 def repair(path: str, *, log=None) -> str | None:
