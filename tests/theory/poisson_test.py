@@ -1,0 +1,155 @@
+"""Tests of the two-sided accountant of Poisson-sampled TrieHH."""
+
+import math
+
+import numpy as np
+from absl.testing import absltest
+from absl.testing import parameterized
+from scipy import stats
+
+from triehh.theory import poisson
+
+
+def _pair(rate: float, theta: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+  """One level's exact two-point laws (pass, fail) with k other holders."""
+  with_user = stats.binom.sf(theta - 1, k + 1, rate)  # X + B >= theta
+  without = stats.binom.sf(theta - 1, k, rate) if k else 0.0
+  return (np.array([with_user, 1 - with_user]),
+          np.array([without, 1 - without]))
+
+
+def _hockey(p: np.ndarray, q: np.ndarray, epsilon: float) -> float:
+  return float(np.maximum(p - math.exp(epsilon) * q, 0.0).sum())
+
+
+class LevelLossTest(parameterized.TestCase):
+
+  @parameterized.parameters((0.05, 5), (0.3, 2), (0.13, 23), (1e-4, 12),
+                            (0.6, 1))
+  def test_masses_sum_to_one(self, rate, theta):
+    one = poisson.level_loss(rate, theta)
+    # Cells are sums of binomial tails, exact to about 1e-12.
+    self.assertAlmostEqual(one.forward.probs.sum() + one.forward.infinity,
+                           1.0, delta=1e-11)
+    self.assertAlmostEqual(one.reverse.probs.sum() + one.reverse.infinity,
+                           1.0, delta=1e-11)
+    self.assertAlmostEqual(one.forward.infinity, rate**theta, places=15)
+
+  @parameterized.parameters((0.05, 4), (0.3, 3), (0.13, 12), (0.5, 6))
+  def test_dominates_every_pair_in_both_directions(self, rate, theta):
+    # Step 3 of docs/privacy.md: the envelope's divergence is at least every
+    # k's, at every epsilon, in both directions (up to the grid's rounding,
+    # which only makes the envelope larger).
+    one = poisson.level_loss(rate, theta, 1e-4)
+    ks = list(range(0, 400)) + [1000, 5000]
+    worst_forward = worst_reverse = 0.0
+    for epsilon in (0.0, 0.01, 0.05, 0.2, 0.5, 1.0, 2.0):
+      claimed_f = one.forward.delta(epsilon)
+      claimed_r = one.reverse.delta(epsilon)
+      for k in ks:
+        p, q = _pair(rate, theta, k)
+        f, r = _hockey(p, q, epsilon), _hockey(q, p, epsilon)
+        self.assertLessEqual(f, claimed_f * (1 + 1e-9) + 1e-15, (epsilon, k))
+        self.assertLessEqual(r, claimed_r * (1 + 1e-9) + 1e-15, (epsilon, k))
+        worst_forward = max(worst_forward, f / max(claimed_f, 1e-300))
+        worst_reverse = max(worst_reverse, r / max(claimed_r, 1e-300))
+    # The envelope is tight: some k comes close in each direction.
+    self.assertGreater(worst_forward, 0.5)
+    self.assertGreater(worst_reverse, 0.5)
+
+  def test_without_the_lone_user_atom_a_pair_escapes(self):
+    # The atom q^theta (u with exactly theta - 1 others) is what a pair with
+    # k = theta - 1 needs at a large epsilon: the check above can fail.
+    rate, theta = 0.2, 3
+    one = poisson.level_loss(rate, theta, 1e-4)
+    p, q = _pair(rate, theta, theta - 1)
+    exact = _hockey(p, q, 20.0)
+    self.assertAlmostEqual(exact, rate**theta, places=12)
+    self.assertGreater(exact, one.forward.delta(20.0) - one.forward.infinity)
+    self.assertLessEqual(exact, one.forward.delta(20.0) * (1 + 1e-9))
+
+  @parameterized.parameters((0.05, 10), (0.3, 4))
+  def test_reverse_loss_is_at_most_log_one_over_one_minus_rate(self, rate,
+                                                               theta):
+    one = poisson.level_loss(rate, theta)
+    bound = -math.log1p(-rate)
+    self.assertEqual(one.reverse.delta(bound + 2e-3), 0.0)
+    self.assertGreater(one.reverse.delta(bound - 0.01), 0.0)
+
+
+class RunLossTest(parameterized.TestCase):
+
+  @parameterized.parameters((0.12, 22, 11, 1.0), (0.3, 5, 3, 2.0),
+                            (0.0058, 15, 11, 0.06))
+  def test_agrees_with_dp_accounting_above_its_floor(self, rate, theta,
+                                                     levels, epsilon):
+    ours = poisson.run_loss(rate, theta, levels, 1e-3)
+    forward, reverse = poisson.dp_accounting_pld(rate, theta, 20000, 1e-3)
+    theirs = max(
+        forward.self_compose(levels).get_delta_for_epsilon(epsilon),
+        reverse.self_compose(levels).get_delta_for_epsilon(epsilon))
+    self.assertGreater(theirs, 1e-13)  # above dp_accounting's FFT floor
+    self.assertAlmostEqual(ours.delta(epsilon) / theirs, 1.0, delta=0.02)
+
+  def test_precise_where_an_fft_is_not(self):
+    # Below 1e-15 the direct convolution still gives a positive, stable
+    # delta, and it decreases with epsilon.
+    loss = poisson.run_loss(0.05, 20, 11)
+    small = [loss.delta(e) for e in (1.0, 1.5, 2.0)]
+    self.assertTrue(all(0 < d < 1e-15 for d in small), small)
+    self.assertTrue(small[0] > small[1] > small[2])
+
+  def test_epsilon_for_delta_inverts_delta(self):
+    eps = poisson.epsilon_for_delta(0.1, 12, 11, 1e-10)
+    self.assertLessEqual(poisson.delta_for_epsilon(0.1, 12, 11, eps),
+                         1e-10 * (1 + 1e-3))
+    self.assertGreater(poisson.delta_for_epsilon(0.1, 12, 11, eps - 0.01),
+                       1e-10)
+
+  def test_more_levels_and_larger_rates_cost_more(self):
+    base = poisson.epsilon_for_delta(0.1, 12, 5, 1e-10)
+    self.assertGreater(poisson.epsilon_for_delta(0.1, 12, 11, 1e-10), base)
+    self.assertGreater(poisson.epsilon_for_delta(0.2, 12, 5, 1e-10), base)
+
+  def test_no_finite_epsilon_below_the_lone_user_mass(self):
+    # theta = 1: a lone participant passes with probability q per level.
+    self.assertEqual(poisson.epsilon_for_delta(0.01, 1, 3, 1e-6), math.inf)
+
+  def test_rejects_bad_rates(self):
+    for rate in (0.0, 1.0, -0.5, 2.0):
+      with self.assertRaisesRegex(ValueError, "sampling rate"):
+        poisson.level_loss(rate, 5)
+
+
+class CalibrateTest(parameterized.TestCase):
+
+  @parameterized.parameters((10**4, 4.0), (10**6, 1.0))
+  def test_meets_the_target_and_is_tight(self, n, epsilon):
+    delta = 1.0 / n**2
+    cal = poisson.calibrate(n, 11, epsilon, delta)
+    self.assertLessEqual(
+        poisson.delta_for_epsilon(cal.rate, cal.theta, 11, epsilon), delta)
+    self.assertLessEqual(cal.epsilon, epsilon)
+    self.assertGreater(
+        poisson.delta_for_epsilon(cal.rate * 1.02, cal.theta, 11, epsilon),
+        delta)
+    self.assertAlmostEqual(cal.expected_batch_size, cal.rate * n)
+
+  def test_theta_maximises_rate_over_theta(self):
+    cal = poisson.calibrate(10**5, 11, 2.0, 1e-10)
+    score = cal.rate / cal.theta
+    for theta in (cal.theta - 2, cal.theta + 2):
+      rate = poisson.max_rate(theta, 11, 2.0, 1e-10, tolerance=1e-3)
+      self.assertLessEqual(rate / theta, score * 1.01)
+
+  def test_given_theta(self):
+    cal = poisson.calibrate(10**5, 11, 2.0, 1e-10, theta=8)
+    self.assertEqual(cal.theta, 8)
+
+  def test_too_few_users(self):
+    with self.assertRaisesRegex(ValueError, "too few for Poisson sampling"):
+      poisson.calibrate(3, 11, 0.1, 1e-12)
+
+
+if __name__ == "__main__":
+  absltest.main()

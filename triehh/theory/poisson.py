@@ -1,0 +1,557 @@
+"""Privacy of Poisson-sampled TrieHH: a two-sided numerical accountant.
+
+The mechanism. Every round each of the n users takes part independently with
+probability ``rate`` (q); a participant whose word's prefix is on the
+frontier votes for its next symbol, and every extension with at least theta
+votes joins the trie, for at most L levels. Neighbouring populations differ
+by one user u, present in D and absent in D' (add/remove adjacency). A user
+holding the empty word never votes, so the paper's adjacency (u's word w in
+D, the empty word in D') is the same pair of output laws.
+
+One level (the proof is written out step by step in ``docs/privacy.md``).
+Fix the trie before the level. The other users take part independently of
+u, and u votes for at most one extension p (the next prefix of its word, if
+its current prefix is on the frontier; else the level's law is the same in
+D and D'). Every other extension's count is the same in D and D'. Given who
+else takes part, let X be the number of other participants voting for p:
+in D', p passes iff X >= theta; in D, iff X + B >= theta with
+B ~ Bernoulli(q) independent. With one word per user, X ~ Binomial(k, q)
+for the k other holders of p and is independent of the other extensions'
+counts, so the level's pair of laws is, up to a common factor, the pair of
+two-point laws "p passes / fails" (their privacy losses are the same):
+
+    P_k = (P[X + B >= theta], P[X + B < theta])      (D)
+    Q_k = (P[X >= theta],     P[X < theta])          (D')
+
+The envelope. The trade-off curve of (P_k, Q_k) is the polyline from
+(0, 1) through v_k = (P_k(fail), Q_k(pass)) to (1, 0). As k grows, v_k moves
+left and down, and the slopes between consecutive v_k are those of one pair
+(P, Q) with atoms, for k = theta - 1, theta, ...:
+
+    P-mass  q * Bin(theta - 1; k + 1, q),   Q-mass  q * Bin(theta - 1; k, q),
+    privacy loss  ln(P / Q) = ln(1 - q) + ln((k + 1) / (k + 2 - theta)),
+
+plus an atom of P-mass q^theta where Q has none (u alone with theta - 1
+others). The losses decrease in k, so this polyline is convex: it is the
+trade-off curve of (P, Q) and passes through every v_k, so (P, Q) dominates
+every (P_k, Q_k) in both directions (a dominating pair, Zhu, Dong and Wang,
+AISTATS 2022). The reverse loss is at most ln(1 / (1 - q)).
+
+Several words per user. Each participant picks its word by local frequency,
+independently of taking part; given everybody's picks, the level is one of
+the pairs above (or the identity), so its law is a mixture of pairs that
+(P, Q) dominates, and so is dominated by (P, Q) (the hockey-stick
+divergence is jointly convex). This holds for a pick per round and a pick
+per run alike: no L * delta_1 penalty.
+
+Composition. The L levels are adaptive (each sees the trie so far) and each
+is dominated by the same pair, so the run is dominated by the L-fold
+product of (P, Q) (ibid.); the stopping rule is a function of the published
+trie. ``delta(epsilon)`` is the larger of the two directions' hockey-stick
+divergences of the L-fold product.
+
+Numerics. Privacy losses are rounded up to a grid of ``discretization``
+(pessimistic, as dp_accounting's ``pessimistic_estimate``), in each
+direction separately; the masses of all k in one grid cell are summed
+exactly (a telescoping sum of binomial tails, or the terms themselves), so
+no k is left out. The L-fold composition is a direct convolution of
+non-negative arrays (``numpy.convolve``): every entry is a sum of positive
+terms, accurate to ~1e-12 relative, so deltas as small as 1e-30 are exact.
+dp_accounting's FFT composition has an absolute error floor near 1e-15
+(measured: it returns -1.2e-15 where the exact value is 2.9e-16), too high
+for delta = 1/n^2 at n >= 10^7; :func:`dp_accounting_pld` builds the same
+pair as a dp_accounting ``PrivacyLossDistribution`` for cross-checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import numpy as np
+from scipy import special
+from scipy import stats
+
+from triehh import validation
+
+DEFAULT_DISCRETIZATION = 1e-3
+ACCOUNTING = "Poisson accountant (two-sided, add/remove)"
+# Grid cells holding at most this many k sum their terms directly.
+_DIRECT_TERMS = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class LossDistribution:
+  """A discretised privacy loss distribution of one direction.
+
+  ``probs[j]`` is the mass at loss ``(lower + j) * discretization``;
+  ``infinity`` the mass where the other law has none.
+  """
+
+  discretization: float
+  lower: int
+  probs: np.ndarray
+  infinity: float
+
+  def compose(self, times: int) -> "LossDistribution":
+    """The ``times``-fold composition (direct convolution)."""
+    probs = np.ones(1)
+    for _ in range(times):
+      probs = np.convolve(probs, self.probs)
+    return LossDistribution(
+        self.discretization, self.lower * times, probs,
+        -math.expm1(times * math.log1p(-self.infinity)))
+
+  def trimmed(self, budget: float) -> "LossDistribution":
+    """Pessimistically smaller: at most ``budget / 2`` of the mass at the
+    lowest losses is raised to the lowest loss kept, and at most ``budget /
+    2`` at the highest losses is moved to infinity. Either can only raise
+    delta, each by at most the mass moved, per composed level."""
+    if budget <= 0 or self.probs.size < 3:
+      return self
+    below = np.cumsum(self.probs)
+    first = int(np.searchsorted(below, budget / 2, side="right"))
+    above = np.cumsum(self.probs[::-1])
+    last = self.probs.size - int(np.searchsorted(above, budget / 2,
+                                                 side="right"))
+    if first >= last:
+      return self
+    probs = self.probs[first:last].copy()
+    probs[0] += below[first - 1] if first else 0.0
+    moved_up = float(self.probs[last:].sum())
+    return LossDistribution(self.discretization, self.lower + first, probs,
+                            self.infinity + moved_up)
+
+  def delta(self, epsilon: float) -> float:
+    """The hockey-stick divergence ``sum (1 - e^(eps - loss))_+`` + infinity."""
+    losses = (self.lower + np.arange(self.probs.size)) * self.discretization
+    above = losses > epsilon
+    return float(self.infinity + np.sum(
+        self.probs[above] * -np.expm1(epsilon - losses[above])))
+
+
+@dataclasses.dataclass(frozen=True)
+class TwoSided:
+  """The privacy loss of a run in both directions (D vs D' and D' vs D)."""
+
+  forward: LossDistribution
+  reverse: LossDistribution
+
+  def delta(self, epsilon: float) -> float:
+    """The larger delta of the two directions at ``epsilon``."""
+    return max(self.forward.delta(epsilon), self.reverse.delta(epsilon))
+
+  def epsilon(self, delta: float) -> float:
+    """The smallest epsilon >= 0 (to 1e-9) with ``delta(epsilon) <= delta``."""
+    if max(self.forward.infinity, self.reverse.infinity) > delta:
+      return math.inf
+    if self.delta(0.0) <= delta:
+      return 0.0
+    top = max(_top_loss(self.forward), _top_loss(self.reverse))
+    lo, hi = 0.0, top  # delta(top) = infinity mass <= delta
+    while hi - lo > 1e-9:
+      mid = 0.5 * (lo + hi)
+      if self.delta(mid) <= delta:
+        hi = mid
+      else:
+        lo = mid
+    return hi
+
+
+def _top_loss(loss: LossDistribution) -> float:
+  return (loss.lower + loss.probs.size) * loss.discretization
+
+
+def _loss(k: np.ndarray, rate: float, theta: int) -> np.ndarray:
+  """``ln(1 - q) + ln((k + 1) / (k + 2 - theta))``: the loss of atom k
+  (``inf`` below ``theta - 1``, where there is no atom)."""
+  k = np.asarray(k, dtype=float)
+  with np.errstate(divide="ignore", invalid="ignore"):
+    loss = math.log1p(-rate) + np.log1p((theta - 1) / (k + 2 - theta))
+  return np.where(k >= theta - 1, loss, np.inf)
+
+
+def _first_at_most(t: np.ndarray, rate: float, theta: int) -> np.ndarray:
+  """Per threshold t, the least k >= theta - 1 with loss(k) <= t (a huge
+  number where there is none: losses exceed ln(1 - q))."""
+  none = np.iinfo(np.int64).max // 4
+  ratio = np.exp(t - math.log1p(-rate))  # (k + 1) / (k + 2 - theta) <= ratio
+  with np.errstate(divide="ignore", invalid="ignore"):
+    approx = np.where(ratio > 1.0, (ratio * (theta - 2) + 1.0) / (ratio - 1.0),
+                      np.inf)
+  approx = np.minimum(approx, float(none))
+  k = np.maximum(theta - 1, np.ceil(approx)).astype(np.int64)
+  # Fix rounding: make k the least with loss(k) <= t.
+  for _ in range(3):
+    finite = k < none
+    high = finite & (_loss(k.astype(float), rate, theta) > t)
+    k = np.where(high, k + 1, k)
+    back = finite & (k > theta - 1) & (
+        _loss((k - 1).astype(float), rate, theta) <= t)
+    k = np.where(back, k - 1, k)
+  return k
+
+
+def _binom_cdf(x: int, trials: np.ndarray, rate: float) -> np.ndarray:
+  """P[Binomial(trials, rate) <= x] (1 where trials <= x)."""
+  trials = np.asarray(trials, dtype=np.int64)
+  return np.where(trials <= x, 1.0,
+                  special.bdtr(x, np.maximum(trials, x + 1), rate))
+
+
+def _binom_sf(x: int, trials: np.ndarray, rate: float) -> np.ndarray:
+  """P[Binomial(trials, rate) > x] (0 where trials <= x)."""
+  trials = np.asarray(trials, dtype=np.int64)
+  return np.where(trials <= x, 0.0,
+                  special.bdtrc(x, np.maximum(trials, x + 1), rate))
+
+
+def _binom_pmf(x: int, trials: np.ndarray, rate: float) -> np.ndarray:
+  """P[Binomial(trials, rate) = x] (trials >= x), from log-gamma."""
+  trials = np.asarray(trials, dtype=float)
+  return np.exp(special.gammaln(trials + 1) - special.gammaln(x + 1)
+                - special.gammaln(trials - x + 1) + x * math.log(rate)
+                + (trials - x) * math.log1p(-rate))
+
+
+def _range_masses(starts: np.ndarray, stops: np.ndarray, rate: float,
+                  theta: int, shift: int) -> np.ndarray:
+  """``sum_{k in [start, stop)} q * Bin(theta - 1; k + shift, q)`` per range.
+
+  ``shift`` is 1 for the P-masses, 0 for the Q-masses. ``stop`` may be
+  "infinite" (a huge number). Short ranges add their terms; long ones use
+  the telescoping identity (the sum is a difference of binomial tails), on
+  the side where the tails are small.
+  """
+  masses = np.zeros(starts.size)
+  short = (stops - starts) <= _DIRECT_TERMS
+  if short.any():
+    s, e = starts[short], stops[short]
+    offsets = np.arange(_DIRECT_TERMS)
+    k = s[:, None] + offsets[None, :]
+    valid = k < e[:, None]
+    terms = rate * _binom_pmf(theta - 1, np.where(valid, k, s[:, None])
+                              + shift, rate)
+    masses[short] = np.where(valid, terms, 0.0).sum(axis=1)
+  long = ~short
+  if long.any():
+    s, e = starts[long], stops[long]
+    # P: sum = cdf(theta-1; s+1) - cdf(theta-1; e+1); Q: sf(e) - sf(s),
+    # i.e. cdf(theta-1; s) - cdf(theta-1; e). Both: c(s + shift) - c(e + shift)
+    # with c(t) = P[Bin(t, q) <= theta - 1], c(inf) = 0.
+    huge = e >= np.iinfo(np.int64).max // 8
+    e_trials = np.where(huge, s, e) + shift
+    s_trials = s + shift
+    lo_cdf = _binom_cdf(theta - 1, s_trials, rate)
+    hi_cdf = np.where(huge, 0.0, _binom_cdf(theta - 1, e_trials, rate))
+    by_sf = (_binom_sf(theta - 1, e_trials, rate)
+             - _binom_sf(theta - 1, s_trials, rate))
+    use_cdf = huge | (lo_cdf <= 0.5)
+    masses[long] = np.where(use_cdf, lo_cdf - hi_cdf, by_sf)
+  return np.maximum(masses, 0.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def level_loss(rate: float, theta: int,
+               discretization: float = DEFAULT_DISCRETIZATION) -> TwoSided:
+  """The dominating pair of one level, discretised pessimistically."""
+  rate = _check_rate(rate)
+  theta = validation.check_int("theta", theta)
+  top = float(_loss(np.array([theta - 1.0]), rate, theta)[0])
+  bottom = math.log1p(-rate)
+  # Forward: P-masses at loss rounded up. Cell i holds losses in
+  # ((i - 1) d, i d]: k in [first(loss <= i d), first(loss <= (i - 1) d)).
+  # Thresholds are nudged down by 1e-12, which can only move a loss up a cell.
+  d = discretization
+  hi_cell = math.ceil(top / d) + 1
+  lo_cell = math.floor(bottom / d)
+  cells = np.arange(lo_cell, hi_cell + 1)
+  starts = _first_at_most(cells * d - 1e-12, rate, theta)
+  stops = np.r_[_first_at_most(cells[:1] * d - d - 1e-12, rate, theta),
+                starts[:-1]]
+  forward = _range_masses(starts, stops, rate, theta, shift=1)
+  # Reverse: Q-masses at -loss rounded up. Cell j holds -loss in
+  # ((j - 1) d, j d], i.e. loss in [-j d, -(j - 1) d).
+  # k with loss >= -j d: k < first(loss < -j d), taken as first(loss <=
+  # -j d + 1e-12), which can only move a k to a higher cell.
+  r_cells = np.arange(math.floor(-top / d), math.ceil(-bottom / d) + 2)
+  r_stops = _first_at_most(-r_cells * d + 1e-12, rate, theta)
+  r_starts = np.r_[theta - 1, r_stops[:-1]]
+  reverse = _range_masses(r_starts, r_stops, rate, theta, shift=0)
+  huge = np.iinfo(np.int64).max // 8
+  if starts[-1] != theta - 1 or stops[0] < huge or r_stops[-1] < huge:
+    raise AssertionError("the grid cells do not cover every k")  # a bug
+  return TwoSided(
+      forward=LossDistribution(d, int(lo_cell), forward, rate**theta),
+      reverse=LossDistribution(d, int(r_cells[0]), reverse, 0.0))
+
+
+@functools.lru_cache(maxsize=4096)
+def run_loss(rate: float, theta: int, num_levels: int,
+             discretization: float = DEFAULT_DISCRETIZATION,
+             budget: float = 0.0) -> TwoSided:
+  """The privacy loss of a run of ``num_levels`` levels (both directions).
+
+  ``budget`` > 0 trims each level's distribution first
+  (:meth:`LossDistribution.trimmed`, pessimistic): the run's delta can grow
+  by at most ``num_levels * budget``, and the composition is much faster.
+  """
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  one = level_loss(rate, theta, discretization)
+  return TwoSided(one.forward.trimmed(budget).compose(num_levels),
+                  one.reverse.trimmed(budget).compose(num_levels))
+
+
+def _budget(delta: float, num_levels: int) -> float:
+  """A trimming budget that can move delta by at most 1e-4 of ``delta``."""
+  return 1e-4 * delta / num_levels
+
+
+def delta_for_epsilon(rate: float, theta: int, num_levels: int,
+                      epsilon: float, *,
+                      discretization: float = DEFAULT_DISCRETIZATION) -> float:
+  """delta of Poisson-sampled TrieHH at ``epsilon``, both directions."""
+  return run_loss(float(rate), int(theta), int(num_levels),
+                  discretization).delta(float(epsilon))
+
+
+def epsilon_for_delta(rate: float, theta: int, num_levels: int,
+                      delta: float, *,
+                      discretization: float = DEFAULT_DISCRETIZATION) -> float:
+  """The smallest epsilon at which the run is (epsilon, delta)-DP, both
+  directions (``inf`` if none)."""
+  delta = validation.check_probability("delta", delta)
+  return run_loss(float(rate), int(theta), int(num_levels), discretization,
+                  _budget(delta, int(num_levels))).epsilon(delta)
+
+
+def dominating_pair(rate: float, theta: int,
+                    num_atoms: int) -> tuple[np.ndarray, np.ndarray]:
+  """The first ``num_atoms`` atoms of the dominating pair (P, Q), plus the
+  atom where Q has no mass and one atom for the rest of each law.
+
+  For tests and cross-checks: ``P`` and ``Q`` are probability vectors over
+  the same outcomes; the last atom lumps every k >= theta - 1 + num_atoms.
+  """
+  rate = _check_rate(rate)
+  k = np.arange(theta - 1, theta - 1 + num_atoms)
+  p = rate * stats.binom.pmf(theta - 1, k + 1, rate)
+  q = rate * stats.binom.pmf(theta - 1, k, rate)
+  last = theta - 1 + num_atoms
+  p_rest = stats.binom.cdf(theta - 1, last + 1, rate)
+  q_rest = stats.binom.cdf(theta - 1, last, rate)
+  return (np.r_[rate**theta, p, p_rest], np.r_[0.0, q, q_rest])
+
+
+def dp_accounting_pld(rate: float, theta: int, num_atoms: int,
+                      discretization: float = 1e-4):
+  """The dominating pair as dp_accounting ``PrivacyLossDistribution``s.
+
+  Returns ``(forward, reverse)``, each from
+  ``from_two_probability_mass_functions`` with pessimistic rounding; the
+  last atom lumps the rest of each law (pessimistically for the reverse
+  direction: the rest's losses are at most ln(1/(1-q)); for the forward
+  direction its loss is taken as that of atom ``num_atoms - 1`` by putting
+  its mass there).
+  """
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  p, q = dominating_pair(rate, theta, num_atoms)
+  # Forward: the rest of P at the last listed loss (an upper bound).
+  p_fwd, q_fwd = p[:-1].copy(), q[:-1].copy()
+  p_fwd[-1] += p[-1]
+  last_loss = float(_loss(np.array([theta - 2 + num_atoms]), rate, theta)[0])
+  q_fwd[-1] = p_fwd[-1] * math.exp(-last_loss)
+  # Reverse: the rest of Q at loss ln(1/(1-q)).
+  p_rev, q_rev = p.copy(), q.copy()
+  p_rev[-1] = q[-1] * (1 - rate)
+
+  def logs(values):
+    return {i: math.log(v) for i, v in enumerate(values) if v > 0}
+
+  forward = pld_lib.from_two_probability_mass_functions(
+      logs(q_fwd), logs(p_fwd), pessimistic_estimate=True,
+      value_discretization_interval=discretization)
+  reverse = pld_lib.from_two_probability_mass_functions(
+      logs(p_rev), logs(q_rev), pessimistic_estimate=True,
+      value_discretization_interval=discretization)
+  return forward, reverse
+
+
+# ---- calibration ---------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PoissonCalibration:
+  """theta and the sampling rate for a target ``(epsilon, delta)``.
+
+  Attributes:
+    theta: the vote threshold.
+    rate: q, the probability that a user takes part in a round.
+    expected_batch_size: ``q * n``, users per round on average.
+    epsilon, delta: what the accountant gives at ``(rate, theta)``: epsilon
+      for the target delta (<= target epsilon), and delta at the target
+      epsilon (<= target delta); both directions.
+    target_epsilon, target_delta, n, num_levels: what was asked for.
+  """
+
+  theta: int
+  rate: float
+  expected_batch_size: float
+  epsilon: float
+  delta: float
+  target_epsilon: float
+  target_delta: float
+  n: int
+  num_levels: int
+
+
+def max_rate(theta: int, num_levels: int, epsilon: float, delta: float, *,
+             discretization: float = DEFAULT_DISCRETIZATION,
+             bracket: tuple[float, float] | None = None,
+             tolerance: float = 1e-4) -> float:
+  """The largest rate (to a relative ``tolerance``) at which ``(rate,
+  theta)`` is ``(epsilon, delta)``-DP over ``num_levels`` levels, by
+  bisection on log(rate); 0 if no rate above 1e-15 is.
+
+  ``bracket`` is a guess ``(ok, too_high)``; it is checked and widened.
+  """
+  budget = _budget(delta, num_levels)
+  log_target = math.log(delta)
+
+  def excess(rate: float) -> float:
+    """log delta(rate) - log target: <= 0 iff the rate is private enough."""
+    got = run_loss(rate, theta, num_levels, discretization, budget).delta(
+        epsilon)
+    return math.log(got) - log_target if got > 0 else -math.inf
+
+  top = 1.0 - 1e-9
+  lo, hi = bracket if bracket is not None else (1e-3, 1e-2)
+  lo, hi = min(lo, top), min(hi, top)
+  f_lo = excess(lo)
+  while lo > 1e-15 and f_lo > 0:
+    lo, hi = lo / 8, lo
+    f_lo = excess(lo)
+  if lo <= 1e-15:
+    return 0.0
+  f_hi = excess(hi)
+  while hi < top and f_hi <= 0:
+    lo, f_lo, hi = hi, f_hi, min(top, hi * 8)
+    f_hi = excess(hi)
+  if f_hi <= 0:
+    return hi
+  # Regula falsi on log(rate) (Illinois variant), keeping the bracket.
+  side = 0
+  while hi / lo > 1.0 + tolerance:
+    x_lo, x_hi = math.log(lo), math.log(hi)
+    if math.isfinite(f_lo):
+      x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
+      x = min(max(x, x_lo + 0.01 * (x_hi - x_lo)), x_hi - 0.01 * (x_hi - x_lo))
+    else:
+      x = 0.5 * (x_lo + x_hi)
+    mid = math.exp(x)
+    f_mid = excess(mid)
+    if f_mid <= 0:
+      lo, f_lo = mid, f_mid
+      if side == -1:
+        f_hi /= 2
+      side = -1
+    else:
+      hi, f_hi = mid, f_mid
+      if side == 1:
+        f_lo /= 2
+      side = 1
+  return lo
+
+
+# The search for theta uses this coarser grid (a pessimistic rounding, so a
+# rate found on it is safe on the finer one), then refines the rate.
+_SEARCH_DISCRETIZATION = 1e-2
+
+
+@functools.lru_cache(maxsize=256)
+def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
+              theta: int | None = None,
+              discretization: float = DEFAULT_DISCRETIZATION
+              ) -> PoissonCalibration:
+  """theta and rate for ``(epsilon, delta)``, both directions.
+
+  With ``theta`` given, the largest rate for it. Otherwise theta maximises
+  ``rate / theta``: a word held by c users gets ``c * rate`` votes on
+  average and is found when that reaches theta, so ``rate / theta`` sets the
+  smallest count found (the role of ``m / theta`` under Theorem 1).
+
+  Raises:
+    ValueError: when no rate gives the target (too small an epsilon or
+      delta for any theta), or the expected batch is under one user.
+  """
+  n = validation.check_int("n (number of users)", n)
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  epsilon = validation.check_positive("epsilon", epsilon)
+  delta = validation.check_probability("delta", delta)
+  coarse = max(_SEARCH_DISCRETIZATION, discretization)
+  found: dict[int, float] = {}
+
+  def coarse_rate(t: int) -> float:
+    if t not in found:
+      near = [found[k] for k in sorted(found, key=lambda k: abs(k - t))[:1]]
+      guess = (near[0] / 2, near[0] * 2) if near and near[0] > 0 else None
+      found[t] = max_rate(t, num_levels, epsilon, delta,
+                          discretization=coarse, bracket=guess,
+                          tolerance=1e-2)
+    return found[t]
+
+  if theta is not None:
+    theta = validation.check_int("theta", theta)
+  else:
+    theta = _best_theta(lambda t: coarse_rate(t) / t)
+  start = coarse_rate(theta)
+  bracket = (start, start * 1.5) if start > 0 else None
+  rate = max_rate(theta, num_levels, epsilon, delta,
+                  discretization=discretization, bracket=bracket,
+                  tolerance=1e-3)
+  setting = (f"epsilon={epsilon:g}, delta={delta:.3g} over L={num_levels} "
+             f"levels")
+  if rate <= 0.0:
+    raise ValueError(f"no sampling rate gives {setting} with theta={theta}; "
+                     "ask for a larger epsilon or delta")
+  if rate * n < 1.0:
+    need = math.ceil(1.0 / rate)
+    raise ValueError(
+        f"n={n} users are too few for Poisson sampling at {setting}: the "
+        f"rate {rate:.3g} (theta={theta}) samples {rate * n:.3g} users per "
+        f"round on average; it needs at least n = {need} users")
+  loss = run_loss(rate, theta, num_levels, discretization,
+                  _budget(delta, num_levels))
+  return PoissonCalibration(
+      theta=theta, rate=rate, expected_batch_size=rate * n,
+      epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),
+      target_epsilon=epsilon, target_delta=delta, n=n,
+      num_levels=num_levels)
+
+
+def _best_theta(score, low: int = 2, high: int = 400) -> int:
+  """The theta in [low, high] with the highest ``score`` (assumed
+  unimodal): a scan of a geometric grid, then a ternary search between the
+  best point's neighbours."""
+  grid = sorted({low, high} | {int(round(low * 1.5**i)) for i in range(20)
+                                if low * 1.5**i <= high})
+  scores = [score(t) for t in grid]
+  best = int(np.argmax(scores))
+  lo = grid[max(best - 1, 0)]
+  hi = grid[min(best + 1, len(grid) - 1)]
+  while hi - lo > 2:
+    a, b = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+    if score(a) < score(b):
+      lo = a
+    else:
+      hi = b
+  return max(range(lo, hi + 1), key=lambda t: (score(t), -t))
+
+
+def _check_rate(rate: float) -> float:
+  rate = float(rate)
+  if not 0.0 < rate < 1.0:
+    raise ValueError(f"the sampling rate must be in (0, 1), got {rate}")
+  return rate
+
