@@ -145,8 +145,10 @@ def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
         "round); truncated outputs per run "
         f"{[r.params.num_truncated for r in iblt_runs]}, not decoded "
         f"{[r.params.num_not_decoded for r in iblt_runs]}")
-  triehh.discover(pop, epsilon=epsilon, engine="tff", seed=seeds[0])  # compiles
-  trie_runs = [triehh.discover(pop, epsilon=epsilon, engine="tff", seed=s)
+  triehh.discover(pop, epsilon=epsilon, engine="tff", seed=seeds[0],
+                  sampling="fixed")  # compiles
+  trie_runs = [triehh.discover(pop, epsilon=epsilon, engine="tff", seed=s,
+                              sampling="fixed")
                for s in seeds]
   rows = []
   iblt_scores = [triehh.precision_recall_f1(r.scored(), truth, KS)

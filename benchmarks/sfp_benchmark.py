@@ -87,7 +87,7 @@ def main(argv):
       rows = []
       times, scores = [], []
       for seed in range(FLAGS.repeats):
-        result = triehh.discover(pop, epsilon=eps, seed=seed)
+        result = triehh.discover(pop, epsilon=eps, seed=seed, sampling="fixed")
         times.append(result.seconds)
         scores.append(triehh.precision_recall_f1(result.heavy_hitters, truth,
                                                  [k]))

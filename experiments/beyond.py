@@ -278,11 +278,15 @@ def iblt_rows(name: str, pop, truth) -> tuple[list[dict], list[str]]:
       continue
     iblt_scores = [metrics.precision_recall_f1(
         r.scored(), truth, F1_KS) for r in runs]
-    fast = [api.discover(pop, epsilon=epsilon, seed=s) for s in _seeds()]
+    # TrieHH with the paper's fixed-size batch, whose size the IBLT rounds
+    # use.
+    fast = [api.discover(pop, epsilon=epsilon, seed=s, sampling="fixed")
+            for s in _seeds()]
     # The TFF engine grows the same trie from the same seed; timed warm.
-    api.discover(pop, epsilon=epsilon, engine="tff", seed=iblt_seeds[0])
+    api.discover(pop, epsilon=epsilon, engine="tff", seed=iblt_seeds[0],
+                 sampling="fixed")
     tff = [api.discover(pop, epsilon=epsilon, engine="tff",
-                        seed=iblt_seeds[0])]
+                        seed=iblt_seeds[0], sampling="fixed")]
     votes = [iblt_benchmark._vote_bytes(r.trie) for r in fast]  # pylint: disable=protected-access
     rows.append(dict(
         data=name, epsilon=epsilon, algorithm=f"IBLT, 1 round, k={k}",

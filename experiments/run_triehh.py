@@ -43,6 +43,18 @@ flags.DEFINE_integer("theta", None,
 flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
 flags.DEFINE_integer("batch_size", None, "Users sampled per round, m.",
                      lower_bound=1)
+flags.DEFINE_enum("sampling", None, ["poisson", "fixed"],
+                  "'poisson': each user takes part in a round with a "
+                  "probability (calibrated, or --sampling_rate), guarantee "
+                  "proven in both directions; 'fixed': the paper's batch of "
+                  "m users, Theorem 1 in the direction of its proof only. "
+                  "Default: poisson, or fixed with --gamma/--batch_size (then "
+                  "--sampling=poisson makes --batch_size the expected "
+                  "batch).")
+flags.DEFINE_float("sampling_rate", None,
+                   "Poisson sampling with --theta: the probability q that a "
+                   "user takes part in a round (or give --batch_size, the "
+                   "expected users per round, or --gamma).")
 flags.DEFINE_bool("allow_no_guarantee", False,
                   "Run parameters outside Theorem 1 (reported as epsilon = "
                   "inf) instead of refusing them.")
@@ -104,12 +116,38 @@ def engine_options(engine: str | None = None) -> dict:
   return options
 
 
+def sampling_options() -> dict:
+  """``--sampling`` and ``--sampling_rate``, checked together."""
+  sampling = FLAGS.sampling
+  if sampling is None:
+    paper = FLAGS.gamma is not None or FLAGS.batch_size is not None
+    sampling = "fixed" if paper else "poisson"
+  if FLAGS.sampling_rate is not None:
+    if sampling != "poisson":
+      raise ValueError("--sampling_rate is for --sampling=poisson")
+    if FLAGS.theta is None:
+      raise ValueError("--sampling_rate needs --theta (with --epsilon the "
+                       "rate is calibrated)")
+    if not 0 < FLAGS.sampling_rate <= 1:
+      raise ValueError(f"--sampling_rate must be in (0, 1], got "
+                       f"{FLAGS.sampling_rate}")
+  return {"sampling": sampling, "sampling_rate": FLAGS.sampling_rate}
+
+
 def privacy_options() -> dict:
   """``(epsilon, delta)`` to calibrate, or theta with gamma / batch size."""
   if FLAGS.theta is None:
     if FLAGS.gamma is not None or FLAGS.batch_size is not None:
       raise ValueError("--gamma and --batch_size need --theta")
     return {"epsilon": FLAGS.epsilon, "delta": FLAGS.delta}
+  if FLAGS.sampling_rate is not None:
+    if FLAGS.gamma is not None or FLAGS.batch_size is not None:
+      raise ValueError("give one of --sampling_rate, --gamma and "
+                       "--batch_size with --theta")
+    if not FLAGS["epsilon"].using_default_value or FLAGS.delta is not None:
+      raise ValueError("give --epsilon/--delta, or --theta with "
+                       "--sampling_rate, not both")
+    return {"theta": FLAGS.theta}
   if not FLAGS["epsilon"].using_default_value or FLAGS.delta is not None:
     raise ValueError("give --epsilon/--delta, or --theta with --gamma or "
                      "--batch_size, not both")
@@ -125,7 +163,8 @@ def run_config(privacy: dict, options: dict) -> dict:
       max_num_prefixes=FLAGS.max_num_prefixes,
       allow_no_guarantee=FLAGS.allow_no_guarantee,
       tff_secure_sum=options.get("secure_sum"),
-      tff_max_user_contribution=options.get("max_user_contribution"))
+      tff_max_user_contribution=options.get("max_user_contribution"),
+      **sampling_options())
 
 
 def check_flags() -> tuple[dict, dict]:
@@ -135,6 +174,7 @@ def check_flags() -> tuple[dict, dict]:
     ValueError: naming the flags that do not go together.
   """
   common.check_data_flags()
+  sampling_options()
   return engine_options(), privacy_options()
 
 
@@ -167,13 +207,20 @@ def main(argv):
       target = (f"target epsilon={p.target_epsilon}, delta="
                 f"{p.target_delta:.3g}" if p.target_epsilon is not None
                 else "theta and batch size given")
+      sides = ("both directions" if p.two_sided else
+               "one direction: Theorem 1's proof")
       if p.has_guarantee:
-        print(f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP [{target}]")
+        print(f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP, {sides} "
+              f"[{target}]")
       else:
         print(f"privacy: NONE [{target}]")
-      print(f"  theta={p.theta}, gamma={p.gamma:.4f}, batch size m={p.batch_size}"
-            f" of n={p.n}, L={p.max_length} characters + end symbol = "
-            f"{p.levels} levels")
+      if p.sampling == "poisson":
+        batch = (f"Poisson sampling, rate q={p.sampling_rate:.4g} (about "
+                 f"{p.sampling_rate * p.n:,.0f} users per round)")
+      else:
+        batch = f"batch size m={p.batch_size}"
+      print(f"  theta={p.theta}, {batch} of n={p.n}, L={p.max_length} "
+            f"characters + end symbol = {p.levels} levels")
       print(f"  {p.guarantee}")
     values = common.score(result.heavy_hitters, data.truth)
     hh = list(result.heavy_hitters.items())

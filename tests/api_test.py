@@ -11,6 +11,7 @@ import pytest
 from scipy import special
 
 import triehh
+from triehh.theory import poisson
 from triehh import synthetic
 from triehh.engines import registry
 from tests import reference
@@ -28,7 +29,7 @@ class DiscoverTest(parameterized.TestCase):
     cls.pop = zipf_words(40_000)
 
   def test_calibrated_run_reports_its_guarantee(self):
-    result = triehh.discover(self.pop, epsilon=4.0, seed=1)
+    result = triehh.discover(self.pop, epsilon=4.0, seed=1, sampling="fixed")
     p = result.params
     n, levels = self.pop.num_users, 11  # L = 10 characters + the end symbol
     target_delta = 1 / n**2
@@ -48,8 +49,46 @@ class DiscoverTest(parameterized.TestCase):
     self.assertLessEqual(p.epsilon, 4.0)
     self.assertLessEqual(p.delta, target_delta)
     self.assertEqual((p.target_epsilon, p.target_delta), (4.0, target_delta))
+    self.assertEqual((p.sampling, p.accounting, p.two_sided),
+                     ("fixed", "Theorem 1 (one direction)", False))
     self.assertEqual(result.rounds, len(result.votes_per_round))
     self.assertEqual(result.num_participants, batch * result.rounds)
+
+  def test_default_is_poisson_with_a_two_sided_guarantee(self):
+    result = triehh.discover(self.pop, epsilon=4.0, seed=1)
+    p = result.params
+    n = self.pop.num_users
+    cal = poisson.calibrate(n, 11, 4.0, 1 / n**2)
+    self.assertEqual((p.sampling, p.theta, p.sampling_rate),
+                     ("poisson", cal.theta, cal.rate))
+    self.assertTrue(p.two_sided)
+    self.assertLessEqual(poisson.delta_for_epsilon(p.sampling_rate, p.theta,
+                                                   11, p.epsilon), p.delta)
+    # Each round samples about rate * n users, not a fixed number.
+    sampled = result.sampled_per_round
+    self.assertGreater(len(set(sampled)), 1)
+    spread = 5 * math.sqrt(n * cal.rate)
+    self.assertTrue(all(abs(s - n * cal.rate) < spread for s in sampled))
+
+  @parameterized.named_parameters(
+      ("batch_size", dict(theta=10, batch_size=500), "fixed"),
+      ("gamma", dict(theta=10, gamma=2.5), "fixed"),
+      ("rate", dict(theta=10, sampling_rate=0.01), "poisson"),
+      ("epsilon", dict(epsilon=4.0), "poisson"),
+      ("poisson_batch", dict(theta=10, batch_size=500, sampling="poisson"),
+       "poisson"),
+      ("schedule", dict(theta=2, batch_size=2, schedule=[[0, 1]],
+                        allow_no_guarantee=True), "fixed"))
+  def test_default_sampling(self, kwargs, sampling):
+    self.assertEqual(triehh.discover(self.pop, **kwargs).params.sampling,
+                     sampling)
+
+  def test_poisson_is_refused_where_only_fixed_batches_run(self):
+    with self.assertRaisesRegex(ValueError, "schedule runs fixed-size"):
+      triehh.discover(self.pop, theta=2, sampling_rate=0.1,
+                      sampling="poisson", schedule=[[0, 1]])
+    with self.assertRaisesRegex(ValueError, "is for sampling='poisson'"):
+      triehh.discover(self.pop, theta=2, sampling_rate=0.1, sampling="fixed")
 
   def test_same_seed_same_result(self):
     a = triehh.discover(self.pop, epsilon=4.0, seed=5)
@@ -87,7 +126,7 @@ class DiscoverTest(parameterized.TestCase):
                                 "vote ranks.*allow_no_guarantee=True"):
       triehh.discover(self.pop, epsilon=4.0, max_num_prefixes=5)
     result = triehh.discover(self.pop, epsilon=4.0, max_num_prefixes=5,
-                             allow_no_guarantee=True)
+                             allow_no_guarantee=True, sampling="fixed")
     p = result.params
     self.assertEqual((p.epsilon, p.delta, p.accounting), (math.inf, 1.0, "none"))
     self.assertIn("vote ranks", p.guarantee)
@@ -100,10 +139,14 @@ class DiscoverTest(parameterized.TestCase):
 
   @parameterized.named_parameters(
       ("both", dict(epsilon=1.0, theta=10, gamma=2.0), "not both"),
-      ("theta_alone", dict(theta=10), "exactly one"),
+      ("theta_alone", dict(theta=10), "with theta, give one of"),
+      ("theta_alone_fixed", dict(theta=10, sampling="fixed"), "exactly one"),
       ("nothing", dict(), "give epsilon"),
       ("bad_engine", dict(epsilon=1.0, engine="gpu"), "unknown engine"),
-      ("small_population_epsilon", dict(epsilon=0.1), "at least n ="),
+      ("small_population_epsilon", dict(epsilon=0.1, sampling="fixed"),
+       "at least n ="),
+      ("small_population_poisson", dict(epsilon=1e-6),
+       "too few for Poisson sampling"),
       ("bad_cap", dict(epsilon=4.0, max_num_prefixes=0), "max_num_prefixes"),
   )
   def test_bad_arguments(self, kwargs, message):
@@ -125,7 +168,8 @@ class DiscoverTest(parameterized.TestCase):
     self.assertEqual(a.trie.to_dict(), b.trie.to_dict())
     self.assertEqual((a.params.delta, b.params.delta, b.params.word_choice),
                      (a.params.delta, a.params.delta, "per_run"))
-    self.assertEqual(b.params.accounting, "Theorem 1")
+    self.assertEqual(b.params.accounting,
+                     "Poisson accountant (two-sided, add/remove)")
 
   def test_max_length_mismatch(self):
     with self.assertRaisesRegex(ValueError, "max_length=10"):
@@ -141,11 +185,12 @@ class DiscoverTest(parameterized.TestCase):
         rng.zipf(1.3, size=3) % 200, rng.integers(1, 5, size=3))}
              for _ in range(30_000)]
     result = triehh.discover(users, epsilon=4.0, seed=0)
-    # The naive reference, at the run's theta and batch size, from the seed.
+    # The naive reference, at the run's theta and rate, from the seed.
     _, want = reference.run(triehh.Population.from_user_words(users),
                             theta=result.params.theta,
                             batch_size=result.params.batch_size,
-                            rng=np.random.default_rng(0))
+                            rng=np.random.default_rng(0),
+                            sampling_rate=result.params.sampling_rate)
     self.assertEqual(result.heavy_hitters, want)
     self.assertNotEmpty(want)
     self.assertTrue(set(result.heavy_hitters) <= set(vocab))
@@ -192,12 +237,14 @@ class SeveralWordsTest(parameterized.TestCase):
     self.assertAlmostEqual(p.epsilon, eps, places=10)
     self.assertAlmostEqual(p.delta / (3 * delta_1), 1.0, places=10)
     self.assertEqual((p.word_choice, p.accounting),
-                     ("per_round", "per-round composition (L*delta)"))
+                     ("per_round",
+                      "per-round composition (L*delta), one direction"))
     self.assertTrue(result.words)
 
   def test_per_round_calibration_keeps_levels_times_delta_below_target(self):
     n, levels = 4000, 3
-    p = triehh.discover(self.pop, epsilon=4.0, max_length=2).params
+    p = triehh.discover(self.pop, epsilon=4.0, max_length=2,
+                        sampling="fixed").params
     # Corollary 1's theta for delta / L, written out from the paper.
     target = 1 / n**2
     c = math.log(8 / (7 * math.sqrt(2 * math.pi)) / (target / levels)) / math.e
@@ -215,7 +262,8 @@ class SeveralWordsTest(parameterized.TestCase):
     eps, delta_1 = theorem1(4000, 3, 10, math.floor(2.0 * math.sqrt(4000)))
     self.assertAlmostEqual(p.epsilon, eps, places=10)
     self.assertAlmostEqual(p.delta / delta_1, 1.0, places=10)
-    self.assertEqual((p.word_choice, p.accounting), ("per_run", "Theorem 1"))
+    self.assertEqual((p.word_choice, p.accounting),
+                     ("per_run", "Theorem 1 (one direction)"))
 
   def test_per_run_is_the_one_word_run_on_words_drawn_once(self):
     # The draw, written out: one integers() call on a stream spawned from the

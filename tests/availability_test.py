@@ -26,7 +26,7 @@ def _theorem_1(n, levels, theta, m):
 
 def test_everyone_online_has_discovers_parameters(pop):
   result = availability.discover_online(pop, availability=1.0, epsilon=4.0)
-  ref = triehh.discover(pop, epsilon=4.0)
+  ref = triehh.discover(pop, epsilon=4.0, sampling="fixed")
   assert (result.params.theta, result.params.batch_size) == (
       ref.params.theta, ref.params.batch_size)
   assert result.params.epsilon == pytest.approx(ref.params.epsilon)
@@ -50,7 +50,7 @@ def test_fraction_recalibrated_to_the_online_count(pop):
 
 
 def test_nominal_calibration_reports_the_larger_epsilon(pop):
-  full = triehh.discover(pop, epsilon=2.0)
+  full = triehh.discover(pop, epsilon=2.0, sampling="fixed")
   result = availability.discover_online(pop, availability=0.5, epsilon=2.0,
                                         calibrate_to="nominal")
   theta, m = full.params.theta, full.params.batch_size

@@ -5,6 +5,8 @@ import math
 from absl.testing import parameterized
 
 from triehh import policy
+from triehh.theory import crowding
+from triehh.theory import poisson
 from triehh import population as population_lib
 
 
@@ -30,7 +32,8 @@ class ResolveParamsTest(parameterized.TestCase):
     self.assertAlmostEqual(p.delta / delta, 1.0, places=10)
     self.assertIsNone(p.target_epsilon)
     self.assertTrue(p.has_guarantee)
-    self.assertEqual(p.guarantee, f"Theorem 1 for L={max_length + 1} levels.")
+    self.assertEqual(p.guarantee, f"Theorem 1 for L={max_length + 1} levels, "
+                     "in the direction its proof covers.")
 
   def test_batch_size_is_used_as_given(self):
     p = policy.resolve_params(10_000, 10, theta=20, batch_size=250)
@@ -92,10 +95,100 @@ class ResolveParamsTest(parameterized.TestCase):
 
   def test_outputs_covered_and_accounting_are_stated(self):
     p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0)
-    self.assertEqual((p.accounting, p.word_choice), ("Theorem 1", "per_round"))
+    self.assertEqual((p.accounting, p.word_choice),
+                     ("Theorem 1 (one direction)", "per_round"))
     self.assertIn("discovered words and prefixes", p.covers)
     self.assertIn("not their vote counts", p.covers)
+    self.assertIn("in one direction only", p.covers)
+    self.assertEqual((p.sampling, p.sampling_rate, p.two_sided),
+                     ("fixed", None, False))
     self.assertEqual(p.to_dict()["covers"], p.covers)
+
+
+class ReverseDirectionTest(parameterized.TestCase):
+  """Fixed-size runs where the unproven direction is known to fail."""
+
+  @parameterized.named_parameters(
+      dict(testcase_name="crowding_36", n=36, max_length=1, theta=5,
+           batch_size=6, family="crowding"),
+      dict(testcase_name="crowding_25", n=25, max_length=2, theta=4,
+           batch_size=5, family="crowding"),
+      dict(testcase_name="two_groups_209", n=209, max_length=1, theta=10,
+           batch_size=19, family="two groups"))
+  def test_are_refused_or_run_without_guarantee(self, n, max_length, theta,
+                                                batch_size, family):
+    with self.assertRaisesRegex(ValueError, "does not prove fails") as caught:
+      policy.resolve_params(n, max_length, theta=theta, batch_size=batch_size)
+    self.assertIn("allow_no_guarantee", str(caught.exception))
+    p = policy.resolve_params(n, max_length, theta=theta,
+                              batch_size=batch_size, allow_no_guarantee=True)
+    self.assertFalse(p.has_guarantee)
+    self.assertEqual(p.accounting, "none")
+    failure = crowding.reverse_lower_bound(
+        n, batch_size, theta, max_length + 1,
+        theorem1(n, max_length + 1, theta, batch_size / math.sqrt(n))[0])
+    self.assertEqual(failure.family, family)
+
+  def test_paper_operating_points_are_labelled_not_refused(self):
+    p = policy.resolve_params(10_000, 10, epsilon=4.0)
+    self.assertTrue(p.has_guarantee)
+    self.assertFalse(p.two_sided)
+    failure = crowding.reverse_lower_bound(10_000, p.batch_size, p.theta, 11,
+                                           p.epsilon)
+    self.assertLess(failure.divergence, 1e-300)
+
+
+class PoissonTest(parameterized.TestCase):
+  """sampling="poisson": the two-sided accountant."""
+
+  def test_calibrated(self):
+    n = 100_000
+    p = policy.resolve_params(n, 10, epsilon=2.0, sampling="poisson")
+    cal = poisson.calibrate(n, 11, 2.0, 1 / n**2)
+    self.assertEqual((p.theta, p.sampling_rate), (cal.theta, cal.rate))
+    self.assertEqual(p.batch_size, round(cal.rate * n))
+    self.assertLessEqual(p.epsilon, 2.0)
+    self.assertEqual((p.delta, p.target_epsilon), (1 / n**2, 2.0))
+    self.assertEqual(p.accounting, "Poisson accountant (two-sided, add/remove)")
+    self.assertIn("in both directions", p.covers)
+    self.assertTrue(p.two_sided)
+
+  def test_several_words_pay_nothing_more(self):
+    one = policy.resolve_params(10**5, 10, epsilon=2.0, sampling="poisson")
+    several = policy.resolve_params(10**5, 10, epsilon=2.0, sampling="poisson",
+                                    single_word=False)
+    self.assertEqual((one.theta, one.sampling_rate, one.delta),
+                     (several.theta, several.sampling_rate, several.delta))
+
+  @parameterized.parameters(dict(sampling_rate=0.05), dict(batch_size=5000),
+                            dict(gamma=5000 / math.sqrt(10**5)))
+  def test_given_theta_and_a_rate(self, **rate):
+    p = policy.resolve_params(10**5, 10, theta=15, sampling="poisson", **rate)
+    self.assertAlmostEqual(p.sampling_rate, 0.05)
+    self.assertAlmostEqual(
+        p.epsilon, poisson.epsilon_for_delta(0.05, 15, 11, 1e-10))
+    self.assertEqual(p.delta, 1e-10)
+    self.assertIsNone(p.target_epsilon)
+
+  def test_no_finite_epsilon_is_refused(self):
+    with self.assertRaisesRegex(ValueError, "no finite epsilon"):
+      policy.resolve_params(1000, 3, theta=1, sampling_rate=0.5,
+                            sampling="poisson")
+    p = policy.resolve_params(1000, 3, theta=1, sampling_rate=0.5,
+                              sampling="poisson", allow_no_guarantee=True)
+    self.assertEqual((p.epsilon, p.accounting), (math.inf, "none"))
+
+  def test_bad_combinations(self):
+    with self.assertRaisesRegex(ValueError, "at most one"):
+      policy.resolve_params(1000, 3, theta=5, sampling_rate=0.1,
+                            batch_size=10, sampling="poisson")
+    with self.assertRaisesRegex(ValueError, "is for sampling='poisson'"):
+      policy.resolve_params(1000, 3, theta=5, sampling_rate=0.1)
+    with self.assertRaisesRegex(ValueError, "sampling must be one of"):
+      policy.resolve_params(1000, 3, epsilon=1.0, sampling="bernoulli")
+    with self.assertRaisesRegex(ValueError, "sampling_rate must be in"):
+      policy.resolve_params(1000, 3, theta=5, sampling_rate=1.5,
+                            sampling="poisson")
 
 
 class SeveralWordsTest(parameterized.TestCase):
@@ -111,7 +204,8 @@ class SeveralWordsTest(parameterized.TestCase):
                             math.floor(gamma * math.sqrt(n)) / math.sqrt(n))
     self.assertAlmostEqual(p.epsilon, eps, places=10)
     self.assertAlmostEqual(p.delta / (levels * delta_1), 1.0, places=10)
-    self.assertEqual(p.accounting, "per-round composition (L*delta)")
+    self.assertEqual(p.accounting,
+                     "per-round composition (L*delta), one direction")
     self.assertIn(f"L*delta_1 = {levels} x", p.guarantee)
 
   def test_per_run_choice_gets_theorem1(self):
@@ -119,7 +213,8 @@ class SeveralWordsTest(parameterized.TestCase):
                               single_word=False, word_choice="per_run")
     self.assertAlmostEqual(p.delta / theorem1(10_000, 11, 20, 2.0)[1], 1.0,
                            places=10)
-    self.assertEqual((p.accounting, p.word_choice), ("Theorem 1", "per_run"))
+    self.assertEqual((p.accounting, p.word_choice),
+                     ("Theorem 1 (one direction)", "per_run"))
 
   @parameterized.parameters(10_000, 1_000_000)
   def test_calibration_keeps_levels_times_delta_below_the_target(self, n):

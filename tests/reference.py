@@ -58,9 +58,20 @@ def sample_users(rng, n: int, m: int) -> list[int]:
                                      shuffle=False)]
 
 
-def round_words(pop, counts, rng, batch_size, scheduled) -> list[int]:
+def poisson_users(rng, n: int, rate: float) -> list[int]:
+  """Each user with probability rate (contract step 1c: a Binomial(n, rate)
+  size, then that many distinct users in the order drawn)."""
+  size = int(rng.binomial(n, rate))
+  return [int(u) for u in rng.choice(n, size=size, replace=False,
+                                     shuffle=False)]
+
+
+def round_words(pop, counts, rng, batch_size, scheduled,
+                rate=None) -> list[int]:
   """The words the round's users vote with, in sample order."""
-  if scheduled is None:
+  if scheduled is None and rate is not None:
+    users = poisson_users(rng, pop.num_users, rate)
+  elif scheduled is None:
     users = sample_users(rng, pop.num_users, batch_size)
   else:
     users = [int(u) for u in scheduled]
@@ -73,7 +84,7 @@ def round_words(pop, counts, rng, batch_size, scheduled) -> list[int]:
 
 
 def round_cell_votes(pop, counts, rng, batch_size, frontier,
-                     depth) -> collections.Counter:
+                     depth, rate=None) -> collections.Counter:
   """The votes of a round drawn at cell level (contract step 1a)."""
   symbols = pop.alphabet.symbols()  # in code order
   order = lambda p: [symbols.index(c) for c in p]
@@ -88,7 +99,14 @@ def round_cell_votes(pop, counts, rng, batch_size, frontier,
         users.append(held)
   no_symbol = [sum(1 for q in seqs if q == prefix) for prefix in frontier]
   rest = len(seqs) - sum(users) - sum(no_symbol)
-  drawn = draw_cell_counts(users + no_symbol + [rest], batch_size, rng)
+  everyone = users + no_symbol + [rest]
+  if rate is None:
+    drawn = draw_cell_counts(everyone, batch_size, rng)
+  else:  # contract step 1c: one binomial over the occupied cells
+    occupied = [u for u in everyone if u]
+    kept = iter(int(k) for k in rng.binomial(
+        np.array(occupied, dtype=np.int64), rate))
+    drawn = [next(kept) if u else 0 for u in everyone]
   return collections.Counter({p: int(v) for p, v in zip(cells, drawn) if v})
 
 
@@ -113,8 +131,12 @@ def draw_cell_counts(cell_users: list[int], batch_size: int, rng) -> list[int]:
   return kept
 
 
-def run(pop, *, theta, batch_size, rng, max_num_prefixes=None, schedule=None):
-  """Returns (levels, heavy_hitters): per depth a dict prefix -> votes."""
+def run(pop, *, theta, batch_size, rng, max_num_prefixes=None, schedule=None,
+        sampling_rate=None):
+  """Returns (levels, heavy_hitters): per depth a dict prefix -> votes.
+
+  ``sampling_rate``: Poisson sampling (each user with that probability).
+  """
   end = pop.alphabet.end_symbol
   counts = user_counts(pop)
   frontier = {""}
@@ -128,10 +150,11 @@ def run(pop, *, theta, batch_size, rng, max_num_prefixes=None, schedule=None):
     scheduled = None if schedule is None else schedule[depth - 1]
     if pop.is_single_word and scheduled is None:
       candidates = round_cell_votes(pop, counts, rng, batch_size, frontier,
-                                    depth)
+                                    depth, sampling_rate)
     else:
       candidates = collections.Counter()
-      for w in round_words(pop, counts, rng, batch_size, scheduled):
+      for w in round_words(pop, counts, rng, batch_size, scheduled,
+                           sampling_rate):
         seq = sequence(pop, w)
         if len(seq) >= depth and seq[:depth - 1] in frontier:
           candidates[seq[:depth]] += 1

@@ -84,7 +84,8 @@ def test_run_cell_writes_the_runs_discover_gives(tmp_path):
   pop = synthetic.english_population(20000, seed=0)
   truth = pop.ground_truth()
   for record in got:
-    direct = triehh.discover(pop, epsilon=2.0, seed=record.seed)
+    direct = triehh.discover(pop, epsilon=2.0, seed=record.seed,
+                             sampling="fixed")  # the library's cell default
     assert record.discovered == list(direct.heavy_hitters)
     assert record.counts == list(direct.heavy_hitters.values())
     assert record.metrics == metrics.precision_recall_f1(
@@ -177,6 +178,29 @@ def test_iblt_cells_cross_epsilons_deltas_and_k_anonymities():
   assert "iblt default/single k=5 m at eps=4" in labels
 
 
+def test_poisson_cells_record_their_sampling_and_keep_fixed_keys(tmp_path):
+  (fixed,) = sweep.expand(data=(DATA,), epsilons=(2.0,))
+  (plain,) = sweep.expand(data=(DATA,), epsilons=(2.0,),
+                          triehh_options={"sampling": "fixed"})
+  assert "sampling" not in fixed.config and fixed.key == plain.key
+  (cell,) = sweep.expand(data=(DATA,), epsilons=(2.0,),
+                         triehh_options={"sampling": "poisson"})
+  assert cell.config["sampling"] == "poisson" and cell.key != fixed.key
+  assert "poisson" in cell.label
+  task = sweep.Task(cell, (3,), first_seed=3)
+  assert sweep.run_cell(task, str(tmp_path), datasets=sweep.DataCache(),
+                        ks=(10,), on_event=lambda e: None)
+  (record,), bad = records.read(str(tmp_path / "results.jsonl"))
+  assert not bad
+  pop = synthetic.english_population(20000, seed=0)
+  direct = triehh.discover(pop, epsilon=2.0, seed=3)
+  assert direct.params.sampling == "poisson"
+  assert record.discovered == list(direct.heavy_hitters)
+  assert (record.sampling, record.sampling_rate) == (
+      "poisson", direct.params.sampling_rate)
+  assert record.accounting == "Poisson accountant (two-sided, add/remove)"
+
+
 def test_iblt_cells_given_theta_for_triehh_still_vary_with_epsilon():
   cells = sweep.expand(algorithms=("triehh", "iblt"), data=(DATA,),
                        epsilons=(1.0, 4.0),
@@ -187,7 +211,7 @@ def test_iblt_cells_given_theta_for_triehh_still_vary_with_epsilon():
 def test_iblt_arguments_are_triehh_batch_size_and_theta():
   (cell,) = sweep.expand(algorithms=("iblt",), data=(DATA,), epsilons=(2.0,))
   pop = sweep.load_data(DATA).population
-  params = triehh.discover(pop, epsilon=2.0, seed=0).params
+  params = triehh.discover(pop, epsilon=2.0, seed=0, sampling="fixed").params
   arguments = sweep.iblt_arguments(pop, cell.config)
   assert (arguments["batch_size"], arguments["k_anonymity"]) == (
       params.batch_size, params.theta)

@@ -90,7 +90,8 @@ CONFIG_FIELDS = DISPLAY_FIELDS + (
     "fragment_alphabet", "word_budget", "simulation", "check_puzzle_hash",
     "tff_secure_sum", "tff_max_user_contribution", "matched_delta",
     "iblt_capacity", "iblt_num_rounds", "string_max_bytes",
-    "round_draw", "secure_sum_bitwidth", "repetitions")
+    "round_draw", "secure_sum_bitwidth", "repetitions", "sampling",
+    "sampling_rate")
 # IBLT fields read from the record's config (what was asked for): field ->
 # config key.
 _IBLT_CONFIG = {"iblt_capacity": "capacity", "iblt_num_rounds": "num_rounds"}
@@ -275,6 +276,8 @@ def config_of(record: Mapping) -> tuple:
       value = _target_delta(record)
     elif field == "n_users":
       value = int(records_lib.as_number(record[field]))
+    elif field == "sampling":  # fixed-size runs, old and new, pool together
+      value = "poisson" if record.get("sampling") == "poisson" else None
     else:
       value = record.get(field)
       if isinstance(value, (list, dict)):
@@ -326,7 +329,11 @@ class Group:
     if self.get("top_t") is not None:
       parts.append(f"T={self.get('top_t')}")
     if self.get("theta") is not None:
-      parts.append(f"theta={self.get('theta')}, m={self.get('batch_size')}")
+      if self.get("sampling") == "poisson":
+        parts.append(f"theta={self.get('theta')}, poisson q="
+                     f"{self.get('sampling_rate'):.4g} (m~{self.get('batch_size')})")
+      else:
+        parts.append(f"theta={self.get('theta')}, m={self.get('batch_size')}")
     local = records_lib.as_number(self.records[0].get("epsilon_local"))
     if local is not None:
       parts.append(f"local epsilon={local:.3f}")
@@ -535,9 +542,16 @@ def discovery_table(groups: Sequence[Group],
     batch = int(group.get("batch_size"))
     levels = int(group.get("levels"))
     word_bounds = None
+    rate = group.get("sampling_rate")
+    if group.get("sampling") == "poisson":  # each user with probability q
+      def bound(count):
+        return utility.poisson_discovery_rate(count, rate, theta, levels)
+    else:  # Proposition 2: a batch of m users
+      def bound(count):
+        return utility.discovery_rate(count, n, batch, theta, levels)
     if reason is None:
       counts = np.floor(weights + 1e-9).astype(np.int64)
-      word_bounds = utility.discovery_rate(counts, n, batch, theta, levels)
+      word_bounds = bound(counts)
     for b in range(num_bins):
       inside = which == b
       lo, hi = float(edges[b]), float(edges[b + 1])
@@ -548,8 +562,7 @@ def discovery_table(groups: Sequence[Group],
              "rate": float(rates[inside].mean()) if inside.any() else math.nan,
              "bound_mid": math.nan, "bound_words": math.nan}
       if reason is None:
-        row["bound_mid"] = utility.discovery_rate(
-            math.floor(mid * n), n, batch, theta, levels)
+        row["bound_mid"] = bound(math.floor(mid * n))
         if inside.any():
           row["bound_words"] = float(word_bounds[inside].mean())
       rows.append(row)

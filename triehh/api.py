@@ -45,6 +45,27 @@ def engine_names() -> list[str]:
   return registry.names()
 
 
+def _sampling(sampling: str | None, *, num_passes, availability,
+              schedule, batch_size, gamma) -> str:
+  """The run's sampling. By default Poisson, but fixed-size batches where the
+  call names one (``batch_size`` or ``gamma`` with ``theta``, the paper's
+  parameters) or uses a feature accounted by Theorem 1 (passes,
+  availability) or a fixed schedule."""
+  fixed_only = [name for name, value in (("num_passes", num_passes),
+                                         ("availability", availability),
+                                         ("schedule", schedule))
+                if value is not None]
+  if sampling is None:
+    fixed = fixed_only or batch_size is not None or gamma is not None
+    return policy.FIXED if fixed else policy.POISSON
+  policy.check_sampling(sampling)
+  if sampling == policy.POISSON and fixed_only:
+    raise ValueError(f"{fixed_only[0]} runs fixed-size batches "
+                     "(sampling='fixed'); Poisson sampling is not available "
+                     "with it")
+  return sampling
+
+
 def discover(user_words, *, epsilon: float | None = None,
              delta: float | None = None,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
@@ -59,22 +80,27 @@ def discover(user_words, *, epsilon: float | None = None,
              deny_list: Iterable[str] | None = None,
              num_passes: int | None = None, composition: str = "best",
              availability=None, calibrate_to: str = "online",
+             sampling: str | None = None,
+             sampling_rate: float | None = None,
              **engine_options) -> results.DiscoveryResult:
   """Discovers heavy hitters with TrieHH.
 
   Args:
     user_words: one entry per user, a ``str`` (the user's word) or a mapping
       word -> count (the user's words), or a :class:`triehh.Population`.
-    epsilon, delta: the target privacy; theta and the batch size come from
-      Corollary 1 (``delta`` defaults to ``1/n^2``). It covers the set of
-      discovered words and prefixes, not their vote counts
-      (``result.unprotected``).
+    epsilon, delta: the target privacy (``delta`` defaults to ``1/n^2``);
+      theta and the sampling rate come from the two-sided accountant
+      (``sampling="poisson"``), theta and the batch size from Corollary 1
+      (``sampling="fixed"``). It covers the set of discovered words and
+      prefixes, not their vote counts (``result.unprotected``).
     max_length: L, the maximum characters per word (L + 1 trie levels).
     seed: seed of the ``numpy.random.Generator`` (same seed, same result).
     engine: ``"fast"`` (numpy simulation) or ``"tff"`` (TensorFlow
       Federated computations), or any registered engine.
     theta, gamma, batch_size: give theta and one of the others instead of
-      ``(epsilon, delta)``; the guarantee is then computed by Theorem 1.
+      ``(epsilon, delta)`` (under Poisson sampling ``batch_size`` is the
+      expected batch, or give ``sampling_rate``); the guarantee is then
+      computed for them.
     num_sub_rounds: batches per round whose votes are summed.
     max_num_prefixes: keep at most this many unfinished extensions per round
       (finished words are never capped). Outside Theorem 1: needs
@@ -99,12 +125,28 @@ def discover(user_words, *, epsilon: float | None = None,
       and the guarantee is Theorem 1's at the worst round's online count;
       returns a :class:`triehh.availability.OnlineResult`
       (:mod:`triehh.availability`).
+    sampling: ``"poisson"``: every user takes part in a round independently
+      with probability ``sampling_rate``, and the guarantee is proven in
+      both directions (:mod:`triehh.theory.poisson`); ``"fixed"``: the
+      paper's batch of exactly m users per round, covered by Theorem 1 in
+      the direction of its proof only (``docs/privacy.md``). By default
+      (``None``): ``"poisson"``, except ``"fixed"`` when ``batch_size`` or
+      ``gamma`` is given (the paper's parameters; pass
+      ``sampling="poisson"`` to make ``batch_size`` the expected batch), and
+      for repeated passes, ``availability`` and fixed schedules, which
+      support fixed-size batches only.
+    sampling_rate: q for ``sampling="poisson"`` with ``theta``.
     **engine_options: passed to the engine (e.g. TFF workers).
 
   Returns:
     A :class:`~triehh.results.DiscoveryResult`.
   """
   runner = registry.get(engine)  # fails before any work on the input
+  sampling = _sampling(sampling, num_passes=num_passes,
+                       availability=availability, schedule=schedule,
+                       batch_size=batch_size, gamma=gamma)
+  if sampling == policy.FIXED and sampling_rate is not None:
+    raise ValueError("sampling_rate is for sampling='poisson'")
   fixed = {k: v for k, v in dict(
       theta=theta, gamma=gamma, batch_size=batch_size,
       max_num_prefixes=max_num_prefixes, schedule=schedule,
@@ -140,7 +182,8 @@ def discover(user_words, *, epsilon: float | None = None,
       theta=theta, gamma=gamma, batch_size=batch_size,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
-      single_word=population.is_single_word)
+      single_word=population.is_single_word, sampling=sampling,
+      sampling_rate=sampling_rate)
   rng = np.random.default_rng(seed)
   # One-word populations spawn nothing: the same streams under both choices.
   if word_choice == word_choice_lib.PER_RUN and not population.is_single_word:
@@ -152,6 +195,8 @@ def discover(user_words, *, epsilon: float | None = None,
   population.encode()
   if runner.prepare is not None:
     runner.prepare(population)
+  if params.sampling_rate is not None:  # engines take it for Poisson runs
+    engine_options = {**engine_options, "sampling_rate": params.sampling_rate}
   start = time.perf_counter()
   trie = runner.run(
       population, theta=params.theta, batch_size=params.batch_size, rng=rng,

@@ -275,7 +275,8 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
     pop_p = deny_list_lib.apply(population, denied)
     result = api.discover(pop_p, epsilon=budget.epsilon, delta=budget.delta,
                           max_length=max_length, seed=seed_p, engine=engine,
-                          word_choice=word_choice, **discover_options)
+                          word_choice=word_choice, sampling="fixed",
+                          **discover_options)
     deny_lists.append(tuple(sorted(denied)))
     passes.append(result)
     new = [w for w in result.words if w not in denied]

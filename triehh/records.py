@@ -64,8 +64,13 @@ Parameters
   users redraw every round) or ``per_run``. ``accounting`` (str, triehh and
   iblt): the proof the (epsilon, delta) comes from (``Theorem 1``,
   ``per-round composition (L*delta)`` or ``none``; iblt: ``none``).
-  ``covers`` (str, triehh): which outputs the guarantee covers
-  (``docs/privacy.md``).
+  ``covers`` (str, triehh): which outputs the guarantee covers, and in
+  which direction(s) (``docs/privacy.md``).
+  ``sampling`` (str, triehh): ``"poisson"`` (each user takes part in a
+  round with probability ``sampling_rate``; ``batch_size`` is then the
+  expected batch) or ``"fixed"`` (the paper's m users per round). Records
+  written before the field existed are fixed-size runs.
+  ``sampling_rate`` (float or null, triehh): q of a Poisson run.
   ``tff_secure_sum`` (bool or null), ``tff_max_user_contribution`` (int or
   null), ``tff_workers`` (int or null, the number of remote workers):
   triehh, null for the fast engine.
@@ -190,6 +195,10 @@ class RunRecord:
       default=None, metadata=_only(*_TRIEHH, *_IBLT))
   covers: str | None = dataclasses.field(default=None,
                                          metadata=_only(*_TRIEHH))
+  sampling: str | None = dataclasses.field(default=None,
+                                           metadata=_only(*_TRIEHH))
+  sampling_rate: float | None = dataclasses.field(default=None,
+                                                  metadata=_only(*_TRIEHH))
   max_num_prefixes: int | None = dataclasses.field(default=None,
                                                    metadata=_only(*_TRIEHH))
   tff_secure_sum: bool | None = dataclasses.field(default=None,

@@ -21,7 +21,8 @@ class RunParams:
   Attributes:
     theta: vote threshold.
     gamma: ``batch_size / sqrt(n)``, the factor actually used.
-    batch_size: m, users sampled per round (over all sub-rounds).
+    batch_size: m, users sampled per round (over all sub-rounds); under
+      Poisson sampling the expected number, ``round(sampling_rate * n)``.
     epsilon, delta: the guarantee for these parameters, obtained as
       ``accounting`` says (``inf`` and 1 when ``guarantee`` says there is
       none).
@@ -35,10 +36,15 @@ class RunParams:
     guarantee: how epsilon and delta were obtained, in words.
     word_choice: when users with several words choose the word they vote
       with: ``"per_round"`` or ``"per_run"`` (:mod:`triehh.word_choice`).
-    accounting: the proof ``(epsilon, delta)`` come from: ``"Theorem 1"``,
-      ``"per-round composition (L*delta)"`` (several words redrawn every
-      round) or ``"none"``.
-    covers: which outputs the guarantee covers (never the vote counts).
+    accounting: the proof ``(epsilon, delta)`` come from:
+      ``"Theorem 1 (one direction)"``, ``"per-round composition (L*delta),
+      one direction"`` (several words redrawn every round), ``"Poisson
+      accountant (two-sided, add/remove)"`` or ``"none"``.
+    covers: which outputs the guarantee covers (never the vote counts) and
+      in which direction(s).
+    sampling: ``"fixed"`` (m users per round, the paper's) or ``"poisson"``
+      (each user takes part with probability ``sampling_rate``).
+    sampling_rate: q under Poisson sampling, else None.
   """
 
   theta: int
@@ -57,10 +63,19 @@ class RunParams:
   word_choice: str = "per_round"
   accounting: str = ""
   covers: str = ""
+  sampling: str = "fixed"
+  sampling_rate: float | None = None
 
   @property
   def has_guarantee(self) -> bool:
     return math.isfinite(self.epsilon)
+
+  @property
+  def two_sided(self) -> bool:
+    """Whether the guarantee is proven in both directions (Poisson
+    sampling); fixed-size runs are covered in the direction of the paper's
+    proof only (``docs/privacy.md``)."""
+    return self.has_guarantee and self.sampling == "poisson"
 
   def to_dict(self) -> dict:
     return dataclasses.asdict(self)

@@ -41,6 +41,17 @@ votes from the same generator). Per round, in this order:
       replace=False, shuffle=False)``: ``batch_size`` distinct users,
       uniformly without replacement, in the order returned. With a
       schedule, nothing is drawn.
+   c. Poisson sampling (``sampling_rate`` q given; every user takes part
+      independently with probability q, the sampling of
+      ``docs/privacy.md``'s two-sided accountant). One-word populations
+      without a schedule: the cells as in (a), and one call
+      ``rng.binomial(users[occupied], q)`` over the occupied cells in cell
+      order gives their counts (independent binomials are exactly the cell
+      counts of independent participation); nothing more is drawn.
+      Otherwise: one call ``size = rng.binomial(n, q)``, then one call
+      ``rng.choice(n, size=size, replace=False, shuffle=False)`` (a uniform
+      subset of a Binomial(n, q) size is exactly a Poisson sample). The TFF
+      engine draws the clients of the cells as in (a).
 2. ``draw_word_ranks``: for several-word populations only, one call
    ``rng.integers(0, totals)`` where ``totals`` is the ``int64`` array of
    the sampled users' total word counts ``c_i``, in sample order: one rank
@@ -87,30 +98,61 @@ def draws_cell_counts(population: population_lib.Population,
 
 def round_cell_counts(rng: np.random.Generator,
                       tables: vote_counts.PrefixUsers, depth: int,
-                      frontier_ids: np.ndarray, batch_size: int
+                      frontier_ids: np.ndarray, batch_size: int,
+                      sampling_rate: float | None = None
                       ) -> tuple[vote_counts.RoundCells, np.ndarray]:
   """The cells of the round that grows level ``depth`` and their counts.
 
   Args:
-    rng: the run's generator (one draw, step 1a of the contract).
+    rng: the run's generator (one draw, step 1a or 1c of the contract).
     tables: the population's :func:`triehh.engines.vote_counts.tables_of`.
     depth: the level the round grows (1-based).
     frontier_ids: the frontier's length-``(depth - 1)`` prefix ids, in the
       trie's order (``[0]``, the root, for depth 1).
-    batch_size: m, users sampled.
+    batch_size: m, users sampled (fixed-size sampling).
+    sampling_rate: q for Poisson sampling (``batch_size`` is then unused).
 
   Returns:
     The :class:`~triehh.engines.vote_counts.RoundCells` and ``int64`` sampled
-    users per cell (summing to ``batch_size``).
+    users per cell (summing to ``batch_size`` under fixed-size sampling).
   """
-  check_batch_size(tables.num_users, batch_size)
+  if sampling_rate is None:
+    check_batch_size(tables.num_users, batch_size)
   if depth == 1:  # the root: the same cells in every run
     if tables not in _ROOT_CELLS:
       _ROOT_CELLS[tables] = vote_counts.round_cells(tables, 1, frontier_ids)
     cells = _ROOT_CELLS[tables]
   else:
     cells = vote_counts.round_cells(tables, depth, frontier_ids)
+  if sampling_rate is not None:
+    return cells, poisson_cell_counts(cells.users, sampling_rate, rng)
   return cells, vote_counts.sample_round_counts(cells, batch_size, rng)
+
+
+def check_sampling_rate(rate: float) -> float:
+  """Raises ``ValueError`` unless ``0 < rate <= 1``; returns it as a float."""
+  value = float(rate)
+  if not 0.0 < value <= 1.0:
+    raise ValueError(f"sampling_rate must be in (0, 1] (the probability that "
+                     f"a user takes part in a round), got {rate}")
+  return value
+
+
+def poisson_cell_counts(cell_users: np.ndarray, rate: float,
+                        rng: np.random.Generator) -> np.ndarray:
+  """Per-cell counts when every user takes part with probability ``rate``
+  (contract, step 1c: one ``binomial`` over the occupied cells)."""
+  counts = np.zeros_like(cell_users)
+  occupied = np.flatnonzero(cell_users)
+  counts[occupied] = rng.binomial(cell_users[occupied], rate)
+  return counts
+
+
+def poisson_users(rng: np.random.Generator, num_users: int,
+                  rate: float) -> np.ndarray:
+  """The users of a Poisson-sampled round (contract, step 1c)."""
+  size = int(rng.binomial(num_users, rate))
+  return rng.choice(num_users, size=size, replace=False, shuffle=False)
 
 
 # The first round's cells per population's tables, while the tables live.
@@ -119,14 +161,18 @@ _ROOT_CELLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def round_users(rng: np.random.Generator, num_users: int, batch_size: int,
                 schedule: Sequence[np.ndarray] | None,
-                depth: int) -> np.ndarray | None:
+                depth: int, sampling_rate: float | None = None
+                ) -> np.ndarray | None:
   """The users of the round that grows level ``depth`` (1-based).
 
-  A uniform sample (:func:`sample_users`), or with a fixed ``schedule`` its
-  entry for this round; ``None`` once the schedule has no entry left (the
-  run ends).
+  A uniform sample (:func:`sample_users`), a Poisson sample when
+  ``sampling_rate`` is given (:func:`poisson_users`), or with a fixed
+  ``schedule`` its entry for this round; ``None`` once the schedule has no
+  entry left (the run ends).
   """
   if schedule is None:
+    if sampling_rate is not None:
+      return poisson_users(rng, num_users, sampling_rate)
     return sample_users(rng, num_users, batch_size)
   if depth > len(schedule):
     return None

@@ -78,7 +78,8 @@ ENGINES = ("fast", "tff")
 # Options of a TrieHH cell other than its engine, data and privacy, with the
 # defaults of experiments.run_triehh.
 TRIEHH_DEFAULTS = {"num_sub_rounds": 1, "max_num_prefixes": None,
-                   "allow_no_guarantee": False}
+                   "allow_no_guarantee": False, "sampling": "fixed",
+                   "sampling_rate": None}
 # Options of an SFP cell other than its data, privacy and T.
 SFP_DEFAULTS = {"k": cms_lib.DEFAULT_K, "m": cms_lib.DEFAULT_M,
                 "length": sfp_lib.DEFAULT_LENGTH, "fragment_alphabet": None,
@@ -199,18 +200,36 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
                   max_num_prefixes: int | None = None,
                   allow_no_guarantee: bool = False,
                   tff_secure_sum: bool | None = None,
-                  tff_max_user_contribution: int | None = None) -> dict:
+                  tff_max_user_contribution: int | None = None,
+                  sampling: str = "fixed",
+                  sampling_rate: float | None = None) -> dict:
   """A TrieHH run's ``config``: everything but the seed that changes it.
 
   ``tff_secure_sum`` is None for the fast engine (as run_triehh records it).
+  ``sampling`` and ``sampling_rate`` are keys of Poisson configs only, so a
+  fixed-size config (and its ``config_key``) is the one written before
+  Poisson sampling existed.
   """
-  return {"algorithm": "triehh", "engine": engine, "data": dict(data),
-          "epsilon": epsilon, "delta": delta, "theta": theta, "gamma": gamma,
-          "batch_size": batch_size, "num_sub_rounds": num_sub_rounds,
-          "max_num_prefixes": max_num_prefixes,
-          "allow_no_guarantee": allow_no_guarantee,
-          "tff_secure_sum": tff_secure_sum,
-          "tff_max_user_contribution": tff_max_user_contribution}
+  config = {"algorithm": "triehh", "engine": engine, "data": dict(data),
+            "epsilon": epsilon, "delta": delta, "theta": theta,
+            "gamma": gamma, "batch_size": batch_size,
+            "num_sub_rounds": num_sub_rounds,
+            "max_num_prefixes": max_num_prefixes,
+            "allow_no_guarantee": allow_no_guarantee,
+            "tff_secure_sum": tff_secure_sum,
+            "tff_max_user_contribution": tff_max_user_contribution}
+  policy.check_sampling(sampling)
+  if sampling != policy.FIXED:
+    config.update(sampling=sampling, sampling_rate=sampling_rate)
+  elif sampling_rate is not None:
+    raise ValueError("sampling_rate is for sampling='poisson'")
+  return config
+
+
+def sampling_of(config: Mapping) -> dict:
+  """``discover``'s sampling arguments for a TrieHH ``config``."""
+  return {"sampling": config.get("sampling", policy.FIXED),
+          "sampling_rate": config.get("sampling_rate")}
 
 
 def sfp_config(data: Mapping[str, Any], *, epsilon: float,
@@ -273,7 +292,7 @@ def call_triehh(population: population_lib.Population, config: Mapping,
       engine=config["engine"], num_sub_rounds=config["num_sub_rounds"],
       max_num_prefixes=config["max_num_prefixes"],
       allow_no_guarantee=config["allow_no_guarantee"], **privacy,
-      **dict(engine_options or {}))
+      **sampling_of(config), **dict(engine_options or {}))
 
 
 def call_sfp(population: population_lib.Population, config: Mapping,
@@ -343,6 +362,7 @@ def triehh_record(result, data: Dataset, run: int, seed: int,
       max_length=p.max_length, levels=p.levels,
       num_sub_rounds=p.num_sub_rounds, max_num_prefixes=p.max_num_prefixes,
       word_choice=p.word_choice, accounting=p.accounting, covers=p.covers,
+      sampling=p.sampling, sampling_rate=p.sampling_rate,
       tff_secure_sum=options.get("secure_sum"),
       tff_max_user_contribution=options.get("max_user_contribution"),
       tff_workers=len(options.get("workers", [])) or None,
@@ -451,6 +471,9 @@ class Cell:
       parts.append(f"delta={c['delta']:g}")
     if c.get("theta") is not None:
       parts.append(f"theta={c['theta']}")
+    if c.get("sampling") == "poisson":
+      rate = c.get("sampling_rate")
+      parts.append("poisson" + (f" q={rate:g}" if rate is not None else ""))
     if c["algorithm"] == "sfp":
       parts.append(f"T={c['top_t']}")
     return " ".join(parts)
@@ -478,7 +501,9 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
     top_ts: SFP's T values.
     k_anonymities: IBLT's k-anonymity thresholds (None: TrieHH's theta at
       the cell's epsilon and delta).
-    triehh_options: num_sub_rounds, max_num_prefixes, allow_no_guarantee.
+    triehh_options: num_sub_rounds, max_num_prefixes, allow_no_guarantee,
+      sampling ("fixed" by default here; the drivers default to
+      "poisson"), sampling_rate.
     theta: {"theta", "gamma", "batch_size"} for TrieHH cells given theta
       directly instead of calibrated from (epsilon, delta); then TrieHH cells
       do not vary with epsilons and deltas.
@@ -572,7 +597,7 @@ def check_cell(cell: Cell, population: population_lib.Population,
         batch_size=c["batch_size"], num_sub_rounds=c["num_sub_rounds"],
         max_num_prefixes=c["max_num_prefixes"],
         allow_no_guarantee=c["allow_no_guarantee"],
-        single_word=population.is_single_word)
+        single_word=population.is_single_word, **sampling_of(c))
   else:
     options = sfp_lib._check_options(  # pylint: disable=protected-access
         population, top_t=c["top_t"], length=c["length"],

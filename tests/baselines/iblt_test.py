@@ -136,7 +136,7 @@ def test_several_words_first_round_is_the_documented_draw():
 def test_batch_size_from_epsilon_is_triehh_batch_size():
   pop = triehh.Population.from_user_words(
       [w for w, c in HEAVY.items() for _ in range(c * 40)])
-  trie_run = triehh.discover(pop, epsilon=4.0, seed=3)
+  trie_run = triehh.discover(pop, epsilon=4.0, seed=3, sampling="fixed")
   result = iblt.iblt_discover(pop, k_anonymity=1, epsilon=4.0, seed=3,
                               capacity=CAPACITY)
   m = trie_run.params.batch_size
@@ -190,7 +190,8 @@ def test_batch_size_from_epsilon_is_triehh_batch_size_on_several_words():
   # Several words per user: TrieHH calibrates by per-round composition.
   users = [{"sun": 3, "moon": 1}] * 10000 + [{"star": 2}] * 10000
   pop = triehh.Population.from_user_words(users)
-  trie_params = triehh.discover(pop, epsilon=4.0, seed=0).params
+  trie_params = triehh.discover(pop, epsilon=4.0, seed=0,
+                                sampling="fixed").params
   plan = iblt.plan_run(pop, k_anonymity=1, epsilon=4.0, seed=0)
   assert plan.batch_size == trie_params.batch_size
   assert plan.batch_size != policy.resolve_params(

@@ -76,6 +76,37 @@ def test_engine_equals_the_naive_reference(args):
   assert trie.heavy_hitters() == hitters
 
 
+@settings(max_examples=120, deadline=None)
+@given(runs(st.one_of(single_users, multi_users)),
+       st.sampled_from([0.05, 0.3, 0.7, 1.0]))
+def test_poisson_sampling_equals_the_naive_reference(args, rate):
+  trie = _run(args, sampling_rate=rate)
+  levels, hitters = reference.run(
+      args["pop"], theta=args["theta"], batch_size=args["batch_size"],
+      max_num_prefixes=args["max_num_prefixes"],
+      rng=np.random.default_rng(args["seed"]), sampling_rate=rate)
+  assert reference.trie_levels(trie) == levels
+  assert trie.heavy_hitters() == hitters
+
+
+@pytest.mark.parametrize("single", [True, False])
+def test_poisson_rounds_sample_each_user_with_the_rate(single):
+  # A round's sampled users: Binomial(n, q) in total, whatever the level
+  # (count level for one word, user level for several words).
+  words = ([f"w{i % 7}" for i in range(500)] if single else
+           [{f"w{i % 7}": 1, "x": 1} for i in range(500)])
+  pop = population_lib.Population.from_user_words(words, max_length=3)
+  sampled = []
+  for seed in range(300):
+    trie = fast_engine.run(pop, theta=1, batch_size=1, sampling_rate=0.1,
+                           rng=np.random.default_rng(seed))
+    sampled.append(trie.levels[0].num_sampled)
+  sampled = np.array(sampled)
+  # Mean 50, variance 45: a fixed batch or a wrong rate fails.
+  assert abs(sampled.mean() - 50) < 4 * np.sqrt(45 / 300)
+  assert 30 < sampled.var() < 65
+
+
 @settings(max_examples=100, deadline=None)
 @given(runs(st.one_of(single_users, multi_users)))
 def test_every_prefix_passed_the_threshold_and_has_its_parent(args):
@@ -267,12 +298,18 @@ def test_a_trillion_users_from_word_frequencies():
   pop = population_lib.Population.from_word_frequencies(
       ["the", "then", "cat", "dog", "zebra"],
       [4 * 10**11, 10**11, 3 * 10**11, 2 * 10**11 - 100, 100])
-  result = triehh.discover(pop, epsilon=4.0, seed=0)
+  result = triehh.discover(pop, epsilon=4.0, seed=0, sampling="fixed")
   assert result.params.n == 10**12
   assert set(result.heavy_hitters) == {"the", "then", "cat", "dog"}
   assert result.sampled_per_round == [result.params.batch_size] * result.rounds
   votes = sum(result.heavy_hitters.values())
   assert abs(votes - result.params.batch_size) < 5 * result.params.batch_size**0.5
+  # Poisson sampling: each round samples Binomial(n, q) users.
+  result = triehh.discover(pop, epsilon=4.0, seed=0)
+  rate = result.params.sampling_rate
+  assert set(result.heavy_hitters) == {"the", "then", "cat", "dog"}
+  for sampled in result.sampled_per_round:
+    assert abs(sampled - rate * 10**12) < 5 * (rate * 10**12)**0.5
 
 
 def test_a_schedule_needs_individual_users():

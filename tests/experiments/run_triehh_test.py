@@ -6,6 +6,7 @@ import math
 import pytest
 
 import triehh
+from triehh.theory import poisson
 from tests.experiments import drivers
 from triehh import synthetic
 
@@ -30,16 +31,20 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert (first["run"], second["run"]) == (0, 1)
   assert (first["seed"], second["seed"]) == (0, 1)
   assert first["n_users"] == 30000
-  # theta and the batch size are Corollary 1's for the target.
-  cal = triehh.calibrate(30000, 11, 4.0, 30000**-2)
-  assert (first["theta"], first["batch_size"]) == (cal.theta, cal.batch_size)
-  assert first["gamma"] == pytest.approx(cal.batch_size / math.sqrt(30000))
+  # By default: Poisson sampling, theta and the rate of the two-sided
+  # accountant for the target.
+  cal = poisson.calibrate(30000, 11, 4.0, 30000**-2)
+  assert (first["theta"], first["sampling_rate"]) == (cal.theta, cal.rate)
+  assert first["sampling"] == "poisson"
+  assert first["batch_size"] == round(cal.expected_batch_size)
   assert first["epsilon"] == pytest.approx(cal.epsilon)
   assert first["has_guarantee"] and first["levels"] == 11
-  # One word per user: Theorem 1 itself, covering the words, not the votes.
+  assert "both directions" in proc.stdout
+  # Covering the words, not the votes, in both directions.
   assert first["word_choice"] == "per_round"
-  assert first["accounting"] == "Theorem 1"
+  assert first["accounting"] == "Poisson accountant (two-sided, add/remove)"
   assert "not their vote counts" in first["covers"]
+  assert "in both directions" in first["covers"]
   assert first["config_key"] == second["config_key"]
   # The recorded metrics are those of the recorded words against the truth.
   truth = synthetic.english_population(30000, seed=0).ground_truth()
@@ -51,11 +56,32 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert "the" in first["discovered"]
 
 
+def test_fixed_size_sampling_is_labelled_one_sided(tmp_path):
+  proc = run_driver("--num_users=30000", "--epsilon=4", "--sampling=fixed",
+                    f"--output_dir={tmp_path}")
+  assert proc.returncode == 0, proc.stderr
+  assert "one direction: Theorem 1's proof" in proc.stdout
+  record = json.loads((tmp_path / "results.jsonl").read_text())
+  cal = triehh.calibrate(30000, 11, 4.0, 30000**-2)
+  assert (record["theta"], record["batch_size"]) == (cal.theta, cal.batch_size)
+  assert record["gamma"] == pytest.approx(cal.batch_size / math.sqrt(30000))
+  assert record["epsilon"] == pytest.approx(cal.epsilon)
+  assert (record["sampling"], record["sampling_rate"]) == ("fixed", None)
+  assert record["accounting"] == "Theorem 1 (one direction)"
+  assert "in one direction only" in record["covers"]
+
+
 def test_parameters_outside_the_theorem_fail_clearly(tmp_path):
-  proc = run_driver("--num_users=2000", "--epsilon=0.5",
+  proc = run_driver("--num_users=2000", "--epsilon=0.5", "--sampling=fixed",
                     f"--output_dir={tmp_path}")
   assert proc.returncode != 0
   assert "at least n =" in proc.stderr
+  proc = run_driver("--num_users=100", "--epsilon=0.01")
+  assert proc.returncode == 1
+  assert "too few for Poisson sampling" in proc.stderr
+  proc = run_driver("--num_users=100", "--sampling_rate=0.1")
+  assert proc.returncode == 1
+  assert "--sampling_rate needs --theta" in proc.stderr
 
 
 def test_theta_and_batch_size_given_directly(tmp_path):

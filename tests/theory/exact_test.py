@@ -257,11 +257,27 @@ class EngineAgreementTest(parameterized.TestCase):
                   {"b": 1, "ba": 2}, "ba", "b", {"aa": 1, "bb": 1}],
            run=dict(theta=2, batch_size=4, max_length=2,
                     word_choice="per_run")),
+      dict(testcase_name="poisson_one_word",
+           users=["a"] * 4 + ["ab"] * 3 + ["b"] * 3 + ["ba", "bb", "abb"],
+           run=dict(theta=2, rate=0.4, max_length=2, sampling="poisson")),
+      dict(testcase_name="poisson_several_words_per_round",
+           users=[{"a": 2, "b": 1}, {"ab": 1, "a": 1}, "a", "ab",
+                  {"b": 1, "ba": 2}, "ba", "b", {"aa": 1, "bb": 1}],
+           run=dict(theta=2, rate=0.5, max_length=2, sampling="poisson",
+                    word_choice="per_round")),
+      dict(testcase_name="poisson_several_words_per_run",
+           users=[{"a": 2, "b": 1}, {"ab": 1, "a": 1}, "a", "ab",
+                  {"b": 1, "ba": 2}, "ba", "b", {"aa": 1, "bb": 1}],
+           run=dict(theta=2, rate=0.5, max_length=2, sampling="poisson",
+                    word_choice="per_run")),
   )
   def test_frequencies_follow_the_law(self, users, run):
+    engine_run = dict(run)
+    if "rate" in engine_run:
+      engine_run["sampling_rate"] = engine_run.pop("rate")
     observed = collections.Counter(
         engine_outcome(triehh.discover(users, allow_no_guarantee=True,
-                                       seed=seed, **run))
+                                       seed=seed, **engine_run))
         for seed in range(self.NUM_SEEDS))
     law = exact.output_distribution(users, **run)
     self.assertGreater(chi_square_p_value(law, observed), 1e-3)

@@ -95,12 +95,14 @@ class DiscoveryRateTest(parameterized.TestCase):
 
 def discover_params(frequency, n, epsilon, max_length=10):
   """The parameters discover runs for ``n`` users, a share ``frequency`` of
-  whom hold a word of ``max_length`` characters sharing no prefix."""
+  whom hold a word of ``max_length`` characters sharing no prefix, with the
+  paper's fixed-size batch (Proposition 2's and min_population's sampling)."""
   holders = math.floor(frequency * n)
   word = "abcdefghijklmnopqrstuvwxyz"[:max_length]
   pop = triehh.Population.from_user_words(
       [word] * holders + ["z"] * (n - holders), max_length=max_length)
-  result = triehh.discover(pop, epsilon=epsilon, max_length=max_length)
+  result = triehh.discover(pop, epsilon=epsilon, max_length=max_length,
+                           sampling="fixed")
   return pop, word, holders, result.params
 
 
@@ -148,13 +150,32 @@ class MinPopulationTest(parameterized.TestCase):
     n = utility.min_population(1e-2, 4.0)
     pop, word, holders, p = discover_params(1e-2, n, 4.0)
     runs = 400
-    found = sum(word in triehh.discover(pop, epsilon=4.0, seed=s).heavy_hitters
+    found = sum(word in triehh.discover(pop, epsilon=4.0, seed=s,
+                                        sampling="fixed").heavy_hitters
                 for s in range(runs))
     expected = utility.discovery_rate(holders, n, p.batch_size, p.theta,
                                       p.levels)
     # Two-sided binomial test at level 1e-4: fails only if discover runs
     # other levels or parameters than Proposition 2 is given.
     self.assertGreater(stats.binomtest(found, runs, expected).pvalue, 1e-4)
+
+  def test_poisson_discover_finds_the_word_as_often_as_predicted(self):
+    n = 20000  # about 7,300 users per round at epsilon = 4; 80 hold the word
+    pop, word, holders, _ = discover_params(4e-3, n, 4.0)
+    runs = 300
+    results = [triehh.discover(pop, epsilon=4.0, seed=s) for s in range(runs)]
+    p = results[0].params
+    self.assertEqual(p.sampling, "poisson")
+    found = sum(word in r.heavy_hitters for r in results)
+    expected = utility.poisson_discovery_rate(holders, p.sampling_rate,
+                                              p.theta, p.levels)
+    self.assertGreater(expected, 0.05)
+    self.assertLess(expected, 0.95)  # a rate that can be told apart
+    self.assertGreater(stats.binomtest(found, runs, expected).pvalue, 1e-4)
+    # The fixed-size law at Theorem 1's parameters is another rate.
+    wrong = utility.poisson_discovery_rate(holders, p.sampling_rate,
+                                           p.theta + 2, p.levels)
+    self.assertLess(stats.binomtest(found, runs, wrong).pvalue, 1e-4)
 
   def test_smaller_epsilon_needs_more_users(self):
     self.assertGreater(utility.min_population(1e-3, 1.0),

@@ -46,7 +46,8 @@ def run(population: population_lib.Population, *, theta: int,
         batch_size: int, rng: np.random.Generator,
         num_sub_rounds: int = 1,
         max_num_prefixes: int | None = None,
-        schedule: Sequence[np.ndarray] | None = None) -> trie_lib.Trie:
+        schedule: Sequence[np.ndarray] | None = None,
+        sampling_rate: float | None = None) -> trie_lib.Trie:
   """Runs TrieHH until the trie stops growing or reaches L + 1 levels.
 
   Args:
@@ -60,6 +61,8 @@ def run(population: population_lib.Population, *, theta: int,
     schedule: optional fixed user indices per round, replacing the uniform
       sample (for worked examples and tests); rounds beyond the schedule
       end the run.
+    sampling_rate: q for Poisson sampling (each user takes part in a round
+      independently with probability q; ``batch_size`` is then unused).
 
   Returns:
     The grown :class:`~triehh.trie.Trie` (see :mod:`triehh.engines.rounds`
@@ -72,7 +75,8 @@ def run(population: population_lib.Population, *, theta: int,
   return rounds.run(population, counter, theta=theta,
                     batch_size=batch_size, rng=rng,
                     num_sub_rounds=num_sub_rounds,
-                    max_num_prefixes=max_num_prefixes, schedule=schedule)
+                    max_num_prefixes=max_num_prefixes, schedule=schedule,
+                    sampling_rate=sampling_rate)
 
 
 def prepare(population: population_lib.Population) -> None:

@@ -83,7 +83,8 @@ def check_theta(theta: int) -> None:
 def run(population: population_lib.Population, counter: VoteCounter, *,
         theta: int, batch_size: int, rng: np.random.Generator,
         num_sub_rounds: int = 1, max_num_prefixes: int | None = None,
-        schedule: Sequence[np.ndarray] | None = None) -> trie_lib.Trie:
+        schedule: Sequence[np.ndarray] | None = None,
+        sampling_rate: float | None = None) -> trie_lib.Trie:
   """Runs rounds until the stopping rule (module docstring) ends the run.
 
   Args:
@@ -99,11 +100,15 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
     max_num_prefixes: optional cap on extensions kept per round.
     schedule: optional fixed user indices per round, replacing the uniform
       sample; rounds beyond the schedule end the run.
+    sampling_rate: q for Poisson sampling (each user takes part in a round
+      with probability q; ``batch_size`` is then unused), else ``None``.
 
   Returns:
     The grown :class:`~triehh.trie.Trie`.
   """
   check_theta(theta)
+  if sampling_rate is not None:
+    sampling_rate = sampling.check_sampling_rate(sampling_rate)
   trie = trie_lib.Trie(population.alphabet)
   cell_level = sampling.draws_cell_counts(population, schedule)
   if cell_level:
@@ -116,21 +121,25 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
       break
     if cell_level:
       cells, cell_counts = sampling.round_cell_counts(
-          rng, tables, depth, frontier_ids, batch_size)
+          rng, tables, depth, frontier_ids, batch_size, sampling_rate)
+      sampled = (batch_size if sampling_rate is None
+                 else int(cell_counts.sum()))
       votes = counter.count_cells(trie, cells, cell_counts,
-                                  _batches(batch_size, num_sub_rounds))
+                                  _batches(sampled, num_sub_rounds,
+                                           sampling_rate is not None))
       level, at = trie.grow_at(cells.vote_index, votes, theta,
-                               max_num_prefixes, num_sampled=batch_size)
+                               max_num_prefixes, num_sampled=sampled)
       kept = cells.vote_index[at]
       frontier_ids = cells.child_ids[at]
     else:
       users = sampling.round_users(rng, population.num_users, batch_size,
-                                   schedule, depth)
+                                   schedule, depth, sampling_rate)
       if users is None:
         break
       ranks = sampling.draw_word_ranks(rng, population, users)
       votes = counter.count(trie, users, ranks,
-                            _batches(users.size, num_sub_rounds))
+                            _batches(users.size, num_sub_rounds,
+                                     sampling_rate is not None))
       level, kept = trie.grow(votes, theta, max_num_prefixes,
                               num_sampled=users.size)
     counter.grown(trie, level, kept)
@@ -139,7 +148,10 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
   return trie
 
 
-def _batches(num_users: int, num_sub_rounds: int) -> list[slice]:
+def _batches(num_users: int, num_sub_rounds: int,
+             poisson: bool = False) -> list[slice]:
+  if poisson:  # a Poisson round may sample fewer users than sub-rounds
+    num_sub_rounds = max(1, min(num_sub_rounds, num_users))
   if num_sub_rounds == 1:
     return [slice(0, num_users)]
   return sampling.sub_round_slices(num_users, num_sub_rounds)

@@ -483,7 +483,8 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
 
   Raises:
     ValueError: when no rate gives the target (too small an epsilon or
-      delta for any theta), or the expected batch is under one user.
+      delta for any theta), or the expected batch is smaller than theta
+      (nothing could be found).
   """
   n = validation.check_int("n (number of users)", n)
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
@@ -515,12 +516,14 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
   if rate <= 0.0:
     raise ValueError(f"no sampling rate gives {setting} with theta={theta}; "
                      "ask for a larger epsilon or delta")
-  if rate * n < 1.0:
-    need = math.ceil(1.0 / rate)
+  if rate * n < theta:
+    need = math.ceil(theta / rate)
     raise ValueError(
         f"n={n} users are too few for Poisson sampling at {setting}: the "
-        f"rate {rate:.3g} (theta={theta}) samples {rate * n:.3g} users per "
-        f"round on average; it needs at least n = {need} users")
+        f"rate {rate:.3g} with theta={theta} samples {rate * n:.3g} users per "
+        f"round on average, fewer than theta, so not even a word every user "
+        f"holds is found; it needs about n = {need} users (more for a "
+        "smaller delta)")
   loss = run_loss(rate, theta, num_levels, discretization,
                   _budget(delta, num_levels))
   return PoissonCalibration(

@@ -69,6 +69,25 @@ def discovery_rate(count, n: int, batch_size: int, theta: int,
   return float(rate) if np.ndim(rate) == 0 else rate
 
 
+def poisson_discovery_rate(count, rate: float, theta: int,
+                           num_levels: int) -> np.ndarray | float:
+  """Worst-case discovery rate under Poisson sampling (rate q).
+
+  A sequence held by ``count`` users gets ``Binomial(count, q)`` votes at
+  each level, independently across levels (every round samples afresh), so
+  it is found with probability ``P[Binomial(count, q) >= theta] ^ L``; users
+  holding other sequences with a shared prefix can only add votes, so this
+  is a lower bound for them (Proposition 2's argument, without the batch's
+  hypergeometric law).
+  """
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  if not 0 < rate <= 1:
+    raise ValueError(f"rate must be in (0, 1], got {rate}")
+  level = stats.binom.sf(theta - 1, np.asarray(count), rate)
+  out = level ** num_levels
+  return float(out) if np.ndim(out) == 0 else out
+
+
 @_deprecation.renamed_keyword("max_length", "num_levels",
                               _deprecation.LEVELS_NOTE)
 def min_population(frequency: float, epsilon: float, *,

@@ -41,6 +41,24 @@ def test_same_trie_as_the_fast_engine(name, theta, batch_size, sub_rounds, cap,
   assert_same_trie(got, want)
 
 
+@pytest.mark.parametrize("name,rate,sub_rounds,seed", [
+    ("one", 0.3, 1, 0), ("one", 0.2, 2, 1), ("several", 0.3, 1, 2),
+    ("several", 0.25, 3, 3)])
+def test_poisson_sampling_gives_the_same_trie(name, rate, sub_rounds, seed):
+  got, want = both(POPULATIONS[name], seed, theta=3, batch_size=1,
+                   num_sub_rounds=sub_rounds, sampling_rate=rate)
+  assert want.depth >= 3 and want.heavy_hitters()  # a non-trivial run
+  assert_same_trie(got, want)
+
+
+def test_poisson_rounds_with_no_user_and_secure_sum():
+  pop = POPULATIONS["one"]
+  got, want = both(pop, 7, theta=2, batch_size=1, sampling_rate=1e-6,
+                   secure_sum=True)
+  assert want.levels[0].num_sampled == 0 and not want.heavy_hitters()
+  assert_same_trie(got, want)
+
+
 @pytest.mark.parametrize("name,seed", [("one", 4), ("several", 5)])
 def test_secure_sum_gives_the_same_trie(name, seed):
   got, want = both(POPULATIONS[name], seed, theta=3, batch_size=120,

@@ -57,6 +57,7 @@ def run(population: population_lib.Population, *, theta: int,
         num_sub_rounds: int = 1,
         max_num_prefixes: int | None = None,
         schedule: Sequence[np.ndarray] | None = None,
+        sampling_rate: float | None = None,
         workers: str | Sequence[str] | None = None,
         secure_sum: bool = False,
         max_user_contribution: int | None = None,
@@ -68,8 +69,9 @@ def run(population: population_lib.Population, *, theta: int,
 
   Args:
     population: the encoded users.
-    theta, batch_size, rng, num_sub_rounds, max_num_prefixes, schedule: as
-      in :func:`triehh.engines.fast.run` (same meaning, same randomness).
+    theta, batch_size, rng, num_sub_rounds, max_num_prefixes, schedule,
+      sampling_rate: as in :func:`triehh.engines.fast.run` (same meaning,
+      same randomness).
     workers: ``"host:port,..."`` (or a list) of running TFF workers; ``None``
       starts one local worker.
     secure_sum: aggregate votes with ``tff.federated_secure_sum_bitwidth``
@@ -94,8 +96,11 @@ def run(population: population_lib.Population, *, theta: int,
   mode, contribution = _client_mode(population, max_user_contribution)
   bitwidth = None
   if secure_sum:
-    bitwidth = _secure_sum_bitwidth(
-        _most_users_per_round(population, batch_size, schedule), contribution)
+    # A Poisson round can sample every user.
+    most = (population.num_users if sampling_rate is not None and
+            schedule is None else
+            _most_users_per_round(population, batch_size, schedule))
+    bitwidth = _secure_sum_bitwidth(most, contribution)
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
   counter = _ProcessVotes(
@@ -107,7 +112,8 @@ def run(population: population_lib.Population, *, theta: int,
     counter.initialize()
     return rounds.run(population, counter, theta=theta, batch_size=batch_size,
                       rng=rng, num_sub_rounds=num_sub_rounds,
-                      max_num_prefixes=max_num_prefixes, schedule=schedule)
+                      max_num_prefixes=max_num_prefixes, schedule=schedule,
+                      sampling_rate=sampling_rate)
 
 
 def _with_clients(pop: population_lib.Population) -> population_lib.Population:
