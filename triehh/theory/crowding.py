@@ -88,12 +88,20 @@ def _crowding(n: int, m: int, theta: int, levels: int,
   fail_d_prime = stats.hypergeom.cdf(theta - 1, n, holders_d - 1, m)
   miss_d = -np.expm1(levels * np.log1p(-np.minimum(fail_d, 1.0)))
   miss_d_prime = -np.expm1(levels * np.log1p(-np.minimum(fail_d_prime, 1.0)))
-  gap = miss_d_prime - math.exp(epsilon) * miss_d
+  return _worst("crowding", holders_d, miss_d, miss_d_prime, epsilon,
+                "the word is not found")
+
+
+def _worst(family: str, holders: np.ndarray, p_d: np.ndarray,
+           p_d_prime: np.ndarray, epsilon: float,
+           event: str) -> ReverseFailure:
+  """The pair of a family with the largest ``P_D'(S) - e^eps P_D(S)``."""
+  gap = p_d_prime - math.exp(epsilon) * p_d
   best = int(np.argmax(gap))
   return ReverseFailure(
-      divergence=float(gap[best]), family="crowding",
-      holders=int(holders_d[best]), p_d=float(miss_d[best]),
-      p_d_prime=float(miss_d_prime[best]), event="the word is not found")
+      divergence=float(gap[best]), family=family,
+      holders=int(holders[best]), p_d=float(p_d[best]),
+      p_d_prime=float(p_d_prime[best]), event=event)
 
 
 def _two_groups(n: int, m: int, theta: int,
@@ -118,12 +126,8 @@ def _two_groups(n: int, m: int, theta: int,
     size = m - sampled_u
     for count in range(max(0, size - theta + 1), min(theta - 1, size) + 1):
       p_dp += weight * stats.hypergeom.pmf(count, n - 1, size_a - 1, size)
-  gap = p_dp - math.exp(epsilon) * p_d
-  best = int(np.argmax(gap))
-  return ReverseFailure(
-      divergence=float(gap[best]), family="two groups",
-      holders=int(size_a[best]), p_d=float(p_d[best]),
-      p_d_prime=float(p_dp[best]), event="nothing passes the first level")
+  return _worst("two groups", size_a, p_d, p_dp, epsilon,
+                "nothing passes the first level")
 
 
 @functools.lru_cache(maxsize=1024)
