@@ -32,6 +32,9 @@ def test_everyone_online_has_discovers_parameters(pop):
   assert result.params.epsilon == pytest.approx(ref.params.epsilon)
   assert result.availability.online_per_round == (100_000,) * 11
   assert result.sampled_per_round[0] == ref.params.batch_size
+  assert result.params.accounting == (
+      "Theorem 1 at the worst round's online count (one direction)")
+  assert result.params.sampling == "fixed" and not result.params.two_sided
 
 
 def test_fraction_recalibrated_to_the_online_count(pop):

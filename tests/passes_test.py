@@ -62,6 +62,7 @@ def test_one_pass_is_discover(pop):
   assert one.words == ref.words
   assert one.params.epsilon == ref.params.epsilon
   assert one.params.delta == ref.params.delta
+  assert "in one direction only" in one.params.covers
 
 
 def test_passes_union_totals_and_deny_lists(pop):

@@ -62,7 +62,7 @@ AVAILABILITY_STREAM = 1000
 ONLINE = "online"
 NOMINAL = "nominal"
 CALIBRATIONS = (ONLINE, NOMINAL)
-ACCOUNTING = "Theorem 1 at the worst round's online count"
+ACCOUNTING = "Theorem 1 at the worst round's online count (one direction)"
 
 
 def generator(seed: int | None) -> np.random.Generator:

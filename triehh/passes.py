@@ -328,4 +328,4 @@ def _composed(budget: Budget, epsilon: float, delta: float,
       delta_prime=budget.delta_prime, pass_epsilons=eps, pass_deltas=dlt,
       epsilon=float(total[0]), delta=float(total[1]), guarantee=note,
       covers=("the set of discovered words and prefixes of every pass, not "
-              "their vote counts"))
+              "their vote counts" + policy.ONE_DIRECTION))
