@@ -1,25 +1,28 @@
 """The public entry point: ``triehh.discover``.
 
 A thin facade: it turns the input into a :class:`~triehh.population.Population`
-(:func:`triehh.population.as_population`), the privacy arguments into run
-parameters (:mod:`triehh.policy`), draws each user's word once under
-``word_choice="per_run"`` (:mod:`triehh.word_choice`), looks the engine up by
-name (:mod:`triehh.engines.registry`) and times its run.
+(:func:`triehh.population.as_population`) and the privacy arguments into run
+parameters (:mod:`triehh.policy`), and hands them to the one single run,
+:func:`triehh.discovery.run.run`; repeated passes (:mod:`triehh.passes`) and
+availability (:mod:`triehh.availability`) resolve their own parameters and
+call that run too.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from triehh import availability as availability_lib
 from triehh import deny_list as deny_list_lib
+from triehh import passes
 from triehh import population as population_lib
 from triehh import policy
 from triehh import results
 from triehh import trie as trie_lib
 from triehh import word_choice as word_choice_lib
+from triehh.discovery import run as discovery_run
 from triehh.engines import registry
 
 # Re-exported for callers of their former location.
@@ -154,7 +157,6 @@ def discover(user_words, *, epsilon: float | None = None,
   if num_passes is not None:
     if availability is not None:
       raise ValueError("num_passes and availability cannot be combined")
-    from triehh import passes  # pylint: disable=g-import-not-at-top
     return passes.discover_passes(
         user_words, num_passes=num_passes, epsilon=epsilon, delta=delta,
         composition=composition, deny_list=deny_list or (),
@@ -171,7 +173,6 @@ def discover(user_words, *, epsilon: float | None = None,
   if deny_list is not None:
     population = deny_list_lib.apply(population, deny_list)
   if availability is not None:
-    from triehh import availability as availability_lib  # pylint: disable=g-import-not-at-top
     return availability_lib.discover_online(
         population, availability=availability, epsilon=epsilon, delta=delta,
         calibrate_to=calibrate_to, max_length=max_length, seed=seed,
@@ -184,25 +185,7 @@ def discover(user_words, *, epsilon: float | None = None,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
       single_word=population.is_single_word, sampling=sampling,
       sampling_rate=sampling_rate)
-  rng = np.random.default_rng(seed)
-  # One-word populations spawn nothing: the same streams under both choices.
-  if word_choice == word_choice_lib.PER_RUN and not population.is_single_word:
-    draw = (deny_list_lib.draw_once if deny_list_lib.num_abstaining(population)
-            else word_choice_lib.draw_once)  # the same draw; keeps abstainers
-    population = draw(population, word_choice_lib.per_run_generator(rng))
-  params = policy.check_contribution(params, population, engine_options,
-                                     allow_no_guarantee)
-  population.encode()
-  if runner.prepare is not None:
-    runner.prepare(population)
-  if params.sampling_rate is not None:  # engines take it for Poisson runs
-    engine_options = {**engine_options, "sampling_rate": params.sampling_rate}
-  start = time.perf_counter()
-  trie = runner.run(
-      population, theta=params.theta, batch_size=params.batch_size, rng=rng,
-      num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
-      schedule=schedule, **engine_options)
-  seconds = time.perf_counter() - start
-  return results.DiscoveryResult(
-      heavy_hitters=trie.heavy_hitters(), params=params, trie=trie,
-      engine=engine, seed=seed, seconds=seconds)
+  return discovery_run.run(population, params, seed=seed, engine=engine,
+                           schedule=schedule,
+                           allow_no_guarantee=allow_no_guarantee,
+                           **engine_options)

@@ -52,7 +52,7 @@ import math
 
 import numpy as np
 
-from triehh import api
+from triehh.discovery import run as discovery_run
 from triehh import policy
 from triehh import population as population_lib
 from triehh import results
@@ -255,11 +255,6 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
                      "allow_no_guarantee=True to run anyway, or "
                      "calibrate_to='online'")
   schedule = [_batch(rng, n, o, base.batch_size) for o in online]
-  result = api.discover(population, theta=base.theta,
-                        batch_size=base.batch_size, max_length=max_length,
-                        seed=seed, engine=engine, word_choice=word_choice,
-                        schedule=schedule, allow_no_guarantee=True,
-                        **discover_options)
   nominal_eps = _round_guarantee(n, base, max_length, word_choice,
                                  single_word)[0]
   info = Availability(model=model, fraction=fraction, nominal_n=n,
@@ -271,14 +266,21 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
           f"{base.batch_size} (calibrated for {base_n} users)."
           if not problems else
           f"no differential privacy guarantee: {problems[0]}.")
-  params = dataclasses.replace(
-      result.params, epsilon=eps, delta=dlt, n=n,
-      gamma=base.batch_size / math.sqrt(worst),
+  engine_options = dict(discover_options)
+  params = results.RunParams(
+      theta=base.theta, gamma=base.batch_size / math.sqrt(worst),
+      batch_size=base.batch_size, epsilon=eps, delta=dlt, n=n,
+      max_length=max_length, levels=max_length + 1,
+      num_sub_rounds=engine_options.pop("num_sub_rounds", 1),
       target_epsilon=base.target_epsilon, target_delta=base.target_delta,
-      guarantee=note,
-      accounting=policy.NO_GUARANTEE if problems else ACCOUNTING)
-  params = policy.check_contribution(params, population, discover_options,
-                                     allow_no_guarantee)
+      guarantee=note, word_choice=word_choice,
+      accounting=policy.NO_GUARANTEE if problems else ACCOUNTING,
+      covers=base.covers, sampling=policy.FIXED)
+  result = discovery_run.run(population, params, seed=seed, engine=engine,
+                             schedule=schedule,
+                             allow_no_guarantee=allow_no_guarantee,
+                             **engine_options)
+  params = result.params
   return OnlineResult(heavy_hitters=result.heavy_hitters, params=params,
                       trie=result.trie, engine=result.engine, seed=seed,
                       seconds=result.seconds, availability=info)

@@ -48,13 +48,13 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import optimize
 
-from triehh import api
 from triehh import deny_list as deny_list_lib
 from triehh import population as population_lib
 from triehh import policy
 from triehh import results
 from triehh import validation
 from triehh import word_choice as word_choice_lib
+from triehh.discovery import run as discovery_run
 
 BASIC = "basic"
 ADVANCED = "advanced"
@@ -256,10 +256,13 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
   target_delta = 1.0 / n**2 if delta is None else delta
   budget = split_budget(epsilon, target_delta, num_passes, composition)
   word_choice_lib.check_word_choice(word_choice)
-  try:
-    policy.resolve_params(n, max_length, epsilon=budget.epsilon,
-                          delta=budget.delta, word_choice=word_choice,
-                          single_word=population.is_single_word)
+  engine_options = dict(discover_options)
+  num_sub_rounds = engine_options.pop("num_sub_rounds", 1)
+  try:  # once: every pass has the same n, budget and kind of users
+    pass_params = policy.resolve_params(
+        n, max_length, epsilon=budget.epsilon, delta=budget.delta,
+        num_sub_rounds=num_sub_rounds, word_choice=word_choice,
+        single_word=population.is_single_word)
   except ValueError as err:
     raise ValueError(
         f"{num_passes} passes within (epsilon={epsilon:g}, delta="
@@ -273,10 +276,8 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
   for index in range(num_passes):
     seed_p = pass_seed(seed, index)
     pop_p = deny_list_lib.apply(population, denied)
-    result = api.discover(pop_p, epsilon=budget.epsilon, delta=budget.delta,
-                          max_length=max_length, seed=seed_p, engine=engine,
-                          word_choice=word_choice, sampling="fixed",
-                          **discover_options)
+    result = discovery_run.run(pop_p, pass_params, seed=seed_p,
+                               engine=engine, **engine_options)
     deny_lists.append(tuple(sorted(denied)))
     passes.append(result)
     new = [w for w in result.words if w not in denied]

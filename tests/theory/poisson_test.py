@@ -135,6 +135,15 @@ class CalibrateTest(parameterized.TestCase):
         delta)
     self.assertAlmostEqual(cal.expected_batch_size, cal.rate * n)
 
+  def test_meets_the_target_where_delta_alone_binds(self):
+    # At a large epsilon the rate is bounded by the lone-user atom,
+    # L q^theta ~ delta: the search must not overshoot by a rounding error.
+    cal = poisson.calibrate(10**6, 11, 8.0, 1e-12)
+    self.assertLessEqual(cal.delta, 1e-12)
+    self.assertLess(cal.epsilon, 8.0)
+    lone = -math.expm1(11 * math.log1p(-cal.rate**cal.theta))
+    self.assertGreater(lone, 0.5e-12)
+
   def test_theta_maximises_rate_over_theta(self):
     cal = poisson.calibrate(10**5, 11, 2.0, 1e-10)
     score = cal.rate / cal.theta

@@ -417,13 +417,13 @@ def max_rate(theta: int, num_levels: int, epsilon: float, delta: float, *,
   ``bracket`` is a guess ``(ok, too_high)``; it is checked and widened.
   """
   budget = _budget(delta, num_levels)
-  log_target = math.log(delta)
 
   def excess(rate: float) -> float:
-    """log delta(rate) - log target: <= 0 iff the rate is private enough."""
+    """log(delta(rate) / target): <= 0 iff the rate is private enough (the
+    ratio first, so that an excess of a few ulps is not lost in the log)."""
     got = run_loss(rate, theta, num_levels, discretization, budget).delta(
         epsilon)
-    return math.log(got) - log_target if got > 0 else -math.inf
+    return math.log(got / delta) if got > 0 else -math.inf
 
   top = 1.0 - 1e-9
   lo, hi = bracket if bracket is not None else (1e-3, 1e-2)
@@ -526,6 +526,8 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
         "smaller delta)")
   loss = run_loss(rate, theta, num_levels, discretization,
                   _budget(delta, num_levels))
+  if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
+    raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
   return PoissonCalibration(
       theta=theta, rate=rate, expected_batch_size=rate * n,
       epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),

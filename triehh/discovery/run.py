@@ -1,0 +1,69 @@
+"""One TrieHH run, given its resolved parameters.
+
+The single place that turns :class:`~triehh.results.RunParams` and a
+population into a :class:`~triehh.results.DiscoveryResult`: it draws each
+user's word once under ``word_choice="per_run"`` (:mod:`triehh.word_choice`),
+checks the engine options against the guarantee
+(:func:`triehh.policy.check_contribution`), encodes the population, looks the
+engine up by name (:mod:`triehh.engines.registry`) and times its run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from triehh import deny_list as deny_list_lib
+from triehh import policy
+from triehh import population as population_lib
+from triehh import results
+from triehh import word_choice as word_choice_lib
+from triehh.engines import registry
+
+
+def run(population: population_lib.Population, params: results.RunParams, *,
+        seed: int | None, engine: str = "fast",
+        schedule: Sequence[np.ndarray] | None = None,
+        allow_no_guarantee: bool = False,
+        **engine_options) -> results.DiscoveryResult:
+  """Runs TrieHH on ``population`` with ``params``.
+
+  Args:
+    population: the users (deny lists already applied).
+    params: the run's parameters and guarantee (:mod:`triehh.policy`);
+      ``num_sub_rounds``, ``max_num_prefixes`` and ``sampling_rate`` are
+      read from them.
+    seed: seed of the run's ``numpy.random.Generator``.
+    engine: a registered engine's name.
+    schedule: fixed user indices per round instead of sampling.
+    allow_no_guarantee: engine options outside the guarantee (several votes
+      per user per round) run without guarantee instead of being refused.
+    **engine_options: passed to the engine (e.g. TFF workers).
+  """
+  runner = registry.get(engine)
+  rng = np.random.default_rng(seed)
+  # One-word populations spawn nothing: the same streams under both choices.
+  if (params.word_choice == word_choice_lib.PER_RUN
+      and not population.is_single_word):
+    draw = (deny_list_lib.draw_once if deny_list_lib.num_abstaining(population)
+            else word_choice_lib.draw_once)  # the same draw; keeps abstainers
+    population = draw(population, word_choice_lib.per_run_generator(rng))
+  params = policy.check_contribution(params, population, engine_options,
+                                     allow_no_guarantee)
+  population.encode()
+  if runner.prepare is not None:
+    runner.prepare(population)
+  if params.sampling_rate is not None:  # engines take it for Poisson runs
+    engine_options = {**engine_options, "sampling_rate": params.sampling_rate}
+  start = time.perf_counter()
+  trie = runner.run(
+      population, theta=params.theta, batch_size=params.batch_size, rng=rng,
+      num_sub_rounds=params.num_sub_rounds,
+      max_num_prefixes=params.max_num_prefixes, schedule=schedule,
+      **engine_options)
+  seconds = time.perf_counter() - start
+  return results.DiscoveryResult(
+      heavy_hitters=trie.heavy_hitters(), params=params, trie=trie,
+      engine=engine, seed=seed, seconds=seconds)
