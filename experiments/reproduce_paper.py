@@ -36,6 +36,7 @@ from triehh.baselines import sfp as sfp_lib
 from triehh.data import paper_populations
 from triehh.reproduction import markdown
 from triehh.reproduction import numbers
+from triehh.reproduction import two_sided
 
 FLAGS = flags.FLAGS
 SAMPLE_ENV = "TRIEHH_SENTIMENT140"
@@ -82,6 +83,16 @@ flags.DEFINE_integer("sfp_k", sfp_lib.cms_lib.DEFAULT_K,
                      "2048).", lower_bound=1)
 flags.DEFINE_string("cache_dir", data_lib.default_cache_dir(),
                     "Cache of populations read from files ('' for none).")
+flags.DEFINE_bool("poisson", True, "Also run the cells beyond the paper: "
+                  "TrieHH with Poisson sampling (two-sided guarantee) on the "
+                  "same data, and the table of its calibration against "
+                  "Corollary 1's.")
+flags.DEFINE_list("poisson_table_ns", [str(n) for n in two_sided.TABLE_NS],
+                  "n of the table of the Poisson accountant against "
+                  "Corollary 1 (L = 11 levels, delta = 1/n^2).")
+flags.DEFINE_list("poisson_table_epsilons",
+                  [f"{e:g}" for e in two_sided.TABLE_EPSILONS],
+                  "epsilons of that table.")
 flags.DEFINE_string("load_note", "", "A sentence on the machine's load, "
                     "printed beside the wall time.")
 
@@ -120,19 +131,27 @@ def cells(data: dict[str, dict], datasets: sweep.DataCache
   """(report setting, cell, runs) of every cell.
 
   One-word cells run at delta = 1/n^2 (the default); several-words cells at
-  delta = 1/(300 n), the paper's "delta < 5e-9" at n = 659,775.
+  delta = 1/(300 n), the paper's "delta < 5e-9" at n = 659,775. With
+  ``--poisson``, the Poisson cells (``two_sided.CELLS``) come after all the
+  paper's, with the runs of the fixed-size cell of their setting.
   """
-  out = []
+  out, beyond = [], []
   epsilons = [float(e) for e in FLAGS.epsilons]
   for figure, options in data.items():
     deltas = [None]
     if figure.startswith("multi"):
       deltas = [1 / (300 * datasets.get(options).population.num_users)]
+    runs = (FLAGS.multi_runs if figure.startswith("multi")
+            else FLAGS.triehh_runs)
     for cell in sweep.expand(algorithms=("triehh",), data=[options],
                              epsilons=epsilons, deltas=deltas):
-      runs = (FLAGS.multi_runs if figure.startswith("multi")
-              else FLAGS.triehh_runs)
       out.append((figure, cell, runs))
+    poisson_epsilons = two_sided.poisson_epsilons(figure, epsilons)
+    if FLAGS.poisson and poisson_epsilons:
+      for cell in sweep.expand(algorithms=("triehh",), data=[options],
+                               epsilons=poisson_epsilons, deltas=deltas,
+                               triehh_options={"sampling": "poisson"}):
+        beyond.append((figure, cell, runs))
     if figure in ("single", "oov") and FLAGS.sfp_runs:
       top_ts = [20] if figure == "single" else [int(t) for t in FLAGS.top_ts]
       for epsilon in FLAGS.sfp_epsilons:
@@ -142,7 +161,7 @@ def cells(data: dict[str, dict], datasets: sweep.DataCache
                                     fragment_alphabet="paper")
           config["stitching"] = "paper"
           out.append((figure, sweep.Cell(config), FLAGS.sfp_runs))
-  return out
+  return out + beyond
 
 
 def _series(planned, data, datasets: sweep.DataCache
@@ -165,7 +184,8 @@ def _series(planned, data, datasets: sweep.DataCache
         epsilon=float(config["epsilon"]),
         top_t=config.get("top_t") if config["algorithm"] == "sfp" else None,
         records=records, truth=dataset.truth,
-        n=dataset.population.num_users, data=_describe(figure, dataset)))
+        n=dataset.population.num_users, data=_describe(figure, dataset),
+        sampling=config.get("sampling", two_sided.FIXED)))
   return out
 
 
@@ -186,6 +206,22 @@ def _describe(figure: str, dataset: sweep.Dataset) -> str:
           "paper-size population, not the paper's data.")
 
 
+def _numbers(name: str, values: list[str], kind) -> list:
+  """``values`` as positive ``kind``s (int or float), or a ValueError."""
+  out = []
+  for value in values:
+    try:
+      number = kind(value)
+    except ValueError:
+      number = None
+    if number is None or not number > 0:
+      raise ValueError(f"{name}: expected positive "
+                       f"{'integers' if kind is int else 'numbers'}, got "
+                       f"{value!r}")
+    out.append(number)
+  return out
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -193,6 +229,9 @@ def main(argv):
   if unknown:
     raise ValueError(f"--settings: unknown {', '.join(sorted(unknown))}; "
                      "use single, oov, multi")
+  table_ns = _numbers("--poisson_table_ns", FLAGS.poisson_table_ns, int)
+  table_epsilons = _numbers("--poisson_table_epsilons",
+                            FLAGS.poisson_table_epsilons, float)
   records_lib.check_output_dir(FLAGS.output_dir)
   data = data_sets()
   if not data:
@@ -230,7 +269,8 @@ def main(argv):
       command=command.strip(), seconds=seconds, runs_written=written[0],
       triehh_runs=FLAGS.triehh_runs, sfp_runs=FLAGS.sfp_runs,
       multi_runs=FLAGS.multi_runs,
-      data_notes=notes, load_note=FLAGS.load_note)
+      data_notes=notes, load_note=FLAGS.load_note, beyond=FLAGS.poisson,
+      table_ns=table_ns, table_epsilons=table_epsilons)
   path = markdown.write(FLAGS.report_dir or FLAGS.output_dir, series,
                         context)
   print(f"{written[0]} runs in {seconds:.0f} s; report: {path}")

@@ -8,19 +8,34 @@ from tests.experiments import drivers
 TINY = ("--settings=single,oov", "--epsilons=1,4", "--triehh_runs=2",
         "--sfp_runs=1", "--sfp_k=16", "--single_num_users=20000",
         "--oov_num_users=20000", "--workers=1", "--cache_dir=")
+# The table beyond the paper at one n (its default n reach 10^8, ~1 min).
+TABLE = ("--poisson_table_ns=10000", "--poisson_table_epsilons=1,4")
+BEYOND = ("## Beyond the paper: Poisson sampling, a guarantee proven in both "
+          "directions")
 
 
 def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
   out, report = tmp_path / "runs", tmp_path / "report"
-  flags = (*TINY, f"--output_dir={out}", f"--report_dir={report}")
+  flags = (*TINY, *TABLE, f"--output_dir={out}", f"--report_dir={report}")
   proc = drivers.run_module("experiments.reproduce_paper", *flags)
   assert proc.returncode == 0, proc.stderr
   # TrieHH: 2 settings x 2 epsilons x 2 runs; SFP: single T=20 and oov
-  # T=20, 80, at 2 epsilons, 1 run each.
-  assert "10 cells, 14 runs left" in proc.stdout
+  # T=20, 80, at 2 epsilons, 1 run each; beyond the paper, TrieHH with
+  # Poisson sampling: 2 settings x 2 epsilons x 2 runs.
+  assert "14 cells, 22 runs left" in proc.stdout
   with open(out / "results.jsonl", encoding="utf-8") as f:
     records = [json.loads(line) for line in f]
-  assert len(records) == 14
+  assert len(records) == 22
+  poisson = [r for r in records if r.get("sampling") == "poisson"]
+  assert len(poisson) == 8
+  assert all(0 < r["sampling_rate"] < 1 and r["config"]["sampling"] ==
+             "poisson" for r in poisson)
+  assert {(r["setting"], r["target_epsilon"], r["seed"]) for r in poisson} == {
+      (s, e, seed) for s in ("single", "oov") for e in (1.0, 4.0)
+      for seed in (0, 1)}
+  # The paper's cells are fixed-size, with the configs they always had.
+  assert not any("sampling" in r["config"] for r in records
+                 if r not in poisson)
   sfp = [r for r in records if r["algorithm"] == "sfp"]
   assert {r["fragment_alphabet"] for r in sfp} == {
       "abcdefghijklmnopqrstuvwxyz.#/'"}
@@ -32,6 +47,21 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
                  "| SFP (T=80) | 4 | 0.325 |", "| oov | 4 | 5.99 |",
                  "fig-f1-single-oov.png", "paper-calibrated oov: n = 20,000"):
     assert needle in text, needle
+  # The section beyond the paper, before the figures: the table at n = 10^4
+  # and one labelled row per Poisson cell, on the data of the paper's rows.
+  section = text[text.index(BEYOND):text.index("## Figures")]
+  assert "| 10^4 | 1 | cannot be calibrated: " in section
+  assert "| 10^4 | 4 | 12, 254 | 21, 0.3711, 3,711 † | 14.6 | 8.3 |" in section
+  rows = [line for line in section.splitlines()
+          if line.startswith("| beyond the paper (Poisson sampling, "
+                             "two-sided) |")]
+  assert len(rows) == 4
+  assert rows[0].startswith("| beyond the paper (Poisson sampling, "
+                            "two-sided) | Table 2: TrieHH recall@50, OOV, "
+                            "δ = 1/n² | 1 | 0.65 | ")
+  assert all("| 2, 2 |" in row for row in rows)
+  assert all(row.endswith("users per word rounded by largest remainders. |")
+             and "paper-calibrated " in row for row in rows)
   for name in ("fig-fix-prob", "fig-freq-single", "fig-recall-single",
                "fig-f1-single-oov"):
     with open(report / f"{name}.png", "rb") as f:
@@ -40,9 +70,32 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
   # A second invocation finds every run recorded.
   again = drivers.run_module("experiments.reproduce_paper", *flags)
   assert again.returncode == 0, again.stderr
-  assert "10 cells, 0 runs left" in again.stdout
+  assert "14 cells, 0 runs left" in again.stdout
   with open(out / "results.jsonl", encoding="utf-8") as f:
-    assert len(f.readlines()) == 14
+    assert len(f.readlines()) == 22
+  again_text = (report / "REPORT.md").read_text(encoding="utf-8")
+  assert again_text.split("\n")[10:] == text.split("\n")[10:]
+
+
+def test_without_poisson_the_report_has_no_section_beyond_the_paper(
+    tmp_path):
+  out = tmp_path / "runs"
+  proc = drivers.run_module("experiments.reproduce_paper", *TINY,
+                            "--settings=oov", "--epsilons=4",
+                            "--sfp_runs=0", "--nopoisson",
+                            f"--output_dir={out}")
+  assert proc.returncode == 0, proc.stderr
+  assert "1 cells, 2 runs left" in proc.stdout
+  assert BEYOND not in (out / "REPORT.md").read_text(encoding="utf-8")
+
+
+def test_a_bad_table_n_is_refused(tmp_path):
+  proc = drivers.run_module("experiments.reproduce_paper", *TINY,
+                            "--poisson_table_ns=1e4",
+                            f"--output_dir={tmp_path}")
+  assert proc.returncode == 1
+  assert proc.stderr.strip().splitlines()[-1] == (
+      "error: --poisson_table_ns: expected positive integers, got '1e4'")
 
 
 def test_several_words_without_the_file_is_refused(tmp_path):

@@ -67,6 +67,8 @@ class Series:
     truth: the population's ground truth (word -> weight).
     n: the number of users.
     data: a description of the data, for the report.
+    sampling: ``fixed`` (the paper's m users per round) or ``poisson``
+      (beyond the paper, :mod:`triehh.reproduction.two_sided`).
   """
 
   algorithm: str
@@ -77,6 +79,7 @@ class Series:
   truth: Mapping[str, float]
   n: int
   data: str = ""
+  sampling: str = "fixed"
 
   @property
   def label(self) -> str:
