@@ -30,13 +30,9 @@ from triehh.baselines import sfp
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)
 
-_DEFAULT_TOP_T = sfp.DEFAULT_TOP_T
-
-flags.DEFINE_integer("top_t", _DEFAULT_TOP_T,
+flags.DEFINE_integer("top_t", sfp.DEFAULT_TOP_T,
                      "T, the tuples SFP keeps per fragment position (the "
                      "paper used 20 and 80).", lower_bound=1)
-flags.DEFINE_integer("threshold", None,
-                     "Deprecated spelling of --top_t.", lower_bound=1)
 flags.DEFINE_integer("cms_k", count_mean_sketch.DEFAULT_K,
                      "Count Mean Sketch hash functions.", lower_bound=1)
 flags.DEFINE_integer("cms_m", count_mean_sketch.DEFAULT_M,
@@ -65,16 +61,6 @@ flags.register_validator(
     "word_budget", lambda v: math.isfinite(v) and 0 <= v < 1,
     "--word_budget must be in [0, 1)")
 
-def top_t() -> int:
-  """T from ``--top_t`` or its deprecated spelling ``--threshold``."""
-  if FLAGS.threshold is None:
-    return FLAGS.top_t
-  if not FLAGS["top_t"].using_default_value:
-    raise ValueError("give --top_t (or its old spelling --threshold), not "
-                     "both")
-  print("warning: --threshold is deprecated; use --top_t", file=sys.stderr)
-  return FLAGS.threshold
-
 
 def run_config(t: int) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
@@ -95,7 +81,6 @@ _WRITER: list[records.ResultsWriter] = []
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  t = top_t()
   common.check_data_flags()
   writer = common.results_writer()
   _WRITER[:] = [writer]
@@ -104,7 +89,7 @@ def main(argv):
   pop = data.population
   print(f"data: {data.name} ({data.setting}), {pop!r}, built in "
         f"{load.seconds:.2f} s")
-  config = run_config(t)
+  config = run_config(FLAGS.top_t)
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
     result = sweep.call_sfp(pop, config, seed)

@@ -171,8 +171,8 @@ _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
                  "theta", "gamma", "batch_size", "allow_no_guarantee")
 _TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
               "tff_connect_timeout", "tff_rpc_timeout")
-_SFP_FLAGS = ("top_t", "threshold", "thresholds", "cms_k", "cms_m",
-              "sfp_length", "fragment_alphabet", "word_budget", "simulation",
+_SFP_FLAGS = ("top_t", "thresholds", "cms_k", "cms_m", "sfp_length",
+              "fragment_alphabet", "word_budget", "simulation",
               "check_puzzle_hash")
 _IBLT_FLAGS = ("k_anonymities", "iblt_capacity", "iblt_string_max_bytes",
                "iblt_num_rounds", "iblt_round_draw",
@@ -201,13 +201,13 @@ def _list(plural: str) -> list[str]:
 
 def _top_ts() -> list[int]:
   if FLAGS.thresholds is not None:
-    if common.given("top_t") or common.given("threshold"):
+    if common.given("top_t"):
       raise ValueError("give --thresholds or --top_t, not both")
     values = [int(v) for v in FLAGS.thresholds]
     if len(set(values)) < len(values):
       raise ValueError("--thresholds lists a value twice")
     return values
-  return [run_sfp.top_t()]
+  return [FLAGS.top_t]
 
 
 def _k_anonymities() -> list[int | None]:

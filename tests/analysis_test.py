@@ -12,8 +12,10 @@ from triehh import records
 
 
 def run(seed, recall, precision=1.0, algorithm="triehh", **fields):
-  base = {"algorithm": algorithm, "engine": "fast", "dataset": "d",
-          "setting": "single", "n_users": 1000, "theta": 10,
+  """A record of the current layout; its config is its fields but the
+  seed and the results."""
+  base = {"schema_version": 1, "algorithm": algorithm, "engine": "fast",
+          "dataset": "d", "setting": "single", "n_users": 1000, "theta": 10,
           "batch_size": 100, "levels": 11, "max_length": 10, "seed": seed,
           "epsilon": 1.0, "target_epsilon": 1.0, "discovered": ["a"],
           "metrics": {"recall@10": recall, "precision": precision,
@@ -22,6 +24,8 @@ def run(seed, recall, precision=1.0, algorithm="triehh", **fields):
     base.update(engine=None, theta=None, batch_size=None, levels=None,
                 max_length=None, top_t=20)
   base.update(fields)
+  base.setdefault("config", {k: v for k, v in base.items() if k not in (
+      "seed", "discovered", "metrics")})
   return base
 
 
@@ -44,17 +48,26 @@ def test_duplicates_share_config_key_and_seed(tmp_path):
       {"x": 1})
 
 
-def test_earlier_layouts_read_as_the_current_one(tmp_path):
-  old_sfp = run(0, 0.1, algorithm="sfp")
-  old_sfp["threshold"] = old_sfp.pop("top_t")
-  no_guarantee = run(1, 0.2, epsilon="inf", target_epsilon=None)
-  new_no_guarantee = run(2, 0.2, epsilon=None, has_guarantee=False,
-                         target_epsilon=None)
+def test_runs_without_guarantee_pool_and_earlier_layouts_are_skipped(
+    tmp_path):
+  sfp = run(0, 0.1, algorithm="sfp")
+  # Before schema_version: SFP's T as "threshold", epsilon as a string.
+  old_sfp = dict(sfp, threshold=20)
+  for key in ("schema_version", "top_t", "config"):
+    old_sfp.pop(key)
+  old_theta = run(3, 0.2, epsilon="inf", target_epsilon=None)
+  del old_theta["schema_version"]
+  no_guarantee = [run(seed, 0.2, epsilon=None, has_guarantee=False,
+                      target_epsilon=None) for seed in (1, 2)]
   got, reports = analysis.read_records(
-      [write(tmp_path / "r.jsonl", [old_sfp, no_guarantee, new_no_guarantee,
-                                    "{torn"])])
-  assert reports[0].records == 3 and reports[0].num_skipped == 1
-  assert got[0]["top_t"] == 20 and "threshold" not in got[0]
+      [write(tmp_path / "r.jsonl", [old_sfp, sfp, *no_guarantee, old_theta,
+                                    dict(sfp, schema_version=2), "{torn"])])
+  assert reports[0].records == 3 and reports[0].num_skipped == 4
+  assert reports[0].skipped == {
+      "run record without schema_version (an earlier layout, not read)": 2,
+      "run record of schema_version 2 (only 1 is read)": 1, "not JSON": 1}
+  assert reports[0].skipped_lines == [1, 5, 6, 7]
+  assert "2 run record without schema_version" in reports[0].summary()
   assert got[1]["epsilon"] == math.inf and got[2]["epsilon"] == math.inf
   groups = analysis.group_runs(got)
   # The two runs without guarantee differ only in seed: one configuration.
@@ -97,9 +110,10 @@ def test_results_paths_and_bins(tmp_path):
 
 def iblt_run(seed, recall, k=12, capacity=40, config_capacity=None,
              matched_epsilon=4.0, batch_size=100):
-  return {"algorithm": "iblt", "dataset": "d", "setting": "single",
-          "n_users": 1000, "seed": seed, "epsilon": None, "delta": None,
-          "has_guarantee": False, "target_epsilon": None,
+  return {"schema_version": 1, "algorithm": "iblt", "dataset": "d",
+          "setting": "single", "n_users": 1000, "seed": seed,
+          "epsilon": None, "delta": None, "has_guarantee": False,
+          "target_epsilon": None,
           "matched_epsilon": matched_epsilon, "matched_delta": 1e-6,
           "k_anonymity": k, "capacity": capacity, "batch_size": batch_size,
           "max_length": 10, "string_max_bytes": 10, "round_draw": "sampled",

@@ -118,27 +118,35 @@ def test_config_key_is_the_sha256_of_canonical_json():
       triehh_record().config_key)
 
 
-def test_earlier_records_are_upgraded():
+def test_records_of_earlier_layouts_are_refused():
+  # Before schema_version: SFP's T as "threshold", no config, no flag.
   old = json.loads(sfp_record().to_json())
   for key in ("top_t", "config", "config_key", "schema_version",
               "has_guarantee"):
     old.pop(key)
   old["threshold"] = 80
-  record = records.RunRecord.from_dict(old)
-  assert record.top_t == 80 and record.schema_version == 0
-  assert record.has_guarantee
-  assert record.config["top_t"] == 80 and record.config["algorithm"] == "sfp"
-  theta_run = json.loads(triehh_record().to_json())
-  for key in ("config", "config_key", "has_guarantee"):
-    theta_run.pop(key)
-  theta_run.update(epsilon="inf", delta=1.0, target_epsilon=None)
-  upgraded = records.RunRecord.from_dict(theta_run)
-  assert (upgraded.epsilon, upgraded.delta, upgraded.has_guarantee) == (
-      None, None, False)
+  with pytest.raises(ValueError, match="without schema_version .an earlier "
+                     "layout, not read"):
+    records.RunRecord.from_dict(old)
+  for version in (0, 2, "1", True):
+    with pytest.raises(ValueError, match="only 1 is read"):
+      records.RunRecord.from_dict(dict(old, schema_version=version))
+  current = json.loads(sfp_record().to_json())
+  assert records.RunRecord.from_dict(current) == sfp_record()
+  with pytest.raises(ValueError, match="epsilon must be a number"):
+    records.RunRecord.from_dict(dict(current, epsilon="inf"))
   with pytest.raises(ValueError, match="without"):
-    records.RunRecord.from_dict({"algorithm": "triehh"})
+    records.RunRecord.from_dict({"algorithm": "triehh", "schema_version": 1})
   with pytest.raises(ValueError, match="algorithm"):
-    records.RunRecord.from_dict(dict(theta_run, algorithm="other"))
+    records.RunRecord.from_dict(dict(current, algorithm="other"))
+
+
+def test_read_reports_a_line_of_an_earlier_layout(tmp_path):
+  old = json.loads(triehh_record().to_json())
+  del old["schema_version"]
+  path = tmp_path / "results.jsonl"
+  path.write_text(json.dumps(old) + "\n" + triehh_record().to_json() + "\n")
+  assert records.read(str(path)) == ([triehh_record()], [1])
 
 
 def test_writer_appends_whole_lines(tmp_path):

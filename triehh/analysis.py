@@ -7,11 +7,12 @@ printing) and any report over ``results.jsonl`` files
 
 Reading. Lines that are not JSON, or JSON that is not a run record of
 TrieHH, SFP or IBLT, are skipped and counted per file (:class:`FileReport`);
-blank lines are ignored. Records of earlier layouts are upgraded as they
-are read: SFP's ``threshold`` becomes ``top_t``, a run without guarantee
-(``"epsilon": "inf"`` or ``null`` with ``"has_guarantee": false``) has
+blank lines are ignored. Only records of the current schema are read: a
+record without ``schema_version`` is of an earlier layout and is skipped,
+counted under that reason (:func:`triehh.records.schema_problem`). A run
+without guarantee (``"epsilon": null`` with ``"has_guarantee": false``) has
 epsilon ``inf``, and a record without ``config_key`` gets the key of its
-flat fields (:func:`triehh.records.legacy_config`).
+``config``.
 
 De-duplication. Two records with the same ``config_key`` and ``seed`` are
 the same run written twice (a rerun, a resumed sweep); only the first is
@@ -142,20 +143,16 @@ class FileReport:
 
 
 def normalize(record: Mapping) -> dict:
-  """``record`` in the current layout (see the module docstring)."""
+  """``record`` as analysed: epsilon ``inf`` for a run without guarantee,
+  and a ``config_key`` (see the module docstring)."""
   out = dict(record)
-  if "threshold" in out and "top_t" not in out:
-    out["top_t"] = out.pop("threshold")
   epsilon = records_lib.as_number(out.get("epsilon"))
   if out.get("has_guarantee") is False or epsilon is None or math.isinf(
       epsilon):
     out["epsilon"] = math.inf
     out["has_guarantee"] = False
   if not out.get("config_key"):
-    config = out.get("config")
-    if not isinstance(config, Mapping) or not config:
-      config = records_lib.legacy_config(out)
-    out["config_key"] = records_lib.config_key(config)
+    out["config_key"] = records_lib.config_key(out.get("config", {}))
   return out
 
 
@@ -176,8 +173,11 @@ def _check_record(record) -> str | None:
   """Why ``record`` cannot be summarised, or None if it can."""
   if not isinstance(record, dict) or record.get("algorithm") not in ALGORITHMS:
     return _SKIP_FOREIGN
-  if "threshold" in record and "top_t" not in record:
-    record = normalize(record)
+  problem = records_lib.schema_problem(record)
+  if problem:
+    return problem
+  if not isinstance(record.get("config"), dict):
+    return _SKIP_FIELDS
   values = record.get("metrics")
   if not isinstance(values, dict) or not values or any(
       records_lib.as_number(v) is None for v in values.values()):

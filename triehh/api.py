@@ -25,10 +25,6 @@ from triehh import word_choice as word_choice_lib
 from triehh.discovery import run as discovery_run
 from triehh.engines import registry
 
-# Re-exported for callers of their former location.
-as_population = population_lib.as_population
-resolve_params = policy.resolve_params
-
 
 def register_engine(
     name: str, run: Callable[..., trie_lib.Trie],

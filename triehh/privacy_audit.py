@@ -47,6 +47,7 @@ from scipy import special
 from scipy import stats
 
 from triehh import api
+from triehh import policy
 from triehh import population as population_lib
 
 VARIANTS = ("correct", "theta_one", "with_replacement", "double_vote")
@@ -116,9 +117,9 @@ def make_setup(n: int, max_length: int, *, theta: int | None = None,
     raise ValueError(f"max_length must be a positive integer, got "
                      f"{max_length!r}")
   try:
-    params = api.resolve_params(int(n), int(max_length), epsilon=epsilon,
-                                delta=delta, theta=theta, gamma=gamma,
-                                batch_size=batch_size)
+    params = policy.resolve_params(int(n), int(max_length), epsilon=epsilon,
+                                   delta=delta, theta=theta, gamma=gamma,
+                                   batch_size=batch_size)
   except ValueError as err:  # no claim to audit: say so, without run advice
     reason = str(err).split(". Pass allow_no_guarantee")[0]
     raise ValueError(f"no Theorem 1 guarantee to audit: {reason}") from None

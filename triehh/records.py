@@ -8,8 +8,8 @@ TrieHH records only, ``sfp``: SFP records only, ``iblt``: IBLT records
 only; every other field is in every record):
 
 Identity of the run
-  ``schema_version`` (int): 1. Records written before the field existed
-  read as version 0.
+  ``schema_version`` (int): 1. A record without it is of an earlier layout
+  and is not read (:func:`schema_problem`).
   ``algorithm`` (str): ``"triehh"``, ``"sfp"`` or ``"iblt"`` (TFF's IBLT
   heavy hitters, :mod:`triehh.baselines.iblt`, run by a sweep).
   ``engine`` (str, triehh): ``"fast"`` or ``"tff"``.
@@ -23,8 +23,7 @@ Identity of the run
   seed: the algorithm's options as asked for (target epsilon and delta,
   theta, batch size, T, sketch size, ...; ``null`` where not given) and,
   under ``"data"``, the data-set options (``dataset``, absolute
-  ``data_path``, ``setting``, ``num_users``, ``max_length``, ...). Records
-  written before the field existed get one built from their flat fields.
+  ``data_path``, ``setting``, ``num_users``, ``max_length``, ...).
   ``config_key`` (str): 16 hex digits, a SHA-256 of ``config`` as canonical
   JSON (:func:`config_key`). Two runs with the same ``config_key`` and
   ``seed`` are the same run (a rerun or a duplicate line); a sweep skips
@@ -36,8 +35,8 @@ Privacy
   the run's parameters, for SFP the shuffle bound). ``null`` exactly when
   ``has_guarantee`` is false.
   ``has_guarantee`` (bool): false for runs outside Theorem 1 (``--theta``
-  with ``--allow_no_guarantee``): no privacy guarantee at all, which earlier
-  records wrote as ``"epsilon": "inf"``. Always false for iblt.
+  with ``--allow_no_guarantee``): no privacy guarantee at all. Always false
+  for iblt.
   ``target_epsilon``, ``target_delta`` (float or null): what was asked for
   (null when theta and the batch size were given directly; always null for
   iblt, which is not calibrated to any epsilon).
@@ -74,12 +73,11 @@ Parameters
   ``tff_secure_sum`` (bool or null), ``tff_max_user_contribution`` (int or
   null), ``tff_workers`` (int or null, the number of remote workers):
   triehh, null for the fast engine.
-  ``top_t`` (int, sfp): T, tuples kept per fragment position (earlier
-  records: ``threshold``, read as ``top_t``). ``k``, ``m`` (int, sfp): Count
-  Mean Sketch hash functions and width. ``length`` (int, sfp): padded string
-  length in characters. ``num_buckets`` (int), ``fragment_alphabet`` (str),
-  ``word_budget`` (float), ``simulation`` (str), ``check_puzzle_hash``
-  (bool), ``hash_seed`` (int): sfp.
+  ``top_t`` (int, sfp): T, tuples kept per fragment position. ``k``, ``m``
+  (int, sfp): Count Mean Sketch hash functions and width. ``length`` (int,
+  sfp): padded string length in characters. ``num_buckets`` (int),
+  ``fragment_alphabet`` (str), ``word_budget`` (float), ``simulation``
+  (str), ``check_puzzle_hash`` (bool), ``hash_seed`` (int): sfp.
   ``k_anonymity`` (int, iblt): strings sent by fewer clients of a round are
   not released. ``capacity`` (int, iblt): distinct strings the sketch was
   sized for (with ``config["capacity"]`` null, the most distinct strings
@@ -311,29 +309,24 @@ class RunRecord:
 
   @classmethod
   def from_dict(cls, raw: Mapping[str, Any]) -> RunRecord:
-    """A record from its JSON object; earlier layouts are upgraded.
-
-    ``"threshold"`` reads as ``top_t``, ``"epsilon": "inf"`` as no
-    guarantee, a missing ``config`` is built from the flat fields and a
-    missing ``schema_version`` reads as 0. Unknown keys are ignored.
+    """A record from its JSON object. Unknown keys are ignored.
 
     Raises:
-      ValueError: if a required field is missing or has the wrong type.
+      ValueError: if the object is not of the current ``schema_version``
+        (:func:`schema_problem`), or a required field is missing or has the
+        wrong type.
     """
     if not isinstance(raw, Mapping):
       raise ValueError("a run record is a JSON object")
+    problem = schema_problem(raw)
+    if problem:
+      raise ValueError(problem)
     data = dict(raw)
-    if "threshold" in data and "top_t" not in data:
-      data["top_t"] = data.pop("threshold")
-    data.setdefault("schema_version", 0)
     for name in ("epsilon", "delta", "target_epsilon", "target_delta",
                  "epsilon_local", "epsilon_fragment", "epsilon_word",
                  "matched_epsilon", "matched_delta"):
       if name in data:
         data[name] = _float_or_none(data[name], name)
-    if data.get("has_guarantee") is None:
-      epsilon = data.get("epsilon")
-      data["has_guarantee"] = epsilon is not None and math.isfinite(epsilon)
     names = {f.name for f in dataclasses.fields(cls)}
     missing = [f.name for f in dataclasses.fields(cls)
                if f.default is dataclasses.MISSING
@@ -342,8 +335,6 @@ class RunRecord:
     if missing:
       raise ValueError(f"run record without {', '.join(missing)}")
     kept = {k: v for k, v in data.items() if k in names}
-    if not kept.get("config"):
-      kept["config"] = legacy_config(kept)
     return cls(**kept)
 
   @classmethod
@@ -356,18 +347,27 @@ class RunRecord:
     return cls.from_dict(json.loads(line))
 
 
+def schema_problem(raw: Mapping[str, Any]) -> str | None:
+  """Why the JSON object ``raw`` is not a record of this schema version, or
+  None if it is. A record without ``schema_version`` is of an earlier
+  layout (SFP's ``threshold``, no ``config``, ``"epsilon": "inf"``), which
+  is not read."""
+  version = raw.get("schema_version")
+  if version is None:
+    return ("run record without schema_version (an earlier layout, not "
+            "read)")
+  if isinstance(version, bool) or version != SCHEMA_VERSION:
+    return (f"run record of schema_version {version!r} (only "
+            f"{SCHEMA_VERSION} is read)")
+  return None
+
+
 def as_number(value) -> float | None:
-  """A JSON number, or a float written as a string ("inf", "nan", as earlier
-  records wrote them), as a float; None for anything else (bools too)."""
+  """A JSON number as a float; None for anything else (bools too)."""
   if isinstance(value, bool):
     return None
   if isinstance(value, (int, float)):
     return float(value)
-  if isinstance(value, str):
-    try:
-      return float(value)
-    except ValueError:
-      return None
   return None
 
 
@@ -397,25 +397,6 @@ def config_key(config: Mapping[str, Any]) -> str:
   text = json.dumps(_jsonable(config), sort_keys=True, separators=(",", ":"),
                     allow_nan=False)
   return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-# Flat fields that identify the configuration of a record written before
-# records carried their ``config``.
-_LEGACY_CONFIG_FIELDS = (
-    "algorithm", "engine", "dataset", "setting", "n_users", "target_epsilon",
-    "target_delta", "theta", "batch_size", "max_length", "num_sub_rounds",
-    "max_num_prefixes", "tff_secure_sum", "tff_max_user_contribution",
-    "top_t", "k", "m", "length", "num_buckets", "fragment_alphabet",
-    "word_budget", "simulation", "check_puzzle_hash")
-
-
-def legacy_config(fields: Mapping[str, Any]) -> dict:
-  """The ``config`` of a record that has none, from its flat fields."""
-  config = {name: fields.get(name) for name in _LEGACY_CONFIG_FIELDS}
-  if config["target_epsilon"] is None:  # theta given directly
-    config["epsilon"] = fields.get("epsilon")
-    config["delta"] = fields.get("delta")
-  return config
 
 
 # ---- results.jsonl ----------------------------------------------------------

@@ -5,7 +5,6 @@ import math
 
 from absl.testing import parameterized
 import numpy as np
-import pytest
 
 import triehh
 from tests.baselines.amplification_test import closed_form_delta
@@ -290,25 +289,6 @@ class InputTest(parameterized.TestCase):
                                  seed=0, **SMALL)
     self.assertGreaterEqual(result.params.epsilon_local, 1.0)
     self.assertEqual(result.params.delta, 5e-324)
-
-
-class DeprecatedThresholdTest(parameterized.TestCase):
-
-  def test_threshold_argument_still_works_with_a_warning(self):
-    users = ["abba"] * 60 + ["baab"] * 40
-    options = dict(length=4, fragment_alphabet="ab", k=16, seed=0, **NO_NOISE)
-    with pytest.warns(DeprecationWarning, match="top_t"):
-      old = triehh.sfp_discover(users, threshold=3, **options)
-    new = triehh.sfp_discover(users, top_t=3, **options)
-    self.assertEqual(old.params.top_t, 3)
-    self.assertEqual(old.heavy_hitters, new.heavy_hitters)
-    self.assertEqual(old.fragment_tops, new.fragment_tops)
-    with pytest.warns(DeprecationWarning, match="top_t"):
-      self.assertEqual(old.params.threshold, 3)
-
-  def test_both_names_are_refused(self):
-    with self.assertRaisesRegex(ValueError, "top_t only"):
-      triehh.sfp_discover(POPULATION, epsilon=1.0, top_t=3, threshold=3)
 
 
 def pinned_population():

@@ -65,7 +65,7 @@ TRIEHH = dict(SHARED, **{
     "tff_rpc_timeout": FLOATS,
 })
 SFP = dict(SHARED, **{
-    "top_t": NUMBERS, "threshold": NUMBERS, "cms_k": NUMBERS,
+    "top_t": NUMBERS, "cms_k": NUMBERS,
     "cms_m": st.sampled_from(["1024", "1000", "0", "2", "x"]),
     "sfp_length": NUMBERS, "word_budget": FLOATS,
     "fragment_alphabet": st.sampled_from(["", "data", "ab", "$"]),

@@ -41,14 +41,6 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert "the" in first["discovered"]
 
 
-def test_deprecated_threshold_flag_still_works(tmp_path):
-  proc = run_driver("--num_users=30000", "--cms_k=64", "--threshold=20",
-                    f"--output_dir={tmp_path}")
-  assert proc.returncode == 0, proc.stderr
-  assert "--threshold is deprecated" in proc.stderr
-  assert json.loads((tmp_path / "results.jsonl").read_text())["top_t"] == 20
-
-
 def test_bad_sketch_width_fails_clearly(tmp_path):
   proc = run_driver("--num_users=2000", "--cms_m=1000",
                     f"--output_dir={tmp_path}")

@@ -151,30 +151,9 @@ class LevelsTest(parameterized.TestCase):
     cal = privacy.calibrate(10**6, num_levels=7, epsilon=2.0, delta=1e-12)
     self.assertEqual(cal.num_levels, 7)
 
-
-class DeprecatedNamesTest(parameterized.TestCase):
-
-  def test_guarantee_max_length_keyword_means_levels(self):
-    with pytest.warns(DeprecationWarning, match="use num_levels="):
-      old = privacy.guarantee(10**6, max_length=7, theta=12, gamma=15.0)
-    self.assertEqual(old, privacy.guarantee(10**6, 7, 12, 15.0))
-
-  def test_calibrate_max_length_keyword_means_levels(self):
-    with pytest.warns(DeprecationWarning, match="discover.max_length=k."):
-      old = privacy.calibrate(10**6, max_length=7, epsilon=2.0, delta=1e-12)
-    self.assertEqual(old, privacy.calibrate(10**6, 7, 2.0, 1e-12))
-
-  def test_both_spellings_refused(self):
-    with pytest.raises(TypeError, match="both num_levels= and"):
-      privacy.calibrate(10**6, num_levels=7, max_length=7, epsilon=2.0,
-                        delta=1e-12)
-
-  def test_old_calibration_attributes_readable(self):
+  def test_effective_gamma_is_the_rounded_batch(self):
     cal = privacy.calibrate(10**6, 10, 2.0, 1e-12)
-    with pytest.warns(DeprecationWarning, match="gamma_unrounded"):
-      self.assertEqual(cal.gamma, cal.gamma_unrounded)
-    with pytest.warns(DeprecationWarning, match="num_levels"):
-      self.assertEqual(cal.max_length, 10)
+    self.assertEqual(cal.effective_gamma, cal.batch_size / 1000)
     # The unrounded gamma is not the one the batch uses.
     self.assertLess(cal.effective_gamma, cal.gamma_unrounded)
 

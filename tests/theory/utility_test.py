@@ -5,7 +5,6 @@ import math
 
 from absl.testing import parameterized
 import numpy as np
-import pytest
 from scipy import stats
 
 import triehh
@@ -189,17 +188,3 @@ class MinPopulationTest(parameterized.TestCase):
   def test_bad_epsilon_is_named(self, epsilon):
     with self.assertRaisesRegex(ValueError, "epsilon"):
       utility.min_population(1e-3, epsilon)
-
-
-class DeprecatedNamesTest(parameterized.TestCase):
-
-  def test_discovery_rate_max_length_keyword_means_levels(self):
-    with pytest.warns(DeprecationWarning, match="use num_levels="):
-      old = utility.discovery_rate(30, 100, 20, 4, max_length=3)
-    self.assertAlmostEqual(old, float(exact_level_rate(30, 100, 20, 4))**3,
-                           places=14)
-
-  def test_min_population_max_length_keyword_means_levels(self):
-    with pytest.warns(DeprecationWarning, match="counted trie levels"):
-      old = utility.min_population(1e-2, 4.0, max_length=10)
-    self.assertEqual(old, utility.min_population(1e-2, 4.0, num_levels=10))

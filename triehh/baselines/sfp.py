@@ -84,7 +84,6 @@ import math
 import os
 import string
 import time
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -100,7 +99,6 @@ PAD = "$"
 DEFAULT_LENGTH = 10
 DEFAULT_NUM_BUCKETS = 256
 DEFAULT_TOP_T = 20
-DEFAULT_THRESHOLD = DEFAULT_TOP_T  # the former name, kept for one release
 DEFAULT_FRAGMENT_ALPHABET = string.ascii_lowercase
 FRAGMENT_ALPHABET_FROM_DATA = "data"
 # The paper authors' SFP: fragments over a-z . # / ' (plus the padding).
@@ -123,8 +121,7 @@ class SFPParams:
   Attributes:
     epsilon, delta: the central guarantee of the shuffled reports.
     epsilon_local: the local epsilon of a user's whole message.
-    top_t: T, tuples kept per position (``threshold`` is its deprecated
-      name).
+    top_t: T, tuples kept per position.
     k, m: CMS hash functions and width.
     n: number of users.
     length: strings are padded or truncated to this many characters.
@@ -168,14 +165,6 @@ class SFPParams:
   @property
   def T(self) -> int:  # pylint: disable=invalid-name
     """The paper's name for :attr:`top_t`."""
-    return self.top_t
-
-  @property
-  def threshold(self) -> int:
-    """Deprecated name of :attr:`top_t`."""
-    warnings.warn("SFPParams.threshold is deprecated and will be removed in "
-                  "the next release; use top_t", DeprecationWarning,
-                  stacklevel=2)
     return self.top_t
 
   def to_dict(self) -> dict:
@@ -384,18 +373,6 @@ def _check_alphabet(alphabet: str) -> str:
     raise ValueError(f"fragment_alphabet must not contain the padding symbol "
                      f"{PAD!r} (it is always added)")
   return alphabet
-
-
-def _resolve_top_t(top_t: int | None, threshold: int | None) -> int:
-  """``top_t``, or the deprecated ``threshold`` with a DeprecationWarning."""
-  if threshold is None:
-    return DEFAULT_TOP_T if top_t is None else top_t
-  if top_t is not None:
-    raise ValueError("give top_t only (threshold is its deprecated name)")
-  warnings.warn("sfp_discover(threshold=...) is deprecated and will be "
-                "removed in the next release; use top_t=... (the number of "
-                "tuples kept per position)", DeprecationWarning, stacklevel=3)
-  return threshold
 
 
 def _check_options(pop: population_lib.Population, *, top_t: int,
@@ -673,7 +650,7 @@ def _word_counts(word_cms: cms_lib.CountMeanSketch,
 
 def sfp_discover(user_words, *, epsilon: float | None = None,
                  delta: float | None = None,
-                 top_t: int | None = None, seed: int | None = 0,
+                 top_t: int = DEFAULT_TOP_T, seed: int | None = 0,
                  k: int = cms_lib.DEFAULT_K, m: int = cms_lib.DEFAULT_M,
                  length: int = DEFAULT_LENGTH,
                  num_buckets: int = DEFAULT_NUM_BUCKETS,
@@ -688,7 +665,6 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
                  max_candidates: int = DEFAULT_MAX_CANDIDATES,
                  allow_no_guarantee: bool = False,
                  alphabet=None, unknown: str | None = None,
-                 threshold: int | None = None,
                  stitching: str = DEFAULT_STITCHING) -> SFPResult:
   """Discovers heavy hitters with SFP at a central ``(epsilon, delta)``.
 
@@ -728,7 +704,6 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       (reports without noise, no privacy guarantee).
     alphabet, unknown: encoding options when ``user_words`` is not a
       Population (see :mod:`triehh.population`).
-    threshold: deprecated name of ``top_t``.
     stitching: ``"drop"`` (default) drops stitched strings with a character
       after a pad; ``"paper"`` keeps their part before the first pad, as
       the paper authors' code does.
@@ -741,7 +716,6 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       or when a position receives no report; when no word can be rebuilt
       from the fragment alphabet.
   """
-  top_t = _resolve_top_t(top_t, threshold)
   options = {}
   if alphabet is not None:
     options["alphabet"] = alphabet

@@ -20,9 +20,7 @@ and, for ``n >= 1e4``, ``theta = ceil(log10(n) + 6)`` gives
 ``L`` (``num_levels`` here) counts every symbol a user can be asked to vote
 on. In this project a word of at most ``max_length`` characters is followed
 by the end symbol, so :func:`triehh.discover` accounts for
-``max_length + 1`` levels (:func:`levels_for_length`). The old keyword
-``max_length=`` of :func:`guarantee` and :func:`calibrate`, which meant
-levels, still works for one release with a ``DeprecationWarning``.
+``max_length + 1`` levels (:func:`levels_for_length`).
 
 The batch size is an integer: :func:`calibrate` rounds ``gamma * sqrt(n)``
 down (a smaller batch only lowers epsilon) and reports the epsilon that the
@@ -38,7 +36,6 @@ import math
 from scipy import special
 
 from triehh import validation
-from triehh.theory import _deprecation
 from triehh.theory import _search
 
 _LAMBERT_CONST = 8.0 / (7.0 * math.sqrt(2.0 * math.pi))
@@ -78,8 +75,6 @@ def check_conditions(n: int, theta: float, gamma: float) -> None:
         f"{math.floor(upper * root)} users)")
 
 
-@_deprecation.renamed_keyword("max_length", "num_levels",
-                              _deprecation.LEVELS_NOTE)
 def guarantee(n: int, num_levels: int, theta: int,
               gamma: float) -> tuple[float, float]:
   """``(epsilon, delta)`` of Theorem 1 for the given parameters.
@@ -88,8 +83,7 @@ def guarantee(n: int, num_levels: int, theta: int,
     n: number of users.
     num_levels: L, the trie levels a user can vote on: a word's characters
       plus the end symbol, so ``discover(max_length=k)`` runs ``k + 1``
-      (see :func:`levels_for_length`). ``max_length=`` is its deprecated
-      spelling.
+      (see :func:`levels_for_length`).
     theta: the vote threshold.
     gamma: the batch-size factor, ``m = gamma * sqrt(n)``.
   """
@@ -137,18 +131,6 @@ class Calibration:
     """``batch_size / sqrt(n)``, the gamma actually used."""
     return self.batch_size / math.sqrt(self.n)
 
-  @property
-  def gamma(self) -> float:
-    """Deprecated: :attr:`gamma_unrounded` (see also :attr:`effective_gamma`)."""
-    _deprecation.warn_attribute("Calibration", "gamma", "gamma_unrounded")
-    return self.gamma_unrounded
-
-  @property
-  def max_length(self) -> int:
-    """Deprecated: :attr:`num_levels`."""
-    _deprecation.warn_attribute("Calibration", "max_length", "num_levels")
-    return self.num_levels
-
 
 def lambert_theta(delta: float) -> int:
   """``max(10, ceil(exp(W(C_delta) + 1) - 1/2))`` of Corollary 1."""
@@ -162,8 +144,6 @@ def lambert_theta(delta: float) -> int:
   return max(10, math.ceil(math.exp(w + 1.0) - 0.5))
 
 
-@_deprecation.renamed_keyword("max_length", "num_levels",
-                              _deprecation.LEVELS_NOTE)
 def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
               theta_rule: str = "lambert") -> Calibration:
   """theta, gamma and the batch size for ``(epsilon, delta)`` (Corollary 1).
@@ -172,8 +152,7 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
     n: number of users.
     num_levels: L, the trie levels a user can vote on: a word's characters
       plus the end symbol, so ``discover(max_length=k)`` runs ``k + 1``
-      (see :func:`levels_for_length`). ``max_length=`` is its deprecated
-      spelling.
+      (see :func:`levels_for_length`).
     epsilon: target epsilon (> 0).
     delta: target delta, in (0, 1).
     theta_rule: ``"lambert"`` (the general rule) or ``"log10"``

@@ -13,9 +13,7 @@ sequences only helps, which is why real data does better.
 ``L`` (``num_levels`` here) is the number of levels the sequence must pass:
 a word of ``k`` characters followed by the end symbol passes ``k + 1``
 levels, and ``discover(max_length=k)`` runs ``k + 1`` levels
-(:func:`privacy.levels_for_length`). The old keyword ``max_length=``, which
-meant levels here, still works for one release with a
-``DeprecationWarning``.
+(:func:`privacy.levels_for_length`).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ import numpy as np
 from scipy import stats
 
 from triehh import validation
-from triehh.theory import _deprecation
 from triehh.theory import _search
 from triehh.theory import privacy
 
@@ -48,8 +45,6 @@ def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
   return stats.hypergeom.sf(theta - 1, n, count, batch_size)
 
 
-@_deprecation.renamed_keyword("max_length", "num_levels",
-                              _deprecation.LEVELS_NOTE)
 def discovery_rate(count, n: int, batch_size: int, theta: int,
                    num_levels: int) -> np.ndarray | float:
   """Worst-case discovery rate of Proposition 2: ``level_rate ** num_levels``.
@@ -62,7 +57,6 @@ def discovery_rate(count, n: int, batch_size: int, theta: int,
     num_levels: L, the levels the sequence must pass: its characters plus
       the end symbol (a word of ``k`` characters passes ``k + 1``; for words
       as long as ``discover(max_length=k)`` allows, ``k + 1``).
-      ``max_length=`` is its deprecated spelling.
   """
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   rate = level_rate(count, n, batch_size, theta) ** num_levels
@@ -88,8 +82,6 @@ def poisson_discovery_rate(count, rate: float, theta: int,
   return float(out) if np.ndim(out) == 0 else out
 
 
-@_deprecation.renamed_keyword("max_length", "num_levels",
-                              _deprecation.LEVELS_NOTE)
 def min_population(frequency: float, epsilon: float, *,
                    num_levels: int = DEFAULT_NUM_LEVELS,
                    probability: float = 0.9,
@@ -113,8 +105,7 @@ def min_population(frequency: float, epsilon: float, *,
     num_levels: L, trie levels, not characters: the default 11 is what
       ``discover(max_length=10)`` (its default) runs; for
       ``discover(max_length=k)`` pass ``k + 1``
-      (:func:`privacy.levels_for_length`). ``max_length=`` is its deprecated
-      spelling, which also meant levels.
+      (:func:`privacy.levels_for_length`).
     probability: the worst-case discovery rate to reach.
     delta: the target delta, or a function of n giving it.
     upper: the largest n searched.
