@@ -86,8 +86,10 @@ def _crowding(n: int, m: int, theta: int, levels: int,
   holders_d = n - empty  # u included
   fail_d = stats.hypergeom.cdf(theta - 1, n, holders_d, m)
   fail_d_prime = stats.hypergeom.cdf(theta - 1, n, holders_d - 1, m)
-  miss_d = -np.expm1(levels * np.log1p(-np.minimum(fail_d, 1.0)))
-  miss_d_prime = -np.expm1(levels * np.log1p(-np.minimum(fail_d_prime, 1.0)))
+  with np.errstate(divide="ignore"):  # a level that always fails: log 0
+    miss_d = -np.expm1(levels * np.log1p(-np.minimum(fail_d, 1.0)))
+    miss_d_prime = -np.expm1(levels * np.log1p(-np.minimum(fail_d_prime,
+                                                            1.0)))
   return _worst("crowding", holders_d, miss_d, miss_d_prime, epsilon,
                 "the word is not found")
 
