@@ -5,7 +5,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test reproduce clean
+.PHONY: setup run test check reproduce clean
 
 setup: $(STAMP)
 
@@ -20,6 +20,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q $(ARGS)
+
+# The fast lane: the tests marked neither slow nor tff (tests/conftest.py);
+# the TensorFlow Federated modules are not even imported. See docs/testing.md.
+check: $(STAMP)
+	$(VENV)/bin/python -m pytest -q -m "not slow and not tff" $(ARGS)
 
 # The paper's tables and figures beside its numbers: docs/results/REPORT.md.
 reproduce: $(STAMP)

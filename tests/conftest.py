@@ -1,0 +1,328 @@
+"""The `tff` and `slow` markers of the test suite, and the fast lane.
+
+`make check` runs `pytest -m "not slow and not tff"` (the fast lane), and
+`make test` runs everything. The markers are given here, by module and by
+measured duration, so test bodies carry none; docs/testing.md has the rules
+and the measurement the lists come from.
+
+- `tff`: the test imports TensorFlow or TensorFlow Federated, in process or
+  in a child process, or starts a TFF worker (the modules of _TFF_MODULES and
+  the tests of _TFF_TESTS).
+- `slow`: the test runs an experiment driver in a subprocess (its module
+  imports tests/experiments/drivers.py), fuzzes (a `*_fuzz_test.py` module),
+  or took over 0.5 s in the reference measurement (_SLOW_TESTS).
+
+The modules of _TFF_MODULES import TensorFlow Federated when they are
+imported (tests/engines/tff/worker_test.py only starts workers), which alone
+costs 15-30 s. When the `-m` expression leaves out every `tff` test, they are
+not collected at all (pytest_ignore_collect).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import sys
+
+import pytest
+
+_ROOT = pathlib.Path(__file__).parent.parent
+
+# Module paths (a prefix ending in "/" is a directory) whose every test is
+# `tff`: the modules that import TFF at import time, and the TFF worker's.
+_TFF_MODULES = (
+    "tests/engines/tff/",
+    "tests/baselines/iblt_test.py",
+    "tests/experiments/run_triehh_tff_test.py",
+)
+
+# Tests elsewhere that import TFF in their body (or, for
+# test_module_imports_alone, in the child processes of its fixture).
+_TFF_TESTS = (
+    "tests/imports_test.py::test_module_imports_alone",
+    "tests/sweep_test.py::test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",
+    "tests/experiments/sweep_test.py::test_iblt_cells_run_resume_and_summarize",
+)
+
+# Tests that took over 0.5 s (setup, call and teardown) in the reference
+# measurement (docs/testing.md), besides the driver and fuzz modules, which
+# are slow as a whole. Keys are module paths; values name a test, a test
+# class, or a test function whose parametrized cases (`name[...]`) all count.
+# The comment is the longest measured time.
+_SLOW_TESTS = {
+    "tests/api_test.py": (
+        "test_unknown_engine_fails_without_importing_tensorflow",  # 2.1 s
+        "DiscoverTest::test_bad_arguments_bad_cap",  # 1.5 s
+        "DiscoverTest::test_bad_arguments_small_population_poisson",  # 2.1 s
+        "DiscoverTest::test_calibrated_run_reports_its_guarantee",  # 1.6 s
+        "DiscoverTest::test_cap_is_refused_or_run_without_guarantee",  # 2.3 s
+        "DiscoverTest::test_default_sampling_batch_size",  # 0.9 s
+        "DiscoverTest::test_several_words_per_user",  # 2.9 s
+        "DiscoverTest::test_theta_and_gamma_directly",  # 0.7 s
+    ),
+    "tests/availability_test.py": (
+        "test_discover_availability_argument",  # 6.2 s
+        "test_everyone_online_has_discovers_parameters",  # 8.6 s
+        "test_fraction_recalibrated_to_the_online_count",  # 2.1 s
+        "test_nominal_calibration_reports_the_larger_epsilon",  # 7.0 s
+        "test_same_seed_same_result",  # 54.7 s
+    ),
+    "tests/baselines/iblt_test.py": (
+        "test_batch_size_from_epsilon_is_triehh_batch_size",  # 1.0 s
+        "test_batch_size_from_epsilon_is_triehh_batch_size_on_several_words",  # 0.6 s
+        "test_disjoint_passes_cover_every_user_once",  # 1.2 s
+        "test_exact_counts_of_the_sampled_users_at_k1",  # 9.9 s
+        "test_first_round_has_triehh_first_round_votes",  # 0.9 s
+        "test_sampled_rounds_follow_triehh_rounds",  # 0.9 s
+        "test_secure_sum_gives_the_plain_sum_result",  # 3.7 s
+        "test_truncated_outputs_are_counted",  # 0.8 s
+        "test_words_below_k_are_not_released",  # 3.6 s
+    ),
+    "tests/baselines/sfp_test.py": (
+        "DeterminismTest",  # 1.0 s
+        "ParamsTest::test_params_and_defaults",  # 0.8 s
+    ),
+    "tests/data/loader_test.py": (
+        "test_sentiment140_sample_single_word_head",  # 1.4 s
+    ),
+    "tests/data/paper_populations_test.py": (
+        "test_shipped_single_population_has_the_published_head",  # 1.2 s
+        "test_shipped_table_is_what_the_tool_makes_from_the_sample",  # 2.0 s
+        "test_word_counts_from_file_by_hand",  # 1.1 s
+    ),
+    "tests/data/tokenize_test.py": (
+        "test_sample_matches_the_reference",  # 3.9 s
+    ),
+    "tests/deny_list_test.py": (
+        "test_discover_deny_list_argument",  # 0.52 s
+    ),
+    "tests/engines/fast_test.py": (
+        "test_a_trillion_users_from_word_frequencies",  # 5.1 s
+        "test_different_seeds_differ",  # 2.6 s
+        "test_discovery_rate_matches_proposition_2",  # 1.3 s
+        "test_engine_equals_the_naive_reference",  # 1.0 s
+        "test_every_prefix_passed_the_threshold_and_has_its_parent",  # 0.6 s
+        "test_first_round_votes_are_hypergeometric",  # 2.7 s
+        "test_poisson_sampling_equals_the_naive_reference",  # 0.9 s
+    ),
+    "tests/engines/tff/computations_test.py": (
+        "test_process_initializes_the_root_and_runs_a_level",  # 0.6 s
+        "test_server_update_grows_the_trie_exactly_like_trie_grow",  # 0.7 s
+        "test_top_words_client_votes_with_its_most_frequent_words",  # 0.6 s
+    ),
+    "tests/engines/tff/engine_test.py": (
+        "test_clients_of_a_round_are_distinct_users_of_its_cells",  # 0.6 s
+        "test_fixed_vote_capacity_gives_the_same_trie_and_is_checked",  # 0.6 s
+        "test_paper_worked_example_through_discover",  # 1.2 s
+        "test_poisson_sampling_gives_the_same_trie",  # 1.6 s
+        "test_random_small_populations_match",  # 3.6 s
+        "test_same_trie_as_the_fast_engine",  # 1.8 s
+        "test_secure_sum_gives_the_same_trie",  # 1.9 s
+        "test_several_votes_per_user_need_allow_no_guarantee",  # 1.8 s
+        "test_top_words_mode_matches_its_reference",  # 2.4 s
+    ),
+    "tests/engines/tff/runtime_test.py": (
+        "test_a_hung_worker_is_named_after_the_call_deadline",  # 6.6 s
+        "test_a_worker_that_dies_is_named_and_the_run_stops",  # 8.4 s
+        "test_two_loopback_workers_give_the_single_process_trie",  # 10.0 s
+        "test_unreachable_worker_is_named_within_the_connect_timeout",  # 1.0 s
+    ),
+    "tests/engines/tff/worker_test.py": (
+        "test_command_line_refuses_a_port_in_use_in_one_line",  # 1.5 s
+        "test_command_line_starts_a_worker_and_rejects_bad_flags",  # 6.2 s
+        "test_worker_serves_on_loopback_only_unless_asked",  # 2.6 s
+    ),
+    "tests/engines/vote_counts_test.py": (
+        "test_runs_discover_what_user_level_runs_discover",  # 1.1 s
+        "test_votes_match_user_level_sampling_over_many_seeds",  # 1.6 s
+    ),
+    "tests/imports_test.py": (
+        "test_a_module_that_needs_another_imported_first_is_caught",  # 1.8 s
+        # Its module-scoped fixture (30 s) imports every module in children.
+        "test_module_imports_alone",
+    ),
+    "tests/passes_test.py": (
+        "test_one_pass_is_discover",  # 2.5 s
+    ),
+    "tests/policy_test.py": (
+        "PoissonTest::test_calibrated",  # 2.5 s
+        "ResolveParamsTest::test_theta_and_gamma_get_theorem11",  # 1.1 s
+    ),
+    "tests/privacy_audit_test.py": (
+        "test_engine_matches_exact_depth_distribution",  # 0.53 s
+        "test_monte_carlo_lower_bound_within_theorem",  # 0.9 s
+        "test_planned_populations_include_threshold_sizes",  # 0.52 s
+        "test_theta_one_caught_by_monte_carlo",  # 1.7 s
+    ),
+    "tests/ranking_test.py": (
+        "test_top_words_is_the_head_of_the_full_ranking",  # 0.6 s
+    ),
+    "tests/reproduction/two_sided_test.py": (
+        "test_the_poisson_calibrations_meet_their_target",  # 0.8 s
+        "test_the_section_leaves_the_papers_report_and_figures_as_they_were",  # 2.6 s
+        "test_the_table_rows_are_the_two_calibrations",  # 2.8 s
+    ),
+    "tests/sweep_test.py": (
+        "test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",  # 3.4 s
+        "test_poisson_cells_record_their_sampling_and_keep_fixed_keys",  # 2.0 s
+    ),
+    "tests/theory/exact_test.py": (
+        "BruteForceTest::test_matches_brute_force17",  # 0.6 s
+        "EngineAgreementTest",  # 7.9 s
+    ),
+    "tests/theory/exact_validation_test.py": (
+        "CheckCanFailTest::test_rate_divided_by_three_is_caught",  # 1.4 s
+        "ClaimsHoldTest",  # 2.9 s
+        "CoverageTest::test_divergences_are_not_trivial",  # 2.1 s
+        "HelpersTest::test_float_laws_match_fractions",  # 1.2 s
+        "HelpersTest::test_poisson_adjacencies_agree",  # 0.9 s
+    ),
+    "tests/theory/poisson_test.py": (
+        "CalibrateTest",  # 3.0 s
+        "LevelLossTest::test_dominates_every_pair_in_both_directions0",  # 0.9 s
+        "LevelLossTest::test_dominates_every_pair_in_both_directions1",  # 0.9 s
+        "LevelLossTest::test_dominates_every_pair_in_both_directions2",  # 0.9 s
+        "LevelLossTest::test_dominates_every_pair_in_both_directions3",  # 0.7 s
+        "RunLossTest::test_agrees_with_dp_accounting_above_its_floor0",  # 0.6 s
+    ),
+    "tests/theory/utility_test.py": (
+        "DiscoveryRateTest::test_exact_at_a_million_users",  # 2.2 s
+        "MinPopulationTest::test_agrees_with_what_discover_runs2",  # 1.0 s
+        "MinPopulationTest::test_counting_characters_as_levels_was_too_few_users",  # 6.3 s
+        "MinPopulationTest::test_poisson_discover_finds_the_word_as_often_as_predicted",  # 1.6 s
+    ),
+}
+
+_DRIVERS_MODULE = "tests.experiments.drivers"
+
+
+def _module_path(path: pathlib.Path) -> str | None:
+  """`path` relative to the repository root, with "/" separators."""
+  try:
+    return path.relative_to(_ROOT).as_posix()
+  except ValueError:
+    return None
+
+
+def _test_id(item: pytest.Item) -> str:
+  """The item's node id from the repository root, whatever the rootdir."""
+  module = _module_path(item.path)
+  if module is None:
+    return item.nodeid
+  _, sep, rest = item.nodeid.partition("::")
+  return module + sep + rest
+
+
+def _names(test_id: str, name: str) -> bool:
+  """Whether `name` (a test, class or module id) covers the test `test_id`."""
+  return test_id == name or (test_id.startswith(name)
+                             and test_id[len(name)] in ":[")
+
+
+def _is_tff_module(module: str) -> bool:
+  return any(module == prefix or (prefix.endswith("/")
+                                  and module.startswith(prefix))
+             for prefix in _TFF_MODULES)
+
+
+def _runs_drivers(item: pytest.Item) -> bool:
+  """Whether the item's module imports tests/experiments/drivers.py."""
+  drivers = sys.modules.get(_DRIVERS_MODULE)
+  module = getattr(item, "module", None)
+  return drivers is not None and module is not None and any(
+      value is drivers for value in vars(module).values())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+  """Adds the `tff` and `slow` markers (before -m selects on them)."""
+  for item in items:
+    test_id = _test_id(item)
+    module = test_id.partition("::")[0]
+    if _is_tff_module(module) or any(_names(test_id, n) for n in _TFF_TESTS):
+      item.add_marker(pytest.mark.tff)
+    if (module.endswith("_fuzz_test.py") or _runs_drivers(item) or any(
+        _names(test_id, f"{module}::{n}")
+        for n in _SLOW_TESTS.get(module, ()))):
+      item.add_marker(pytest.mark.slow)
+
+
+# A -m expression: names joined by "and", "or", "not" and parentheses.
+_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def _evaluate(expression: str, marks: frozenset[str]) -> bool | None:
+  """Whether an item with `marks` matches `expression`.
+
+  None if the expression uses more than names, "and", "or", "not" and
+  parentheses (for example keyword arguments of a mark).
+  """
+  tokens = _TOKEN.findall(expression)
+  position = 0
+
+  def peek() -> str | None:
+    return tokens[position] if position < len(tokens) else None
+
+  def take() -> str:
+    nonlocal position
+    position += 1
+    return tokens[position - 1]
+
+  def either() -> bool:
+    value = both()
+    while peek() == "or":
+      take()
+      value = both() or value
+    return value
+
+  def both() -> bool:
+    value = negation()
+    while peek() == "and":
+      take()
+      value = negation() and value
+    return value
+
+  def negation() -> bool:
+    token = peek()
+    if token is None or token in (")", "and", "or"):
+      raise ValueError(expression)
+    take()
+    if token == "not":
+      return not negation()
+    if token == "(":
+      value = either()
+      if peek() != ")":
+        raise ValueError(expression)
+      take()
+      return value
+    if not re.fullmatch(r"[\w.:/+\-\\]+", token):
+      raise ValueError(expression)
+    return token in marks
+
+  try:
+    value = either()
+  except ValueError:
+    return None
+  return value if peek() is None else None
+
+
+def _leaves_out_tff(config: pytest.Config) -> bool:
+  """Whether the -m expression deselects every `tff` test, slow or not."""
+  expression = config.getoption("markexpr", default="")
+  if not expression:
+    return False
+  return all(_evaluate(expression, marks) is False
+             for marks in (frozenset({"tff"}), frozenset({"tff", "slow"})))
+
+
+def pytest_ignore_collect(collection_path: pathlib.Path,
+                          config: pytest.Config) -> bool | None:
+  """Skips importing the TFF modules when -m deselects their tests anyway."""
+  module = _module_path(collection_path)
+  if module is None:
+    return None
+  if collection_path.is_dir():
+    module += "/"
+  if _is_tff_module(module) and _leaves_out_tff(config):
+    return True
+  return None
