@@ -180,8 +180,19 @@ def test_ctrl_c_after_the_write_still_counts_the_line(tmp_path, monkeypatch):
   assert writer.written == len(lines) == 2
 
 
+@pytest.fixture
+def python_sigint():
+  """SIGINT raises KeyboardInterrupt, as in a terminal, even when the suite
+  runs with SIGINT ignored (a background job)."""
+  old = signal.signal(signal.SIGINT, signal.default_int_handler)
+  yield
+  signal.signal(signal.SIGINT, old)
+
+
 def test_ctrl_c_during_the_write_waits_for_the_whole_line(tmp_path,
-                                                          monkeypatch):
+                                                          monkeypatch,
+                                                          python_sigint):
+  del python_sigint
   writer = records.ResultsWriter(str(tmp_path / "out"))
   real_write = os.write
 

@@ -78,7 +78,8 @@ def test_ctrl_c_exits_130_without_a_traceback():
       [sys.executable, "-m", "experiments.audit_privacy", "--num_users=10000",
        "--epsilon=2", "--num_runs=1000000"], cwd=drivers.ROOT,
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-      env=dict(os.environ, PYTHONUNBUFFERED="1"))
+      env=dict(os.environ, PYTHONUNBUFFERED="1"),
+      preexec_fn=drivers.default_sigint)
   # The header is printed once the flags are checked; the runs follow.
   assert "variant" in proc.stdout.readline()
   time.sleep(1)

@@ -162,7 +162,8 @@ def test_ctrl_c_exits_130_and_keeps_finished_runs(tmp_path):
        "--epsilon=8", "--num_runs=100000", "--show=0",
        f"--output_dir={tmp_path}"], cwd=drivers.ROOT, stdout=subprocess.PIPE,
       stderr=subprocess.PIPE, text=True, env=dict(os.environ,
-                                                  PYTHONUNBUFFERED="1"))
+                                                  PYTHONUNBUFFERED="1"),
+      preexec_fn=drivers.default_sigint)
   results = tmp_path / "results.jsonl"
   # Start-up (imports, the population) can take minutes on a loaded machine.
   deadline = time.monotonic() + 600

@@ -3,10 +3,18 @@
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def default_sigint() -> None:
+  """``preexec_fn`` of a driver that a test interrupts with SIGINT: the
+  default disposition, so that the driver's Python installs its Ctrl-C
+  handler even when the suite runs with SIGINT ignored (a background job)."""
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_module(module: str, *flags: str,

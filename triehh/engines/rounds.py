@@ -13,6 +13,10 @@ for the frontier's extensions, and thresholds them with :meth:`Trie.grow
 * otherwise: the sampled users and, for several-word users, their word
   ranks (:meth:`VoteCounter.count`).
 
+Either form draws a batch of exactly ``batch_size`` users (the paper's
+sampling) or, with ``sampling_rate`` q, every user independently with
+probability q (Poisson sampling; contract step 1c).
+
 The run stops when
 
 * the frontier is empty (every discovered prefix is terminated),
