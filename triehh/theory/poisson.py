@@ -76,7 +76,6 @@ import math
 
 import numpy as np
 from scipy import special
-from scipy import stats
 
 from triehh import validation
 
@@ -341,11 +340,11 @@ def dominating_pair(rate: float, theta: int,
   """
   rate = _check_rate(rate)
   k = np.arange(theta - 1, theta - 1 + num_atoms)
-  p = rate * stats.binom.pmf(theta - 1, k + 1, rate)
-  q = rate * stats.binom.pmf(theta - 1, k, rate)
+  p = rate * _binom_pmf(theta - 1, k + 1, rate)
+  q = rate * _binom_pmf(theta - 1, k, rate)
   last = theta - 1 + num_atoms
-  p_rest = stats.binom.cdf(theta - 1, last + 1, rate)
-  q_rest = stats.binom.cdf(theta - 1, last, rate)
+  p_rest = float(_binom_cdf(theta - 1, np.array(last + 1), rate))
+  q_rest = float(_binom_cdf(theta - 1, np.array(last), rate))
   return (np.r_[rate**theta, p, p_rest], np.r_[0.0, q, q_rest])
 
 
