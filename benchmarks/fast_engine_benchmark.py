@@ -18,7 +18,7 @@ Sizes in ``--count_only_sizes`` are built from per-word user counts
 count level only. Then the scaling exponent of each, and for several-word
 users (``--several_words_sizes``, 1 to 3 words each), per size:
 
-* the whole run with :func:`triehh.sampling.words_of` as it is (a few steps
+* the whole run with :func:`triehh.engines.sampling.words_of` as it is (a few steps
   through each sampled user's own word counts) next to the search of the
   whole cumulative-count array it replaced, runs alternating (same seeds,
   so the same words: the two runs' heavy hitters are checked equal);
@@ -46,10 +46,10 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from triehh import policy
-from triehh import population as population_lib
-from triehh import sampling
-from triehh import synthetic
+from triehh.theory import policy
+from triehh.core import population as population_lib
+from triehh.engines import sampling
+from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import rounds
 

@@ -5,7 +5,7 @@ default synthetic population, subsampled when one IBLT round over its
 TrieHH batch would not fit in memory) and each epsilon of ``--epsilons``
 (delta = 1/n^2): TrieHH's batch size m and threshold theta come from
 Corollary 1; IBLT runs one round on TrieHH's first-round sample (the same
-seed, the same ``triehh.sampling`` draw) with ``k_anonymity = theta``
+seed, the same ``triehh.engines.sampling`` draw) with ``k_anonymity = theta``
 (unless ``--k_anonymity``), and TrieHH runs in full on the TFF engine with
 the same seed. Prints, per data set, a table of
 
@@ -86,7 +86,7 @@ def _peak_rss_mb(pid: int) -> float:
 def _first_round_capacity(pop, batch_size: int, seeds, string_max_bytes: int
                           ) -> int:
   """Most distinct cut strings among TrieHH's first-round users over seeds."""
-  from triehh import sampling  # pylint: disable=g-import-not-at-top
+  from triehh.engines import sampling  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   most = 1
   for seed in seeds:
@@ -109,7 +109,7 @@ def _vote_bytes(trie) -> list[int]:
 def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   """IBLT and TrieHH rows for one data set and epsilon."""
   import triehh  # pylint: disable=g-import-not-at-top
-  from triehh import policy  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
   params = policy.resolve_params(pop.num_users, pop.max_length,
@@ -191,8 +191,8 @@ def print_table(rows: list[dict]) -> None:
 
 def _default_population(epsilon: float, seeds):
   """The default population, or its subsample if IBLT's round cannot fit."""
-  from triehh import policy  # pylint: disable=g-import-not-at-top
-  from triehh import synthetic  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
+  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   pop = synthetic.english_population(FLAGS.num_users).encode()
   params = policy.resolve_params(pop.num_users, pop.max_length,

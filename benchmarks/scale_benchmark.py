@@ -23,9 +23,9 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from triehh import policy
-from triehh import population as population_lib
-from triehh import synthetic
+from triehh.theory import policy
+from triehh.core import population as population_lib
+from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import vote_counts
 

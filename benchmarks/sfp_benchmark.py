@@ -6,7 +6,7 @@ decode, population already built) and of one TrieHH run (``triehh.discover``,
 fast engine), and their mean precision@K and recall@K (K = 50) over the
 repeats (seeds 0..repeats-1). Populations:
 
-* ``english``: ``triehh.synthetic.english_population`` (1e6 users, one word
+* ``english``: ``triehh.data.synthetic.english_population`` (1e6 users, one word
   each, drawn from the wordfreq English list);
 * ``sentiment140``: the Sentiment140 sample in the single-word setting of
   ``triehh.data`` (each user's most frequent word of 3+ characters), read
@@ -29,7 +29,7 @@ from absl import flags
 import triehh
 from benchmarks import sentiment140
 from triehh import data
-from triehh import synthetic
+from triehh.data import synthetic
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_users", 1_000_000, "Users of the english population.")

@@ -6,7 +6,7 @@ each repeat times side by side:
 - bare: ``triehh.discover(pop, epsilon=..., seed=s)`` for N seeds;
 - metrics: ``triehh.precision_recall_f1`` of those N results (what every
   recorded run also computes);
-- sweep: ``triehh.sweep.run_plan`` of one cell of N fast-engine runs into a
+- sweep: ``triehh.runs.sweep.run_plan`` of one cell of N fast-engine runs into a
   fresh directory (plan, per-cell lock, re-read of results.jsonl, metrics,
   record, locked append with fsync per run).
 
@@ -26,7 +26,7 @@ from absl import app
 from absl import flags
 
 import triehh
-from triehh import sweep
+from triehh.runs import sweep
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_users", 1_000_000, "Users in the population.")

@@ -80,7 +80,7 @@ def _floor_computation(client_type):
 def round_costs(pop, params, runtime_lib, computations, engine, fast_engine,
                 repeats: int) -> dict:
   """Seconds of one TFF round over m clients, its floor and its fixed cost."""
-  from triehh import sampling  # pylint: disable=g-import-not-at-top
+  from triehh.engines import sampling  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(0)
   trie = fast_engine.run(pop, theta=params.theta, batch_size=params.batch_size,
                          rng=np.random.default_rng(0))
@@ -122,7 +122,7 @@ def main(argv):
   if path is None:
     sys.exit("the Sentiment140 sample is absent: pass --sample or set "
              "TRIEHH_SENTIMENT140")
-  from triehh import policy  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   from triehh import data  # pylint: disable=g-import-not-at-top
   from triehh.engines import fast as fast_engine  # pylint: disable=g-import-not-at-top
   start = time.perf_counter()

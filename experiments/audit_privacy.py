@@ -2,7 +2,7 @@
 
 Worst-case neighbouring populations D and D' = D plus one user; the exact
 privacy loss on the added user's trie path and a Monte Carlo lower bound from
-runs of the fast engine (see :mod:`triehh.privacy_audit`).
+runs of the fast engine (see :mod:`triehh.analysis.audit`).
 
   python -m experiments.audit_privacy --num_users=10000 --epsilon=2 \\
       --num_runs=4000 --variants=correct,theta_one
@@ -22,7 +22,7 @@ from absl import app
 from absl import flags
 
 from experiments import cli
-from triehh import privacy_audit
+from triehh.analysis import audit as privacy_audit
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_users", 10000, "n, users in the base population D.")

@@ -14,12 +14,12 @@ Writes ``<report_dir>/BEYOND.md`` and its figures (``beyond-*.png``):
     same draw) with ``k_anonymity = theta``. Utility (F1@K with IBLT's
     truncated outputs as false positives), bytes and time per client (the
     TFF engine for TrieHH), and the privacy each gives.
-(b) recall@10/50/100 vs the number of passes (:mod:`triehh.passes`) at a
+(b) recall@10/50/100 vs the number of passes (:mod:`triehh.discovery.passes`) at a
     total epsilon ``--total_epsilon``, on the default data and the
     Sentiment140 sample (several words per user: a denied user picks among
     its other words).
 (c) recall@K and the achieved epsilon vs the fraction of users online
-    (:mod:`triehh.availability`) on the default data, theta and m
+    (:mod:`triehh.discovery.availability`) on the default data, theta and m
     calibrated to the online count and to n.
 
 Every point is ``--runs`` seeded runs (seeds ``--seed`` on), shown as
@@ -41,14 +41,14 @@ from absl import flags
 import numpy as np
 
 from experiments import cli
-from triehh import analysis
-from triehh import availability as availability_lib
+from triehh.analysis import summary as analysis
+from triehh.discovery import availability as availability_lib
 from triehh import data as data_lib
-from triehh import metrics
-from triehh import passes as passes_lib
-from triehh import policy
-from triehh import synthetic
-from triehh.reproduction import numbers
+from triehh.core import metrics
+from triehh.discovery import passes as passes_lib
+from triehh.theory import policy
+from triehh.data import synthetic
+from triehh.analysis.reproduction import numbers
 
 FLAGS = flags.FLAGS
 SAMPLE_ENV = "TRIEHH_SENTIMENT140"
@@ -151,7 +151,7 @@ def passes_section(rows: list[dict], notes: list[str]) -> list[str]:
          "",
          f"P passes at a total ε = {FLAGS.total_epsilon:g} (δ = 1/n²), "
          "pass p denying the words found by passes before it "
-         "(`triehh.passes.discover_passes`, composition \"best\": the "
+         "(`triehh.discovery.passes.discover_passes`, composition \"best\": the "
          "larger per-pass ε of basic and advanced composition). Recall of "
          "the union of the passes' words; mean ± 95% CI over "
          f"{FLAGS.runs} seeds.", ""]
@@ -227,7 +227,7 @@ def availability_section(rows: list[dict], pop) -> list[str]:
          "",
          f"Default data (n = {pop.num_users:,}); every round a uniform "
          "random subset of round(f·n) users is online and the batch is "
-         "drawn from it (`triehh.availability.discover_online`). The "
+         "drawn from it (`triehh.discovery.availability.discover_online`). The "
          "accounting is Theorem 1 at the worst round's online count (an "
          "adversary who knows who is online). \"online\": θ and m "
          f"calibrated for ε = {FLAGS.total_epsilon:g} at the online count; "
@@ -313,7 +313,7 @@ def iblt_section(rows: list[dict], notes: list[str]) -> list[str]:
   out = ["## (a) TFF's IBLT heavy hitters next to TrieHH", "",
          "IBLT (`tff.analytics.heavy_hitters.iblt`, via "
          "`triehh.baselines.iblt.iblt_discover`) runs one round on TrieHH's "
-         "first-round users (same seed, same `triehh.sampling` draw: m "
+         "first-round users (same seed, same `triehh.engines.sampling` draw: m "
          "users) with k_anonymity = TrieHH's θ; TrieHH runs all its rounds "
          "(≈ L·m client-rounds). Time per client: IBLT's TFF round over its "
          "clients (building the computation excluded), TrieHH's TFF engine "

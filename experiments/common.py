@@ -3,7 +3,7 @@
 Every driver builds a population from the dataset flags, runs its algorithm
 ``--num_runs`` times and, with ``--output_dir``, appends one JSON object per
 run to ``results.jsonl`` as soon as the run ends (so an interrupted sweep
-keeps every finished run); the record is ``triehh.records.RunRecord``.
+keeps every finished run); the record is ``triehh.runs.records.RunRecord``.
 
 Every flag is checked when it is parsed (bounds, formats) and
 :func:`check_data_flags` refuses flags that do not apply to the chosen data
@@ -23,11 +23,11 @@ from absl import flags
 
 from experiments import cli
 from triehh import data as data_lib
-from triehh import metrics
-from triehh import population as population_lib
-from triehh import records as records_lib
-from triehh import sweep as sweep_lib
-from triehh import synthetic
+from triehh.core import metrics
+from triehh.core import population as population_lib
+from triehh.runs import records as records_lib
+from triehh.runs import sweep as sweep_lib
+from triehh.data import synthetic
 from triehh.data import paper_populations
 
 FLAGS = flags.FLAGS

@@ -3,10 +3,10 @@
   python -m experiments.reproduce_paper --output_dir=docs/results
   triehh-reproduce --output_dir=docs/results
 
-Runs the sweeps behind every table and figure (``triehh.sweep``: records in
+Runs the sweeps behind every table and figure (``triehh.runs.sweep``: records in
 ``<output_dir>/results.jsonl``, so a second invocation resumes and skips
 recorded runs), then writes the figures and ``<output_dir>/REPORT.md`` with
-the paper's numbers beside ours (``triehh.reproduction``).
+the paper's numbers beside ours (``triehh.analysis.reproduction``).
 
 Settings (``triehh.data.paper_populations``): ``single`` and ``oov`` are the
 paper-calibrated populations (the published top-100 with the shipped
@@ -28,15 +28,15 @@ from absl import app
 from absl import flags
 
 from experiments import cli
-from triehh import analysis
-from triehh import records as records_lib
+from triehh.analysis import summary as analysis
+from triehh.runs import records as records_lib
 from triehh import data as data_lib
-from triehh import sweep
+from triehh.runs import sweep
 from triehh.baselines import sfp as sfp_lib
 from triehh.data import paper_populations
-from triehh.reproduction import markdown
-from triehh.reproduction import numbers
-from triehh.reproduction import two_sided
+from triehh.analysis.reproduction import markdown
+from triehh.analysis.reproduction import numbers
+from triehh.analysis.reproduction import two_sided
 
 FLAGS = flags.FLAGS
 SAMPLE_ENV = "TRIEHH_SENTIMENT140"

@@ -2,7 +2,7 @@
 
 Same data, privacy and output flags as ``experiments.run_triehh``; SFP's
 local epsilon follows from the central target by amplification by shuffling
-(``triehh.sfp_local_epsilon``). Each run appends one ``triehh.records``
+(``triehh.sfp_local_epsilon``). Each run appends one ``triehh.runs.records``
 record to ``<output_dir>/results.jsonl``, with ``"algorithm": "sfp"``,
 ``"top_t"`` (T) and ``"epsilon_local"``.
 
@@ -22,8 +22,8 @@ from absl import app
 from absl import flags
 
 from experiments import common
-from triehh import records
-from triehh import sweep
+from triehh.runs import records
+from triehh.runs import sweep
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
 

@@ -20,8 +20,8 @@ from absl import app
 from absl import flags
 
 from experiments import common
-from triehh import records
-from triehh import sweep
+from triehh.runs import records
+from triehh.runs import sweep
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)

@@ -24,7 +24,7 @@ Reads the ``results.jsonl`` files the drivers write and prints:
 Reading, de-duplication (the same ``config_key`` and seed twice: one run,
 the others dropped and counted), grouping, the Student t intervals (clipped
 to [0, 1] for proportions) and the discovery-rate bins are
-``triehh.analysis``'s; its docstring defines each. This driver keeps the
+``triehh.analysis.summary``'s; its docstring defines each. This driver keeps the
 flags and the printing. Errors print one line ``error: ...`` and exit 1.
 """
 
@@ -40,7 +40,7 @@ from absl import flags
 import pandas as pd
 
 from experiments import common
-from triehh import analysis
+from triehh.analysis import summary as analysis
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)

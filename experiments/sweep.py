@@ -56,8 +56,8 @@ from experiments import common
 from experiments import run_sfp
 from experiments import run_triehh
 from triehh import data as data_lib
-from triehh import records
-from triehh import sweep
+from triehh.runs import records
+from triehh.runs import sweep
 from triehh.baselines import iblt
 
 FLAGS = flags.FLAGS

@@ -12,7 +12,7 @@ from scipy import special
 
 import triehh
 from triehh.theory import poisson
-from triehh import synthetic
+from triehh.data import synthetic
 from triehh.engines import registry
 from tests import reference
 

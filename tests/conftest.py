@@ -40,7 +40,7 @@ _TFF_MODULES = (
 # test_module_imports_alone, in the child processes of its fixture).
 _TFF_TESTS = (
     "tests/imports_test.py::test_module_imports_alone",
-    "tests/sweep_test.py::test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",
+    "tests/runs/sweep_test.py::test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",
     "tests/experiments/sweep_test.py::test_iblt_cells_run_resume_and_summarize",
 )
 
@@ -60,7 +60,7 @@ _SLOW_TESTS = {
         "DiscoverTest::test_several_words_per_user",  # 2.9 s
         "DiscoverTest::test_theta_and_gamma_directly",  # 0.7 s
     ),
-    "tests/availability_test.py": (
+    "tests/discovery/availability_test.py": (
         "test_discover_availability_argument",  # 6.2 s
         "test_everyone_online_has_discovers_parameters",  # 8.6 s
         "test_fraction_recalibrated_to_the_online_count",  # 2.1 s
@@ -93,7 +93,7 @@ _SLOW_TESTS = {
     "tests/data/tokenize_test.py": (
         "test_sample_matches_the_reference",  # 3.9 s
     ),
-    "tests/deny_list_test.py": (
+    "tests/discovery/deny_list_test.py": (
         "test_discover_deny_list_argument",  # 0.52 s
     ),
     "tests/engines/fast_test.py": (
@@ -141,28 +141,28 @@ _SLOW_TESTS = {
         # Its module-scoped fixture (30 s) imports every module in children.
         "test_module_imports_alone",
     ),
-    "tests/passes_test.py": (
+    "tests/discovery/passes_test.py": (
         "test_one_pass_is_discover",  # 2.5 s
     ),
-    "tests/policy_test.py": (
+    "tests/theory/policy_test.py": (
         "PoissonTest::test_calibrated",  # 2.5 s
         "ResolveParamsTest::test_theta_and_gamma_get_theorem11",  # 1.1 s
     ),
-    "tests/privacy_audit_test.py": (
+    "tests/analysis/audit_test.py": (
         "test_engine_matches_exact_depth_distribution",  # 0.53 s
         "test_monte_carlo_lower_bound_within_theorem",  # 0.9 s
         "test_planned_populations_include_threshold_sizes",  # 0.52 s
         "test_theta_one_caught_by_monte_carlo",  # 1.7 s
     ),
-    "tests/ranking_test.py": (
+    "tests/core/ranking_test.py": (
         "test_top_words_is_the_head_of_the_full_ranking",  # 0.6 s
     ),
-    "tests/reproduction/two_sided_test.py": (
+    "tests/analysis/reproduction/two_sided_test.py": (
         "test_the_poisson_calibrations_meet_their_target",  # 0.8 s
         "test_the_section_leaves_the_papers_report_and_figures_as_they_were",  # 2.6 s
         "test_the_table_rows_are_the_two_calibrations",  # 2.8 s
     ),
-    "tests/sweep_test.py": (
+    "tests/runs/sweep_test.py": (
         "test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",  # 3.4 s
         "test_poisson_cells_record_their_sampling_and_keep_fixed_keys",  # 2.0 s
     ),

@@ -1,6 +1,6 @@
 """The worked example of the paper's Section 3, with a fixed sampling schedule."""
 
-from triehh import population as population_lib
+from triehh.core import population as population_lib
 
 OTHERS = ["apple", "bird", "cat", "dog", "egg", "fig", "goat", "hat", "ink"]
 WORDS = ["sun"] * 4 + ["moon"] * 4 + ["star"] * 3 + OTHERS

@@ -3,7 +3,7 @@
 It follows Algorithms 1-3 of the paper literally, word by word, and is an
 independent oracle: it samples users and picks each user's word itself, in
 plain Python, making only the generator calls that the contract of
-:mod:`triehh.sampling` documents, so the same seed must give the same trie:
+:mod:`triehh.engines.sampling` documents, so the same seed must give the same trie:
 
 * one-word populations, no schedule: it lists the round's cells itself
   (frontier prefix and next symbol, then "no next symbol" per frontier
@@ -22,7 +22,7 @@ import collections
 
 import numpy as np
 
-from triehh import trie as trie_lib
+from triehh.core import trie as trie_lib
 
 
 def sequence(pop, w: int) -> str:

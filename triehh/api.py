@@ -1,10 +1,10 @@
 """The public entry point: ``triehh.discover``.
 
-A thin facade: it turns the input into a :class:`~triehh.population.Population`
-(:func:`triehh.population.as_population`) and the privacy arguments into run
-parameters (:mod:`triehh.policy`), and hands them to the one single run,
-:func:`triehh.discovery.run.run`; repeated passes (:mod:`triehh.passes`) and
-availability (:mod:`triehh.availability`) resolve their own parameters and
+A thin facade: it turns the input into a :class:`~triehh.core.population.Population`
+(:func:`triehh.core.population.as_population`) and the privacy arguments into run
+parameters (:mod:`triehh.theory.policy`), and hands them to the one single run,
+:func:`triehh.discovery.run.run`; repeated passes (:mod:`triehh.discovery.passes`) and
+availability (:mod:`triehh.discovery.availability`) resolve their own parameters and
 call that run too.
 """
 
@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from triehh import availability as availability_lib
-from triehh import deny_list as deny_list_lib
-from triehh import passes
-from triehh import population as population_lib
-from triehh import policy
-from triehh import results
-from triehh import trie as trie_lib
-from triehh import word_choice as word_choice_lib
+from triehh.discovery import availability as availability_lib
+from triehh.discovery import deny_list as deny_list_lib
+from triehh.discovery import passes
+from triehh.core import population as population_lib
+from triehh.theory import policy
+from triehh.core import results
+from triehh.core import trie as trie_lib
+from triehh.discovery import word_choice as word_choice_lib
 from triehh.discovery import run as discovery_run
 from triehh.engines import registry
 
@@ -110,20 +110,20 @@ def discover(user_words, *, epsilon: float | None = None,
       word every round, Algorithm 3; delta is ``L`` times Theorem 1's) or
       ``"per_run"`` (draw it once before the first round, from the first
       stream spawned from the run's generator; Theorem 1's delta). See
-      :mod:`triehh.word_choice`.
+      :mod:`triehh.discovery.word_choice`.
     schedule: fixed user indices per round instead of random sampling.
     alphabet, unknown: encoding options when ``user_words`` is not a
-      Population (see :mod:`triehh.population`).
+      Population (see :mod:`triehh.core.population`).
     deny_list: words whose users abstain, or pick among their other words
-      (:mod:`triehh.deny_list`); n and the guarantee are unchanged.
+      (:mod:`triehh.discovery.deny_list`); n and the guarantee are unchanged.
     num_passes, composition: run that many passes, each denying the words
       found before, within the total ``(epsilon, delta)``; returns a
-      :class:`triehh.passes.PassesResult` (:mod:`triehh.passes`).
+      :class:`triehh.discovery.passes.PassesResult` (:mod:`triehh.discovery.passes`).
     availability, calibrate_to: a fraction of users online per round, or
       per-user online probabilities; rounds sample from the online users
       and the guarantee is Theorem 1's at the worst round's online count;
-      returns a :class:`triehh.availability.OnlineResult`
-      (:mod:`triehh.availability`).
+      returns a :class:`triehh.discovery.availability.OnlineResult`
+      (:mod:`triehh.discovery.availability`).
     sampling: ``"poisson"``: every user takes part in a round independently
       with probability ``sampling_rate``, and the guarantee is proven in
       both directions (:mod:`triehh.theory.poisson`); ``"fixed"``: the
@@ -138,7 +138,7 @@ def discover(user_words, *, epsilon: float | None = None,
     **engine_options: passed to the engine (e.g. TFF workers).
 
   Returns:
-    A :class:`~triehh.results.DiscoveryResult`.
+    A :class:`~triehh.core.results.DiscoveryResult`.
   """
   runner = registry.get(engine)  # fails before any work on the input
   sampling = _sampling(sampling, num_passes=num_passes,

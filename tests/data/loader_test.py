@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.data import helpers
-from triehh import population as population_lib
+from triehh.core import population as population_lib
 from triehh.data import cache
 from triehh.data import dictionary
 from triehh.data import loader

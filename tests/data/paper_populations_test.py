@@ -114,7 +114,7 @@ def test_word_counts_from_file_by_hand(tmp_path):
 
 
 def test_resample_users_keeps_bags_and_is_seeded():
-  from triehh import population as population_lib  # pylint: disable=g-import-not-at-top
+  from triehh.core import population as population_lib  # pylint: disable=g-import-not-at-top
   source = population_lib.Population.from_user_words(
       [{"aaa": 2, "bbb": 1}, {"ccc": 1}, {"aaa": 1, "ddd": 3}])
   bags = {frozenset(b.items()) for b in

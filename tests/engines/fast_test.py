@@ -11,8 +11,8 @@ from scipy import stats
 import triehh
 from triehh.engines import fast as fast_engine
 from triehh.engines import vote_counts
-from triehh import population as population_lib
-from triehh import synthetic
+from triehh.core import population as population_lib
+from triehh.data import synthetic
 from triehh.theory import utility
 from tests import paper_example
 from tests import reference

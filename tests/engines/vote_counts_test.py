@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from triehh import population as population_lib
-from triehh import synthetic
-from triehh import trie as trie_lib
+from triehh.core import population as population_lib
+from triehh.data import synthetic
+from triehh.core import trie as trie_lib
 from triehh.engines import fast as fast_engine
 from triehh.engines import vote_counts
 

@@ -25,7 +25,7 @@ from experiments import run_sfp
 from experiments import run_triehh
 from experiments import summarize
 from tests.experiments import drivers
-from triehh import records
+from triehh.runs import records
 
 FLAGS = common.FLAGS
 FUZZ = settings(derandomize=True, deadline=None, database=None,

@@ -6,7 +6,7 @@ import pytest
 
 import triehh
 from tests.experiments import drivers
-from triehh import synthetic
+from triehh.data import synthetic
 
 
 def run_driver(*flags):

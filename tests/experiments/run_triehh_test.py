@@ -8,7 +8,7 @@ import pytest
 import triehh
 from triehh.theory import poisson
 from tests.experiments import drivers
-from triehh import synthetic
+from triehh.data import synthetic
 
 
 def run_driver(*flags):

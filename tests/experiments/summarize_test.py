@@ -14,8 +14,8 @@ from scipy import stats
 
 from experiments import summarize
 from tests.experiments import drivers
-from triehh import analysis
-from triehh import synthetic
+from triehh.analysis import summary as analysis
+from triehh.data import synthetic
 
 FLAGS = summarize.FLAGS
 NUM_USERS = 30000

@@ -14,7 +14,7 @@ import pytest
 
 from experiments import sweep
 from tests.experiments import drivers
-from triehh import records
+from triehh.runs import records
 
 SMALL = ("--num_users=20000", "--noprogress")
 SMALL_SFP = ("--cms_k=16", "--cms_m=256")
@@ -317,9 +317,9 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 def test_iblt_cells_run_resume_and_summarize(tmp_path):
   pytest.importorskip("tensorflow_federated")
-  from triehh import metrics  # pylint: disable=g-import-not-at-top
-  from triehh import policy  # pylint: disable=g-import-not-at-top
-  from triehh import synthetic  # pylint: disable=g-import-not-at-top
+  from triehh.core import metrics  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
+  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   # 2,000 users, 93 per round at epsilon 8; strings cut at 3 bytes, so
   # some outputs are truncated ("tha" of "that").

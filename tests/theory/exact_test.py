@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import triehh
-from triehh import deny_list
+from triehh.discovery import deny_list
 from triehh.theory import exact
 
 NUM_RANDOM_CASES = 60

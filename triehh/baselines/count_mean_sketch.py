@@ -82,7 +82,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from triehh import validation
+from triehh.core import validation
 
 DEFAULT_K = 2048
 DEFAULT_M = 1024

@@ -11,16 +11,16 @@ compared with TrieHH on the same users:
 
 * Users. Each IBLT round takes ``batch_size`` users (TrieHH's m, given or
   calibrated by Corollary 1 from ``epsilon``) drawn through
-  :mod:`triehh.sampling` from ``numpy.random.default_rng(seed)``: the first
+  :mod:`triehh.engines.sampling` from ``numpy.random.default_rng(seed)``: the first
   round's users exactly as TrieHH's first round draws them
   (:func:`first_round_users`: for one-word populations the root's cell
   counts, then the users inside the cells as the TFF engine draws its
   clients), then for several-word populations one word rank per sampled
-  user, and each user sends the one word :func:`triehh.sampling.words_of`
+  user, and each user sends the one word :func:`triehh.engines.sampling.words_of`
   picks (Algorithm 3's draw). The first IBLT round therefore has the users
   and words of TrieHH's first round for the same seed. Later rounds:
   ``rounds="sampled"`` draws each afresh, uniformly
-  (:func:`triehh.sampling.sample_users`; TrieHH's later rounds depend on
+  (:func:`triehh.engines.sampling.sample_users`; TrieHH's later rounds depend on
   its trie); ``rounds="disjoint"`` draws each from the users not yet drawn
   (disjoint passes; with ``num_rounds=None`` until every user took part).
   The whole population is never one round (unless ``batch_size`` is n).
@@ -65,11 +65,11 @@ import time
 
 import numpy as np
 
-from triehh import population as population_lib
-from triehh import policy
-from triehh import ranking
-from triehh import sampling
-from triehh import validation
+from triehh.core import population as population_lib
+from triehh.theory import policy
+from triehh.core import ranking
+from triehh.engines import sampling
+from triehh.core import validation
 from triehh.engines import vote_counts
 
 DEFAULT_STRING_MAX_BYTES = 10
@@ -246,9 +246,9 @@ def _computation(*, capacity: int, string_max_bytes: int, k_anonymity: int,
 
 def first_round_users(pop: population_lib.Population,
                       rng: np.random.Generator, batch_size: int) -> np.ndarray:
-  """TrieHH's first-round users for ``rng`` (:mod:`triehh.sampling`).
+  """TrieHH's first-round users for ``rng`` (:mod:`triehh.engines.sampling`).
 
-  Several-word populations: :func:`triehh.sampling.sample_users`. One-word
+  Several-word populations: :func:`triehh.engines.sampling.sample_users`. One-word
   populations: the root's cell counts, then the users inside the cells from
   the stream spawned before the first round, as the TFF engine draws its
   clients.

@@ -88,10 +88,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from triehh import population as population_lib
-from triehh import ranking
-from triehh import sampling
-from triehh import validation
+from triehh.core import population as population_lib
+from triehh.core import ranking
+from triehh.engines import sampling
+from triehh.core import validation
 from triehh.baselines import amplification
 from triehh.baselines import count_mean_sketch as cms_lib
 
@@ -703,7 +703,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
     allow_no_guarantee: accept ``epsilon`` or ``epsilon_local`` = ``inf``
       (reports without noise, no privacy guarantee).
     alphabet, unknown: encoding options when ``user_words`` is not a
-      Population (see :mod:`triehh.population`).
+      Population (see :mod:`triehh.core.population`).
     stitching: ``"drop"`` (default) drops stitched strings with a character
       after a pad; ``"paper"`` keeps their part before the first pad, as
       the paper authors' code does.

@@ -39,8 +39,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from triehh import alphabet as alphabet_lib
-from triehh import population as population_lib
+from triehh.core import alphabet as alphabet_lib
+from triehh.core import population as population_lib
 from triehh.data import report as report_lib
 
 FORMAT_VERSION = 2

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from triehh import population as population_lib
+from triehh.core import population as population_lib
 from triehh.data import cache as cache_lib
 from triehh.data import dictionary as dictionary_lib
 from triehh.data import readers

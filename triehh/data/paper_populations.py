@@ -51,7 +51,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from triehh import population as population_lib
+from triehh.core import population as population_lib
 from triehh.data import dictionary as dictionary_lib
 from triehh.data import loader
 from triehh.data import readers

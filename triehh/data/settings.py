@@ -42,9 +42,9 @@ import string
 import numpy as np
 import pandas as pd
 
-from triehh import alphabet as alphabet_lib
-from triehh import population as population_lib
-from triehh import synthetic
+from triehh.core import alphabet as alphabet_lib
+from triehh.core import population as population_lib
+from triehh.data import synthetic
 from triehh.data import tokenize as tokenize_lib
 
 SETTINGS = ("single", "oov", "multi")

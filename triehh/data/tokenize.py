@@ -59,7 +59,7 @@ import string
 
 import numpy as np
 
-from triehh import alphabet as alphabet_lib
+from triehh.core import alphabet as alphabet_lib
 from triehh.data import readers
 from triehh.data import report as report_lib
 

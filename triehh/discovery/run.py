@@ -1,10 +1,10 @@
 """One TrieHH run, given its resolved parameters.
 
-The single place that turns :class:`~triehh.results.RunParams` and a
-population into a :class:`~triehh.results.DiscoveryResult`: it draws each
-user's word once under ``word_choice="per_run"`` (:mod:`triehh.word_choice`),
+The single place that turns :class:`~triehh.core.results.RunParams` and a
+population into a :class:`~triehh.core.results.DiscoveryResult`: it draws each
+user's word once under ``word_choice="per_run"`` (:mod:`triehh.discovery.word_choice`),
 checks the engine options against the guarantee
-(:func:`triehh.policy.check_contribution`), encodes the population, looks the
+(:func:`triehh.theory.policy.check_contribution`), encodes the population, looks the
 engine up by name (:mod:`triehh.engines.registry`) and times its run.
 """
 
@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from triehh import deny_list as deny_list_lib
-from triehh import policy
-from triehh import population as population_lib
-from triehh import results
-from triehh import word_choice as word_choice_lib
+from triehh.discovery import deny_list as deny_list_lib
+from triehh.theory import policy
+from triehh.core import population as population_lib
+from triehh.core import results
+from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
 
 
@@ -32,7 +32,7 @@ def run(population: population_lib.Population, params: results.RunParams, *,
 
   Args:
     population: the users (deny lists already applied).
-    params: the run's parameters and guarantee (:mod:`triehh.policy`);
+    params: the run's parameters and guarantee (:mod:`triehh.theory.policy`);
       ``num_sub_rounds``, ``max_num_prefixes`` and ``sampling_rate`` are
       read from them.
     seed: seed of the run's ``numpy.random.Generator``.

@@ -1,6 +1,6 @@
 """Per-population caches that live exactly as long as their population.
 
-An engine derives lookup tables from a :class:`~triehh.population.Population`
+An engine derives lookup tables from a :class:`~triehh.core.population.Population`
 once and reuses them on every run. Keying the cache on a weak reference to
 the population (populations compare and hash by identity) frees the tables
 with the population, instead of keeping the last few populations alive as a
@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import TypeVar
 
-from triehh import population as population_lib
+from triehh.core import population as population_lib
 
 _T = TypeVar("_T")
 

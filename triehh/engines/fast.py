@@ -5,12 +5,12 @@ per user) of the paper with whole-array operations.
 
 One-word populations (no fixed schedule). A round's votes are the sampled
 users per (frontier prefix, next symbol) cell, drawn at once as a
-multivariate hypergeometric vector (:func:`triehh.sampling.round_cell_counts`,
+multivariate hypergeometric vector (:func:`triehh.engines.sampling.round_cell_counts`,
 :mod:`triehh.engines.vote_counts`): the same distribution as sampling the
 users and counting their votes, at a cost in the frontier's size only, not
 in n or the batch size. Populations given by word frequencies
 (:meth:`Population.from_word_frequencies
-<triehh.population.Population.from_word_frequencies>`) run the same way.
+<triehh.core.population.Population.from_word_frequencies>`) run the same way.
 
 Several-word populations, and fixed schedules: the sampled users' votes are
 counted with array gathers and one ``bincount``, independent of the
@@ -21,7 +21,7 @@ index in the trie's frontier (the frontier size if it is not on it). A
 sampled user votes iff its word's length-``(l-1)`` prefix is on the frontier
 and the word's sequence has an ``l``-th symbol; one ``bincount`` over
 (parent, symbol) cells counts all votes, and the cells of real parents and
-symbols are exactly the vote layout of :mod:`triehh.trie`.
+symbols are exactly the vote layout of :mod:`triehh.core.trie`.
 Sub-rounds split the round's sample (drawn without replacement for the
 whole round) into batches whose vote vectors are summed before
 thresholding, which gives the same votes as one batch.
@@ -34,9 +34,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from triehh import population as population_lib
-from triehh import sampling
-from triehh import trie as trie_lib
+from triehh.core import population as population_lib
+from triehh.engines import sampling
+from triehh.core import trie as trie_lib
 from triehh.engines import cache
 from triehh.engines import rounds
 from triehh.engines import vote_counts
@@ -65,7 +65,7 @@ def run(population: population_lib.Population, *, theta: int,
       independently with probability q; ``batch_size`` is then unused).
 
   Returns:
-    The grown :class:`~triehh.trie.Trie` (see :mod:`triehh.engines.rounds`
+    The grown :class:`~triehh.core.trie.Trie` (see :mod:`triehh.engines.rounds`
     for the stopping rule).
   """
   if sampling.draws_cell_counts(population, schedule):

@@ -14,8 +14,8 @@ import dataclasses
 import importlib
 from collections.abc import Callable
 
-from triehh import population as population_lib
-from triehh import trie as trie_lib
+from triehh.core import population as population_lib
+from triehh.core import trie as trie_lib
 
 
 @dataclasses.dataclass(frozen=True)

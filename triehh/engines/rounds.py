@@ -1,12 +1,12 @@
 """The round loop of TrieHH, shared by every engine.
 
 Each round grows the trie by one level: it draws who takes part from the
-run's generator (:mod:`triehh.sampling`), has the engine count their votes
+run's generator (:mod:`triehh.engines.sampling`), has the engine count their votes
 for the frontier's extensions, and thresholds them with :meth:`Trie.grow
-<triehh.trie.Trie.grow>`. Who takes part comes in one of two forms:
+<triehh.core.trie.Trie.grow>`. Who takes part comes in one of two forms:
 
 * one-word populations without a fixed schedule: the sampled users per
-  round cell (:func:`triehh.sampling.round_cell_counts`), drawn at once
+  round cell (:func:`triehh.engines.sampling.round_cell_counts`), drawn at once
   from per-level tables built once per population, at a cost independent
   of n and the batch size; the engine gets the cells and their counts
   (:meth:`VoteCounter.count_cells`);
@@ -36,9 +36,9 @@ from typing import Protocol
 
 import numpy as np
 
-from triehh import population as population_lib
-from triehh import sampling
-from triehh import trie as trie_lib
+from triehh.core import population as population_lib
+from triehh.engines import sampling
+from triehh.core import trie as trie_lib
 from triehh.engines import vote_counts
 
 
@@ -47,13 +47,13 @@ class VoteCounter(Protocol):
 
   def count(self, trie: trie_lib.Trie, users: np.ndarray,
             ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
-    """The round's vote vector, in the layout of :mod:`triehh.trie`.
+    """The round's vote vector, in the layout of :mod:`triehh.core.trie`.
 
     Args:
       trie: the trie so far (its frontier is what users can extend).
       users: the sampled user indices, in sample order.
       ranks: per sampled user its word rank (several-word populations, see
-        :func:`triehh.sampling.draw_word_ranks`), else ``None``.
+        :func:`triehh.engines.sampling.draw_word_ranks`), else ``None``.
       batches: the sub-rounds, as slices of ``users``, whose votes are summed.
     """
 
@@ -75,7 +75,7 @@ class VoteCounter(Protocol):
   def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
             kept: np.ndarray) -> None:
     """Called after every round with the new level and the vote indices that
-    became frontier prefixes (see :meth:`Trie.grow <triehh.trie.Trie.grow>`)."""
+    became frontier prefixes (see :meth:`Trie.grow <triehh.core.trie.Trie.grow>`)."""
 
 
 def check_theta(theta: int) -> None:
@@ -97,10 +97,10 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
     theta: the vote threshold.
     batch_size: m, users sampled per round.
     rng: the random generator (each round's draws, in the order of the
-      contract of :mod:`triehh.sampling`).
+      contract of :mod:`triehh.engines.sampling`).
     num_sub_rounds: R, batches per round whose votes are summed before
       thresholding (the round's sample is split, see
-      :func:`triehh.sampling.sub_round_slices`).
+      :func:`triehh.engines.sampling.sub_round_slices`).
     max_num_prefixes: optional cap on extensions kept per round.
     schedule: optional fixed user indices per round, replacing the uniform
       sample; rounds beyond the schedule end the run.
@@ -108,7 +108,7 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
       with probability q; ``batch_size`` is then unused), else ``None``.
 
   Returns:
-    The grown :class:`~triehh.trie.Trie`.
+    The grown :class:`~triehh.core.trie.Trie`.
   """
   check_theta(theta)
   if sampling_rate is not None:

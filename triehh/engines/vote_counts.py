@@ -37,8 +37,8 @@ import dataclasses
 
 import numpy as np
 
-from triehh import population as population_lib
-from triehh import validation
+from triehh.core import population as population_lib
+from triehh.core import validation
 from triehh.engines import cache
 
 def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
@@ -132,7 +132,7 @@ def prefix_users(population: population_lib.Population,
     population: supplies the vocabulary's codes and prefix ids.
     users_per_word: ``int [V]`` users holding each word; by default the
       population's own (:attr:`Population.users_per_word
-      <triehh.population.Population.users_per_word>`). Given explicitly, it
+      <triehh.core.population.Population.users_per_word>`). Given explicitly, it
       describes a population of ``sum(users_per_word)`` users with no
       per-user array.
   """
@@ -233,7 +233,7 @@ class RoundCells:
   Attributes:
     vote_index: ``int64 [c]`` index of each (prefix, symbol) cell in the
       round's vote vector (``prefix * (A + 1) + symbol``, as in
-      :mod:`triehh.trie`), increasing.
+      :mod:`triehh.core.trie`), increasing.
     child_ids: ``int64 [c]`` the length-``depth`` prefix id of each
       (prefix, symbol) cell.
     users: ``int64 [c + k + 1]`` users in each cell.

@@ -11,11 +11,11 @@ is the law the engines' empirical frequencies must follow.
 The run it follows (the semantics of :mod:`triehh.engines.rounds`):
 
 * A user holds a word (``str``) or several (a mapping word -> positive
-  count). Words are lower-cased, as :mod:`triehh.population` does. With
+  count). Words are lower-cased, as :mod:`triehh.core.population` does. With
   ``max_length`` L, a word of at most L characters is voted on as its
   characters followed by ``$``; a longer word as its first L characters,
   with no end symbol. The empty word ``""`` is the empty sequence: its
-  user never votes (:data:`triehh.deny_list.ABSTAIN`).
+  user never votes (:data:`triehh.discovery.deny_list.ABSTAIN`).
 * Round ``i`` (``i = 1 .. L + 1``) samples users; a sampled user whose
   sequence has an ``i``-th symbol and whose length-``(i - 1)`` prefix is on
   the frontier (the root in round 1, then the prefixes added by the

@@ -77,7 +77,7 @@ import math
 import numpy as np
 from scipy import special
 
-from triehh import validation
+from triehh.core import validation
 
 DEFAULT_DISCRETIZATION = 1e-3
 ACCOUNTING = "Poisson accountant (two-sided, add/remove)"

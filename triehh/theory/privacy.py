@@ -35,7 +35,7 @@ import math
 
 from scipy import special
 
-from triehh import validation
+from triehh.core import validation
 from triehh.theory import _search
 
 _LAMBERT_CONST = 8.0 / (7.0 * math.sqrt(2.0 * math.pi))

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from triehh import validation
+from triehh.core import validation
 from triehh.theory import _search
 from triehh.theory import privacy
 

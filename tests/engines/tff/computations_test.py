@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("tensorflow_federated")
 
-from triehh import alphabet as alphabet_lib
-from triehh import trie as trie_lib
+from triehh.core import alphabet as alphabet_lib
+from triehh.core import trie as trie_lib
 from triehh.engines.tff import computations
 
 L = 4

@@ -8,9 +8,9 @@ pytest.importorskip("tensorflow_federated")
 
 import triehh
 from triehh.engines import fast as fast_engine
-from triehh import population as population_lib
-from triehh import sampling
-from triehh import trie as trie_lib
+from triehh.core import population as population_lib
+from triehh.engines import sampling
+from triehh.core import trie as trie_lib
 from triehh.engines.tff import engine
 from tests import paper_example
 from tests.engines.tff.helpers import POPULATIONS, assert_same_trie

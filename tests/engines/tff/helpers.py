@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from triehh import population as population_lib
-from triehh import trie as trie_lib
+from triehh.core import population as population_lib
+from triehh.core import trie as trie_lib
 
 VOCABULARY = ["the", "then", "there", "they", "sun", "sunny", "star", "stars",
               "moon", "mood", "moo", "at", "a", "tea", "team", "seam"]

@@ -4,7 +4,7 @@ One TFF round (one call of the process's ``next``) is one sub-round of
 TrieHH: the server broadcasts the frontier of the trie (the discovered,
 non-terminated prefixes of the deepest level), every sampled client answers
 with a one-hot vote over the candidate extensions (frontier prefix x
-alphabet + end symbol, laid out as in :mod:`triehh.trie`: index
+alphabet + end symbol, laid out as in :mod:`triehh.core.trie`: index
 ``prefix * (A + 1) + symbol``) or with zeros, the votes are summed with
 ``tff.federated_sum`` (or ``tff.federated_secure_sum_bitwidth``) and the
 server update adds them to the votes of the level. After the last sub-round
@@ -12,7 +12,7 @@ of a level the server update thresholds at theta, applies the
 ``max_num_prefixes`` cap to the non-terminated extensions (most voted first,
 ties to the smaller vote index; finished words are never capped, as in TFF's
 reference TrieHH), grows the trie by one level and records the new heavy hitters: exactly
-:func:`triehh.trie.select_extensions` and :meth:`triehh.trie.Trie.grow`.
+:func:`triehh.core.trie.select_extensions` and :meth:`triehh.core.trie.Trie.grow`.
 
 Vote capacity. ``tff.federated_sum`` needs a fully defined shape, so a
 process is built for a *vote capacity* ``K``: client vote vectors have

@@ -5,7 +5,7 @@ one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of a
 ``tff.templates.IterativeProcess`` (see
 :mod:`triehh.engines.tff.computations`). The driver draws randomness exactly
 as :func:`triehh.engines.fast.run` does, in the same order (the contract of
-:mod:`triehh.sampling`), so both engines produce the same trie from the same
+:mod:`triehh.engines.sampling`), so both engines produce the same trie from the same
 seed. One-word populations: each round draws the sampled users per cell from
 the run's generator, as the fast engine does, then which users inside each
 cell from a stream spawned once per run, and those users are the round's
@@ -15,7 +15,7 @@ word in TF). A one-word population given by word frequencies is expanded to
 one client per user when it has at most :data:`MAX_EXPANDED_USERS` users,
 and refused above. The round loop and its
 stopping rule are those of :mod:`triehh.engines.rounds`; after each level the
-driver records the thresholded votes in a :class:`triehh.trie.Trie` (so
+driver records the thresholded votes in a :class:`triehh.core.trie.Trie` (so
 results and output are those of the fast engine) and checks that the TFF
 server state (frontier, heavy hitters, counts) agrees with it.
 
@@ -39,8 +39,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import tensorflow_federated as tff
 
-from triehh import population as population_lib
-from triehh import trie as trie_lib
+from triehh.core import population as population_lib
+from triehh.core import trie as trie_lib
 from triehh.engines import cache
 from triehh.engines import rounds
 from triehh.engines import vote_counts
@@ -88,7 +88,7 @@ def run(population: population_lib.Population, *, theta: int,
       call; past them the run stops with :class:`runtime.WorkerError`.
 
   Returns:
-    The grown :class:`~triehh.trie.Trie`, equal to the fast engine's.
+    The grown :class:`~triehh.core.trie.Trie`, equal to the fast engine's.
   """
   rounds.check_theta(theta)
   _check_options(max_user_contribution, vote_capacity)

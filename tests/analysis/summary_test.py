@@ -1,0 +1,150 @@
+"""Tests of triehh.analysis.summary on hand-made run records."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from triehh.analysis import summary as analysis
+from triehh.runs import records
+
+
+def run(seed, recall, precision=1.0, algorithm="triehh", **fields):
+  """A record of the current layout; its config is its fields but the
+  seed and the results."""
+  base = {"schema_version": 1, "algorithm": algorithm, "engine": "fast",
+          "dataset": "d", "setting": "single", "n_users": 1000, "theta": 10,
+          "batch_size": 100, "levels": 11, "max_length": 10, "seed": seed,
+          "epsilon": 1.0, "target_epsilon": 1.0, "discovered": ["a"],
+          "metrics": {"recall@10": recall, "precision": precision,
+                      "num_discovered": 3.0}}
+  if algorithm == "sfp":
+    base.update(engine=None, theta=None, batch_size=None, levels=None,
+                max_length=None, top_t=20)
+  base.update(fields)
+  base.setdefault("config", {k: v for k, v in base.items() if k not in (
+      "seed", "discovered", "metrics")})
+  return base
+
+
+def write(path, rows):
+  path.write_text("".join(
+      (r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+  return str(path)
+
+
+def test_duplicates_share_config_key_and_seed(tmp_path):
+  rows = [run(0, 0.5), run(1, 0.7), run(0, 0.5), run(0, 0.9, n_users=2000)]
+  got, _ = analysis.read_records([write(tmp_path / "r.jsonl", rows)])
+  kept, dropped = analysis.deduplicate(got)
+  assert dropped == 1
+  assert [(r["seed"], r["n_users"]) for r in kept] == [
+      (0, 1000), (1, 1000), (0, 2000)]
+  # A record that carries its config is keyed by it.
+  keyed = dict(run(0, 0.5), config={"x": 1})
+  assert analysis.normalize(keyed)["config_key"] == records.config_key(
+      {"x": 1})
+
+
+def test_runs_without_guarantee_pool_and_earlier_layouts_are_skipped(
+    tmp_path):
+  sfp = run(0, 0.1, algorithm="sfp")
+  # Before schema_version: SFP's T as "threshold", epsilon as a string.
+  old_sfp = dict(sfp, threshold=20)
+  for key in ("schema_version", "top_t", "config"):
+    old_sfp.pop(key)
+  old_theta = run(3, 0.2, epsilon="inf", target_epsilon=None)
+  del old_theta["schema_version"]
+  no_guarantee = [run(seed, 0.2, epsilon=None, has_guarantee=False,
+                      target_epsilon=None) for seed in (1, 2)]
+  got, reports = analysis.read_records(
+      [write(tmp_path / "r.jsonl", [old_sfp, sfp, *no_guarantee, old_theta,
+                                    dict(sfp, schema_version=2), "{torn"])])
+  assert reports[0].records == 3 and reports[0].num_skipped == 4
+  assert reports[0].skipped == {
+      "run record without schema_version (an earlier layout, not read)": 2,
+      "run record of schema_version 2 (only 1 is read)": 1, "not JSON": 1}
+  assert reports[0].skipped_lines == [1, 5, 6, 7]
+  assert "2 run record without schema_version" in reports[0].summary()
+  assert got[1]["epsilon"] == math.inf and got[2]["epsilon"] == math.inf
+  groups = analysis.group_runs(got)
+  # The two runs without guarantee differ only in seed: one configuration.
+  assert sorted(len(g.records) for g in groups) == [1, 2]
+  assert any("T=20" in g.label for g in groups)
+
+
+def test_metric_table_uses_the_student_t_interval_clipped_for_proportions():
+  recalls = [0.9, 1.0, 1.0]
+  precisions = [0.2, 0.4, 0.9]
+  groups = analysis.group_runs(
+      [analysis.normalize(run(s, r, p))
+       for s, (r, p) in enumerate(zip(recalls, precisions))])
+  table = analysis.metric_table(groups, 0.95)
+  for name, values in (("recall", recalls), ("precision", precisions)):
+    row = table[table["metric"] == name].iloc[0]
+    x = np.array(values)
+    low, high = stats.t.interval(0.95, len(x) - 1, loc=x.mean(),
+                                 scale=stats.sem(x))
+    assert row["mean"] == pytest.approx(x.mean())
+    assert row["half_width"] == pytest.approx((high - low) / 2)
+    assert row["ci_low"] == pytest.approx(max(low, 0.0))
+    assert row["ci_high"] == pytest.approx(min(high, 1.0))
+    assert row["clipped"] == (low < 0 or high > 1)
+  assert table[table["metric"] == "recall"]["clipped"].item()
+  # num_discovered is a count: never clipped.
+  row = table[table["metric"] == "num_discovered"].iloc[0]
+  assert not row["clipped"] and row["ci_low"] == row["ci_high"] == 3.0
+  assert list(table["metric"]) == ["recall", "precision", "num_discovered"]
+
+
+def test_results_paths_and_bins(tmp_path):
+  with pytest.raises(FileNotFoundError, match="results file not found"):
+    analysis.results_paths([str(tmp_path / "x.jsonl")], [])
+  edges = analysis.frequency_bins(np.array([1e-4, 0.0, 1e-2]), 2)
+  np.testing.assert_allclose(edges, [1e-4, 1e-3, 1e-2])
+  with pytest.raises(ValueError, match="num_bins"):
+    analysis.frequency_bins(np.array([0.1]), 0)
+
+
+def iblt_run(seed, recall, k=12, capacity=40, config_capacity=None,
+             matched_epsilon=4.0, batch_size=100):
+  return {"schema_version": 1, "algorithm": "iblt", "dataset": "d",
+          "setting": "single", "n_users": 1000, "seed": seed,
+          "epsilon": None, "delta": None, "has_guarantee": False,
+          "target_epsilon": None,
+          "matched_epsilon": matched_epsilon, "matched_delta": 1e-6,
+          "k_anonymity": k, "capacity": capacity, "batch_size": batch_size,
+          "max_length": 10, "string_max_bytes": 10, "round_draw": "sampled",
+          "repetitions": 3, "discovered": ["a"],
+          "config": {"algorithm": "iblt", "capacity": config_capacity,
+                     "k_anonymity": k, "epsilon": matched_epsilon},
+          "metrics": {"recall@10": recall, "precision": 1.0}}
+
+
+def test_iblt_runs_are_their_own_rows_without_epsilon(tmp_path):
+  rows = [run(0, 0.5), run(0, 0.9, algorithm="sfp"),
+          # One cell whose capacity, left to each round, differs by seed.
+          iblt_run(0, 0.2, capacity=40), iblt_run(1, 0.4, capacity=44),
+          iblt_run(0, 0.6, k=5), iblt_run(0, 0.8, matched_epsilon=1.0,
+                                          batch_size=50)]
+  got, reports = analysis.read_records([write(tmp_path / "r.jsonl", rows)])
+  assert reports[0].records == 6 and reports[0].num_skipped == 0
+  groups = analysis.group_runs(got)
+  assert [g.get("algorithm") for g in groups] == [
+      "triehh", "sfp", "iblt", "iblt", "iblt"]
+  iblt_groups = groups[2:]
+  assert all(g.get("epsilon") is None and g.get("delta") is None
+             for g in iblt_groups)
+  pooled = [g for g in iblt_groups if len(g.records) == 2]
+  assert len(pooled) == 1 and pooled[0].get("iblt_capacity") == "auto"
+  assert pooled[0].label == (
+      "iblt (12-anonymity, not DP), d single, n=1,000, m=100 (TrieHH's at "
+      "epsilon=4, delta=1e-06)")
+  assert "not DP" in iblt_groups[0].label
+  table = analysis.metric_table(groups, 0.95)
+  recall = table[(table["metric"] == "recall") & (table["algorithm"] ==
+                                                  "iblt")]
+  assert sorted(recall["mean"]) == pytest.approx([0.3, 0.6, 0.8])
+  assert set(recall["k_anonymity"]) == {5, 12}

@@ -1,0 +1,154 @@
+"""Tests of triehh.discovery.availability: online sets, batches and the accounting."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import triehh
+from triehh.discovery import availability
+from triehh.core import population as population_lib
+from triehh.data import synthetic
+
+
+@pytest.fixture(scope="module")
+def pop():
+  return synthetic.english_population(100_000, seed=2).encode()
+
+
+def _theorem_1(n, levels, theta, m):
+  # Theorem 1 written out: eps = L ln(1 + 1/(sqrt(n)/(gamma theta) - 1)).
+  gamma = m / math.sqrt(n)
+  return levels * math.log(1 + 1 / (math.sqrt(n) / (gamma * theta) - 1))
+
+
+def test_everyone_online_has_discovers_parameters(pop):
+  result = availability.discover_online(pop, availability=1.0, epsilon=4.0)
+  ref = triehh.discover(pop, epsilon=4.0, sampling="fixed")
+  assert (result.params.theta, result.params.batch_size) == (
+      ref.params.theta, ref.params.batch_size)
+  assert result.params.epsilon == pytest.approx(ref.params.epsilon)
+  assert result.availability.online_per_round == (100_000,) * 11
+  assert result.sampled_per_round[0] == ref.params.batch_size
+  assert result.params.accounting == (
+      "Theorem 1 at the worst round's online count (one direction)")
+  assert result.params.sampling == "fixed" and not result.params.two_sided
+
+
+def test_fraction_recalibrated_to_the_online_count(pop):
+  result = availability.discover_online(pop, availability=0.2, epsilon=4.0)
+  info = result.availability
+  assert info.online_per_round == (20_000,) * 11
+  assert info.worst_online == 20_000 and info.nominal_n == 100_000
+  assert result.params.n == 100_000
+  theta, m = result.params.theta, result.params.batch_size
+  assert info.epsilon == pytest.approx(_theorem_1(20_000, 11, theta, m))
+  assert info.epsilon <= 4.0
+  assert result.params.epsilon == info.epsilon
+  assert info.nominal_epsilon == pytest.approx(
+      _theorem_1(100_000, 11, theta, m))
+  assert info.nominal_epsilon < info.epsilon
+
+
+def test_nominal_calibration_reports_the_larger_epsilon(pop):
+  full = triehh.discover(pop, epsilon=2.0, sampling="fixed")
+  result = availability.discover_online(pop, availability=0.5, epsilon=2.0,
+                                        calibrate_to="nominal")
+  theta, m = full.params.theta, full.params.batch_size
+  assert (result.params.theta, result.params.batch_size) == (theta, m)
+  assert result.params.epsilon == pytest.approx(
+      _theorem_1(50_000, 11, theta, m))
+  assert result.params.epsilon > 2.0
+
+
+def test_nominal_calibration_refused_outside_theorem_1(pop):
+  with pytest.raises(ValueError, match=r"5000 of n=100000 users online"):
+    availability.discover_online(pop, availability=0.05, epsilon=4.0,
+                                 calibrate_to="nominal")
+  result = availability.discover_online(pop, availability=0.05, epsilon=4.0,
+                                        calibrate_to="nominal",
+                                        allow_no_guarantee=True)
+  assert math.isinf(result.params.epsilon)
+  assert result.params.accounting == "none"
+
+
+def test_batches_are_drawn_from_online_users():
+  words = ["ab"] * 300 + ["cd"] * 300
+  pop = population_lib.Population.from_user_words(words, max_length=2)
+  probs = np.zeros(600)
+  probs[:300] = 1.0  # only the users of "ab" are ever online
+  result = availability.discover_online(pop, availability=probs, theta=5,
+                                        batch_size=40, max_length=2,
+                                        allow_no_guarantee=True)
+  assert result.words == ("ab",)
+  assert result.availability.online_per_round == (300,) * 3
+  assert result.unprotected.votes_per_round == (40, 40, 40)
+
+
+def test_same_seed_same_result(pop):
+  probs = availability.diurnal(np.random.default_rng(0).random(100_000), 11)
+  a = availability.discover_online(pop, availability=probs, epsilon=4.0,
+                                   seed=1)
+  b = availability.discover_online(pop, availability=probs, epsilon=4.0,
+                                   seed=1)
+  c = availability.discover_online(pop, availability=probs, epsilon=4.0,
+                                   seed=2)
+  assert a.words == b.words
+  assert a.availability == b.availability
+  assert a.availability.online_per_round != c.availability.online_per_round
+  counts = a.availability.online_per_round
+  assert a.availability.worst_online == min(counts)
+  assert a.params.epsilon <= 4.0
+
+
+def test_diurnal():
+  probs = availability.diurnal(np.array([0.0, 0.5]), 25, low=0.1, high=0.9)
+  assert probs.shape == (2, 25)
+  # At hour 0 user 0 is at its peak and user 1 at its trough; at 12 h the
+  # other way round; at 24 h as at 0 h.
+  np.testing.assert_allclose(probs[:, 0], [0.9, 0.1])
+  np.testing.assert_allclose(probs[:, 12], [0.1, 0.9])
+  np.testing.assert_allclose(probs[:, 24], probs[:, 0])
+  np.testing.assert_allclose(probs[0, 6], 0.5)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (0.0, r"in \(0, 1\]"), (1.5, r"in \(0, 1\]"),
+    (np.ones(7), "shape"), (np.full(600, 2.0), r"in \[0, 1\]")])
+def test_bad_availability(bad, message):
+  pop = population_lib.Population.from_user_words(["ab"] * 600, max_length=2)
+  with pytest.raises(ValueError, match=message):
+    availability.discover_online(pop, availability=bad, theta=5,
+                                 batch_size=40, max_length=2)
+
+
+def test_needs_individual_users():
+  pop = population_lib.Population.from_word_frequencies(
+      ["ab", "cd"], [10_000, 10_000], max_length=2)
+  with pytest.raises(ValueError, match="needs individual users"):
+    availability.discover_online(pop, availability=0.5, epsilon=4.0,
+                                 max_length=2)
+
+
+def test_bad_calibration(pop):
+  with pytest.raises(ValueError, match="calibrate_to must be one of"):
+    availability.discover_online(pop, availability=0.5, epsilon=4.0,
+                                 calibrate_to="both")
+
+
+def test_discover_availability_argument(pop):
+  via_api = triehh.discover(pop, epsilon=4.0, availability=0.5, seed=3)
+  direct = availability.discover_online(pop, availability=0.5, epsilon=4.0,
+                                        seed=3)
+  assert isinstance(via_api, availability.OnlineResult)
+  assert via_api.words == direct.words
+  assert via_api.availability == direct.availability
+  assert via_api.params == direct.params
+  denied = triehh.discover(pop, epsilon=4.0, availability=0.5, seed=3,
+                           deny_list=via_api.words[:3])
+  assert not set(denied.words) & set(via_api.words[:3])
+  with pytest.raises(ValueError, match="schedule cannot be given"):
+    triehh.discover(pop, epsilon=4.0, availability=0.5,
+                    schedule=[np.arange(10)])

@@ -1,0 +1,262 @@
+"""Tests of the run record schema and the results.jsonl writer."""
+
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import signal
+
+import pytest
+
+from triehh.runs import records
+
+
+def triehh_record(**changes):
+  fields = dict(
+      algorithm="triehh", engine="fast", dataset="default", setting="single",
+      n_users=1000, run=0, seed=3, epsilon=2.5, delta=1e-6,
+      target_epsilon=3.0, target_delta=1e-6, theta=12, gamma=3.5,
+      batch_size=110, max_length=10, levels=11, num_sub_rounds=1,
+      discovered=["the", "of"], counts=[40, 20],
+      metrics={"recall@10": 0.2, "num_discovered": 2.0}, seconds=0.01,
+      config={"algorithm": "triehh", "epsilon": 3.0,
+              "data": {"dataset": "default", "num_users": 1000}})
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
+def sfp_record(**changes):
+  fields = dict(
+      algorithm="sfp", dataset="default", setting="single", n_users=1000,
+      run=1, seed=4, epsilon=4.0, delta=1e-6, target_epsilon=4.0,
+      target_delta=1e-6, epsilon_local=4.5, top_t=20, k=64, m=1024,
+      discovered=["the"], counts=[512.0], metrics={"recall@10": 0.1},
+      seconds=0.5, config={"algorithm": "sfp", "top_t": 20})
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
+def iblt_record(**changes):
+  fields = dict(
+      algorithm="iblt", dataset="default", setting="single", n_users=1000,
+      run=0, seed=5, epsilon=None, delta=None, has_guarantee=False,
+      target_epsilon=None, target_delta=None, accounting="none",
+      privacy="k-anonymity (k=12), not (epsilon, delta)-differential "
+      "privacy: ...", matched_epsilon=4.0, matched_delta=1e-6,
+      k_anonymity=12, capacity=40, string_max_bytes=10,
+      secure_sum_bitwidth=None, round_draw="sampled", repetitions=3,
+      sketch_shape=[3, 28, 6], bytes_per_client=4704,
+      memory_estimate_bytes=1034880, batch_size=110, max_length=10, rounds=1,
+      num_participants=110, distinct_users=110, num_not_decoded=0,
+      num_truncated=1, truncated=["http://twi"],
+      discovered=["the", "http://twi"], counts=[20, 13],
+      metrics={"recall@10": 0.1, "precision": 0.5}, seconds=0.3,
+      seconds_per_client=0.3 / 110, round_seconds=[0.3],
+      config={"algorithm": "iblt", "epsilon": 4.0, "k_anonymity": None})
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
+def test_json_round_trip_keeps_every_field():
+  for record in (triehh_record(), sfp_record(), iblt_record()):
+    line = record.to_json()
+    assert "\n" not in line
+    assert records.RunRecord.from_json(line) == record
+
+
+def test_json_holds_only_the_fields_of_the_algorithm():
+  triehh_keys = set(json.loads(triehh_record().to_json()))
+  sfp_keys = set(json.loads(sfp_record().to_json()))
+  assert {"engine", "theta", "rounds"} <= triehh_keys
+  assert not {"top_t", "epsilon_local", "k"} & triehh_keys
+  assert {"top_t", "epsilon_local", "k"} <= sfp_keys
+  assert not {"engine", "theta"} & sfp_keys
+  assert {"config", "config_key", "has_guarantee", "schema_version",
+          "seed", "metrics"} <= triehh_keys & sfp_keys
+  iblt_keys = set(json.loads(iblt_record().to_json()))
+  assert {"k_anonymity", "capacity", "string_max_bytes", "rounds",
+          "secure_sum_bitwidth", "bytes_per_client", "seconds_per_client",
+          "num_truncated", "privacy", "matched_epsilon", "batch_size",
+          "accounting", "num_participants"} <= iblt_keys
+  assert not {"engine", "theta", "top_t", "covers", "votes_per_round",
+              "epsilon_local"} & iblt_keys
+  assert not {"k_anonymity", "privacy", "bytes_per_client"} & (
+      triehh_keys | sfp_keys)
+
+
+def test_an_iblt_record_never_claims_an_epsilon():
+  # k-anonymity is not (epsilon, delta)-DP, whatever the caller passes.
+  record = iblt_record(epsilon=4.0, delta=1e-6, has_guarantee=True)
+  raw = json.loads(record.to_json())
+  assert (raw["epsilon"], raw["delta"], raw["has_guarantee"]) == (
+      None, None, False)
+  assert raw["accounting"] == "none"
+  assert "not (epsilon, delta)-differential privacy" in raw["privacy"]
+  assert records.RunRecord.from_json(record.to_json()) == record
+
+
+def test_no_guarantee_is_null_with_a_flag_never_a_string():
+  record = triehh_record(epsilon=math.inf, delta=1.0, target_epsilon=None)
+  raw = json.loads(record.to_json())
+  assert raw["epsilon"] is None and raw["delta"] is None
+  assert raw["has_guarantee"] is False
+  assert "inf" not in record.to_json().lower().replace("info", "")
+  assert records.RunRecord.from_json(record.to_json()).has_guarantee is False
+
+
+def test_config_key_is_the_sha256_of_canonical_json():
+  config = {"b": 1, "a": {"y": None, "x": 2.5}}
+  text = '{"a":{"x":2.5,"y":null},"b":1}'
+  assert records.config_key(config) == (
+      hashlib.sha256(text.encode()).hexdigest()[:16])
+  record = triehh_record(config=config)
+  assert record.config_key == records.config_key(config)
+  # The seed and the run index are not part of the key; the config is.
+  assert triehh_record(seed=9, run=5).config_key == triehh_record().config_key
+  assert triehh_record(config={"epsilon": 1.0}).config_key != (
+      triehh_record().config_key)
+
+
+def test_records_of_earlier_layouts_are_refused():
+  # Before schema_version: SFP's T as "threshold", no config, no flag.
+  old = json.loads(sfp_record().to_json())
+  for key in ("top_t", "config", "config_key", "schema_version",
+              "has_guarantee"):
+    old.pop(key)
+  old["threshold"] = 80
+  with pytest.raises(ValueError, match="without schema_version .an earlier "
+                     "layout, not read"):
+    records.RunRecord.from_dict(old)
+  for version in (0, 2, "1", True):
+    with pytest.raises(ValueError, match="only 1 is read"):
+      records.RunRecord.from_dict(dict(old, schema_version=version))
+  current = json.loads(sfp_record().to_json())
+  assert records.RunRecord.from_dict(current) == sfp_record()
+  with pytest.raises(ValueError, match="epsilon must be a number"):
+    records.RunRecord.from_dict(dict(current, epsilon="inf"))
+  with pytest.raises(ValueError, match="without"):
+    records.RunRecord.from_dict({"algorithm": "triehh", "schema_version": 1})
+  with pytest.raises(ValueError, match="algorithm"):
+    records.RunRecord.from_dict(dict(current, algorithm="other"))
+
+
+def test_read_reports_a_line_of_an_earlier_layout(tmp_path):
+  old = json.loads(triehh_record().to_json())
+  del old["schema_version"]
+  path = tmp_path / "results.jsonl"
+  path.write_text(json.dumps(old) + "\n" + triehh_record().to_json() + "\n")
+  assert records.read(str(path)) == ([triehh_record()], [1])
+
+
+def test_writer_appends_whole_lines(tmp_path):
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  writer.write(triehh_record())
+  writer.write(sfp_record())
+  text = (tmp_path / "out" / "results.jsonl").read_text()
+  assert text.endswith("\n") and text.count("\n") == 2
+  got, bad = records.read(writer.path)
+  assert got == [triehh_record(), sfp_record()] and bad == []
+  assert records.completed(writer.path) == {
+      (triehh_record().config_key, 3), (sfp_record().config_key, 4)}
+  assert records.completed(str(tmp_path / "none.jsonl")) == set()
+  assert records.ResultsWriter(None).path is None
+
+
+def test_ctrl_c_after_the_write_still_counts_the_line(tmp_path, monkeypatch):
+  # Ctrl-C arriving while the line is synced: the line is in the file, so
+  # the count said on interrupt must include it.
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  writer.write(triehh_record())
+
+  def interrupted(fd):
+    del fd
+    raise KeyboardInterrupt
+
+  monkeypatch.setattr(records.os, "fsync", interrupted)
+  with pytest.raises(KeyboardInterrupt):
+    writer.write(sfp_record())
+  lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+  assert writer.written == len(lines) == 2
+
+
+@pytest.fixture
+def python_sigint():
+  """SIGINT raises KeyboardInterrupt, as in a terminal, even when the suite
+  runs with SIGINT ignored (a background job)."""
+  old = signal.signal(signal.SIGINT, signal.default_int_handler)
+  yield
+  signal.signal(signal.SIGINT, old)
+
+
+def test_ctrl_c_during_the_write_waits_for_the_whole_line(tmp_path,
+                                                          monkeypatch,
+                                                          python_sigint):
+  del python_sigint
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  real_write = os.write
+
+  def write_then_signal(fd, data):
+    signal.raise_signal(signal.SIGINT)  # pending until the line is written
+    return real_write(fd, data[:10])  # and in pieces
+
+  monkeypatch.setattr(records.os, "write", write_then_signal)
+  with pytest.raises(KeyboardInterrupt):
+    writer.write(sfp_record())
+  monkeypatch.undo()
+  assert writer.written == 1
+  got, bad = records.read(writer.path)
+  assert got == [sfp_record()] and bad == []
+
+
+def test_an_unfinished_last_line_is_set_aside_not_glued(tmp_path):
+  out = tmp_path / "out"
+  out.mkdir()
+  first = triehh_record().to_json()
+  partial = sfp_record().to_json()[:57]
+  (out / "results.jsonl").write_text(first + "\n" + partial)
+  messages = []
+  writer = records.ResultsWriter(str(out), log=messages.append)
+  writer.write(sfp_record())
+  lines = (out / "results.jsonl").read_text().splitlines()
+  assert lines == [first, sfp_record().to_json()]
+  side = [p for p in os.listdir(out) if p.startswith("results.jsonl.partial-")]
+  assert len(side) == 1
+  assert (out / side[0]).read_text() == partial
+  assert len(messages) == 1 and side[0] in messages[0]
+  # A file holding only a partial line, and repair() on its own.
+  (out / "results.jsonl").write_text('{"algo')
+  assert records.repair(str(out / "results.jsonl"), log=messages.append)
+  assert (out / "results.jsonl").read_text() == ""
+  assert records.repair(str(out / "results.jsonl")) is None
+
+
+def _append_many(path_and_count):
+  output_dir, count, worker = path_and_count
+  writer = records.ResultsWriter(output_dir)
+  for i in range(count):
+    # Lines of several kilobytes, so a torn write would show.
+    writer.write(triehh_record(seed=worker * 1000 + i,
+                               discovered=["w" * 50] * 60))
+
+
+def test_concurrent_writers_never_interleave(tmp_path):
+  workers, count = 4, 40
+  with multiprocessing.get_context("fork").Pool(workers) as pool:
+    pool.map(_append_many, [(str(tmp_path), count, w) for w in range(workers)])
+  got, bad = records.read(str(tmp_path / "results.jsonl"))
+  assert bad == []
+  assert sorted(r.seed for r in got) == sorted(
+      w * 1000 + i for w in range(workers) for i in range(count))
+
+
+def test_unusable_output_dirs_are_refused_before_any_work(tmp_path):
+  a_file = tmp_path / "file"
+  a_file.write_text("x")
+  with pytest.raises(ValueError, match="is a file, not a directory"):
+    records.ResultsWriter(str(a_file))
+  (tmp_path / "d" / "results.jsonl").mkdir(parents=True)
+  with pytest.raises(ValueError, match="not a regular file"):
+    records.ResultsWriter(str(tmp_path / "d"))
+  with pytest.raises(ValueError, match="cannot create"):
+    records.ResultsWriter(str(a_file / "below"))

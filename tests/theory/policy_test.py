@@ -1,0 +1,307 @@
+"""Tests of the privacy policy: what is refused, what epsilon is reported."""
+
+import math
+
+from absl.testing import parameterized
+
+from triehh.theory import policy
+from triehh.theory import crowding
+from triehh.theory import poisson
+from triehh.core import population as population_lib
+
+
+def theorem1(n, levels, theta, gamma):
+  """Theorem 1 of the paper, written out."""
+  eps = levels * math.log(1 + 1 / (math.sqrt(n) / (gamma * theta) - 1))
+  delta = (theta - 2) / ((theta - 3) * math.factorial(theta))
+  return eps, delta
+
+
+class ResolveParamsTest(parameterized.TestCase):
+
+  @parameterized.parameters((10_000, 10, 20, 2.0), (40_000, 5, 12, 3.0),
+                            (1_000_000, 10, 10, 50.0))
+  def test_theta_and_gamma_get_theorem1(self, n, max_length, theta, gamma):
+    p = policy.resolve_params(n, max_length, theta=theta, gamma=gamma)
+    batch = math.floor(gamma * math.sqrt(n))
+    eps, delta = theorem1(n, max_length + 1, theta, batch / math.sqrt(n))
+    self.assertEqual((p.theta, p.batch_size, p.levels),
+                     (theta, batch, max_length + 1))
+    self.assertAlmostEqual(p.gamma, batch / math.sqrt(n), places=12)
+    self.assertAlmostEqual(p.epsilon, eps, places=10)
+    self.assertAlmostEqual(p.delta / delta, 1.0, places=10)
+    self.assertIsNone(p.target_epsilon)
+    self.assertTrue(p.has_guarantee)
+    self.assertEqual(p.guarantee, f"Theorem 1 for L={max_length + 1} levels, "
+                     "in the direction its proof covers.")
+
+  def test_batch_size_is_used_as_given(self):
+    p = policy.resolve_params(10_000, 10, theta=20, batch_size=250)
+    self.assertEqual((p.batch_size, p.gamma), (250, 2.5))
+    self.assertAlmostEqual(p.epsilon, theorem1(10_000, 11, 20, 2.5)[0],
+                           places=10)
+
+  def test_epsilon_is_calibrated_below_the_target(self):
+    n = 1_000_000
+    p = policy.resolve_params(n, 10, epsilon=2.0)
+    self.assertEqual((p.target_epsilon, p.target_delta), (2.0, 1 / n**2))
+    eps, delta = theorem1(n, 11, p.theta, p.batch_size / math.sqrt(n))
+    self.assertAlmostEqual(p.epsilon, eps, places=10)
+    self.assertLessEqual(p.epsilon, 2.0)
+    self.assertLessEqual(delta, 1 / n**2)
+    # One more user per round would exceed the target (floor of gamma sqrt n).
+    more = theorem1(n, 11, p.theta, (p.batch_size + 1) / math.sqrt(n))[0]
+    self.assertGreater(more, p.epsilon)
+    self.assertTrue(p.guarantee.startswith("Corollary 1 calibration for L=11"))
+
+  def test_outside_theorem1_is_refused_or_reported_without_guarantee(self):
+    with self.assertRaisesRegex(ValueError, "theta >= 4.*allow_no_guarantee"):
+      policy.resolve_params(10_000, 10, theta=2, batch_size=100)
+    p = policy.resolve_params(10_000, 10, theta=2, batch_size=100,
+                              allow_no_guarantee=True)
+    self.assertEqual((p.epsilon, p.delta), (math.inf, 1.0))
+    self.assertFalse(p.has_guarantee)
+    self.assertTrue(p.guarantee.startswith("no differential privacy"))
+
+  def test_cap_is_refused_or_reported_without_guarantee(self):
+    with self.assertRaisesRegex(
+        ValueError, "max_num_prefixes=3 .*vote ranks.*allow_no_guarantee"):
+      policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
+                            max_num_prefixes=3)
+    with self.assertRaisesRegex(ValueError, "max_num_prefixes=3"):
+      policy.resolve_params(10_000, 10, epsilon=4.0, max_num_prefixes=3)
+    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
+                              max_num_prefixes=3, allow_no_guarantee=True)
+    self.assertEqual((p.epsilon, p.delta), (math.inf, 1.0))
+    self.assertFalse(p.has_guarantee)
+    self.assertEqual(p.accounting, "none")
+    self.assertTrue(p.guarantee.startswith("no differential privacy "
+                                           "guarantee: max_num_prefixes=3"))
+    self.assertEqual((p.theta, p.batch_size, p.max_num_prefixes), (20, 200, 3))
+
+  def test_cap_outside_theorem1_names_both_problems(self):
+    p = policy.resolve_params(10_000, 10, theta=2, batch_size=100,
+                              max_num_prefixes=3, allow_no_guarantee=True)
+    self.assertIn("theta >= 4", p.guarantee)
+    self.assertIn("max_num_prefixes=3", p.guarantee)
+
+  def test_calibrated_cap_keeps_the_calibrated_parameters(self):
+    plain = policy.resolve_params(10_000, 10, epsilon=4.0)
+    capped = policy.resolve_params(10_000, 10, epsilon=4.0, max_num_prefixes=3,
+                                   allow_no_guarantee=True)
+    self.assertEqual((capped.theta, capped.batch_size, capped.target_epsilon),
+                     (plain.theta, plain.batch_size, 4.0))
+    self.assertEqual(capped.epsilon, math.inf)
+
+  def test_outputs_covered_and_accounting_are_stated(self):
+    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0)
+    self.assertEqual((p.accounting, p.word_choice),
+                     ("Theorem 1 (one direction)", "per_round"))
+    self.assertIn("discovered words and prefixes", p.covers)
+    self.assertIn("not their vote counts", p.covers)
+    self.assertIn("in one direction only", p.covers)
+    self.assertEqual((p.sampling, p.sampling_rate, p.two_sided),
+                     ("fixed", None, False))
+    self.assertEqual(p.to_dict()["covers"], p.covers)
+
+
+class ReverseDirectionTest(parameterized.TestCase):
+  """Fixed-size runs where the unproven direction is known to fail."""
+
+  @parameterized.named_parameters(
+      dict(testcase_name="crowding_36", n=36, max_length=1, theta=5,
+           batch_size=6, family="crowding"),
+      dict(testcase_name="crowding_25", n=25, max_length=2, theta=4,
+           batch_size=5, family="crowding"),
+      dict(testcase_name="two_groups_209", n=209, max_length=1, theta=10,
+           batch_size=19, family="two groups"))
+  def test_are_refused_or_run_without_guarantee(self, n, max_length, theta,
+                                                batch_size, family):
+    with self.assertRaisesRegex(ValueError, "does not prove fails") as caught:
+      policy.resolve_params(n, max_length, theta=theta, batch_size=batch_size)
+    self.assertIn("allow_no_guarantee", str(caught.exception))
+    p = policy.resolve_params(n, max_length, theta=theta,
+                              batch_size=batch_size, allow_no_guarantee=True)
+    self.assertFalse(p.has_guarantee)
+    self.assertEqual(p.accounting, "none")
+    failure = crowding.reverse_lower_bound(
+        n, batch_size, theta, max_length + 1,
+        theorem1(n, max_length + 1, theta, batch_size / math.sqrt(n))[0])
+    self.assertEqual(failure.family, family)
+
+  def test_paper_operating_points_are_labelled_not_refused(self):
+    p = policy.resolve_params(10_000, 10, epsilon=4.0)
+    self.assertTrue(p.has_guarantee)
+    self.assertFalse(p.two_sided)
+    failure = crowding.reverse_lower_bound(10_000, p.batch_size, p.theta, 11,
+                                           p.epsilon)
+    self.assertLess(failure.divergence, 1e-300)
+
+
+class PoissonTest(parameterized.TestCase):
+  """sampling="poisson": the two-sided accountant."""
+
+  def test_calibrated(self):
+    n = 100_000
+    p = policy.resolve_params(n, 10, epsilon=2.0, sampling="poisson")
+    cal = poisson.calibrate(n, 11, 2.0, 1 / n**2)
+    self.assertEqual((p.theta, p.sampling_rate), (cal.theta, cal.rate))
+    self.assertEqual(p.batch_size, round(cal.rate * n))
+    self.assertLessEqual(p.epsilon, 2.0)
+    self.assertEqual((p.delta, p.target_epsilon), (1 / n**2, 2.0))
+    self.assertEqual(p.accounting, "Poisson accountant (two-sided, add/remove)")
+    self.assertIn("in both directions", p.covers)
+    self.assertTrue(p.two_sided)
+
+  def test_several_words_pay_nothing_more(self):
+    one = policy.resolve_params(10**5, 10, epsilon=2.0, sampling="poisson")
+    several = policy.resolve_params(10**5, 10, epsilon=2.0, sampling="poisson",
+                                    single_word=False)
+    self.assertEqual((one.theta, one.sampling_rate, one.delta),
+                     (several.theta, several.sampling_rate, several.delta))
+
+  @parameterized.parameters(dict(sampling_rate=0.05), dict(batch_size=5000),
+                            dict(gamma=5000 / math.sqrt(10**5)))
+  def test_given_theta_and_a_rate(self, **rate):
+    p = policy.resolve_params(10**5, 10, theta=15, sampling="poisson", **rate)
+    self.assertAlmostEqual(p.sampling_rate, 0.05)
+    self.assertAlmostEqual(
+        p.epsilon, poisson.epsilon_for_delta(0.05, 15, 11, 1e-10))
+    self.assertEqual(p.delta, 1e-10)
+    self.assertIsNone(p.target_epsilon)
+
+  def test_no_finite_epsilon_is_refused(self):
+    with self.assertRaisesRegex(ValueError, "no finite epsilon"):
+      policy.resolve_params(1000, 3, theta=1, sampling_rate=0.5,
+                            sampling="poisson")
+    p = policy.resolve_params(1000, 3, theta=1, sampling_rate=0.5,
+                              sampling="poisson", allow_no_guarantee=True)
+    self.assertEqual((p.epsilon, p.accounting), (math.inf, "none"))
+
+  def test_bad_combinations(self):
+    with self.assertRaisesRegex(ValueError, "at most one"):
+      policy.resolve_params(1000, 3, theta=5, sampling_rate=0.1,
+                            batch_size=10, sampling="poisson")
+    with self.assertRaisesRegex(ValueError, "is for sampling='poisson'"):
+      policy.resolve_params(1000, 3, theta=5, sampling_rate=0.1)
+    with self.assertRaisesRegex(ValueError, "sampling must be one of"):
+      policy.resolve_params(1000, 3, epsilon=1.0, sampling="bernoulli")
+    with self.assertRaisesRegex(ValueError, "sampling_rate must be in"):
+      policy.resolve_params(1000, 3, theta=5, sampling_rate=1.5,
+                            sampling="poisson")
+
+
+class SeveralWordsTest(parameterized.TestCase):
+  """Several words per user: per-round redraws pay L * delta_1."""
+
+  @parameterized.parameters((10_000, 10, 20, 2.0), (40_000, 5, 12, 3.0))
+  def test_per_round_redraws_report_levels_times_delta(self, n, max_length,
+                                                       theta, gamma):
+    p = policy.resolve_params(n, max_length, theta=theta, gamma=gamma,
+                              single_word=False)
+    levels = max_length + 1
+    eps, delta_1 = theorem1(n, levels, theta,
+                            math.floor(gamma * math.sqrt(n)) / math.sqrt(n))
+    self.assertAlmostEqual(p.epsilon, eps, places=10)
+    self.assertAlmostEqual(p.delta / (levels * delta_1), 1.0, places=10)
+    self.assertEqual(p.accounting,
+                     "per-round composition (L*delta), one direction")
+    self.assertIn(f"L*delta_1 = {levels} x", p.guarantee)
+
+  def test_per_run_choice_gets_theorem1(self):
+    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
+                              single_word=False, word_choice="per_run")
+    self.assertAlmostEqual(p.delta / theorem1(10_000, 11, 20, 2.0)[1], 1.0,
+                           places=10)
+    self.assertEqual((p.accounting, p.word_choice),
+                     ("Theorem 1 (one direction)", "per_run"))
+
+  @parameterized.parameters(10_000, 1_000_000)
+  def test_calibration_keeps_levels_times_delta_below_the_target(self, n):
+    p = policy.resolve_params(n, 10, epsilon=4.0, single_word=False)
+    one = policy.resolve_params(n, 10, epsilon=4.0)
+    delta_1 = theorem1(n, 11, p.theta, p.gamma)[1]
+    self.assertAlmostEqual(p.delta / (11 * delta_1), 1.0, places=10)
+    self.assertLessEqual(p.delta, 1 / n**2)
+    self.assertEqual(p.target_delta, 1 / n**2)
+    self.assertGreaterEqual(p.theta, one.theta)
+    # Theorem 1's delta for the one-word theta would break the target.
+    self.assertGreater(11 * theorem1(n, 11, one.theta, one.gamma)[1], 1 / n**2)
+    self.assertAlmostEqual(
+        p.epsilon, theorem1(n, 11, p.theta, p.batch_size / math.sqrt(n))[0],
+        places=10)
+    self.assertLessEqual(p.epsilon, 4.0)
+
+  def test_bad_word_choice(self):
+    with self.assertRaisesRegex(ValueError, "word_choice must be one of"):
+      policy.resolve_params(10_000, 10, epsilon=4.0, word_choice="per_user")
+
+
+  @parameterized.named_parameters(
+      ("both", dict(epsilon=1.0, theta=10, gamma=2.0), "not both"),
+      ("theta_alone", dict(theta=10), "exactly one"),
+      ("theta_both", dict(theta=10, gamma=2.0, batch_size=3), "exactly one"),
+      ("gamma_alone", dict(gamma=2.0), "need theta"),
+      ("nothing", dict(), "give epsilon"),
+      ("bad_cap", dict(epsilon=4.0, max_num_prefixes=0), "max_num_prefixes"),
+      ("batch_too_big", dict(theta=10, batch_size=10_001),
+       r"batch_size must be in \[1, n=10000\].*got 10001"),
+      ("batch_zero", dict(theta=10, batch_size=0), "batch_size must be >= 1"),
+      ("gamma_inf", dict(theta=10, gamma=math.inf),
+       "gamma must be a positive finite number, got inf"),
+      ("gamma_nan", dict(theta=10, gamma=math.nan), "gamma must be a positive"),
+      ("gamma_negative", dict(theta=10, gamma=-1.0), "gamma must be a positive"),
+      ("gamma_huge", dict(theta=10, gamma=1e300),
+       r"gamma=1e\+300 asks for a batch of gamma\*sqrt\(n\) = 1e\+302 users, "
+       r"more than the n=10000 users; use gamma <= sqrt\(n\) = 100"),
+      ("gamma_tiny", dict(theta=10, gamma=0.001),
+       r"batch of floor\(gamma\*sqrt\(n\)\) = 0 users; use gamma >= "
+       r"1/sqrt\(n\) = 0.01"),
+      ("theta_zero", dict(theta=0, batch_size=10), "theta must be >= 1"),
+  )
+  def test_bad_arguments(self, kwargs, message):
+    with self.assertRaisesRegex(ValueError, message):
+      policy.resolve_params(10_000, 10, allow_no_guarantee=True, **kwargs)
+
+  @parameterized.named_parameters(
+      ("float_batch", dict(theta=10, batch_size=2.5), "batch_size must be an"),
+      ("bool_batch", dict(theta=10, batch_size=True), "batch_size must be an"),
+      ("float_theta", dict(theta=10.5, batch_size=100), "theta must be an"),
+      ("string_gamma", dict(theta=10, gamma="2"), "gamma must be a number"),
+      ("float_cap", dict(epsilon=4.0, max_num_prefixes=2.0),
+       "max_num_prefixes must be an"),
+  )
+  def test_bad_types(self, kwargs, message):
+    with self.assertRaisesRegex(TypeError, message):
+      policy.resolve_params(10_000, 10, allow_no_guarantee=True, **kwargs)
+
+
+class CheckContributionTest(parameterized.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    self.params = policy.resolve_params(10_000, 10, theta=20, gamma=2.0)
+    self.several = population_lib.Population.from_user_words(
+        [{"ab": 1, "b": 2}, {"a": 1}])
+    self.one = population_lib.Population.from_user_words(["ab", "b"])
+
+  @parameterized.parameters(None, 1)
+  def test_one_vote_per_round_keeps_the_guarantee(self, contribution):
+    options = {"max_user_contribution": contribution}
+    self.assertIs(policy.check_contribution(self.params, self.several,
+                                            options, False), self.params)
+
+  def test_one_word_users_cast_one_vote_anyway(self):
+    self.assertIs(policy.check_contribution(
+        self.params, self.one, {"max_user_contribution": 3}, False),
+                  self.params)
+
+  def test_several_votes_are_refused_or_reported_without_guarantee(self):
+    options = {"max_user_contribution": 3}
+    with self.assertRaisesRegex(ValueError, "up to 3 votes per round"):
+      policy.check_contribution(self.params, self.several, options, False)
+    p = policy.check_contribution(self.params, self.several, options, True)
+    self.assertEqual((p.epsilon, p.delta), (math.inf, 1.0))
+    self.assertIn("one vote per user per round", p.guarantee)
+    self.assertEqual((p.theta, p.batch_size),
+                     (self.params.theta, self.params.batch_size))

@@ -1,0 +1,104 @@
+"""The paper's figures as PNG files (matplotlib, Agg backend).
+
+Each function draws one figure from :mod:`triehh.analysis.reproduction.numbers` and
+writes it to ``path``; means are lines, 95% intervals over runs are shaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+from triehh.analysis.reproduction import numbers  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+DPI = 110
+_COLORS = {1.0: "tab:red", 2.0: "tab:orange", 4.0: "tab:blue",
+           8.0: "tab:green"}
+
+
+def _color(epsilon: float) -> str:
+  return _COLORS.get(float(epsilon), "tab:gray")
+
+
+def _save(fig, path: str) -> str:
+  fig.tight_layout()
+  fig.savefig(path, dpi=DPI)
+  plt.close(fig)
+  return path
+
+
+def _band(ax, x, mean, half, color, label, style="-"):
+  ax.plot(x, mean, style, color=color, label=label, lw=1.6)
+  if not np.all(np.isnan(half)):
+    ax.fill_between(x, np.clip(mean - half, 0, 1), np.clip(mean + half, 0, 1),
+                    color=color, alpha=0.2, lw=0)
+
+
+def fix_prob(path: str, frequencies: Sequence[float],
+             data: dict[float, list[int]]) -> str:
+  """``fig-fix-prob``: minimum n for a 0.9 worst-case rate vs frequency."""
+  fig, ax = plt.subplots(figsize=(5.2, 3.8))
+  for epsilon, ns in data.items():
+    ax.plot(frequencies, ns, "o-", color=_color(epsilon), ms=3,
+            label=f"ε={epsilon:g}")
+  ax.set_xscale("log")
+  ax.set_yscale("log")
+  ax.set_xlabel("sequence frequency")
+  ax.set_ylabel("minimum n")
+  ax.set_title("Min n for worst-case discovery rate ≥ 0.9\n"
+               "(L = 10 levels, δ = 1/n²)", fontsize=9)
+  ax.grid(True, which="both", alpha=0.3)
+  ax.legend()
+  return _save(fig, path)
+
+
+def frequency(path: str, series: Sequence[numbers.Series], title: str,
+              bound: bool) -> str:
+  """``fig-freq-*``: discovery rate vs frequency; Proposition 2 dashed."""
+  fig, ax = plt.subplots(figsize=(5.2, 3.8))
+  for s in series:
+    mids, mean, half, _, word_bound = numbers.discovery_by_frequency(s)
+    color = _color(s.epsilon)
+    ax.plot(mids, mean, "o-", color=color, ms=3, label=f"ε={s.epsilon:g}")
+    if not np.all(np.isnan(half)):
+      ax.fill_between(mids, np.clip(mean - half, 0, 1),
+                      np.clip(mean + half, 0, 1), color=color, alpha=0.2,
+                      lw=0)
+    if bound:
+      ax.plot(mids, word_bound, "--", color=color, lw=1)
+  ax.set_xscale("log")
+  ax.set_ylim(-0.02, 1.02)
+  ax.set_xlabel("word frequency")
+  ax.set_ylabel("discovery rate")
+  ax.set_title(title + ("\n(dashed: Proposition 2 worst case, bin mean)"
+                        if bound else ""), fontsize=9)
+  ax.grid(True, alpha=0.3)
+  ax.legend(fontsize=8)
+  return _save(fig, path)
+
+
+def top_k(path: str, series: Sequence[numbers.Series], k_max: int,
+          metric: str, title: str) -> str:
+  """F1 (the paper's) or recall of the top K words vs K."""
+  fig, ax = plt.subplots(figsize=(5.2, 3.8))
+  for s in series:
+    curves = (numbers.f1_paper_curves(s, k_max) if metric == "f1_paper"
+              else numbers.recall_curves(s, k_max))
+    mean, half = numbers.mean_ci(curves)
+    ks = np.arange(1, mean.size + 1)
+    style = "-" if s.algorithm == "triehh" else ("--" if s.top_t == 20
+                                                 else ":")
+    _band(ax, ks, mean, half, _color(s.epsilon), s.label, style)
+  ax.set_ylim(-0.02, 1.02)
+  ax.set_xlabel("K")
+  ax.set_ylabel("F1 (paper: 2r/(r+1))" if metric == "f1_paper"
+                else "recall")
+  ax.set_title(title, fontsize=9)
+  ax.grid(True, alpha=0.3)
+  ax.legend(fontsize=8)
+  return _save(fig, path)

@@ -1,0 +1,569 @@
+"""Analysis of run records: reading, de-duplication, grouping, intervals and
+the discovery rate per frequency bin next to Proposition 2.
+
+The library behind ``experiments.summarize`` (which keeps the flags and the
+printing) and any report over ``results.jsonl`` files
+(:mod:`triehh.runs.records`).
+
+Reading. Lines that are not JSON, or JSON that is not a run record of
+TrieHH, SFP or IBLT, are skipped and counted per file (:class:`FileReport`);
+blank lines are ignored. Only records of the current schema are read: a
+record without ``schema_version`` is of an earlier layout and is skipped,
+counted under that reason (:func:`triehh.runs.records.schema_problem`). A run
+without guarantee (``"epsilon": null`` with ``"has_guarantee": false``) has
+epsilon ``inf``, and a record without ``config_key`` gets the key of its
+``config``.
+
+De-duplication. Two records with the same ``config_key`` and ``seed`` are
+the same run written twice (a rerun, a resumed sweep); only the first is
+kept and the others are counted (:func:`deduplicate`).
+
+Configurations. Runs are pooled only when every field in ``CONFIG_FIELDS``
+agrees (so runs at another delta, L, batch size or sketch size are never
+averaged together); when two configurations print alike, a ``variant``
+names the fields in which they differ. IBLT runs are their own algorithm:
+they have no epsilon (k-anonymity is not differential privacy; their
+``epsilon`` and ``delta`` fields are None here), are told apart by
+``k_anonymity`` and the TrieHH target their batch size was matched to
+(``matched_epsilon``, ``matched_delta``), and pool by the capacity and
+number of rounds their ``config`` asked for (``iblt_capacity``,
+``iblt_num_rounds``: ``"auto"`` when not given), since the capacity used
+varies with the seed.
+
+Confidence interval. For ``r`` runs of one configuration with metric values
+``x_1..x_r``, their mean ``xbar`` and sample standard deviation ``s``
+(``ddof=1``), the interval is ``xbar ± t_{(1+c)/2, r-1} * s / sqrt(r)`` with
+``t`` the Student t quantile (``scipy.stats.t.ppf``) and ``c`` the
+confidence level. One run has no interval (NaN half-width). The metrics
+that are proportions (``PROPORTIONS``: precision, recall and F1, in [0, 1])
+have their interval clipped to [0, 1] (``ci_low``/``ci_high``, with
+``clipped`` true): the mean of proportions lies in [0, 1], so clipping
+keeps the coverage and removes impossible values.
+
+Discovery rate and its bound. A word's rate is the share of the runs that
+discovered it (``triehh.core.metrics.discovery_rates``); its frequency is its
+ground-truth weight over n. Words longer than L characters are left out
+(TrieHH cannot report them; the count is noted). The bound of a bin is
+``triehh.theory.utility.discovery_rate(W, n, m, theta, levels)`` with the
+run's n, batch size m and theta, ``W = floor(f n)`` and ``levels`` = the
+record's ``levels`` (L + 1: L characters and the end symbol). A word of k
+characters passes only k + 1 levels, so using L + 1 for every word is the
+worst case over word lengths, as in Proposition 2 (whose L is the longest
+sequence). Two bounds are given per bin: at the bin's geometric mid
+frequency (the paper's dashed curve) and averaged over the bin's words
+(each at its own count); the bin's mean rate must exceed the latter, up to
+sampling error, because the bound holds word by word. There is no bound for
+several words per user (the paper's Section 6) nor under a
+``max_num_prefixes`` cap (a capped prefix is dropped however many votes it
+has).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from triehh.core import metrics
+from triehh.core import population as population_lib
+from triehh.runs import records as records_lib
+from triehh.theory import utility
+
+RESULTS_FILE = records_lib.RESULTS_FILE
+ALGORITHMS = records_lib.ALGORITHMS
+
+# Shown for every configuration, in this order.
+DISPLAY_FIELDS = ("algorithm", "engine", "dataset", "setting", "n_users",
+                  "epsilon", "top_t", "k_anonymity", "matched_epsilon")
+# Runs are pooled only when all of these agree. "epsilon" here is the
+# target epsilon (the achieved one for runs given theta directly; None for
+# IBLT runs).
+CONFIG_FIELDS = DISPLAY_FIELDS + (
+    "delta", "theta", "gamma", "batch_size", "max_length", "levels",
+    "num_sub_rounds", "max_num_prefixes", "k", "m", "length",
+    "fragment_alphabet", "word_budget", "simulation", "check_puzzle_hash",
+    "tff_secure_sum", "tff_max_user_contribution", "matched_delta",
+    "iblt_capacity", "iblt_num_rounds", "string_max_bytes",
+    "round_draw", "secure_sum_bitwidth", "repetitions", "sampling",
+    "sampling_rate")
+# IBLT fields read from the record's config (what was asked for): field ->
+# config key.
+_IBLT_CONFIG = {"iblt_capacity": "capacity", "iblt_num_rounds": "num_rounds"}
+# CSV columns and variant labels that differ from the record field: SFP's
+# sketch size (the flags --cms_k, --cms_m); "k" is the metrics' K.
+_COLUMN = {"k": "cms_k", "m": "cms_m"}
+_INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
+                    "max_length", "levels", "num_sub_rounds",
+                    "max_num_prefixes", "cms_k", "cms_m", "length", "k",
+                    "k_anonymity", "string_max_bytes", "secure_sum_bitwidth",
+                    "repetitions")
+# What a run_triehh / run_sfp record must hold to be summarised.
+_REQUIRED = {"triehh": ("n_users", "theta", "batch_size", "levels",
+                        "max_length"),
+             "sfp": ("n_users", "top_t"),
+             "iblt": ("n_users", "k_anonymity", "batch_size")}
+# Metrics that are proportions in [0, 1]: their intervals are clipped.
+PROPORTIONS = ("precision", "recall", "f1")
+
+_SKIP_JSON = "not JSON"
+_SKIP_FOREIGN = "not a run_triehh/run_sfp record"
+_SKIP_FIELDS = "run record with missing or bad fields"
+
+
+@dataclasses.dataclass
+class FileReport:
+  """What was read from one results file."""
+
+  path: str
+  records: int = 0
+  skipped: collections.Counter = dataclasses.field(
+      default_factory=collections.Counter)
+  skipped_lines: list[int] = dataclasses.field(default_factory=list)
+
+  @property
+  def num_skipped(self) -> int:
+    return sum(self.skipped.values())
+
+  def summary(self) -> str:
+    text = f"{self.path}: {self.records} run records"
+    if self.num_skipped:
+      reasons = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items()))
+      shown = ", ".join(str(i) for i in self.skipped_lines[:10])
+      more = ", ..." if len(self.skipped_lines) > 10 else ""
+      text += (f", {self.num_skipped} lines skipped ({reasons}; line "
+               f"{shown}{more})")
+    return text
+
+
+def normalize(record: Mapping) -> dict:
+  """``record`` as analysed: epsilon ``inf`` for a run without guarantee,
+  and a ``config_key`` (see the module docstring)."""
+  out = dict(record)
+  epsilon = records_lib.as_number(out.get("epsilon"))
+  if out.get("has_guarantee") is False or epsilon is None or math.isinf(
+      epsilon):
+    out["epsilon"] = math.inf
+    out["has_guarantee"] = False
+  if not out.get("config_key"):
+    out["config_key"] = records_lib.config_key(out.get("config", {}))
+  return out
+
+
+def deduplicate(records: Iterable[Mapping]) -> tuple[list[dict], int]:
+  """The first record of every ``(config_key, seed)``; how many were dropped."""
+  kept, seen, dropped = [], set(), 0
+  for record in records:
+    key = (record["config_key"], json.dumps(record.get("seed")))
+    if key in seen:
+      dropped += 1
+      continue
+    seen.add(key)
+    kept.append(dict(record))
+  return kept, dropped
+
+
+def _check_record(record) -> str | None:
+  """Why ``record`` cannot be summarised, or None if it can."""
+  if not isinstance(record, dict) or record.get("algorithm") not in ALGORITHMS:
+    return _SKIP_FOREIGN
+  problem = records_lib.schema_problem(record)
+  if problem:
+    return problem
+  if not isinstance(record.get("config"), dict):
+    return _SKIP_FIELDS
+  values = record.get("metrics")
+  if not isinstance(values, dict) or not values or any(
+      records_lib.as_number(v) is None for v in values.values()):
+    return _SKIP_FIELDS
+  discovered = record.get("discovered")
+  if not isinstance(discovered, list) or not all(
+      isinstance(w, str) for w in discovered):
+    return _SKIP_FIELDS
+  for field in _REQUIRED[record["algorithm"]]:
+    if records_lib.as_number(record.get(field)) is None:
+      return _SKIP_FIELDS
+  if record.get("epsilon") is not None and records_lib.as_number(
+      record.get("epsilon")) is None:
+    return _SKIP_FIELDS
+  return None
+
+
+def results_paths(results: Sequence[str], output_dirs: Sequence[str]
+                  ) -> list[str]:
+  """The results files named by ``--results`` and ``--output_dir``.
+
+  Raises:
+    FileNotFoundError: naming the first file that does not exist.
+    ValueError: if no file is named.
+  """
+  paths = []
+  for given in list(results) + [os.path.join(d, RESULTS_FILE)
+                                for d in output_dirs]:
+    path = os.path.join(given, RESULTS_FILE) if os.path.isdir(given) else given
+    if not os.path.isfile(path):
+      raise FileNotFoundError(f"results file not found: {path}")
+    if os.path.realpath(path) not in {os.path.realpath(p) for p in paths}:
+      paths.append(path)
+  if not paths:
+    raise ValueError("give the results to summarise: --results=FILE[,FILE] "
+                     "or --output_dir=DIR[,DIR]")
+  return paths
+
+
+def read_records(paths: Iterable[str]) -> tuple[list[dict], list[FileReport]]:
+  """The run records of ``paths`` and, per file, what was read and skipped."""
+  records, reports = [], []
+  for path in paths:
+    report = FileReport(path)
+    with open(path, "rb") as f:
+      for number, raw in enumerate(f, start=1):
+        if not raw.strip():
+          continue
+        try:
+          record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+          reason = _SKIP_JSON
+        else:
+          reason = _check_record(record)
+        if reason is None:
+          records.append(normalize(record))
+          report.records += 1
+        else:
+          report.skipped[reason] += 1
+          report.skipped_lines.append(number)
+    reports.append(report)
+  return records, reports
+
+
+def _target_epsilon(record: Mapping) -> float | None:
+  target = records_lib.as_number(record.get("target_epsilon"))
+  if target is not None:
+    return target
+  return records_lib.as_number(record.get("epsilon"))
+
+
+def _target_delta(record: Mapping) -> float | None:
+  target = records_lib.as_number(record.get("target_delta"))
+  if target is not None:
+    return target
+  return records_lib.as_number(record.get("delta"))
+
+
+def config_of(record: Mapping) -> tuple:
+  """The values of ``CONFIG_FIELDS`` for a record (None where absent)."""
+  values = []
+  iblt = record.get("algorithm") == "iblt"
+  for field in CONFIG_FIELDS:
+    if iblt and field in ("epsilon", "delta"):
+      value = None  # k-anonymity: no (epsilon, delta)
+    elif field in _IBLT_CONFIG:
+      config = record.get("config")
+      value = None
+      if iblt:
+        value = (config.get(_IBLT_CONFIG[field]) if isinstance(
+            config, Mapping) else None)
+        value = "auto" if value is None else value
+    elif field == "epsilon":
+      value = _target_epsilon(record)
+    elif field == "delta":
+      value = _target_delta(record)
+    elif field == "n_users":
+      value = int(records_lib.as_number(record[field]))
+    elif field == "sampling":  # fixed-size runs, old and new, pool together
+      value = "poisson" if record.get("sampling") == "poisson" else None
+    else:
+      value = record.get(field)
+      if isinstance(value, (list, dict)):
+        value = json.dumps(value, sort_keys=True)
+    values.append(value)
+  return tuple(values)
+
+
+def _sort_value(value):
+  if value is None:
+    return (2, 0, "")
+  if isinstance(value, (int, float)) and not isinstance(value, bool):
+    return (0, value, "")
+  return (1, 0, str(value))
+
+
+def _config_sort_key(config: tuple) -> tuple:
+  algorithm = config[0]
+  order = ALGORITHMS.index(algorithm) if algorithm in ALGORITHMS else 99
+  return (order,) + tuple(_sort_value(v) for v in config[1:])
+
+
+@dataclasses.dataclass
+class Group:
+  """The runs of one configuration."""
+
+  config: tuple
+  records: list[dict]
+  variant: str = ""
+
+  def get(self, field: str):
+    return self.config[CONFIG_FIELDS.index(field)]
+
+  @property
+  def label(self) -> str:
+    """One line naming the configuration."""
+    if self.get("algorithm") == "iblt":
+      return self._iblt_label()
+    parts = [self.get("algorithm")]
+    if self.get("engine") is not None:
+      parts[0] += f" ({self.get('engine')} engine)"
+    parts.append(f"{self.get('dataset')} {self.get('setting')}")
+    parts.append(f"n={self.get('n_users'):,}")
+    eps = self.get("epsilon")
+    parts.append(f"epsilon={eps:g}" if eps is not None else "epsilon=?")
+    delta = self.get("delta")
+    if delta is not None:
+      parts.append(f"delta={delta:.3g}")
+    if self.get("top_t") is not None:
+      parts.append(f"T={self.get('top_t')}")
+    if self.get("theta") is not None:
+      if self.get("sampling") == "poisson":
+        parts.append(f"theta={self.get('theta')}, poisson q="
+                     f"{self.get('sampling_rate'):.4g} (m~{self.get('batch_size')})")
+      else:
+        parts.append(f"theta={self.get('theta')}, m={self.get('batch_size')}")
+    local = records_lib.as_number(self.records[0].get("epsilon_local"))
+    if local is not None:
+      parts.append(f"local epsilon={local:.3f}")
+    if self.variant:
+      parts.append(self.variant)
+    return ", ".join(parts)
+
+  def _iblt_label(self) -> str:
+    matched = self.get("matched_epsilon")
+    at = f" at epsilon={matched:g}" if matched is not None else ""
+    delta = self.get("matched_delta")
+    at += f", delta={delta:.3g}" if delta is not None else ""
+    parts = [f"iblt ({self.get('k_anonymity')}-anonymity, not DP)",
+             f"{self.get('dataset')} {self.get('setting')}",
+             f"n={self.get('n_users'):,}",
+             f"m={self.get('batch_size'):,} (TrieHH's{at})"]
+    if self.variant:
+      parts.append(self.variant)
+    return ", ".join(parts)
+
+
+def group_runs(records: Iterable[Mapping]) -> list[Group]:
+  """Records grouped by configuration, in a stable display order."""
+  by_config: dict[tuple, list[dict]] = {}
+  for record in records:
+    by_config.setdefault(config_of(record), []).append(dict(record))
+  groups = [Group(c, by_config[c])
+            for c in sorted(by_config, key=_config_sort_key)]
+  shown = len(DISPLAY_FIELDS)
+  by_display = collections.defaultdict(list)
+  for group in groups:
+    by_display[group.config[:shown]].append(group)
+  for alike in by_display.values():
+    if len(alike) < 2:
+      continue
+    differ = [i for i in range(shown, len(CONFIG_FIELDS))
+              if len({g.config[i] for g in alike}) > 1]
+    names = [_COLUMN.get(CONFIG_FIELDS[i], CONFIG_FIELDS[i]) for i in differ]
+    for group in alike:
+      group.variant = " ".join(f"{name}={group.config[i]}"
+                               for name, i in zip(names, differ))
+  return groups
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95
+                  ) -> tuple[float, float, float]:
+  """Mean, sample standard deviation and Student-t interval half-width.
+
+  Half-width ``t.ppf((1 + confidence) / 2, r - 1) * s / sqrt(r)`` for ``r``
+  values with sample standard deviation ``s``; NaN (with ``s``) for r = 1.
+  """
+  x = np.asarray(values, dtype=np.float64)
+  if x.size == 0:
+    raise ValueError("no values")
+  if not 0 < confidence < 1:
+    raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+  mean = float(x.mean())
+  if x.size == 1:
+    return mean, math.nan, math.nan
+  std = float(x.std(ddof=1))
+  t = float(stats.t.ppf((1 + confidence) / 2, x.size - 1))
+  return mean, std, t * std / math.sqrt(x.size)
+
+
+def _metric_order(name: str) -> tuple:
+  base, _, k = name.partition("@")
+  if k.isdigit():
+    return (0, int(k), ("precision", "recall", "f1").index(base)
+            if base in ("precision", "recall", "f1") else 3, base)
+  return (1, 0, {"precision": 0, "num_discovered": 1}.get(name, 2), name)
+
+
+def _config_columns(index: int, group: Group) -> dict:
+  """CSV columns naming a configuration: its id, fields and variant."""
+  row = {"config_id": index}
+  for field, value in zip(CONFIG_FIELDS, group.config):
+    row[_COLUMN.get(field, field)] = value
+  row["variant"] = group.variant
+  return row
+
+
+def _frame(rows: Sequence[Mapping]) -> pd.DataFrame:
+  """Rows as a table whose integer columns stay integers next to blanks."""
+  table = pd.DataFrame(rows)
+  for column in _INTEGER_COLUMNS:
+    if column in table:
+      try:
+        table[column] = table[column].astype("Int64")
+      except (TypeError, ValueError):  # a non-integer value: keep it as is
+        pass
+  return table
+
+
+def _metric_values(groups: Sequence[Group]) -> pd.DataFrame:
+  """One row per (configuration, run, metric): ``config_id, name, value``."""
+  rows = [(index, name, records_lib.as_number(value))
+          for index, group in enumerate(groups) for r in group.records
+          for name, value in r["metrics"].items()]
+  return pd.DataFrame(rows, columns=["config_id", "name", "value"])
+
+
+def metric_table(groups: Sequence[Group], confidence: float) -> pd.DataFrame:
+  """One row per (configuration, metric): runs, mean, std and interval.
+
+  ``ci_low``/``ci_high`` of the proportions are clipped to [0, 1]
+  (``clipped`` says where); ``half_width`` is the unclipped one.
+  """
+  rows = []
+  values = _metric_values(groups)
+  for (index, name), column in values.groupby(["config_id", "name"],
+                                              sort=False)["value"]:
+    mean, std, half = mean_interval(column.to_numpy(), confidence)
+    base, _, k = name.partition("@")
+    low, high = mean - half, mean + half
+    clipped = False
+    if base in PROPORTIONS and not math.isnan(half):
+      clipped = low < 0 or high > 1
+      low, high = max(low, 0.0), min(high, 1.0)
+    rows.append((index, _metric_order(name), {
+        **_config_columns(index, groups[index]), "runs": len(column),
+        "metric": base, "k": int(k) if k.isdigit() else None,
+        "mean": mean, "std": std, "half_width": half,
+        "ci_low": low, "ci_high": high, "clipped": clipped}))
+  rows.sort(key=lambda row: row[:2])
+  return _frame([row for _, _, row in rows])
+
+# ---- discovery rate vs frequency -------------------------------------------
+
+
+def frequency_bins(frequencies: np.ndarray, num_bins: int) -> np.ndarray:
+  """``num_bins + 1`` log-spaced edges from the lowest to the highest value."""
+  if num_bins < 1:
+    raise ValueError(f"--num_bins must be >= 1, got {num_bins}")
+  positive = frequencies[frequencies > 0]
+  if positive.size == 0:
+    raise ValueError("no word with a positive frequency")
+  lo, hi = float(positive.min()), float(positive.max())
+  if hi <= lo:
+    hi = lo * 1.0001
+  return np.geomspace(lo, hi, num_bins + 1)
+
+
+def _bound_reason(group: Group, single_word: bool) -> str | None:
+  """Why Proposition 2 gives no bound for this group, or None."""
+  if not single_word:
+    return "no worst-case bound for several words per user"
+  if group.get("max_num_prefixes") is not None:
+    return "no worst-case bound under a max_num_prefixes cap"
+  return None
+
+
+def discovery_table(groups: Sequence[Group],
+                    population: population_lib.Population,
+                    truth: Mapping[str, float], name: str, setting: str,
+                    num_bins: int) -> tuple[pd.DataFrame, list[str]]:
+  """Per TrieHH group run on ``population``: binned discovery rates, bounds.
+
+  Args:
+    groups: the configurations (:func:`group_runs`).
+    population, truth: the rebuilt population and its ground truth.
+    name, setting: the data set's name and setting, as the records say.
+    num_bins: log-spaced frequency bins.
+
+  Returns:
+    One row per (group, bin) and the notes to print (groups left out, words
+    too long to be discovered).
+  """
+  pop = population
+  n = pop.num_users
+  single_word = pop.is_single_word
+  notes = []
+  words_all = list(truth)
+  weights_all = np.array([truth[w] for w in words_all])
+  rows = []
+  for index, group in enumerate(groups):
+    if group.get("algorithm") != "triehh":
+      continue
+    facts = {"dataset": group.get("dataset"), "setting": group.get("setting"),
+             "n": group.get("n_users"), "L": group.get("max_length")}
+    rebuilt = {"dataset": name, "setting": setting, "n": n,
+               "L": pop.max_length}
+    if facts != rebuilt:
+      differ = ", ".join(f"{k}={facts[k]} (rebuilt: {rebuilt[k]})"
+                         for k in facts if facts[k] != rebuilt[k])
+      notes.append(f"{group.label}: left out, its runs are on another "
+                   f"population ({differ}); give the data-set flags the runs "
+                   "used")
+      continue
+    max_length = int(group.get("max_length"))
+    keep = np.array([len(w) <= max_length for w in words_all], dtype=bool)
+    if not keep.all():
+      notes.append(f"{group.label}: {int((~keep).sum())} words longer than "
+                   f"L={max_length} left out (TrieHH cannot report them)")
+    words = [w for w, k in zip(words_all, keep) if k]
+    weights = weights_all[keep]
+    freqs = weights / n
+    edges = frequency_bins(freqs, num_bins)
+    which = np.clip(np.searchsorted(edges, freqs, side="right") - 1, 0,
+                    num_bins - 1)
+    rates = metrics.discovery_rates([r["discovered"] for r in group.records],
+                                    words)
+    reason = _bound_reason(group, single_word)
+    if reason:
+      notes.append(f"{group.label}: {reason}")
+    theta = int(group.get("theta"))
+    batch = int(group.get("batch_size"))
+    levels = int(group.get("levels"))
+    word_bounds = None
+    rate = group.get("sampling_rate")
+    if group.get("sampling") == "poisson":  # each user with probability q
+      def bound(count):
+        return utility.poisson_discovery_rate(count, rate, theta, levels)
+    else:  # Proposition 2: a batch of m users
+      def bound(count):
+        return utility.discovery_rate(count, n, batch, theta, levels)
+    if reason is None:
+      counts = np.floor(weights + 1e-9).astype(np.int64)
+      word_bounds = bound(counts)
+    for b in range(num_bins):
+      inside = which == b
+      lo, hi = float(edges[b]), float(edges[b + 1])
+      mid = math.sqrt(lo * hi)
+      row = {**_config_columns(index, group), "runs": len(group.records),
+             "bin": b, "freq_low": lo, "freq_high": hi, "freq_mid": mid,
+             "words": int(inside.sum()),
+             "rate": float(rates[inside].mean()) if inside.any() else math.nan,
+             "bound_mid": math.nan, "bound_words": math.nan}
+      if reason is None:
+        row["bound_mid"] = bound(math.floor(mid * n))
+        if inside.any():
+          row["bound_words"] = float(word_bounds[inside].mean())
+      rows.append(row)
+  return _frame(rows), notes

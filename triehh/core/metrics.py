@@ -1,0 +1,94 @@
+"""Utility metrics of a discovered heavy-hitter set against the truth.
+
+Definitions (K ranges over a list such as 10, 50, 100):
+
+* ``top_k(truth, K)``: the K words of largest true weight; ties are broken
+  by the word itself, in Unicode order, so the set is deterministic (words
+  tied at the K-th weight are cut alphabetically).
+* ``recall@K = |D intersect top_K| / K``: share of the true top K found.
+* ``precision@K = |D_K intersect top_K| / |D_K|``, where ``D_K`` is the K
+  discovered words with the largest reported counts (ties by word), or all
+  of them if fewer than K were discovered; 0 if nothing was discovered.
+* ``f1@K``: harmonic mean of ``precision@K`` and ``recall@K``.
+* ``f1_paper@K = 2 r / (r + 1)`` with ``r = recall@K``: the F1 the paper's
+  F1-vs-K figures plot, i.e. with precision taken as 1 for every algorithm
+  (the paper's code); it ignores how the discovered words are ranked.
+* ``precision``: share of discovered words that any user really holds (the
+  paper's "precision" of Table 2: TrieHH scores 1 by construction, a
+  sketching method can report strings no one typed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from triehh.core import ranking
+
+DEFAULT_KS = (10, 50, 100)
+
+
+def top_k(truth: Mapping[str, float], k: int) -> list[str]:
+  """The ``k`` words of largest weight; ties broken by the word."""
+  if k < 1:
+    raise ValueError(f"k must be >= 1, got {k}")
+  return ranking.top_words(truth, k)
+
+
+def _ranked(discovered: Mapping[str, float] | Iterable[str]) -> list[str]:
+  if isinstance(discovered, Mapping):
+    return ranking.ranked_words(discovered)
+  return list(discovered)
+
+
+def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
+                        truth: Mapping[str, float],
+                        ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
+  """``precision@K``, ``recall@K``, ``f1@K``, ``f1_paper@K`` per K, and
+  ``precision``.
+
+  Args:
+    discovered: word -> reported count (ranks the words for precision@K),
+      or the words in rank order.
+    truth: word -> true weight of every word in the population.
+    ks: the K values.
+  """
+  ranked = _ranked(discovered)
+  found = set(ranked)
+  for k in ks:
+    if k < 1:
+      raise ValueError(f"k must be >= 1, got {k}")
+  truth_ranked = top_k(truth, max(ks)) if ks else []
+  out: dict[str, float] = {}
+  for k in ks:
+    top = set(truth_ranked[:k])
+    head = ranked[:k]
+    recall = len(found & top) / len(top) if top else 0.0
+    precision = len(set(head) & top) / len(head) if head else 0.0
+    f1 = (2 * precision * recall / (precision + recall)
+          if precision + recall > 0 else 0.0)
+    out[f"precision@{k}"] = precision
+    out[f"recall@{k}"] = recall
+    out[f"f1@{k}"] = f1
+    out[f"f1_paper@{k}"] = f1_paper(recall)
+  out["precision"] = (sum(1 for w in found if truth.get(w, 0) > 0) / len(found)
+                      if found else 0.0)
+  out["num_discovered"] = float(len(found))
+  return out
+
+
+def f1_paper(recall: float) -> float:
+  """The paper's F1 at K from recall r at K: ``2 r / (r + 1)``."""
+  if not 0.0 <= recall <= 1.0:
+    raise ValueError(f"recall must be in [0, 1], got {recall}")
+  return 2.0 * recall / (recall + 1.0)
+
+
+def discovery_rates(runs: Sequence[Iterable[str]],
+                    words: Sequence[str]) -> np.ndarray:
+  """Fraction of ``runs`` (each a set of discovered words) that found each word."""
+  if not runs:
+    raise ValueError("need at least one run")
+  sets = [set(r) for r in runs]
+  return np.array([sum(w in s for s in sets) / len(sets) for w in words])

@@ -1,0 +1,562 @@
+"""Populations: users and their words, encoded once as integer arrays.
+
+A :class:`Population` is built once from per-user data and reused by every
+run of every engine, so repeated runs never re-encode text.
+
+Encoding rules (documented here because they change what can be discovered):
+
+* Words are lower-cased (``str.lower``). Empty words are rejected.
+* A word of at most ``max_length`` characters becomes the sequence of its
+  characters followed by the end symbol, ``len(word) + 1`` symbols in all.
+* A word longer than ``max_length`` is truncated to its first ``max_length``
+  characters and gets **no** end symbol: its user still supports the
+  prefixes it shares with other words, but a truncated word can never be
+  reported as a heavy hitter (it would be a word nobody typed). Its
+  truncated form may show up among the frequent non-terminated prefixes.
+* Only the first ``max_length`` characters are ever sent, so only they must
+  belong to the alphabet. With no alphabet given, the alphabet is every
+  character used there. With an alphabet given, a word with an outside
+  character raises ``ValueError`` (policy ``"error"``, the default) or its
+  users are removed from the population (policy ``"drop"``; counted in
+  :attr:`Population.num_dropped_users`).
+* One word per user (a ``str`` entry) or several (a ``Mapping`` word -> count
+  with positive integer counts; the same word after lower-casing is merged).
+* A one-word population can also be given as (word, number of users) pairs
+  (:meth:`Population.from_word_frequencies`): O(V) memory, no per-user
+  array, up to ``2^62`` users. Engines that sample vote counts run on it;
+  anything that needs individual users (a fixed schedule, the TFF engine
+  past a size) refuses it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Union
+
+import numpy as np
+import pandas as pd
+
+from triehh.core import alphabet as alphabet_lib
+
+DEFAULT_MAX_LENGTH = 10
+
+UserWords = Sequence[Union[str, Mapping[str, int]]]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Population:
+  """Users and their words as integer arrays (see the module docstring).
+
+  Attributes:
+    alphabet: the symbol alphabet.
+    max_length: L, the maximum number of characters per word.
+    vocabulary: the distinct (lower-cased) words, ``[V]`` of ``str``.
+    codes: ``int16 [V, L + 1]`` symbol codes of each word's sequence, ``-1``
+      after its end.
+    word_lengths: ``int32 [V]`` character count of each word (untruncated).
+    user_word: ``int32 [n]`` the word of each user (one-word populations),
+      else ``None``.
+    user_offsets: ``int64 [n + 1]`` CSR row offsets into ``entry_word`` and
+      ``entry_count`` (several-word populations), else ``None``.
+    entry_word: ``int32 [nnz]`` word index of each (user, word) entry.
+    entry_count: ``int64 [nnz]`` occurrences of the word on the user's device.
+    num_dropped_users: users removed by the unknown-character policy.
+    word_users: ``int64 [V]`` users holding each word, for a one-word
+      population given by word frequencies (then ``user_word`` is ``None``),
+      else ``None``.
+  """
+
+  alphabet: alphabet_lib.Alphabet
+  max_length: int
+  vocabulary: np.ndarray
+  codes: np.ndarray
+  word_lengths: np.ndarray
+  user_word: np.ndarray | None = None
+  user_offsets: np.ndarray | None = None
+  entry_word: np.ndarray | None = None
+  entry_count: np.ndarray | None = None
+  num_dropped_users: int = 0
+  word_users: np.ndarray | None = None
+
+  # ---- construction -------------------------------------------------------
+
+  @classmethod
+  def from_user_words(
+      cls,
+      user_words: UserWords,
+      *,
+      max_length: int = DEFAULT_MAX_LENGTH,
+      alphabet: alphabet_lib.Alphabet | str | None = None,
+      end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
+      unknown: str = "error",
+  ) -> "Population":
+    """Builds a population from one entry per user.
+
+    Args:
+      user_words: per user, a ``str`` (the user's single word) or a mapping
+        word -> positive count (the user's words). If every entry is a
+        ``str`` the population is one-word-per-user.
+      max_length: L, the maximum number of characters per word.
+      alphabet: an :class:`~triehh.core.alphabet.Alphabet`, a string of allowed
+        characters, or ``None`` to derive it from the data.
+      end_symbol: the end-of-sequence symbol (used when ``alphabet`` is not an
+        ``Alphabet``).
+      unknown: ``"error"`` or ``"drop"``, see the module docstring.
+    """
+    if isinstance(user_words, (str, bytes)):
+      raise TypeError("user_words must be a sequence with one entry per user, "
+                      "not a single string")
+    user_words = list(user_words)
+    if not user_words:
+      raise ValueError("user_words is empty: a population needs users")
+    if all(isinstance(u, str) for u in user_words):
+      words, vocab = _factorize(user_words)
+      return cls.from_word_indices(
+          np.asarray(vocab, dtype=object), words, max_length=max_length,
+          alphabet=alphabet, end_symbol=end_symbol, unknown=unknown)
+    offsets = np.zeros(len(user_words) + 1, dtype=np.int64)
+    flat_words: list[str] = []
+    flat_counts: list[int] = []
+    for i, entry in enumerate(user_words):
+      if isinstance(entry, str):
+        flat_words.append(entry)
+        flat_counts.append(1)
+      elif isinstance(entry, Mapping):
+        if not entry:
+          raise ValueError(f"user {i} has no words")
+        for word, count in entry.items():
+          if not isinstance(word, str):
+            raise TypeError(f"user {i}: word {word!r} is not a string")
+          if isinstance(count, bool) or not float(count).is_integer() or count <= 0:
+            raise ValueError(
+                f"user {i}: count of {word!r} must be a positive integer, "
+                f"got {count!r}")
+          flat_words.append(word)
+          flat_counts.append(int(count))
+      else:
+        raise TypeError(
+            f"user {i}: expected a str or a mapping word -> count, got "
+            f"{type(entry).__name__}")
+      offsets[i + 1] = len(flat_words)
+    words, vocab = _factorize(flat_words)
+    return cls.from_word_counts(
+        np.asarray(vocab, dtype=object), offsets, words,
+        np.asarray(flat_counts, dtype=np.int64), max_length=max_length,
+        alphabet=alphabet, end_symbol=end_symbol, unknown=unknown)
+
+  @classmethod
+  def from_word_indices(
+      cls,
+      vocabulary: Sequence[str] | np.ndarray,
+      user_word: np.ndarray,
+      *,
+      max_length: int = DEFAULT_MAX_LENGTH,
+      alphabet: alphabet_lib.Alphabet | str | None = None,
+      end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
+      unknown: str = "error",
+  ) -> "Population":
+    """One word per user, given as indices into ``vocabulary``."""
+    user_word = np.asarray(user_word)
+    vocabulary = np.asarray(vocabulary, dtype=object)
+    if user_word.ndim != 1 or user_word.size == 0:
+      raise ValueError("user_word must be a non-empty 1-D array of indices")
+    if user_word.min() < 0 or user_word.max() >= len(vocabulary):
+      raise ValueError("user_word holds an index outside the vocabulary")
+    used = np.bincount(user_word, minlength=len(vocabulary)) > 0
+    if not used.all():  # encode only the words some user holds
+      user_word = (np.cumsum(used) - 1)[user_word]
+      vocabulary = vocabulary[used]
+    enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
+                             unknown)
+    mapped = enc.old_to_new[user_word]
+    keep = mapped >= 0
+    return cls(
+        alphabet=enc.alphabet, max_length=max_length,
+        vocabulary=enc.vocabulary, codes=enc.codes,
+        word_lengths=enc.word_lengths,
+        user_word=mapped[keep].astype(np.int32),
+        num_dropped_users=int((~keep).sum()))._checked()
+
+  @classmethod
+  def from_word_counts(
+      cls,
+      vocabulary: Sequence[str] | np.ndarray,
+      user_offsets: np.ndarray,
+      entry_word: np.ndarray,
+      entry_count: np.ndarray,
+      *,
+      max_length: int = DEFAULT_MAX_LENGTH,
+      alphabet: alphabet_lib.Alphabet | str | None = None,
+      end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
+      unknown: str = "error",
+  ) -> "Population":
+    """Several words per user, in CSR form.
+
+    User ``i`` holds ``entry_word[user_offsets[i]:user_offsets[i+1]]`` with the
+    matching ``entry_count`` (positive). Duplicate words of one user (also
+    after lower-casing) are merged. Users with an unknown character in one of
+    their words lose that word; users left with no word are dropped.
+    """
+    offsets = np.asarray(user_offsets, dtype=np.int64)
+    entry_word = np.asarray(entry_word, dtype=np.int64)
+    entry_count = np.asarray(entry_count, dtype=np.int64)
+    if offsets.ndim != 1 or offsets.size < 2 or offsets[0] != 0:
+      raise ValueError("user_offsets must start at 0 and list n + 1 offsets")
+    if np.any(np.diff(offsets) < 0) or offsets[-1] != entry_word.size:
+      raise ValueError("user_offsets must be non-decreasing and end at the "
+                       "number of entries")
+    if entry_count.shape != entry_word.shape:
+      raise ValueError("entry_word and entry_count differ in length")
+    if entry_count.size and entry_count.min() <= 0:
+      raise ValueError("every word count must be positive")
+    empty = np.flatnonzero(np.diff(offsets) == 0)
+    if empty.size:
+      raise ValueError(f"user {int(empty[0])} has no words")
+    enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
+                             unknown)
+    num_users = offsets.size - 1
+    users = np.repeat(np.arange(num_users, dtype=np.int64), np.diff(offsets))
+    words = enc.old_to_new[entry_word]
+    keep = words >= 0
+    users, words, counts = users[keep], words[keep], entry_count[keep]
+    # Merge duplicate (user, word) pairs, sorted by user then word; input
+    # that is already sorted and merged skips the sort.
+    v = max(len(enc.vocabulary), 1)
+    keys = users * v + words
+    if np.any(keys[1:] <= keys[:-1]):
+      keys, inverse = np.unique(keys, return_inverse=True)
+      merged = np.bincount(inverse, weights=counts).astype(np.int64)
+    else:
+      merged = counts
+    kept_users = keys // v  # non-decreasing
+    starts = np.flatnonzero(np.r_[True, kept_users[1:] != kept_users[:-1]])
+    new_offsets = np.append(starts, keys.size).astype(np.int64)
+    return cls(
+        alphabet=enc.alphabet, max_length=max_length,
+        vocabulary=enc.vocabulary, codes=enc.codes,
+        word_lengths=enc.word_lengths,
+        user_offsets=new_offsets, entry_word=(keys % v).astype(np.int32),
+        entry_count=merged,
+        num_dropped_users=int(num_users - starts.size))._checked()
+
+  @classmethod
+  def from_word_frequencies(
+      cls,
+      words: Sequence[str] | np.ndarray,
+      users: Sequence[int] | np.ndarray,
+      *,
+      max_length: int = DEFAULT_MAX_LENGTH,
+      alphabet: alphabet_lib.Alphabet | str | None = None,
+      end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
+      unknown: str = "error",
+  ) -> "Population":
+    """One word per user, given as the number of users holding each word.
+
+    ``users[i]`` users hold ``words[i]`` (non-negative integers; words that
+    coincide after lower-casing are merged, words with no user are left
+    out). No per-user array is built: memory is O(V) for any n below
+    ``2^62``. With ``unknown="drop"``, the users of a word with an outside
+    character are removed (counted in ``num_dropped_users``).
+    """
+    if isinstance(words, (str, bytes)):
+      raise TypeError("words must be a sequence of words, not a single string")
+    vocabulary = np.asarray(list(words), dtype=object)
+    counts = np.asarray(users)
+    if counts.ndim != 1 or counts.shape != vocabulary.shape:
+      raise ValueError(f"users has shape {counts.shape} but there are "
+                       f"{vocabulary.size} words: give one count per word")
+    if vocabulary.size == 0:
+      raise ValueError("words is empty: a population needs users")
+    if counts.dtype == object or not np.issubdtype(counts.dtype, np.integer):
+      raise TypeError("users must hold integers that fit int64, got "
+                      f"{counts.dtype}")
+    counts = counts.astype(np.int64)
+    if counts.min() < 0:
+      raise ValueError(f"users holds a negative count ({int(counts.min())} "
+                       f"for word {vocabulary[int(np.argmin(counts))]!r})")
+    if int(counts.sum(dtype=object)) >= 2**62:
+      raise ValueError("users count 2^62 users or more; at most 2^62 - 1 are "
+                       "supported")
+    used = counts > 0
+    vocabulary, counts = vocabulary[used], counts[used]
+    if vocabulary.size == 0:
+      raise ValueError("users counts no user: a population needs users")
+    enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
+                             unknown)
+    keep = enc.old_to_new >= 0
+    word_users = np.zeros(len(enc.vocabulary), dtype=np.int64)
+    np.add.at(word_users, enc.old_to_new[keep], counts[keep])
+    return cls(
+        alphabet=enc.alphabet, max_length=max_length,
+        vocabulary=enc.vocabulary, codes=enc.codes,
+        word_lengths=enc.word_lengths, word_users=word_users,
+        num_dropped_users=int(counts[~keep].sum()))._checked()
+
+  def _checked(self) -> "Population":
+    if self.num_users == 0:
+      raise ValueError(
+          "no users are left after removing words with characters outside "
+          f"the alphabet ({self.num_dropped_users} dropped)")
+    return self
+
+  # ---- basic facts -------------------------------------------------------
+
+  @functools.cached_property
+  def num_users(self) -> int:
+    """n, the number of users."""
+    if self.user_word is not None:
+      return int(self.user_word.size)
+    if self.word_users is not None:
+      return int(self.word_users.sum())
+    return int(self.user_offsets.size - 1)
+
+  @property
+  def is_single_word(self) -> bool:
+    return self.user_word is not None or self.word_users is not None
+
+  @property
+  def has_user_array(self) -> bool:
+    """Whether users are listed one by one (not only counted per word)."""
+    return self.user_word is not None or self.user_offsets is not None
+
+  def check_user_array(self, needed_by: str) -> None:
+    """Raises ``ValueError`` naming ``needed_by`` if users are only counted."""
+    if not self.has_user_array:
+      raise ValueError(
+          f"{needed_by} needs individual users, but this population of "
+          f"{self.num_users:,} users was given by word frequencies "
+          "(Population.from_word_frequencies); build it with "
+          "Population.from_word_indices or from_user_words instead")
+
+  @functools.cached_property
+  def users_per_word(self) -> np.ndarray:
+    """``int64 [V]`` users holding each word (one-word populations)."""
+    if self.word_users is not None:
+      return self.word_users
+    if not self.is_single_word:
+      raise ValueError("users_per_word is defined for one-word populations "
+                       "only; this one has several words per user")
+    return np.bincount(self.user_word, minlength=self.num_words).astype(
+        np.int64)
+
+  @property
+  def num_words(self) -> int:
+    """V, the number of distinct words."""
+    return int(self.vocabulary.size)
+
+  @property
+  def num_levels(self) -> int:
+    """Maximum number of trie levels: L characters plus the end symbol."""
+    return self.max_length + 1
+
+  @functools.cached_property
+  def sequence_lengths(self) -> np.ndarray:
+    """``int32 [V]`` symbols per sequence: ``len + 1``, or L if truncated."""
+    return (self.codes >= 0).sum(axis=1).astype(np.int32)
+
+  @functools.cached_property
+  def user_totals(self) -> np.ndarray:
+    """``int64 [n]`` total word count per user (1 for one-word users)."""
+    self.check_user_array("user_totals")
+    if self.is_single_word:
+      return np.ones(self.num_users, dtype=np.int64)
+    return np.add.reduceat(self.entry_count, self.user_offsets[:-1])
+
+  @functools.cached_property
+  def cumulative_counts(self) -> np.ndarray:
+    """``int64 [nnz]`` running sum of ``entry_count`` (for word picking)."""
+    if self.is_single_word:
+      raise ValueError("a one-word population has no entries")
+    return np.cumsum(self.entry_count)
+
+  @functools.cached_property
+  def true_weights(self) -> np.ndarray:
+    """``float64 [V]`` ground truth weight of each word.
+
+    One word per user: the number of users holding it. Several words per
+    user: ``sum_i f_i(w)``, the paper's population frequency times n.
+    """
+    if self.is_single_word:
+      return self.users_per_word.astype(np.float64)
+    users = np.repeat(np.arange(self.num_users), np.diff(self.user_offsets))
+    local_freq = self.entry_count / self.user_totals[users]
+    return np.bincount(self.entry_word, weights=local_freq,
+                       minlength=self.num_words)
+
+  def ground_truth(self) -> dict[str, float]:
+    """Word -> ground truth weight (see :attr:`true_weights`).
+
+    Truncated words (longer than L) are included: they are real words that
+    TrieHH cannot discover, which is part of what recall measures.
+    """
+    weights = self.true_weights
+    nz = np.flatnonzero(weights > 0)
+    return {str(self.vocabulary[i]): float(weights[i]) for i in nz}
+
+  # ---- prefix tables -----------------------------------------------------
+
+  @functools.cached_property
+  def prefix_ids(self) -> tuple[np.ndarray, ...]:
+    """Per level l = 0..L+1, ``int32 [V]`` id of each word's length-l prefix.
+
+    Ids number the distinct length-l prefixes ``0..P_l-1`` in lexicographic
+    order of their codes; ``-1`` where the word's sequence is shorter than l.
+    Level 0 is the root (every word has id 0).
+    """
+    v, width = self.codes.shape
+    order = np.lexsort(self.codes.T[::-1])
+    sorted_codes = self.codes[order]
+    differs = np.zeros(v, dtype=bool)
+    differs[0] = True
+    ids = [np.zeros(v, dtype=np.int32)]
+    for level in range(1, width + 1):
+      col = sorted_codes[:, level - 1]
+      differs[1:] |= col[1:] != col[:-1]
+      valid = col >= 0
+      ranks = np.cumsum(differs & valid) - 1
+      level_ids = np.full(v, -1, dtype=np.int32)
+      level_ids[order[valid]] = ranks[valid]
+      ids.append(level_ids)
+    return tuple(ids)
+
+  @functools.cached_property
+  def num_prefixes(self) -> tuple[int, ...]:
+    """P_l, the number of distinct length-l prefixes, per level l = 0..L+1."""
+    return tuple(int(ids.max()) + 1 if ids.size and ids.max() >= 0 else 0
+                 for ids in self.prefix_ids)
+
+  def encode(self) -> "Population":
+    """Computes every cached table now (so timed runs exclude it)."""
+    _ = self.prefix_ids, self.num_prefixes, self.sequence_lengths
+    _ = self.true_weights
+    if not self.is_single_word:
+      _ = self.user_totals, self.cumulative_counts
+    return self
+
+  def __repr__(self) -> str:
+    kind = "one word" if self.is_single_word else "several words"
+    return (f"Population(n={self.num_users}, {kind} per user, "
+            f"V={self.num_words}, |alphabet|={self.alphabet.size}, "
+            f"L={self.max_length})")
+
+
+def as_population(user_words, max_length: int = DEFAULT_MAX_LENGTH,
+                  **options) -> Population:
+  """A :class:`Population` from user words, or the population itself.
+
+  Args:
+    user_words: a :class:`Population` (returned as is) or what
+      :meth:`Population.from_user_words` takes.
+    max_length: L; a given population must have been built with it.
+    **options: :meth:`Population.from_user_words` options (``alphabet``,
+      ``unknown``...), only when building from words.
+  """
+  if isinstance(user_words, Population):
+    if user_words.max_length != max_length:
+      raise ValueError(
+          f"the population was encoded with max_length={user_words.max_length}"
+          f" but max_length={max_length} was asked; rebuild the population "
+          "or pass the same max_length")
+    if options:
+      raise ValueError(f"options {sorted(options)} only apply when building a "
+                       "population from words")
+    return user_words
+  return Population.from_user_words(user_words, max_length=max_length,
+                                    **options)
+
+
+@dataclasses.dataclass
+class _EncodedVocabulary:
+  alphabet: alphabet_lib.Alphabet
+  vocabulary: np.ndarray
+  codes: np.ndarray
+  word_lengths: np.ndarray
+  old_to_new: np.ndarray  # input vocabulary index -> new index or -1
+
+
+def _factorize(words) -> tuple[np.ndarray, np.ndarray]:
+  """Codes and uniques of a sequence of strings, in order of first appearance.
+
+  pandas hashes strings up to their first NUL, so it would merge "a" and
+  "a\\x00b"; strings holding a NUL are factorized by a dict instead.
+  """
+  words = list(words)
+  if "\x00" not in "".join(words):
+    codes, uniques = pd.factorize(pd.Series(words, dtype=object))
+    return codes, np.asarray(uniques, dtype=object)
+  index: dict[str, int] = {}
+  codes = np.fromiter((index.setdefault(w, len(index)) for w in words),
+                      dtype=np.intp, count=len(words))
+  uniques = np.empty(len(index), dtype=object)
+  uniques[:] = list(index)
+  return codes, uniques
+
+
+def _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
+                       unknown) -> _EncodedVocabulary:
+  """Lower-cases, deduplicates and codes the vocabulary (vectorised)."""
+  if not isinstance(max_length, (int, np.integer)) or max_length < 1:
+    raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
+  policy = alphabet_lib.UnknownCharacterPolicy(unknown)
+  raw = pd.Series(np.asarray(vocabulary, dtype=object), dtype=object)
+  not_str = raw.map(lambda w: not isinstance(w, str))
+  if not_str.any():
+    bad = raw[not_str].iloc[0]
+    raise TypeError(f"every word must be a str, got {bad!r}")
+  lowered = raw.str.lower()
+  empty = lowered.str.len() == 0
+  if empty.any():
+    raise ValueError(
+        f"empty word at vocabulary index {int(np.flatnonzero(empty)[0])}; "
+        "remove empty words before building a population")
+  old_to_new, uniq = _factorize(lowered)
+  uniq = np.asarray(uniq, dtype=object)
+  lengths = np.fromiter((len(w) for w in uniq), dtype=np.int32, count=len(uniq))
+  if isinstance(alphabet, alphabet_lib.Alphabet):
+    end_symbol = alphabet.end_symbol
+  truncated = np.array(uniq, dtype=f"<U{max_length}")
+  points = truncated.view(np.uint32).reshape(len(uniq), max_length)
+  # Padding by position, not by value: a fixed-width array pads with NUL,
+  # which is also a character a word (or the end symbol) may be.
+  pad = np.arange(max_length) >= lengths[:, None]
+  end_point = ord(end_symbol)
+  has_end = (points == end_point) & ~pad
+  if np.any(has_end):
+    row = int(np.flatnonzero(has_end.any(axis=1))[0])
+    raise ValueError(
+        f"word {uniq[row]!r} contains the end symbol {end_symbol!r}; pick "
+        "another end_symbol or clean the data")
+  if alphabet is None:
+    alpha = alphabet_lib.Alphabet(
+        tuple(chr(c) for c in np.unique(points[~pad])), end_symbol)
+  elif isinstance(alphabet, alphabet_lib.Alphabet):
+    alpha = alphabet
+  else:
+    alpha = alphabet_lib.Alphabet.of(alphabet, end_symbol)
+  alpha_points = np.array([ord(c) for c in alpha.characters], dtype=np.uint32)
+  idx = np.searchsorted(alpha_points, points)
+  clipped = np.minimum(idx, len(alpha_points) - 1)
+  known = (alpha_points[clipped] == points) | pad
+  bad_rows = ~known.all(axis=1)
+  if bad_rows.any():
+    if policy is alphabet_lib.UnknownCharacterPolicy.ERROR:
+      row = int(np.flatnonzero(bad_rows)[0])
+      col = int(np.flatnonzero(~known[row])[0])
+      raise ValueError(
+          f"word {uniq[row]!r} has character {chr(points[row, col])!r} "
+          f"(U+{int(points[row, col]):04X}) outside the alphabet; "
+          f"{int(bad_rows.sum())} distinct word(s) are affected. Extend the "
+          "alphabet or pass unknown='drop'")
+  codes = np.full((len(uniq), max_length + 1), -1, dtype=np.int16)
+  codes[:, :max_length] = np.where(pad, -1, clipped)
+  fits = lengths <= max_length
+  codes[np.flatnonzero(fits), lengths[fits]] = alpha.end_code
+  keep = ~bad_rows
+  new_index = np.full(len(uniq), -1, dtype=np.int64)
+  new_index[keep] = np.arange(int(keep.sum()))
+  return _EncodedVocabulary(
+      alphabet=alpha, vocabulary=uniq[keep], codes=codes[keep],
+      word_lengths=lengths[keep],
+      old_to_new=new_index[old_to_new])

@@ -1,0 +1,227 @@
+"""Synthetic populations drawn from a real English word-frequency list.
+
+The word list comes from the ``wordfreq`` package (its English list,
+frequencies from web, subtitle, news, book and social media text). Only
+words made of ``a``-``z`` and the apostrophe are kept, so the alphabet has
+at most 27 characters. Each user receives one word drawn independently,
+with probability either
+
+* ``"wordfreq"``: proportional to the word's English frequency, or
+* ``"zipf"``: proportional to ``1 / rank**exponent`` (rank in that list).
+
+The draw is seeded, so a (size, seed, distribution) triple always gives the
+same population.
+
+For scale tests (1e6 to 1e8 users), :func:`scale_population` draws from the
+same English list or from a user-provided frequency table file
+(:func:`read_frequency_table`), with the table's own weights or a Zipf law
+over its ranks, in memory linear in the users (4 bytes each): the word
+counts are one multinomial draw, then the users are shuffled
+(:func:`draw_user_words`).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import functools
+import os
+import warnings
+import re
+
+import numpy as np
+import pandas as pd
+
+from triehh.core import population as population_lib
+
+DEFAULT_NUM_USERS = 1_000_000
+DEFAULT_VOCABULARY_SIZE = 50_000
+_WORD = re.compile(r"^[a-z']+$")
+
+
+@functools.lru_cache(maxsize=4)
+def english_words(vocabulary_size: int = DEFAULT_VOCABULARY_SIZE
+                  ) -> tuple[tuple[str, ...], np.ndarray]:
+  """The most frequent English words (a-z and ') and their frequencies."""
+  try:
+    import wordfreq
+  except ImportError as err:  # pragma: no cover - a declared dependency
+    raise ImportError("the default data set needs the 'wordfreq' package: "
+                      "pip install wordfreq") from err
+  words = []
+  for w in wordfreq.top_n_list("en", vocabulary_size * 2):
+    if _WORD.match(w) and w.strip("'"):
+      words.append(w)
+      if len(words) == vocabulary_size:
+        break
+  freqs = np.array([wordfreq.word_frequency(w, "en") for w in words])
+  return tuple(words), freqs
+
+
+def word_probabilities(frequencies: np.ndarray, distribution: str,
+                       exponent: float = 1.0) -> np.ndarray:
+  """Normalised draw probabilities for a ranked word list."""
+  if distribution == "wordfreq":
+    weights = np.asarray(frequencies, dtype=np.float64)
+  elif distribution == "zipf":
+    if exponent <= 0:
+      raise ValueError(f"the Zipf exponent must be > 0, got {exponent}")
+    weights = 1.0 / np.arange(1, len(frequencies) + 1) ** exponent
+  else:
+    raise ValueError(f"distribution must be 'wordfreq' or 'zipf', got "
+                     f"{distribution!r}")
+  return weights / weights.sum()
+
+
+def english_population(num_users: int = DEFAULT_NUM_USERS, *, seed: int = 0,
+                       distribution: str = "wordfreq", exponent: float = 1.0,
+                       vocabulary_size: int = DEFAULT_VOCABULARY_SIZE,
+                       max_length: int = population_lib.DEFAULT_MAX_LENGTH
+                       ) -> population_lib.Population:
+  """One word per user, drawn from the English list (see module docstring)."""
+  if num_users < 1:
+    raise ValueError(f"num_users must be >= 1, got {num_users}")
+  words, freqs = english_words(vocabulary_size)
+  probs = word_probabilities(freqs, distribution, exponent)
+  rng = np.random.default_rng(seed)
+  user_word = rng.choice(len(words), size=num_users, p=probs)
+  return population_lib.Population.from_word_indices(
+      np.asarray(words, dtype=object), user_word, max_length=max_length)
+
+
+# ---- scale tests ------------------------------------------------------------
+
+
+def draw_user_words(weights: np.ndarray, num_users: int,
+                    seed: int) -> np.ndarray:
+  """``int32 [num_users]``: users holding word i with probability ~ weights[i].
+
+  The counts of the words are one multinomial draw; the users are then
+  shuffled, so the result is distributed as ``num_users`` independent draws.
+  """
+  if num_users < 1:
+    raise ValueError(f"num_users must be >= 1, got {num_users}")
+  weights = np.asarray(weights, dtype=np.float64)
+  if weights.ndim != 1 or not weights.size:
+    raise ValueError("need a non-empty 1-D array of word weights")
+  if not np.all(np.isfinite(weights)) or weights.min() < 0 or (
+      weights.sum() <= 0):
+    raise ValueError("word weights must be finite, >= 0 and not all 0")
+  rng = np.random.default_rng(seed)
+  counts = rng.multinomial(num_users, weights / weights.sum())
+  user_word = np.repeat(np.arange(weights.size, dtype=np.int32), counts)
+  rng.shuffle(user_word)
+  return user_word
+
+
+@dataclasses.dataclass
+class FrequencyTable:
+  """Words and weights read from a table file (see read_frequency_table)."""
+
+  words: np.ndarray
+  weights: np.ndarray
+  skipped_lines: int
+
+
+def read_frequency_table(path: str) -> FrequencyTable:
+  """Reads ``word<separator>weight`` lines (tab, comma or spaces).
+
+  UTF-8, optionally ``.gz``; read with ``pandas.read_csv``. A first line
+  whose weight is not a number is a header. Blank lines and lines starting
+  with ``#`` are ignored; lines without a positive finite weight, or whose
+  word holds the end symbol ``$``, are skipped and counted (the weight is a
+  line's last field). Repeated words add up.
+  """
+  if not os.path.exists(path):
+    raise FileNotFoundError(f"frequency table not found: {path}")
+  table = _frequency_lines(path)
+  table = table[~table["word"].str.startswith("#")]
+  weight = pd.to_numeric(table["weight"], errors="coerce")
+  if len(table) and table["weight"].iloc[0] != "" and np.isnan(
+      weight.iloc[0]):
+    table, weight = table.iloc[1:], weight.iloc[1:]  # a header line
+  good = (np.isfinite(weight) & (weight > 0)
+          & ~table["word"].str.contains("$", regex=False))
+  skipped = int((~good).sum())
+  if not good.any():
+    raise ValueError(f"frequency table {path} holds no usable line "
+                     f"({skipped} skipped)")
+  totals = weight[good].groupby(table["word"][good], sort=False).sum()
+  return FrequencyTable(np.array(totals.index, dtype=object),
+                        totals.to_numpy(dtype=np.float64), skipped)
+
+
+def _frequency_lines(path: str) -> pd.DataFrame:
+  """A table's lines as (word, last field) strings; ``""`` when missing."""
+  try:
+    with warnings.catch_warnings():  # short lines are expected
+      warnings.simplefilter("ignore", pd.errors.ParserWarning)
+      return pd.read_csv(
+          path, sep=r"[\t,\s]+", engine="python", header=None,
+          names=["word", "weight"], index_col=False,
+          on_bad_lines=lambda fields: [fields[0], fields[-1]],
+          quoting=csv.QUOTE_NONE, dtype=str, keep_default_na=False,
+          encoding="utf-8", compression="infer")
+  except pd.errors.EmptyDataError as err:
+    raise ValueError(f"frequency table {path} holds no usable line "
+                     "(0 skipped)") from err
+  except (OSError, UnicodeDecodeError, EOFError,
+          pd.errors.ParserError) as err:
+    raise ValueError(f"cannot read frequency table {path}: {err}") from err
+
+
+def population_from_weights(words, weights: np.ndarray, num_users: int, *,
+                            seed: int = 0,
+                            max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+                            alphabet=None) -> population_lib.Population:
+  """``num_users`` users, each holding word i with probability ~ weights[i].
+
+  Memory is 4 bytes per user beyond the vocabulary: the vocabulary is
+  encoded once and the drawn indices are mapped into it. ``alphabet`` (None:
+  the words' characters) must hold every character of the words.
+  """
+  words = np.asarray(words, dtype=object)
+  if words.shape != np.shape(weights):
+    raise ValueError("words and weights differ in length")
+  drawn = draw_user_words(weights, num_users, seed)
+  used = np.flatnonzero(np.bincount(drawn, minlength=words.size))
+  # Encode the used words once (one user each), then point every user at
+  # its word's encoded index.
+  base = population_lib.Population.from_word_indices(
+      words[used], np.arange(used.size), max_length=max_length,
+      alphabet=alphabet)
+  position = np.full(words.size, -1, dtype=np.int32)
+  position[used] = base.user_word
+  return dataclasses.replace(base, user_word=position[drawn])
+
+
+def scale_population(num_users: int, *, table_path: str | None = None,
+                     zipf_exponent: float | None = None, seed: int = 0,
+                     vocabulary_size: int = DEFAULT_VOCABULARY_SIZE,
+                     max_length: int = population_lib.DEFAULT_MAX_LENGTH
+                     ) -> population_lib.Population:
+  """A one-word population for scale tests.
+
+  Args:
+    num_users: n (1e6 .. 1e8 and beyond; memory ~4 bytes per user).
+    table_path: a frequency table file (``read_frequency_table``); None for
+      the English ``wordfreq`` list of ``vocabulary_size`` words.
+    zipf_exponent: None to draw by the table's (or wordfreq's) weights, or
+      s > 0 to draw the word of rank r with probability ~ 1 / r**s (ranks by
+      decreasing weight, ties by word).
+    seed: seed of the draw.
+    vocabulary_size: size of the English list when no table is given.
+    max_length: L.
+  """
+  if table_path:
+    table = read_frequency_table(table_path)
+    words, weights = table.words, table.weights
+  else:
+    words, weights = english_words(vocabulary_size)
+    words = np.asarray(words, dtype=object)
+  if zipf_exponent is not None:
+    order = np.lexsort((words.astype(str), -np.asarray(weights)))
+    words = words[order]
+    weights = word_probabilities(weights, "zipf", zipf_exponent)
+  return population_from_weights(words, weights, num_users, seed=seed,
+                                 max_length=max_length)

@@ -1,0 +1,297 @@
+"""Users who are not always online: each round samples from those online.
+
+In production only online users can be sampled, and against an adversary
+who knows who is online, the guarantee of a round is set by the number of
+online users, not by n (the paper's remark). :func:`discover_online` runs
+TrieHH under an availability model:
+
+* ``availability=f`` (a float in (0, 1]): in every round a uniform random
+  subset of ``round(f n)`` users is online;
+* ``availability=p``, an array ``[n]`` (per-user probability, the same
+  every round) or ``[n, R]`` (per user, per round; round ``r`` uses column
+  ``r mod R``): user ``u`` is online in round ``r`` with probability
+  ``p[u, r]``, independently. :func:`diurnal` builds such an array from a
+  phase per user (a day-night cycle).
+
+Each round's batch is ``m`` users drawn uniformly without replacement from
+that round's online users, given to the engine as a fixed ``schedule``
+(so the population must list its users one by one). The online sets of all
+``L + 1`` rounds and the batches are drawn, before the run, from their own
+stream ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(1000,)))``,
+independent of the run's generator and of the streams it spawns.
+
+Privacy. Given the online set ``S_r`` of round ``r`` (known to the
+adversary), the round is Theorem 1's round mechanism on the ``n_r = |S_r|``
+online users (a user who is offline takes no part in it). Theorem 1's
+per-round bound grows as ``n_r`` shrinks, so the run is accounted with
+Theorem 1 at the **worst (smallest) online count** ``n_min`` over the
+``L + 1`` drawn rounds, with the run's theta and batch size m; Theorem 1's
+conditions must hold for every round's count (``4 <= theta <= sqrt(n_r)``,
+``sqrt(n_r) <= m <= n_r / (theta + 1)``), else the run is refused (or, with
+``allow_no_guarantee``, reported with ``epsilon = inf``). Several words per
+user redrawn every round pay ``L`` times Theorem 1's delta, as without an
+availability model.
+
+Which theta and m. ``calibrate_to="online"`` (the default) calibrates
+theta and m by Corollary 1 for the target ``(epsilon, delta)`` at
+``n_min``: the target holds against an adversary who knows who is online,
+and the batch shrinks with the online fraction (m is about proportional to
+the online count). ``calibrate_to="nominal"`` keeps the theta and m
+calibrated for n, as a deployment planned for n users would, and reports
+the epsilon they really achieve at ``n_min`` (larger than the target; no
+guarantee once m exceeds ``n_min / (theta + 1)``). ``delta`` defaults to
+``1 / n^2`` of the nominal n in both. Results record the nominal n, every
+round's online count, the worst, and the achieved ``(epsilon, delta)``
+(:class:`Availability`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from triehh.discovery import run as discovery_run
+from triehh.theory import policy
+from triehh.core import population as population_lib
+from triehh.core import results
+from triehh.discovery import word_choice as word_choice_lib
+
+AVAILABILITY_STREAM = 1000
+ONLINE = "online"
+NOMINAL = "nominal"
+CALIBRATIONS = (ONLINE, NOMINAL)
+ACCOUNTING = "Theorem 1 at the worst round's online count (one direction)"
+
+
+def generator(seed: int | None) -> np.random.Generator:
+  """The stream of the online sets and batches (module docstring)."""
+  return np.random.default_rng(
+      np.random.SeedSequence(seed, spawn_key=(AVAILABILITY_STREAM,)))
+
+
+def diurnal(phases: np.ndarray, num_rounds: int, *, round_hours: float = 1.0,
+            low: float = 0.05, high: float = 0.95) -> np.ndarray:
+  """Per-user, per-round online probabilities of a day-night cycle.
+
+  User ``u`` is most likely online at the time of day ``phases[u]`` (a
+  fraction of the day in [0, 1)): round ``r`` runs at ``r * round_hours``
+  hours and ``p[u, r] = low + (high - low) (1 + cos(2 pi (t_r - phases[u])))
+  / 2`` with ``t_r`` the round's time as a fraction of the day.
+
+  Returns:
+    ``float64 [n, num_rounds]``.
+  """
+  phases = np.asarray(phases, dtype=np.float64)
+  if phases.ndim != 1 or not phases.size:
+    raise ValueError("phases must be a non-empty 1-D array, one per user")
+  if not 0 <= low <= high <= 1:
+    raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, "
+                     f"high={high}")
+  if num_rounds < 1:
+    raise ValueError(f"num_rounds must be >= 1, got {num_rounds}")
+  times = np.arange(num_rounds) * round_hours / 24.0
+  wave = (1.0 + np.cos(2 * np.pi * (times[None, :] - phases[:, None]))) / 2
+  return low + (high - low) * wave
+
+
+@dataclasses.dataclass(frozen=True)
+class Availability:
+  """What an availability model did to a run, and the privacy it gives.
+
+  Attributes:
+    model: ``"fraction"`` or ``"per-user"``.
+    fraction: the fraction online per round (``"fraction"``), else None.
+    nominal_n: n, all users.
+    online_per_round: online users in each of the ``L + 1`` drawn rounds.
+    worst_online: the smallest of them (the accounting's n).
+    calibrated_to: ``"online"`` or ``"nominal"``.
+    epsilon, delta: Theorem 1 at ``worst_online`` (``inf`` and 1 without
+      guarantee); also the run's ``params.epsilon`` and ``params.delta``.
+    nominal_epsilon: Theorem 1's epsilon at the nominal n for the same
+      theta and m (what the label would say if availability were ignored);
+      ``inf`` outside its conditions.
+  """
+
+  model: str
+  fraction: float | None
+  nominal_n: int
+  online_per_round: tuple[int, ...]
+  worst_online: int
+  calibrated_to: str
+  epsilon: float
+  delta: float
+  nominal_epsilon: float
+
+
+@dataclasses.dataclass
+class OnlineResult(results.DiscoveryResult):
+  """A :class:`~triehh.core.results.DiscoveryResult` with its availability."""
+
+  availability: Availability | None = None
+
+
+def _model(availability, n: int, levels: int, rng: np.random.Generator
+           ) -> tuple[str, float | None, list[np.ndarray | None]]:
+  """The model's name, fraction, and each round's online users (None: all)."""
+  if isinstance(availability, (int, float)) and not isinstance(
+      availability, bool):
+    fraction = float(availability)
+    if not 0 < fraction <= 1:
+      raise ValueError(f"availability as a fraction online must be in (0, 1],"
+                       f" got {availability!r}")
+    size = max(1, round(fraction * n))
+    if size == n:
+      return "fraction", fraction, [None] * levels
+    return "fraction", fraction, [
+        np.sort(rng.choice(n, size=size, replace=False)) for _ in range(levels)]
+  probs = np.asarray(availability, dtype=np.float64)
+  if probs.ndim == 1:
+    probs = probs[:, None]
+  if probs.ndim != 2 or probs.shape[0] != n or probs.shape[1] < 1:
+    raise ValueError(f"availability as probabilities must have shape [n] or "
+                     f"[n, rounds] with n={n}, got {np.shape(availability)}")
+  if not np.all((probs >= 0) & (probs <= 1)):
+    raise ValueError("availability probabilities must be in [0, 1]")
+  online = [np.flatnonzero(rng.random(n) < probs[:, r % probs.shape[1]])
+            for r in range(levels)]
+  return "per-user", None, online
+
+
+def _round_guarantee(n_r: int, params: results.RunParams, max_length: int,
+                     word_choice: str, single_word: bool
+                     ) -> tuple[float, float, str]:
+  """Theorem 1 for one round's online count; ``(inf, 1, why)`` outside it."""
+  if params.batch_size > n_r:
+    return math.inf, 1.0, (f"the batch of m={params.batch_size} users is "
+                           f"larger than the {n_r} online users")
+  try:
+    p = policy.resolve_params(n_r, max_length, theta=params.theta,
+                              batch_size=params.batch_size,
+                              word_choice=word_choice,
+                              single_word=single_word)
+  except ValueError as err:
+    return math.inf, 1.0, str(err).split(". Pass allow_no_guarantee")[0]
+  return p.epsilon, p.delta, ""
+
+
+def discover_online(user_words, *, availability, epsilon: float | None = None,
+                    delta: float | None = None,
+                    calibrate_to: str = ONLINE,
+                    theta: int | None = None, batch_size: int | None = None,
+                    max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+                    seed: int | None = 0, engine: str = "fast",
+                    word_choice: str = word_choice_lib.PER_ROUND,
+                    allow_no_guarantee: bool = False, alphabet=None,
+                    unknown: str | None = None,
+                    **discover_options) -> OnlineResult:
+  """TrieHH where each round samples from the users online then.
+
+  Args:
+    user_words: as for :func:`triehh.discover`; the users must be listed
+      one by one (not given by word frequencies).
+    availability: a fraction online per round, or per-user probabilities
+      ``[n]`` or ``[n, R]`` (module docstring; :func:`diurnal`).
+    epsilon, delta: the target privacy (``delta`` defaults to ``1/n^2``).
+    calibrate_to: ``"online"`` (theta and m for the worst online count) or
+      ``"nominal"`` (for n); see the module docstring.
+    theta, batch_size: give both instead of ``(epsilon, delta)``.
+    max_length, seed, engine, word_choice, alphabet, unknown: as for
+      :func:`triehh.discover`.
+    allow_no_guarantee: run when a round's online count is outside
+      Theorem 1 (reported with ``epsilon = inf``).
+    **discover_options: other :func:`triehh.discover` arguments
+      (``num_sub_rounds``, engine options).
+
+  Returns:
+    An :class:`OnlineResult`; its ``params`` hold the nominal n and the
+    achieved ``(epsilon, delta)``, its ``availability`` the online counts.
+  """
+  if calibrate_to not in CALIBRATIONS:
+    raise ValueError(f"calibrate_to must be one of {CALIBRATIONS}, got "
+                     f"{calibrate_to!r}")
+  for name in ("schedule", "gamma", "max_num_prefixes"):
+    if name in discover_options:
+      raise ValueError(f"{name} cannot be given with an availability model")
+  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
+             if v is not None}
+  population = population_lib.as_population(user_words, max_length, **options)
+  population.check_user_array("an availability model (a fixed schedule)")
+  n = population.num_users
+  single_word = population.is_single_word
+  rng = generator(seed)
+  model, fraction, online = _model(availability, n, population.num_levels,
+                                   rng)
+  counts = tuple(n if o is None else int(o.size) for o in online)
+  worst = min(counts)
+  if theta is not None or batch_size is not None:
+    if theta is None or batch_size is None or epsilon is not None:
+      raise ValueError("give either (epsilon, delta), or theta with "
+                       "batch_size")
+    base_n = n
+  else:
+    if epsilon is None:
+      raise ValueError("give epsilon (and optionally delta), or theta with "
+                       "batch_size")
+    base_n = worst if calibrate_to == ONLINE else n
+    delta = 1.0 / n**2 if delta is None else delta
+  try:
+    base = policy.resolve_params(
+        base_n, max_length, epsilon=epsilon, delta=delta, theta=theta,
+        batch_size=batch_size, allow_no_guarantee=True,
+        word_choice=word_choice, single_word=single_word)
+  except ValueError as err:
+    raise ValueError(f"calibrating for {base_n} users ({calibrate_to}; "
+                     f"worst online count {worst} of n={n}): {err}") from None
+  per_round = [_round_guarantee(c, base, max_length, word_choice,
+                                single_word) for c in sorted(set(counts))]
+  eps = max(r[0] for r in per_round)
+  dlt = max(r[1] for r in per_round)
+  problems = [r[2] for r in per_round if r[2]]
+  if problems and not allow_no_guarantee:
+    raise ValueError(f"with {worst} of n={n} users online in the worst round,"
+                     f" Theorem 1 does not cover the run: {problems[0]}. Pass "
+                     "allow_no_guarantee=True to run anyway, or "
+                     "calibrate_to='online'")
+  schedule = [_batch(rng, n, o, base.batch_size) for o in online]
+  nominal_eps = _round_guarantee(n, base, max_length, word_choice,
+                                 single_word)[0]
+  info = Availability(model=model, fraction=fraction, nominal_n=n,
+                      online_per_round=counts, worst_online=worst,
+                      calibrated_to=calibrate_to, epsilon=eps, delta=dlt,
+                      nominal_epsilon=nominal_eps)
+  note = (f"{ACCOUNTING}: {worst} of n={n} users online "
+          f"(rounds: {list(counts)}), theta={base.theta}, m="
+          f"{base.batch_size} (calibrated for {base_n} users)."
+          if not problems else
+          f"no differential privacy guarantee: {problems[0]}.")
+  engine_options = dict(discover_options)
+  params = results.RunParams(
+      theta=base.theta, gamma=base.batch_size / math.sqrt(worst),
+      batch_size=base.batch_size, epsilon=eps, delta=dlt, n=n,
+      max_length=max_length, levels=max_length + 1,
+      num_sub_rounds=engine_options.pop("num_sub_rounds", 1),
+      target_epsilon=base.target_epsilon, target_delta=base.target_delta,
+      guarantee=note, word_choice=word_choice,
+      accounting=policy.NO_GUARANTEE if problems else ACCOUNTING,
+      covers=base.covers, sampling=policy.FIXED)
+  result = discovery_run.run(population, params, seed=seed, engine=engine,
+                             schedule=schedule,
+                             allow_no_guarantee=allow_no_guarantee,
+                             **engine_options)
+  params = result.params
+  return OnlineResult(heavy_hitters=result.heavy_hitters, params=params,
+                      trie=result.trie, engine=result.engine, seed=seed,
+                      seconds=result.seconds, availability=info)
+
+
+def _batch(rng: np.random.Generator, n: int, online: np.ndarray | None,
+           batch_size: int) -> np.ndarray:
+  """``batch_size`` online users (all of them if fewer), uniformly."""
+  if online is None:
+    return rng.choice(n, size=batch_size, replace=False, shuffle=False)
+  if online.size <= batch_size:
+    return online
+  return online[rng.choice(online.size, size=batch_size, replace=False,
+                           shuffle=False)]

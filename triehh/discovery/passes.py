@@ -1,0 +1,332 @@
+"""Several TrieHH passes, each denying the words found before it.
+
+:func:`discover_passes` runs ``P`` passes of :func:`triehh.discover` on the
+same users. Pass ``p`` runs with the deny list of every word found by
+passes ``0..p-1`` (and an optional initial deny list): users of those
+words abstain, or pick among their other words (:mod:`triehh.discovery.deny_list`),
+so later passes can reach words the earlier ones missed. The words found
+are the union of the passes' words, in pass order.
+
+Privacy. Each pass is a TrieHH run on the same n users, so each is
+``(epsilon_p, delta_p)``-DP by Theorem 1 (its own accounting, see
+``docs/privacy.md``); the deny list of a pass is a function of the earlier
+passes' published words, so the passes compose adaptively. The requested
+total ``(epsilon, delta)`` is split before any pass runs:
+
+* ``"basic"``: ``epsilon_p = epsilon / P``, ``delta_p = delta / P``; the
+  total is ``(sum epsilon_i, sum delta_i)``.
+* ``"advanced"`` (Dwork, Rothblum and Vadhan's advanced composition
+  theorem): ``P`` passes of ``(epsilon_p, delta_p)`` are
+  ``(sqrt(2 P ln(1/delta')) epsilon_p + P epsilon_p (e^epsilon_p - 1),
+  P delta_p + delta')``-DP; ``delta' = delta / 2``, ``delta_p =
+  delta / (2 P)``, and ``epsilon_p`` solves the total = ``epsilon``
+  (``scipy.optimize.brentq``).
+* ``"best"`` (the default): whichever of the two gives the larger
+  ``epsilon_p`` (basic on ties). With ``delta = 1/n^2`` that is basic for
+  every P up to the tens: advanced composition pays ``sqrt(2P
+  ln(1/delta'))``, about 10 sqrt(P) for n = 10^6.
+
+Every pass is calibrated by Corollary 1 for ``(epsilon_p, delta_p)`` and
+reports the ``(epsilon_i, delta_i)`` its integer batch achieves (at most
+the per-pass target); the total in :attr:`PassesResult.params` is composed
+from those. A request whose per-pass share Theorem 1 cannot give for n
+(a batch below sqrt(n) users) is refused with a ``ValueError`` naming the
+per-pass values, before any pass runs.
+
+Seeds: pass 0 uses ``seed`` (so one pass is :func:`triehh.discover` with
+that seed), pass ``p >= 1`` the seed drawn from
+``numpy.random.SeedSequence((seed, p))``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Iterable
+
+import numpy as np
+from scipy import optimize
+
+from triehh.discovery import deny_list as deny_list_lib
+from triehh.core import population as population_lib
+from triehh.theory import policy
+from triehh.core import results
+from triehh.core import validation
+from triehh.discovery import word_choice as word_choice_lib
+from triehh.discovery import run as discovery_run
+
+BASIC = "basic"
+ADVANCED = "advanced"
+BEST = "best"
+COMPOSITIONS = (BEST, BASIC, ADVANCED)
+_CALIBRATED_ONLY = ("theta", "gamma", "batch_size", "max_num_prefixes",
+                    "allow_no_guarantee", "schedule")
+
+
+def basic_total(epsilon: float, delta: float,
+                num_passes: int) -> tuple[float, float]:
+  """``(P epsilon, P delta)``: basic composition of ``P`` passes."""
+  return num_passes * epsilon, min(1.0, num_passes * delta)
+
+
+def advanced_total(epsilon: float, delta: float, num_passes: int,
+                   delta_prime: float) -> tuple[float, float]:
+  """The advanced composition theorem's total for ``P`` passes.
+
+  ``(sqrt(2 P ln(1/delta')) epsilon + P epsilon (e^epsilon - 1),
+  P delta + delta')``.
+  """
+  total = (math.sqrt(2.0 * num_passes * math.log(1.0 / delta_prime)) * epsilon
+           + num_passes * epsilon * math.expm1(epsilon))
+  return total, min(1.0, num_passes * delta + delta_prime)
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+  """How a total ``(epsilon, delta)`` is split over the passes.
+
+  Attributes:
+    composition: ``"basic"`` or ``"advanced"``.
+    num_passes: P.
+    epsilon, delta: the per-pass target.
+    delta_prime: advanced composition's delta' (0 for basic).
+    total_epsilon, total_delta: the totals the per-pass targets compose to.
+  """
+
+  composition: str
+  num_passes: int
+  epsilon: float
+  delta: float
+  delta_prime: float
+  total_epsilon: float
+  total_delta: float
+
+
+def split_budget(epsilon: float, delta: float, num_passes: int,
+                 composition: str = BEST) -> Budget:
+  """The per-pass ``(epsilon_p, delta_p)`` for a total (module docstring)."""
+  epsilon = validation.check_positive("epsilon", epsilon)
+  delta = validation.check_probability("delta", delta)
+  num_passes = validation.check_int("num_passes", num_passes)
+  if composition not in COMPOSITIONS:
+    raise ValueError(f"composition must be one of {COMPOSITIONS}, got "
+                     f"{composition!r}")
+  basic = Budget(BASIC, num_passes, epsilon / num_passes, delta / num_passes,
+                 0.0, *basic_total(epsilon / num_passes, delta / num_passes,
+                                   num_passes))
+  if composition == BASIC:
+    return basic
+  delta_prime = delta / 2
+  pass_delta = delta / (2 * num_passes)
+
+  def excess(pass_epsilon: float) -> float:
+    return advanced_total(pass_epsilon, pass_delta, num_passes,
+                          delta_prime)[0] - epsilon
+
+  pass_epsilon = epsilon
+  if excess(epsilon) > 0:  # the root, a relative 1e-9 below (rounding)
+    pass_epsilon = optimize.brentq(excess, 0.0, epsilon, xtol=1e-15,
+                                   rtol=1e-13) * (1.0 - 1e-9)
+  total = advanced_total(pass_epsilon, pass_delta, num_passes, delta_prime)
+  advanced = Budget(ADVANCED, num_passes, float(pass_epsilon), pass_delta,
+                    delta_prime, *total)
+  if composition == ADVANCED:
+    return advanced
+  return advanced if advanced.epsilon > basic.epsilon else basic
+
+
+@dataclasses.dataclass(frozen=True)
+class PassesParams:
+  """The passes' privacy: the split, and the totals achieved.
+
+  Attributes:
+    composition: ``"basic"`` or ``"advanced"`` (the one used).
+    num_passes: P.
+    target_epsilon, target_delta: the requested total.
+    pass_target_epsilon, pass_target_delta: the per-pass target.
+    delta_prime: advanced composition's delta' (0 for basic).
+    pass_epsilons, pass_deltas: what each pass achieved (Theorem 1 at its
+      integer batch; its own accounting).
+    epsilon, delta: the total, composed from the achieved per-pass values
+      (at most the target).
+    guarantee: the above in words.
+    covers: which outputs the guarantee covers (the words and prefixes of
+      every pass, never their vote counts).
+  """
+
+  composition: str
+  num_passes: int
+  target_epsilon: float
+  target_delta: float
+  pass_target_epsilon: float
+  pass_target_delta: float
+  delta_prime: float
+  pass_epsilons: tuple[float, ...]
+  pass_deltas: tuple[float, ...]
+  epsilon: float
+  delta: float
+  guarantee: str
+  covers: str
+
+  def to_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class PassesResult:
+  """The outcome of :func:`discover_passes`.
+
+  Attributes:
+    words: the union of the passes' words (covered by ``params``), in pass
+      order, then as each pass orders them.
+    passes: each pass's :class:`~triehh.core.results.DiscoveryResult` (its own
+      ``params`` hold its per-pass guarantee).
+    deny_lists: the words denied in each pass (sorted).
+    params: the :class:`PassesParams`.
+    seed: the seed of the first pass.
+    seconds: wall time of the passes.
+  """
+
+  words: tuple[str, ...]
+  passes: tuple[results.DiscoveryResult, ...]
+  deny_lists: tuple[tuple[str, ...], ...]
+  params: PassesParams
+  seed: int | None
+  seconds: float
+
+  @property
+  def heavy_hitters(self) -> dict[str, int]:
+    """Word -> votes in the pass that found it: unprotected vote counts."""
+    out: dict[str, int] = {}
+    for result in self.passes:
+      for word, votes in result.heavy_hitters.items():
+        out.setdefault(word, votes)
+    return out
+
+
+def pass_seed(seed: int | None, index: int) -> int | None:
+  """The seed of pass ``index`` (module docstring)."""
+  if seed is None or index == 0:
+    return seed
+  return int(np.random.SeedSequence((seed, index)).generate_state(
+      1, np.uint64)[0] >> np.uint64(1))
+
+
+def discover_passes(user_words, *, num_passes: int, epsilon: float,
+                    delta: float | None = None, composition: str = BEST,
+                    deny_list: Iterable[str] = (),
+                    max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+                    seed: int | None = 0, engine: str = "fast",
+                    word_choice: str = word_choice_lib.PER_ROUND,
+                    alphabet=None, unknown: str | None = None,
+                    **discover_options) -> PassesResult:
+  """Runs ``num_passes`` TrieHH passes within a total ``(epsilon, delta)``.
+
+  Args:
+    user_words: as for :func:`triehh.discover` (a Population included).
+    num_passes: P, passes to run (each denies the words found before it).
+    epsilon, delta: the total privacy target (``delta`` defaults to
+      ``1/n^2``).
+    composition: ``"best"``, ``"basic"`` or ``"advanced"`` (module
+      docstring).
+    deny_list: words denied in every pass (before any is found).
+    max_length, seed, engine, word_choice, alphabet, unknown: as for
+      :func:`triehh.discover` (``seed`` is the first pass's).
+    **discover_options: other :func:`triehh.discover` arguments (e.g.
+      ``num_sub_rounds``, engine options); the parameters are always
+      calibrated, so ``theta``, ``gamma``, ``batch_size``, a prefix cap and
+      ``allow_no_guarantee`` are refused.
+
+  Returns:
+    A :class:`PassesResult`.
+
+  Raises:
+    ValueError: for a bad argument, or when Theorem 1 cannot give the
+      per-pass share for this n (the message names the per-pass values).
+  """
+  given = sorted(set(discover_options) & set(_CALIBRATED_ONLY))
+  if given:
+    raise ValueError(f"discover_passes calibrates every pass from the total "
+                     f"(epsilon, delta); {', '.join(given)} cannot be given")
+  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
+             if v is not None}
+  population = population_lib.as_population(user_words, max_length, **options)
+  n = population.num_users
+  target_delta = 1.0 / n**2 if delta is None else delta
+  budget = split_budget(epsilon, target_delta, num_passes, composition)
+  word_choice_lib.check_word_choice(word_choice)
+  engine_options = dict(discover_options)
+  num_sub_rounds = engine_options.pop("num_sub_rounds", 1)
+  try:  # once: every pass has the same n, budget and kind of users
+    pass_params = policy.resolve_params(
+        n, max_length, epsilon=budget.epsilon, delta=budget.delta,
+        num_sub_rounds=num_sub_rounds, word_choice=word_choice,
+        single_word=population.is_single_word)
+  except ValueError as err:
+    raise ValueError(
+        f"{num_passes} passes within (epsilon={epsilon:g}, delta="
+        f"{target_delta:.3g}) leave each pass (epsilon={budget.epsilon:.4g}, "
+        f"delta={budget.delta:.3g}) by {budget.composition} composition, "
+        f"which Theorem 1 cannot give for n={n} users: {err}. Use fewer "
+        "passes or a larger epsilon") from None
+  denied = set(w.lower() for w in _words(deny_list))
+  passes, deny_lists, words = [], [], []
+  start = time.perf_counter()
+  for index in range(num_passes):
+    seed_p = pass_seed(seed, index)
+    pop_p = deny_list_lib.apply(population, denied)
+    result = discovery_run.run(pop_p, pass_params, seed=seed_p,
+                               engine=engine, **engine_options)
+    deny_lists.append(tuple(sorted(denied)))
+    passes.append(result)
+    new = [w for w in result.words if w not in denied]
+    words.extend(new)
+    denied.update(new)
+  seconds = time.perf_counter() - start
+  params = _composed(budget, epsilon, target_delta,
+                     [r.params for r in passes])
+  return PassesResult(words=tuple(words), passes=tuple(passes),
+                      deny_lists=tuple(deny_lists), params=params, seed=seed,
+                      seconds=seconds)
+
+
+def _words(deny_list: Iterable[str]) -> list[str]:
+  if isinstance(deny_list, (str, bytes)):
+    raise TypeError("deny_list must be a collection of words, not a single "
+                    "string")
+  return list(deny_list)
+
+
+def _composed(budget: Budget, epsilon: float, delta: float,
+              runs: list[results.RunParams]) -> PassesParams:
+  """The total of the achieved per-pass values; ValueError if above target."""
+  eps = tuple(float(p.epsilon) for p in runs)
+  dlt = tuple(float(p.delta) for p in runs)
+  if budget.composition == BASIC:
+    total = (sum(eps), min(1.0, sum(dlt)))
+    how = (f"basic composition of {budget.num_passes} passes: epsilon = "
+           f"sum of the passes' epsilons, delta = sum of their deltas")
+  else:
+    total = advanced_total(max(eps), max(dlt), budget.num_passes,
+                           budget.delta_prime)
+    how = (f"advanced composition of {budget.num_passes} passes "
+           f"(delta' = {budget.delta_prime:.3g}): epsilon = sqrt(2P "
+           "ln(1/delta')) eps_p + P eps_p (e^eps_p - 1), delta = P delta_p + "
+           "delta', at the largest achieved eps_p and delta_p")
+  if total[0] > epsilon * (1 + 1e-12) or total[1] > delta * (1 + 1e-12):
+    raise ValueError(f"the passes compose to (epsilon={total[0]:.6g}, "
+                     f"delta={total[1]:.3g}), above the requested "
+                     f"({epsilon:g}, {delta:.3g})")
+  note = (f"{how}; per pass target (epsilon={budget.epsilon:.6g}, delta="
+          f"{budget.delta:.3g}), each pass calibrated by Corollary 1 and "
+          "reported by its own accounting; the deny list of a pass depends "
+          "only on earlier passes' published words (adaptive composition).")
+  return PassesParams(
+      composition=budget.composition, num_passes=budget.num_passes,
+      target_epsilon=float(epsilon), target_delta=float(delta),
+      pass_target_epsilon=budget.epsilon, pass_target_delta=budget.delta,
+      delta_prime=budget.delta_prime, pass_epsilons=eps, pass_deltas=dlt,
+      epsilon=float(total[0]), delta=float(total[1]), guarantee=note,
+      covers=("the set of discovered words and prefixes of every pass, not "
+              "their vote counts" + policy.ONE_DIRECTION))

@@ -1,0 +1,70 @@
+"""When a user holding several words chooses the word it votes with.
+
+* ``"per_round"`` (the default, Algorithm 3 of the paper): every sampled user
+  draws a word by its local frequency in every round
+  (:func:`triehh.engines.sampling.draw_word_ranks`). Its privacy is accounted by
+  per-round composition: Theorem 1's epsilon, ``L`` times its delta
+  (``docs/privacy.md``).
+* ``"per_run"``: every user draws one word by its local frequency once,
+  before the first round (:func:`draw_once`), and the run is the single-word
+  algorithm on those words. Theorem 2 of the paper covers this exactly, with
+  Theorem 1's ``(epsilon, delta)``.
+
+One-word populations are the same under both: there is nothing to choose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from triehh.core import population as population_lib
+from triehh.engines import sampling
+
+PER_ROUND = "per_round"
+PER_RUN = "per_run"
+WORD_CHOICES = (PER_ROUND, PER_RUN)
+
+
+def check_word_choice(word_choice: str) -> str:
+  """``word_choice`` if it is one of :data:`WORD_CHOICES`, else ValueError."""
+  if word_choice not in WORD_CHOICES:
+    raise ValueError(f"word_choice must be one of {WORD_CHOICES}, got "
+                     f"{word_choice!r}")
+  return word_choice
+
+
+def per_run_generator(rng: np.random.Generator) -> np.random.Generator:
+  """The generator of the once-per-run draw: ``rng.spawn(1)[0]``.
+
+  ``rng`` is the run's own generator, ``numpy.random.default_rng(seed)``.
+  Spawning does not advance it, so the rounds draw as they would anyway;
+  and an engine that spawns its own stream from ``rng`` later in the run
+  (the TFF engine's client draw) gets the next child, a stream independent
+  of the word draw.
+  """
+  return rng.spawn(1)[0]
+
+
+def draw_once(population: population_lib.Population,
+              rng: np.random.Generator) -> population_lib.Population:
+  """A one-word population: each user's word drawn once by local frequency.
+
+  User ``i`` gets word ``w`` with probability ``c_i(w) / c_i`` (one call
+  ``rng.integers(0, totals)`` over all users, then the word choice of
+  :func:`triehh.engines.sampling.words_of`). Users keep their indices (a fixed
+  schedule selects the same users), and the result keeps the count of users
+  dropped when ``population`` was built. A one-word population is returned
+  as is.
+  """
+  if population.is_single_word:
+    return population
+  users = np.arange(population.num_users)
+  ranks = rng.integers(0, population.user_totals)
+  words = sampling.words_of(population, users, ranks)
+  drawn = population_lib.Population.from_word_indices(
+      population.vocabulary, words, max_length=population.max_length,
+      alphabet=population.alphabet)
+  return dataclasses.replace(
+      drawn, num_dropped_users=population.num_dropped_users)
