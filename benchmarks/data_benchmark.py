@@ -97,8 +97,8 @@ def synthesise_full(sample: str, rows: int, out_path: str) -> int:
 def child(task: dict) -> dict:
   """Runs one measurement; returns seconds and memory figures."""
   from triehh import data  # pylint: disable=g-import-not-at-top
-  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   from triehh.data import dictionary  # pylint: disable=g-import-not-at-top
+  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   import pyarrow  # pylint: disable=g-import-not-at-top,unused-import
   if task.get("setting") == "oov":
     dictionary.default_words(dictionary.DEFAULT_SIZE)  # warm wordfreq

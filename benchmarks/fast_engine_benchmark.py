@@ -46,12 +46,12 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from triehh.theory import policy
 from triehh.core import population as population_lib
-from triehh.engines import sampling
 from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import rounds
+from triehh.engines import sampling
+from triehh.theory import policy
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("sizes", ["1e6", "1e7", "1e8"],

@@ -86,8 +86,8 @@ def _peak_rss_mb(pid: int) -> float:
 def _first_round_capacity(pop, batch_size: int, seeds, string_max_bytes: int
                           ) -> int:
   """Most distinct cut strings among TrieHH's first-round users over seeds."""
-  from triehh.engines import sampling  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  from triehh.engines import sampling  # pylint: disable=g-import-not-at-top
   most = 1
   for seed in seeds:
     rng = np.random.default_rng(seed)
@@ -108,10 +108,10 @@ def _vote_bytes(trie) -> list[int]:
 
 def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   """IBLT and TrieHH rows for one data set and epsilon."""
-  import triehh  # pylint: disable=g-import-not-at-top
-  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
+  import triehh  # pylint: disable=g-import-not-at-top
   params = policy.resolve_params(pop.num_users, pop.max_length,
                                  epsilon=epsilon)
   k = FLAGS.k_anonymity or params.theta
@@ -191,9 +191,9 @@ def print_table(rows: list[dict]) -> None:
 
 def _default_population(epsilon: float, seeds):
   """The default population, or its subsample if IBLT's round cannot fit."""
-  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
-  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   pop = synthetic.english_population(FLAGS.num_users).encode()
   params = policy.resolve_params(pop.num_users, pop.max_length,
                                  epsilon=epsilon)

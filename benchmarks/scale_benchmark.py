@@ -23,11 +23,11 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from triehh.theory import policy
 from triehh.core import population as population_lib
 from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import vote_counts
+from triehh.theory import policy
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("sizes", ["1e6", "1e8", "1e10", "1e12"],

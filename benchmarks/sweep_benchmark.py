@@ -25,8 +25,8 @@ import time
 from absl import app
 from absl import flags
 
-import triehh
 from triehh.runs import sweep
+import triehh
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_users", 1_000_000, "Users in the population.")

@@ -122,9 +122,9 @@ def main(argv):
   if path is None:
     sys.exit("the Sentiment140 sample is absent: pass --sample or set "
              "TRIEHH_SENTIMENT140")
-  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   from triehh import data  # pylint: disable=g-import-not-at-top
   from triehh.engines import fast as fast_engine  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   start = time.perf_counter()
   from triehh.engines.tff import computations  # pylint: disable=g-import-not-at-top
   from triehh.engines.tff import engine  # pylint: disable=g-import-not-at-top

@@ -41,14 +41,14 @@ from absl import flags
 import numpy as np
 
 from experiments import cli
-from triehh.analysis import summary as analysis
-from triehh.discovery import availability as availability_lib
 from triehh import data as data_lib
+from triehh.analysis import summary as analysis
+from triehh.analysis.reproduction import numbers
 from triehh.core import metrics
+from triehh.data import synthetic
+from triehh.discovery import availability as availability_lib
 from triehh.discovery import passes as passes_lib
 from triehh.theory import policy
-from triehh.data import synthetic
-from triehh.analysis.reproduction import numbers
 
 FLAGS = flags.FLAGS
 SAMPLE_ENV = "TRIEHH_SENTIMENT140"

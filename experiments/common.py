@@ -25,10 +25,10 @@ from experiments import cli
 from triehh import data as data_lib
 from triehh.core import metrics
 from triehh.core import population as population_lib
+from triehh.data import paper_populations
+from triehh.data import synthetic
 from triehh.runs import records as records_lib
 from triehh.runs import sweep as sweep_lib
-from triehh.data import synthetic
-from triehh.data import paper_populations
 
 FLAGS = flags.FLAGS
 MAX_LENGTH_LIMIT = 1000

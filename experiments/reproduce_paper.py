@@ -28,15 +28,15 @@ from absl import app
 from absl import flags
 
 from experiments import cli
-from triehh.analysis import summary as analysis
-from triehh.runs import records as records_lib
 from triehh import data as data_lib
-from triehh.runs import sweep
-from triehh.baselines import sfp as sfp_lib
-from triehh.data import paper_populations
+from triehh.analysis import summary as analysis
 from triehh.analysis.reproduction import markdown
 from triehh.analysis.reproduction import numbers
 from triehh.analysis.reproduction import two_sided
+from triehh.baselines import sfp as sfp_lib
+from triehh.data import paper_populations
+from triehh.runs import records as records_lib
+from triehh.runs import sweep
 
 FLAGS = flags.FLAGS
 SAMPLE_ENV = "TRIEHH_SENTIMENT140"

@@ -22,10 +22,10 @@ from absl import app
 from absl import flags
 
 from experiments import common
-from triehh.runs import records
-from triehh.runs import sweep
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
+from triehh.runs import records
+from triehh.runs import sweep
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)

@@ -56,9 +56,9 @@ from experiments import common
 from experiments import run_sfp
 from experiments import run_triehh
 from triehh import data as data_lib
+from triehh.baselines import iblt
 from triehh.runs import records
 from triehh.runs import sweep
-from triehh.baselines import iblt
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy import special
 
-import triehh
-from triehh.theory import poisson
 from triehh.data import synthetic
 from triehh.engines import registry
+from triehh.theory import poisson
+import triehh
 from tests import reference
 
 

@@ -4,8 +4,8 @@ import math
 
 from absl.testing import parameterized
 
-import triehh
 from triehh.baselines import amplification
+import triehh
 
 SENTIMENT140_USERS = 659_775  # users of the full Sentiment140 training set
 OOV_USERS = 6_000_000

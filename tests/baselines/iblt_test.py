@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("tensorflow_federated")
 
-import triehh  # pylint: disable=g-import-not-at-top
-from triehh.theory import policy  # pylint: disable=g-import-not-at-top
 from triehh.engines import sampling  # pylint: disable=g-import-not-at-top
+from triehh.theory import policy  # pylint: disable=g-import-not-at-top
+import triehh  # pylint: disable=g-import-not-at-top
 from tests import reference  # pylint: disable=g-import-not-at-top
 from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
 

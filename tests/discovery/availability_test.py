@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-import triehh
-from triehh.discovery import availability
 from triehh.core import population as population_lib
 from triehh.data import synthetic
+from triehh.discovery import availability
+import triehh
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import triehh
-from triehh.discovery import deny_list
 from triehh.core import population as population_lib
+from triehh.discovery import deny_list
 from triehh.discovery import word_choice
+import triehh
 
 
 def _words_by_user(pop: population_lib.Population) -> list:

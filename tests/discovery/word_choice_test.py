@@ -4,6 +4,7 @@ from absl.testing import parameterized
 import numpy as np
 from scipy import stats
 
+from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.discovery import word_choice
 
@@ -86,5 +87,5 @@ class DrawOnceTest(parameterized.TestCase):
 
   def test_bad_word_choice(self):
     with self.assertRaisesRegex(ValueError, "word_choice must be one of"):
-      word_choice.check_word_choice("per_user")
-    self.assertEqual(word_choice.check_word_choice("per_run"), "per_run")
+      choices.check_word_choice("per_user")
+    self.assertEqual(choices.check_word_choice("per_run"), "per_run")

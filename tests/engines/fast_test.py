@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-import triehh
-from triehh.engines import fast as fast_engine
-from triehh.engines import vote_counts
 from triehh.core import population as population_lib
 from triehh.data import synthetic
+from triehh.engines import fast as fast_engine
+from triehh.engines import vote_counts
 from triehh.theory import utility
+import triehh
 from tests import paper_example
 from tests import reference
 

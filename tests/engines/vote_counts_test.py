@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from triehh.core import population as population_lib
-from triehh.data import synthetic
 from triehh.core import trie as trie_lib
+from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import vote_counts
 

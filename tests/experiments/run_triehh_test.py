@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-import triehh
 from triehh.theory import poisson
+import triehh
 from tests.experiments import drivers
 from triehh.data import synthetic
 

@@ -317,10 +317,10 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 def test_iblt_cells_run_resume_and_summarize(tmp_path):
   pytest.importorskip("tensorflow_federated")
-  from triehh.core import metrics  # pylint: disable=g-import-not-at-top
-  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
-  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  from triehh.core import metrics  # pylint: disable=g-import-not-at-top
+  from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   # 2,000 users, 93 per round at epsilon 8; strings cut at 3 bytes, so
   # some outputs are truncated ("tha" of "that").
   flags = ("--algorithms=triehh,iblt", "--num_users=2000", "--epsilons=8",

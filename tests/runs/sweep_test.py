@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-import triehh
 from triehh.core import metrics
+from triehh.data import synthetic
 from triehh.runs import records
 from triehh.runs import sweep
-from triehh.data import synthetic
+import triehh
 
 DATA = {"dataset": "default", "setting": "single", "max_length": 10,
         "num_users": 20000}

@@ -9,9 +9,9 @@ from absl.testing import parameterized
 import pytest
 from scipy import stats
 
-import triehh
 from triehh.discovery import deny_list
 from triehh.theory import exact
+import triehh
 
 NUM_RANDOM_CASES = 60
 KINDS = ("one_word", "per_round", "per_run")

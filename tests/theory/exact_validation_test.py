@@ -8,6 +8,7 @@ import random
 from absl.testing import parameterized
 import numpy as np
 
+from triehh.core import choices
 from triehh.theory import exact
 from triehh.theory import exact_validation as ev
 from triehh.theory import poisson
@@ -169,7 +170,7 @@ class CheckCanFailTest(parameterized.TestCase):
     # together are 2 % further apart in total variation than the
     # accountant's bound for one level allows.
     case = ev.Case(ev.POISSON, ev.THRESHOLD, ("a",) * 27, 0, theta=5,
-                   max_length=1, sampling=exact.POISSON, rate=0.2)
+                   max_length=1, sampling=choices.POISSON, rate=0.2)
     fewer = ev.check_poisson(case, epsilons=(0.0,), deltas=(),
                              claims=one_level_fewer)
     self.assertTrue(all(r.violated for r in fewer))
@@ -189,7 +190,7 @@ class CheckCanFailTest(parameterized.TestCase):
     # both non-"a" users are sampled in a level: 1 - (41/42)^2 = 83/1764.
     users = ("a",) * 35 + ("b",)
     case = ev.Case(ev.THEOREM1, "counterexample", users, 0, theta=5,
-                   max_length=1, sampling=exact.FIXED, batch_size=6)
+                   max_length=1, sampling=choices.FIXED, batch_size=6)
     epsilon, delta = ev.theorem1_claim(case)
     self.assertAlmostEqual(epsilon, 2 * math.log(6))
     self.assertAlmostEqual(delta, 0.0125)
@@ -217,7 +218,7 @@ class CheckCanFailTest(parameterized.TestCase):
     n, m, theta, max_length = 49, 7, 6, 3
     users = ("a",) * 48 + ("",)
     case = ev.Case(ev.THEOREM1, ev.CROWD, users, 0, theta, max_length,
-                   exact.FIXED, batch_size=m)
+                   choices.FIXED, batch_size=m)
     epsilon, delta = ev.theorem1_claim(case)
     [record] = ev.check_theorem1(case)
     with np.errstate(divide="ignore"):  # log1p(-1) where a level always fails
@@ -239,7 +240,7 @@ class HelpersTest(parameterized.TestCase):
 
   def test_removing_the_only_user(self):
     case = ev.Case(ev.POISSON, ev.THRESHOLD, ("ab",), 0, theta=1,
-                   max_length=2, sampling=exact.POISSON, rate=0.5)
+                   max_length=2, sampling=choices.POISSON, rate=0.5)
     records = ev.check_poisson(case, epsilons=(0.0,), deltas=())
     self.assertEqual([r.adjacency for r in records], ["empty", "remove"])
     # The user takes part in round 1 with probability 1/2: the total
@@ -269,7 +270,7 @@ class HelpersTest(parameterized.TestCase):
 
   def test_epsilon_for_delta_points(self):
     case = ev.Case(ev.POISSON, ev.THRESHOLD, ("a",) * 6, 0, theta=3,
-                   max_length=1, sampling=exact.POISSON, rate=0.1)
+                   max_length=1, sampling=choices.POISSON, rate=0.1)
     records = ev.check_poisson(case, adjacencies=(exact.REMOVE,))
     sources = [r.source for r in records]
     self.assertEqual(sources[:len(ev.POISSON_EPSILONS)],
@@ -306,18 +307,18 @@ class HelpersTest(parameterized.TestCase):
   def test_several_words_per_round_pay_levels(self):
     users = ({"a": 1, "b": 1},) + ("a",) * 34 + ("b",)
     case = ev.Case(ev.THEOREM1, ev.PER_ROUND, users, 0, theta=5,
-                   max_length=2, sampling=exact.FIXED, batch_size=6)
+                   max_length=2, sampling=choices.FIXED, batch_size=6)
     _, delta = ev.theorem1_claim(case)
     self.assertAlmostEqual(delta, 3 * privacy.theorem_delta(5))
     per_run = ev.Case(ev.THEOREM1, ev.PER_RUN, users, 0, theta=5,
-                      max_length=2, sampling=exact.FIXED, batch_size=6,
+                      max_length=2, sampling=choices.FIXED, batch_size=6,
                       word_choice=ev.PER_RUN)
     self.assertAlmostEqual(ev.theorem1_claim(per_run)[1],
                            privacy.theorem_delta(5))
 
   def test_describe(self):
     case = ev.Case(ev.THEOREM1, ev.CROWD, ("a", "", "a", {"a": 1, "b": 2}),
-                   3, theta=4, max_length=1, sampling=exact.FIXED,
+                   3, theta=4, max_length=1, sampling=choices.FIXED,
                    batch_size=2)
     text = case.describe()
     self.assertIn("2 x 'a'", text)

@@ -4,10 +4,10 @@ import math
 
 from absl.testing import parameterized
 
-from triehh.theory import policy
+from triehh.core import population as population_lib
 from triehh.theory import crowding
 from triehh.theory import poisson
-from triehh.core import population as population_lib
+from triehh.theory import policy
 
 
 def theorem1(n, levels, theta, gamma):

@@ -7,9 +7,9 @@ from absl.testing import parameterized
 import numpy as np
 from scipy import stats
 
-import triehh
 from triehh.theory import privacy
 from triehh.theory import utility
+import triehh
 
 
 def exact_level_rate(w, n, m, theta):

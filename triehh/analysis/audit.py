@@ -46,9 +46,9 @@ import numpy as np
 from scipy import special
 from scipy import stats
 
-from triehh import api
-from triehh.theory import policy
 from triehh.core import population as population_lib
+from triehh.discovery import discover as discover_lib
+from triehh.theory import policy
 
 VARIANTS = ("correct", "theta_one", "with_replacement", "double_vote")
 ADJACENCIES = ("add", "replace")
@@ -460,7 +460,7 @@ def run_depths(setup: AuditSetup, population: population_lib.Population,
     run_seed = seed + run
     schedule = _schedule(setup, np.random.default_rng([run_seed, 1]),
                          population.num_users, target)
-    result = api.discover(
+    result = discover_lib.discover(
         population, theta=setup.run_theta, batch_size=setup.batch_size,
         max_length=setup.max_length, seed=run_seed, schedule=schedule,
         allow_no_guarantee=True)

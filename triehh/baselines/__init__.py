@@ -14,9 +14,9 @@ from triehh.baselines.count_mean_sketch import CountMeanSketch
 from triehh.baselines.count_mean_sketch import HashFamily
 from triehh.baselines.count_mean_sketch import Sketch
 from triehh.baselines.iblt import iblt_discover
+from triehh.baselines.sfp import sfp_discover
 from triehh.baselines.sfp import SFPParams
 from triehh.baselines.sfp import SFPResult
-from triehh.baselines.sfp import sfp_discover
 
 __all__ = [
     "CountMeanSketch", "HashFamily", "SFPParams", "SFPResult", "Sketch",

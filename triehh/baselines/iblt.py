@@ -66,11 +66,11 @@ import time
 import numpy as np
 
 from triehh.core import population as population_lib
-from triehh.theory import policy
 from triehh.core import ranking
-from triehh.engines import sampling
 from triehh.core import validation
+from triehh.engines import sampling
 from triehh.engines import vote_counts
+from triehh.theory import policy
 
 DEFAULT_STRING_MAX_BYTES = 10
 DEFAULT_REPETITIONS = 3

@@ -88,12 +88,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from triehh.core import population as population_lib
-from triehh.core import ranking
-from triehh.engines import sampling
-from triehh.core import validation
 from triehh.baselines import amplification
 from triehh.baselines import count_mean_sketch as cms_lib
+from triehh.core import population as population_lib
+from triehh.core import ranking
+from triehh.core import validation
+from triehh.engines import sampling
 
 PAD = "$"
 DEFAULT_LENGTH = 10

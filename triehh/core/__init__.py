@@ -4,7 +4,7 @@
 :mod:`~triehh.core.population` (users and their words),
 :mod:`~triehh.core.trie` (the tensor-encoded trie),
 :mod:`~triehh.core.results` (a run's parameters and result),
-:mod:`~triehh.core.options` (the names of samplings and word choices),
+:mod:`~triehh.core.choices` (the names of samplings and word choices),
 :mod:`~triehh.core.metrics` and :mod:`~triehh.core.ranking` (scoring found
 words), :mod:`~triehh.core.validation` (argument checks).
 """

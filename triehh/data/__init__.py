@@ -13,14 +13,14 @@ Modules: ``readers`` (file formats), ``tokenize`` (words), ``settings``
 """
 
 from triehh.data.cache import default_dir as default_cache_dir
+from triehh.data.loader import build
 from triehh.data.loader import DATASETS
 from triehh.data.loader import DataSpec
-from triehh.data.loader import LoadedData
-from triehh.data.loader import build
 from triehh.data.loader import load
-from triehh.data.report import MAX_MALFORMED_SHARE
+from triehh.data.loader import LoadedData
 from triehh.data.report import DataError
 from triehh.data.report import LoadReport
+from triehh.data.report import MAX_MALFORMED_SHARE
 from triehh.data.settings import DEFAULT_OOV_NUM_USERS
 from triehh.data.settings import DEFAULT_TOKENIZER
 from triehh.data.settings import SETTINGS

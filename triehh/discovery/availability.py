@@ -52,11 +52,12 @@ import math
 
 import numpy as np
 
-from triehh.discovery import run as discovery_run
-from triehh.theory import policy
+from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
+from triehh.discovery import run as discovery_run
 from triehh.discovery import word_choice as word_choice_lib
+from triehh.theory import policy
 
 AVAILABILITY_STREAM = 1000
 ONLINE = "online"
@@ -182,7 +183,7 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
                     theta: int | None = None, batch_size: int | None = None,
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
                     seed: int | None = 0, engine: str = "fast",
-                    word_choice: str = word_choice_lib.PER_ROUND,
+                    word_choice: str = choices.PER_ROUND,
                     allow_no_guarantee: bool = False, alphabet=None,
                     unknown: str | None = None,
                     **discover_options) -> OnlineResult:
@@ -275,7 +276,7 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
       target_epsilon=base.target_epsilon, target_delta=base.target_delta,
       guarantee=note, word_choice=word_choice,
       accounting=policy.NO_GUARANTEE if problems else ACCOUNTING,
-      covers=base.covers, sampling=policy.FIXED)
+      covers=base.covers, sampling=choices.FIXED)
   result = discovery_run.run(population, params, seed=seed, engine=engine,
                              schedule=schedule,
                              allow_no_guarantee=allow_no_guarantee,

@@ -48,13 +48,14 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import optimize
 
-from triehh.discovery import deny_list as deny_list_lib
+from triehh.core import choices
 from triehh.core import population as population_lib
-from triehh.theory import policy
 from triehh.core import results
 from triehh.core import validation
-from triehh.discovery import word_choice as word_choice_lib
+from triehh.discovery import deny_list as deny_list_lib
 from triehh.discovery import run as discovery_run
+from triehh.discovery import word_choice as word_choice_lib
+from triehh.theory import policy
 
 BASIC = "basic"
 ADVANCED = "advanced"
@@ -218,7 +219,7 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
                     deny_list: Iterable[str] = (),
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
                     seed: int | None = 0, engine: str = "fast",
-                    word_choice: str = word_choice_lib.PER_ROUND,
+                    word_choice: str = choices.PER_ROUND,
                     alphabet=None, unknown: str | None = None,
                     **discover_options) -> PassesResult:
   """Runs ``num_passes`` TrieHH passes within a total ``(epsilon, delta)``.
@@ -255,7 +256,7 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
   n = population.num_users
   target_delta = 1.0 / n**2 if delta is None else delta
   budget = split_budget(epsilon, target_delta, num_passes, composition)
-  word_choice_lib.check_word_choice(word_choice)
+  choices.check_word_choice(word_choice)
   engine_options = dict(discover_options)
   num_sub_rounds = engine_options.pop("num_sub_rounds", 1)
   try:  # once: every pass has the same n, budget and kind of users

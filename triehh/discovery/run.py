@@ -15,12 +15,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from triehh.discovery import deny_list as deny_list_lib
-from triehh.theory import policy
+from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
+from triehh.discovery import deny_list as deny_list_lib
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
+from triehh.theory import policy
 
 
 def run(population: population_lib.Population, params: results.RunParams, *,
@@ -45,7 +46,7 @@ def run(population: population_lib.Population, params: results.RunParams, *,
   runner = registry.get(engine)
   rng = np.random.default_rng(seed)
   # One-word populations spawn nothing: the same streams under both choices.
-  if (params.word_choice == word_choice_lib.PER_RUN
+  if (params.word_choice == choices.PER_RUN
       and not population.is_single_word):
     draw = (deny_list_lib.draw_once if deny_list_lib.num_abstaining(population)
             else word_choice_lib.draw_once)  # the same draw; keeps abstainers

@@ -22,19 +22,6 @@ import numpy as np
 from triehh.core import population as population_lib
 from triehh.engines import sampling
 
-PER_ROUND = "per_round"
-PER_RUN = "per_run"
-WORD_CHOICES = (PER_ROUND, PER_RUN)
-
-
-def check_word_choice(word_choice: str) -> str:
-  """``word_choice`` if it is one of :data:`WORD_CHOICES`, else ValueError."""
-  if word_choice not in WORD_CHOICES:
-    raise ValueError(f"word_choice must be one of {WORD_CHOICES}, got "
-                     f"{word_choice!r}")
-  return word_choice
-
-
 def per_run_generator(rng: np.random.Generator) -> np.random.Generator:
   """The generator of the once-per-run draw: ``rng.spawn(1)[0]``.
 

@@ -35,10 +35,10 @@ from typing import NamedTuple
 import numpy as np
 
 from triehh.core import population as population_lib
-from triehh.engines import sampling
 from triehh.core import trie as trie_lib
 from triehh.engines import cache
 from triehh.engines import rounds
+from triehh.engines import sampling
 from triehh.engines import vote_counts
 
 

@@ -36,9 +36,10 @@ from typing import Protocol
 
 import numpy as np
 
+from triehh.core import choices
 from triehh.core import population as population_lib
-from triehh.engines import sampling
 from triehh.core import trie as trie_lib
+from triehh.engines import sampling
 from triehh.engines import vote_counts
 
 
@@ -112,7 +113,7 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
   """
   check_theta(theta)
   if sampling_rate is not None:
-    sampling_rate = sampling.check_sampling_rate(sampling_rate)
+    sampling_rate = choices.check_sampling_rate(sampling_rate)
   trie = trie_lib.Trie(population.alphabet)
   cell_level = sampling.draws_cell_counts(population, schedule)
   if cell_level:

@@ -129,15 +129,6 @@ def round_cell_counts(rng: np.random.Generator,
   return cells, vote_counts.sample_round_counts(cells, batch_size, rng)
 
 
-def check_sampling_rate(rate: float) -> float:
-  """Raises ``ValueError`` unless ``0 < rate <= 1``; returns it as a float."""
-  value = float(rate)
-  if not 0.0 < value <= 1.0:
-    raise ValueError(f"sampling_rate must be in (0, 1] (the probability that "
-                     f"a user takes part in a round), got {rate}")
-  return value
-
-
 def poisson_cell_counts(cell_users: np.ndarray, rate: float,
                         rng: np.random.Generator) -> np.ndarray:
   """Per-cell counts when every user takes part with probability ``rate``

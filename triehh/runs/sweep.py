@@ -61,17 +61,18 @@ import signal
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from triehh import api
 from triehh import data as data_lib
-from triehh.data import paper_populations
-from triehh.core import metrics
-from triehh.theory import policy
-from triehh.core import population as population_lib
-from triehh.runs import records as records_lib
-from triehh.data import synthetic
 from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import iblt as iblt_lib
 from triehh.baselines import sfp as sfp_lib
+from triehh.core import choices
+from triehh.core import metrics
+from triehh.core import population as population_lib
+from triehh.data import paper_populations
+from triehh.data import synthetic
+from triehh.discovery import discover as discover_lib
+from triehh.runs import records as records_lib
+from triehh.theory import policy
 
 LOCK_DIR = ".sweep-locks"
 ENGINES = ("fast", "tff")
@@ -218,8 +219,8 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
             "allow_no_guarantee": allow_no_guarantee,
             "tff_secure_sum": tff_secure_sum,
             "tff_max_user_contribution": tff_max_user_contribution}
-  policy.check_sampling(sampling)
-  if sampling != policy.FIXED:
+  choices.check_sampling(sampling)
+  if sampling != choices.FIXED:
     config.update(sampling=sampling, sampling_rate=sampling_rate)
   elif sampling_rate is not None:
     raise ValueError("sampling_rate is for sampling='poisson'")
@@ -228,7 +229,7 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
 
 def sampling_of(config: Mapping) -> dict:
   """``discover``'s sampling arguments for a TrieHH ``config``."""
-  return {"sampling": config.get("sampling", policy.FIXED),
+  return {"sampling": config.get("sampling", choices.FIXED),
           "sampling_rate": config.get("sampling_rate")}
 
 
@@ -287,7 +288,7 @@ def call_triehh(population: population_lib.Population, config: Mapping,
   """
   privacy = {name: config[name] for name in
              ("epsilon", "delta", "theta", "gamma", "batch_size")}
-  return api.discover(
+  return discover_lib.discover(
       population, max_length=config["data"]["max_length"], seed=seed,
       engine=config["engine"], num_sub_rounds=config["num_sub_rounds"],
       max_num_prefixes=config["max_num_prefixes"],

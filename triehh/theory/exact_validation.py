@@ -57,6 +57,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from triehh.core import choices
 from triehh.theory import exact
 from triehh.theory import poisson
 from triehh.theory import privacy
@@ -138,7 +139,7 @@ class Case:
   sampling: str
   rate: float | None = None
   batch_size: int | None = None
-  word_choice: str = exact.PER_ROUND
+  word_choice: str = choices.PER_ROUND
 
   @property
   def n(self) -> int:
@@ -159,7 +160,7 @@ class Case:
     run = dict(theta=self.theta, max_length=self.max_length,
                sampling=self.sampling, word_choice=self.word_choice,
                exact=exact_numbers)
-    if self.sampling == exact.FIXED:
+    if self.sampling == choices.FIXED:
       run["batch_size"] = self.batch_size
     else:
       run["rate"] = self.rate
@@ -191,7 +192,7 @@ class Case:
     counts = collections.Counter(_show_user(u) for u in self.users)
     people = ", ".join(f"{c} x {w}" for w, c in sorted(
         counts.items(), key=lambda item: (-item[1], item[0])))
-    if self.sampling == exact.FIXED:
+    if self.sampling == choices.FIXED:
       sampling = (f"fixed m={self.batch_size} "
                   f"(gamma={self.batch_size / math.sqrt(self.n):.4g})")
     else:
@@ -356,7 +357,7 @@ def random_poisson_case(rng: random.Random, family: str) -> Case:
                    room=MAX_POISSON_SHARE, scale=1.0 / rate)
   users, index = _place(rng, users)
   return Case(POISSON, family, users, index, theta, max_length,
-              exact.POISSON, rate=rate,
+              choices.POISSON, rate=rate,
               word_choice=PER_RUN if family == PER_RUN else PER_ROUND)
 
 
@@ -410,7 +411,7 @@ def random_theorem1_case(rng: random.Random, family: str,
   for i in several[7:]:
     users[i] = next(iter(users[i]))
   users, index = _place(rng, users)
-  return Case(THEOREM1, family, users, index, theta, max_length, exact.FIXED,
+  return Case(THEOREM1, family, users, index, theta, max_length, choices.FIXED,
               batch_size=m,
               word_choice=PER_RUN if family == PER_RUN else PER_ROUND)
 
@@ -602,7 +603,7 @@ def check_poisson(case: Case, epsilons: Sequence[float] = POISSON_EPSILONS,
       :meth:`PoissonClaims.public`); tests pass a wrong accountant to see
       the check fail.
   """
-  if case.sampling != exact.POISSON:
+  if case.sampling != choices.POISSON:
     raise ValueError("check_poisson needs a Poisson-sampled case")
   if claims is None:
     claims = PoissonClaims.public
@@ -650,7 +651,7 @@ def check_theorem1(case: Case, epsilons: Sequence[float] | None = None, *,
   Theorem 1's at every epsilon given (pass only epsilons >= Theorem 1's: the
   theorem says nothing below it). Only the forward direction is claimed.
   """
-  if case.sampling != exact.FIXED:
+  if case.sampling != choices.FIXED:
     raise ValueError("check_theorem1 needs a fixed-size case")
   eps_claim, delta = theorem1_claim(case)
   if epsilons is None:

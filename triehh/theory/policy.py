@@ -39,11 +39,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
 from triehh.core import validation
-from triehh.discovery import word_choice as word_choice_lib
-from triehh.engines import sampling as sampling_lib
 from triehh.theory import crowding
 from triehh.theory import poisson
 from triehh.theory import privacy
@@ -63,9 +62,6 @@ THEOREM_1 = "Theorem 1 (one direction)"
 PER_ROUND_COMPOSITION = "per-round composition (L*delta), one direction"
 POISSON_ACCOUNTANT = poisson.ACCOUNTING
 NO_GUARANTEE = "none"
-FIXED = "fixed"
-POISSON = "poisson"
-SAMPLINGS = (POISSON, FIXED)
 _REFUSED = (". Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
             "without a privacy guarantee")
 
@@ -76,8 +72,8 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                    num_sub_rounds: int = 1,
                    max_num_prefixes: int | None = None,
                    allow_no_guarantee: bool = False,
-                   word_choice: str = word_choice_lib.PER_ROUND,
-                   single_word: bool = True, sampling: str = FIXED,
+                   word_choice: str = choices.PER_ROUND,
+                   single_word: bool = True, sampling: str = choices.FIXED,
                    sampling_rate: float | None = None) -> results.RunParams:
   """Turns either ``(epsilon, delta)`` or ``theta`` with ``gamma``/``batch_size``
   into run parameters with their guarantee.
@@ -90,11 +86,11 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   composition: delta is ``L`` times Theorem 1's. ``sampling="poisson"``: see
   :func:`_poisson`.
   """
-  word_choice_lib.check_word_choice(word_choice)
-  check_sampling(sampling)
+  choices.check_word_choice(word_choice)
+  choices.check_sampling(sampling)
   if max_num_prefixes is not None:
     validation.check_int("max_num_prefixes", max_num_prefixes)
-  if sampling == POISSON:
+  if sampling == choices.POISSON:
     params = _poisson(n, max_length, epsilon=epsilon, delta=delta,
                       theta=theta, gamma=gamma, batch_size=batch_size,
                       sampling_rate=sampling_rate,
@@ -107,12 +103,12 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
     raise ValueError("sampling_rate is for sampling='poisson'; fixed-size "
                      "sampling takes batch_size or gamma")
   levels = max_length + 1
-  composed = not single_word and word_choice == word_choice_lib.PER_ROUND
+  composed = not single_word and word_choice == choices.PER_ROUND
   common = dict(n=n, max_length=max_length, levels=levels,
                 num_sub_rounds=num_sub_rounds,
                 max_num_prefixes=max_num_prefixes, word_choice=word_choice,
                 accounting=PER_ROUND_COMPOSITION if composed else THEOREM_1,
-                covers=COVERS + ONE_DIRECTION, sampling=FIXED)
+                covers=COVERS + ONE_DIRECTION, sampling=choices.FIXED)
   if theta is None:
     if gamma is not None or batch_size is not None:
       raise ValueError("gamma/batch_size need theta too")
@@ -130,14 +126,6 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                           composed, common)
   params = _check_reverse(params, allow_no_guarantee)
   return _capped(params, max_num_prefixes, allow_no_guarantee)
-
-
-def check_sampling(sampling: str) -> str:
-  """Raises ``ValueError`` unless ``sampling`` is one of :data:`SAMPLINGS`."""
-  if sampling not in SAMPLINGS:
-    raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
-                     f"{sampling!r}")
-  return sampling
 
 
 def _capped(params: results.RunParams, max_num_prefixes: int | None,
@@ -193,7 +181,7 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
                 num_sub_rounds=num_sub_rounds,
                 max_num_prefixes=max_num_prefixes, word_choice=word_choice,
                 accounting=POISSON_ACCOUNTANT,
-                covers=COVERS + BOTH_DIRECTIONS, sampling=POISSON)
+                covers=COVERS + BOTH_DIRECTIONS, sampling=choices.POISSON)
   given = [name for name, value in (("sampling_rate", sampling_rate),
                                     ("batch_size", batch_size),
                                     ("gamma", gamma)) if value is not None]
@@ -229,7 +217,7 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
                      "expected users per round) or gamma")
   theta = validation.check_int("theta", theta)
   if sampling_rate is not None:
-    rate = sampling_lib.check_sampling_rate(sampling_rate)
+    rate = choices.check_sampling_rate(sampling_rate)
   elif batch_size is not None:
     batch_size = validation.check_int("batch_size", batch_size)
     if batch_size > n:

@@ -6,12 +6,12 @@ from hypothesis import given, settings, strategies as st
 
 pytest.importorskip("tensorflow_federated")
 
-import triehh
-from triehh.engines import fast as fast_engine
 from triehh.core import population as population_lib
-from triehh.engines import sampling
 from triehh.core import trie as trie_lib
+from triehh.engines import fast as fast_engine
+from triehh.engines import sampling
 from triehh.engines.tff import engine
+import triehh
 from tests import paper_example
 from tests.engines.tff.helpers import POPULATIONS, assert_same_trie
 

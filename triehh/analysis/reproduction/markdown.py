@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from triehh.core import metrics
 from triehh.analysis.reproduction import figures
 from triehh.analysis.reproduction import numbers
 from triehh.analysis.reproduction import two_sided
+from triehh.core import metrics
 
 FIX_PROB_FREQUENCIES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 K_MAX = {"single": 100, "oov": 100, "multi": 300, "multi-n": 300}

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from triehh.core import metrics
 from triehh.analysis.reproduction import numbers
+from triehh.core import metrics
 from triehh.theory import poisson
 from triehh.theory import privacy
 

@@ -1,0 +1,168 @@
+"""``triehh.discover``: the arguments resolved once, then the run.
+
+It turns the input into a :class:`~triehh.core.population.Population`, applies
+a deny list, and resolves the privacy arguments into run parameters
+(:mod:`triehh.theory.policy`) for :func:`triehh.discovery.run.run`, the one
+single run; repeated passes (:mod:`triehh.discovery.passes`) and
+availability (:mod:`triehh.discovery.availability`) resolve theirs and call
+that run too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from triehh.core import choices
+from triehh.core import population as population_lib
+from triehh.core import results
+from triehh.discovery import availability as availability_lib
+from triehh.discovery import deny_list as deny_list_lib
+from triehh.discovery import passes
+from triehh.discovery import run as discovery_run
+from triehh.engines import registry
+from triehh.theory import policy
+
+
+def _sampling(sampling: str | None, *, num_passes, availability,
+              schedule, batch_size, gamma) -> str:
+  """The run's sampling. By default Poisson, but fixed-size batches where the
+  call names one (``batch_size`` or ``gamma`` with ``theta``, the paper's
+  parameters) or uses a feature accounted by Theorem 1 (passes,
+  availability) or a fixed schedule."""
+  fixed_only = [name for name, value in (("num_passes", num_passes),
+                                         ("availability", availability),
+                                         ("schedule", schedule))
+                if value is not None]
+  if sampling is None:
+    fixed = fixed_only or batch_size is not None or gamma is not None
+    return choices.FIXED if fixed else choices.POISSON
+  choices.check_sampling(sampling)
+  if sampling == choices.POISSON and fixed_only:
+    raise ValueError(f"{fixed_only[0]} runs fixed-size batches "
+                     "(sampling='fixed'); Poisson sampling is not available "
+                     "with it")
+  return sampling
+
+
+def discover(user_words, *, epsilon: float | None = None,
+             delta: float | None = None,
+             max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+             seed: int | None = 0, engine: str = "fast",
+             theta: int | None = None, gamma: float | None = None,
+             batch_size: int | None = None, num_sub_rounds: int = 1,
+             max_num_prefixes: int | None = None,
+             allow_no_guarantee: bool = False,
+             word_choice: str = choices.PER_ROUND,
+             schedule: Sequence[np.ndarray] | None = None,
+             alphabet=None, unknown: str | None = None,
+             deny_list: Iterable[str] | None = None,
+             num_passes: int | None = None, composition: str = "best",
+             availability=None, calibrate_to: str = "online",
+             sampling: str | None = None,
+             sampling_rate: float | None = None,
+             **engine_options) -> results.DiscoveryResult:
+  """Discovers heavy hitters with TrieHH.
+
+  Args:
+    user_words: one entry per user, a ``str`` (the user's word) or a mapping
+      word -> count (the user's words), or a :class:`triehh.Population`.
+    epsilon, delta: the target privacy (``delta`` defaults to ``1/n^2``);
+      theta and the sampling rate come from the two-sided accountant
+      (``sampling="poisson"``), theta and the batch size from Corollary 1
+      (``sampling="fixed"``). It covers the set of discovered words and
+      prefixes, not their vote counts (``result.unprotected``).
+    max_length: L, the maximum characters per word (L + 1 trie levels).
+    seed: seed of the ``numpy.random.Generator`` (same seed, same result).
+    engine: ``"fast"`` (numpy simulation) or ``"tff"`` (TensorFlow
+      Federated computations), or any registered engine.
+    theta, gamma, batch_size: give theta and one of the others instead of
+      ``(epsilon, delta)`` (under Poisson sampling ``batch_size`` is the
+      expected batch, or give ``sampling_rate``); the guarantee is then
+      computed for them.
+    num_sub_rounds: batches per round whose votes are summed.
+    max_num_prefixes: keep at most this many unfinished extensions per round
+      (finished words are never capped). Outside Theorem 1: needs
+      ``allow_no_guarantee``.
+    allow_no_guarantee: run parameters outside Theorem 1 anyway (reported
+      with ``epsilon = inf``).
+    word_choice: for users with several words, ``"per_round"`` (redraw the
+      word every round, Algorithm 3; delta is ``L`` times Theorem 1's) or
+      ``"per_run"`` (draw it once before the first round, from the first
+      stream spawned from the run's generator; Theorem 1's delta). See
+      :mod:`triehh.discovery.word_choice`.
+    schedule: fixed user indices per round instead of random sampling.
+    alphabet, unknown: encoding options when ``user_words`` is not a
+      Population (see :mod:`triehh.core.population`).
+    deny_list: words whose users abstain, or pick among their other words
+      (:mod:`triehh.discovery.deny_list`); n and the guarantee are unchanged.
+    num_passes, composition: run that many passes, each denying the words
+      found before, within the total ``(epsilon, delta)``; returns a
+      :class:`triehh.discovery.passes.PassesResult` (:mod:`triehh.discovery.passes`).
+    availability, calibrate_to: a fraction of users online per round, or
+      per-user online probabilities; rounds sample from the online users
+      and the guarantee is Theorem 1's at the worst round's online count;
+      returns a :class:`triehh.discovery.availability.OnlineResult`
+      (:mod:`triehh.discovery.availability`).
+    sampling: ``"poisson"``: every user takes part in a round independently
+      with probability ``sampling_rate``, and the guarantee is proven in
+      both directions (:mod:`triehh.theory.poisson`); ``"fixed"``: the
+      paper's batch of exactly m users per round, covered by Theorem 1 in
+      the direction of its proof only (``docs/privacy.md``). By default
+      (``None``): ``"poisson"``, except ``"fixed"`` when ``batch_size`` or
+      ``gamma`` is given (the paper's parameters; pass
+      ``sampling="poisson"`` to make ``batch_size`` the expected batch), and
+      for repeated passes, ``availability`` and fixed schedules, which
+      support fixed-size batches only.
+    sampling_rate: q for ``sampling="poisson"`` with ``theta``.
+    **engine_options: passed to the engine (e.g. TFF workers).
+
+  Returns:
+    A :class:`~triehh.core.results.DiscoveryResult`.
+  """
+  runner = registry.get(engine)  # fails before any work on the input
+  sampling = _sampling(sampling, num_passes=num_passes,
+                       availability=availability, schedule=schedule,
+                       batch_size=batch_size, gamma=gamma)
+  if sampling == choices.FIXED and sampling_rate is not None:
+    raise ValueError("sampling_rate is for sampling='poisson'")
+  fixed = {k: v for k, v in dict(
+      theta=theta, gamma=gamma, batch_size=batch_size,
+      max_num_prefixes=max_num_prefixes, schedule=schedule,
+      allow_no_guarantee=allow_no_guarantee or None).items() if v is not None}
+  if num_passes is not None:
+    if availability is not None:
+      raise ValueError("num_passes and availability cannot be combined")
+    return passes.discover_passes(
+        user_words, num_passes=num_passes, epsilon=epsilon, delta=delta,
+        composition=composition, deny_list=deny_list or (),
+        max_length=max_length, seed=seed, engine=engine,
+        word_choice=word_choice, alphabet=alphabet, unknown=unknown,
+        num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
+  encoding = {}
+  if alphabet is not None:
+    encoding["alphabet"] = alphabet
+  if unknown is not None:
+    encoding["unknown"] = unknown
+  population = population_lib.as_population(user_words, max_length,
+                                            **encoding)
+  if deny_list is not None:
+    population = deny_list_lib.apply(population, deny_list)
+  if availability is not None:
+    return availability_lib.discover_online(
+        population, availability=availability, epsilon=epsilon, delta=delta,
+        calibrate_to=calibrate_to, max_length=max_length, seed=seed,
+        engine=engine, word_choice=word_choice,
+        num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
+  params = policy.resolve_params(
+      population.num_users, max_length, epsilon=epsilon, delta=delta,
+      theta=theta, gamma=gamma, batch_size=batch_size,
+      num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
+      allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
+      single_word=population.is_single_word, sampling=sampling,
+      sampling_rate=sampling_rate)
+  return discovery_run.run(population, params, seed=seed, engine=engine,
+                           schedule=schedule,
+                           allow_no_guarantee=allow_no_guarantee,
+                           **engine_options)
