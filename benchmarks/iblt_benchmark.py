@@ -87,11 +87,12 @@ def _first_round_capacity(pop, batch_size: int, seeds, string_max_bytes: int
                           ) -> int:
   """Most distinct cut strings among TrieHH's first-round users over seeds."""
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  from triehh.baselines import iblt_rounds  # pylint: disable=g-import-not-at-top
   from triehh.engines import sampling  # pylint: disable=g-import-not-at-top
   most = 1
   for seed in seeds:
     rng = np.random.default_rng(seed)
-    users = iblt.first_round_users(pop, rng, batch_size)
+    users = iblt_rounds.first_round_users(pop, rng, batch_size)
     words = sampling.words_of(pop, users,
                               sampling.draw_word_ranks(rng, pop, users))
     most = max(most, len({iblt.cut(str(w), string_max_bytes)

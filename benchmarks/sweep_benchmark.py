@@ -6,8 +6,8 @@ each repeat times side by side:
 - bare: ``triehh.discover(pop, epsilon=..., seed=s)`` for N seeds;
 - metrics: ``triehh.precision_recall_f1`` of those N results (what every
   recorded run also computes);
-- sweep: ``triehh.runs.sweep.run_plan`` of one cell of N fast-engine runs into a
-  fresh directory (plan, per-cell lock, re-read of results.jsonl, metrics,
+- sweep: ``triehh.runs.runner.run_plan`` of one cell of N fast-engine runs into
+  a fresh directory (plan, per-cell lock, re-read of results.jsonl, metrics,
   record, locked append with fsync per run).
 
 Prints the median seconds per run of each and the overhead per run, sweep
@@ -25,7 +25,9 @@ import time
 from absl import app
 from absl import flags
 
-from triehh.runs import sweep
+from triehh.data import datasets as datasets_lib
+from triehh.runs import grid
+from triehh.runs import runner
 import triehh
 
 FLAGS = flags.FLAGS
@@ -37,9 +39,9 @@ flags.DEFINE_float("epsilon", 4.0, "Target epsilon.")
 
 def main(argv):
   del argv
-  data = dict(sweep.DEFAULT_DATA, num_users=FLAGS.num_users)
-  (cell,) = sweep.expand(data=(data,), epsilons=(FLAGS.epsilon,))
-  datasets = sweep.DataCache()
+  data = dict(grid.DEFAULT_DATA, num_users=FLAGS.num_users)
+  (cell,) = grid.expand(data=(data,), epsilons=(FLAGS.epsilon,))
+  datasets = datasets_lib.DataCache()
   start = time.perf_counter()
   dataset = datasets.get(data)
   print(f"population: {dataset.population!r}, built and encoded in "
@@ -58,8 +60,8 @@ def main(argv):
     scoring.append((time.perf_counter() - start) / n)
     with tempfile.TemporaryDirectory() as output_dir:
       start = time.perf_counter()
-      tasks = sweep.plan([cell], repeat * n, n)
-      sweep.run_plan(tasks, output_dir, datasets=datasets)
+      tasks = runner.plan([cell], repeat * n, n)
+      runner.run_plan(tasks, output_dir, datasets=datasets)
       swept.append((time.perf_counter() - start) / n)
   b, m, s = (statistics.median(x) for x in (bare, scoring, swept))
   print(f"{n} runs x {FLAGS.repeats} repeats, median seconds per run:")

@@ -25,10 +25,10 @@ from experiments import cli
 from triehh import data as data_lib
 from triehh.core import metrics
 from triehh.core import population as population_lib
+from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 from triehh.data import synthetic
 from triehh.runs import records as records_lib
-from triehh.runs import sweep as sweep_lib
 
 FLAGS = flags.FLAGS
 MAX_LENGTH_LIMIT = 1000
@@ -124,7 +124,7 @@ flags.register_validator(
 
 
 # A population with its ground truth and a description.
-Dataset = sweep_lib.Dataset
+Dataset = datasets_lib.Dataset
 
 
 # Data flags and the data sets (or settings) they apply to.
@@ -228,7 +228,7 @@ def load_dataset() -> Dataset:
   File data sets print their load report (rows used, skipped and why).
   """
   check_data_flags()
-  dataset = sweep_lib.load_data(data_options(), FLAGS.cache_dir or None)
+  dataset = datasets_lib.load_data(data_options(), FLAGS.cache_dir or None)
   if dataset.report is not None:
     origin = (f" (cached population {dataset.cache_path})"
               if dataset.cache_path else "")

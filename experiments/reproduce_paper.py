@@ -3,8 +3,8 @@
   python -m experiments.reproduce_paper --output_dir=docs/results
   triehh-reproduce --output_dir=docs/results
 
-Runs the sweeps behind every table and figure (``triehh.runs.sweep``: records in
-``<output_dir>/results.jsonl``, so a second invocation resumes and skips
+Runs the sweeps behind every table and figure (``triehh.runs.runner``: records
+in ``<output_dir>/results.jsonl``, so a second invocation resumes and skips
 recorded runs), then writes the figures and ``<output_dir>/REPORT.md`` with
 the paper's numbers beside ours (``triehh.analysis.reproduction``).
 
@@ -34,9 +34,12 @@ from triehh.analysis.reproduction import markdown
 from triehh.analysis.reproduction import numbers
 from triehh.analysis.reproduction import two_sided
 from triehh.baselines import sfp as sfp_lib
+from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
+from triehh.runs import grid
 from triehh.runs import records as records_lib
-from triehh.runs import sweep
+from triehh.runs import runner
+from triehh.runs.algorithms import sfp as sfp_algorithm
 
 FLAGS = flags.FLAGS
 SAMPLE_ENV = "TRIEHH_SENTIMENT140"
@@ -126,8 +129,8 @@ def data_sets() -> dict[str, dict]:
   return out
 
 
-def cells(data: dict[str, dict], datasets: sweep.DataCache
-          ) -> list[tuple[str, sweep.Cell, int]]:
+def cells(data: dict[str, dict], datasets: datasets_lib.DataCache
+          ) -> list[tuple[str, grid.Cell, int]]:
   """(report setting, cell, runs) of every cell.
 
   One-word cells run at delta = 1/n^2 (the default); several-words cells at
@@ -143,38 +146,38 @@ def cells(data: dict[str, dict], datasets: sweep.DataCache
       deltas = [1 / (300 * datasets.get(options).population.num_users)]
     runs = (FLAGS.multi_runs if figure.startswith("multi")
             else FLAGS.triehh_runs)
-    for cell in sweep.expand(algorithms=("triehh",), data=[options],
-                             epsilons=epsilons, deltas=deltas):
+    for cell in grid.expand(algorithms=("triehh",), data=[options],
+                            epsilons=epsilons, deltas=deltas):
       out.append((figure, cell, runs))
     poisson_epsilons = two_sided.poisson_epsilons(figure, epsilons)
     if FLAGS.poisson and poisson_epsilons:
-      for cell in sweep.expand(algorithms=("triehh",), data=[options],
-                               epsilons=poisson_epsilons, deltas=deltas,
-                               triehh_options={"sampling": "poisson"}):
+      for cell in grid.expand(algorithms=("triehh",), data=[options],
+                              epsilons=poisson_epsilons, deltas=deltas,
+                              triehh_options={"sampling": "poisson"}):
         beyond.append((figure, cell, runs))
     if figure in ("single", "oov") and FLAGS.sfp_runs:
       top_ts = [20] if figure == "single" else [int(t) for t in FLAGS.top_ts]
       for epsilon in FLAGS.sfp_epsilons:
         for t in top_ts:
-          config = sweep.sfp_config(options, epsilon=float(epsilon),
-                                    top_t=t, k=FLAGS.sfp_k,
-                                    fragment_alphabet="paper")
+          config = sfp_algorithm.sfp_config(
+              options, epsilon=float(epsilon), top_t=t, k=FLAGS.sfp_k,
+              fragment_alphabet="paper")
           config["stitching"] = "paper"
-          out.append((figure, sweep.Cell(config), FLAGS.sfp_runs))
+          out.append((figure, grid.Cell(config), FLAGS.sfp_runs))
   return out + beyond
 
 
-def _series(planned, data, datasets: sweep.DataCache
+def _series(planned, data, datasets: datasets_lib.DataCache
             ) -> list[numbers.Series]:
   path = records_lib.results_path(FLAGS.output_dir)
-  raw, _ = analysis.read_records([path])
-  kept, _ = analysis.deduplicate(analysis.normalize(r) for r in raw)
+  got, _ = records_lib.read(path)
+  kept = [r.to_dict() for r in analysis.deduplicate(got)[0]]
   by_key: dict[str, list[dict]] = {}
   for record in kept:
     by_key.setdefault(record["config_key"], []).append(record)
   out = []
   for figure, cell, runs in planned:
-    seeds = set(sweep.seeds_of(FLAGS.seed, runs))
+    seeds = set(runner.seeds_of(FLAGS.seed, runs))
     records = sorted((r for r in by_key.get(cell.key, [])
                       if r["seed"] in seeds), key=lambda r: r["seed"])
     dataset = datasets.get(data[figure])
@@ -189,7 +192,7 @@ def _series(planned, data, datasets: sweep.DataCache
   return out
 
 
-def _describe(figure: str, dataset: sweep.Dataset) -> str:
+def _describe(figure: str, dataset: datasets_lib.Dataset) -> str:
   info = dataset.info
   n = dataset.population.num_users
   if figure in ("single", "oov"):
@@ -237,25 +240,25 @@ def main(argv):
   if not data:
     raise ValueError("nothing to run: the several-words setting needs the "
                      "Sentiment140 file (--data_path)")
-  datasets = sweep.DataCache(FLAGS.cache_dir or None)
+  datasets = datasets_lib.DataCache(FLAGS.cache_dir or None)
   planned = cells(data, datasets)
   done = records_lib.completed(records_lib.results_path(FLAGS.output_dir))
   tasks = []
   for _, cell, runs in planned:
-    tasks += sweep.plan([cell], FLAGS.seed, runs, done)
+    tasks += runner.plan([cell], FLAGS.seed, runs, done)
   left = sum(len(t.seeds) for t in tasks)
   print(f"{len(planned)} cells, {left} runs left", flush=True)
   start = time.perf_counter()
   written = [0]
 
-  def on_event(event: sweep.Event) -> None:
+  def on_event(event: runner.Event) -> None:
     if event.kind == "run":
       written[0] += 1
     elif event.kind == "done":
       print(f"  {event.label}: {event.runs} runs", flush=True)
 
-  sweep.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
-                 cache_dir=FLAGS.cache_dir or None, on_event=on_event)
+  runner.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
+                  cache_dir=FLAGS.cache_dir or None, on_event=on_event)
   seconds = time.perf_counter() - start
   series = _series(planned, data, datasets)
   notes = {figure: _describe(figure, datasets.get(options))

@@ -25,7 +25,7 @@ from experiments import common
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
 from triehh.runs import records
-from triehh.runs import sweep
+from triehh.runs.algorithms import sfp as sfp_algorithm
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)
@@ -64,7 +64,7 @@ flags.register_validator(
 
 def run_config(t: int) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return sweep.sfp_config(
+  return sfp_algorithm.sfp_config(
       common.data_options(), epsilon=FLAGS.epsilon, delta=FLAGS.delta,
       top_t=t, k=FLAGS.cms_k, m=FLAGS.cms_m, length=FLAGS.sfp_length,
       fragment_alphabet=FLAGS.fragment_alphabet,
@@ -72,7 +72,7 @@ def run_config(t: int) -> dict:
       check_puzzle_hash=FLAGS.check_puzzle_hash)
 
 
-record = sweep.sfp_record
+record = sfp_algorithm.sfp_record
 
 
 _WRITER: list[records.ResultsWriter] = []
@@ -92,7 +92,7 @@ def main(argv):
   config = run_config(FLAGS.top_t)
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
-    result = sweep.call_sfp(pop, config, seed)
+    result = sfp_algorithm.call_sfp(pop, config, seed)
     p = result.params
     if run == 0:
       print(f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP central, local "

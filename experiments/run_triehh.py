@@ -21,7 +21,7 @@ from absl import flags
 
 from experiments import common
 from triehh.runs import records
-from triehh.runs import sweep
+from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)
@@ -157,7 +157,7 @@ def privacy_options() -> dict:
 
 def run_config(privacy: dict, options: dict) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return sweep.triehh_config(
+  return triehh_algorithm.triehh_config(
       common.data_options(), engine=FLAGS.engine, **privacy,
       num_sub_rounds=FLAGS.num_sub_rounds,
       max_num_prefixes=FLAGS.max_num_prefixes,
@@ -178,8 +178,8 @@ def check_flags() -> tuple[dict, dict]:
   return engine_options(), privacy_options()
 
 
-check_population = sweep.check_triehh_population
-record = sweep.triehh_record
+check_population = triehh_algorithm.check_triehh_population
+record = triehh_algorithm.triehh_record
 
 
 _WRITER: list[records.ResultsWriter] = []
@@ -201,7 +201,7 @@ def main(argv):
   config = run_config(privacy, options)
   for run in range(FLAGS.num_runs):
     seed = FLAGS.seed + run
-    result = sweep.call_triehh(pop, config, seed, options)
+    result = triehh_algorithm.call_triehh(pop, config, seed, options)
     p = result.params
     if run == 0:
       target = (f"target epsilon={p.target_epsilon}, delta="

@@ -252,7 +252,7 @@ def main(argv):
   output_dirs = ([d for d in FLAGS.output_dir.split(",") if d]
                  if FLAGS.output_dir else [])
   paths = analysis.results_paths(FLAGS.results, output_dirs)
-  records, reports = analysis.read_records(paths)
+  records, reports = analysis.load_runs(paths)
   for report in reports:
     print(report.summary())
   skipped = sum(r.num_skipped for r in reports)

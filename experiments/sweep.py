@@ -57,8 +57,11 @@ from experiments import run_sfp
 from experiments import run_triehh
 from triehh import data as data_lib
 from triehh.baselines import iblt
+from triehh.data import datasets as datasets_lib
+from triehh.runs import grid
 from triehh.runs import records
-from triehh.runs import sweep
+from triehh.runs import runner
+from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(common)
@@ -141,7 +144,7 @@ flags.register_validator(
     "algorithms", _all(lambda v: v in records.ALGORITHMS),
     "--algorithms must be among triehh, sfp, iblt, comma separated")
 flags.register_validator(
-    "engines", _all(lambda v: v in sweep.ENGINES),
+    "engines", _all(lambda v: v in triehh_algorithm.ENGINES),
     "--engines must be fast and/or tff, comma separated")
 flags.register_validator(
     "datasets", _all(lambda v: v in _DATASETS),
@@ -265,7 +268,7 @@ def _data_options(datasets: list[str], settings: list[str]) -> list[dict]:
   return [common.data_options(d, s) for d, s in pairs]
 
 
-def check_flags() -> list[sweep.Cell]:
+def check_flags() -> list[grid.Cell]:
   """The sweep's cells; every flag checked before any data is read.
 
   Raises:
@@ -309,7 +312,7 @@ def check_flags() -> list[sweep.Cell]:
   k_anonymities = _k_anonymities() if iblt_cells else [None]
   data = _data_options(_list("datasets"), _list("settings"))
   tff = run_triehh.engine_options("tff") if "tff" in engines else {}
-  return sweep.expand(
+  return grid.expand(
       algorithms=algorithms, data=data, engines=engines, epsilons=epsilons,
       deltas=deltas, top_ts=top_ts, k_anonymities=k_anonymities,
       triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
@@ -338,7 +341,7 @@ def _clock(seconds: float) -> str:
 class Progress:
   """Turns sweep events into a tqdm bar or one line per cell (stderr)."""
 
-  def __init__(self, tasks: list[sweep.Task], bar: bool):
+  def __init__(self, tasks: list[runner.Task], bar: bool):
     self.planned = {t.cell.key: len(t.seeds) for t in tasks}
     self.total = sum(self.planned.values())
     self.cells = len(tasks)
@@ -355,7 +358,7 @@ class Progress:
     else:
       print(text, file=sys.stderr, flush=True)
 
-  def __call__(self, event: sweep.Event) -> None:
+  def __call__(self, event: runner.Event) -> None:
     if event.kind == "start":
       skipped = self.planned.get(event.key, event.runs) - event.runs
       if skipped:  # recorded by another sweep since the plan was made
@@ -404,7 +407,7 @@ def main(argv):
   _PATH[:] = [path]
   records.repair(path)
   done = records.completed(path)
-  tasks = sweep.plan(cells, FLAGS.seed, FLAGS.num_runs, done)
+  tasks = runner.plan(cells, FLAGS.seed, FLAGS.num_runs, done)
   left = sum(len(t.seeds) for t in tasks)
   total = len(cells) * FLAGS.num_runs
   print(f"sweep: {len(cells)} cells x {FLAGS.num_runs} runs = {total} runs; "
@@ -412,16 +415,16 @@ def main(argv):
         + (f" in {FLAGS.workers} processes" if FLAGS.workers > 1 else ""))
   sys.stdout.flush()
   # Each data set loaded once, and every cell checked on it, before any run.
-  datasets = sweep.DataCache(FLAGS.cache_dir or None)
-  sweep.check_cells([t.cell for t in tasks], datasets,
-                    sweep.seeds_of(FLAGS.seed, FLAGS.num_runs))
+  datasets = datasets_lib.DataCache(FLAGS.cache_dir or None)
+  grid.check_cells([t.cell for t in tasks], datasets,
+                   runner.seeds_of(FLAGS.seed, FLAGS.num_runs))
   progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
   _PROGRESS[:] = [progress]
   start = time.monotonic()
   try:
-    sweep.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
-                   cache_dir=FLAGS.cache_dir or None, ks=common.ks(),
-                   on_event=progress, datasets=datasets)
+    runner.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
+                    cache_dir=FLAGS.cache_dir or None, ks=common.ks(),
+                    on_event=progress, datasets=datasets)
   finally:
     progress.close()
   print(f"sweep done: {progress.done} runs in "

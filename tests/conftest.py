@@ -36,11 +36,9 @@ _TFF_MODULES = (
     "tests/experiments/run_triehh_tff_test.py",
 )
 
-# Tests elsewhere that import TFF in their body (or, for
-# test_module_imports_alone, in the child processes of its fixture).
+# Tests elsewhere that import TFF in their body.
 _TFF_TESTS = (
-    "tests/imports_test.py::test_module_imports_alone",
-    "tests/runs/sweep_test.py::test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",
+    "tests/runs/grid_test.py::test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",
     "tests/experiments/sweep_test.py::test_iblt_cells_run_resume_and_summarize",
 )
 
@@ -136,11 +134,6 @@ _SLOW_TESTS = {
         "test_runs_discover_what_user_level_runs_discover",  # 1.1 s
         "test_votes_match_user_level_sampling_over_many_seeds",  # 1.6 s
     ),
-    "tests/imports_test.py": (
-        "test_a_module_that_needs_another_imported_first_is_caught",  # 1.8 s
-        # Its module-scoped fixture (30 s) imports every module in children.
-        "test_module_imports_alone",
-    ),
     "tests/discovery/passes_test.py": (
         "test_one_pass_is_discover",  # 2.5 s
     ),
@@ -162,8 +155,10 @@ _SLOW_TESTS = {
         "test_the_section_leaves_the_papers_report_and_figures_as_they_were",  # 2.6 s
         "test_the_table_rows_are_the_two_calibrations",  # 2.8 s
     ),
-    "tests/runs/sweep_test.py": (
+    "tests/runs/grid_test.py": (
         "test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",  # 3.4 s
+    ),
+    "tests/runs/runner_test.py": (
         "test_poisson_cells_record_their_sampling_and_keep_fixed_keys",  # 2.0 s
     ),
     "tests/theory/exact_test.py": (

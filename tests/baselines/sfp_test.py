@@ -190,6 +190,31 @@ class ParamsTest(parameterized.TestCase):
     with self.assertRaisesRegex(error, message):
       triehh.sfp_discover(POPULATION, **args)
 
+  @parameterized.named_parameters(
+      ("top_t", dict(top_t=0), r"top_t \(T\)"),
+      ("odd_length", dict(length=9), "length must be even"),
+      ("buckets", dict(num_buckets=300), "num_buckets"),
+      ("pad_in_alphabet", dict(fragment_alphabet="ab$"), "padding symbol"),
+      ("word_budget", dict(word_budget=1.0), "word_budget"),
+      ("simulation", dict(simulation="dense"), "simulation"),
+      ("stitching", dict(stitching="glue"), "stitching"),
+      ("both_epsilons", dict(epsilon_local=5.0), "not both"),
+      ("no_epsilon", dict(epsilon=None), "give the central epsilon"),
+      ("delta", dict(delta=2.0), "delta"),
+      ("infinite", dict(epsilon=math.inf), "allow_no_guarantee"),
+  )
+  def test_check_refuses_what_a_run_refuses_before_reporting(self, kwargs,
+                                                             message):
+    args = dict(epsilon=1e3)
+    args.update(kwargs)
+    with self.assertRaisesRegex(ValueError, message) as raised:
+      sfp.check(POPULATION, **args)
+    with self.assertRaisesRegex(ValueError, message) as ran:
+      triehh.sfp_discover(POPULATION, seed=0, **SMALL, **args)
+    self.assertEqual(str(raised.exception), str(ran.exception))
+    self.assertIsNone(sfp.check(POPULATION, epsilon=1e3, length=12,
+                                fragment_alphabet="data"))
+
   def test_missing_epsilon_and_padding_in_words(self):
     with self.assertRaisesRegex(ValueError, "give the central epsilon"):
       triehh.sfp_discover(POPULATION, **SMALL)

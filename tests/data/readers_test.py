@@ -13,6 +13,7 @@ import pytest
 from tests.data import helpers
 from triehh.data import readers
 from triehh.data import report as report_lib
+from triehh.data import user_texts
 
 S140_ROWS = [("alice", "Hello world"), ("bob", "caf\xe9 time"),
              ("alice", "the the cat"), ("carol", "x")]
@@ -22,7 +23,7 @@ def s140_bytes(rows=S140_ROWS) -> bytes:
   return b"".join(helpers.sentiment140_line(u, t) for u, t in rows)
 
 
-def rows_of(texts: readers.UserTexts) -> list[tuple[bytes, bytes]]:
+def rows_of(texts: user_texts.UserTexts) -> list[tuple[bytes, bytes]]:
   users = texts.users.to_pylist()
   values = texts.texts.to_pylist()
   valid = (texts.valid if texts.valid is not None
@@ -206,13 +207,6 @@ def test_a_file_with_only_bad_rows_fails(tmp_path):
                        b"user,text\n,hello\n,world\n")
   with pytest.raises(report_lib.DataError, match=r"no usable row in .*d\.csv"):
     readers.read(path)
-
-
-def test_chunk_buffers_handles_slices():
-  arr = pa.array([b"ab", b"", b"cde", b"f"], pa.binary()).slice(1, 3)
-  data, offsets = readers.chunk_buffers(arr)
-  assert data.tobytes() == b"cdef"
-  assert offsets.tolist() == [0, 0, 3, 4]
 
 
 def test_detect_format():

@@ -6,17 +6,17 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from triehh.data import readers
 from triehh.data import report as report_lib
 from triehh.data import settings
 from triehh.data import tokenize
+from triehh.data import user_texts
 
 
 def prepare(rows, characters=tokenize.DEFAULT_CHARACTERS, strip="",
             drop_prefixes=()):
   """Tokens and per-row users of (user, text) rows."""
   users = [u for u, _ in rows]
-  data = readers.UserTexts(
+  data = user_texts.UserTexts(
       users=pa.chunked_array([pa.array(users)]),
       texts=pa.chunked_array([pa.array([t.encode() for _, t in rows],
                                        pa.binary())]),

@@ -9,6 +9,7 @@ from triehh.data import readers
 from triehh.data import report as report_lib
 from triehh.data import settings
 from triehh.data import tokenize
+from triehh.data import user_texts as user_texts_lib
 
 # Characters the random texts are made of: ASCII of every class, every
 # whitespace character of the rule, latin-1 letters and spaces, and (UTF-8
@@ -36,7 +37,7 @@ def user_texts(texts, encoding="utf-8", valid=None, chunk=None):
               for i in range(0, len(raw), chunk)]
   else:
     chunks = [pa.array(raw, pa.binary())]
-  return readers.UserTexts(
+  return user_texts_lib.UserTexts(
       users=pa.chunked_array([pa.array(range(len(raw)))]),
       texts=pa.chunked_array(chunks, pa.binary()), encoding=encoding,
       valid=valid, report=report_lib.LoadReport(source="test"))

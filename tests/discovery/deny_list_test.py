@@ -102,9 +102,9 @@ def test_denied_word_is_never_found(counts):
 def test_draw_once_keeps_the_empty_word():
   pop = population_lib.Population.from_user_words(
       [{"ab": 1, "cd": 1}, {"ab": 2}] * 50, max_length=2)
-  out = deny_list.draw_once(deny_list.apply(pop, ["ab"]),
-                            word_choice.per_run_generator(
-                                np.random.default_rng(0)))
+  out = word_choice.draw_once(deny_list.apply(pop, ["ab"]),
+                              word_choice.per_run_generator(
+                                  np.random.default_rng(0)))
   assert out.is_single_word and out.num_users == 100
   assert _words_by_user(out) == ["cd", ""] * 50
 

@@ -16,6 +16,7 @@ from experiments import summarize
 from tests.experiments import drivers
 from triehh.analysis import summary as analysis
 from triehh.data import synthetic
+from triehh.runs import records as records_lib
 
 FLAGS = summarize.FLAGS
 NUM_USERS = 30000
@@ -212,7 +213,7 @@ def test_malformed_and_foreign_lines_are_skipped_and_counted(
   path = write_lines(tmp_path / "results.jsonl", good[:4] + [
       "not json", sfp_line[:40], "", '{"algorithm": "other", "metrics": {}}',
       "[1, 2]", json.dumps(bad_metric), json.dumps(no_theta), good[-1]])
-  records, reports = analysis.read_records([path])
+  records, reports = analysis.load_runs([path])
   assert len(records) == 5 and reports[0].records == 5
   assert reports[0].num_skipped == 6
   assert reports[0].skipped == {"not JSON": 2,
@@ -273,7 +274,8 @@ def test_single_run_has_no_interval_and_duplicate_runs_are_dropped(
 def test_runs_differing_outside_the_display_are_not_pooled(results_lines):
   line = next(l for l in results_lines if '"triehh"' in l)
   other = dict(json.loads(line), max_length=8, levels=9, seed=7)
-  groups = analysis.group_runs([json.loads(line), other])
+  groups = analysis.group_runs([records_lib.RunRecord.from_json(line),
+                                records_lib.RunRecord.from_dict(other)])
   assert len(groups) == 2
   assert {g.variant for g in groups} == {"max_length=10 levels=11",
                                          "max_length=8 levels=9"}

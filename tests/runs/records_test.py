@@ -1,4 +1,5 @@
-"""Tests of the run record schema and the results.jsonl writer."""
+"""Tests of results.jsonl's reader and writer, and of the run record schema
+(triehh.runs.schema, whose record this module re-exports)."""
 
 import hashlib
 import json
@@ -133,7 +134,7 @@ def test_records_of_earlier_layouts_are_refused():
       records.RunRecord.from_dict(dict(old, schema_version=version))
   current = json.loads(sfp_record().to_json())
   assert records.RunRecord.from_dict(current) == sfp_record()
-  with pytest.raises(ValueError, match="epsilon must be a number"):
+  with pytest.raises(ValueError, match="epsilon: must be a number"):
     records.RunRecord.from_dict(dict(current, epsilon="inf"))
   with pytest.raises(ValueError, match="without"):
     records.RunRecord.from_dict({"algorithm": "triehh", "schema_version": 1})
@@ -146,7 +147,149 @@ def test_read_reports_a_line_of_an_earlier_layout(tmp_path):
   del old["schema_version"]
   path = tmp_path / "results.jsonl"
   path.write_text(json.dumps(old) + "\n" + triehh_record().to_json() + "\n")
-  assert records.read(str(path)) == ([triehh_record()], [1])
+  got, bad = records.read(str(path))
+  assert got == [triehh_record()]
+  assert [(b.path, b.line, b.kind) for b in bad] == [(str(path), 1, (
+      "run record without schema_version (an earlier layout, not read)"))]
+
+
+def test_a_record_without_key_or_guarantee_is_completed_on_reading():
+  raw = json.loads(triehh_record(config={"x": 1}).to_json())
+  raw["config_key"] = ""
+  assert records.RunRecord.from_dict(raw).config_key == records.config_key(
+      {"x": 1})
+  del raw["config_key"]
+  assert records.RunRecord.from_dict(raw).config_key == records.config_key(
+      {"x": 1})
+  # A run without guarantee: epsilon null, whatever else the line says.
+  for changes in ({"epsilon": None, "has_guarantee": False},
+                  {"has_guarantee": False}):
+    record = records.RunRecord.from_dict(dict(raw, **changes))
+    assert (record.epsilon, record.delta, record.has_guarantee) == (
+        None, None, False)
+  # Ints are numbers: read as floats where the schema holds floats.
+  record = records.RunRecord.from_dict(dict(raw, epsilon=2, target_epsilon=3))
+  assert (record.epsilon, record.target_epsilon) == (2.0, 3.0)
+  assert isinstance(record.epsilon, float)
+
+
+def test_get_goes_by_field_name():
+  record = sfp_record()
+  assert record.get("top_t") == 20 and record.get("theta") is None
+  assert record.get("epsilon_local") == 4.5
+  assert record.get("to_dict") is None and record.get("nothing", 7) == 7
+
+
+def lines_file(path, lines, end="\n"):
+  path.write_text("\n".join(lines) + end)
+  return str(path)
+
+
+def test_read_leaves_out_and_names_every_line_that_is_not_a_record(
+    tmp_path):
+  good = triehh_record().to_json()
+  raw = json.loads(good)
+  old = dict(raw)
+  del old["schema_version"]
+  no_counts = dict(raw)
+  del no_counts["counts"]
+  no_theta = dict(raw)
+  del no_theta["theta"]
+  rows = [good, "not json", sfp_record().to_json()[:40], "",
+          '{"algorithm": "other", "metrics": {}}', "[1, 2]",
+          json.dumps(dict(raw, metrics={"recall@10": "high"})),
+          json.dumps(no_theta), json.dumps(old),
+          json.dumps(dict(raw, schema_version=2)),
+          json.dumps(dict(raw, discovered="the")),
+          json.dumps(dict(raw, config=[1])), json.dumps(dict(raw, metrics={})),
+          json.dumps(no_counts), json.dumps(dict(raw, epsilon="2")),
+          json.dumps(dict(raw, n_users=True)), sfp_record().to_json()]
+  path = lines_file(tmp_path / "results.jsonl", rows)
+  got, bad = records.read(path)
+  assert got == [triehh_record(), sfp_record()]
+  fields = "run record with missing or bad fields"
+  assert [(b.line, b.kind) for b in bad] == [
+      (2, "not JSON"), (3, "not JSON"),
+      (5, "not a run_triehh/run_sfp record"),
+      (6, "not a run_triehh/run_sfp record"), (7, fields), (8, fields),
+      (9, "run record without schema_version (an earlier layout, not read)"),
+      (10, "run record of schema_version 2 (only 1 is read)"),
+      (11, fields), (12, fields), (13, fields), (14, fields), (15, fields),
+      (16, fields)]
+  assert [b.message for b in bad][3:] == [
+      "a run record is a JSON object, not a list",
+      "metrics['recall@10']: must be a number, got 'high'",
+      "theta: missing (a triehh record holds it)",
+      "run record without schema_version (an earlier layout, not read)",
+      "run record of schema_version 2 (only 1 is read)",
+      "discovered: must be a list of strings, got 'the'",
+      "config: must be a JSON object, got [1]",
+      "metrics: must be a non-empty JSON object, got {}",
+      "run record without counts",
+      "epsilon: must be a number or null, got '2'",
+      "n_users: must be a number, got True"]
+  assert bad[2].message == ("algorithm: must be one of triehh, sfp, iblt, "
+                            "got 'other'")
+  assert bad[0].message.startswith("not JSON (Expecting value")
+  assert not any(b.unfinished for b in bad)
+
+
+def test_read_refuses_a_malformed_line_naming_file_line_and_field(tmp_path):
+  raw = json.loads(sfp_record().to_json())
+  raw["metrics"]["recall@10"] = "high"
+  path = lines_file(tmp_path / "results.jsonl",
+                    [triehh_record().to_json(), json.dumps(raw)])
+  expected = f"{path}:2: metrics['recall@10']: must be a number, got 'high'"
+  got, bad = records.read(path)
+  assert got == [triehh_record()] and [str(b) for b in bad] == [expected]
+  with pytest.raises(records.RecordError) as raised:
+    records.read(path, strict=True)
+  assert str(raised.value) == expected
+  assert raised.value.kind == "run record with missing or bad fields"
+
+
+def test_an_unfinished_last_line_is_left_out_and_never_an_error(tmp_path):
+  first, second = triehh_record().to_json(), sfp_record().to_json()
+  path = lines_file(tmp_path / "results.jsonl", [first, second[:57]], end="")
+  for strict in (False, True):
+    got, bad = records.read(path, strict=strict)
+    assert got == [triehh_record()] and len(bad) == 1
+    assert (bad[0].line, bad[0].kind, bad[0].unfinished) == (
+        2, "not JSON", True)
+    assert "the last line, unfinished" in str(bad[0])
+  # A whole record still waiting for its newline is read.
+  path = lines_file(tmp_path / "whole.jsonl", [first, second], end="")
+  assert records.read(path, strict=True) == (
+      [triehh_record(), sfp_record()], [])
+  # Half a line followed by others is malformed, not unfinished.
+  path = lines_file(tmp_path / "torn.jsonl", [second[:57], first])
+  with pytest.raises(ValueError, match="torn.jsonl:1: not JSON"):
+    records.read(path, strict=True)
+
+
+def test_read_takes_several_files_in_order(tmp_path):
+  a = lines_file(tmp_path / "a.jsonl", [sfp_record().to_json(), "{"])
+  b = lines_file(tmp_path / "b.jsonl", ["", triehh_record().to_json()])
+  got, bad = records.read([a, b])
+  assert got == [sfp_record(), triehh_record()]
+  assert [(x.path, x.line) for x in bad] == [(a, 2)]
+  with pytest.raises(FileNotFoundError):
+    records.read([a, str(tmp_path / "missing.jsonl")])
+
+
+def test_results_paths_from_files_and_directories(tmp_path):
+  with pytest.raises(FileNotFoundError, match="results file not found"):
+    records.results_paths([str(tmp_path / "x.jsonl")], [])
+  (tmp_path / "empty").mkdir()
+  with pytest.raises(FileNotFoundError, match="empty/results.jsonl"):
+    records.results_paths([], [str(tmp_path / "empty")])
+  with pytest.raises(ValueError, match="--results"):
+    records.results_paths([], [])
+  path = lines_file(tmp_path / "results.jsonl", [sfp_record().to_json()])
+  # A directory stands for its results.jsonl; a file named twice is read
+  # once.
+  assert records.results_paths([str(tmp_path), path], [str(tmp_path)]) == [
+      os.path.join(str(tmp_path), "results.jsonl")]
 
 
 def test_writer_appends_whole_lines(tmp_path):

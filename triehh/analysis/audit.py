@@ -26,7 +26,9 @@ event's frequency into a lower bound on epsilon that holds with the stated
 confidence simultaneously for all events (Bonferroni):
 ``eps >= ln((lower(P) - delta) / upper(P'))``. For small populations the
 whole-trie event is chosen on one half of the runs and measured on the
-other half, so choosing it does not bias the bound.
+other half, so choosing it does not bias the bound. The statistics of both
+paths (hypergeometric tails, the hockey-stick divergence, Clopper-Pearson
+bounds) are in :mod:`triehh.analysis.audit_bounds`.
 
 Broken variants (``VARIANTS``) show that the audit detects violations:
 ``"theta_one"`` (threshold 1), ``"with_replacement"`` (each round samples
@@ -43,9 +45,9 @@ import math
 import time
 
 import numpy as np
-from scipy import special
 from scipy import stats
 
+from triehh.analysis import audit_bounds
 from triehh.core import population as population_lib
 from triehh.discovery import discover as discover_lib
 from triehh.theory import policy
@@ -132,40 +134,6 @@ def make_setup(n: int, max_length: int, *, theta: int | None = None,
 # ---- exact path ------------------------------------------------------------
 
 
-def hypergeom_tail(size: int, holders: np.ndarray, batch: int,
-                   votes: int) -> tuple[np.ndarray, np.ndarray]:
-  """``(P[X >= votes], P[X < votes])`` for X ~ Hypergeometric.
-
-  X counts the holders among ``batch`` users drawn without replacement from
-  ``size`` users of which ``holders`` (an array) hold the word. Summed in
-  log space term by term, so that both tails keep their relative precision.
-  """
-  holders = np.asarray(holders, dtype=np.int64)
-  if votes <= 0:
-    return np.ones(holders.shape), np.zeros(holders.shape)
-  x = np.arange(votes + _TAIL_TERMS)[None, :]
-  k = holders[:, None]
-  valid = (x <= k) & (x <= batch) & (batch - x <= size - k)
-  with np.errstate(invalid="ignore"):
-    log_pmf = (_log_choose(k, x) + _log_choose(size - k, batch - x)
-               - _log_choose(size, batch))
-  pmf = np.where(valid, np.exp(np.where(valid, log_pmf, 0.0)), 0.0)
-  below = pmf[:, :votes].sum(axis=1)
-  above = pmf[:, votes:].sum(axis=1)
-  # Where the lower tail is small the upper tail may reach past the summed
-  # terms: take it as the complement there.
-  above = np.where(below < 0.5, 1.0 - below, above)
-  return above, np.where(below < 0.5, below, 1.0 - above)
-
-
-_TAIL_TERMS = 120
-
-
-def _log_choose(a, b):
-  return special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(
-      a - b + 1)
-
-
 def round_pass(setup: AuditSetup, k: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
   """Per-round probabilities that ``w``'s prefix reaches theta votes.
@@ -186,77 +154,16 @@ def round_pass(setup: AuditSetup, k: np.ndarray
     dist_prime = stats.binom(m, (k + 1) / size_prime)
     return (dist.sf(t - 1), dist.cdf(t - 1), dist_prime.sf(t - 1),
             dist_prime.cdf(t - 1))
-  q, r = hypergeom_tail(size, k, m, t)
+  q, r = audit_bounds.hypergeom_tail(size, k, m, t)
   if setup.variant != "double_vote":
-    return (q, r) + hypergeom_tail(size_prime, k + 1, m, t)
+    return (q, r) + audit_bounds.hypergeom_tail(size_prime, k + 1, m, t)
   # The target is sampled with probability m / N'; then it adds two votes to
   # those of the others, drawn from the N' - 1 other users.
   chosen = m / size_prime
-  q_with, r_with = hypergeom_tail(size_prime - 1, k, m - 1, t - 2)
-  q_without, r_without = hypergeom_tail(size_prime - 1, k, m, t)
+  q_with, r_with = audit_bounds.hypergeom_tail(size_prime - 1, k, m - 1, t - 2)
+  q_without, r_without = audit_bounds.hypergeom_tail(size_prime - 1, k, m, t)
   return (q, r, chosen * q_with + (1 - chosen) * q_without,
           chosen * r_with + (1 - chosen) * r_without)
-
-
-def depth_distribution(q: np.ndarray, r: np.ndarray,
-                       levels: int) -> np.ndarray:
-  """``[len(q), levels + 1]``: P(w's path reaches exactly depth d).
-
-  ``q`` is the per-round pass probability and ``r = 1 - q``; level i is
-  reached iff the first i rounds all pass (rounds are independent).
-  """
-  q = np.asarray(q, dtype=float)[:, None]
-  r = np.asarray(r, dtype=float)[:, None]
-  d = np.arange(levels + 1)[None, :]
-  return np.where(d < levels, q**d * r, q**levels)
-
-
-def event_epsilon(p: np.ndarray, p_prime: np.ndarray,
-                  delta: float) -> np.ndarray:
-  """Smallest eps >= 0 with ``p <= e^eps p' + delta`` (inf if none)."""
-  p = np.asarray(p, dtype=float)
-  p_prime = np.asarray(p_prime, dtype=float)
-  with np.errstate(divide="ignore", invalid="ignore"):
-    eps = np.log((p - delta) / p_prime)
-  eps = np.where(p <= delta, 0.0, eps)
-  eps = np.where((p > delta) & (p_prime <= 0), math.inf, eps)
-  return np.maximum(eps, 0.0)
-
-
-def hockey_epsilon(p: np.ndarray, p_prime: np.ndarray,
-                   delta: float) -> np.ndarray:
-  """Smallest eps >= 0 with ``P(S) <= e^eps P'(S) + delta`` for every S.
-
-  ``p``, ``p_prime``: ``[rows, outcomes]`` distributions; one eps per row
-  (the optimal event is the set of outcomes with ``p > e^eps p'``).
-  """
-  p = np.atleast_2d(np.asarray(p, dtype=float))
-  p_prime = np.atleast_2d(np.asarray(p_prime, dtype=float))
-
-  def excess(eps):
-    return np.maximum(p - np.exp(eps)[:, None] * p_prime, 0).sum(axis=1)
-
-  rows = p.shape[0]
-  impossible = np.where(p_prime <= 0, p, 0).sum(axis=1) > delta
-  low, high = np.zeros(rows), np.full(rows, 60.0)
-  for _ in range(80):
-    mid = (low + high) / 2
-    ok = excess(mid) <= delta
-    high = np.where(ok, mid, high)
-    low = np.where(ok, low, mid)
-  eps = np.where(excess(np.zeros(rows)) <= delta, 0.0, high)
-  return np.where(impossible, math.inf, eps)
-
-
-def path_events(levels: int) -> list[tuple[str, np.ndarray]]:
-  """The audited events as masks over w's depth 0..levels."""
-  depths = np.arange(levels + 1)
-  events = []
-  for i in range(1, levels + 1):
-    name = "w discovered" if i == levels else f"p_{i}(w) in trie"
-    events.append((name, depths >= i))
-    events.append(("not " + name, depths < i))
-  return events
 
 
 @dataclasses.dataclass(frozen=True)
@@ -329,8 +236,8 @@ def scan_populations(setup: AuditSetup) -> np.ndarray:
 
 def _path_distributions(setup: AuditSetup, k: np.ndarray):
   q, r, q_prime, r_prime = round_pass(setup, k)
-  return (depth_distribution(q, r, setup.levels),
-          depth_distribution(q_prime, r_prime, setup.levels))
+  return (audit_bounds.depth_distribution(q, r, setup.levels),
+          audit_bounds.depth_distribution(q_prime, r_prime, setup.levels))
 
 
 def exact_audit(setup: AuditSetup,
@@ -343,12 +250,13 @@ def exact_audit(setup: AuditSetup,
   best = None
   for direction, a, b in (("D vs D'", dist, dist_prime),
                           ("D' vs D", dist_prime, dist)):
-    eps = hockey_epsilon(a, b, setup.delta)
+    eps = audit_bounds.hockey_epsilon(a, b, setup.delta)
     j = int(np.argmax(eps))
     if best is None or eps[j] > best.epsilon:
-      event = _optimal_event(a[j], b[j], eps[j])
-      best = EventBound(event=_describe(event, setup.levels), k=int(ks[j]),
-                        direction=direction, p=float(a[j][event].sum()),
+      event = audit_bounds.optimal_event(a[j], b[j], eps[j])
+      best = EventBound(event=audit_bounds.describe_depths(event, setup.levels),
+                        k=int(ks[j]), direction=direction,
+                        p=float(a[j][event].sum()),
                         p_other=float(b[j][event].sum()),
                         epsilon=float(eps[j]), lower=float(eps[j]),
                         upper=float(eps[j]))
@@ -358,33 +266,7 @@ def exact_audit(setup: AuditSetup,
                      num_runs=0, seconds=time.perf_counter() - start)
 
 
-def _optimal_event(p: np.ndarray, p_prime: np.ndarray,
-                   eps: float) -> np.ndarray:
-  if math.isinf(eps):
-    return (p > 0) & (p_prime <= 0)
-  return p > math.exp(eps) * p_prime
-
-
-def _describe(mask: np.ndarray, levels: int) -> str:
-  depths = np.flatnonzero(mask)
-  if depths.size == 0:
-    return "empty"
-  return ("w's path reaches depth in {" + ",".join(str(d) for d in depths)
-          + f"}} (of {levels})")
-
-
 # ---- Monte Carlo path --------------------------------------------------------
-
-
-def clopper_pearson(successes: np.ndarray, trials: int,
-                    alpha: float) -> tuple[np.ndarray, np.ndarray]:
-  """One-sided ``1 - alpha`` Clopper-Pearson lower and upper bounds."""
-  x = np.asarray(successes, dtype=float)
-  with np.errstate(invalid="ignore"):
-    lower = np.where(x > 0, stats.beta.ppf(alpha, x, trials - x + 1), 0.0)
-    upper = np.where(x < trials, stats.beta.ppf(1 - alpha, x + 1, trials - x),
-                     1.0)
-  return lower, upper
 
 
 def planned_populations(setup: AuditSetup, num_runs: int,
@@ -394,26 +276,22 @@ def planned_populations(setup: AuditSetup, num_runs: int,
   """
   ks = scan_populations(setup)
   dist, dist_prime = _path_distributions(setup, ks)
-  alpha = (1 - confidence) / (2 * len(path_events(setup.levels)) * 4)
+  events = audit_bounds.path_events(setup.levels)
+  alpha = (1 - confidence) / (2 * len(events) * 4)
   expected = np.full(ks.size, -np.inf)
-  for name, mask in path_events(setup.levels):
+  for name, mask in events:
     del name
     p, p_prime = dist[:, mask].sum(axis=1), dist_prime[:, mask].sum(axis=1)
     for a, b in ((p, p_prime), (p_prime, p)):
-      low, _ = clopper_pearson(np.round(a * num_runs), num_runs, alpha)
-      _, high = clopper_pearson(np.round(b * num_runs), num_runs, alpha)
-      expected = np.maximum(expected, _log_ratio(low - setup.delta, high))
+      low, _ = audit_bounds.clopper_pearson(np.round(a * num_runs), num_runs,
+                                            alpha)
+      _, high = audit_bounds.clopper_pearson(np.round(b * num_runs), num_runs,
+                                             alpha)
+      expected = np.maximum(
+          expected, audit_bounds.log_ratio(low - setup.delta, high))
   chosen = [0, setup.theta - 1, setup.theta, int(ks[int(np.argmax(expected))])]
   size = setup.sizes[0]
   return sorted({k for k in chosen if 0 <= k <= size - 1})
-
-
-def _log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-  num, den = np.asarray(num, float), np.asarray(den, float)
-  with np.errstate(divide="ignore", invalid="ignore"):
-    out = np.log(num / den)
-  out = np.where(num <= 0, 0.0, out)
-  return np.maximum(np.where((num > 0) & (den <= 0), math.inf, out), 0.0)
 
 
 def build_populations(setup: AuditSetup, k: int
@@ -499,7 +377,7 @@ def monte_carlo_audit(setup: AuditSetup, *, num_runs: int = 2000,
   ks = (planned_populations(setup, num_runs, confidence)
         if populations is None else list(populations))
   whole = setup.sizes[1] <= WHOLE_TRIE_MAX_USERS
-  events = path_events(setup.levels)
+  events = audit_bounds.path_events(setup.levels)
   num_tests = len(ks) * 2 * (len(events) + whole)
   alpha = (1 - confidence) / (2 * num_tests)  # two CP ends per test
   half = num_runs // 2
@@ -519,14 +397,15 @@ def monte_carlo_audit(setup: AuditSetup, *, num_runs: int = 2000,
       for direction, a, b in (("D vs D'", x, x_prime), ("D' vs D", x_prime, x)):
         if name.startswith("whole trie") and not name.endswith(direction):
           continue
-        low_a, high_a = clopper_pearson(a, trials, alpha)
-        low_b, high_b = clopper_pearson(b, trials, alpha)
+        low_a, high_a = audit_bounds.clopper_pearson(a, trials, alpha)
+        low_b, high_b = audit_bounds.clopper_pearson(b, trials, alpha)
         bounds.append(EventBound(
             event=name, k=int(k), direction=direction, p=a / trials,
             p_other=b / trials,
-            epsilon=float(event_epsilon(a / trials, b / trials, setup.delta)),
-            lower=float(_log_ratio(low_a - setup.delta, high_b)),
-            upper=float(_log_ratio(high_a - setup.delta, low_b))))
+            epsilon=float(audit_bounds.event_epsilon(
+                a / trials, b / trials, setup.delta)),
+            lower=float(audit_bounds.log_ratio(low_a - setup.delta, high_b)),
+            upper=float(audit_bounds.log_ratio(high_a - setup.delta, low_b))))
   worst = max(bounds, key=lambda b: (b.lower, b.epsilon))
   return AuditResult(setup=setup, method="monte_carlo", epsilon=worst.epsilon,
                      lower=worst.lower, upper=worst.upper,

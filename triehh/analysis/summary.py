@@ -1,18 +1,16 @@
-"""Analysis of run records: reading, de-duplication, grouping, intervals and
-the discovery rate per frequency bin next to Proposition 2.
+"""Analysis of run records: per-file reports, de-duplication, grouping,
+intervals and the discovery rate per frequency bin next to Proposition 2.
 
 The library behind ``experiments.summarize`` (which keeps the flags and the
 printing) and any report over ``results.jsonl`` files
 (:mod:`triehh.runs.records`).
 
-Reading. Lines that are not JSON, or JSON that is not a run record of
-TrieHH, SFP or IBLT, are skipped and counted per file (:class:`FileReport`);
-blank lines are ignored. Only records of the current schema are read: a
-record without ``schema_version`` is of an earlier layout and is skipped,
-counted under that reason (:func:`triehh.runs.records.schema_problem`). A run
-without guarantee (``"epsilon": null`` with ``"has_guarantee": false``) has
-epsilon ``inf``, and a record without ``config_key`` gets the key of its
-``config``.
+Reading. Records are read by :func:`triehh.runs.records.read` (the one
+reader of ``results.jsonl``, which validates each line and refuses records
+of earlier layouts) and analysed as :class:`triehh.runs.records.RunRecord`.
+The lines it leaves out are counted per file and kind (:class:`FileReport`).
+A run without guarantee (``epsilon`` None with ``has_guarantee`` false) is
+grouped and shown at epsilon ``inf``.
 
 De-duplication. Two records with the same ``config_key`` and ``seed`` are
 the same run written twice (a rerun, a resumed sweep); only the first is
@@ -64,7 +62,6 @@ import collections
 import dataclasses
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -73,11 +70,13 @@ from scipy import stats
 
 from triehh.core import metrics
 from triehh.core import population as population_lib
+from triehh.runs import algorithms as algorithms_lib
 from triehh.runs import records as records_lib
 from triehh.theory import utility
 
-RESULTS_FILE = records_lib.RESULTS_FILE
 ALGORITHMS = records_lib.ALGORITHMS
+# The results files named by --results and --output_dir.
+results_paths = records_lib.results_paths
 
 # Shown for every configuration, in this order.
 DISPLAY_FIELDS = ("algorithm", "engine", "dataset", "setting", "n_users",
@@ -104,32 +103,31 @@ _INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
                     "max_num_prefixes", "cms_k", "cms_m", "length", "k",
                     "k_anonymity", "string_max_bytes", "secure_sum_bitwidth",
                     "repetitions")
-# What a run_triehh / run_sfp record must hold to be summarised.
-_REQUIRED = {"triehh": ("n_users", "theta", "batch_size", "levels",
-                        "max_length"),
-             "sfp": ("n_users", "top_t"),
-             "iblt": ("n_users", "k_anonymity", "batch_size")}
 # Metrics that are proportions in [0, 1]: their intervals are clipped.
 PROPORTIONS = ("precision", "recall", "f1")
-
-_SKIP_JSON = "not JSON"
-_SKIP_FOREIGN = "not a run_triehh/run_sfp record"
-_SKIP_FIELDS = "run record with missing or bad fields"
 
 
 @dataclasses.dataclass
 class FileReport:
-  """What was read from one results file."""
+  """What was read from one results file: the number of run records and
+  the lines left out (each naming its field)."""
 
   path: str
   records: int = 0
-  skipped: collections.Counter = dataclasses.field(
-      default_factory=collections.Counter)
-  skipped_lines: list[int] = dataclasses.field(default_factory=list)
+  bad: list[records_lib.BadLine] = dataclasses.field(default_factory=list)
+
+  @property
+  def skipped(self) -> collections.Counter:
+    """Lines left out, per kind."""
+    return collections.Counter(b.kind for b in self.bad)
+
+  @property
+  def skipped_lines(self) -> list[int]:
+    return [b.line for b in self.bad]
 
   @property
   def num_skipped(self) -> int:
-    return sum(self.skipped.values())
+    return len(self.bad)
 
   def summary(self) -> str:
     text = f"{self.path}: {self.records} run records"
@@ -142,142 +140,68 @@ class FileReport:
     return text
 
 
-def normalize(record: Mapping) -> dict:
-  """``record`` as analysed: epsilon ``inf`` for a run without guarantee,
-  and a ``config_key`` (see the module docstring)."""
-  out = dict(record)
-  epsilon = records_lib.as_number(out.get("epsilon"))
-  if out.get("has_guarantee") is False or epsilon is None or math.isinf(
-      epsilon):
-    out["epsilon"] = math.inf
-    out["has_guarantee"] = False
-  if not out.get("config_key"):
-    out["config_key"] = records_lib.config_key(out.get("config", {}))
-  return out
-
-
-def deduplicate(records: Iterable[Mapping]) -> tuple[list[dict], int]:
+def deduplicate(records: Iterable[records_lib.RunRecord]
+                ) -> tuple[list[records_lib.RunRecord], int]:
   """The first record of every ``(config_key, seed)``; how many were dropped."""
   kept, seen, dropped = [], set(), 0
   for record in records:
-    key = (record["config_key"], json.dumps(record.get("seed")))
+    key = (record.config_key, json.dumps(record.seed))
     if key in seen:
       dropped += 1
       continue
     seen.add(key)
-    kept.append(dict(record))
+    kept.append(record)
   return kept, dropped
 
 
-def _check_record(record) -> str | None:
-  """Why ``record`` cannot be summarised, or None if it can."""
-  if not isinstance(record, dict) or record.get("algorithm") not in ALGORITHMS:
-    return _SKIP_FOREIGN
-  problem = records_lib.schema_problem(record)
-  if problem:
-    return problem
-  if not isinstance(record.get("config"), dict):
-    return _SKIP_FIELDS
-  values = record.get("metrics")
-  if not isinstance(values, dict) or not values or any(
-      records_lib.as_number(v) is None for v in values.values()):
-    return _SKIP_FIELDS
-  discovered = record.get("discovered")
-  if not isinstance(discovered, list) or not all(
-      isinstance(w, str) for w in discovered):
-    return _SKIP_FIELDS
-  for field in _REQUIRED[record["algorithm"]]:
-    if records_lib.as_number(record.get(field)) is None:
-      return _SKIP_FIELDS
-  if record.get("epsilon") is not None and records_lib.as_number(
-      record.get("epsilon")) is None:
-    return _SKIP_FIELDS
-  return None
-
-
-def results_paths(results: Sequence[str], output_dirs: Sequence[str]
-                  ) -> list[str]:
-  """The results files named by ``--results`` and ``--output_dir``.
-
-  Raises:
-    FileNotFoundError: naming the first file that does not exist.
-    ValueError: if no file is named.
-  """
-  paths = []
-  for given in list(results) + [os.path.join(d, RESULTS_FILE)
-                                for d in output_dirs]:
-    path = os.path.join(given, RESULTS_FILE) if os.path.isdir(given) else given
-    if not os.path.isfile(path):
-      raise FileNotFoundError(f"results file not found: {path}")
-    if os.path.realpath(path) not in {os.path.realpath(p) for p in paths}:
-      paths.append(path)
-  if not paths:
-    raise ValueError("give the results to summarise: --results=FILE[,FILE] "
-                     "or --output_dir=DIR[,DIR]")
-  return paths
-
-
-def read_records(paths: Iterable[str]) -> tuple[list[dict], list[FileReport]]:
-  """The run records of ``paths`` and, per file, what was read and skipped."""
+def load_runs(paths: Iterable[str]
+              ) -> tuple[list[records_lib.RunRecord], list[FileReport]]:
+  """The run records of ``paths``, read by :func:`records_lib.read`, and,
+  per file, what was read and left out."""
   records, reports = [], []
   for path in paths:
-    report = FileReport(path)
-    with open(path, "rb") as f:
-      for number, raw in enumerate(f, start=1):
-        if not raw.strip():
-          continue
-        try:
-          record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-          reason = _SKIP_JSON
-        else:
-          reason = _check_record(record)
-        if reason is None:
-          records.append(normalize(record))
-          report.records += 1
-        else:
-          report.skipped[reason] += 1
-          report.skipped_lines.append(number)
-    reports.append(report)
+    got, bad = records_lib.read(path)
+    records += got
+    reports.append(FileReport(path, len(got), bad))
   return records, reports
 
 
-def _target_epsilon(record: Mapping) -> float | None:
-  target = records_lib.as_number(record.get("target_epsilon"))
-  if target is not None:
-    return target
-  return records_lib.as_number(record.get("epsilon"))
+def _target_epsilon(record: records_lib.RunRecord) -> float:
+  """The epsilon asked for, else the one achieved; ``inf`` without
+  guarantee."""
+  if record.target_epsilon is not None:
+    return record.target_epsilon
+  if not record.has_guarantee or record.epsilon is None:
+    return math.inf
+  return record.epsilon
 
 
-def _target_delta(record: Mapping) -> float | None:
-  target = records_lib.as_number(record.get("target_delta"))
-  if target is not None:
-    return target
-  return records_lib.as_number(record.get("delta"))
+def _target_delta(record: records_lib.RunRecord) -> float | None:
+  if record.target_delta is not None:
+    return record.target_delta
+  return record.delta
 
 
-def config_of(record: Mapping) -> tuple:
+def config_of(record: records_lib.RunRecord) -> tuple:
   """The values of ``CONFIG_FIELDS`` for a record (None where absent)."""
   values = []
-  iblt = record.get("algorithm") == "iblt"
+  iblt = record.algorithm == "iblt"
   for field in CONFIG_FIELDS:
     if iblt and field in ("epsilon", "delta"):
       value = None  # k-anonymity: no (epsilon, delta)
     elif field in _IBLT_CONFIG:
-      config = record.get("config")
       value = None
       if iblt:
-        value = (config.get(_IBLT_CONFIG[field]) if isinstance(
-            config, Mapping) else None)
+        value = record.config.get(_IBLT_CONFIG[field])
         value = "auto" if value is None else value
     elif field == "epsilon":
       value = _target_epsilon(record)
     elif field == "delta":
       value = _target_delta(record)
     elif field == "n_users":
-      value = int(records_lib.as_number(record[field]))
+      value = int(record.n_users)
     elif field == "sampling":  # fixed-size runs, old and new, pool together
-      value = "poisson" if record.get("sampling") == "poisson" else None
+      value = "poisson" if record.sampling == "poisson" else None
     else:
       value = record.get(field)
       if isinstance(value, (list, dict)):
@@ -305,7 +229,7 @@ class Group:
   """The runs of one configuration."""
 
   config: tuple
-  records: list[dict]
+  records: list[records_lib.RunRecord]
   variant: str = ""
 
   def get(self, field: str):
@@ -313,53 +237,23 @@ class Group:
 
   @property
   def label(self) -> str:
-    """One line naming the configuration."""
-    if self.get("algorithm") == "iblt":
-      return self._iblt_label()
-    parts = [self.get("algorithm")]
-    if self.get("engine") is not None:
-      parts[0] += f" ({self.get('engine')} engine)"
-    parts.append(f"{self.get('dataset')} {self.get('setting')}")
-    parts.append(f"n={self.get('n_users'):,}")
-    eps = self.get("epsilon")
-    parts.append(f"epsilon={eps:g}" if eps is not None else "epsilon=?")
-    delta = self.get("delta")
-    if delta is not None:
-      parts.append(f"delta={delta:.3g}")
-    if self.get("top_t") is not None:
-      parts.append(f"T={self.get('top_t')}")
-    if self.get("theta") is not None:
-      if self.get("sampling") == "poisson":
-        parts.append(f"theta={self.get('theta')}, poisson q="
-                     f"{self.get('sampling_rate'):.4g} (m~{self.get('batch_size')})")
-      else:
-        parts.append(f"theta={self.get('theta')}, m={self.get('batch_size')}")
-    local = records_lib.as_number(self.records[0].get("epsilon_local"))
-    if local is not None:
-      parts.append(f"local epsilon={local:.3f}")
-    if self.variant:
-      parts.append(self.variant)
-    return ", ".join(parts)
-
-  def _iblt_label(self) -> str:
-    matched = self.get("matched_epsilon")
-    at = f" at epsilon={matched:g}" if matched is not None else ""
-    delta = self.get("matched_delta")
-    at += f", delta={delta:.3g}" if delta is not None else ""
-    parts = [f"iblt ({self.get('k_anonymity')}-anonymity, not DP)",
-             f"{self.get('dataset')} {self.get('setting')}",
-             f"n={self.get('n_users'):,}",
-             f"m={self.get('batch_size'):,} (TrieHH's{at})"]
+    """One line naming the configuration (its algorithm's adapter's label,
+    :mod:`triehh.runs.algorithms`, then the ``variant``)."""
+    first = self.records[0]
+    values = dict(first.to_dict() if isinstance(first, records_lib.RunRecord)
+                  else first)
+    values.update(zip(CONFIG_FIELDS, self.config))
+    parts = [algorithms_lib.get(self.get("algorithm")).label(values)]
     if self.variant:
       parts.append(self.variant)
     return ", ".join(parts)
 
 
-def group_runs(records: Iterable[Mapping]) -> list[Group]:
+def group_runs(records: Iterable[records_lib.RunRecord]) -> list[Group]:
   """Records grouped by configuration, in a stable display order."""
-  by_config: dict[tuple, list[dict]] = {}
+  by_config: dict[tuple, list[records_lib.RunRecord]] = {}
   for record in records:
-    by_config.setdefault(config_of(record), []).append(dict(record))
+    by_config.setdefault(config_of(record), []).append(record)
   groups = [Group(c, by_config[c])
             for c in sorted(by_config, key=_config_sort_key)]
   shown = len(DISPLAY_FIELDS)
@@ -431,7 +325,7 @@ def _metric_values(groups: Sequence[Group]) -> pd.DataFrame:
   """One row per (configuration, run, metric): ``config_id, name, value``."""
   rows = [(index, name, records_lib.as_number(value))
           for index, group in enumerate(groups) for r in group.records
-          for name, value in r["metrics"].items()]
+          for name, value in r.metrics.items()]
   return pd.DataFrame(rows, columns=["config_id", "name", "value"])
 
 
@@ -485,6 +379,37 @@ def _bound_reason(group: Group, single_word: bool) -> str | None:
   return None
 
 
+def _other_population(group: Group, name: str, setting: str,
+                      population: population_lib.Population) -> str | None:
+  """The note leaving ``group`` out if its runs are not on ``population``."""
+  facts = {"dataset": group.get("dataset"), "setting": group.get("setting"),
+           "n": group.get("n_users"), "L": group.get("max_length")}
+  rebuilt = {"dataset": name, "setting": setting, "n": population.num_users,
+             "L": population.max_length}
+  if facts == rebuilt:
+    return None
+  differ = ", ".join(f"{k}={facts[k]} (rebuilt: {rebuilt[k]})"
+                     for k in facts if facts[k] != rebuilt[k])
+  return (f"{group.label}: left out, its runs are on another population "
+          f"({differ}); give the data-set flags the runs used")
+
+
+def _bound(group: Group, n: int):
+  """The bound on a word's discovery rate in ``group``'s runs, as a function
+  of the word's count(s)."""
+  theta = int(group.get("theta"))
+  batch = int(group.get("batch_size"))
+  levels = int(group.get("levels"))
+  rate = group.get("sampling_rate")
+  if group.get("sampling") == "poisson":  # each user with probability q
+    def bound(count):
+      return utility.poisson_discovery_rate(count, rate, theta, levels)
+  else:  # Proposition 2: a batch of m users
+    def bound(count):
+      return utility.discovery_rate(count, n, batch, theta, levels)
+  return bound
+
+
 def discovery_table(groups: Sequence[Group],
                     population: population_lib.Population,
                     truth: Mapping[str, float], name: str, setting: str,
@@ -501,9 +426,7 @@ def discovery_table(groups: Sequence[Group],
     One row per (group, bin) and the notes to print (groups left out, words
     too long to be discovered).
   """
-  pop = population
-  n = pop.num_users
-  single_word = pop.is_single_word
+  n = population.num_users
   notes = []
   words_all = list(truth)
   weights_all = np.array([truth[w] for w in words_all])
@@ -511,16 +434,9 @@ def discovery_table(groups: Sequence[Group],
   for index, group in enumerate(groups):
     if group.get("algorithm") != "triehh":
       continue
-    facts = {"dataset": group.get("dataset"), "setting": group.get("setting"),
-             "n": group.get("n_users"), "L": group.get("max_length")}
-    rebuilt = {"dataset": name, "setting": setting, "n": n,
-               "L": pop.max_length}
-    if facts != rebuilt:
-      differ = ", ".join(f"{k}={facts[k]} (rebuilt: {rebuilt[k]})"
-                         for k in facts if facts[k] != rebuilt[k])
-      notes.append(f"{group.label}: left out, its runs are on another "
-                   f"population ({differ}); give the data-set flags the runs "
-                   "used")
+    note = _other_population(group, name, setting, population)
+    if note:
+      notes.append(note)
       continue
     max_length = int(group.get("max_length"))
     keep = np.array([len(w) <= max_length for w in words_all], dtype=bool)
@@ -533,37 +449,35 @@ def discovery_table(groups: Sequence[Group],
     edges = frequency_bins(freqs, num_bins)
     which = np.clip(np.searchsorted(edges, freqs, side="right") - 1, 0,
                     num_bins - 1)
-    rates = metrics.discovery_rates([r["discovered"] for r in group.records],
+    rates = metrics.discovery_rates([r.discovered for r in group.records],
                                     words)
-    reason = _bound_reason(group, single_word)
+    reason = _bound_reason(group, population.is_single_word)
     if reason:
       notes.append(f"{group.label}: {reason}")
-    theta = int(group.get("theta"))
-    batch = int(group.get("batch_size"))
-    levels = int(group.get("levels"))
-    word_bounds = None
-    rate = group.get("sampling_rate")
-    if group.get("sampling") == "poisson":  # each user with probability q
-      def bound(count):
-        return utility.poisson_discovery_rate(count, rate, theta, levels)
-    else:  # Proposition 2: a batch of m users
-      def bound(count):
-        return utility.discovery_rate(count, n, batch, theta, levels)
-    if reason is None:
-      counts = np.floor(weights + 1e-9).astype(np.int64)
-      word_bounds = bound(counts)
-    for b in range(num_bins):
-      inside = which == b
-      lo, hi = float(edges[b]), float(edges[b + 1])
-      mid = math.sqrt(lo * hi)
-      row = {**_config_columns(index, group), "runs": len(group.records),
-             "bin": b, "freq_low": lo, "freq_high": hi, "freq_mid": mid,
-             "words": int(inside.sum()),
-             "rate": float(rates[inside].mean()) if inside.any() else math.nan,
-             "bound_mid": math.nan, "bound_words": math.nan}
-      if reason is None:
-        row["bound_mid"] = bound(math.floor(mid * n))
-        if inside.any():
-          row["bound_words"] = float(word_bounds[inside].mean())
-      rows.append(row)
+    bound = None if reason else _bound(group, n)
+    word_bounds = (bound(np.floor(weights + 1e-9).astype(np.int64))
+                   if bound else None)
+    columns = {**_config_columns(index, group), "runs": len(group.records)}
+    rows += _bin_rows(columns, edges, which, rates, n, bound, word_bounds)
   return _frame(rows), notes
+
+
+def _bin_rows(columns: Mapping, edges: np.ndarray, which: np.ndarray,
+              rates: np.ndarray, n: int, bound, word_bounds) -> list[dict]:
+  """A group's row per bin: ``columns``, the bin, its words' mean rate and
+  the bounds (NaN without ``bound``)."""
+  rows = []
+  for b in range(len(edges) - 1):
+    inside = which == b
+    lo, hi = float(edges[b]), float(edges[b + 1])
+    mid = math.sqrt(lo * hi)
+    row = {**columns, "bin": b, "freq_low": lo, "freq_high": hi,
+           "freq_mid": mid, "words": int(inside.sum()),
+           "rate": float(rates[inside].mean()) if inside.any() else math.nan,
+           "bound_mid": math.nan, "bound_words": math.nan}
+    if bound is not None:
+      row["bound_mid"] = bound(math.floor(mid * n))
+      if inside.any():
+        row["bound_words"] = float(word_bounds[inside].mean())
+    rows.append(row)
+  return rows

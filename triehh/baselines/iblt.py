@@ -9,15 +9,16 @@ its count, releasing those held by at least ``k_anonymity`` clients of the
 round. :func:`iblt_discover` runs that computation so that it can be
 compared with TrieHH on the same users:
 
-* Users. Each IBLT round takes ``batch_size`` users (TrieHH's m, given or
-  calibrated by Corollary 1 from ``epsilon``) drawn through
-  :mod:`triehh.engines.sampling` from ``numpy.random.default_rng(seed)``: the first
-  round's users exactly as TrieHH's first round draws them
-  (:func:`first_round_users`: for one-word populations the root's cell
-  counts, then the users inside the cells as the TFF engine draws its
-  clients), then for several-word populations one word rank per sampled
-  user, and each user sends the one word :func:`triehh.engines.sampling.words_of`
-  picks (Algorithm 3's draw). The first IBLT round therefore has the users
+* Users (:mod:`triehh.baselines.iblt_rounds`). Each IBLT round takes
+  ``batch_size`` users (TrieHH's m, given or calibrated by Corollary 1 from
+  ``epsilon``) drawn through :mod:`triehh.engines.sampling` from
+  ``numpy.random.default_rng(seed)``: the first round's users exactly as
+  TrieHH's first round draws them
+  (:func:`~triehh.baselines.iblt_rounds.first_round_users`: for one-word
+  populations the root's cell counts, then the users inside the cells as
+  the TFF engine draws its clients), then for several-word populations one
+  word rank per sampled user, and each user sends the one word
+  :func:`triehh.engines.sampling.words_of` picks (Algorithm 3's draw). The first IBLT round therefore has the users
   and words of TrieHH's first round for the same seed. Later rounds:
   ``rounds="sampled"`` draws each afresh, uniformly
   (:func:`triehh.engines.sampling.sample_users`; TrieHH's later rounds depend on
@@ -65,12 +66,10 @@ import time
 
 import numpy as np
 
+from triehh.baselines import iblt_rounds
 from triehh.core import population as population_lib
 from triehh.core import ranking
 from triehh.core import validation
-from triehh.engines import sampling
-from triehh.engines import vote_counts
-from triehh.theory import policy
 
 DEFAULT_STRING_MAX_BYTES = 10
 DEFAULT_REPETITIONS = 3
@@ -244,72 +243,6 @@ def _computation(*, capacity: int, string_max_bytes: int, k_anonymity: int,
       repetitions=repetitions)
 
 
-def first_round_users(pop: population_lib.Population,
-                      rng: np.random.Generator, batch_size: int) -> np.ndarray:
-  """TrieHH's first-round users for ``rng`` (:mod:`triehh.engines.sampling`).
-
-  Several-word populations: :func:`triehh.engines.sampling.sample_users`. One-word
-  populations: the root's cell counts, then the users inside the cells from
-  the stream spawned before the first round, as the TFF engine draws its
-  clients.
-  """
-  if not sampling.draws_cell_counts(pop, None):
-    return sampling.sample_users(rng, pop.num_users, batch_size)
-  pop.check_user_array("iblt_discover")
-  member_rng = rng.spawn(1)[0]
-  cells, counts = sampling.round_cell_counts(
-      rng, vote_counts.tables_of(pop), 1, np.zeros(1, dtype=np.intp),
-      batch_size)
-  positions = vote_counts.sample_members(cells, counts, member_rng)
-  return vote_counts.users_by_position(pop)[positions]
-
-
-def _draw_rounds(pop: population_lib.Population, batch_size: int,
-                 rounds: str, num_rounds: int | None, seed: int | None
-                 ) -> list[tuple[np.ndarray, np.ndarray]]:
-  """Per round, its users and the word (vocabulary index) each sends."""
-  rng = np.random.default_rng(seed)
-  n = pop.num_users
-  if num_rounds is None:
-    num_rounds = -(-n // batch_size) if rounds == "disjoint" else 1
-  users = first_round_users(pop, rng, batch_size)
-  remaining = (np.setdiff1d(np.arange(n), users) if rounds == "disjoint"
-               else None)
-  drawn = []
-  for _ in range(num_rounds):
-    ranks = sampling.draw_word_ranks(rng, pop, users)
-    drawn.append((users, sampling.words_of(pop, users, ranks)))
-    if len(drawn) == num_rounds:
-      break
-    if remaining is None:
-      users = sampling.sample_users(rng, n, batch_size)
-    elif remaining.size:
-      picks = sampling.sample_users(rng, remaining.size,
-                                    min(batch_size, remaining.size))
-      users = remaining[picks]
-      remaining = np.delete(remaining, picks)
-    else:
-      break
-  return drawn
-
-
-def _batch_size(pop: population_lib.Population, max_length: int,
-                batch_size: int | None, epsilon: float | None,
-                delta: float | None) -> int:
-  """The users per round: given, or TrieHH's at (epsilon, delta) on ``pop``
-  (several words per user: per-round composition, as ``discover``)."""
-  n = pop.num_users
-  if batch_size is None:
-    if epsilon is None:
-      raise ValueError("give batch_size, or epsilon (and optionally delta) "
-                       "for TrieHH's Corollary 1 batch size")
-    return policy.resolve_params(n, max_length, epsilon=epsilon, delta=delta,
-                                 single_word=pop.is_single_word).batch_size
-  if epsilon is not None or delta is not None:
-    raise ValueError("give either batch_size or epsilon/delta, not both")
-  return validation.check_int("batch_size", batch_size, 1, n)
-
-
 @dataclasses.dataclass(frozen=True)
 class RunPlan:
   """An IBLT run checked and drawn, before TFF runs anything.
@@ -361,6 +294,33 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
   options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
              if v is not None}
   pop = population_lib.as_population(user_words, max_length, **options)
+  options, num_rounds = _checked_options(
+      k_anonymity=k_anonymity, capacity=capacity,
+      string_max_bytes=string_max_bytes,
+      secure_sum_bitwidth=secure_sum_bitwidth, rounds=rounds,
+      repetitions=repetitions, num_rounds=num_rounds,
+      max_memory_fraction=max_memory_fraction)
+  m = iblt_rounds.round_size(pop, max_length, batch_size, epsilon, delta)
+  drawn = iblt_rounds.draw_rounds(pop, m, options["rounds"], num_rounds, seed)
+  options["capacity"] = _capacity(pop, drawn, options["capacity"],
+                                  options["string_max_bytes"])
+  shape = sketch_shape(options["capacity"], options["string_max_bytes"],
+                       options["repetitions"])
+  per_client = client_bytes(shape)
+  estimate = check_memory(max(u.size for u, _ in drawn), per_client,
+                          max_memory_fraction=max_memory_fraction,
+                          memory_bytes=memory_bytes)
+  return RunPlan(
+      population=pop, options=options, batch_size=m, drawn=tuple(drawn),
+      sketch_shape=shape, bytes_per_client=per_client,
+      memory_estimate_bytes=estimate)
+
+
+def _checked_options(*, k_anonymity, capacity, string_max_bytes,
+                     secure_sum_bitwidth, rounds, repetitions, num_rounds,
+                     max_memory_fraction) -> tuple[dict, int | None]:
+  """The run's options checked (a :class:`RunPlan`'s ``options``, capacity
+  possibly ``None``), and ``num_rounds``."""
   k_anonymity = validation.check_int("k_anonymity", k_anonymity)
   string_max_bytes = validation.check_int("string_max_bytes",
                                           string_max_bytes)
@@ -377,8 +337,18 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
                      f"{max_memory_fraction!r}")
   if capacity is not None:
     capacity = validation.check_int("capacity", capacity)
-  m = _batch_size(pop, max_length, batch_size, epsilon, delta)
-  drawn = _draw_rounds(pop, m, rounds, num_rounds, seed)
+  options = dict(k_anonymity=k_anonymity, capacity=capacity,
+                 string_max_bytes=string_max_bytes,
+                 secure_sum_bitwidth=secure_sum_bitwidth, rounds=rounds,
+                 repetitions=repetitions)
+  return options, num_rounds
+
+
+def _capacity(pop: population_lib.Population,
+              drawn: list[tuple[np.ndarray, np.ndarray]],
+              capacity: int | None, string_max_bytes: int) -> int:
+  """The sketch's capacity: ``capacity``, or the most distinct cut strings
+  of a round's participants; a capacity below that is refused."""
   cuts = [{cut(str(w), string_max_bytes) for w in pop.vocabulary[words]}
           for _, words in drawn]
   needed = max(len(c) for c in cuts)
@@ -389,21 +359,10 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
         f"capacity={capacity} is below the {needed} distinct strings (cut to "
         f"{string_max_bytes} bytes) among a round's participants; the IBLT "
         "could not decode them all. Raise capacity or pass None")
-  shape = sketch_shape(capacity, string_max_bytes, repetitions)
-  per_client = client_bytes(shape)
-  estimate = check_memory(max(u.size for u, _ in drawn), per_client,
-                          max_memory_fraction=max_memory_fraction,
-                          memory_bytes=memory_bytes)
-  return RunPlan(
-      population=pop,
-      options=dict(k_anonymity=k_anonymity, capacity=capacity,
-                   string_max_bytes=string_max_bytes,
-                   secure_sum_bitwidth=secure_sum_bitwidth, rounds=rounds,
-                   repetitions=repetitions),
-      batch_size=m, drawn=tuple(drawn), sketch_shape=shape,
-      bytes_per_client=per_client, memory_estimate_bytes=estimate)
+  return capacity
 
 
+# Long function: its docstring documents its 18 arguments; the body is short.
 def iblt_discover(user_words, *, k_anonymity: int,
                   capacity: int | None = None,
                   string_max_bytes: int = DEFAULT_STRING_MAX_BYTES,
@@ -469,9 +428,33 @@ def iblt_discover(user_words, *, k_anonymity: int,
       seed=seed, max_length=max_length, repetitions=repetitions,
       max_memory_fraction=max_memory_fraction, memory_bytes=memory_bytes,
       alphabet=alphabet, unknown=unknown)
-  pop, drawn = plan.population, plan.drawn
-  options = plan.options
-  k_anonymity = options["k_anonymity"]
+  counts, truncated, round_seconds, not_decoded = _run_rounds(plan, workers)
+  drawn = plan.drawn
+  params = IBLTParams(
+      **plan.options, batch_size=plan.batch_size, num_rounds=len(drawn),
+      users_sampled=int(sum(u.size for u, _ in drawn)),
+      distinct_users=int(np.unique(np.concatenate([u for u, _ in drawn])).size),
+      n=plan.population.num_users, max_length=plan.population.max_length,
+      sketch_shape=plan.sketch_shape, bytes_per_client=plan.bytes_per_client,
+      memory_estimate_bytes=plan.memory_estimate_bytes,
+      num_not_decoded=not_decoded, num_truncated=len(truncated),
+      truncated=tuple(sorted(truncated)),
+      privacy=privacy_statement(plan.options["k_anonymity"]))
+  return IBLTResult(
+      heavy_hitters=ranking.by_count(counts), params=params, seed=seed,
+      seconds=float(sum(round_seconds)), round_seconds=tuple(round_seconds),
+      round_users=tuple(u for u, _ in drawn))
+
+
+def _run_rounds(plan: RunPlan, workers
+                ) -> tuple[dict[str, int], set[str], list[float], int]:
+  """Runs TFF's IBLT computation on each round of ``plan``.
+
+  Returns the released strings with their counts summed over the rounds,
+  the truncated ones among them, each round's seconds and the number of
+  strings not decoded.
+  """
+  pop, options = plan.population, plan.options
   string_max_bytes = options["string_max_bytes"]
   from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
   comp = _computation(**{k: v for k, v in options.items() if k != "rounds"})
@@ -481,7 +464,7 @@ def iblt_discover(user_words, *, k_anonymity: int,
   round_seconds = []
   not_decoded = 0
   with runtime.install():
-    for users, words in drawn:
+    for _, words in plan.drawn:
       texts = [str(w) for w in pop.vocabulary[words]]
       data = [[np.array([t], dtype=object)] for t in texts]
       start = time.perf_counter()
@@ -496,17 +479,4 @@ def iblt_discover(user_words, *, k_anonymity: int,
         counts[text] = counts.get(text, 0) + int(count)
         if text in long_cuts:
           truncated.add(text)
-  params = IBLTParams(
-      **options, batch_size=plan.batch_size, num_rounds=len(drawn),
-      users_sampled=int(sum(u.size for u, _ in drawn)),
-      distinct_users=int(np.unique(np.concatenate([u for u, _ in drawn])).size),
-      n=pop.num_users, max_length=pop.max_length,
-      sketch_shape=plan.sketch_shape, bytes_per_client=plan.bytes_per_client,
-      memory_estimate_bytes=plan.memory_estimate_bytes,
-      num_not_decoded=not_decoded, num_truncated=len(truncated),
-      truncated=tuple(sorted(truncated)),
-      privacy=privacy_statement(k_anonymity))
-  return IBLTResult(
-      heavy_hitters=ranking.by_count(counts), params=params, seed=seed,
-      seconds=float(sum(round_seconds)), round_seconds=tuple(round_seconds),
-      round_users=tuple(u for u, _ in drawn))
+  return counts, truncated, round_seconds, not_decoded

@@ -469,6 +469,36 @@ def _privacy(n: int, epsilon: float | None, delta: float | None,
       guarantee=guarantee)
 
 
+def check(population: population_lib.Population, *,
+          epsilon: float | None = None, delta: float | None = None,
+          top_t: int = DEFAULT_TOP_T, length: int = DEFAULT_LENGTH,
+          num_buckets: int = DEFAULT_NUM_BUCKETS,
+          fragment_alphabet: str | None = None, word_budget: float = 0.0,
+          epsilon_local: float | None = None, simulation: str = "sketch",
+          num_threads: int | None = None, check_puzzle_hash: bool = False,
+          max_candidates: int = DEFAULT_MAX_CANDIDATES,
+          allow_no_guarantee: bool = False,
+          stitching: str = DEFAULT_STITCHING) -> None:
+  """Checks :func:`sfp_discover`'s options on ``population`` without running.
+
+  The options are those of :func:`sfp_discover`; the checks are the ones it
+  makes before any report is drawn: the options against each other and the
+  population, then the privacy calibration (central to local epsilon). The
+  sketch's ``k`` and ``m`` are checked when the sketch is made.
+
+  Raises:
+    ValueError, TypeError: what :func:`sfp_discover` raises for them.
+  """
+  options = _check_options(
+      population, top_t=top_t, length=length, num_buckets=num_buckets,
+      fragment_alphabet=fragment_alphabet, word_budget=word_budget,
+      simulation=simulation, chunk_size=cms_lib.DEFAULT_CHUNK_SIZE,
+      num_threads=num_threads, check_puzzle_hash=check_puzzle_hash,
+      max_candidates=max_candidates, stitching=stitching)
+  _privacy(population.num_users, epsilon, delta, epsilon_local,
+           options.word_budget, allow_no_guarantee)
+
+
 def _outside_alphabet(padded: np.ndarray, omega: str
                       ) -> tuple[np.ndarray, str]:
   """Which padded words have a character outside ``omega`` (they cannot be

@@ -36,9 +36,9 @@ from collections.abc import Mapping, Sequence
 from typing import Union
 
 import numpy as np
-import pandas as pd
 
 from triehh.core import alphabet as alphabet_lib
+from triehh.core import vocabulary as vocabulary_lib
 
 DEFAULT_MAX_LENGTH = 10
 
@@ -112,35 +112,12 @@ class Population:
     if not user_words:
       raise ValueError("user_words is empty: a population needs users")
     if all(isinstance(u, str) for u in user_words):
-      words, vocab = _factorize(user_words)
+      words, vocab = vocabulary_lib.factorize(user_words)
       return cls.from_word_indices(
           np.asarray(vocab, dtype=object), words, max_length=max_length,
           alphabet=alphabet, end_symbol=end_symbol, unknown=unknown)
-    offsets = np.zeros(len(user_words) + 1, dtype=np.int64)
-    flat_words: list[str] = []
-    flat_counts: list[int] = []
-    for i, entry in enumerate(user_words):
-      if isinstance(entry, str):
-        flat_words.append(entry)
-        flat_counts.append(1)
-      elif isinstance(entry, Mapping):
-        if not entry:
-          raise ValueError(f"user {i} has no words")
-        for word, count in entry.items():
-          if not isinstance(word, str):
-            raise TypeError(f"user {i}: word {word!r} is not a string")
-          if isinstance(count, bool) or not float(count).is_integer() or count <= 0:
-            raise ValueError(
-                f"user {i}: count of {word!r} must be a positive integer, "
-                f"got {count!r}")
-          flat_words.append(word)
-          flat_counts.append(int(count))
-      else:
-        raise TypeError(
-            f"user {i}: expected a str or a mapping word -> count, got "
-            f"{type(entry).__name__}")
-      offsets[i + 1] = len(flat_words)
-    words, vocab = _factorize(flat_words)
+    offsets, flat_words, flat_counts = _flattened(user_words)
+    words, vocab = vocabulary_lib.factorize(flat_words)
     return cls.from_word_counts(
         np.asarray(vocab, dtype=object), offsets, words,
         np.asarray(flat_counts, dtype=np.int64), max_length=max_length,
@@ -168,8 +145,8 @@ class Population:
     if not used.all():  # encode only the words some user holds
       user_word = (np.cumsum(used) - 1)[user_word]
       vocabulary = vocabulary[used]
-    enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
-                             unknown)
+    enc = vocabulary_lib.encode(vocabulary, max_length, alphabet, end_symbol,
+                                unknown)
     mapped = enc.old_to_new[user_word]
     keep = mapped >= 0
     return cls(
@@ -214,8 +191,8 @@ class Population:
     empty = np.flatnonzero(np.diff(offsets) == 0)
     if empty.size:
       raise ValueError(f"user {int(empty[0])} has no words")
-    enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
-                             unknown)
+    enc = vocabulary_lib.encode(vocabulary, max_length, alphabet, end_symbol,
+                                unknown)
     num_users = offsets.size - 1
     users = np.repeat(np.arange(num_users, dtype=np.int64), np.diff(offsets))
     words = enc.old_to_new[entry_word]
@@ -283,8 +260,8 @@ class Population:
     vocabulary, counts = vocabulary[used], counts[used]
     if vocabulary.size == 0:
       raise ValueError("users counts no user: a population needs users")
-    enc = _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
-                             unknown)
+    enc = vocabulary_lib.encode(vocabulary, max_length, alphabet, end_symbol,
+                                unknown)
     keep = enc.old_to_new >= 0
     word_users = np.zeros(len(enc.vocabulary), dtype=np.int64)
     np.add.at(word_users, enc.old_to_new[keep], counts[keep])
@@ -467,96 +444,30 @@ def as_population(user_words, max_length: int = DEFAULT_MAX_LENGTH,
                                     **options)
 
 
-@dataclasses.dataclass
-class _EncodedVocabulary:
-  alphabet: alphabet_lib.Alphabet
-  vocabulary: np.ndarray
-  codes: np.ndarray
-  word_lengths: np.ndarray
-  old_to_new: np.ndarray  # input vocabulary index -> new index or -1
-
-
-def _factorize(words) -> tuple[np.ndarray, np.ndarray]:
-  """Codes and uniques of a sequence of strings, in order of first appearance.
-
-  pandas hashes strings up to their first NUL, so it would merge "a" and
-  "a\\x00b"; strings holding a NUL are factorized by a dict instead.
-  """
-  words = list(words)
-  if "\x00" not in "".join(words):
-    codes, uniques = pd.factorize(pd.Series(words, dtype=object))
-    return codes, np.asarray(uniques, dtype=object)
-  index: dict[str, int] = {}
-  codes = np.fromiter((index.setdefault(w, len(index)) for w in words),
-                      dtype=np.intp, count=len(words))
-  uniques = np.empty(len(index), dtype=object)
-  uniques[:] = list(index)
-  return codes, uniques
-
-
-def _encode_vocabulary(vocabulary, max_length, alphabet, end_symbol,
-                       unknown) -> _EncodedVocabulary:
-  """Lower-cases, deduplicates and codes the vocabulary (vectorised)."""
-  if not isinstance(max_length, (int, np.integer)) or max_length < 1:
-    raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
-  policy = alphabet_lib.UnknownCharacterPolicy(unknown)
-  raw = pd.Series(np.asarray(vocabulary, dtype=object), dtype=object)
-  not_str = raw.map(lambda w: not isinstance(w, str))
-  if not_str.any():
-    bad = raw[not_str].iloc[0]
-    raise TypeError(f"every word must be a str, got {bad!r}")
-  lowered = raw.str.lower()
-  empty = lowered.str.len() == 0
-  if empty.any():
-    raise ValueError(
-        f"empty word at vocabulary index {int(np.flatnonzero(empty)[0])}; "
-        "remove empty words before building a population")
-  old_to_new, uniq = _factorize(lowered)
-  uniq = np.asarray(uniq, dtype=object)
-  lengths = np.fromiter((len(w) for w in uniq), dtype=np.int32, count=len(uniq))
-  if isinstance(alphabet, alphabet_lib.Alphabet):
-    end_symbol = alphabet.end_symbol
-  truncated = np.array(uniq, dtype=f"<U{max_length}")
-  points = truncated.view(np.uint32).reshape(len(uniq), max_length)
-  # Padding by position, not by value: a fixed-width array pads with NUL,
-  # which is also a character a word (or the end symbol) may be.
-  pad = np.arange(max_length) >= lengths[:, None]
-  end_point = ord(end_symbol)
-  has_end = (points == end_point) & ~pad
-  if np.any(has_end):
-    row = int(np.flatnonzero(has_end.any(axis=1))[0])
-    raise ValueError(
-        f"word {uniq[row]!r} contains the end symbol {end_symbol!r}; pick "
-        "another end_symbol or clean the data")
-  if alphabet is None:
-    alpha = alphabet_lib.Alphabet(
-        tuple(chr(c) for c in np.unique(points[~pad])), end_symbol)
-  elif isinstance(alphabet, alphabet_lib.Alphabet):
-    alpha = alphabet
-  else:
-    alpha = alphabet_lib.Alphabet.of(alphabet, end_symbol)
-  alpha_points = np.array([ord(c) for c in alpha.characters], dtype=np.uint32)
-  idx = np.searchsorted(alpha_points, points)
-  clipped = np.minimum(idx, len(alpha_points) - 1)
-  known = (alpha_points[clipped] == points) | pad
-  bad_rows = ~known.all(axis=1)
-  if bad_rows.any():
-    if policy is alphabet_lib.UnknownCharacterPolicy.ERROR:
-      row = int(np.flatnonzero(bad_rows)[0])
-      col = int(np.flatnonzero(~known[row])[0])
-      raise ValueError(
-          f"word {uniq[row]!r} has character {chr(points[row, col])!r} "
-          f"(U+{int(points[row, col]):04X}) outside the alphabet; "
-          f"{int(bad_rows.sum())} distinct word(s) are affected. Extend the "
-          "alphabet or pass unknown='drop'")
-  codes = np.full((len(uniq), max_length + 1), -1, dtype=np.int16)
-  codes[:, :max_length] = np.where(pad, -1, clipped)
-  fits = lengths <= max_length
-  codes[np.flatnonzero(fits), lengths[fits]] = alpha.end_code
-  keep = ~bad_rows
-  new_index = np.full(len(uniq), -1, dtype=np.int64)
-  new_index[keep] = np.arange(int(keep.sum()))
-  return _EncodedVocabulary(
-      alphabet=alpha, vocabulary=uniq[keep], codes=codes[keep],
-      word_lengths=lengths[keep],
-      old_to_new=new_index[old_to_new])
+def _flattened(user_words: list) -> tuple[np.ndarray, list[str], list[int]]:
+  """CSR offsets, words and counts of per-user entries (``str`` or mapping)."""
+  offsets = np.zeros(len(user_words) + 1, dtype=np.int64)
+  flat_words: list[str] = []
+  flat_counts: list[int] = []
+  for i, entry in enumerate(user_words):
+    if isinstance(entry, str):
+      flat_words.append(entry)
+      flat_counts.append(1)
+    elif isinstance(entry, Mapping):
+      if not entry:
+        raise ValueError(f"user {i} has no words")
+      for word, count in entry.items():
+        if not isinstance(word, str):
+          raise TypeError(f"user {i}: word {word!r} is not a string")
+        if isinstance(count, bool) or not float(count).is_integer() or count <= 0:
+          raise ValueError(
+              f"user {i}: count of {word!r} must be a positive integer, "
+              f"got {count!r}")
+        flat_words.append(word)
+        flat_counts.append(int(count))
+    else:
+      raise TypeError(
+          f"user {i}: expected a str or a mapping word -> count, got "
+          f"{type(entry).__name__}")
+    offsets[i + 1] = len(flat_words)
+  return offsets, flat_words, flat_counts

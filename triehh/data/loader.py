@@ -22,6 +22,7 @@ from triehh.data import readers
 from triehh.data import report as report_lib
 from triehh.data import settings as settings_lib
 from triehh.data import tokenize as tokenize_lib
+from triehh.data import user_texts
 
 DATASETS = ("sentiment140", "file")
 
@@ -256,9 +257,9 @@ def build(spec: DataSpec) -> LoadedData:
                     setting=spec.setting, report=report, info=result.info)
 
 
-def user_codes(texts: readers.UserTexts) -> tuple[np.ndarray, int]:
+def user_codes(texts: user_texts.UserTexts) -> tuple[np.ndarray, int]:
   """``int32 [rows]`` user index of each row (-1 if invalid), and #users."""
-  pa = readers._pyarrow()  # pylint: disable=protected-access
+  pa = user_texts.import_pyarrow()
   encoded = pa.compute.dictionary_encode(texts.users)
   codes = np.concatenate(
       [c.indices.fill_null(-1).to_numpy(zero_copy_only=False)

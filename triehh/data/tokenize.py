@@ -60,8 +60,8 @@ import string
 import numpy as np
 
 from triehh.core import alphabet as alphabet_lib
-from triehh.data import readers
 from triehh.data import report as report_lib
+from triehh.data import user_texts
 
 WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
 # Whitespace of the rule that Arrow's ascii_split_whitespace does not split on.
@@ -120,7 +120,7 @@ def check_characters(characters: str) -> str:
   return "".join(sorted(set(characters)))
 
 
-def tokenize(texts: readers.UserTexts, *,
+def tokenize(texts: user_texts.UserTexts, *,
              min_length: int = DEFAULT_MIN_LENGTH,
              characters: str = DEFAULT_CHARACTERS, strip: str = "",
              unknown: str = "drop",
@@ -192,7 +192,7 @@ def make_rule(*, min_length: int = DEFAULT_MIN_LENGTH,
 def _chunk_words(chunk, valid: np.ndarray | None, encoding: str, rule: Rule,
                  row_base: int) -> tuple[object, np.ndarray, np.ndarray]:
   """The kept words of one chunk, their rows, and its rows with no token."""
-  pc = readers._pyarrow().compute  # pylint: disable=protected-access
+  pc = user_texts.import_pyarrow().compute
   tokens, rows, per_row = _split(_as_text(chunk, valid, encoding))
   empty = per_row == 0
   if valid is not None:
@@ -216,7 +216,7 @@ def _chunk_words(chunk, valid: np.ndarray | None, encoding: str, rule: Rule,
 
 def _as_text(chunk, valid: np.ndarray | None, encoding: str):
   """The chunk as Arrow strings; rows not ``valid`` become empty."""
-  pa = readers._pyarrow()  # pylint: disable=protected-access
+  pa = user_texts.import_pyarrow()
   if valid is not None and not valid.all():
     chunk = pa.compute.if_else(pa.array(valid), chunk,
                                pa.scalar(b"", chunk.type))
@@ -231,7 +231,7 @@ def _as_text(chunk, valid: np.ndarray | None, encoding: str):
 
 def _split(text) -> tuple[object, np.ndarray, np.ndarray]:
   """Non-empty whitespace-separated tokens, their rows, and tokens per row."""
-  pc = readers._pyarrow().compute  # pylint: disable=protected-access
+  pc = user_texts.import_pyarrow().compute
   if pc.any(pc.match_substring_regex(text, _RARE_WHITESPACE)).as_py():
     text = pc.replace_substring_regex(text, _RARE_WHITESPACE, " ")
   lists = pc.ascii_split_whitespace(text)
@@ -247,7 +247,7 @@ def _raise_on_unknown(tokens, suspects, rows: np.ndarray, row_base: int,
                       characters: str) -> None:
   """Raises ``ValueError`` for the first long-enough word with a character
   outside ``characters`` (``unknown="error"``)."""
-  pc = readers._pyarrow().compute  # pylint: disable=protected-access
+  pc = user_texts.import_pyarrow().compute
   if not pc.any(suspects).as_py():
     return
   t = int(pc.index(suspects, True).as_py())
@@ -261,7 +261,7 @@ def _raise_on_unknown(tokens, suspects, rows: np.ndarray, row_base: int,
 
 def _encode(words: list, rows: list[np.ndarray], num_rows: int) -> Tokens:
   """Word indices of the kept tokens, vocabulary in order of appearance."""
-  pa = readers._pyarrow()  # pylint: disable=protected-access
+  pa = user_texts.import_pyarrow()
   words = [w for w in words if len(w)]
   if not words:
     return Tokens(np.zeros(0, dtype=object), np.zeros(0, np.int32),

@@ -178,8 +178,7 @@ def _round_guarantee(n_r: int, params: results.RunParams, max_length: int,
 
 
 def discover_online(user_words, *, availability, epsilon: float | None = None,
-                    delta: float | None = None,
-                    calibrate_to: str = ONLINE,
+                    delta: float | None = None, calibrate_to: str = ONLINE,
                     theta: int | None = None, batch_size: int | None = None,
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
                     seed: int | None = 0, engine: str = "fast",
@@ -209,23 +208,56 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
     An :class:`OnlineResult`; its ``params`` hold the nominal n and the
     achieved ``(epsilon, delta)``, its ``availability`` the online counts.
   """
+  _check_options(calibrate_to, discover_options)
+  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
+             if v is not None}
+  population = population_lib.as_population(user_words, max_length, **options)
+  population.check_user_array("an availability model (a fixed schedule)")
+  n = population.num_users
+  rng = generator(seed)
+  model, fraction, online = _model(availability, n, population.num_levels,
+                                   rng)
+  counts = tuple(n if o is None else int(o.size) for o in online)
+  base, base_n = _calibrated(
+      population, max_length, min(counts), calibrate_to, epsilon=epsilon,
+      delta=delta, theta=theta, batch_size=batch_size,
+      word_choice=word_choice)
+  info, problems = _achieved(
+      population, base, max_length, counts, word_choice, allow_no_guarantee,
+      model=model, fraction=fraction, calibrate_to=calibrate_to)
+  schedule = [_batch(rng, n, o, base.batch_size) for o in online]
+  params, engine_options = _run_params(base, base_n, info, problems,
+                                       max_length, word_choice,
+                                       discover_options)
+  result = discovery_run.run(population, params, seed=seed, engine=engine,
+                             schedule=schedule,
+                             allow_no_guarantee=allow_no_guarantee,
+                             **engine_options)
+  return OnlineResult(heavy_hitters=result.heavy_hitters,
+                      params=result.params, trie=result.trie,
+                      engine=result.engine, seed=seed,
+                      seconds=result.seconds, availability=info)
+
+
+def _check_options(calibrate_to: str, discover_options: dict) -> None:
+  """Refuses a calibration not in ``CALIBRATIONS`` and the options that an
+  availability model sets itself or cannot take."""
   if calibrate_to not in CALIBRATIONS:
     raise ValueError(f"calibrate_to must be one of {CALIBRATIONS}, got "
                      f"{calibrate_to!r}")
   for name in ("schedule", "gamma", "max_num_prefixes"):
     if name in discover_options:
       raise ValueError(f"{name} cannot be given with an availability model")
-  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
-             if v is not None}
-  population = population_lib.as_population(user_words, max_length, **options)
-  population.check_user_array("an availability model (a fixed schedule)")
+
+
+def _calibrated(population: population_lib.Population, max_length: int,
+                worst: int, calibrate_to: str, *, epsilon: float | None,
+                delta: float | None, theta: int | None,
+                batch_size: int | None, word_choice: str
+                ) -> tuple[results.RunParams, int]:
+  """The run's theta and m (given, or calibrated for the worst online count
+  or for n, module docstring), and the n they were calibrated for."""
   n = population.num_users
-  single_word = population.is_single_word
-  rng = generator(seed)
-  model, fraction, online = _model(availability, n, population.num_levels,
-                                   rng)
-  counts = tuple(n if o is None else int(o.size) for o in online)
-  worst = min(counts)
   if theta is not None or batch_size is not None:
     if theta is None or batch_size is None or epsilon is not None:
       raise ValueError("give either (epsilon, delta), or theta with "
@@ -241,12 +273,26 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
     base = policy.resolve_params(
         base_n, max_length, epsilon=epsilon, delta=delta, theta=theta,
         batch_size=batch_size, allow_no_guarantee=True,
-        word_choice=word_choice, single_word=single_word)
+        word_choice=word_choice, single_word=population.is_single_word)
   except ValueError as err:
     raise ValueError(f"calibrating for {base_n} users ({calibrate_to}; "
                      f"worst online count {worst} of n={n}): {err}") from None
+  return base, base_n
+
+
+def _achieved(population: population_lib.Population,
+              base: results.RunParams, max_length: int,
+              counts: tuple[int, ...], word_choice: str,
+              allow_no_guarantee: bool, *, model: str,
+              fraction: float | None,
+              calibrate_to: str) -> tuple[Availability, list[str]]:
+  """The :class:`Availability` of the run, with the ``(epsilon, delta)`` of
+  its worst round, and why a round is outside Theorem 1 (refused unless
+  ``allow_no_guarantee``)."""
+  n, worst = population.num_users, min(counts)
   per_round = [_round_guarantee(c, base, max_length, word_choice,
-                                single_word) for c in sorted(set(counts))]
+                                population.is_single_word)
+               for c in sorted(set(counts))]
   eps = max(r[0] for r in per_round)
   dlt = max(r[1] for r in per_round)
   problems = [r[2] for r in per_round if r[2]]
@@ -255,36 +301,37 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
                      f" Theorem 1 does not cover the run: {problems[0]}. Pass "
                      "allow_no_guarantee=True to run anyway, or "
                      "calibrate_to='online'")
-  schedule = [_batch(rng, n, o, base.batch_size) for o in online]
   nominal_eps = _round_guarantee(n, base, max_length, word_choice,
-                                 single_word)[0]
+                                 population.is_single_word)[0]
   info = Availability(model=model, fraction=fraction, nominal_n=n,
                       online_per_round=counts, worst_online=worst,
                       calibrated_to=calibrate_to, epsilon=eps, delta=dlt,
                       nominal_epsilon=nominal_eps)
+  return info, problems
+
+
+def _run_params(base: results.RunParams, base_n: int, info: Availability,
+                problems: list[str], max_length: int, word_choice: str,
+                discover_options: dict) -> tuple[results.RunParams, dict]:
+  """The run's parameters (with its guarantee's note), and the engine's
+  options: ``discover_options`` but ``num_sub_rounds``."""
+  engine_options = dict(discover_options)
+  counts, worst, n = info.online_per_round, info.worst_online, info.nominal_n
   note = (f"{ACCOUNTING}: {worst} of n={n} users online "
           f"(rounds: {list(counts)}), theta={base.theta}, m="
           f"{base.batch_size} (calibrated for {base_n} users)."
           if not problems else
           f"no differential privacy guarantee: {problems[0]}.")
-  engine_options = dict(discover_options)
   params = results.RunParams(
       theta=base.theta, gamma=base.batch_size / math.sqrt(worst),
-      batch_size=base.batch_size, epsilon=eps, delta=dlt, n=n,
-      max_length=max_length, levels=max_length + 1,
+      batch_size=base.batch_size, epsilon=info.epsilon, delta=info.delta,
+      n=n, max_length=max_length, levels=max_length + 1,
       num_sub_rounds=engine_options.pop("num_sub_rounds", 1),
       target_epsilon=base.target_epsilon, target_delta=base.target_delta,
       guarantee=note, word_choice=word_choice,
       accounting=policy.NO_GUARANTEE if problems else ACCOUNTING,
       covers=base.covers, sampling=choices.FIXED)
-  result = discovery_run.run(population, params, seed=seed, engine=engine,
-                             schedule=schedule,
-                             allow_no_guarantee=allow_no_guarantee,
-                             **engine_options)
-  params = result.params
-  return OnlineResult(heavy_hitters=result.heavy_hitters, params=params,
-                      trie=result.trie, engine=result.engine, seed=seed,
-                      seconds=result.seconds, availability=info)
+  return params, engine_options
 
 
 def _batch(rng: np.random.Generator, n: int, online: np.ndarray | None,

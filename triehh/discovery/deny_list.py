@@ -28,7 +28,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from triehh.core import population as population_lib
-from triehh.engines import sampling
 
 ABSTAIN = ""  # the word of an abstaining user: an empty sequence
 
@@ -125,21 +124,3 @@ def num_abstaining(population: population_lib.Population) -> int:
     return int(population.word_users[index])
   return int((population.entry_word == index).sum())
 
-
-def draw_once(population: population_lib.Population,
-              rng: np.random.Generator) -> population_lib.Population:
-  """:func:`triehh.discovery.word_choice.draw_once` for a deny-listed population.
-
-  The same draw (one ``rng.integers(0, totals)`` call, then
-  :func:`triehh.engines.sampling.words_of`), without re-encoding the vocabulary,
-  which would refuse the empty word of abstaining users. Used for
-  ``word_choice="per_run"``; a one-word population is returned as is.
-  """
-  if population.is_single_word:
-    return population
-  users = np.arange(population.num_users)
-  words = sampling.words_of(population, users,
-                            rng.integers(0, population.user_totals))
-  used = np.bincount(words, minlength=population.num_words) > 0
-  return _rebuilt(population, used, with_abstain=False,
-                  user_word=((np.cumsum(used) - 1)[words]).astype(np.int32))

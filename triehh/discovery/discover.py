@@ -46,6 +46,7 @@ def _sampling(sampling: str | None, *, num_passes, availability,
   return sampling
 
 
+# Long function: its docstring documents its 25 arguments; the body is short.
 def discover(user_words, *, epsilon: float | None = None,
              delta: float | None = None,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
@@ -121,7 +122,7 @@ def discover(user_words, *, epsilon: float | None = None,
   Returns:
     A :class:`~triehh.core.results.DiscoveryResult`.
   """
-  runner = registry.get(engine)  # fails before any work on the input
+  registry.get(engine)  # fails before any work on the input
   sampling = _sampling(sampling, num_passes=num_passes,
                        availability=availability, schedule=schedule,
                        batch_size=batch_size, gamma=gamma)
@@ -155,6 +156,32 @@ def discover(user_words, *, epsilon: float | None = None,
         calibrate_to=calibrate_to, max_length=max_length, seed=seed,
         engine=engine, word_choice=word_choice,
         num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
+  return run_once(population, max_length=max_length, seed=seed,
+                  engine=engine, epsilon=epsilon, delta=delta, theta=theta,
+                  gamma=gamma, batch_size=batch_size,
+                  num_sub_rounds=num_sub_rounds,
+                  max_num_prefixes=max_num_prefixes,
+                  allow_no_guarantee=allow_no_guarantee,
+                  word_choice=word_choice, schedule=schedule,
+                  sampling=sampling, sampling_rate=sampling_rate,
+                  **engine_options)
+
+
+def run_once(population: population_lib.Population, *, max_length: int,
+             seed: int | None, engine: str, sampling: str,
+             sampling_rate: float | None = None,
+             epsilon: float | None = None, delta: float | None = None,
+             theta: int | None = None, gamma: float | None = None,
+             batch_size: int | None = None, num_sub_rounds: int = 1,
+             max_num_prefixes: int | None = None,
+             allow_no_guarantee: bool = False,
+             word_choice: str = choices.PER_ROUND,
+             schedule: Sequence[np.ndarray] | None = None,
+             **engine_options) -> results.DiscoveryResult:
+  """One run on a built population: its parameters resolved once
+  (:func:`triehh.theory.policy.resolve_params`), then
+  :func:`triehh.discovery.run.run`. ``sampling`` is explicit here;
+  :func:`discover` chooses it when the caller does not."""
   params = policy.resolve_params(
       population.num_users, max_length, epsilon=epsilon, delta=delta,
       theta=theta, gamma=gamma, batch_size=batch_size,

@@ -259,8 +259,31 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
   choices.check_word_choice(word_choice)
   engine_options = dict(discover_options)
   num_sub_rounds = engine_options.pop("num_sub_rounds", 1)
-  try:  # once: every pass has the same n, budget and kind of users
-    pass_params = policy.resolve_params(
+  pass_params = _pass_params(population, max_length, budget, num_sub_rounds,
+                             word_choice, num_passes=num_passes,
+                             epsilon=epsilon, target_delta=target_delta)
+  denied = set(w.lower() for w in _words(deny_list))
+  start = time.perf_counter()
+  passes, deny_lists, words = _run_passes(population, pass_params, denied,
+                                          num_passes, seed, engine,
+                                          engine_options)
+  seconds = time.perf_counter() - start
+  params = _composed(budget, epsilon, target_delta,
+                     [r.params for r in passes])
+  return PassesResult(words=tuple(words), passes=tuple(passes),
+                      deny_lists=tuple(deny_lists), params=params, seed=seed,
+                      seconds=seconds)
+
+
+def _pass_params(population: population_lib.Population, max_length: int,
+                 budget: Budget, num_sub_rounds: int, word_choice: str, *,
+                 num_passes: int, epsilon: float,
+                 target_delta: float) -> results.RunParams:
+  """Every pass's parameters: Theorem 1 at the per-pass ``budget``,
+  calibrated once (every pass has the same n, budget and kind of users)."""
+  n = population.num_users
+  try:
+    return policy.resolve_params(
         n, max_length, epsilon=budget.epsilon, delta=budget.delta,
         num_sub_rounds=num_sub_rounds, word_choice=word_choice,
         single_word=population.is_single_word)
@@ -271,9 +294,15 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
         f"delta={budget.delta:.3g}) by {budget.composition} composition, "
         f"which Theorem 1 cannot give for n={n} users: {err}. Use fewer "
         "passes or a larger epsilon") from None
-  denied = set(w.lower() for w in _words(deny_list))
+
+
+def _run_passes(population: population_lib.Population,
+                pass_params: results.RunParams, denied: set[str],
+                num_passes: int, seed: int | None, engine: str,
+                engine_options: dict) -> tuple[list, list, list[str]]:
+  """Runs the passes, each with the words found before it denied (added to
+  ``denied``): the passes' results, their deny lists and the new words."""
   passes, deny_lists, words = [], [], []
-  start = time.perf_counter()
   for index in range(num_passes):
     seed_p = pass_seed(seed, index)
     pop_p = deny_list_lib.apply(population, denied)
@@ -284,12 +313,7 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
     new = [w for w in result.words if w not in denied]
     words.extend(new)
     denied.update(new)
-  seconds = time.perf_counter() - start
-  params = _composed(budget, epsilon, target_delta,
-                     [r.params for r in passes])
-  return PassesResult(words=tuple(words), passes=tuple(passes),
-                      deny_lists=tuple(deny_lists), params=params, seed=seed,
-                      seconds=seconds)
+  return passes, deny_lists, words
 
 
 def _words(deny_list: Iterable[str]) -> list[str]:

@@ -18,7 +18,6 @@ import numpy as np
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
-from triehh.discovery import deny_list as deny_list_lib
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
 from triehh.theory import policy
@@ -48,9 +47,8 @@ def run(population: population_lib.Population, params: results.RunParams, *,
   # One-word populations spawn nothing: the same streams under both choices.
   if (params.word_choice == choices.PER_RUN
       and not population.is_single_word):
-    draw = (deny_list_lib.draw_once if deny_list_lib.num_abstaining(population)
-            else word_choice_lib.draw_once)  # the same draw; keeps abstainers
-    population = draw(population, word_choice_lib.per_run_generator(rng))
+    population = word_choice_lib.draw_once(
+        population, word_choice_lib.per_run_generator(rng))
   params = policy.check_contribution(params, population, engine_options,
                                      allow_no_guarantee)
   population.encode()

@@ -41,17 +41,22 @@ def draw_once(population: population_lib.Population,
   User ``i`` gets word ``w`` with probability ``c_i(w) / c_i`` (one call
   ``rng.integers(0, totals)`` over all users, then the word choice of
   :func:`triehh.engines.sampling.words_of`). Users keep their indices (a fixed
-  schedule selects the same users), and the result keeps the count of users
-  dropped when ``population`` was built. A one-word population is returned
-  as is.
+  schedule selects the same users), and the result keeps the alphabet and
+  the count of users dropped when ``population`` was built. The vocabulary
+  is cut to the words drawn, in their order, without re-encoding it: a user
+  of a deny-listed population whose every word was denied keeps its empty
+  word and still abstains (:mod:`triehh.discovery.deny_list`). A one-word
+  population is returned as is.
   """
   if population.is_single_word:
     return population
   users = np.arange(population.num_users)
-  ranks = rng.integers(0, population.user_totals)
-  words = sampling.words_of(population, users, ranks)
-  drawn = population_lib.Population.from_word_indices(
-      population.vocabulary, words, max_length=population.max_length,
-      alphabet=population.alphabet)
+  words = sampling.words_of(population, users,
+                            rng.integers(0, population.user_totals))
+  used = np.bincount(words, minlength=population.num_words) > 0
   return dataclasses.replace(
-      drawn, num_dropped_users=population.num_dropped_users)
+      population, vocabulary=population.vocabulary[used],
+      codes=population.codes[used],
+      word_lengths=population.word_lengths[used],
+      user_word=((np.cumsum(used) - 1)[words]).astype(np.int32),
+      user_offsets=None, entry_word=None, entry_count=None)

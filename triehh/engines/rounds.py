@@ -121,36 +121,66 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
     frontier_ids = np.zeros(1, dtype=np.int64)  # the root
   else:
     population.check_user_array("a fixed schedule")
+  options = dict(theta=theta, batch_size=batch_size,
+                 num_sub_rounds=num_sub_rounds,
+                 max_num_prefixes=max_num_prefixes,
+                 sampling_rate=sampling_rate)
   for depth in range(1, population.num_levels + 1):
     if trie.frontier.shape[0] == 0:
       break
     if cell_level:
-      cells, cell_counts = sampling.round_cell_counts(
-          rng, tables, depth, frontier_ids, batch_size, sampling_rate)
-      sampled = (batch_size if sampling_rate is None
-                 else int(cell_counts.sum()))
-      votes = counter.count_cells(trie, cells, cell_counts,
-                                  _batches(sampled, num_sub_rounds,
-                                           sampling_rate is not None))
-      level, at = trie.grow_at(cells.vote_index, votes, theta,
-                               max_num_prefixes, num_sampled=sampled)
-      kept = cells.vote_index[at]
-      frontier_ids = cells.child_ids[at]
+      level, kept, frontier_ids = _cell_round(
+          trie, counter, rng, tables, depth, frontier_ids, **options)
     else:
-      users = sampling.round_users(rng, population.num_users, batch_size,
-                                   schedule, depth, sampling_rate)
-      if users is None:
+      grown = _user_round(trie, counter, rng, population, depth, schedule,
+                          **options)
+      if grown is None:
         break
-      ranks = sampling.draw_word_ranks(rng, population, users)
-      votes = counter.count(trie, users, ranks,
-                            _batches(users.size, num_sub_rounds,
-                                     sampling_rate is not None))
-      level, kept = trie.grow(votes, theta, max_num_prefixes,
-                              num_sampled=users.size)
+      level, kept = grown
     counter.grown(trie, level, kept)
     if not level.grew:
       break
   return trie
+
+
+def _cell_round(trie: trie_lib.Trie, counter: VoteCounter,
+                rng: np.random.Generator, tables: vote_counts.PrefixUsers,
+                depth: int, frontier_ids: np.ndarray, *, theta: int,
+                batch_size: int, num_sub_rounds: int,
+                max_num_prefixes: int | None, sampling_rate: float | None
+                ) -> tuple[trie_lib.TrieLevel, np.ndarray, np.ndarray]:
+  """One round drawn as vote-cell counts: the grown level, the kept vote
+  indices and the kept cells' ids (the next frontier)."""
+  cells, cell_counts = sampling.round_cell_counts(
+      rng, tables, depth, frontier_ids, batch_size, sampling_rate)
+  sampled = (batch_size if sampling_rate is None
+             else int(cell_counts.sum()))
+  votes = counter.count_cells(trie, cells, cell_counts,
+                              _batches(sampled, num_sub_rounds,
+                                       sampling_rate is not None))
+  level, at = trie.grow_at(cells.vote_index, votes, theta,
+                           max_num_prefixes, num_sampled=sampled)
+  return level, cells.vote_index[at], cells.child_ids[at]
+
+
+def _user_round(trie: trie_lib.Trie, counter: VoteCounter,
+                rng: np.random.Generator,
+                population: population_lib.Population, depth: int,
+                schedule: Sequence[np.ndarray] | None, *, theta: int,
+                batch_size: int, num_sub_rounds: int,
+                max_num_prefixes: int | None, sampling_rate: float | None
+                ) -> tuple[trie_lib.TrieLevel, np.ndarray] | None:
+  """One round drawn user by user: the grown level and the kept vote
+  indices, or ``None`` when the schedule has no such round."""
+  users = sampling.round_users(rng, population.num_users, batch_size,
+                               schedule, depth, sampling_rate)
+  if users is None:
+    return None
+  ranks = sampling.draw_word_ranks(rng, population, users)
+  votes = counter.count(trie, users, ranks,
+                        _batches(users.size, num_sub_rounds,
+                                 sampling_rate is not None))
+  return trie.grow(votes, theta, max_num_prefixes, num_sampled=users.size)
 
 
 def _batches(num_users: int, num_sub_rounds: int,

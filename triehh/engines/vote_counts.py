@@ -136,21 +136,8 @@ def prefix_users(population: population_lib.Population,
       describes a population of ``sum(users_per_word)`` users with no
       per-user array.
   """
-  if users_per_word is None:
-    if not population.is_single_word:
-      raise ValueError("count-level sampling needs a one-word population; "
-                       "this one has several words per user")
-    users_per_word = population.users_per_word
-  upw = np.asarray(users_per_word)
-  if upw.shape != (population.num_words,):
-    raise ValueError(f"users_per_word has shape {upw.shape}, expected "
-                     f"({population.num_words},): one count per word")
-  if not np.issubdtype(upw.dtype, np.integer) or upw.min() < 0:
-    raise ValueError("users_per_word must hold non-negative integers")
-  upw = upw.astype(np.int64)
+  upw = _users_per_word(population, users_per_word)
   num_users = int(upw.sum())
-  if num_users <= 0:
-    raise ValueError("users_per_word counts no user")
   codes = population.codes
   order = np.lexsort(codes.T[::-1])
   start = np.empty_like(upw)
@@ -175,6 +162,38 @@ def prefix_users(population: population_lib.Population,
     ).astype(np.int64))
     child_symbols.append(
         codes[valid_words[firsts], level - 1].astype(np.int64))
+  return PrefixUsers(
+      num_users=num_users,
+      num_extensions=population.alphabet.num_extensions,
+      users=tuple(users), first=tuple(first),
+      child_offsets=tuple(child_offsets), child_symbols=tuple(child_symbols),
+      no_symbol=tuple(_no_symbol(users, child_offsets)))
+
+
+def _users_per_word(population: population_lib.Population,
+                    users_per_word: np.ndarray | None) -> np.ndarray:
+  """``int64 [V]``: ``users_per_word`` checked, or the population's own."""
+  if users_per_word is None:
+    if not population.is_single_word:
+      raise ValueError("count-level sampling needs a one-word population; "
+                       "this one has several words per user")
+    users_per_word = population.users_per_word
+  upw = np.asarray(users_per_word)
+  if upw.shape != (population.num_words,):
+    raise ValueError(f"users_per_word has shape {upw.shape}, expected "
+                     f"({population.num_words},): one count per word")
+  if not np.issubdtype(upw.dtype, np.integer) or upw.min() < 0:
+    raise ValueError("users_per_word must hold non-negative integers")
+  upw = upw.astype(np.int64)
+  if int(upw.sum()) <= 0:
+    raise ValueError("users_per_word counts no user")
+  return upw
+
+
+def _no_symbol(users: list[np.ndarray],
+               child_offsets: list[np.ndarray]) -> list[np.ndarray]:
+  """Per level, users of each prefix whose word has no next symbol there:
+  the prefix's users minus those of its children (all at the last level)."""
   no_symbol = []
   for level, level_users in enumerate(users):
     if level + 1 == len(users):
@@ -184,12 +203,7 @@ def prefix_users(population: population_lib.Population,
     users[level + 1].cumsum(out=running[1:])
     ranges = running[child_offsets[level + 1]]
     no_symbol.append(level_users - (ranges[1:] - ranges[:-1]))
-  return PrefixUsers(
-      num_users=num_users,
-      num_extensions=population.alphabet.num_extensions,
-      users=tuple(users), first=tuple(first),
-      child_offsets=tuple(child_offsets), child_symbols=tuple(child_symbols),
-      no_symbol=tuple(no_symbol))
+  return no_symbol
 
 
 @cache.per_population

@@ -58,9 +58,9 @@ sub-rounds. :func:`brute_force_distribution` is a deliberately naive
 oracle for the same law that enumerates every sample and every pick, for
 ``n <= 8``.
 
-Length: over 500 lines on purpose: it is an independent oracle, so it
-re-implements encoding, sampling laws, voting and the stopping rule itself
-and imports nothing of the engines; its brute-force twin is here too.
+Long file: an independent oracle, so it re-implements encoding, sampling
+laws, voting and the stopping rule itself and imports nothing of the
+engines; its brute-force twin is here too.
 """
 
 from __future__ import annotations

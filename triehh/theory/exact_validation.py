@@ -40,9 +40,8 @@ Laws are computed in float64 by default (``exact=False``, about 1e-16
 accurate), so a bound counts as met when ``exact <= claimed * (1 +
 RELATIVE_TOLERANCE) + ABSOLUTE_TOLERANCE``.
 
-Length: over 500 lines because the adversarial families, the two checks
-and their records are one experiment; the families could move to a module
-of their own.
+Long file: the adversarial families, the two checks and their records are
+one experiment; the families could move to a module of their own.
 """
 
 from __future__ import annotations
@@ -318,14 +317,7 @@ def _core(family: str, rng: random.Random, theta: int, max_length: int,
              + [rng.choice(second) for _ in range(share())])
     fillers = [rng.choice(first), rng.choice(second)]
   elif family in (PER_ROUND, PER_RUN):
-    mine = _several(rng, alphabet, w, max_length)
-    words = sorted(mine)
-    users = [mine]
-    for word in words:
-      users += [word] * max(0, share() - 1)
-    for _ in range(rng.randint(0, 3)):
-      users.append(_several(rng, alphabet, rng.choice(words), max_length))
-    fillers = [rng.choice(words), ""]
+    users, fillers = _several_core(rng, alphabet, w, max_length, share)
   elif family == RANDOM:
     vocabulary = [_word(rng, alphabet, 0, max_length + 1)
                   for _ in range(rng.randint(2, 4))]
@@ -337,6 +329,20 @@ def _core(family: str, rng: random.Random, theta: int, max_length: int,
   else:
     raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
   return users, fillers
+
+
+def _several_core(rng: random.Random, alphabet: str, w: str, max_length: int,
+                  share: Callable[[], int]) -> tuple[list, list]:
+  """The several-words families' users: the differing user's words around
+  ``w``, each shared by about ``share()`` others; and their fillers."""
+  mine = _several(rng, alphabet, w, max_length)
+  words = sorted(mine)
+  users = [mine]
+  for word in words:
+    users += [word] * max(0, share() - 1)
+  for _ in range(rng.randint(0, 3)):
+    users.append(_several(rng, alphabet, rng.choice(words), max_length))
+  return users, [rng.choice(words), ""]
 
 
 def _place(rng: random.Random, users: list) -> tuple[tuple, int]:

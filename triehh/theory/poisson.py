@@ -62,10 +62,9 @@ dp_accounting's FFT composition has an absolute error floor near 1e-15
 for delta = 1/n^2 at n >= 10^7; :func:`dp_accounting_pld` builds the same
 pair as a dp_accounting ``PrivacyLossDistribution`` for cross-checks.
 
-Length: over 500 lines because the accountant's one proof runs through
-it (the dominating pair, its exact discretisation, the composition and the
-calibration that searches it); the calibration could stand in a module of
-its own.
+Long file: the accountant's one proof runs through it (the dominating
+pair, its exact discretisation, the composition and the calibration that
+searches it); the calibration could stand in a module of its own.
 """
 
 from __future__ import annotations
@@ -515,6 +514,22 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
   rate = max_rate(theta, num_levels, epsilon, delta,
                   discretization=discretization, bracket=bracket,
                   tolerance=1e-3)
+  _check_calibrated_rate(n, num_levels, epsilon, delta, theta, rate)
+  loss = run_loss(rate, theta, num_levels, discretization,
+                  _budget(delta, num_levels))
+  if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
+    raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
+  return PoissonCalibration(
+      theta=theta, rate=rate, expected_batch_size=rate * n,
+      epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),
+      target_epsilon=epsilon, target_delta=delta, n=n,
+      num_levels=num_levels)
+
+
+def _check_calibrated_rate(n: int, num_levels: int, epsilon: float,
+                           delta: float, theta: int, rate: float) -> None:
+  """Raises ``ValueError`` when no rate gives the target, or when the
+  expected batch ``rate * n`` is below theta (nothing could be found)."""
   setting = (f"epsilon={epsilon:g}, delta={delta:.3g} over L={num_levels} "
              f"levels")
   if rate <= 0.0:
@@ -528,15 +543,6 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
         f"round on average, fewer than theta, so not even a word every user "
         f"holds is found; it needs about n = {need} users (more for a "
         "smaller delta)")
-  loss = run_loss(rate, theta, num_levels, discretization,
-                  _budget(delta, num_levels))
-  if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
-    raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
-  return PoissonCalibration(
-      theta=theta, rate=rate, expected_batch_size=rate * n,
-      epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),
-      target_epsilon=epsilon, target_delta=delta, n=n,
-      num_levels=num_levels)
 
 
 def _best_theta(score, low: int = 2, high: int = 400) -> int:

@@ -193,22 +193,8 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
           f"{given[0]} is calibrated from (epsilon, delta); give either "
           "(epsilon, delta) (optionally with theta) or theta with "
           "sampling_rate, batch_size or gamma")
-    if theta is not None:
-      theta = validation.check_int("theta", theta)
-    cal = poisson.calibrate(n, levels, float(epsilon), target_delta,
-                            theta=theta)
-    return results.RunParams(
-        theta=cal.theta, gamma=cal.rate * math.sqrt(n),
-        batch_size=max(1, round(cal.expected_batch_size)),
-        epsilon=cal.epsilon, delta=target_delta,
-        target_epsilon=float(epsilon), target_delta=target_delta,
-        sampling_rate=cal.rate,
-        guarantee=(f"Poisson accountant for L={levels} levels, both "
-                   f"directions: theta={cal.theta} and rate {cal.rate:.4g} "
-                   f"(about {cal.expected_batch_size:.4g} users per round) "
-                   f"maximise rate/theta for the target; delta at the "
-                   f"target epsilon is {cal.delta:.3g}."),
-        **common)
+    return _poisson_calibrated(n, levels, float(epsilon), target_delta, theta,
+                               common)
   if theta is None:
     raise ValueError("give epsilon (and optionally delta and theta), or "
                      "theta with sampling_rate, batch_size or gamma")
@@ -216,20 +202,58 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
     raise ValueError("with theta, give one of sampling_rate, batch_size (the "
                      "expected users per round) or gamma")
   theta = validation.check_int("theta", theta)
+  rate = _poisson_rate(n, sampling_rate, batch_size, gamma)
+  return _poisson_at_rate(n, levels, theta, rate, delta, target_delta,
+                          allow_no_guarantee, common)
+
+
+def _poisson_calibrated(n: int, levels: int, epsilon: float,
+                        target_delta: float, theta: int | None,
+                        common: dict) -> results.RunParams:
+  """Theta (unless given) and the rate calibrated for ``(epsilon, delta)``."""
+  if theta is not None:
+    theta = validation.check_int("theta", theta)
+  cal = poisson.calibrate(n, levels, epsilon, target_delta, theta=theta)
+  return results.RunParams(
+      theta=cal.theta, gamma=cal.rate * math.sqrt(n),
+      batch_size=max(1, round(cal.expected_batch_size)),
+      epsilon=cal.epsilon, delta=target_delta,
+      target_epsilon=epsilon, target_delta=target_delta,
+      sampling_rate=cal.rate,
+      guarantee=(f"Poisson accountant for L={levels} levels, both "
+                 f"directions: theta={cal.theta} and rate {cal.rate:.4g} "
+                 f"(about {cal.expected_batch_size:.4g} users per round) "
+                 f"maximise rate/theta for the target; delta at the "
+                 f"target epsilon is {cal.delta:.3g}."),
+      **common)
+
+
+def _poisson_rate(n: int, sampling_rate: float | None,
+                  batch_size: int | None, gamma: float | None) -> float:
+  """The rate from the one of ``sampling_rate``, ``batch_size`` (expected
+  users per round) and ``gamma`` given."""
   if sampling_rate is not None:
-    rate = choices.check_sampling_rate(sampling_rate)
-  elif batch_size is not None:
+    return choices.check_sampling_rate(sampling_rate)
+  if batch_size is not None:
     batch_size = validation.check_int("batch_size", batch_size)
     if batch_size > n:
       raise ValueError(f"batch_size (expected users per round) must be in "
                        f"[1, n={n}], got {batch_size}")
-    rate = batch_size / n
-  else:
-    rate = validation.check_positive("gamma", gamma) / math.sqrt(n)
-    if rate > 1:
-      raise ValueError(f"gamma={gamma:.6g} asks for gamma*sqrt(n) = "
-                       f"{gamma * math.sqrt(n):.4g} users per round, more "
-                       f"than the n={n} users; use gamma <= sqrt(n)")
+    return batch_size / n
+  rate = validation.check_positive("gamma", gamma) / math.sqrt(n)
+  if rate > 1:
+    raise ValueError(f"gamma={gamma:.6g} asks for gamma*sqrt(n) = "
+                     f"{gamma * math.sqrt(n):.4g} users per round, more "
+                     f"than the n={n} users; use gamma <= sqrt(n)")
+  return rate
+
+
+def _poisson_at_rate(n: int, levels: int, theta: int, rate: float,
+                     delta: float | None, target_delta: float,
+                     allow_no_guarantee: bool,
+                     common: dict) -> results.RunParams:
+  """The accountant's epsilon at ``delta`` for a given theta and rate (no
+  guarantee when it is not finite)."""
   expected = dict(theta=theta, gamma=rate * math.sqrt(n),
                   batch_size=max(1, round(rate * n)), sampling_rate=rate)
   eps = (math.inf if rate >= 1.0 else

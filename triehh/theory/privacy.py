@@ -171,17 +171,7 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
     raise ValueError(f"theta_rule must be 'lambert' or 'log10', got "
                      f"{theta_rule!r}")
   setting = f"epsilon={epsilon:g} over L={num_levels} levels"
-  most = num_levels * math.log1p(math.sqrt(n))
-  if epsilon > most:  # would need theta >= exp(epsilon / L) - 1 > sqrt(n)
-    # theta = 10 = e^(eps/L) - 1 gives the largest batch Corollary 1 allows.
-    need = _min_users(10, 11.0, num_levels * math.log(11.0), num_levels)
-    if n < need:
-      raise ValueError(_too_few(n, f"any epsilon over L={num_levels} levels",
-                                need))
-    raise ValueError(
-        f"{setting} is more than Theorem 1 ever reports for n={n} users "
-        f"(epsilon <= L ln(1 + sqrt(n)) = {most:.4g}): ask for epsilon <= "
-        f"{most:.4g}, which gives a stronger guarantee")
+  _check_reachable(n, num_levels, epsilon, setting)
   growth = math.exp(epsilon / num_levels)
   least_theta = max(10, math.ceil(growth - 1.0))  # whatever delta is
   if not 0 < delta < 1:
@@ -190,18 +180,7 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
       raise ValueError(_too_few(n, setting, need, more=" (more for a smaller "
                                 "delta)"))
   delta = validation.check_probability("delta", delta)
-  if theta_rule == "lambert":
-    theta = max(lambert_theta(delta), least_theta)
-  else:
-    if n < 1e4:
-      raise ValueError(
-          f"the log10 rule of Corollary 1 needs n >= 10000, got n={n}; use "
-          "theta_rule='lambert' or at least 10000 users")
-    if delta < 1.0 / (300.0 * n):
-      raise ValueError(
-          f"the log10 rule guarantees delta = 1/(300 n) = {1/(300*n):.3g}, "
-          f"above the target delta={delta:.3g}; use theta_rule='lambert'")
-    theta = max(math.ceil(math.log10(n) + 6), least_theta)
+  theta = _theta(n, delta, theta_rule, least_theta)
   root = math.sqrt(n)
   gamma = _gamma(n, theta, growth)
   batch_size = math.floor(gamma * root)
@@ -224,6 +203,38 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
       theta=theta, gamma_unrounded=gamma, batch_size=batch_size,
       epsilon=achieved_epsilon, delta=achieved_delta,
       target_epsilon=epsilon, target_delta=delta, n=n, num_levels=num_levels)
+
+
+def _check_reachable(n: int, num_levels: int, epsilon: float,
+                     setting: str) -> None:
+  """Raises ``ValueError`` if ``epsilon`` is more than Theorem 1 ever
+  reports for ``n`` users (or ``n`` is too small for any epsilon)."""
+  most = num_levels * math.log1p(math.sqrt(n))
+  if epsilon > most:  # would need theta >= exp(epsilon / L) - 1 > sqrt(n)
+    # theta = 10 = e^(eps/L) - 1 gives the largest batch Corollary 1 allows.
+    need = _min_users(10, 11.0, num_levels * math.log(11.0), num_levels)
+    if n < need:
+      raise ValueError(_too_few(n, f"any epsilon over L={num_levels} levels",
+                                need))
+    raise ValueError(
+        f"{setting} is more than Theorem 1 ever reports for n={n} users "
+        f"(epsilon <= L ln(1 + sqrt(n)) = {most:.4g}): ask for epsilon <= "
+        f"{most:.4g}, which gives a stronger guarantee")
+
+
+def _theta(n: int, delta: float, theta_rule: str, least_theta: int) -> int:
+  """Corollary 1's theta by ``theta_rule``, at least ``least_theta``."""
+  if theta_rule == "lambert":
+    return max(lambert_theta(delta), least_theta)
+  if n < 1e4:
+    raise ValueError(
+        f"the log10 rule of Corollary 1 needs n >= 10000, got n={n}; use "
+        "theta_rule='lambert' or at least 10000 users")
+  if delta < 1.0 / (300.0 * n):
+    raise ValueError(
+        f"the log10 rule guarantees delta = 1/(300 n) = {1/(300*n):.3g}, "
+        f"above the target delta={delta:.3g}; use theta_rule='lambert'")
+  return max(math.ceil(math.log10(n) + 6), least_theta)
 
 
 def _gamma(n: int, theta: int, growth: float) -> float:

@@ -14,11 +14,10 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from triehh.analysis.reproduction import figures
 from triehh.analysis.reproduction import numbers
 from triehh.analysis.reproduction import two_sided
+from triehh.analysis.reproduction import two_sided_markdown
 from triehh.core import metrics
 
 FIX_PROB_FREQUENCIES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
@@ -81,23 +80,6 @@ class Context:
   table_epsilons: Sequence[float] = two_sided.TABLE_EPSILONS
 
 
-def _find(series: Sequence[numbers.Series], algorithm: str, figure: str,
-          epsilon: float, top_t: int | None = None) -> numbers.Series | None:
-  for s in series:
-    if (s.algorithm == algorithm and s.figure == figure
-        and math.isclose(s.epsilon, epsilon)
-        and (top_t is None or s.top_t == top_t) and s.runs):
-      return s
-  return None
-
-
-def _stat(values: np.ndarray, digits: int = 2) -> tuple[float, float, str]:
-  mean, half = numbers.mean_ci(values[:, None] if values.ndim == 1
-                               else values)
-  mean, half = float(np.ravel(mean)[0]), float(np.ravel(half)[0])
-  return mean, half, numbers.fmt(mean, half, digits)
-
-
 def _why(paper: float, mean: float, half: float, reason: str) -> str:
   if numbers.within(paper, mean, half) or not reason:
     return ""
@@ -137,15 +119,16 @@ def _table2(lines: list[str], series: Sequence[numbers.Series]) -> None:
             "|---|---|---|---|---|---|---|---|"]
   for (algorithm, t, epsilon), (p_recall, p_prec) in (
       numbers.PAPER_TABLE2.items()):
-    s = _find(series, algorithm, "oov", epsilon, t)
+    s = numbers.find(series, algorithm, "oov", epsilon, t)
     name = "TrieHH" if algorithm == "triehh" else f"SFP (T={t})"
     if s is None:
       lines.append(f"| {name} | {epsilon:g} | {p_recall} | not run | "
                    f"{p_prec} | not run | 0 | |")
       continue
-    r_mean, r_half, r_text = _stat(numbers.metric_of_runs(s, "recall@50"))
-    q_mean, q_half, q_text = _stat(numbers.metric_of_runs(s, "precision"),
-                                   3)
+    r_mean, r_half, r_text = numbers.stat(
+        numbers.metric_of_runs(s, "recall@50"))
+    q_mean, q_half, q_text = numbers.stat(
+        numbers.metric_of_runs(s, "precision"), 3)
     if algorithm == "triehh":
       why = [_why(p_recall, r_mean, r_half,
                   REASONS.get((algorithm, epsilon), ""))]
@@ -166,7 +149,7 @@ def _local_epsilon(lines: list[str], series: Sequence[numbers.Series]
             "| setting | central ε | paper ε_local | ours | n |",
             "|---|---|---|---|---|"]
   for (figure, epsilon), paper in numbers.PAPER_LOCAL_EPSILON.items():
-    s = _find(series, "sfp", figure, epsilon)
+    s = numbers.find(series, "sfp", figure, epsilon)
     ours = (f"{s.records[0]['epsilon_local']:.2f}" if s else "not run")
     n = f"{s.n:,}" if s else ""
     lines.append(f"| {figure} | {epsilon:g} | {paper} | {ours} | {n} |")
@@ -177,24 +160,24 @@ def _claims(lines: list[str], series: Sequence[numbers.Series]) -> None:
   lines += ["## Claims of the text", "",
             "| claim (paper) | paper | ours | data |", "|---|---|---|---|"]
   for algorithm, paper in (("triehh", "close to 1"), ("sfp", "about 0.2")):
-    s = _find(series, algorithm, "single", 4.0, 20 if algorithm == "sfp"
+    s = numbers.find(series, algorithm, "single", 4.0, 20 if algorithm == "sfp"
               else None)
     ours = "not run"
     if s:
       curve = numbers.f1_paper_curves(s, 100)
-      _, _, ours = _stat(curve[:, -1])
+      _, _, ours = numbers.stat(curve[:, -1])
     who = "TrieHH" if algorithm == "triehh" else "SFP (T=20)"
     lines.append(f"| F1 of the top 100 words, single word, ε = 4, {who} | "
                  f"{paper} | {ours} | paper-calibrated single |")
   for figure in ("multi", "multi-n"):
-    s = _find(series, "triehh", figure, 4.0)
+    s = numbers.find(series, "triehh", figure, 4.0)
     if s:
-      mean, half, ours = _stat(numbers.recall_curves(s, 200)[:, -1])
+      mean, half, ours = numbers.stat(numbers.recall_curves(s, 200)[:, -1])
       why = "" if mean >= 0.9 else f" Differs: {REASONS['multi']}."
       lines.append(f"| recall of the top 200 words, several words, ε = 4, "
                    f"δ = 1/(300n) | close to 1 | {ours} | {s.data}{why} |")
   for epsilon in (1.0, 4.0):
-    s = _find(series, "triehh", "oov", epsilon)
+    s = numbers.find(series, "triehh", "oov", epsilon)
     if s:
       rates = metrics.discovery_rates([r["discovered"] for r in s.records],
                                       numbers.PAPER_NAMED_OOV)
@@ -204,190 +187,6 @@ def _claims(lines: list[str], series: Sequence[numbers.Series]) -> None:
                    f"finding each, ε = {epsilon:g}) | discovered | {named} | "
                    "paper-calibrated OOV |")
   lines.append("")
-
-
-def _ratio(value: float | None) -> str:
-  return "—" if value is None else f"{value:.1f}"
-
-
-def _beyond(lines: list[str], poisson_series: Sequence[numbers.Series],
-            series: Sequence[numbers.Series], context: Context) -> None:
-  """The section beyond the paper: the calibration table of
-  :func:`two_sided.calibration_rows` and the Poisson runs' measures beside
-  the paper's value and the fixed-size runs'."""
-  levels = two_sided.TABLE_LEVELS
-  lines += ["## Beyond the paper: Poisson sampling, a guarantee proven in "
-            "both directions", "",
-            "Not in the paper. Every row above is the paper's TrieHH: a "
-            "batch of exactly m users per round, θ and m from Corollary 1, "
-            "and Theorem 1's (ε, δ), which is proven in one direction only "
-            "(P[M(D) ∈ S] ≤ e^ε P[M(D′) ∈ S] + δ, D holding the user's word "
-            "and D′ the empty word in its place; `docs/privacy.md`). Here "
-            "every user takes part in a round independently with "
-            "probability q, and the accountant of `triehh.theory.poisson` "
-            "proves (ε, δ) in both directions, for neighbours that differ "
-            "by one user. Every row of this section is " + two_sided.LABEL +
-            ".", "",
-            f"### θ and users per round at the same (ε, δ = 1/n²), L = "
-            f"{levels} levels", "",
-            f"From `triehh.theory.privacy.calibrate(n, {levels}, ε, 1/n²)` "
-            "(Corollary 1: θ₁ and the batch m, labelled by Theorem 1, one "
-            f"direction) and `triehh.theory.poisson.calibrate(n, {levels}, "
-            "ε, 1/n²)` (θ_P and the rate q that maximise q/θ_P; q·n users "
-            "per round on average; both directions); no runs. "
-            f"{levels} levels are words of up to {levels - 1} characters "
-            "plus the end symbol (the library's default; the runs below use "
-            "the paper's 10). A word held by c users gets c·m/n votes on "
-            "average in a fixed-size round and c·q in a Poisson round, and "
-            "passes at θ: the count whose expected votes reach θ is θ₁·n/m "
-            "under Theorem 1 and θ_P/q under the accountant, and the last "
-            "column is how many times smaller the second is.", "",
-            "| n | ε | Theorem 1 (Corollary 1): θ₁, m | Poisson accountant: "
-            "θ_P, q, q·n | q·n / m | (q·n/θ_P) / (m/θ₁) |",
-            "|---|---|---|---|---|---|"]
-  rows = two_sided.calibration_rows(context.table_ns, context.table_epsilons)
-  bounded = False
-  for row in rows:
-    fixed = (f"{row.fixed.theta}, {row.fixed.batch_size:,}" if row.fixed
-             else f"cannot be calibrated: {row.fixed_error}")
-    if row.poisson:
-      mark = ""
-      if row.atom >= 0.5 * row.delta:
-        mark, bounded = " †", True
-      two = (f"{row.poisson.theta}, {row.poisson.rate:.4g}, "
-             f"{row.poisson.expected_batch_size:,.0f}{mark}")
-    else:
-      two = f"cannot be calibrated: {row.poisson_error}"
-    lines.append(f"| 10^{round(math.log10(row.n))} | {row.epsilon:g} | "
-                 f"{fixed} | {two} | {_ratio(row.batch_ratio)} | "
-                 f"{_ratio(row.threshold_ratio)} |")
-  lines.append("")
-  calibrated = [r for r in rows if r.poisson]
-  if bounded:
-    lines += ["†: q is bounded by δ alone. If exactly θ_P − 1 other users "
-              "hold the user's prefix, the prefix passes only if all of them "
-              "and the user take part (probability q^θ_P per level), and "
-              "never without the user; over the L levels that is "
-              "1 − (1 − q^θ_P)^L, at least half of δ in these rows, and δ "
-              "cannot be below it at any ε, so a larger ε buys no larger "
-              "rate.", ""]
-  if calibrated:
-    lines += [_meets_target(calibrated) + " " + _trend(rows, context), ""]
-  _beyond_runs(lines, poisson_series, series, context)
-
-
-def _meets_target(rows: Sequence[two_sided.CalibrationRow]) -> str:
-  """Whether every Poisson calibration's delta is at most its target."""
-  over = [r for r in rows if r.poisson.delta > r.delta]
-  worst = max(r.poisson.delta / r.delta for r in rows)
-  if not over:
-    return ("The accountant's two-sided δ at the target ε is at most the "
-            f"target δ in every row (largest ratio {worst:.6f}).")
-  where = "; ".join(f"n = 10^{round(math.log10(r.n))}, ε = {r.epsilon:g}"
-                    for r in over)
-  rows_text = "one row" if len(over) == 1 else f"{len(over)} rows"
-  return ("The accountant's two-sided δ at the target ε exceeds the target "
-          f"δ by at most {worst - 1:.2g} of it in {rows_text} ({where}; "
-          "floating-point rounding in the calibration's search), and is at "
-          "most the target in the others.")
-
-
-def _trend(rows: Sequence[two_sided.CalibrationRow],
-           context: Context) -> str:
-  """The span of q over n per epsilon, and of the batch-per-threshold
-  ratio over the table."""
-  spans = []
-  for epsilon in context.table_epsilons:
-    qs = [r.poisson.rate for r in rows
-          if r.poisson and math.isclose(r.epsilon, epsilon)]
-    if qs:
-      spans.append(f"{min(qs):.3f} to {max(qs):.3f} at ε = {epsilon:g}")
-  ns = ", ".join(f"10^{round(math.log10(n))}" for n in context.table_ns)
-  text = f"Over n = {ns}, q stays within {'; '.join(spans)}."
-  both = [r for r in rows if r.threshold_ratio is not None]
-  if both:
-    low = min(both, key=lambda r: r.threshold_ratio)
-    high = max(both, key=lambda r: r.threshold_ratio)
-    where = lambda r: f"n = 10^{round(math.log10(r.n))}, ε = {r.epsilon:g}"  # pylint: disable=unnecessary-lambda-assignment
-    text += (" The batch per threshold is "
-             f"{low.threshold_ratio:.1f} ({where(low)}) to "
-             f"{high.threshold_ratio:.1f} ({where(high)}) times Theorem 1's.")
-  return text
-
-
-def _beyond_runs(lines: list[str], poisson_series: Sequence[numbers.Series],
-                 series: Sequence[numbers.Series], context: Context) -> None:
-  levels = sorted({int(s.records[0]["levels"]) for s in poisson_series
-                   if s.runs})
-  at = ("the paper's 10 levels" if levels == [10] else
-        f"L = {', '.join(map(str, levels))} levels" if levels else
-        "the same levels")
-  lines += ["### What it buys: the measures above, with Poisson-sampled "
-            "runs on the same data", "",
-            "Poisson-sampled TrieHH (fast engine) on the same populations as "
-            f"the paper's rows above (see Data), at the same ε and δ and {at}, "
-            "with θ and q from "
-            "`triehh.theory.poisson.calibrate` at each population's n: "
-            "δ = 1/n² with one word per user, δ = 1/(300n) with several "
-            "(where the accountant needs no split of δ over the levels, "
-            "which the fixed-size runs' per-round composition takes). Means "
-            "± 95% intervals over the runs.", "",
-            "The ceiling is the measure's largest value at the runs' "
-            "levels: a word longer than the runs' `max_length` is never "
-            "found, so recall of the top K is at most the share of its "
-            "words that are not longer (the paper's F1 follows from it).",
-            "",
-            "| row | measure | ε | paper | ours, fixed size (Theorem 1, "
-            "one direction) | ours, Poisson (both directions) | ceiling | "
-            "runs (fixed, Poisson) | θ and users per round (fixed; Poisson) "
-            "| data |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
-  order = list(two_sided.MEASURES)
-  chosen = sorted((s for s in poisson_series if s.runs),
-                  key=lambda s: (order.index(s.figure), s.epsilon))
-  higher, overlapping, lower, fewer = [], [], [], False
-  for s in chosen:
-    short, what, _ = two_sided.MEASURES[s.figure]
-    p_mean, p_half, p_text = _stat(two_sided.measure(s))
-    fixed = _find(series, "triehh", s.figure, s.epsilon)
-    if fixed is None:
-      f_text, runs, params = "not run", f"0, {s.runs}", "—; "
-    else:
-      f_mean, f_half, f_text = _stat(two_sided.measure(fixed))
-      runs = f"{fixed.runs}, {s.runs}"
-      fewer |= s.runs < fixed.runs
-      params = two_sided.run_parameters(fixed) + "; "
-      name = f"{short} {s.figure} ε = {s.epsilon:g}"
-      p_lo, p_hi = p_mean - _half(p_half), p_mean + _half(p_half)
-      f_lo, f_hi = f_mean - _half(f_half), f_mean + _half(f_half)
-      (higher if p_lo > f_hi else lower if p_hi < f_lo
-       else overlapping).append(name)
-    lines.append(f"| {two_sided.LABEL} | {what} | {s.epsilon:g} | "
-                 f"{two_sided.paper_value(s.figure, s.epsilon)} | {f_text} | "
-                 f"{p_text} | {two_sided.ceiling(s):.2f} | {runs} | {params}"
-                 f"{two_sided.run_parameters(s)} | {s.data} |")
-  lines.append("")
-  if not chosen:
-    lines += ["No Poisson-sampled runs.", ""]
-    return
-  compared = len(higher) + len(overlapping) + len(lower)
-  listed = lambda names: f" ({'; '.join(names)})" if names else ""  # pylint: disable=unnecessary-lambda-assignment
-  lines.append(
-      "Against the fixed-size runs' interval, the Poisson runs' is above "
-      f"in {len(higher)} of {compared} rows, overlaps it in "
-      f"{len(overlapping)}{listed(overlapping)} and is below it in "
-      f"{len(lower)}{listed(lower)}. " + (
-          "Some Poisson cells have fewer runs than the fixed-size cell "
-          "beside them (runs column)." if fewer else "Each Poisson cell has "
-          "as many runs as the fixed-size cell beside it."))
-  lines.append("")
-  multi = context.data_notes.get("multi", "")
-  if multi.startswith("not run"):
-    lines += [f"Several words: {multi}", ""]
-
-
-def _half(half: float) -> float:
-  return 0.0 if math.isnan(half) else half
 
 
 def _figure(lines: list[str], name: str, caption: str, note: str) -> None:
@@ -400,11 +199,34 @@ def write(output_dir: str, series: Sequence[numbers.Series],
   """Draws the figures and writes ``output_dir/REPORT.md``; returns its path.
 
   Everything but the section beyond the paper uses the fixed-size series
-  only; Poisson series go to that section (:func:`_beyond`).
+  only; Poisson series go to that section
+  (:mod:`triehh.analysis.reproduction.two_sided_markdown`).
   """
   poisson_series = [s for s in series if s.sampling == two_sided.POISSON]
   series = [s for s in series if s.sampling == two_sided.FIXED]
   os.makedirs(output_dir, exist_ok=True)
+  drawn = _draw_figures(output_dir, series)
+  lines = _opening(context)
+  _table1(lines)
+  _table2(lines, series)
+  _local_epsilon(lines, series)
+  _claims(lines, series)
+  if context.beyond:
+    two_sided_markdown.write_section(
+        lines, poisson_series, series, table_ns=context.table_ns,
+        table_epsilons=context.table_epsilons,
+        multi_note=context.data_notes.get("multi", ""))
+  _figures(lines, drawn, context)
+  path = os.path.join(output_dir, "REPORT.md")
+  with open(path, "w", encoding="utf-8") as f:
+    f.write("\n".join(lines).rstrip() + "\n")
+  return path
+
+
+def _draw_figures(output_dir: str,
+                  series: Sequence[numbers.Series]) -> list[str]:
+  """Draws the figures into ``output_dir``; the names of those drawn after
+  ``fig-fix-prob`` (the others have no runs)."""
   png = lambda name: os.path.join(output_dir, f"{name}.png")  # pylint: disable=unnecessary-lambda-assignment
   fix = numbers.fix_prob_data(FIX_PROB_FREQUENCIES)
   figures.fix_prob(png("fig-fix-prob"), FIX_PROB_FREQUENCIES, fix)
@@ -436,7 +258,11 @@ def write(output_dir: str, series: Sequence[numbers.Series],
     if chosen:
       figures.top_k(png(name), chosen, K_MAX[figure], metric, title)
       drawn.append(name)
+  return drawn
 
+
+def _opening(context: Context) -> list[str]:
+  """The report's title, how it was produced, and its data."""
   lines = ["# Reproducing the paper's tables and figures", "",
            "Produced by one command:", "", "```", context.command, "```", "",
            f"Wall time: {context.seconds:.0f} s for {context.runs_written} "
@@ -459,12 +285,11 @@ def write(output_dir: str, series: Sequence[numbers.Series],
     lines.append(f"- **{key}**: {note}")
   lines += ["", "Paper's data: " + "; ".join(
       f"{k}: {v}" for k, v in PAPER_DATA.items()) + ".", ""]
-  _table1(lines)
-  _table2(lines, series)
-  _local_epsilon(lines, series)
-  _claims(lines, series)
-  if context.beyond:
-    _beyond(lines, poisson_series, series, context)
+  return lines
+
+
+def _figures(lines: list[str], drawn: Sequence[str], context: Context) -> None:
+  """The figures section: ``fig-fix-prob``, then each figure ``drawn``."""
   lines += ["## Figures", ""]
   _figure(lines, "fig-fix-prob", "Minimum n for a worst-case discovery rate "
           "of 0.9 vs frequency (Proposition 2 with Corollary 1, L = 10 "
@@ -501,7 +326,3 @@ def write(output_dir: str, series: Sequence[numbers.Series],
   for name in drawn:
     caption, note = captions[name]
     _figure(lines, name, caption, note)
-  path = os.path.join(output_dir, "REPORT.md")
-  with open(path, "w", encoding="utf-8") as f:
-    f.write("\n".join(lines).rstrip() + "\n")
-  return path

@@ -213,3 +213,23 @@ def within(paper: float, mean: float, half: float) -> bool:
   if math.isnan(half):
     return math.isclose(paper, mean, abs_tol=1e-9)
   return abs(paper - mean) <= half + 1e-12
+
+
+def find(series: Sequence[Series], algorithm: str, figure: str,
+         epsilon: float, top_t: int | None = None) -> Series | None:
+  """The series of ``algorithm`` in ``figure`` at ``epsilon`` (and SFP's
+  ``top_t``) that has runs, or ``None``."""
+  for s in series:
+    if (s.algorithm == algorithm and s.figure == figure
+        and math.isclose(s.epsilon, epsilon)
+        and (top_t is None or s.top_t == top_t) and s.runs):
+      return s
+  return None
+
+
+def stat(values: np.ndarray, digits: int = 2) -> tuple[float, float, str]:
+  """The mean of per-run values, its interval's half width and both as
+  text (:func:`fmt`)."""
+  mean, half = mean_ci(values[:, None] if values.ndim == 1 else values)
+  mean, half = float(np.ravel(mean)[0]), float(np.ravel(half)[0])
+  return mean, half, fmt(mean, half, digits)

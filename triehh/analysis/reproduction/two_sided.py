@@ -21,7 +21,7 @@ directions. This module gives
   :func:`ceiling`, its largest value at the runs' levels;
 * :data:`CELLS`: which settings and epsilons get Poisson cells.
 
-(``markdown`` writes the section.)
+(``two_sided_markdown`` writes the section.)
 """
 
 from __future__ import annotations

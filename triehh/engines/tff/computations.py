@@ -294,7 +294,6 @@ def server_update_computation(num_extensions: int,
   ending in the end symbol to the heavy hitters.
   """
   a1 = num_extensions
-  end_code = num_extensions - 1
   width = max_length + 1
 
   @tff.tensorflow.computation(state_type(max_length),
@@ -314,35 +313,7 @@ def server_update_computation(num_extensions: int,
     level_done = tf.equal(tf.math.floormod(round_num, state.num_sub_rounds), 0)
 
     def grow():
-      kept = tf.cast(tf.reshape(tf.where(level_votes >= state.theta), [-1]),
-                     tf.int32)
-      cap = state.max_num_prefixes
-      unfinished = tf.boolean_mask(kept, tf.not_equal(kept % a1, end_code))
-
-      def capped():
-        finished = tf.boolean_mask(kept, tf.equal(kept % a1, end_code))
-        # top_k breaks ties to the lower position, i.e. the smaller index.
-        _, top = tf.math.top_k(tf.gather(level_votes, unfinished), k=cap)
-        return tf.sort(tf.concat([finished, tf.gather(unfinished, top)],
-                                 axis=0))
-
-      kept = tf.cond(
-          tf.logical_and(cap > 0, tf.size(unfinished) > cap), capped,
-          lambda: kept)
-      parents = kept // a1
-      symbols = kept % a1
-      codes = tf.concat(
-          [tf.gather(state.frontier, parents), symbols[:, tf.newaxis]], axis=1)
-      is_end = tf.equal(symbols, end_code)
-      frontier = tf.boolean_mask(codes, tf.logical_not(is_end))
-      found = tf.boolean_mask(codes, is_end)
-      found = tf.pad(found, [[0, 0], [0, width - tf.shape(codes)[1]]],
-                     constant_values=-1)
-      heavy_hitters = tf.concat([state.heavy_hitters, found], axis=0)
-      counts = tf.concat(
-          [state.heavy_hitter_counts,
-           tf.boolean_mask(tf.gather(level_votes, kept), is_end)], axis=0)
-      return frontier, heavy_hitters, counts, tf.zeros([0], dtype=tf.int32)
+      return _grown_level(state, level_votes, a1, width)
 
     def accumulate():
       return (state.frontier, state.heavy_hitters, state.heavy_hitter_counts,
@@ -360,6 +331,43 @@ def server_update_computation(num_extensions: int,
     return new_state, RoundOutput(votes=level_votes, level_done=level_done)
 
   return server_update
+
+
+def _grown_level(state, level_votes, num_extensions: int, width: int):
+  """The level's last sub-round: ``(frontier, heavy hitters, their counts,
+  no accumulated votes)`` once the extensions with at least theta votes are
+  kept (see :func:`server_update_computation`)."""
+  a1 = num_extensions
+  end_code = num_extensions - 1
+  kept = tf.cast(tf.reshape(tf.where(level_votes >= state.theta), [-1]),
+                 tf.int32)
+  cap = state.max_num_prefixes
+  unfinished = tf.boolean_mask(kept, tf.not_equal(kept % a1, end_code))
+
+  def capped():
+    finished = tf.boolean_mask(kept, tf.equal(kept % a1, end_code))
+    # top_k breaks ties to the lower position, i.e. the smaller index.
+    _, top = tf.math.top_k(tf.gather(level_votes, unfinished), k=cap)
+    return tf.sort(tf.concat([finished, tf.gather(unfinished, top)],
+                             axis=0))
+
+  kept = tf.cond(
+      tf.logical_and(cap > 0, tf.size(unfinished) > cap), capped,
+      lambda: kept)
+  parents = kept // a1
+  symbols = kept % a1
+  codes = tf.concat(
+      [tf.gather(state.frontier, parents), symbols[:, tf.newaxis]], axis=1)
+  is_end = tf.equal(symbols, end_code)
+  frontier = tf.boolean_mask(codes, tf.logical_not(is_end))
+  found = tf.boolean_mask(codes, is_end)
+  found = tf.pad(found, [[0, 0], [0, width - tf.shape(codes)[1]]],
+                 constant_values=-1)
+  heavy_hitters = tf.concat([state.heavy_hitters, found], axis=0)
+  counts = tf.concat(
+      [state.heavy_hitter_counts,
+       tf.boolean_mask(tf.gather(level_votes, kept), is_end)], axis=0)
+  return frontier, heavy_hitters, counts, tf.zeros([0], dtype=tf.int32)
 
 
 def _frontier_computation(max_length: int) -> tff.Computation:

@@ -94,13 +94,9 @@ def run(population: population_lib.Population, *, theta: int,
   _check_options(max_user_contribution, vote_capacity)
   population = _with_clients(population)
   mode, contribution = _client_mode(population, max_user_contribution)
-  bitwidth = None
-  if secure_sum:
-    # A Poisson round can sample every user.
-    most = (population.num_users if sampling_rate is not None and
-            schedule is None else
-            _most_users_per_round(population, batch_size, schedule))
-    bitwidth = _secure_sum_bitwidth(most, contribution)
+  bitwidth = (_round_bitwidth(population, batch_size, schedule,
+                              sampling_rate, contribution)
+              if secure_sum else None)
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
   counter = _ProcessVotes(
@@ -114,6 +110,17 @@ def run(population: population_lib.Population, *, theta: int,
                       rng=rng, num_sub_rounds=num_sub_rounds,
                       max_num_prefixes=max_num_prefixes, schedule=schedule,
                       sampling_rate=sampling_rate)
+
+
+def _round_bitwidth(population: population_lib.Population, batch_size: int,
+                    schedule: Sequence[np.ndarray] | None,
+                    sampling_rate: float | None, contribution: int) -> int:
+  """The secure sum's bit width: it holds the most votes a round can sum."""
+  # A Poisson round can sample every user.
+  most = (population.num_users if sampling_rate is not None and
+          schedule is None else
+          _most_users_per_round(population, batch_size, schedule))
+  return _secure_sum_bitwidth(most, contribution)
 
 
 def _with_clients(pop: population_lib.Population) -> population_lib.Population:

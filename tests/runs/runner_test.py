@@ -1,0 +1,145 @@
+"""Tests of triehh.runs.runner: plans, per-cell locks and running cells."""
+
+import fcntl
+import os
+
+import pytest
+
+from triehh.core import metrics
+from triehh.data import datasets
+from triehh.data import synthetic
+from triehh.runs import grid
+from triehh.runs import records
+from triehh.runs import runner
+import triehh
+
+DATA = {"dataset": "default", "setting": "single", "max_length": 10,
+        "num_users": 20000}
+
+
+def test_plan_leaves_out_recorded_runs():
+  a, b = grid.expand(data=(DATA,), epsilons=(2.0, 4.0))
+  done = {(a.key, 3), (a.key, 5), (b.key, 3), (b.key, 4), (b.key, 5),
+          ("another", 4)}
+  tasks = runner.plan([a, b], seed=3, num_runs=3, done=done)
+  assert [(t.cell.key, t.seeds, t.first_seed) for t in tasks] == [
+      (a.key, (4,), 3)]
+  assert runner.seeds_of(3, 3) == (3, 4, 5)
+
+
+def _events():
+  seen = []
+  return seen, seen.append
+
+
+def test_run_cell_writes_the_runs_discover_gives(tmp_path):
+  (cell,) = grid.expand(data=(DATA,), epsilons=(2.0,))
+  cache = datasets.DataCache()
+  seen, on_event = _events()
+  task = runner.Task(cell, (7, 8), first_seed=6)
+  assert runner.run_cell(task, str(tmp_path), datasets=cache, ks=(10,),
+                         on_event=on_event)
+  got, bad = records.read(str(tmp_path / "results.jsonl"))
+  assert not bad and [(r.seed, r.run) for r in got] == [(7, 1), (8, 2)]
+  pop = synthetic.english_population(20000, seed=0)
+  truth = pop.ground_truth()
+  for record in got:
+    direct = triehh.discover(pop, epsilon=2.0, seed=record.seed,
+                             sampling="fixed")  # the library's cell default
+    assert record.discovered == list(direct.heavy_hitters)
+    assert record.counts == list(direct.heavy_hitters.values())
+    assert record.metrics == metrics.precision_recall_f1(
+        direct.heavy_hitters, truth, (10,))
+    assert record.config_key == cell.key
+  assert [e.kind for e in seen] == ["start", "run", "run", "done"]
+  assert seen[-1].runs == 2
+
+
+def test_run_cell_skips_seeds_recorded_since_the_plan(tmp_path):
+  (cell,) = grid.expand(data=(DATA,), epsilons=(4.0,))
+  cache = datasets.DataCache()
+  runner.run_cell(runner.Task(cell, (0,), 0), str(tmp_path), datasets=cache)
+  # A plan made before seed 0 was recorded still lists it.
+  runner.run_cell(runner.Task(cell, (0, 1), 0), str(tmp_path),
+                  datasets=cache)
+  got, _ = records.read(str(tmp_path / "results.jsonl"))
+  assert sorted(r.seed for r in got) == [0, 1]
+  assert cache.loads == 1
+
+
+def test_a_triehh_cell_on_one_user_writes_nothing(tmp_path):
+  (cell,) = grid.expand(data=(DATA,), epsilons=(4.0,))
+  cache = datasets.DataCache()
+  cache.get(DATA).population = triehh.Population.from_user_words(["word"])
+  seen, on_event = _events()
+  with pytest.raises(ValueError, match="the population has 1 user: TrieHH "
+                     "needs at least 2"):
+    runner.run_cell(runner.Task(cell, (0, 1), 0), str(tmp_path),
+                    datasets=cache, on_event=on_event)
+  assert [e.kind for e in seen] == ["start"]
+  assert records.completed(str(tmp_path / "results.jsonl")) == set()
+
+
+def _hold(output_dir, key) -> int:
+  os.makedirs(os.path.join(output_dir, runner.LOCK_DIR), exist_ok=True)
+  fd = os.open(runner.lock_path(output_dir, key), os.O_RDWR | os.O_CREAT)
+  fcntl.flock(fd, fcntl.LOCK_EX)
+  return fd
+
+
+def test_a_locked_cell_is_not_run(tmp_path):
+  (cell,) = grid.expand(data=(DATA,), epsilons=(4.0,))
+  fd = _hold(str(tmp_path), cell.key)
+  try:
+    seen, on_event = _events()
+    ran = runner.run_cell(runner.Task(cell, (0, 1), 0), str(tmp_path),
+                          datasets=datasets.DataCache(), on_event=on_event)
+  finally:
+    os.close(fd)
+  assert ran is False
+  assert [e.kind for e in seen] == ["locked"]
+  assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_run_plan_runs_locked_cells_last(tmp_path):
+  first, second = grid.expand(data=(DATA,), epsilons=(2.0, 4.0))
+  output_dir = str(tmp_path)
+  held = [_hold(output_dir, first.key)]
+  seen = []
+
+  def on_event(event):
+    seen.append((event.kind, event.key))
+    if event.kind == "wait":  # the other sweep finishes the cell now
+      os.close(held.pop())
+
+  tasks = runner.plan([first, second], 0, 2)
+  runner.run_plan(tasks, output_dir, on_event=on_event)
+  assert seen[0] == ("locked", first.key)
+  assert [k for kind, k in seen if kind == "done"] == [second.key, first.key]
+  assert ("wait", first.key) in seen and not held
+  got, _ = records.read(str(tmp_path / "results.jsonl"))
+  assert sorted((r.config_key, r.seed) for r in got) == sorted(
+      (c.key, s) for c in (first, second) for s in (0, 1))
+
+
+def test_poisson_cells_record_their_sampling_and_keep_fixed_keys(tmp_path):
+  (fixed,) = grid.expand(data=(DATA,), epsilons=(2.0,))
+  (plain,) = grid.expand(data=(DATA,), epsilons=(2.0,),
+                         triehh_options={"sampling": "fixed"})
+  assert "sampling" not in fixed.config and fixed.key == plain.key
+  (cell,) = grid.expand(data=(DATA,), epsilons=(2.0,),
+                        triehh_options={"sampling": "poisson"})
+  assert cell.config["sampling"] == "poisson" and cell.key != fixed.key
+  assert "poisson" in cell.label
+  task = runner.Task(cell, (3,), first_seed=3)
+  assert runner.run_cell(task, str(tmp_path), datasets=datasets.DataCache(),
+                         ks=(10,), on_event=lambda e: None)
+  (record,), bad = records.read(str(tmp_path / "results.jsonl"))
+  assert not bad
+  pop = synthetic.english_population(20000, seed=0)
+  direct = triehh.discover(pop, epsilon=2.0, seed=3)
+  assert direct.params.sampling == "poisson"
+  assert record.discovered == list(direct.heavy_hitters)
+  assert (record.sampling, record.sampling_rate) == (
+      "poisson", direct.params.sampling_rate)
+  assert record.accounting == "Poisson accountant (two-sided, add/remove)"

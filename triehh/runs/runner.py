@@ -1,0 +1,251 @@
+"""Running the cells of a sweep: plans, per-cell locks, resume, workers.
+
+A *run* is a (cell, seed) pair (:mod:`triehh.runs.grid`); a sweep of
+``num_runs`` runs from ``seed`` gives run ``i`` the seed ``seed + i``, as
+``experiments.run_triehh`` and ``experiments.run_sfp`` do, and writes the
+same record they would (``seconds`` aside): each cell's algorithm runs and
+records it through its adapter (:mod:`triehh.runs.algorithms`).
+
+Resuming. :func:`plan` leaves out the (key, seed) pairs already recorded in
+``results.jsonl`` (:func:`triehh.runs.records.completed`). Records are appended
+by :class:`triehh.runs.records.ResultsWriter`, one whole line per finished run,
+so a sweep killed at any moment loses only the run in progress.
+
+Two sweeps on one directory. Before running a cell, :func:`run_cell` takes
+a non-blocking ``fcntl.flock`` on ``<output_dir>/.sweep-locks/<key>.lock``
+and, holding it, reads again which of the cell's seeds are recorded (the
+other sweep may have run them since the plan was made). A cell locked by
+another process is put off: :func:`run_plan` runs every other cell first,
+then comes back to it and waits for the lock, by which time the other sweep
+has usually finished it. So two sweeps never run the same cell at the same
+time and never write a run twice. Lock files are left in place (removing
+them would race with a sweep opening them).
+
+Data. Each cell's data set comes from a
+:class:`triehh.data.datasets.DataCache`, which loads it once per process
+and encodes its population once.
+
+Processes. ``run_plan(..., workers=N)`` runs cells in ``N`` processes
+(``concurrent.futures.ProcessPoolExecutor``; 'fork' for cells without
+TensorFlow, 'spawn' when a cell uses it: TFF-engine and IBLT cells), each
+writing through its own
+``ResultsWriter``; progress comes back as :class:`Event` objects.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import errno
+import fcntl
+import multiprocessing
+import os
+import queue
+import signal
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from triehh.core import metrics
+from triehh.data import datasets as datasets_lib
+from triehh.runs import grid
+from triehh.runs import records as records_lib
+
+LOCK_DIR = ".sweep-locks"
+
+
+# ---- planning ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+  """A cell and the seeds of its runs; ``first_seed`` is run 0's seed."""
+
+  cell: grid.Cell
+  seeds: tuple[int, ...]
+  first_seed: int
+
+
+def seeds_of(seed: int, num_runs: int) -> tuple[int, ...]:
+  """The seeds of ``num_runs`` runs from ``seed`` (run i has seed + i)."""
+  return tuple(range(seed, seed + num_runs))
+
+
+def plan(cells: Iterable[grid.Cell], seed: int, num_runs: int,
+         done: set[tuple[str, int]] = frozenset()) -> list[Task]:
+  """The runs left: one task per cell with seeds not in ``done``.
+
+  ``done`` holds recorded ``(config_key, seed)`` pairs
+  (:func:`triehh.runs.records.completed`); fully recorded cells are left out.
+  """
+  tasks = []
+  for cell in cells:
+    key = cell.key
+    left = tuple(s for s in seeds_of(seed, num_runs) if (key, s) not in done)
+    if left:
+      tasks.append(Task(cell, left, seed))
+  return tasks
+
+
+# ---- running ----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+  """Progress of a sweep.
+
+  ``kind``: "start" (a cell begins; ``runs`` = its runs left), "run" (one
+  run written; ``seed``, ``seconds``), "done" (the cell's runs are
+  recorded; ``runs`` = how many this process wrote), "locked" (another
+  process holds the cell; it is put off) or "wait" (waiting for that lock).
+  """
+
+  kind: str
+  key: str
+  label: str
+  runs: int = 0
+  seed: int | None = None
+  seconds: float = 0.0
+  pid: int = 0
+
+
+def lock_path(output_dir: str, key: str) -> str:
+  return os.path.join(output_dir, LOCK_DIR, f"{key}.lock")
+
+
+def _lock(output_dir: str, key: str, blocking: bool) -> int | None:
+  """An fd holding the cell's lock, or None if another process holds it."""
+  os.makedirs(os.path.join(output_dir, LOCK_DIR), exist_ok=True)
+  fd = os.open(lock_path(output_dir, key), os.O_RDWR | os.O_CREAT, 0o644)
+  try:
+    fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+  except OSError as err:
+    os.close(fd)
+    if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+      return None
+    raise
+  return fd
+
+
+def run_cell(task: Task, output_dir: str, *,
+             datasets: datasets_lib.DataCache,
+             ks: Sequence[int] = metrics.DEFAULT_KS, blocking: bool = False,
+             on_event: Callable[[Event], None] = lambda event: None
+             ) -> bool:
+  """Runs the task's seeds not yet recorded, under the cell's lock.
+
+  Returns False, having run nothing, when ``blocking`` is false and another
+  process holds the cell's lock; True once every seed is recorded.
+  """
+  cell = task.cell
+  key, label = cell.key, cell.label
+  fd = _lock(output_dir, key, blocking=False)
+  if fd is None:
+    on_event(Event("locked", key, label, pid=os.getpid()))
+    if not blocking:
+      return False
+    on_event(Event("wait", key, label, pid=os.getpid()))
+    fd = _lock(output_dir, key, blocking=True)
+  try:
+    done = records_lib.completed(records_lib.results_path(output_dir))
+    seeds = [s for s in task.seeds if (key, s) not in done]
+    on_event(Event("start", key, label, runs=len(seeds), pid=os.getpid()))
+    writer = records_lib.ResultsWriter(output_dir)
+    dataset = datasets.get(cell.config["data"]) if seeds else None
+    for seed in seeds:
+      record = run_one(cell, dataset, seed, seed - task.first_seed, ks)
+      writer.write(record)
+      on_event(Event("run", key, label, seed=seed, seconds=record.seconds,
+                     pid=os.getpid()))
+    on_event(Event("done", key, label, runs=writer.written, pid=os.getpid()))
+  finally:
+    os.close(fd)
+  return True
+
+
+def run_one(cell: grid.Cell, dataset: datasets_lib.Dataset, seed: int,
+            run: int, ks: Sequence[int] = metrics.DEFAULT_KS
+            ) -> records_lib.RunRecord:
+  """The record of one run of ``cell`` on ``dataset`` at ``seed``."""
+  adapter = cell.adapter
+  result = adapter.call(dataset.population, cell.config, seed,
+                        cell.engine_options)
+  return adapter.record(result, dataset, run, seed, cell.config,
+                        cell.engine_options, ks)
+
+
+# Per-process state of a worker of run_plan.
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(events, cache_dir: str | None) -> None:
+  signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the sweep
+  _WORKER.update(events=events, datasets=datasets_lib.DataCache(cache_dir))
+
+
+def _worker_task(task: Task, output_dir: str, ks: Sequence[int],
+                 blocking: bool) -> bool:
+  return run_cell(task, output_dir, datasets=_WORKER["datasets"], ks=ks,
+                  blocking=blocking, on_event=_WORKER["events"].put)
+
+
+def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
+             cache_dir: str | None = None,
+             ks: Sequence[int] = metrics.DEFAULT_KS,
+             on_event: Callable[[Event], None] = lambda event: None,
+             datasets: datasets_lib.DataCache | None = None) -> None:
+  """Runs ``tasks``, cells locked by another sweep last (see module doc).
+
+  With ``workers`` > 1, cells run in that many processes and their events
+  are passed to ``on_event`` in this one.
+  """
+  if workers < 1:
+    raise ValueError(f"workers must be >= 1, got {workers}")
+  if workers == 1 or len(tasks) <= 1:
+    datasets = datasets or datasets_lib.DataCache(cache_dir)
+    put_off = [t for t in tasks
+               if not run_cell(t, output_dir, datasets=datasets, ks=ks,
+                               on_event=on_event)]
+    for task in put_off:
+      run_cell(task, output_dir, datasets=datasets, ks=ks, blocking=True,
+               on_event=on_event)
+    return
+  _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event)
+
+
+def _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event):
+  tensorflow = any(t.cell.uses_tensorflow for t in tasks)
+  context = multiprocessing.get_context("spawn" if tensorflow else "fork")
+  with context.Manager() as manager:
+    events = manager.Queue()
+    pool = concurrent.futures.ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)), mp_context=context,
+        initializer=_init_worker, initargs=(events, cache_dir))
+    try:
+      pending = {pool.submit(_worker_task, t, output_dir, ks, False): t
+                 for t in tasks}
+      while pending:
+        finished, _ = concurrent.futures.wait(
+            pending, timeout=0.2,
+            return_when=concurrent.futures.FIRST_COMPLETED)
+        _drain(events, on_event)
+        for future in finished:
+          task = pending.pop(future)
+          if not future.result():  # locked elsewhere: come back to it
+            pending[pool.submit(_worker_task, task, output_dir, ks,
+                                True)] = task
+      _drain(events, on_event)
+      pool.shutdown()
+    except BaseException:
+      for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+      pool.shutdown(wait=False, cancel_futures=True)
+      raise
+
+
+def _drain(events, on_event) -> None:
+  while True:
+    try:
+      event = events.get_nowait()
+    except queue.Empty:
+      return
+    on_event(event)

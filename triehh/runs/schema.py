@@ -1,0 +1,414 @@
+"""The run record's schema: :class:`RunRecord`, one per line of
+``results.jsonl``, and its one validation (:meth:`RunRecord.from_dict`).
+
+Each field is documented where it is declared, in four sections: identity
+of the run, privacy, parameters, results. Files are read and written by
+:mod:`triehh.runs.records`; this module knows JSON objects, not files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+SCHEMA_VERSION = 1
+ALGORITHMS = ("triehh", "sfp", "iblt")
+TRIEHH, SFP, IBLT = ALGORITHMS
+
+# Why a JSON value is not a run record, in kinds shared by many lines
+# (``experiments.summarize`` counts skipped lines by kind). A record of
+# another schema version has its own kind: the text of schema_problem().
+NOT_JSON = "not JSON"
+FOREIGN = "not a run_triehh/run_sfp record"
+BAD_FIELDS = "run record with missing or bad fields"
+
+# The numbers a record of each algorithm must hold (besides the common
+# fields, which every record holds).
+_NUMBERS = {TRIEHH: ("n_users", "theta", "batch_size", "levels",
+                     "max_length"),
+            SFP: ("n_users", "top_t"),
+            IBLT: ("n_users", "k_anonymity", "batch_size")}
+# Fields that are a number or null; ints among them are read as floats.
+_FLOATS = ("epsilon", "delta", "target_epsilon", "target_delta",
+           "epsilon_local", "epsilon_fragment", "epsilon_word",
+           "matched_epsilon", "matched_delta")
+
+
+class RecordError(ValueError):
+  """Why a JSON value is not a run record.
+
+  Attributes:
+    kind: ``NOT_JSON``, ``FOREIGN``, ``BAD_FIELDS`` or the text of
+      :func:`schema_problem`.
+  """
+
+  def __init__(self, kind: str, message: str):
+    super().__init__(message)
+    self.kind = kind
+
+
+def _only(*algorithms: str):
+  """A field held by the records of ``algorithms`` only (None elsewhere)."""
+  return dataclasses.field(default=None, metadata={"algorithms": algorithms})
+
+
+@dataclasses.dataclass(kw_only=True)
+class RunRecord:
+  """One finished run: a line of ``results.jsonl``.
+
+  ``experiments.run_triehh`` and ``experiments.run_sfp`` (and a sweep over
+  them and TFF's IBLT heavy hitters) write one per run;
+  ``experiments.summarize`` and :mod:`triehh.analysis.summary` read them
+  back. As JSON (:meth:`to_json`) a record is one object on one line, keys
+  sorted. A field declared with ``_only(...)`` (its ``algorithms``
+  metadata; "(triehh)", "(sfp)", "(iblt)" below) is in the records of those
+  algorithms only; every other field is in every record. A line is read
+  back by :meth:`from_dict`, which refuses it unless it holds every field
+  without a default and ``config``, the numbers its algorithm needs
+  (``_NUMBERS``), a number or null where a float is declared, a non-empty
+  ``metrics`` of numbers and a ``discovered`` of strings.
+  """
+
+  # ---- Identity of the run --------------------------------------------------
+  # 1. A record without it is of an earlier layout and is not read
+  # (:func:`schema_problem`).
+  schema_version: int = SCHEMA_VERSION
+  # "triehh", "sfp" or "iblt" (TFF's IBLT heavy hitters,
+  # :mod:`triehh.baselines.iblt`, run by a sweep).
+  algorithm: str
+  # (triehh) "fast" or "tff".
+  engine: str | None = _only(TRIEHH)
+  # The data set's name ("default", a file's base name,
+  # "synthetic:<table>:<law>").
+  dataset: str
+  # "single", "oov" or "multi".
+  setting: str
+  # Users in the population.
+  n_users: int
+  # Index of the run within its invocation (0, 1, ...).
+  run: int
+  # Seed of the run (``--seed`` + ``run``).
+  seed: int
+  # Everything given that changes the result except the seed: the
+  # algorithm's options as asked for (target epsilon and delta, theta, batch
+  # size, T, sketch size, ...; null where not given) and, under "data", the
+  # data-set options (dataset, absolute data_path, setting, num_users,
+  # max_length, ...).
+  config: dict = dataclasses.field(default_factory=dict)
+  # 16 hex digits, a SHA-256 of ``config`` as canonical JSON
+  # (:func:`config_key`; computed from ``config`` when not given). Two runs
+  # with the same config_key and seed are the same run (a rerun or a
+  # duplicate line); a sweep skips the cells whose key and seed are already
+  # recorded.
+  config_key: str = ""
+
+  # ---- Privacy ---------------------------------------------------------------
+  # The central guarantee the run achieved ((epsilon, delta)-DP; for TrieHH
+  # Theorem 1 at the run's parameters, for SFP the shuffle bound). Null
+  # exactly when has_guarantee is false (a non-finite epsilon makes it so).
+  epsilon: float | None
+  delta: float | None
+  # False for runs outside Theorem 1 (``--theta`` with
+  # ``--allow_no_guarantee``): no privacy guarantee at all. Always false for
+  # iblt.
+  has_guarantee: bool = True
+  # What was asked for (null when theta and the batch size were given
+  # directly; always null for iblt, which is not calibrated to any epsilon).
+  target_epsilon: float | None
+  target_delta: float | None
+  # (iblt) What an IBLT run gives, plainly: k-anonymity (every string sent
+  # by at least k_anonymity clients of a round is released with its exact
+  # count), which is NOT (epsilon, delta)-differential privacy: epsilon and
+  # delta are null, has_guarantee false and accounting "none", as for a
+  # TrieHH run without guarantee.
+  privacy: str | None = _only(IBLT)
+  # (iblt) The TrieHH target (epsilon, delta) whose Corollary 1 batch size
+  # (and theta, when k_anonymity was not given) the run used, so that it
+  # samples TrieHH's users for the same seed; NOT a guarantee of the IBLT
+  # run.
+  matched_epsilon: float | None = _only(IBLT)
+  matched_delta: float | None = _only(IBLT)
+  # (sfp) The local epsilon of a user's message, and its shares for the
+  # fragment and the (optional) whole-word sketch.
+  epsilon_local: float | None = _only(SFP)
+  epsilon_fragment: float | None = _only(SFP)
+  epsilon_word: float | None = _only(SFP)
+
+  # ---- Parameters ------------------------------------------------------------
+  # (triehh) Votes a prefix needs in a round to be kept.
+  theta: int | None = _only(TRIEHH)
+  # (triehh) batch_size / sqrt(n_users).
+  gamma: float | None = _only(TRIEHH)
+  # (triehh) L + 1: L characters and the end symbol.
+  levels: int | None = _only(TRIEHH)
+  num_sub_rounds: int | None = _only(TRIEHH)  # (triehh)
+  max_num_prefixes: int | None = _only(TRIEHH)  # (triehh) null: no cap
+  # (triehh and iblt) Users sampled per round, m.
+  batch_size: int | None = _only(TRIEHH, IBLT)
+  # (triehh and iblt) L, in characters.
+  max_length: int | None = _only(TRIEHH, IBLT)
+  # (triehh) "per_round" (Algorithm 3, several-word users redraw every
+  # round) or "per_run".
+  word_choice: str | None = _only(TRIEHH)
+  # (triehh and iblt) The proof the (epsilon, delta) comes from
+  # ("Theorem 1", "per-round composition (L*delta)" or "none"; iblt:
+  # "none").
+  accounting: str | None = _only(TRIEHH, IBLT)
+  # (triehh) Which outputs the guarantee covers, and in which direction(s)
+  # (docs/privacy.md).
+  covers: str | None = _only(TRIEHH)
+  # (triehh) "poisson" (each user takes part in a round with probability
+  # sampling_rate; batch_size is then the expected batch) or "fixed" (the
+  # paper's m users per round). Records written before the field existed
+  # are fixed-size runs.
+  sampling: str | None = _only(TRIEHH)
+  # (triehh) q of a Poisson run; null otherwise.
+  sampling_rate: float | None = _only(TRIEHH)
+  # (triehh) Options of the TFF engine, null for the fast engine: its
+  # secure sum (bool), its max user contribution (int) and the number of
+  # remote workers (int).
+  tff_secure_sum: bool | None = _only(TRIEHH)
+  tff_max_user_contribution: int | None = _only(TRIEHH)
+  tff_workers: int | None = _only(TRIEHH)
+  # (sfp) T, tuples kept per fragment position.
+  top_t: int | None = _only(SFP)
+  # (sfp) Count Mean Sketch hash functions and width.
+  k: int | None = _only(SFP)
+  m: int | None = _only(SFP)
+  # (sfp) Padded string length in characters.
+  length: int | None = _only(SFP)
+  # (sfp) Range of the puzzle hash.
+  num_buckets: int | None = _only(SFP)
+  # (sfp) Omega, the characters of candidate fragments.
+  fragment_alphabet: str | None = _only(SFP)
+  # (sfp) Share of epsilon_local spent on the whole-word sketch.
+  word_budget: float | None = _only(SFP)
+  # (sfp) "sketch" or "reports" (how the server's sums were simulated).
+  simulation: str | None = _only(SFP)
+  # (sfp) Whether stitched strings had to hash to their bucket.
+  check_puzzle_hash: bool | None = _only(SFP)
+  # (sfp) Seed of the hash family and puzzle hash.
+  hash_seed: int | None = _only(SFP)
+  # (iblt) Strings sent by fewer clients of a round are not released.
+  k_anonymity: int | None = _only(IBLT)
+  # (iblt) Distinct strings the sketch was sized for (with
+  # config["capacity"] null, the most distinct strings of a round of this
+  # run, so it varies with the seed).
+  capacity: int | None = _only(IBLT)
+  # (iblt) Strings are cut to this many UTF-8 bytes.
+  string_max_bytes: int | None = _only(IBLT)
+  # (iblt) Bit width of TFF's secure sum, null for the plain sum.
+  secure_sum_bitwidth: int | None = _only(IBLT)
+  # (iblt) "sampled" (each round a fresh TrieHH-style sample; the first is
+  # TrieHH's first round for the seed) or "disjoint".
+  round_draw: str | None = _only(IBLT)
+  repetitions: int | None = _only(IBLT)  # (iblt) hash repetitions
+  sketch_shape: list[int] | None = _only(IBLT)  # (iblt) a client's sketch
+  # (iblt) Bytes of the tensors a client sends per round.
+  bytes_per_client: int | None = _only(IBLT)
+  # (iblt) Worker memory the largest round needs (the estimate the run was
+  # checked against).
+  memory_estimate_bytes: int | None = _only(IBLT)
+
+  # ---- Results ---------------------------------------------------------------
+  # The heavy hitters, most counted first. iblt: every string the IBLT
+  # released, truncated ones included.
+  discovered: list[str]
+  # Their votes (triehh), estimated counts (sfp) or exact counts summed over
+  # the rounds that released them (iblt), in the same order. TrieHH's votes,
+  # and its votes_per_round, are NOT covered by the run's (epsilon, delta),
+  # which covers only the set of discovered words: simulation studies only
+  # (docs/privacy.md). SFP's estimates are outputs of its local-DP reports,
+  # covered by its guarantee. IBLT's counts are released as they are
+  # (k-anonymity only).
+  counts: list[float]
+  # precision@K, recall@K, f1@K per K, precision and num_discovered
+  # (:mod:`triehh.core.metrics`); proportions in [0, 1] except
+  # num_discovered. For iblt, truncated outputs count as false positives
+  # (TrieHH never reports a truncated word).
+  metrics: dict[str, float]
+  # Wall time of the run in seconds, data loading excluded (iblt: of its
+  # TFF rounds, sampling excluded).
+  seconds: float
+  # (sfp) The parts of seconds spent by the clients and by the server.
+  client_seconds: float | None = _only(SFP)
+  server_seconds: float | None = _only(SFP)
+  # (triehh and iblt) Rounds run (triehh: trie levels; iblt: IBLT rounds).
+  rounds: int | None = _only(TRIEHH, IBLT)
+  # (triehh and iblt) User-rounds sampled.
+  num_participants: int | None = _only(TRIEHH, IBLT)
+  votes_per_round: list[int] | None = _only(TRIEHH)  # (triehh)
+  reports_per_position: list[int] | None = _only(SFP)  # (sfp)
+  num_stitched: int | None = _only(SFP)  # (sfp)
+  # (iblt) Distinct users that took part.
+  distinct_users: int | None = _only(IBLT)
+  # (iblt) seconds per participating client.
+  seconds_per_client: float | None = _only(IBLT)
+  # (iblt) Each round's TFF call, in seconds.
+  round_seconds: list[float] | None = _only(IBLT)
+  # (iblt) Strings the server could not decode.
+  num_not_decoded: int | None = _only(IBLT)
+  # (iblt) Released strings cut at string_max_bytes (some sender held a
+  # longer word), and those strings; counted as false positives.
+  num_truncated: int | None = _only(IBLT)
+  truncated: list[str] | None = _only(IBLT)
+
+  def __post_init__(self):
+    if self.algorithm not in ALGORITHMS:
+      raise ValueError(f"algorithm must be one of {ALGORITHMS}, got "
+                       f"{self.algorithm!r}")
+    if self.algorithm == IBLT:  # k-anonymity: no (epsilon, delta)
+      self.has_guarantee = False
+    if self.epsilon is not None and not math.isfinite(self.epsilon):
+      self.epsilon, self.delta, self.has_guarantee = None, None, False
+    if not self.has_guarantee:
+      self.epsilon, self.delta = None, None
+    if not self.config_key:
+      self.config_key = config_key(self.config)
+
+  def get(self, name: str, default=None):
+    """The field ``name``; ``default`` if there is no such field (for code
+    that goes by field name, as a dict's ``get``)."""
+    if name in _FIELD_NAMES:
+      return getattr(self, name)
+    return default
+
+  def to_dict(self) -> dict[str, Any]:
+    """The JSON object: common fields and those of the record's algorithm."""
+    out = {}
+    for field in dataclasses.fields(self):
+      algorithms = field.metadata.get("algorithms")
+      if algorithms is None or self.algorithm in algorithms:
+        out[field.name] = _jsonable(getattr(self, field.name))
+    return out
+
+  def to_json(self) -> str:
+    """One line of ``results.jsonl`` (no newline)."""
+    return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
+
+  @classmethod
+  def from_dict(cls, raw: Any) -> RunRecord:
+    """A record from its JSON object, validated. Unknown keys are ignored.
+
+    Raises:
+      RecordError: if ``raw`` is not a run record of the current
+        ``schema_version`` (:func:`schema_problem`), or a field is missing
+        or has the wrong type; the message names the field.
+    """
+    check(raw)
+    data = {k: v for k, v in raw.items() if k in _FIELD_NAMES}
+    for name in _FLOATS:
+      if data.get(name) is not None:
+        data[name] = float(data[name])
+    return cls(**data)
+
+  @classmethod
+  def from_json(cls, line: str | bytes) -> RunRecord:
+    """A record from one line of ``results.jsonl``.
+
+    Raises:
+      RecordError: if the line is not JSON or not a run record.
+    """
+    try:
+      raw = json.loads(line.decode("utf-8") if isinstance(line, bytes)
+                       else line)
+    except ValueError as err:  # UnicodeDecodeError too
+      raise RecordError(NOT_JSON, f"not JSON ({err})") from None
+    return cls.from_dict(raw)
+
+
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(RunRecord))
+_REQUIRED = tuple(f.name for f in dataclasses.fields(RunRecord)
+                  if f.default is dataclasses.MISSING
+                  and f.default_factory is dataclasses.MISSING)
+
+
+def check(raw: Any) -> None:
+  """Raises :class:`RecordError` if ``raw`` is not a run record; its
+  message names the field at fault."""
+  if not isinstance(raw, Mapping):
+    raise RecordError(FOREIGN, f"a run record is a JSON object, not a "
+                      f"{type(raw).__name__}")
+  if raw.get("algorithm") not in ALGORITHMS:
+    raise RecordError(FOREIGN, f"algorithm: must be one of "
+                      f"{', '.join(ALGORITHMS)}, got {raw.get('algorithm')!r}")
+  problem = schema_problem(raw)
+  if problem:
+    raise RecordError(problem, problem)
+  missing = [name for name in _REQUIRED + ("config",) if name not in raw]
+  if missing:
+    raise RecordError(BAD_FIELDS, f"run record without {', '.join(missing)}")
+  for name in _NUMBERS[raw["algorithm"]]:
+    if name not in raw:
+      raise RecordError(BAD_FIELDS, f"{name}: missing (a {raw['algorithm']} "
+                        "record holds it)")
+    if as_number(raw[name]) is None:
+      _bad(name, "a number", raw[name])
+  for name in _FLOATS:
+    if raw.get(name) is not None and as_number(raw[name]) is None:
+      _bad(name, "a number or null", raw[name])
+  if not isinstance(raw["config"], Mapping):
+    _bad("config", "a JSON object", raw["config"])
+  metrics = raw["metrics"]
+  if not isinstance(metrics, Mapping) or not metrics:
+    _bad("metrics", "a non-empty JSON object", metrics)
+  for name, value in metrics.items():
+    if as_number(value) is None:
+      _bad(f"metrics[{name!r}]", "a number", value)
+  discovered = raw["discovered"]
+  if not isinstance(discovered, list) or not all(
+      isinstance(w, str) for w in discovered):
+    _bad("discovered", "a list of strings", discovered)
+
+
+def _bad(name: str, what: str, value) -> None:
+  shown = repr(value)
+  shown = shown if len(shown) <= 60 else shown[:57] + "..."
+  raise RecordError(BAD_FIELDS, f"{name}: must be {what}, got {shown}")
+
+
+def schema_problem(raw: Mapping[str, Any]) -> str | None:
+  """Why the JSON object ``raw`` is not a record of this schema version, or
+  None if it is. A record without ``schema_version`` is of an earlier
+  layout (SFP's ``threshold``, no ``config``, ``"epsilon": "inf"``), which
+  is not read."""
+  version = raw.get("schema_version")
+  if version is None:
+    return ("run record without schema_version (an earlier layout, not "
+            "read)")
+  if isinstance(version, bool) or version != SCHEMA_VERSION:
+    return (f"run record of schema_version {version!r} (only "
+            f"{SCHEMA_VERSION} is read)")
+  return None
+
+
+def as_number(value) -> float | None:
+  """A JSON number as a float; None for anything else (bools too)."""
+  if isinstance(value, bool):
+    return None
+  if isinstance(value, (int, float)):
+    return float(value)
+  return None
+
+
+def _jsonable(value):
+  if isinstance(value, float) and not math.isfinite(value):
+    return None
+  if isinstance(value, Mapping):
+    return {str(k): _jsonable(v) for k, v in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [_jsonable(v) for v in value]
+  if hasattr(value, "item"):  # numpy scalars
+    return _jsonable(value.item())
+  return value
+
+
+def config_key(config: Mapping[str, Any]) -> str:
+  """16 hex digits identifying ``config`` (SHA-256 of canonical JSON)."""
+  text = json.dumps(_jsonable(config), sort_keys=True, separators=(",", ":"),
+                    allow_nan=False)
+  return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
