@@ -18,13 +18,20 @@ $(STAMP): requirements.txt pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/python -m experiments.run_triehh $(ARGS)
 
+# Both lanes run on every core (pytest-xdist, one worker process per logical
+# CPU); the tests that share a module's fixture go to one worker
+# (tests/conftest.py). TEST_WORKERS=0 runs in this process, one test after
+# the other. See docs/testing.md.
+TEST_WORKERS ?= logical
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadgroup
+
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -q $(ARGS)
+	$(VENV)/bin/python -m pytest -q $(PYTEST_PARALLEL) $(ARGS)
 
 # The fast lane: the tests marked neither slow nor tff (tests/conftest.py);
-# the TensorFlow Federated modules are not even imported. See docs/testing.md.
+# the TensorFlow Federated modules are not even imported.
 check: $(STAMP)
-	$(VENV)/bin/python -m pytest -q -m "not slow and not tff" $(ARGS)
+	$(VENV)/bin/python -m pytest -q $(PYTEST_PARALLEL) -m "not slow and not tff" $(ARGS)
 
 # The paper's tables and figures beside its numbers: docs/results/REPORT.md.
 reproduce: $(STAMP)

@@ -37,8 +37,6 @@ import time
 from absl import app
 from absl import flags
 
-from benchmarks import sentiment140
-
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sample", None,
                     "Sentiment140 sample (default: $TRIEHH_SENTIMENT140, else "
@@ -169,12 +167,85 @@ def _row(label: str, results: list[dict]) -> str:
           f"(+{peak - base:5.0f} over imports)  {what}")
 
 
+def _full_file(sample: str, work: str) -> str:
+  """The 1.6M-row file: ``--full_path``, else one synthesised in ``work``
+  from the sample."""
+  full = FLAGS.full_path
+  if not full:
+    full = os.path.join(work, "training.1600000.processed.noemoticon.csv")
+    t0 = time.perf_counter()
+    users = synthesise_full(sample, FLAGS.full_rows, full)
+    print(f"synthesised {FLAGS.full_rows:,} rows ({users:,} users, "
+          f"{os.path.getsize(full) / 2**20:.0f} MiB) from the sample in "
+          f"{time.perf_counter() - t0:.1f} s")
+  return full
+
+
+def _sample_lines(sample: str) -> tuple[list[str], list[dict]]:
+  """The sample's lines in the three settings, and its single-setting
+  runs."""
+  lines = []
+  sample_single = measure({"kind": "load", "path": sample,
+                           "setting": "single"}, FLAGS.repeats)
+  lines.append(row("sample, single", sample_single))
+  lines.append(row("sample, multi", measure(
+      {"kind": "load", "path": sample, "setting": "multi"},
+      FLAGS.repeats)))
+  lines.append(row(f"sample, oov ({FLAGS.oov_num_users:,} users)", measure(
+      {"kind": "load", "path": sample, "setting": "oov",
+       "oov_users": FLAGS.oov_num_users}, FLAGS.repeats)))
+  return lines, sample_single
+
+
+def _full_lines(full: str, work: str
+                ) -> tuple[list[str], list[dict] | None]:
+  """The full file's lines (its settings, then a load from the cache) and
+  the synthetic scale population's; and the full file's single-setting
+  runs, if measured."""
+  lines = []
+  full_single = None
+  for setting in FLAGS.full_settings:
+    results = measure({"kind": "load", "path": full, "setting": setting,
+                       "oov_users": FLAGS.oov_num_users}, FLAGS.repeats)
+    label = f"1.6M rows, {setting}" + (
+        f" ({FLAGS.oov_num_users:,} users)" if setting == "oov" else "")
+    lines.append(row(label, results))
+    if setting == "single":
+      full_single = results
+  cache_dir = os.path.join(work, "cache")
+  measure({"kind": "load", "path": full, "setting": "single",
+           "cache_dir": cache_dir}, 1)  # fills the cache
+  lines.append(row("1.6M rows, single, from the cache", measure(
+      {"kind": "load", "path": full, "setting": "single",
+       "cache_dir": cache_dir}, FLAGS.repeats)))
+  if FLAGS.scale_users:
+    lines.append(row(f"synthetic zipf, {FLAGS.scale_users:,} users",
+                     measure({"kind": "scale", "users": FLAGS.scale_users},
+                             FLAGS.repeats)))
+  return lines, full_single
+
+
+def _print_extrapolation(sample_single: list[dict],
+                         full_single: list[dict]) -> None:
+  """The sample's single-setting time scaled to the full file's rows, next
+  to the time measured."""
+  rows_sample = sample_single[0]["rows"]
+  rows_full = full_single[0]["rows"]
+  extrapolated = statistics.median(r["seconds"] for r in sample_single) * (
+      rows_full / rows_sample)
+  print(f"linear extrapolation of the sample's single-setting time to "
+        f"{rows_full:,} rows: {extrapolated:.2f} s (measured: "
+        f"{statistics.median(r['seconds'] for r in full_single):.2f} s); "
+        f"target <= 10 s and <= 2048 MB")
+
+
 def main(argv):
   del argv
   if FLAGS.child:
     print(json.dumps(child(json.loads(FLAGS.child))))
     return
-  sample = sentiment140.sample_path(FLAGS.sample)
+  from triehh.data import datasets  # pylint: disable=g-import-not-at-top
+  sample = datasets.sentiment140_sample(FLAGS.sample)
   if not sample:
     raise app.UsageError("no Sentiment140 sample: pass --sample or set "
                          "TRIEHH_SENTIMENT140")
@@ -183,54 +254,12 @@ def main(argv):
         "a fresh process")
   work = tempfile.mkdtemp(prefix="triehh-data-bench-")
   try:
-    full = FLAGS.full_path
-    if not full:
-      full = os.path.join(work, "training.1600000.processed.noemoticon.csv")
-      t0 = time.perf_counter()
-      users = synthesise_full(sample, FLAGS.full_rows, full)
-      print(f"synthesised {FLAGS.full_rows:,} rows ({users:,} users, "
-            f"{os.path.getsize(full) / 2**20:.0f} MiB) from the sample in "
-            f"{time.perf_counter() - t0:.1f} s")
-    lines = []
-    sample_single = measure({"kind": "load", "path": sample,
-                             "setting": "single"}, FLAGS.repeats)
-    lines.append(row("sample, single", sample_single))
-    lines.append(row("sample, multi", measure(
-        {"kind": "load", "path": sample, "setting": "multi"},
-        FLAGS.repeats)))
-    lines.append(row(f"sample, oov ({FLAGS.oov_num_users:,} users)", measure(
-        {"kind": "load", "path": sample, "setting": "oov",
-         "oov_users": FLAGS.oov_num_users}, FLAGS.repeats)))
-    full_single = None
-    for setting in FLAGS.full_settings:
-      results = measure({"kind": "load", "path": full, "setting": setting,
-                         "oov_users": FLAGS.oov_num_users}, FLAGS.repeats)
-      label = f"1.6M rows, {setting}" + (
-          f" ({FLAGS.oov_num_users:,} users)" if setting == "oov" else "")
-      lines.append(row(label, results))
-      if setting == "single":
-        full_single = results
-    cache_dir = os.path.join(work, "cache")
-    measure({"kind": "load", "path": full, "setting": "single",
-             "cache_dir": cache_dir}, 1)  # fills the cache
-    lines.append(row("1.6M rows, single, from the cache", measure(
-        {"kind": "load", "path": full, "setting": "single",
-         "cache_dir": cache_dir}, FLAGS.repeats)))
-    if FLAGS.scale_users:
-      lines.append(row(f"synthetic zipf, {FLAGS.scale_users:,} users",
-                       measure({"kind": "scale", "users": FLAGS.scale_users},
-                               FLAGS.repeats)))
-    print("\n".join(lines))
-    if full_single is None:
-      return
-    rows_sample = sample_single[0]["rows"]
-    rows_full = full_single[0]["rows"]
-    extrapolated = statistics.median(r["seconds"] for r in sample_single) * (
-        rows_full / rows_sample)
-    print(f"linear extrapolation of the sample's single-setting time to "
-          f"{rows_full:,} rows: {extrapolated:.2f} s (measured: "
-          f"{statistics.median(r['seconds'] for r in full_single):.2f} s); "
-          f"target <= 10 s and <= 2048 MB")
+    full = _full_file(sample, work)
+    lines, sample_single = _sample_lines(sample)
+    full_lines, full_single = _full_lines(full, work)
+    print("\n".join(lines + full_lines))
+    if full_single is not None:
+      _print_extrapolation(sample_single, full_single)
   finally:
     shutil.rmtree(work, ignore_errors=True)
 

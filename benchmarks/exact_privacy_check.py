@@ -156,16 +156,10 @@ def show(record: ev.Record) -> str:
           f"reverse={record.reverse:.6g}, claimed delta={record.claimed:.6g}")
 
 
-def main(argv):
-  del argv
-  workers = FLAGS.num_workers or min(2, os.cpu_count() or 1)
-  n = FLAGS.num_populations
-  chunks = [(FLAGS.seed, start, min(n, start + FLAGS.chunk),
-             FLAGS.max_differing) for start in range(0, n, FLAGS.chunk)]
-  print(f"{n} populations (seed {FLAGS.seed}), {workers} worker(s); float64 "
-        f"laws, a bound holds when exact <= claimed * (1 + "
-        f"{ev.RELATIVE_TOLERANCE:g}) + {ev.ABSOLUTE_TOLERANCE:g}")
-  began = time.perf_counter()
+def _tallies(chunks: list[tuple[int, int, int, int | None]],
+             workers: int) -> dict[tuple[str, str], Tally]:
+  """The chunks' tallies merged per (accountant, family), on ``workers``
+  processes."""
   tallies: dict[tuple[str, str], Tally] = collections.defaultdict(Tally)
   if workers == 1:
     results = map(run_chunk, chunks)
@@ -178,6 +172,77 @@ def main(argv):
   if workers > 1:
     pool.close()
     pool.join()
+  return tallies
+
+
+def _print_poisson(rows: list[tuple[str, Tally]], total: Tally) -> None:
+  """The Poisson accountant's table, worst cases and worst per epsilon."""
+  print("Poisson accountant (delta_for_epsilon at epsilon "
+        f"{', '.join(f'{e:g}' for e in ev.POISSON_EPSILONS)}; "
+        "epsilon_for_delta at delta "
+        f"{', '.join(f'{d:g}' for d in ev.POISSON_DELTAS)}), both "
+        "directions, adjacency remove and empty")
+  print(f"  {'family':<17s}{'populations':>12s}{'pairs':>8s}"
+        f"{'records':>9s}{'nonzero':>9s}{'max ratio':>11s}"
+        f"{'max/side':>10s}{'seconds':>9s}")
+  for family, t in rows + [("all", total)]:
+    print(f"  {family:<17s}{t.populations:>12d}{t.pairs:>8d}"
+          f"{t.records:>9d}{t.nonzero:>9d}{t.worst.ratio:>11.6f}"
+          f"{t.worst_side.ratio:>10.6f}{t.seconds:>9.1f}")
+  print("  (max/side: exact over the accountant's own delta of the same "
+        "direction, its dominating pair's)")
+  print(f"  largest exact/claimed: {total.worst.ratio:.6f} "
+        f"({'<= 1: holds' if total.worst.ratio <= 1 + 1e-9 else 'VIOLATED'})")
+  print(f"    {total.worst.case}")
+  print(f"    {show(total.worst.record)}")
+  print("  largest exact/claimed at each epsilon:")
+  for point in sorted(total.by_source, key=_point_order):
+    worst = total.by_source[point]
+    print(f"    {point:<28s}{worst.ratio:9.6f}   {worst.case}")
+  side = total.worst_side
+  print(f"  largest exact/same-direction bound: {side.ratio:.6f}")
+  print(f"    {side.case}")
+  print(f"    {show(side.record)}; forward bound "
+        f"{side.record.forward_bound:.6g}, reverse bound "
+        f"{side.record.reverse_bound:.6g}")
+
+
+def _print_theorem1(rows: list[tuple[str, Tally]], total: Tally) -> None:
+  """Theorem 1's table: the proven direction, then the reverse one."""
+  print("Theorem 1 (fixed-size sampling, adjacency empty, at Theorem 1's "
+        "epsilon; delta_1, or L * delta_1 for several words picked per "
+        "round)")
+  print(f"  {'family':<17s}{'populations':>12s}{'pairs':>8s}"
+        f"{'nonzero':>9s}{'max fwd ratio':>15s}{'rev > delta':>13s}"
+        f"{'max rev ratio':>15s}{'seconds':>9s}")
+  for family, t in rows + [("all", total)]:
+    print(f"  {family:<17s}{t.populations:>12d}{t.pairs:>8d}"
+          f"{t.nonzero:>9d}{t.worst.ratio:>15.6f}{t.reverse_pairs:>13d}"
+          f"{t.worst_reverse.ratio:>15.4f}{t.seconds:>9.1f}")
+  ok = total.worst.ratio <= 1 + 1e-9
+  print(f"  proven direction, largest exact/claimed: "
+        f"{total.worst.ratio:.6f} ({'<= 1: holds' if ok else 'VIOLATED'})")
+  print(f"    {total.worst.case}")
+  print(f"    {show(total.worst.record)}")
+  share = total.reverse_pairs / total.pairs if total.pairs else 0.0
+  print(f"  reverse direction (not claimed): {total.reverse_pairs} of "
+        f"{total.pairs} pairs ({100 * share:.2f} %) exceed delta; worst "
+        f"reverse/delta = {total.worst_reverse.ratio:.4f}")
+  print(f"    {total.worst_reverse.case}")
+  print(f"    {show(total.worst_reverse.record)}")
+
+
+def main(argv):
+  del argv
+  workers = FLAGS.num_workers or min(2, os.cpu_count() or 1)
+  n = FLAGS.num_populations
+  chunks = [(FLAGS.seed, start, min(n, start + FLAGS.chunk),
+             FLAGS.max_differing) for start in range(0, n, FLAGS.chunk)]
+  print(f"{n} populations (seed {FLAGS.seed}), {workers} worker(s); float64 "
+        f"laws, a bound holds when exact <= claimed * (1 + "
+        f"{ev.RELATIVE_TOLERANCE:g}) + {ev.ABSOLUTE_TOLERANCE:g}")
+  began = time.perf_counter()
+  tallies = _tallies(chunks, workers)
   wall = time.perf_counter() - began
 
   violations = []
@@ -190,56 +255,9 @@ def main(argv):
     violations += sorted(total.violations, key=lambda v: v[0])
     print()
     if accountant == ev.POISSON:
-      print("Poisson accountant (delta_for_epsilon at epsilon "
-            f"{', '.join(f'{e:g}' for e in ev.POISSON_EPSILONS)}; "
-            "epsilon_for_delta at delta "
-            f"{', '.join(f'{d:g}' for d in ev.POISSON_DELTAS)}), both "
-            "directions, adjacency remove and empty")
-      print(f"  {'family':<17s}{'populations':>12s}{'pairs':>8s}"
-            f"{'records':>9s}{'nonzero':>9s}{'max ratio':>11s}"
-            f"{'max/side':>10s}{'seconds':>9s}")
-      for family, t in rows + [("all", total)]:
-        print(f"  {family:<17s}{t.populations:>12d}{t.pairs:>8d}"
-              f"{t.records:>9d}{t.nonzero:>9d}{t.worst.ratio:>11.6f}"
-              f"{t.worst_side.ratio:>10.6f}{t.seconds:>9.1f}")
-      print("  (max/side: exact over the accountant's own delta of the same "
-            "direction, its dominating pair's)")
-      print(f"  largest exact/claimed: {total.worst.ratio:.6f} "
-            f"({'<= 1: holds' if total.worst.ratio <= 1 + 1e-9 else 'VIOLATED'})")
-      print(f"    {total.worst.case}")
-      print(f"    {show(total.worst.record)}")
-      print("  largest exact/claimed at each epsilon:")
-      for point in sorted(total.by_source, key=_point_order):
-        worst = total.by_source[point]
-        print(f"    {point:<28s}{worst.ratio:9.6f}   {worst.case}")
-      side = total.worst_side
-      print(f"  largest exact/same-direction bound: {side.ratio:.6f}")
-      print(f"    {side.case}")
-      print(f"    {show(side.record)}; forward bound "
-            f"{side.record.forward_bound:.6g}, reverse bound "
-            f"{side.record.reverse_bound:.6g}")
+      _print_poisson(rows, total)
     else:
-      print("Theorem 1 (fixed-size sampling, adjacency empty, at Theorem 1's "
-            "epsilon; delta_1, or L * delta_1 for several words picked per "
-            "round)")
-      print(f"  {'family':<17s}{'populations':>12s}{'pairs':>8s}"
-            f"{'nonzero':>9s}{'max fwd ratio':>15s}{'rev > delta':>13s}"
-            f"{'max rev ratio':>15s}{'seconds':>9s}")
-      for family, t in rows + [("all", total)]:
-        print(f"  {family:<17s}{t.populations:>12d}{t.pairs:>8d}"
-              f"{t.nonzero:>9d}{t.worst.ratio:>15.6f}{t.reverse_pairs:>13d}"
-              f"{t.worst_reverse.ratio:>15.4f}{t.seconds:>9.1f}")
-      ok = total.worst.ratio <= 1 + 1e-9
-      print(f"  proven direction, largest exact/claimed: "
-            f"{total.worst.ratio:.6f} ({'<= 1: holds' if ok else 'VIOLATED'})")
-      print(f"    {total.worst.case}")
-      print(f"    {show(total.worst.record)}")
-      share = total.reverse_pairs / total.pairs if total.pairs else 0.0
-      print(f"  reverse direction (not claimed): {total.reverse_pairs} of "
-            f"{total.pairs} pairs ({100 * share:.2f} %) exceed delta; worst "
-            f"reverse/delta = {total.worst_reverse.ratio:.4f}")
-      print(f"    {total.worst_reverse.case}")
-      print(f"    {show(total.worst_reverse.record)}")
+      _print_theorem1(rows, total)
 
   print()
   print(f"wall time {wall:.1f} s; checking time summed over workers "

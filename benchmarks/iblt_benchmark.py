@@ -39,8 +39,6 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from benchmarks import sentiment140
-
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sample", None,
                     "Sentiment140 sample (default: $TRIEHH_SENTIMENT140, else "
@@ -107,25 +105,12 @@ def _vote_bytes(trie) -> list[int]:
   return [4 * a1 * (1 << (k - 1).bit_length()) for k in frontier]
 
 
-def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
-  """IBLT and TrieHH rows for one data set and epsilon."""
+def _iblt_row(pop, k: int, m: int, capacity: int, seeds, truth) -> dict:
+  """IBLT's row: a first run (compiling), then one run per seed; prints its
+  sketch, memory and outputs."""
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
-  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   import triehh  # pylint: disable=g-import-not-at-top
-  params = policy.resolve_params(pop.num_users, pop.max_length,
-                                 epsilon=epsilon)
-  k = FLAGS.k_anonymity or params.theta
-  m = params.batch_size
-  truth = pop.ground_truth()
-  capacity = _first_round_capacity(pop, m, seeds, FLAGS.string_max_bytes)
-  shape = iblt.sketch_shape(capacity, FLAGS.string_max_bytes)
-  iblt.check_memory(m, iblt.client_bytes(shape),
-                    max_memory_fraction=FLAGS.max_memory_fraction)
-  print(f"\n{name}: {pop!r}; epsilon={params.epsilon:.4f} (target "
-        f"{epsilon}), delta={params.delta:.3g}, theta={params.theta}, "
-        f"m={m}; IBLT k_anonymity={k}, capacity={capacity}, "
-        f"string_max_bytes={FLAGS.string_max_bytes}")
   runtime = runtime_lib.get_runtime()
   pid = runtime._processes[0].pid  # pylint: disable=protected-access
   rss_before = _peak_rss_mb(pid)
@@ -146,32 +131,57 @@ def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
         "round); truncated outputs per run "
         f"{[r.params.num_truncated for r in iblt_runs]}, not decoded "
         f"{[r.params.num_not_decoded for r in iblt_runs]}")
+  iblt_scores = [triehh.precision_recall_f1(r.scored(), truth, KS)
+                 for r in iblt_runs]
+  return dict(
+      algorithm=f"IBLT (1 round, k={k})",
+      ms=[r.seconds_per_client * 1e3 for r in iblt_runs],
+      bytes=f"{p.bytes_per_client}",
+      clients=[r.params.users_sampled for r in iblt_runs],
+      scores=iblt_scores, privacy=f"{k}-anonymity, not DP")
+
+
+def _triehh_row(pop, epsilon: float, params, seeds, truth) -> dict:
+  """TrieHH's row on the TFF engine: a first run (compiling), then one run
+  per seed."""
+  import triehh  # pylint: disable=g-import-not-at-top
   triehh.discover(pop, epsilon=epsilon, engine="tff", seed=seeds[0],
                   sampling="fixed")  # compiles
   trie_runs = [triehh.discover(pop, epsilon=epsilon, engine="tff", seed=s,
                               sampling="fixed")
                for s in seeds]
-  rows = []
-  iblt_scores = [triehh.precision_recall_f1(r.scored(), truth, KS)
-                 for r in iblt_runs]
-  rows.append(dict(
-      algorithm=f"IBLT (1 round, k={k})",
-      ms=[r.seconds_per_client * 1e3 for r in iblt_runs],
-      bytes=f"{p.bytes_per_client}",
-      clients=[r.params.users_sampled for r in iblt_runs],
-      scores=iblt_scores, privacy=f"{k}-anonymity, not DP"))
   trie_scores = [triehh.precision_recall_f1(r.heavy_hitters, truth, KS)
                  for r in trie_runs]
   votes = [_vote_bytes(r.trie) for r in trie_runs]
-  rows.append(dict(
+  return dict(
       algorithm=f"TrieHH tff (theta={params.theta})",
       ms=[r.seconds / r.num_participants * 1e3 for r in trie_runs],
       bytes=(f"{statistics.median(statistics.mean(v) for v in votes):.0f} "
              f"(max {max(max(v) for v in votes)})"),
       clients=[r.num_participants for r in trie_runs],
       scores=trie_scores,
-      privacy=f"({params.epsilon:.2f}, {params.delta:.2g})-DP"))
-  return rows
+      privacy=f"({params.epsilon:.2f}, {params.delta:.2g})-DP")
+
+
+def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
+  """IBLT and TrieHH rows for one data set and epsilon."""
+  from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  from triehh.theory import policy  # pylint: disable=g-import-not-at-top
+  params = policy.resolve_params(pop.num_users, pop.max_length,
+                                 epsilon=epsilon)
+  k = FLAGS.k_anonymity or params.theta
+  m = params.batch_size
+  truth = pop.ground_truth()
+  capacity = _first_round_capacity(pop, m, seeds, FLAGS.string_max_bytes)
+  shape = iblt.sketch_shape(capacity, FLAGS.string_max_bytes)
+  iblt.check_memory(m, iblt.client_bytes(shape),
+                    max_memory_fraction=FLAGS.max_memory_fraction)
+  print(f"\n{name}: {pop!r}; epsilon={params.epsilon:.4f} (target "
+        f"{epsilon}), delta={params.delta:.3g}, theta={params.theta}, "
+        f"m={m}; IBLT k_anonymity={k}, capacity={capacity}, "
+        f"string_max_bytes={FLAGS.string_max_bytes}")
+  return [_iblt_row(pop, k, m, capacity, seeds, truth),
+          _triehh_row(pop, epsilon, params, seeds, truth)]
 
 
 def print_table(rows: list[dict]) -> None:
@@ -217,6 +227,7 @@ def main(argv):
   seeds = list(range(FLAGS.num_seeds))
   start = time.perf_counter()
   from triehh import data  # pylint: disable=g-import-not-at-top
+  from triehh.data import datasets  # pylint: disable=g-import-not-at-top
   from triehh.engines.tff import runtime as runtime_lib  # pylint: disable=g-import-not-at-top
   runtime_lib.get_runtime()
   print(f"setup: import TensorFlow + TFF and start a local worker "
@@ -224,7 +235,7 @@ def main(argv):
   for dataset in FLAGS.datasets:
     for epsilon in (float(e) for e in FLAGS.epsilons):
       if dataset == "sentiment140":
-        path = sentiment140.sample_path(FLAGS.sample)
+        path = datasets.sentiment140_sample(FLAGS.sample)
         if path is None:
           print("\nsentiment140: the sample is absent (pass --sample or set "
                 "TRIEHH_SENTIMENT140); skipped")

@@ -14,7 +14,7 @@ repeats (seeds 0..repeats-1). Populations:
   ``../shared/data/sentiment140_sample.csv.gz`` next to the checkout;
   skipped with a message when absent.
 
-  python -m benchmarks.sfp_benchmark --repeats=3 --top_t=20,80
+  python -m benchmarks.sfp_benchmark --repeats=3 --top_ts=20,80
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from absl import app
 from absl import flags
 
 import triehh
-from benchmarks import sentiment140
 from triehh import data
+from triehh.data import datasets
 from triehh.data import synthetic
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_users", 1_000_000, "Users of the english population.")
 flags.DEFINE_list("epsilons", ["1", "4"], "Central epsilons.")
-flags.DEFINE_list("top_t", ["20"], "SFP top-T counts: tuples kept per "
+flags.DEFINE_list("top_ts", ["20"], "SFP top-T counts: tuples kept per "
                   "position.")
 flags.DEFINE_integer("repeats", 3, "Timed runs per cell (seeds 0..repeats-1).")
 flags.DEFINE_integer("k_metric", 50, "K of precision@K and recall@K.")
@@ -53,10 +53,11 @@ def populations():
       pop = synthetic.english_population(FLAGS.num_users, seed=0)
       yield name, pop, time.perf_counter() - start
     elif name == "sentiment140":
-      path = sentiment140.sample_path()
+      path = datasets.sentiment140_sample()
       if path is None:
-        print(f"sentiment140: skipped, no sample at ${sentiment140.ENV} or "
-              f"{os.path.normpath(sentiment140.DEFAULT)}")
+        print(f"sentiment140: skipped, no sample at "
+              f"${datasets.SENTIMENT140_ENV} or "
+              f"{os.path.normpath(datasets.SENTIMENT140_SAMPLE)}")
         continue
       start = time.perf_counter()
       pop = data.load(data.DataSpec(path, dataset="sentiment140",
@@ -75,7 +76,7 @@ def main(argv):
   del argv
   k = FLAGS.k_metric
   epsilons = [float(e) for e in FLAGS.epsilons]
-  top_ts = [int(t) for t in FLAGS.top_t]
+  top_ts = [int(t) for t in FLAGS.top_ts]
   print(f"median wall time of one run over {FLAGS.repeats} seeds (min-max); "
         f"mean precision@{k} / recall@{k}; delta = 1/n^2; population "
         "building excluded")

@@ -32,8 +32,6 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from benchmarks import sentiment140
-
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sample", None,
                     "Sentiment140 sample (default: $TRIEHH_SENTIMENT140, else "
@@ -116,9 +114,83 @@ def round_costs(pop, params, runtime_lib, computations, engine, fast_engine,
   return out
 
 
+def _print_round_costs(costs: dict, repeats: int) -> None:
+  """The cost per client of a TFF round, its runtime floor and fixed cost."""
+  m = costs["m"]
+  per = costs["round"][0] / m * 1e3
+  print(f"\ncost per client per round (median of {repeats} rounds of "
+        f"m={m} clients, frontier of {costs['frontier']} prefixes, vote "
+        f"capacity {costs['capacity']}):")
+  print(f"  tff engine round:          {per:.3f} ms/client "
+        f"(min {costs['round'][1] / m * 1e3:.3f}; target <= 0.4)")
+  print(f"  runtime floor (map + sum): "
+        f"{costs['floor'][0] / m * 1e3:.3f} ms/client "
+        f"(min {costs['floor'][1] / m * 1e3:.3f})")
+  print(f"  fixed cost of a round:     {costs['fixed'][0] * 1e3:.1f} ms "
+        f"(one client)")
+
+
+def _full_runs(pop, params, engine, fast_engine, seeds: list[int]) -> None:
+  """Full runs of both engines per seed: times, and whether they agree."""
+  fast_times, tff_times, same, rounds = [], [], True, []
+  first = None
+  for seed in seeds:
+    t0 = time.perf_counter()
+    want = fast_engine.run(pop, theta=params.theta,
+                           batch_size=params.batch_size,
+                           rng=np.random.default_rng(seed))
+    fast_times.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    got = engine.run(pop, theta=params.theta, batch_size=params.batch_size,
+                     rng=np.random.default_rng(seed))
+    elapsed = time.perf_counter() - t0
+    if first is None:
+      first = elapsed  # includes compiling each vote capacity's process
+    tff_times.append(elapsed)
+    same &= got.to_dict() == want.to_dict()
+    rounds.append(got.depth)
+  warm = tff_times[1:] or tff_times
+  client_rounds = statistics.median(rounds) * params.batch_size
+  print(f"\none full run ({len(seeds)} seeds; results equal to the fast "
+        f"engine's: {same}; rounds median {statistics.median(rounds)}):")
+  print(f"  tff engine:  first {first:.2f} s (compiles), warm median "
+        f"{statistics.median(warm):.2f} s (min {min(warm):.2f}) = "
+        f"{statistics.median(warm) / client_rounds * 1e3:.3f} ms per "
+        f"client-round")
+  print(f"  fast engine: median {statistics.median(fast_times) * 1e3:.2f} ms "
+        f"(min {min(fast_times) * 1e3:.2f})")
+
+
+def _loopback_runs(pop, params, engine, fast_engine, worker,
+                   seeds: list[int], num_workers: int) -> None:
+  """Full TFF runs split across ``num_workers`` loopback workers."""
+  workers = [worker.WorkerProcess() for _ in range(num_workers)]
+  try:
+    addresses = ",".join(w.address for w in workers)
+    times, same = [], True
+    for seed in seeds:
+      t0 = time.perf_counter()
+      got = engine.run(pop, theta=params.theta,
+                       batch_size=params.batch_size,
+                       rng=np.random.default_rng(seed), workers=addresses)
+      times.append(time.perf_counter() - t0)
+      want = fast_engine.run(pop, theta=params.theta,
+                             batch_size=params.batch_size,
+                             rng=np.random.default_rng(seed))
+      same &= got.to_dict() == want.to_dict()
+    warm = times[1:] or times
+    print(f"  tff engine on {len(workers)} loopback workers: first "
+          f"{times[0]:.2f} s, warm median {statistics.median(warm):.2f} s "
+          f"(equal to the fast engine: {same})")
+  finally:
+    for w in workers:
+      w.stop()
+
+
 def main(argv):
   del argv
-  path = sentiment140.sample_path(FLAGS.sample)
+  from triehh.data import datasets  # pylint: disable=g-import-not-at-top
+  path = datasets.sentiment140_sample(FLAGS.sample)
   if path is None:
     sys.exit("the Sentiment140 sample is absent: pass --sample or set "
              "TRIEHH_SENTIMENT140")
@@ -148,70 +220,13 @@ def main(argv):
 
   costs = round_costs(pop, params, runtime_lib, computations, engine,
                       fast_engine, FLAGS.repeats)
-  m = costs["m"]
-  per = costs["round"][0] / m * 1e3
-  print(f"\ncost per client per round (median of {FLAGS.repeats} rounds of "
-        f"m={m} clients, frontier of {costs['frontier']} prefixes, vote "
-        f"capacity {costs['capacity']}):")
-  print(f"  tff engine round:          {per:.3f} ms/client "
-        f"(min {costs['round'][1] / m * 1e3:.3f}; target <= 0.4)")
-  print(f"  runtime floor (map + sum): "
-        f"{costs['floor'][0] / m * 1e3:.3f} ms/client "
-        f"(min {costs['floor'][1] / m * 1e3:.3f})")
-  print(f"  fixed cost of a round:     {costs['fixed'][0] * 1e3:.1f} ms "
-        f"(one client)")
+  _print_round_costs(costs, FLAGS.repeats)
 
   seeds = list(range(FLAGS.repeats))
-  fast_times, tff_times, same, rounds = [], [], True, []
-  first = None
-  for seed in seeds:
-    t0 = time.perf_counter()
-    want = fast_engine.run(pop, theta=params.theta,
-                           batch_size=params.batch_size,
-                           rng=np.random.default_rng(seed))
-    fast_times.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    got = engine.run(pop, theta=params.theta, batch_size=params.batch_size,
-                     rng=np.random.default_rng(seed))
-    elapsed = time.perf_counter() - t0
-    if first is None:
-      first = elapsed  # includes compiling each vote capacity's process
-    tff_times.append(elapsed)
-    same &= got.to_dict() == want.to_dict()
-    rounds.append(got.depth)
-  warm = tff_times[1:] or tff_times
-  client_rounds = statistics.median(rounds) * params.batch_size
-  print(f"\none full run ({len(seeds)} seeds; results equal to the fast "
-        f"engine's: {same}; rounds median {statistics.median(rounds)}):")
-  print(f"  tff engine:  first {first:.2f} s (compiles), warm median "
-        f"{statistics.median(warm):.2f} s (min {min(warm):.2f}) = "
-        f"{statistics.median(warm) / client_rounds * 1e3:.3f} ms per "
-        f"client-round")
-  print(f"  fast engine: median {statistics.median(fast_times) * 1e3:.2f} ms "
-        f"(min {min(fast_times) * 1e3:.2f})")
-
+  _full_runs(pop, params, engine, fast_engine, seeds)
   if FLAGS.num_local_workers > 1:
-    workers = [worker.WorkerProcess() for _ in range(FLAGS.num_local_workers)]
-    try:
-      addresses = ",".join(w.address for w in workers)
-      times, same = [], True
-      for seed in seeds:
-        t0 = time.perf_counter()
-        got = engine.run(pop, theta=params.theta,
-                         batch_size=params.batch_size,
-                         rng=np.random.default_rng(seed), workers=addresses)
-        times.append(time.perf_counter() - t0)
-        want = fast_engine.run(pop, theta=params.theta,
-                               batch_size=params.batch_size,
-                               rng=np.random.default_rng(seed))
-        same &= got.to_dict() == want.to_dict()
-      warm = times[1:] or times
-      print(f"  tff engine on {len(workers)} loopback workers: first "
-            f"{times[0]:.2f} s, warm median {statistics.median(warm):.2f} s "
-            f"(equal to the fast engine: {same})")
-    finally:
-      for w in workers:
-        w.stop()
+    _loopback_runs(pop, params, engine, fast_engine, worker, seeds,
+                   FLAGS.num_local_workers)
 
   if FLAGS.multi:
     multi = data.load(data.DataSpec(path, dataset="sentiment140",

@@ -5,10 +5,13 @@ privacy loss on the added user's trie path and a Monte Carlo lower bound from
 runs of the fast engine (see :mod:`triehh.analysis.audit`).
 
   python -m experiments.audit_privacy --num_users=10000 --epsilon=2 \\
-      --num_runs=4000 --variants=correct,theta_one
+      --runs_per_side=4000 --variants=correct,theta_one
   python -m experiments.audit_privacy --num_users=1000 --theta=12 \\
-      --batch_size=32 --max_length=1 --num_runs=0 --variants=double_vote
-  triehh-audit --num_users=10000 --epsilon=2 --num_runs=0
+      --batch_size=32 --max_length=1 --runs_per_side=0 --variants=double_vote
+  triehh-audit --num_users=10000 --epsilon=2 --runs_per_side=0
+
+Without ``--num_users``: n = 10,000; without ``--epsilon`` and ``--theta``:
+epsilon 2.
 
 Bad input prints one ``error: ...`` line and exits 1; Ctrl-C exits 130.
 """
@@ -22,28 +25,21 @@ from absl import app
 from absl import flags
 
 from experiments import cli
+from experiments import flags as shared_flags
 from triehh.analysis import audit as privacy_audit
 
 FLAGS = flags.FLAGS
-flags.DEFINE_integer("num_users", 10000, "n, users in the base population D.")
-flags.DEFINE_integer("max_length", 10,
-                     "Characters of the target word (max_length + 1 levels).")
-flags.DEFINE_integer("theta", None, "Vote threshold (with --batch_size or "
-                     "--gamma) instead of calibrating from --epsilon.")
-flags.DEFINE_integer("batch_size", None, "Users sampled per round, m.")
-flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
-flags.DEFINE_float("epsilon", None, "Target epsilon to calibrate (Corollary "
-                   "1); the default when no --theta is given is 2.")
-flags.DEFINE_float("delta", None, "Target delta to calibrate (default 1/n^2).")
-flags.DEFINE_integer("num_runs", 2000, "Engine runs per population and side "
-                     "for the Monte Carlo bound (0: exact path only).")
-flags.DEFINE_float("confidence", 0.95,
-                   "Simultaneous confidence of the Monte Carlo bound.")
+NUM_USERS = 10_000
+EPSILON = 2.0
+for _name in ("num_users", "max_length", "theta", "batch_size", "gamma",
+              "epsilon", "delta", "confidence", "seed"):
+  flags.declare_key_flag(_name)
+flags.DEFINE_integer("runs_per_side", 2000, "Engine runs per population and "
+                     "side for the Monte Carlo bound (0: exact path only).")
 flags.DEFINE_list("variants", ["correct"],
                   f"Mechanisms to audit, of {privacy_audit.VARIANTS}.")
 flags.DEFINE_enum("adjacency", "add", list(privacy_audit.ADJACENCIES),
                   "D' adds a user ('add') or swaps one ('replace').")
-flags.DEFINE_integer("seed", 0, "First seed of the Monte Carlo runs.")
 
 
 def _fmt(value: float) -> str:
@@ -53,12 +49,13 @@ def _fmt(value: float) -> str:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  epsilon = FLAGS.epsilon
+  num_users = shared_flags.value_or("num_users", NUM_USERS)
+  epsilon = shared_flags.value_or("epsilon", None)
   if FLAGS.theta is None and epsilon is None:
-    epsilon = 2.0
-  if FLAGS.num_runs < 0 or FLAGS.num_runs == 1:
-    raise ValueError(f"--num_runs must be 0 or at least 2, got "
-                     f"{FLAGS.num_runs}")
+    epsilon = EPSILON
+  runs = FLAGS.runs_per_side
+  if runs < 0 or runs == 1:
+    raise ValueError(f"--runs_per_side must be 0 or at least 2, got {runs}")
   if not 0 < FLAGS.confidence < 1:
     raise ValueError(f"--confidence must be in (0, 1), got {FLAGS.confidence}")
   if not FLAGS.variants:
@@ -70,7 +67,7 @@ def main(argv):
                        f"{','.join(privacy_audit.VARIANTS)}")
   for variant in FLAGS.variants:  # bad parameters fail before any output
     privacy_audit.make_setup(
-        FLAGS.num_users, FLAGS.max_length, theta=FLAGS.theta,
+        num_users, FLAGS.max_length, theta=FLAGS.theta,
         batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,
         delta=FLAGS.delta, variant=variant, adjacency=FLAGS.adjacency)
   print(f"{'variant':>16} {'n':>7} {'L':>3} {'theta':>5} {'m':>5} "
@@ -79,10 +76,10 @@ def main(argv):
         "worst event")
   for variant in FLAGS.variants:
     exact, mc = privacy_audit.audit(
-        FLAGS.num_users, FLAGS.max_length, theta=FLAGS.theta,
+        num_users, FLAGS.max_length, theta=FLAGS.theta,
         batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,
         delta=FLAGS.delta, variant=variant, adjacency=FLAGS.adjacency,
-        num_runs=FLAGS.num_runs, confidence=FLAGS.confidence,
+        num_runs=runs, confidence=FLAGS.confidence,
         seed=FLAGS.seed)
     s = exact.setup
     shown = mc if mc is not None else exact
@@ -95,10 +92,10 @@ def main(argv):
           f"{_fmt(mc.lower) if mc is not None else '-':>8} {interval:>19} "
           f"{shown.worst.k:>5} {seconds:>7.1f}  "
           f"{shown.worst.event} ({shown.worst.direction})")
-  if FLAGS.num_runs:
+  if runs:
     print(f"MC lower: empirical lower bound on epsilon at "
           f"{FLAGS.confidence:.0%} confidence (all events at once), "
-          f"{FLAGS.num_runs} runs per population and side; MC interval: "
+          f"{runs} runs per population and side; MC interval: "
           "its worst event's bounds. L: levels (max_length + 1).")
 
 

@@ -4,11 +4,12 @@ The convention: bad input (a flag, a file, a parameter outside the theory)
 prints one line ``error: ...`` on stderr and exits with status 1, never a
 traceback; Ctrl-C exits with status 130 after saying how many runs were
 kept (finished runs are already in results.jsonl); ``--help`` prints the
-driver's docstring and every flag it reads (its own and the shared data and
-privacy flags), one line of help each.
+driver's docstring and every flag it reads (its own and the shared flags it
+declares, ``experiments.flags``), one line of help each. A flag of another
+driver or a shared flag the driver does not read is refused like an unknown
+one (every driver's process defines all the shared flags).
 
-This module defines no flags, so a driver with flags of its own names
-(``theory_tables``) can use it too.
+This module defines no flags.
 """
 
 from __future__ import annotations
@@ -57,10 +58,44 @@ def parse_flags(argv: list[str], module: types.ModuleType) -> list[str]:
     sys.stdout.write(help_text(module))
     sys.exit(0)
   try:
+    check_own_flags(argv, module)
     return FLAGS(argv)
   except flags.Error as err:
     print(error_line(err), file=sys.stderr)
     sys.exit(EXIT_ERROR)
+
+
+def _flag_name(arg: str) -> str | None:
+  """The name of the flag ``arg`` gives (``--name=v``, ``-name``,
+  ``--noname``), or None."""
+  if not arg.startswith("-") or arg in ("-", "--"):
+    return None
+  name = arg.lstrip("-").split("=", 1)[0]
+  if name in FLAGS:
+    return FLAGS[name].name
+  if name.startswith("no") and name[2:] in FLAGS and FLAGS[name[2:]].boolean:
+    return FLAGS[name[2:]].name
+  return None
+
+
+def check_own_flags(argv: list[str], module: types.ModuleType) -> None:
+  """Refuses a project flag on the command line that is not one of
+  ``module``'s key flags (its own, the shared ones it declares, those of
+  the drivers it adopts), as absl refuses an unknown one.
+
+  Raises:
+    flags.Error: naming the first such flag.
+  """
+  own = {flag.name for flag in FLAGS.get_key_flags_for_module(module)}
+  for arg in argv[1:]:
+    if arg == "--":
+      break
+    name = _flag_name(arg)
+    if name is None or name in own:
+      continue
+    if FLAGS.find_module_defining_flag(name, "").startswith("experiments."):
+      raise flags.Error(f"--{name} is not a flag of this command (--help "
+                        "lists its flags)")
 
 
 def quiet_libraries() -> None:

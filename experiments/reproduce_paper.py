@@ -15,11 +15,15 @@ Sentiment140 file ``--data_path`` (default: the sample, from
 ``$TRIEHH_SENTIMENT140`` or ``../shared/data`` beside the repository) as is,
 and resampled to ``--multi_num_users``. Without the file, ``multi`` is left
 out and the report says so.
+
+Defaults of the shared flags here: ``--max_length`` the paper's L (9
+characters and the end symbol: its 10 levels), ``--settings`` all three,
+``--epsilons`` 1,2,4,8, ``--top_ts`` 20,80 (OOV; single: 20), ``--workers``
+2, ``--report_dir`` the output directory.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 import time
@@ -28,12 +32,11 @@ from absl import app
 from absl import flags
 
 from experiments import cli
-from triehh import data as data_lib
+from experiments import flags as shared_flags
 from triehh.analysis import summary as analysis
 from triehh.analysis.reproduction import markdown
 from triehh.analysis.reproduction import numbers
 from triehh.analysis.reproduction import two_sided
-from triehh.baselines import sfp as sfp_lib
 from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 from triehh.runs import grid
@@ -42,50 +45,30 @@ from triehh.runs import runner
 from triehh.runs.algorithms import sfp as sfp_algorithm
 
 FLAGS = flags.FLAGS
-SAMPLE_ENV = "TRIEHH_SENTIMENT140"
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_SAMPLE = os.path.join(os.path.dirname(_REPO), "shared", "data",
-                              "sentiment140_sample.csv.gz")
+# The reproduction's defaults of shared flags (experiments.flags).
+EPSILONS = ["1", "2", "4", "8"]
+TOP_TS = ["20", "80"]
+WORKERS = 2
+for _name in ("output_dir", "report_dir", "settings", "epsilons", "seed",
+              "workers", "max_length", "oov_num_users", "data_path",
+              "cache_dir", "cms_k", "top_ts"):
+  flags.declare_key_flag(_name)
 
-flags.DEFINE_string("output_dir", None, "Where results.jsonl goes (and the "
-                    "report, without --report_dir).", required=True)
-flags.DEFINE_string("report_dir", None, "Where the figures and REPORT.md "
-                    "go (default: --output_dir).")
-flags.DEFINE_list("settings", ["single", "oov", "multi"],
-                  "Settings to run: single, oov, multi.")
-flags.DEFINE_list("epsilons", ["1", "2", "4", "8"], "TrieHH's epsilons.")
 flags.DEFINE_list("sfp_epsilons", ["1", "4"],
                   "SFP's epsilons (the paper reports SFP at 1 and 4).")
-flags.DEFINE_list("top_ts", ["20", "80"],
-                  "SFP's T in the OOV setting (single: 20, as the paper).")
 flags.DEFINE_integer("triehh_runs", 100, "TrieHH runs per cell.",
                      lower_bound=1)
 flags.DEFINE_integer("multi_runs", 10, "TrieHH runs per cell in the several-"
                      "words setting (each redraws words over all users; the "
                      "paper's text mentions 10).", lower_bound=1)
 flags.DEFINE_integer("sfp_runs", 5, "SFP runs per cell.", lower_bound=0)
-flags.DEFINE_integer("seed", 0, "Seed of the first run.", lower_bound=0)
-flags.DEFINE_integer("workers", 2, "Processes running cells.", lower_bound=1)
-flags.DEFINE_integer("max_length", paper_populations.PAPER_MAX_LENGTH,
-                     "L in characters (the paper's 10 levels: 9).",
-                     lower_bound=1)
 flags.DEFINE_integer("single_num_users", paper_populations.SINGLE_NUM_USERS,
                      "Users of the single-word population.", lower_bound=2)
-flags.DEFINE_integer("oov_num_users", paper_populations.OOV_NUM_USERS,
-                     "Users of the OOV population.", lower_bound=2)
 flags.DEFINE_integer("multi_num_users", paper_populations.SINGLE_NUM_USERS,
                      "Users resampled from the several-words file (0: only "
                      "the file's own users).", lower_bound=0)
-flags.DEFINE_string("data_path", None, "Sentiment140 file of the several-"
-                    "words setting (default: the sample, see the module "
-                    "docstring).")
 flags.DEFINE_string("word_counts_path", None, "Word-count table of the "
                     "one-word tails (default: the shipped one).")
-flags.DEFINE_integer("sfp_k", sfp_lib.cms_lib.DEFAULT_K,
-                     "SFP's Count Mean Sketch hash functions (the paper: "
-                     "2048).", lower_bound=1)
-flags.DEFINE_string("cache_dir", data_lib.default_cache_dir(),
-                    "Cache of populations read from files ('' for none).")
 flags.DEFINE_bool("poisson", True, "Also run the cells beyond the paper: "
                   "TrieHH with Poisson sampling (two-sided guarantee) on the "
                   "same data, and the table of its calibration against "
@@ -100,32 +83,37 @@ flags.DEFINE_string("load_note", "", "A sentence on the machine's load, "
                     "printed beside the wall time.")
 
 
-def sample_path() -> str | None:
-  """``--data_path``, else ``$TRIEHH_SENTIMENT140``, else the shared sample;
-  None if absent."""
-  path = FLAGS.data_path or os.environ.get(SAMPLE_ENV) or DEFAULT_SAMPLE
-  return path if os.path.exists(path) else None
+def settings() -> list[str]:
+  """``--settings``; without it, all three."""
+  return shared_flags.value_or("settings", list(datasets_lib.SETTINGS))
+
+
+def max_length() -> int:
+  """``--max_length``; without it, the paper's L."""
+  return shared_flags.value_or("max_length",
+                               paper_populations.PAPER_MAX_LENGTH)
 
 
 def data_sets() -> dict[str, dict]:
   """Report setting name -> sweep data options."""
   out = {}
-  common = {"max_length": FLAGS.max_length,
-            "word_counts_path": FLAGS.word_counts_path}
-  if "single" in FLAGS.settings:
-    out["single"] = paper_populations.data_options(
-        "single", num_users=FLAGS.single_num_users, **common)
-  if "oov" in FLAGS.settings:
-    out["oov"] = paper_populations.data_options(
-        "oov", num_users=FLAGS.oov_num_users, **common)
-  path = sample_path()
-  if "multi" in FLAGS.settings and path:
-    out["multi"] = paper_populations.data_options(
-        "multi", max_length=FLAGS.max_length, data_path=path)
+  paper = {"max_length": max_length(),
+           "word_counts_path": FLAGS.word_counts_path}
+  if "single" in settings():
+    out["single"] = datasets_lib.options(
+        "paper", "single", dict(paper, num_users=FLAGS.single_num_users))
+  if "oov" in settings():
+    out["oov"] = datasets_lib.options(
+        "paper", "oov", dict(paper, num_users=FLAGS.oov_num_users))
+  path = datasets_lib.sentiment140_sample(FLAGS.data_path)
+  if "multi" in settings() and path:
+    out["multi"] = datasets_lib.options(
+        "paper", "multi", {"max_length": max_length(), "data_path": path})
     if FLAGS.multi_num_users:
-      out["multi-n"] = paper_populations.data_options(
-          "multi", max_length=FLAGS.max_length, data_path=path,
-          num_users=FLAGS.multi_num_users, seed=0)
+      out["multi-n"] = datasets_lib.options(
+          "paper", "multi", {"max_length": max_length(), "data_path": path,
+                             "num_users": FLAGS.multi_num_users,
+                             "data_seed": 0})
   return out
 
 
@@ -139,7 +127,7 @@ def cells(data: dict[str, dict], datasets: datasets_lib.DataCache
   paper's, with the runs of the fixed-size cell of their setting.
   """
   out, beyond = [], []
-  epsilons = [float(e) for e in FLAGS.epsilons]
+  epsilons = [float(e) for e in shared_flags.value_or("epsilons", EPSILONS)]
   for figure, options in data.items():
     deltas = [None]
     if figure.startswith("multi"):
@@ -156,11 +144,12 @@ def cells(data: dict[str, dict], datasets: datasets_lib.DataCache
                               triehh_options={"sampling": "poisson"}):
         beyond.append((figure, cell, runs))
     if figure in ("single", "oov") and FLAGS.sfp_runs:
-      top_ts = [20] if figure == "single" else [int(t) for t in FLAGS.top_ts]
+      top_ts = ([20] if figure == "single" else
+                [int(t) for t in shared_flags.value_or("top_ts", TOP_TS)])
       for epsilon in FLAGS.sfp_epsilons:
         for t in top_ts:
           config = sfp_algorithm.sfp_config(
-              options, epsilon=float(epsilon), top_t=t, k=FLAGS.sfp_k,
+              options, epsilon=float(epsilon), top_t=t, k=FLAGS.cms_k,
               fragment_alphabet="paper")
           config["stitching"] = "paper"
           out.append((figure, grid.Cell(config), FLAGS.sfp_runs))
@@ -228,10 +217,12 @@ def _numbers(name: str, values: list[str], kind) -> list:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  unknown = set(FLAGS.settings) - set(paper_populations.SETTINGS)
-  if unknown:
-    raise ValueError(f"--settings: unknown {', '.join(sorted(unknown))}; "
-                     "use single, oov, multi")
+  if not FLAGS.output_dir:
+    raise ValueError("the reproduction needs --output_dir (where "
+                     "results.jsonl is kept and resumed from)")
+  if FLAGS.oov_num_users < 2:
+    raise ValueError(f"--oov_num_users must be >= 2 for the paper's OOV "
+                     f"population, got {FLAGS.oov_num_users}")
   table_ns = _numbers("--poisson_table_ns", FLAGS.poisson_table_ns, int)
   table_epsilons = _numbers("--poisson_table_epsilons",
                             FLAGS.poisson_table_epsilons, float)
@@ -257,15 +248,16 @@ def main(argv):
     elif event.kind == "done":
       print(f"  {event.label}: {event.runs} runs", flush=True)
 
-  runner.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
+  runner.run_plan(tasks, FLAGS.output_dir,
+                  workers=shared_flags.value_or("workers", WORKERS),
                   cache_dir=FLAGS.cache_dir or None, on_event=on_event)
   seconds = time.perf_counter() - start
   series = _series(planned, data, datasets)
   notes = {figure: _describe(figure, datasets.get(options))
            for figure, options in data.items()}
-  if "multi" in FLAGS.settings and "multi" not in data:
+  if "multi" in settings() and "multi" not in data:
     notes["multi"] = ("not run: the Sentiment140 file was not found "
-                      f"(--data_path or ${SAMPLE_ENV}).")
+                      f"(--data_path or ${datasets_lib.SENTIMENT140_ENV}).")
   command = "python -m experiments.reproduce_paper " + " ".join(
       shlex.quote(a) for a in sys.argv[1:])
   context = markdown.Context(
@@ -274,8 +266,8 @@ def main(argv):
       multi_runs=FLAGS.multi_runs,
       data_notes=notes, load_note=FLAGS.load_note, beyond=FLAGS.poisson,
       table_ns=table_ns, table_epsilons=table_epsilons)
-  path = markdown.write(FLAGS.report_dir or FLAGS.output_dir, series,
-                        context)
+  path = markdown.write(shared_flags.value_or("report_dir", None)
+                        or FLAGS.output_dir, series, context)
   print(f"{written[0]} runs in {seconds:.0f} s; report: {path}")
 
 

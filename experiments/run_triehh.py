@@ -19,12 +19,14 @@ import sys
 from absl import app
 from absl import flags
 
-from experiments import common
-from triehh.runs import records
+from experiments import flags as shared_flags
+from experiments import single_run
 from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
-flags.adopt_module_key_flags(common)
+for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
+    "show", "theta", "gamma", "batch_size"):
+  flags.declare_key_flag(_name)
 
 flags.DEFINE_enum("engine", "fast", ["fast", "tff"],
                   "Engine: 'fast' (numpy) or 'tff'.")
@@ -33,15 +35,6 @@ flags.DEFINE_integer("num_sub_rounds", 1,
                      lower_bound=1)
 flags.DEFINE_integer("max_num_prefixes", None,
                      "Keep at most this many extensions per round.",
-                     lower_bound=1)
-flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.",
-                     lower_bound=0)
-flags.DEFINE_integer("theta", None,
-                     "Vote threshold given directly (with --gamma or "
-                     "--batch_size) instead of calibrating from --epsilon.",
-                     lower_bound=1)
-flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
-flags.DEFINE_integer("batch_size", None, "Users sampled per round, m.",
                      lower_bound=1)
 flags.DEFINE_enum("sampling", None, ["poisson", "fixed"],
                   "'poisson': each user takes part in a round with a "
@@ -85,9 +78,6 @@ flags.register_validator(
     "tff_workers", lambda values: all(_is_address(v) for v in values),
     "--tff_workers must be host:port addresses (port 1-65535), comma "
     "separated, e.g. --tff_workers=localhost:8000,localhost:8001")
-flags.register_validator(
-    "gamma", lambda v: v is None or (math.isfinite(v) and v > 0),
-    "--gamma must be a positive finite number")
 for _name in ("tff_connect_timeout", "tff_rpc_timeout"):
   flags.register_validator(
       _name, lambda v: math.isfinite(v) and v > 0,
@@ -158,7 +148,7 @@ def privacy_options() -> dict:
 def run_config(privacy: dict, options: dict) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
   return triehh_algorithm.triehh_config(
-      common.data_options(), engine=FLAGS.engine, **privacy,
+      shared_flags.data_options(), engine=FLAGS.engine, **privacy,
       num_sub_rounds=FLAGS.num_sub_rounds,
       max_num_prefixes=FLAGS.max_num_prefixes,
       allow_no_guarantee=FLAGS.allow_no_guarantee,
@@ -173,7 +163,7 @@ def check_flags() -> tuple[dict, dict]:
   Raises:
     ValueError: naming the flags that do not go together.
   """
-  common.check_data_flags()
+  shared_flags.check_data_flags()
   sampling_options()
   return engine_options(), privacy_options()
 
@@ -182,67 +172,61 @@ check_population = triehh_algorithm.check_triehh_population
 record = triehh_algorithm.triehh_record
 
 
-_WRITER: list[records.ResultsWriter] = []
+def _prepare(data: shared_flags.Dataset) -> None:
+  check_population(data.population.num_users)
+  data.population.encode()
+
+
+def _describe(result) -> list[str]:
+  """The privacy lines printed once."""
+  p = result.params
+  target = (f"target epsilon={p.target_epsilon}, delta="
+            f"{p.target_delta:.3g}" if p.target_epsilon is not None
+            else "theta and batch size given")
+  sides = ("both directions" if p.two_sided else
+           "one direction: Theorem 1's proof")
+  if p.has_guarantee:
+    lines = [f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP, {sides} "
+             f"[{target}]"]
+  else:
+    lines = [f"privacy: NONE [{target}]"]
+  if p.sampling == "poisson":
+    batch = (f"Poisson sampling, rate q={p.sampling_rate:.4g} (about "
+             f"{p.sampling_rate * p.n:,.0f} users per round)")
+  else:
+    batch = f"batch size m={p.batch_size}"
+  return lines + [f"  theta={p.theta}, {batch} of n={p.n}, L={p.max_length} "
+                  f"characters + end symbol = {p.levels} levels",
+                  f"  {p.guarantee}"]
+
+
+def _run_line(run: int, seed: int, result, found: int) -> str:
+  return (f"run {run} (seed {seed}, {result.engine} engine): {found} heavy "
+          f"hitters in {result.rounds} rounds, {result.num_votes} votes from "
+          f"{result.num_participants} sampled users, "
+          f"{result.seconds*1e3:.1f} ms")
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   options, privacy = check_flags()
-  writer = common.results_writer()
-  _WRITER[:] = [writer]
-  with common.Timer() as load:
-    data = common.load_dataset()
-    check_population(data.population.num_users)
-    data.population.encode()
-  pop = data.population
-  print(f"data: {data.name} ({data.setting}), {pop!r}, built and encoded in "
-        f"{load.seconds:.2f} s")
-  config = run_config(privacy, options)
-  for run in range(FLAGS.num_runs):
-    seed = FLAGS.seed + run
-    result = triehh_algorithm.call_triehh(pop, config, seed, options)
-    p = result.params
-    if run == 0:
-      target = (f"target epsilon={p.target_epsilon}, delta="
-                f"{p.target_delta:.3g}" if p.target_epsilon is not None
-                else "theta and batch size given")
-      sides = ("both directions" if p.two_sided else
-               "one direction: Theorem 1's proof")
-      if p.has_guarantee:
-        print(f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP, {sides} "
-              f"[{target}]")
-      else:
-        print(f"privacy: NONE [{target}]")
-      if p.sampling == "poisson":
-        batch = (f"Poisson sampling, rate q={p.sampling_rate:.4g} (about "
-                 f"{p.sampling_rate * p.n:,.0f} users per round)")
-      else:
-        batch = f"batch size m={p.batch_size}"
-      print(f"  theta={p.theta}, {batch} of n={p.n}, L={p.max_length} "
-            f"characters + end symbol = {p.levels} levels")
-      print(f"  {p.guarantee}")
-    values = common.score(result.heavy_hitters, data.truth)
-    hh = list(result.heavy_hitters.items())
-    print(f"run {run} (seed {seed}, {result.engine} engine): {len(hh)} heavy "
-          f"hitters in {result.rounds} rounds, {result.num_votes} votes from "
-          f"{result.num_participants} sampled users, {result.seconds*1e3:.1f} ms")
-    shown = ", ".join(f"{w}:{v}" for w, v in hh[:FLAGS.show])
-    print(f"  {shown}{' ...' if len(hh) > FLAGS.show else ''}")
-    if hh:
-      print("  (word:votes; the guarantee covers the words, not the vote "
-            "counts)")
-    common.print_metrics(values)
-    writer.write(record(result, data, run, seed, values, config, options))
-    sys.stdout.flush()
-  if writer.path:
-    print(f"results appended to {writer.path}")
+  single_run.run_all(single_run.Algorithm(
+      prepare=_prepare, built="built and encoded",
+      config=lambda: run_config(privacy, options),
+      call=lambda pop, config, seed: triehh_algorithm.call_triehh(
+          pop, config, seed, options),
+      describe=_describe, run_line=_run_line,
+      word=lambda word, votes: f"{word}:{votes}",
+      note="  (word:votes; the guarantee covers the words, not the vote "
+           "counts)",
+      record=lambda result, data, run, seed, values, config: record(
+          result, data, run, seed, values, config, options)))
 
 
 def run():
   """Console-script entry point (``triehh-run``)."""
-  common.run_with_errors(main, sys.modules[__name__],
-                         lambda: _WRITER[0] if _WRITER else None)
+  single_run.run(main, sys.modules[__name__])
 
 
 if __name__ == "__main__":

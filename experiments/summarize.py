@@ -11,7 +11,7 @@ Reads the ``results.jsonl`` files the drivers write and prints:
    precision). IBLT runs (from a sweep) are their own rows, with epsilon
    ``none``: their k-anonymity is not differential privacy.
 2. With ``--truth_from_dataset``: the population is rebuilt from the same
-   data-set flags the runs used (``common.load_dataset``, from the cache when
+   data-set flags the runs used (``flags.load_dataset``, from the cache when
    there is one) and, per TrieHH configuration, the discovery rate of each
    true word over the runs is averaged within log-spaced frequency bins and
    printed next to Proposition 2's worst-case rate (the paper's "frequency
@@ -33,17 +33,21 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from absl import app
 from absl import flags
 import pandas as pd
 
-from experiments import common
+from experiments import cli
+from experiments import flags as shared_flags
 from triehh.analysis import summary as analysis
 
 FLAGS = flags.FLAGS
-flags.adopt_module_key_flags(common)
+for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
+    "confidence",):
+  flags.declare_key_flag(_name)
 
 flags.DEFINE_list("results", [],
                   "results.jsonl files to read (a directory stands for its "
@@ -57,7 +61,6 @@ flags.DEFINE_bool("truth_from_dataset", False,
 flags.DEFINE_integer("num_bins", 12,
                      "Log-spaced word-frequency bins of the discovery rates.",
                      lower_bound=1)
-flags.DEFINE_float("confidence", 0.95, "Confidence level of the intervals.")
 flags.DEFINE_integer("table_k", 50,
                      "K of the compact recall@K / precision table (Table 2).",
                      lower_bound=1)
@@ -65,8 +68,6 @@ flags.DEFINE_string("csv_out", None,
                     "Write the metric table as CSV (one row per configuration "
                     "and metric) to this path, and the discovery rates to "
                     "<stem>_discovery<ext> next to it.")
-flags.register_validator("confidence", lambda c: 0 < c < 1,
-                         "--confidence must be in the open interval (0, 1)")
 
 Group = analysis.Group
 
@@ -230,13 +231,13 @@ def check_flags() -> None:
     raise ValueError(f"{', '.join(given)}: flags of the run drivers; the "
                      "summariser reports every configuration in the results")
   if not FLAGS.truth_from_dataset:
-    data = [f"--{name}" for name in common.DATA_FLAGS
+    data = [f"--{name}" for name in shared_flags.DATA_FLAGS
             if name != "cache_dir" and not FLAGS[name].using_default_value]
     if data:
       raise ValueError(f"{', '.join(data)}: data-set flags are read only "
                        "with --truth_from_dataset")
   else:
-    common.check_data_flags()
+    shared_flags.check_data_flags()
   check_csv_out(FLAGS.csv_out)
 
 
@@ -276,10 +277,11 @@ def main(argv):
     if not any(g.get("algorithm") == "triehh" for g in groups):
       raise ValueError("--truth_from_dataset: no TrieHH runs in the results "
                        "(discovery rates and their bound are TrieHH's)")
-    with common.Timer() as load:
-      dataset = common.load_dataset()
+    start = time.perf_counter()
+    dataset = shared_flags.load_dataset()
     print(f"\ndata: {dataset.name} ({dataset.setting}), "
-          f"{dataset.population!r}, rebuilt in {load.seconds:.2f} s")
+          f"{dataset.population!r}, rebuilt in "
+          f"{time.perf_counter() - start:.2f} s")
     rates, notes = analysis.discovery_table(
         groups, dataset.population, dataset.truth, dataset.name,
         dataset.setting, FLAGS.num_bins)
@@ -293,7 +295,7 @@ def main(argv):
 
 def run():
   """Console-script entry point (``triehh-summarize``)."""
-  common.run_with_errors(main, sys.modules[__name__])
+  cli.run(main, sys.modules[__name__])
 
 
 if __name__ == "__main__":

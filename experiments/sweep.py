@@ -52,10 +52,10 @@ from absl import app
 from absl import flags
 import tqdm
 
-from experiments import common
+from experiments import cli
+from experiments import flags as shared_flags
 from experiments import run_sfp
 from experiments import run_triehh
-from triehh import data as data_lib
 from triehh.baselines import iblt
 from triehh.data import datasets as datasets_lib
 from triehh.runs import grid
@@ -64,9 +64,10 @@ from triehh.runs import runner
 from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
-flags.adopt_module_key_flags(common)
 flags.adopt_module_key_flags(run_triehh)
 flags.adopt_module_key_flags(run_sfp)
+for _name in ("settings", "epsilons", "top_ts", "workers"):
+  flags.declare_key_flag(_name)
 
 flags.DEFINE_list("algorithms", ["triehh"],
                   "Algorithms: triehh, sfp and/or iblt (TFF's IBLT heavy "
@@ -74,19 +75,11 @@ flags.DEFINE_list("algorithms", ["triehh"],
 flags.DEFINE_list("engines", None,
                   "TrieHH engines: fast and/or tff (default: --engine).")
 flags.DEFINE_list("datasets", None,
-                  "Data sets: default, synthetic, sentiment140, file "
-                  "(default: --dataset). --data_path is read by each one "
-                  "that reads a file.")
-flags.DEFINE_list("settings", None,
-                  "Settings: single, oov, multi (default: --setting); oov "
-                  "and multi apply to the text data sets only.")
-flags.DEFINE_list("epsilons", None,
-                  "Target central epsilons (default: --epsilon).")
+                  f"Data sets: {', '.join(datasets_lib.DATASETS)} (default: "
+                  "--dataset). --data_path is read by each one that reads a "
+                  "file.")
 flags.DEFINE_list("deltas", None,
                   "Target deltas (default: --delta, i.e. 1/n^2).")
-flags.DEFINE_list("thresholds", None,
-                  "SFP's T values, tuples kept per fragment position "
-                  "(default: --top_t).")
 flags.DEFINE_list("k_anonymities", None,
                   "IBLT's k-anonymity thresholds, integers >= 1 or 'theta' "
                   "(TrieHH's theta at the cell's epsilon and delta; the "
@@ -110,17 +103,8 @@ flags.DEFINE_integer("iblt_secure_sum_bitwidth", None,
                      "IBLT: sum sketches with TFF's secure sum at this bit "
                      "width (1 to 62; default: plain sum).", lower_bound=1,
                      upper_bound=62)
-flags.DEFINE_integer("workers", 1, "Processes running cells.",
-                     lower_bound=1)
 flags.DEFINE_bool("progress", True,
                   "Show a progress bar on stderr (when it is a terminal).")
-
-
-def _floats(values) -> list[float] | None:
-  try:
-    return [float(v) for v in values]
-  except ValueError:
-    return None
 
 
 def _all(check):
@@ -138,8 +122,6 @@ def _is_float_in(low: float, high: float):
   return check
 
 
-_DATASETS = ("default", "synthetic") + tuple(data_lib.DATASETS)
-
 flags.register_validator(
     "algorithms", _all(lambda v: v in records.ALGORITHMS),
     "--algorithms must be among triehh, sfp, iblt, comma separated")
@@ -147,22 +129,11 @@ flags.register_validator(
     "engines", _all(lambda v: v in triehh_algorithm.ENGINES),
     "--engines must be fast and/or tff, comma separated")
 flags.register_validator(
-    "datasets", _all(lambda v: v in _DATASETS),
-    "--datasets must be among default, sentiment140, file, synthetic")
-flags.register_validator(
-    "settings", _all(lambda v: v in data_lib.SETTINGS),
-    "--settings must be among single, oov, multi")
-flags.register_validator(
-    "epsilons", _all(_is_float_in(0, math.inf)),
-    "--epsilons must be positive finite numbers, comma separated, e.g. "
-    "--epsilons=0.5,1,2,4,8")
+    "datasets", _all(lambda v: v in datasets_lib.DATASETS),
+    f"--datasets must be among {', '.join(datasets_lib.DATASETS)}")
 flags.register_validator(
     "deltas", _all(_is_float_in(0, 1)),
     "--deltas must be numbers in the open interval (0, 1), comma separated")
-flags.register_validator(
-    "thresholds", _all(lambda v: v.strip().isdigit() and int(v) >= 1),
-    "--thresholds must be positive integers, comma separated, e.g. "
-    "--thresholds=20,80")
 flags.register_validator(
     "k_anonymities", _all(lambda v: v.strip() == "theta" or (
         v.strip().isdigit() and int(v) >= 1)),
@@ -174,14 +145,14 @@ _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
                  "theta", "gamma", "batch_size", "allow_no_guarantee")
 _TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
               "tff_connect_timeout", "tff_rpc_timeout")
-_SFP_FLAGS = ("top_t", "thresholds", "cms_k", "cms_m", "sfp_length",
+_SFP_FLAGS = ("top_t", "top_ts", "cms_k", "cms_m", "sfp_length",
               "fragment_alphabet", "word_budget", "simulation",
               "check_puzzle_hash")
 _IBLT_FLAGS = ("k_anonymities", "iblt_capacity", "iblt_string_max_bytes",
                "iblt_num_rounds", "iblt_round_draw",
                "iblt_secure_sum_bitwidth")
 # Flags that print a single run's words: a sweep prints none.
-_PRINT_FLAGS = ("show", "sfp_show")
+_PRINT_FLAGS = ("show",)
 # Plural flag -> the singular flag it replaces.
 _LISTS = {"engines": "engine", "datasets": "dataset", "settings": "setting",
           "epsilons": "epsilon", "deltas": "delta"}
@@ -191,7 +162,7 @@ def _list(plural: str) -> list[str]:
   """The values of a list flag, or its singular flag as a list of one."""
   singular = _LISTS[plural]
   if FLAGS[plural].value is not None:
-    if common.given(singular):
+    if shared_flags.given(singular):
       raise ValueError(f"give --{plural} or --{singular}, not both")
     values = [v.strip() for v in FLAGS[plural].value]
     repeated = sorted({v for v in values if values.count(v) > 1})
@@ -203,12 +174,12 @@ def _list(plural: str) -> list[str]:
 
 
 def _top_ts() -> list[int]:
-  if FLAGS.thresholds is not None:
-    if common.given("top_t"):
-      raise ValueError("give --thresholds or --top_t, not both")
-    values = [int(v) for v in FLAGS.thresholds]
+  if FLAGS.top_ts is not None:
+    if shared_flags.given("top_t"):
+      raise ValueError("give --top_ts or --top_t, not both")
+    values = [int(v) for v in FLAGS.top_ts]
     if len(set(values)) < len(values):
-      raise ValueError("--thresholds lists a value twice")
+      raise ValueError("--top_ts lists a value twice")
     return values
   return [FLAGS.top_t]
 
@@ -225,7 +196,7 @@ def _k_anonymities() -> list[int | None]:
 
 
 def _refuse(names, why: str) -> None:
-  given = [f"--{n}" for n in names if common.given(n)]
+  given = [f"--{n}" for n in names if shared_flags.given(n)]
   if given:
     raise ValueError(f"{', '.join(given)} {why}")
 
@@ -237,35 +208,37 @@ def _data_options(datasets: list[str], settings: list[str]) -> list[dict]:
     ValueError: for a flag that applies to none of them, or a data set
       without the file it reads.
   """
-  if common.given("data_path") and not (common.given("dataset") or
-                                        FLAGS.datasets is not None):
-    raise ValueError("--data_path given without --datasets: say how to read "
-                     "it (--datasets=file, sentiment140 or synthetic)")
-  files = [d for d in datasets if d in data_lib.DATASETS]
-  if files and not FLAGS.data_path:
-    raise ValueError(f"--datasets={','.join(files)} needs --data_path")
-  if FLAGS.data_path and datasets == ["default"]:
-    raise ValueError("--dataset=default reads no file; drop --data_path")
-  pairs = [(d, s) for d in datasets for s in settings
-           if s == "single" or d in data_lib.DATASETS]
-  if not pairs:
-    raise ValueError(f"--settings={','.join(settings)} needs a text data "
-                     "set (--datasets=sentiment140 or file)")
-  unused = sorted(set(settings) - {s for _, s in pairs})
-  if unused:
-    raise ValueError(f"--settings={','.join(unused)} applies to no data set "
-                     "of --datasets (oov and multi need text data)")
-  for name, scope in common.DATA_FLAG_SCOPE.items():
-    if common.given(name) and not set(scope) & set(datasets):
-      raise ValueError(f"--{name} applies to --datasets={' or '.join(scope)}"
-                       " only, and the sweep has none")
-  if "oov" not in settings:
-    _refuse(common.OOV_FLAGS, "applies to --settings=oov only")
-  if common.given("data_seed") and not ("synthetic" in datasets or any(
-      s == "oov" for _, s in pairs)):
-    raise ValueError("--data_seed applies to --datasets=synthetic and "
-                     "--settings=oov only")
-  return [common.data_options(d, s) for d, s in pairs]
+  pairs = shared_flags.check_data_flags(
+      datasets, settings,
+      chosen=shared_flags.given("dataset") or FLAGS.datasets is not None)
+  return [shared_flags.data_options(d, s) for d, s in pairs]
+
+
+def _refuse_flags_of_absent_algorithms(algorithms: list[str]) -> None:
+  """Refuses the flags of an algorithm the sweep has no cell of."""
+  _refuse(_PRINT_FLAGS, "applies to no cell: a sweep prints no words")
+  if "triehh" not in algorithms:
+    _refuse(_TRIEHH_FLAGS + _TFF_FLAGS, "applies to TrieHH cells only; add "
+            "triehh to --algorithms")
+  if "sfp" not in algorithms:
+    _refuse(_SFP_FLAGS, "applies to SFP cells only; add sfp to --algorithms")
+  if "iblt" not in algorithms:
+    _refuse(_IBLT_FLAGS, "applies to IBLT cells only; add iblt to "
+            "--algorithms")
+
+
+def _theta(algorithms: list[str]) -> dict | None:
+  """TrieHH's theta with gamma or batch size, when given directly."""
+  if "triehh" in algorithms and FLAGS.theta is not None:
+    if not ("sfp" in algorithms or "iblt" in algorithms):
+      _refuse(("epsilon", "epsilons", "delta", "deltas"),
+              "applies to no cell: TrieHH cells given --theta are not "
+              "calibrated from epsilon (add sfp or iblt to --algorithms?)")
+    return {"theta": FLAGS.theta, "gamma": FLAGS.gamma,
+            "batch_size": FLAGS.batch_size}
+  if FLAGS.gamma is not None or FLAGS.batch_size is not None:
+    raise ValueError("--gamma and --batch_size need --theta")
+  return None
 
 
 def check_flags() -> list[grid.Cell]:
@@ -281,35 +254,15 @@ def check_flags() -> list[grid.Cell]:
   algorithms = [a.strip() for a in FLAGS.algorithms]
   if len(set(algorithms)) < len(algorithms):
     raise ValueError("--algorithms lists an algorithm twice")
-  _refuse(_PRINT_FLAGS, "applies to no cell: a sweep prints no words")
-  triehh_cells = "triehh" in algorithms
-  sfp_cells = "sfp" in algorithms
-  iblt_cells = "iblt" in algorithms
-  if not triehh_cells:
-    _refuse(_TRIEHH_FLAGS + _TFF_FLAGS, "applies to TrieHH cells only; add "
-            "triehh to --algorithms")
-  if not sfp_cells:
-    _refuse(_SFP_FLAGS, "applies to SFP cells only; add sfp to --algorithms")
-  if not iblt_cells:
-    _refuse(_IBLT_FLAGS, "applies to IBLT cells only; add iblt to "
-            "--algorithms")
-  engines = _list("engines") if triehh_cells else ["fast"]
+  _refuse_flags_of_absent_algorithms(algorithms)
+  engines = _list("engines") if "triehh" in algorithms else ["fast"]
   if "tff" not in engines:
     _refuse(_TFF_FLAGS, "applies to --engines=tff only")
-  theta = None
-  if triehh_cells and FLAGS.theta is not None:
-    theta = {"theta": FLAGS.theta, "gamma": FLAGS.gamma,
-             "batch_size": FLAGS.batch_size}
-    if not (sfp_cells or iblt_cells):
-      _refuse(("epsilon", "epsilons", "delta", "deltas"),
-              "applies to no cell: TrieHH cells given --theta are not "
-              "calibrated from epsilon (add sfp or iblt to --algorithms?)")
-  elif FLAGS.gamma is not None or FLAGS.batch_size is not None:
-    raise ValueError("--gamma and --batch_size need --theta")
+  theta = _theta(algorithms)
   epsilons = [float(e) for e in _list("epsilons")]
   deltas = [None if d is None else float(d) for d in _list("deltas")]
-  top_ts = _top_ts() if sfp_cells else [run_sfp.FLAGS.top_t]
-  k_anonymities = _k_anonymities() if iblt_cells else [None]
+  top_ts = _top_ts() if "sfp" in algorithms else [run_sfp.FLAGS.top_t]
+  k_anonymities = _k_anonymities() if "iblt" in algorithms else [None]
   data = _data_options(_list("datasets"), _list("settings"))
   tff = run_triehh.engine_options("tff") if "tff" in engines else {}
   return grid.expand(
@@ -423,7 +376,7 @@ def main(argv):
   start = time.monotonic()
   try:
     runner.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
-                    cache_dir=FLAGS.cache_dir or None, ks=common.ks(),
+                    cache_dir=FLAGS.cache_dir or None, ks=shared_flags.ks(),
                     on_event=progress, datasets=datasets)
   finally:
     progress.close()
@@ -439,7 +392,7 @@ def _kept() -> str:
 
 def run():
   """Console-script entry point (``triehh-sweep``)."""
-  common.cli.run(main, sys.modules[__name__], on_interrupt=_kept)
+  cli.run(main, sys.modules[__name__], on_interrupt=_kept)
 
 
 if __name__ == "__main__":

@@ -8,33 +8,36 @@ worst-case probability >= p (Proposition 2), for several epsilon.
   python -m experiments.theory_tables --epsilon=2 --max_length=10
   triehh-theory-tables --epsilon=2 --max_length=10
 
+Without ``--epsilon``: epsilon 2 (Table 1); without ``--epsilons``: 1, 2, 4
+and 8.
+
 Errors print one line ``error: ...`` and exit 1.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 
 from absl import app
 from absl import flags
 
 from experiments import cli
+from experiments import flags as shared_flags
 from triehh.theory import privacy
 from triehh.theory import utility
 
 FLAGS = flags.FLAGS
 MAX_POPULATION = 10**12
-flags.DEFINE_float("epsilon", 2.0, "Target epsilon of the Table 1 block.")
-flags.DEFINE_integer("max_length", 10, "L of the theorem (sequence length).",
-                     lower_bound=1, upper_bound=1000)
+# The defaults of --epsilon and --epsilons here.
+EPSILON = 2.0
+EPSILONS = ["1", "2", "4", "8"]
+for _name in ("epsilon", "max_length", "epsilons"):
+  flags.declare_key_flag(_name)
 flags.DEFINE_list("populations", ["1e4", "1e5", "1e6", "1e7"],
                   "Values of n (whole numbers of users, 1 to 1e12).")
 flags.DEFINE_list("frequencies", ["1e-2", "3e-3", "1e-3", "3e-4", "1e-4"],
                   "Sequence frequencies for the minimum-population table, "
                   "each in (0, 1].")
-flags.DEFINE_list("epsilons", ["1", "2", "4", "8"],
-                  "Epsilons for the minimum-population table.")
 flags.DEFINE_float("probability", 0.9,
                    "Target worst-case discovery rate, in (0, 1).")
 
@@ -51,12 +54,6 @@ def _all(values, ok) -> bool:
   return bool(numbers) and all(x is not None and ok(x) for x in numbers)
 
 
-def _is_epsilon(x: float) -> bool:
-  return math.isfinite(x) and x > 0
-
-
-flags.register_validator(
-    "epsilon", _is_epsilon, "--epsilon must be a positive finite number")
 flags.register_validator(
     "populations",
     lambda v: _all(v, lambda x: 1 <= x <= MAX_POPULATION and x == int(x)),
@@ -67,10 +64,6 @@ flags.register_validator(
     "--frequencies must be numbers in (0, 1], comma separated, e.g. "
     "--frequencies=1e-2,1e-3")
 flags.register_validator(
-    "epsilons", lambda v: _all(v, _is_epsilon),
-    "--epsilons must be positive finite numbers, comma separated, e.g. "
-    "--epsilons=1,4")
-flags.register_validator(
     "probability", lambda p: 0 < p < 1,
     "--probability must be in the open interval (0, 1)")
 
@@ -79,7 +72,8 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   length = FLAGS.max_length
-  print(f"Table 1: epsilon = {FLAGS.epsilon}, L = {length}")
+  epsilon = shared_flags.value_or("epsilon", EPSILON)
+  print(f"Table 1: epsilon = {epsilon}, L = {length}")
   print(f"{'n':>10} | {'theta':>5} {'gamma':>8} (delta<=1/300n) | "
         f"{'theta':>5} {'gamma':>8} (delta<=1/n^2)")
   for text in FLAGS.populations:
@@ -87,7 +81,7 @@ def main(argv):
     cells = []
     for delta in (1 / (300 * n), 1 / n**2):
       try:
-        cal = privacy.calibrate(n, length, FLAGS.epsilon, delta)
+        cal = privacy.calibrate(n, length, epsilon, delta)
         cells.append(f"{cal.theta:>5} {cal.gamma_unrounded:>8.4f}")
       except ValueError:
         cells.append(f"{'-':>5} {'-':>8}")
@@ -95,7 +89,7 @@ def main(argv):
   print()
   print(f"Minimum n for worst-case discovery rate >= {FLAGS.probability} "
         f"(delta = 1/n^2, L = {length})")
-  epsilons = [float(e) for e in FLAGS.epsilons]
+  epsilons = [float(e) for e in shared_flags.value_or("epsilons", EPSILONS)]
   print(f"{'frequency':>10} | " + " ".join(f"{'eps=' + str(e):>14}"
                                            for e in epsilons))
   for text in FLAGS.frequencies:

@@ -16,10 +16,16 @@ The modules of _TFF_MODULES import TensorFlow Federated when they are
 imported (tests/engines/tff/worker_test.py only starts workers), which alone
 costs 15-30 s. When the `-m` expression leaves out every `tff` test, they are
 not collected at all (pytest_ignore_collect).
+
+`make test` and `make check` run the tests on every core with pytest-xdist
+(`-n logical --dist loadgroup`). Tests that share work done once per
+process, a fixture wider than a test or a unittest setUpClass, get an
+`xdist_group` marker here (_shared_work), so that one worker does it once.
 """
 
 from __future__ import annotations
 
+import inspect
 import pathlib
 import re
 import sys
@@ -59,11 +65,11 @@ _SLOW_TESTS = {
         "DiscoverTest::test_theta_and_gamma_directly",  # 0.7 s
     ),
     "tests/discovery/availability_test.py": (
-        "test_discover_availability_argument",  # 6.2 s
-        "test_everyone_online_has_discovers_parameters",  # 8.6 s
-        "test_fraction_recalibrated_to_the_online_count",  # 2.1 s
-        "test_nominal_calibration_reports_the_larger_epsilon",  # 7.0 s
-        "test_same_seed_same_result",  # 54.7 s
+        "test_discover_availability_argument",  # 0.9 s
+        "test_everyone_online_has_discovers_parameters",  # 2.0 s
+        "test_fraction_recalibrated_to_the_online_count",  # 0.5 s
+        "test_nominal_calibration_reports_the_larger_epsilon",  # 1.0 s
+        "test_same_seed_same_result",  # 2.5 s
     ),
     "tests/baselines/iblt_test.py": (
         "test_batch_size_from_epsilon_is_triehh_batch_size",  # 1.0 s
@@ -163,7 +169,7 @@ _SLOW_TESTS = {
     ),
     "tests/theory/exact_test.py": (
         "BruteForceTest::test_matches_brute_force17",  # 0.6 s
-        "EngineAgreementTest",  # 7.9 s
+        "EngineAgreementTest",  # 0.7 s
     ),
     "tests/theory/exact_validation_test.py": (
         "CheckCanFailTest::test_rate_divided_by_three_is_caught",  # 1.4 s
@@ -183,7 +189,7 @@ _SLOW_TESTS = {
     "tests/theory/utility_test.py": (
         "DiscoveryRateTest::test_exact_at_a_million_users",  # 2.2 s
         "MinPopulationTest::test_agrees_with_what_discover_runs2",  # 1.0 s
-        "MinPopulationTest::test_counting_characters_as_levels_was_too_few_users",  # 6.3 s
+        "MinPopulationTest::test_counting_characters_as_levels_was_too_few_users",  # 0.6 s
         "MinPopulationTest::test_poisson_discover_finds_the_word_as_often_as_predicted",  # 1.6 s
     ),
 }
@@ -228,10 +234,48 @@ def _runs_drivers(item: pytest.Item) -> bool:
       value is drivers for value in vars(module).values())
 
 
+def _shared_work(item: pytest.Item) -> str | None:
+  """The xdist group of a test that shares work with other tests, else None.
+
+  A fixture wider than a test (module or session scope) that the suite
+  defines is computed once per worker process: the tests using one defined
+  in a test module share that module's group, those using one of a
+  conftest.py its folder's ("tests/engines/tff/"). A unittest class with
+  its own setUpClass is a group. Under `--dist loadgroup` a group runs on
+  one worker, so its shared work is done once.
+  """
+  homes = set()
+  info = getattr(item, "_fixtureinfo", None)
+  for fixturedefs in (info.name2fixturedefs.values() if info else ()):
+    fixturedef = fixturedefs[-1]
+    if fixturedef.scope == "function":
+      continue
+    source = inspect.getsourcefile(fixturedef.func)
+    home = _module_path(pathlib.Path(source)) if source else None
+    if home is None or not home.startswith("tests/"):
+      continue  # pytest's own (tmp_path_factory) or a plugin's
+    homes.add(home[:-len("conftest.py")] if home.endswith("/conftest.py")
+              else home)
+  if homes:
+    return min(homes, key=lambda home: (not home.endswith("/"), home))
+  cls = getattr(item, "cls", None)
+  for klass in (cls.__mro__ if cls is not None else ()):
+    if ("setUpClass" in vars(klass)
+        and klass.__module__.split(".")[0] == "tests"):
+      return f"{_test_id(item).partition('::')[0]}::{klass.__name__}"
+  return None
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-  """Adds the `tff` and `slow` markers (before -m selects on them)."""
+def pytest_collection_modifyitems(config: pytest.Config,
+                                   items: list[pytest.Item]) -> None:
+  """Adds the `tff`, `slow` and `xdist_group` markers (before -m selects on
+  them, and before xdist reads the groups)."""
+  groups = config.pluginmanager.hasplugin("xdist")
   for item in items:
+    group = _shared_work(item) if groups else None
+    if group is not None:
+      item.add_marker(pytest.mark.xdist_group(group))
     test_id = _test_id(item)
     module = test_id.partition("::")[0]
     if _is_tff_module(module) or any(_names(test_id, n) for n in _TFF_TESTS):

@@ -8,6 +8,8 @@ import io
 import os
 import zipfile
 
+from triehh.data import datasets
+
 
 def sentiment140_line(user: str, text: str, polarity: str = "0",
                       tweet_id: str = "1", encoding: str = "latin-1") -> bytes:
@@ -43,11 +45,4 @@ def official_zip(path: str, training: bytes, test: bytes) -> str:
 
 def sentiment140_sample_path() -> str | None:
   """The real Sentiment140 sample, or None when it is not available."""
-  path = os.environ.get("TRIEHH_SENTIMENT140")
-  if path:
-    return path if os.path.exists(path) else None
-  root = os.path.dirname(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))))
-  path = os.path.join(os.path.dirname(root), "shared", "data",
-                      "sentiment140_sample.csv.gz")
-  return path if os.path.exists(path) else None
+  return datasets.sentiment140_sample()

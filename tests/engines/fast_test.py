@@ -64,7 +64,7 @@ def _run(args, **extra):
       rng=np.random.default_rng(args["seed"]), **extra)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @given(runs(st.one_of(single_users, multi_users)))
 def test_engine_equals_the_naive_reference(args):
   trie = _run(args)
@@ -76,7 +76,7 @@ def test_engine_equals_the_naive_reference(args):
   assert trie.heavy_hitters() == hitters
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120, deadline=None, derandomize=True, database=None)
 @given(runs(st.one_of(single_users, multi_users)),
        st.sampled_from([0.05, 0.3, 0.7, 1.0]))
 def test_poisson_sampling_equals_the_naive_reference(args, rate):
@@ -107,7 +107,7 @@ def test_poisson_rounds_sample_each_user_with_the_rate(single):
   assert 30 < sampled.var() < 65
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
 @given(runs(st.one_of(single_users, multi_users)))
 def test_every_prefix_passed_the_threshold_and_has_its_parent(args):
   trie = _run(args)
@@ -122,7 +122,7 @@ def test_every_prefix_passed_the_threshold_and_has_its_parent(args):
       assert len(unfinished) <= args["max_num_prefixes"]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
 @given(single_users, st.integers(1, 5), st.integers(0, 1000))
 def test_full_sample_and_threshold_one_discovers_every_short_word(
     words, max_length, seed):
@@ -135,7 +135,7 @@ def test_full_sample_and_threshold_one_discovers_every_short_word(
   assert trie.heavy_hitters() == counts
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, derandomize=True, database=None)
 @given(runs(st.one_of(single_users, multi_users)), st.integers(2, 4))
 def test_same_seed_same_result_and_sub_rounds_change_nothing(args, sub_rounds):
   first, second = _run(args), _run(args)

@@ -14,7 +14,7 @@ from tests.experiments import drivers
 def test_prints_theorem_and_audited_epsilon():
   out = drivers.run_module(
       "experiments.audit_privacy", "--num_users=1000", "--theta=12",
-      "--batch_size=32", "--max_length=1", "--num_runs=0",
+      "--batch_size=32", "--max_length=1", "--runs_per_side=0",
       "--variants=correct,double_vote")
   assert out.returncode == 0, out.stderr
   rows = {line.split()[0]: line.split() for line in out.stdout.splitlines()
@@ -27,7 +27,7 @@ def test_prints_theorem_and_audited_epsilon():
 def test_monte_carlo_columns():
   out = drivers.run_module(
       "experiments.audit_privacy", "--num_users=400", "--theta=4",
-      "--batch_size=40", "--max_length=1", "--num_runs=50")
+      "--batch_size=40", "--max_length=1", "--runs_per_side=50")
   assert out.returncode == 0, out.stderr
   row = [line for line in out.stdout.splitlines()
          if line.split()[:1] == ["correct"]][0].split()
@@ -49,10 +49,10 @@ def test_bad_input_is_one_error_line():
 
 @pytest.mark.parametrize("flags, needle", [
     (["--num_users=x"], "--num_users"),
-    (["--confidence=2", "--num_runs=10"], "--confidence"),
+    (["--confidence=2", "--runs_per_side=10"], "--confidence"),
     (["--variants="], "--variants is empty"),
-    (["--num_runs=0", "stray"], "unexpected arguments"),
-    (["--epsilon=inf", "--num_runs=0"], "epsilon"),
+    (["--runs_per_side=0", "stray"], "unexpected arguments"),
+    (["--epsilon=inf", "--runs_per_side=0"], "epsilon"),
 ])
 def test_cli_convention_bad_flags(flags, needle):
   out = drivers.run_module("experiments.audit_privacy", *flags)
@@ -68,7 +68,8 @@ def test_help_lists_its_flags():
   out = drivers.run_module("experiments.audit_privacy", "--help")
   assert out.returncode == 0, out.stderr
   for flag in ("--num_users", "--epsilon", "--theta", "--batch_size",
-               "--variants", "--num_runs", "--confidence", "--adjacency"):
+               "--variants", "--runs_per_side", "--confidence",
+               "--adjacency"):
     assert f"  {flag}:" in out.stdout, flag
   assert "triehh-audit" in out.stdout
 
@@ -76,7 +77,7 @@ def test_help_lists_its_flags():
 def test_ctrl_c_exits_130_without_a_traceback():
   proc = subprocess.Popen(
       [sys.executable, "-m", "experiments.audit_privacy", "--num_users=10000",
-       "--epsilon=2", "--num_runs=1000000"], cwd=drivers.ROOT,
+       "--epsilon=2", "--runs_per_side=1000000"], cwd=drivers.ROOT,
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
       env=dict(os.environ, PYTHONUNBUFFERED="1"),
       preexec_fn=drivers.default_sigint)

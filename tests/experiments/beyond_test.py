@@ -1,4 +1,4 @@
-"""Smoke test of the beyond-the-paper report, run tiny.
+"""Smoke test of the beyond-the-paper report, run tiny, then resumed.
 
 The driver runs in its own process: its flags (``seed``, ``cache_dir``...)
 share names with other drivers'.
@@ -12,14 +12,32 @@ import re
 from tests.experiments import drivers
 
 
-def test_writes_the_report_and_figures(tmp_path):
-  proc = drivers.run_module(
-      "experiments.beyond", f"--report_dir={tmp_path}",
-      "--parts=passes,availability", "--runs=2", "--default_users=50000",
-      "--pass_counts=1,2", "--fractions=1,0.5",
-      "--sentiment140_path=/nonexistent.csv", "--cache_dir=")
+_FLAGS = ("--parts=passes,availability", "--runs=2", "--default_users=50000",
+          "--pass_counts=1,2", "--fractions=1,0.5",
+          "--sentiment140_path=/nonexistent.csv", "--cache_dir=")
+_FIGURES = ("beyond-passes.png", "beyond-availability.png")
+
+
+def _run(report_dir, output_dir):
+  proc = drivers.run_module("experiments.beyond", f"--report_dir={report_dir}",
+                            f"--output_dir={output_dir}", *_FLAGS)
   assert proc.returncode == 0, proc.stderr
   assert "wrote" in proc.stdout
+  return proc
+
+
+def _but_wall_time_and_command(text: str) -> list[str]:
+  return [line for line in text.splitlines()
+          if not line.startswith(("Wall time", "Produced by"))]
+
+
+def test_writes_the_report_and_figures_then_resumes(tmp_path):
+  out = tmp_path / "runs"
+  proc = _run(tmp_path, out)
+  # (b): 2 numbers of passes, (c): 2 calibrations x 2 fractions; 2 seeds.
+  assert "12 runs left" in proc.stdout and "12 runs run" in proc.stdout
+  lines = (out / "results.jsonl").read_text().splitlines()
+  assert len(lines) == 12
   text = (tmp_path / "BEYOND.md").read_text()
   assert "Sentiment140 sample is absent" in text
   rows = [line for line in text.splitlines()
@@ -34,12 +52,23 @@ def test_writes_the_report_and_figures(tmp_path):
   nominal = [line for line in text.splitlines()
              if line.startswith("| nominal | 0.5 |")]
   assert float(nominal[0].split("|")[6]) > 4.0  # theta, m for n: larger eps
-  for name in ("beyond-passes.png", "beyond-availability.png"):
+  for name in _FIGURES:
     assert os.path.getsize(tmp_path / name) > 1000
+  # Again, into another report directory: nothing is run, the report and
+  # its figures are the same.
+  again = tmp_path / "again"
+  proc = _run(again, out)
+  assert "0 runs left" in proc.stdout and "0 runs run" in proc.stdout
+  assert (out / "results.jsonl").read_text().splitlines() == lines
+  assert _but_wall_time_and_command((again / "BEYOND.md").read_text()) == (
+      _but_wall_time_and_command(text))
+  for name in _FIGURES:
+    assert (again / name).read_bytes() == (tmp_path / name).read_bytes()
 
 
 def test_unknown_part(tmp_path):
   proc = drivers.run_module("experiments.beyond",
-                            f"--report_dir={tmp_path}", "--parts=sketch")
+                            f"--report_dir={tmp_path}",
+                            f"--output_dir={tmp_path}", "--parts=sketch")
   assert proc.returncode == 1
   assert "unknown part 'sketch'" in proc.stderr

@@ -11,13 +11,13 @@ import tomllib
 
 import pytest
 
-from experiments import common
+from experiments import flags as shared_flags
 from experiments import run_sfp
 from experiments import run_triehh
 from experiments import summarize
 from tests.experiments import drivers
 
-FLAGS = common.FLAGS
+FLAGS = shared_flags.FLAGS
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,7 @@ def no_data(monkeypatch):
   """Fails the test if a driver starts loading data."""
   def refuse():
     raise AssertionError("data was loaded before the flags were checked")
-  monkeypatch.setattr(common, "load_dataset", refuse)
+  monkeypatch.setattr(shared_flags, "load_dataset", refuse)
 
 
 def assert_one_error_line(code, err, *needles):
@@ -135,10 +135,10 @@ def test_every_console_command_has_a_real_help():
          "triehh-reproduce": ("--output_dir", "--report_dir",
                               "--triehh_runs", "--sfp_runs"),
          "triehh-sweep": ("--algorithms", "--epsilons", "--engines",
-                          "--datasets", "--settings", "--thresholds",
+                          "--datasets", "--settings", "--top_ts",
                           "--workers", "--progress") + shared,
          "triehh-audit": ("--num_users", "--epsilon", "--theta",
-                          "--variants", "--num_runs", "--confidence"),
+                          "--variants", "--runs_per_side", "--confidence"),
          "triehh-beyond": ("--report_dir", "--runs", "--parts",
                            "--sentiment140_path")}
   for name, entry in scripts.items():

@@ -3,8 +3,7 @@
 Every generated flag set either runs (exit 0) or ends with exit 1 and one
 line starting ``error:``, never a traceback. run_triehh, run_sfp and
 summarize run in this process (their ``main`` under the entry point's flag
-parsing); theory_tables, whose flags share names with the run drivers',
-runs as a command.
+parsing); theory_tables runs as a command.
 """
 
 import json
@@ -20,14 +19,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from experiments import common
+from experiments import flags as shared_flags
 from experiments import run_sfp
 from experiments import run_triehh
 from experiments import summarize
 from tests.experiments import drivers
 from triehh.runs import records
 
-FLAGS = common.FLAGS
+FLAGS = shared_flags.FLAGS
 FUZZ = settings(derandomize=True, deadline=None, database=None,
                 max_examples=40)
 
@@ -123,7 +122,7 @@ def test_run_triehh_flags(flags):
 @given(flag_sets(SFP))
 def test_run_sfp_flags(flags):
   code, _, err = drivers.run_in_process(
-      run_sfp, "--sfp_show=0", "--cache_dir=", "--cms_k=16", *flags,
+      run_sfp, "--show=0", "--cache_dir=", "--cms_k=16", *flags,
       *([] if any(f.startswith("--dataset=") for f in flags)
         else ["--num_users=3000"]))
   count("run_sfp", check_outcome(code, err, flags))

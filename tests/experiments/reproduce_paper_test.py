@@ -6,7 +6,7 @@ import os
 from tests.experiments import drivers
 
 TINY = ("--settings=single,oov", "--epsilons=1,4", "--triehh_runs=2",
-        "--sfp_runs=1", "--sfp_k=16", "--single_num_users=20000",
+        "--sfp_runs=1", "--cms_k=16", "--single_num_users=20000",
         "--oov_num_users=20000", "--workers=1", "--cache_dir=")
 # The table beyond the paper at one n (its default n reach 10^8, ~1 min).
 TABLE = ("--poisson_table_ns=10000", "--poisson_table_epsilons=1,4")

@@ -59,7 +59,7 @@ def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
 
 @pytest.mark.parametrize("flags, message", [
     (("--top_t=30",), "--top_t applies to SFP cells only"),
-    (("--thresholds=20,80",), "--thresholds applies to SFP cells only"),
+    (("--top_ts=20,80",), "--top_ts applies to SFP cells only"),
     (("--cms_k=8",), "--cms_k applies to SFP cells only"),
     (("--tff_workers=localhost:8000",), "--tff_workers applies to "
      "--engines=tff only"),

@@ -61,57 +61,50 @@ position, then per position the CMS rows and noise, then the word sketch's.
 The same seed gives the same result, whatever the number of threads.
 
 Speed. Clients and aggregation are array operations over all users (see
-:meth:`CountMeanSketch.collect` for the two simulations). The server's
-decode evaluates ``256 * |Omega|^2`` candidates under ``k`` hash functions
-at each of the 5 positions; the candidates' hashes are the xor of a bucket
-part and a fragment part (tabulation hashing), so they are formed by
-broadcasting, ``k`` rows at a time, on ``num_threads`` threads.
+:meth:`CountMeanSketch.collect` for the two simulations); the server's
+decode forms its candidates' hashes by broadcasting, on ``num_threads``
+threads (:mod:`triehh.baselines.sfp_decode`).
 
-Steps. :func:`sfp_discover` runs, in order: ``_privacy`` (central to local
-epsilon), ``_client_reports`` (words, positions and the per-position
-sketches), ``_fragment_estimates`` (``f~_l`` of every candidate tuple),
-``_top_fragments`` (the decode: ``Q_l``) and ``_stitch`` (the Cartesian
-products), then ``_word_counts`` when a word sketch was sent.
+Steps and modules. This module holds the public names (the defaults,
+:class:`SFPParams`, :class:`SFPResult`, :func:`check`), the option checks
+and :func:`sfp_discover`, which runs, in order:
+:func:`triehh.baselines.sfp_privacy.calibrate` (central to local epsilon),
+:func:`triehh.baselines.sfp_clients.client_reports` (words, positions and
+the per-position sketches, over the strings and fragment keys of
+:mod:`triehh.baselines.sfp_encoding`), then in
+:mod:`triehh.baselines.sfp_decode` ``fragment_estimates`` (``f~_l`` of
+every candidate tuple), ``top_fragments`` (the decode: ``Q_l``) and
+``stitch`` (the Cartesian products), and ``word_counts`` when a word sketch
+was sent. The checked options they share are
+:class:`triehh.baselines.sfp_options.Options`.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
-import hashlib
-import itertools
 import math
 import os
 import string
 import time
-from collections.abc import Sequence
 
 import numpy as np
 
-from triehh.baselines import amplification
 from triehh.baselines import count_mean_sketch as cms_lib
+from triehh.baselines import sfp_clients
+from triehh.baselines import sfp_decode
+from triehh.baselines import sfp_encoding
+from triehh.baselines import sfp_options
+from triehh.baselines import sfp_privacy
 from triehh.core import population as population_lib
 from triehh.core import ranking
 from triehh.core import validation
-from triehh.engines import sampling
 
-PAD = "$"
 DEFAULT_LENGTH = 10
 DEFAULT_NUM_BUCKETS = 256
 DEFAULT_TOP_T = 20
 DEFAULT_FRAGMENT_ALPHABET = string.ascii_lowercase
-FRAGMENT_ALPHABET_FROM_DATA = "data"
-# The paper authors' SFP: fragments over a-z . # / ' (plus the padding).
-PAPER_FRAGMENT_ALPHABET = string.ascii_lowercase + ".#/'"
-FRAGMENT_ALPHABET_PAPER = "paper"
-# Stitching: "drop" strings with a character after a pad (a string no user
-# typed); "paper" keeps the part before the first pad, as the authors' code.
-STITCHINGS = ("drop", "paper")
 DEFAULT_STITCHING = "drop"
 DEFAULT_MAX_CANDIDATES = 2_000_000
-# A fragment record's key: the bucket byte, then 3 bytes per code point.
-_KEY_BYTES = 7
-_ROW_BLOCK = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +131,7 @@ class SFPParams:
       characters) has a character outside ``fragment_alphabet``: they
       report, but their word cannot be rebuilt.
     outside_characters: those characters, sorted.
-    stitching: how stitched strings become words (``STITCHINGS``).
+    stitching: how stitched strings become words (``sfp_options.STITCHINGS``).
   """
 
   epsilon: float
@@ -200,166 +193,7 @@ class SFPResult:
   num_stitched: int
 
 
-# ---- strings and keys -------------------------------------------------------
-
-
-def pad_words(words: Sequence[str], length: int = DEFAULT_LENGTH,
-              pad: str = PAD) -> np.ndarray:
-  """Each word padded with ``pad`` to ``length`` characters or truncated."""
-  out = []
-  for w in words:
-    if pad in w:
-      raise ValueError(f"word {w!r} contains the padding symbol {pad!r}; "
-                       "remove it from the data")
-    out.append((w + pad * length)[:length])
-  return np.array(out, dtype=f"<U{length}")
-
-
-def puzzle_buckets(padded: np.ndarray, num_buckets: int,
-                   salt: bytes) -> np.ndarray:
-  """The shared puzzle hash ``h(s)`` of every padded string: ``int64 [V]``."""
-  out = np.empty(len(padded), dtype=np.int64)
-  for i, s in enumerate(padded):
-    digest = hashlib.blake2b(str(s).encode("utf-8"), digest_size=8,
-                             salt=salt).digest()
-    out[i] = int.from_bytes(digest, "little") % num_buckets
-  return out
-
-
-def _code_point_bytes(code_points: np.ndarray) -> np.ndarray:
-  """``uint8 [..., 3]``: a code point as 3 big-endian bytes (exact)."""
-  cp = np.asarray(code_points, dtype=np.uint32)
-  return np.stack([(cp >> 16) & 255, (cp >> 8) & 255, cp & 255],
-                  axis=-1).astype(np.uint8)
-
-
-def fragment_keys(padded: np.ndarray, buckets: np.ndarray) -> np.ndarray:
-  """``uint8 [V, length // 2, 7]``: the key of ``h(s) || s[l:l+2]``."""
-  length = padded.dtype.itemsize // 4
-  points = padded.view(np.uint32).reshape(len(padded), length)
-  pairs = points.reshape(len(padded), length // 2, 2)
-  keys = np.empty((len(padded), length // 2, _KEY_BYTES), dtype=np.uint8)
-  keys[:, :, 0] = np.asarray(buckets, dtype=np.uint8)[:, None]
-  keys[:, :, 1:4] = _code_point_bytes(pairs[:, :, 0])
-  keys[:, :, 4:7] = _code_point_bytes(pairs[:, :, 1])
-  return keys
-
-
-def _salts(hash_seed: int) -> tuple[bytes, list[int], list[int]]:
-  salt = (hash_seed % 2**64).to_bytes(8, "little") + b"sfp-puzz"
-  return salt, [hash_seed, 1], [hash_seed, 2]
-
-
-# ---- server decode ----------------------------------------------------------
-
-
-def _hashed_sums(sums: np.ndarray, bucket_part: np.ndarray,
-                 pair_part: np.ndarray, num_threads: int) -> np.ndarray:
-  """``int32 [P, B, A]``: ``sum_j S_l[j, b_part[j, w] ^ a_part[j, a]]``.
-
-  Args:
-    sums: ``[P, k, m]`` sketch sums per position.
-    bucket_part: ``uint16 [k, B]`` hash part of the bucket byte.
-    pair_part: ``uint16 [k, A]`` hash part of the fragment bytes.
-    num_threads: worker threads over blocks of rows.
-  """
-  num_pos, k, m = sums.shape
-  nb, na = bucket_part.shape[1], pair_part.shape[1]
-  dtype = np.int16 if np.abs(sums).max(initial=0) < 2**15 else np.int32
-  sums = sums.astype(dtype)
-  block = _ROW_BLOCK
-  offset = (np.arange(k, dtype=np.intp) % block * m)[:, None]
-  bucket_idx = bucket_part.astype(np.intp) | offset
-  pair_idx = pair_part.astype(np.intp)
-  starts = list(range(0, k, block))
-
-  def work(my_starts):
-    acc = np.zeros((num_pos, nb * na), dtype=np.int32)
-    idx = np.empty((block, nb, na), dtype=np.intp)
-    gathered = np.empty((block, nb * na), dtype=dtype)
-    for j0 in my_starts:
-      rows = min(block, k - j0)
-      cur = idx[:rows]
-      np.bitwise_xor(bucket_idx[j0:j0 + rows, :, None],
-                     pair_idx[j0:j0 + rows, None, :], out=cur)
-      flat = cur.reshape(-1)
-      out = gathered[:rows].reshape(-1)
-      for l in range(num_pos):
-        np.take(sums[l, j0:j0 + rows].reshape(-1), flat, out=out)
-        acc[l] += gathered[:rows].sum(axis=0, dtype=np.int32)
-    return acc
-
-  if num_threads <= 1 or len(starts) < 2:
-    total = work(starts)
-  else:
-    parts = [starts[i::num_threads] for i in range(num_threads)]
-    with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
-      total = sum(pool.map(work, parts))
-  return total.reshape(num_pos, nb, na)
-
-
-def _top_tuples(estimates: np.ndarray, top_t: int) -> np.ndarray:
-  """Flat indices of the ``top_t`` largest estimates (ties: low index)."""
-  flat = estimates.reshape(-1)
-  t = min(top_t, flat.size)
-  if t < flat.size:
-    cut = np.partition(flat, flat.size - t)[flat.size - t]
-    pool = np.flatnonzero(flat >= cut)
-  else:
-    pool = np.arange(flat.size)
-  order = np.lexsort((pool, -flat[pool]))
-  return pool[order[:t]]
-
-
-# ---- the run, step by step ------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class _Options:
-  """The checked options of a run that are not about privacy."""
-
-  top_t: int
-  length: int
-  num_buckets: int
-  fragment_alphabet: str
-  word_budget: float
-  simulation: str
-  chunk_size: int
-  num_threads: int
-  check_puzzle_hash: bool
-  max_candidates: int
-  stitching: str = DEFAULT_STITCHING
-
-  @property
-  def num_positions(self) -> int:
-    return self.length // 2
-
-  @property
-  def omega(self) -> str:
-    """The characters of candidate fragments, the padding symbol last."""
-    return self.fragment_alphabet + PAD
-
-
-@dataclasses.dataclass(frozen=True)
-class _Privacy:
-  """The privacy of a run: central guarantee and the local epsilons."""
-
-  epsilon: float
-  delta: float
-  epsilon_local: float
-  epsilon_fragment: float
-  epsilon_word: float | None
-  guarantee: str
-
-
-@dataclasses.dataclass
-class _ClientReports:
-  """What the server receives: one sketch per position, and the word sketch."""
-
-  sketches: list[cms_lib.Sketch]
-  word_sketch: cms_lib.Sketch | None
-  num_outside_alphabet: int
-  outside_characters: str
+# ---- option checks ----------------------------------------------------------
 
 
 def _check_alphabet(alphabet: str) -> str:
@@ -369,9 +203,9 @@ def _check_alphabet(alphabet: str) -> str:
   if len(set(alphabet)) != len(alphabet):
     raise ValueError(f"fragment_alphabet has repeated characters: "
                      f"{alphabet!r}")
-  if PAD in alphabet:
+  if sfp_encoding.PAD in alphabet:
     raise ValueError(f"fragment_alphabet must not contain the padding symbol "
-                     f"{PAD!r} (it is always added)")
+                     f"{sfp_encoding.PAD!r} (it is always added)")
   return alphabet
 
 
@@ -380,7 +214,7 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
                    word_budget: float, simulation: str, chunk_size: int,
                    num_threads: int | None, check_puzzle_hash: bool,
                    max_candidates: int,
-                   stitching: str = DEFAULT_STITCHING) -> _Options:
+                   stitching: str = DEFAULT_STITCHING) -> sfp_options.Options:
   """Checks the non-privacy options against each other and the population."""
   top_t = validation.check_int("top_t (T)", top_t)
   length = validation.check_int("length", length, 2)
@@ -396,13 +230,14 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
   max_candidates = validation.check_int("max_candidates", max_candidates)
   if fragment_alphabet is None:
     fragment_alphabet = DEFAULT_FRAGMENT_ALPHABET
-  elif fragment_alphabet == FRAGMENT_ALPHABET_FROM_DATA:
+  elif fragment_alphabet == sfp_options.FRAGMENT_ALPHABET_FROM_DATA:
     fragment_alphabet = "".join(c for c in pop.alphabet.characters
-                                if c != PAD)
-  elif fragment_alphabet == FRAGMENT_ALPHABET_PAPER:
-    fragment_alphabet = PAPER_FRAGMENT_ALPHABET
-  if stitching not in STITCHINGS:
-    raise ValueError(f"stitching must be one of {', '.join(STITCHINGS)}, "
+                                if c != sfp_encoding.PAD)
+  elif fragment_alphabet == sfp_options.FRAGMENT_ALPHABET_PAPER:
+    fragment_alphabet = sfp_options.PAPER_FRAGMENT_ALPHABET
+  if stitching not in sfp_options.STITCHINGS:
+    raise ValueError("stitching must be one of "
+                     f"{', '.join(sfp_options.STITCHINGS)}, "
                      f"got {stitching!r}")
   if not 0.0 <= float(word_budget) < 1.0:
     raise ValueError(f"word_budget must be in [0, 1), got {word_budget!r}")
@@ -411,7 +246,7 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
                      f"{simulation!r}")
   if num_threads is None:
     num_threads = min(2, os.cpu_count() or 1)
-  return _Options(
+  return sfp_options.Options(
       top_t=top_t, length=length, num_buckets=num_buckets,
       fragment_alphabet=_check_alphabet(fragment_alphabet),
       word_budget=float(word_budget), simulation=simulation,
@@ -419,54 +254,6 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
       num_threads=validation.check_int("num_threads", num_threads),
       check_puzzle_hash=bool(check_puzzle_hash),
       max_candidates=max_candidates, stitching=stitching)
-
-
-def _check_epsilon(name: str, value, allow_no_guarantee: bool) -> float:
-  """An epsilon > 0; ``inf`` (reports without noise) only when allowed."""
-  if (not isinstance(value, (bool, np.bool_))
-      and isinstance(value, (int, float, np.integer, np.floating))
-      and value == math.inf):
-    if not allow_no_guarantee:
-      raise ValueError(
-          f"{name}=inf sends the reports without noise: no differential "
-          "privacy guarantee. Pass allow_no_guarantee=True to run so")
-    return math.inf
-  return validation.check_positive(name, value)
-
-
-def _privacy(n: int, epsilon: float | None, delta: float | None,
-             epsilon_local: float | None, word_budget: float,
-             allow_no_guarantee: bool) -> _Privacy:
-  """Step 1: the local epsilon for a central ``(epsilon, delta)``, or the
-  central epsilon of a given local one (amplification by shuffling), split
-  between the fragment and word sketches."""
-  target_delta = 1.0 / n**2 if delta is None else delta
-  if epsilon_local is None:
-    if epsilon is None:
-      raise ValueError("give the central epsilon (and optionally delta), or "
-                       "epsilon_local")
-    central = _check_epsilon("epsilon", epsilon, allow_no_guarantee)
-    eps_local = amplification.sfp_local_epsilon(central, target_delta, n)
-    guarantee = ("central (epsilon, delta) by amplification by shuffling of "
-                 f"n={n} one-message {eps_local:.4g}-LDP reports (Balle et "
-                 "al. 2019, Theorem 5.3).")
-  else:
-    if epsilon is not None:
-      raise ValueError("give either the central epsilon or epsilon_local, "
-                       "not both")
-    eps_local = _check_epsilon("epsilon_local", epsilon_local,
-                               allow_no_guarantee)
-    central = (math.inf if math.isinf(eps_local) else
-               amplification.central_epsilon(eps_local, target_delta, n))
-    guarantee = (f"local epsilon {eps_local:.4g} given; central epsilon from "
-                 "the shuffle bound (Balle et al. 2019, Theorem 5.3).")
-  if math.isinf(eps_local):
-    guarantee = "no differential privacy guarantee: reports without noise."
-  return _Privacy(
-      epsilon=central, delta=float(target_delta), epsilon_local=eps_local,
-      epsilon_fragment=eps_local * (1.0 - word_budget),
-      epsilon_word=eps_local * word_budget if word_budget > 0 else None,
-      guarantee=guarantee)
 
 
 def check(population: population_lib.Population, *,
@@ -495,189 +282,93 @@ def check(population: population_lib.Population, *,
       simulation=simulation, chunk_size=cms_lib.DEFAULT_CHUNK_SIZE,
       num_threads=num_threads, check_puzzle_hash=check_puzzle_hash,
       max_candidates=max_candidates, stitching=stitching)
-  _privacy(population.num_users, epsilon, delta, epsilon_local,
-           options.word_budget, allow_no_guarantee)
+  sfp_privacy.calibrate(population.num_users, epsilon, delta, epsilon_local,
+                        options.word_budget, allow_no_guarantee)
 
 
-def _outside_alphabet(padded: np.ndarray, omega: str
-                      ) -> tuple[np.ndarray, str]:
-  """Which padded words have a character outside ``omega`` (they cannot be
-  rebuilt from fragments), and those characters, sorted."""
-  length = padded.dtype.itemsize // 4
-  points = padded.view(np.uint32).reshape(len(padded), length)
-  inside = np.isin(points, np.array([ord(c) for c in omega], dtype=np.uint32))
-  outside = "".join(chr(c) for c in np.unique(points[~inside]))
-  return ~inside.all(axis=1), outside
+# ---- the run ----------------------------------------------------------------
 
 
-def _reported_words(pop: population_lib.Population,
-                    rng: np.random.Generator) -> np.ndarray:
-  """Step 2a: each user's reported word (vocabulary index); a several-word
-  user draws one by its local frequency."""
-  if pop.is_single_word:
-    if pop.user_word is None:  # users per word: users sorted by word
-      return np.repeat(np.arange(pop.num_words, dtype=np.intp),
-                       pop.word_users)
-    return pop.user_word.astype(np.intp)
-  users = np.arange(pop.num_users)
-  return sampling.words_of(pop, users,
-                           sampling.draw_word_ranks(rng, pop, users))
+def _as_population(user_words, alphabet, unknown
+                   ) -> population_lib.Population:
+  """``user_words`` as a Population (as :func:`triehh.discover` takes it)."""
+  options = {}
+  if alphabet is not None:
+    options["alphabet"] = alphabet
+  if unknown is not None:
+    options["unknown"] = unknown
+  max_length = (user_words.max_length
+                if isinstance(user_words, population_lib.Population)
+                else population_lib.DEFAULT_MAX_LENGTH)
+  return population_lib.as_population(user_words, max_length, **options)
 
 
-def _client_reports(pop: population_lib.Population, options: _Options,
-                    frag_cms: cms_lib.CountMeanSketch,
-                    word_cms: cms_lib.CountMeanSketch | None,
-                    puzzle_salt: bytes,
-                    rng: np.random.Generator) -> _ClientReports:
-  """Step 2: every user picks a word and a position and reports the CMS of
-  ``h(s) || s[l:l+2]`` (and of its word); the server sums them per position.
+@dataclasses.dataclass(frozen=True)
+class _Hashing:
+  """The public hashing of a run: puzzle salt and the two sketches."""
 
-  Raises:
-    ValueError: if no user's word can be rebuilt from the fragment
-      alphabet, naming the characters outside it.
-  """
-  padded = pad_words(pop.vocabulary, options.length)
-  bad_words, outside = _outside_alphabet(padded, options.omega)
-  if bad_words.all():
-    raise ValueError(
-        f"every word has characters outside the fragment alphabet "
-        f"{options.fragment_alphabet!r} (found {outside!r}), so SFP could "
-        f"rebuild none; pass fragment_alphabet='{FRAGMENT_ALPHABET_FROM_DATA}'"
-        " or one that includes them")
-  keys = fragment_keys(padded, puzzle_buckets(padded, options.num_buckets,
-                                              puzzle_salt))
-  words = _reported_words(pop, rng)
-  positions = rng.integers(0, options.num_positions, size=pop.num_users)
-  sketches = [frag_cms.collect(keys[words[positions == l], l], rng,
-                               simulation=options.simulation,
-                               chunk_size=options.chunk_size)
-              for l in range(options.num_positions)]
-  word_sketch = None
-  if word_cms is not None:
-    word_keys = cms_lib.digest_keys(list(padded))
-    word_sketch = word_cms.collect(word_keys[words], rng,
-                                   simulation=options.simulation,
-                                   chunk_size=options.chunk_size)
-  return _ClientReports(sketches, word_sketch,
-                        int(bad_words[words].sum()), outside)
+  hash_seed: int
+  puzzle_salt: bytes
+  frag_cms: cms_lib.CountMeanSketch
+  word_cms: cms_lib.CountMeanSketch | None
 
 
-def _fragment_estimates(frag_cms: cms_lib.CountMeanSketch,
-                        sketches: Sequence[cms_lib.Sketch],
-                        options: _Options) -> list[np.ndarray]:
-  """Step 3: the frequency oracle ``f~_l(w || a)`` of every bucket ``w`` and
-  fragment ``a`` over ``Omega^2``: per position, ``float64 [B, |Omega|^2]``.
-
-  Raises:
-    ValueError: if a position received no reports (too few users).
-  """
-  counts = [s.num_reports for s in sketches]
-  empty = [2 * l for l, c in enumerate(counts) if c == 0]
-  if empty:
-    raise ValueError(
-        f"no user reported a fragment at character position(s) {empty} "
-        f"(n={sum(counts)} users over {len(counts)} positions): too few "
-        "users for SFP, every word needs a fragment at each position; use "
-        "more users or a shorter length")
-  omega_points = np.array([ord(c) for c in options.omega], dtype=np.uint32)
-  first, second = np.meshgrid(omega_points, omega_points, indexing="ij")
-  pair_bytes = np.concatenate([_code_point_bytes(first.reshape(-1)),
-                               _code_point_bytes(second.reshape(-1))], axis=1)
-  pair_part = frag_cms.hashes.partial(range(1, _KEY_BYTES), pair_bytes)
-  bucket_part = frag_cms.hashes.partial(
-      [0], np.arange(options.num_buckets, dtype=np.uint8)[:, None])
-  hashed = _hashed_sums(np.stack([s.sums for s in sketches]), bucket_part,
-                        pair_part, options.num_threads)
-  return [frag_cms.debias(hashed[l], counts[l]) for l in range(len(counts))]
+def _hashing(privacy: sfp_privacy.Privacy, hash_seed: int | None, k: int,
+             m: int, rng: np.random.Generator) -> _Hashing:
+  """The hash seed (drawn first from ``rng`` unless given), the puzzle salt
+  and the fragment sketch (and the word sketch, when it has a budget)."""
+  if hash_seed is None:
+    used_hash_seed = int(rng.integers(0, 2**63 - 1))
+  else:
+    used_hash_seed = validation.check_int("hash_seed", hash_seed, 0)
+  puzzle_salt, fragment_seed, word_seed = sfp_encoding.salts(used_hash_seed)
+  frag_cms = cms_lib.CountMeanSketch.create(
+      privacy.epsilon_fragment, k=k, m=m, key_bytes=sfp_encoding.KEY_BYTES,
+      seed=fragment_seed)
+  word_cms = (cms_lib.CountMeanSketch.create(
+      privacy.epsilon_word, k=k, m=m, key_bytes=8, seed=word_seed)
+              if privacy.epsilon_word is not None else None)
+  return _Hashing(used_hash_seed, puzzle_salt, frag_cms, word_cms)
 
 
-_BucketLists = dict[int, list[list[tuple[str, float]]]]
+def _server(reports: sfp_clients.ClientReports, hashing: _Hashing,
+            opts: sfp_options.Options
+            ) -> tuple[dict[str, float], sfp_decode.FragmentTops, list[int],
+                       int]:
+  """Steps 3 to 5 (and the word counts): the heavy hitters, largest first;
+  the kept tuples per position; the reports per position; the number of
+  stitched strings."""
+  estimates = sfp_decode.fragment_estimates(hashing.frag_cms,
+                                            reports.sketches, opts)
+  counts = [s.num_reports for s in reports.sketches]
+  tops, per_bucket = sfp_decode.top_fragments(estimates, counts, opts)
+  found, num_stitched = sfp_decode.stitch(per_bucket, opts,
+                                          hashing.puzzle_salt)
+  if reports.word_sketch is not None and found:
+    found = sfp_decode.word_counts(hashing.word_cms, reports.word_sketch,
+                                   found, opts.length)
+  return ranking.by_count(found), tops, counts, num_stitched
 
 
-def _top_fragments(estimates: Sequence[np.ndarray],
-                   counts: Sequence[int], options: _Options
-                   ) -> tuple[tuple[tuple[tuple[int, str, float], ...], ...],
-                              _BucketLists]:
-  """Step 4 (decode): ``Q_l``, the ``T`` largest tuples of each position.
-
-  Returns:
-    Per position the kept ``(bucket, fragment, estimate)``, largest first;
-    and per bucket, per position, the kept ``(fragment, estimate * n /
-    n_l)`` (the estimate scaled to all users).
-  """
-  omega = options.omega
-  n = sum(counts)
-  pair_text = [a + b for a in omega for b in omega]
-  tops = []
-  per_bucket: _BucketLists = {}
-  for l, est_l in enumerate(estimates):
-    scale = n / max(counts[l], 1)
-    entries = []
-    for flat in _top_tuples(est_l, options.top_t):
-      bucket, pair = divmod(int(flat), len(pair_text))
-      est = float(est_l[bucket, pair])
-      entries.append((bucket, pair_text[pair], est))
-      per_bucket.setdefault(bucket, [[] for _ in estimates])
-      per_bucket[bucket][l].append((pair_text[pair], est * scale))
-    tops.append(tuple(entries))
-  return tuple(tops), per_bucket
+def _params(privacy: sfp_privacy.Privacy, opts: sfp_options.Options,
+            hashing: _Hashing, n: int,
+            reports: sfp_clients.ClientReports) -> SFPParams:
+  return SFPParams(
+      epsilon=privacy.epsilon, delta=privacy.delta,
+      epsilon_local=privacy.epsilon_local, top_t=opts.top_t,
+      k=hashing.frag_cms.k, m=hashing.frag_cms.m, n=n, length=opts.length,
+      num_buckets=opts.num_buckets, fragment_alphabet=opts.fragment_alphabet,
+      word_budget=opts.word_budget, epsilon_fragment=privacy.epsilon_fragment,
+      epsilon_word=privacy.epsilon_word, simulation=opts.simulation,
+      hash_seed=hashing.hash_seed, check_puzzle_hash=opts.check_puzzle_hash,
+      guarantee=privacy.guarantee,
+      num_outside_alphabet=reports.num_outside_alphabet,
+      outside_characters=reports.outside_characters,
+      stitching=opts.stitching)
 
 
-def _stitch(per_bucket: _BucketLists, options: _Options,
-            puzzle_salt: bytes) -> tuple[dict[str, float], int]:
-  """Step 5: every bucket's Cartesian product of its kept fragments.
-
-  Strings that are only padding are dropped; so are, with stitching
-  "drop", those with a character after a pad, while stitching "paper" keeps
-  their part before the first pad. A word's count is its smallest scaled
-  fragment estimate (over the strings giving it, the largest).
-
-  Returns:
-    word -> count, and the number of strings formed.
-
-  Raises:
-    ValueError: if more than ``max_candidates`` strings would be formed.
-  """
-  sizes = {w: math.prod(len(q) for q in lists)
-           for w, lists in per_bucket.items()}
-  num_stitched = sum(sizes.values())
-  if num_stitched > options.max_candidates:
-    worst = max(sizes, key=sizes.get)
-    raise ValueError(
-        f"stitching would form {num_stitched} strings (bucket {worst} alone "
-        f"{sizes[worst]}), more than max_candidates={options.max_candidates}; "
-        f"lower top_t (T={options.top_t}) or raise max_candidates")
-  found: dict[str, float] = {}
-  for bucket in sorted(per_bucket):
-    if not sizes[bucket]:
-      continue
-    for combo in itertools.product(*per_bucket[bucket]):
-      text = "".join(frag for frag, _ in combo)
-      if options.stitching == "paper":
-        word = text.split(PAD, 1)[0]
-      else:
-        word = text.rstrip(PAD)
-      if not word or PAD in word:
-        continue  # only padding, or a character after a pad
-      if options.check_puzzle_hash and puzzle_buckets(
-          np.array([text]), options.num_buckets, puzzle_salt)[0] != bucket:
-        continue
-      count = min(est for _, est in combo)
-      if count > found.get(word, -math.inf):
-        found[word] = count
-  return found, num_stitched
-
-
-def _word_counts(word_cms: cms_lib.CountMeanSketch,
-                 word_sketch: cms_lib.Sketch, words: Sequence[str],
-                 length: int) -> dict[str, float]:
-  """The whole-word sketch's count of every discovered word."""
-  names = sorted(words)
-  padded = [(w + PAD * length)[:length] for w in names]
-  estimates = word_cms.estimate(word_sketch, cms_lib.digest_keys(padded))
-  return {w: float(c) for w, c in zip(names, estimates)}
-
-
+# Long function: its docstring documents its 22 arguments; the body is the
+# steps' calls.
 def sfp_discover(user_words, *, epsilon: float | None = None,
                  delta: float | None = None,
                  top_t: int = DEFAULT_TOP_T, seed: int | None = 0,
@@ -746,65 +437,33 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       or when a position receives no report; when no word can be rebuilt
       from the fragment alphabet.
   """
-  options = {}
-  if alphabet is not None:
-    options["alphabet"] = alphabet
-  if unknown is not None:
-    options["unknown"] = unknown
-  max_length = (user_words.max_length
-                if isinstance(user_words, population_lib.Population)
-                else population_lib.DEFAULT_MAX_LENGTH)
-  pop = population_lib.as_population(user_words, max_length, **options)
+  pop = _as_population(user_words, alphabet, unknown)
   opts = _check_options(
       pop, top_t=top_t, length=length, num_buckets=num_buckets,
       fragment_alphabet=fragment_alphabet, word_budget=word_budget,
       simulation=simulation, chunk_size=chunk_size, num_threads=num_threads,
       check_puzzle_hash=check_puzzle_hash, max_candidates=max_candidates,
       stitching=stitching)
-  privacy = _privacy(pop.num_users, epsilon, delta, epsilon_local,
-                     opts.word_budget, allow_no_guarantee)
-
+  privacy = sfp_privacy.calibrate(pop.num_users, epsilon, delta,
+                                  epsilon_local, opts.word_budget,
+                                  allow_no_guarantee)
   rng = np.random.default_rng(seed)
-  if hash_seed is None:
-    used_hash_seed = int(rng.integers(0, 2**63 - 1))
-  else:
-    used_hash_seed = validation.check_int("hash_seed", hash_seed, 0)
-  puzzle_salt, fragment_seed, word_seed = _salts(used_hash_seed)
-  frag_cms = cms_lib.CountMeanSketch.create(
-      privacy.epsilon_fragment, k=k, m=m, key_bytes=_KEY_BYTES,
-      seed=fragment_seed)
-  word_cms = (cms_lib.CountMeanSketch.create(
-      privacy.epsilon_word, k=k, m=m, key_bytes=8, seed=word_seed)
-              if privacy.epsilon_word is not None else None)
+  hashing = _hashing(privacy, hash_seed, k, m, rng)
 
   start = time.perf_counter()
-  reports = _client_reports(pop, opts, frag_cms, word_cms, puzzle_salt, rng)
+  reports = sfp_clients.client_reports(pop, opts, hashing.frag_cms,
+                                       hashing.word_cms, hashing.puzzle_salt,
+                                       rng)
   client_seconds = time.perf_counter() - start
 
   start = time.perf_counter()
-  estimates = _fragment_estimates(frag_cms, reports.sketches, opts)
-  counts = [s.num_reports for s in reports.sketches]
-  tops, per_bucket = _top_fragments(estimates, counts, opts)
-  found, num_stitched = _stitch(per_bucket, opts, puzzle_salt)
-  if reports.word_sketch is not None and found:
-    found = _word_counts(word_cms, reports.word_sketch, found, opts.length)
-  heavy = ranking.by_count(found)
+  heavy, tops, counts, num_stitched = _server(reports, hashing, opts)
   server_seconds = time.perf_counter() - start
 
-  params = SFPParams(
-      epsilon=privacy.epsilon, delta=privacy.delta,
-      epsilon_local=privacy.epsilon_local, top_t=opts.top_t, k=frag_cms.k,
-      m=frag_cms.m, n=pop.num_users, length=opts.length,
-      num_buckets=opts.num_buckets, fragment_alphabet=opts.fragment_alphabet,
-      word_budget=opts.word_budget, epsilon_fragment=privacy.epsilon_fragment,
-      epsilon_word=privacy.epsilon_word, simulation=opts.simulation,
-      hash_seed=used_hash_seed, check_puzzle_hash=opts.check_puzzle_hash,
-      guarantee=privacy.guarantee,
-      num_outside_alphabet=reports.num_outside_alphabet,
-      outside_characters=reports.outside_characters,
-      stitching=opts.stitching)
   return SFPResult(
-      heavy_hitters=heavy, params=params, seed=seed,
-      seconds=client_seconds + server_seconds, client_seconds=client_seconds,
-      server_seconds=server_seconds, fragment_tops=tops,
-      reports_per_position=tuple(counts), num_stitched=num_stitched)
+      heavy_hitters=heavy,
+      params=_params(privacy, opts, hashing, pop.num_users, reports),
+      seed=seed, seconds=client_seconds + server_seconds,
+      client_seconds=client_seconds, server_seconds=server_seconds,
+      fragment_tops=tops, reports_per_position=tuple(counts),
+      num_stitched=num_stitched)

@@ -14,8 +14,8 @@ Modules: ``readers`` (file formats), ``tokenize`` (words), ``settings``
 
 from triehh.data.cache import default_dir as default_cache_dir
 from triehh.data.loader import build
-from triehh.data.loader import DATASETS
 from triehh.data.loader import DataSpec
+from triehh.data.loader import FILE_DATASETS
 from triehh.data.loader import load
 from triehh.data.loader import LoadedData
 from triehh.data.report import DataError
@@ -28,8 +28,8 @@ from triehh.data.settings import TOKENIZERS
 from triehh.data.tokenize import DEFAULT_MIN_LENGTH
 
 __all__ = [
-    "DATASETS", "DEFAULT_MIN_LENGTH", "DEFAULT_OOV_NUM_USERS",
-    "DEFAULT_TOKENIZER", "DataError", "DataSpec", "LoadReport", "LoadedData",
+    "DEFAULT_MIN_LENGTH", "DEFAULT_OOV_NUM_USERS", "DEFAULT_TOKENIZER",
+    "DataError", "DataSpec", "FILE_DATASETS", "LoadReport", "LoadedData",
     "MAX_MALFORMED_SHARE", "SETTINGS", "TOKENIZERS", "build",
     "default_cache_dir", "load",
 ]

@@ -24,7 +24,9 @@ from triehh.data import settings as settings_lib
 from triehh.data import tokenize as tokenize_lib
 from triehh.data import user_texts
 
-DATASETS = ("sentiment140", "file")
+# The data sets of triehh.data.datasets that a DataSpec reads (the others
+# are built without reading user text).
+FILE_DATASETS = ("sentiment140", "file")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,9 +85,9 @@ class DataSpec:
   max_malformed_share: float = report_lib.MAX_MALFORMED_SHARE
 
   def __post_init__(self):
-    if self.dataset not in DATASETS:
+    if self.dataset not in FILE_DATASETS:
       raise ValueError(f"unknown dataset {self.dataset!r}: use one of "
-                       f"{', '.join(DATASETS)}")
+                       f"{', '.join(FILE_DATASETS)}")
     settings_lib.check_setting(self.setting)
     settings_lib.check_tokenizer(self.tokenizer)
     if self.unknown not in ("drop", "error"):

@@ -62,7 +62,6 @@ SINGLE_NUM_USERS = 659_775
 OOV_NUM_USERS = 6_000_000
 PAPER_MAX_LENGTH = 9
 MIN_USERS = 2
-SETTINGS = ("single", "oov", "multi")
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "data")
 PUBLISHED = {"single": os.path.join(DATA_DIR, "paper_top100_single.csv"),
@@ -249,9 +248,7 @@ def paper_population(setting: str, *, num_users: int | None = None,
     ValueError: for an unknown setting, a missing ``data_path`` for
       ``multi``, or a population too small.
   """
-  if setting not in SETTINGS:
-    raise ValueError(f"unknown setting {setting!r}: use one of "
-                     f"{', '.join(SETTINGS)}")
+  settings_lib.check_setting(setting)
   if num_users is not None and num_users < 2:
     raise ValueError(f"num_users must be >= 2, got {num_users}")
   if setting == "multi":

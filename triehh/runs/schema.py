@@ -35,7 +35,7 @@ _NUMBERS = {TRIEHH: ("n_users", "theta", "batch_size", "levels",
 # Fields that are a number or null; ints among them are read as floats.
 _FLOATS = ("epsilon", "delta", "target_epsilon", "target_delta",
            "epsilon_local", "epsilon_fragment", "epsilon_word",
-           "matched_epsilon", "matched_delta")
+           "matched_epsilon", "matched_delta", "nominal_epsilon")
 
 
 class RecordError(ValueError):
@@ -56,6 +56,13 @@ def _only(*algorithms: str):
   return dataclasses.field(default=None, metadata={"algorithms": algorithms})
 
 
+def _when_set(*algorithms: str):
+  """A field of the records of ``algorithms`` that set it: left out of the
+  JSON while None, so that the records that do not set it are unchanged."""
+  return dataclasses.field(default=None, metadata={"algorithms": algorithms,
+                                                   "when_set": True})
+
+
 @dataclasses.dataclass(kw_only=True)
 class RunRecord:
   """One finished run: a line of ``results.jsonl``.
@@ -66,7 +73,9 @@ class RunRecord:
   back. As JSON (:meth:`to_json`) a record is one object on one line, keys
   sorted. A field declared with ``_only(...)`` (its ``algorithms``
   metadata; "(triehh)", "(sfp)", "(iblt)" below) is in the records of those
-  algorithms only; every other field is in every record. A line is read
+  algorithms only; every other field is in every record. One declared with
+  ``_when_set(...)`` ("set by ..." below) is in the records of those
+  algorithms that set it only. A line is read
   back by :meth:`from_dict`, which refuses it unless it holds every field
   without a default and ``config``, the numbers its algorithm needs
   (``_NUMBERS``), a number or null where a float is declared, a non-empty
@@ -132,6 +141,10 @@ class RunRecord:
   # run.
   matched_epsilon: float | None = _only(IBLT)
   matched_delta: float | None = _only(IBLT)
+  # (triehh, set by triehh.analysis.beyond's runs with users offline)
+  # Theorem 1's epsilon at the nominal n for the run's theta and batch size:
+  # the label that ignores who is online; null outside Theorem 1 at n.
+  nominal_epsilon: float | None = _when_set(TRIEHH)
   # (sfp) The local epsilon of a user's message, and its shares for the
   # fragment and the (optional) whole-word sketch.
   epsilon_local: float | None = _only(SFP)
@@ -242,6 +255,14 @@ class RunRecord:
   # (triehh and iblt) User-rounds sampled.
   num_participants: int | None = _only(TRIEHH, IBLT)
   votes_per_round: list[int] | None = _only(TRIEHH)  # (triehh)
+  # (triehh, set by triehh.analysis.beyond's fast-engine runs next to IBLT)
+  # Bytes of a client's vote vector in each round, as the TFF engine sends
+  # it: int32 counts for every extension of each prefix on the trie, padded
+  # to a power of two.
+  vote_bytes_per_round: list[int] | None = _when_set(TRIEHH)
+  # (triehh, set by triehh.analysis.beyond's runs with users offline) Users
+  # online in each round (the guarantee is Theorem 1's at the fewest).
+  online_per_round: list[int] | None = _when_set(TRIEHH)
   reports_per_position: list[int] | None = _only(SFP)  # (sfp)
   num_stitched: int | None = _only(SFP)  # (sfp)
   # (iblt) Distinct users that took part.
@@ -282,8 +303,11 @@ class RunRecord:
     out = {}
     for field in dataclasses.fields(self):
       algorithms = field.metadata.get("algorithms")
+      value = getattr(self, field.name)
+      if field.metadata.get("when_set") and value is None:
+        continue
       if algorithms is None or self.algorithm in algorithms:
-        out[field.name] = _jsonable(getattr(self, field.name))
+        out[field.name] = _jsonable(value)
     return out
 
   def to_json(self) -> str:

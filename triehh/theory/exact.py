@@ -60,7 +60,8 @@ oracle for the same law that enumerates every sample and every pick, for
 
 Long file: an independent oracle, so it re-implements encoding, sampling
 laws, voting and the stopping rule itself and imports nothing of the
-engines; its brute-force twin is here too.
+engines (only the names of the choices, from triehh.core.choices); its
+brute-force twin is here too.
 """
 
 from __future__ import annotations
@@ -74,15 +75,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Union
 
+from triehh.core import choices
+
 END_SYMBOL = "$"
-
-FIXED = "fixed"
-POISSON = "poisson"
-SAMPLINGS = (FIXED, POISSON)
-
-PER_ROUND = "per_round"
-PER_RUN = "per_run"
-WORD_CHOICES = (PER_ROUND, PER_RUN)
 
 EMPTY = "empty"
 REMOVE = "remove"
@@ -192,10 +187,8 @@ class _Run:
     if (isinstance(max_length, bool) or not isinstance(max_length, int)
         or max_length < 1):
       raise ValueError(f"max_length must be an int >= 1, got {max_length!r}")
-    if word_choice not in WORD_CHOICES:
-      raise ValueError(f"word_choice must be one of {WORD_CHOICES}, got "
-                       f"{word_choice!r}")
-    if sampling == FIXED:
+    choices.check_word_choice(word_choice)
+    if sampling == choices.FIXED:
       if rate is not None:
         raise ValueError("rate is for sampling='poisson'")
       if (isinstance(batch_size, bool) or not isinstance(batch_size, int)
@@ -203,7 +196,7 @@ class _Run:
         raise ValueError(f"batch_size must be an int in [1, n={num_users}], "
                          f"got {batch_size!r}")
       return cls(theta, max_length, sampling, batch_size, None, word_choice)
-    if sampling == POISSON:
+    if sampling == choices.POISSON:
       if batch_size is not None:
         raise ValueError("batch_size is for sampling='fixed'")
       if rate is None:
@@ -212,7 +205,7 @@ class _Run:
       if not 0 <= exact <= 1:
         raise ValueError(f"rate must be in [0, 1], got {rate!r}")
       return cls(theta, max_length, sampling, None, exact, word_choice)
-    raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    raise ValueError(f"sampling must be one of {choices.SAMPLINGS}, got {sampling!r}")
 
   @property
   def num_levels(self) -> int:
@@ -326,7 +319,7 @@ class _Solver:
     round). Poisson: the binomial probability.
     """
     if count not in self._binomials:
-      if self.run.sampling == FIXED:
+      if self.run.sampling == choices.FIXED:
         weights = [self.num(math.comb(count, k)) for k in range(count + 1)]
       else:
         q = self.num(self.run.rate)
@@ -340,7 +333,7 @@ class _Solver:
                  num_cells: int) -> dict:
     """Law of the set of cell indices that reach theta in one round."""
     theta = self.run.theta
-    fixed = self.run.sampling == FIXED
+    fixed = self.run.sampling == choices.FIXED
     m = self.run.batch_size if fixed else 0
     states: dict = {(0, (0,) * num_cells): self.num(1)}  # (sampled, votes)
     remaining = self.n
@@ -414,9 +407,9 @@ def _compositions(total: int, parts: int) -> Iterable[tuple[int, ...]]:
 
 
 def output_distribution(users: Sequence[User], *, theta: int, max_length: int,
-                        sampling: str = FIXED, batch_size: int | None = None,
+                        sampling: str = choices.FIXED, batch_size: int | None = None,
                         rate: Fraction | float | None = None,
-                        word_choice: str = PER_ROUND,
+                        word_choice: str = choices.PER_ROUND,
                         exact: bool = True) -> Law:
   """The exact law of TrieHH's output (see the module docstring).
 
@@ -445,7 +438,7 @@ def output_distribution(users: Sequence[User], *, theta: int, max_length: int,
                 word_choice=word_choice)
   numbers = _Numbers(exact)
   population = collections.Counter(_user_type(u, max_length) for u in checked)
-  if word_choice == PER_ROUND or all(len(t) == 1 for t in population):
+  if word_choice == choices.PER_ROUND or all(len(t) == 1 for t in population):
     law = _Solver(population, run, numbers).law()
   else:
     law = collections.defaultdict(int)
@@ -464,7 +457,7 @@ def brute_force_distribution(users: Sequence[User], *, theta: int,
                              max_length: int, sampling: str,
                              batch_size: int | None = None,
                              rate: Fraction | float | None = None,
-                             word_choice: str = PER_ROUND
+                             word_choice: str = choices.PER_ROUND
                              ) -> dict[Outcome, Fraction]:
   """The law of :func:`output_distribution`, by naive enumeration.
 
@@ -486,7 +479,7 @@ def brute_force_distribution(users: Sequence[User], *, theta: int,
     total = sum(words.values())
     options.append([(_naive_symbols(w, max_length), Fraction(c, total))
                     for w, c in words.items()])
-  if word_choice == PER_ROUND:
+  if word_choice == choices.PER_ROUND:
     return _naive_rounds(options, run)
   law: dict = collections.defaultdict(Fraction)
   for picks in itertools.product(*options):
@@ -508,7 +501,7 @@ def _naive_symbols(word: str, max_length: int) -> str:
 
 
 def _naive_samples(run: _Run, n: int) -> list[tuple[tuple[int, ...], Fraction]]:
-  if run.sampling == FIXED:
+  if run.sampling == choices.FIXED:
     subsets = list(itertools.combinations(range(n), run.batch_size))
     return [(s, Fraction(1, len(subsets))) for s in subsets]
   q = run.rate

@@ -1,14 +1,16 @@
-"""Tests of experiments.common.load_dataset with the data-set flags."""
+"""Tests of experiments.flags: loading and checking the data-set flags."""
 
 import json
+import re
 
 import pytest
 from absl.testing import flagsaver
 
-from experiments import common
+from experiments import flags as shared_flags
 from triehh import data as data_lib
+from triehh.data import paper_populations
 
-FLAGS = common.FLAGS
+FLAGS = shared_flags.FLAGS
 
 
 @pytest.fixture(autouse=True)
@@ -34,39 +36,39 @@ def test_file_dataset_in_each_setting(tmp_path, capsys):
   base = dict(dataset="file", data_path=str(path_bad), user_column="who",
               text_column="body", cache_dir=str(tmp_path / "cache"))
   with flagsaver.flagsaver(**base, setting="single"):
-    single = common.load_dataset()
+    single = shared_flags.load_dataset()
   assert (single.name, single.setting) == ("bad.jsonl", "single")
   # a: panic (twice), b: dont (first of a tie), c: "{broken".
   assert single.truth == {"panic": 1.0, "dont": 1.0, "{broken": 1.0}
   assert single.report.skipped == {data_lib.report.SKIP_BAD_JSON: 1}
   assert "1 malformed JSON line" in capsys.readouterr().out
   with flagsaver.flagsaver(**base, setting="multi"):
-    multi = common.load_dataset()
+    multi = shared_flags.load_dataset()
   assert multi.truth["panic"] == pytest.approx(2 / 4)
   with flagsaver.flagsaver(**base, setting="oov", oov_num_users=1000,
                            data_seed=2):
-    oov = common.load_dataset()
+    oov = shared_flags.load_dataset()
   # Only words outside the default English dictionary and made of OOV
   # characters remain ("{broken" has a "{").
   assert oov.population.num_users == 1000
   assert set(oov.truth) == {"#ff"}
   assert oov.info["seed"] == 2
   with flagsaver.flagsaver(**base, setting="single"):
-    common.load_dataset()
+    shared_flags.load_dataset()
   assert "cached population" in capsys.readouterr().out
 
 
 def test_dataset_flag_errors(tmp_path):
   with flagsaver.flagsaver(dataset="sentiment140", data_path=None):
     with pytest.raises(ValueError, match="needs --data_path"):
-      common.load_dataset()
+      shared_flags.load_dataset()
   with flagsaver.flagsaver(dataset="default", setting="multi"):
     with pytest.raises(ValueError, match="needs a text data set"):
-      common.load_dataset()
+      shared_flags.load_dataset()
   with flagsaver.flagsaver(dataset="sentiment140", cache_dir="",
                            data_path=str(tmp_path / "missing.csv")):
     with pytest.raises(FileNotFoundError, match="missing.csv"):
-      common.load_dataset()
+      shared_flags.load_dataset()
 
 
 def test_synthetic_dataset(tmp_path):
@@ -74,7 +76,34 @@ def test_synthetic_dataset(tmp_path):
   table.write_text("hello\t3\nworld\t1\n")
   with flagsaver.flagsaver(dataset="synthetic", data_path=str(table),
                            num_users=4000, data_seed=1):
-    ds = common.load_dataset()
+    ds = shared_flags.load_dataset()
   assert ds.name == "synthetic:t.tsv:weights"
   assert ds.population.num_users == 4000
   assert ds.truth["hello"] / 4000 == pytest.approx(0.75, abs=0.04)
+
+
+def test_data_options_follow_the_flags_given():
+  with flagsaver.flagsaver(num_users=5000):
+    assert shared_flags.data_options() == {
+        "dataset": "default", "setting": "single", "max_length": 10,
+        "num_users": 5000}
+  # The paper population keeps its setting's n unless --num_users is given.
+  with flagsaver.flagsaver(dataset="paper", setting="oov"):
+    assert shared_flags.check_data_flags() == [("paper", "oov")]
+    assert shared_flags.data_options() == paper_populations.data_options(
+        "oov", max_length=10)
+  with flagsaver.flagsaver(dataset="paper", setting="oov", num_users=9000):
+    assert shared_flags.data_options()["num_users"] == 9000
+
+
+def test_a_sweep_checks_its_lists_with_the_same_rules():
+  with flagsaver.flagsaver(data_path="u.csv", num_users=5000):
+    assert shared_flags.check_data_flags(
+        ["default", "file"], ["single", "multi"], chosen=True) == [
+            ("default", "single"), ("file", "single"), ("file", "multi")]
+    with pytest.raises(ValueError, match="given without --datasets"):
+      shared_flags.check_data_flags(["file"], ["single"], chosen=False)
+  with flagsaver.flagsaver(oov_num_users=5):
+    with pytest.raises(ValueError, match=re.escape(
+        "--oov_num_users applies to --settings=oov only")):
+      shared_flags.check_data_flags(["default"], ["single"], chosen=False)

@@ -1,0 +1,112 @@
+"""The loop of the drivers that run one algorithm (run_triehh, run_sfp).
+
+Build the population of the data flags, then ``--num_runs`` runs with the
+seeds ``--seed``, ``--seed`` + 1, ...: each prints its heavy hitters and
+metrics and, with ``--output_dir``, appends its record to results.jsonl as
+soon as it ends (``triehh.runs.records.RunRecord``). The algorithm supplies
+what differs (:class:`Algorithm`). On Ctrl-C the driver exits 130 saying
+how many finished runs were kept (``experiments.cli``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+from absl import flags
+
+from experiments import cli
+from experiments import flags as shared_flags
+from triehh.core import population as population_lib
+from triehh.runs import records
+
+FLAGS = flags.FLAGS
+
+
+class Timer:
+  def __enter__(self):
+    self.start = time.perf_counter()
+    return self
+
+  def __exit__(self, *exc):
+    self.seconds = time.perf_counter() - self.start
+
+
+@dataclasses.dataclass(frozen=True)
+class Algorithm:
+  """What one algorithm brings to the loop.
+
+  Attributes:
+    prepare: checks and prepares the loaded data set (timed with the load).
+    built: how the data line says the population was made ready.
+    config: the runs' ``config``, made once the data line is printed.
+    call: ``(population, config, seed) -> result``; the result has
+      ``heavy_hitters`` (word -> count) and ``params``.
+    describe: the lines printed after the first run (its parameters).
+    run_line: ``(run, seed, result, number of heavy hitters) -> line``.
+    word: how one shown heavy hitter is printed, from its word and count.
+    note: a line printed under the shown words when there are any.
+    record: ``(result, data, run, seed, metrics, config) -> RunRecord``.
+  """
+
+  prepare: Callable[[shared_flags.Dataset], None]
+  built: str
+  config: Callable[[], dict]
+  call: Callable[[population_lib.Population, dict, int], Any]
+  describe: Callable[[Any], list[str]]
+  run_line: Callable[[int, int, Any, int], str]
+  word: Callable[[str, Any], str]
+  record: Callable[..., records.RunRecord]
+  note: str | None = None
+
+
+_WRITER: list[records.ResultsWriter] = []
+
+
+def run_all(algorithm: Algorithm) -> None:
+  """Loads the data set and runs ``algorithm`` ``--num_runs`` times."""
+  writer = shared_flags.results_writer()
+  _WRITER[:] = [writer]
+  with Timer() as load:
+    data = shared_flags.load_dataset()
+    algorithm.prepare(data)
+  pop = data.population
+  print(f"data: {data.name} ({data.setting}), {pop!r}, {algorithm.built} "
+        f"in {load.seconds:.2f} s")
+  config = algorithm.config()
+  for run in range(FLAGS.num_runs):
+    seed = FLAGS.seed + run
+    result = algorithm.call(pop, config, seed)
+    if run == 0:
+      for line in algorithm.describe(result):
+        print(line)
+    values = shared_flags.score(result.heavy_hitters, data.truth)
+    hh = list(result.heavy_hitters.items())
+    print(algorithm.run_line(run, seed, result, len(hh)))
+    shown = ", ".join(algorithm.word(w, v) for w, v in hh[:FLAGS.show])
+    print(f"  {shown}{' ...' if len(hh) > FLAGS.show else ''}")
+    if hh and algorithm.note:
+      print(algorithm.note)
+    shared_flags.print_metrics(values)
+    writer.write(algorithm.record(result, data, run, seed, values, config))
+    sys.stdout.flush()
+  if writer.path:
+    print(f"results appended to {writer.path}")
+
+
+def _kept() -> str:
+  current = _WRITER[0] if _WRITER else None
+  if current is None or current.path is None:
+    return ""
+  return f"{current.written} finished runs kept in {current.path}"
+
+
+def run(main: Callable[[list[str]], object],
+        module: types.ModuleType) -> None:
+  """The entry point of a single-run driver (``experiments.cli.run``):
+  Ctrl-C says how many finished runs results.jsonl kept."""
+  cli.run(main, module, on_interrupt=_kept)

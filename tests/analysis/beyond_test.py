@@ -1,0 +1,259 @@
+"""Tests of the comparison beyond the paper as a library: its report from
+known records, and its runs' resume (fake runs, so no test runs TrieHH)."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+
+from triehh.analysis.beyond import report
+from triehh.analysis.beyond import runs
+from triehh.core import population as population_lib
+from triehh.runs import records
+
+N = 1000  # users of the default data in these tests
+
+
+class _Data:
+  """A data cache that knows only the number of users (enough to plan (b)
+  and (c), whose runs these tests fake)."""
+
+  def get(self, options):
+    return types.SimpleNamespace(population=types.SimpleNamespace(
+        num_users=options["num_users"]))
+
+
+def _record(config, seed, recall, **changes):
+  """A TrieHH record of ``config`` at ``seed`` whose recall@K is
+  ``recall``."""
+  fields = dict(
+      algorithm="triehh", engine="fast", dataset="default", setting="single",
+      n_users=N, run=seed, seed=seed, epsilon=3.99, delta=1e-6,
+      target_epsilon=4.0, target_delta=1 / N**2, theta=13, gamma=3.0,
+      batch_size=95, max_length=10, levels=11, discovered=["the"],
+      counts=[9],
+      metrics={f"{m}@{k}": recall for m in ("recall", "f1")
+               for k in runs.F1_KS} | {"num_discovered": 10 * recall},
+      seconds=0.5, config=dict(config))
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
+def _settings(**changes):
+  values = dict(parts=("passes", "availability"), runs=2, default_users=N,
+                pass_counts=(1, 2), fractions=(1.0, 0.5), sample_path=None)
+  values.update(changes)
+  return runs.Settings(**values)
+
+
+@pytest.fixture(name="no_figures")
+def fixture_no_figures(monkeypatch):
+  """Tables only: the figures are the driver test's."""
+  def refuse(*args):
+    raise ImportError("not drawn in this test")
+  monkeypatch.setattr(report, "_figures", refuse)
+
+
+def _write(tmp_path, settings, parts, outcome=None):
+  context = report.Context(command="python -m experiments.beyond",
+                           seconds=3.0, outcome=outcome or runs.Outcome())
+  path = report.write(str(tmp_path / "report"), str(tmp_path / "out"),
+                      settings, parts, context)
+  return open(path, encoding="utf-8").read()
+
+
+def _row(text, start):
+  rows = [line for line in text.splitlines() if line.startswith(start)]
+  assert len(rows) == 1, (start, rows)
+  return [cell.strip() for cell in rows[0].split("|")[1:-1]]
+
+
+def test_the_tables_are_the_records_numbers(tmp_path, no_figures):
+  del no_figures
+  settings = _settings()
+  parts = runs.plan(settings, _Data())
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  for point in parts[0].points:  # (b): 1 and 2 passes
+    for seed, recall in zip(point.seeds, (0.5, 0.7)):
+      writer.write(_record(point.config, seed, recall / point.config[
+          "num_passes"], epsilon=3.998, delta=1.8e-12))
+  for point in parts[1].points:  # (c): online, nominal x 1, 0.5
+    nominal = point.config["calibrate_to"] == "nominal"
+    half = point.config["availability"] == 0.5
+    for seed in point.seeds:
+      writer.write(_record(
+          point.config, seed, 0.9, theta=13, batch_size=95 if half else 190,
+          epsilon=None if nominal and half else 3.99,
+          online_per_round=[N // 2 if half else N] * 11,
+          nominal_epsilon=1.8 if half and not nominal else 3.99))
+  text = _write(tmp_path, settings, parts)
+  assert "Produced by `python -m experiments.beyond`." in text
+  assert "The Sentiment140 sample is absent" in text
+  # recall@10 of 0.5 and 0.7: mean 0.60, t(0.975, 1) s / sqrt(2) = 1.27.
+  assert _row(text, "| default data (n = 1,000) | 1 |") == [
+      "default data (n = 1,000)", "1", "basic", "4.000", "3.998", "1.8e-12",
+      "0.60 ± 1.27", "0.60 ± 1.27", "0.60 ± 1.27", "6.0 ± 12.7"]
+  assert _row(text, "| default data (n = 1,000) | 2 |")[2:4] == [
+      "basic", "2.000"]
+  assert "**default data (n = 1,000)**: one pass is best (recall@50 0.600" \
+      in text
+  assert _row(text, "| online | 0.5 |") == [
+      "online", "0.5", "500", "13", "95", "3.990", "1.800", "0.90 ± 0.00",
+      "0.90 ± 0.00", "0.90 ± 0.00"]
+  assert _row(text, "| nominal | 0.5 |")[5:7] == ["∞ (no guarantee)",
+                                                   "3.990"]
+  assert "(figure beyond-passes.png not drawn: not drawn in this test)" \
+      in text
+  assert "Wall time 3 s ((b) 0 s, (c) 0 s)" in text
+
+
+def test_the_iblt_table_from_its_records(tmp_path, no_figures):
+  del no_figures
+  data = {"dataset": "default", "setting": "single", "num_users": N,
+          "max_length": 10}
+  group = ("default data", 1.0)
+  points = [runs.Point("iblt", role, "default data", N,
+                       {"algorithm": role, "data": data, "epsilon": 1.0},
+                       seeds, group)
+            for role, seeds in (("iblt", (0,)), ("triehh", (0, 1)),
+                                ("tff", (0,)))]
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  writer.write(records.RunRecord(
+      algorithm="iblt", dataset="default", setting="single", n_users=N,
+      run=0, seed=0, epsilon=None, delta=None, target_epsilon=None,
+      target_delta=None, k_anonymity=14, batch_size=545, rounds=1,
+      num_participants=545, bytes_per_client=30744, num_truncated=2,
+      seconds=0.5, seconds_per_client=0.008, discovered=["the"], counts=[20],
+      metrics=_record({}, 0, 0.1).metrics, config=points[0].config))
+  for seed in (0, 1):
+    writer.write(_record(points[1].config, seed, 0.2 + 0.2 * seed,
+                         epsilon=1.0, delta=1.3e-11, theta=14,
+                         batch_size=545, num_participants=2180,
+                         vote_bytes_per_round=[512, 1024 * (1 + seed)]))
+  writer.write(_record(points[2].config, 0, 0.3, num_participants=2000,
+                       seconds=0.5, engine="tff"))
+  part = runs.Part("iblt", points)
+  text = _write(tmp_path, _settings(parts=("iblt",)), [part])
+  assert _row(text, "| default data | 1 | IBLT") == [
+      "default data", "1", "IBLT, 1 round, k=14", "545", "8.000", "30,744",
+      "2.0", "0.10", "0.10", "0.10", "0.10", "0.10",
+      "14-anonymity per round, not DP"]
+  # Bytes: the mean over runs of the mean per round, and the largest.
+  assert _row(text, "| default data | 1 | TrieHH") == [
+      "default data", "1", "TrieHH, θ=14, m=545", "2,180", "0.250",
+      "1,024 per round (max 2,048)", "0.0", "0.30 ± 1.27", "0.30 ± 1.27",
+      "0.30 ± 1.27", "0.30 ± 1.27", "0.30 ± 1.27",
+      "(1.00, 1.3e-11)-DP, one direction"]
+  # A refused IBLT leaves out its data and epsilon, with a note.
+  refused = runs.Outcome(refused={points[0].key: "too big"})
+  text = _write(tmp_path, _settings(parts=("iblt",)), [part], refused)
+  assert "- default data, ε=1: IBLT refused: too big" in text
+  assert "| default data | 1 |" not in text
+
+
+def test_missing_tensorflow_federated_is_said(tmp_path, no_figures):
+  del no_figures
+  outcome = runs.Outcome(missing={"iblt": ImportError("no tff")})
+  text = _write(tmp_path, _settings(parts=("iblt",)),
+                [runs.Part("iblt", [])], outcome)
+  assert "**Not produced in this run** (ImportError: no tff)" in text
+
+
+@pytest.fixture(name="fake_runs")
+def fixture_fake_runs(monkeypatch):
+  """Replaces the runs by records made up from their config and seed; the
+  (config key, seed) of every run made. 2 passes are refused."""
+  made = []
+
+  def fake(config, dataset, seed, run_index):
+    del dataset, run_index
+    made.append((records.config_key(config), seed))
+    if config.get("num_passes") == 2:
+      raise ValueError("each pass's share is below Theorem 1's range")
+    return _record(config, seed, 0.5, online_per_round=[N] * 11,
+                   nominal_epsilon=3.99)
+
+  for role, (_, refusal) in list(runs._RUNS.items()):  # pylint: disable=protected-access
+    monkeypatch.setitem(runs._RUNS, role, (fake, refusal))  # pylint: disable=protected-access
+  return made
+
+
+def test_a_second_run_runs_only_what_is_not_recorded(tmp_path, fake_runs):
+  settings = _settings()
+  datasets = _Data()
+  parts = runs.plan(settings, datasets)
+  out = str(tmp_path / "out")
+  assert runs.runs_left(parts, out) == 2 * 2 + 4 * 2
+  first = runs.run(settings, parts, out, datasets)
+  assert first.written == 2 + 4 * 2  # 2 passes refused at its first seed
+  refused = [p.key for p in parts[0].points
+             if p.config["num_passes"] == 2]
+  assert list(first.refused) == refused
+  lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+  assert len(lines) == first.written
+  # Again: every run is recorded but the refused one, which is refused again
+  # before running.
+  fake_runs.clear()
+  again = runs.run(settings, parts, out, datasets)
+  assert again.written == 0 and list(again.refused) == refused
+  assert fake_runs == [(refused[0], settings.seed)]
+  # A run lost (its line removed) is the only one run again.
+  path = tmp_path / "out" / "results.jsonl"
+  path.write_text("\n".join(lines[:-1]) + "\n")
+  fake_runs.clear()
+  third = runs.run(settings, parts, out, datasets)
+  lost = json.loads(lines[-1])
+  assert third.written == 1
+  assert fake_runs == [(refused[0], settings.seed),
+                       (lost["config_key"], lost["seed"])]
+
+
+def test_runs_are_keyed_by_config_and_seed(tmp_path, fake_runs):
+  del fake_runs
+  settings = _settings(parts=("availability",))
+  datasets = _Data()
+  parts = runs.plan(settings, datasets)
+  keys = [p.key for p in parts[0].points]
+  assert len(set(keys)) == 4  # calibration x fraction
+  runs.run(settings, parts, str(tmp_path / "out"), datasets)
+  got, bad = records.read(str(tmp_path / "out" / "results.jsonl"))
+  assert not bad
+  assert sorted((r.config_key, r.seed) for r in got) == sorted(
+      (k, s) for k in keys for s in settings.seeds)
+  assert {r.config["availability"] for r in got} == {1.0, 0.5}
+  # More seeds: only the new ones are left.
+  more = runs.plan(_settings(parts=("availability",), runs=3), datasets)
+  assert runs.runs_left(more, str(tmp_path / "out")) == 4
+
+
+def test_records_keep_beyond_fields_and_others_are_unchanged():
+  beyond = _record({"epsilon": 4.0}, 0, 0.5, vote_bytes_per_round=[512],
+                   online_per_round=[N] * 11, nominal_epsilon=float("inf"))
+  raw = json.loads(beyond.to_json())
+  assert raw["vote_bytes_per_round"] == [512]
+  assert raw["online_per_round"] == [N] * 11
+  assert raw["nominal_epsilon"] is None  # no guarantee at n
+  back = records.RunRecord.from_json(beyond.to_json())
+  assert back.vote_bytes_per_round == [512]
+  plain = json.loads(_record({"epsilon": 4.0}, 0, 0.5).to_json())
+  for name in ("vote_bytes_per_round", "online_per_round",
+               "nominal_epsilon"):
+    assert name not in plain
+
+
+def test_unknown_part_is_refused():
+  with pytest.raises(ValueError, match="unknown part 'sketch'"):
+    runs.Settings(parts=("sketch",))
+
+
+def test_first_round_capacity_covers_every_seed():
+  pop = population_lib.as_population(
+      ["the"] * 50 + ["of"] * 30 + ["and"] * 10 + ["to", "a", "in"] * 3 +
+      [f"w{i}" for i in range(40)], 10)
+  one = [runs.first_round_capacity(pop, 40, [seed], 10) for seed in range(5)]
+  assert len(set(one)) > 1  # the seeds draw different users
+  assert runs.first_round_capacity(pop, 40, range(5), 10) == max(one)
+  # Strings are cut to string_max_bytes: w10..w39 are all "w" at 1 byte.
+  assert runs.first_round_capacity(pop, 40, [0], 1) < one[0]

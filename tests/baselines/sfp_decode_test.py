@@ -1,0 +1,120 @@
+"""Tests of SFP's server: fragment estimates, the decode, the stitching and
+the word sketch's counts."""
+
+import math
+
+from absl.testing import parameterized
+import numpy as np
+
+import triehh
+from tests.baselines.sfp_helpers import collision_variance
+from tests.baselines.sfp_helpers import NO_NOISE
+from tests.baselines.sfp_helpers import POPULATION
+from tests.baselines.sfp_helpers import SMALL
+from tests.baselines.sfp_helpers import TOP
+from triehh.baselines import sfp_decode
+from triehh.baselines import sfp_encoding
+
+
+class DecodeTest(parameterized.TestCase):
+
+  def test_top_tuples_largest_first_ties_by_low_index(self):
+    estimates = np.array([[1.0, 3.0, 0.0], [3.0, 2.0, 3.0]])
+    self.assertEqual(list(sfp_decode.top_tuples(estimates, 4)), [1, 3, 5, 4])
+    self.assertEqual(list(sfp_decode.top_tuples(estimates, 2)), [1, 3])
+    self.assertEqual(list(sfp_decode.top_tuples(estimates, 9)),
+                     [1, 3, 5, 4, 0, 2])
+
+  def test_word_sketch_counts_without_noise(self):
+    # A whole-word sketch gives unbiased counts: only hash collisions
+    # (variance (n - f) / (m - 1)) are left without noise.
+    result = triehh.sfp_discover(POPULATION, **NO_NOISE,
+                                 word_budget=0.5, seed=0, **SMALL)
+    self.assertEqual(result.params.epsilon_word, math.inf)
+    counts = dict(POPULATION.ground_truth())
+    for word, f in TOP.items():
+      sd = math.sqrt(collision_variance(counts, word))
+      self.assertLess(abs(result.heavy_hitters[word] - f), 5 * sd, msg=word)
+
+  def test_puzzle_hash_check_only_removes_candidates(self):
+    plain = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1, top_t=40,
+                                **SMALL)
+    checked = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1,
+                                  top_t=40, check_puzzle_hash=True, **SMALL)
+    self.assertContainsSubset(set(checked.heavy_hitters),
+                              set(plain.heavy_hitters))
+    for word in checked.heavy_hitters:
+      self.assertEqual(checked.heavy_hitters[word], plain.heavy_hitters[word])
+
+  def test_a_position_without_reports(self):
+    # 5 users over 5 positions: some position gets no report for this seed,
+    # and the run used to stitch junk words with count 0.0.
+    with self.assertRaisesRegex(ValueError,
+                                r"no user reported .* position.*too few"):
+      triehh.sfp_discover(["apple", "banana", "apple", "cherry", "apple"],
+                          epsilon=1.0, seed=0, k=64)
+
+
+class StitchingOracleTest(parameterized.TestCase):
+  """Noise-free runs whose result follows by hand from the algorithm."""
+
+  # Words of 4 characters over {a, b}: 2 positions, fragments "ab", "ba".
+  USERS = ["abba"] * 60 + ["baab"] * 40
+  OPTIONS = dict(length=4, fragment_alphabet="ab", top_t=2, k=16, m=1024,
+                 seed=0, **NO_NOISE)
+
+  def test_one_bucket_stitches_every_combination(self):
+    # With a single puzzle bucket, Q_0 = Q_2 = {ab, ba}: the Cartesian
+    # product holds the two real words and the two crossings.
+    result = triehh.sfp_discover(self.USERS, num_buckets=1, **self.OPTIONS)
+    self.assertEqual(set(result.heavy_hitters),
+                     {"abba", "baab", "abab", "baba"})
+    self.assertEqual(result.num_stitched, 4)
+
+  def test_puzzle_hash_keeps_only_the_real_words(self):
+    result = triehh.sfp_discover(self.USERS, **self.OPTIONS)
+    salt = sfp_encoding.salts(result.params.hash_seed)[0]
+    buckets = sfp_encoding.puzzle_buckets(
+        sfp_encoding.pad_words(["abba", "baab"], 4), 256, salt)
+    self.assertNotEqual(buckets[0], buckets[1])  # the test's premise
+    self.assertEqual(set(result.heavy_hitters), {"abba", "baab"})
+    self.assertEqual(result.num_stitched, 2)
+    # Without noise and collisions, the debiased estimate of a fragment that
+    # f of the n_l reports hold is (m f - n_l) / (m - 1).
+    for l, entries in enumerate(result.fragment_tops):
+      n_l = result.reports_per_position[l]
+      total = sum(est for _, _, est in entries)
+      self.assertAlmostEqual(total, (1024 * n_l - 2 * n_l) / 1023, places=6)
+
+  def test_single_word_counts_every_user(self):
+    # Every report holds the word: at each position f = n_l, the estimate is
+    # n_l and scaled by n / n_l it is n.
+    result = triehh.sfp_discover(["abba"] * 30, **self.OPTIONS)
+    self.assertEqual(list(result.heavy_hitters), ["abba"])
+    self.assertAlmostEqual(result.heavy_hitters["abba"], 30.0, places=9)
+
+
+class PaperStitchingTest(parameterized.TestCase):
+  """The paper authors' stitching next to the default, noise-free."""
+
+  # Position 0 keeps bb (80 reports) and a$ (20); position 2 keeps ab (50)
+  # and ba (30): the one bucket stitches bbab, bbba, a$ab and a$ba.
+  USERS = ["bbab"] * 50 + ["bbba"] * 30 + ["a"] * 20
+  OPTIONS = dict(length=4, fragment_alphabet="ab", top_t=2, k=16, m=1024,
+                 num_buckets=1, seed=0, **NO_NOISE)
+
+  def test_drop_stitching_drops_a_character_after_a_pad(self):
+    result = triehh.sfp_discover(self.USERS, **self.OPTIONS)
+    self.assertEqual(set(result.heavy_hitters), {"bbab", "bbba"})
+    self.assertEqual(result.params.stitching, "drop")
+
+  def test_paper_stitching_keeps_the_part_before_the_first_pad(self):
+    result = triehh.sfp_discover(self.USERS, stitching="paper",
+                                 **self.OPTIONS)
+    self.assertEqual(set(result.heavy_hitters), {"bbab", "bbba", "a"})
+    self.assertEqual(result.num_stitched, 4)
+    self.assertEqual(result.params.stitching, "paper")
+
+  def test_unknown_stitching_is_refused(self):
+    with self.assertRaisesRegex(ValueError, "stitching must be one of"):
+      triehh.sfp_discover(self.USERS, stitching="glue", **self.OPTIONS)

@@ -1,0 +1,43 @@
+"""Populations and options shared by the SFP tests."""
+
+import math
+
+import numpy as np
+
+import triehh
+
+SMALL = dict(k=64, m=1024)  # few hash functions keep the decode fast
+# Reports without noise (no privacy guarantee): only hash collisions remain.
+NO_NOISE = dict(epsilon_local=math.inf, allow_no_guarantee=True)
+TOP = {"the": 2000, "and": 1200, "you": 800, "heavy": 600, "hitter": 450,
+       "privacy": 350, "federated": 280, "sequence": 220, "a": 180,
+       "fragment": 150}
+NUM_SINGLETONS = 1000
+
+
+def singletons(num, seed=0):
+  rng = np.random.default_rng(seed)
+  letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+  words = set()
+  while len(words) < num:
+    words.add("".join(rng.choice(letters, size=rng.integers(3, 13))))
+  return sorted(words - set(TOP))
+
+
+def user_words(top=None, num_singletons=NUM_SINGLETONS):
+  top = TOP if top is None else top
+  words = [w for w, c in top.items() for _ in range(c)]
+  words += singletons(num_singletons)
+  rng = np.random.default_rng(1)
+  return [words[i] for i in rng.permutation(len(words))]
+
+
+POPULATION = triehh.Population.from_user_words(user_words())
+
+
+def collision_variance(counts, word):
+  """Variance of a noiseless CMS estimate (count_mean_sketch docstring)."""
+  k, m = SMALL["k"], SMALL["m"]
+  n = sum(counts.values())
+  pairs = sum(f * (f - 1) for w, f in counts.items() if w != word)
+  return (n - counts[word]) / (m - 1) + pairs / (k * (m - 1))
