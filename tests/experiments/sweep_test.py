@@ -177,7 +177,7 @@ def test_sigkill_at_random_moments_then_restart(tmp_path):
   flags = ("--num_users=20000", "--epsilons=2,4,8", "--num_runs=40",
            "--noprogress", f"--output_dir={tmp_path}")
   kept: set = set()
-  for _ in range(4):
+  for _ in range(2):  # two kills at random moments, then one mid-line
     proc = subprocess.Popen(
         [sys.executable, "-m", "experiments.sweep", *flags], cwd=drivers.ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -224,7 +224,7 @@ def _ran(stderr: str) -> dict[str, int]:
 
 
 def test_two_sweeps_on_one_directory_run_each_run_once(tmp_path):
-  flags = ("--num_users=20000", "--epsilons=2,4,8", "--deltas=1e-9,1e-10",
+  flags = ("--num_users=20000", "--epsilons=4,8", "--deltas=1e-9,1e-10",
            "--num_runs=15", "--noprogress",
            f"--output_dir={tmp_path}")
   procs = [subprocess.Popen(
@@ -234,7 +234,7 @@ def test_two_sweeps_on_one_directory_run_each_run_once(tmp_path):
   outputs = [p.communicate(timeout=600) for p in procs]
   assert [p.returncode for p in procs] == [0, 0], outputs
   pairs = _pairs(tmp_path)
-  assert len(pairs) == len(set(pairs)) == 6 * 15
+  assert len(pairs) == len(set(pairs)) == 4 * 15
   ran = [_ran(err) for _, err in outputs]
   # Each cell's runs were all run by one of the two sweeps.
   for label in set(ran[0]) | set(ran[1]):

@@ -1,5 +1,6 @@
 """Tests of triehh.engines.tff.runtime: several workers, unreachable and failed ones."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -17,10 +18,14 @@ from triehh.engines.tff import worker
 from tests.engines.tff import helpers
 
 
-def _free_port() -> int:
+@contextlib.contextmanager
+def _refusing_address():
+  """A loopback address bound here but not listening: connections to it are
+  refused, and no other process (another test worker) can take its port
+  while the test runs."""
   with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
-    return s.getsockname()[1]
+    yield f"127.0.0.1:{s.getsockname()[1]}"
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +55,10 @@ def test_two_loopback_workers_give_the_single_process_trie(two_workers):
 
 
 def test_unreachable_worker_is_named_within_the_connect_timeout():
-  address = f"127.0.0.1:{_free_port()}"  # nothing listens there
   pop = helpers.POPULATIONS["one"]
   start = time.monotonic()
-  with pytest.raises(runtime.WorkerError, match=f"TFF worker {address}: "
-                     "unreachable") as err:
+  with _refusing_address() as address, pytest.raises(
+      runtime.WorkerError, match=f"TFF worker {address}: unreachable") as err:
     engine.run(pop, theta=3, batch_size=50, rng=np.random.default_rng(0),
                workers=address, connect_timeout=1.0)
   assert err.value.address == address
