@@ -20,8 +20,6 @@ from triehh.analysis.reproduction import figures as paper_figures
 from triehh.discovery import availability as availability_lib
 
 plt = paper_figures.plt
-_color = paper_figures._color  # pylint: disable=protected-access
-_save = paper_figures._save  # pylint: disable=protected-access
 
 
 def f1_figure(rows: Sequence[Mapping], path: str) -> str:
@@ -39,7 +37,7 @@ def f1_figure(rows: Sequence[Mapping], path: str) -> str:
       style = "--" if row["algorithm"].startswith("IBLT") else "-"
       label = f"{row['algorithm'].split(',')[0]} (ε={row['epsilon']:g}" + (
           f", k={row['algorithm'].split('k=')[1]})" if style == "--" else ")")
-      color = _color(row["epsilon"])
+      color = paper_figures.epsilon_color(row["epsilon"])
       ax.plot(ks, mean, style, color=color, label=label, marker="o", ms=3)
       ax.fill_between(ks, np.clip(mean - half, 0, 1),
                       np.clip(mean + half, 0, 1), color=color, alpha=0.15,
@@ -50,7 +48,7 @@ def f1_figure(rows: Sequence[Mapping], path: str) -> str:
     ax.set_title(name, fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-  return _save(fig, path)
+  return paper_figures.save(fig, path)
 
 
 def passes_figure(rows: Sequence[Mapping], path: str,
@@ -74,7 +72,7 @@ def passes_figure(rows: Sequence[Mapping], path: str,
                fontsize=9)
   ax.grid(True, alpha=0.3)
   ax.legend(fontsize=6)
-  return _save(fig, path)
+  return paper_figures.save(fig, path)
 
 
 def availability_figure(rows: Sequence[Mapping], path: str,
@@ -109,4 +107,4 @@ def availability_figure(rows: Sequence[Mapping], path: str,
   right.set_ylabel("achieved ε (worst round)")
   right.axhline(total_epsilon, color="gray", lw=0.8, ls=":")
   fig.suptitle(f"Default data, target ε = {total_epsilon:g}", fontsize=9)
-  return _save(fig, path)
+  return paper_figures.save(fig, path)

@@ -21,11 +21,13 @@ _COLORS = {1.0: "tab:red", 2.0: "tab:orange", 4.0: "tab:blue",
            8.0: "tab:green"}
 
 
-def _color(epsilon: float) -> str:
+def epsilon_color(epsilon: float) -> str:
+  """The colour of ``epsilon``'s curves in every figure (the paper's)."""
   return _COLORS.get(float(epsilon), "tab:gray")
 
 
-def _save(fig, path: str) -> str:
+def save(fig, path: str) -> str:
+  """Writes ``fig`` to ``path`` at the figures' resolution and closes it."""
   fig.tight_layout()
   fig.savefig(path, dpi=DPI)
   plt.close(fig)
@@ -44,7 +46,7 @@ def fix_prob(path: str, frequencies: Sequence[float],
   """``fig-fix-prob``: minimum n for a 0.9 worst-case rate vs frequency."""
   fig, ax = plt.subplots(figsize=(5.2, 3.8))
   for epsilon, ns in data.items():
-    ax.plot(frequencies, ns, "o-", color=_color(epsilon), ms=3,
+    ax.plot(frequencies, ns, "o-", color=epsilon_color(epsilon), ms=3,
             label=f"ε={epsilon:g}")
   ax.set_xscale("log")
   ax.set_yscale("log")
@@ -54,7 +56,7 @@ def fix_prob(path: str, frequencies: Sequence[float],
                "(L = 10 levels, δ = 1/n²)", fontsize=9)
   ax.grid(True, which="both", alpha=0.3)
   ax.legend()
-  return _save(fig, path)
+  return save(fig, path)
 
 
 def frequency(path: str, series: Sequence[numbers.Series], title: str,
@@ -63,7 +65,7 @@ def frequency(path: str, series: Sequence[numbers.Series], title: str,
   fig, ax = plt.subplots(figsize=(5.2, 3.8))
   for s in series:
     mids, mean, half, _, word_bound = numbers.discovery_by_frequency(s)
-    color = _color(s.epsilon)
+    color = epsilon_color(s.epsilon)
     ax.plot(mids, mean, "o-", color=color, ms=3, label=f"ε={s.epsilon:g}")
     if not np.all(np.isnan(half)):
       ax.fill_between(mids, np.clip(mean - half, 0, 1),
@@ -79,7 +81,7 @@ def frequency(path: str, series: Sequence[numbers.Series], title: str,
                         if bound else ""), fontsize=9)
   ax.grid(True, alpha=0.3)
   ax.legend(fontsize=8)
-  return _save(fig, path)
+  return save(fig, path)
 
 
 def top_k(path: str, series: Sequence[numbers.Series], k_max: int,
@@ -93,7 +95,7 @@ def top_k(path: str, series: Sequence[numbers.Series], k_max: int,
     ks = np.arange(1, mean.size + 1)
     style = "-" if s.algorithm == "triehh" else ("--" if s.top_t == 20
                                                  else ":")
-    _band(ax, ks, mean, half, _color(s.epsilon), s.label, style)
+    _band(ax, ks, mean, half, epsilon_color(s.epsilon), s.label, style)
   ax.set_ylim(-0.02, 1.02)
   ax.set_xlabel("K")
   ax.set_ylabel("F1 (paper: 2r/(r+1))" if metric == "f1_paper"
@@ -101,4 +103,4 @@ def top_k(path: str, series: Sequence[numbers.Series], k_max: int,
   ax.set_title(title, fontsize=9)
   ax.grid(True, alpha=0.3)
   ax.legend(fontsize=8)
-  return _save(fig, path)
+  return save(fig, path)
