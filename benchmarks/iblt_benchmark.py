@@ -81,30 +81,6 @@ def _peak_rss_mb(pid: int) -> float:
   return float("nan")
 
 
-def _first_round_capacity(pop, batch_size: int, seeds, string_max_bytes: int
-                          ) -> int:
-  """Most distinct cut strings among TrieHH's first-round users over seeds."""
-  from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
-  from triehh.baselines import iblt_rounds  # pylint: disable=g-import-not-at-top
-  from triehh.engines import sampling  # pylint: disable=g-import-not-at-top
-  most = 1
-  for seed in seeds:
-    rng = np.random.default_rng(seed)
-    users = iblt_rounds.first_round_users(pop, rng, batch_size)
-    words = sampling.words_of(pop, users,
-                              sampling.draw_word_ranks(rng, pop, users))
-    most = max(most, len({iblt.cut(str(w), string_max_bytes)
-                          for w in pop.vocabulary[np.unique(words)]}))
-  return most
-
-
-def _vote_bytes(trie) -> list[int]:
-  """TrieHH's client vote vector in bytes, per round (int32)."""
-  a1 = trie.alphabet.num_extensions
-  frontier = [1] + [lv.prefixes.shape[0] for lv in trie.levels[:-1]]
-  return [4 * a1 * (1 << (k - 1).bit_length()) for k in frontier]
-
-
 def _iblt_row(pop, k: int, m: int, capacity: int, seeds, truth) -> dict:
   """IBLT's row: a first run (compiling), then one run per seed; prints its
   sketch, memory and outputs."""
@@ -145,6 +121,7 @@ def _triehh_row(pop, epsilon: float, params, seeds, truth) -> dict:
   """TrieHH's row on the TFF engine: a first run (compiling), then one run
   per seed."""
   import triehh  # pylint: disable=g-import-not-at-top
+  from triehh.analysis.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   triehh.discover(pop, epsilon=epsilon, engine="tff", seed=seeds[0],
                   sampling="fixed")  # compiles
   trie_runs = [triehh.discover(pop, epsilon=epsilon, engine="tff", seed=s,
@@ -152,7 +129,7 @@ def _triehh_row(pop, epsilon: float, params, seeds, truth) -> dict:
                for s in seeds]
   trie_scores = [triehh.precision_recall_f1(r.heavy_hitters, truth, KS)
                  for r in trie_runs]
-  votes = [_vote_bytes(r.trie) for r in trie_runs]
+  votes = [beyond_runs.vote_bytes(r.trie) for r in trie_runs]
   return dict(
       algorithm=f"TrieHH tff (theta={params.theta})",
       ms=[r.seconds / r.num_participants * 1e3 for r in trie_runs],
@@ -165,6 +142,7 @@ def _triehh_row(pop, epsilon: float, params, seeds, truth) -> dict:
 
 def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   """IBLT and TrieHH rows for one data set and epsilon."""
+  from triehh.analysis.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   params = policy.resolve_params(pop.num_users, pop.max_length,
@@ -172,7 +150,8 @@ def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   k = FLAGS.k_anonymity or params.theta
   m = params.batch_size
   truth = pop.ground_truth()
-  capacity = _first_round_capacity(pop, m, seeds, FLAGS.string_max_bytes)
+  capacity = beyond_runs.first_round_capacity(pop, m, seeds,
+                                              FLAGS.string_max_bytes)
   shape = iblt.sketch_shape(capacity, FLAGS.string_max_bytes)
   iblt.check_memory(m, iblt.client_bytes(shape),
                     max_memory_fraction=FLAGS.max_memory_fraction)
@@ -202,14 +181,15 @@ def print_table(rows: list[dict]) -> None:
 
 def _default_population(epsilon: float, seeds):
   """The default population, or its subsample if IBLT's round cannot fit."""
+  from triehh.analysis.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   pop = synthetic.english_population(FLAGS.num_users).encode()
   params = policy.resolve_params(pop.num_users, pop.max_length,
                                  epsilon=epsilon)
-  capacity = _first_round_capacity(pop, params.batch_size, seeds,
-                                   FLAGS.string_max_bytes)
+  capacity = beyond_runs.first_round_capacity(pop, params.batch_size, seeds,
+                                              FLAGS.string_max_bytes)
   try:
     iblt.check_memory(params.batch_size, iblt.client_bytes(
         iblt.sketch_shape(capacity, FLAGS.string_max_bytes)),
