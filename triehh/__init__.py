@@ -6,33 +6,71 @@ privacy and utility theory, and an empirical audit of the privacy loss
 (:func:`audit`).
 """
 
-from triehh.analysis.audit import audit
-from triehh.api import discover
-from triehh.api import engine_names
-from triehh.api import register_engine
-from triehh.baselines.amplification import sfp_local_epsilon
-from triehh.baselines.iblt import iblt_discover
-from triehh.baselines.sfp import sfp_discover
-from triehh.baselines.sfp import SFPResult
-from triehh.core.alphabet import Alphabet
-from triehh.core.metrics import discovery_rates
-from triehh.core.metrics import precision_recall_f1
-from triehh.core.metrics import top_k
-from triehh.core.population import Population
-from triehh.core.results import DiscoveryResult
-from triehh.core.results import RunParams
-from triehh.core.results import Unprotected
-from triehh.core.trie import Trie
-from triehh.discovery.availability import discover_online
-from triehh.discovery.availability import diurnal
-from triehh.discovery.availability import OnlineResult
-from triehh.discovery.passes import discover_passes
-from triehh.discovery.passes import PassesResult
-from triehh.theory.privacy import calibrate
-from triehh.theory.privacy import Calibration
-from triehh.theory.privacy import guarantee
-from triehh.theory.utility import discovery_rate
-from triehh.theory.utility import min_population
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
+  from triehh.analysis.audit import audit
+  from triehh.api import discover
+  from triehh.api import engine_names
+  from triehh.api import register_engine
+  from triehh.baselines.amplification import sfp_local_epsilon
+  from triehh.baselines.iblt import iblt_discover
+  from triehh.baselines.sfp import sfp_discover
+  from triehh.baselines.sfp import SFPResult
+  from triehh.core.alphabet import Alphabet
+  from triehh.core.metrics import discovery_rates
+  from triehh.core.metrics import precision_recall_f1
+  from triehh.core.metrics import top_k
+  from triehh.core.population import Population
+  from triehh.core.results import DiscoveryResult
+  from triehh.core.results import RunParams
+  from triehh.core.results import Unprotected
+  from triehh.core.trie import Trie
+  from triehh.discovery.availability import discover_online
+  from triehh.discovery.availability import diurnal
+  from triehh.discovery.availability import OnlineResult
+  from triehh.discovery.passes import discover_passes
+  from triehh.discovery.passes import PassesResult
+  from triehh.theory.privacy import calibrate
+  from triehh.theory.privacy import Calibration
+  from triehh.theory.privacy import guarantee
+  from triehh.theory.utility import discovery_rate
+  from triehh.theory.utility import min_population
+
+# Each public name and the module that defines it. They are imported on
+# first use (PEP 562), so that ``import triehh`` stays cheap: a command-line
+# tool pays only for what it calls (pandas, scipy.stats and TensorFlow are
+# heavy). ``tests/api_test.py`` checks that every name resolves.
+_PUBLIC = {
+    "audit": "triehh.analysis.audit",
+    "discover": "triehh.api",
+    "engine_names": "triehh.api",
+    "register_engine": "triehh.api",
+    "sfp_local_epsilon": "triehh.baselines.amplification",
+    "iblt_discover": "triehh.baselines.iblt",
+    "sfp_discover": "triehh.baselines.sfp",
+    "SFPResult": "triehh.baselines.sfp",
+    "Alphabet": "triehh.core.alphabet",
+    "discovery_rates": "triehh.core.metrics",
+    "precision_recall_f1": "triehh.core.metrics",
+    "top_k": "triehh.core.metrics",
+    "Population": "triehh.core.population",
+    "DiscoveryResult": "triehh.core.results",
+    "RunParams": "triehh.core.results",
+    "Unprotected": "triehh.core.results",
+    "Trie": "triehh.core.trie",
+    "discover_online": "triehh.discovery.availability",
+    "diurnal": "triehh.discovery.availability",
+    "OnlineResult": "triehh.discovery.availability",
+    "discover_passes": "triehh.discovery.passes",
+    "PassesResult": "triehh.discovery.passes",
+    "calibrate": "triehh.theory.privacy",
+    "Calibration": "triehh.theory.privacy",
+    "guarantee": "triehh.theory.privacy",
+    "discovery_rate": "triehh.theory.utility",
+    "min_population": "triehh.theory.utility",
+}
 
 __version__ = "0.1.0"
 
@@ -45,3 +83,17 @@ __all__ = [
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal",
 ]
+
+
+def __getattr__(name: str):
+  """Imports the module of a public name on first use."""
+  module = _PUBLIC.get(name)
+  if module is None:
+    raise AttributeError(f"module 'triehh' has no attribute {name!r}")
+  value = getattr(importlib.import_module(module), name)
+  globals()[name] = value
+  return value
+
+
+def __dir__() -> list[str]:
+  return sorted(set(globals()) | set(_PUBLIC))

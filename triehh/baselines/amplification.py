@@ -56,7 +56,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
 _HOEFFDING_CONST = 1.0 - math.exp(-2.0)
 # Tolerances of the root finding (brentq's xtol and rtol).
@@ -126,6 +125,7 @@ def _root_meeting_delta(excess, lo: float, hi: float) -> float:
   ``[lo, hi]``, by ``scipy.optimize.brentq``; if ``excess`` there is still
   positive, moved past the root by twice brentq's tolerance, so that the
   returned point meets the target delta."""
+  from scipy import optimize  # pylint: disable=g-import-not-at-top
   root = optimize.brentq(excess, lo, hi, xtol=_XTOL, rtol=_RTOL)
   if excess(root) > 0:
     step = 2.0 * (_XTOL + _RTOL * abs(root))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pandas as pd
 
 from triehh.core import alphabet as alphabet_lib
 
@@ -38,6 +37,7 @@ def factorize(words) -> tuple[np.ndarray, np.ndarray]:
   """
   words = list(words)
   if "\x00" not in "".join(words):
+    import pandas as pd  # pylint: disable=g-import-not-at-top
     codes, uniques = pd.factorize(pd.Series(words, dtype=object))
     return codes, np.asarray(uniques, dtype=object)
   index: dict[str, int] = {}
@@ -81,6 +81,7 @@ def encode(vocabulary, max_length, alphabet, end_symbol,
 
 def _lowered_unique(vocabulary) -> tuple[np.ndarray, np.ndarray]:
   """The lower-cased distinct words, and each input word's index in them."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   raw = pd.Series(np.asarray(vocabulary, dtype=object), dtype=object)
   not_str = raw.map(lambda w: not isinstance(w, str))
   if not_str.any():

@@ -46,7 +46,6 @@ import time
 from collections.abc import Iterable
 
 import numpy as np
-from scipy import optimize
 
 from triehh.core import choices
 from triehh.core import population as population_lib
@@ -127,6 +126,7 @@ def split_budget(epsilon: float, delta: float, num_passes: int,
 
   pass_epsilon = epsilon
   if excess(epsilon) > 0:  # the root, a relative 1e-9 below (rounding)
+    from scipy import optimize  # pylint: disable=g-import-not-at-top
     pass_epsilon = optimize.brentq(excess, 0.0, epsilon, xtol=1e-15,
                                    rtol=1e-13) * (1.0 - 1e-9)
   total = advanced_total(pass_epsilon, pass_delta, num_passes, delta_prime)

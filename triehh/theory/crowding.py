@@ -34,7 +34,6 @@ import functools
 import math
 
 import numpy as np
-from scipy import stats
 
 # Most population sizes examined per family (the window of k).
 _MAX_POINTS = 50_000
@@ -76,6 +75,7 @@ class ReverseFailure:
 
 def _crowding(n: int, m: int, theta: int, levels: int,
               epsilon: float) -> ReverseFailure | None:
+  from scipy import stats  # pylint: disable=g-import-not-at-top
   # j = n - k - 1 users hold the empty word in D (j + 1 in D'). A level fails
   # only if at least m - theta + 1 sampled users are empty, so j >= m - theta.
   lo = max(0, m - theta)
@@ -108,6 +108,7 @@ def _worst(family: str, holders: np.ndarray, p_d: np.ndarray,
 
 def _two_groups(n: int, m: int, theta: int,
                 epsilon: float) -> ReverseFailure | None:
+  from scipy import stats  # pylint: disable=g-import-not-at-top
   if m > 2 * theta - 1 or n < 2 * theta:
     return None
   size_a = np.arange(theta, n - theta + 1)  # u's group, u included

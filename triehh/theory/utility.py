@@ -22,7 +22,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
 
 from triehh.core import validation
 from triehh.theory import _search
@@ -42,6 +41,7 @@ def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
   _check(n, batch_size, theta)
   if np.any(count < 0) or np.any(count > n):
     raise ValueError("count must be in [0, n]")
+  from scipy import stats  # pylint: disable=g-import-not-at-top
   return stats.hypergeom.sf(theta - 1, n, count, batch_size)
 
 
@@ -77,6 +77,7 @@ def poisson_discovery_rate(count, rate: float, theta: int,
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   if not 0 < rate <= 1:
     raise ValueError(f"rate must be in (0, 1], got {rate}")
+  from scipy import stats  # pylint: disable=g-import-not-at-top
   level = stats.binom.sf(theta - 1, np.asarray(count), rate)
   out = level ** num_levels
   return float(out) if np.ndim(out) == 0 else out
