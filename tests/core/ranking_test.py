@@ -22,3 +22,49 @@ def test_top_words_is_the_head_of_the_full_ranking(counts, k):
   full = sorted(counts, key=lambda w: (-counts[w], w))
   assert ranking.top_words(counts, k) == full[:k]
   assert ranking.ranked_words(counts) == full
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(COUNTS, st.lists(st.integers(min_value=1, max_value=50), min_size=1,
+                        max_size=4))
+def test_ranked_counts_serve_any_sequence_of_k_as_top_words(counts, ks):
+  # Small k first then larger ones, and the reverse: the remembered ranking
+  # must never serve a head shorter than asked or from another order.
+  ranked = ranking.RankedCounts(counts)
+  for k in ks:
+    assert ranked.top(k) == ranking.top_words(counts, k)
+  assert ranked == counts
+
+
+def test_ranked_counts_rank_once(monkeypatch):
+  calls = []
+  real = ranking.top_words
+  monkeypatch.setattr(ranking, "top_words",
+                      lambda c, k: calls.append(k) or real(c, k))
+  ranked = ranking.RankedCounts({f"w{i}": i % 7 for i in range(1000)})
+  for _ in range(5):
+    ranked.top(100)
+    ranked.top(10)
+  assert calls == [100]
+
+
+def test_ranked_counts_are_read_only_and_survive_pickle_and_json():
+  import json  # pylint: disable=g-import-not-at-top
+  import pickle  # pylint: disable=g-import-not-at-top
+  ranked = ranking.RankedCounts({"a": 2, "b": 3})
+  ranked.top(1)
+  for change in (lambda d: d.__setitem__("c", 1), lambda d: d.pop("a"),
+                 lambda d: d.update(c=1), lambda d: d.clear(),
+                 lambda d: d.setdefault("c", 1), lambda d: d.popitem(),
+                 lambda d: d.__delitem__("a")):
+    try:
+      change(ranked)
+    except TypeError:
+      pass
+    else:
+      raise AssertionError("changed a RankedCounts")
+  assert ranked == {"a": 2, "b": 3}
+  copy = pickle.loads(pickle.dumps(ranked))
+  assert type(copy) is ranking.RankedCounts and copy == ranked
+  assert copy.top(2) == ["b", "a"]
+  assert json.loads(json.dumps(ranked)) == {"a": 2, "b": 3}

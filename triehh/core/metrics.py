@@ -33,6 +33,8 @@ def top_k(truth: Mapping[str, float], k: int) -> list[str]:
   """The ``k`` words of largest weight; ties broken by the word."""
   if k < 1:
     raise ValueError(f"k must be >= 1, got {k}")
+  if isinstance(truth, ranking.RankedCounts):
+    return truth.top(k)
   return ranking.top_words(truth, k)
 
 

@@ -28,3 +28,34 @@ def top_words(counts: Mapping[str, float], k: int) -> list[str]:
   """The first ``k`` words of :func:`ranked_words`, without sorting them all
   (a heap: O(V log k) for V words)."""
   return [w for w, _ in heapq.nsmallest(k, counts.items(), key=_order)]
+
+
+class RankedCounts(dict):
+  """Counts that remember their ranking: a read-only ``dict`` whose
+  :meth:`top` ranks the words once and serves every later call from that.
+
+  A sweep scores every run of a cell against the same truth; ranking its tens
+  of thousands of words again for each run cost more than the run itself.
+  """
+
+  __slots__ = ("_top",)
+
+  def __init__(self, counts: Mapping[str, float] = (), /):
+    super().__init__(counts)
+    self._top: list[str] = []
+
+  def top(self, k: int) -> list[str]:
+    """The first ``k`` words of :func:`ranked_words` (as :func:`top_words`)."""
+    if k > len(self._top) and len(self._top) < len(self):
+      self._top = top_words(self, k)
+    return self._top[:k]
+
+  def __reduce__(self):
+    return (RankedCounts, (dict(self),))
+
+  def _read_only(self, *args, **kwargs):
+    raise TypeError("RankedCounts is read-only: copy it with dict(...) to "
+                    "change it")
+
+  __setitem__ = __delitem__ = __ior__ = _read_only
+  clear = pop = popitem = setdefault = update = _read_only

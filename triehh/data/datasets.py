@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from triehh.core import population as population_lib
+from triehh.core import ranking
 from triehh.data import loader
 from triehh.data import paper_populations
 from triehh.data import report as report_lib
@@ -65,12 +66,17 @@ class Dataset:
   """
 
   population: population_lib.Population
-  truth: dict[str, float]
+  truth: dict[str, float]  # a ranking.RankedCounts once built
   name: str
   setting: str
   report: report_lib.LoadReport | None = None
   info: dict = dataclasses.field(default_factory=dict)
   cache_path: str | None = None
+
+  def __post_init__(self):
+    # Every run of a cell is scored against this truth: rank it once.
+    if not isinstance(self.truth, ranking.RankedCounts):
+      self.truth = ranking.RankedCounts(self.truth)
 
 
 Options = Mapping[str, Any]
