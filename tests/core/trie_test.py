@@ -146,3 +146,57 @@ class GrowTest(parameterized.TestCase):
       if not dense.frontier.shape[0]:
         break
     self.assertGreaterEqual(dense.depth, 3)
+
+
+class HeavyHittersTest(parameterized.TestCase):
+
+  @parameterized.parameters(("ab", "$", 0), ("aé日ßz", "$", 1),
+                            ("x🙂'Z", "#", 2), ("abc", "é", 3))
+  def test_equal_to_decoding_word_by_word_in_the_same_order(self, chars, end,
+                                                           seed):
+    # Random votes over several levels, with many ties in the counts, so
+    # the order of words with equal votes is exercised.
+    rng = np.random.default_rng(seed)
+    trie = trie_lib.Trie(alphabet_lib.Alphabet.of(chars, end))
+    for _ in range(4):
+      votes = rng.integers(0, 4, size=trie.num_candidates)
+      level, _ = trie.grow(votes, theta=1)
+      if not level.prefixes.shape[0]:
+        break
+    want = {}
+    for level in trie.levels:
+      for codes, v in zip(level.terminated, level.terminated_votes):
+        want[trie.alphabet.decode_word(codes)] = int(v)
+    want = sorted(want.items(), key=lambda item: (-item[1], item[0]))
+    got = trie.heavy_hitters()
+    self.assertGreater(len(got), 3)
+    self.assertEqual(list(got.items()), want)
+    self.assertTrue(all(type(v) is int for v in got.values()))
+
+  def test_the_empty_word_and_no_words(self):
+    trie = trie_lib.Trie(alphabet_lib.Alphabet.of("ab"))
+    self.assertEqual(trie.heavy_hitters(), {})
+    trie.grow(np.array([0, 1, 5]), theta=2)  # "$" alone: the empty word
+    self.assertEqual(trie.heavy_hitters(), {"": 5})
+
+  def test_deep_words_over_a_large_alphabet(self):
+    # 3,000 symbols take 12 bits each, so words of 9 characters span two
+    # sort keys; sparse votes keep the trie small.
+    rng = np.random.default_rng(7)
+    chars = [chr(0x4E00 + i) for i in range(3000)]
+    trie = trie_lib.Trie(alphabet_lib.Alphabet.of(chars))
+    a = trie.alphabet.num_extensions
+    for _ in range(10):
+      frontier = trie.num_candidates // a
+      votes = np.zeros(trie.num_candidates, np.int64)
+      for p in range(frontier):
+        votes[p * a + rng.choice(a - 1, size=2, replace=False)] = 3
+        votes[p * a + a - 1] = rng.integers(0, 6)  # finish some words here
+      trie.grow(votes, theta=2, max_num_prefixes=4)
+    want = {}
+    for level in trie.levels:
+      for codes, v in zip(level.terminated, level.terminated_votes):
+        want[trie.alphabet.decode_word(codes)] = int(v)
+    self.assertGreater(max(map(len, want)), 7)
+    self.assertEqual(list(trie.heavy_hitters().items()),
+                     sorted(want.items(), key=lambda kv: (-kv[1], kv[0])))

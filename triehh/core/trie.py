@@ -225,6 +225,48 @@ class Trie:
     The vote count is that of the round that found the end symbol. Words
     are ordered by votes (descending), then alphabetically.
     """
+    symbols = np.array(self.alphabet.symbols())
+    if (symbols.dtype.itemsize != 4 or "\x00" in self.alphabet.symbols()
+        or any(level.terminated.size and level.terminated.min() < 0
+               for level in self.levels)):
+      return self._heavy_hitters_one_by_one()  # not one character per code
+    # Each level's words at once: the characters of a row (end symbol
+    # dropped) viewed as one string. The order is ranking.by_count's (votes
+    # descending, then the word), sorted on integers: each character's rank
+    # in code-point order, 0 past a word's end (a prefix sorts first, as in
+    # Python), packed into as few int64 keys as the alphabet allows.
+    rank = np.empty(symbols.size, np.int64)
+    rank[np.argsort([ord(c) for c in self.alphabet.symbols()])] = np.arange(
+        1, symbols.size + 1)
+    bits = int(symbols.size).bit_length()
+    per_key = 63 // bits
+    width = max(len(self.levels) - 1, 1)
+    num_keys = -(-width // per_key)
+    words: list[str] = []
+    keys, votes = [], []
+    for depth, level in enumerate(self.levels, start=1):
+      codes = level.terminated[:, :-1]
+      if not codes.shape[0]:
+        continue
+      if depth == 1:
+        words.extend([""] * codes.shape[0])
+      else:
+        chars = np.ascontiguousarray(symbols[codes])
+        words.extend(chars.view(f"<U{depth - 1}")[:, 0].tolist())
+      ranks = np.zeros((codes.shape[0], num_keys * per_key), np.int64)
+      ranks[:, :depth - 1] = rank[codes]
+      shifts = bits * np.arange(per_key - 1, -1, -1, dtype=np.int64)
+      keys.append((ranks.reshape(-1, num_keys, per_key) << shifts).sum(axis=2))
+      votes.append(level.terminated_votes)
+    if not words:
+      return {}
+    keys_all = np.concatenate(keys)
+    votes_all = np.concatenate(votes).astype(np.int64)
+    order = np.lexsort((*keys_all.T[::-1], -votes_all))
+    return dict(zip([words[i] for i in order.tolist()],
+                    votes_all[order].tolist()))
+
+  def _heavy_hitters_one_by_one(self) -> dict[str, int]:
     found = {}
     for level in self.levels:
       for codes, v in zip(level.terminated, level.terminated_votes):
