@@ -12,6 +12,11 @@ Faults never stop a run:
 * an unreadable entry (truncated, empty, bit-flipped: a bad zip, a CRC
   error, bad metadata) is a miss: a warning names it, and the rebuilt
   population replaces it;
+* so is an entry that reads but is not a valid population (an array of the
+  wrong dtype or shape, a symbol code past the alphabet, a user index past
+  the vocabulary, a size that does not fit the file...): an entry is input,
+  checked as :mod:`triehh.data.cache_checks` describes, since a shared
+  directory lets others write entries;
 * a cache directory that cannot be written (read-only, full) gives a
   warning and the run goes on without caching.
 
@@ -35,12 +40,13 @@ import tempfile
 import warnings
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import population as population_lib
+from triehh.data import cache_checks
 from triehh.data import report as report_lib
 
 FORMAT_VERSION = 2
@@ -149,32 +155,51 @@ def save(cache_dir: str, key: str, population: population_lib.Population,
   return path
 
 
-def load(cache_dir: str, key: str
+def _read_entry(path: str) -> tuple[population_lib.Population, dict]:
+  """The population and metadata of the entry at ``path``, checked."""
+  cache_checks.check_members(path)
+  with np.load(path, allow_pickle=False) as f:
+    missing = [n for n in cache_checks.VOCABULARY_ARRAYS if n not in f.files]
+    if missing:
+      raise cache_checks.InvalidCacheEntry(f"array {missing[0]!r} is missing")
+    meta = json.loads(str(f["metadata"]))
+    cache_checks.check_metadata(meta)
+    data, offsets = f["vocabulary_bytes"], f["vocabulary_offsets"]
+    cache_checks.check_vocabulary(data, offsets)
+    data = data.tobytes()
+    vocabulary = np.array(
+        [data[offsets[i]:offsets[i + 1]].decode("utf-8")
+         for i in range(offsets.size - 1)], dtype=object)
+    arrays = {name: f[name] if name in f.files else None
+              for name in _ARRAYS}
+  alphabet = alphabet_lib.Alphabet(tuple(meta["alphabet"]),
+                                   meta["end_symbol"])
+  cache_checks.check_arrays(arrays, vocabulary.size, alphabet.size,
+                            meta["max_length"])
+  pop = population_lib.Population(
+      alphabet=alphabet, max_length=meta["max_length"], vocabulary=vocabulary,
+      num_dropped_users=meta["num_dropped_users"], **arrays)
+  return pop, meta["metadata"]
+
+
+def load(cache_dir: str, key: str,
+         check_metadata: Callable[[Mapping], None] | None = None
          ) -> tuple[population_lib.Population, dict] | None:
   """The population and metadata stored under ``key``, or None (a miss).
 
-  A damaged entry is a miss, with a warning (module docstring).
+  A damaged or invalid entry is a miss, with a warning (module docstring);
+  ``check_metadata`` raises ``ValueError`` (or ``KeyError``, ``TypeError``)
+  when the caller's metadata is not what it stored.
   """
   path = entry_path(cache_dir, key)
   if not os.path.isfile(path):
     return None
   try:
-    with np.load(path, allow_pickle=False) as f:
-      meta = json.loads(str(f["metadata"]))
-      data = f["vocabulary_bytes"].tobytes()
-      offsets = f["vocabulary_offsets"]
-      vocabulary = np.array(
-          [data[offsets[i]:offsets[i + 1]].decode("utf-8")
-           for i in range(offsets.size - 1)], dtype=object)
-      arrays = {name: f[name] if name in f.files else None
-                for name in _ARRAYS}
-    pop = population_lib.Population(
-        alphabet=alphabet_lib.Alphabet(tuple(meta["alphabet"]),
-                                       meta["end_symbol"]),
-        max_length=int(meta["max_length"]), vocabulary=vocabulary,
-        num_dropped_users=int(meta["num_dropped_users"]), **arrays)
+    pop, meta = _read_entry(path)
+    if check_metadata is not None:
+      check_metadata(meta)
   except _DAMAGED as err:
     warnings.warn(f"the cache entry {path} is damaged ({type(err).__name__}: "
                   f"{err}); it is rebuilt", UserWarning, stacklevel=2)
     return None
-  return pop, meta["metadata"]
+  return pop, meta

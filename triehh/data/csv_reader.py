@@ -6,7 +6,11 @@ that are not UTF-8: Arrow cannot hand such a row to the row handler, so the
 file is parsed again as latin-1 (in which every byte is a character) and
 the bytes of the rows are restored. A quoted field running past the end of
 its line (an unbalanced quote) is skipped with every line it swallowed.
-The layouts are described in :mod:`triehh.data.readers`.
+Arrow reads the file through :class:`~triehh.data.input_files.BlankedLongLines`,
+so a line over ``input_files.MAX_LINE_BYTES`` is skipped and counted (it
+never reaches Arrow, whose blocks it could straddle). Lines end at LF, CRLF
+or CR alone, in the header as in the rows. A header naming a column to read
+twice is refused. The layouts are described in :mod:`triehh.data.readers`.
 """
 
 from __future__ import annotations
@@ -19,11 +23,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from triehh.data import input_files
 from triehh.data import report as report_lib
 from triehh.data import user_texts
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _BLOCK_SIZE = 16 << 20  # CSV parse block: large blocks keep numpy work fast.
+
+
+def _block_size(line_limit: int) -> int:
+  """Arrow's block: at least four lines of the bound (input_files)."""
+  return max(_BLOCK_SIZE, 4 * line_limit)
 
 
 def read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
@@ -36,23 +46,28 @@ def read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
                   text_column)
   if user_column == text_column:
     raise ValueError("the user and text columns must differ")
+  limit = input_files.MAX_LINE_BYTES
   parse = functools.partial(
       _parse_csv, path, delimiter=delimiter, quoted=quoted,
-      column_names=column_names, columns=(user_column, text_column))
+      column_names=column_names, columns=(user_column, text_column),
+      line_limit=limit)
   try:
     with _quiet_row_handler_errors():
-      table, bad_rows, bad_count = parse(encoding)
+      table, bad_rows, bad_count, long_lines = parse(encoding)
   except user_texts.import_pyarrow().ArrowInvalid as err:
     if encoding != "utf-8" or "columns, got" not in str(err):
       raise
     # A malformed row holding bytes that are not UTF-8 (module docstring).
-    table, bad_rows, bad_count = parse("latin-1")
+    table, bad_rows, bad_count, long_lines = parse("latin-1")
     table = _restore_latin1(table)
   if column_names is not None and _is_header_row(table, user_column,
                                                  text_column):
     table = table.slice(1)
-  report.rows_read = table.num_rows + bad_count
+  report.rows_read = table.num_rows + bad_count + len(long_lines)
   report.skip(report_lib.SKIP_COLUMN_COUNT, bad_count, bad_rows)
+  report.skip(report_lib.SKIP_TOO_LONG, len(long_lines),
+              (input_files.too_long_place(n, limit)
+               for n in long_lines[:report_lib.MAX_EXAMPLES]))
   users, texts = table.column(user_column), table.column(text_column)
   swallowed = _unbalanced_quotes(users, texts, report)
   return user_texts.finish(users, texts, "utf-8", report,
@@ -62,11 +77,11 @@ def read_csv(path: str, report: report_lib.LoadReport, *, encoding: str,
 
 def _parse_csv(path: str, encoding: str, *, delimiter: str, quoted: bool,
                column_names: Sequence[str] | None,
-               columns: tuple[str, str]):
+               columns: tuple[str, str], line_limit: int):
   """Arrow's CSV parse of two binary columns (UTF-8 out); bad rows counted.
 
-  Returns the table, example places of rows with a wrong column count, and
-  their number.
+  Returns the table, example places of rows with a wrong column count,
+  their number, and the numbers of the lines skipped as over-long.
   """
   pa = user_texts.import_pyarrow()
   bad_rows: list[str] = []
@@ -81,7 +96,7 @@ def _parse_csv(path: str, encoding: str, *, delimiter: str, quoted: bool,
     return "skip"
 
   read_options = pa.csv.ReadOptions(
-      column_names=column_names, block_size=_BLOCK_SIZE,
+      column_names=column_names, block_size=_block_size(line_limit),
       encoding="utf8" if encoding == "utf-8" else encoding)
   parse_options = pa.csv.ParseOptions(
       delimiter=delimiter, quote_char='"' if quoted else False,
@@ -90,15 +105,12 @@ def _parse_csv(path: str, encoding: str, *, delimiter: str, quoted: bool,
       include_columns=list(columns),
       column_types={c: pa.binary() for c in columns},
       strings_can_be_null=False, quoted_strings_can_be_null=False)
-  source = user_texts.open_input(path)
-  try:
+  with input_files.BlankedLongLines(user_texts.open_bytes(path),
+                                   line_limit) as source:
     table = pa.csv.read_csv(source, read_options=read_options,
                             parse_options=parse_options,
                             convert_options=convert_options)
-  finally:
-    if not isinstance(source, str):
-      source.close()
-  return table, bad_rows, bad_count[0]
+  return table, bad_rows, bad_count[0], source.long_lines
 
 
 @contextlib.contextmanager
@@ -182,7 +194,8 @@ def _unbalanced_quotes(users, texts,
 
 def _check_header(path: str, delimiter: str, quoted: bool, encoding: str,
                   user_column: str, text_column: str) -> None:
-  """Raises ``DataError`` when the header lacks a needed column."""
+  """Raises ``DataError`` when the header lacks a needed column, or names
+  one twice (which of the two to read would be a guess)."""
   header = _read_header(path, delimiter, quoted, encoding)
   missing = [c for c in (user_column, text_column) if c not in header]
   if missing:
@@ -190,17 +203,25 @@ def _check_header(path: str, delimiter: str, quoted: bool, encoding: str,
         f"{path} has no column {', '.join(map(repr, missing))}; its header "
         f"names {', '.join(map(repr, header))} (set the user and text "
         "column names)")
+  for column in (user_column, text_column):
+    places = [str(i + 1) for i, name in enumerate(header) if name == column]
+    if len(places) > 1:
+      raise report_lib.DataError(
+          f"the header of {path} names column {column!r} {len(places)} times "
+          f"(columns {', '.join(places[:-1])} and {places[-1]}): which one "
+          "to read is ambiguous; rename the others or read another column")
 
 
 def _read_header(path: str, delimiter: str, quoted: bool,
                  encoding: str) -> list[str]:
+  """The header's fields (line 1, bounded; see input_files)."""
   import csv  # pylint: disable=g-import-not-at-top
   with user_texts.open_bytes(path) as f:
-    first = f.readline()
+    first = input_files.first_line(f, path)
   if not first.strip():
     raise report_lib.DataError(f"{path} is empty: it needs a header row")
   try:
-    line = first.decode(encoding).lstrip("\ufeff").rstrip("\r\n")
+    line = first.decode(encoding).lstrip("\ufeff")
   except UnicodeDecodeError as err:
     raise report_lib.DataError(
         f"the header of {path} is not valid {encoding}: {err}") from err

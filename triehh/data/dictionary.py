@@ -6,7 +6,9 @@ words", which it does not publish. Two sources are offered here:
 * a word-list file (``--dictionary_path``): one word per line, the first
   whitespace-separated field of each line taken (so ``word<TAB>count``
   tables work), lower-cased; blank lines and lines starting with ``#`` are
-  ignored. UTF-8, optionally ``.gz`` (read with ``pandas.read_csv``).
+  ignored. UTF-8, optionally ``.gz``; a regular file whose lines are at
+  most ``input_files.MAX_LINE_BYTES`` long (a longer line is an error naming
+  it).
 * the default: the ``DEFAULT_SIZE`` most frequent English words of the
   ``wordfreq`` package (its ``top_n_list("en", ...)``: frequencies from
   web, subtitle, news, book and social-media text). It is a frequency list,
@@ -20,12 +22,12 @@ words", which it does not publish. Two sources are offered here:
 
 from __future__ import annotations
 
-import csv
-import os
-import warnings
+import zipfile
+import zlib
 
 import pandas as pd
 
+from triehh.data import input_files
 from triehh.data import report as report_lib
 
 DEFAULT_SIZE = 50_000
@@ -58,24 +60,17 @@ def default_words(size: int = DEFAULT_SIZE) -> pd.Index:
 
 def load_words(path: str) -> pd.Index:
   """The words of a word-list file (see the module docstring)."""
-  if not os.path.exists(path):
-    raise FileNotFoundError(f"dictionary file not found: {path}")
+  words = set()
   try:
-    with warnings.catch_warnings():  # short lines are expected
-      warnings.simplefilter("ignore", pd.errors.ParserWarning)
-      table = pd.read_csv(
-          path, sep=r"\s+", engine="python", header=None, names=["word"],
-          usecols=[0], index_col=False, on_bad_lines=lambda fields: fields[:1],
-          quoting=csv.QUOTE_NONE, dtype=str, keep_default_na=False,
-          encoding="utf-8", compression="infer")
-  except (OSError, UnicodeDecodeError, EOFError, pd.errors.ParserError,
-          pd.errors.EmptyDataError) as err:
-    if isinstance(err, pd.errors.EmptyDataError):
-      raise report_lib.DataError(f"dictionary {path} holds no word") from err
+    for _, line in input_files.text_lines(path, "dictionary file"):
+      fields = line.split(maxsplit=1)
+      if fields and not fields[0].startswith("#"):
+        words.add(fields[0].lower())
+  except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as err:
+    if isinstance(err, FileNotFoundError):
+      raise
     raise report_lib.DataError(
         f"cannot read dictionary {path}: {err}") from err
-  words = table["word"]
-  words = words[(words != "") & ~words.str.startswith("#")].str.lower()
-  if words.empty:
+  if not words:
     raise report_lib.DataError(f"dictionary {path} holds no word")
-  return pd.Index(sorted(set(words)))
+  return pd.Index(sorted(words))

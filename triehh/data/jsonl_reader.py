@@ -1,66 +1,80 @@
 """JSON Lines: one JSON object per line, holding the user and the text.
 
 A line that is blank is ignored; a line that does not decode, does not
-parse, is not an object, lacks a column, whose text is not a string or
-whose user is empty is skipped and counted. A UTF-8 byte order mark on the
-first line is ignored.
+parse, is not an object, lacks a column, whose text is not a string, whose
+user is missing (null, empty, NaN, a list or an object), whose user or text
+holds a lone surrogate (a ``\\ud800`` escape, which no UTF-8 can hold), or
+that is longer than ``input_files.MAX_LINE_BYTES`` is skipped and counted.
+A UTF-8 byte order mark on the first line is ignored.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
+from triehh.data import input_files
 from triehh.data import report as report_lib
 from triehh.data import user_texts
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
+def _row(raw: bytes, encoding: str, user_column: str, text_column: str
+         ) -> tuple[bytes, bytes] | str:
+  """A line's (user, text) as UTF-8, or the reason it is skipped."""
+  try:
+    obj = json.loads(raw.decode(encoding))
+  except UnicodeDecodeError:
+    return report_lib.SKIP_UNDECODABLE
+  except ValueError:
+    return report_lib.SKIP_BAD_JSON
+  if (not isinstance(obj, dict) or user_column not in obj
+      or text_column not in obj):
+    return report_lib.SKIP_BAD_JSON
+  text, user = obj[text_column], obj[user_column]
+  if text is None:
+    text = ""
+  if not isinstance(text, str):
+    return report_lib.SKIP_BAD_TYPE
+  if (user is None or isinstance(user, (dict, list)) or user == ""
+      or (isinstance(user, float) and math.isnan(user))):
+    return report_lib.SKIP_EMPTY_USER
+  try:  # lone surrogates from \ud800 escapes, in either column
+    return str(user).encode("utf-8"), text.encode("utf-8")
+  except UnicodeEncodeError:
+    return report_lib.SKIP_UNDECODABLE
+
+
 def read_jsonl(path: str, report: report_lib.LoadReport, encoding: str,
                user_column: str, text_column: str) -> user_texts.UserTexts:
   """Reads a JSON Lines file; rows are counted into ``report``."""
   pa = user_texts.import_pyarrow()
-  users: list = []
+  limit = input_files.MAX_LINE_BYTES
+  users: list[bytes] = []
   texts: list[bytes] = []
   row = 0
   with user_texts.open_bytes(path) as f:
-    for line_number, raw in enumerate(f, start=1):
+    for line_number, raw in input_files.lines(f, limit):
+      if raw is None:
+        row += 1
+        report.skip(report_lib.SKIP_TOO_LONG, 1,
+                    [input_files.too_long_place(line_number, limit)])
+        continue
       if not raw.strip():
         continue
       row += 1
       if line_number == 1 and raw.startswith(_UTF8_BOM):
         raw = raw[len(_UTF8_BOM):]
-      try:
-        line = raw.decode(encoding)
-      except UnicodeDecodeError:
-        report.skip(report_lib.SKIP_UNDECODABLE, 1, [f"line {line_number}"])
+      parsed = _row(raw, encoding, user_column, text_column)
+      if isinstance(parsed, str):
+        report.skip(parsed, 1, [f"line {line_number}"])
         continue
-      try:
-        obj = json.loads(line)
-      except ValueError:
-        report.skip(report_lib.SKIP_BAD_JSON, 1, [f"line {line_number}"])
-        continue
-      if (not isinstance(obj, dict) or user_column not in obj
-          or text_column not in obj):
-        report.skip(report_lib.SKIP_BAD_JSON, 1, [f"line {line_number}"])
-        continue
-      text, user = obj[text_column], obj[user_column]
-      if text is None:
-        text = ""
-      if not isinstance(text, str):
-        report.skip(report_lib.SKIP_BAD_TYPE, 1, [f"line {line_number}"])
-        continue
-      if user is None or isinstance(user, (dict, list)) or user == "":
-        report.skip(report_lib.SKIP_EMPTY_USER, 1, [f"line {line_number}"])
-        continue
-      try:
-        encoded = text.encode("utf-8")
-      except UnicodeEncodeError:  # lone surrogates from \ud800 escapes
-        report.skip(report_lib.SKIP_UNDECODABLE, 1, [f"line {line_number}"])
-        continue
-      users.append(str(user))
-      texts.append(encoded)
+      users.append(parsed[0])
+      texts.append(parsed[1])
   report.rows_read = row
-  return user_texts.finish(pa.chunked_array([pa.array(users, pa.string())]),
-                           pa.chunked_array([pa.array(texts, pa.binary())]),
-                           "utf-8", report, validated=True)
+  # Every user and text was encoded from a str: valid UTF-8.
+  return user_texts.finish(
+      pa.chunked_array([pa.array(users, pa.binary()).cast(pa.string())]),
+      pa.chunked_array([pa.array(texts, pa.binary())]), "utf-8", report,
+      validated=True)

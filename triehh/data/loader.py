@@ -18,6 +18,7 @@ import numpy as np
 from triehh.core import population as population_lib
 from triehh.data import cache as cache_lib
 from triehh.data import dictionary as dictionary_lib
+from triehh.data import input_files
 from triehh.data import readers
 from triehh.data import report as report_lib
 from triehh.data import settings as settings_lib
@@ -188,19 +189,18 @@ def load(spec: DataSpec, cache_dir: str | None = None) -> LoadedData:
 
   Raises:
     FileNotFoundError: the data or dictionary file does not exist.
-    report.DataError: the file cannot be read, or nothing usable is in it.
+    report.DataError: a file is not a regular file (a pipe, a device...),
+      cannot be read, or holds nothing usable.
   """
-  if not os.path.exists(spec.path):
-    raise FileNotFoundError(f"data file not found: {spec.path}")
-  if spec.dictionary_path and not os.path.exists(spec.dictionary_path):
-    raise FileNotFoundError(
-        f"dictionary file not found: {spec.dictionary_path}")
+  input_files.check_regular_file(spec.path, "data file")
+  if spec.dictionary_path:
+    input_files.check_regular_file(spec.dictionary_path, "dictionary file")
   key = None
   if cache_dir:
     cache_lib.check_dir(cache_dir)
     key = cache_lib.make_key(cache_description(spec))
     cache_lib.check_entry(cache_dir, key)
-    hit = cache_lib.load(cache_dir, key)
+    hit = cache_lib.load(cache_dir, key, check_metadata=_check_metadata)
     if hit is not None:
       pop, meta = hit
       return LoadedData(
@@ -214,6 +214,13 @@ def load(spec: DataSpec, cache_dir: str | None = None) -> LoadedData:
         cache_dir, key, data.population,
         {"report": data.report.to_dict(), "info": data.info})
   return data
+
+
+def _check_metadata(meta: dict) -> None:
+  """Raises ``ValueError`` unless a cache entry holds what ``load`` stored."""
+  if not isinstance(meta.get("info"), dict):
+    raise ValueError("the entry's 'info' is not an object")
+  report_lib.LoadReport.from_dict(meta["report"])
 
 
 def build(spec: DataSpec) -> LoadedData:

@@ -15,14 +15,19 @@ skipped and counted in a :class:`~triehh.data.report.LoadReport`:
   every byte sequence is valid latin-1),
 * an empty or missing text, or an empty or missing user,
 * a JSON line that does not parse, is not an object, lacks a column, or
-  whose text is not a string.
+  whose text is not a string,
+* a line longer than ``input_files.MAX_LINE_BYTES`` (4 MiB): it is never
+  held whole (CSV/TSV, Sentiment140, JSON Lines).
 
-A missing file raises ``FileNotFoundError``; a file that cannot be read at
-all (corrupt archive, unknown format, absent column, a user column of a
-nested type, no data row, a Parquet file read as text) raises
-:class:`~triehh.data.report.DataError`; both name the file. A file whose
-rows are mostly malformed warns, and above a share (90 % by default) is
-refused (``report.check_malformed``).
+The path must be a regular file: a directory, a named pipe (also a shell's
+``<(...)``), a device or a socket is refused by its kind, before it is
+opened (``input_files.check_regular_file``). A missing file raises
+``FileNotFoundError``; a file that cannot be read at all (corrupt archive,
+unknown format, absent column or one named twice, a user column of a nested
+type, a header line over the bound, no data row, a Parquet file read as
+text) raises :class:`~triehh.data.report.DataError`; both name the file. A
+file whose rows are mostly malformed warns, and above a share (90 % by
+default) is refused (``report.check_malformed``).
 
 Formats:
 
@@ -32,9 +37,11 @@ Formats:
   ``.bz2``, or the official ``trainingandtestdata.zip`` (its training file is
   read).
 * ``csv`` / ``tsv``: a header row naming the columns. CSV fields may be
-  quoted (``"``, doubled inside); TSV fields are never quoted.
+  quoted (``"``, doubled inside); TSV fields are never quoted. Lines end
+  with LF, CRLF or a lone CR.
 * ``jsonl``: one JSON object per line (a UTF-8 byte order mark is ignored).
-* ``parquet``: any Parquet file with the two columns.
+* ``parquet``: any Parquet file with the two columns (text as strings or
+  bytes, also dictionary-encoded or of a view type).
 
 Text files (all but Parquet) may be compressed as ``.gz`` or ``.bz2``, or be
 the only member (or the ``training.*`` member) of a ``.zip``.
@@ -47,6 +54,7 @@ import zipfile
 import zlib
 
 from triehh.data import csv_reader
+from triehh.data import input_files
 from triehh.data import jsonl_reader
 from triehh.data import parquet_reader
 from triehh.data import report as report_lib
@@ -114,10 +122,7 @@ def read(path: str, file_format: str = "auto", *,
     max_malformed_share: refuse the file when more than this share of its
       rows is malformed (``report.check_malformed``).
   """
-  if not os.path.exists(path):
-    raise FileNotFoundError(f"data file not found: {path}")
-  if os.path.isdir(path):
-    raise report_lib.DataError(f"{path} is a directory, not a data file")
+  input_files.check_regular_file(path, "data file")
   fmt = detect_format(path) if file_format == "auto" else file_format
   if fmt not in FORMATS:
     raise ValueError(f"unknown data format {file_format!r}: use one of "

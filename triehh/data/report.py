@@ -7,8 +7,8 @@ is missing or unreadable, or when the file is mostly malformed:
 
 * more than ``WARN_MALFORMED_SHARE`` (half) of the rows read malformed
   (``MALFORMED_REASONS``: wrong column count, unbalanced quote, undecodable
-  bytes, malformed JSON, non-string text) gives a ``UserWarning`` naming the
-  counts;
+  bytes, malformed JSON, non-string text, a line over the bound on one
+  line) gives a ``UserWarning`` naming the counts;
 * more than ``MAX_MALFORMED_SHARE`` (90 %) raises ``DataError``: such a file
   is almost surely in another format than the one asked for (a JSON Lines or
   Parquet file read as Sentiment140 CSV, a TSV read as CSV). The limit is
@@ -30,9 +30,11 @@ SKIP_EMPTY_USER = "empty user"
 SKIP_BAD_JSON = "malformed JSON line"
 SKIP_BAD_TYPE = "text is not a string"
 SKIP_UNBALANCED_QUOTE = "unbalanced quote"
+# A line over input_files.MAX_LINE_BYTES; its examples name the bound.
+SKIP_TOO_LONG = "line too long"
 
 MALFORMED_REASONS = (SKIP_COLUMN_COUNT, SKIP_UNDECODABLE, SKIP_BAD_JSON,
-                     SKIP_BAD_TYPE, SKIP_UNBALANCED_QUOTE)
+                     SKIP_BAD_TYPE, SKIP_UNBALANCED_QUOTE, SKIP_TOO_LONG)
 WARN_MALFORMED_SHARE = 0.5
 MAX_MALFORMED_SHARE = 0.9
 MAX_EXAMPLES = 5
@@ -120,8 +122,29 @@ class LoadReport:
 
   @classmethod
   def from_dict(cls, values: Mapping) -> "LoadReport":
-    return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)
-                  if f.name in values})
+    """The report ``to_dict`` gave; ``ValueError`` if a field's type is
+    wrong (a report read back from a shared cache is input)."""
+    if not isinstance(values, Mapping):
+      raise ValueError("a load report must be a mapping")
+    report = cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)
+                    if f.name in values})
+    skipped, examples = report.skipped, report.examples
+    if not (isinstance(report.source, str)
+            and all(_is_count(c) for c in (report.rows_read, report.num_users,
+                                           report.users_without_words))
+            and isinstance(skipped, dict)
+            and all(isinstance(r, str) and _is_count(c)
+                    for r, c in skipped.items())
+            and isinstance(examples, dict)
+            and all(isinstance(r, str) and isinstance(e, list)
+                    and all(isinstance(p, str) for p in e)
+                    for r, e in examples.items())):
+      raise ValueError("a load report field is of the wrong type")
+    return report
+
+
+def _is_count(value) -> bool:
+  return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def check_malformed(report: LoadReport,

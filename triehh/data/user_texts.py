@@ -5,11 +5,11 @@ bytes in the file's encoding; :func:`finish` marks the rows every format
 skips after parsing (an empty or missing user, a missing text, bytes that
 are not valid UTF-8) and counts them in the
 :class:`~triehh.data.report.LoadReport`. The file is opened through
-:func:`open_bytes` (a binary stream of the decompressed file) or
-:func:`open_input` (what pyarrow reads); :func:`chunk_buffers` exposes the
-bytes of a binary Arrow array without copying. The formats themselves are
-read by :mod:`triehh.data.csv_reader`, :mod:`triehh.data.jsonl_reader` and
-:mod:`triehh.data.parquet_reader`, dispatched by :mod:`triehh.data.readers`.
+:func:`open_bytes` (a binary stream of the decompressed file);
+:func:`chunk_buffers` exposes the bytes of a binary Arrow array without
+copying. The formats themselves are read by :mod:`triehh.data.csv_reader`,
+:mod:`triehh.data.jsonl_reader` and :mod:`triehh.data.parquet_reader`,
+dispatched by :mod:`triehh.data.readers`.
 """
 
 from __future__ import annotations
@@ -78,14 +78,6 @@ def zip_member(path: str, zf: zipfile.ZipFile) -> str:
       f"{', ...' if len(names) > 6 else ''}): extract the one to read")
 
 
-def open_input(path: str):
-  """A pyarrow-readable source: a path (compression by suffix) or a stream."""
-  if path.lower().endswith(".zip"):
-    zf = zipfile.ZipFile(path)
-    return zf.open(zip_member(path, zf))
-  return path
-
-
 def open_bytes(path: str) -> io.BufferedIOBase:
   """A binary stream of the decompressed file."""
   lower = path.lower()
@@ -107,9 +99,11 @@ def open_bytes(path: str) -> io.BufferedIOBase:
 def finish(users, texts, encoding: str, report: report_lib.LoadReport, *,
            validated: bool = False,
            malformed: np.ndarray | None = None) -> UserTexts:
-  """Marks rows with a null/empty user, or text not valid in ``encoding``.
+  """Marks rows with a missing user, or text not valid in ``encoding``.
 
-  Rows flagged in ``malformed`` are already counted as skipped.
+  A user is missing when it is null, empty, or a floating-point NaN (a
+  missing number as numpy holds it). Rows flagged in ``malformed`` are
+  already counted as skipped.
   """
   pa = import_pyarrow()
   pc = pa.compute
@@ -121,6 +115,8 @@ def finish(users, texts, encoding: str, report: report_lib.LoadReport, *,
       pa.types.is_large_binary(users.type)
       or pa.types.is_large_string(users.type)):
     empty_user = pc.fill_null(pc.equal(pc.binary_length(users), 0), True)
+  elif pa.types.is_floating(users.type):
+    empty_user = pc.fill_null(pc.is_nan(users), True)
   else:
     empty_user = pc.is_null(users)
   empty_user = np.asarray(empty_user.to_numpy(zero_copy_only=False),
