@@ -4,12 +4,14 @@ import math
 import subprocess
 import sys
 import textwrap
+from unittest import mock
 
 from absl.testing import parameterized
 import numpy as np
 import pytest
 from scipy import special
 
+from triehh.core import population as population_lib
 from triehh.data import synthetic
 from triehh.engines import registry
 from triehh.theory import poisson
@@ -392,6 +394,92 @@ class TinyPopulationTest(parameterized.TestCase):
     result = triehh.discover(users, theta=2, batch_size=4,
                              allow_no_guarantee=True, seed=7)
     self.assertEqual(result.heavy_hitters, {"ab": 3})
+
+
+USERS = ["sun"] * 30 + ["moon"] * 20 + [f"w{i}" for i in range(50)]
+
+
+class ArgumentsTest(parameterized.TestCase):
+  """Bad arguments fail naming them, before any work."""
+
+  @parameterized.named_parameters(
+      ("mapping", {"sun": 10**30}, TypeError,
+       "user_words must be a sequence .*not a mapping"),
+      ("huge_count", [{"sun": 10**30}], ValueError,
+       "user_words: user 0: the count of 'sun' must be a positive integer "
+       "below 2\\^63"),
+      ("string_count", [{"sun": "3"}] * 10, TypeError,
+       "user_words: user 0: the count of 'sun' must be a positive integer, "
+       "got '3'"),
+  )
+  def test_user_words(self, user_words, error, message):
+    with self.assertRaisesRegex(error, message):
+      triehh.discover(user_words, epsilon=4.0)
+
+  @parameterized.named_parameters(
+      ("bool_max_length", dict(max_length=True), TypeError,
+       "max_length must be an integer, got True"),
+      ("none_end_symbol", dict(end_symbol=None), TypeError,
+       "end_symbol must be a one-character string, got None"),
+      ("bad_unknown", dict(unknown="skip"), ValueError,
+       "unknown must be one of 'error', 'drop'"),
+      ("string_epsilon", dict(epsilon="4"), TypeError,
+       "epsilon must be a number"),
+  )
+  def test_checked_before_the_population_is_built(self, kwargs, error,
+                                                  message):
+    kwargs.setdefault("epsilon", 4.0)
+    with mock.patch.object(population_lib.Population, "from_user_words",
+                           side_effect=AssertionError("built")):
+      with self.assertRaisesRegex(error, message):
+        triehh.discover(USERS, **kwargs)
+
+  def test_end_symbol_is_an_encoding_option(self):
+    result = triehh.discover(["a$b"] * 40, theta=4, batch_size=20,
+                             end_symbol="#", allow_no_guarantee=True)
+    self.assertEqual(result.trie.alphabet.end_symbol, "#")
+    self.assertEqual(result.words, ("a$b",))
+    passes = triehh.discover(["a$b"] * 2000, epsilon=8.0, num_passes=2,
+                             end_symbol="#")
+    self.assertEqual(passes.words, ("a$b",))
+
+  @parameterized.named_parameters(
+      ("too_large", [[10**9]], ValueError,
+       r"schedule\[0\] \(the users of round 1\) holds index 1000000000, "
+       r"outside \[0, 100\)"),
+      ("negative", [[0, 1], [-1]], ValueError,
+       r"schedule\[1\] \(the users of round 2\) holds index -1"),
+      ("fraction", [[0.5]], ValueError,
+       r"schedule\[0\] .* must hold whole-number indices, got 0.5"),
+      ("bool", [[True]], TypeError, "must hold integer indices"),
+      ("string", "01", TypeError, "schedule must be a sequence"),
+  )
+  def test_bad_schedule(self, schedule, error, message):
+    with self.assertRaisesRegex(error, message):
+      triehh.discover(USERS, theta=2, batch_size=2, schedule=schedule,
+                      allow_no_guarantee=True)
+
+  def test_schedule_with_whole_floats_and_repeats_runs(self):
+    as_ints = triehh.discover(USERS, theta=2, batch_size=4,
+                              schedule=[[0, 0, 1, 30]] * 4,
+                              allow_no_guarantee=True)
+    as_floats = triehh.discover(USERS, theta=2, batch_size=4,
+                                schedule=[np.array([0.0, 0.0, 1.0, 30.0])] * 4,
+                                allow_no_guarantee=True)
+    self.assertEqual(as_ints.trie.to_dict(), as_floats.trie.to_dict())
+    self.assertEqual(as_ints.words, ("sun",))
+
+  @parameterized.named_parameters(
+      ("name", dict(name=3), TypeError, "name must be a string"),
+      ("empty_name", dict(name=""), ValueError, "name must be a non-empty"),
+      ("run", dict(run="fast"), TypeError, "run must be a function"),
+      ("prepare", dict(prepare=1), TypeError, "prepare must be a function"),
+  )
+  def test_register_engine(self, kwargs, error, message):
+    args = {"name": "mine", "run": lambda population, **kw: None, **kwargs}
+    with self.assertRaisesRegex(error, message):
+      triehh.register_engine(**args)
+    self.assertNotIn("mine", triehh.engine_names())
 
 
 class EngineRegistryTest(parameterized.TestCase):

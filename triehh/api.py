@@ -25,7 +25,19 @@ def register_engine(
   ``run`` has the signature of :func:`triehh.engines.fast.run`; ``prepare``,
   if given, builds what the engine caches per population, before the run's
   clock starts.
+
+  Raises:
+    TypeError, ValueError: naming the argument that is not a non-empty
+      string (``name``) or a function (``run``, ``prepare``).
   """
+  if not isinstance(name, str):
+    raise TypeError(f"name must be a string, got {name!r}")
+  if not name:
+    raise ValueError("name must be a non-empty string")
+  if not callable(run):
+    raise TypeError(f"run must be a function, got {run!r}")
+  if prepare is not None and not callable(prepare):
+    raise TypeError(f"prepare must be a function or None, got {prepare!r}")
   registry.register(name, run, prepare)
 
 

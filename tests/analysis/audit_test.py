@@ -7,6 +7,8 @@ import pytest
 
 from triehh.analysis import audit as pa
 from triehh.analysis import audit_bounds
+from triehh.core import memory
+from triehh.core import population as population_lib
 
 
 @pytest.mark.parametrize("variant", pa.VARIANTS)
@@ -91,3 +93,69 @@ def test_replace_adjacency_keeps_size():
   assert setup.sizes == (400, 400)
   pop, pop_prime = pa.build_populations(setup, 5)
   assert pop.num_users == pop_prime.num_users == 400
+
+
+@pytest.mark.parametrize("variant", ["correct", "theta_one"])
+def test_unscheduled_variants_run_on_word_counts(variant):
+  """D and D' are given by word counts, and the engine draws the same
+  depths and tries from them as from the users listed one by one."""
+  setup = pa.make_setup(300, 2, theta=4, batch_size=30, variant=variant)
+  w = pa.TARGET_CHAR * 2
+  for k in (0, 35, 299):
+    pop, pop_prime = pa.build_populations(setup, k)
+    assert not pop.has_user_array and not pop_prime.has_user_array
+    assert (pop.num_users, pop_prime.num_users) == (300, 301)
+    listed = population_lib.Population.from_user_words(
+        [w] * k + [pa.OTHER_WORD] * (300 - k), max_length=2)
+    listed_prime = population_lib.Population.from_user_words(
+        [w] * (k + 1) + [pa.OTHER_WORD] * (300 - k), max_length=2)
+    for counted, by_user, neighbour in ((pop, listed, False),
+                                        (pop_prime, listed_prime, True)):
+      assert counted.ground_truth() == by_user.ground_truth()
+      got = pa.run_depths(setup, counted, 30, seed=3, neighbour=neighbour,
+                          keep_tries=True)
+      want = pa.run_depths(setup, by_user, 30, seed=3, neighbour=neighbour,
+                           keep_tries=True)
+      assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+
+
+def test_ten_billion_users_are_audited():
+  exact, mc = pa.audit(10**10, 2, epsilon=2.0, num_runs=2, seed=0)
+  assert exact.setup.n == 10**10 and not exact.violates
+  assert mc.num_runs == 2 and mc.lower <= exact.setup.epsilon
+
+
+@pytest.fixture(name="tiny_memory")
+def _tiny_memory(monkeypatch):
+  monkeypatch.setattr(memory, "available_bytes", lambda: 2**20)  # 1 MiB
+
+
+def test_listed_populations_that_do_not_fit_are_refused_first(
+    tiny_memory, monkeypatch):
+  monkeypatch.setattr(pa, "exact_audit", lambda *a, **k: pytest.fail("ran"))
+  with pytest.raises(memory.InsufficientMemoryError) as err:
+    pa.audit(20_000, 2, theta=4, batch_size=200, variant="double_vote",
+             num_runs=10)
+  assert str(err.value) == (
+      "n=20,000 users listed one by one for variant='double_vote' would need "
+      "about 1.9 MiB of memory, more than the 1.0 MiB available; use n <= "
+      "10,485 or num_runs=0 (the exact path only); the other variants run on "
+      "word counts (Population.from_word_frequencies), for any n up to 2^62")
+  setup = pa.make_setup(20_000, 2, theta=4, batch_size=200,
+                        variant="with_replacement")
+  with pytest.raises(memory.InsufficientMemoryError, match="n=20,000 users"):
+    pa.build_populations(setup, 5)
+
+
+def test_an_exact_scan_that_does_not_fit_is_refused_first(tiny_memory,
+                                                          monkeypatch):
+  monkeypatch.setattr(pa, "round_pass", lambda *a: pytest.fail("computed"))
+  setup = pa.make_setup(10**6, 2, theta=4, batch_size=1000)
+  # k = 0 .. 44,000: 36 bytes for each of theta + 120 + 3 (levels) terms.
+  with pytest.raises(memory.InsufficientMemoryError, match=(
+      r"^the exact laws of 44,001 populations \(k holders of w at "
+      r"n=1,000,000, batch_size=1,000\) would need about 191.9 MiB of "
+      r"memory, more than the 1.0 MiB available; at most 229 fit, and their "
+      r"number grows as n / batch_size: use a larger batch_size or gamma, or "
+      r"fewer users$")):
+    pa.exact_audit(setup)

@@ -2,12 +2,14 @@
 
 import decimal
 import math
+from unittest import mock
 
 from absl.testing import parameterized
 import numpy as np
 from scipy import stats
 
 from triehh.baselines import count_mean_sketch as cms_lib
+from triehh.core import memory
 
 K, M = 64, 128
 EPS = 2.0
@@ -252,3 +254,61 @@ class FrequencyOracleTest(parameterized.TestCase):
     sketch = other.collect(keys, np.random.default_rng(0))
     with self.assertRaisesRegex(ValueError, "the sketch is"):
       cms.estimate(sketch, keys[:2])
+
+
+class MemoryTest(parameterized.TestCase):
+  """Sketch sizes that would not fit are refused before anything is drawn."""
+
+  def setUp(self):
+    super().setUp()
+    self.available = 2**20  # 1 MiB
+    self.enter_context(mock.patch.object(memory, "available_bytes",
+                                         lambda: self.available))
+
+  def test_create_refuses_before_drawing_the_tables(self):
+    with mock.patch.object(np.random, "default_rng",
+                           side_effect=AssertionError("drawn")):
+      with self.assertRaises(memory.InsufficientMemoryError) as err:
+        cms_lib.CountMeanSketch.create(2.0, k=4096, m=1024, key_bytes=7)
+    # Tables 7 * 4096 * 512 bytes, collection 32 bytes per cell.
+    self.assertEqual(str(err.exception), (
+        "a sketch of k=4,096 hash functions and m=1,024 cells (4,194,304 "
+        "cells, 7-byte keys) would need about 142.0 MiB of memory, more than "
+        "the 1.0 MiB available; use k <= 28 at m=1,024, or a smaller m (the "
+        "default is k=2048, m=1024)"))
+
+  def test_the_k_said_to_fit_fits(self):
+    cms_lib.CountMeanSketch.create(2.0, k=28, m=1024, key_bytes=7)
+    with self.assertRaises(memory.InsufficientMemoryError):
+      cms_lib.CountMeanSketch.create(2.0, k=29, m=1024, key_bytes=7)
+
+  def test_hash_tables_alone(self):
+    with self.assertRaisesRegex(
+        memory.InsufficientMemoryError,
+        r"^k=100,000 hash functions on 8-byte keys .* would need about 390.6 "
+        r"MiB of memory.*; use k <= 256$"):
+      cms_lib.HashFamily.from_seed(100_000, 1024, 8, seed=0)
+
+  def test_collect_refuses_what_does_not_fit(self):
+    cms = cms_lib.CountMeanSketch.create(2.0, k=16, m=1024, seed=0)
+    self.available = 100_000
+    keys = np.zeros((10, 8), dtype=np.uint8)
+    with self.assertRaisesRegex(memory.InsufficientMemoryError,
+                                "collecting 10 reports into k=16 x m=1,024"):
+      cms.collect(keys, np.random.default_rng(0))
+
+  def test_estimate_hashes_fewer_keys_at_a_time_to_fit(self):
+    cms = cms_lib.CountMeanSketch.create(2.0, k=64, m=128, seed=0)
+    keys = np.random.default_rng(1).integers(0, 256, (500, 8), np.uint8)
+    sketch = cms.collect(keys, np.random.default_rng(2))
+    expected = cms.estimate(sketch, keys)
+    self.available = 64 * cms_lib.ESTIMATE_BYTES_PER_HASH * 100
+    chunks = []
+    all_rows = cms.hashes.all_rows
+    with mock.patch.object(type(cms.hashes), "all_rows",
+                           lambda self, k: chunks.append(len(k))
+                           or all_rows(k)):
+      got = cms.estimate(sketch, keys)
+    self.assertEqual(chunks, [100] * 5)
+    np.testing.assert_array_equal(got, expected)
+

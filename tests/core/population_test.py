@@ -1,10 +1,14 @@
 """Tests of population encoding."""
 
+from unittest import mock
+
 from absl.testing import parameterized
 import numpy as np
 
 from triehh.core import alphabet as alphabet_lib
+from triehh.core import memory
 from triehh.core import population as population_lib
+from triehh.core import vocabulary as vocabulary_lib
 
 Population = population_lib.Population
 
@@ -226,3 +230,102 @@ class AlphabetTest(parameterized.TestCase):
   def test_invalid(self, chars, end):
     with self.assertRaises(ValueError):
       alphabet_lib.Alphabet(chars, end)
+
+
+class ArgumentsTest(parameterized.TestCase):
+  """Bad arguments fail naming them, before any work."""
+
+  @parameterized.named_parameters(
+      ("bool_max_length", dict(max_length=True), TypeError,
+       "max_length must be an integer, got True"),
+      ("float_max_length", dict(max_length=2.0), TypeError,
+       "max_length must be an integer, got 2.0"),
+      ("none_end_symbol", dict(end_symbol=None), TypeError,
+       "end_symbol must be a one-character string, got None"),
+      ("long_end_symbol", dict(end_symbol="##"), ValueError,
+       "end_symbol must be exactly one character"),
+      ("bad_policy", dict(unknown="skip"), ValueError,
+       "unknown must be one of 'error', 'drop', got 'skip'"),
+      ("bad_alphabet", dict(alphabet=3), TypeError,
+       "alphabet must be an Alphabet, a string of characters or None"),
+  )
+  def test_encoding_options(self, kwargs, error, message):
+    with self.assertRaisesRegex(error, message):
+      Population.from_user_words(["ab", "cd"], **kwargs)
+    with self.assertRaisesRegex(error, message):
+      Population.from_word_frequencies(["ab", "cd"], [1, 2], **kwargs)
+
+  def test_a_mapping_is_not_one_entry_per_user(self):
+    with self.assertRaisesRegex(TypeError, "user_words must be a sequence "
+                                ".*not a mapping.*from_word_frequencies"):
+      Population.from_user_words({"sun": 10**30})
+
+  @parameterized.named_parameters(
+      ("beyond_int64", {"sun": 10**30}, ValueError,
+       r"user_words: user 1: the count of 'sun' must be a positive integer "
+       r"below 2\^63, got 10{30}"),
+      ("string", {"sun": "3"}, TypeError,
+       "user_words: user 1: the count of 'sun' must be a positive integer, "
+       "got '3'"),
+      ("bool", {"sun": True}, TypeError, "the count of 'sun'"),
+      ("nan", {"sun": float("nan")}, ValueError,
+       "user_words: user 1: the count of 'sun' must be a positive integer"),
+  )
+  def test_bad_counts_name_the_user_and_the_word(self, entry, error, message):
+    with self.assertRaisesRegex(error, message):
+      Population.from_user_words([{"moon": 1}, entry])
+
+  def test_whole_float_counts_still_count(self):
+    pop = Population.from_user_words([{"sun": 2.0, "moon": 1}])
+    self.assertEqual(pop.ground_truth(), {"sun": 2 / 3, "moon": 1 / 3})
+
+  @parameterized.named_parameters(
+      ("beyond_int64", [2**63], "2\\^63 or more"),
+      ("fraction", [1.5], "entry_count must hold whole counts, got 1.5"),
+      ("total_beyond_int64", [2**62, 2**62], "add up to 2\\^63 or more"),
+  )
+  def test_csr_counts_are_checked_not_wrapped(self, counts, message):
+    with self.assertRaisesRegex(ValueError, message):
+      Population.from_word_counts(["a", "b"], [0, len(counts)],
+                                  list(range(len(counts))), counts)
+
+  def test_csr_word_indices_are_in_the_vocabulary(self):  # was an IndexError
+    with self.assertRaisesRegex(ValueError, "entry_word holds an index "
+                                "outside the vocabulary"):
+      Population.from_word_counts(["a", "b"], [0, 1], [2], [1])
+
+
+class MemoryTest(parameterized.TestCase):
+  """Sizes that would not fit are refused before anything is allocated."""
+
+  def setUp(self):
+    super().setUp()
+    self.available = 2**20  # 1 MiB
+    self.enter_context(mock.patch.object(memory, "available_bytes",
+                                         lambda: self.available))
+
+  def test_max_length_is_refused_before_encoding(self):
+    self.enter_context(mock.patch.object(
+        vocabulary_lib, "encode",
+        side_effect=AssertionError("encoded although it does not fit")))
+    # 3 words of up to 100,000 characters: 3 * 100,002 * 32 bytes.
+    with self.assertRaisesRegex(
+        memory.InsufficientMemoryError,
+        r"^max_length=100,000 characters for each of 3 distinct words would "
+        r"need about 9.2 MiB of memory, more than the 1.0 MiB available; use "
+        r"max_length <= 10,920 \(the longest word has 4 characters; longer "
+        r"words are truncated\)$"):
+      Population.from_user_words(["sun", "moon", "star"], max_length=100_000)
+    for build in (
+        lambda: Population.from_word_frequencies(["sun"], [10**12],
+                                                 max_length=10**6),
+        lambda: Population.from_user_words([{"sun": 1}], max_length=10**6)):
+      with self.assertRaisesRegex(memory.InsufficientMemoryError,
+                                  "max_length=1,000,000"):
+        build()
+
+  def test_what_fits_is_said_to_fit(self):
+    self.available = population_lib.inputs.encoding_bytes(3, 10_920)
+    pop = Population.from_user_words(["sun", "moon", "star"],
+                                     max_length=10_920)
+    self.assertEqual(pop.max_length, 10_920)

@@ -5,6 +5,8 @@ import gzip
 import numpy as np
 import pytest
 
+from triehh.core import memory
+from triehh.data import input_files
 from triehh.data import synthetic
 
 
@@ -121,3 +123,73 @@ def test_english_population_follows_wordfreq():
   expected = wordfreq.word_frequency("the", "en") / total
   assert pop.ground_truth()["the"] / 50_000 == pytest.approx(expected,
                                                              abs=0.005)
+
+
+@pytest.fixture(name="tiny_memory")
+def _tiny_memory(monkeypatch):
+  """1 MiB available; no word list is read and nothing drawn before the
+  refusal."""
+  monkeypatch.setattr(memory, "available_bytes", lambda: 2**20)
+
+  def never(*args, **kwargs):
+    raise AssertionError("read or drawn although it does not fit")
+
+  monkeypatch.setattr(synthetic, "english_words", never)
+  monkeypatch.setattr(synthetic, "read_frequency_table", never)
+  monkeypatch.setattr(np.random, "default_rng", never)
+
+
+@pytest.mark.parametrize("draw,bytes_each,estimate,fit", [
+    (lambda n: synthetic.english_population(n), 38, "36.2 MiB", "27,594"),
+    (lambda n: synthetic.scale_population(n, table_path="t.tsv"), 11,
+     "10.5 MiB", "95,325"),
+    (lambda n: synthetic.population_from_weights(["a"], [1.0], n), 11,
+     "10.5 MiB", "95,325"),
+    (lambda n: synthetic.draw_user_words(np.ones(3), n, seed=0), 4,
+     "3.8 MiB", "262,144"),
+])
+def test_a_draw_that_does_not_fit_is_refused_first(tiny_memory, draw,
+                                                   bytes_each, estimate, fit):
+  with pytest.raises(memory.InsufficientMemoryError) as err:
+    draw(1_000_000)
+  assert str(err.value) == (
+      f"num_users=1,000,000 users drawn one by one ({bytes_each} bytes each) "
+      f"would need about {estimate} of memory, more than the 1.0 MiB "
+      f"available; use num_users <= {fit}, or give the population as word "
+      "counts (Population.from_word_frequencies), which holds no per-user "
+      "array (up to 2^62 users)")
+
+
+@pytest.mark.parametrize("num_users,error", [
+    (True, TypeError), (1e6, TypeError), (0, ValueError)])
+def test_num_users_must_be_a_positive_integer(num_users, error):
+  with pytest.raises(error, match="num_users must be"):
+    synthetic.english_population(num_users)
+
+
+def test_english_words_are_wordfreq_s_own_frequencies():
+  # english_words reads the frequency table directly for words of letters
+  # alone; the floats must be those wordfreq.word_frequency returns.
+  import wordfreq  # pylint: disable=g-import-not-at-top
+  synthetic.english_words.cache_clear()
+  words, freqs = synthetic.english_words(8000)
+  want = [wordfreq.word_frequency(w, "en") for w in words]
+  assert any("'" in w for w in words)  # both paths are exercised
+  assert freqs.tolist() == want
+
+
+def test_a_frequency_table_that_is_not_a_regular_file_is_refused(tmp_path):
+  with pytest.raises(ValueError, match="frequency table /dev/null is a "
+                                       "character device"):
+    synthetic.read_frequency_table("/dev/null")
+  with pytest.raises(ValueError, match="is a directory"):
+    synthetic.read_frequency_table(str(tmp_path))
+
+
+def test_a_frequency_table_line_over_the_bound_is_an_error(tmp_path,
+                                                          monkeypatch):
+  monkeypatch.setattr(input_files, "MAX_LINE_BYTES", 64)
+  path = tmp_path / "table.tsv"
+  path.write_text("apple\t10\n" + "x" * 100 + "\t3\n")
+  with pytest.raises(ValueError, match=r"line 2 .*table.tsv.* 64 bytes"):
+    synthetic.read_frequency_table(str(path))

@@ -270,10 +270,22 @@ class SeveralWordsTest(parameterized.TestCase):
       ("string_gamma", dict(theta=10, gamma="2"), "gamma must be a number"),
       ("float_cap", dict(epsilon=4.0, max_num_prefixes=2.0),
        "max_num_prefixes must be an"),
+      ("string_epsilon", dict(epsilon="4", sampling="poisson"),
+       "epsilon must be a number, got '4'"),
+      ("string_delta", dict(epsilon=4.0, delta="1e-9"),
+       "delta must be a number"),
+      ("bool_sub_rounds", dict(epsilon=4.0, num_sub_rounds=True),
+       "num_sub_rounds must be an integer, got True"),
   )
   def test_bad_types(self, kwargs, message):
     with self.assertRaisesRegex(TypeError, message):
       policy.resolve_params(10_000, 10, allow_no_guarantee=True, **kwargs)
+
+
+  def test_max_length_must_be_an_integer(self):
+    with self.assertRaisesRegex(TypeError, "max_length must be an integer, "
+                                "got True"):
+      policy.resolve_params(10_000, True, epsilon=4.0)
 
 
 class CheckContributionTest(parameterized.TestCase):

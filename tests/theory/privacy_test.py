@@ -245,3 +245,62 @@ class ExtremeInputsTest(parameterized.TestCase):
   def test_delta_not_a_probability(self):
     with self.assertRaisesRegex(ValueError, r"delta must be in \(0, 1\)"):
       privacy.calibrate(10**6, 11, 4.0, math.nan)
+
+
+def advised(message):
+  """The (theta, gamma, n) values a Theorem 1 error suggests."""
+  thetas = [(int(a), int(b)) for a, b in
+            re.findall(r"use theta in \[(\d+), (\d+)\]", message)]
+  thetas += [(4, 4)] * len(re.findall(r"use theta=4\b", message))
+  gammas = [float(g) for g in re.findall(r"use gamma in \[1, ([\d.e+]+)\]",
+                                         message)]
+  users = [(int(u), int(t)) for u, t in re.findall(
+      r"at least n = (\d+) users for theta=(\d+)", message)]
+  users += [(int(u), 4) for u in re.findall(
+      r"use at least n = (\d+) users", message)]
+  return thetas, gammas, users
+
+
+class AdviceTest(parameterized.TestCase):
+  """A refusal never suggests a value outside Theorem 1's range."""
+
+  def test_too_few_users_for_any_theta(self):
+    with pytest.raises(ValueError) as err:
+      privacy.guarantee(2, 11, theta=15, gamma=1.0)
+    message = str(err.value)
+    self.assertNotIn("theta <= 1", message)  # was "use theta <= 1"
+    self.assertIn("no theta in Theorem 1's range works at n=2", message)
+    self.assertIn("use at least n = 25 users (at least n = 256 users for "
+                  "theta=15)", message)
+
+  def test_no_gamma_for_this_theta(self):
+    # sqrt(20)/(4 + 1) < 1: no gamma is in [1, sqrt(n)/(theta+1)].
+    with pytest.raises(ValueError, match="no gamma works at theta=4") as err:
+      privacy.guarantee(20, 11, theta=4, gamma=1.0)
+    self.assertNotIn("use gamma <= 0.89", str(err.value))
+
+  def test_every_suggestion_satisfies_the_theorem(self):
+    checked = 0
+    for n in (2, 20, 24, 25, 26, 30, 100, 1000, 10**4, 10**6):
+      for theta in (1, 3, 4, 5, 9, 15, 40, 2000):
+        for gamma in (0.1, 0.99, 1.0, 1.5, 3.0, 50.0):
+          try:
+            privacy.guarantee(n, 11, theta, gamma)
+            continue
+          except ValueError as err:
+            message = str(err)
+          thetas, gammas, users = advised(message)
+          self.assertTrue(thetas or gammas or users, message)
+          for low, high in thetas:
+            self.assertEqual(low, 4, message)
+            privacy.guarantee(n, 11, high, 1.0)  # the largest one works
+          for upper in gammas:  # printed to 6 digits
+            self.assertGreaterEqual(upper, 1.0, message)
+            privacy.guarantee(n, 11, theta, 1.0)
+            privacy.guarantee(n, 11, theta, max(1.0, upper * (1 - 1e-5)))
+          for need, at_theta in users:
+            privacy.guarantee(need, 11, at_theta, 1.0)
+            with pytest.raises(ValueError):
+              privacy.guarantee(need - 1, 11, at_theta, 1.0)
+          checked += 1
+    self.assertGreater(checked, 100)

@@ -35,7 +35,9 @@ Broken variants (``VARIANTS``) show that the audit detects violations:
 users with replacement, a user drawn twice votes twice) and
 ``"double_vote"`` (the added user votes twice when sampled). They run the
 real engine through its ``schedule`` hook; the claimed epsilon stays that of
-the correct configuration.
+the correct configuration. The other variants run on populations given by
+word counts, for any n; sizes that would not fit in memory are refused
+first (:mod:`triehh.analysis.audit_memory`).
 """
 
 from __future__ import annotations
@@ -48,11 +50,13 @@ import numpy as np
 from scipy import stats
 
 from triehh.analysis import audit_bounds
+from triehh.analysis import audit_memory
 from triehh.core import population as population_lib
 from triehh.discovery import discover as discover_lib
 from triehh.theory import policy
 
 VARIANTS = ("correct", "theta_one", "with_replacement", "double_vote")
+SCHEDULED_VARIANTS = audit_memory.SCHEDULED_VARIANTS
 ADJACENCIES = ("add", "replace")
 TARGET_CHAR = "a"
 OTHER_WORD = "b"
@@ -230,11 +234,13 @@ def scan_populations(setup: AuditSetup) -> np.ndarray:
   """Values of k to scan: 0 up to where w's prefix passes almost surely."""
   size = setup.sizes[0]
   mean_holders = setup.run_theta + 10 * math.sqrt(setup.run_theta) + 20
-  top = math.ceil(mean_holders * size / setup.batch_size)
-  return np.arange(0, min(size, top) + 1)
+  top = min(size, math.ceil(mean_holders * size / setup.batch_size))
+  audit_memory.check_scan_fits(setup, top + 1)
+  return np.arange(0, top + 1)
 
 
 def _path_distributions(setup: AuditSetup, k: np.ndarray):
+  audit_memory.check_scan_fits(setup, len(k))
   q, r, q_prime, r_prime = round_pass(setup, k)
   return (audit_bounds.depth_distribution(q, r, setup.levels),
           audit_bounds.depth_distribution(q_prime, r_prime, setup.levels))
@@ -297,11 +303,25 @@ def planned_populations(setup: AuditSetup, num_runs: int,
 def build_populations(setup: AuditSetup, k: int
                       ) -> tuple[population_lib.Population,
                                  population_lib.Population]:
-  """``D`` (k holders of w) and ``D'`` (the target user is the last one)."""
+  """``D`` (k holders of w) and ``D'`` (one more holder, the target).
+
+  The variants the engine samples itself get populations given by word
+  counts (:meth:`Population.from_word_frequencies`: no per-user array, any
+  n); the scheduled variants (``SCHEDULED_VARIANTS``) get them listed user
+  by user, with the target the last user of ``D'``. The engine draws the
+  same votes from both forms.
+  """
   size, size_prime = setup.sizes
   if not 0 <= k <= size - 1:
     raise ValueError(f"k={k} holders of w must be in [0, n - 1 = {size - 1}]")
   w = TARGET_CHAR * setup.max_length
+  if setup.variant not in SCHEDULED_VARIANTS:
+    make_counted = lambda holders, others: (
+        population_lib.Population.from_word_frequencies(
+            [w, OTHER_WORD], [holders, others], max_length=setup.max_length))
+    return (make_counted(k, size - k),
+            make_counted(k + 1, size_prime - 1 - k))
+  audit_memory.check_populations_fit(setup)
   base = [w] * k + [OTHER_WORD] * (size - k)
   neighbour = [w] * k + [OTHER_WORD] * (size_prime - 1 - k) + [w]
   make = lambda words: population_lib.Population.from_user_words(
@@ -465,6 +485,8 @@ def audit(n: int, max_length: int, *, theta: int | None = None,
   setup = make_setup(n, max_length, theta=theta, batch_size=batch_size,
                      gamma=gamma, epsilon=epsilon, delta=delta,
                      variant=variant, adjacency=adjacency)
+  if num_runs != 0:  # refused before the exact path runs
+    audit_memory.check_populations_fit(setup)
   exact = exact_audit(setup)
   if num_runs == 0:
     return exact, None

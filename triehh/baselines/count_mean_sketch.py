@@ -82,12 +82,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from triehh.core import memory
 from triehh.core import validation
 
 DEFAULT_K = 2048
 DEFAULT_M = 1024
 DEFAULT_CHUNK_SIZE = 8192
 SIMULATIONS = ("sketch", "reports")
+# Peak bytes (measured) of collect per sketch cell (the k x m cell counts
+# and their noise draws) and per report (rows and hashed cells), and of
+# estimate per (hash function, key) of a chunk.
+COLLECT_BYTES_PER_CELL = 32
+COLLECT_BYTES_PER_REPORT = 24
+ESTIMATE_BYTES_PER_HASH = 16
 # The largest x with math.exp(x) finite.
 _MAX_EXP = math.log(sys.float_info.max)
 
@@ -132,6 +139,33 @@ def digest_keys(strings: Sequence[str], num_bytes: int = 8,
   return out
 
 
+def table_bytes(k: int, num_bytes: int) -> int:
+  """Memory of the ``uint16 [num_bytes, k, 256]`` tabulation tables."""
+  return num_bytes * k * 256 * 2
+
+
+def collect_bytes(k: int, m: int, num_reports: int = 0) -> int:
+  """Estimated peak memory of :meth:`CountMeanSketch.collect`."""
+  return k * m * COLLECT_BYTES_PER_CELL + num_reports * COLLECT_BYTES_PER_REPORT
+
+
+def check_sketch_fits(k: int, m: int, key_bytes: int,
+                      num_reports: int = 0) -> None:
+  """Raises :class:`~triehh.core.memory.InsufficientMemoryError` naming
+  ``k`` and ``m`` if the hash tables and a sketch's collection (its ``k x
+  m`` cells) would not fit in memory, with the largest ``k`` that fits."""
+  def hint(available: int) -> str:
+    fit = memory.most_that_fit(table_bytes(1, key_bytes) + collect_bytes(1, m),
+                               available, num_reports * COLLECT_BYTES_PER_REPORT)
+    return (f"use k <= {fit:,} at m={m:,}, or a smaller m (the default is "
+            f"k={DEFAULT_K}, m={DEFAULT_M})")
+
+  memory.check_fits(
+      f"a sketch of k={k:,} hash functions and m={m:,} cells ({k * m:,} "
+      f"cells, {key_bytes}-byte keys)",
+      table_bytes(k, key_bytes) + collect_bytes(k, m, num_reports), hint)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class HashFamily:
   """``k`` simple tabulation hash functions from ``B``-byte keys to ``[m]``.
@@ -154,6 +188,11 @@ class HashFamily:
       raise ValueError(f"m (sketch width) must be a power of two for "
                        f"tabulation hashing, got {m}")
     num_bytes = validation.check_int("num_bytes", num_bytes, 1, 64)
+    memory.check_fits(
+        f"k={k:,} hash functions on {num_bytes}-byte keys (tables of "
+        f"{num_bytes} x k x 256 entries)", table_bytes(k, num_bytes),
+        lambda available: "use k <= "
+        f"{memory.most_that_fit(table_bytes(1, num_bytes), available):,}")
     rng = np.random.default_rng(seed)
     tables = rng.integers(0, m, size=(num_bytes, k, 256), dtype=np.uint16)
     return cls(tables, m)
@@ -253,7 +292,17 @@ class CountMeanSketch:
   def create(cls, epsilon: float, *, k: int = DEFAULT_K, m: int = DEFAULT_M,
              key_bytes: int = 8,
              seed: int | np.random.Generator | None = 0) -> "CountMeanSketch":
-    """A CMS whose hash family is drawn from ``seed``."""
+    """A CMS whose hash family is drawn from ``seed``.
+
+    Raises:
+      memory.InsufficientMemoryError: before anything is drawn, if the hash
+        tables and the ``k x m`` sketch would not fit in memory.
+    """
+    epsilon = _check_epsilon(epsilon)
+    k = validation.check_int("k (number of hash functions)", k, 1)
+    m = validation.check_int("m (sketch width)", m, 2, 1 << 16)
+    key_bytes = validation.check_int("key_bytes", key_bytes, 1, 64)
+    check_sketch_fits(k, m, key_bytes)
     return cls(epsilon, HashFamily.from_seed(k, m, key_bytes, seed))
 
   @property
@@ -336,6 +385,10 @@ class CountMeanSketch:
                        f"{simulation!r}")
     if n >= 2**31:
       raise ValueError(f"at most 2^31 - 1 reports per sketch, got {n}")
+    memory.check_fits(
+        f"collecting {n:,} reports into k={self.k:,} x m={self.m:,} cells",
+        collect_bytes(self.k, self.m, n),
+        "use a smaller k or m (CountMeanSketch.create)")
     rows = rng.integers(0, self.k, size=n)
     cells = self.hashes(keys, rows)
     row_counts = np.bincount(rows, minlength=self.k).astype(np.int64)
@@ -367,11 +420,20 @@ class CountMeanSketch:
 
   def estimate(self, sketch: Sketch, keys: np.ndarray,
                chunk_size: int = 4096) -> np.ndarray:
-    """The frequency oracle ``f~`` for every key: ``float64 [N]``."""
+    """The frequency oracle ``f~`` for every key: ``float64 [N]``.
+
+    Keys are hashed ``chunk_size`` at a time, or fewer where ``k`` hashes
+    of that many keys would not fit in memory (the result is the same).
+    """
     if sketch.sums.shape != (self.k, self.m):
       raise ValueError(f"the sketch is {sketch.sums.shape}, this CMS is "
                        f"({self.k}, {self.m})")
     keys = self.hashes._keys(keys)  # pylint: disable=protected-access
+    chunk_size = validation.check_int("chunk_size", chunk_size)
+    available = memory.available_bytes()
+    if available is not None:
+      chunk_size = max(1, min(chunk_size, memory.most_that_fit(
+          self.k * ESTIMATE_BYTES_PER_HASH, available)))
     out = np.empty(keys.shape[0], dtype=np.int64)
     for start in range(0, keys.shape[0], chunk_size):
       part = slice(start, start + chunk_size)

@@ -20,7 +20,9 @@ Encoding rules (documented here because they change what can be discovered):
   users are removed from the population (policy ``"drop"``; counted in
   :attr:`Population.num_dropped_users`).
 * One word per user (a ``str`` entry) or several (a ``Mapping`` word -> count
-  with positive integer counts; the same word after lower-casing is merged).
+  with positive integer counts, adding up to less than ``2^63``; the same
+  word after lower-casing is merged). ``user_words`` itself is never a
+  mapping.
 * A one-word population can also be given as (word, number of users) pairs
   (:meth:`Population.from_word_frequencies`): O(V) memory, no per-user
   array, up to ``2^62`` users. Engines that sample vote counts run on it;
@@ -38,6 +40,8 @@ from typing import Union
 import numpy as np
 
 from triehh.core import alphabet as alphabet_lib
+from triehh.core import population_inputs as inputs
+from triehh.core import validation
 from triehh.core import vocabulary as vocabulary_lib
 
 DEFAULT_MAX_LENGTH = 10
@@ -108,6 +112,13 @@ class Population:
     if isinstance(user_words, (str, bytes)):
       raise TypeError("user_words must be a sequence with one entry per user, "
                       "not a single string")
+    if isinstance(user_words, Mapping):
+      raise TypeError(
+          "user_words must be a sequence with one entry per user, not a "
+          "mapping: give [{word: count, ...}] for one user with several "
+          "words, or Population.from_word_frequencies(words, users) for the "
+          "number of users holding each word")
+    inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
     user_words = list(user_words)
     if not user_words:
       raise ValueError("user_words is empty: a population needs users")
@@ -116,7 +127,7 @@ class Population:
       return cls.from_word_indices(
           np.asarray(vocab, dtype=object), words, max_length=max_length,
           alphabet=alphabet, end_symbol=end_symbol, unknown=unknown)
-    offsets, flat_words, flat_counts = _flattened(user_words)
+    offsets, flat_words, flat_counts = inputs.flattened(user_words)
     words, vocab = vocabulary_lib.factorize(flat_words)
     return cls.from_word_counts(
         np.asarray(vocab, dtype=object), offsets, words,
@@ -135,6 +146,7 @@ class Population:
       unknown: str = "error",
   ) -> "Population":
     """One word per user, given as indices into ``vocabulary``."""
+    inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
     user_word = np.asarray(user_word)
     vocabulary = np.asarray(vocabulary, dtype=object)
     if user_word.ndim != 1 or user_word.size == 0:
@@ -145,8 +157,7 @@ class Population:
     if not used.all():  # encode only the words some user holds
       user_word = (np.cumsum(used) - 1)[user_word]
       vocabulary = vocabulary[used]
-    enc = vocabulary_lib.encode(vocabulary, max_length, alphabet, end_symbol,
-                                unknown)
+    enc = inputs.encoded(vocabulary, max_length, alphabet, end_symbol, unknown)
     mapped = enc.old_to_new[user_word]
     keep = mapped >= 0
     return cls(
@@ -174,25 +185,13 @@ class Population:
     User ``i`` holds ``entry_word[user_offsets[i]:user_offsets[i+1]]`` with the
     matching ``entry_count`` (positive). Duplicate words of one user (also
     after lower-casing) are merged. Users with an unknown character in one of
-    their words lose that word; users left with no word are dropped.
+    their words lose that word; users left with no word are dropped. The
+    counts must add up to less than ``2^63``.
     """
-    offsets = np.asarray(user_offsets, dtype=np.int64)
-    entry_word = np.asarray(entry_word, dtype=np.int64)
-    entry_count = np.asarray(entry_count, dtype=np.int64)
-    if offsets.ndim != 1 or offsets.size < 2 or offsets[0] != 0:
-      raise ValueError("user_offsets must start at 0 and list n + 1 offsets")
-    if np.any(np.diff(offsets) < 0) or offsets[-1] != entry_word.size:
-      raise ValueError("user_offsets must be non-decreasing and end at the "
-                       "number of entries")
-    if entry_count.shape != entry_word.shape:
-      raise ValueError("entry_word and entry_count differ in length")
-    if entry_count.size and entry_count.min() <= 0:
-      raise ValueError("every word count must be positive")
-    empty = np.flatnonzero(np.diff(offsets) == 0)
-    if empty.size:
-      raise ValueError(f"user {int(empty[0])} has no words")
-    enc = vocabulary_lib.encode(vocabulary, max_length, alphabet, end_symbol,
-                                unknown)
+    inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
+    offsets, entry_word, entry_count = inputs.csr_arrays(
+        len(vocabulary), user_offsets, entry_word, entry_count)
+    enc = inputs.encoded(vocabulary, max_length, alphabet, end_symbol, unknown)
     num_users = offsets.size - 1
     users = np.repeat(np.arange(num_users, dtype=np.int64), np.diff(offsets))
     words = enc.old_to_new[entry_word]
@@ -239,6 +238,7 @@ class Population:
     """
     if isinstance(words, (str, bytes)):
       raise TypeError("words must be a sequence of words, not a single string")
+    inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
     vocabulary = np.asarray(list(words), dtype=object)
     counts = np.asarray(users)
     if counts.ndim != 1 or counts.shape != vocabulary.shape:
@@ -260,8 +260,7 @@ class Population:
     vocabulary, counts = vocabulary[used], counts[used]
     if vocabulary.size == 0:
       raise ValueError("users counts no user: a population needs users")
-    enc = vocabulary_lib.encode(vocabulary, max_length, alphabet, end_symbol,
-                                unknown)
+    enc = inputs.encoded(vocabulary, max_length, alphabet, end_symbol, unknown)
     keep = enc.old_to_new >= 0
     word_users = np.zeros(len(enc.vocabulary), dtype=np.int64)
     np.add.at(word_users, enc.old_to_new[keep], counts[keep])
@@ -419,6 +418,22 @@ class Population:
             f"L={self.max_length})")
 
 
+def encoding_options(alphabet=None, unknown: str | None = None,
+                     end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL
+                     ) -> dict:
+  """The encoding options a caller gave, checked, for :func:`as_population`:
+  ``alphabet`` and ``unknown`` unless None, ``end_symbol`` unless the
+  default."""
+  validation.check_character("end_symbol", end_symbol)
+  if unknown is not None:
+    validation.check_choice("unknown", unknown, inputs.UNKNOWN_POLICIES)
+  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
+             if v is not None}
+  if end_symbol != alphabet_lib.DEFAULT_END_SYMBOL:
+    options["end_symbol"] = end_symbol
+  return options
+
+
 def as_population(user_words, max_length: int = DEFAULT_MAX_LENGTH,
                   **options) -> Population:
   """A :class:`Population` from user words, or the population itself.
@@ -430,6 +445,7 @@ def as_population(user_words, max_length: int = DEFAULT_MAX_LENGTH,
     **options: :meth:`Population.from_user_words` options (``alphabet``,
       ``unknown``...), only when building from words.
   """
+  max_length = validation.check_int("max_length", max_length)
   if isinstance(user_words, Population):
     if user_words.max_length != max_length:
       raise ValueError(
@@ -442,32 +458,3 @@ def as_population(user_words, max_length: int = DEFAULT_MAX_LENGTH,
     return user_words
   return Population.from_user_words(user_words, max_length=max_length,
                                     **options)
-
-
-def _flattened(user_words: list) -> tuple[np.ndarray, list[str], list[int]]:
-  """CSR offsets, words and counts of per-user entries (``str`` or mapping)."""
-  offsets = np.zeros(len(user_words) + 1, dtype=np.int64)
-  flat_words: list[str] = []
-  flat_counts: list[int] = []
-  for i, entry in enumerate(user_words):
-    if isinstance(entry, str):
-      flat_words.append(entry)
-      flat_counts.append(1)
-    elif isinstance(entry, Mapping):
-      if not entry:
-        raise ValueError(f"user {i} has no words")
-      for word, count in entry.items():
-        if not isinstance(word, str):
-          raise TypeError(f"user {i}: word {word!r} is not a string")
-        if isinstance(count, bool) or not float(count).is_integer() or count <= 0:
-          raise ValueError(
-              f"user {i}: count of {word!r} must be a positive integer, "
-              f"got {count!r}")
-        flat_words.append(word)
-        flat_counts.append(int(count))
-    else:
-      raise TypeError(
-          f"user {i}: expected a str or a mapping word -> count, got "
-          f"{type(entry).__name__}")
-    offsets[i + 1] = len(flat_words)
-  return offsets, flat_words, flat_counts

@@ -17,26 +17,36 @@ same English list or from a user-provided frequency table file
 (:func:`read_frequency_table`), with the table's own weights or a Zipf law
 over its ranks, in memory linear in the users (4 bytes each): the word
 counts are one multinomial draw, then the users are shuffled
-(:func:`draw_user_words`).
+(:func:`draw_user_words`). A draw whose arrays would not fit in the
+available memory is refused before it starts (:func:`check_num_users`).
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
-import os
-import warnings
+import math
 import re
+import zipfile
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
+from triehh.core import memory
 from triehh.core import population as population_lib
+from triehh.core import validation
+from triehh.data import input_files
 
 DEFAULT_NUM_USERS = 1_000_000
 DEFAULT_VOCABULARY_SIZE = 50_000
 _WORD = re.compile(r"^[a-z']+$")
+# Peak bytes per user drawn (measured): english_population draws with
+# rng.choice and maps the words, population_from_weights draws the counts
+# and shuffles (draw_user_words alone holds 4 per user).
+ENGLISH_BYTES_PER_USER = 38
+WEIGHTS_BYTES_PER_USER = 11
+DRAW_BYTES_PER_USER = 4
 
 
 @functools.lru_cache(maxsize=4)
@@ -54,8 +64,21 @@ def english_words(vocabulary_size: int = DEFAULT_VOCABULARY_SIZE
       words.append(w)
       if len(words) == vocabulary_size:
         break
-  freqs = np.array([wordfreq.word_frequency(w, "en") for w in words])
+  table = wordfreq.get_frequency_dict("en")
+  freqs = np.array([_word_frequency(w, table, wordfreq) for w in words])
   return tuple(words), freqs
+
+
+def _word_frequency(word: str, table: Mapping[str, float], wordfreq) -> float:
+  """``wordfreq.word_frequency(word, "en")``, the same float, without its
+  tokenizer for a word of letters a-z alone (which is one token); a word
+  holding an apostrophe is left to wordfreq."""
+  if "'" in word or word not in table:
+    return wordfreq.word_frequency(word, "en")
+  # wordfreq's arithmetic for one token: 1 / (1 / f), rounded to 3
+  # significant digits.
+  freq = 1.0 / (0.0 + 1.0 / table[word])
+  return round(freq, math.floor(-math.log(freq, 10)) + 3)
 
 
 def word_probabilities(frequencies: np.ndarray, distribution: str,
@@ -78,15 +101,42 @@ def english_population(num_users: int = DEFAULT_NUM_USERS, *, seed: int = 0,
                        vocabulary_size: int = DEFAULT_VOCABULARY_SIZE,
                        max_length: int = population_lib.DEFAULT_MAX_LENGTH
                        ) -> population_lib.Population:
-  """One word per user, drawn from the English list (see module docstring)."""
-  if num_users < 1:
-    raise ValueError(f"num_users must be >= 1, got {num_users}")
+  """One word per user, drawn from the English list (see module docstring).
+
+  Raises:
+    memory.InsufficientMemoryError: if the draw would not fit in memory,
+      naming ``num_users`` and how many fit.
+  """
+  check_num_users(num_users, ENGLISH_BYTES_PER_USER)
+  validation.check_int("max_length", max_length)
   words, freqs = english_words(vocabulary_size)
   probs = word_probabilities(freqs, distribution, exponent)
   rng = np.random.default_rng(seed)
   user_word = rng.choice(len(words), size=num_users, p=probs)
   return population_lib.Population.from_word_indices(
       np.asarray(words, dtype=object), user_word, max_length=max_length)
+
+
+def check_num_users(num_users: int, bytes_per_user: int) -> int:
+  """``num_users`` checked: an integer >= 1 whose per-user arrays, of
+  ``bytes_per_user`` bytes each, fit in memory.
+
+  Raises:
+    TypeError, ValueError: naming ``num_users``.
+    memory.InsufficientMemoryError: with the estimate and how many fit.
+  """
+  num_users = validation.check_int("num_users", num_users)
+
+  def hint(available: int) -> str:
+    fit = memory.most_that_fit(bytes_per_user, available)
+    return (f"use num_users <= {fit:,}, or give the population as word counts "
+            "(Population.from_word_frequencies), which holds no per-user "
+            "array (up to 2^62 users)")
+
+  memory.check_fits(f"num_users={num_users:,} users drawn one by one "
+                    f"({bytes_per_user} bytes each)",
+                    num_users * bytes_per_user, hint)
+  return num_users
 
 
 # ---- scale tests ------------------------------------------------------------
@@ -99,8 +149,7 @@ def draw_user_words(weights: np.ndarray, num_users: int,
   The counts of the words are one multinomial draw; the users are then
   shuffled, so the result is distributed as ``num_users`` independent draws.
   """
-  if num_users < 1:
-    raise ValueError(f"num_users must be >= 1, got {num_users}")
+  check_num_users(num_users, DRAW_BYTES_PER_USER)
   weights = np.asarray(weights, dtype=np.float64)
   if weights.ndim != 1 or not weights.size:
     raise ValueError("need a non-empty 1-D array of word weights")
@@ -126,14 +175,13 @@ class FrequencyTable:
 def read_frequency_table(path: str) -> FrequencyTable:
   """Reads ``word<separator>weight`` lines (tab, comma or spaces).
 
-  UTF-8, optionally ``.gz``; read with ``pandas.read_csv``. A first line
-  whose weight is not a number is a header. Blank lines and lines starting
-  with ``#`` are ignored; lines without a positive finite weight, or whose
-  word holds the end symbol ``$``, are skipped and counted (the weight is a
-  line's last field). Repeated words add up.
+  A regular UTF-8 file, optionally ``.gz``, ``.bz2`` or ``.zip``, each line
+  at most ``input_files.MAX_LINE_BYTES`` long. A first line whose weight is
+  not a number is a header. Blank lines and lines starting with ``#`` are
+  ignored; lines without a positive finite weight, or whose word holds the
+  end symbol ``$``, are skipped and counted (the weight is a line's last
+  field). Repeated words add up.
   """
-  if not os.path.exists(path):
-    raise FileNotFoundError(f"frequency table not found: {path}")
   table = _frequency_lines(path)
   table = table[~table["word"].str.startswith("#")]
   weight = pd.to_numeric(table["weight"], errors="coerce")
@@ -151,23 +199,25 @@ def read_frequency_table(path: str) -> FrequencyTable:
                         totals.to_numpy(dtype=np.float64), skipped)
 
 
+_SEPARATORS = re.compile(r"[\t,\s]+")
+
+
 def _frequency_lines(path: str) -> pd.DataFrame:
-  """A table's lines as (word, last field) strings; ``""`` when missing."""
+  """A table's non-blank lines as (first field, last field) strings; the
+  last is ``""`` on a line of one field."""
+  words, weights = [], []
   try:
-    with warnings.catch_warnings():  # short lines are expected
-      warnings.simplefilter("ignore", pd.errors.ParserWarning)
-      return pd.read_csv(
-          path, sep=r"[\t,\s]+", engine="python", header=None,
-          names=["word", "weight"], index_col=False,
-          on_bad_lines=lambda fields: [fields[0], fields[-1]],
-          quoting=csv.QUOTE_NONE, dtype=str, keep_default_na=False,
-          encoding="utf-8", compression="infer")
-  except pd.errors.EmptyDataError as err:
-    raise ValueError(f"frequency table {path} holds no usable line "
-                     "(0 skipped)") from err
-  except (OSError, UnicodeDecodeError, EOFError,
-          pd.errors.ParserError) as err:
+    for _, line in input_files.text_lines(path, "frequency table"):
+      if not line:
+        continue
+      fields = _SEPARATORS.split(line)
+      words.append(fields[0])
+      weights.append(fields[-1] if len(fields) > 1 else "")
+  except (OSError, EOFError, zipfile.BadZipFile) as err:
+    if isinstance(err, FileNotFoundError):
+      raise
     raise ValueError(f"cannot read frequency table {path}: {err}") from err
+  return pd.DataFrame({"word": words, "weight": weights}, dtype=object)
 
 
 def population_from_weights(words, weights: np.ndarray, num_users: int, *,
@@ -180,6 +230,7 @@ def population_from_weights(words, weights: np.ndarray, num_users: int, *,
   encoded once and the drawn indices are mapped into it. ``alphabet`` (None:
   the words' characters) must hold every character of the words.
   """
+  check_num_users(num_users, WEIGHTS_BYTES_PER_USER)
   words = np.asarray(words, dtype=object)
   if words.shape != np.shape(weights):
     raise ValueError("words and weights differ in length")
@@ -213,6 +264,8 @@ def scale_population(num_users: int, *, table_path: str | None = None,
     vocabulary_size: size of the English list when no table is given.
     max_length: L.
   """
+  check_num_users(num_users, WEIGHTS_BYTES_PER_USER)  # before any reading
+  validation.check_int("max_length", max_length)
   if table_path:
     table = read_frequency_table(table_path)
     words, weights = table.words, table.weights

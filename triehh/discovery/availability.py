@@ -52,6 +52,7 @@ import math
 
 import numpy as np
 
+from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
@@ -185,6 +186,7 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
                     word_choice: str = choices.PER_ROUND,
                     allow_no_guarantee: bool = False, alphabet=None,
                     unknown: str | None = None,
+                    end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
                     **discover_options) -> OnlineResult:
   """TrieHH where each round samples from the users online then.
 
@@ -197,8 +199,8 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
     calibrate_to: ``"online"`` (theta and m for the worst online count) or
       ``"nominal"`` (for n); see the module docstring.
     theta, batch_size: give both instead of ``(epsilon, delta)``.
-    max_length, seed, engine, word_choice, alphabet, unknown: as for
-      :func:`triehh.discover`.
+    max_length, seed, engine, word_choice, alphabet, unknown, end_symbol: as
+      for :func:`triehh.discover`.
     allow_no_guarantee: run when a round's online count is outside
       Theorem 1 (reported with ``epsilon = inf``).
     **discover_options: other :func:`triehh.discover` arguments
@@ -209,8 +211,7 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
     achieved ``(epsilon, delta)``, its ``availability`` the online counts.
   """
   _check_options(calibrate_to, discover_options)
-  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
-             if v is not None}
+  options = population_lib.encoding_options(alphabet, unknown, end_symbol)
   population = population_lib.as_population(user_words, max_length, **options)
   population.check_user_array("an availability model (a fixed schedule)")
   n = population.num_users

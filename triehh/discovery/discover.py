@@ -14,9 +14,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
+from triehh.core import validation
 from triehh.discovery import availability as availability_lib
 from triehh.discovery import deny_list as deny_list_lib
 from triehh.discovery import passes
@@ -58,6 +60,7 @@ def discover(user_words, *, epsilon: float | None = None,
              word_choice: str = choices.PER_ROUND,
              schedule: Sequence[np.ndarray] | None = None,
              alphabet=None, unknown: str | None = None,
+             end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
              deny_list: Iterable[str] | None = None,
              num_passes: int | None = None, composition: str = "best",
              availability=None, calibrate_to: str = "online",
@@ -94,8 +97,8 @@ def discover(user_words, *, epsilon: float | None = None,
       stream spawned from the run's generator; Theorem 1's delta). See
       :mod:`triehh.discovery.word_choice`.
     schedule: fixed user indices per round instead of random sampling.
-    alphabet, unknown: encoding options when ``user_words`` is not a
-      Population (see :mod:`triehh.core.population`).
+    alphabet, unknown, end_symbol: encoding options when ``user_words`` is
+      not a Population (see :mod:`triehh.core.population`).
     deny_list: words whose users abstain, or pick among their other words
       (:mod:`triehh.discovery.deny_list`); n and the guarantee are unchanged.
     num_passes, composition: run that many passes, each denying the words
@@ -123,6 +126,10 @@ def discover(user_words, *, epsilon: float | None = None,
     A :class:`~triehh.core.results.DiscoveryResult`.
   """
   registry.get(engine)  # fails before any work on the input
+  max_length = validation.check_int("max_length", max_length)
+  if epsilon is not None:
+    epsilon = validation.check_positive("epsilon", epsilon)
+  encoding = population_lib.encoding_options(alphabet, unknown, end_symbol)
   sampling = _sampling(sampling, num_passes=num_passes,
                        availability=availability, schedule=schedule,
                        batch_size=batch_size, gamma=gamma)
@@ -139,13 +146,8 @@ def discover(user_words, *, epsilon: float | None = None,
         user_words, num_passes=num_passes, epsilon=epsilon, delta=delta,
         composition=composition, deny_list=deny_list or (),
         max_length=max_length, seed=seed, engine=engine,
-        word_choice=word_choice, alphabet=alphabet, unknown=unknown,
-        num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
-  encoding = {}
-  if alphabet is not None:
-    encoding["alphabet"] = alphabet
-  if unknown is not None:
-    encoding["unknown"] = unknown
+        word_choice=word_choice, num_sub_rounds=num_sub_rounds, **encoding,
+        **fixed, **engine_options)
   population = population_lib.as_population(user_words, max_length,
                                             **encoding)
   if deny_list is not None:

@@ -47,6 +47,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
@@ -221,6 +222,7 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
                     seed: int | None = 0, engine: str = "fast",
                     word_choice: str = choices.PER_ROUND,
                     alphabet=None, unknown: str | None = None,
+                    end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
                     **discover_options) -> PassesResult:
   """Runs ``num_passes`` TrieHH passes within a total ``(epsilon, delta)``.
 
@@ -232,8 +234,8 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
     composition: ``"best"``, ``"basic"`` or ``"advanced"`` (module
       docstring).
     deny_list: words denied in every pass (before any is found).
-    max_length, seed, engine, word_choice, alphabet, unknown: as for
-      :func:`triehh.discover` (``seed`` is the first pass's).
+    max_length, seed, engine, word_choice, alphabet, unknown, end_symbol: as
+      for :func:`triehh.discover` (``seed`` is the first pass's).
     **discover_options: other :func:`triehh.discover` arguments (e.g.
       ``num_sub_rounds``, engine options); the parameters are always
       calibrated, so ``theta``, ``gamma``, ``batch_size``, a prefix cap and
@@ -250,8 +252,7 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
   if given:
     raise ValueError(f"discover_passes calibrates every pass from the total "
                      f"(epsilon, delta); {', '.join(given)} cannot be given")
-  options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
-             if v is not None}
+  options = population_lib.encoding_options(alphabet, unknown, end_symbol)
   population = population_lib.as_population(user_words, max_length, **options)
   n = population.num_users
   target_delta = 1.0 / n**2 if delta is None else delta

@@ -18,6 +18,7 @@ import numpy as np
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
+from triehh.core import validation
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
 from triehh.theory import policy
@@ -37,12 +38,15 @@ def run(population: population_lib.Population, params: results.RunParams, *,
       read from them.
     seed: seed of the run's ``numpy.random.Generator``.
     engine: a registered engine's name.
-    schedule: fixed user indices per round instead of sampling.
+    schedule: fixed user indices per round instead of sampling (checked by
+      :func:`check_schedule`).
     allow_no_guarantee: engine options outside the guarantee (several votes
       per user per round) run without guarantee instead of being refused.
     **engine_options: passed to the engine (e.g. TFF workers).
   """
   runner = registry.get(engine)
+  if schedule is not None:
+    check_schedule(schedule, population)
   rng = np.random.default_rng(seed)
   # One-word populations spawn nothing: the same streams under both choices.
   if (params.word_choice == choices.PER_RUN
@@ -66,3 +70,16 @@ def run(population: population_lib.Population, params: results.RunParams, *,
   return results.DiscoveryResult(
       heavy_hitters=trie.heavy_hitters(), params=params, trie=trie,
       engine=engine, seed=seed, seconds=seconds)
+
+
+def check_schedule(schedule: Sequence[np.ndarray],
+                   population: population_lib.Population) -> None:
+  """Raises TypeError/ValueError naming ``schedule`` unless it is a sequence
+  of rounds, each a 1-D sequence of user indices in ``[0, n)`` (whole
+  numbers; a user may appear more than once). The population must list its
+  users one by one."""
+  validation.check_sequence("schedule", schedule)
+  population.check_user_array("a fixed schedule")
+  for i, users in enumerate(schedule):
+    validation.check_indices(f"schedule[{i}] (the users of round {i + 1})",
+                             users, population.num_users)

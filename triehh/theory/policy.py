@@ -88,8 +88,8 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   """
   choices.check_word_choice(word_choice)
   choices.check_sampling(sampling)
-  if max_num_prefixes is not None:
-    validation.check_int("max_num_prefixes", max_num_prefixes)
+  max_length, num_sub_rounds, epsilon = _checked_arguments(
+      max_length, num_sub_rounds, epsilon, delta, max_num_prefixes)
   if sampling == choices.POISSON:
     params = _poisson(n, max_length, epsilon=epsilon, delta=delta,
                       theta=theta, gamma=gamma, batch_size=batch_size,
@@ -126,6 +126,20 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                           composed, common)
   params = _check_reverse(params, allow_no_guarantee)
   return _capped(params, max_num_prefixes, allow_no_guarantee)
+
+
+def _checked_arguments(max_length, num_sub_rounds, epsilon, delta,
+                       max_num_prefixes) -> tuple[int, int, float | None]:
+  """The arguments every run takes, checked before anything is computed
+  (delta's type only: each calibration checks its range)."""
+  if epsilon is not None:
+    epsilon = validation.check_positive("epsilon", epsilon)
+  if delta is not None:
+    validation.check_real("delta", delta)
+  if max_num_prefixes is not None:
+    validation.check_int("max_num_prefixes", max_num_prefixes)
+  return (validation.check_int("max_length", max_length),
+          validation.check_int("num_sub_rounds", num_sub_rounds), epsilon)
 
 
 def _capped(params: results.RunParams, max_num_prefixes: int | None,

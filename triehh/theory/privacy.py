@@ -50,29 +50,80 @@ def theorem_delta(theta: int) -> float:
 
 
 def check_conditions(n: int, theta: float, gamma: float) -> None:
-  """Raises ``ValueError`` naming the failed condition of Theorem 1."""
+  """Raises ``ValueError`` naming the failed condition of Theorem 1.
+
+  The advice only names values inside the theorem's range
+  (``4 <= theta <= sqrt(n)``, ``1 <= gamma <= sqrt(n) / (theta + 1)``, so
+  ``theta <= sqrt(n) - 1``); when no theta or gamma in range works for
+  ``n`` users, it says so and how many users would do.
+  """
   n = validation.check_int("n (number of users)", n)
+  if not math.isfinite(validation.check_real("theta", theta)):
+    raise ValueError(f"theta must be a finite number, got {theta}")
   gamma = validation.check_positive("gamma", gamma)
   root = math.sqrt(n)
   if theta < 4:
-    raise ValueError(
-        f"Theorem 1 needs theta >= 4, got theta={theta}; use theta=4 or more")
+    raise ValueError(f"Theorem 1 needs theta >= 4, got theta={theta}; "
+                     f"{_theta_advice(n)}")
   if theta > root:
     raise ValueError(
         f"Theorem 1 needs theta <= sqrt(n) = {root:.4g}, got theta={theta}; "
-        f"use theta <= {math.floor(root)} or at least n = {math.ceil(theta)**2}"
-        " users")
+        f"{_theta_advice(n, theta)}")
+  upper = root / (theta + 1)
+  if upper < 1:  # no gamma in [1, upper]: the gamma condition that fails
+    bound = ("gamma >= 1" if gamma < 1 else
+             f"gamma <= sqrt(n)/(theta+1) = {upper:.6g}")
+    raise ValueError(
+        f"Theorem 1 needs {bound}, got gamma={gamma:.6g}; no gamma works at "
+        f"theta={theta}, since 1 <= gamma <= sqrt(n)/(theta+1) needs theta "
+        f"<= sqrt(n) - 1 = {root - 1:.4g}: {_theta_advice(n, theta)}")
   if gamma < 1:
     raise ValueError(
         f"Theorem 1 needs gamma >= 1 (batch size >= sqrt(n) = {root:.4g}), got "
-        f"gamma={gamma:.6g}; use gamma >= 1, i.e. a batch of at least "
-        f"{math.ceil(root)} users")
-  upper = root / (theta + 1)
+        f"gamma={gamma:.6g}; use gamma in [1, {upper:.6g}] "
+        f"({_batch_range(n, theta)})")
   if gamma > upper:
     raise ValueError(
         f"Theorem 1 needs gamma <= sqrt(n)/(theta+1) = {upper:.6g}, got "
-        f"gamma={gamma:.6g}; use gamma <= {upper:.6g} (a batch of at most "
-        f"{math.floor(upper * root)} users)")
+        f"gamma={gamma:.6g}; use gamma in [1, {upper:.6g}] "
+        f"({_batch_range(n, theta)})")
+
+
+def _batch_range(n: int, theta: float) -> str:
+  """The whole batch sizes in Theorem 1's range, ``sqrt(n) <= m <=
+  n / (theta + 1)``, or that there is none."""
+  root = math.isqrt(n)
+  low = root if root * root == n else root + 1
+  high = (n // (int(theta) + 1) if float(theta).is_integer()
+          else math.floor(n / (theta + 1)))
+  if low <= high:
+    return f"a batch of at least {low} and at most {high} users"
+  return (f"no whole batch size lies in [sqrt(n), n/(theta+1)] = "
+          f"[{math.sqrt(n):.6g}, {n / (theta + 1):.6g}]; more users widen it")
+
+
+def _theta_advice(n: int, theta: float | None = None) -> str:
+  """Which thetas satisfy Theorem 1 at ``n`` (those with a gamma in range:
+  ``4 <= theta <= sqrt(n) - 1``), or that none does and how many users
+  would; with ``theta``, also the users that theta needs."""
+  largest = math.isqrt(n) - 1
+  for_theta = ""
+  if theta is not None and theta > 4:
+    for_theta = f"at least n = {_users_for_theta(theta)} users for theta={theta}"
+  if largest >= 4:
+    use = "use theta=4" if largest == 4 else f"use theta in [4, {largest}]"
+    return use + (f", or {for_theta}" if for_theta else "")
+  return (f"no theta in Theorem 1's range works at n={n}: theta >= 4 and "
+          "gamma >= 1 need sqrt(n) >= theta + 1 >= 5, so use at least n = 25 "
+          "users" + (f" ({for_theta})" if for_theta else ""))
+
+
+def _users_for_theta(theta: float) -> int:
+  """The fewest users with a gamma in Theorem 1's range at ``theta``:
+  ``sqrt(n) >= theta + 1``."""
+  if float(theta).is_integer():
+    return (int(theta) + 1)**2
+  return math.ceil((theta + 1)**2)
 
 
 def guarantee(n: int, num_levels: int, theta: int,

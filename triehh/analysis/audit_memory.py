@@ -1,0 +1,79 @@
+"""What the privacy audit (:mod:`triehh.analysis.audit`) would allocate,
+checked before it does.
+
+Two sizes grow with the audited population: the exact path computes the
+law of w's path for every number k of holders it scans (about ``n /
+batch_size`` of them), and the variants that fix each round's users
+(``SCHEDULED_VARIANTS``) list ``D`` and ``D'`` user by user. The other
+variants run on populations given by word counts, whose memory does not
+grow with n. Each check refuses, before anything is allocated, with the
+estimate and what fits (:func:`triehh.core.memory.check_fits`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from triehh.core import memory
+
+
+class AuditSetup(Protocol):
+  """What the checks read of :class:`triehh.analysis.audit.AuditSetup`."""
+
+  n: int
+  batch_size: int
+  variant: str
+
+  @property
+  def levels(self) -> int: ...
+
+  @property
+  def run_theta(self) -> int: ...
+
+  @property
+  def sizes(self) -> tuple[int, int]: ...
+
+# Variants whose rounds' users are fixed (listed populations, not counts).
+SCHEDULED_VARIANTS = ("with_replacement", "double_vote")
+# Peak bytes (measured): listing D and D' per user of D'; the exact laws per
+# population scanned and term (theta + 120 tail terms, and the levels).
+LISTED_BYTES_PER_USER = 100
+SCAN_BYTES_PER_TERM = 36
+_TAIL_TERMS = 120
+
+
+def scan_bytes(setup: AuditSetup, num_populations: int) -> int:
+  """Estimated peak memory of the exact laws of ``num_populations`` k."""
+  return num_populations * _per_population(setup)
+
+
+def check_scan_fits(setup: AuditSetup, num_populations: int) -> None:
+  """Raises :class:`~triehh.core.memory.InsufficientMemoryError` if the
+  exact laws of ``num_populations`` values of k would not fit."""
+  per_k = _per_population(setup)
+  memory.check_fits(
+      f"the exact laws of {num_populations:,} populations (k holders of w "
+      f"at n={setup.n:,}, batch_size={setup.batch_size:,})",
+      scan_bytes(setup, num_populations), lambda available: "at most "
+      f"{memory.most_that_fit(per_k, available):,} fit, and their number "
+      "grows as n / batch_size: use a larger batch_size or gamma, or fewer "
+      "users")
+
+
+def check_populations_fit(setup: AuditSetup) -> None:
+  """Raises :class:`~triehh.core.memory.InsufficientMemoryError` if ``D``
+  and ``D'`` of a scheduled variant, listed user by user, would not fit
+  (the other variants run on word counts, for any n)."""
+  if setup.variant not in SCHEDULED_VARIANTS:
+    return
+  memory.check_fits(
+      f"n={setup.n:,} users listed one by one for variant={setup.variant!r}",
+      setup.sizes[1] * LISTED_BYTES_PER_USER,
+      lambda available: "use n <= "
+      f"{memory.most_that_fit(LISTED_BYTES_PER_USER, available):,} or "
+      "num_runs=0 (the exact path only); the other variants run on word "
+      "counts (Population.from_word_frequencies), for any n up to 2^62")
+
+
+def _per_population(setup: AuditSetup) -> int:
+  return SCAN_BYTES_PER_TERM * (setup.run_theta + _TAIL_TERMS + setup.levels)
