@@ -35,9 +35,14 @@ for _name in ("num_users", "max_length", "theta", "batch_size", "gamma",
               "epsilon", "delta", "confidence", "seed"):
   flags.declare_key_flag(_name)
 flags.DEFINE_integer("runs_per_side", 2000, "Engine runs per population and "
-                     "side for the Monte Carlo bound (0: exact path only).")
-flags.DEFINE_list("variants", ["correct"],
-                  f"Mechanisms to audit, of {privacy_audit.VARIANTS}.")
+                     "side for the Monte Carlo bound (0: exact path only; "
+                     "else at least 2).", lower_bound=0)
+shared_flags.DEFINE_values(
+    "variants", ["correct"], "Mechanisms to audit, of "
+    f"{', '.join(privacy_audit.VARIANTS)}.",
+    shared_flags.choice_item(privacy_audit.VARIANTS))
+flags.register_validator("runs_per_side", lambda runs: runs != 1,
+                         "--runs_per_side must be 0 or at least 2")
 flags.DEFINE_enum("adjacency", "add", list(privacy_audit.ADJACENCIES),
                   "D' adds a user ('add') or swaps one ('replace').")
 
@@ -54,18 +59,8 @@ def main(argv):
   if FLAGS.theta is None and epsilon is None:
     epsilon = EPSILON
   runs = FLAGS.runs_per_side
-  if runs < 0 or runs == 1:
-    raise ValueError(f"--runs_per_side must be 0 or at least 2, got {runs}")
-  if not 0 < FLAGS.confidence < 1:
-    raise ValueError(f"--confidence must be in (0, 1), got {FLAGS.confidence}")
-  if not FLAGS.variants:
-    raise ValueError(f"--variants is empty; name one or more of "
-                     f"{','.join(privacy_audit.VARIANTS)}")
+  # The flags are checked when parsed; the parameters before any output.
   for variant in FLAGS.variants:
-    if variant not in privacy_audit.VARIANTS:
-      raise ValueError(f"--variants: unknown variant {variant!r}; use "
-                       f"{','.join(privacy_audit.VARIANTS)}")
-  for variant in FLAGS.variants:  # bad parameters fail before any output
     privacy_audit.make_setup(
         num_users, FLAGS.max_length, theta=FLAGS.theta,
         batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,

@@ -1,14 +1,16 @@
 """Beyond the paper: TFF's IBLT, repeated passes with a deny list, and users
 who are not always online, on the same users, with their guarantees.
 
-  python -m experiments.beyond --report_dir=docs/results
+  python -m experiments.beyond --output_dir=results/beyond
   triehh-beyond --parts=passes,availability --runs=3
 
 Appends each run's record to ``<output_dir>/results.jsonl`` as it ends
 (:mod:`triehh.analysis.beyond.runs`), so that a second invocation with the
 same ``--output_dir`` skips the runs recorded (by config and seed), then
 writes ``<report_dir>/BEYOND.md`` and its figures (``beyond-*.png``) from
-the records (:mod:`triehh.analysis.beyond.report`):
+the records (:mod:`triehh.analysis.beyond.report`); both directories
+default to ``results/beyond``. Every flag, file and directory is checked
+before the first run:
 
 (a) TFF's IBLT heavy hitters (:mod:`triehh.baselines.iblt`) next to TrieHH
     at epsilon 1 and 4 (delta = 1/n^2) on the Sentiment140 sample (one word
@@ -29,12 +31,14 @@ the records (:mod:`triehh.analysis.beyond.report`):
 Every point is ``--runs`` seeded runs (seeds ``--seed`` on), shown as
 mean ± 95% Student-t interval. Without the Sentiment140 sample (``--
 sentiment140_path``, ``$TRIEHH_SENTIMENT140`` or ``../shared/data`` beside
-the repository) its parts are skipped with a note; ``--iblt_runs=0`` skips
-(a) (it needs TensorFlow Federated).
+the repository) its parts are skipped with a note (a ``--sentiment140_path``
+that cannot be read is an error); ``--iblt_runs=0`` skips (a) (it needs
+TensorFlow Federated).
 """
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 import time
@@ -43,6 +47,7 @@ from absl import flags
 
 from experiments import cli
 from experiments import flags as shared_flags  # the flags declared below
+from experiments import paths
 from triehh.analysis.beyond import report as beyond_report
 from triehh.analysis.beyond import runs as beyond_runs
 from triehh.data import datasets as datasets_lib
@@ -56,37 +61,51 @@ for _name in ("report_dir", "output_dir", "seed", "cache_dir"):
 flags.DEFINE_string("sentiment140_path", None,
                     "Sentiment140 file (default: the sample, see the module "
                     "docstring).")
-flags.DEFINE_integer("default_users", synthetic.DEFAULT_NUM_USERS,
-                     "Users of the default data (b, c).", lower_bound=100)
-flags.DEFINE_integer("iblt_default_users", 100_000,
-                     "Users of the default data's subsample in (a).",
-                     lower_bound=100)
+shared_flags.DEFINE_count("default_users", synthetic.DEFAULT_NUM_USERS,
+                          "Users of the default data (b, c).",
+                          lower_bound=100)
+shared_flags.DEFINE_count("iblt_default_users", 100_000,
+                          "Users of the default data's subsample in (a).",
+                          lower_bound=100)
 flags.DEFINE_integer("runs", 10, "Seeded runs per point of (b) and (c), "
                      "and TrieHH's runs per point of (a).", lower_bound=1)
 flags.DEFINE_integer("iblt_runs", 1, "IBLT runs (seeds) per point of (a); 0 "
                      "skips (a).", lower_bound=0)
-flags.DEFINE_list("iblt_epsilons", ["1", "4"], "TrieHH's epsilons in (a).")
-flags.DEFINE_list("pass_counts", ["1", "2", "3", "4"], "Passes in (b).")
+shared_flags.DEFINE_values("iblt_epsilons", ["1", "4"],
+                           "TrieHH's epsilons in (a).",
+                           shared_flags.number_item())
+shared_flags.DEFINE_values("pass_counts", ["1", "2", "3", "4"],
+                           "Passes in (b), whole numbers >= 1.",
+                           shared_flags.count_item(1))
 flags.DEFINE_float("total_epsilon", 4.0, "Total epsilon of (b) and the "
                    "target of (c).")
-flags.DEFINE_list("fractions", ["1.0", "0.5", "0.2", "0.05"],
-                  "Fractions of users online in (c).")
-flags.DEFINE_list("parts", ["iblt", "passes", "availability"],
-                  "Parts to run: iblt, passes, availability.")
+shared_flags.DEFINE_values("fractions", ["1.0", "0.5", "0.2", "0.05"],
+                           "Fractions of users online in (c), in (0, 1].",
+                           shared_flags.number_item(0, 1,
+                                                    high_included=True))
+shared_flags.DEFINE_values("parts", ["iblt", "passes", "availability"],
+                           "Parts to run: iblt, passes, availability.",
+                           shared_flags.choice_item(beyond_runs.PARTS))
+flags.register_validator(
+    "total_epsilon", lambda e: math.isfinite(e) and e > 0,
+    "--total_epsilon must be a positive finite number")
 
 
 def sample_path() -> str | None:
-  """``--sentiment140_path``, else ``$TRIEHH_SENTIMENT140``, else the shared
-  sample; None if absent."""
+  """``--sentiment140_path`` (an error if it cannot be read), else
+  ``$TRIEHH_SENTIMENT140``, else the shared sample; None if absent."""
+  if FLAGS.sentiment140_path:
+    paths.check_input_file("sentiment140_path", FLAGS.sentiment140_path)
   return datasets_lib.sentiment140_sample(FLAGS.sentiment140_path)
+
+
+def report_dir() -> str:
+  """``--report_dir``, else the records' directory (``results/beyond``)."""
+  return FLAGS.report_dir or FLAGS.output_dir or DEFAULT_OUTPUT_DIR
 
 
 def settings() -> beyond_runs.Settings:
   """The runs the flags ask for."""
-  for name in FLAGS.parts:
-    if name not in beyond_runs.PARTS:
-      raise ValueError(f"--parts: unknown part {name!r}; use iblt, passes, "
-                       "availability")
   return beyond_runs.Settings(
       parts=tuple(FLAGS.parts), runs=FLAGS.runs, iblt_runs=FLAGS.iblt_runs,
       seed=FLAGS.seed, default_users=FLAGS.default_users,
@@ -104,7 +123,10 @@ def main(argv):
   start = time.perf_counter()
   wanted = settings()
   output_dir = FLAGS.output_dir or DEFAULT_OUTPUT_DIR
+  paths.check_dir("output_dir", output_dir, create=True)
   records_lib.check_output_dir(output_dir)
+  paths.check_dir("report_dir", report_dir(), create=True)
+  shared_flags.check_data_paths()  # --cache_dir
   datasets = datasets_lib.DataCache(FLAGS.cache_dir or None)
   parts = beyond_runs.plan(wanted, datasets)
   print(f"{beyond_runs.runs_left(parts, output_dir)} runs left", flush=True)
@@ -115,8 +137,11 @@ def main(argv):
   context = beyond_report.Context(command=command.strip(),
                                   seconds=time.perf_counter() - start,
                                   outcome=outcome)
-  path = beyond_report.write(FLAGS.report_dir, output_dir, wanted, parts,
-                             context)
+  try:
+    path = beyond_report.write(report_dir(), output_dir, wanted, parts,
+                               context)
+  except OSError as err:  # a full disk: name where it was writing
+    raise paths.with_path(err, report_dir()) from None
   print(f"{outcome.written} runs run (the others read from "
         f"{records_lib.results_path(output_dir)}); wrote {path}")
 

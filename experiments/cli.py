@@ -3,11 +3,15 @@
 The convention: bad input (a flag, a file, a parameter outside the theory)
 prints one line ``error: ...`` on stderr and exits with status 1, never a
 traceback; Ctrl-C exits with status 130 after saying how many runs were
-kept (finished runs are already in results.jsonl); ``--help`` prints the
-driver's docstring and every flag it reads (its own and the shared flags it
-declares, ``experiments.flags``), one line of help each. A flag of another
-driver or a shared flag the driver does not read is refused like an unknown
-one (every driver's process defines all the shared flags).
+kept (finished runs are already in results.jsonl), or with the one line
+``interrupted`` before ``main`` runs (while the driver's modules are
+imported, see ``experiments/__init__.py``, or its flags parsed); ``--help``
+prints the driver's docstring and every flag it reads (its own and the
+shared flags it declares, ``experiments.flags``), one line of help each. A
+flag of another driver or a shared flag the driver does not read is refused
+like an unknown one (every driver's process defines all the shared flags).
+An OSError is said as ``error: <path>: <the system's reason>``
+(``experiments.paths``), and a warning as one line ``warning: ...``.
 
 This module defines no flags.
 """
@@ -17,16 +21,20 @@ from __future__ import annotations
 import os
 import sys
 import types
+import warnings
 from collections.abc import Callable
 
 from absl import app
 from absl import flags
 from absl import logging
 
+import experiments
+from experiments import paths
+
 FLAGS = flags.FLAGS
 
 EXIT_ERROR = 1
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = experiments.EXIT_INTERRUPTED
 HELP_ARGS = ("--help", "-help", "-h", "-?", "--helpshort", "--help=true",
              "--helpshort=true")
 # Exceptions that mean bad input or an unusable environment, not a bug.
@@ -35,9 +43,27 @@ INPUT_ERRORS = (ValueError, OSError, ConnectionError, flags.Error,
 
 
 def error_line(err: BaseException) -> str:
-  """``error: <message>`` on one line."""
-  text = " ".join(str(err).split()) or type(err).__name__
+  """``error: <message>`` on one line; an OSError names its path and the
+  system's reason (``experiments.paths.describe``)."""
+  text = paths.describe(err) if isinstance(err, OSError) else str(err)
+  text = " ".join(text.split()) or type(err).__name__
   return f"error: {text}"
+
+
+def show_warning(message, category, filename, lineno, file=None,
+                 line=None) -> None:
+  """``warnings.showwarning`` of the drivers: one line ``warning: ...`` on
+  stderr, without the source file and line (a UserWarning is the library
+  speaking to the user; other categories are named)."""
+  del filename, lineno, line
+  text = " ".join(str(message).split())
+  if not issubclass(category, UserWarning):
+    text = f"{category.__name__}: {text}"
+  stream = file if file is not None else sys.stderr
+  try:
+    stream.write(f"warning: {text}\n")
+  except (OSError, ValueError):  # stderr closed: the warning is lost
+    pass
 
 
 def help_text(module: types.ModuleType) -> str:
@@ -106,7 +132,9 @@ def quiet_libraries() -> None:
   """
   verbose = ("verbosity" in FLAGS and FLAGS["verbosity"].present
              and FLAGS["verbosity"].value >= 0)
-  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "2")
+  # 3: TensorFlow's import-time errors too (cuDNN, cuFFT and cuBLAS
+  # factories registered twice); set before any driver imports TensorFlow.
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "3")
   os.environ.setdefault("GRPC_VERBOSITY", "INFO" if verbose else "ERROR")
   if not verbose:
     logging.set_verbosity(logging.WARNING)
@@ -138,6 +166,8 @@ def run(main: Callable[[list[str]], object], module: types.ModuleType, *,
   flushing its output, so no pending TensorFlow task or thread prints a
   traceback on the way out.
   """
+  warnings.showwarning = show_warning
+
   def checked(argv):
     quiet_libraries()
     code = call_main(main, argv, on_interrupt=on_interrupt)
@@ -149,7 +179,5 @@ def run(main: Callable[[list[str]], object], module: types.ModuleType, *,
 
   try:
     app.run(checked, flags_parser=lambda argv: parse_flags(argv, module))
-  except KeyboardInterrupt:  # during flag parsing or imports
-    sys.stderr.write("interrupted\n")
-    sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)  # pylint: disable=protected-access
+  except KeyboardInterrupt:  # during flag parsing
+    experiments.exit_interrupted()

@@ -25,17 +25,24 @@ The groups:
 Every flag is checked when it is parsed (bounds, formats) and
 :func:`check_data_flags` refuses data flags that do not apply to the chosen
 data sets, so a mistake ends the driver with one ``error:`` line before any
-data is read (see ``experiments.cli``).
+data is read (see ``experiments.cli``). Two parsers serve every driver:
+user counts (:func:`DEFINE_count`) take integer-valued scientific notation
+(``--num_users=1e5``), and a list flag (:func:`DEFINE_values`) is parsed
+into its values, each checked, and refused when it names one value twice
+(``--epsilons=4,4.0`` lists epsilon 4 twice). The paths the flags name are
+checked by ``experiments.paths``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from absl import flags
 
+from experiments import paths
 from triehh import data as data_lib
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
@@ -44,9 +51,147 @@ from triehh.core import population as population_lib
 from triehh.data import datasets as datasets_lib
 from triehh.data import synthetic
 from triehh.runs import records as records_lib
+from triehh.runs import runner
 
 FLAGS = flags.FLAGS
 MAX_LENGTH_LIMIT = 1000
+
+# ---- the parsers of counts and lists -----------------------------------------
+
+
+def parse_count(text: str) -> int:
+  """A whole number, also in scientific notation: ``100000``, ``1e5``.
+
+  Raises:
+    ValueError: for anything else (``1.5``, ``1e-3``, ``inf``, ``x``).
+  """
+  text = text.strip()
+  try:
+    return int(text)
+  except ValueError:
+    pass
+  try:
+    value = float(text)
+  except ValueError:
+    value = math.nan
+  if not math.isfinite(value) or value != math.floor(value):
+    raise ValueError(f"{text!r} is not a whole number (e.g. 20000 or 2e4)")
+  return int(value)
+
+
+class CountParser(flags.IntegerParser):
+  """An integer flag that also takes integer-valued scientific notation."""
+
+  def convert(self, argument):
+    if isinstance(argument, str):
+      return parse_count(argument)
+    return super().convert(argument)
+
+
+def count_item(low: int = 1, high: int | None = None) -> Callable[[str], int]:
+  """A list item: a whole number (:func:`parse_count`) in [low, high]."""
+  def parse(text: str) -> int:
+    value = parse_count(text)
+    if value < low or (high is not None and value > high):
+      bounds = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
+      raise ValueError(f"{text!r} is not a whole number {bounds}")
+    return value
+  return parse
+
+
+def number_item(low: float = 0.0, high: float = math.inf, *,
+                high_included: bool = False) -> Callable[[str], float]:
+  """A list item: a finite number above ``low`` and below ``high`` (or up
+  to it, ``high_included``)."""
+  if math.isinf(high):
+    what = "a positive finite number" if low == 0 else f"a number > {low:g}"
+  else:
+    what = f"a number in ({low:g}, {high:g}{']' if high_included else ')'}"
+
+  def parse(text: str) -> float:
+    try:
+      value = float(text)
+    except ValueError:
+      value = math.nan
+    if not (math.isfinite(value) and low < value and (
+        value <= high if high_included else value < high)):
+      raise ValueError(f"{text!r} is not {what}")
+    return value
+  return parse
+
+
+def choice_item(choices: Sequence[str]) -> Callable[[str], str]:
+  """A list item: one of ``choices``."""
+  def parse(text: str) -> str:
+    if text not in choices:
+      raise ValueError(f"unknown value {text!r}: use {', '.join(choices)}")
+    return text
+  return parse
+
+
+def path_item(text: str) -> str:
+  """A list item: a path (not empty)."""
+  if not text:
+    raise ValueError("an empty path (two commas in a row?)")
+  return text
+
+
+class ValuesParser(flags.ArgumentParser):
+  """A comma-separated list, parsed into values: each item by ``item`` (which
+  raises ValueError for a bad one), and no value twice (``4`` and ``4.0``
+  are one epsilon). Empty only with ``allow_empty``."""
+
+  syntactic_help = "a comma separated list"
+
+  def __init__(self, item: Callable[[str], Any], *,
+               allow_empty: bool = False):
+    super().__init__()
+    self.item = item
+    self.allow_empty = allow_empty
+
+  def parse(self, argument) -> list:
+    if isinstance(argument, (list, tuple)):
+      texts = [str(a).strip() for a in argument]
+    else:
+      texts = ([t.strip() for t in argument.split(",")]
+               if argument.strip() else [])
+    if not texts and not self.allow_empty:
+      raise ValueError("is empty: give one value or more, comma separated")
+    values, first = [], {}
+    for text in texts:
+      value = self.item(text)
+      if value in first:
+        same = ("" if first[value] == text else
+                f" ({first[value]} and {text} are the same value)")
+        raise ValueError(f"lists {text} twice{same}")
+      first[value] = text
+      values.append(value)
+    return values
+
+  def flag_type(self) -> str:
+    return "list"
+
+
+# pylint: disable=invalid-name
+def DEFINE_values(name: str, default: list[str] | None, help_text: str,
+                  item: Callable[[str], Any], *, allow_empty: bool = False
+                  ) -> flags.FlagHolder:
+  """A list flag parsed by :class:`ValuesParser`; the module calling this
+  defines it (as with ``flags.DEFINE_list``)."""
+  return flags.DEFINE(ValuesParser(item, allow_empty=allow_empty), name,
+                      default, help_text,
+                      serializer=flags.CsvListSerializer(","))
+
+
+def DEFINE_count(name: str, default: int | None, help_text: str, *,
+                 lower_bound: int = 1, upper_bound: int | None = None
+                 ) -> flags.FlagHolder:
+  """An integer flag that also takes ``1e5`` (:class:`CountParser`): every
+  count of users."""
+  return flags.DEFINE(CountParser(lower_bound, upper_bound), name, default,
+                      help_text, serializer=flags.ArgumentSerializer())
+# pylint: enable=invalid-name
+
 
 # ---- the data set ------------------------------------------------------------
 
@@ -54,11 +199,11 @@ flags.DEFINE_enum("dataset", "default", list(datasets_lib.DATASETS),
                   "Data set: " + "; ".join(
                       f"'{kind.name}' {kind.description}"
                       for kind in datasets_lib.DATASETS.values()) + ".")
-flags.DEFINE_integer("num_users", synthetic.DEFAULT_NUM_USERS,
-                     "Users in the default and synthetic populations (and "
-                     "in the paper population, default: its setting's n); "
-                     "audit_privacy: n, users in the base population D "
-                     "(default 10,000 there).", lower_bound=1)
+DEFINE_count("num_users", synthetic.DEFAULT_NUM_USERS,
+             "Users in the default and synthetic populations (and in the "
+             "paper population, default: its setting's n), e.g. 200000 or "
+             "2e5; audit_privacy: n, users in the base population D "
+             "(default 10,000 there).")
 flags.DEFINE_string("data_path", None,
                     "Input file of --dataset=sentiment140, file or "
                     "synthetic (paper: a Sentiment140 file for the tail or "
@@ -87,10 +232,10 @@ flags.DEFINE_string("dictionary_path", None,
                     "oov: word-list file of in-vocabulary words (one per "
                     "line); default: the 50,000 most frequent English words "
                     "of wordfreq.")
-flags.DEFINE_integer("oov_num_users", data_lib.DEFAULT_OOV_NUM_USERS,
-                     "oov: users drawn from the OOV word frequencies "
-                     "(reproduce_paper: users of the paper-calibrated OOV "
-                     "population).", lower_bound=1)
+DEFINE_count("oov_num_users", data_lib.DEFAULT_OOV_NUM_USERS,
+             "oov: users drawn from the OOV word frequencies "
+             "(reproduce_paper: users of the paper-calibrated OOV "
+             "population).")
 flags.DEFINE_integer("data_seed", 0,
                      "Seed of the oov and synthetic draws.", lower_bound=0)
 flags.DEFINE_float("zipf_exponent", None,
@@ -109,10 +254,11 @@ flags.DEFINE_float("epsilon", 4.0,
                    "--theta is given).")
 flags.DEFINE_float("delta", None, "Target delta; default 1/n^2.")
 flags.DEFINE_integer("max_length", population_lib.DEFAULT_MAX_LENGTH,
-                     "L, the maximum characters per word (audit_privacy: "
-                     "of the target word, max_length + 1 levels; "
-                     "theory_tables: L of the theorem; reproduce_paper: "
-                     "default the paper's 9, its 10 levels).",
+                     "L, the maximum characters per word; the trie has "
+                     "max_length + 1 levels (the end symbol) in every "
+                     "driver (audit_privacy: of the target word; "
+                     "reproduce_paper: default the paper's 9, its 10 "
+                     "levels).",
                      lower_bound=1, upper_bound=MAX_LENGTH_LIMIT)
 flags.DEFINE_integer("num_runs", 1, "Independent runs (seeds seed, seed+1, "
                      "...).", lower_bound=1)
@@ -121,7 +267,8 @@ flags.DEFINE_string("output_dir", None,
                     "If set, append one JSON line per run to "
                     "<output_dir>/results.jsonl (sweep, reproduce_paper: "
                     "required; beyond: default results/beyond).")
-flags.DEFINE_list("ks", ["10", "50", "100"], "K values for the metrics.")
+DEFINE_values("ks", ["10", "50", "100"], "K values for the metrics.",
+              count_item(1))
 flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.",
                      lower_bound=0)
 
@@ -132,72 +279,49 @@ flags.DEFINE_integer("theta", None,
                      "--batch_size) instead of calibrating from --epsilon.",
                      lower_bound=1)
 flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
-flags.DEFINE_integer("batch_size", None, "Users sampled per round, m.",
-                     lower_bound=1)
+DEFINE_count("batch_size", None, "Users sampled per round, m.")
 
 # ---- SFP ---------------------------------------------------------------------
 
 flags.DEFINE_integer("top_t", sfp.DEFAULT_TOP_T,
                      "T, the tuples SFP keeps per fragment position (the "
                      "paper used 20 and 80).", lower_bound=1)
-flags.DEFINE_list("top_ts", None,
-                  "SFP's T values, tuples kept per fragment position (sweep: "
-                  "default --top_t; reproduce_paper: T in the OOV setting, "
-                  "default 20,80, and 20 in the single-word setting, as the "
-                  "paper).")
+DEFINE_values("top_ts", None,
+              "SFP's T values, tuples kept per fragment position (sweep: "
+              "default --top_t; reproduce_paper: T in the OOV setting, "
+              "default 20,80, and 20 in the single-word setting, as the "
+              "paper).", count_item(1))
 flags.DEFINE_integer("cms_k", count_mean_sketch.DEFAULT_K,
                      "Count Mean Sketch hash functions (the paper: 2048).",
                      lower_bound=1)
 
 # ---- grids and reports -------------------------------------------------------
 
-flags.DEFINE_list("settings", None,
-                  "Settings: single, oov, multi (sweep: default --setting; "
-                  "oov and multi apply to the text data sets only; "
-                  "reproduce_paper: the settings to run, default all "
-                  "three).")
-flags.DEFINE_list("epsilons", None,
-                  "Target central epsilons (sweep: default --epsilon; "
-                  "reproduce_paper: TrieHH's, default 1,2,4,8; "
-                  "theory_tables: of the minimum-population table, default "
-                  "1,2,4,8).")
+DEFINE_values("settings", None,
+              "Settings: single, oov, multi (sweep: default --setting; "
+              "oov and multi apply to the text data sets only; "
+              "reproduce_paper: the settings to run, default all three).",
+              choice_item(list(datasets_lib.SETTINGS)))
+DEFINE_values("epsilons", None,
+              "Target central epsilons (sweep: default --epsilon; "
+              "reproduce_paper: TrieHH's, default 1,2,4,8; theory_tables: "
+              "of the minimum-population table, default 1,2,4,8).",
+              number_item())
 flags.DEFINE_integer("workers", 1, "Processes running cells (reproduce_paper:"
                      " default 2).", lower_bound=1)
-flags.DEFINE_string("report_dir", "docs/results",
+flags.DEFINE_string("report_dir", None,
                     "Where the report and its figures go (beyond: BEYOND.md; "
-                    "reproduce_paper: REPORT.md, default --output_dir).")
+                    "reproduce_paper: REPORT.md; default: --output_dir, "
+                    "beyond's results/beyond).")
 flags.DEFINE_float("confidence", 0.95,
                    "Confidence level of the intervals (audit_privacy: the "
                    "simultaneous confidence of the Monte Carlo bound).")
-
-
-def _is_positive_int_list(values) -> bool:
-  return bool(values) and all(v.strip().isdigit() and int(v) >= 1
-                              for v in values)
 
 
 def _is_positive_finite(value) -> bool:
   return value is None or (math.isfinite(value) and value > 0)
 
 
-def _all(check):
-  """A list flag's check: None (not given) or a non-empty list of values
-  that each pass ``check``."""
-  return lambda values: values is None or bool(values) and all(
-      check(v) for v in values)
-
-
-def _is_positive_number(text: str) -> bool:
-  try:
-    value = float(text)
-  except ValueError:
-    return False
-  return math.isfinite(value) and value > 0
-
-
-flags.register_validator(
-    "ks", _is_positive_int_list,
-    "--ks must be positive integers separated by commas, e.g. --ks=10,50")
 flags.register_validator(
     "epsilon", _is_positive_finite,
     "--epsilon must be a positive finite number (for runs without a privacy "
@@ -211,19 +335,11 @@ flags.register_validator(
 flags.register_validator(
     "gamma", lambda v: v is None or (math.isfinite(v) and v > 0),
     "--gamma must be a positive finite number")
-flags.register_validator(
-    "top_ts", _all(lambda v: v.strip().isdigit() and int(v) >= 1),
-    "--top_ts must be positive integers, comma separated, e.g. "
-    "--top_ts=20,80")
-flags.register_validator(
-    "settings", _all(lambda v: v in datasets_lib.SETTINGS),
-    "--settings must be among single, oov, multi")
-flags.register_validator(
-    "epsilons", _all(_is_positive_number),
-    "--epsilons must be positive finite numbers, comma separated, e.g. "
-    "--epsilons=0.5,1,2,4,8")
 flags.register_validator("confidence", lambda c: 0 < c < 1,
                          "--confidence must be in the open interval (0, 1)")
+# The flags above are this module's; those that drivers define with
+# DEFINE_values and DEFINE_count are the drivers'.
+flags.disclaim_key_flags()
 
 DATA_FLAGS = ("dataset", "num_users", "data_path", "data_format",
               "data_encoding", "setting", "user_column", "text_column",
@@ -272,11 +388,27 @@ def check_data_flags(datasets: Sequence[str] | None = None,
     ValueError: naming the flag and what it needs.
   """
   plural = datasets is not None
-  return datasets_lib.check_options(
+  pairs = datasets_lib.check_options(
       list(datasets) if plural else [FLAGS.dataset],
       list(settings) if settings is not None else [FLAGS.setting],
       _given_data_options(),
       chosen=given("dataset") if chosen is None else chosen, plural=plural)
+  check_data_paths()
+  return pairs
+
+
+def check_data_paths() -> None:
+  """Refuses a ``--data_path`` or ``--dictionary_path`` that cannot be read
+  and a ``--cache_dir`` that is not a directory, with the system's reason.
+
+  Raises:
+    ValueError: ``--flag=path: reason`` (``experiments.paths``).
+  """
+  for name in ("data_path", "dictionary_path"):
+    if FLAGS[name].value:
+      paths.check_input_file(name, FLAGS[name].value)
+  if FLAGS.cache_dir:  # made when needed; unwritable: no caching, a warning
+    paths.check_dir("cache_dir", FLAGS.cache_dir, writable=False)
 
 
 def data_options(dataset: str | None = None,
@@ -315,10 +447,29 @@ def results_writer() -> records_lib.ResultsWriter:
   """The writer of ``--output_dir``; checks the directory before any work.
 
   Raises:
-    ValueError: if ``--output_dir`` is a file or its results.jsonl is not a
-      regular file or cannot be written.
+    ValueError: if ``--output_dir`` is not a directory one can write into
+      (the system's reason, ``experiments.paths``) or its results.jsonl is
+      not a regular file or cannot be written.
   """
+  if FLAGS.output_dir:
+    paths.check_dir("output_dir", FLAGS.output_dir, create=True)
   return records_lib.ResultsWriter(FLAGS.output_dir)
+
+
+def check_grid_output_dir() -> str:
+  """``--output_dir`` of a sweep or the reproduction, before any work: a
+  directory one can write into (made if needed), its results file and the
+  folder of its cell locks (``.sweep-locks``); the results file's path.
+
+  Raises:
+    ValueError: naming the flag, the path and the system's reason.
+  """
+  paths.check_dir("output_dir", FLAGS.output_dir, create=True)
+  path = records_lib.check_output_dir(FLAGS.output_dir)
+  paths.check_dir("output_dir",
+                  os.path.join(FLAGS.output_dir, runner.LOCK_DIR),
+                  value=FLAGS.output_dir)
+  return path
 
 
 def score(discovered, truth: Mapping[str, float]) -> dict[str, float]:

@@ -1,7 +1,7 @@
 """Reproduces the paper's tables and figures in one command.
 
-  python -m experiments.reproduce_paper --output_dir=docs/results
-  triehh-reproduce --output_dir=docs/results
+  python -m experiments.reproduce_paper --output_dir=results/reproduce
+  triehh-reproduce --output_dir=results/reproduce --settings=single,oov
 
 Runs the sweeps behind every table and figure (``triehh.runs.runner``: records
 in ``<output_dir>/results.jsonl``, so a second invocation resumes and skips
@@ -19,7 +19,8 @@ out and the report says so.
 Defaults of the shared flags here: ``--max_length`` the paper's L (9
 characters and the end symbol: its 10 levels), ``--settings`` all three,
 ``--epsilons`` 1,2,4,8, ``--top_ts`` 20,80 (OOV; single: 20), ``--workers``
-2, ``--report_dir`` the output directory.
+2, ``--report_dir`` the output directory. Every flag, file and directory is
+checked before any cell is planned (``check_flags``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from absl import flags
 
 from experiments import cli
 from experiments import flags as shared_flags
+from experiments import paths
 from triehh.analysis import summary as analysis
 from triehh.analysis.reproduction import markdown
 from triehh.analysis.reproduction import numbers
@@ -54,31 +56,35 @@ for _name in ("output_dir", "report_dir", "settings", "epsilons", "seed",
               "cache_dir", "cms_k", "top_ts"):
   flags.declare_key_flag(_name)
 
-flags.DEFINE_list("sfp_epsilons", ["1", "4"],
-                  "SFP's epsilons (the paper reports SFP at 1 and 4).")
+shared_flags.DEFINE_values(
+    "sfp_epsilons", ["1", "4"], "SFP's epsilons (the paper reports SFP at 1 "
+    "and 4).", shared_flags.number_item())
 flags.DEFINE_integer("triehh_runs", 100, "TrieHH runs per cell.",
                      lower_bound=1)
 flags.DEFINE_integer("multi_runs", 10, "TrieHH runs per cell in the several-"
                      "words setting (each redraws words over all users; the "
                      "paper's text mentions 10).", lower_bound=1)
 flags.DEFINE_integer("sfp_runs", 5, "SFP runs per cell.", lower_bound=0)
-flags.DEFINE_integer("single_num_users", paper_populations.SINGLE_NUM_USERS,
-                     "Users of the single-word population.", lower_bound=2)
-flags.DEFINE_integer("multi_num_users", paper_populations.SINGLE_NUM_USERS,
-                     "Users resampled from the several-words file (0: only "
-                     "the file's own users).", lower_bound=0)
+shared_flags.DEFINE_count("single_num_users",
+                          paper_populations.SINGLE_NUM_USERS,
+                          "Users of the single-word population.",
+                          lower_bound=2)
+shared_flags.DEFINE_count("multi_num_users", paper_populations.SINGLE_NUM_USERS,
+                          "Users resampled from the several-words file (0: "
+                          "only the file's own users).", lower_bound=0)
 flags.DEFINE_string("word_counts_path", None, "Word-count table of the "
                     "one-word tails (default: the shipped one).")
 flags.DEFINE_bool("poisson", True, "Also run the cells beyond the paper: "
                   "TrieHH with Poisson sampling (two-sided guarantee) on the "
                   "same data, and the table of its calibration against "
                   "Corollary 1's.")
-flags.DEFINE_list("poisson_table_ns", [str(n) for n in two_sided.TABLE_NS],
-                  "n of the table of the Poisson accountant against "
-                  "Corollary 1 (L = 11 levels, delta = 1/n^2).")
-flags.DEFINE_list("poisson_table_epsilons",
-                  [f"{e:g}" for e in two_sided.TABLE_EPSILONS],
-                  "epsilons of that table.")
+shared_flags.DEFINE_values(
+    "poisson_table_ns", [str(n) for n in two_sided.TABLE_NS],
+    "n of the table of the Poisson accountant against Corollary 1 (L = 11 "
+    "levels, delta = 1/n^2), e.g. 1e4,1e6.", shared_flags.count_item(1))
+shared_flags.DEFINE_values(
+    "poisson_table_epsilons", [f"{e:g}" for e in two_sided.TABLE_EPSILONS],
+    "epsilons of that table.", shared_flags.number_item())
 flags.DEFINE_string("load_note", "", "A sentence on the machine's load, "
                     "printed beside the wall time.")
 
@@ -198,35 +204,35 @@ def _describe(figure: str, dataset: datasets_lib.Dataset) -> str:
           "paper-size population, not the paper's data.")
 
 
-def _numbers(name: str, values: list[str], kind) -> list:
-  """``values`` as positive ``kind``s (int or float), or a ValueError."""
-  out = []
-  for value in values:
-    try:
-      number = kind(value)
-    except ValueError:
-      number = None
-    if number is None or not number > 0:
-      raise ValueError(f"{name}: expected positive "
-                       f"{'integers' if kind is int else 'numbers'}, got "
-                       f"{value!r}")
-    out.append(number)
-  return out
+def report_dir() -> str:
+  """``--report_dir``; without it, ``--output_dir``."""
+  return FLAGS.report_dir or FLAGS.output_dir
 
 
-def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+def check_flags() -> None:
+  """What the flags' parsing cannot check: the output, report and lock
+  directories and the input files, before any cell is planned.
+
+  Raises:
+    ValueError: naming the flag, its value and the reason.
+  """
   if not FLAGS.output_dir:
     raise ValueError("the reproduction needs --output_dir (where "
                      "results.jsonl is kept and resumed from)")
   if FLAGS.oov_num_users < 2:
     raise ValueError(f"--oov_num_users must be >= 2 for the paper's OOV "
                      f"population, got {FLAGS.oov_num_users}")
-  table_ns = _numbers("--poisson_table_ns", FLAGS.poisson_table_ns, int)
-  table_epsilons = _numbers("--poisson_table_epsilons",
-                            FLAGS.poisson_table_epsilons, float)
-  records_lib.check_output_dir(FLAGS.output_dir)
+  shared_flags.check_grid_output_dir()
+  paths.check_dir("report_dir", report_dir(), create=True)
+  shared_flags.check_data_paths()  # --data_path, --cache_dir
+  if FLAGS.word_counts_path:
+    paths.check_input_file("word_counts_path", FLAGS.word_counts_path)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  check_flags()
   data = data_sets()
   if not data:
     raise ValueError("nothing to run: the several-words setting needs the "
@@ -248,9 +254,11 @@ def main(argv):
     elif event.kind == "done":
       print(f"  {event.label}: {event.runs} runs", flush=True)
 
+  _WRITTEN[:] = [records_lib.LineCount()]
   runner.run_plan(tasks, FLAGS.output_dir,
                   workers=shared_flags.value_or("workers", WORKERS),
-                  cache_dir=FLAGS.cache_dir or None, on_event=on_event)
+                  cache_dir=FLAGS.cache_dir or None, on_event=on_event,
+                  written=_WRITTEN[0])
   seconds = time.perf_counter() - start
   series = _series(planned, data, datasets)
   notes = {figure: _describe(figure, datasets.get(options))
@@ -265,15 +273,30 @@ def main(argv):
       triehh_runs=FLAGS.triehh_runs, sfp_runs=FLAGS.sfp_runs,
       multi_runs=FLAGS.multi_runs,
       data_notes=notes, load_note=FLAGS.load_note, beyond=FLAGS.poisson,
-      table_ns=table_ns, table_epsilons=table_epsilons)
-  path = markdown.write(shared_flags.value_or("report_dir", None)
-                        or FLAGS.output_dir, series, context)
+      table_ns=FLAGS.poisson_table_ns,
+      table_epsilons=FLAGS.poisson_table_epsilons)
+  try:
+    path = markdown.write(report_dir(), series, context)
+  except OSError as err:  # a full disk: name where it was writing
+    raise paths.with_path(err, report_dir()) from None
   print(f"{written[0]} runs in {seconds:.0f} s; report: {path}")
+
+
+# The lines the reproduction appended to results.jsonl, in every process.
+_WRITTEN: list[records_lib.LineCount] = []
+
+
+def _kept() -> str:
+  """How many runs results.jsonl gained (said on Ctrl-C)."""
+  if not _WRITTEN:
+    return ""
+  return (f"{_WRITTEN[0].value} finished runs kept in "
+          f"{records_lib.results_path(FLAGS.output_dir)}")
 
 
 def run():
   """Console-script entry point (``triehh-reproduce``)."""
-  cli.run(main, sys.modules[__name__])
+  cli.run(main, sys.modules[__name__], on_interrupt=_kept)
 
 
 if __name__ == "__main__":

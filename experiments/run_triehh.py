@@ -51,10 +51,22 @@ flags.DEFINE_float("sampling_rate", None,
 flags.DEFINE_bool("allow_no_guarantee", False,
                   "Run parameters outside Theorem 1 (reported as epsilon = "
                   "inf) instead of refusing them.")
-flags.DEFINE_list("tff_workers", [],
-                  "TFF engine: host:port of running TFF workers (start them "
-                  "with `python -m triehh.engines.tff.worker --port=N`); clients are "
-                  "split across them. Empty: one local worker.")
+
+
+def _address(text: str) -> str:
+  """An item of --tff_workers: ``host:port`` (port 1-65535)."""
+  host, sep, port = text.rpartition(":")
+  if not (sep and host and port.isdigit() and 1 <= int(port) <= 65535):
+    raise ValueError(f"{text!r} is not a host:port address (port 1-65535), "
+                     "e.g. --tff_workers=localhost:8000,localhost:8001")
+  return text
+
+
+shared_flags.DEFINE_values(
+    "tff_workers", [], "TFF engine: host:port of running TFF workers (start "
+    "them with `python -m triehh.engines.tff.worker --port=N`); clients are "
+    "split across them. Empty: one local worker.", _address,
+    allow_empty=True)
 flags.DEFINE_bool("tff_secure_sum", False,
                   "TFF engine: aggregate votes with "
                   "tff.federated_secure_sum_bitwidth.")
@@ -68,16 +80,6 @@ flags.DEFINE_float("tff_connect_timeout", 10.0,
 flags.DEFINE_float("tff_rpc_timeout", 300.0,
                    "TFF engine: seconds a worker may take for one call.")
 
-
-def _is_address(text: str) -> bool:
-  host, sep, port = text.strip().rpartition(":")
-  return bool(sep and host and port.isdigit() and 1 <= int(port) <= 65535)
-
-
-flags.register_validator(
-    "tff_workers", lambda values: all(_is_address(v) for v in values),
-    "--tff_workers must be host:port addresses (port 1-65535), comma "
-    "separated, e.g. --tff_workers=localhost:8000,localhost:8001")
 for _name in ("tff_connect_timeout", "tff_rpc_timeout"):
   flags.register_validator(
       _name, lambda v: math.isfinite(v) and v > 0,

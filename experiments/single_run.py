@@ -21,6 +21,7 @@ from absl import flags
 
 from experiments import cli
 from experiments import flags as shared_flags
+from experiments import paths
 from triehh.core import population as population_lib
 from triehh.runs import records
 
@@ -87,15 +88,24 @@ def run_all(algorithm: Algorithm) -> None:
     values = shared_flags.score(result.heavy_hitters, data.truth)
     hh = list(result.heavy_hitters.items())
     print(algorithm.run_line(run, seed, result, len(hh)))
-    shown = ", ".join(algorithm.word(w, v) for w, v in hh[:FLAGS.show])
-    print(f"  {shown}{' ...' if len(hh) > FLAGS.show else ''}")
-    if hh and algorithm.note:
-      print(algorithm.note)
+    if FLAGS.show:  # --show=0: no words, no ellipsis
+      shown = ", ".join(algorithm.word(w, v) for w, v in hh[:FLAGS.show])
+      print(f"  {shown}{' ...' if len(hh) > FLAGS.show else ''}")
+      if hh and algorithm.note:
+        print(algorithm.note)
     shared_flags.print_metrics(values)
-    writer.write(algorithm.record(result, data, run, seed, values, config))
+    _write(writer, algorithm.record(result, data, run, seed, values, config))
     sys.stdout.flush()
   if writer.path:
     print(f"results appended to {writer.path}")
+
+
+def _write(writer: records.ResultsWriter, record: records.RunRecord) -> None:
+  """Appends ``record``; a failed write (a full disk) names the file."""
+  try:
+    writer.write(record)
+  except OSError as err:
+    raise paths.with_path(err, writer.path) from None
 
 
 def _kept() -> str:

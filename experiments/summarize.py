@@ -30,6 +30,8 @@ flags and the printing. Errors print one line ``error: ...`` and exit 1.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import math
 import os
 import sys
@@ -42,17 +44,19 @@ import pandas as pd
 
 from experiments import cli
 from experiments import flags as shared_flags
+from experiments import paths
 from triehh.analysis import summary as analysis
+from triehh.runs import records as records_lib
 
 FLAGS = flags.FLAGS
 for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
     "confidence",):
   flags.declare_key_flag(_name)
 
-flags.DEFINE_list("results", [],
-                  "results.jsonl files to read (a directory stands for its "
-                  "results.jsonl). --output_dir also accepts directories, "
-                  "comma separated.")
+shared_flags.DEFINE_values(
+    "results", [], "results.jsonl files to read (a directory stands for its "
+    "results.jsonl). --output_dir also accepts directories, comma "
+    "separated.", shared_flags.path_item, allow_empty=True)
 flags.DEFINE_bool("truth_from_dataset", False,
                   "Rebuild the population from the data-set flags the runs "
                   "used (e.g. --num_users, --dataset, --data_path) and print "
@@ -207,20 +211,38 @@ def check_csv_out(path: str | None) -> None:
   """Refuses a ``--csv_out`` that cannot be written, before any printing.
 
   Raises:
-    ValueError: if the path is a directory or its parent does not exist.
+    ValueError: naming the path and the reason (``experiments.paths``): it
+      or its discovery CSV is a directory, or its folder cannot be written.
   """
   if not path:
     return
-  for target in (path, _discovery_csv_path(path)):
-    if os.path.isdir(target):
-      raise ValueError(f"--csv_out={path}: {target} is a directory; give a "
-                       "file name, e.g. --csv_out=summary.csv")
-  parent = os.path.dirname(os.path.abspath(path))
-  if not os.path.isdir(parent):
-    raise ValueError(f"--csv_out={path}: its directory {parent} does not "
-                     "exist; create it first")
-  if not os.access(parent, os.W_OK):
-    raise ValueError(f"--csv_out={path}: {parent} is not writable")
+  paths.check_output_file("csv_out", path)
+  discovery = _discovery_csv_path(path)
+  if os.path.isdir(discovery):
+    raise paths.flag_error("csv_out", path,
+                           paths.os_error(errno.EISDIR, discovery))
+
+
+def _output_dirs() -> list[str]:
+  return ([d for d in FLAGS.output_dir.split(",") if d]
+          if FLAGS.output_dir else [])
+
+
+def check_results() -> None:
+  """Refuses a results file or directory the system cannot reach (absent,
+  unreadable folder, symbolic-link loop), naming the reason.
+
+  Raises:
+    ValueError: ``--results=path: reason`` or ``--output_dir=...``.
+  """
+  named = ([("results", p) for p in FLAGS.results]
+           + [("output_dir", d) for d in _output_dirs()])
+  for flag, given in named:
+    directory = flag == "output_dir" or os.path.isdir(given)
+    try:
+      os.stat(records_lib.results_path(given) if directory else given)
+    except OSError as err:
+      raise paths.flag_error(flag, given, err) from None
 
 
 def check_flags() -> None:
@@ -238,11 +260,35 @@ def check_flags() -> None:
                        "with --truth_from_dataset")
   else:
     shared_flags.check_data_flags()
+  check_results()
   check_csv_out(FLAGS.csv_out)
 
 
+def _warn_out_of_range(report: analysis.FileReport, shown: int = 5) -> None:
+  """One ``warning:`` line per record skipped for its metric values (the
+  first ``shown``), naming the file and line."""
+  skipped = [b for b in report.bad if b.kind == analysis.OUT_OF_RANGE]
+  for line in skipped[:shown]:
+    print(f"warning: {line}; record skipped", file=sys.stderr)
+  if len(skipped) > shown:
+    print(f"warning: skipped {len(skipped) - shown} more records of "
+          f"{report.path} for their metric values", file=sys.stderr)
+
+
 def _write_csv(table: pd.DataFrame, path: str) -> None:
-  table.to_csv(path, index=False)
+  """Writes ``table`` to ``path`` whole, or not at all: through a side
+  file, removed if the write fails (a full disk), whose error names
+  ``path``."""
+  partial = f"{path}.partial-{os.getpid()}"
+  try:
+    table.to_csv(partial, index=False)
+    os.replace(partial, path)
+  except OSError as err:
+    with contextlib.suppress(OSError):
+      os.remove(partial)
+    if not err.strerror:
+      raise
+    raise OSError(err.errno, err.strerror, path) from None
   print(f"wrote {path}")
 
 
@@ -250,18 +296,18 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   check_flags()
-  output_dirs = ([d for d in FLAGS.output_dir.split(",") if d]
-                 if FLAGS.output_dir else [])
-  paths = analysis.results_paths(FLAGS.results, output_dirs)
-  records, reports = analysis.load_runs(paths)
+  files = analysis.results_paths(FLAGS.results, _output_dirs())
+  records, reports = analysis.load_runs(files)
   for report in reports:
     print(report.summary())
+    _warn_out_of_range(report)
   skipped = sum(r.num_skipped for r in reports)
   if skipped:
-    print(f"skipped {skipped} malformed or foreign line"
-          f"{'s' if skipped != 1 else ''} in total")
+    print(f"skipped {skipped} line{'s' if skipped != 1 else ''} in total "
+          "(malformed, foreign, or a record whose metrics are not finite or "
+          "out of range)")
   if not records:
-    raise ValueError(f"no run records in {', '.join(paths)}")
+    raise ValueError(f"no run records in {', '.join(files)}")
   records, dropped = analysis.deduplicate(records)
   if dropped:
     print(f"dropped {dropped} duplicate run{'s' if dropped != 1 else ''} "

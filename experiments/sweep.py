@@ -44,7 +44,6 @@ terminal: then one line per cell).
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 
@@ -69,21 +68,30 @@ flags.adopt_module_key_flags(run_sfp)
 for _name in ("settings", "epsilons", "top_ts", "workers"):
   flags.declare_key_flag(_name)
 
-flags.DEFINE_list("algorithms", ["triehh"],
-                  "Algorithms: triehh, sfp and/or iblt (TFF's IBLT heavy "
-                  "hitters on TrieHH's sampled users; k-anonymity, not DP).")
-flags.DEFINE_list("engines", None,
-                  "TrieHH engines: fast and/or tff (default: --engine).")
-flags.DEFINE_list("datasets", None,
-                  f"Data sets: {', '.join(datasets_lib.DATASETS)} (default: "
-                  "--dataset). --data_path is read by each one that reads a "
-                  "file.")
-flags.DEFINE_list("deltas", None,
-                  "Target deltas (default: --delta, i.e. 1/n^2).")
-flags.DEFINE_list("k_anonymities", None,
-                  "IBLT's k-anonymity thresholds, integers >= 1 or 'theta' "
-                  "(TrieHH's theta at the cell's epsilon and delta; the "
-                  "default).")
+
+def _k_anonymity(text: str) -> int | str:
+  """An item of --k_anonymities: ``theta`` or a whole number >= 1."""
+  return text if text == "theta" else shared_flags.count_item(1)(text)
+
+
+shared_flags.DEFINE_values(
+    "algorithms", ["triehh"], "Algorithms: triehh, sfp and/or iblt (TFF's "
+    "IBLT heavy hitters on TrieHH's sampled users; k-anonymity, not DP).",
+    shared_flags.choice_item(records.ALGORITHMS))
+shared_flags.DEFINE_values(
+    "engines", None, "TrieHH engines: fast and/or tff (default: --engine).",
+    shared_flags.choice_item(triehh_algorithm.ENGINES))
+shared_flags.DEFINE_values(
+    "datasets", None, f"Data sets: {', '.join(datasets_lib.DATASETS)} "
+    "(default: --dataset). --data_path is read by each one that reads a "
+    "file.", shared_flags.choice_item(list(datasets_lib.DATASETS)))
+shared_flags.DEFINE_values(
+    "deltas", None, "Target deltas, in (0, 1) (default: --delta, i.e. "
+    "1/n^2).", shared_flags.number_item(0, 1))
+shared_flags.DEFINE_values(
+    "k_anonymities", None, "IBLT's k-anonymity thresholds, integers >= 1 "
+    "or 'theta' (TrieHH's theta at the cell's epsilon and delta; the "
+    "default).", _k_anonymity)
 flags.DEFINE_integer("iblt_capacity", None,
                      "IBLT: distinct strings a sketch holds (default: the "
                      "most distinct strings of a round's participants).",
@@ -107,39 +115,6 @@ flags.DEFINE_bool("progress", True,
                   "Show a progress bar on stderr (when it is a terminal).")
 
 
-def _all(check):
-  return lambda values: values is None or bool(values) and all(
-      check(v) for v in values)
-
-
-def _is_float_in(low: float, high: float):
-  def check(text):
-    try:
-      value = float(text)
-    except ValueError:
-      return False
-    return math.isfinite(value) and low < value < high
-  return check
-
-
-flags.register_validator(
-    "algorithms", _all(lambda v: v in records.ALGORITHMS),
-    "--algorithms must be among triehh, sfp, iblt, comma separated")
-flags.register_validator(
-    "engines", _all(lambda v: v in triehh_algorithm.ENGINES),
-    "--engines must be fast and/or tff, comma separated")
-flags.register_validator(
-    "datasets", _all(lambda v: v in datasets_lib.DATASETS),
-    f"--datasets must be among {', '.join(datasets_lib.DATASETS)}")
-flags.register_validator(
-    "deltas", _all(_is_float_in(0, 1)),
-    "--deltas must be numbers in the open interval (0, 1), comma separated")
-flags.register_validator(
-    "k_anonymities", _all(lambda v: v.strip() == "theta" or (
-        v.strip().isdigit() and int(v) >= 1)),
-    "--k_anonymities must be integers >= 1 or theta, comma separated, e.g. "
-    "--k_anonymities=theta,5,20")
-
 # Flags of one algorithm's cells (the lists are checked separately).
 _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
                  "theta", "gamma", "batch_size", "allow_no_guarantee")
@@ -158,17 +133,14 @@ _LISTS = {"engines": "engine", "datasets": "dataset", "settings": "setting",
           "epsilons": "epsilon", "deltas": "delta"}
 
 
-def _list(plural: str) -> list[str]:
-  """The values of a list flag, or its singular flag as a list of one."""
+def _list(plural: str) -> list:
+  """The values of a list flag (parsed, none twice: experiments.flags), or
+  its singular flag as a list of one."""
   singular = _LISTS[plural]
   if FLAGS[plural].value is not None:
     if shared_flags.given(singular):
       raise ValueError(f"give --{plural} or --{singular}, not both")
-    values = [v.strip() for v in FLAGS[plural].value]
-    repeated = sorted({v for v in values if values.count(v) > 1})
-    if repeated:
-      raise ValueError(f"--{plural} lists {', '.join(repeated)} twice")
-    return values
+    return list(FLAGS[plural].value)
   value = FLAGS[singular].value
   return [value] if value is not None else [None]
 
@@ -177,10 +149,7 @@ def _top_ts() -> list[int]:
   if FLAGS.top_ts is not None:
     if shared_flags.given("top_t"):
       raise ValueError("give --top_ts or --top_t, not both")
-    values = [int(v) for v in FLAGS.top_ts]
-    if len(set(values)) < len(values):
-      raise ValueError("--top_ts lists a value twice")
-    return values
+    return list(FLAGS.top_ts)
   return [FLAGS.top_t]
 
 
@@ -188,11 +157,7 @@ def _k_anonymities() -> list[int | None]:
   """IBLT's thresholds; None stands for TrieHH's theta."""
   if FLAGS.k_anonymities is None:
     return [None]
-  values = [None if v.strip() == "theta" else int(v)
-            for v in FLAGS.k_anonymities]
-  if len(set(values)) < len(values):
-    raise ValueError("--k_anonymities lists a value twice")
-  return values
+  return [None if v == "theta" else v for v in FLAGS.k_anonymities]
 
 
 def _refuse(names, why: str) -> None:
@@ -251,9 +216,7 @@ def check_flags() -> list[grid.Cell]:
   if not FLAGS.output_dir:
     raise ValueError("a sweep needs --output_dir (where results.jsonl is "
                      "kept and resumed from)")
-  algorithms = [a.strip() for a in FLAGS.algorithms]
-  if len(set(algorithms)) < len(algorithms):
-    raise ValueError("--algorithms lists an algorithm twice")
+  algorithms = list(FLAGS.algorithms)
   _refuse_flags_of_absent_algorithms(algorithms)
   engines = _list("engines") if "triehh" in algorithms else ["fast"]
   if "tff" not in engines:
@@ -350,13 +313,15 @@ class Progress:
 
 _PROGRESS: list[Progress] = []
 _PATH: list[str] = []
+# The lines this sweep appended to results.jsonl, in every process.
+_WRITTEN: list[records.LineCount] = []
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   cells = check_flags()
-  path = records.check_output_dir(FLAGS.output_dir)
+  path = shared_flags.check_grid_output_dir()
   _PATH[:] = [path]
   records.repair(path)
   done = records.completed(path)
@@ -373,11 +338,13 @@ def main(argv):
                    runner.seeds_of(FLAGS.seed, FLAGS.num_runs))
   progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
   _PROGRESS[:] = [progress]
+  _WRITTEN[:] = [records.LineCount()]
   start = time.monotonic()
   try:
     runner.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
                     cache_dir=FLAGS.cache_dir or None, ks=shared_flags.ks(),
-                    on_event=progress, datasets=datasets)
+                    on_event=progress, datasets=datasets,
+                    written=_WRITTEN[0])
   finally:
     progress.close()
   print(f"sweep done: {progress.done} runs in "
@@ -385,9 +352,11 @@ def main(argv):
 
 
 def _kept() -> str:
-  if not _PROGRESS:
+  """How many runs results.jsonl gained: the writers' count, not the
+  progress (Ctrl-C may come between a line and its progress event)."""
+  if not _WRITTEN:
     return ""
-  return f"{_PROGRESS[0].done} finished runs kept in {_PATH[0]}"
+  return f"{_WRITTEN[0].value} finished runs kept in {_PATH[0]}"
 
 
 def run():

@@ -70,6 +70,8 @@ def test_double_vote_caught_by_exact_path():
   assert broken.violates and broken.epsilon > 1.5 * setup.epsilon
   correct = pa.exact_audit(pa.make_setup(1000, 1, theta=12, batch_size=32))
   assert not correct.violates
+  # Printed, a result stays short: the audited sizes are left out.
+  assert len(correct.populations) > 100 and len(repr(correct)) < 1000
 
 
 def test_planned_populations_include_threshold_sizes():

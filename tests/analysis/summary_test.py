@@ -190,3 +190,33 @@ def test_runs_are_grouped_as_run_records_by_field():
   recall = table[table["metric"] == "recall"]
   assert list(recall["runs"]) == [2, 1, 1, 1]
   assert list(recall["mean"]) == pytest.approx([0.6, 0.4, 0.6, 0.8])
+
+
+def test_records_with_metrics_out_of_range_are_skipped_with_their_line(
+    tmp_path):
+  # Python's json writes NaN and Infinity; a recall of 1e308 or a negative
+  # count is no result either. Each is left out, counted, with its line.
+  rows = [run(0, 0.5), "", run(1, 1e308), "{torn", run(2, math.nan),
+          run(3, 0.7), run(4, 0.6, precision=-0.1),
+          dict(run(5, 0.4), metrics={"num_discovered": -1.0}),
+          dict(run(6, 0.4), metrics={"num_discovered": 1e6,
+                                     "f1_paper@50": 1.5}),
+          run(7, 1.0, precision=0.0)]
+  path = write(tmp_path / "r.jsonl", rows)
+  got, reports = analysis.load_runs([path])
+  assert [r.seed for r in got] == [0, 3, 7]
+  report = reports[0]
+  assert report.records == 3
+  assert report.skipped_lines == [3, 4, 5, 7, 8, 9]
+  assert report.skipped == {"not JSON": 1, analysis.OUT_OF_RANGE: 5}
+  messages = [str(b) for b in report.bad if b.kind == analysis.OUT_OF_RANGE]
+  assert messages == [
+      f"{path}:3: metrics['recall@10']: 1e+308 is not in [0, 1]",
+      f"{path}:5: metrics['recall@10']: nan is not in [0, 1]",
+      f"{path}:7: metrics['precision']: -0.1 is not in [0, 1]",
+      f"{path}:8: metrics['num_discovered']: -1.0 is not in [0, inf]",
+      f"{path}:9: metrics['f1_paper@50']: 1.5 is not in [0, 1]"]
+  table = analysis.metric_table(analysis.group_runs(got), 0.95)
+  recall = table[table["metric"] == "recall"]
+  assert recall["runs"].tolist() == [3]
+  assert recall["mean"].iloc[0] == pytest.approx((0.5 + 0.7 + 1.0) / 3)

@@ -1,6 +1,6 @@
 """Smoke test of the beyond-the-paper report, run tiny, then resumed.
 
-The driver runs in its own process: its flags (``seed``, ``cache_dir``...)
+The report runs in its own process: its flags (``seed``, ``cache_dir``...)
 share names with other drivers'.
 """
 
@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import re
 
+from experiments import beyond
+from experiments import flags as shared_flags
 from tests.experiments import drivers
+from triehh.data import datasets as datasets_lib
 
 
-_FLAGS = ("--parts=passes,availability", "--runs=2", "--default_users=50000",
-          "--pass_counts=1,2", "--fractions=1,0.5",
-          "--sentiment140_path=/nonexistent.csv", "--cache_dir=")
+_FLAGS = ("--parts=passes,availability", "--runs=2", "--default_users=5e4",
+          "--pass_counts=1,2", "--fractions=1,0.5", "--cache_dir=")
 _FIGURES = ("beyond-passes.png", "beyond-availability.png")
 
 
@@ -31,7 +33,10 @@ def _but_wall_time_and_command(text: str) -> list[str]:
           if not line.startswith(("Wall time", "Produced by"))]
 
 
-def test_writes_the_report_and_figures_then_resumes(tmp_path):
+def test_writes_the_report_and_figures_then_resumes(tmp_path, monkeypatch):
+  # Without the sample (a --sentiment140_path that cannot be read is an
+  # error; an absent default is a note).
+  monkeypatch.setenv(datasets_lib.SENTIMENT140_ENV, str(tmp_path / "no.csv"))
   out = tmp_path / "runs"
   proc = _run(tmp_path, out)
   # (b): 2 numbers of passes, (c): 2 calibrations x 2 fractions; 2 seeds.
@@ -67,8 +72,11 @@ def test_writes_the_report_and_figures_then_resumes(tmp_path):
 
 
 def test_unknown_part(tmp_path):
-  proc = drivers.run_module("experiments.beyond",
-                            f"--report_dir={tmp_path}",
-                            f"--output_dir={tmp_path}", "--parts=sketch")
-  assert proc.returncode == 1
-  assert "unknown part 'sketch'" in proc.stderr
+  if not shared_flags.FLAGS.is_parsed():
+    shared_flags.FLAGS.mark_as_parsed()
+  code, out, err = drivers.run_in_process(
+      beyond, f"--report_dir={tmp_path}", f"--output_dir={tmp_path}",
+      "--parts=sketch")
+  assert code == 1 and out == ""
+  assert err.strip() == ("error: flag --parts=sketch: unknown value "
+                         "'sketch': use iblt, passes, availability")

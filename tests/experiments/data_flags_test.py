@@ -67,7 +67,8 @@ def test_dataset_flag_errors(tmp_path):
       shared_flags.load_dataset()
   with flagsaver.flagsaver(dataset="sentiment140", cache_dir="",
                            data_path=str(tmp_path / "missing.csv")):
-    with pytest.raises(FileNotFoundError, match="missing.csv"):
+    with pytest.raises(ValueError, match=re.escape(
+        "missing.csv: No such file or directory")):
       shared_flags.load_dataset()
 
 
@@ -96,8 +97,10 @@ def test_data_options_follow_the_flags_given():
     assert shared_flags.data_options()["num_users"] == 9000
 
 
-def test_a_sweep_checks_its_lists_with_the_same_rules():
-  with flagsaver.flagsaver(data_path="u.csv", num_users=5000):
+def test_a_sweep_checks_its_lists_with_the_same_rules(tmp_path):
+  users = tmp_path / "u.csv"
+  users.write_text("user,text\nu1,hello\n")
+  with flagsaver.flagsaver(data_path=str(users), num_users=5000):
     assert shared_flags.check_data_flags(
         ["default", "file"], ["single", "multi"], chosen=True) == [
             ("default", "single"), ("file", "single"), ("file", "multi")]

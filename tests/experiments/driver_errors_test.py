@@ -59,7 +59,8 @@ def test_unusable_output_dirs_are_refused_before_any_work(tmp_path, no_data):
   (tmp_path / "d" / "results.jsonl").mkdir(parents=True)
   for module in (run_triehh, run_sfp):
     code, _, err = drivers.run_in_process(module, f"--output_dir={a_file}")
-    assert_one_error_line(code, err, "is a file, not a directory")
+    assert_one_error_line(code, err, f"--output_dir={a_file}: Not a "
+                          "directory")
     code, _, err = drivers.run_in_process(
         module, f"--output_dir={tmp_path / 'd'}")
     assert_one_error_line(code, err, "not a regular file")
@@ -68,8 +69,9 @@ def test_unusable_output_dirs_are_refused_before_any_work(tmp_path, no_data):
 def test_summarize_csv_out_is_checked_before_printing(tmp_path):
   results = tmp_path / "results.jsonl"
   results.write_text("{}\n")
-  for csv_out, needle in ((tmp_path, "is a directory"),
-                          (tmp_path / "no" / "s.csv", "does not exist")):
+  for csv_out, needle in ((tmp_path, "Is a directory"),
+                          (tmp_path / "no" / "s.csv",
+                           "no: No such file or directory")):
     code, out, err = drivers.run_in_process(
         summarize, f"--results={results}", f"--csv_out={csv_out}")
     assert_one_error_line(code, err, "--csv_out", needle)
@@ -158,12 +160,11 @@ def test_every_console_command_has_a_real_help():
 
 def test_ctrl_c_exits_130_and_keeps_finished_runs(tmp_path):
   proc = subprocess.Popen(
-      [sys.executable, "-m", "experiments.run_triehh", "--num_users=20000",
-       "--epsilon=8", "--num_runs=100000", "--show=0",
-       f"--output_dir={tmp_path}"], cwd=drivers.ROOT, stdout=subprocess.PIPE,
-      stderr=subprocess.PIPE, text=True, env=dict(os.environ,
-                                                  PYTHONUNBUFFERED="1"),
-      preexec_fn=drivers.default_sigint)
+      drivers.interruptible(
+          "experiments.run_triehh", "--num_users=20000", "--epsilon=8",
+          "--num_runs=100000", "--show=0", f"--output_dir={tmp_path}"),
+      cwd=drivers.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+      text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
   results = tmp_path / "results.jsonl"
   # Start-up (imports, the population) can take minutes on a loaded machine.
   deadline = time.monotonic() + 600

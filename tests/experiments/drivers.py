@@ -10,11 +10,29 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def default_sigint() -> None:
-  """``preexec_fn`` of a driver that a test interrupts with SIGINT: the
-  default disposition, so that the driver's Python installs its Ctrl-C
-  handler even when the suite runs with SIGINT ignored (a background job)."""
-  signal.signal(signal.SIGINT, signal.SIG_DFL)
+def interruptible(module: str, *flags: str) -> list[str]:
+  """The command of a driver that a test interrupts with SIGINT.
+
+  A small Python resets SIGINT to its default disposition and then execs the
+  driver, so that the driver installs its Ctrl-C handler even when the suite
+  runs with SIGINT ignored (a background job). Unlike a ``preexec_fn``, this
+  does not run Python code in a forked copy of a test process that may hold
+  gRPC threads (whose fork handlers can write to the child's stderr).
+  """
+  return [sys.executable, "-c", _RESET_SIGINT, "-m", module, *flags]
+
+
+def interruptible_entry_point(entry_point: str, *flags: str) -> list[str]:
+  """Like :func:`interruptible`, for a console entry point (``module:function``
+  of pyproject.toml), run as its installed script runs it."""
+  module, function = entry_point.split(":")
+  code = f"import sys; from {module} import {function}; sys.exit({function}())"
+  return [sys.executable, "-c", _RESET_SIGINT, "-c", code, *flags]
+
+
+_RESET_SIGINT = ("import os, signal, sys; "
+                 "signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                 "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
 
 
 def run_module(module: str, *flags: str,
@@ -24,8 +42,10 @@ def run_module(module: str, *flags: str,
                         capture_output=True, text=True, timeout=timeout)
 
 
-def run_in_process(module, *flags: str) -> tuple[int, str, str]:
-  """Parses ``flags`` and runs ``module.main`` here, as its entry point would.
+def run_in_process(module, *flags: str,
+                   on_interrupt=None) -> tuple[int, str, str]:
+  """Parses ``flags`` and runs ``module.main`` here, as its entry point would
+  (``on_interrupt``: what its entry point says on Ctrl-C).
 
   Returns the exit status and what was printed on stdout and stderr; every
   flag is restored afterwards.
@@ -37,7 +57,7 @@ def run_in_process(module, *flags: str) -> tuple[int, str, str]:
       contextlib.redirect_stderr(err)):
     try:
       argv = cli.parse_flags([module.__name__, *flags], module)
-      code = cli.call_main(module.main, argv)
+      code = cli.call_main(module.main, argv, on_interrupt=on_interrupt)
     except SystemExit as exit_:
       code = exit_.code
   return code, out.getvalue(), err.getvalue()

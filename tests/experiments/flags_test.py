@@ -63,11 +63,15 @@ def test_all_drivers_import_together_and_each_flag_has_one_module(modules):
 
 
 def _defined_names(path: pathlib.Path) -> list[str]:
-  """The names a module passes to ``flags.DEFINE_*``."""
+  """The names a module passes to ``flags.DEFINE_*`` and to the shared
+  ``DEFINE_values`` and ``DEFINE_count`` (``experiments.flags``)."""
   names = []
   for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        and node.func.attr.startswith("DEFINE_") and node.args
+    if not isinstance(node, ast.Call):
+      continue
+    called = (node.func.attr if isinstance(node.func, ast.Attribute) else
+              getattr(node.func, "id", ""))
+    if (called.startswith("DEFINE_") and node.args
         and isinstance(node.args[0], ast.Constant)):
       names.append(node.args[0].value)
   return names
@@ -125,3 +129,98 @@ def test_value_or_is_the_drivers_default_unless_the_flag_is_given():
   with flagsaver.flagsaver(max_length=10):
     assert shared_flags.given("max_length")
     assert shared_flags.value_or("max_length", 9) == 10
+
+
+# ---- list flags and user counts: parsed into values, checked when parsed ----
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--epsilons=4,4.0,4e0"], "flag --epsilons=4,4.0,4e0: lists 4.0 twice "
+     "(4 and 4.0 are the same value)"),
+    (["--epsilons=1,nan"], "flag --epsilons=1,nan: 'nan' is not a positive "
+     "finite number"),
+    (["--ks=10,10"], "flag --ks=10,10: lists 10 twice"),
+    (["--top_ts=20,2e1"], "lists 2e1 twice (20 and 2e1 are the same value)"),
+    (["--settings=oov,oov"], "flag --settings=oov,oov: lists oov twice"),
+    (["--variants=correct,correct"], "lists correct twice"),
+    (["--variants=bogus"], "unknown value 'bogus': use correct, theta_one"),
+    (["--parts="], "flag --parts=: is empty"),
+    (["--pass_counts=0"], "flag --pass_counts=0: '0' is not a whole number "
+     ">= 1"),
+    (["--fractions=0.5,1.5"], "'1.5' is not a number in (0, 1]"),
+    (["--iblt_epsilons=inf"], "'inf' is not a positive finite number"),
+    (["--total_epsilon=nan"], "--total_epsilon must be a positive finite"),
+    (["--runs_per_side=1"], "--runs_per_side must be 0 or at least 2"),
+    (["--populations=1e4,10000"], "(1e4 and 10000 are the same value)"),
+    (["--populations=2e12"], "'2e12' is not a whole number from 1 to "
+     "1,000,000,000,000"),
+    (["--frequencies=0"], "'0' is not a number in (0, 1]"),
+    (["--sfp_epsilons=4,4"], "flag --sfp_epsilons=4,4: lists 4 twice"),
+    (["--poisson_table_ns=1e4,1e4"], "lists 1e4 twice"),
+    (["--algorithms=sfp,sfp"], "lists sfp twice"),
+    (["--deltas=1e-6,0.000001"], "(1e-6 and 0.000001 are the same value)"),
+    (["--k_anonymities=theta,theta"], "lists theta twice"),
+    (["--results=a,,b"], "an empty path"),
+])
+def test_flags_are_refused_when_parsed_naming_the_value(modules, args,
+                                                        message):
+  del modules  # every driver's flags defined
+  with flagsaver.flagsaver(), pytest.raises(flags.Error) as caught:
+    FLAGS(["driver", *args])
+  assert message in str(caught.value)
+
+
+def test_list_flags_are_parsed_into_values(modules):
+  del modules
+  with flagsaver.flagsaver():
+    FLAGS(["driver", "--epsilons=0.5, 4e0", "--ks=10,1e2",
+           "--populations=1e4", "--k_anonymities=theta,5", "--results="])
+    assert FLAGS.epsilons == [0.5, 4.0]
+    assert FLAGS.ks == [10, 100] and shared_flags.ks() == [10, 100]
+    assert FLAGS.populations == [10_000]
+    assert FLAGS.k_anonymities == ["theta", 5]
+    assert FLAGS.results == []
+  assert FLAGS.variants == ["correct"] and FLAGS.pass_counts == [1, 2, 3, 4]
+
+
+def test_every_list_flag_of_the_drivers_uses_the_shared_parser(modules):
+  del modules
+  lists = [flag.name for module, defined in FLAGS.flags_by_module_dict().items()
+           if module.startswith("experiments.") for flag in defined
+           if isinstance(flag.parser, (flags.ListParser, flags.BaseListParser,
+                                       shared_flags.ValuesParser))]
+  assert {"ks", "epsilons", "settings", "variants", "parts", "populations",
+          "algorithms", "sfp_epsilons", "tff_workers"} <= set(lists)
+  assert [name for name in lists
+          if not isinstance(FLAGS[name].parser, shared_flags.ValuesParser)
+          ] == []
+
+
+@pytest.mark.parametrize("name", [
+    "num_users", "oov_num_users", "batch_size", "single_num_users",
+    "multi_num_users", "default_users", "iblt_default_users"])
+def test_every_user_count_takes_scientific_notation(modules, name):
+  del modules
+  with flagsaver.flagsaver():
+    FLAGS(["driver", f"--{name}=1e5"])
+    assert FLAGS[name].value == 100_000
+    assert isinstance(FLAGS[name].value, int)
+    FLAGS(["driver", f"--{name}=2.5e3"])
+    assert FLAGS[name].value == 2500
+  for bad in ("2.5", "1e-3", "inf", "x"):
+    with flagsaver.flagsaver(), pytest.raises(flags.Error,
+                                              match="not a whole number"):
+      FLAGS(["driver", f"--{name}={bad}"])
+
+
+def test_no_default_or_help_example_writes_into_docs(modules):
+  assert FLAGS["report_dir"].default is None
+  for name, module in modules.items():
+    for line in (module.__doc__ or "").splitlines():
+      if "python -m" in line or line.strip().startswith("triehh-"):
+        assert "docs/" not in line, (name, line)
+  with flagsaver.flagsaver():
+    assert modules["experiments.beyond"].report_dir() == "results/beyond"
+  with flagsaver.flagsaver(output_dir="out"):
+    assert modules["experiments.beyond"].report_dir() == "out"
+    assert modules["experiments.reproduce_paper"].report_dir() == "out"

@@ -3,6 +3,8 @@
 import json
 import os
 
+from experiments import flags as shared_flags
+from experiments import reproduce_paper
 from tests.experiments import drivers
 
 TINY = ("--settings=single,oov", "--epsilons=1,4", "--triehh_runs=2",
@@ -90,19 +92,22 @@ def test_without_poisson_the_report_has_no_section_beyond_the_paper(
 
 
 def test_a_bad_table_n_is_refused(tmp_path):
-  proc = drivers.run_module("experiments.reproduce_paper", *TINY,
-                            "--poisson_table_ns=1e4",
-                            f"--output_dir={tmp_path}")
-  assert proc.returncode == 1
-  assert proc.stderr.strip().splitlines()[-1] == (
-      "error: --poisson_table_ns: expected positive integers, got '1e4'")
-
-
-def test_several_words_without_the_file_is_refused(tmp_path):
-  proc = drivers.run_module(
-      "experiments.reproduce_paper", "--settings=multi",
-      f"--data_path={tmp_path / 'missing.csv'}",
+  if not shared_flags.FLAGS.is_parsed():
+    shared_flags.FLAGS.mark_as_parsed()
+  code, out, err = drivers.run_in_process(
+      reproduce_paper, *TINY, "--poisson_table_ns=1e4,2.5",
       f"--output_dir={tmp_path}")
-  assert proc.returncode == 1
-  assert proc.stderr.strip().splitlines()[-1].startswith(
-      "error: nothing to run")
+  assert code == 1 and out == ""
+  assert err.strip() == ("error: flag --poisson_table_ns=1e4,2.5: '2.5' is "
+                         "not a whole number (e.g. 20000 or 2e4)")
+
+
+def test_several_words_without_the_sample_is_refused(tmp_path, monkeypatch):
+  if not shared_flags.FLAGS.is_parsed():
+    shared_flags.FLAGS.mark_as_parsed()
+  monkeypatch.setenv("TRIEHH_SENTIMENT140", str(tmp_path / "missing.csv"))
+  code, out, err = drivers.run_in_process(
+      reproduce_paper, "--settings=multi", f"--output_dir={tmp_path}")
+  assert code == 1 and out == ""
+  assert err.strip().startswith("error: nothing to run: the several-words "
+                                "setting needs the Sentiment140 file")

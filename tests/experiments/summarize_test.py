@@ -224,14 +224,15 @@ def test_malformed_and_foreign_lines_are_skipped_and_counted(
     summarize.main(["summarize"])
   out = capsys.readouterr().out
   assert "5 run records, 6 lines skipped" in out
-  assert "skipped 6 malformed or foreign lines in total" in out
+  assert "skipped 6 lines in total (malformed, foreign, or a record" in out
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
   missing = tmp_path / "nowhere" / "results.jsonl"
-  proc = drivers.run_module("experiments.summarize", f"--results={missing}")
-  assert proc.returncode == 1
-  assert f"error: results file not found: {missing}" in proc.stderr
+  code, _, err = drivers.run_in_process(summarize, f"--results={missing}")
+  assert code == 1
+  assert err.strip() == (f"error: --results={missing}: No such file or "
+                         "directory")
   (tmp_path / "empty").mkdir()
   with pytest.raises(FileNotFoundError, match="empty/results.jsonl"):
     analysis.results_paths([], [str(tmp_path / "empty")])

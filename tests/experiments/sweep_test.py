@@ -74,9 +74,10 @@ def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
       "--settings=single,oov", "--zipf_exponent=1.1"),
      "--zipf_exponent applies to --datasets=synthetic"),
     (("--epsilon=2", "--epsilons=2,4"), "give --epsilons or --epsilon"),
-    (("--epsilons=1,1",), "--epsilons lists 1 twice"),
-    (("--epsilons=0,1",), "--epsilons must be positive"),
-    (("--algorithms=triehh,bogus",), "--algorithms must be"),
+    (("--epsilons=1,1",), "--epsilons=1,1: lists 1 twice"),
+    (("--epsilons=0,1",), "--epsilons=0,1: '0' is not a positive finite"),
+    (("--algorithms=triehh,bogus",), "--algorithms=triehh,bogus: unknown "
+     "value 'bogus': use triehh, sfp, iblt"),
     (("--show=3",), "--show applies to no cell"),
     (("--datasets=file",), "needs --data_path"),
     (("--k_anonymities=5",), "--k_anonymities applies to IBLT cells only; "
@@ -86,9 +87,10 @@ def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
      "applies to IBLT cells only"),
     (("--iblt_secure_sum_bitwidth=32",), "--iblt_secure_sum_bitwidth "
      "applies to IBLT cells only"),
-    (("--algorithms=iblt", "--k_anonymities=0"), "--k_anonymities must be"),
+    (("--algorithms=iblt", "--k_anonymities=0"), "--k_anonymities=0: '0' "
+     "is not a whole number >= 1"),
     (("--algorithms=iblt", "--k_anonymities=theta,3,theta"),
-     "--k_anonymities lists a value twice"),
+     "--k_anonymities=theta,3,theta: lists theta twice"),
     (("--algorithms=iblt", "--iblt_secure_sum_bitwidth=63"),
      "--iblt_secure_sum_bitwidth"),
     (("--algorithms=iblt", "--theta=3"), "--theta applies to TrieHH"),

@@ -7,6 +7,7 @@ import math
 import multiprocessing
 import os
 import signal
+import threading
 
 import pytest
 
@@ -306,6 +307,36 @@ def test_writer_appends_whole_lines(tmp_path):
   assert records.ResultsWriter(None).path is None
 
 
+def test_writer_syncs_every_line_or_at_most_every_sync_seconds(
+    tmp_path, monkeypatch):
+  synced = []
+  real_fsync = os.fsync
+  monkeypatch.setattr(records.os, "fsync",
+                      lambda fd: synced.append(real_fsync(fd)))
+  clock = [100.0]
+  monkeypatch.setattr(records.time, "monotonic", lambda: clock[0])
+  every = records.ResultsWriter(str(tmp_path / "every"))
+  for _ in range(3):
+    every.write(triehh_record())
+  assert len(synced) == 3
+  every.close()  # nothing left to sync
+  assert len(synced) == 3
+  del synced[:]
+  with records.ResultsWriter(str(tmp_path / "batched"),
+                             sync_seconds=2.0) as writer:
+    for _ in range(3):  # within 2 s of the writer's start: none synced yet
+      writer.write(triehh_record())
+    assert synced == []
+    clock[0] += 2.5
+    writer.write(triehh_record())  # the last sync is 2.5 s old: synced
+    assert len(synced) == 1
+    writer.write(triehh_record())
+    assert len(synced) == 1
+  assert len(synced) == 2  # the end of the block syncs the last line
+  got, _ = records.read(writer.path)
+  assert len(got) == 5 and writer.written == 5
+
+
 def test_ctrl_c_after_the_write_still_counts_the_line(tmp_path, monkeypatch):
   # Ctrl-C arriving while the line is synced: the line is in the file, so
   # the count said on interrupt must include it.
@@ -350,6 +381,80 @@ def test_ctrl_c_during_the_write_waits_for_the_whole_line(tmp_path,
   assert writer.written == 1
   got, bad = records.read(writer.path)
   assert got == [sfp_record()] and bad == []
+
+
+def test_ctrl_c_taken_by_another_thread_waits_for_the_line(tmp_path,
+                                                          monkeypatch,
+                                                          python_sigint):
+  # A signal sent to the process may reach any of its threads that does not
+  # block it (one started before the write, as libraries start theirs);
+  # Python then raises KeyboardInterrupt in the main thread at once. The
+  # line must still be written whole, counted and synced.
+  del python_sigint
+  count = records.LineCount()
+  writer = records.ResultsWriter(str(tmp_path / "out"), count=count)
+  real_write, synced = os.write, []
+  real_fsync = os.fsync
+  go = threading.Event()
+  sender = threading.Thread(
+      target=lambda: go.wait() and os.kill(os.getpid(), signal.SIGINT))
+  sender.start()
+
+  def write_after_a_signal(fd, data):
+    go.set()
+    sender.join()
+    return real_write(fd, data)
+
+  monkeypatch.setattr(records.os, "write", write_after_a_signal)
+  monkeypatch.setattr(records.os, "fsync",
+                      lambda fd: synced.append(real_fsync(fd)))
+  with pytest.raises(KeyboardInterrupt):
+    writer.write(sfp_record())
+  monkeypatch.undo()
+  assert writer.written == count.value == 1 and synced
+  got, bad = records.read(writer.path)
+  assert got == [sfp_record()] and bad == []
+
+
+_SHARED = []
+
+
+def _count_with(count):
+  _SHARED[:] = [count]
+
+
+def _append_counted(output_dir_and_seeds):
+  output_dir, seeds = output_dir_and_seeds
+  writer = records.ResultsWriter(output_dir, count=_SHARED[0])
+  for seed in seeds:
+    writer.write(triehh_record(seed=seed))
+
+
+def test_a_line_count_adds_up_the_writers_of_several_processes(tmp_path):
+  context = multiprocessing.get_context("fork")
+  count = records.LineCount(context)
+  with context.Pool(2, initializer=_count_with, initargs=(count,)) as pool:
+    pool.map(_append_counted, [(str(tmp_path), range(5)),
+                               (str(tmp_path), range(5, 12))])
+  here = records.LineCount()
+  records.ResultsWriter(str(tmp_path), count=here).write(sfp_record())
+  lines = (tmp_path / "results.jsonl").read_text().splitlines()
+  assert (count.value, here.value, len(lines)) == (12, 1, 13)
+
+
+def test_the_write_lock_holds_writers_off(tmp_path):
+  writer = records.ResultsWriter(str(tmp_path))
+  with records.write_lock(str(tmp_path)):
+    appending = threading.Thread(target=writer.write, args=(sfp_record(),))
+    appending.start()
+    appending.join(0.3)
+    assert appending.is_alive() and writer.written == 0
+    assert (tmp_path / "results.jsonl").read_text() == ""
+  appending.join()
+  assert writer.written == 1
+  assert records.read(writer.path) == ([sfp_record()], [])
+  with records.write_lock(str(tmp_path / "none")):  # no directory: no writer
+    pass
 
 
 def test_an_unfinished_last_line_is_set_aside_not_glued(tmp_path):
@@ -403,3 +508,32 @@ def test_unusable_output_dirs_are_refused_before_any_work(tmp_path):
     records.ResultsWriter(str(tmp_path / "d"))
   with pytest.raises(ValueError, match="cannot create"):
     records.ResultsWriter(str(a_file / "below"))
+
+
+def test_a_full_disk_leaves_no_half_line_and_names_the_file(tmp_path,
+                                                            monkeypatch):
+  import errno  # pylint: disable=g-import-not-at-top
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  writer.write(triehh_record())
+  before = (tmp_path / "out" / "results.jsonl").read_bytes()
+  real_write = os.write
+  calls = []
+
+  def half_then_full(fd, data):
+    calls.append(len(data))
+    if len(calls) == 1:  # part of the line reaches the file
+      return real_write(fd, bytes(data[:10]))
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+  monkeypatch.setattr(records.os, "write", half_then_full)
+  with pytest.raises(OSError, match="No space left on device.*results.jsonl"):
+    writer.write(sfp_record())
+  monkeypatch.undo()
+  assert (tmp_path / "out" / "results.jsonl").read_bytes() == before
+  assert writer.written == 1
+  log = []
+  records.ResultsWriter(str(tmp_path / "out"), log=log.append).write(
+      sfp_record())
+  assert log == []  # nothing taken for a killed writer
+  got, bad = records.read(writer.path)
+  assert got == [triehh_record(), sfp_record()] and bad == []

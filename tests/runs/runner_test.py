@@ -1,6 +1,7 @@
 """Tests of triehh.runs.runner: plans, per-cell locks and running cells."""
 
 import fcntl
+import multiprocessing
 import os
 
 import pytest
@@ -120,6 +121,27 @@ def test_run_plan_runs_locked_cells_last(tmp_path):
   got, _ = records.read(str(tmp_path / "results.jsonl"))
   assert sorted((r.config_key, r.seed) for r in got) == sorted(
       (c.key, s) for c in (first, second) for s in (0, 1))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_interrupted_plan_counts_every_line_it_wrote(tmp_path, workers):
+  cells = grid.expand(data=(DATA,), epsilons=(2.0, 4.0))
+  written = records.LineCount()
+
+  def on_event(event):
+    if event.kind == "run":  # a line is written, its progress not counted
+      raise KeyboardInterrupt
+
+  with pytest.raises(KeyboardInterrupt):
+    runner.run_plan(runner.plan(cells, 0, 200), str(tmp_path),
+                    workers=workers, on_event=on_event, written=written)
+  # The workers and the process relaying their events are stopped, none of
+  # them in the middle of a line, and every line they wrote is counted.
+  assert not multiprocessing.active_children()
+  got, bad = records.read(str(tmp_path / "results.jsonl"))
+  assert bad == [] and written.value == len(got) >= 1
+  if workers == 1:
+    assert len(got) == 1
 
 
 def test_poisson_cells_record_their_sampling_and_keep_fixed_keys(tmp_path):

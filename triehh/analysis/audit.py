@@ -220,7 +220,8 @@ class AuditResult:
   upper: float
   confidence: float
   worst: EventBound
-  populations: tuple[int, ...]
+  # Thousands of values: left out of the repr, which a user prints.
+  populations: tuple[int, ...] = dataclasses.field(repr=False)
   num_runs: int
   seconds: float
 

@@ -7,9 +7,10 @@ printing) and any report over ``results.jsonl`` files
 
 Reading. Records are read by :func:`triehh.runs.records.read` (the one
 reader of ``results.jsonl``, which validates each line and refuses records
-of earlier layouts) and analysed as :class:`triehh.runs.records.RunRecord`.
-The lines it leaves out are counted per file and kind (:class:`FileReport`).
-A run without guarantee (``epsilon`` None with ``has_guarantee`` false) is
+of earlier layouts) and analysed as :class:`triehh.runs.records.RunRecord`;
+a record with a metric not finite or out of range is left out too. The
+lines left out are counted per file and kind (:class:`FileReport`). A run
+without guarantee (``epsilon`` None with ``has_guarantee`` false) is
 grouped and shown at epsilon ``inf``.
 
 De-duplication. Two records with the same ``config_key`` and ``seed`` are
@@ -105,6 +106,7 @@ _INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
                     "repetitions")
 # Metrics that are proportions in [0, 1]: their intervals are clipped.
 PROPORTIONS = ("precision", "recall", "f1")
+OUT_OF_RANGE = "metric not finite or out of range"
 
 
 @dataclasses.dataclass
@@ -154,13 +156,34 @@ def deduplicate(records: Iterable[records_lib.RunRecord]
   return kept, dropped
 
 
+def metric_problem(metrics: Mapping[str, float]) -> str | None:
+  """Why ``metrics`` are no results (not finite, out of range), or None."""
+  for name, value in metrics.items():
+    number = records_lib.as_number(value)
+    high = math.inf if name == "num_discovered" else 1
+    if number is None or not (math.isfinite(number) and 0 <= number <= high):
+      return f"metrics[{name!r}]: {value!r} is not in [0, {high:g}]"
+  return None
+
+
 def load_runs(paths: Iterable[str]
               ) -> tuple[list[records_lib.RunRecord], list[FileReport]]:
-  """The run records of ``paths``, read by :func:`records_lib.read`, and,
-  per file, what was read and left out."""
+  """The run records of ``paths`` (:func:`records_lib.read`) but those with
+  a :func:`metric_problem`; per file, what was read and left out."""
   records, reports = [], []
   for path in paths:
     got, bad = records_lib.read(path)
+    problems = {i: p for i, r in enumerate(got)
+                if (p := metric_problem(r.metrics))}
+    if problems:  # the records' lines: the non-blank ones not left out
+      left_out = {b.line for b in bad}
+      with open(path, "rb") as f:
+        lines = [number for number, raw in enumerate(f, start=1)
+                 if raw.strip() and number not in left_out]
+      bad = sorted(bad + [records_lib.BadLine(path, lines[i], OUT_OF_RANGE,
+                                              p) for i, p in problems.items()],
+                   key=lambda b: b.line)
+      got = [r for i, r in enumerate(got) if i not in problems]
     records += got
     reports.append(FileReport(path, len(got), bad))
   return records, reports
@@ -177,9 +200,7 @@ def _target_epsilon(record: records_lib.RunRecord) -> float:
 
 
 def _target_delta(record: records_lib.RunRecord) -> float | None:
-  if record.target_delta is not None:
-    return record.target_delta
-  return record.delta
+  return record.delta if record.target_delta is None else record.target_delta
 
 
 def config_of(record: records_lib.RunRecord) -> tuple:
@@ -302,11 +323,9 @@ def _metric_order(name: str) -> tuple:
 
 def _config_columns(index: int, group: Group) -> dict:
   """CSV columns naming a configuration: its id, fields and variant."""
-  row = {"config_id": index}
-  for field, value in zip(CONFIG_FIELDS, group.config):
-    row[_COLUMN.get(field, field)] = value
-  row["variant"] = group.variant
-  return row
+  fields = {_COLUMN.get(field, field): value
+            for field, value in zip(CONFIG_FIELDS, group.config)}
+  return {"config_id": index, **fields, "variant": group.variant}
 
 
 def _frame(rows: Sequence[Mapping]) -> pd.DataFrame:
@@ -336,9 +355,8 @@ def metric_table(groups: Sequence[Group], confidence: float) -> pd.DataFrame:
   (``clipped`` says where); ``half_width`` is the unclipped one.
   """
   rows = []
-  values = _metric_values(groups)
-  for (index, name), column in values.groupby(["config_id", "name"],
-                                              sort=False)["value"]:
+  for (index, name), column in _metric_values(groups).groupby(
+      ["config_id", "name"], sort=False)["value"]:
     mean, std, half = mean_interval(column.to_numpy(), confidence)
     base, _, k = name.partition("@")
     low, high = mean - half, mean + half
@@ -397,9 +415,8 @@ def _other_population(group: Group, name: str, setting: str,
 def _bound(group: Group, n: int):
   """The bound on a word's discovery rate in ``group``'s runs, as a function
   of the word's count(s)."""
-  theta = int(group.get("theta"))
-  batch = int(group.get("batch_size"))
-  levels = int(group.get("levels"))
+  theta, batch, levels = (int(group.get(field))
+                          for field in ("theta", "batch_size", "levels"))
   rate = group.get("sampling_rate")
   if group.get("sampling") == "poisson":  # each user with probability q
     def bound(count):

@@ -100,8 +100,9 @@ class LoadReport:
   def rows_malformed(self) -> int:
     return sum(self.skipped.get(r, 0) for r in MALFORMED_REASONS)
 
-  def summary(self) -> str:
-    """A one-paragraph human-readable account."""
+  def summary(self, users: bool = True) -> str:
+    """A one-paragraph human-readable account (``users``: with the count of
+    users, which is known once the rows are grouped by user)."""
     text = (f"{self.source}: {self.rows_read:,} rows read, "
             f"{self.rows_used:,} used, {self.rows_skipped:,} skipped")
     if self.skipped:
@@ -111,6 +112,8 @@ class LoadReport:
         where = f" (e.g. {', '.join(places)})" if places else ""
         parts.append(f"{count:,} {reason}{where}")
       text += ": " + "; ".join(parts)
+    if not users:
+      return text + "."
     text += f". {self.num_users:,} users"
     if self.users_without_words:
       text += (f", of whom {self.users_without_words:,} have no usable word "
@@ -168,6 +171,7 @@ def check_malformed(report: LoadReport,
   if share > max_share:
     raise DataError(f"{message}; refusing a file with more than "
                     f"{max_share:.0%} malformed rows (is it in the format "
-                    f"asked for?): {report.summary()}")
-  warnings.warn(f"{message}: check the file's format. {report.summary()}",
-                UserWarning, stacklevel=3)
+                    f"asked for?): {report.summary(users=False)}")
+  # The rows are not yet grouped by user: no count of users to give.
+  warnings.warn(f"{message}: check the file's format. "
+                f"{report.summary(users=False)}", UserWarning, stacklevel=3)

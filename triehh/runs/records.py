@@ -15,17 +15,28 @@ with a single ``os.write`` on an ``O_APPEND`` descriptor under an exclusive
 without its newline (a writer killed mid-line) is moved to
 ``results.jsonl.partial-<UTC time>-<pid>`` before the next append, with a
 message on stderr, and is never glued to the next record.
+
+Counting: a writer counts the lines it appends (``written``), and can add
+them to a :class:`LineCount` shared by the writers of several processes.
+A line is counted as soon as it is written, before the lock is released and
+before Ctrl-C may stop the writer, so a count said on interrupt is the
+number of lines the file gained; :func:`write_lock` holds writers off (while
+their processes are stopped, say).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import fcntl
 import os
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from triehh.runs import schema
 
@@ -129,21 +140,123 @@ def _set_aside_partial_line(fd: int, path: str) -> str | None:
   return side
 
 
+class LineCount:
+  """How many lines the writers given this count (``ResultsWriter(...,
+  count=)``) appended.
+
+  Made with a ``multiprocessing`` context, the count is kept in shared
+  memory, for writers in the processes that context starts: pass the
+  ``LineCount`` to them when they start (their ``args`` or a pool's
+  ``initargs``). Without one, it counts in this process only.
+  """
+
+  def __init__(self, context: Any = None):
+    self._shared = context.Value("q", 0) if context is not None else None
+    self._here = 0
+
+  def add(self, lines: int = 1) -> None:
+    if self._shared is None:
+      self._here += lines
+      return
+    with self._shared.get_lock():
+      self._shared.value += lines
+
+  @property
+  def value(self) -> int:
+    return self._here if self._shared is None else self._shared.value
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+  """Holds Ctrl-C (SIGINT) back until the block ends.
+
+  Python runs its SIGINT handler in the main thread whichever thread the
+  signal reaches, so blocking the signal in this thread would not keep
+  ``KeyboardInterrupt`` out; the handler is swapped for one that notes the
+  signal instead, and the noted signal is handled after the block. In
+  another thread there is nothing to hold back.
+  """
+  previous = signal.getsignal(signal.SIGINT)
+  if (threading.current_thread() is not threading.main_thread()
+      or previous in (signal.SIG_IGN, None)):
+    yield
+    return
+  caught = []
+  signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+      previous(signal.SIGINT, caught[0])
+    elif caught:  # SIG_DFL: the signal ends the process
+      signal.raise_signal(signal.SIGINT)
+
+
+@contextlib.contextmanager
+def write_lock(output_dir: str) -> Iterator[None]:
+  """Holds the lock of ``<output_dir>/results.jsonl``: while it is held, no
+  :class:`ResultsWriter` is appending a line, and none starts one."""
+  try:
+    fd = os.open(results_path(output_dir),
+                 os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+  except FileNotFoundError:  # no directory yet: no writer either
+    yield
+    return
+  try:
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    yield
+  finally:
+    os.close(fd)  # also releases the lock
+
+
 class ResultsWriter:
   """Appends records to ``<output_dir>/results.jsonl``, one line each.
 
   Every append takes an exclusive ``flock`` on the file, sets aside an
-  unterminated last line (see the module docstring) and writes the record
-  and its newline with one ``os.write`` on an ``O_APPEND`` descriptor, then
-  ``fsync``s. Without ``output_dir`` nothing is written.
+  unterminated last line (see the module docstring), writes the record and
+  its newline with one ``os.write`` on an ``O_APPEND`` descriptor, counts
+  it (``written``, and ``count`` if given) and ``fsync``s, Ctrl-C held back
+  until then. Without ``output_dir`` nothing is written.
+
+  With ``sync_seconds`` > 0, a line is ``fsync``ed only when the last sync
+  is that old, and :meth:`close` (or leaving a ``with`` block) syncs the
+  rest: a sweep syncs at the end of each cell or every few seconds,
+  whichever comes first. A line is on disk as soon as ``os.write`` returns,
+  so a killed process loses none either way; the sync guards against a
+  crash of the machine.
   """
 
-  def __init__(self, output_dir: str | None, *, log=None):
+  def __init__(self, output_dir: str | None, *, log=None,
+               count: LineCount | None = None, sync_seconds: float = 0.0):
     self.path = check_output_dir(output_dir) if output_dir else None
     self._log = log or (lambda text: print(text, file=sys.stderr))
+    self._count = count
+    self._sync_seconds = sync_seconds
+    self._synced_at = time.monotonic()
+    self._unsynced = False
     self.written = 0
 
+  def __enter__(self) -> "ResultsWriter":
+    return self
+
+  def __exit__(self, *exc_info) -> None:
+    self.close()
+
+  def close(self) -> None:
+    """``fsync``s the lines not yet synced (see the class docstring)."""
+    if self.path is None or not self._unsynced:
+      return
+    fd = os.open(self.path, os.O_RDONLY)
+    try:
+      os.fsync(fd)
+    finally:
+      os.close(fd)
+    self._unsynced = False
+    self._synced_at = time.monotonic()
+
   def write(self, record: RunRecord) -> None:
+    """Appends ``record`` as one line (see the class docstring)."""
     if self.path is None:
       return
     line = (record.to_json() + "\n").encode("utf-8")
@@ -154,20 +267,38 @@ class ResultsWriter:
       if side:
         self._log(f"warning: {self.path} ended in an unfinished line (a "
                   f"writer was killed mid-line); moved it to {side}")
-      # Ctrl-C waits until the line is written and counted, so that the
-      # count said on interrupt is the number of lines kept.
-      mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-      try:
-        view = memoryview(line)
-        while view:
-          done = os.write(fd, view)
-          view = view[done:]
+      # Ctrl-C waits until the line is written, counted and synced, so that
+      # the count said on interrupt is the number of lines kept.
+      with _ctrl_c_held():
+        _append_whole(fd, line, self.path)
         self.written += 1
-      finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-      os.fsync(fd)
+        if self._count is not None:
+          self._count.add()
+        self._unsynced = True
+        if time.monotonic() - self._synced_at >= self._sync_seconds:
+          os.fsync(fd)
+          self._unsynced = False
+          self._synced_at = time.monotonic()
     finally:
       os.close(fd)  # also releases the lock
+
+
+def _append_whole(fd: int, line: bytes, path: str) -> None:
+  """Appends ``line`` to the locked ``fd``; if that fails part-way (a full
+  disk), cuts the file back to where it was and raises ``OSError`` naming
+  ``path``, so that no half line is left to be taken for a killed writer."""
+  size = os.fstat(fd).st_size
+  view = memoryview(line)
+  try:
+    while view:
+      done = os.write(fd, view)
+      view = view[done:]
+  except OSError as err:
+    try:
+      os.ftruncate(fd, size)
+    except OSError:
+      pass  # the next writer sets the half line aside, as for a kill
+    raise OSError(err.errno, err.strerror, path) from err
 
 
 def repair(path: str, *, log=None) -> str | None:

@@ -29,7 +29,17 @@ Processes. ``run_plan(..., workers=N)`` runs cells in ``N`` processes
 (``concurrent.futures.ProcessPoolExecutor``; 'fork' for cells without
 TensorFlow, 'spawn' when a cell uses it: TFF-engine and IBLT cells), each
 writing through its own
-``ResultsWriter``; progress comes back as :class:`Event` objects.
+``ResultsWriter``; progress comes back as :class:`Event` objects (through a
+``multiprocessing`` manager process). Those processes die with the one that
+started them (:func:`triehh.core.processes.die_with_parent`), even killed
+with SIGKILL. Stopped early (Ctrl-C, or a cell that fails), :func:`run_plan`
+takes the results file's lock (:func:`triehh.runs.records.write_lock`), so
+that no worker is in the middle of a line, stops the workers and waits for
+them, then lets the exception through.
+
+Counting. Given a :class:`triehh.runs.records.LineCount`, :func:`run_plan`
+adds to it every line written, in every process, even when stopped early:
+the number of lines the file gained.
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ import dataclasses
 import errno
 import fcntl
 import multiprocessing
+from multiprocessing import managers
 import os
 import queue
 import signal
@@ -46,6 +57,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from triehh.core import metrics
+from triehh.core import processes
 from triehh.data import datasets as datasets_lib
 from triehh.runs import grid
 from triehh.runs import records as records_lib
@@ -126,15 +138,21 @@ def _lock(output_dir: str, key: str, blocking: bool) -> int | None:
   return fd
 
 
+# A cell's records are synced to disk at its end or when the last sync is
+# this old, whichever comes first (records.ResultsWriter).
+SYNC_SECONDS = 2.0
+
+
 def run_cell(task: Task, output_dir: str, *,
              datasets: datasets_lib.DataCache,
              ks: Sequence[int] = metrics.DEFAULT_KS, blocking: bool = False,
-             on_event: Callable[[Event], None] = lambda event: None
-             ) -> bool:
+             on_event: Callable[[Event], None] = lambda event: None,
+             written: records_lib.LineCount | None = None) -> bool:
   """Runs the task's seeds not yet recorded, under the cell's lock.
 
   Returns False, having run nothing, when ``blocking`` is false and another
-  process holds the cell's lock; True once every seed is recorded.
+  process holds the cell's lock; True once every seed is recorded. Each
+  line written is added to ``written``.
   """
   cell = task.cell
   key, label = cell.key, cell.label
@@ -149,13 +167,14 @@ def run_cell(task: Task, output_dir: str, *,
     done = records_lib.completed(records_lib.results_path(output_dir))
     seeds = [s for s in task.seeds if (key, s) not in done]
     on_event(Event("start", key, label, runs=len(seeds), pid=os.getpid()))
-    writer = records_lib.ResultsWriter(output_dir)
     dataset = datasets.get(cell.config["data"]) if seeds else None
-    for seed in seeds:
-      record = run_one(cell, dataset, seed, seed - task.first_seed, ks)
-      writer.write(record)
-      on_event(Event("run", key, label, seed=seed, seconds=record.seconds,
-                     pid=os.getpid()))
+    with records_lib.ResultsWriter(output_dir, count=written,
+                                   sync_seconds=SYNC_SECONDS) as writer:
+      for seed in seeds:
+        record = run_one(cell, dataset, seed, seed - task.first_seed, ks)
+        writer.write(record)
+        on_event(Event("run", key, label, seed=seed, seconds=record.seconds,
+                       pid=os.getpid()))
     on_event(Event("done", key, label, runs=writer.written, pid=os.getpid()))
   finally:
     os.close(fd)
@@ -175,28 +194,36 @@ def run_one(cell: grid.Cell, dataset: datasets_lib.Dataset, seed: int,
 
 # Per-process state of a worker of run_plan.
 _WORKER: dict[str, Any] = {}
+# How long stopped workers get to end before SIGKILL.
+STOP_SECONDS = 10.0
 
 
-def _init_worker(events, cache_dir: str | None) -> None:
+def _init_worker(parent_pid: int, events, cache_dir: str | None,
+                 written: records_lib.LineCount) -> None:
+  processes.die_with_parent(parent_pid)
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the sweep
-  _WORKER.update(events=events, datasets=datasets_lib.DataCache(cache_dir))
+  _WORKER.update(events=events, datasets=datasets_lib.DataCache(cache_dir),
+                 written=written)
 
 
 def _worker_task(task: Task, output_dir: str, ks: Sequence[int],
                  blocking: bool) -> bool:
   return run_cell(task, output_dir, datasets=_WORKER["datasets"], ks=ks,
-                  blocking=blocking, on_event=_WORKER["events"].put)
+                  blocking=blocking, on_event=_WORKER["events"].put,
+                  written=_WORKER["written"])
 
 
 def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
              cache_dir: str | None = None,
              ks: Sequence[int] = metrics.DEFAULT_KS,
              on_event: Callable[[Event], None] = lambda event: None,
-             datasets: datasets_lib.DataCache | None = None) -> None:
+             datasets: datasets_lib.DataCache | None = None,
+             written: records_lib.LineCount | None = None) -> None:
   """Runs ``tasks``, cells locked by another sweep last (see module doc).
 
   With ``workers`` > 1, cells run in that many processes and their events
-  are passed to ``on_event`` in this one.
+  are passed to ``on_event`` in this one. Every line written is added to
+  ``written``, also when an exception (Ctrl-C) stops the plan.
   """
   if workers < 1:
     raise ValueError(f"workers must be >= 1, got {workers}")
@@ -204,22 +231,33 @@ def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
     datasets = datasets or datasets_lib.DataCache(cache_dir)
     put_off = [t for t in tasks
                if not run_cell(t, output_dir, datasets=datasets, ks=ks,
-                               on_event=on_event)]
+                               on_event=on_event, written=written)]
     for task in put_off:
       run_cell(task, output_dir, datasets=datasets, ks=ks, blocking=True,
-               on_event=on_event)
+               on_event=on_event, written=written)
     return
-  _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event)
+  context = multiprocessing.get_context(
+      "spawn" if any(t.cell.uses_tensorflow for t in tasks) else "fork")
+  shared = records_lib.LineCount(context)
+  try:
+    _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event,
+                      context, shared)
+  finally:
+    if written is not None:
+      written.add(shared.value)
 
 
-def _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event):
-  tensorflow = any(t.cell.uses_tensorflow for t in tasks)
-  context = multiprocessing.get_context("spawn" if tensorflow else "fork")
-  with context.Manager() as manager:
+def _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event,
+                      context, written):
+  parent_pid = os.getpid()
+  manager = managers.SyncManager(ctx=context)
+  manager.start(processes.die_with_parent, (parent_pid,))
+  with manager:
     events = manager.Queue()
     pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=min(workers, len(tasks)), mp_context=context,
-        initializer=_init_worker, initargs=(events, cache_dir))
+        initializer=_init_worker,
+        initargs=(parent_pid, events, cache_dir, written))
     try:
       pending = {pool.submit(_worker_task, t, output_dir, ks, False): t
                  for t in tasks}
@@ -236,10 +274,23 @@ def _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event):
       _drain(events, on_event)
       pool.shutdown()
     except BaseException:
-      for process in list(getattr(pool, "_processes", {}).values()):
-        process.terminate()
-      pool.shutdown(wait=False, cancel_futures=True)
+      _stop(pool, output_dir)
       raise
+
+
+def _stop(pool: concurrent.futures.ProcessPoolExecutor,
+          output_dir: str) -> None:
+  """Stops the pool's workers, none of them in the middle of a line."""
+  workers = list((getattr(pool, "_processes", None) or {}).values())
+  with records_lib.write_lock(output_dir):
+    for process in workers:
+      process.terminate()
+    for process in workers:
+      process.join(STOP_SECONDS)
+      if process.is_alive():
+        process.kill()
+        process.join()
+  pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _drain(events, on_event) -> None:

@@ -420,11 +420,16 @@ def as_number(value) -> float | None:
 
 
 def _jsonable(value):
+  kind = type(value)
+  if kind is str or kind is int or kind is bool or value is None:
+    return value  # the common leaves first: a record holds thousands
   if isinstance(value, float) and not math.isfinite(value):
     return None
   if isinstance(value, Mapping):
     return {str(k): _jsonable(v) for k, v in value.items()}
   if isinstance(value, (list, tuple)):
+    if all(type(v) is str for v in value):  # pylint: disable=unidiomatic-typecheck
+      return list(value)
     return [_jsonable(v) for v in value]
   if hasattr(value, "item"):  # numpy scalars
     return _jsonable(value.item())

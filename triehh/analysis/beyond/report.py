@@ -19,6 +19,7 @@ import numpy as np
 from triehh.analysis.beyond import rows as rows_lib
 from triehh.analysis.beyond import runs as runs_lib
 from triehh.analysis.reproduction import numbers
+from triehh.core import files
 
 REPORT = "BEYOND.md"
 TITLE = "# Beyond the paper: IBLT, repeated passes, users offline"
@@ -70,10 +71,7 @@ def write(report_dir: str, output_dir: str, settings: runs_lib.Settings,
                       for part in parts)
   lines += [f"Wall time {context.seconds:.0f} s ({timings}) on a shared "
             f"2-core machine{_earlier(parts, records, outcome)}.", ""]
-  path = os.path.join(report_dir, REPORT)
-  with open(path, "w", encoding="utf-8") as f:
-    f.write("\n".join(lines))
-  return path
+  return files.write_text(os.path.join(report_dir, REPORT), "\n".join(lines))
 
 
 def _earlier(parts: Sequence[runs_lib.Part], records: rows_lib.Recorded,

@@ -6,6 +6,7 @@ writes it to ``path``; means are lines, 95% intervals over runs are shaded.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import matplotlib
@@ -15,6 +16,7 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-imp
 import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from triehh.analysis.reproduction import numbers  # pylint: disable=g-import-not-at-top,wrong-import-position
+from triehh.core import files  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 DPI = 110
 _COLORS = {1.0: "tab:red", 2.0: "tab:orange", 4.0: "tab:blue",
@@ -27,10 +29,14 @@ def epsilon_color(epsilon: float) -> str:
 
 
 def save(fig, path: str) -> str:
-  """Writes ``fig`` to ``path`` at the figures' resolution and closes it."""
+  """Writes ``fig`` to ``path`` at the figures' resolution (whole or not at
+  all) and closes it."""
   fig.tight_layout()
-  fig.savefig(path, dpi=DPI)
-  plt.close(fig)
+  try:
+    with files.replacing(path, suffix=os.path.splitext(path)[1]) as tmp:
+      fig.savefig(tmp, dpi=DPI)
+  finally:
+    plt.close(fig)
   return path
 
 

@@ -18,6 +18,7 @@ from triehh.analysis.reproduction import figures
 from triehh.analysis.reproduction import numbers
 from triehh.analysis.reproduction import two_sided
 from triehh.analysis.reproduction import two_sided_markdown
+from triehh.core import files
 from triehh.core import metrics
 
 FIX_PROB_FREQUENCIES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
@@ -218,8 +219,7 @@ def write(output_dir: str, series: Sequence[numbers.Series],
         multi_note=context.data_notes.get("multi", ""))
   _figures(lines, drawn, context)
   path = os.path.join(output_dir, "REPORT.md")
-  with open(path, "w", encoding="utf-8") as f:
-    f.write("\n".join(lines).rstrip() + "\n")
+  files.write_text(path, "\n".join(lines).rstrip() + "\n")
   return path
 
 

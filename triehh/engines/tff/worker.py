@@ -34,7 +34,6 @@ instead of silently listening everywhere.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import hashlib
 import importlib.util
@@ -47,6 +46,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+
+from triehh.core import processes
 
 _BIND_CHOICES = ("loopback", "all")
 
@@ -234,14 +235,6 @@ def check_port_free(port: int, bind: str = "loopback") -> None:
       return
 
 
-def _die_with_parent() -> None:  # runs in the child before exec (Linux only)
-  try:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-  except (OSError, AttributeError):
-    pass
-
-
 class WorkerProcess:
   """A ``worker_binary`` child process; stopped by :meth:`stop` or on exit.
 
@@ -262,7 +255,8 @@ class WorkerProcess:
     try:
       self._process = subprocess.Popen(  # pylint: disable=consider-using-with
           worker_command(self.port), env=env, stdin=subprocess.DEVNULL,
-          stdout=log, stderr=log, preexec_fn=_die_with_parent)
+          stdout=log, stderr=log,
+          preexec_fn=processes.before_exec_die_with_parent(signal.SIGTERM))
     finally:
       if log_path:
         log.close()

@@ -1,0 +1,31 @@
+"""Tests of triehh.core.files: files written whole or not at all."""
+
+import os
+
+import pytest
+
+from triehh.core import files
+
+
+def test_write_text_replaces_the_file_whole(tmp_path):
+  path = str(tmp_path / "REPORT.md")
+  files.write_text(path, "old\n")
+  files.write_text(path, "new ü\n")
+  assert open(path, encoding="utf-8").read() == "new ü\n"
+  assert os.listdir(tmp_path) == ["REPORT.md"]  # no temporary file left
+  mask = os.umask(0)
+  os.umask(mask)
+  assert os.stat(path).st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
+  path = str(tmp_path / "figure.png")
+  files.write_text(path, "old")
+  with pytest.raises(OSError, match="No space left"):
+    with files.replacing(path, suffix=".png") as tmp:
+      assert tmp.endswith(".png") and os.path.dirname(tmp) == str(tmp_path)
+      with open(tmp, "w", encoding="utf-8") as f:
+        f.write("half")
+      raise OSError(28, "No space left on device")
+  assert open(path, encoding="utf-8").read() == "old"
+  assert os.listdir(tmp_path) == ["figure.png"]

@@ -1,0 +1,125 @@
+"""Tests of triehh.core.processes: children that die with their parent.
+
+Each test makes a parent (a forked process) and its child, kills the parent
+with SIGKILL, so that it runs no clean-up, and checks that the child is gone
+within a few seconds; survivors are killed in a ``finally``.
+"""
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from triehh.core import processes
+
+_FORK = multiprocessing.get_context("fork")
+_LINUX = sys.platform.startswith("linux")
+# How long a child may take to notice that its parent died.
+_GRACE_SECONDS = 5.0
+
+
+def _running(pid: int) -> bool:
+  """Whether ``pid`` runs (a zombie does not)."""
+  try:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+      return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+  except FileNotFoundError:
+    return False
+  except OSError:  # no /proc
+    try:
+      os.kill(pid, 0)
+    except ProcessLookupError:
+      return False
+    return True
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+  deadline = time.monotonic() + seconds
+  while _running(pid):
+    if time.monotonic() > deadline:
+      return False
+    time.sleep(0.02)
+  return True
+
+
+def _child(parent_pid: int, report) -> None:
+  processes.die_with_parent(parent_pid, poll_seconds=0.05)
+  report.send("armed")
+  time.sleep(60)
+
+
+def _parent(report) -> None:
+  child = _FORK.Process(target=_child, args=(os.getpid(), report))
+  child.start()
+  report.send(child.pid)
+  time.sleep(60)
+
+
+def _exec_parent(report) -> None:
+  sleeper = subprocess.Popen(  # pylint: disable=consider-using-with
+      ["sleep", "60"], preexec_fn=processes.before_exec_die_with_parent())
+  report.send(sleeper.pid)
+  time.sleep(60)
+
+
+def _kill_parent_then_check_child(parent_target, messages: int) -> None:
+  """Starts ``parent_target``; once its child is ready, SIGKILLs the parent
+  and asserts that the child ends."""
+  receive, send = _FORK.Pipe(duplex=False)
+  parent = _FORK.Process(target=parent_target, args=(send,))
+  parent.start()
+  child_pid = None
+  try:
+    assert receive.poll(60), "the parent did not start its child"
+    child_pid = receive.recv()
+    for _ in range(messages):  # the child says it is ready
+      assert receive.poll(60), "the child did not get ready"
+      receive.recv()
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.join()
+    assert _gone_within(child_pid, _GRACE_SECONDS), (
+        f"the child {child_pid} outlived its parent")
+  finally:
+    if parent.is_alive():
+      parent.kill()
+      parent.join()
+    if child_pid is not None and _running(child_pid):
+      os.kill(child_pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not _LINUX, reason="prctl is Linux's")
+def test_a_child_dies_with_its_killed_parent():
+  _kill_parent_then_check_child(_parent, messages=1)
+
+
+def test_without_prctl_a_watchdog_thread_ends_the_child(monkeypatch):
+  monkeypatch.setattr(processes, "_prctl", lambda: None)  # forked children too
+  assert not processes.set_parent_death_signal()
+  _kill_parent_then_check_child(_parent, messages=1)
+
+
+def _too_late(parent_pid: int) -> None:
+  processes.die_with_parent(parent_pid)
+  time.sleep(60)  # not reached
+
+
+def test_a_child_whose_parent_died_before_it_asked_ends_at_once():
+  # The expected parent is not this child's parent any more.
+  child = _FORK.Process(target=_too_late, args=(os.getpid() + 10 ** 7,))
+  child.start()
+  try:
+    child.join(_GRACE_SECONDS)
+    assert child.exitcode == -signal.SIGTERM
+  finally:
+    if child.is_alive():
+      child.kill()
+      child.join()
+
+
+@pytest.mark.skipif(not _LINUX, reason="prctl is Linux's")
+def test_an_execed_child_dies_with_its_killed_parent():
+  _kill_parent_then_check_child(_exec_parent, messages=0)

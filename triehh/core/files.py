@@ -1,0 +1,42 @@
+"""Files written whole or not at all.
+
+A report or figure is written to a temporary file beside its target and
+renamed over it (``os.replace``, atomic on one file system), so a full disk
+or a kill leaves the previous version whole, or no file, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def replacing(path: str, suffix: str = "") -> Iterator[str]:
+  """The path of a temporary file to write; renamed to ``path`` when the
+  block ends without an exception, removed otherwise. ``suffix`` keeps a
+  file type that a writer infers from the name (``.png``)."""
+  directory = os.path.dirname(os.path.abspath(path))
+  fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
+                             suffix=suffix, dir=directory)
+  os.close(fd)
+  mask = os.umask(0)
+  os.umask(mask)
+  os.chmod(tmp, 0o666 & ~mask)  # as open() would make it, not mkstemp's 0600
+  try:
+    yield tmp
+    os.replace(tmp, path)
+  except BaseException:
+    with contextlib.suppress(OSError):
+      os.remove(tmp)
+    raise
+
+
+def write_text(path: str, text: str) -> str:
+  """Writes ``text`` (UTF-8) to ``path`` whole or not at all; its path."""
+  with replacing(path) as tmp:
+    with open(tmp, "w", encoding="utf-8") as f:
+      f.write(text)
+  return path
