@@ -46,6 +46,7 @@ from experiments import paths
 from triehh import data as data_lib
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
+from triehh.core import memory
 from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets as datasets_lib
@@ -430,12 +431,27 @@ def load_dataset() -> Dataset:
   File data sets print their load report (rows used, skipped and why).
   """
   check_data_flags()
-  dataset = datasets_lib.load_data(data_options(), FLAGS.cache_dir or None)
+  try:
+    dataset = datasets_lib.load_data(data_options(), FLAGS.cache_dir or None)
+  except memory.InsufficientMemoryError as err:
+    raise memory.InsufficientMemoryError(
+        f"flag {_size_flag(str(err))}: {err}") from err
   if dataset.report is not None:
     origin = (f" (cached population {dataset.cache_path})"
               if dataset.cache_path else "")
     print(f"data report: {dataset.report.summary()}{origin}")
   return dataset
+
+
+def _size_flag(message: str) -> str:
+  """The flag behind a library's memory refusal, which names its argument
+  first (``num_users=...``, ``max_length=...``)."""
+  argument = message.split("=", 1)[0]
+  if argument == "num_users" and FLAGS.setting == "oov":
+    return f"--oov_num_users={FLAGS.oov_num_users:,}"
+  if argument in ("num_users", "max_length"):
+    return f"--{argument}={FLAGS[argument].value:,}"
+  return "--dataset"
 
 
 def ks() -> list[int]:

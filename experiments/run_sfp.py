@@ -26,6 +26,7 @@ from experiments import single_run
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
 from triehh.baselines import sfp_encoding
+from triehh.core import memory
 from triehh.runs.algorithms import sfp as sfp_algorithm
 
 FLAGS = flags.FLAGS
@@ -92,10 +93,22 @@ def _run_line(run: int, seed: int, result, found: int) -> str:
           f"{result.server_seconds:.2f} s")
 
 
+def check_sketch_flags() -> None:
+  """Refuses, before any data is built, ``--cms_k`` and ``--cms_m`` whose
+  sketches would not fit in memory."""
+  try:
+    count_mean_sketch.check_sketch_fits(FLAGS.cms_k, FLAGS.cms_m,
+                                        sfp_encoding.KEY_BYTES)
+  except memory.InsufficientMemoryError as err:
+    raise memory.InsufficientMemoryError(
+        f"flag --cms_k={FLAGS.cms_k:,} --cms_m={FLAGS.cms_m:,}: {err}") from err
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   shared_flags.check_data_flags()
+  check_sketch_flags()
   single_run.run_all(single_run.Algorithm(
       prepare=lambda data: None, built="built",
       config=lambda: run_config(FLAGS.top_t), call=sfp_algorithm.call_sfp,

@@ -238,3 +238,24 @@ def test_a_library_warning_is_one_line_in_a_driver(tmp_path):
                              "are malformed: check the file's format."), lines
   assert all(line.startswith(("warning: ", "error: ")) for line in lines)
   assert "UserWarning" not in proc.stderr and ".py:" not in proc.stderr
+
+
+@pytest.mark.parametrize("module,flags,needle", [
+    ("run_triehh", ("--num_users=200000",),
+     "error: flag --num_users=200,000: num_users=200,000 users"),
+    ("run_triehh", ("--dataset=synthetic", "--num_users=200000"),
+     "error: flag --num_users=200,000: num_users=200,000 users"),
+    ("run_sfp", ("--cms_k=4096", "--num_users=3000"),
+     "error: flag --cms_k=4,096 --cms_m=1,024: a sketch of k=4,096"),
+])
+def test_a_size_that_does_not_fit_names_its_flag(monkeypatch, module, flags,
+                                                 needle):
+  from experiments import run_sfp  # pylint: disable=g-import-not-at-top
+  from triehh.core import memory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(memory, "available_bytes", lambda: 2**20)
+  driver = {"run_triehh": run_triehh, "run_sfp": run_sfp}[module]
+  status, out, err = drivers.run_in_process(driver, *flags, "--cache_dir=")
+  assert status == 1, (out, err)
+  assert err.strip().startswith(needle), err
+  assert "would need about" in err and len(err.strip().splitlines()) == 1
+  assert "data:" not in out  # refused before a population was built
