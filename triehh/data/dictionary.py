@@ -22,10 +22,12 @@ words", which it does not publish. Two sources are offered here:
 
 from __future__ import annotations
 
+import typing
 import zipfile
 import zlib
 
-import pandas as pd
+if typing.TYPE_CHECKING:
+  import pandas as pd
 
 from triehh.data import input_files
 from triehh.data import report as report_lib
@@ -48,6 +50,7 @@ def default_name(size: int = DEFAULT_SIZE) -> str:
 
 def default_words(size: int = DEFAULT_SIZE) -> pd.Index:
   """The ``size`` most frequent English words of ``wordfreq``, lower-cased."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   if size < 1:
     raise ValueError(f"the dictionary size must be >= 1, got {size}")
   try:
@@ -60,6 +63,7 @@ def default_words(size: int = DEFAULT_SIZE) -> pd.Index:
 
 def load_words(path: str) -> pd.Index:
   """The words of a word-list file (see the module docstring)."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   words = set()
   try:
     for _, line in input_files.text_lines(path, "dictionary file"):

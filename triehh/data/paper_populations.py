@@ -47,9 +47,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import typing
 
 import numpy as np
-import pandas as pd
+
+if typing.TYPE_CHECKING:
+  import pandas as pd
 
 from triehh.core import population as population_lib
 from triehh.data import dictionary as dictionary_lib
@@ -87,6 +90,7 @@ class PaperData:
 
 def published_top100(setting: str) -> pd.Series:
   """The paper's published top-100 of ``setting``: word -> frequency."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   if setting not in PUBLISHED:
     raise ValueError(f"the paper publishes no list for setting {setting!r}; "
                      f"use one of {', '.join(PUBLISHED)}")
@@ -110,6 +114,7 @@ def word_counts_from_file(path: str, dataset: str = "sentiment140",
   ``min_users`` users are kept; rows are sorted by ``tokens`` (largest
   first), then by word.
   """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   if min_users < 1:
     raise ValueError(f"min_users must be >= 1, got {min_users}")
   spec = loader.DataSpec(path, dataset=dataset, setting="single",
@@ -144,6 +149,7 @@ def word_counts_from_file(path: str, dataset: str = "sentiment140",
 
 def read_word_counts(path: str = WORD_COUNTS_PATH) -> pd.DataFrame:
   """A word-count table written by ``tools/make_word_counts.py``."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   table = pd.read_csv(path, keep_default_na=False, dtype={"word": str})
   missing = [c for c in WORD_COUNT_COLUMNS if c not in table.columns]
   if missing:
@@ -248,6 +254,7 @@ def paper_population(setting: str, *, num_users: int | None = None,
     ValueError: for an unknown setting, a missing ``data_path`` for
       ``multi``, or a population too small.
   """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   settings_lib.check_setting(setting)
   if num_users is not None and num_users < 2:
     raise ValueError(f"num_users must be >= 2, got {num_users}")

@@ -38,9 +38,12 @@ from __future__ import annotations
 
 import dataclasses
 import string
+import typing
 
 import numpy as np
-import pandas as pd
+
+if typing.TYPE_CHECKING:
+  import pandas as pd
 
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import population as population_lib
@@ -168,6 +171,7 @@ def oov_counts(tokens: tokenize_lib.Tokens, dictionary
     tokens: tokens kept with the OOV characters (``OOV_CHARACTERS``).
     dictionary: the in-vocabulary words (any collection of lower-case str).
   """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   counts = np.bincount(tokens.token_word, minlength=tokens.vocabulary.size)
   known = pd.Index(tokens.vocabulary).isin(pd.Index(list(dictionary))
                                            if not isinstance(dictionary,

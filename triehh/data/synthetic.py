@@ -27,11 +27,14 @@ import dataclasses
 import functools
 import math
 import re
+import typing
 import zipfile
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
+
+if typing.TYPE_CHECKING:
+  import pandas as pd
 
 from triehh.core import memory
 from triehh.core import population as population_lib
@@ -182,6 +185,7 @@ def read_frequency_table(path: str) -> FrequencyTable:
   end symbol ``$``, are skipped and counted (the weight is a line's last
   field). Repeated words add up.
   """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   table = _frequency_lines(path)
   table = table[~table["word"].str.startswith("#")]
   weight = pd.to_numeric(table["weight"], errors="coerce")
@@ -205,6 +209,7 @@ _SEPARATORS = re.compile(r"[\t,\s]+")
 def _frequency_lines(path: str) -> pd.DataFrame:
   """A table's non-blank lines as (first field, last field) strings; the
   last is ``""`` on a line of one field."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   words, weights = [], []
   try:
     for _, line in input_files.text_lines(path, "frequency table"):
