@@ -16,16 +16,28 @@ Reads the ``results.jsonl`` files the drivers write and prints:
    true word over the runs is averaged within log-spaced frequency bins and
    printed next to Proposition 2's worst-case rate (the paper's "frequency
    vs. discovery rate with the theoretical lower bound" figure).
+3. With ``--plot_dir=DIR``: the figures of the results, each a PNG with
+   its data as CSV beside it (same basename), one line each saying what
+   was drawn and where (``triehh.analysis.plots``): ``recall_vs_epsilon``
+   and ``f1_vs_epsilon`` (one panel per K, a line per algorithm and its
+   options, means with the intervals above), ``f1_vs_k`` (F1@K and the
+   paper's F1@K against K, a line per configuration coloured by epsilon),
+   ``discovery_vs_frequency`` (with ``--truth_from_dataset``: these rates,
+   Proposition 2's bound dashed) and ``cost_vs_epsilon`` (rounds,
+   users sampled and seconds per run). Only what the records hold is drawn
+   (SFP has no rounds; one epsilon gives points).
 
   python -m experiments.summarize --output_dir=out_eps1,out_eps4
   triehh-summarize --results=out/results.jsonl \
       --truth_from_dataset --num_users=200000 --csv_out=summary.csv
+  triehh-summarize --output_dir=out --plot_dir=out/plots
 
 Reading, de-duplication (the same ``config_key`` and seed twice: one run,
 the others dropped and counted), grouping, the Student t intervals (clipped
 to [0, 1] for proportions) and the discovery-rate bins are
 ``triehh.analysis.summary``'s; its docstring defines each. This driver keeps the
 flags and the printing. Errors print one line ``error: ...`` and exit 1.
+Matplotlib is imported only with ``--plot_dir``.
 """
 
 from __future__ import annotations
@@ -72,6 +84,12 @@ flags.DEFINE_string("csv_out", None,
                     "Write the metric table as CSV (one row per configuration "
                     "and metric) to this path, and the discovery rates to "
                     "<stem>_discovery<ext> next to it.")
+flags.DEFINE_string("plot_dir", None,
+                    "Draw the figures of the results into this directory "
+                    "(made if needed): recall_vs_epsilon, f1_vs_epsilon, "
+                    "f1_vs_k, discovery_vs_frequency (with "
+                    "--truth_from_dataset) and cost_vs_epsilon, each a PNG "
+                    "with its data as CSV beside it.")
 
 Group = analysis.Group
 
@@ -223,6 +241,30 @@ def check_csv_out(path: str | None) -> None:
                            paths.os_error(errno.EISDIR, discovery))
 
 
+def _plots():
+  """:mod:`triehh.analysis.plots`, imported (with matplotlib) when asked."""
+  from triehh.analysis import plots  # pylint: disable=g-import-not-at-top
+  return plots
+
+
+def check_plot_dir(path: str | None) -> None:
+  """Makes ``--plot_dir`` if needed and refuses one that cannot hold the
+  figures (not a folder, not writable, a figure's name taken by a folder).
+
+  Raises:
+    ValueError: naming the flag, the path and the reason.
+  """
+  if not path:
+    return
+  paths.check_dir("plot_dir", path, create=True)
+  for name in _plots().FIGURES:
+    for ext in (".png", ".csv"):
+      target = os.path.join(path, name + ext)
+      if os.path.isdir(target):
+        raise paths.flag_error("plot_dir", path,
+                               paths.os_error(errno.EISDIR, target))
+
+
 def _output_dirs() -> list[str]:
   return ([d for d in FLAGS.output_dir.split(",") if d]
           if FLAGS.output_dir else [])
@@ -262,6 +304,7 @@ def check_flags() -> None:
     shared_flags.check_data_flags()
   check_results()
   check_csv_out(FLAGS.csv_out)
+  check_plot_dir(FLAGS.plot_dir)
 
 
 def _warn_out_of_range(report: analysis.FileReport, shown: int = 5) -> None:
@@ -292,6 +335,29 @@ def _write_csv(table: pd.DataFrame, path: str) -> None:
   print(f"wrote {path}")
 
 
+def _discovery(groups: Sequence[Group]) -> pd.DataFrame:
+  """``--truth_from_dataset``: the discovery rates per bin, printed (and
+  written with ``--csv_out``)."""
+  if not any(g.get("algorithm") == "triehh" for g in groups):
+    raise ValueError("--truth_from_dataset: no TrieHH runs in the results "
+                     "(discovery rates and their bound are TrieHH's)")
+  start = time.perf_counter()
+  dataset = shared_flags.load_dataset()
+  print(f"\ndata: {dataset.name} ({dataset.setting}), "
+        f"{dataset.population!r}, rebuilt in "
+        f"{time.perf_counter() - start:.2f} s")
+  rates, notes = analysis.discovery_table(
+      groups, dataset.population, dataset.truth, dataset.name,
+      dataset.setting, FLAGS.num_bins)
+  print_discovery_table(groups, rates, notes)
+  if rates.empty:
+    raise ValueError("--truth_from_dataset: no TrieHH runs on the rebuilt "
+                     "population")
+  if FLAGS.csv_out:
+    _write_csv(rates, _discovery_csv_path(FLAGS.csv_out))
+  return rates
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -319,24 +385,15 @@ def main(argv):
   print_compact_table(groups, table, FLAGS.table_k)
   if FLAGS.csv_out:
     _write_csv(table, FLAGS.csv_out)
-  if FLAGS.truth_from_dataset:
-    if not any(g.get("algorithm") == "triehh" for g in groups):
-      raise ValueError("--truth_from_dataset: no TrieHH runs in the results "
-                       "(discovery rates and their bound are TrieHH's)")
-    start = time.perf_counter()
-    dataset = shared_flags.load_dataset()
-    print(f"\ndata: {dataset.name} ({dataset.setting}), "
-          f"{dataset.population!r}, rebuilt in "
-          f"{time.perf_counter() - start:.2f} s")
-    rates, notes = analysis.discovery_table(
-        groups, dataset.population, dataset.truth, dataset.name,
-        dataset.setting, FLAGS.num_bins)
-    print_discovery_table(groups, rates, notes)
-    if rates.empty:
-      raise ValueError("--truth_from_dataset: no TrieHH runs on the rebuilt "
-                       "population")
-    if FLAGS.csv_out:
-      _write_csv(rates, _discovery_csv_path(FLAGS.csv_out))
+  rates = _discovery(groups) if FLAGS.truth_from_dataset else None
+  if FLAGS.plot_dir:
+    print()
+    try:
+      lines = _plots().draw(FLAGS.plot_dir, groups, table, rates,
+                            FLAGS.confidence)
+    except OSError as err:  # a full disk: name where it was writing
+      raise paths.with_path(err, FLAGS.plot_dir) from None
+    print("\n".join(lines))
 
 
 def run():

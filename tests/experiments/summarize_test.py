@@ -13,7 +13,9 @@ from absl.testing import flagsaver
 from scipy import stats
 
 from experiments import summarize
+from experiments import sweep
 from tests.experiments import drivers
+from triehh.analysis import plots
 from triehh.analysis import summary as analysis
 from triehh.data import synthetic
 from triehh.runs import records as records_lib
@@ -141,7 +143,7 @@ def test_means_and_intervals_match_the_records(records, summary):
         continue
       low, high = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=sem)
       assert row["half_width"] == pytest.approx((high - low) / 2, abs=1e-9)
-      if row["metric"] in ("precision", "recall", "f1"):
+      if row["metric"] in analysis.PROPORTIONS:
         # A mean of proportions lies in [0, 1]: so does its interval.
         assert row["clipped"] == (low < 0 or high > 1)
         low, high = max(low, 0.0), min(high, 1.0)
@@ -280,3 +282,91 @@ def test_runs_differing_outside_the_display_are_not_pooled(results_lines):
   assert len(groups) == 2
   assert {g.variant for g in groups} == {"max_length=10 levels=11",
                                          "max_length=8 levels=9"}
+
+
+# ---- --plot_dir ---------------------------------------------------------
+
+SWEEP_USERS = 20000
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+  """A sweep of TrieHH and SFP at epsilon 1 and 4, two runs each, run in
+  this process; its output directory."""
+  out = tmp_path_factory.mktemp("sweep")
+  code, _, err = drivers.run_in_process(
+      sweep, "--algorithms=triehh,sfp", "--epsilons=1,4", "--num_runs=2",
+      f"--num_users={SWEEP_USERS}", "--cms_k=64", "--noprogress",
+      "--cache_dir=", f"--output_dir={out}")
+  assert code == 0, err
+  return out
+
+
+def test_plot_dir_draws_the_figures_of_a_sweep(small_sweep, tmp_path):
+  plot_dir = tmp_path / "figures"  # made by the driver
+  code, out, err = drivers.run_in_process(
+      summarize, f"--output_dir={small_sweep}", f"--plot_dir={plot_dir}",
+      "--truth_from_dataset", f"--num_users={SWEEP_USERS}", "--cache_dir=")
+  assert code == 0, err
+  wrote = [line for line in out.splitlines()
+           if line.startswith(f"wrote {plot_dir}/")]
+  assert len(wrote) == len(plots.FIGURES)
+  for name in plots.FIGURES:
+    assert (plot_dir / f"{name}.png").stat().st_size > 0
+  csv = {name: pd.read_csv(plot_dir / f"{name}.csv")
+         for name in plots.FIGURES}
+  values = collections.defaultdict(list)
+  for line in (small_sweep / "results.jsonl").read_text().splitlines():
+    r = json.loads(line)
+    for metric, value in r["metrics"].items():
+      values[r["algorithm"], r["target_epsilon"], metric].append(value)
+  for name, metric in ((plots.RECALL, "recall"), (plots.F1, "f1"),
+                       (plots.F1_VS_K, None)):
+    table = csv[name]
+    assert set(table["series"]) == {"TrieHH", "SFP"}
+    assert set(table["epsilon"]) == {1.0, 4.0}
+    assert set(table["k"]) == {10, 50, 100}
+    assert set(table["metric"]) == ({metric} if metric else
+                                    {"f1", "f1_paper"})
+    assert len(table) == 2 * 2 * 3 * (1 if metric else 2)
+    for _, row in table.iterrows():
+      x = values[row["algorithm"], row["epsilon"],
+                 f"{row['metric']}@{row['k']}"]
+      assert row["runs"] == len(x) == 2
+      assert row["mean"] == pytest.approx(np.mean(x), abs=1e-12)
+  discovery = csv[plots.DISCOVERY]
+  assert set(discovery["algorithm"]) == {"triehh"}
+  assert set(discovery["epsilon"]) == {1.0, 4.0}
+  assert discovery["bound_words"].notna().any()
+  cost = csv[plots.COST]
+  assert set(cost[cost["metric"] == "rounds"]["algorithm"]) == {"triehh"}
+  assert set(cost[cost["metric"] == "seconds"]["algorithm"]) == {"triehh",
+                                                                 "sfp"}
+
+
+def test_plot_dir_is_checked_before_any_work(small_sweep, tmp_path):
+  a_file = tmp_path / "a_file"
+  a_file.write_text("")
+  taken = tmp_path / "taken"
+  (taken / f"{plots.COST}.csv").mkdir(parents=True)
+  for plot_dir, reason in (
+      (a_file, "Not a directory"),
+      (taken, f"{taken}/{plots.COST}.csv: Is a directory")):
+    code, out, err = drivers.run_in_process(
+        summarize, f"--output_dir={small_sweep}", f"--plot_dir={plot_dir}")
+    assert (code, out) == (1, "")
+    assert err.strip() == f"error: --plot_dir={plot_dir}: {reason}"
+
+
+def test_matplotlib_is_imported_only_with_plot_dir(small_sweep, tmp_path):
+  code = ("import sys\n"
+          "from experiments import summarize\n"
+          "from tests.experiments import drivers\n"
+          "for flags in ([], ['--plot_dir=' + sys.argv[2]]):\n"
+          "  status = drivers.run_in_process(\n"
+          "      summarize, '--output_dir=' + sys.argv[1], *flags)[0]\n"
+          "  print(status, 'matplotlib' in sys.modules)\n")
+  proc = subprocess.run(
+      [sys.executable, "-c", code, str(small_sweep), str(tmp_path)],
+      cwd=drivers.ROOT, capture_output=True, text=True, timeout=300)
+  assert proc.stdout.splitlines() == ["0 False", "0 True"], proc.stderr

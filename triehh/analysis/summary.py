@@ -34,10 +34,10 @@ Confidence interval. For ``r`` runs of one configuration with metric values
 (``ddof=1``), the interval is ``xbar ± t_{(1+c)/2, r-1} * s / sqrt(r)`` with
 ``t`` the Student t quantile (``scipy.stats.t.ppf``) and ``c`` the
 confidence level. One run has no interval (NaN half-width). The metrics
-that are proportions (``PROPORTIONS``: precision, recall and F1, in [0, 1])
-have their interval clipped to [0, 1] (``ci_low``/``ci_high``, with
-``clipped`` true): the mean of proportions lies in [0, 1], so clipping
-keeps the coverage and removes impossible values.
+that are proportions (``PROPORTIONS``: precision, recall, F1 and the
+paper's F1) have their interval clipped to [0, 1] (``ci_low``/``ci_high``,
+with ``clipped`` true): the mean of proportions lies in [0, 1], so
+clipping keeps the coverage and removes impossible values.
 
 Discovery rate and its bound. A word's rate is the share of the runs that
 discovered it (``triehh.core.metrics.discovery_rates``); its frequency is its
@@ -105,7 +105,7 @@ _INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
                     "k_anonymity", "string_max_bytes", "secure_sum_bitwidth",
                     "repetitions")
 # Metrics that are proportions in [0, 1]: their intervals are clipped.
-PROPORTIONS = ("precision", "recall", "f1")
+PROPORTIONS = ("precision", "recall", "f1", "f1_paper")
 OUT_OF_RANGE = "metric not finite or out of range"
 
 

@@ -2,6 +2,10 @@
 
 Each function draws one figure from :mod:`triehh.analysis.reproduction.numbers` and
 writes it to ``path``; means are lines, 95% intervals over runs are shaded.
+Their colours per epsilon (:func:`epsilon_color`), interval bands
+(:func:`band`) and atomic saving (:func:`save`) are shared with the other
+figures of the package (:mod:`triehh.analysis.plots`,
+:mod:`triehh.analysis.beyond.figures`).
 """
 
 from __future__ import annotations
@@ -40,11 +44,24 @@ def save(fig, path: str) -> str:
   return path
 
 
-def _band(ax, x, mean, half, color, label, style="-"):
-  ax.plot(x, mean, style, color=color, label=label, lw=1.6)
-  if not np.all(np.isnan(half)):
-    ax.fill_between(x, np.clip(mean - half, 0, 1), np.clip(mean + half, 0, 1),
-                    color=color, alpha=0.2, lw=0)
+def band(ax, x, mean, half, color, label, style="-",
+         clip: tuple[float | None, float | None] | None = (0, 1),
+         **line) -> None:
+  """``mean`` against ``x`` as a line (``style``, ``line``: more options of
+  ``ax.plot``) and ``mean ± half`` shaded, cut to ``clip`` (None: not cut);
+  nothing shaded where ``half`` is NaN. A lone point gets an error bar, as
+  a band of one point would not show."""
+  ax.plot(x, mean, style, color=color, label=label, lw=1.6, **line)
+  if np.all(np.isnan(half)):
+    return
+  low, high = np.asarray(mean - half), np.asarray(mean + half)
+  if clip is not None:
+    low, high = np.clip(low, *clip), np.clip(high, *clip)
+  if np.size(x) == 1:
+    ax.errorbar(x, mean, yerr=np.vstack([mean - low, high - mean]),
+                color=color, capsize=3, lw=1.2, fmt="none")
+  else:
+    ax.fill_between(x, low, high, color=color, alpha=0.2, lw=0)
 
 
 def fix_prob(path: str, frequencies: Sequence[float],
@@ -101,7 +118,7 @@ def top_k(path: str, series: Sequence[numbers.Series], k_max: int,
     ks = np.arange(1, mean.size + 1)
     style = "-" if s.algorithm == "triehh" else ("--" if s.top_t == 20
                                                  else ":")
-    _band(ax, ks, mean, half, epsilon_color(s.epsilon), s.label, style)
+    band(ax, ks, mean, half, epsilon_color(s.epsilon), s.label, style)
   ax.set_ylim(-0.02, 1.02)
   ax.set_xlabel("K")
   ax.set_ylabel("F1 (paper: 2r/(r+1))" if metric == "f1_paper"
