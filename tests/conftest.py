@@ -46,6 +46,7 @@ _TFF_MODULES = (
 _TFF_TESTS = (
     "tests/runs/grid_test.py::test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",
     "tests/experiments/sweep_test.py::test_iblt_cells_run_resume_and_summarize",
+    "tests/docs/tutorial_test.py::test_the_notebook_runs_top_to_bottom",
 )
 
 # Tests that took over 0.5 s (setup, call and teardown) in the reference
@@ -54,6 +55,9 @@ _TFF_TESTS = (
 # class, or a test function whose parametrized cases (`name[...]`) all count.
 # The comment is the longest measured time.
 _SLOW_TESTS = {
+    "tests/docs/tutorial_test.py": (
+        "test_the_notebook_runs_top_to_bottom",  # 65 s at a load of 5
+    ),
     "tests/api_test.py": (
         "test_unknown_engine_fails_without_importing_tensorflow",  # 2.1 s
         "DiscoverTest::test_bad_arguments_bad_cap",  # 1.5 s
