@@ -30,8 +30,20 @@ users (``--several_words_sizes``, 1 to 3 words each), per size:
   searching the whole array, so the contract keeps ``choice``;
 * the fused per-round table next to the three gathers it replaced.
 
+Before all that, for each n in ``--floor_sizes`` (one-word, count level,
+fixed-size batches): the engine's median time per run next to its floor,
+``rng.binomial`` over the same cells (per round, one call over the occupied
+cells that the run drew), and their ratio; and, for scale, every draw of
+the contract alone (that binomial, then the top-up's ``choice`` and its
+mapping to cells, :func:`triehh.engines.vote_counts.top_up`). In the same
+process, runs alternating (same seeds, generators made outside the
+timings).
+
   python -m benchmarks.fast_engine_benchmark --sizes=1e6,1e7,1e8 \\
       --count_only_sizes=1e9 --several_words_sizes=1e6,1e7 --repeats=7
+
+  python -m benchmarks.fast_engine_benchmark --floor_sizes=1e6 \\
+      --floor_repeats=501 --sizes= --count_only_sizes= --several_words_sizes=
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import rounds
 from triehh.engines import sampling
+from triehh.engines import vote_counts
 from triehh.theory import policy
 
 FLAGS = flags.FLAGS
@@ -63,6 +76,10 @@ flags.DEFINE_list("several_words_sizes", ["1e6", "1e7"],
 flags.DEFINE_float("epsilon", 4.0, "Target epsilon.")
 flags.DEFINE_float("zipf_exponent", 1.0, "Zipf exponent s of the word law.")
 flags.DEFINE_integer("repeats", 7, "Timed runs per size and sampler.")
+flags.DEFINE_list("floor_sizes", ["1e6"],
+                  "Sizes whose runs are timed next to their binomial floor.")
+flags.DEFINE_integer("floor_repeats", 301,
+                     "Runs (seeds) timed next to the floor, per size.")
 
 
 def floyd_choice(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
@@ -322,9 +339,71 @@ def several_words_rows(n: int) -> None:
         "(CPU)", flush=True)
 
 
+def drawn_cells(pop: population_lib.Population, trie) -> list[np.ndarray]:
+  """Per round of a finished run, the users of its cells, in cell order
+  (the frontier of each round rebuilt from the trie)."""
+  tables = vote_counts.tables_of(pop)
+  frontier = np.zeros(1, dtype=np.int64)
+  out = []
+  for depth, level in enumerate(trie.levels, start=1):
+    cells = vote_counts.round_cells(tables, depth, frontier)
+    out.append(cells.users)
+    kept = np.isin(cells.vote_index, level.parents
+                   * pop.alphabet.num_extensions + level.prefixes[:, -1])
+    frontier = cells.child_ids[kept]
+  return out
+
+
+def _draws(rng: np.random.Generator, rounds_users: list[np.ndarray],
+           n: int, m: int) -> None:
+  """Every draw of the contract over a run's cells, and nothing else."""
+  for users in rounds_users:
+    kept = rng.binomial(users, m / n)
+    vote_counts.top_up(users, kept, n, m, rng)
+
+
+def floor_row(n: int) -> None:
+  """The engine's run next to ``rng.binomial`` over the same cells."""
+  pop = zipf_population(n, per_user=False).encode()
+  fast_engine.prepare(pop)
+  params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
+  theta, m = params.theta, params.batch_size
+  seeds = range(FLAGS.floor_repeats)
+  cells = [drawn_cells(pop, fast_engine.run(
+      pop, theta=theta, batch_size=m, rng=np.random.default_rng(seed)))
+           for seed in seeds]
+  occupied = [[users[users > 0] for users in run] for run in cells]
+  runs = {"engine": lambda rng, seed: fast_engine.run(
+              pop, theta=theta, batch_size=m, rng=rng),
+          "floor": lambda rng, seed: [rng.binomial(users, m / n)
+                                      for users in occupied[seed]],
+          "draws": lambda rng, seed: _draws(rng, cells[seed], n, m)}
+  times = {name: ([], []) for name in runs}
+  for seed in seeds:
+    for name, run in runs.items():
+      rng = np.random.default_rng(seed)
+      wall, cpu, _ = _timed(lambda run=run, rng=rng: run(rng, seed))
+      times[name][0].append(wall)
+      times[name][1].append(cpu)
+  wall = {name: _ms(values[0]) for name, values in times.items()}
+  cpu = {name: _ms(values[1]) for name, values in times.items()}
+  print(f"n={n:.0e} (word counts), m={m:,}, theta={theta}, "
+        f"{statistics.mean(sum(u.size for u in c) for c in occupied):.0f} "
+        f"occupied cells per run, {len(seeds)} runs: engine median "
+        f"{cpu['engine']:.3f} ms CPU ({wall['engine']:.3f} ms wall); "
+        f"binomial floor over the same cells {cpu['floor']:.3f} ms CPU "
+        f"({wall['floor']:.3f} ms wall); ratio "
+        f"{cpu['engine'] / cpu['floor']:.2f}x CPU "
+        f"({wall['engine'] / wall['floor']:.2f}x wall); every draw of the "
+        f"contract alone {cpu['draws']:.3f} ms CPU "
+        f"({cpu['draws'] / cpu['floor']:.2f}x the floor)", flush=True)
+
+
 def main(argv):
   del argv
   synthetic.english_words()  # load the word list outside the timings
+  for n in FLAGS.floor_sizes:
+    floor_row(int(float(n)))
   print_exponents(one_word_rows())
   for n in FLAGS.several_words_sizes:
     several_words_rows(int(float(n)))

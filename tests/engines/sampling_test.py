@@ -304,3 +304,50 @@ def test_cell_counts_check_the_batch_size():
 def test_which_rounds_draw_cell_counts(users, schedule, expected):
   pop = population_lib.Population.from_user_words(users)
   assert sampling.draws_cell_counts(pop, schedule) is expected
+
+
+@pytest.mark.parametrize("rate", [1e-9, 0.02, 0.5, 0.7, 1.0])
+def test_an_empty_cell_draws_nothing_from_the_generator(rate):
+  # numpy's binomial returns 0 for n = 0 without drawing: one call over all
+  # cells is the call over the occupied cells, values and stream alike.
+  for seed in range(30):
+    shape = np.random.default_rng([seed, 1])
+    users = shape.integers(0, 60, size=shape.integers(1, 50))
+    users[shape.random(users.size) < 0.5] = 0
+    users[shape.random(users.size) < 0.1] = 10**12
+    full, occupied = np.random.default_rng(seed), np.random.default_rng(seed)
+    counts = full.binomial(users, rate)
+    assert not counts[users == 0].any()
+    np.testing.assert_array_equal(counts[users > 0],
+                                  occupied.binomial(users[users > 0], rate))
+    assert full.bit_generator.state == occupied.bit_generator.state
+
+
+@pytest.mark.parametrize("rate", [None, 0.3])
+@pytest.mark.parametrize("seed", range(4))
+def test_leaner_round_counts_are_those_of_round_cell_counts(rate, seed):
+  # Every round of a run: the same cells, counts and stream.
+  # Truncated words ("abcd", "bbbb" at L = 3) end in no-symbol cells.
+  words = np.random.default_rng(seed).choice(
+      ["a", "ab", "abc", "abd", "abcd", "b", "ba", "bab", "bbbb", "c", "cc",
+       "ccc"], 400)
+  pop = population_lib.Population.from_user_words(list(words), max_length=3)
+  tables = vote_counts.count_tables(pop)
+  rng, lean = np.random.default_rng(seed), np.random.default_rng(seed)
+  frontier = np.zeros(1, dtype=np.int64)
+  for depth in range(1, pop.num_levels + 1):
+    cells, counts = sampling.round_cell_counts(
+        rng, vote_counts.tables_of(pop), depth, frontier, 60, rate)
+    children, bounds, lean_counts = sampling.draw_round_counts(
+        lean, tables, depth, frontier, 60, rate)
+    np.testing.assert_array_equal(lean_counts, counts)
+    np.testing.assert_array_equal(children, cells.child_ids)
+    parents = np.searchsorted(bounds, np.arange(children.size), "right")
+    np.testing.assert_array_equal(
+        parents, cells.vote_index // pop.alphabet.num_extensions)
+    assert rng.bit_generator.state == lean.bit_generator.state
+    ends = tables.levels[depth - 1].ends[children]
+    frontier = children[(counts[:children.size] >= 8) & ~ends]
+    if not frontier.size:
+      break
+  assert depth == pop.num_levels

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from triehh.core import population as population_lib
 from triehh.core import trie as trie_lib
 from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
+from triehh.engines import rounds
 from triehh.engines import vote_counts
 
 # A tiny population: 8 users in 4 cells, small enough to enumerate every
@@ -321,3 +324,70 @@ def test_bad_input_is_named():
     vote_counts.sample_members(cells, cells.users + 1, rng)
   with pytest.raises(ValueError, match="depth"):
     vote_counts.round_cells(vote_counts.prefix_users(pop), 0, [0])
+
+
+# ---- the count rounds' shorter path: the rounds of the general one --------
+
+
+class _CellCounts:
+  """Votes = drawn cell counts, through the general round of rounds.run."""
+
+  def count(self, trie, users, ranks, batches):
+    raise NotImplementedError
+
+  def count_cells(self, trie, cells, counts, batches):
+    del trie, batches
+    return counts[:cells.vote_index.size]
+
+  def grown(self, trie, level, kept):
+    del trie, level, kept
+
+
+def _assert_same_runs(pop, seed, **options):
+  """The shorter path's trie and generator state are the general path's."""
+  rngs = [np.random.default_rng(seed) for _ in range(2)]
+  tries = [rounds.run(pop, counter, rng=rng, **options) for counter, rng in
+           zip((rounds.CountVotes(), _CellCounts()), rngs)]
+  assert rngs[0].bit_generator.state == rngs[1].bit_generator.state
+  assert tries[0].depth == tries[1].depth
+  for short, general in zip(tries[0].levels, tries[1].levels):
+    for field in dataclasses.fields(trie_lib.TrieLevel):
+      a, b = getattr(short, field.name), getattr(general, field.name)
+      if isinstance(b, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, field.name
+      np.testing.assert_array_equal(a, b, err_msg=field.name)
+  return tries[0]
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
+@given(words=st.lists(st.text("abc", min_size=1, max_size=5), min_size=1,
+                      max_size=80),
+       max_length=st.integers(1, 4), theta=st.integers(1, 4),
+       fraction=st.floats(0.01, 1.0), poisson=st.booleans(),
+       by_counts=st.booleans(), cap=st.sampled_from([None, 1, 3]),
+       seed=st.integers(0, 2**32 - 1))
+def test_count_rounds_are_the_general_rounds(words, max_length, theta,
+                                             fraction, poisson, by_counts,
+                                             cap, seed):
+  pop = population_lib.Population.from_user_words(words, max_length=max_length)
+  if by_counts:  # the same users, given per word, a million times over
+    pop = population_lib.Population.from_word_frequencies(
+        pop.vocabulary, pop.users_per_word * 10**6, max_length=max_length)
+  batch_size = max(1, round(fraction * pop.num_users))
+  _assert_same_runs(pop, seed, theta=theta, batch_size=batch_size,
+                    max_num_prefixes=cap,
+                    sampling_rate=fraction if poisson else None)
+
+
+def test_count_rounds_are_the_general_rounds_on_english_words(
+    zipf_population):
+  found = 0
+  for seed in range(20):
+    trie = _assert_same_runs(zipf_population, seed, theta=15,
+                             batch_size=2_000)
+    found += len(trie.heavy_hitters())
+    _assert_same_runs(zipf_population, seed, theta=15, batch_size=1,
+                      sampling_rate=0.02)
+  _assert_same_runs(zipf_population, 0, theta=15, batch_size=2_000,
+                    max_num_prefixes=20)
+  assert found > 20 * 10  # deep runs, with many finished words

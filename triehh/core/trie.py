@@ -22,7 +22,10 @@ TFF's reference TrieHH: the cap bounds the next round's frontier, and so its
 vote vector, which finished words do not enter.
 
 These functions are shared by every engine, so that all of them grow the
-very same trie from the same votes.
+very same trie from the same votes. The one exception is the fast engine's
+uncapped rounds on count-level populations, which build each level from
+their own tables (``triehh.engines.rounds.CountVotes``); tests check that
+they give the same levels as :meth:`Trie.grow_at`.
 """
 
 from __future__ import annotations

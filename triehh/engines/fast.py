@@ -5,11 +5,15 @@ per user) of the paper with whole-array operations.
 
 One-word populations (no fixed schedule). A round's votes are the sampled
 users per (frontier prefix, next symbol) cell, drawn at once as a
-multivariate hypergeometric vector (:func:`triehh.engines.sampling.round_cell_counts`,
+multivariate hypergeometric vector
+(:func:`triehh.engines.sampling.draw_round_counts`,
 :mod:`triehh.engines.vote_counts`): the same distribution as sampling the
 users and counting their votes, at a cost in the frontier's size only, not
-in n or the batch size. Populations given by word frequencies
-(:meth:`Population.from_word_frequencies
+in n or the batch size. The rounds read per-level tables built once per
+population (:func:`triehh.engines.vote_counts.count_tables`: each prefix's
+children, users and codes), so that a round costs little more than its
+draws (:class:`triehh.engines.rounds.CountVotes`). Populations given by
+word frequencies (:meth:`Population.from_word_frequencies
 <triehh.core.population.Population.from_word_frequencies>`) run the same way.
 
 Several-word populations, and fixed schedules: the sampled users' votes are
@@ -69,7 +73,7 @@ def run(population: population_lib.Population, *, theta: int,
     for the stopping rule).
   """
   if sampling.draws_cell_counts(population, schedule):
-    counter = _CellVotes()
+    counter = rounds.CountVotes()
   else:
     counter = _BincountVotes(population)
   return rounds.run(population, counter, theta=theta,
@@ -86,26 +90,9 @@ def prepare(population: population_lib.Population) -> None:
   user-level rounds (a fixed schedule) are then built on first use.
   """
   if population.is_single_word:
-    vote_counts.tables_of(population)
+    vote_counts.count_tables(population)
   else:
     _level_tables(population)
-
-
-class _CellVotes:
-  """A round's votes are the counts of its (prefix, symbol) cells."""
-
-  def count(self, trie: trie_lib.Trie, users: np.ndarray,
-            ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
-    raise NotImplementedError("rounds of one-word populations count cells")
-
-  def count_cells(self, trie: trie_lib.Trie, cells: vote_counts.RoundCells,
-                  counts: np.ndarray, batches: Sequence[slice]) -> np.ndarray:
-    del trie, batches  # a round's votes are the sum of its sub-rounds'
-    return counts[:cells.vote_index.size]
-
-  def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
-            kept: np.ndarray) -> None:
-    del trie, level, kept  # the round loop tracks the frontier's prefix ids
 
 
 class _BincountVotes:

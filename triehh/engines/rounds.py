@@ -26,7 +26,10 @@ The run stops when
 
 An engine supplies only how a round's votes are counted (a
 :class:`VoteCounter`), so every engine stops, samples and thresholds alike
-and grows the same trie from the same seed.
+and grows the same trie from the same seed. An engine whose votes are the
+drawn cell counts themselves (:class:`CountVotes`, the fast engine) has its
+count-level rounds run on a shorter path with the same draws, stopping rule
+and levels (:func:`_count_rounds`).
 """
 
 from __future__ import annotations
@@ -79,6 +82,30 @@ class VoteCounter(Protocol):
     became frontier prefixes (see :meth:`Trie.grow <triehh.core.trie.Trie.grow>`)."""
 
 
+class CountVotes:
+  """The votes of a round are the drawn counts of its cells (the fast engine).
+
+  With this counter, :func:`run` runs the rounds that draw cell counts
+  (contract step 1a or 1c of :mod:`triehh.engines.sampling`) on a shorter
+  path, :func:`_count_rounds`: the same draws from leaner tables
+  (:func:`triehh.engines.sampling.draw_round_counts`), and each level built
+  from the stored codes of its prefixes; the same trie from the same seed.
+  """
+
+  def count(self, trie: trie_lib.Trie, users: np.ndarray,
+            ranks: np.ndarray | None, batches: Sequence[slice]) -> np.ndarray:
+    raise NotImplementedError("rounds of one-word populations count cells")
+
+  def count_cells(self, trie: trie_lib.Trie, cells: vote_counts.RoundCells,
+                  counts: np.ndarray, batches: Sequence[slice]) -> np.ndarray:
+    del trie, batches  # a round's votes are the sum of its sub-rounds'
+    return counts[:cells.vote_index.size]
+
+  def grown(self, trie: trie_lib.Trie, level: trie_lib.TrieLevel,
+            kept: np.ndarray) -> None:
+    del trie, level, kept  # the round loop tracks the frontier's prefix ids
+
+
 def check_theta(theta: int) -> None:
   """Raises ``ValueError`` unless the vote threshold is at least 1."""
   if theta < 1:
@@ -94,7 +121,8 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
 
   Args:
     population: the encoded users.
-    counter: the engine's vote counting.
+    counter: the engine's vote counting (:class:`CountVotes`: the drawn
+      cell counts, on the shorter path of the count-level rounds).
     theta: the vote threshold.
     batch_size: m, users sampled per round.
     rng: the random generator (each round's draws, in the order of the
@@ -114,17 +142,19 @@ def run(population: population_lib.Population, counter: VoteCounter, *,
   check_theta(theta)
   if sampling_rate is not None:
     sampling_rate = choices.check_sampling_rate(sampling_rate)
-  trie = trie_lib.Trie(population.alphabet)
+  options = dict(theta=theta, batch_size=batch_size,
+                 num_sub_rounds=num_sub_rounds,
+                 max_num_prefixes=max_num_prefixes,
+                 sampling_rate=sampling_rate)
   cell_level = sampling.draws_cell_counts(population, schedule)
+  if cell_level and isinstance(counter, CountVotes):
+    return _count_rounds(population, rng, **options)
+  trie = trie_lib.Trie(population.alphabet)
   if cell_level:
     tables = vote_counts.tables_of(population)
     frontier_ids = np.zeros(1, dtype=np.int64)  # the root
   else:
     population.check_user_array("a fixed schedule")
-  options = dict(theta=theta, batch_size=batch_size,
-                 num_sub_rounds=num_sub_rounds,
-                 max_num_prefixes=max_num_prefixes,
-                 sampling_rate=sampling_rate)
   for depth in range(1, population.num_levels + 1):
     if trie.frontier.shape[0] == 0:
       break
@@ -161,6 +191,70 @@ def _cell_round(trie: trie_lib.Trie, counter: VoteCounter,
   level, at = trie.grow_at(cells.vote_index, votes, theta,
                            max_num_prefixes, num_sampled=sampled)
   return level, cells.vote_index[at], cells.child_ids[at]
+
+
+def _count_rounds(population: population_lib.Population,
+                  rng: np.random.Generator, *, theta: int, batch_size: int,
+                  num_sub_rounds: int, max_num_prefixes: int | None,
+                  sampling_rate: float | None) -> trie_lib.Trie:
+  """The rounds of :func:`run` for :class:`CountVotes`: those of
+  :func:`_cell_round`, with the same draws, levels and stopping rule."""
+  tables = vote_counts.count_tables(population)
+  if sampling_rate is None:  # the checks of every round, once
+    sampling.check_batch_size(tables.num_users, batch_size)
+    _batches(batch_size, num_sub_rounds)
+  a1 = population.alphabet.num_extensions
+  trie = trie_lib.Trie(population.alphabet)
+  frontier = np.zeros(1, dtype=np.int64)  # the root's prefix id
+  for depth in range(1, population.num_levels + 1):
+    children, bounds, counts = sampling.draw_round_counts(
+        rng, tables, depth, frontier, batch_size, sampling_rate)
+    sampled = (batch_size if sampling_rate is None
+               else int(np.add.reduce(counts)))
+    votes = counts[:children.size]
+    if max_num_prefixes is None:
+      frontier = _count_level(
+          trie, tables.levels[depth - 1], votes, children, bounds,
+          theta=theta, num_sampled=sampled,
+          num_votes=sampled - int(np.add.reduce(counts[children.size:])))
+    else:
+      symbols = tables.levels[depth - 1].codes[:, depth - 1]
+      parents = np.arange(bounds.size).repeat(np.diff(bounds, prepend=0))
+      _, at = trie.grow_at(parents * a1 + symbols.take(children), votes,
+                           theta, max_num_prefixes, num_sampled=sampled)
+      frontier = children.take(at)
+    if not frontier.size:  # nothing to extend: the level is the last
+      break
+  return trie
+
+
+def _count_level(trie: trie_lib.Trie, level: vote_counts.CountLevel,
+                 votes: np.ndarray, children: np.ndarray, bounds: np.ndarray,
+                 *, theta: int, num_sampled: int, num_votes: int
+                 ) -> np.ndarray:
+  """Adds the level that :meth:`Trie.grow_at <triehh.core.trie.Trie.grow_at>`
+  would add for the votes of the cells of ``children`` (uncapped): the
+  cells with at least ``theta`` votes, unfinished then finished, each in
+  vote order, their codes read from ``level``. Returns the prefix ids of
+  the new frontier."""
+  at = np.greater_equal(votes, theta).nonzero()[0]
+  ids = children.take(at)
+  ends = level.ends.take(ids)
+  new = at.size - int(np.add.reduce(ends))
+  if new < at.size:
+    order = ends.argsort(kind="stable")
+    at, ids = at.take(order), ids.take(order)
+  codes = level.codes.take(ids, axis=0)
+  kept_votes = votes.take(at)
+  parents = bounds.searchsorted(at, side="right").astype(np.int32)
+  trie.levels.append(trie_lib.TrieLevel(
+      depth=trie.depth + 1, prefixes=codes[:new],
+      prefix_votes=kept_votes[:new], parents=parents[:new],
+      terminated=codes[new:], terminated_votes=kept_votes[new:],
+      terminated_parents=parents[new:],
+      num_candidates=bounds.size * trie.alphabet.num_extensions,
+      num_sampled=num_sampled, num_votes=num_votes))
+  return ids[:new]
 
 
 def _user_round(trie: trie_lib.Trie, counter: VoteCounter,

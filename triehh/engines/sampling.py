@@ -47,7 +47,10 @@ votes from the same generator). Per round, in this order:
       without a schedule: the cells as in (a), and one call
       ``rng.binomial(users[occupied], q)`` over the occupied cells in cell
       order gives their counts (independent binomials are exactly the cell
-      counts of independent participation); nothing more is drawn.
+      counts of independent participation); nothing more is drawn. As an
+      empty cell draws nothing (numpy's binomial returns 0 for ``n = 0``
+      without drawing), that is the same call as ``rng.binomial(users,
+      q)`` over all cells, which the engines make.
       Otherwise: one call ``size = rng.binomial(n, q)``, then one call
       ``rng.choice(n, size=size, replace=False, shuffle=False)`` (a uniform
       subset of a Binomial(n, q) size is exactly a Poisson sample). The TFF
@@ -132,11 +135,34 @@ def round_cell_counts(rng: np.random.Generator,
 def poisson_cell_counts(cell_users: np.ndarray, rate: float,
                         rng: np.random.Generator) -> np.ndarray:
   """Per-cell counts when every user takes part with probability ``rate``
-  (contract, step 1c: one ``binomial`` over the occupied cells)."""
-  counts = np.zeros_like(cell_users)
-  occupied = np.flatnonzero(cell_users)
-  counts[occupied] = rng.binomial(cell_users[occupied], rate)
-  return counts
+  (contract, step 1c: one ``binomial`` over the occupied cells, which is the
+  same call as over all cells: an empty cell draws nothing)."""
+  return rng.binomial(np.asarray(cell_users, dtype=np.int64), rate)
+
+
+def draw_round_counts(rng: np.random.Generator,
+                      tables: vote_counts.CountTables, depth: int,
+                      frontier_ids: np.ndarray, batch_size: int,
+                      sampling_rate: float | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The counts of :func:`round_cell_counts`, from leaner tables.
+
+  The same draws, from the same cells in the same order, without building
+  a :class:`~triehh.engines.vote_counts.RoundCells` (checks left to the
+  caller: ``batch_size`` in ``[1, n]`` under fixed-size sampling).
+
+  Returns:
+    The ``children`` and ``bounds`` of the round's
+    :func:`~triehh.engines.vote_counts.round_cell_users` and the ``int64
+    [c + k + 1]`` counts of all its cells.
+  """
+  children, bounds, users = vote_counts.round_cell_users(tables, depth,
+                                                         frontier_ids)
+  if sampling_rate is not None:
+    return children, bounds, rng.binomial(users, sampling_rate)
+  counts = rng.binomial(users, batch_size / tables.num_users)
+  vote_counts.top_up(users, counts, tables.num_users, batch_size, rng)
+  return children, bounds, counts
 
 
 def poisson_users(rng: np.random.Generator, num_users: int,

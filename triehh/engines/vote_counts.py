@@ -23,6 +23,10 @@ fewer than ``10^9`` items and costs a univariate draw per cell):
   (about ``sqrt(m)``) users are drawn as distinct ranks (``choice`` without
   replacement) and mapped to their cells by the cumulative counts.
 
+Engines that need only the counts read leaner per-level tables
+(:class:`CountTables`, :func:`round_cell_users`): the same cells in the same
+order, with each prefix's children, users and symbol codes at hand.
+
 Which users. An engine that needs the actual clients (the TFF engine) draws
 the cell counts first and then, from a separate stream, a uniform subset of
 each cell's users of that size (:func:`sample_members`). Given the counts,
@@ -34,6 +38,7 @@ after the first stage, seed for seed.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,21 +77,31 @@ def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
 def _draw(users: np.ndarray, total: int, m: int,
           rng: np.random.Generator) -> np.ndarray:
   """Thinning, then the exact top-up (module docstring)."""
-  # Empty cells draw nothing from the generator: leave them out.
-  occupied = np.flatnonzero(users)
-  kept = np.zeros_like(users)
-  kept[occupied] = rng.binomial(users[occupied], m / total)
-  kept_total = int(kept.sum())
-  if kept_total == m:
-    return kept
+  # Empty cells draw nothing from the generator (numpy returns 0 for n = 0
+  # without a draw), so this is the same call as over the occupied cells.
+  kept = rng.binomial(users, m / total)
+  top_up(users, kept, total, m, rng)
+  return kept
+
+
+def top_up(users: np.ndarray, kept: np.ndarray, total: int, m: int,
+           rng: np.random.Generator) -> None:
+  """The exact top-up of the thinning's ``int64`` counts ``kept``, in place.
+
+  ``users`` (``int64``) are the cells' users and ``total`` their sum. Unless
+  ``kept`` sums to ``m``, one ``choice`` draws the ranks of the users dropped
+  (among the kept) or added (among the others), per cell in cell order.
+  """
+  kept_total = int(np.add.reduce(kept))
   if kept_total > m:  # drop kept users
-    pool, pool_total, size = kept, kept_total, kept_total - m
-  else:  # add users that were not kept
-    pool, pool_total, size = users - kept, total - kept_total, m - kept_total
-  ranks = rng.choice(pool_total, size=size, replace=False, shuffle=False)
-  cells = np.cumsum(pool).searchsorted(ranks, side="right")
-  change = np.bincount(cells, minlength=users.size)
-  return kept - change if kept_total > m else kept + change
+    ranks = rng.choice(kept_total, size=kept_total - m, replace=False,
+                       shuffle=False)
+    np.subtract.at(kept, kept.cumsum().searchsorted(ranks, side="right"), 1)
+  elif kept_total < m:  # add users that were not kept
+    ranks = rng.choice(total - kept_total, size=m - kept_total,
+                       replace=False, shuffle=False)
+    pool = np.subtract(users, kept)
+    np.add.at(kept, pool.cumsum().searchsorted(ranks, side="right"), 1)
 
 
 # ---- per-population tables ---------------------------------------------------
@@ -210,6 +225,109 @@ def _no_symbol(users: list[np.ndarray],
 def tables_of(population: population_lib.Population) -> PrefixUsers:
   """The population's :class:`PrefixUsers`, built once while it lives."""
   return prefix_users(population)
+
+
+class CountLevel(NamedTuple):
+  """One level's tables for the rounds that draw cell counts, by prefix id.
+
+  Attributes:
+    parents: ``int64 [P_(l-1), 5]`` per length-(l-1) prefix, the columns
+      :data:`FIRST_CHILD`, :data:`NUM_CHILDREN`, :data:`END_CHILD` (its
+      children are the length-l ids in ``[first, end)``), :data:`NO_SYMBOL`
+      (its users whose word has no l-th symbol) and :data:`USERS`.
+    users: ``int64 [P_l]`` users per length-l prefix.
+    ends: ``bool [P_l]`` whether the prefix ends in the end symbol.
+    codes: ``int32 [P_l, l]`` the prefix's symbol codes.
+  """
+
+  parents: np.ndarray
+  users: np.ndarray
+  ends: np.ndarray
+  codes: np.ndarray
+
+
+FIRST_CHILD, NUM_CHILDREN, END_CHILD, NO_SYMBOL, USERS = range(5)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CountTables:
+  """What the rounds of a one-word population that draw cell counts read.
+
+  Attributes:
+    num_users: n.
+    levels: ``levels[l - 1]``, the :class:`CountLevel` of level l = 1..L+1
+      (read by the round that grows it).
+    positions: ``int64`` ``0, 1, ...`` up to the largest ``P_l``.
+    root: the first round's :func:`round_cell_users` (read-only arrays).
+  """
+
+  num_users: int
+  levels: tuple[CountLevel, ...]
+  positions: np.ndarray
+  root: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@cache.per_population
+def count_tables(population: population_lib.Population) -> CountTables:
+  """The population's :class:`CountTables`, built once while it lives."""
+  tables = tables_of(population)
+  end = population.alphabet.end_code
+  levels = []
+  for level in range(1, len(tables.users)):
+    offsets = tables.child_offsets[level]
+    parents = np.stack([offsets[:-1], np.diff(offsets), offsets[1:],
+                        tables.no_symbol[level - 1], tables.users[level - 1]],
+                       axis=1).astype(np.int64)
+    ids = population.prefix_ids[level]
+    words = np.flatnonzero(ids >= 0)
+    word_of = np.empty(population.num_prefixes[level], dtype=np.intp)
+    word_of[ids[words]] = words  # a word of each prefix
+    levels.append(CountLevel(
+        parents=parents, users=tables.users[level],
+        ends=tables.child_symbols[level] == end,
+        codes=population.codes[word_of, :level].astype(np.int32)))
+  positions = np.arange(max(lv.users.size for lv in levels), dtype=np.int64)
+  root = _cells(levels[0], positions, tables.num_users,
+                np.zeros(1, dtype=np.int64))
+  for array in root:
+    array.flags.writeable = False
+  return CountTables(num_users=tables.num_users, levels=tuple(levels),
+                     positions=positions, root=root)
+
+
+def round_cell_users(tables: CountTables, depth: int,
+                     frontier_ids: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """:func:`round_cells`' cells, in its order, from :class:`CountTables`.
+
+  Returns ``children``: ``int64 [c]`` the length-``depth`` prefix id of each
+  (prefix, symbol) cell; ``bounds``: ``int64 [k]`` the cumulative number of
+  those cells per frontier prefix (prefix ``i`` has the cells
+  ``bounds[i - 1]:bounds[i]``); and ``users``: ``int64 [c + k + 1]`` the
+  users of every cell.
+  """
+  if depth == 1:
+    return tables.root
+  return _cells(tables.levels[depth - 1], tables.positions, tables.num_users,
+                frontier_ids)
+
+
+def _cells(level: CountLevel, positions: np.ndarray, num_users: int,
+           frontier_ids: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """:func:`round_cell_users` of a round past the first."""
+  rows = level.parents.take(frontier_ids, axis=0)
+  lengths = rows[:, NUM_CHILDREN]
+  bounds = lengths.cumsum()
+  num_cells = int(bounds[-1])
+  # Each frontier prefix's children are consecutive ids from its first.
+  children = (rows[:, END_CHILD] - bounds).repeat(lengths)
+  children += positions[:num_cells]
+  users = np.empty(num_cells + frontier_ids.size + 1, dtype=np.int64)
+  level.users.take(children, out=users[:num_cells])
+  users[num_cells:-1] = rows[:, NO_SYMBOL]
+  users[-1] = num_users - np.add.reduce(rows[:, USERS])
+  return children, bounds, users
 
 
 def _sum_by_sorted_key(values: np.ndarray, keys: np.ndarray,
