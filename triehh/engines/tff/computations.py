@@ -3,45 +3,35 @@
 One TFF round (one call of the process's ``next``) is one sub-round of
 TrieHH: the server broadcasts the frontier of the trie (the discovered,
 non-terminated prefixes of the deepest level), every sampled client answers
-with a one-hot vote over the candidate extensions (frontier prefix x
-alphabet + end symbol, laid out as in :mod:`triehh.core.trie`: index
-``prefix * (A + 1) + symbol``) or with zeros, the votes are summed with
-``tff.federated_sum`` (or ``tff.federated_secure_sum_bitwidth``) and the
-server update adds them to the votes of the level. After the last sub-round
-of a level the server update thresholds at theta, applies the
+with its votes over the candidate extensions (frontier prefix x alphabet +
+end symbol, laid out as in :mod:`triehh.core.trie`: index
+``prefix * (A + 1) + symbol``; see :mod:`triehh.engines.tff.clients` for the
+client data and how clients vote), an aggregation process sums the votes
+and the server update adds them to the votes of the level. After the last
+sub-round of a level the server update thresholds at theta, applies the
 ``max_num_prefixes`` cap to the non-terminated extensions (most voted first,
 ties to the smaller vote index; finished words are never capped, as in TFF's
-reference TrieHH), grows the trie by one level and records the new heavy hitters: exactly
-:func:`triehh.core.trie.select_extensions` and :meth:`triehh.core.trie.Trie.grow`.
+reference TrieHH), grows the trie by one level and records the new heavy
+hitters: exactly :func:`triehh.core.trie.select_extensions` and
+:meth:`triehh.core.trie.Trie.grow`.
+
+Aggregation. The votes are summed by the ``tff.templates.AggregationProcess``
+that a ``tff.aggregators.UnweightedAggregationFactory`` creates for the vote
+vector type: ``tff.aggregators.SumFactory`` (``tff.federated_sum``) by
+default, :class:`SecureSumBitwidthFactory`
+(``tff.federated_secure_sum_bitwidth``) when the spec sets
+``secure_sum_bitwidth``, or any factory given. Its state
+travels in :attr:`ServerState.aggregator` and its measurements come back in
+:attr:`RoundOutput.measurements`.
 
 Vote capacity. ``tff.federated_sum`` needs a fully defined shape, so a
 process is built for a *vote capacity* ``K``: client vote vectors have
 ``K * (A + 1)`` entries, of which the first ``k * (A + 1)`` (``k`` the
-frontier size, at most ``K``) are the candidates and the rest stay zero. All
-processes share one server state type, so a driver may pick, per round, the
-process of the smallest capacity that holds the frontier
-(:mod:`triehh.engines.tff.engine` uses powers of two).
-
-Client data are tensors, not ``tf.data`` datasets (a dataset per client is
-about ten times slower in TFF's C++ runtime):
-
-* one word per user: ``int32 [L + 1]``, the symbol codes of the user's word
-  (``-1`` after its end), as in :attr:`triehh.Population.codes`;
-* several words per user: one ``int32 [w + 1, L + 2]`` tensor (see
-  :func:`pack_words`; one tensor per client costs half as much as a
-  structure of three): row ``1 + j`` holds the codes of the user's word
-  ``j`` and, in its last column, the cumulative count of words ``0..j``; row
-  0 holds, in its first column, a per-client, per-round rank drawn by the
-  driver uniformly in ``[0, total count)``. The client votes with the first
-  word whose cumulative count exceeds the rank (Algorithm 3 of the paper:
-  word ``j`` with probability ``count_j / total``), or, in the ``top_words``
-  mode of TFF's reference implementation, with each of its
-  ``max_user_contribution`` most frequent words (ties to the earlier word).
-
-Privacy. Theorem 1 of the paper bounds the privacy loss when every sampled
-user casts at most one vote per round. The ``top_words`` mode with
-``max_user_contribution > 1`` lets a user cast several votes in one round
-(one per word, possibly on the same extension): Theorem 1 does not cover it.
+frontier size, at most ``K``) are the candidates and the rest stay zero. A
+round whose frontier holds more than ``K`` prefixes fails. All processes
+with the same aggregation state type share one server state type, so a
+driver may pick, per round, the process of the smallest capacity that holds
+the frontier (:mod:`triehh.engines.tff.engine` uses powers of two).
 """
 
 from __future__ import annotations
@@ -54,10 +44,20 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
-ONE_WORD = "one_word"
-SAMPLED_WORD = "sampled_word"
-TOP_WORDS = "top_words"
-CLIENT_MODES = (ONE_WORD, SAMPLED_WORD, TOP_WORDS)
+# The client side, also reachable from here (the unused names too).
+# pylint: disable=unused-import
+from triehh.engines.tff.clients import CLIENT_MODES
+from triehh.engines.tff.clients import client_data_type
+from triehh.engines.tff.clients import client_votes_computation
+from triehh.engines.tff.clients import DATASET
+from triehh.engines.tff.clients import ONE_WORD
+from triehh.engines.tff.clients import pack_words
+from triehh.engines.tff.clients import ProcessSpec
+from triehh.engines.tff.clients import SAMPLED_WORD
+from triehh.engines.tff.clients import TOP_WORDS
+# pylint: enable=unused-import
+
+_NO_STATE = tff.StructType([])
 
 
 class ServerState(NamedTuple):
@@ -78,6 +78,8 @@ class ServerState(NamedTuple):
     max_num_prefixes: cap on the non-terminated extensions kept per level
       (0: no cap); extensions ending in the end symbol are never capped.
     num_sub_rounds: sub-rounds per level.
+    aggregator: the state of the vote aggregation process (``()`` for
+      ``tff.aggregators.SumFactory`` and the secure sums).
   """
 
   frontier: object
@@ -88,6 +90,7 @@ class ServerState(NamedTuple):
   theta: object
   max_num_prefixes: object
   num_sub_rounds: object
+  aggregator: object = ()
 
 
 class RoundOutput(NamedTuple):
@@ -98,88 +101,46 @@ class RoundOutput(NamedTuple):
       sub-round (the votes that were thresholded when ``level_done``).
     level_done: whether this was the level's last sub-round, so the trie grew
       by one level (possibly by nothing).
+    measurements: the aggregation process's measurements of this sub-round
+      (``()`` for ``tff.aggregators.SumFactory``).
   """
 
   votes: object
   level_done: object
-
-
-def pack_words(codes: np.ndarray, counts: np.ndarray,
-               rank: int = 0) -> np.ndarray:
-  """A several-words client's tensor: ``int32 [w + 1, L + 2]``.
-
-  Args:
-    codes: ``[w, L + 1]`` symbol codes of the user's words.
-    counts: ``[w]`` their positive counts (the total must be < 2**31).
-    rank: the round's rank, in ``[0, sum(counts))``.
-  """
-  codes = np.asarray(codes)
-  cumulative = np.cumsum(counts, dtype=np.int64)
-  if codes.ndim != 2 or cumulative.shape != (codes.shape[0],) or not (
-      cumulative.size):
-    raise ValueError("codes must be [w, L + 1] and counts [w], w >= 1")
-  if cumulative[-1] >= 2**31:
-    raise ValueError(f"a user's total word count ({cumulative[-1]}) must be "
-                     "< 2**31")
-  if not 0 <= rank < cumulative[-1]:
-    raise ValueError(f"rank {rank} is outside [0, {cumulative[-1]})")
-  width = codes.shape[1]
-  packed = np.zeros((codes.shape[0] + 1, width + 1), dtype=np.int32)
-  packed[0, 0] = rank
-  packed[1:, :width] = codes
-  packed[1:, width] = cumulative
-  return packed
+  measurements: object = ()
 
 
 @dataclasses.dataclass(frozen=True)
-class ProcessSpec:
-  """What fixes the types of a TrieHH process.
+class SecureSumBitwidthFactory(tff.aggregators.UnweightedAggregationFactory):
+  """Sums with ``tff.federated_secure_sum_bitwidth`` at a fixed bit width.
 
-  Attributes:
-    num_extensions: ``A + 1``, the alphabet size plus the end symbol.
-    max_length: L, so sequences have ``L + 1`` symbols.
-    vote_capacity: K, frontier prefixes a client vote vector can hold.
-    client_mode: ``"one_word"``, ``"sampled_word"`` or ``"top_words"``.
-    max_user_contribution: words a ``"top_words"`` client votes with.
-    secure_sum_bitwidth: if set, votes are aggregated with
-      ``tff.federated_secure_sum_bitwidth`` at this bit width (the round's
-      summed votes per entry must stay below ``2**bitwidth``); else with
-      ``tff.federated_sum``.
+  The ``tff`` engine's secure sum: ``bitwidth`` is chosen so that a round's
+  summed votes per entry stay below ``2**bitwidth``. The state and the
+  measurements are empty. (``tff.aggregators.SecureSumFactory`` also works,
+  bounding each client's entries instead and measuring the clipping.)
   """
 
-  num_extensions: int
-  max_length: int
-  vote_capacity: int
-  client_mode: str = ONE_WORD
-  max_user_contribution: int = 1
-  secure_sum_bitwidth: int | None = None
+  bitwidth: int
 
-  def __post_init__(self):
-    if self.num_extensions < 2:
-      raise ValueError(f"num_extensions must be >= 2 (a symbol and the end "
-                       f"symbol), got {self.num_extensions}")
-    if self.max_length < 1:
-      raise ValueError(f"max_length must be >= 1, got {self.max_length}")
-    if self.vote_capacity < 1:
-      raise ValueError(f"vote_capacity must be >= 1, got {self.vote_capacity}")
-    if self.client_mode not in CLIENT_MODES:
-      raise ValueError(f"client_mode must be one of {CLIENT_MODES}, got "
-                       f"{self.client_mode!r}")
-    if self.max_user_contribution < 1:
-      raise ValueError("max_user_contribution must be >= 1, got "
-                       f"{self.max_user_contribution}")
-    if self.secure_sum_bitwidth is not None and not (
-        1 <= self.secure_sum_bitwidth <= 31):
-      raise ValueError("secure_sum_bitwidth must be in [1, 31] (votes are "
-                       f"int32), got {self.secure_sum_bitwidth}")
+  def create(self, value_type) -> tff.templates.AggregationProcess:
+    """The aggregation process for ``value_type`` (integer tensors)."""
 
-  @property
-  def vote_length(self) -> int:
-    """Entries of a client's vote vector: ``K * (A + 1)``."""
-    return self.vote_capacity * self.num_extensions
+    @tff.federated_computation
+    def init_fn():
+      return tff.federated_value((), tff.SERVER)
+
+    @tff.federated_computation(init_fn.type_signature.result,
+                               tff.FederatedType(value_type, tff.CLIENTS))
+    def next_fn(state, value):
+      total = tff.federated_secure_sum_bitwidth(value, self.bitwidth)
+      return tff.templates.MeasuredProcessOutput(
+          state, total, tff.federated_value((), tff.SERVER))
+
+    return tff.templates.AggregationProcess(init_fn, next_fn)
 
 
-def state_type(max_length: int) -> tff.types.Type:
+def state_type(max_length: int,
+               aggregator_type: tff.types.Type = _NO_STATE) -> tff.types.Type:
   """The TFF type of :class:`ServerState` (independent of the capacity)."""
   return tff.types.to_type(ServerState(
       frontier=tff.TensorType(np.int32, [None, None]),
@@ -190,95 +151,94 @@ def state_type(max_length: int) -> tff.types.Type:
       theta=tff.TensorType(np.int32),
       max_num_prefixes=tff.TensorType(np.int32),
       num_sub_rounds=tff.TensorType(np.int32),
+      aggregator=aggregator_type,
   ))
 
 
-def client_data_type(spec: ProcessSpec) -> tff.types.Type:
-  """The TFF type of one client's data under ``spec``."""
-  width = spec.max_length + 1
-  if spec.client_mode == ONE_WORD:
-    return tff.TensorType(np.int32, [width])
-  return tff.TensorType(np.int32, [None, width + 1])
+def _cached_per_factory(function):
+  """``lru_cache`` on ``(spec, factory)``, skipped for unhashable factories."""
+  cached = functools.lru_cache(maxsize=None)(function)
+
+  @functools.wraps(function)
+  def wrapper(spec, aggregation_factory=None):
+    try:
+      hash(aggregation_factory)
+    except TypeError:
+      return function(spec, aggregation_factory)
+    return cached(spec, aggregation_factory)
+
+  return wrapper
 
 
-def _vote_index(frontier: tf.Tensor, codes: tf.Tensor,
-                num_extensions: int) -> tf.Tensor:
-  """The vote index of one word (``codes``: ``[L + 1]``), or -1.
+@_cached_per_factory
+def aggregation_process(
+    spec: ProcessSpec,
+    aggregation_factory: tff.aggregators.UnweightedAggregationFactory | None
+    = None) -> tff.templates.AggregationProcess:
+  """The process summing the client vote vectors of ``spec``.
 
-  The word votes iff its first ``d`` symbols are a frontier prefix and it has
-  a ``(d+1)``-th symbol (the fewest ops: this runs once per client).
+  ``None``: :class:`SecureSumBitwidthFactory` if ``spec.secure_sum_bitwidth``
+  is set, else ``tff.aggregators.SumFactory``. The process must return an
+  ``int32 [K * (A + 1)]`` sum at the server.
   """
-  depth = tf.shape(frontier)[1]
-  num_prefixes = tf.shape(frontier)[0]
-  match = tf.reduce_all(tf.equal(frontier, codes[:depth]), axis=1)
-  # The first matching prefix, or num_prefixes if none matches.
-  position = tf.argmax(tf.concat([tf.cast(match, tf.int32), [1]], axis=0),
-                       output_type=tf.int32)
-  symbol = codes[depth]
-  return tf.where(tf.logical_and(symbol >= 0, position < num_prefixes),
-                  position * num_extensions + symbol, -1)
+  if aggregation_factory is None:
+    aggregation_factory = (
+        tff.aggregators.SumFactory() if spec.secure_sum_bitwidth is None
+        else SecureSumBitwidthFactory(spec.secure_sum_bitwidth))
+  elif spec.secure_sum_bitwidth is not None:
+    raise ValueError("give either secure_sum_bitwidth or an aggregation "
+                     "factory, not both")
+  vote_type = tff.TensorType(np.int32, [spec.vote_length])
+  process = aggregation_factory.create(vote_type)
+  result = process.next.type_signature.result.result.member
+  if not tff.TensorType(np.int32, [None]).is_assignable_from(result):
+    raise TypeError(f"the aggregation factory {aggregation_factory!r} sums "
+                    f"{vote_type} votes to {result}; the server needs "
+                    "int32 [n] votes")
+  return process
 
 
-def _vote_indices(frontier: tf.Tensor, codes: tf.Tensor,
-                  num_extensions: int) -> tf.Tensor:
-  """Per word (row of ``codes``), its vote index, or -1 if it cannot vote.
-
-  A word votes iff its first ``d`` symbols are a frontier prefix (prefixes
-  are distinct, so at most one matches) and it has a ``(d+1)``-th symbol.
-  """
-  depth = tf.shape(frontier)[1]
-  prefix = codes[:, :depth]
-  symbol = codes[:, depth]
-  match = tf.reduce_all(
-      tf.equal(frontier[tf.newaxis, :, :], prefix[:, tf.newaxis, :]), axis=2)
-  match = tf.cast(match, tf.int32)  # [words, k], at most one 1 per row
-  position = tf.reduce_sum(
-      match * tf.range(tf.shape(frontier)[0], dtype=tf.int32), axis=1)
-  votes = tf.logical_and(tf.reduce_sum(match, axis=1) > 0, symbol >= 0)
-  return tf.where(votes, position * num_extensions + symbol, -1)
+def _aggregation_types(aggregation: tff.templates.AggregationProcess):
+  """(state type, measurements type) of the aggregation process."""
+  result = aggregation.next.type_signature.result
+  return result.state.member, result.measurements.member
 
 
-def _one_hot_sum(indices: tf.Tensor, length: int) -> tf.Tensor:
-  """``int32 [length]`` with one count per non-negative index."""
-  return tf.reduce_sum(tf.one_hot(indices, length, dtype=tf.int32), axis=0)
+def _updated(state: ServerState, votes: tf.Tensor, num_extensions: int,
+             width: int) -> tuple[ServerState, RoundOutput]:
+  """The server update's TensorFlow (see :func:`server_update_computation`);
+  the aggregator state is carried over."""
+  a1 = num_extensions
+  num_candidates = tf.shape(state.frontier)[0] * a1
+  check = tf.debugging.assert_equal(
+      tf.reduce_sum(tf.abs(votes[num_candidates:])), 0,
+      message="votes outside the candidate extensions")
+  previous = tf.cond(
+      tf.size(state.accumulated_votes) > 0,
+      lambda: state.accumulated_votes,
+      lambda: tf.zeros([num_candidates], dtype=tf.int32))
+  with tf.control_dependencies([check]):
+    level_votes = previous + votes[:num_candidates]
+  round_num = state.round_num + 1
+  level_done = tf.equal(tf.math.floormod(round_num, state.num_sub_rounds), 0)
 
+  def grow():
+    return _grown_level(state, level_votes, a1, width)
 
-@functools.lru_cache(maxsize=None)
-def client_votes_computation(spec: ProcessSpec) -> tff.Computation:
-  """``(frontier, client data) -> int32 [K * (A + 1)]`` one client's votes."""
-  a1, length = spec.num_extensions, spec.vote_length
-  width = spec.max_length + 1
-  frontier_type = tff.TensorType(np.int32, [None, None])
+  def accumulate():
+    return (state.frontier, state.heavy_hitters, state.heavy_hitter_counts,
+            level_votes)
 
-  if spec.client_mode == ONE_WORD:
-
-    @tff.tensorflow.computation(frontier_type, client_data_type(spec))
-    def client_votes(frontier, codes):
-      return tf.one_hot(_vote_index(frontier, codes, a1), length,
-                        dtype=tf.int32)
-
-  elif spec.client_mode == SAMPLED_WORD:
-
-    @tff.tensorflow.computation(frontier_type, client_data_type(spec))
-    def client_votes(frontier, words):
-      chosen = tf.searchsorted(words[1:, width], words[0, :1],
-                               side="right")[0]
-      return tf.one_hot(_vote_index(frontier, words[1 + chosen, :width], a1),
-                        length, dtype=tf.int32)
-
-  else:
-    contribution = spec.max_user_contribution
-
-    @tff.tensorflow.computation(frontier_type, client_data_type(spec))
-    def client_votes(frontier, words):
-      cumulative = words[1:, width]
-      counts = cumulative - tf.concat([[0], cumulative[:-1]], axis=0)
-      num_words = tf.minimum(contribution, tf.size(counts))
-      _, top = tf.math.top_k(counts, k=num_words)  # ties: lower index first
-      codes = tf.gather(words[1:, :width], top)
-      return _one_hot_sum(_vote_indices(frontier, codes, a1), length)
-
-  return client_votes
+  frontier, heavy_hitters, counts, accumulated = tf.cond(
+      level_done, grow, accumulate)
+  heavy_hitters = tf.ensure_shape(heavy_hitters, [None, width])
+  new_state = ServerState(
+      frontier=frontier, heavy_hitters=heavy_hitters,
+      heavy_hitter_counts=counts, accumulated_votes=accumulated,
+      round_num=round_num, theta=state.theta,
+      max_num_prefixes=state.max_num_prefixes,
+      num_sub_rounds=state.num_sub_rounds, aggregator=state.aggregator)
+  return new_state, RoundOutput(votes=level_votes, level_done=level_done)
 
 
 @functools.lru_cache(maxsize=None)
@@ -291,46 +251,35 @@ def server_update_computation(num_extensions: int,
   the extensions with at least theta votes (of those not ending in the end
   symbol at most ``max_num_prefixes``: most voted first, ties to the smaller
   index), extends the frontier by one level and appends the kept extensions
-  ending in the end symbol to the heavy hitters.
+  ending in the end symbol to the heavy hitters. (The state's aggregator is
+  empty here; the process's ``next`` runs the same update with its own.)
   """
-  a1 = num_extensions
-  width = max_length + 1
 
   @tff.tensorflow.computation(state_type(max_length),
                               tff.TensorType(np.int32, [None]))
   def server_update(state, votes):
-    num_candidates = tf.shape(state.frontier)[0] * a1
-    check = tf.debugging.assert_equal(
-        tf.reduce_sum(tf.abs(votes[num_candidates:])), 0,
-        message="votes outside the candidate extensions")
-    previous = tf.cond(
-        tf.size(state.accumulated_votes) > 0,
-        lambda: state.accumulated_votes,
-        lambda: tf.zeros([num_candidates], dtype=tf.int32))
-    with tf.control_dependencies([check]):
-      level_votes = previous + votes[:num_candidates]
-    round_num = state.round_num + 1
-    level_done = tf.equal(tf.math.floormod(round_num, state.num_sub_rounds), 0)
-
-    def grow():
-      return _grown_level(state, level_votes, a1, width)
-
-    def accumulate():
-      return (state.frontier, state.heavy_hitters, state.heavy_hitter_counts,
-              level_votes)
-
-    frontier, heavy_hitters, counts, accumulated = tf.cond(
-        level_done, grow, accumulate)
-    heavy_hitters = tf.ensure_shape(heavy_hitters, [None, width])
-    new_state = ServerState(
-        frontier=frontier, heavy_hitters=heavy_hitters,
-        heavy_hitter_counts=counts, accumulated_votes=accumulated,
-        round_num=round_num, theta=state.theta,
-        max_num_prefixes=state.max_num_prefixes,
-        num_sub_rounds=state.num_sub_rounds)
-    return new_state, RoundOutput(votes=level_votes, level_done=level_done)
+    return _updated(state, votes, num_extensions, max_length + 1)
 
   return server_update
+
+
+@functools.lru_cache(maxsize=None)
+def _server_step_computation(num_extensions: int, max_length: int,
+                             aggregator_type: tff.types.Type,
+                             measurements_type: tff.types.Type
+                             ) -> tff.Computation:
+  """The server update of ``next``: ``(state, summed votes, new aggregator
+  state, measurements) -> (state, RoundOutput)``."""
+
+  @tff.tensorflow.computation(state_type(max_length, aggregator_type),
+                              tff.TensorType(np.int32, [None]),
+                              aggregator_type, measurements_type)
+  def server_step(state, votes, aggregator, measurements):
+    new_state, output = _updated(state, votes, num_extensions, max_length + 1)
+    return (new_state._replace(aggregator=aggregator),
+            output._replace(measurements=measurements))
+
+  return server_step
 
 
 def _grown_level(state, level_votes, num_extensions: int, width: int):
@@ -370,45 +319,68 @@ def _grown_level(state, level_votes, num_extensions: int, width: int):
   return frontier, heavy_hitters, counts, tf.zeros([0], dtype=tf.int32)
 
 
-def _frontier_computation(max_length: int) -> tff.Computation:
+@functools.lru_cache(maxsize=None)
+def _frontier_computation(max_length: int, vote_capacity: int,
+                          aggregator_type: tff.types.Type) -> tff.Computation:
+  """The state's frontier; fails if it has more than ``vote_capacity``
+  prefixes (their votes would not fit the clients' vote vectors)."""
 
-  @tff.tensorflow.computation(state_type(max_length))
+  @tff.tensorflow.computation(state_type(max_length, aggregator_type))
   def frontier_of(state):
-    return state.frontier
+    size = tf.shape(state.frontier)[0]
+    check = tf.debugging.assert_less_equal(
+        size, vote_capacity,
+        message=f"the frontier has more prefixes than vote_capacity="
+        f"{vote_capacity}; build the process with a larger vote_capacity "
+        "or a max_num_prefixes cap")
+    with tf.control_dependencies([check]):
+      return tf.identity(state.frontier)
 
   return frontier_of
 
 
-@functools.lru_cache(maxsize=None)
-def next_computation(spec: ProcessSpec) -> tff.Computation:
-  """The federated ``next``: ``(state@SERVER, data@CLIENTS) -> (state, out)``."""
-  server_state_type = tff.FederatedType(state_type(spec.max_length),
-                                        tff.SERVER)
+@_cached_per_factory
+def next_computation(
+    spec: ProcessSpec,
+    aggregation_factory: tff.aggregators.UnweightedAggregationFactory | None
+    = None) -> tff.Computation:
+  """The federated ``next``: ``(state@SERVER, data@CLIENTS) -> (state, out)``.
+
+  The votes are summed by :func:`aggregation_process` of ``spec`` and
+  ``aggregation_factory``.
+  """
+  aggregation = aggregation_process(spec, aggregation_factory)
+  aggregator_type, measurements_type = _aggregation_types(aggregation)
+  server_state_type = tff.FederatedType(
+      state_type(spec.max_length, aggregator_type), tff.SERVER)
   data_type = tff.FederatedType(client_data_type(spec), tff.CLIENTS)
   client_votes = client_votes_computation(spec)
-  server_update = server_update_computation(spec.num_extensions,
-                                            spec.max_length)
-  frontier_of = _frontier_computation(spec.max_length)
+  server_step = _server_step_computation(spec.num_extensions, spec.max_length,
+                                         aggregator_type, measurements_type)
+  frontier_of = _frontier_computation(spec.max_length, spec.vote_capacity,
+                                      aggregator_type)
 
   @tff.federated_computation(server_state_type, data_type)
   def next_fn(state, client_data):
     frontier = tff.federated_broadcast(tff.federated_map(frontier_of, state))
     votes = tff.federated_map(client_votes, (frontier, client_data))
-    if spec.secure_sum_bitwidth is None:
-      total = tff.federated_sum(votes)
-    else:
-      total = tff.federated_secure_sum_bitwidth(votes,
-                                                spec.secure_sum_bitwidth)
-    updated = tff.federated_map(server_update, (state, total))
+    summed = aggregation.next(state.aggregator, votes)
+    updated = tff.federated_map(
+        server_step,
+        (state, summed.result, summed.state, summed.measurements))
     return updated[0], updated[1]
 
   return next_fn
 
 
-def initialize_computation(max_length: int, *, theta: int,
-                           max_num_prefixes: int | None = None,
-                           num_sub_rounds: int = 1) -> tff.Computation:
-  """The federated ``initialize``: the root-only state at the server."""
+@functools.lru_cache(maxsize=None)
+def initialize_computation(
+    max_length: int, *, theta: int, max_num_prefixes: int | None = None,
+    num_sub_rounds: int = 1,
+    aggregation: tff.templates.AggregationProcess | None = None
+) -> tff.Computation:
+  """The federated ``initialize``: the root-only state at the server, with
+  the initial state of ``aggregation`` (``None``: an empty one)."""
   if theta < 1:
     raise ValueError(f"theta must be >= 1, got {theta}")
   if max_num_prefixes is not None and max_num_prefixes < 1:
@@ -420,9 +392,11 @@ def initialize_computation(max_length: int, *, theta: int,
     if value is not None and value >= 2**31:
       raise ValueError(f"{name}={value} does not fit the int32 state")
   cap = 0 if max_num_prefixes is None else int(max_num_prefixes)
+  aggregator_type = (_NO_STATE if aggregation is None
+                     else _aggregation_types(aggregation)[0])
 
-  @tff.tensorflow.computation
-  def initial_state():
+  @tff.tensorflow.computation(aggregator_type)
+  def initial_state(aggregator):
     return ServerState(
         frontier=tf.zeros([1, 0], dtype=tf.int32),
         heavy_hitters=tf.zeros([0, max_length + 1], dtype=tf.int32),
@@ -431,27 +405,35 @@ def initialize_computation(max_length: int, *, theta: int,
         round_num=tf.constant(0, dtype=tf.int32),
         theta=tf.constant(int(theta), dtype=tf.int32),
         max_num_prefixes=tf.constant(cap, dtype=tf.int32),
-        num_sub_rounds=tf.constant(int(num_sub_rounds), dtype=tf.int32))
+        num_sub_rounds=tf.constant(int(num_sub_rounds), dtype=tf.int32),
+        aggregator=aggregator)
 
   @tff.federated_computation
   def initialize_fn():
-    return tff.federated_eval(initial_state, tff.SERVER)
+    aggregator = (tff.federated_value((), tff.SERVER) if aggregation is None
+                  else aggregation.initialize())
+    return tff.federated_map(initial_state, aggregator)
 
   return initialize_fn
 
 
-def build_process(spec: ProcessSpec, *, theta: int,
-                  max_num_prefixes: int | None = None,
-                  num_sub_rounds: int = 1) -> tff.templates.IterativeProcess:
+def build_process(
+    spec: ProcessSpec, *, theta: int, max_num_prefixes: int | None = None,
+    num_sub_rounds: int = 1,
+    aggregation_factory: tff.aggregators.UnweightedAggregationFactory | None
+    = None) -> tff.templates.IterativeProcess:
   """The TrieHH ``tff.templates.IterativeProcess`` for ``spec``.
 
   ``initialize()`` returns the root-only :class:`ServerState`;
   ``next(state, client_data)`` runs one sub-round over the given clients (a
   list with one entry per client, see :func:`client_data_type`) and returns
-  ``(state, RoundOutput)``.
+  ``(state, RoundOutput)``. Votes are summed as :func:`aggregation_process`
+  says. :func:`triehh.engines.tff.process.build_triehh_process` is the
+  public constructor.
   """
   return tff.templates.IterativeProcess(
-      initialize_computation(spec.max_length, theta=theta,
-                             max_num_prefixes=max_num_prefixes,
-                             num_sub_rounds=num_sub_rounds),
-      next_computation(spec))
+      initialize_computation(
+          spec.max_length, theta=theta, max_num_prefixes=max_num_prefixes,
+          num_sub_rounds=num_sub_rounds,
+          aggregation=aggregation_process(spec, aggregation_factory)),
+      next_computation(spec, aggregation_factory))

@@ -1,23 +1,25 @@
 """The ``tff`` engine: TrieHH run as TensorFlow Federated computations.
 
 ``triehh.discover(..., engine="tff")`` calls :func:`run`. Each trie level is
-one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of a
-``tff.templates.IterativeProcess`` (see
-:mod:`triehh.engines.tff.computations`). The driver draws randomness exactly
-as :func:`triehh.engines.fast.run` does, in the same order (the contract of
-:mod:`triehh.engines.sampling`), so both engines produce the same trie from the same
-seed. One-word populations: each round draws the sampled users per cell from
-the run's generator, as the fast engine does, then which users inside each
-cell from a stream spawned once per run, and those users are the round's
-clients. Several-word populations: the sampled users, then one rank per
-sampled user (the per-client, per-round seed the client uses to pick its
-word in TF). A one-word population given by word frequencies is expanded to
-one client per user when it has at most :data:`MAX_EXPANDED_USERS` users,
-and refused above. The round loop and its
-stopping rule are those of :mod:`triehh.engines.rounds`; after each level the
-driver records the thresholded votes in a :class:`triehh.core.trie.Trie` (so
-results and output are those of the fast engine) and checks that the TFF
-server state (frontier, heavy hitters, counts) agrees with it.
+one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of the
+``tff.templates.IterativeProcess`` that the public constructor
+:func:`triehh.engines.tff.process.build_triehh_process` returns (see
+:mod:`triehh.engines.tff.computations`), with tensor client data. The
+driver draws randomness exactly as :func:`triehh.engines.fast.run` does, in
+the same order (the contract of :mod:`triehh.engines.sampling`), so both
+engines produce the same trie from the same seed. One-word populations:
+each round draws the sampled users per cell from the run's generator, as the
+fast engine does, then which users inside each cell from a stream spawned
+once per run, and those users are the round's clients. Several-word
+populations: the sampled users, then one rank per sampled user (the
+per-client, per-round seed the client uses to pick its word in TF). A
+one-word population given by word frequencies is expanded to one client per
+user when it has at most :data:`MAX_EXPANDED_USERS` users, and refused
+above. The round loop and its stopping rule are those of
+:mod:`triehh.engines.rounds`; after each level the driver records the
+thresholded votes in a :class:`triehh.core.trie.Trie` (so results and output
+are those of the fast engine) and checks that the TFF server state
+(frontier, heavy hitters, counts) agrees with it.
 
 Where it runs: by default on one local TFF worker (TFF's C++
 ``worker_binary``) started on a loopback port for this Python process; with
@@ -45,6 +47,7 @@ from triehh.engines import cache
 from triehh.engines import rounds
 from triehh.engines import vote_counts
 from triehh.engines.tff import computations
+from triehh.engines.tff import process as process_lib
 from triehh.engines.tff import runtime as runtime_lib
 
 # A population given by word frequencies is expanded to one client per user
@@ -75,7 +78,8 @@ def run(population: population_lib.Population, *, theta: int,
     workers: ``"host:port,..."`` (or a list) of running TFF workers; ``None``
       starts one local worker.
     secure_sum: aggregate votes with ``tff.federated_secure_sum_bitwidth``
-      (the bit width is the smallest that holds a round's summed votes).
+      (:class:`computations.SecureSumBitwidthFactory`; the bit width is the
+      smallest that holds a round's summed votes).
     max_user_contribution: several-word users only; ``None`` (default): each
       sampled user votes with one word drawn by its local frequency
       (Algorithm 3). An integer ``c``: each sampled user votes with each of
@@ -202,21 +206,20 @@ class _ProcessVotes:
     self._num_sub_rounds = num_sub_rounds
     self._vote_capacity = vote_capacity
     self._codes = _codes32(pop)
-    self._initialize = computations.initialize_computation(
-        pop.max_length, theta=theta, max_num_prefixes=max_num_prefixes,
-        num_sub_rounds=num_sub_rounds)
-    self._spec = dict(
-        num_extensions=pop.alphabet.num_extensions,
-        max_length=pop.max_length, client_mode=client_mode,
-        max_user_contribution=contribution, secure_sum_bitwidth=bitwidth)
+    self._options = dict(
+        theta=theta, max_num_prefixes=max_num_prefixes,
+        num_sub_rounds=num_sub_rounds, client_data=client_mode,
+        max_user_contribution=contribution,
+        aggregation_factory=(None if bitwidth is None else
+                             computations.SecureSumBitwidthFactory(bitwidth)))
     self._processes: dict[int, tff.templates.IterativeProcess] = {}
     self._state = None
 
   def _process(self, capacity: int) -> tff.templates.IterativeProcess:
     if capacity not in self._processes:
-      spec = computations.ProcessSpec(vote_capacity=capacity, **self._spec)
-      self._processes[capacity] = tff.templates.IterativeProcess(
-          self._initialize, computations.next_computation(spec))
+      self._processes[capacity] = process_lib.build_triehh_process(
+          self._pop.alphabet, self._pop.max_length, vote_capacity=capacity,
+          **self._options)
     return self._processes[capacity]
 
   def initialize(self) -> None:

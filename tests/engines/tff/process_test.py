@@ -1,0 +1,245 @@
+"""Tests of triehh.engines.tff.process: TrieHH as a TFF building block."""
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow_federated")
+
+import tensorflow as tf
+import tensorflow_federated as tff
+
+import triehh
+from triehh.core import alphabet as alphabet_lib
+from triehh.core import population as population_lib
+from triehh.engines.tff import clients
+from triehh.engines.tff import computations
+from triehh.engines.tff import process
+from triehh.engines.tff import runtime
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+# One word per user; three rounds of 30 of them find "to", "a" and "at"
+# (theta 3).
+WORDS = (["to"] * 8 + ["tea"] * 7 + ["ten"] * 4 + ["a"] * 6 + ["at"] * 5
+         + ["on"] * 5 + ["no", "ant", "toe", "oat", "net", "tan"])
+ALPHABET = "".join(sorted(set("".join(WORDS))))
+L = 3
+THETA = 3
+SCHEDULE = [np.random.default_rng(seed).choice(len(WORDS), 30, replace=False)
+            for seed in range(3)]
+
+
+def datasets(user_words):
+  """One client dataset per user: its words, one element per occurrence."""
+  return [tf.data.Dataset.from_tensor_slices(
+      [w] if isinstance(w, str) else [k for k, c in w.items() for _ in
+                                      range(c)]) for w in user_words]
+
+
+def run_rounds(proc, user_words, schedule):
+  """Runs one ``next`` per scheduled round; the states and outputs."""
+  state, steps = proc.initialize(), []
+  for users in schedule:
+    state, output = proc.next(state, datasets([user_words[u] for u in users]))
+    steps.append((state, output))
+  return steps
+
+
+@pytest.fixture(scope="module")
+def discovered():
+  """discover(engine="tff") on the scheduled users, and the constructor's
+  calls it made."""
+  calls = []
+  build = process.build_triehh_process
+
+  def spy(*args, **kwargs):
+    calls.append(kwargs)
+    return build(*args, **kwargs)
+
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(process, "build_triehh_process", spy)
+    result = triehh.discover(WORDS, engine="tff", theta=THETA, batch_size=30,
+                             schedule=SCHEDULE, max_length=L,
+                             allow_no_guarantee=True)
+  return result, calls
+
+
+@pytest.fixture(scope="module")
+def by_hand(tff_runtime):
+  """The public constructor (SumFactory) over the same users, by hand."""
+  proc = process.build_triehh_process(ALPHABET, L, THETA)
+  with tff_runtime.install():
+    return run_rounds(proc, WORDS, SCHEDULE)
+
+
+def test_own_loop_gives_discovers_trie(discovered, by_hand):
+  result, calls = discovered
+  assert calls and all(c["client_data"] == clients.ONE_WORD for c in calls)
+  assert result.trie.depth == 3 and result.heavy_hitters  # non-trivial
+  for depth, (state, output) in enumerate(by_hand, start=1):
+    assert bool(output.level_done)
+    assert int(np.sum(output.votes)) == result.votes_per_round[depth - 1]
+    assert process.decode_frontier(state, ALPHABET) == result.trie.prefixes(
+        depth)
+  state = by_hand[-1][0]
+  assert list(process.decode_state(state, ALPHABET).items()) == list(
+      result.heavy_hitters.items())
+  assert process.decode_state(state, ALPHABET) == {"to": 6, "a": 4, "at": 3}
+
+
+def test_several_word_clients_vote_like_discovers_top_words(tff_context):
+  users = [{"to": 3, "tea": 1}, {"tea": 2, "at": 5}, {"on": 1},
+           {"at": 2, "to": 1}] * 6
+  schedule = [np.arange(len(users))] * 3
+  result = triehh.discover(users, engine="tff", theta=4,
+                           batch_size=len(users), schedule=schedule,
+                           max_length=L, allow_no_guarantee=True,
+                           max_user_contribution=2)
+  proc = process.build_triehh_process(ALPHABET, L, 4, max_user_contribution=2)
+  state = run_rounds(proc, users, schedule)[-1][0]
+  assert process.decode_state(state, ALPHABET) == result.heavy_hitters
+  assert result.heavy_hitters == {"at": 12, "to": 12, "on": 6}
+  assert process.decode_frontier(state, ALPHABET) == ["tea"]
+
+
+class DoublingSum(tff.aggregators.UnweightedAggregationFactory):
+  """Sums the votes and doubles the sum; counts its rounds in its state and
+  reports them as its measurements; records the value types it is given."""
+
+  def __init__(self):
+    self.value_types = []
+
+  def create(self, value_type):
+    self.value_types.append(value_type)
+
+    @tff.tensorflow.computation
+    def zero():
+      return tf.constant(0, tf.int32)
+
+    @tff.federated_computation
+    def init_fn():
+      return tff.federated_eval(zero, tff.SERVER)
+
+    @tff.tensorflow.computation(tff.TensorType(np.int32), value_type)
+    def step(rounds, total):
+      return rounds + 1, total * 2
+
+    @tff.federated_computation(init_fn.type_signature.result,
+                               tff.FederatedType(value_type, tff.CLIENTS))
+    def next_fn(state, value):
+      out = tff.federated_map(step, (state, tff.federated_sum(value)))
+      return tff.templates.MeasuredProcessOutput(out[0], out[1], out[0])
+
+    return tff.templates.AggregationProcess(init_fn, next_fn)
+
+
+def test_a_custom_aggregation_factory_is_honoured(tff_context, by_hand):
+  factory = DoublingSum()
+  # Doubled votes against 2 theta keep what the plain sum keeps at theta.
+  proc = process.build_triehh_process(ALPHABET, L, 2 * THETA,
+                                      aggregation_factory=factory)
+  assert factory.value_types == [tff.TensorType(
+      np.int32, [process.DEFAULT_VOTE_CAPACITY * (len(ALPHABET) + 1)])]
+  for round_num, ((state, output), (want, want_output)) in enumerate(
+      zip(run_rounds(proc, WORDS, SCHEDULE), by_hand), start=1):
+    assert state.aggregator == round_num == output.measurements
+    np.testing.assert_array_equal(output.votes, 2 * want_output.votes)
+    np.testing.assert_array_equal(state.frontier, want.frontier)
+  assert process.decode_state(state, ALPHABET) == {
+      w: 2 * v for w, v in process.decode_state(want, ALPHABET).items()}
+
+
+def test_secure_sum_factory_gives_the_plain_sum(tff_context, by_hand):
+  factory = tff.aggregators.SecureSumFactory(upper_bound_threshold=1,
+                                             lower_bound_threshold=0)
+  proc = process.build_triehh_process(ALPHABET, L, THETA,
+                                      aggregation_factory=factory)
+  for (state, output), (want, _) in zip(run_rounds(proc, WORDS, SCHEDULE),
+                                        by_hand):
+    assert output.measurements["secure_upper_clipped_count"] == 0
+    for field in ("frontier", "heavy_hitters", "heavy_hitter_counts"):
+      np.testing.assert_array_equal(getattr(state, field),
+                                    getattr(want, field), err_msg=field)
+
+
+def test_the_root_state_and_a_frontier_beyond_the_vote_capacity(tff_context):
+  proc = process.build_triehh_process(ALPHABET, L, THETA, vote_capacity=1)
+  root = proc.initialize()
+  assert process.decode_state(root, ALPHABET) == {}
+  assert process.decode_frontier(root, ALPHABET) == [""]
+  state, _ = proc.next(root, datasets(WORDS))
+  assert len(process.decode_frontier(state, ALPHABET)) > 1
+  with pytest.raises(runtime.ComputationError, match="vote_capacity=1"):
+    proc.next(state, datasets(WORDS))
+
+
+def test_dataset_clients_lower_case_skip_empty_and_drop_unknown(tff_context):
+  spec = clients.ProcessSpec(len(ALPHABET) + 1, L, 1,
+                             client_mode=clients.DATASET, characters=ALPHABET)
+  votes = computations.client_votes_computation(spec)
+  root = np.zeros((1, 0), dtype=np.int32)
+
+  def voted(*words):
+    got = votes(root, tf.data.Dataset.from_tensor_slices(
+        tf.constant(words, tf.string)))
+    return "".join((ALPHABET + "$")[i] * int(n) for i, n in enumerate(got))
+
+  assert voted("O", "t", "o", "", "", "") == "o"  # "O" and "o" are one word
+  assert voted("to", "at") == "t"  # a tie: the first seen
+  assert voted("to", "a!") == ""  # "!" is outside the alphabet: no vote
+  assert voted("ton!", "to") == "t"  # only the first L characters count
+  assert votes(root, tf.data.Dataset.from_tensor_slices(
+      tf.constant([], tf.string))).sum() == 0
+
+
+def test_encode_words_follows_the_population_rules():
+  alphabet = alphabet_lib.Alphabet.of("abnostué")
+  words = ["Sun", "sunny", "été", "a", "ÉTÉS", "sunny!", "sun!", "x"]
+  codes, unknown = clients.encode_words(
+      tf.strings.lower(tf.constant(words), encoding="utf-8"),
+      "".join(alphabet.characters), max_length=4)
+  assert unknown.numpy().tolist() == [False] * 6 + [True, True]
+  pop = population_lib.Population.from_user_words(words[:6], max_length=4,
+                                                  alphabet=alphabet)
+  np.testing.assert_array_equal(codes.numpy()[:6],
+                                pop.codes[pop.user_word])
+
+
+def test_bad_arguments_are_rejected():
+  with pytest.raises(ValueError, match="client_mode must be one of"):
+    process.build_triehh_process(ALPHABET, L, THETA, client_data="words")
+  with pytest.raises(ValueError, match="characters, sorted and distinct"):
+    clients.ProcessSpec(3, L, 1, client_mode=clients.DATASET,
+                        characters="ba")
+  spec = clients.ProcessSpec(3, L, 1, secure_sum_bitwidth=4)
+  with pytest.raises(ValueError, match="not both"):
+    computations.aggregation_process(spec, tff.aggregators.SumFactory())
+
+
+# ---- the README's example ----------------------------------------------------
+
+MARKER = "<!-- example: tff-building-block -->"
+
+
+def readme_example() -> str:
+  """The Python block right after the marker in README.md."""
+  readme = ROOT / "README.md"
+  if not readme.exists():  # a Bazel target without //:README.md in its data
+    pytest.skip("README.md is not among this test's files")
+  text = readme.read_text(encoding="utf-8")
+  match = re.search(re.escape(MARKER) + r"\s*```python\n(.*?)```", text,
+                    re.DOTALL)
+  assert match, f"no python block after {MARKER} in README.md"
+  return match.group(1)
+
+
+def test_the_readme_example_runs_and_prints_what_it_says(capsys):
+  code = readme_example()
+  # Each `print(...)  # shown` line shows what it prints.
+  shown = re.findall(r"^print\(.*\)\s+# (.*)$", code, re.MULTILINE)
+  assert len(shown) >= 2 and "build_triehh_process" in code
+  exec(compile(code, "README.md", "exec"), {})  # pylint: disable=exec-used
+  assert capsys.readouterr().out.splitlines() == shown
