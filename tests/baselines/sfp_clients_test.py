@@ -1,7 +1,9 @@
-"""Tests of SFP's clients: the word each user reports, and the words outside
-the fragment alphabet."""
+"""Tests of SFP's clients: the word each user reports, the words outside
+the fragment alphabet, and the reports' sketches and noise, the same draws
+as the generator's and the Count Mean Sketch's."""
 
 import math
+from unittest import mock
 
 from absl.testing import parameterized
 import numpy as np
@@ -12,7 +14,9 @@ from tests.baselines.sfp_helpers import NO_NOISE
 from tests.baselines.sfp_helpers import singletons
 from tests.baselines.sfp_helpers import SMALL
 from tests.baselines.sfp_helpers import user_words
+from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import sfp_clients
+from triehh.baselines import sfp_encoding
 
 
 class ReportedWordTest(parameterized.TestCase):
@@ -97,3 +101,119 @@ class FragmentAlphabetTest(parameterized.TestCase):
     self.assertEqual(paper.params.num_outside_alphabet, 0)
     self.assertEqual(set(paper.heavy_hitters), {"i'm", "b/c"})
 
+
+
+def inversion_draw(n, p, u):
+  """The generator's inversion draw of Bin(n, p) from U = u 2^-53: the
+  running pmf terms subtracted from U in turn; None past its bound."""
+  q = 1.0 - p
+  term = math.exp(n * math.log(q))
+  bound = int(min(float(n), n * p + 10.0 * math.sqrt(n * p * q + 1)))
+  rest, x = u * 2.0**-53, 0
+  while rest > term:
+    x += 1
+    if x > bound:
+      return None
+    rest -= term
+    term = (n - x + 1) * p * term / (x * q)
+  return x
+
+
+class BinomialTest(parameterized.TestCase):
+  """The noise's binomial draws are the generator's own."""
+
+  @parameterized.named_parameters(
+      ("looked_up", lambda r: r.integers(100, 600, size=(40, 256)), 0.047,
+       True),
+      ("zeros_between", lambda r: np.where(
+          r.random(20000) < 0.3, 0, r.integers(1, 200, size=20000)), 0.1,
+       True),
+      # Counts above 214 are drawn by rejection, in runs of 100.
+      ("rejection_runs", lambda r: np.repeat(r.integers(150, 260, 300), 100),
+       0.14, True),
+      ("rejection_only", lambda r: r.integers(200, 900, size=5000), 0.3,
+       False),
+      ("half", lambda r: r.integers(0, 61, size=(50, 100)), 0.5, True),
+      ("small_counts", lambda r: r.integers(0, 4, size=5000), 0.2, False),
+  )
+  def test_same_draws_and_state_as_the_generator(self, make_counts, p,
+                                                 looks_up):
+    counts = make_counts(np.random.default_rng(0))
+    ours, theirs = np.random.default_rng(11), np.random.default_rng(11)
+    self.assertTrue(sfp_clients._lookup_is_exact())  # checked (and cached)
+    with mock.patch.object(sfp_clients, "_inversion_draws",
+                           wraps=sfp_clients._inversion_draws) as lookup:
+      got = sfp_clients.binomial(ours, counts, p)
+    want = theirs.binomial(counts, p)
+    self.assertEqual(lookup.called, looks_up)
+    self.assertEqual(got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
+    self.assertEqual(ours.bit_generator.state, theirs.bit_generator.state)
+
+  def test_a_redraw_lets_the_generator_draw_everything(self):
+    counts = np.random.default_rng(0).integers(100, 600, size=5000)
+    ours, theirs = np.random.default_rng(3), np.random.default_rng(3)
+    with mock.patch.object(sfp_clients, "_inversion_draws",
+                           return_value=None):
+      got = sfp_clients.binomial(ours, counts, 0.047)
+    np.testing.assert_array_equal(got, theirs.binomial(counts, 0.047))
+    self.assertEqual(ours.bit_generator.state, theirs.bit_generator.state)
+
+  def test_a_numpy_drawing_otherwise_turns_the_lookup_off(self):
+    looked_up = sfp_clients._inversion_draws
+    counts = np.random.default_rng(0).integers(100, 600, size=5000)
+    ours, theirs = np.random.default_rng(3), np.random.default_rng(3)
+    sfp_clients._lookup_is_exact.cache_clear()
+    try:
+      with mock.patch.object(sfp_clients, "_inversion_draws",
+                             side_effect=lambda *a: looked_up(*a) + 1):
+        self.assertFalse(sfp_clients._lookup_is_exact())
+        got = sfp_clients.binomial(ours, counts, 0.047)
+    finally:
+      sfp_clients._lookup_is_exact.cache_clear()
+    np.testing.assert_array_equal(got, theirs.binomial(counts, 0.047))
+    self.assertTrue(sfp_clients._lookup_is_exact())
+
+  @parameterized.parameters((1, 0.3), (7, 0.047), (629, 0.0476642),
+                            (150, 0.2), (60, 0.5))
+  def test_steps_are_exact(self, n, p):
+    # The draw from u is the number of steps below u: u = step stops at or
+    # before x, u = step + 1 goes past x.
+    steps = sfp_clients._steps(np.array([n]), p)[0]
+    steps = steps[steps < 2**53]
+    self.assertGreater(steps.size, 1)
+    for x, step in enumerate(steps.tolist()):
+      self.assertLessEqual(inversion_draw(n, p, step), x)
+      if step + 1 < 2**53:
+        after = inversion_draw(n, p, step + 1)
+        self.assertTrue(after is None or after > x, msg=(x, step, after))
+
+
+class SketchTest(parameterized.TestCase):
+  """The clients' sketches are the Count Mean Sketch's own."""
+
+  @parameterized.named_parameters(
+      ("fragments_looked_up", "fragments", 6.0),
+      ("fragments_rejection", "fragments", 2.0),
+      ("words", "words", 6.0),
+      ("no_noise", "fragments", math.inf),
+  )
+  def test_encode_and_aggregate_are_collect(self, kind, epsilon):
+    vocabulary = singletons(300)
+    padded = sfp_encoding.pad_words(vocabulary, 10)
+    if kind == "fragments":
+      keys = sfp_encoding.fragment_keys(
+          padded, sfp_encoding.puzzle_buckets(padded, 256, b"s" * 16))[:, 2]
+    else:
+      keys = cms_lib.digest_keys(list(padded))
+    cms = cms_lib.CountMeanSketch.create(epsilon, k=64, m=1024,
+                                         key_bytes=keys.shape[1], seed=3)
+    reporters = np.random.default_rng(1).integers(0, 300, size=20000)
+    ours, theirs = np.random.default_rng(5), np.random.default_rng(5)
+    rows, cells = sfp_clients.encode(cms, keys, reporters, ours)
+    got = sfp_clients.aggregate(cms, rows, cells, ours)
+    want = cms.collect(keys[reporters], theirs)
+    np.testing.assert_array_equal(got.row_counts, want.row_counts)
+    np.testing.assert_array_equal(got.sums, want.sums)
+    self.assertEqual(got.sums.dtype, want.sums.dtype)
+    self.assertEqual(ours.bit_generator.state, theirs.bit_generator.state)

@@ -55,6 +55,35 @@ class DecodeTest(parameterized.TestCase):
                           epsilon=1.0, seed=0, k=64)
 
 
+class HashedSumsTest(parameterized.TestCase):
+
+  @parameterized.named_parameters(
+      # Rows of up to 3000 reports: 16-bit partial sums over a few rows.
+      ("16_bit_blocks", 3000, 1),
+      ("16_bit_threads", 3000, 3),
+      # A row of more than 2^15 reports: 32-bit sums.
+      ("32_bit", 40000, 2),
+  )
+  def test_sums_over_rows_of_every_candidate(self, largest, num_threads):
+    rng = np.random.default_rng(0)
+    num_pos, k, m, nb, n1, n2 = 3, 40, 64, 5, 4, 6
+    # Sketch sums are mostly -1 entries: a row of N reports sums to about
+    # -0.9 N in every cell, so partial sums grow fast.
+    counts = rng.integers(largest // 2, largest + 1, size=(num_pos, k))
+    sums = (2 * rng.binomial(counts[:, :, None], 0.05, size=(num_pos, k, m))
+            - counts[:, :, None]).astype(np.int32)
+    bucket, first, second = (rng.integers(0, m, size=(k, d), dtype=np.uint16)
+                             for d in (nb, n1, n2))
+    got = sfp_decode.hashed_sums(sums, bucket, first, second, num_threads)
+    cells = (bucket[:, :, None, None] ^ first[:, None, :, None]
+             ^ second[:, None, None, :]).astype(np.intp)
+    want = np.stack([np.take_along_axis(
+        sums[l], cells.reshape(k, -1), axis=1).sum(axis=0, dtype=np.int64)
+                     for l in range(num_pos)]).reshape(num_pos, nb, n1 * n2)
+    self.assertEqual(got.dtype, np.int32)
+    np.testing.assert_array_equal(got, want)
+
+
 class StitchingOracleTest(parameterized.TestCase):
   """Noise-free runs whose result follows by hand from the algorithm."""
 

@@ -40,6 +40,18 @@ class RecoveryTest(parameterized.TestCase):
     self.assertContainsSubset({"the", "and", "you"}, set(result.heavy_hitters))
 
 
+class PhaseTimesTest(parameterized.TestCase):
+
+  def test_phases_make_the_clients_and_server_times(self):
+    result = triehh.sfp_discover(POPULATION, epsilon=4.0, seed=0, **SMALL)
+    phases = result.phase_seconds
+    self.assertEqual(set(phases), {"encode", "aggregate", "decode"})
+    self.assertTrue(all(t > 0 for t in phases.values()), msg=phases)
+    self.assertLessEqual(phases["encode"] + phases["aggregate"],
+                         result.client_seconds)
+    self.assertEqual(phases["decode"], result.server_seconds)
+
+
 class DeterminismTest(parameterized.TestCase):
 
   def test_same_seed_same_result(self):
@@ -152,14 +164,29 @@ def pinned_population():
   return [words[i] for i in rng.permutation(len(words))]
 
 
+def pinned_counts():
+  """51,769 users per word: a head of 8 words and singletons to triplets
+  (seeded); at k = 64 a position's rows hold about 160 reports."""
+  rng = np.random.default_rng(7)
+  head = {"the": 18000, "and": 10000, "you": 6000, "sun": 4000,
+          "moon": 3000, "star": 2000, "sky": 1600, "cloud": 1200}
+  letters = list("abcdefghijklmnopqrstuvwxyz")
+  tail = sorted({"".join(rng.choice(letters, size=int(rng.integers(3, 9))))
+                 for _ in range(3000)} - set(head))
+  counts = [int(c) for c in rng.integers(1, 4, size=len(tail))]
+  return triehh.Population.from_word_frequencies(
+      list(head) + tail, list(head.values()) + counts)
+
+
 def pinned_several_words():
   return ([{"alpha": 3, "beta": 1}] * 600 + [{"gamma": 1, "delta": 2}] * 300
           + [{"zeta": 1}] * 100)
 
 
 class PinnedRunTest(parameterized.TestCase):
-  """Outputs of small runs recorded before the module was split into steps:
-  the same seed must keep giving exactly these results."""
+  """Outputs of small runs recorded before the module was split into steps
+  (and before its speed-ups): the same seed must keep giving exactly these
+  results."""
 
   @parameterized.named_parameters(
       ("central", pinned_population,
@@ -182,6 +209,18 @@ class PinnedRunTest(parameterized.TestCase):
        # 2.383188475621864, and counts differing from the 9th digit on).
        [("the", 881.8423299634858), ("and", 437.6841133536222)],
        (663, 645, 702, 680), 9, 2.383188475784962, 11, "ab822d2a72e59172"),
+      # Recorded before the noise's lookup draws: at flip probability 0.16,
+      # rows of up to 187 reports draw the -1 entries' flips by inversion
+      # (looked up), fuller rows by rejection (the generator).
+      ("lookup_and_rejection", pinned_counts,
+       dict(epsilon_local=3.3, seed=4, k=64, m=1024, top_t=20),
+       [("the", 17350.56892910002), ("and", 9868.8456266888),
+        ("you", 5782.113845823862), ("sun", 3406.3401955786253),
+        ("moon", 2968.7783199354453), ("star", 1810.8363229173597),
+        ("sky", 1279.95735722927), ("jqe", 1270.1570019896149),
+        ("mokq", 1251.9141680852827), ("starcr", 1183.0566381038918)],
+       (10483, 10396, 10257, 10309, 10324), 10, 3.3, 8698157313321341862,
+       "f7c8a81ed71450bc"),
   )
   def test_same_output_as_recorded(self, make_users, kwargs, heavy_hitters,
                                    per_position, num_stitched, epsilon_local,

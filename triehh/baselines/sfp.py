@@ -61,9 +61,15 @@ position, then per position the CMS rows and noise, then the word sketch's.
 The same seed gives the same result, whatever the number of threads.
 
 Speed. Clients and aggregation are array operations over all users (see
-:meth:`CountMeanSketch.collect` for the two simulations); the server's
-decode forms its candidates' hashes by broadcasting, on ``num_threads``
-threads (:mod:`triehh.baselines.sfp_decode`).
+:meth:`CountMeanSketch.collect` for the two simulations). With the
+``"sketch"`` simulation, :mod:`triehh.baselines.sfp_clients` draws what
+``collect`` draws, faster: a key byte every word shares is hashed once per
+row, and the noise's binomial draws by inversion are looked up in tables of
+the generator's own steps. The server's decode gathers whole rows of
+partial hashes and adds them in 16-bit integers, on ``num_threads``
+threads (:mod:`triehh.baselines.sfp_decode`). Neither changes a result.
+:attr:`SFPResult.phase_seconds` times the encoding, the aggregation and the
+decode.
 
 Steps and modules. This module holds the public names (the defaults,
 :class:`SFPParams`, :class:`SFPResult`, :func:`check`), the option checks
@@ -180,6 +186,10 @@ class SFPResult:
     reports_per_position: ``n_l``, users that chose each position.
     num_stitched: strings formed by the Cartesian products (before dropping
       malformed ones).
+    phase_seconds: wall time per phase: ``encode`` (the users' words,
+      positions, rows and hashed cells) and ``aggregate`` (the sketches'
+      cell counts and noise) split ``client_seconds`` (bar bookkeeping);
+      ``decode`` is ``server_seconds``.
   """
 
   heavy_hitters: dict[str, float]
@@ -191,6 +201,7 @@ class SFPResult:
   fragment_tops: tuple[tuple[tuple[int, str, float], ...], ...]
   reports_per_position: tuple[int, ...]
   num_stitched: int
+  phase_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 # ---- option checks ----------------------------------------------------------
@@ -466,4 +477,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       seed=seed, seconds=client_seconds + server_seconds,
       client_seconds=client_seconds, server_seconds=server_seconds,
       fragment_tops=tops, reports_per_position=tuple(counts),
-      num_stitched=num_stitched)
+      num_stitched=num_stitched,
+      phase_seconds={"encode": reports.encode_seconds,
+                     "aggregate": reports.aggregate_seconds,
+                     "decode": server_seconds})

@@ -17,10 +17,12 @@ the clients sent (:mod:`triehh.baselines.sfp_clients`):
   counts from it instead.
 
 Speed. The decode evaluates ``B * |Omega|^2`` candidates under ``k`` hash
-functions at each position; the candidates' hashes are the xor of a bucket
-part and a fragment part (tabulation hashing), so they are formed by
-broadcasting, ``k`` rows at a time, on ``num_threads`` threads
-(:func:`hashed_sums`).
+functions at each position. A candidate's hash is the xor of a bucket part
+and a part per character (tabulation hashing), so :func:`hashed_sums`, row
+by row, looks every cell up once per second character for all positions,
+then gathers whole rows of that table at the (bucket, first character)
+parts and adds them in 16-bit integers, exactly, on ``num_threads``
+threads.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import sfp_encoding
 from triehh.baselines import sfp_options
 
-_ROW_BLOCK = 8
+# Pieces the gathered rows are cut into, so that each stays in cache.
+_CHUNKS = 4
 
 # Per bucket, per position, the kept (fragment, scaled estimate).
 BucketLists = dict[int, list[list[tuple[str, float]]]]
@@ -44,49 +47,84 @@ BucketLists = dict[int, list[list[tuple[str, float]]]]
 FragmentTops = tuple[tuple[tuple[int, str, float], ...], ...]
 
 
+def _row_blocks(bounds: np.ndarray, limit: int) -> list[int]:
+  """Starts of consecutive blocks of rows whose ``bounds`` sum to at most
+  ``limit`` (a row over the limit gets a block of its own)."""
+  starts, total = [], limit + 1
+  for j, b in enumerate(bounds.tolist()):
+    if total + b > limit:
+      starts.append(j)
+      total = 0
+    total += b
+  return starts
+
+
+def _accumulate(table: np.ndarray, bucket: np.ndarray, first: np.ndarray,
+                second: np.ndarray, rows: range, flushes: frozenset,
+                chunks: list[slice]) -> np.ndarray:
+  """``sum over rows j of table[j, bucket[j, w] ^ first[j, a1] ^
+  second[j, a2]]``, as ``int32 [B * A1, A2 * P]``; the partial sums live in
+  ``table``'s dtype and go to the result at every row in ``flushes``."""
+  m, width = table.shape[1], second.shape[1] * table.shape[2]
+  outer = bucket.shape[1] * first.shape[1]
+  total = np.zeros((outer, width), dtype=np.int32)
+  acc = np.zeros((outer, width), dtype=table.dtype)
+  buf = np.empty_like(acc)
+  cells = np.arange(m, dtype=np.intp)[:, None]
+  for j in rows:
+    if j in flushes and j != rows.start:
+      total += acc
+      acc[...] = 0
+    lookup = np.take(table[j], cells ^ second[j], axis=0,
+                     mode="clip").reshape(m, width)
+    at = (bucket[j][:, None] ^ first[j][None, :]).reshape(-1)
+    for part in chunks:
+      np.take(lookup, at[part], axis=0, out=buf[part], mode="clip")
+      np.add(acc[part], buf[part], out=acc[part])
+  total += acc
+  return total
+
+
 def hashed_sums(sums: np.ndarray, bucket_part: np.ndarray,
-                pair_part: np.ndarray, num_threads: int) -> np.ndarray:
-  """``int32 [P, B, A]``: ``sum_j S_l[j, b_part[j, w] ^ a_part[j, a]]``.
+                first_part: np.ndarray, second_part: np.ndarray,
+                num_threads: int) -> np.ndarray:
+  """``int32 [P, B, A1 * A2]``: ``sum_j S_l[j, b[j, w] ^ f[j, a1] ^
+  s[j, a2]]`` for every position, bucket and fragment ``(a1, a2)``.
+
+  Row by row, the server looks each cell ``c ^ s[j, a2]`` up once for all
+  positions (a ``m x A2 x P`` table), then gathers that table's rows at
+  ``b[j, w] ^ f[j, a1]`` and adds them up. The sums are exact: partial
+  sums stay in 16 bits over blocks of rows whose largest ``|S_l[j, x]|``
+  add up to less than ``2^15`` (32 bits if a row alone does not).
 
   Args:
     sums: ``[P, k, m]`` sketch sums per position.
     bucket_part: ``uint16 [k, B]`` hash part of the bucket byte.
-    pair_part: ``uint16 [k, A]`` hash part of the fragment bytes.
-    num_threads: worker threads over blocks of rows.
+    first_part, second_part: ``uint16 [k, A1]``, ``[k, A2]`` hash parts of
+      the fragment's first and second character.
+    num_threads: worker threads over contiguous ranges of rows.
   """
-  num_pos, k, m = sums.shape
-  nb, na = bucket_part.shape[1], pair_part.shape[1]
-  dtype = np.int16 if np.abs(sums).max(initial=0) < 2**15 else np.int32
-  sums = sums.astype(dtype)
-  block = _ROW_BLOCK
-  offset = (np.arange(k, dtype=np.intp) % block * m)[:, None]
-  bucket_idx = bucket_part.astype(np.intp) | offset
-  pair_idx = pair_part.astype(np.intp)
-  starts = list(range(0, k, block))
-
-  def work(my_starts):
-    acc = np.zeros((num_pos, nb * na), dtype=np.int32)
-    idx = np.empty((block, nb, na), dtype=np.intp)
-    gathered = np.empty((block, nb * na), dtype=dtype)
-    for j0 in my_starts:
-      rows = min(block, k - j0)
-      cur = idx[:rows]
-      np.bitwise_xor(bucket_idx[j0:j0 + rows, :, None],
-                     pair_idx[j0:j0 + rows, None, :], out=cur)
-      flat = cur.reshape(-1)
-      out = gathered[:rows].reshape(-1)
-      for l in range(num_pos):
-        np.take(sums[l, j0:j0 + rows].reshape(-1), flat, out=out)
-        acc[l] += gathered[:rows].sum(axis=0, dtype=np.int32)
-    return acc
-
-  if num_threads <= 1 or len(starts) < 2:
-    total = work(starts)
+  num_pos, k, _ = sums.shape
+  nb, n1, n2 = bucket_part.shape[1], first_part.shape[1], second_part.shape[1]
+  row_bounds = np.abs(sums).max(axis=(0, 2), initial=0)
+  small = int(row_bounds.max(initial=0)) < 2**15
+  table = np.ascontiguousarray(
+      sums.transpose(1, 2, 0).astype(np.int16 if small else np.int32))
+  parts = [part.astype(np.intp) for part in (bucket_part, first_part,
+                                              second_part)]
+  flushes = frozenset(_row_blocks(row_bounds, 2**15 - 1) if small else [0])
+  step = max(1, -(-nb * n1 // _CHUNKS))
+  chunks = [slice(i, i + step) for i in range(0, nb * n1, step)]
+  cuts = np.linspace(0, k, min(num_threads, k) + 1).astype(int)
+  ranges = [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+  if len(ranges) == 1:
+    total = _accumulate(table, *parts, ranges[0], flushes, chunks)
   else:
-    parts = [starts[i::num_threads] for i in range(num_threads)]
-    with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
-      total = sum(pool.map(work, parts))
-  return total.reshape(num_pos, nb, na)
+    with concurrent.futures.ThreadPoolExecutor(len(ranges)) as pool:
+      total = sum(pool.map(lambda rows: _accumulate(
+          table, *parts, rows, flushes, chunks), ranges))
+  return np.ascontiguousarray(total.reshape(nb, n1, n2, num_pos).transpose(
+      3, 0, 1, 2)).reshape(num_pos, nb, n1 * n2)
 
 
 def top_tuples(estimates: np.ndarray, top_t: int) -> np.ndarray:
@@ -119,17 +157,16 @@ def fragment_estimates(frag_cms: cms_lib.CountMeanSketch,
         f"(n={sum(counts)} users over {len(counts)} positions): too few "
         "users for SFP, every word needs a fragment at each position; use "
         "more users or a shorter length")
-  omega_points = np.array([ord(c) for c in options.omega], dtype=np.uint32)
-  first, second = np.meshgrid(omega_points, omega_points, indexing="ij")
-  pair_bytes = np.concatenate(
-      [sfp_encoding.code_point_bytes(first.reshape(-1)),
-       sfp_encoding.code_point_bytes(second.reshape(-1))], axis=1)
-  pair_part = frag_cms.hashes.partial(range(1, sfp_encoding.KEY_BYTES),
-                                      pair_bytes)
+  points = np.array([ord(c) for c in options.omega], dtype=np.uint32)
+  char_bytes = sfp_encoding.code_point_bytes(points)
+  width = sfp_encoding.CHAR_BYTES
+  first_part = frag_cms.hashes.partial(range(1, 1 + width), char_bytes)
+  second_part = frag_cms.hashes.partial(
+      range(1 + width, sfp_encoding.KEY_BYTES), char_bytes)
   bucket_part = frag_cms.hashes.partial(
       [0], np.arange(options.num_buckets, dtype=np.uint8)[:, None])
   hashed = hashed_sums(np.stack([s.sums for s in sketches]), bucket_part,
-                       pair_part, options.num_threads)
+                       first_part, second_part, options.num_threads)
   return [frag_cms.debias(hashed[l], counts[l]) for l in range(len(counts))]
 
 

@@ -23,7 +23,8 @@ import numpy as np
 
 PAD = "$"
 # A fragment record's key: the bucket byte, then 3 bytes per code point.
-KEY_BYTES = 7
+CHAR_BYTES = 3
+KEY_BYTES = 1 + 2 * CHAR_BYTES
 
 
 def pad_words(words: Sequence[str], length: int,
