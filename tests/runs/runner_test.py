@@ -3,6 +3,8 @@
 import fcntl
 import multiprocessing
 import os
+import sys
+import types
 
 import pytest
 
@@ -165,3 +167,14 @@ def test_poisson_cells_record_their_sampling_and_keep_fixed_keys(tmp_path):
   assert (record.sampling, record.sampling_rate) == (
       "poisson", direct.params.sampling_rate)
   assert record.accounting == "Poisson accountant (two-sided, add/remove)"
+
+
+def test_workers_are_spawned_once_a_fork_unsafe_library_is_loaded(
+    monkeypatch):
+  cells = grid.expand(data=(DATA,), epsilons=(2.0,))
+  tasks = runner.plan(cells, 0, 1)
+  for name in ("tensorflow", "grpc"):
+    monkeypatch.delitem(sys.modules, name, raising=False)
+  assert runner._start_method(tasks) == "fork"  # pylint: disable=protected-access
+  monkeypatch.setitem(sys.modules, "grpc", types.ModuleType("grpc"))
+  assert runner._start_method(tasks) == "spawn"  # pylint: disable=protected-access

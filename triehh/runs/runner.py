@@ -27,7 +27,8 @@ and encodes its population once.
 
 Processes. ``run_plan(..., workers=N)`` runs cells in ``N`` processes
 (``concurrent.futures.ProcessPoolExecutor``; 'fork' for cells without
-TensorFlow, 'spawn' when a cell uses it: TFF-engine and IBLT cells), each
+TensorFlow, 'spawn' when a cell uses it, TFF-engine and IBLT cells, or when
+this process has already loaded TensorFlow or gRPC), each
 writing through its own
 ``ResultsWriter``; progress comes back as :class:`Event` objects (through a
 ``multiprocessing`` manager process). Those processes die with the one that
@@ -53,6 +54,7 @@ from multiprocessing import managers
 import os
 import queue
 import signal
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -236,8 +238,7 @@ def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
       run_cell(task, output_dir, datasets=datasets, ks=ks, blocking=True,
                on_event=on_event, written=written)
     return
-  context = multiprocessing.get_context(
-      "spawn" if any(t.cell.uses_tensorflow for t in tasks) else "fork")
+  context = multiprocessing.get_context(_start_method(tasks))
   shared = records_lib.LineCount(context)
   try:
     _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event,
@@ -245,6 +246,21 @@ def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
   finally:
     if written is not None:
       written.add(shared.value)
+
+
+# Libraries whose threads make a forked child unsafe once they are loaded
+# (a fork copies one thread; gRPC's and TensorFlow's state is left broken).
+_FORK_UNSAFE = ("tensorflow", "grpc")
+
+
+def _start_method(tasks: Sequence[Task]) -> str:
+  """'fork' (fast: the parent's imports and caches are shared), unless a
+  cell uses TensorFlow or this process has already loaded a library that
+  does not survive a fork (a notebook that ran the TFF engine): 'spawn'."""
+  if any(t.cell.uses_tensorflow for t in tasks) or any(
+      name in sys.modules for name in _FORK_UNSAFE):
+    return "spawn"
+  return "fork"
 
 
 def _run_in_processes(tasks, output_dir, workers, cache_dir, ks, on_event,
