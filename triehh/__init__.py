@@ -6,8 +6,9 @@ privacy and utility theory, and an empirical audit of the privacy loss
 (:func:`audit`).
 """
 
-import importlib
 import typing
+
+from triehh.core import lazy_names
 
 if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.analysis.audit import audit
@@ -41,7 +42,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
 # Each public name and the module that defines it. They are imported on
 # first use (PEP 562), so that ``import triehh`` stays cheap: a command-line
 # tool pays only for what it calls (pandas, scipy.stats and TensorFlow are
-# heavy). ``tests/api_test.py`` checks that every name resolves.
+# heavy). ``tests/package_test.py`` checks that every name resolves.
 _PUBLIC = {
     "audit": "triehh.analysis.audit",
     "discover": "triehh.api",
@@ -85,15 +86,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-  """Imports the module of a public name on first use."""
-  module = _PUBLIC.get(name)
-  if module is None:
-    raise AttributeError(f"module 'triehh' has no attribute {name!r}")
-  value = getattr(importlib.import_module(module), name)
-  globals()[name] = value
-  return value
-
-
-def __dir__() -> list[str]:
-  return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = lazy_names.attribute_functions(
+    __name__, globals(), _PUBLIC)

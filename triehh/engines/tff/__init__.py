@@ -13,10 +13,11 @@ worker). Importing this package does not import TensorFlow; its modules do
 name below.
 """
 
-import importlib
 import os
 import sys
 import typing
+
+from triehh.core import lazy_names
 
 # TensorFlow's C++ INFO and WARNING lines (grappler's "Starting new session",
 # cuDNN registration) would otherwise fill a script's or notebook's output
@@ -46,16 +47,5 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC)
 
 
-def __getattr__(name: str):
-  """Imports the module of a public name on first use."""
-  module = _PUBLIC.get(name)
-  if module is None:
-    raise AttributeError(
-        f"module 'triehh.engines.tff' has no attribute {name!r}")
-  value = getattr(importlib.import_module(module), name)
-  globals()[name] = value
-  return value
-
-
-def __dir__() -> list[str]:
-  return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = lazy_names.attribute_functions(
+    __name__, globals(), _PUBLIC)
