@@ -1,8 +1,11 @@
 """Audits Theorem 1 empirically for one configuration (and broken variants).
 
-Worst-case neighbouring populations D and D' = D plus one user; the exact
-privacy loss on the added user's trie path and a Monte Carlo lower bound from
-runs of the fast engine (see :mod:`triehh.analysis.audit`).
+Neighbouring populations D and D' of one family (by default D' is D with one
+user's word replaced by the target word, same n; ``--adjacency=add``: D plus
+one user holding it); the exact privacy loss on the target's trie path and a
+Monte Carlo lower bound from runs of the fast engine (see
+:mod:`triehh.analysis.audit`). Both are lower bounds over that family of
+populations, not certificates: only Theorem 1 proves an epsilon.
 
   python -m experiments.audit_privacy --num_users=10000 --epsilon=2 \\
       --runs_per_side=4000 --variants=correct,theta_one
@@ -43,8 +46,11 @@ shared_flags.DEFINE_values(
     shared_flags.choice_item(privacy_audit.VARIANTS))
 flags.register_validator("runs_per_side", lambda runs: runs != 1,
                          "--runs_per_side must be 0 or at least 2")
-flags.DEFINE_enum("adjacency", "add", list(privacy_audit.ADJACENCIES),
-                  "D' adds a user ('add') or swaps one ('replace').")
+flags.DEFINE_enum("adjacency", "replace", list(privacy_audit.ADJACENCIES),
+                  "D' replaces one user's word by the target (same n, the "
+                  "paper's adjacency) or adds a user holding it ('add').")
+HEADER = ("exact eps: exact loss (a lower bound over the audited family of "
+          "populations, not a certificate); thm eps: Theorem 1's epsilon.")
 
 
 def _fmt(value: float) -> str:
@@ -65,6 +71,7 @@ def main(argv):
         num_users, FLAGS.max_length, theta=FLAGS.theta,
         batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,
         delta=FLAGS.delta, variant=variant, adjacency=FLAGS.adjacency)
+  print(f"adjacency: {FLAGS.adjacency}. {HEADER}")
   print(f"{'variant':>16} {'n':>7} {'L':>3} {'theta':>5} {'m':>5} "
         f"{'thm eps':>8} {'thm delta':>9} {'exact eps':>9} "
         f"{'MC lower':>8} {'MC interval':>19} {'k':>5} {'seconds':>7}  "

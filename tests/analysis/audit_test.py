@@ -97,20 +97,37 @@ def test_replace_adjacency_keeps_size():
   assert pop.num_users == pop_prime.num_users == 400
 
 
+def test_default_adjacency_is_the_papers_replace():
+  """By default D' keeps n users (one word replaced), as docs/privacy.md's
+  adjacency does; adding a user is the option."""
+  setup = pa.make_setup(400, 2, theta=4, batch_size=40)
+  assert setup.adjacency == "replace" and setup.sizes == (400, 400)
+  exact, _ = pa.audit(10**4, 10, epsilon=4.0, num_runs=0)
+  assert exact.setup.adjacency == "replace"
+  added, _ = pa.audit(10**4, 10, epsilon=4.0, num_runs=0, adjacency="add")
+  assert added.setup.sizes == (10**4, 10**4 + 1)
+  replaced = pa.exact_audit(pa.make_setup(10**4, 10, epsilon=4.0,
+                                          adjacency="replace"))
+  assert exact.epsilon == replaced.epsilon != added.epsilon
+
+
+@pytest.mark.parametrize("adjacency", pa.ADJACENCIES)
 @pytest.mark.parametrize("variant", ["correct", "theta_one"])
-def test_unscheduled_variants_run_on_word_counts(variant):
+def test_unscheduled_variants_run_on_word_counts(variant, adjacency):
   """D and D' are given by word counts, and the engine draws the same
   depths and tries from them as from the users listed one by one."""
-  setup = pa.make_setup(300, 2, theta=4, batch_size=30, variant=variant)
+  setup = pa.make_setup(300, 2, theta=4, batch_size=30, variant=variant,
+                        adjacency=adjacency)
+  size_prime = 300 + (adjacency == "add")
   w = pa.TARGET_CHAR * 2
   for k in (0, 35, 299):
     pop, pop_prime = pa.build_populations(setup, k)
     assert not pop.has_user_array and not pop_prime.has_user_array
-    assert (pop.num_users, pop_prime.num_users) == (300, 301)
+    assert (pop.num_users, pop_prime.num_users) == (300, size_prime)
     listed = population_lib.Population.from_user_words(
         [w] * k + [pa.OTHER_WORD] * (300 - k), max_length=2)
     listed_prime = population_lib.Population.from_user_words(
-        [w] * (k + 1) + [pa.OTHER_WORD] * (300 - k), max_length=2)
+        [w] * (k + 1) + [pa.OTHER_WORD] * (size_prime - 1 - k), max_length=2)
     for counted, by_user, neighbour in ((pop, listed, False),
                                         (pop_prime, listed_prime, True)):
       assert counted.ground_truth() == by_user.ground_truth()

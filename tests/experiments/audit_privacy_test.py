@@ -8,7 +8,11 @@ import time
 
 import pytest
 
+from experiments import audit_privacy
 from tests.experiments import drivers
+
+SMALL = ("--num_users=1000", "--theta=12", "--batch_size=32",
+         "--max_length=1", "--runs_per_side=0")
 
 
 def test_prints_theorem_and_audited_epsilon():
@@ -82,9 +86,37 @@ def test_ctrl_c_exits_130_without_a_traceback():
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
       env=dict(os.environ, PYTHONUNBUFFERED="1"))
   # The header is printed once the flags are checked; the runs follow.
+  assert "lower bound" in proc.stdout.readline()
   assert "variant" in proc.stdout.readline()
   time.sleep(1)
   proc.send_signal(signal.SIGINT)
   _, err = proc.communicate(timeout=60)
   assert proc.returncode == 130, err
   assert "Traceback" not in err and err.strip() == "interrupted"
+
+
+def _exact_eps(out: str) -> float:
+  return float([line for line in out.splitlines()
+                if line.split()[:1] == ["correct"]][0].split()[7])
+
+
+def test_exact_loss_is_labelled_a_lower_bound_and_adjacency_defaults():
+  code, out, err = drivers.run_in_process(audit_privacy, *SMALL)
+  assert code == 0, err
+  header = out.splitlines()[0]
+  assert header.startswith("adjacency: replace. exact eps: exact loss (a "
+                           "lower bound over the audited family of "
+                           "populations, not a certificate)"), header
+  _, replaced, _ = drivers.run_in_process(audit_privacy, *SMALL,
+                                          "--adjacency=replace")
+  _, added, _ = drivers.run_in_process(audit_privacy, *SMALL,
+                                       "--adjacency=add")
+  assert added.splitlines()[0].startswith("adjacency: add. ")
+  assert _exact_eps(out) == _exact_eps(replaced) != _exact_eps(added)
+
+
+def test_help_says_lower_bound_and_default_adjacency():
+  out = drivers.run_module("experiments.audit_privacy", "--help")
+  assert "lower bounds over that family" in out.stdout
+  assert "--adjacency: <replace|add>" in out.stdout
+  assert "(default: 'replace')" in out.stdout

@@ -5,11 +5,13 @@ worst cases that the proof of Theorem 1 points at: a base population ``D``
 of ``n`` users in which ``k`` users hold the target word ``w`` (``max_length``
 copies of ``"a"``, so ``w`` has ``L = max_length + 1`` levels with the end
 symbol) and every other user holds a word with another first character; and
-``D' = D`` plus one user holding ``w`` (user-level adjacency, adding a user;
-``adjacency="replace"`` instead swaps one other user for the target, the
-form used in the paper's proof). The audited events are, for every level
-``i``, "``p_i(w)`` is in the trie", "``w`` is discovered", their complements,
-and the whole output trie.
+``D'``: by default (``adjacency="replace"``, the paper's adjacency, same
+``n``) ``D`` with one of those users holding ``w`` instead (on ``w``'s path
+its other word votes as the paper's empty sequence does: never), or with
+``adjacency="add"`` ``D`` plus one user holding ``w``. The audited events
+are, for every level ``i``, "``p_i(w)`` is in the trie", "``w`` is
+discovered", their complements, and the whole output trie. The loss found
+is over this family of populations only: a lower bound, not a certificate.
 
 The vote count of ``p_i(w)`` in a round is the number of sampled holders of
 ``w``, hypergeometric, and ``p_i(w)`` enters the trie iff ``p_{i-1}(w)``
@@ -57,7 +59,7 @@ from triehh.theory import policy
 
 VARIANTS = ("correct", "theta_one", "with_replacement", "double_vote")
 SCHEDULED_VARIANTS = audit_memory.SCHEDULED_VARIANTS
-ADJACENCIES = ("add", "replace")
+ADJACENCIES = ("replace", "add")
 TARGET_CHAR = "a"
 OTHER_WORD = "b"
 # Populations of at most this many users also audit the whole output trie.
@@ -75,7 +77,7 @@ class AuditSetup:
     max_length: characters of the target word; ``max_length + 1`` levels.
     epsilon, delta: Theorem 1's guarantee for ``(n, theta, m, L + 1)``.
     variant: one of ``VARIANTS``.
-    adjacency: ``"add"`` (``D'`` has ``n + 1`` users) or ``"replace"``.
+    adjacency: ``"replace"`` (``D'`` has ``n`` users) or ``"add"`` (``n + 1``).
   """
 
   n: int
@@ -85,7 +87,7 @@ class AuditSetup:
   epsilon: float
   delta: float
   variant: str = "correct"
-  adjacency: str = "add"
+  adjacency: str = "replace"
 
   @property
   def levels(self) -> int:
@@ -105,7 +107,7 @@ class AuditSetup:
 def make_setup(n: int, max_length: int, *, theta: int | None = None,
                batch_size: int | None = None, gamma: float | None = None,
                epsilon: float | None = None, delta: float | None = None,
-               variant: str = "correct", adjacency: str = "add"
+               variant: str = "correct", adjacency: str = "replace"
                ) -> AuditSetup:
   """The setup for theta with batch_size or gamma, or calibrated (eps, delta).
 
@@ -144,7 +146,7 @@ def round_pass(setup: AuditSetup, k: np.ndarray
 
   Args:
     setup: the audited configuration.
-    k: other users holding ``w`` (in ``D``; ``D'`` adds the target).
+    k: other users holding ``w`` (``D'`` also has the target).
 
   Returns:
     ``(q, 1 - q, q', 1 - q')`` for ``D`` and ``D'``, each complement
@@ -198,12 +200,14 @@ class EventBound:
 
 @dataclasses.dataclass(frozen=True)
 class AuditResult:
-  """The audited privacy loss of one setup.
+  """The audited privacy loss of one setup: a lower bound, not a certificate
+  (a loss over the audited family of neighbouring populations only).
 
   Attributes:
     setup: what was audited, with Theorem 1's epsilon and delta.
     method: ``"exact"`` or ``"monte_carlo"``.
-    epsilon: exact loss, or the point estimate of the worst event.
+    epsilon: the exact loss over the family, or the Monte Carlo point
+      estimate of its worst event.
     lower, upper: the Monte Carlo interval for the worst event (``lower`` is
       the empirical lower bound on epsilon); both equal ``epsilon`` if exact.
     confidence: simultaneous confidence of the Monte Carlo bounds.
@@ -474,7 +478,7 @@ def _counts(items: list) -> dict:
 def audit(n: int, max_length: int, *, theta: int | None = None,
           batch_size: int | None = None, gamma: float | None = None,
           epsilon: float | None = None, delta: float | None = None,
-          variant: str = "correct", adjacency: str = "add",
+          variant: str = "correct", adjacency: str = "replace",
           num_runs: int = 2000, confidence: float = 0.95, seed: int = 0
           ) -> tuple[AuditResult, AuditResult]:
   """Audits one configuration: ``(exact result, Monte Carlo result)``.
