@@ -47,6 +47,13 @@ PAPER_TABLE2 = {("triehh", None, 1.0): (0.65, 1.0),
 # SFP's local epsilon the paper states: (setting, central epsilon) -> value.
 PAPER_LOCAL_EPSILON = {("single", 1.0): 4.29, ("single", 4.0): 4.96,
                        ("oov", 1.0): 5.31, ("oov", 4.0): 5.99}
+# The paper's several-words claim (top 200 recalled "with epsilon = 4 and
+# delta < 5 x 10^-9") states this bound on delta, not a formula.
+PAPER_MULTI_DELTA = 5e-9
+# The paper-calibrated settings: the paper's published top 100 words and a
+# tail built from the sample's word counts.
+SEMI_SYNTHETIC = {"single": "single-word", "oov": "OOV"}
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 # OOV words the paper names as discovered ("@dddlovato" in its text is
 # "@ddlovato" in its list).
 PAPER_NAMED_OOV = ("*hugs*", "*sigh*", ":'(", "@tommcfly", "@ddlovato",
@@ -233,3 +240,45 @@ def stat(values: np.ndarray, digits: int = 2) -> tuple[float, float, str]:
   mean, half = mean_ci(values[:, None] if values.ndim == 1 else values)
   mean, half = float(np.ravel(mean)[0]), float(np.ravel(half)[0])
   return mean, half, fmt(mean, half, digits)
+
+
+def sci(value: float, digits: int = 3) -> str:
+  """``value`` with ``digits`` significant digits as ``5.1·10⁻⁴``."""
+  mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+  return f"{mantissa}·10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def achieved_delta(series: Series) -> float:
+  """The largest delta the series' runs record: what their accounting
+  gives at the runs' parameters (Theorem 1's at theta for fixed-size
+  TrieHH, the accountant's for Poisson, the amplification's for SFP)."""
+  return max(float(r["delta"]) for r in series.records)
+
+
+def target_delta(series: Series) -> float:
+  """The delta the series' runs were calibrated for."""
+  return max(float(r["target_delta"]) for r in series.records)
+
+
+def versus_paper_delta(delta: float) -> str:
+  """How ``delta`` relates to the paper's several-words bound."""
+  where = ("below" if delta < PAPER_MULTI_DELTA else
+           "above" if delta > PAPER_MULTI_DELTA else "equal to")
+  return f"{where} the paper's {sci(PAPER_MULTI_DELTA, 1)}"
+
+
+def threshold_share(series: Series) -> str:
+  """theta over the batch m of the series' runs, as ``θ/m = 17/33,586 =
+  5.1·10⁻⁴``: the share of a round's users a prefix needs."""
+  record = series.records[0]
+  theta, m = int(record["theta"]), int(record["batch_size"])
+  return f"θ/m = {theta}/{m:,} = {sci(theta / m, 2)}"
+
+
+def data_label(figure: str) -> str:
+  """The label of a semi-synthetic setting's population (``""`` for the
+  others)."""
+  if figure not in SEMI_SYNTHETIC:
+    return ""
+  return (f"semi-synthetic {SEMI_SYNTHETIC[figure]} population: the "
+          "paper's published top 100 + a tail we built")

@@ -185,6 +185,9 @@ def _runs(lines: list[str], poisson_series: Sequence[numbers.Series],
           "beside them (runs column)." if fewer else "Each Poisson cell has "
           "as many runs as the fixed-size cell beside it."))
   lines.append("")
+  deltas = _several_words_deltas(chosen, series)
+  if deltas:
+    lines += [deltas, ""]
   if multi_note.startswith("not run"):
     lines += [f"Several words: {multi_note}", ""]
 
@@ -199,7 +202,8 @@ def _runs_intro(at: str) -> list[str]:
           "`triehh.theory.poisson.calibrate` at each population's n: "
           "δ = 1/n² with one word per user, δ = 1/(300n) with several "
           "(where the accountant needs no split of δ over the levels, "
-          "which the fixed-size runs' per-round composition takes). Means "
+          "which the fixed-size runs' per-round composition takes); each "
+          "row's achieved δ is printed with its θ. Means "
           "± 95% intervals over the runs.", "",
           "The ceiling is the measure's largest value at the runs' "
           "levels: a word longer than the runs' `max_length` is never "
@@ -208,8 +212,8 @@ def _runs_intro(at: str) -> list[str]:
           "",
           "| row | measure | ε | paper | ours, fixed size (Theorem 1, "
           "one direction) | ours, Poisson (both directions) | ceiling | "
-          "runs (fixed, Poisson) | θ and users per round (fixed; Poisson) "
-          "| data |",
+          "runs (fixed, Poisson) | θ, users per round and δ (fixed; "
+          "Poisson) | data |",
           "|---|---|---|---|---|---|---|---|---|---|"]
 
 
@@ -228,7 +232,7 @@ def _run_row(s: numbers.Series, series: Sequence[numbers.Series]
     f_mean, f_half, f_text = numbers.stat(two_sided.measure(fixed))
     runs = f"{fixed.runs}, {s.runs}"
     fewer = s.runs < fixed.runs
-    params = two_sided.run_parameters(fixed) + "; "
+    params = _parameters(fixed) + "; "
     p_lo, p_hi = p_mean - _half(p_half), p_mean + _half(p_half)
     f_lo, f_hi = f_mean - _half(f_half), f_mean + _half(f_half)
     verdict = ("higher" if p_lo > f_hi else "lower" if p_hi < f_lo
@@ -236,8 +240,40 @@ def _run_row(s: numbers.Series, series: Sequence[numbers.Series]
   line = (f"| {two_sided.LABEL} | {what} | {s.epsilon:g} | "
           f"{two_sided.paper_value(s.figure, s.epsilon)} | {f_text} | "
           f"{p_text} | {two_sided.ceiling(s):.2f} | {runs} | {params}"
-          f"{two_sided.run_parameters(s)} | {s.data} |")
+          f"{_parameters(s)} | {_data(s)} |")
   return line, verdict, fewer
+
+
+def _parameters(s: numbers.Series) -> str:
+  """theta, the users per round and the achieved delta of a series."""
+  return (f"{two_sided.run_parameters(s)}, δ = "
+          f"{numbers.sci(numbers.achieved_delta(s))}")
+
+
+def _data(s: numbers.Series) -> str:
+  """The data column: the semi-synthetic label, if any, and the data."""
+  label = numbers.data_label(s.figure)
+  return f"{label}; {s.data}" if label else s.data
+
+
+def _several_words_deltas(poisson_series: Sequence[numbers.Series],
+                          series: Sequence[numbers.Series]) -> str:
+  """The several-words rows' δ against the paper's bound (``""`` if none)."""
+  parts = []
+  for s in poisson_series:
+    if not (s.figure.startswith("multi") and s.runs):
+      continue
+    fixed = numbers.find(series, "triehh", s.figure, s.epsilon)
+    for name, run in (("fixed size", fixed), ("Poisson", s)):
+      if run is not None:
+        delta = numbers.achieved_delta(run)
+        parts.append(f"{name} at n = {run.n:,}: {numbers.sci(delta)}, "
+                     f"{numbers.versus_paper_delta(delta)}")
+  if not parts:
+    return ""
+  return ("With several words the paper states δ < "
+          f"{numbers.sci(numbers.PAPER_MULTI_DELTA, 1)}; our runs target "
+          "δ = 1/(300n), and achieve: " + "; ".join(parts) + ".")
 
 
 def _half(half: float) -> float:
