@@ -35,18 +35,21 @@ def steady(record: dict) -> dict:
 
 
 def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
+  # The three drivers run in this process, as their entry points would.
+  from experiments import run_sfp  # pylint: disable=g-import-not-at-top
+  from experiments import run_triehh  # pylint: disable=g-import-not-at-top
   common = ("--num_users=20000", "--num_runs=2", "--seed=5", *SMALL_SFP)
-  proc = run_sweep("--algorithms=triehh,sfp", "--epsilons=2", *common,
-                   "--noprogress", f"--output_dir={tmp_path / 'sweep'}")
-  assert proc.returncode == 0, proc.stderr
-  triehh_proc = drivers.run_module(
-      "experiments.run_triehh", "--epsilon=2", "--num_users=20000",
-      "--num_runs=2", "--seed=5", f"--output_dir={tmp_path / 'single'}")
-  sfp_proc = drivers.run_module(
-      "experiments.run_sfp", "--epsilon=2", *common,
-      f"--output_dir={tmp_path / 'single'}")
-  assert triehh_proc.returncode == 0, triehh_proc.stderr
-  assert sfp_proc.returncode == 0, sfp_proc.stderr
+  status, _, err = drivers.run_in_process(
+      sweep, "--algorithms=triehh,sfp", "--epsilons=2", *common,
+      "--noprogress", f"--output_dir={tmp_path / 'sweep'}")
+  assert status == 0, err
+  status, _, err = drivers.run_in_process(
+      run_triehh, "--epsilon=2", "--num_users=20000", "--num_runs=2",
+      "--seed=5", f"--output_dir={tmp_path / 'single'}")
+  assert status == 0, err
+  status, _, err = drivers.run_in_process(
+      run_sfp, "--epsilon=2", *common, f"--output_dir={tmp_path / 'single'}")
+  assert status == 0, err
   swept = read(tmp_path / "sweep")
   single = read(tmp_path / "single")
   assert len(swept) == 4
@@ -150,13 +153,13 @@ def test_cells_of_several_data_sets_and_settings(tmp_path):
 
 def test_rerun_skips_recorded_runs_and_extends_num_runs(tmp_path):
   flags = (*SMALL, "--epsilons=2,4", f"--output_dir={tmp_path}")
-  first = run_sweep(*flags, "--num_runs=2")
-  assert first.returncode == 0, first.stderr
-  assert "4 to run" in first.stdout
-  again = run_sweep(*flags, "--num_runs=2")
-  assert "4 already in" in again.stdout and "0 to run" in again.stdout
-  more = run_sweep(*flags, "--num_runs=3")
-  assert "2 to run" in more.stdout
+  status, first, err = drivers.run_in_process(sweep, *flags, "--num_runs=2")
+  assert status == 0, err
+  assert "4 to run" in first
+  _, again, _ = drivers.run_in_process(sweep, *flags, "--num_runs=2")
+  assert "4 already in" in again and "0 to run" in again
+  _, more, _ = drivers.run_in_process(sweep, *flags, "--num_runs=3")
+  assert "2 to run" in more
   got = read(tmp_path)
   pairs = [(r["config_key"], r["seed"]) for r in got]
   assert len(pairs) == len(set(pairs)) == 6
@@ -329,9 +332,9 @@ def test_iblt_cells_run_resume_and_summarize(tmp_path):
            "--k_anonymities=2", "--iblt_string_max_bytes=3",
            "--iblt_num_rounds=2", "--iblt_capacity=100", "--num_runs=2",
            "--seed=3", "--noprogress", f"--output_dir={tmp_path}")
-  first = run_sweep(*flags)
-  assert first.returncode == 0, first.stderr
-  assert "4 to run" in first.stdout
+  status, first, err = drivers.run_in_process(sweep, *flags)
+  assert status == 0, err
+  assert "4 to run" in first
   got = read(tmp_path)
   by_algorithm = collections.defaultdict(list)
   for record in got:
@@ -384,18 +387,19 @@ def test_iblt_cells_run_resume_and_summarize(tmp_path):
         record["seconds"] / record["num_participants"])
     assert records.RunRecord.from_dict(record).to_dict() == record
   # Run again: every run is recorded, none is run twice.
-  again = run_sweep(*flags)
-  assert again.returncode == 0, again.stderr
-  assert "4 already in" in again.stdout and "0 to run" in again.stdout
+  status, again, err = drivers.run_in_process(sweep, *flags)
+  assert status == 0, err
+  assert "4 already in" in again and "0 to run" in again
   assert read(tmp_path) == got
   # The summary shows IBLT as its own algorithm, with no epsilon.
-  summary = drivers.run_module("experiments.summarize",
-                               f"--output_dir={tmp_path}")
-  assert summary.returncode == 0, summary.stderr
+  from experiments import summarize  # pylint: disable=g-import-not-at-top
+  status, summary_out, err = drivers.run_in_process(
+      summarize, f"--output_dir={tmp_path}")
+  assert status == 0, err
   assert ("iblt (2-anonymity, not DP), default single, n=2,000, "
           f"m={params.batch_size} (TrieHH's at epsilon=8, delta=2.5e-07): "
-          "2 runs") in summary.stdout
-  table = summary.stdout[summary.stdout.index("Table 2"):]
+          "2 runs") in summary_out
+  table = summary_out[summary_out.index("Table 2"):]
   (row,) = [line for line in table.splitlines()
             if line.strip().startswith("iblt")]
   assert row.split()[:6] == ["iblt", "(k=2)", "default", "single", "2,000",
