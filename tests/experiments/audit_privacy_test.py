@@ -15,9 +15,15 @@ SMALL = ("--num_users=1000", "--theta=12", "--batch_size=32",
          "--max_length=1", "--runs_per_side=0")
 
 
+def run(*flags: str) -> subprocess.CompletedProcess:
+  """The driver run in this process, as its entry point would run it."""
+  status, out, err = drivers.run_in_process(audit_privacy, *flags)
+  return subprocess.CompletedProcess(flags, status, out, err)
+
+
 def test_prints_theorem_and_audited_epsilon():
-  out = drivers.run_module(
-      "experiments.audit_privacy", "--num_users=1000", "--theta=12",
+  out = run(
+      "--num_users=1000", "--theta=12",
       "--batch_size=32", "--max_length=1", "--runs_per_side=0",
       "--variants=correct,double_vote")
   assert out.returncode == 0, out.stderr
@@ -29,8 +35,8 @@ def test_prints_theorem_and_audited_epsilon():
 
 
 def test_monte_carlo_columns():
-  out = drivers.run_module(
-      "experiments.audit_privacy", "--num_users=400", "--theta=4",
+  out = run(
+      "--num_users=400", "--theta=4",
       "--batch_size=40", "--max_length=1", "--runs_per_side=50")
   assert out.returncode == 0, out.stderr
   row = [line for line in out.stdout.splitlines()
@@ -44,7 +50,7 @@ def test_bad_input_is_one_error_line():
                 ["--num_users=100", "--theta=4", "--batch_size=10",
                  "--variants=bogus"],
                 ["--num_users=10000", "--epsilon=1"]):
-    out = drivers.run_module("experiments.audit_privacy", *flags)
+    out = run(*flags)
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
@@ -59,7 +65,7 @@ def test_bad_input_is_one_error_line():
     (["--epsilon=inf", "--runs_per_side=0"], "epsilon"),
 ])
 def test_cli_convention_bad_flags(flags, needle):
-  out = drivers.run_module("experiments.audit_privacy", *flags)
+  out = run(*flags)
   assert "Traceback" not in out.stderr
   assert out.returncode == 1, out.stderr
   lines = out.stderr.strip().splitlines()
