@@ -2,6 +2,7 @@
 
 import json
 import math
+import subprocess
 
 import pytest
 
@@ -12,7 +13,10 @@ from triehh.data import synthetic
 
 
 def run_driver(*flags):
-  return drivers.run_module("experiments.run_triehh", *flags)
+  """The driver run in this process, as its entry point would run it."""
+  from experiments import run_triehh  # pylint: disable=g-import-not-at-top
+  status, out, err = drivers.run_in_process(run_triehh, *flags)
+  return subprocess.CompletedProcess(flags, status, out, err)
 
 
 def test_default_data_writes_one_line_per_run(tmp_path):
