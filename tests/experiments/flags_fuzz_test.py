@@ -1,9 +1,9 @@
 """Generated flag sets for the drivers, and writers killed mid-sweep.
 
 Every generated flag set either runs (exit 0) or ends with exit 1 and one
-line starting ``error:``, never a traceback. run_triehh, run_sfp and
-summarize run in this process (their ``main`` under the entry point's flag
-parsing); theory_tables runs as a command.
+line starting ``error:``, never a traceback. run_triehh, run_sfp,
+summarize and theory_tables run in this process (their ``main`` under the
+entry point's flag parsing).
 """
 
 import json
@@ -23,6 +23,7 @@ from experiments import flags as shared_flags
 from experiments import run_sfp
 from experiments import run_triehh
 from experiments import summarize
+from experiments import theory_tables
 from tests.experiments import drivers
 from triehh.runs import records
 
@@ -149,8 +150,8 @@ def test_summarize_flags(results_file, flags):
 @settings(derandomize=True, deadline=None, database=None, max_examples=8)
 @given(flag_sets(THEORY))
 def test_theory_tables_flags(flags):
-  proc = drivers.run_module("experiments.theory_tables", *flags, timeout=120)
-  count("theory_tables", check_outcome(proc.returncode, proc.stderr, flags))
+  code, _, err = drivers.run_in_process(theory_tables, *flags)
+  count("theory_tables", check_outcome(code, err, flags))
 
 
 def test_report_case_counts():

@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 
 from experiments import flags as shared_flags
 from experiments import reproduce_paper
@@ -16,10 +17,16 @@ BEYOND = ("## Beyond the paper: Poisson sampling, a guarantee proven in both "
           "directions")
 
 
+def run(*flags: str) -> subprocess.CompletedProcess:
+  """The driver run in this process, as its entry point would run it."""
+  status, out, err = drivers.run_in_process(reproduce_paper, *flags)
+  return subprocess.CompletedProcess(flags, status, out, err)
+
+
 def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
   out, report = tmp_path / "runs", tmp_path / "report"
   flags = (*TINY, *TABLE, f"--output_dir={out}", f"--report_dir={report}")
-  proc = drivers.run_module("experiments.reproduce_paper", *flags)
+  proc = run(*flags)
   assert proc.returncode == 0, proc.stderr
   # TrieHH: 2 settings x 2 epsilons x 2 runs; SFP: single T=20 and oov
   # T=20, 80, at 2 epsilons, 1 run each; beyond the paper, TrieHH with
@@ -70,7 +77,7 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
       assert f.read(8) == b"\x89PNG\r\n\x1a\n", name
   assert not os.path.exists(report / "fig-recall-multi.png")
   # A second invocation finds every run recorded.
-  again = drivers.run_module("experiments.reproduce_paper", *flags)
+  again = run(*flags)
   assert again.returncode == 0, again.stderr
   assert "14 cells, 0 runs left" in again.stdout
   with open(out / "results.jsonl", encoding="utf-8") as f:
@@ -82,10 +89,8 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
 def test_without_poisson_the_report_has_no_section_beyond_the_paper(
     tmp_path):
   out = tmp_path / "runs"
-  proc = drivers.run_module("experiments.reproduce_paper", *TINY,
-                            "--settings=oov", "--epsilons=4",
-                            "--sfp_runs=0", "--nopoisson",
-                            f"--output_dir={out}")
+  proc = run(*TINY, "--settings=oov", "--epsilons=4", "--sfp_runs=0",
+             "--nopoisson", f"--output_dir={out}")
   assert proc.returncode == 0, proc.stderr
   assert "1 cells, 2 runs left" in proc.stdout
   assert BEYOND not in (out / "REPORT.md").read_text(encoding="utf-8")
