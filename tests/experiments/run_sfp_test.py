@@ -1,6 +1,7 @@
 """End-to-end test of the run_sfp driver."""
 
 import json
+import subprocess
 
 import pytest
 
@@ -10,7 +11,10 @@ from triehh.data import synthetic
 
 
 def run_driver(*flags):
-  return drivers.run_module("experiments.run_sfp", *flags)
+  """The driver run in this process, as its entry point would run it."""
+  from experiments import run_sfp  # pylint: disable=g-import-not-at-top
+  status, out, err = drivers.run_in_process(run_sfp, *flags)
+  return subprocess.CompletedProcess(flags, status, out, err)
 
 
 def test_default_data_writes_one_line_per_run(tmp_path):
