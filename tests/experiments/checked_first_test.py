@@ -142,17 +142,9 @@ def test_unreadable_data_files_name_the_real_cause(no_work, places,
                  f"--csv_out={csv_out}") == (
                      f"error: --csv_out={csv_out}: {places['file']}: Not a "
                      "directory")
-  # A file in a folder without search permission, as the system answers
-  # (a test run as root cannot make one).
+  # A file in a folder without search permission.
   hidden = os.path.join(places["out"], "data.csv")
-  real_open = os.open
-
-  def fake_open(path, *args, **kwargs):
-    if os.fspath(path) == hidden:
-      raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-    return real_open(path, *args, **kwargs)
-
-  monkeypatch.setattr(os, "open", fake_open)
+  drivers.deny_opening(monkeypatch, hidden)
   assert refused(run_triehh, "--dataset=file", f"--data_path={hidden}") == (
       f"error: --data_path={hidden}: Permission denied")
 

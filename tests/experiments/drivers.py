@@ -61,3 +61,18 @@ def run_in_process(module, *flags: str,
     except SystemExit as exit_:
       code = exit_.code
   return code, out.getvalue(), err.getvalue()
+
+
+def deny_opening(monkeypatch, path: str) -> None:
+  """Makes ``os.open(path)`` fail as the system does for a file in a folder
+  without search permission (EACCES), which a test run as root cannot
+  make."""
+  import errno  # pylint: disable=g-import-not-at-top
+  real_open = os.open
+
+  def fake_open(name, *args, **kwargs):
+    if os.fspath(name) == path:
+      raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+    return real_open(name, *args, **kwargs)
+
+  monkeypatch.setattr(os, "open", fake_open)

@@ -10,6 +10,7 @@ import pytest
 
 from experiments import cli
 from experiments import paths
+from tests.experiments import drivers
 
 
 @pytest.fixture
@@ -42,17 +43,9 @@ def test_an_input_file_is_refused_with_the_systems_reason(tmp_path, loop,
 
 def test_a_file_in_an_unreadable_folder_is_not_called_missing(monkeypatch,
                                                               tmp_path):
-  # As the system answers for a file in a folder without search permission
-  # (a test run as root cannot make one).
+  # A file in a folder without search permission.
   hidden = str(tmp_path / "locked" / "data.csv")
-  real_open = os.open
-
-  def fake_open(path, *args, **kwargs):
-    if os.fspath(path) == hidden:
-      raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-    return real_open(path, *args, **kwargs)
-
-  monkeypatch.setattr(os, "open", fake_open)
+  drivers.deny_opening(monkeypatch, hidden)
   with pytest.raises(ValueError,
                      match="^--data_path=.*data.csv: Permission denied$"):
     paths.check_input_file("data_path", hidden)
