@@ -245,29 +245,33 @@ class Trie:
     per_key = 63 // bits
     width = max(len(self.levels) - 1, 1)
     num_keys = -(-width // per_key)
-    words: list[str] = []
-    keys, votes = [], []
+    shifts = bits * np.arange(per_key - 1, -1, -1, dtype=np.int64)
+    # Every word as a row of ``width`` codes, padded with code A (the
+    # empty string, appended to the symbols); the sorted rows viewed as one
+    # string each (numpy drops the padding), so that Python builds the
+    # strings once, in their final order.
+    padded = np.append(symbols, "")
+    rows, keys, votes = [], [], []
     for depth, level in enumerate(self.levels, start=1):
       codes = level.terminated[:, :-1]
       if not codes.shape[0]:
         continue
-      if depth == 1:
-        words.extend([""] * codes.shape[0])
-      else:
-        chars = np.ascontiguousarray(symbols[codes])
-        words.extend(chars.view(f"<U{depth - 1}")[:, 0].tolist())
+      row = np.full((codes.shape[0], width), symbols.size, np.int64)
+      row[:, :depth - 1] = codes
+      rows.append(row)
       ranks = np.zeros((codes.shape[0], num_keys * per_key), np.int64)
       ranks[:, :depth - 1] = rank[codes]
-      shifts = bits * np.arange(per_key - 1, -1, -1, dtype=np.int64)
       keys.append((ranks.reshape(-1, num_keys, per_key) << shifts).sum(axis=2))
       votes.append(level.terminated_votes)
-    if not words:
+    if not rows:
       return {}
     keys_all = np.concatenate(keys)
     votes_all = np.concatenate(votes).astype(np.int64)
     order = np.lexsort((*keys_all.T[::-1], -votes_all))
-    return dict(zip([words[i] for i in order.tolist()],
-                    votes_all[order].tolist()))
+    chars = np.ascontiguousarray(padded[np.concatenate(rows).take(order,
+                                                                  axis=0)])
+    words = chars.view(f"<U{width}")[:, 0]
+    return dict(zip(words.tolist(), votes_all.take(order).tolist()))
 
   def _heavy_hitters_one_by_one(self) -> dict[str, int]:
     found = {}
