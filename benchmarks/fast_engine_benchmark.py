@@ -30,8 +30,10 @@ users (``--several_words_sizes``, 1 to 3 words each), per size:
   searching the whole array, so the contract keeps ``choice``;
 * the fused per-round table next to the three gathers it replaced.
 
-Before all that, for each n in ``--floor_sizes`` (one-word, count level,
-fixed-size batches): the engine's median time per run next to its floor,
+Before all that, for each n in ``--floor_sizes`` (one-word, count level)
+and each sampling of ``--floor_samplings`` (fixed-size batches, the
+paper's; Poisson, ``discover``'s default, whose rounds draw the binomial
+alone): the engine's median time per run next to its floor,
 ``rng.binomial`` over the same cells (per round, one call over the occupied
 cells that the run drew), and their ratio; and, for scale, every draw of
 the contract alone (that binomial, then the top-up's ``choice`` and its
@@ -43,7 +45,7 @@ timings).
       --count_only_sizes=1e9 --several_words_sizes=1e6,1e7 --repeats=7
 
   python -m benchmarks.fast_engine_benchmark --floor_sizes=1e6 \\
-      --floor_repeats=501 --sizes= --count_only_sizes= --several_words_sizes=
+      --floor_samplings=fixed,poisson --floor_repeats=501 --sizes= --count_only_sizes= --several_words_sizes=
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from absl import app
 from absl import flags
 import numpy as np
 
+from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
@@ -78,6 +81,9 @@ flags.DEFINE_float("zipf_exponent", 1.0, "Zipf exponent s of the word law.")
 flags.DEFINE_integer("repeats", 7, "Timed runs per size and sampler.")
 flags.DEFINE_list("floor_sizes", ["1e6"],
                   "Sizes whose runs are timed next to their binomial floor.")
+flags.DEFINE_list("floor_samplings", [choices.FIXED, choices.POISSON],
+                  "Samplings timed next to the floor: fixed (the paper's "
+                  "batches) and poisson (discover's default).")
 flags.DEFINE_integer("floor_repeats", 301,
                      "Runs (seeds) timed next to the floor, per size.")
 
@@ -362,22 +368,34 @@ def _draws(rng: np.random.Generator, rounds_users: list[np.ndarray],
     vote_counts.top_up(users, kept, n, m, rng)
 
 
-def floor_row(n: int) -> None:
-  """The engine's run next to ``rng.binomial`` over the same cells."""
+def floor_row(n: int, sampling: str = choices.FIXED) -> None:
+  """The engine's run next to ``rng.binomial`` over the same cells.
+
+  Fixed-size batches (the paper's) draw a binomial and an exact top-up per
+  round; Poisson sampling (``discover``'s default) draws the binomial
+  only, at the accountant's rate q.
+  """
   pop = zipf_population(n, per_user=False).encode()
   fast_engine.prepare(pop)
-  params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
+  params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon,
+                                 sampling=sampling)
   theta, m = params.theta, params.batch_size
+  rate = params.sampling_rate if sampling == choices.POISSON else None
+  p = rate if rate is not None else m / n
   seeds = range(FLAGS.floor_repeats)
-  cells = [drawn_cells(pop, fast_engine.run(
-      pop, theta=theta, batch_size=m, rng=np.random.default_rng(seed)))
+
+  def engine(rng):
+    return fast_engine.run(pop, theta=theta, batch_size=m, rng=rng,
+                           sampling_rate=rate)
+
+  cells = [drawn_cells(pop, engine(np.random.default_rng(seed)))
            for seed in seeds]
   occupied = [[users[users > 0] for users in run] for run in cells]
-  runs = {"engine": lambda rng, seed: fast_engine.run(
-              pop, theta=theta, batch_size=m, rng=rng),
-          "floor": lambda rng, seed: [rng.binomial(users, m / n)
-                                      for users in occupied[seed]],
-          "draws": lambda rng, seed: _draws(rng, cells[seed], n, m)}
+  runs = {"engine": lambda rng, seed: engine(rng),
+          "floor": lambda rng, seed: [rng.binomial(users, p)
+                                      for users in occupied[seed]]}
+  if rate is None:
+    runs["draws"] = lambda rng, seed: _draws(rng, cells[seed], n, m)
   times = {name: ([], []) for name in runs}
   for seed in seeds:
     for name, run in runs.items():
@@ -387,23 +405,28 @@ def floor_row(n: int) -> None:
       times[name][1].append(cpu)
   wall = {name: _ms(values[0]) for name, values in times.items()}
   cpu = {name: _ms(values[1]) for name, values in times.items()}
-  print(f"n={n:.0e} (word counts), m={m:,}, theta={theta}, "
+  batch = (f"m={m:,}" if rate is None
+           else f"Poisson q={rate:.3g} (m={m:,} expected)")
+  print(f"n={n:.0e} (word counts), {sampling} sampling, {batch}, "
+        f"theta={theta}, "
         f"{statistics.mean(sum(u.size for u in c) for c in occupied):.0f} "
         f"occupied cells per run, {len(seeds)} runs: engine median "
         f"{cpu['engine']:.3f} ms CPU ({wall['engine']:.3f} ms wall); "
         f"binomial floor over the same cells {cpu['floor']:.3f} ms CPU "
         f"({wall['floor']:.3f} ms wall); ratio "
         f"{cpu['engine'] / cpu['floor']:.2f}x CPU "
-        f"({wall['engine'] / wall['floor']:.2f}x wall); every draw of the "
-        f"contract alone {cpu['draws']:.3f} ms CPU "
-        f"({cpu['draws'] / cpu['floor']:.2f}x the floor)", flush=True)
+        f"({wall['engine'] / wall['floor']:.2f}x wall)"
+        + ("" if rate is not None else
+           f"; every draw of the contract alone {cpu['draws']:.3f} ms CPU "
+           f"({cpu['draws'] / cpu['floor']:.2f}x the floor)"), flush=True)
 
 
 def main(argv):
   del argv
   synthetic.english_words()  # load the word list outside the timings
   for n in FLAGS.floor_sizes:
-    floor_row(int(float(n)))
+    for sampling in FLAGS.floor_samplings:
+      floor_row(int(float(n)), sampling)
   print_exponents(one_word_rows())
   for n in FLAGS.several_words_sizes:
     several_words_rows(int(float(n)))
