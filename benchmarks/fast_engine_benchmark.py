@@ -45,7 +45,8 @@ timings).
       --count_only_sizes=1e9 --several_words_sizes=1e6,1e7 --repeats=7
 
   python -m benchmarks.fast_engine_benchmark --floor_sizes=1e6 \\
-      --floor_samplings=fixed,poisson --floor_repeats=501 --sizes= --count_only_sizes= --several_words_sizes=
+      --floor_samplings=fixed,poisson --floor_repeats=501 --sizes= \\
+      --count_only_sizes= --several_words_sizes=
 """
 
 from __future__ import annotations
