@@ -101,6 +101,18 @@ _SLOW_TESTS = {
     "tests/data/tokenize_test.py": (
         "test_sample_matches_the_reference",  # 3.9 s
     ),
+    "tests/discovery/counts_test.py": (
+        "test_discover_with_counts_reports_the_total_and_each_phase",  # 2.5 s
+        "test_several_word_intervals_cover_the_population_frequency",  # 0.7 s
+    ),
+    "tests/theory/counting_test.py": (
+        "test_calibrate_noise_to_total_meets_the_total_tightly",  # 4.1 s
+        "test_repeated_accounting_with_equal_arguments_is_cached",  # 2.1 s
+        "test_calibrate_noise_is_tight",  # 3.1 s
+        "test_calibrate_noise_is_monotone",  # 0.8 s
+        "test_total_is_at_most_requested_with_fixed_discovery",  # 1.4 s
+        "test_total_is_at_most_requested_with_poisson_discovery",  # 1.2 s
+    ),
     "tests/discovery/deny_list_test.py": (
         "test_discover_deny_list_argument",  # 0.52 s
     ),

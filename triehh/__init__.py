@@ -12,6 +12,7 @@ from triehh.core import lazy_names
 
 if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.analysis.audit import audit
+  from triehh.api import count_words
   from triehh.api import discover
   from triehh.api import engine_names
   from triehh.api import register_engine
@@ -27,6 +28,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.core.results import DiscoveryResult
   from triehh.core.results import RunParams
   from triehh.core.results import Unprotected
+  from triehh.core.results import WordCounts
   from triehh.core.trie import Trie
   from triehh.discovery.availability import discover_online
   from triehh.discovery.availability import diurnal
@@ -45,6 +47,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
 # heavy). ``tests/package_test.py`` checks that every name resolves.
 _PUBLIC = {
     "audit": "triehh.analysis.audit",
+    "count_words": "triehh.api",
     "discover": "triehh.api",
     "engine_names": "triehh.api",
     "register_engine": "triehh.api",
@@ -60,6 +63,7 @@ _PUBLIC = {
     "DiscoveryResult": "triehh.core.results",
     "RunParams": "triehh.core.results",
     "Unprotected": "triehh.core.results",
+    "WordCounts": "triehh.core.results",
     "Trie": "triehh.core.trie",
     "discover_online": "triehh.discovery.availability",
     "diurnal": "triehh.discovery.availability",
@@ -82,7 +86,7 @@ __all__ = [
     "register_engine", "top_k",
     "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
-    "diurnal",
+    "diurnal", "WordCounts", "count_words",
 ]
 
 

@@ -1,6 +1,7 @@
 """The facade: ``triehh.discover`` and the engine registry.
 
-:func:`discover` is :func:`triehh.discovery.discover.discover`; engines are
+:func:`discover` is :func:`triehh.discovery.discover.discover` and
+:func:`count_words` :func:`triehh.discovery.counts.count_words`; engines are
 registered by name (:mod:`triehh.engines.registry`).
 """
 
@@ -10,10 +11,11 @@ from collections.abc import Callable
 
 from triehh.core import population as population_lib
 from triehh.core import trie as trie_lib
+from triehh.discovery.counts import count_words
 from triehh.discovery.discover import discover
 from triehh.engines import registry
 
-__all__ = ["discover", "engine_names", "register_engine"]
+__all__ = ["count_words", "discover", "engine_names", "register_engine"]
 
 
 def register_engine(

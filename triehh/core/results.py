@@ -3,7 +3,9 @@
 The ``(epsilon, delta)`` of a run covers the *set* of discovered words and
 prefixes (:attr:`DiscoveryResult.words`, the trie's prefixes), never how
 many votes they got: vote counts are in :attr:`DiscoveryResult.unprotected`,
-for simulation studies only (``docs/privacy.md``).
+for simulation studies only (``docs/privacy.md``). Protected counts of the
+discovered words come from a separate counting phase, :class:`WordCounts`
+(``docs/counts.md``).
 """
 
 from __future__ import annotations
@@ -120,6 +122,75 @@ class Unprotected:
                num_votes=sum(per_round))
 
 
+@dataclasses.dataclass(frozen=True)
+class WordCounts:
+  """Differentially private counts of published words (``docs/counts.md``).
+
+  Slot ``k < K`` is ``words[k]``; the "other" slot holds the users whose
+  word is not among them. Estimates and intervals are users (not votes):
+  ``estimate[k] = noisy_sums[k] / sample_rate``; shares divide by ``n``.
+  The interval is a normal approximation covering both the Gaussian noise
+  and the sampling error (:mod:`triehh.discovery.counts`).
+
+  Attributes:
+    words: the published words counted, in the order given.
+    estimate, lower, upper: per word, the estimated users holding it and
+      its ``confidence`` interval.
+    other_estimate, other_lower, other_upper: the same for "other".
+    noisy_sums: the K + 1 released noisy sums (words, then "other").
+    n: the population size the shares divide by.
+    confidence: the intervals' nominal coverage.
+    noise_std, sample_rate: sigma and q of the counting phase.
+    epsilon, delta: the guarantee covering these counts, and the
+      discovered words when they come from a run (then the total).
+    counting_epsilon, counting_delta: the counting phase alone.
+    discovery_epsilon, discovery_delta: the discovery phase (None for
+      counts of a given list).
+    accounting: how ``(epsilon, delta)`` were obtained, and in which
+      direction(s).
+  """
+
+  words: tuple[str, ...]
+  estimate: tuple[float, ...]
+  lower: tuple[float, ...]
+  upper: tuple[float, ...]
+  other_estimate: float
+  other_lower: float
+  other_upper: float
+  noisy_sums: tuple[float, ...]
+  n: int
+  confidence: float
+  noise_std: float
+  sample_rate: float
+  epsilon: float
+  delta: float
+  counting_epsilon: float
+  counting_delta: float
+  discovery_epsilon: float | None = None
+  discovery_delta: float | None = None
+  accounting: str = ""
+
+  @property
+  def shares(self) -> tuple[float, ...]:
+    """Estimated share of the n users holding each word."""
+    return tuple(e / self.n for e in self.estimate)
+
+  @property
+  def share_lower(self) -> tuple[float, ...]:
+    return tuple(e / self.n for e in self.lower)
+
+  @property
+  def share_upper(self) -> tuple[float, ...]:
+    return tuple(e / self.n for e in self.upper)
+
+  def as_dict(self) -> dict[str, float]:
+    """Word -> estimated users, in the order of :attr:`words`."""
+    return dict(zip(self.words, self.estimate))
+
+  def to_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+
 @dataclasses.dataclass
 class DiscoveryResult:
   """The outcome of one TrieHH run.
@@ -140,6 +211,9 @@ class DiscoveryResult:
     engine: the engine that ran ("fast" or "tff").
     seed: the seed of the run.
     seconds: wall time of the run, population encoding excluded.
+    counts: the protected counts of :attr:`words`
+      (:class:`WordCounts`, whose ``epsilon, delta`` are the total of both
+      phases), or None when counts were not requested.
   """
 
   heavy_hitters: dict[str, int]
@@ -148,6 +222,7 @@ class DiscoveryResult:
   engine: str
   seed: int | None
   seconds: float
+  counts: WordCounts | None = None
 
   @property
   def words(self) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ that run too.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -20,10 +21,12 @@ from triehh.core import population as population_lib
 from triehh.core import results
 from triehh.core import validation
 from triehh.discovery import availability as availability_lib
+from triehh.discovery import counts as counts_lib
 from triehh.discovery import deny_list as deny_list_lib
 from triehh.discovery import passes
 from triehh.discovery import run as discovery_run
 from triehh.engines import registry
+from triehh.theory import counting
 from triehh.theory import policy
 
 
@@ -65,9 +68,11 @@ def discover(user_words, *, epsilon: float | None = None,
              num_passes: int | None = None, composition: str = "best",
              availability=None, calibrate_to: str = "online",
              sampling: str | None = None,
-             sampling_rate: float | None = None,
+             sampling_rate: float | None = None, counts: bool = False,
+             count_share: float | None = None,
+             count_sample_rate: float | None = None,
              **engine_options) -> results.DiscoveryResult:
-  """Discovers heavy hitters with TrieHH.
+  """Discovers heavy hitters with TrieHH (and, optionally, counts them).
 
   Args:
     user_words: one entry per user, a ``str`` (the user's word) or a mapping
@@ -120,6 +125,19 @@ def discover(user_words, *, epsilon: float | None = None,
       for repeated passes, ``availability`` and fixed schedules, which
       support fixed-size batches only.
     sampling_rate: q for ``sampling="poisson"`` with ``theta``.
+    counts: also estimate how many users hold each discovered word, with
+      confidence intervals (``result.counts``, ``docs/counts.md``), within
+      the same budget: ``(epsilon, delta)`` is then the TOTAL, discovery
+      runs at ``1 - count_share`` of it (``result.params``) and counting at
+      the rest; ``result.counts`` reports the total (PLD composition,
+      :func:`triehh.theory.counting.compose`) and each phase. Needs
+      ``epsilon``; not with ``allow_no_guarantee``, ``num_passes``,
+      ``availability`` or ``schedule``.
+    count_share: the share of epsilon and delta spent on counting, in (0,
+      1); default :data:`triehh.discovery.counts.DEFAULT_COUNT_SHARE`.
+    count_sample_rate: the probability that a user joins the counting
+      sample, in (0, 1]; default
+      :data:`triehh.discovery.counts.DEFAULT_COUNT_SAMPLE_RATE`.
     **engine_options: passed to the engine (e.g. TFF workers).
 
   Returns:
@@ -129,6 +147,10 @@ def discover(user_words, *, epsilon: float | None = None,
   max_length = validation.check_int("max_length", max_length)
   if epsilon is not None:
     epsilon = validation.check_positive("epsilon", epsilon)
+  counting_request = _counting_request(
+      counts, count_share, count_sample_rate, epsilon=epsilon,
+      allow_no_guarantee=allow_no_guarantee, num_passes=num_passes,
+      availability=availability, schedule=schedule)
   encoding = population_lib.encoding_options(alphabet, unknown, end_symbol)
   sampling = _sampling(sampling, num_passes=num_passes,
                        availability=availability, schedule=schedule,
@@ -158,15 +180,66 @@ def discover(user_words, *, epsilon: float | None = None,
         calibrate_to=calibrate_to, max_length=max_length, seed=seed,
         engine=engine, word_choice=word_choice,
         num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
-  return run_once(population, max_length=max_length, seed=seed,
-                  engine=engine, epsilon=epsilon, delta=delta, theta=theta,
-                  gamma=gamma, batch_size=batch_size,
-                  num_sub_rounds=num_sub_rounds,
-                  max_num_prefixes=max_num_prefixes,
-                  allow_no_guarantee=allow_no_guarantee,
-                  word_choice=word_choice, schedule=schedule,
-                  sampling=sampling, sampling_rate=sampling_rate,
-                  **engine_options)
+  split = None
+  if counting_request is not None:
+    total_delta = (1.0 / population.num_users**2 if delta is None
+                   else validation.check_probability("delta", delta))
+    split = counting.split_budget(epsilon, total_delta, counting_request[0])
+    epsilon, delta = split.discovery_epsilon, split.discovery_delta
+  result = run_once(population, max_length=max_length, seed=seed,
+                    engine=engine, epsilon=epsilon, delta=delta, theta=theta,
+                    gamma=gamma, batch_size=batch_size,
+                    num_sub_rounds=num_sub_rounds,
+                    max_num_prefixes=max_num_prefixes,
+                    allow_no_guarantee=allow_no_guarantee,
+                    word_choice=word_choice, schedule=schedule,
+                    sampling=sampling, sampling_rate=sampling_rate,
+                    **engine_options)
+  if split is None:
+    return result
+  return dataclasses.replace(result, counts=counts_lib.count_discovered(
+      result, population, epsilon=split.discovery_epsilon
+      + split.counting_epsilon, delta=total_delta,
+      counting_epsilon=split.counting_epsilon,
+      counting_delta=split.counting_delta,
+      sample_rate=counting_request[1], engine=engine))
+
+
+def _counting_request(counts: bool, count_share: float | None,
+                      count_sample_rate: float | None, *,
+                      epsilon: float | None, allow_no_guarantee: bool,
+                      num_passes, availability, schedule
+                      ) -> tuple[float, float] | None:
+  """``(count_share, count_sample_rate)`` with defaults when counts are
+  asked for, else None; a ValueError naming what cannot go with them."""
+  if not isinstance(counts, bool):
+    raise TypeError(f"counts must be True or False, got {counts!r}")
+  if not counts:
+    for name, value in (("count_share", count_share),
+                        ("count_sample_rate", count_sample_rate)):
+      if value is not None:
+        raise ValueError(f"{name}={value} is for counts=True; pass "
+                         "counts=True to count the discovered words")
+    return None
+  if allow_no_guarantee:
+    raise ValueError("counts=True cannot go with allow_no_guarantee=True: "
+                     "the counts' guarantee is composed with discovery's")
+  if epsilon is None:
+    raise ValueError("counts=True needs epsilon (the total budget split "
+                     "between discovery and counting), got epsilon=None")
+  for name, value in (("num_passes", num_passes),
+                      ("availability", availability),
+                      ("schedule", schedule)):
+    if value is not None:
+      raise ValueError(f"counts=True is not supported with {name} (got "
+                       f"{name}={value!r}): run one pass, everyone online, "
+                       "with random sampling")
+  share = counting.check_count_share(
+      counts_lib.DEFAULT_COUNT_SHARE if count_share is None else count_share)
+  rate = counting.check_sample_rate(
+      counts_lib.DEFAULT_COUNT_SAMPLE_RATE if count_sample_rate is None
+      else count_sample_rate)
+  return share, rate
 
 
 def run_once(population: population_lib.Population, *, max_length: int,

@@ -20,11 +20,26 @@ sub-rounds per level, and the aggregation process's state);
 a :class:`~triehh.engines.tff.computations.RoundOutput` (the level's votes,
 whether the level is done, the aggregation's measurements).
 
+Counting: with ``counting_noise_std=sigma`` the process also has a
+``count`` computation, the counting phase of the same pipeline: once the
+discovery rounds are done, ``count(state, clients)`` has a fresh sample of
+clients count the discovered words of ``state`` (one word each, a one-hot
+vector over the words plus "other") through a TFF DP aggregator, and
+:func:`decode_counts` names the noisy counts (see
+:mod:`triehh.engines.tff.counting`)::
+
+  process = build_triehh_process("mnostu", 4, 2, counting_noise_std=3.0)
+  ...  # the discovery rounds, as above
+  output = process.count(state, [codes_1, codes_2, ...])
+  decode_counts(state, output, "mnostu")  # ({'sun': 41.7, ...}, other)
+
 Privacy: the (epsilon, delta) of the paper's Theorem 1 holds when the
 clients of each round are a uniform sample of the population (of the size
 or rate that theta was calibrated for, :func:`triehh.calibrate`) and each
 casts at most one vote (``max_user_contribution=1``). Choosing the clients
-is the caller's loop's job here.
+is the caller's loop's job here. The counting round is the Gaussian
+mechanism of sensitivity 1 on a Poisson sample of its own; its
+(epsilon, delta) composes with the discovery's.
 """
 
 from __future__ import annotations
@@ -37,6 +52,7 @@ import tensorflow_federated as tff
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import ranking
 from triehh.engines.tff import computations
+from triehh.engines.tff import counting as counting_lib
 
 # The vote capacity when neither it nor max_num_prefixes is given.
 DEFAULT_VOTE_CAPACITY = 64
@@ -52,6 +68,8 @@ def as_alphabet(alphabet: AlphabetLike) -> alphabet_lib.Alphabet:
   return alphabet_lib.Alphabet.of(alphabet)
 
 
+# Long function: the docstring documents every argument of the public
+# constructor.
 def build_triehh_process(
     alphabet: AlphabetLike, max_length: int, theta: int, *,
     max_num_prefixes: int | None = None, num_sub_rounds: int = 1,
@@ -59,7 +77,11 @@ def build_triehh_process(
     client_data: str = computations.DATASET,
     max_user_contribution: int = 1,
     aggregation_factory: tff.aggregators.UnweightedAggregationFactory | None
-    = None) -> tff.templates.IterativeProcess:
+    = None,
+    counting_noise_std: float | None = None,
+    counting_mechanism: str = counting_lib.GAUSSIAN,
+    counting_expected_clients: int | None = None,
+    word_capacity: int | None = None) -> tff.templates.IterativeProcess:
   """The TrieHH ``tff.templates.IterativeProcess``.
 
   Args:
@@ -86,11 +108,23 @@ def build_triehh_process(
       ``tff.aggregators.SecureSumFactory(upper_bound_threshold=c,
       lower_bound_threshold=0)`` with ``c = max_user_contribution``, or
       :class:`~triehh.engines.tff.computations.SecureSumBitwidthFactory`.
+    counting_noise_std: sigma; if given, the process is a
+      :class:`TrieHHProcess`, whose ``count`` adds N(0, sigma^2) noise to
+      each word's count (``None``: no counting round).
+    counting_mechanism: ``"gaussian"`` (TFF's
+      ``DifferentiallyPrivateFactory`` with a ``GaussianSumQuery``) or
+      ``"distributed_discrete_gaussian"`` (clients add discrete Gaussian
+      shares, summed securely; see :mod:`triehh.engines.tff.counting`).
+    counting_expected_clients: clients expected in the counting round (the
+      distributed mechanism splits the noise among them).
+    word_capacity: words the counting vectors hold (a state with more fails
+      ``count``); ``None``: 64.
 
   Returns:
     The process: ``initialize() -> ServerState`` (the root-only trie),
     ``next(state, clients) -> (ServerState, RoundOutput)`` with ``clients``
-    a list of client data.
+    a list of client data; and with ``counting_noise_std``,
+    ``count(state, clients) -> CountOutput`` (:class:`TrieHHProcess`).
   """
   alphabet = as_alphabet(alphabet)
   if vote_capacity is None:
@@ -102,9 +136,47 @@ def build_triehh_process(
       vote_capacity=int(vote_capacity), client_mode=client_data,
       max_user_contribution=int(max_user_contribution),
       characters=characters if client_data == computations.DATASET else "")
-  return computations.build_process(
+  process = computations.build_process(
       spec, theta=theta, max_num_prefixes=max_num_prefixes,
       num_sub_rounds=num_sub_rounds, aggregation_factory=aggregation_factory)
+  return _with_counting(process, spec, counting_noise_std, counting_mechanism,
+                        counting_expected_clients, word_capacity)
+
+
+def _with_counting(process: tff.templates.IterativeProcess,
+                   spec: computations.ProcessSpec, noise_std: float | None,
+                   mechanism: str, expected_clients: int | None,
+                   word_capacity: int | None
+                   ) -> tff.templates.IterativeProcess:
+  """``process``, with its counting round if ``noise_std`` is given."""
+  if noise_std is None:
+    if word_capacity is not None or expected_clients is not None:
+      raise ValueError("word_capacity and counting_expected_clients need "
+                       "counting_noise_std (the counting round)")
+    return process
+  counting = counting_lib.CountingSpec(noise_std, mechanism,
+                                       expected_clients=expected_clients)
+  count = counting_lib.counting_round_computation(
+      spec, process.state_type.member, counting,
+      counting_lib.DEFAULT_WORD_CAPACITY if word_capacity is None
+      else int(word_capacity))
+  return TrieHHProcess(process, count)
+
+
+class TrieHHProcess(tff.templates.IterativeProcess):
+  """The TrieHH process with its counting round, ``count``."""
+
+  def __init__(self, process: tff.templates.IterativeProcess,
+               count: tff.Computation):
+    super().__init__(process.initialize, process.next)
+    self._count = count
+
+  @property
+  def count(self) -> tff.Computation:
+    """``(state, clients) -> CountOutput``: the noisy counts of the words of
+    ``state`` (discovery order, then "other") over ``clients``, a fresh
+    sample of client data of the process's kind."""
+    return self._count
 
 
 def _field(state, name: str) -> np.ndarray:
@@ -133,3 +205,22 @@ def decode_frontier(state: computations.ServerState,
   deepest level, in lexicographic order (``[""]``, the root, initially)."""
   alphabet = as_alphabet(alphabet)
   return [alphabet.decode(row) for row in _field(state, "frontier")]
+
+
+def decode_counts(state: computations.ServerState,
+                  output: counting_lib.CountOutput | np.ndarray,
+                  alphabet: AlphabetLike) -> tuple[dict[str, float], float]:
+  """``({word: noisy count}, other's noisy count)`` of a counting round over
+  ``state``'s words (``output``: what ``count`` returned, or its counts);
+  words in discovery order."""
+  alphabet = as_alphabet(alphabet)
+  if isinstance(output, Mapping) or hasattr(output, "counts"):
+    output = _field(output, "counts")
+  counts = np.asarray(output, dtype=np.float64).reshape(-1)
+  codes = _field(state, "heavy_hitters")
+  if counts.size != codes.shape[0] + 1:
+    raise ValueError(f"{counts.size} counts for {codes.shape[0]} words: "
+                     "expected one per word and one for other")
+  words = {alphabet.decode_word(row): float(c)
+           for row, c in zip(codes, counts)}
+  return words, float(counts[-1])

@@ -1,0 +1,141 @@
+"""Tests of protected counts (triehh/discovery/counts.py) and of
+``discover(counts=True)``."""
+
+import math
+
+import numpy as np
+import pytest
+
+import triehh
+from triehh.core.population import Population
+from triehh.discovery import counts
+from triehh.engines import counting as engine_counting
+
+_USERS = ["sun"] * 300 + ["moon"] * 200 + ["star"] * 100 + [
+    f"w{i}" for i in range(400)]
+
+
+def test_estimate_is_the_scaled_sum_with_noise_and_sampling_variance():
+  est, lower, upper = counts.estimate(np.array([50.0, -4.0]), 0.5, 2.0,
+                                      confidence=0.95)
+  assert est.tolist() == [100.0, -8.0]
+  z = 1.959963984540054
+  # c (1 - q) / q + sigma^2 / q^2, c clipped at 0.
+  assert upper[0] - est[0] == pytest.approx(z * math.sqrt(100 + 16))
+  assert est[1] - lower[1] == pytest.approx(z * math.sqrt(16))
+  _, low3, _ = counts.estimate(np.array([50.0]), 0.5, 2.0,
+                               several_words=True)
+  assert est[0] - low3[0] == pytest.approx(z * math.sqrt(100 + 16 + 100))
+
+
+@pytest.mark.parametrize("rate, std", [(0.5, 3.0), (1.0, 2.0), (0.1, 0.5)])
+def test_intervals_cover_at_their_nominal_rate(rate, std):
+  truth = np.array([400, 100, 20, 3], dtype=np.int64)
+  seeds = 2000
+  hits = np.zeros(truth.size)
+  for seed in range(seeds):
+    sums = engine_counting.noisy_counts(truth, rate, std,
+                                        np.random.default_rng(seed))
+    _, lower, upper = counts.estimate(sums, rate, std, 0.9)
+    hits += (lower <= truth) & (truth <= upper)
+  # Monte Carlo error of a 0.9 coverage over 2000 seeds: 4 standard errors.
+  tolerance = 4 * math.sqrt(0.9 * 0.1 / seeds)
+  big = hits[:3] / seeds if rate > 0.2 else hits[:2] / seeds
+  np.testing.assert_allclose(big, 0.9, atol=tolerance)
+
+
+def test_several_word_intervals_cover_the_population_frequency():
+  pop = Population.from_user_words([{"a": 1, "b": 1}] * 300
+                                   + [{"a": 3, "c": 1}] * 100)
+  truth = pop.true_weights[[list(pop.vocabulary).index("a")]]
+  seeds, hits = 600, 0
+  for seed in range(seeds):
+    rng = np.random.default_rng(seed)
+    sums = counts.noisy_sums(pop, ["a"], 0.5, 2.0, rng)
+    _, lower, upper = counts.estimate(sums, 0.5, 2.0, 0.9,
+                                      several_words=True)
+    hits += int(lower[0] <= truth[0] <= upper[0])
+  assert hits / seeds >= 0.9 - 4 * math.sqrt(0.09 / seeds)  # conservative
+
+
+@pytest.mark.parametrize("words, match", [
+    ([], "words is empty"),
+    (["sun", "sun"], "'sun' twice"),
+    (["sun", "s!n"], "'!' outside the alphabet"),
+    (["sunshine"], "longer than max_length=4"),
+    (["sun", ""], "non-empty strings"),
+])
+def test_count_words_refuses_a_list_that_is_not_published(words, match):
+  with pytest.raises(ValueError, match=match):
+    counts.count_words(["sun", "moon"], words, epsilon=1.0, max_length=4)
+
+
+def test_count_words_refuses_a_single_string():
+  with pytest.raises(TypeError, match="words must be a sequence"):
+    counts.count_words(["sun"], "sun", epsilon=1.0)
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.5])
+def test_count_words_refuses_a_sample_rate_outside(rate):
+  with pytest.raises(ValueError, match=f"count_sample_rate={rate}"):
+    counts.count_words(["sun"], ["sun"], epsilon=1.0, sample_rate=rate)
+
+
+def test_count_words_is_consistent():
+  result = triehh.count_words(_USERS, ["moon", "sun"], epsilon=2.0,
+                              delta=1e-6, sample_rate=1.0, seed=4)
+  assert result.words == ("moon", "sun")
+  assert result.estimate == result.noisy_sums[:2]
+  assert result.other_estimate == result.noisy_sums[2]
+  assert result.shares == tuple(e / 1000 for e in result.estimate)
+  assert all(lo < e < up for lo, e, up in zip(result.lower, result.estimate,
+                                              result.upper))
+  assert result.epsilon <= 2.0 and result.delta == 1e-6
+  assert result.discovery_epsilon is None
+  assert abs(result.estimate[0] - 200) < 6 * result.noise_std
+  again = triehh.count_words(_USERS, ["moon", "sun"], epsilon=2.0,
+                             delta=1e-6, sample_rate=1.0, seed=4)
+  assert again == result
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(count_share=0.3), "count_share=0.3 is for counts=True"),
+    (dict(count_sample_rate=0.3), "count_sample_rate=0.3 is for counts=True"),
+    (dict(counts=True, count_share=0.0), "count_share=0.0"),
+    (dict(counts=True, count_share=1.0), "count_share=1.0"),
+    (dict(counts=True, count_sample_rate=0.0), "count_sample_rate=0.0"),
+    (dict(counts=True, count_sample_rate=2.0), "count_sample_rate=2.0"),
+    (dict(counts=True, allow_no_guarantee=True), "allow_no_guarantee=True"),
+    (dict(counts=True, epsilon=None, theta=5, batch_size=100),
+     "counts=True needs epsilon"),
+    (dict(counts=True, num_passes=2), "with num_passes"),
+    (dict(counts=True, availability=0.5), "with availability"),
+    (dict(counts=True, schedule=[np.arange(10)]), "with schedule"),
+])
+def test_discover_refuses_what_counts_cannot_go_with(kwargs, match):
+  kwargs = {"epsilon": 4.0, **kwargs}
+  with pytest.raises(ValueError, match=match):
+    triehh.discover(_USERS, **kwargs)
+
+
+def test_discover_without_counts_has_none():
+  result = triehh.discover(_USERS * 20, epsilon=4.0, sampling="fixed")
+  assert result.counts is None
+
+
+def test_discover_with_counts_reports_the_total_and_each_phase():
+  result = triehh.discover(_USERS * 20, epsilon=4.0, delta=1e-8,
+                           sampling="fixed", counts=True, count_share=0.3,
+                           count_sample_rate=0.5, seed=1)
+  found = result.counts
+  assert found.words == result.words and found.words
+  assert found.epsilon <= 4.0 and found.delta == 1e-8
+  assert result.params.epsilon <= 0.7 * 4.0
+  assert result.params.epsilon == found.discovery_epsilon
+  assert found.discovery_delta + found.counting_delta == pytest.approx(1e-8)
+  assert "one direction" in found.accounting
+  assert found.sample_rate == 0.5
+  assert found.n == 20000
+  truth = {"sun": 6000, "moon": 4000, "star": 2000}
+  for word, low, up in zip(found.words, found.lower, found.upper):
+    assert low <= truth[word] <= up

@@ -1,0 +1,165 @@
+"""Tests of the counting phase's accounting (triehh/theory/counting.py)."""
+
+import math
+
+import pytest
+
+from triehh.core import choices
+from triehh.theory import counting
+from triehh.theory import poisson
+from triehh.theory import policy
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0, 1.5, -0.2, math.nan])
+def test_split_budget_refuses_a_share_outside_the_open_interval(share):
+  with pytest.raises(ValueError, match=rf"count_share=.*{share}"):
+    counting.split_budget(4.0, 1e-8, share)
+
+
+def test_split_budget_gives_each_phase_its_share():
+  split = counting.split_budget(4.0, 1e-8, 0.25)
+  assert split.counting_epsilon == pytest.approx(1.0)
+  assert split.discovery_epsilon == pytest.approx(3.0)
+  assert split.counting_delta == pytest.approx(2.5e-9)
+  assert split.discovery_delta == pytest.approx(7.5e-9)
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.5, -1.0])
+def test_check_sample_rate_names_the_argument(rate):
+  with pytest.raises(ValueError, match=rf"count_sample_rate={rate}"):
+    counting.check_sample_rate(rate)
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.3, 0.02])
+def test_calibrate_noise_is_tight(rate):
+  sigma = counting.calibrate_noise(1.0, 1e-8, rate)
+  assert counting.gaussian_epsilon(sigma, rate, 1e-8) <= 1.0
+  assert counting.gaussian_epsilon(sigma * 0.99, rate, 1e-8) > 1.0
+
+
+def test_calibrate_noise_is_monotone():
+  by_epsilon = [counting.calibrate_noise(e, 1e-8, 1.0) for e in (1, 2)]
+  assert by_epsilon[0] > by_epsilon[1]
+  by_delta = [counting.calibrate_noise(1.0, d, 1.0) for d in (1e-8, 1e-6)]
+  assert by_delta[0] > by_delta[1]
+  by_rate = [counting.calibrate_noise(1.0, 1e-8, q) for q in (0.3, 1.0)]
+  assert by_rate[0] < by_rate[1]  # amplification by sampling
+
+
+@pytest.mark.parametrize("rate", [0.5, 0.05])
+def test_gaussian_epsilon_is_the_worse_direction(rate):
+  # pylint: disable=protected-access
+  pld = counting.gaussian_pld(2.0, rate)
+  remove = pld._pmf_remove.get_epsilon_for_delta(1e-8)
+  add = pld._pmf_add.get_epsilon_for_delta(1e-8)
+  assert remove != add  # subsampling makes the directions differ
+  assert counting.gaussian_epsilon(2.0, rate, 1e-8) == max(remove, add)
+  assert remove > add  # here REMOVE (the user present) dominates
+
+
+def _poisson_params(n, delta, rate=0.05, theta=12, max_length=4):
+  return policy.resolve_params(n, max_length, theta=theta,
+                               sampling_rate=rate, delta=delta,
+                               sampling=choices.POISSON)
+
+
+def _fixed_params(n, epsilon, delta):
+  return policy.resolve_params(n, 4, epsilon=epsilon, delta=delta,
+                               sampling=choices.FIXED)
+
+
+# Each accounting call costs ~0.1-1 s: the grids below are pairwise covering
+# arrays (every pair of values of any two parameters appears once) instead
+# of the full 2 x 2 x 2 products.
+_PAIRWISE = [(0, 0, 0), (0, 1, 1), (1, 0, 1), (1, 1, 0)]
+
+
+def _pairwise(first, second, third):
+  return [(first[i], second[j], third[k]) for i, j, k in _PAIRWISE]
+
+
+@pytest.mark.parametrize("delta, share, rate",
+                         _pairwise([1e-6, 1e-10], [0.2, 0.5], [1.0, 0.2]))
+def test_total_is_at_most_requested_with_poisson_discovery(delta, share,
+                                                           rate):
+  discovery = _poisson_params(10**5, delta * (1 - share))
+  epsilon = discovery.epsilon / (1 - share)  # discovery used its share
+  sigma = counting.calibrate_noise(share * epsilon, share * delta, rate)
+  total = counting.compose(discovery, sigma, rate, delta)
+  assert total.epsilon <= epsilon
+  assert total.delta == delta
+  assert total.pld_epsilon < total.basic_epsilon  # the PLD is tighter
+  assert total.two_sided
+  assert total.counting_epsilon <= share * epsilon + 1e-9
+
+
+@pytest.mark.parametrize("epsilon, share, rate",
+                         _pairwise([1.0, 4.0], [0.2, 0.5], [1.0, 0.2]))
+def test_total_is_at_most_requested_with_fixed_discovery(epsilon, share,
+                                                         rate):
+  delta = 1e-8
+  discovery = _fixed_params(10**5, epsilon * (1 - share), delta * (1 - share))
+  sigma = counting.calibrate_noise(share * epsilon, share * delta, rate)
+  total = counting.compose(discovery, sigma, rate, delta)
+  assert total.epsilon <= epsilon
+  assert not total.two_sided
+  assert "one direction" in total.accounting
+  assert "Theorem 1" in total.accounting
+
+
+def test_a_negligible_counting_phase_leaves_discovery_epsilon():
+  discovery = _poisson_params(10**5, 1e-8)
+  total = counting.compose(discovery, 1e4, 1.0, 2e-8)
+  alone = poisson.epsilon_for_delta(discovery.sampling_rate, discovery.theta,
+                                    discovery.levels, 2e-8)
+  assert total.epsilon == pytest.approx(alone, abs=5e-3)
+
+
+def test_fixed_discovery_pld_is_its_epsilon_delta():
+  discovery = _fixed_params(10**5, 2.0, 1e-8)
+  pld = counting.discovery_pld(discovery)
+  assert pld.get_epsilon_for_delta(discovery.delta) == pytest.approx(
+      discovery.epsilon, abs=2e-3)
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "fixed"])
+def test_calibrate_noise_to_total_meets_the_total_tightly(sampling):
+  if sampling == "poisson":
+    discovery = _poisson_params(10**5, 5e-9)
+  else:
+    discovery = _fixed_params(10**5, 2.0, 5e-9)
+  epsilon = discovery.epsilon + 1.0
+  sigma = counting.calibrate_noise_to_total(discovery, epsilon, 1e-8, 0.5)
+  assert counting.compose(discovery, sigma, 0.5, 1e-8).epsilon <= epsilon
+  assert counting.compose(discovery, sigma / 1.01, 0.5,
+                          1e-8).epsilon > epsilon
+  assert sigma < counting.calibrate_noise(1.0, 5e-9, 0.5)
+
+
+def test_repeated_accounting_with_equal_arguments_is_cached():
+  discovery = _fixed_params(10**5, 2.0, 5e-9)
+  epsilon = discovery.epsilon + 1.0
+  first = counting.calibrate_noise_to_total(discovery, epsilon, 1e-8, 0.5)
+  hits = counting.calibrate_noise_to_total.cache_info().hits
+  again = counting.calibrate_noise_to_total(
+      _fixed_params(10**5, 2.0, 5e-9), epsilon, 1e-8, 0.5)  # an equal copy
+  assert again == first
+  assert counting.calibrate_noise_to_total.cache_info().hits == hits + 1
+  total = counting.compose(discovery, first, 0.5, 1e-8)
+  hits = counting.compose.cache_info().hits
+  assert counting.compose(discovery, first, 0.5, 1e-8) == total
+  assert counting.compose.cache_info().hits == hits + 1
+
+
+def test_compose_refuses_a_delta_discovery_used_up():
+  discovery = _poisson_params(10**5, 1e-8)
+  with pytest.raises(ValueError, match="delta=1e-08 leaves nothing"):
+    counting.compose(discovery, 1.0, 1.0, 1e-8)
+
+
+def test_compose_refuses_a_run_without_guarantee():
+  params = policy.resolve_params(100, 4, theta=1, gamma=5.0,
+                                 allow_no_guarantee=True)
+  assert not params.has_guarantee
+  with pytest.raises(ValueError, match="without a privacy guarantee"):
+    counting.compose(params, 1.0, 1.0, 0.5)

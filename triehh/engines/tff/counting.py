@@ -1,0 +1,353 @@
+"""The counting phase as TFF computations: differentially private word counts.
+
+Once TrieHH has published its words, a second, fresh sample of users counts
+them. The domain is closed and public: the ``K`` discovered words plus an
+"other" slot, ``K + 1`` slots. Every user joins the counting sample
+independently with probability ``q`` (Poisson sampling); a sampled client
+sends the one-hot vector of its slot (the zero vector if it has no word),
+and the ``K + 1`` sums are released with i.i.d. Gaussian noise of standard
+deviation ``sigma``. A one-hot vector has L2 norm 1, so the clip at 1 never
+changes it and one user moves the sums by at most 1 in L2: the Gaussian
+mechanism of sensitivity 1. :mod:`triehh.engines.counting` is the same
+mechanism in numpy (per slot ``Binomial(c_k, q) + N(0, sigma^2)``); the two
+agree in distribution, not draw by draw (TensorFlow's noise is not
+numpy's).
+
+The sums are TFF's DP aggregators, not noise added here:
+
+* ``"gaussian"`` (central DP): ``tff.aggregators.DifferentiallyPrivateFactory``
+  with tensorflow_privacy's ``GaussianSumQuery(l2_norm_clip=1, stddev=sigma)``;
+  the server sees the exact sum and adds the noise.
+* ``"distributed_discrete_gaussian"``: ``tff.aggregators.DistributedDpSumFactory``
+  with ``mechanism="distributed_dgauss"``: every client rotates, scales and
+  rounds its vector to integers and adds its own discrete Gaussian share of
+  the noise (central standard deviation ``sigma`` when ``expected_clients``
+  clients take part), and the shares are added by a secure sum modulo
+  ``2**bits``. The server never sees an un-noised sum; the result is
+  approximately, not exactly, the central mechanism's (rounding, and a
+  noise variance proportional to the clients that actually took part).
+  TFF's C++ runtime computes secure sums in the clear
+  (:mod:`triehh.engines.tff.runtime`).
+
+Entry points: :func:`noisy_counts_tff` (slot indices in, noisy counts out,
+the TFF twin of :func:`triehh.engines.counting.noisy_counts`), and
+:func:`counting_round_computation`, the counting round over a TrieHH server
+state that :func:`triehh.engines.tff.process.build_triehh_process` adds to
+its process as ``count``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_federated as tff
+import tensorflow_privacy as tfp
+# TFF 0.87 exports this sum only wrapped in a mean
+# (tff.learning.ddp_secure_aggregator); the counts need the sum.
+from tensorflow_federated.python.aggregators import distributed_dp
+
+from triehh.engines.tff import clients
+from triehh.engines.tff import runtime as runtime_lib
+
+GAUSSIAN = "gaussian"
+DISTRIBUTED_DISCRETE_GAUSSIAN = "distributed_discrete_gaussian"
+MECHANISMS = (GAUSSIAN, DISTRIBUTED_DISCRETE_GAUSSIAN)
+
+# A client's one-hot vector has L2 norm 1: the clip and the sensitivity.
+L2_CLIP = 1.0
+# The secure sum's field is 2**bits (TFF allows at most 22 bits).
+DEFAULT_BITS = 20
+# Words the counting round's client vectors hold when not given.
+DEFAULT_WORD_CAPACITY = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class CountingSpec:
+  """How the counting round sums.
+
+  Attributes:
+    noise_std: sigma, the standard deviation of the noise on every slot's
+      sum (>= 0; 0 releases the exact sums, with no privacy).
+    mechanism: ``"gaussian"`` or ``"distributed_discrete_gaussian"``.
+    expected_clients: clients expected per counting round (the sampling
+      rate times the users); the distributed mechanism splits the noise into
+      this many client shares. Required by it, ignored by ``"gaussian"``.
+    bits: the distributed mechanism's secure-sum bit width (at most 22).
+  """
+
+  noise_std: float
+  mechanism: str = GAUSSIAN
+  expected_clients: int | None = None
+  bits: int = DEFAULT_BITS
+
+  def __post_init__(self):
+    check_noise_std(self.noise_std)
+    if self.mechanism not in MECHANISMS:
+      raise ValueError(f"mechanism must be one of {MECHANISMS}, got "
+                       f"{self.mechanism!r}")
+    if self.mechanism == DISTRIBUTED_DISCRETE_GAUSSIAN:
+      if self.expected_clients is None or int(self.expected_clients) < 1:
+        raise ValueError("expected_clients must be >= 1 for the "
+                         f"{DISTRIBUTED_DISCRETE_GAUSSIAN!r} mechanism, got "
+                         f"{self.expected_clients}")
+      if not 1 <= self.bits <= 22:
+        raise ValueError(f"bits must be in [1, 22], got {self.bits}")
+
+  def factory(self) -> tff.aggregators.UnweightedAggregationFactory:
+    """The TFF DP aggregation factory of this spec."""
+    if self.mechanism == GAUSSIAN:
+      return tff.aggregators.DifferentiallyPrivateFactory(
+          tfp.GaussianSumQuery(l2_norm_clip=L2_CLIP,
+                               stddev=float(self.noise_std)))
+    return distributed_dp.DistributedDpSumFactory(
+        noise_multiplier=float(self.noise_std) / L2_CLIP,
+        expected_clients_per_round=int(self.expected_clients),
+        bits=int(self.bits), l2_clip=L2_CLIP, mechanism="distributed_dgauss")
+
+
+class CountOutput(NamedTuple):
+  """What a counting round returns.
+
+  Attributes:
+    counts: ``float32 [K + 1]`` the noisy sums: one per discovered word (in
+      the order of ``ServerState.heavy_hitters``, discovery order), then
+      "other".
+    measurements: the DP aggregation process's measurements.
+  """
+
+  counts: object
+  measurements: object = ()
+
+
+def check_noise_std(noise_std: float) -> None:
+  """Raises ValueError unless ``noise_std`` is finite and >= 0."""
+  if not (isinstance(noise_std, (int, float, np.integer, np.floating))
+          and math.isfinite(noise_std) and noise_std >= 0):
+    raise ValueError(f"noise_std must be a finite number >= 0, got "
+                     f"{noise_std!r}")
+
+
+def check_arguments(items: np.ndarray, num_slots: int, sample_rate: float,
+                    noise_std: float) -> np.ndarray:
+  """The checked items (``int64 [n]``, each in ``[-1, num_slots)``);
+  ValueError naming the first bad argument."""
+  if isinstance(num_slots, bool) or not isinstance(
+      num_slots, (int, np.integer)) or num_slots < 1:
+    raise ValueError(f"num_slots must be an integer >= 1, got {num_slots!r}")
+  if not (isinstance(sample_rate, (int, float, np.integer, np.floating))
+          and 0 < sample_rate <= 1):
+    raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+  check_noise_std(noise_std)
+  array = np.asarray(items)
+  if array.ndim != 1 or (array.size and not np.issubdtype(array.dtype,
+                                                          np.integer)):
+    raise ValueError("items must be a 1-d integer array of slot indices, got "
+                     f"shape {array.shape} and dtype {array.dtype}")
+  array = array.astype(np.int64)
+  bad = (array < -1) | (array >= num_slots)
+  if bad.any():
+    raise ValueError(f"items must be in [-1, num_slots={num_slots}), got "
+                     f"{array[bad][0]} at position {int(np.argmax(bad))}")
+  return array
+
+
+@functools.lru_cache(maxsize=None)
+def slot_counts_computation(num_slots: int,
+                            spec: CountingSpec) -> tff.Computation:
+  """``slots@CLIENTS -> float32 [num_slots]@SERVER``: one counting round.
+
+  Each client holds its slot (``int32``, ``-1``: no word) and sends its
+  one-hot vector; the sums are ``spec``'s DP aggregation (initialized in
+  the round, so every call is a fresh release).
+  """
+  aggregation = spec.factory().create(
+      tff.TensorType(np.float32, [num_slots]))
+
+  @tff.tensorflow.computation(tff.TensorType(np.int32))
+  def one_hot(slot):
+    return tf.one_hot(slot, num_slots, dtype=tf.float32)
+
+  @tff.federated_computation(tff.FederatedType(np.int32, tff.CLIENTS))
+  def count(slots):
+    vectors = tff.federated_map(one_hot, slots)
+    return aggregation.next(aggregation.initialize(), vectors).result
+
+  return count
+
+
+def noisy_counts_tff(items: np.ndarray, num_slots: int, sample_rate: float,
+                     noise_std: float, seed: int | Sequence[int], *,
+                     mechanism: str = GAUSSIAN, bits: int = DEFAULT_BITS,
+                     workers: str | Sequence[str] | None = None
+                     ) -> np.ndarray:
+  """A counting round in TFF: ``float64 [num_slots]`` noisy slot counts.
+
+  Args:
+    items: ``[n]`` each user's slot in ``[0, num_slots)``, or ``-1`` (the
+      user has no word and contributes the zero vector).
+    num_slots: slots, the discovered words plus "other".
+    sample_rate: q, each user's probability of joining the round (Poisson
+      sampling, drawn in numpy from ``seed``: one uniform per user).
+    noise_std: sigma of the noise on each slot's sum.
+    seed: seeds the sampling (TensorFlow draws the noise, unseeded). A
+      sequence of ``R`` seeds runs ``R`` independent rounds in one TFF call
+      and returns ``[R, num_slots]``: the clients of round ``r`` send their
+      one-hot vectors in row ``r`` of an ``R x num_slots`` vector (still L2
+      norm 1), and the DP sum noises every entry independently. (Each
+      client then holds ``R x num_slots`` floats: for small populations.)
+    mechanism: ``"gaussian"`` or ``"distributed_discrete_gaussian"`` (its
+      expected clients: ``q n`` per round, at least 1; over ``R`` rounds in
+      one call the noise shares are split among ``R q n`` clients, so each
+      round's noise is as in a round of its own up to the rounding).
+    bits: the distributed mechanism's secure-sum bit width.
+    workers: TFF workers (``None``: the local one), see
+      :func:`triehh.engines.tff.runtime.get_runtime`.
+  """
+  items = check_arguments(items, num_slots, sample_rate, noise_std)
+  seeds = np.atleast_1d(np.asarray(seed))
+  if seeds.ndim != 1 or not seeds.size or not np.issubdtype(seeds.dtype,
+                                                            np.integer):
+    raise ValueError(f"seed must be an integer or a non-empty sequence of "
+                     f"integers, got {seed!r}")
+  rounds = seeds.size
+  expected = (max(1, round(rounds * sample_rate * items.size))
+              if mechanism == DISTRIBUTED_DISCRETE_GAUSSIAN else None)
+  spec = CountingSpec(float(noise_std), mechanism, expected_clients=expected,
+                      bits=bits)
+  # Client data: the entry of the client's one-hot vector (-1: none).
+  entries = []
+  for row, one_seed in enumerate(seeds):
+    rng = np.random.default_rng(int(one_seed))
+    sampled = items[rng.random(items.size) < sample_rate]
+    entries.append(np.where(sampled < 0, -1, row * num_slots + sampled))
+  entries = np.concatenate(entries).astype(np.int32)
+  if entries.size >= 2**24:  # float32 sums of ones are exact below 2**24
+    raise ValueError(f"items: {entries.size:,} sampled clients in one call; "
+                     "at most 2**24 - 1 are summed exactly in float32")
+  count = slot_counts_computation(rounds * int(num_slots), spec)
+  with runtime_lib.get_runtime(workers).install():
+    counts = count(list(entries))
+  counts = np.asarray(counts, dtype=np.float64).reshape(rounds, num_slots)
+  return counts if np.ndim(seed) else counts[0]
+
+
+def _word_slot(words: tf.Tensor, codes: tf.Tensor) -> tf.Tensor:
+  """The row of ``words`` (``[K, L + 1]``) equal to ``codes`` (``[L + 1]``),
+  ``K`` ("other") if none is, ``-1`` if ``codes`` is no word (all -1)."""
+  match = tf.reduce_all(tf.equal(words, codes[tf.newaxis, :]), axis=1)
+  row = tf.argmax(tf.concat([tf.cast(match, tf.int32), [1]], axis=0),
+                  output_type=tf.int32)
+  return tf.where(codes[0] < 0, -1, row)
+
+
+def _client_codes(spec: clients.ProcessSpec):
+  """``client data -> int32 [L + 1]``: the one word the client counts with
+  (all -1 if it has none), by the client mode."""
+  width = spec.max_length + 1
+  if spec.client_mode == clients.ONE_WORD:
+    return lambda codes: codes
+  if spec.client_mode == clients.SAMPLED_WORD:
+
+    def sampled(words):  # Algorithm 3: word j w.p. count_j / total
+      chosen = tf.searchsorted(words[1:, width], words[0, :1],
+                               side="right")[0]
+      return words[1 + chosen, :width]
+
+    return sampled
+  if spec.client_mode == clients.TOP_WORDS:
+
+    def top(words):  # the most frequent word, ties to the earlier
+      cumulative = words[1:, width]
+      counts = cumulative - tf.concat([[0], cumulative[:-1]], axis=0)
+      return words[1 + clients._top_indices(counts, 1)[0], :width]  # pylint: disable=protected-access
+
+    return top
+
+  def from_dataset(dataset):  # the most frequent word, ties to the first seen
+    distinct, _, counts = tf.unique_with_counts(
+        clients._dataset_words(dataset), out_idx=tf.int32)  # pylint: disable=protected-access
+    codes, unknown = clients.encode_words(distinct, spec.characters,
+                                          spec.max_length)
+    codes = tf.concat([codes, -tf.ones([1, width], tf.int32)], axis=0)
+    top = tf.concat([clients._top_indices(counts, 1), [tf.size(counts)]],  # pylint: disable=protected-access
+                    axis=0)[0]
+    return tf.where(tf.reduce_any(unknown), -tf.ones([width], tf.int32),
+                    codes[top])
+
+  return from_dataset
+
+
+def _words_computation(state_type: tff.types.Type,
+                       word_capacity: int) -> tff.Computation:
+  """``state -> state.heavy_hitters``; fails beyond ``word_capacity``."""
+
+  @tff.tensorflow.computation(state_type)
+  def words_of(state):
+    check = tf.debugging.assert_less_equal(
+        tf.shape(state.heavy_hitters)[0], word_capacity,
+        message=f"the state holds more words than word_capacity="
+        f"{word_capacity}; build the process with a larger word_capacity")
+    with tf.control_dependencies([check]):
+      return tf.identity(state.heavy_hitters)
+
+  return words_of
+
+
+@functools.lru_cache(maxsize=None)
+def counting_round_computation(process_spec: clients.ProcessSpec,
+                               state_type: tff.types.Type,
+                               counting: CountingSpec,
+                               word_capacity: int) -> tff.Computation:
+  """``(state@SERVER, data@CLIENTS) -> CountOutput@SERVER``: the counting
+  round over the words of a TrieHH server state.
+
+  ``state_type`` is the process's server state type (a
+  ``ServerState``); the server broadcasts ``state.heavy_hitters`` (the
+  ``K`` words, at most ``word_capacity``: a state with more fails the
+  round), each client picks its one word (``"one_word"``: its word;
+  ``"sampled_word"``: the word its rank draws; ``"top_words"`` and
+  ``"dataset"``: its most frequent word; a dataset client with no word or a
+  word outside the alphabet counts nothing) and sends the one-hot vector of
+  its slot (``word_capacity + 1`` entries, "other" at index ``K``), and the
+  server keeps the first ``K + 1`` noisy sums.
+  """
+  if word_capacity < 1:
+    raise ValueError(f"word_capacity must be >= 1, got {word_capacity}")
+  length = word_capacity + 1
+  aggregation = counting.factory().create(tff.TensorType(np.float32,
+                                                         [length]))
+  words_type = tff.TensorType(np.int32, [None, process_spec.max_length + 1])
+  words_of = _words_computation(state_type, word_capacity)
+  codes_of = _client_codes(process_spec)
+
+  @tff.tensorflow.computation(words_type,
+                              clients.client_data_type(process_spec))
+  def one_hot(words, data):
+    return tf.one_hot(_word_slot(words, codes_of(data)), length,
+                      dtype=tf.float32)
+
+  @tff.tensorflow.computation(words_type, tff.TensorType(np.float32,
+                                                         [length]))
+  def kept(words, sums):
+    return sums[:tf.shape(words)[0] + 1]
+
+  @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
+                             tff.FederatedType(
+                                 clients.client_data_type(process_spec),
+                                 tff.CLIENTS))
+  def count(state, data):
+    words = tff.federated_map(words_of, state)
+    vectors = tff.federated_map(one_hot,
+                                (tff.federated_broadcast(words), data))
+    summed = aggregation.next(aggregation.initialize(), vectors)
+    return tff.federated_zip(CountOutput(
+        counts=tff.federated_map(kept, (words, summed.result)),
+        measurements=summed.measurements))
+
+  return count

@@ -1,0 +1,322 @@
+"""Privacy of the counting phase, and of discovery followed by counting.
+
+The counting mechanism (:mod:`triehh.engines.counting`). The K discovered
+words (public: TrieHH published them) and an "other" slot make K + 1 slots.
+Every user joins the counting sample independently with probability q
+(Poisson sampling); a sampled user adds a one-hot vector over the slots (its
+word, or "other"; a user holding the empty word adds nothing), and each of
+the K + 1 sums gets independent Gaussian noise N(0, sigma^2).
+
+Adjacency: add/remove one user. With u in D and not in D', the sums differ
+by ``B * e_k`` with B ~ Bernoulli(q) (u's slot k), an L2 change of at most
+1, so the pair of output laws is, along e_k, the Poisson-subsampled
+Gaussian pair ``(1 - q) N(0, sigma^2) + q N(1, sigma^2)`` vs ``N(0,
+sigma^2)``: dp_accounting's
+``from_gaussian_mechanism(sigma, sensitivity=1, sampling_prob=q)``, whose
+REMOVE and ADD distributions are the two directions. A user with several
+words draws one by local frequency, independently of the sample: a mixture
+of such pairs, dominated by the same pair. Replacing u's word by the empty
+word (the paper's adjacency) gives the same pair: the empty word adds
+nothing.
+
+Composition (:func:`compose`). The counting phase runs after discovery on
+its published word list, so the two compose adaptively; their privacy loss
+distributions are composed with dp_accounting. Discovery's distribution is
+its own accountant's where it has one (Poisson sampling: the discretised
+dominating pair of :mod:`triehh.theory.poisson`, composed over the L
+levels, REMOVE = user present in the upper law), and otherwise the
+distribution that dominates every ``(epsilon, delta)``-DP mechanism
+(``from_privacy_parameters``): Theorem 1's fixed-size phase, proven in one
+direction only, which the composed label then says. The total reported is
+the smaller of the PLD composition and basic composition (eps_d + eps_c,
+delta_d + delta_c), both valid bounds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+from triehh.core import results
+from triehh.core import validation
+from triehh.theory import poisson
+
+# The privacy loss grid of both phases (dp_accounting composes only PLDs on
+# the same grid); the Poisson accountant's own default.
+DISCRETIZATION = poisson.DEFAULT_DISCRETIZATION
+# calibrate_noise's relative precision on sigma.
+_SIGMA_TOLERANCE = 1e-4
+
+GAUSSIAN = ("Poisson-subsampled Gaussian (dp_accounting PLD), both "
+            "directions (add/remove)")
+COMPOSED_TWO_SIDED = (
+    "PLD composition (dp_accounting): the Poisson accountant's discovery "
+    "and the Poisson-subsampled Gaussian counts, both directions "
+    "(add/remove)")
+COMPOSED_ONE_DIRECTION = (
+    "PLD composition (dp_accounting): discovery as an (epsilon, delta) "
+    "mechanism ({accounting}) and the Poisson-subsampled Gaussian counts; "
+    "one direction, the one discovery's proof covers")
+COVERS = ("the set of discovered words and prefixes and the noisy counts of "
+          "the discovered words (not the vote counts)")
+
+
+@dataclasses.dataclass(frozen=True)
+class BudgetSplit:
+  """A total ``(epsilon, delta)`` split between discovery and counting."""
+
+  discovery_epsilon: float
+  discovery_delta: float
+  counting_epsilon: float
+  counting_delta: float
+  count_share: float
+
+
+def check_count_share(count_share: float) -> float:
+  """``count_share`` as a float in (0, 1), else a ValueError naming it."""
+  value = validation.check_real("count_share", count_share)
+  if not 0.0 < value < 1.0:
+    raise ValueError(f"count_share must be in (0, 1) (the share of epsilon "
+                     f"and delta spent on counting), got count_share="
+                     f"{count_share}")
+  return value
+
+
+def split_budget(epsilon: float, delta: float,
+                 count_share: float) -> BudgetSplit:
+  """Counting gets ``count_share`` of epsilon and of delta, discovery the
+  rest; by basic composition the two phases are within ``(epsilon,
+  delta)``."""
+  epsilon = validation.check_positive("epsilon", epsilon)
+  delta = validation.check_probability("delta", delta)
+  share = check_count_share(count_share)
+  return BudgetSplit(
+      discovery_epsilon=epsilon * (1.0 - share),
+      discovery_delta=delta * (1.0 - share),
+      counting_epsilon=epsilon * share, counting_delta=delta * share,
+      count_share=share)
+
+
+def check_sample_rate(sample_rate: float) -> float:
+  """``sample_rate`` as a float in (0, 1], else a ValueError naming it."""
+  value = validation.check_real("count_sample_rate", sample_rate)
+  if not 0.0 < value <= 1.0:
+    raise ValueError(f"count_sample_rate must be in (0, 1] (the probability "
+                     f"that a user joins the counting sample), got "
+                     f"count_sample_rate={sample_rate}")
+  return value
+
+
+def gaussian_pld(noise_std: float, sample_rate: float,
+                 discretization: float = DISCRETIZATION):
+  """The counting phase's dp_accounting ``PrivacyLossDistribution``
+  (pessimistic; REMOVE and ADD are its two directions)."""
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  return pld_lib.from_gaussian_mechanism(
+      standard_deviation=noise_std, sensitivity=1.0,
+      sampling_prob=sample_rate, pessimistic_estimate=True,
+      value_discretization_interval=discretization)
+
+
+def gaussian_epsilon(noise_std: float, sample_rate: float, delta: float,
+                     discretization: float = DISCRETIZATION) -> float:
+  """The counting phase's epsilon at ``delta``: the larger of the REMOVE
+  and ADD directions."""
+  # pylint: disable=protected-access
+  pld = gaussian_pld(noise_std, sample_rate, discretization)
+  return max(pld._pmf_remove.get_epsilon_for_delta(delta),
+             pld._pmf_add.get_epsilon_for_delta(delta))
+
+
+@functools.lru_cache(maxsize=256)
+def calibrate_noise(epsilon_c: float, delta_c: float,
+                    sample_rate: float) -> float:
+  """The smallest sigma (to a relative 1e-4, rounded up) for which the
+  counting phase is ``(epsilon_c, delta_c)``-DP in both directions.
+
+  Bisection on log(sigma); epsilon decreases as sigma grows.
+  """
+  epsilon_c = validation.check_positive("epsilon (counting share)", epsilon_c)
+  delta_c = validation.check_probability("delta (counting share)", delta_c)
+  sample_rate = check_sample_rate(sample_rate)
+
+  def private(sigma: float) -> bool:
+    return gaussian_epsilon(sigma, sample_rate, delta_c) <= epsilon_c
+
+  lo, hi = 0.5, 1.0
+  while not private(hi):
+    lo, hi = hi, hi * 2.0
+  while private(lo):
+    lo, hi = lo / 2.0, lo
+    if lo < 1e-6:
+      return hi
+  while hi / lo > 1.0 + _SIGMA_TOLERANCE:
+    mid = math.sqrt(lo * hi)
+    if private(mid):
+      hi = mid
+    else:
+      lo = mid
+  return hi
+
+
+@dataclasses.dataclass(frozen=True)
+class Composition:
+  """The privacy of discovery followed by counting.
+
+  Attributes:
+    epsilon, delta: the total: epsilon at the total delta (the smaller of
+      ``pld_epsilon`` and ``basic_epsilon``).
+    discovery_epsilon, discovery_delta: discovery's guarantee (its params).
+    counting_epsilon, counting_delta: the counting phase's epsilon at its
+      delta (both directions).
+    pld_epsilon: epsilon at ``delta`` of the composed PLDs.
+    basic_epsilon: ``discovery_epsilon + counting_epsilon`` (valid at
+      ``discovery_delta + counting_delta <= delta``).
+    accounting: how it was obtained, and in which direction(s).
+    two_sided: whether both directions are proven.
+  """
+
+  epsilon: float
+  delta: float
+  discovery_epsilon: float
+  discovery_delta: float
+  counting_epsilon: float
+  counting_delta: float
+  pld_epsilon: float
+  basic_epsilon: float
+  accounting: str
+  two_sided: bool
+
+
+@functools.lru_cache(maxsize=64)
+def discovery_pld(params: results.RunParams,
+                  discretization: float = DISCRETIZATION):
+  """Discovery's dp_accounting ``PrivacyLossDistribution``.
+
+  Poisson sampling: the accountant's L-fold composed dominating pair
+  (:func:`triehh.theory.poisson.run_loss`, trimmed as its epsilon was
+  computed), forward (the user present in the upper law) as REMOVE and
+  reverse as ADD. Otherwise ``from_privacy_parameters(epsilon, delta)``,
+  valid for any ``(epsilon, delta)``-DP phase in the direction(s) its
+  proof covers.
+  """
+  from dp_accounting.pld import common  # pylint: disable=g-import-not-at-top
+  from dp_accounting.pld import pld_pmf  # pylint: disable=g-import-not-at-top
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  if not params.has_guarantee:
+    raise ValueError("discovery ran without a privacy guarantee "
+                     f"(accounting={params.accounting!r}); nothing to compose")
+  if params.accounting != poisson.ACCOUNTING:
+    return pld_lib.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(params.epsilon, params.delta),
+        value_discretization_interval=discretization)
+  loss = poisson.run_loss(params.sampling_rate, params.theta, params.levels,
+                          discretization,
+                          poisson._budget(params.delta, params.levels))  # pylint: disable=protected-access
+
+  def pmf(side: poisson.LossDistribution):
+    return pld_pmf.DensePLDPmf(side.discretization, side.lower, side.probs,
+                               side.infinity, pessimistic_estimate=True)
+
+  return pld_lib.PrivacyLossDistribution(pmf(loss.forward),
+                                         pmf(loss.reverse))
+
+
+def _composed_epsilon(first, second, delta: float) -> float:
+  """epsilon at ``delta`` of two composed PLDs, both directions: the FFT
+  composition's, checked (and raised if needed) with dp_accounting's direct
+  hockey-stick sum, which has no FFT error floor."""
+  composed = first.compose(second, tail_mass_truncation=0.0)
+  epsilon = composed.get_epsilon_for_delta(delta)
+  if not math.isfinite(epsilon):
+    return epsilon
+  step = DISCRETIZATION
+  while first.get_delta_for_epsilon_for_composed_pld(second, epsilon) > delta:
+    epsilon += step
+    step *= 2.0
+  return epsilon
+
+
+# Cached: sweeps compose the same discovery parameters for many seeds
+# (RunParams is frozen, so the exact arguments are the key).
+@functools.lru_cache(maxsize=256)
+def compose(discovery: results.RunParams, noise_std: float,
+            sample_rate: float, delta: float) -> Composition:
+  """The total privacy of discovery (``discovery``, its run parameters)
+  followed by counting with ``noise_std`` at ``sample_rate``, at the total
+  ``delta`` (at least ``discovery.delta``).
+
+  The counting phase's own epsilon is computed at ``delta -
+  discovery.delta``.
+  """
+  if not discovery.has_guarantee:
+    raise ValueError("discovery ran without a privacy guarantee "
+                     f"(accounting={discovery.accounting!r}); nothing to "
+                     "compose")
+  delta = validation.check_probability("delta", delta)
+  counting_delta = delta - discovery.delta
+  if not counting_delta > 0:
+    raise ValueError(f"delta={delta:.3g} leaves nothing for counting after "
+                     f"discovery's delta={discovery.delta:.3g}")
+  noise_std = validation.check_positive("noise_std", noise_std)
+  sample_rate = check_sample_rate(sample_rate)
+  counting_epsilon = gaussian_epsilon(noise_std, sample_rate, counting_delta)
+  pld_epsilon = _composed_epsilon(discovery_pld(discovery),
+                                  gaussian_pld(noise_std, sample_rate), delta)
+  basic = discovery.epsilon + counting_epsilon
+  two_sided = discovery.accounting == poisson.ACCOUNTING
+  accounting = (COMPOSED_TWO_SIDED if two_sided else
+                COMPOSED_ONE_DIRECTION.format(accounting=discovery.accounting))
+  return Composition(
+      epsilon=min(pld_epsilon, basic), delta=delta,
+      discovery_epsilon=discovery.epsilon, discovery_delta=discovery.delta,
+      counting_epsilon=counting_epsilon, counting_delta=counting_delta,
+      pld_epsilon=pld_epsilon, basic_epsilon=basic, accounting=accounting,
+      two_sided=two_sided)
+
+
+# Cached on the exact arguments (1-3 s a call under Poisson sampling; sweeps
+# call it with the same parameters for every seed).
+@functools.lru_cache(maxsize=256)
+def calibrate_noise_to_total(discovery: results.RunParams, epsilon: float,
+                             delta: float, sample_rate: float,
+                             upper: float | None = None) -> float:
+  """The smallest sigma (to a relative 1e-3, rounded up) for which
+  discovery (``discovery``) followed by counting is ``(epsilon, delta)``-DP
+  by :func:`compose`: counting takes all the budget discovery leaves.
+
+  ``upper``: a sigma known to meet the total (by default, the one
+  :func:`calibrate_noise` gives for the basic-composition rest ``epsilon -
+  discovery.epsilon`` at ``delta - discovery.delta``).
+  """
+  epsilon = validation.check_positive("epsilon", epsilon)
+  first = discovery_pld(discovery)
+
+  def private(sigma: float) -> bool:  # the FFT composition alone: fast
+    composed = first.compose(gaussian_pld(sigma, sample_rate),
+                             tail_mass_truncation=0.0)
+    return composed.get_epsilon_for_delta(delta) <= epsilon
+
+  if upper is None:
+    rest = epsilon - discovery.epsilon
+    if not rest > 0:
+      raise ValueError(f"epsilon={epsilon:g} leaves nothing for counting "
+                       f"after discovery's epsilon={discovery.epsilon:g}")
+    upper = calibrate_noise(rest, delta - discovery.delta, sample_rate)
+  hi = upper
+  if not private(hi):
+    raise AssertionError(f"sigma={hi} misses the total")  # a bug
+  lo = hi / 2.0
+  while private(lo):
+    lo, hi = lo / 2.0, lo
+  while hi / lo > 1.0 + 1e-3:
+    mid = math.sqrt(lo * hi)
+    if private(mid):
+      hi = mid
+    else:
+      lo = mid
+  # The full check (FFT error floor included); raise sigma until it holds.
+  while compose(discovery, hi, sample_rate, delta).epsilon > epsilon:
+    hi *= 1.0 + 1e-3
+  return hi
