@@ -101,6 +101,10 @@ _SLOW_TESTS = {
     "tests/data/tokenize_test.py": (
         "test_sample_matches_the_reference",  # 3.9 s
     ),
+    "tests/analysis/audit_several_words_test.py": (
+        "test_exact_law_matches_the_engine",  # 2.9 s at a load of 12
+        "test_exact_law_equals_brute_force_enumeration",  # 0.5 s, imports
+    ),
     "tests/discovery/counts_test.py": (
         "test_discover_with_counts_reports_the_total_and_each_phase",  # 2.5 s
         "test_several_word_intervals_cover_the_population_frequency",  # 0.7 s

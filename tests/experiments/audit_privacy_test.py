@@ -1,11 +1,13 @@
 """Tests of the experiments.audit_privacy driver."""
 
+import csv
 import os
 import signal
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from experiments import audit_privacy
@@ -79,7 +81,7 @@ def test_help_lists_its_flags():
   assert out.returncode == 0, out.stderr
   for flag in ("--num_users", "--epsilon", "--theta", "--batch_size",
                "--variants", "--runs_per_side", "--confidence",
-               "--adjacency"):
+               "--adjacency", "--mechanism", "--audit_words"):
     assert f"  {flag}:" in out.stdout, flag
   assert "triehh-audit" in out.stdout
 
@@ -126,3 +128,49 @@ def test_help_says_lower_bound_and_default_adjacency():
   assert "lower bounds over that family" in out.stdout
   assert "--adjacency: <replace|add>" in out.stdout
   assert "(default: 'replace')" in out.stdout
+
+
+def _tiny_sentiment140(tmp_path) -> str:
+  """A Sentiment140 file (six quoted fields a row) of 400 users with one to
+  three tweets each."""
+  rng = np.random.default_rng(0)
+  words = ["ab", "abc", "ac", "ba", "bad", "cab"]
+  path = tmp_path / "s140.csv"
+  with open(path, "w", newline="", encoding="latin-1") as f:
+    writer = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for user in range(400):
+      for tweet in range(int(rng.integers(1, 4))):
+        text = " ".join(rng.choice(words, size=int(rng.integers(1, 4))))
+        writer.writerow(["0", f"{user}{tweet}", "Mon Apr 06 22:19:45 PDT "
+                         "2009", "NO_QUERY", f"user{user}", text])
+  return str(path)
+
+
+def test_several_words_rows_for_both_accountings(tmp_path):
+  path = _tiny_sentiment140(tmp_path)
+  code, out, err = drivers.run_in_process(
+      audit_privacy, "--mechanism=several_words", f"--data_path={path}",
+      "--theta=8", "--batch_size=36", "--max_length=3", "--audit_words=3")
+  assert code == 0, err
+  assert "lower bound over this family" in out and "as is (n = " in out
+  rows = {line.split()[0]: line.split() for line in out.splitlines()
+          if line.split()[:1] in (["ours"], ["paper's"])}
+  ours, paper = rows["ours"], rows["paper's"]
+  assert ours[2:4] == paper[3:5] == ["8", "36"]
+  # Ours claims L * delta_1, the paper delta_1: 4 levels apart.
+  assert float(ours[5]) == pytest.approx(4 * float(paper[6]), rel=1e-2)
+  assert float(ours[5]) == float(ours[6]) == float(paper[7])
+  assert 0 < float(ours[8]) <= float(ours[4])  # exact eps <= claim
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--variants=theta_one"], "--variants is for --mechanism=one_word"),
+    (["--data_path=/no/such/file.csv"], "no such file"),
+    (["--theta=4"], "--theta needs --batch_size"),
+])
+def test_several_words_bad_flags_are_one_error_line(flags, needle):
+  out = run("--mechanism=several_words", *flags)
+  assert out.returncode == 1, out.stderr
+  lines = out.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+  assert needle in lines[0] and out.stdout == ""

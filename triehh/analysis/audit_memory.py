@@ -1,10 +1,12 @@
 """What the privacy audit (:mod:`triehh.analysis.audit`) would allocate,
 checked before it does.
 
-Two sizes grow with the audited population: the exact path computes the
+Three sizes grow with the audited population: the exact path computes the
 law of w's path for every number k of holders it scans (about ``n /
-batch_size`` of them), and the variants that fix each round's users
-(``SCHEDULED_VARIANTS``) list ``D`` and ``D'`` user by user. The other
+batch_size`` of them), the variants that fix each round's users
+(``SCHEDULED_VARIANTS``) list ``D`` and ``D'`` user by user, and the
+several-words audit (:mod:`triehh.analysis.audit_several_words`) keeps
+arrays per (user, word) entry of the population. The other
 variants run on populations given by word counts, whose memory does not
 grow with n. Each check refuses, before anything is allocated, with the
 estimate and what fits (:func:`triehh.core.memory.check_fits`).
@@ -77,3 +79,29 @@ def check_populations_fit(setup: AuditSetup) -> None:
 
 def _per_population(setup: AuditSetup) -> int:
   return SCAN_BYTES_PER_TERM * (setup.run_theta + _TAIL_TERMS + setup.levels)
+
+
+# Peak bytes per (user, word) entry of the several-words audit: the entry ->
+# user array, the prefix masses of every level and one level's masks and
+# gathered entries (57 measured on the Sentiment140 sample's 1.02M entries).
+SEVERAL_WORDS_BYTES_PER_ENTRY = 60
+
+
+class SeveralWordPopulation(Protocol):
+  """What :func:`check_several_words_fits` reads of a population."""
+
+  num_users: int
+  entry_word: object
+
+
+def check_several_words_fits(population: SeveralWordPopulation) -> None:
+  """Raises :class:`~triehh.core.memory.InsufficientMemoryError` if the
+  per-entry arrays of the several-words audit
+  (:mod:`triehh.analysis.audit_several_words`) would not fit."""
+  entries = len(population.entry_word)
+  memory.check_fits(
+      f"the several-words audit of {population.num_users:,} users "
+      f"({entries:,} user-word entries)",
+      entries * SEVERAL_WORDS_BYTES_PER_ENTRY, lambda available: "at most "
+      f"{memory.most_that_fit(SEVERAL_WORDS_BYTES_PER_ENTRY, available):,} "
+      "entries fit: resample fewer users")
