@@ -97,6 +97,8 @@ _SLOW_TESTS = {
         "test_shipped_single_population_has_the_published_head",  # 1.2 s
         "test_shipped_table_is_what_the_tool_makes_from_the_sample",  # 2.0 s
         "test_word_counts_from_file_by_hand",  # 1.1 s
+        "test_wordfreq_tail_of_oov_is_outside_the_dictionary",  # 2.5 s
+        "test_other_tails_keep_the_published_head",  # 2.0 s
     ),
     "tests/data/tokenize_test.py": (
         "test_sample_matches_the_reference",  # 3.9 s
@@ -104,6 +106,13 @@ _SLOW_TESTS = {
     "tests/analysis/audit_several_words_test.py": (
         "test_exact_law_matches_the_engine",  # 2.9 s at a load of 12
         "test_exact_law_equals_brute_force_enumeration",  # 0.5 s, imports
+    ),
+    "tests/analysis/reproduction/markdown_test.py": (
+        "test_the_epsilon_1_row_computes_the_threshold_share",  # 3.4 s
+        "test_beyond_the_paper_several_words_delta_beside_the_papers",  # 4.0 s
+    ),
+    "tests/analysis/reproduction/ablations_test.py": (
+        "test_the_caveat_is_proposition_2_at_small_n",  # 1.2 s
     ),
     "tests/discovery/counts_test.py": (
         "test_discover_with_counts_reports_the_total_and_each_phase",  # 2.5 s

@@ -153,3 +153,76 @@ def test_shipped_table_is_what_the_tool_makes_from_the_sample():
   shipped = pp.read_word_counts()
   pd.testing.assert_frame_equal(table, shipped, check_dtype=False)
   assert os.path.getsize(pp.WORD_COUNTS_PATH) < 500_000
+
+
+def test_zipf_fit_recovers_an_exact_law():
+  ranks = np.arange(1, 101)
+  head = pd.Series(0.02 * ranks**-0.8, index=[f"w{r}" for r in ranks])
+  c, s = pp.zipf_fit(head)
+  assert c == pytest.approx(0.02) and s == pytest.approx(0.8)
+
+
+def test_zipf_tail_is_the_law_trimmed_at_the_remaining_mass():
+  # Head: f(r) = 0.2 / r for r = 1, 2 (mass 0.3); the law goes on with
+  # 0.2/3, 0.2/4, ... and the remaining 0.7 is reached within the names.
+  head = pd.Series([0.2, 0.1], index=["a", "b"])
+  names = pd.Series(1.0, index=[f"t{i}" for i in range(200)])
+  tail, facts = pp.zipf_tail(head, names, pd.Series(dtype=float))
+  assert facts["zipf_exponent"] == pytest.approx(1.0)
+  assert facts["zipf_scale"] == 1.0
+  assert tail.sum() == pytest.approx(0.7)
+  ranks = np.arange(3, 3 + len(tail) - 1)
+  np.testing.assert_allclose(tail.to_numpy()[:-1], 0.2 / ranks)
+  # The smallest k with 0.2 (1/3 + ... + 1/(k+2)) >= 0.7.
+  sums = np.cumsum(0.2 / np.arange(3, 203))
+  assert len(tail) == int(np.argmax(sums >= 0.7)) + 1
+  assert 0 < tail.iloc[-1] <= 0.2 / (len(tail) + 2)
+
+
+def test_zipf_tail_is_scaled_when_the_names_run_out():
+  head = pd.Series([0.2, 0.1], index=["a", "b"])
+  # Four names, skipping a head word, a repeat and a zero count.
+  first = pd.Series([1, 1, 0], index=["t0", "a", "t9"])
+  then = pd.Series([1, 1, 1, 1], index=["t0", "t1", "t2", "t3"])
+  tail, facts = pp.zipf_tail(head, first, then)
+  assert list(tail.index) == ["t0", "t1", "t2", "t3"]
+  law = 0.2 / np.arange(3, 7)
+  assert facts["zipf_scale"] == pytest.approx(0.7 / law.sum())
+  np.testing.assert_allclose(tail.to_numpy(), law * 0.7 / law.sum())
+
+
+def test_wordfreq_tail_of_oov_is_outside_the_dictionary():
+  from triehh.data import dictionary  # pylint: disable=g-import-not-at-top
+  from triehh.data import settings  # pylint: disable=g-import-not-at-top
+  tail = pp.wordfreq_tail("oov")
+  known = set(dictionary.default_words())
+  assert len(tail) > 10_000 and not known & set(tail.index)
+  assert all(set(w) <= set(settings.PAPER_CHARACTERS) for w in tail.index)
+  assert (tail > 0).all()
+  single = pp.wordfreq_tail("single")
+  assert "the" in single.index and single["the"] == single.max()
+
+
+@pytest.mark.parametrize("tail", ["zipf", "wordfreq"])
+def test_other_tails_keep_the_published_head(tail):
+  data = pp.paper_population("oov", num_users=1_000_000, tail=tail)
+  assert data.population.num_users == 1_000_000
+  assert abs(data.truth["dont"] - 11_741) < 1
+  head = set(pp.published_top100("oov").index)
+  rest = [v for w, v in data.truth.items() if w not in head]
+  assert max(rest) < min(data.truth[w] for w in head)
+  assert data.info["tail_kind"] == tail
+  assert data.name == f"paper-calibrated:oov:{tail}-tail"
+  sample = pp.paper_population("oov", num_users=1_000_000)
+  assert set(data.truth) != set(sample.truth)
+
+
+def test_the_tail_is_a_data_option_only_when_not_the_default():
+  assert "tail" not in pp.data_options("oov")
+  options = pp.data_options("oov", num_users=50_000, tail="wordfreq")
+  assert options["tail"] == "wordfreq"
+  assert pp.from_options(options).info["tail_kind"] == "wordfreq"
+  with pytest.raises(ValueError, match="unknown tail 'flat'"):
+    pp.data_options("oov", tail="flat")
+  with pytest.raises(ValueError, match="one-word settings"):
+    pp.paper_population("multi", tail="zipf", data_path="x.csv")

@@ -4,13 +4,17 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from experiments import flags as shared_flags
 from experiments import reproduce_paper
+from tests.data import helpers as data_helpers
 from tests.experiments import drivers
 
 TINY = ("--settings=single,oov", "--epsilons=1,4", "--triehh_runs=2",
         "--sfp_runs=1", "--cms_k=16", "--single_num_users=20000",
-        "--oov_num_users=20000", "--workers=1", "--cache_dir=")
+        "--oov_num_users=20000", "--workers=1", "--cache_dir=",
+        "--tails=sample", "--multi_large_num_users=0")
 # The table beyond the paper at one n (its default n reach 10^8, ~1 min).
 TABLE = ("--poisson_table_ns=10000", "--poisson_table_epsilons=1,4")
 BEYOND = ("## Beyond the paper: Poisson sampling, a guarantee proven in both "
@@ -52,6 +56,8 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
   assert {r["config"]["data"]["max_length"] for r in records} == {9}
   assert all("f1_paper@50" in r["metrics"] for r in records)
   text = (report / "REPORT.md").read_text(encoding="utf-8")
+  assert ("It wrote all 22 runs the report uses (none resumed from earlier "
+          "records).") in text
   for needle in ("## Table 1", "## Table 2", "| TrieHH | 1 | 0.65 |",
                  "| SFP (T=80) | 4 | 0.325 |", "| oov | 4 | 5.99 |",
                  "fig-f1-single-oov.png", "paper-calibrated oov: n = 20,000"):
@@ -84,6 +90,56 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
     assert len(f.readlines()) == 22
   again_text = (report / "REPORT.md").read_text(encoding="utf-8")
   assert again_text.split("\n")[10:] == text.split("\n")[10:]
+  assert ("It wrote 0 runs and read 22 from the records of earlier "
+          "invocations") in again_text
+
+
+def test_other_tails_run_as_an_ablation_of_table_2(tmp_path):
+  out = tmp_path / "runs"
+  proc = run(*TINY, "--settings=oov", "--epsilons=4", "--sfp_epsilons=4",
+             "--top_ts=20", "--tails=sample,zipf", "--nopoisson",
+             f"--output_dir={out}")
+  assert proc.returncode == 0, proc.stderr
+  # TrieHH and SFP at epsilon 4 on the sample's tail, then on the Zipf one.
+  assert "4 cells, 6 runs left" in proc.stdout
+  with open(out / "results.jsonl", encoding="utf-8") as f:
+    records = [json.loads(line) for line in f]
+  tails = [r["config"]["data"].get("tail") for r in records]
+  assert tails.count("zipf") == 3 and tails.count(None) == 3
+  text = (out / "REPORT.md").read_text(encoding="utf-8")
+  assert "### Table 2 on 2 tails (ablation of the tail we built)" in text
+  assert "| SFP (T=20) | 4 | a Zipf law fitted to the published top 100, " \
+         "extrapolated | 0.19 | " in text
+  assert "- **oov@zipf** (semi-synthetic OOV population: " in text
+
+
+@pytest.mark.skipif(data_helpers.sentiment140_sample_path() is None,
+                    reason="the Sentiment140 sample is not available")
+def test_several_words_run_the_three_accountings(tmp_path):
+  out = tmp_path / "runs"
+  proc = run("--settings=multi", "--epsilons=4", "--multi_runs=1",
+             "--multi_num_users=0", "--multi_large_num_users=0",
+             "--nopoisson", "--workers=1", "--cache_dir=",
+             f"--output_dir={out}")
+  assert proc.returncode == 0, proc.stderr
+  assert "3 cells, 3 runs left" in proc.stdout
+  with open(out / "results.jsonl", encoding="utf-8") as f:
+    records = {(r["word_choice"], r["config"]["epsilon"]): r
+               for r in map(json.loads, f)}
+  ours = records[("per_round", 4.0)]
+  paper = records[("per_round", None)]
+  per_run = records[("per_run", 4.0)]
+  assert ours["target_delta"] == per_run["target_delta"] == 5e-9
+  # The paper's accounting: theta and m of Corollary 1 at the full delta,
+  # the same as per_run's, run with per-round redraws (accounted L * delta).
+  assert (paper["theta"], paper["batch_size"]) == (
+      per_run["theta"], per_run["batch_size"])
+  assert paper["theta"] == ours["theta"] - 1
+  assert paper["delta"] == pytest.approx(10 * per_run["delta"])
+  assert ours["delta"] <= 5e-9 and per_run["delta"] <= 5e-9
+  text = (out / "REPORT.md").read_text(encoding="utf-8")
+  assert ("| the paper's accounting, not covered by a proof for per-round "
+          "redraws") in text
 
 
 def test_without_poisson_the_report_has_no_section_beyond_the_paper(

@@ -36,6 +36,28 @@ for ``oov``. Populations are built with the paper's characters
 (``settings.PAPER_CHARACTERS``) and ``max_length`` (the paper's 10 levels
 are 9 characters and the end symbol: ``PAPER_MAX_LENGTH``).
 
+**Tails** (``tail``, a data option, so each tail has its own records): the
+part below the published head is ours, not the paper's, so three are
+offered, each placed below the head by steps 2 and 3 (scaled to the
+remaining mass, capped below the head, rounded):
+
+* ``"sample"`` (the default): the shipped Sentiment140-sample counts, as
+  above.
+* ``"zipf"``: a Zipf law ``f(r) = C r^-s`` fitted to the published top 100
+  (least squares of ``log f`` on ``log r``, ranks 1-100) and extrapolated
+  to ranks 101, 102, ... until it holds the remaining mass, the last rank
+  trimmed. The ranks are named by the table's tail words in table order,
+  then by ``wordfreq`` words (as in ``"wordfreq"``) not yet used; where
+  the names run out first (the OOV law needs about 1.4M ranks), the law's
+  values over the named ranks are scaled up to the remaining mass (the
+  factor is in ``info["zipf_scale"]``).
+* ``"wordfreq"``: English word frequencies of the installed ``wordfreq``
+  package (``top_n_list("en", ...)`` with ``word_frequency``): for
+  ``single`` every listed word made of the paper's characters, for ``oov``
+  those outside the default dictionary (its top ``DEFAULT_SIZE`` words,
+  :mod:`triehh.data.dictionary`), i.e. rare English words, not Twitter's
+  out-of-vocabulary tokens.
+
 Several words per user (``multi``) has no published list: the population is
 the Sentiment140 file's own users under the paper's tokenizer, or, with
 ``num_users``, that many users drawn with replacement from them (each keeps
@@ -45,6 +67,7 @@ its whole bag of words, so ``F(w)`` is preserved in expectation), seeded.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import typing
@@ -75,6 +98,11 @@ WORD_COUNT_COLUMNS = ("word", "users", "tokens", "single_users",
 # The word-count column each one-word setting's tail comes from.
 TAIL_COLUMN = {"single": "single_users", "oov": "oov_tokens"}
 DEFAULT_NUM_USERS = {"single": SINGLE_NUM_USERS, "oov": OOV_NUM_USERS}
+# The tails below the published head (module docstring).
+TAILS = ("sample", "zipf", "wordfreq")
+DEFAULT_TAIL = "sample"
+# The wordfreq list read for the "wordfreq" and "zipf" tails (all of it).
+WORDFREQ_LIST_SIZE = 1_000_000
 
 
 @dataclasses.dataclass
@@ -235,8 +263,8 @@ def paper_population(setting: str, *, num_users: int | None = None,
                      max_length: int = PAPER_MAX_LENGTH,
                      data_path: str | None = None,
                      word_counts_path: str | None = None,
-                     seed: int = 0, cache_dir: str | None = None
-                     ) -> PaperData:
+                     seed: int = 0, cache_dir: str | None = None,
+                     tail: str = DEFAULT_TAIL) -> PaperData:
   """The paper-calibrated population of ``setting`` (module docstring).
 
   Args:
@@ -249,18 +277,30 @@ def paper_population(setting: str, *, num_users: int | None = None,
     word_counts_path: a word-count table instead of the shipped one.
     seed: seed of the ``multi`` resampling.
     cache_dir: cache of the ``multi`` population read from ``data_path``.
+    tail: one of ``TAILS``, the words below the head (one-word settings).
 
   Raises:
-    ValueError: for an unknown setting, a missing ``data_path`` for
+    ValueError: for an unknown setting or tail, a missing ``data_path`` for
       ``multi``, or a population too small.
   """
   import pandas as pd  # pylint: disable=g-import-not-at-top
   settings_lib.check_setting(setting)
+  check_tail(tail)
+  if setting == "multi" and tail != DEFAULT_TAIL:
+    raise ValueError(f"tail={tail!r} is for the one-word settings; multi "
+                     "is the Sentiment140 file's users")
   if num_users is not None and num_users < 2:
     raise ValueError(f"num_users must be >= 2, got {num_users}")
   if setting == "multi":
     return _multi(num_users, max_length, data_path, seed, cache_dir)
   n = DEFAULT_NUM_USERS[setting] if num_users is None else num_users
+  return _one_word(setting, n, max_length, data_path, word_counts_path, tail)
+
+
+def _one_word(setting: str, n: int, max_length: int, data_path: str | None,
+              word_counts_path: str | None, tail: str) -> PaperData:
+  """A one-word population: the published head over ``tail``."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
   if data_path is not None and word_counts_path is not None:
     raise ValueError("give data_path or word_counts_path, not both")
   if data_path is not None:
@@ -272,17 +312,116 @@ def paper_population(setting: str, *, num_users: int | None = None,
     tail_source = os.path.basename(path)
   column = TAIL_COLUMN[setting]
   head = published_top100(setting)
-  tail = pd.Series(table[column].to_numpy(), index=table["word"].to_numpy())
-  words, users = calibrated_users(head, tail, n)
+  counts = pd.Series(table[column].to_numpy(), index=table["word"].to_numpy())
+  info = {"head": f"paper top-100 ({os.path.basename(PUBLISHED[setting])})",
+          "head_mass": float(head.sum()), "tail": f"{tail_source}:{column}"}
+  if tail == "wordfreq":
+    counts = wordfreq_tail(setting)
+    info["tail"] = _WORDFREQ_NAME[setting]
+  elif tail == "zipf":
+    counts, zipf = zipf_tail(head, counts, wordfreq_tail(setting))
+    info.update(zipf)
+    scaled = (f", scaled by {zipf['zipf_scale']:.3f} where the names ran "
+              "out" if zipf["zipf_scale"] != 1 else "")
+    info["tail"] = (f"a Zipf law fitted to the published top 100 (s = "
+                    f"{zipf['zipf_exponent']:.3f}{scaled}), ranks named by "
+                    f"{tail_source}:{column}, then wordfreq")
+  words, users = calibrated_users(head, counts, n)
+  keep = users > 0
+  words, users = words[keep], users[keep]
   pop = population_lib.Population.from_word_frequencies(
       words, users, max_length=max_length,
       alphabet=settings_lib.PAPER_CHARACTERS, unknown="drop")
-  info = {"head": f"paper top-100 ({os.path.basename(PUBLISHED[setting])})",
-          "head_mass": float(head.sum()), "tail": f"{tail_source}:{column}",
-          "tail_words": int(len(words) - len(head)),
-          "dropped_users": int(pop.num_dropped_users)}
-  return PaperData(pop, pop.ground_truth(), f"paper-calibrated:{setting}",
-                   setting, info)
+  info.update(tail_kind=tail, tail_words=int(len(words) - len(head)),
+              dropped_users=int(pop.num_dropped_users))
+  name = f"paper-calibrated:{setting}" + (
+      "" if tail == DEFAULT_TAIL else f":{tail}-tail")
+  return PaperData(pop, pop.ground_truth(), name, setting, info)
+
+
+_WORDFREQ_NAME = {"single": "wordfreq English frequencies",
+                  "oov": "wordfreq English frequencies outside the "
+                         "dictionary"}
+
+
+def check_tail(tail: str) -> str:
+  """``tail`` if it is one of ``TAILS``; else a ValueError naming it."""
+  if tail not in TAILS:
+    raise ValueError(f"unknown tail {tail!r}: use one of {', '.join(TAILS)}")
+  return tail
+
+
+def wordfreq_tail(setting: str) -> pd.Series:
+  """The ``"wordfreq"`` tail's table: word -> English frequency.
+
+  Words of ``wordfreq``'s English list (most frequent first), lower-cased,
+  made only of the paper's characters; for ``oov`` only those outside the
+  default dictionary.
+  """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  import wordfreq  # pylint: disable=g-import-not-at-top
+  return _wordfreq_tail(setting, wordfreq).copy()
+
+
+@functools.lru_cache(maxsize=2)
+def _wordfreq_tail(setting: str, wordfreq) -> pd.Series:
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  allowed = set(settings_lib.PAPER_CHARACTERS)
+  # word -> frequency, most frequent first (the list's order).
+  table = wordfreq.get_frequency_dict("en")
+  words = dict.fromkeys(
+      w.lower() for w in wordfreq.top_n_list("en", WORDFREQ_LIST_SIZE)
+      if set(w.lower()) <= allowed)
+  if setting == "oov":
+    known = set(dictionary_lib.default_words())
+    words = {w: None for w in words if w not in known}
+  freqs = np.array([table.get(w, 0.0) for w in words])
+  out = pd.Series(freqs, index=list(words), dtype=np.float64)
+  return out[out > 0]
+
+
+def zipf_fit(head: pd.Series) -> tuple[float, float]:
+  """``(C, s)`` of ``f(r) = C r^-s`` fitted to the head (log-log least
+  squares over its ranks, most frequent first)."""
+  f = np.sort(head.to_numpy(dtype=np.float64))[::-1]
+  ranks = np.arange(1, f.size + 1)
+  slope, intercept = np.polyfit(np.log(ranks), np.log(f), 1)
+  return float(math.exp(intercept)), float(-slope)
+
+
+def zipf_tail(head: pd.Series, first: pd.Series, then: pd.Series
+              ) -> tuple[pd.Series, dict]:
+  """The ``"zipf"`` tail's table and its facts (module docstring).
+
+  Args:
+    head: the published top 100 (word -> frequency).
+    first, then: the tables naming the ranks after the head, in order
+      (words of the head, zero counts and repeats skipped).
+
+  Returns:
+    word -> the law's frequency at its rank (trimmed at the remaining mass,
+    or scaled up to it when the names run out), and the fit's facts.
+  """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  c, s = zipf_fit(head)
+  names = [w for w, v in list(first.items()) + list(then.items()) if v > 0]
+  names = [w for w in dict.fromkeys(names) if w not in head.index]
+  rest = 1.0 - float(head.sum())
+  ranks = np.arange(head.size + 1, head.size + 1 + len(names),
+                    dtype=np.float64)
+  law = c * ranks**-s
+  total = np.cumsum(law)
+  k = int(np.searchsorted(total, rest)) + 1
+  scale = 1.0
+  if k <= law.size:
+    law = law[:k].copy()
+    law[-1] -= total[k - 1] - rest
+  else:
+    scale = rest / float(total[-1])
+    law = law * scale
+  facts = {"zipf_constant": c, "zipf_exponent": s, "zipf_scale": scale,
+           "zipf_ranks": int(law.size)}
+  return pd.Series(law, index=names[:law.size]), facts
 
 
 def resample_users(pop: population_lib.Population, num_users: int,
@@ -330,11 +469,16 @@ def _multi(num_users, max_length, data_path, seed, cache_dir) -> PaperData:
 
 def data_options(setting: str, *, max_length: int = PAPER_MAX_LENGTH,
                  num_users: int | None = None, data_path: str | None = None,
-                 word_counts_path: str | None = None, seed: int = 0) -> dict:
+                 word_counts_path: str | None = None, seed: int = 0,
+                 tail: str = DEFAULT_TAIL) -> dict:
   """A sweep's data options (a record's ``config["data"]``) for a
-  paper-calibrated population; :func:`from_options` builds it."""
+  paper-calibrated population; :func:`from_options` builds it. ``tail``
+  is a key only when not the default, so the default's options (and
+  records) are those written before tails existed."""
   options = {"dataset": "paper", "setting": setting,
              "max_length": max_length, "num_users": num_users}
+  if check_tail(tail) != DEFAULT_TAIL:
+    options["tail"] = tail
   if data_path is not None:
     options["data_path"] = os.path.abspath(data_path)
   if word_counts_path is not None:
@@ -350,4 +494,5 @@ def from_options(options, cache_dir: str | None = None) -> PaperData:
       options["setting"], num_users=options.get("num_users"),
       max_length=options["max_length"], data_path=options.get("data_path"),
       word_counts_path=options.get("word_counts_path"),
-      seed=options.get("data_seed", 0), cache_dir=cache_dir)
+      seed=options.get("data_seed", 0), cache_dir=cache_dir,
+      tail=options.get("tail", DEFAULT_TAIL))

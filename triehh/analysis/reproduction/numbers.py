@@ -50,6 +50,16 @@ PAPER_LOCAL_EPSILON = {("single", 1.0): 4.29, ("single", 4.0): 4.96,
 # The paper's several-words claim (top 200 recalled "with epsilon = 4 and
 # delta < 5 x 10^-9") states this bound on delta, not a formula.
 PAPER_MULTI_DELTA = 5e-9
+# The several-words ablation's accountings besides ours (L·δ₁ for per-round
+# redraws): the paper's Corollary 2 (Theorem 1's δ for per-round redraws,
+# not covered by its proof), and one draw per run (Theorem 2).
+PAPER_ACCOUNTING = "paper"
+PER_RUN = "per_run"
+# The tails of the semi-synthetic populations, as the report names them.
+TAIL_NAMES = {"sample": "the Sentiment140 sample's counts (capped)",
+              "zipf": "a Zipf law fitted to the published top 100, "
+                      "extrapolated",
+              "wordfreq": "wordfreq's English frequencies"}
 # The paper-calibrated settings: the paper's published top 100 words and a
 # tail built from the sample's word counts.
 SEMI_SYNTHETIC = {"single": "single-word", "oov": "OOV"}
@@ -76,6 +86,10 @@ class Series:
     data: a description of the data, for the report.
     sampling: ``fixed`` (the paper's m users per round) or ``poisson``
       (beyond the paper, :mod:`triehh.analysis.reproduction.two_sided`).
+    tail: the tail of a one-word population (``sample``, ``zipf``,
+      ``wordfreq``; :mod:`triehh.data.paper_populations`).
+    variant: the several-words accounting: ``""`` (ours, L·δ₁),
+      ``PAPER_ACCOUNTING`` or ``PER_RUN``.
   """
 
   algorithm: str
@@ -87,6 +101,8 @@ class Series:
   n: int
   data: str = ""
   sampling: str = "fixed"
+  tail: str = "sample"
+  variant: str = ""
 
   @property
   def label(self) -> str:
@@ -198,6 +214,24 @@ def table1_rows(epsilon: float = TABLE1_EPSILON,
   return rows
 
 
+def authors_theta(delta: float, start: int = 9) -> int:
+  """theta by the search of the authors' released code: the smallest
+  ``theta >= start`` (their initial guess, 9) with Theorem 1's
+  ``(theta - 3) theta! / (theta - 2) >= 1 / delta``."""
+  theta = start
+  while (theta - 3) / (theta - 2) * math.factorial(theta) < 1 / delta:
+    theta += 1
+  return theta
+
+
+def authors_batch_size(n: int, epsilon: float, theta: int,
+                       num_levels: int) -> int:
+  """The batch by the formula of the authors' released code:
+  ``int(n (e^(eps/L) - 1) / (theta e^(eps/L)))``."""
+  growth = math.exp(epsilon / num_levels)
+  return int(n * (growth - 1) / (theta * growth))
+
+
 def fix_prob_data(frequencies: Sequence[float],
                   epsilons: Sequence[float] = (1, 2, 4, 8),
                   num_levels: int = PAPER_LEVELS,
@@ -223,13 +257,17 @@ def within(paper: float, mean: float, half: float) -> bool:
 
 
 def find(series: Sequence[Series], algorithm: str, figure: str,
-         epsilon: float, top_t: int | None = None) -> Series | None:
+         epsilon: float, top_t: int | None = None, *,
+         tail: str | None = None, variant: str = "") -> Series | None:
   """The series of ``algorithm`` in ``figure`` at ``epsilon`` (and SFP's
-  ``top_t``) that has runs, or ``None``."""
+  ``top_t``, the ``tail`` if given, the ``variant``) that has runs, or
+  ``None``."""
   for s in series:
     if (s.algorithm == algorithm and s.figure == figure
         and math.isclose(s.epsilon, epsilon)
-        and (top_t is None or s.top_t == top_t) and s.runs):
+        and (top_t is None or s.top_t == top_t)
+        and (tail is None or s.tail == tail) and s.variant == variant
+        and s.runs):
       return s
   return None
 
@@ -275,10 +313,14 @@ def threshold_share(series: Series) -> str:
   return f"θ/m = {theta}/{m:,} = {sci(theta / m, 2)}"
 
 
-def data_label(figure: str) -> str:
+def data_label(figure: str, tail: str | None = None) -> str:
   """The label of a semi-synthetic setting's population (``""`` for the
-  others)."""
+  others). ``figure`` may be a report data key ``setting@tail``; a tail
+  other than the sample's is named."""
+  figure, _, keyed = figure.partition("@")
+  tail = tail or keyed or "sample"
   if figure not in SEMI_SYNTHETIC:
     return ""
+  named = "" if tail == "sample" else f" ({TAIL_NAMES.get(tail, tail)})"
   return (f"semi-synthetic {SEMI_SYNTHETIC[figure]} population: the "
-          "paper's published top 100 + a tail we built")
+          f"paper's published top 100 + a tail we built{named}")

@@ -53,9 +53,9 @@ MEASURES = {
     "single": ("F1@100", "F1 of the top 100 words (the paper's 2r/(r + 1)), "
                "single word, δ = 1/n²", 100),
     "multi": ("recall@200", "recall of the top 200 words, several words, "
-              "δ = 1/(300n)", 200),
+              "δ = 5·10⁻⁹", 200),
     "multi-n": ("recall@200", "recall of the top 200 words, several words, "
-                "δ = 1/(300n)", 200)}
+                "δ = 5·10⁻⁹", 200)}
 # The paper's value of each measure: (setting, epsilon) -> text.
 PAPER_VALUES = {
     ("oov", 1.0): str(numbers.PAPER_TABLE2[("triehh", None, 1.0)][0]),

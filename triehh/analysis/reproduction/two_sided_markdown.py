@@ -200,7 +200,8 @@ def _runs_intro(at: str) -> list[str]:
           f"the paper's rows above (see Data), at the same ε and δ and {at}, "
           "with θ and q from "
           "`triehh.theory.poisson.calibrate` at each population's n: "
-          "δ = 1/n² with one word per user, δ = 1/(300n) with several "
+          "δ = 1/n² with one word per user, δ = 5·10⁻⁹ (the paper's "
+          "bound) with several "
           "(where the accountant needs no split of δ over the levels, "
           "which the fixed-size runs' per-round composition takes); each "
           "row's achieved δ is printed with its θ. Means "
@@ -273,7 +274,7 @@ def _several_words_deltas(poisson_series: Sequence[numbers.Series],
     return ""
   return ("With several words the paper states δ < "
           f"{numbers.sci(numbers.PAPER_MULTI_DELTA, 1)}; our runs target "
-          "δ = 1/(300n), and achieve: " + "; ".join(parts) + ".")
+          "that δ, and achieve: " + "; ".join(parts) + ".")
 
 
 def _half(half: float) -> float:

@@ -39,13 +39,15 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
                   tff_secure_sum: bool | None = None,
                   tff_max_user_contribution: int | None = None,
                   sampling: str = "fixed",
-                  sampling_rate: float | None = None) -> dict:
+                  sampling_rate: float | None = None,
+                  word_choice: str = choices.PER_ROUND) -> dict:
   """A TrieHH run's ``config``: everything but the seed that changes it.
 
   ``tff_secure_sum`` is None for the fast engine (as run_triehh records it).
   ``sampling`` and ``sampling_rate`` are keys of Poisson configs only, so a
   fixed-size config (and its ``config_key``) is the one written before
-  Poisson sampling existed.
+  Poisson sampling existed; ``word_choice`` is a key only when not
+  ``"per_round"``, for the same reason.
   """
   config = {"algorithm": NAME, "engine": engine, "data": dict(data),
             "epsilon": epsilon, "delta": delta, "theta": theta,
@@ -60,13 +62,18 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
     config.update(sampling=sampling, sampling_rate=sampling_rate)
   elif sampling_rate is not None:
     raise ValueError("sampling_rate is for sampling='poisson'")
+  choices.check_word_choice(word_choice)
+  if word_choice != choices.PER_ROUND:  # a key only when not the default
+    config["word_choice"] = word_choice
   return config
 
 
 def sampling_of(config: Mapping) -> dict:
-  """``discover``'s sampling arguments for a TrieHH ``config``."""
+  """``discover``'s sampling (and word-choice) arguments for a TrieHH
+  ``config``."""
   return {"sampling": config.get("sampling", choices.FIXED),
-          "sampling_rate": config.get("sampling_rate")}
+          "sampling_rate": config.get("sampling_rate"),
+          "word_choice": config.get("word_choice", choices.PER_ROUND)}
 
 
 def check_triehh_population(n: int) -> None:
