@@ -1,5 +1,5 @@
-"""Beyond the paper: TFF's IBLT, repeated passes with a deny list, and users
-who are not always online, on the same users, with their guarantees.
+"""Beyond the paper: TFF's IBLT, repeated passes with a deny list, users
+who are not always online, and protected counts, with their guarantees.
 
   python -m experiments.beyond --output_dir=results/beyond
   triehh-beyond --parts=passes,availability --runs=3
@@ -27,8 +27,16 @@ before the first run:
 (c) recall@K and the achieved epsilon vs the fraction of users online
     (:mod:`triehh.discovery.availability`) on the default data, theta and m
     calibrated to the online count and to n.
+(d) protected counts (``triehh.discover(..., counts=True)``): the median
+    relative error of the top-10/50/100 counts and their intervals'
+    coverage vs epsilon (``--counts_epsilons``) and the budget split
+    (``--counts_shares``) on the default data, the paper-calibrated
+    single-word population and the Sentiment140 sample, next to SFP's
+    count-mean-sketch estimates and IBLT's exact counts
+    (:mod:`triehh.analysis.beyond.counts`; ``--counts_runs``,
+    ``--counts_sfp_runs``, ``--counts_iblt_runs`` seeds).
 
-Every point is ``--runs`` seeded runs (seeds ``--seed`` on), shown as
+Every point of (a)-(c) is ``--runs`` seeded runs (seeds ``--seed`` on), shown as
 mean ± 95% Student-t interval. Without the Sentiment140 sample (``--
 sentiment140_path``, ``$TRIEHH_SENTIMENT140`` or ``../shared/data`` beside
 the repository) its parts are skipped with a note (a ``--sentiment140_path``
@@ -62,7 +70,7 @@ flags.DEFINE_string("sentiment140_path", None,
                     "Sentiment140 file (default: the sample, see the module "
                     "docstring).")
 shared_flags.DEFINE_count("default_users", synthetic.DEFAULT_NUM_USERS,
-                          "Users of the default data (b, c).",
+                          "Users of the default data (b, c, d).",
                           lower_bound=100)
 shared_flags.DEFINE_count("iblt_default_users", 100_000,
                           "Users of the default data's subsample in (a).",
@@ -77,15 +85,34 @@ shared_flags.DEFINE_values("iblt_epsilons", ["1", "4"],
 shared_flags.DEFINE_values("pass_counts", ["1", "2", "3", "4"],
                            "Passes in (b), whole numbers >= 1.",
                            shared_flags.count_item(1))
-flags.DEFINE_float("total_epsilon", 4.0, "Total epsilon of (b) and the "
-                   "target of (c).")
+flags.DEFINE_float("total_epsilon", 4.0, "Total epsilon of (b), the "
+                   "target of (c) and the epsilon of (d)'s budget splits.")
 shared_flags.DEFINE_values("fractions", ["1.0", "0.5", "0.2", "0.05"],
                            "Fractions of users online in (c), in (0, 1].",
                            shared_flags.number_item(0, 1,
                                                     high_included=True))
-shared_flags.DEFINE_values("parts", ["iblt", "passes", "availability"],
-                           "Parts to run: iblt, passes, availability.",
+shared_flags.DEFINE_values("parts", list(beyond_runs.PARTS),
+                           "Parts to run: iblt, passes, availability, "
+                           "counts.",
                            shared_flags.choice_item(beyond_runs.PARTS))
+_COUNTS = beyond_runs.CountSettings()
+flags.DEFINE_integer("counts_runs", _COUNTS.runs,
+                     "TrieHH's seeded runs per point of (d).", lower_bound=1)
+flags.DEFINE_integer("counts_sfp_runs", _COUNTS.sfp_runs,
+                     "SFP's runs per epsilon in (d); 0: no SFP rows.",
+                     lower_bound=0)
+flags.DEFINE_integer("counts_iblt_runs", _COUNTS.iblt_runs,
+                     "IBLT's runs in (d) (TensorFlow Federated); 0: no IBLT "
+                     "rows.", lower_bound=0)
+shared_flags.DEFINE_values("counts_epsilons",
+                           [f"{e:g}" for e in _COUNTS.epsilons],
+                           "Total epsilons of (d), at the default budget "
+                           "split.", shared_flags.number_item())
+shared_flags.DEFINE_values("counts_shares",
+                           [f"{s:g}" for s in _COUNTS.shares],
+                           "Budget splits (count shares) of (d), each in "
+                           "(0, 1), at --total_epsilon.",
+                           shared_flags.number_item(0, 1))
 flags.register_validator(
     "total_epsilon", lambda e: math.isfinite(e) and e > 0,
     "--total_epsilon must be a positive finite number")
@@ -114,7 +141,12 @@ def settings() -> beyond_runs.Settings:
       pass_counts=tuple(int(p) for p in FLAGS.pass_counts),
       total_epsilon=FLAGS.total_epsilon,
       fractions=tuple(float(f) for f in FLAGS.fractions),
-      sample_path=sample_path())
+      sample_path=sample_path(),
+      counts=beyond_runs.CountSettings(
+          runs=FLAGS.counts_runs, sfp_runs=FLAGS.counts_sfp_runs,
+          iblt_runs=FLAGS.counts_iblt_runs,
+          epsilons=tuple(float(e) for e in FLAGS.counts_epsilons),
+          shares=tuple(float(s) for s in FLAGS.counts_shares)))
 
 
 def main(argv):

@@ -6,6 +6,11 @@ word-frequency list, epsilon = 4, delta = 1/n^2, L = 10, the fast engine.
   python -m experiments.run_triehh --epsilon=1 --num_runs=5 --output_dir=out
   triehh-run --epsilon=1 --num_runs=5 --output_dir=out
 
+With ``--counts`` a second, differentially private phase counts the users
+of each discovered word (``docs/counts.md``): ``--epsilon``/``--delta`` are
+then the total of both phases, ``--count_share`` of it goes to counting,
+and each run prints the protected counts with their intervals.
+
 Errors print one line ``error: ...`` and exit 1; Ctrl-C exits 130 with the
 finished runs kept in results.jsonl. The TFF engine is quiet unless
 ``--verbosity=0`` (or higher) asks for TensorFlow's INFO logs.
@@ -48,6 +53,16 @@ flags.DEFINE_float("sampling_rate", None,
                    "Poisson sampling with --theta: the probability q that a "
                    "user takes part in a round (or give --batch_size, the "
                    "expected users per round, or --gamma).")
+flags.DEFINE_bool("counts", False,
+                  "Also count the users of each discovered word with a "
+                  "differentially private counting phase (docs/counts.md); "
+                  "--epsilon/--delta are then the total of both phases.")
+flags.DEFINE_float("count_share", None,
+                   "With --counts: the share of epsilon and delta spent on "
+                   "counting, in (0, 1) (default 0.1).")
+flags.DEFINE_float("count_sample_rate", None,
+                   "With --counts: the probability that a user joins the "
+                   "counting sample, in (0, 1] (default 1).")
 flags.DEFINE_bool("allow_no_guarantee", False,
                   "Run parameters outside Theorem 1 (reported as epsilon = "
                   "inf) instead of refusing them.")
@@ -126,6 +141,29 @@ def sampling_options() -> dict:
   return {"sampling": sampling, "sampling_rate": FLAGS.sampling_rate}
 
 
+def counting_options() -> dict:
+  """``--counts``, ``--count_share`` and ``--count_sample_rate``, checked
+  together (``count_share`` and ``count_sample_rate`` None: the defaults)."""
+  share, rate = FLAGS.count_share, FLAGS.count_sample_rate
+  if not FLAGS.counts:
+    for name in ("count_share", "count_sample_rate"):
+      if FLAGS[name].value is not None:
+        raise ValueError(f"--{name} is for --counts (add --counts to count "
+                         "the discovered words)")
+    return {}
+  if share is not None and not 0 < share < 1:
+    raise ValueError(f"--count_share must be in (0, 1), got {share}")
+  if rate is not None and not 0 < rate <= 1:
+    raise ValueError(f"--count_sample_rate must be in (0, 1], got {rate}")
+  if FLAGS.theta is not None:
+    raise ValueError("--counts needs --epsilon (the total budget split "
+                     "between discovery and counting), not --theta")
+  if FLAGS.allow_no_guarantee:
+    raise ValueError("--counts cannot go with --allow_no_guarantee: the "
+                     "counts' guarantee is composed with discovery's")
+  return {"counts": True, "count_share": share, "count_sample_rate": rate}
+
+
 def privacy_options() -> dict:
   """``(epsilon, delta)`` to calibrate, or theta with gamma / batch size."""
   if FLAGS.theta is None:
@@ -156,7 +194,7 @@ def run_config(privacy: dict, options: dict) -> dict:
       allow_no_guarantee=FLAGS.allow_no_guarantee,
       tff_secure_sum=options.get("secure_sum"),
       tff_max_user_contribution=options.get("max_user_contribution"),
-      **sampling_options())
+      **sampling_options(), **counting_options())
 
 
 def check_flags() -> tuple[dict, dict]:
@@ -167,6 +205,7 @@ def check_flags() -> tuple[dict, dict]:
   """
   shared_flags.check_data_flags()
   sampling_options()
+  counting_options()
   return engine_options(), privacy_options()
 
 
@@ -188,7 +227,8 @@ def _describe(result) -> list[str]:
   sides = ("both directions" if p.two_sided else
            "one direction: Theorem 1's proof")
   if p.has_guarantee:
-    lines = [f"privacy: ({p.epsilon:.4f}, {p.delta:.3g})-DP, {sides} "
+    phase = " of discovery" if result.counts is not None else ""
+    lines = [f"privacy{phase}: ({p.epsilon:.4f}, {p.delta:.3g})-DP, {sides} "
              f"[{target}]"]
   else:
     lines = [f"privacy: NONE [{target}]"]
@@ -197,16 +237,41 @@ def _describe(result) -> list[str]:
              f"{p.sampling_rate * p.n:,.0f} users per round)")
   else:
     batch = f"batch size m={p.batch_size}"
-  return lines + [f"  theta={p.theta}, {batch} of n={p.n}, L={p.max_length} "
-                  f"characters + end symbol = {p.levels} levels",
-                  f"  {p.guarantee}"]
+  lines += [f"  theta={p.theta}, {batch} of n={p.n}, L={p.max_length} "
+            f"characters + end symbol = {p.levels} levels",
+            f"  {p.guarantee}"]
+  return lines + _count_lines(result)
+
+
+def _count_lines(result) -> list[str]:
+  """The privacy of discovery followed by counting, when it counted."""
+  c = result.counts
+  if c is None:
+    return []
+  return [f"privacy in total (discovery, then counting): ({c.epsilon:.4f}, "
+          f"{c.delta:.3g})-DP [{c.accounting}]",
+          f"  discovery: ({c.discovery_epsilon:.4f}, "
+          f"{c.discovery_delta:.3g})-DP (above); counting: "
+          f"({c.counting_epsilon:.4f}, {c.counting_delta:.3g})-DP, Gaussian "
+          f"noise sigma={c.noise_std:.4g}, sample rate q={c.sample_rate:g}"]
 
 
 def _run_line(run: int, seed: int, result, found: int) -> str:
-  return (f"run {run} (seed {seed}, {result.engine} engine): {found} heavy "
+  line = (f"run {run} (seed {seed}, {result.engine} engine): {found} heavy "
           f"hitters in {result.rounds} rounds, {result.num_votes} votes from "
           f"{result.num_participants} sampled users, "
           f"{result.seconds*1e3:.1f} ms")
+  c = result.counts
+  if c is None or not FLAGS.show:
+    return line
+  ranked = sorted(zip(c.words, c.estimate, c.lower, c.upper),
+                  key=lambda item: -item[1])  # most users first
+  shown = ", ".join(f"{w}:{e:.1f} [{lo:.1f}, {up:.1f}]"
+                    for w, e, lo, up in ranked[:FLAGS.show])
+  more = " ..." if len(c.words) > FLAGS.show else ""
+  return (f"{line}\n  protected counts, word:estimate [{c.confidence:.0%} "
+          f"interval], covered by the total ({c.epsilon:.4f}, "
+          f"{c.delta:.3g}):\n  {shown}{more}")
 
 
 def main(argv):

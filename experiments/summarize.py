@@ -7,9 +7,12 @@ Reads the ``results.jsonl`` files the drivers write and prints:
    every metric in the records (``precision@K``, ``recall@K``, ``f1@K``,
    ``precision``, ``num_discovered``), the mean over runs with a
    confidence interval (the F1-vs-K figures and Table 2 of the paper as a
-   table), then Table 2's compact view (recall at ``--table_k`` and
-   precision). IBLT runs (from a sweep) are their own rows, with epsilon
-   ``none``: their k-anonymity is not differential privacy.
+   table); for TrieHH runs with protected counts (``--counts``), per K the
+   median relative error of the true top-K words' counts and the coverage
+   of their intervals (``count_error@K``, ``count_coverage@K``); then
+   Table 2's compact view (recall at ``--table_k`` and precision). IBLT
+   runs (from a sweep) are their own rows, with epsilon ``none``: their
+   k-anonymity is not differential privacy.
 2. With ``--truth_from_dataset``: the population is rebuilt from the same
    data-set flags the runs used (``flags.load_dataset``, from the cache when
    there is one) and, per TrieHH configuration, the discovery rate of each
@@ -141,11 +144,30 @@ def print_metric_table(groups: Sequence[Group], table: pd.DataFrame,
           hit = at_k[at_k["metric"] == base]
           cells.append(_row_cell(hit) if not hit.empty else "-")
         print(f"  {int(k):>5}  " + "  ".join(f"{c:>17}" for c in cells))
+    print_count_rows(per_k)
     for _, row in rows[rows["k"].isna()].iterrows():
       digits = 1 if row["metric"] == "num_discovered" else 3
       cell = _row_cell(row, digits)
       print(f"  {row['metric']}: {cell}"
             + (f" ({row['runs']} runs)" if row["runs"] != runs else ""))
+
+
+def print_count_rows(per_k: pd.DataFrame) -> None:
+  """A configuration's protected-count metrics per K, if it has any
+  (:mod:`triehh.runs.count_metrics`)."""
+  counted = per_k[per_k["metric"].isin(("count_error", "count_coverage"))]
+  if counted.empty:
+    return
+  print("  protected counts of the true top-K words: median relative error "
+        "(capped at 1,\n  1 for a word not found) and interval coverage "
+        "(share of the found ones whose\n  interval holds the truth)")
+  print(f"  {'K':>5}  {'count_error@K':>17}  {'count_coverage@K':>17}")
+  for k, at_k in counted.groupby("k", sort=True):
+    cells = []
+    for base in ("count_error", "count_coverage"):
+      hit = at_k[at_k["metric"] == base]
+      cells.append(_row_cell(hit, 4) if not hit.empty else "-")
+    print(f"  {int(k):>5}  " + "  ".join(f"{c:>17}" for c in cells))
 
 
 def print_compact_table(groups: Sequence[Group], table: pd.DataFrame,

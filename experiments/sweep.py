@@ -28,6 +28,13 @@ differential privacy (``privacy``, ``matched_epsilon`` say so).
   python -m experiments.sweep --algorithms=triehh,iblt --epsilons=1 \
       --num_users=100000 --num_runs=3 --output_dir=out
 
+``--counts`` makes TrieHH cells count their discovered words too
+(``docs/counts.md``; ``--epsilons``/``--deltas`` are then the total of
+both phases), a cell per ``--count_shares`` value (default ``--count_share``).
+
+  python -m experiments.sweep --epsilons=1,4 --counts \
+      --count_shares=0.05,0.1,0.25 --num_runs=10 --output_dir=out
+
 Before any run, every cell's parameters are checked on its data set (each
 data set loaded once): a cell outside Theorem 1, one whose calibration
 cannot be met on its n users or with SFP options that do not fit stops the
@@ -111,13 +118,18 @@ flags.DEFINE_integer("iblt_secure_sum_bitwidth", None,
                      "IBLT: sum sketches with TFF's secure sum at this bit "
                      "width (1 to 62; default: plain sum).", lower_bound=1,
                      upper_bound=62)
+shared_flags.DEFINE_values(
+    "count_shares", None, "With --counts: TrieHH cells per share of the "
+    "budget spent on counting, each in (0, 1) (default: --count_share).",
+    shared_flags.number_item(0, 1))
 flags.DEFINE_bool("progress", True,
                   "Show a progress bar on stderr (when it is a terminal).")
 
 
 # Flags of one algorithm's cells (the lists are checked separately).
 _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
-                 "theta", "gamma", "batch_size", "allow_no_guarantee")
+                 "theta", "gamma", "batch_size", "allow_no_guarantee",
+                 "counts", "count_share", "count_sample_rate", "count_shares")
 _TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
               "tff_connect_timeout", "tff_rpc_timeout")
 _SFP_FLAGS = ("top_t", "top_ts", "cms_k", "cms_m", "sfp_length",
@@ -206,6 +218,21 @@ def _theta(algorithms: list[str]) -> dict | None:
   return None
 
 
+def _counting(algorithms: list[str]) -> tuple[dict, list[float] | None]:
+  """TrieHH's counting options and ``--count_shares``, checked."""
+  if "triehh" not in algorithms:
+    return {}, None
+  counting = run_triehh.counting_options()
+  if FLAGS.count_shares is None:
+    return counting, None
+  if not FLAGS.counts:
+    raise ValueError("--count_shares is for --counts (add --counts to count "
+                     "the discovered words)")
+  if FLAGS.count_share is not None:
+    raise ValueError("give --count_shares or --count_share, not both")
+  return counting, list(FLAGS.count_shares)
+
+
 def check_flags() -> list[grid.Cell]:
   """The sweep's cells; every flag checked before any data is read.
 
@@ -228,14 +255,15 @@ def check_flags() -> list[grid.Cell]:
   k_anonymities = _k_anonymities() if "iblt" in algorithms else [None]
   data = _data_options(_list("datasets"), _list("settings"))
   tff = run_triehh.engine_options("tff") if "tff" in engines else {}
+  counting, count_shares = _counting(algorithms)
   return grid.expand(
       algorithms=algorithms, data=data, engines=engines, epsilons=epsilons,
       deltas=deltas, top_ts=top_ts, k_anonymities=k_anonymities,
       triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
                       "max_num_prefixes": FLAGS.max_num_prefixes,
                       "allow_no_guarantee": FLAGS.allow_no_guarantee,
-                      **run_triehh.sampling_options()},
-      theta=theta, tff_options=tff,
+                      **run_triehh.sampling_options(), **counting},
+      theta=theta, tff_options=tff, count_shares=count_shares,
       sfp_options={"k": FLAGS.cms_k, "m": FLAGS.cms_m,
                    "length": FLAGS.sfp_length,
                    "fragment_alphabet": FLAGS.fragment_alphabet,

@@ -114,6 +114,16 @@ _SLOW_TESTS = {
     "tests/analysis/reproduction/ablations_test.py": (
         "test_the_caveat_is_proposition_2_at_small_n",  # 1.2 s
     ),
+    "tests/runs/algorithms_test.py": (
+        "test_triehh_cells_with_counts_differ_by_share_and_record_the_total",  # 7 s
+    ),
+    "tests/experiments/counts_flags_test.py": (
+        "test_run_triehh_prints_and_records_the_protected_counts",  # 5 s
+        "test_a_sweep_over_count_shares_is_summarized_per_share",  # 10 s
+    ),
+    "tests/analysis/beyond_test.py": (
+        "test_the_counts_figure_is_drawn",  # 1 s
+    ),
     "tests/discovery/counts_test.py": (
         "test_discover_with_counts_reports_the_total_and_each_phase",  # 2.5 s
         "test_several_word_intervals_cover_the_population_frequency",  # 0.7 s

@@ -33,7 +33,7 @@ def _record(config, seed, recall, **changes):
       n_users=N, run=seed, seed=seed, epsilon=3.99, delta=1e-6,
       target_epsilon=4.0, target_delta=1 / N**2, theta=13, gamma=3.0,
       batch_size=95, max_length=10, levels=11, discovered=["the"],
-      counts=[9],
+      reported_counts=[9],
       metrics={f"{m}@{k}": recall for m in ("recall", "f1")
                for k in runs.F1_KS} | {"num_discovered": 10 * recall},
       seconds=0.5, config=dict(config))
@@ -125,7 +125,8 @@ def test_the_iblt_table_from_its_records(tmp_path, no_figures):
       run=0, seed=0, epsilon=None, delta=None, target_epsilon=None,
       target_delta=None, k_anonymity=14, batch_size=545, rounds=1,
       num_participants=545, bytes_per_client=30744, num_truncated=2,
-      seconds=0.5, seconds_per_client=0.008, discovered=["the"], counts=[20],
+      seconds=0.5, seconds_per_client=0.008, discovered=["the"],
+      reported_counts=[20],
       metrics=_record({}, 0, 0.1).metrics, config=points[0].config))
   for seed in (0, 1):
     writer.write(_record(points[1].config, seed, 0.2 + 0.2 * seed,
@@ -257,3 +258,137 @@ def test_first_round_capacity_covers_every_seed():
   assert runs.first_round_capacity(pop, 40, range(5), 10) == max(one)
   # Strings are cut to string_max_bytes: w10..w39 are all "w" at 1 byte.
   assert runs.first_round_capacity(pop, 40, [0], 1) < one[0]
+
+
+# ---- (d) protected counts ------------------------------------------------------
+
+
+class _CountData:
+  """A data cache of populations given by word frequencies (no user array,
+  so no IBLT point)."""
+
+  def get(self, options):
+    n = options.get("num_users") or 659_775
+    return types.SimpleNamespace(population=types.SimpleNamespace(
+        num_users=n, has_user_array=False))
+
+
+def _count_settings(**changes):
+  counting = dict(runs=2, sfp_runs=1, iblt_runs=1, epsilons=(1.0, 4.0),
+                  shares=(0.1, 0.5))
+  counting.update(changes)
+  return _settings(parts=("counts",),
+                   counts=runs.CountSettings(**counting))
+
+
+def test_counts_points_cross_epsilon_and_split_on_each_data_set():
+  from triehh.analysis.beyond import counts  # pylint: disable=g-import-not-at-top
+  settings = _count_settings()
+  (part,) = runs.plan(settings, _CountData())
+  assert counts.grid(settings) == [(1.0, 0.1), (4.0, 0.1), (4.0, 0.5)]
+  by_data = {}
+  for point in part.points:
+    by_data.setdefault(point.data, []).append(point)
+  assert list(by_data) == ["default data", "paper's single-word population"]
+  for points in by_data.values():
+    triehh = [p for p in points if p.role == counts.TRIEHH_COUNTS]
+    sfp = [p for p in points if p.role == counts.SFP_COUNTS]
+    assert [(p.config["epsilon"], p.config["count_share"]) for p in triehh
+            ] == counts.grid(settings)
+    assert all(p.config["counts"] and p.config["sampling"] == "poisson"
+               and p.seeds == (0, 1) for p in triehh)
+    assert [(p.config["epsilon"], p.seeds) for p in sfp] == [
+        (1.0, (0,)), (4.0, (0,))]
+  assert by_data["default data"][0].config["data"]["num_users"] == N
+  assert by_data["paper's single-word population"][0].config["data"][
+      "dataset"] == "paper"
+  assert len({p.key for p in part.points}) == len(part.points)
+  assert sum("no IBLT row" in note for note in part.notes) == 2
+  assert any("Sentiment140 sample is absent" in n for n in part.notes)
+  (none,) = runs.plan(_count_settings(sfp_runs=0, iblt_runs=0),
+                      _CountData())
+  assert {p.role for p in none.points} == {counts.TRIEHH_COUNTS}
+
+
+def _counted(config, seed, error, coverage):
+  return _record(config, seed, 0.5, epsilon=3.99, count_share=config.get(
+      "count_share"), count_epsilon=2.5, count_noise_std=2.0,
+                 discovery_epsilon=3.5, metrics={
+                     "recall@10": 0.5, "recall@50": 0.4, "recall@100": 0.2,
+                     **{f"count_error@{k}": error for k in runs.KS},
+                     **{f"count_coverage@{k}": coverage for k in runs.KS}})
+
+
+def test_the_counts_table_is_the_records_numbers(tmp_path, no_figures):
+  del no_figures
+  from triehh.analysis.beyond import counts  # pylint: disable=g-import-not-at-top
+  settings = _count_settings(epsilons=(4.0,), shares=(0.1,))
+  (part,) = runs.plan(settings, _CountData())
+  writer = records.ResultsWriter(str(tmp_path / "out"))
+  for point in part.points:
+    if point.role == counts.TRIEHH_COUNTS:
+      for seed, error in zip(point.seeds, (0.01, 0.03)):
+        writer.write(_counted(point.config, seed, error, 0.9 + error))
+    elif point.data == "default data":  # the paper's SFP is not recorded
+      writer.write(_record(point.config, 0, 0.5, algorithm="sfp",
+                           engine=None, theta=None, gamma=None, levels=None,
+                           batch_size=None, max_length=None, top_t=20,
+                           metrics={"recall@10": 0.1, "recall@50": 0.0,
+                                    "recall@100": 0.0, "count_error@10": 1.0,
+                                    "count_error@50": 1.0,
+                                    "count_error@100": 1.0}))
+  text = _write(tmp_path, settings, [part])
+  assert "## (d) Protected counts of the discovered words" in text
+  # Errors 0.01 and 0.03: mean 0.02, half-width t(0.975, 1) 0.01 = 0.127.
+  assert _row(text, "| default data | TrieHH + counts |") == [
+      "default data", "TrieHH + counts", "3.990", "0.1", "2.500", "2",
+      "0.50/0.40/0.20", "0.020 ± 0.127", "0.020 ± 0.127", "0.020 ± 0.127",
+      "0.920 ± 0.127", "0.920 ± 0.127", "0.920 ± 0.127"]
+  assert _row(text, "| default data | SFP (CMS) |") == [
+      "default data", "SFP (CMS)", "4", "–", "–", "–", "0.10/0.00/0.00",
+      "1.000", "1.000", "1.000", "–", "–", "–"]
+  assert not any(line.startswith("| paper's single-word population | SFP")
+                 for line in text.splitlines())
+  assert "2 seeds per TrieHH row" in text and "1 seeds per row" in text
+  assert "(figure beyond-counts.png not drawn" in text
+  assert "(d) 0 s" in text
+
+
+def test_a_refused_iblt_count_point_is_a_note(tmp_path, monkeypatch):
+  from triehh.analysis.beyond import counts  # pylint: disable=g-import-not-at-top
+  made = []
+
+  def fake(config, dataset, seed, run_index):
+    del dataset, run_index
+    made.append(config["algorithm"])
+    if config["algorithm"] == "iblt":
+      raise ImportError("no tff")
+    return _counted(config, seed, 0.01, 1.0)
+
+  for role, (_, refusal) in counts.RUNS.items():
+    monkeypatch.setitem(runs._RUNS, role, (fake, refusal))  # pylint: disable=protected-access
+  settings = _count_settings(epsilons=(4.0,), shares=(0.1,))
+  point = runs.Point("counts", counts.IBLT_COUNTS, "default data", N,
+                     {"algorithm": "iblt", "epsilon": 4.0,
+                      "data": {"num_users": N}}, (0,))
+  part = runs.Part("counts", [point])
+  outcome = runs.run(settings, [part], str(tmp_path / "out"), _CountData())
+  assert made == ["iblt"] and outcome.refused == {point.key: "no tff"}
+  rows, notes = counts.counts_rows(part, {}, outcome.refused)
+  assert not rows and notes == ["default data: iblt refused: no tff"]
+
+
+def test_the_counts_figure_is_drawn(tmp_path):
+  from triehh.analysis.beyond import counts  # pylint: disable=g-import-not-at-top
+  from triehh.analysis.beyond import figures  # pylint: disable=g-import-not-at-top
+
+  def row(role, epsilon, share, error):
+    return dict(data="default data", role=role, epsilon=epsilon, share=share,
+                scores=[{"count_error@10": error}, {"count_error@10": error}])
+
+  rows = [row(counts.TRIEHH_COUNTS, e, 0.1, 1e-3 / e) for e in (1.0, 4.0)]
+  rows += [row(counts.TRIEHH_COUNTS, 4.0, 0.5, 2e-4),
+           row(counts.SFP_COUNTS, 4.0, None, 0.05)]
+  path = figures.counts_figure(rows, str(tmp_path / "counts.png"), 4.0)
+  with open(path, "rb") as f:
+    assert f.read(8) == b"\x89PNG\r\n\x1a\n"

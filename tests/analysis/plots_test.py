@@ -213,7 +213,7 @@ def test_discovery_figure_holds_the_binned_rates(tmp_path):
   truth = {"aa": 400.0, "bb": 200.0, "cc": 100.0, "dd": 50.0}
   found = [["aa", "bb"], ["aa", "cc"], ["aa"]]
   rows = [run("triehh", seed, 2.0, scores(0.5, 0.5), discovered=words,
-              counts=[1.0] * len(words), n_users=750)
+              reported_counts=[1.0] * len(words), n_users=750)
           for seed, words in enumerate(found)]
   path = tmp_path / "r.jsonl"
   path.write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -14,12 +14,12 @@ from triehh.runs import records
 def run(seed, recall, precision=1.0, algorithm="triehh", **fields):
   """A record of the current layout, as JSON; its config is its fields but
   the seed and the results."""
-  base = {"schema_version": 1, "algorithm": algorithm, "engine": "fast",
+  base = {"schema_version": 2, "algorithm": algorithm, "engine": "fast",
           "dataset": "d", "setting": "single", "n_users": 1000, "theta": 10,
           "batch_size": 100, "levels": 11, "max_length": 10, "seed": seed,
           "run": 0, "epsilon": 1.0, "delta": 1e-6, "target_epsilon": 1.0,
-          "target_delta": 1e-6, "discovered": ["a"], "counts": [5.0],
-          "seconds": 0.1,
+          "target_delta": 1e-6, "discovered": ["a"],
+          "reported_counts": [5.0], "seconds": 0.1,
           "metrics": {"recall@10": recall, "precision": precision,
                       "num_discovered": 3.0}}
   if algorithm == "sfp":
@@ -27,7 +27,7 @@ def run(seed, recall, precision=1.0, algorithm="triehh", **fields):
                 max_length=None, top_t=20)
   base.update(fields)
   base.setdefault("config", {k: v for k, v in base.items() if k not in (
-      "seed", "discovered", "counts", "seconds", "metrics")})
+      "seed", "discovered", "reported_counts", "seconds", "metrics")})
   return base
 
 
@@ -66,16 +66,17 @@ def test_runs_without_guarantee_pool_and_earlier_layouts_are_skipped(
   no_guarantee = [run(seed, 0.2, epsilon=None, has_guarantee=False,
                       target_epsilon=None) for seed in (1, 2)]
   path = write(tmp_path / "r.jsonl", [old_sfp, sfp, *no_guarantee, old_theta,
-                                      dict(sfp, schema_version=2), "{torn"])
+                                      dict(sfp, schema_version=3), "{torn"])
   got, reports = analysis.load_runs([path])
   assert reports[0].records == 3 and reports[0].num_skipped == 4
   assert reports[0].skipped == {
       "run record without schema_version (an earlier layout, not read)": 2,
-      "run record of schema_version 2 (only 1 is read)": 1, "not JSON": 1}
+      "run record of schema_version 3 (only 1 and 2 are read)": 1,
+      "not JSON": 1}
   assert reports[0].skipped_lines == [1, 5, 6, 7]
   assert reports[0].summary() == (
       f"{path}: 3 run records, 4 lines skipped (1 not JSON, 1 run record of "
-      "schema_version 2 (only 1 is read), 2 run record without "
+      "schema_version 3 (only 1 and 2 are read), 2 run record without "
       "schema_version (an earlier layout, not read); line 1, 5, 6, 7)")
   assert str(reports[0].bad[3]) == (
       f"{path}:7: not JSON (Expecting property name enclosed in double "
@@ -87,6 +88,24 @@ def test_runs_without_guarantee_pool_and_earlier_layouts_are_skipped(
   # The two runs without guarantee differ only in seed: one configuration.
   assert sorted(len(g.records) for g in groups) == [1, 2]
   assert any("T=20" in g.label for g in groups)
+
+
+def test_count_shares_are_their_own_groups_with_count_metrics_clipped():
+  def counted(seed, share, error):
+    return record(seed, 0.5, count_share=share, count_sample_rate=1.0,
+                  metrics={"recall@10": 0.5, "count_error@10": error,
+                           "count_coverage@10": 1.0})
+  rows = [counted(0, 0.1, 0.01), counted(1, 0.1, 0.03),
+          counted(0, 0.25, 0.02), record(0, 0.5)]
+  groups = analysis.group_runs(rows)
+  assert sorted((g.get("count_share") or 0, len(g.records))
+                for g in groups) == [(0, 1), (0.1, 2), (0.25, 1)]
+  table = analysis.metric_table(groups, 0.95)
+  error = table[(table["metric"] == "count_error")
+                & (table["count_share"] == 0.1)].iloc[0]
+  assert (error["k"], error["runs"], error["mean"]) == (10, 2,
+                                                        pytest.approx(0.02))
+  assert error["clipped"] and error["ci_low"] == 0.0  # 0.02 - 0.127 < 0
 
 
 def test_metric_table_uses_the_student_t_interval_clipped_for_proportions():

@@ -79,4 +79,5 @@ def test_unknown_part(tmp_path):
       "--parts=sketch")
   assert code == 1 and out == ""
   assert err.strip() == ("error: flag --parts=sketch: unknown value "
-                         "'sketch': use iblt, passes, availability")
+                         "'sketch': use iblt, passes, availability, "
+                         "counts")

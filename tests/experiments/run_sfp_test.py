@@ -27,7 +27,7 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   first, second = (json.loads(l) for l in lines)
   for key in ("algorithm", "dataset", "setting", "epsilon", "delta",
               "epsilon_local", "top_t", "n_users", "run", "seed",
-              "discovered", "counts", "metrics", "seconds"):
+              "discovered", "reported_counts", "metrics", "seconds"):
     assert key in first
   assert first["algorithm"] == "sfp"
   assert (first["run"], second["run"]) == (0, 1)
@@ -39,7 +39,7 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   truth = synthetic.english_population(30000, seed=0).ground_truth()
   for record in (first, second):
     assert record["metrics"] == pytest.approx(triehh.precision_recall_f1(
-        dict(zip(record["discovered"], record["counts"])), truth))
+        dict(zip(record["discovered"], record["reported_counts"])), truth))
     assert len(record["reports_per_position"]) == 5
     assert sum(record["reports_per_position"]) == 30000
   assert "the" in first["discovered"]

@@ -54,7 +54,7 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   truth = synthetic.english_population(30000, seed=0).ground_truth()
   for record in (first, second):
     assert record["metrics"] == pytest.approx(triehh.precision_recall_f1(
-        dict(zip(record["discovered"], record["counts"])), truth))
+        dict(zip(record["discovered"], record["reported_counts"])), truth))
     assert all(truth.get(w, 0) > 0 for w in record["discovered"])
     assert len(record["votes_per_round"]) == record["rounds"]
   assert "the" in first["discovered"]

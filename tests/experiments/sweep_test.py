@@ -370,7 +370,8 @@ def test_iblt_cells_run_resume_and_summarize(tmp_path):
                     if len(str(w)) > 3} & {t for t, c in sent.items()
                                           if c >= 2}
     assert record["num_not_decoded"] == 0
-    assert dict(zip(record["discovered"], record["counts"])) == released
+    assert dict(zip(record["discovered"],
+                    record["reported_counts"])) == released
     assert record["discovered"], "no output: the test checks nothing"
     assert sorted(record["truncated"]) == sorted(truncated)
     assert record["num_truncated"] == len(truncated) > 0

@@ -78,6 +78,68 @@ def test_triehh_and_sfp_runs_are_recorded_and_scored():
     assert set(record.metrics) >= {"precision@10", "recall@10"}
 
 
+_USERS = (["sun"] * 3000 + ["moon"] * 2000 + ["star"] * 1000
+          + [f"w{i}" for i in range(4000)])
+
+
+def test_triehh_cells_with_counts_differ_by_share_and_record_the_total():
+  cells = grid.expand(data=(DATA,), epsilons=(4.0,), triehh_options={
+      "sampling": "poisson", "counts": True, "count_sample_rate": 0.5},
+                      count_shares=(0.1, 0.3))
+  assert [c.config["count_share"] for c in cells] == [0.1, 0.3]
+  assert all(c.config["counts"] and c.config["count_sample_rate"] == 0.5
+             for c in cells)
+  (plain,) = grid.expand(data=(DATA,), epsilons=(4.0,),
+                         triehh_options={"sampling": "poisson"})
+  assert not {"counts", "count_share"} & set(plain.config)
+  assert len({c.key for c in cells + [plain]}) == 3
+  pop = triehh.Population.from_user_words(_USERS)
+  dataset = datasets.Dataset(pop, pop.ground_truth(), "toy", "single")
+  cell = cells[1]
+  cell.adapter.check(cell, pop)
+  result = cell.adapter.call(pop, cell.config, 3)
+  direct = triehh.discover(_USERS, epsilon=4.0, seed=3, counts=True,
+                           count_share=0.3, count_sample_rate=0.5)
+  assert result.counts == direct.counts
+  record = cell.adapter.record(result, dataset, 0, 3, cell.config,
+                               ks=(3, 10))
+  c = result.counts
+  assert (record.epsilon, record.delta) == (c.epsilon, c.delta)
+  assert record.epsilon <= 4.0 and record.delta == 1e-8
+  assert (record.discovery_epsilon, record.discovery_delta) == (
+      result.params.epsilon, result.params.delta)
+  assert (record.count_epsilon, record.count_delta) == (
+      c.counting_epsilon, c.counting_delta)
+  assert (record.target_epsilon, record.target_delta) == (4.0, 1e-8)
+  assert (record.count_share, record.count_sample_rate,
+          record.count_noise_std, record.count_confidence) == (
+              0.3, 0.5, c.noise_std, c.confidence)
+  assert record.protected_counts == {
+      w: [e, lo, up] for w, e, lo, up in zip(c.words, c.estimate, c.lower,
+                                             c.upper)}
+  assert record.reported_counts == list(result.heavy_hitters.values())
+  assert set(record.metrics) >= {"count_error@3", "count_coverage@3",
+                                 "count_error@10"}
+  assert records.RunRecord.from_json(record.to_json()) == record
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"count_share": 0.2}, "count_share=0.2 is for counts"),
+    ({"count_sample_rate": 0.2}, "count_sample_rate=0.2 is for counts"),
+    ({"counts": True, "count_share": 1.0}, "count_share=1.0"),
+    ({"counts": True, "count_sample_rate": 0.0}, "count_sample_rate=0.0"),
+    ({"counts": True, "allow_no_guarantee": True}, "allow_no_guarantee"),
+])
+def test_triehh_counts_options_are_checked(options, match):
+  with pytest.raises(ValueError, match=match):
+    grid.expand(data=(DATA,), triehh_options=options)
+
+
+def test_count_shares_need_counts():
+  with pytest.raises(ValueError, match="count_shares is for counts"):
+    grid.expand(data=(DATA,), count_shares=(0.1,))
+
+
 def test_iblt_arguments_are_triehh_batch_size_and_theta():
   (cell,) = grid.expand(algorithms=("iblt",), data=(DATA,), epsilons=(2.0,))
   pop = datasets.load_data(DATA).population
@@ -109,6 +171,11 @@ SUMMARY = {"dataset": "d", "setting": "single", "n_users": 12345,
     (triehh_algorithm.ADAPTER,
      dict(SUMMARY, engine="fast", epsilon=math.inf, theta=3, batch_size=10),
      "triehh (fast engine), d single, n=12,345, epsilon=inf, theta=3, m=10"),
+    (triehh_algorithm.ADAPTER,
+     dict(SUMMARY, engine="fast", theta=12, batch_size=900, count_share=0.25,
+          count_sample_rate=1.0),
+     "triehh (fast engine), d single, n=12,345, epsilon=2, theta=12, m=900, "
+     "counts (share 0.25, sample rate 1)"),
     (sfp_algorithm.ADAPTER,
      dict(SUMMARY, engine=None, top_t=80, epsilon_local=7.12345),
      "sfp, d single, n=12,345, epsilon=2, T=80, local epsilon=7.123"),

@@ -20,7 +20,7 @@ def triehh_record(**changes):
       n_users=1000, run=0, seed=3, epsilon=2.5, delta=1e-6,
       target_epsilon=3.0, target_delta=1e-6, theta=12, gamma=3.5,
       batch_size=110, max_length=10, levels=11, num_sub_rounds=1,
-      discovered=["the", "of"], counts=[40, 20],
+      discovered=["the", "of"], reported_counts=[40, 20],
       metrics={"recall@10": 0.2, "num_discovered": 2.0}, seconds=0.01,
       config={"algorithm": "triehh", "epsilon": 3.0,
               "data": {"dataset": "default", "num_users": 1000}})
@@ -33,7 +33,7 @@ def sfp_record(**changes):
       algorithm="sfp", dataset="default", setting="single", n_users=1000,
       run=1, seed=4, epsilon=4.0, delta=1e-6, target_epsilon=4.0,
       target_delta=1e-6, epsilon_local=4.5, top_t=20, k=64, m=1024,
-      discovered=["the"], counts=[512.0], metrics={"recall@10": 0.1},
+      discovered=["the"], reported_counts=[512.0], metrics={"recall@10": 0.1},
       seconds=0.5, config={"algorithm": "sfp", "top_t": 20})
   fields.update(changes)
   return records.RunRecord(**fields)
@@ -52,7 +52,7 @@ def iblt_record(**changes):
       memory_estimate_bytes=1034880, batch_size=110, max_length=10, rounds=1,
       num_participants=110, distinct_users=110, num_not_decoded=0,
       num_truncated=1, truncated=["http://twi"],
-      discovered=["the", "http://twi"], counts=[20, 13],
+      discovered=["the", "http://twi"], reported_counts=[20, 13],
       metrics={"recall@10": 0.1, "precision": 0.5}, seconds=0.3,
       seconds_per_client=0.3 / 110, round_seconds=[0.3],
       config={"algorithm": "iblt", "epsilon": 4.0, "k_anonymity": None})
@@ -130,8 +130,8 @@ def test_records_of_earlier_layouts_are_refused():
   with pytest.raises(ValueError, match="without schema_version .an earlier "
                      "layout, not read"):
     records.RunRecord.from_dict(old)
-  for version in (0, 2, "1", True):
-    with pytest.raises(ValueError, match="only 1 is read"):
+  for version in (0, 3, "1", True):
+    with pytest.raises(ValueError, match="only 1 and 2 are read"):
       records.RunRecord.from_dict(dict(old, schema_version=version))
   current = json.loads(sfp_record().to_json())
   assert records.RunRecord.from_dict(current) == sfp_record()
@@ -141,6 +141,46 @@ def test_records_of_earlier_layouts_are_refused():
     records.RunRecord.from_dict({"algorithm": "triehh", "schema_version": 1})
   with pytest.raises(ValueError, match="algorithm"):
     records.RunRecord.from_dict(dict(current, algorithm="other"))
+
+
+@pytest.mark.parametrize("make", [triehh_record, sfp_record, iblt_record])
+def test_a_version_1_record_is_read_with_its_counts_as_reported_counts(make):
+  current = json.loads(make().to_json())
+  assert current["schema_version"] == 2 and "counts" not in current
+  old = {k: v for k, v in current.items() if k != "reported_counts"}
+  old.update(schema_version=1, counts=current["reported_counts"])
+  assert records.RunRecord.from_dict(old) == make()
+  assert records.RunRecord.from_dict(current) == make()
+
+
+def test_a_version_1_record_without_counts_names_the_new_field():
+  old = json.loads(triehh_record().to_json())
+  del old["reported_counts"]
+  with pytest.raises(ValueError, match="without reported_counts"):
+    records.RunRecord.from_dict(dict(old, schema_version=1))
+
+
+_COUNTED = dict(
+    epsilon=3.99, delta=1e-6, target_epsilon=4.0, target_delta=1e-6,
+    discovery_epsilon=3.5, discovery_delta=9e-7, count_epsilon=2.7,
+    count_delta=1e-7, count_accounting="PLD composition", count_share=0.1,
+    count_sample_rate=1.0, count_noise_std=2.1, count_confidence=0.95,
+    protected_counts={"the": [41.5, 37.4, 45.6], "of": [19.0, 14.9, 23.1]})
+
+
+def test_protected_counts_are_written_only_when_set_and_read_back():
+  plain = json.loads(triehh_record().to_json())
+  assert not {k for k in plain if k.startswith("count_")
+              or k in ("protected_counts", "discovery_epsilon")}
+  counted = triehh_record(**_COUNTED)
+  raw = json.loads(counted.to_json())
+  for name, value in _COUNTED.items():
+    assert raw[name] == value, name
+  assert records.RunRecord.from_json(counted.to_json()) == counted
+  raw["count_share"] = 1  # an int is read as a float
+  assert records.RunRecord.from_dict(raw).count_share == 1.0
+  with pytest.raises(ValueError, match="count_noise_std: must be a number"):
+    records.RunRecord.from_dict(dict(raw, count_noise_std="2"))
 
 
 def test_read_reports_a_line_of_an_earlier_layout(tmp_path):
@@ -193,14 +233,14 @@ def test_read_leaves_out_and_names_every_line_that_is_not_a_record(
   old = dict(raw)
   del old["schema_version"]
   no_counts = dict(raw)
-  del no_counts["counts"]
+  del no_counts["reported_counts"]
   no_theta = dict(raw)
   del no_theta["theta"]
   rows = [good, "not json", sfp_record().to_json()[:40], "",
           '{"algorithm": "other", "metrics": {}}', "[1, 2]",
           json.dumps(dict(raw, metrics={"recall@10": "high"})),
           json.dumps(no_theta), json.dumps(old),
-          json.dumps(dict(raw, schema_version=2)),
+          json.dumps(dict(raw, schema_version=3)),
           json.dumps(dict(raw, discovered="the")),
           json.dumps(dict(raw, config=[1])), json.dumps(dict(raw, metrics={})),
           json.dumps(no_counts), json.dumps(dict(raw, epsilon="2")),
@@ -214,7 +254,7 @@ def test_read_leaves_out_and_names_every_line_that_is_not_a_record(
       (5, "not a run_triehh/run_sfp record"),
       (6, "not a run_triehh/run_sfp record"), (7, fields), (8, fields),
       (9, "run record without schema_version (an earlier layout, not read)"),
-      (10, "run record of schema_version 2 (only 1 is read)"),
+      (10, "run record of schema_version 3 (only 1 and 2 are read)"),
       (11, fields), (12, fields), (13, fields), (14, fields), (15, fields),
       (16, fields)]
   assert [b.message for b in bad][3:] == [
@@ -222,11 +262,11 @@ def test_read_leaves_out_and_names_every_line_that_is_not_a_record(
       "metrics['recall@10']: must be a number, got 'high'",
       "theta: missing (a triehh record holds it)",
       "run record without schema_version (an earlier layout, not read)",
-      "run record of schema_version 2 (only 1 is read)",
+      "run record of schema_version 3 (only 1 and 2 are read)",
       "discovered: must be a list of strings, got 'the'",
       "config: must be a JSON object, got [1]",
       "metrics: must be a non-empty JSON object, got {}",
-      "run record without counts",
+      "run record without reported_counts",
       "epsilon: must be a number or null, got '2'",
       "n_users: must be a number, got True"]
   assert bad[2].message == ("algorithm: must be one of triehh, sfp, iblt, "

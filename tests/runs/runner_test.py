@@ -50,7 +50,7 @@ def test_run_cell_writes_the_runs_discover_gives(tmp_path):
     direct = triehh.discover(pop, epsilon=2.0, seed=record.seed,
                              sampling="fixed")  # the library's cell default
     assert record.discovered == list(direct.heavy_hitters)
-    assert record.counts == list(direct.heavy_hitters.values())
+    assert record.reported_counts == list(direct.heavy_hitters.values())
     assert record.metrics == metrics.precision_recall_f1(
         direct.heavy_hitters, truth, (10,))
     assert record.config_key == cell.key

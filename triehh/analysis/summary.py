@@ -1,9 +1,8 @@
 """Analysis of run records: per-file reports, de-duplication, grouping,
 intervals and the discovery rate per frequency bin next to Proposition 2.
 
-The library behind ``experiments.summarize`` (which keeps the flags and the
-printing) and any report over ``results.jsonl`` files
-(:mod:`triehh.runs.records`).
+The library behind ``experiments.summarize`` (its flags and printing) and
+any report over ``results.jsonl`` files (:mod:`triehh.runs.records`).
 
 Reading. Records are read by :func:`triehh.runs.records.read` (the one
 reader of ``results.jsonl``, which validates each line and refuses records
@@ -13,16 +12,17 @@ lines left out are counted per file and kind (:class:`FileReport`). A run
 without guarantee (``epsilon`` None with ``has_guarantee`` false) is
 grouped and shown at epsilon ``inf``.
 
-De-duplication. Two records with the same ``config_key`` and ``seed`` are
-the same run written twice (a rerun, a resumed sweep); only the first is
-kept and the others are counted (:func:`deduplicate`).
+De-duplication. Records with the same ``config_key`` and ``seed`` are one
+run written twice (a rerun, a resumed sweep): the first is kept, the others
+counted (:func:`deduplicate`).
 
 Configurations. Runs are pooled only when every field in ``CONFIG_FIELDS``
 agrees (so runs at another delta, L, batch size or sketch size are never
-averaged together); when two configurations print alike, a ``variant``
-names the fields in which they differ. IBLT runs are their own algorithm:
-they have no epsilon (k-anonymity is not differential privacy; their
-``epsilon`` and ``delta`` fields are None here), are told apart by
+averaged together, nor counts at another share or sample rate); when two
+configurations print alike, a ``variant`` names the fields in which they
+differ. IBLT runs are their own algorithm: they have no epsilon
+(k-anonymity is not differential privacy; their ``epsilon`` and ``delta``
+fields are None here), are told apart by
 ``k_anonymity`` and the TrieHH target their batch size was matched to
 (``matched_epsilon``, ``matched_delta``), and pool by the capacity and
 number of rounds their ``config`` asked for (``iblt_capacity``,
@@ -34,10 +34,9 @@ Confidence interval. For ``r`` runs of one configuration with metric values
 (``ddof=1``), the interval is ``xbar ± t_{(1+c)/2, r-1} * s / sqrt(r)`` with
 ``t`` the Student t quantile (``scipy.stats.t.ppf``) and ``c`` the
 confidence level. One run has no interval (NaN half-width). The metrics
-that are proportions (``PROPORTIONS``: precision, recall, F1 and the
-paper's F1) have their interval clipped to [0, 1] (``ci_low``/``ci_high``,
-with ``clipped`` true): the mean of proportions lies in [0, 1], so
-clipping keeps the coverage and removes impossible values.
+that are proportions (``PROPORTIONS``: precision, recall, F1, the paper's
+F1, the counts' error and coverage) have their interval clipped to [0, 1]
+(``ci_low``/``ci_high``, ``clipped`` true): clipping keeps the coverage.
 
 Discovery rate and its bound. A word's rate is the share of the runs that
 discovered it (``triehh.core.metrics.discovery_rates``); its frequency is its
@@ -50,11 +49,10 @@ characters passes only k + 1 levels, so using L + 1 for every word is the
 worst case over word lengths, as in Proposition 2 (whose L is the longest
 sequence). Two bounds are given per bin: at the bin's geometric mid
 frequency (the paper's dashed curve) and averaged over the bin's words
-(each at its own count); the bin's mean rate must exceed the latter, up to
-sampling error, because the bound holds word by word. There is no bound for
+(each at its own count), which the bin's mean rate must exceed (up to
+sampling error): the bound holds word by word. There is no bound for
 several words per user (the paper's Section 6) nor under a
-``max_num_prefixes`` cap (a capped prefix is dropped however many votes it
-has).
+``max_num_prefixes`` cap (a capped prefix is dropped whatever its votes).
 """
 
 from __future__ import annotations
@@ -92,7 +90,7 @@ CONFIG_FIELDS = DISPLAY_FIELDS + (
     "tff_secure_sum", "tff_max_user_contribution", "matched_delta",
     "iblt_capacity", "iblt_num_rounds", "string_max_bytes",
     "round_draw", "secure_sum_bitwidth", "repetitions", "sampling",
-    "sampling_rate")
+    "sampling_rate", "count_share", "count_sample_rate")
 # IBLT fields read from the record's config (what was asked for): field ->
 # config key.
 _IBLT_CONFIG = {"iblt_capacity": "capacity", "iblt_num_rounds": "num_rounds"}
@@ -104,8 +102,10 @@ _INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
                     "max_num_prefixes", "cms_k", "cms_m", "length", "k",
                     "k_anonymity", "string_max_bytes", "secure_sum_bitwidth",
                     "repetitions")
-# Metrics that are proportions in [0, 1]: their intervals are clipped.
-PROPORTIONS = ("precision", "recall", "f1", "f1_paper")
+# Metrics that are proportions in [0, 1] (triehh.runs.count_metrics' too):
+# their intervals are clipped.
+PROPORTIONS = ("precision", "recall", "f1", "f1_paper", "count_error",
+               "count_coverage")
 OUT_OF_RANGE = "metric not finite or out of range"
 
 

@@ -15,7 +15,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-SCHEMA_VERSION = 1
+# 2: TrieHH's votes, SFP's and IBLT's counts renamed from "counts" to
+# "reported_counts", and TrieHH's protected counts added. Version 1 records
+# are read and upgraded (:func:`upgrade`): the rename is their only change.
+SCHEMA_VERSION = 2
+READ_VERSIONS = (1, 2)
 ALGORITHMS = ("triehh", "sfp", "iblt")
 TRIEHH, SFP, IBLT = ALGORITHMS
 
@@ -35,7 +39,10 @@ _NUMBERS = {TRIEHH: ("n_users", "theta", "batch_size", "levels",
 # Fields that are a number or null; ints among them are read as floats.
 _FLOATS = ("epsilon", "delta", "target_epsilon", "target_delta",
            "epsilon_local", "epsilon_fragment", "epsilon_word",
-           "matched_epsilon", "matched_delta", "nominal_epsilon")
+           "matched_epsilon", "matched_delta", "nominal_epsilon",
+           "discovery_epsilon", "discovery_delta", "count_epsilon",
+           "count_delta", "count_share", "count_sample_rate",
+           "count_noise_std", "count_confidence")
 
 
 class RecordError(ValueError):
@@ -117,8 +124,12 @@ class RunRecord:
 
   # ---- Privacy ---------------------------------------------------------------
   # The central guarantee the run achieved ((epsilon, delta)-DP; for TrieHH
-  # Theorem 1 at the run's parameters, for SFP the shuffle bound). Null
-  # exactly when has_guarantee is false (a non-finite epsilon makes it so).
+  # Theorem 1 or its accountant at the run's parameters, for SFP the
+  # shuffle bound). For a TrieHH run with protected counts (count_share
+  # set) it is the TOTAL of both phases, discovery followed by counting
+  # (PLD composition, docs/counts.md); each phase is in discovery_epsilon/
+  # discovery_delta and count_epsilon/count_delta. Null exactly when
+  # has_guarantee is false (a non-finite epsilon makes it so).
   epsilon: float | None
   delta: float | None
   # False for runs outside Theorem 1 (``--theta`` with
@@ -145,6 +156,16 @@ class RunRecord:
   # Theorem 1's epsilon at the nominal n for the run's theta and batch size:
   # the label that ignores who is online; null outside Theorem 1 at n.
   nominal_epsilon: float | None = _when_set(TRIEHH)
+  # (triehh, set by runs with protected counts) Discovery's own guarantee
+  # (at its 1 - count_share of the budget); the counting phase's, both
+  # directions, at count_delta = delta - discovery_delta (it may exceed
+  # count_share * epsilon: the total is composed, not added); how the
+  # total (epsilon, delta) was obtained, in which direction(s).
+  discovery_epsilon: float | None = _when_set(TRIEHH)
+  discovery_delta: float | None = _when_set(TRIEHH)
+  count_epsilon: float | None = _when_set(TRIEHH)
+  count_delta: float | None = _when_set(TRIEHH)
+  count_accounting: str | None = _when_set(TRIEHH)
   # (sfp) The local epsilon of a user's message, and its shares for the
   # fragment and the (optional) whole-word sketch.
   epsilon_local: float | None = _only(SFP)
@@ -206,6 +227,14 @@ class RunRecord:
   check_puzzle_hash: bool | None = _only(SFP)
   # (sfp) Seed of the hash family and puzzle hash.
   hash_seed: int | None = _only(SFP)
+  # (triehh, set by runs with protected counts) The share of epsilon and
+  # delta given to counting (discovery ran at the rest), the probability
+  # that a user joins the counting sample, the Gaussian noise's standard
+  # deviation on each count and the intervals' nominal coverage.
+  count_share: float | None = _when_set(TRIEHH)
+  count_sample_rate: float | None = _when_set(TRIEHH)
+  count_noise_std: float | None = _when_set(TRIEHH)
+  count_confidence: float | None = _when_set(TRIEHH)
   # (iblt) Strings sent by fewer clients of a round are not released.
   k_anonymity: int | None = _only(IBLT)
   # (iblt) Distinct strings the sketch was sized for (with
@@ -231,18 +260,28 @@ class RunRecord:
   # The heavy hitters, most counted first. iblt: every string the IBLT
   # released, truncated ones included.
   discovered: list[str]
-  # Their votes (triehh), estimated counts (sfp) or exact counts summed over
-  # the rounds that released them (iblt), in the same order. TrieHH's votes,
-  # and its votes_per_round, are NOT covered by the run's (epsilon, delta),
-  # which covers only the set of discovered words: simulation studies only
-  # (docs/privacy.md). SFP's estimates are outputs of its local-DP reports,
-  # covered by its guarantee. IBLT's counts are released as they are
-  # (k-anonymity only).
-  counts: list[float]
+  # What each algorithm reports with its words, in the same order (named
+  # "counts" before schema version 2):
+  # * triehh: the words' VOTES in the run's trie. NOT covered by the run's
+  #   (epsilon, delta), which covers only the set of discovered words (and
+  #   protected_counts): simulation studies only (docs/privacy.md); the
+  #   same for votes_per_round.
+  # * sfp: count-mean-sketch estimates of the users per word, outputs of
+  #   its local-DP reports, covered by its guarantee.
+  # * iblt: exact counts summed over the rounds that released them
+  #   (k-anonymity only, no DP).
+  reported_counts: list[float]
+  # (triehh, set by runs with protected counts) word -> [estimate, lower,
+  # upper]: the counting phase's estimated users (or population frequency
+  # for several words per user) of each discovered word and its interval
+  # at count_confidence, covered by the total (epsilon, delta)
+  # (docs/counts.md).
+  protected_counts: dict[str, list[float]] | None = _when_set(TRIEHH)
   # precision@K, recall@K, f1@K per K, precision and num_discovered
-  # (:mod:`triehh.core.metrics`); proportions in [0, 1] except
-  # num_discovered. For iblt, truncated outputs count as false positives
-  # (TrieHH never reports a truncated word).
+  # (:mod:`triehh.core.metrics`), and for runs with protected counts
+  # count_error@K and count_coverage@K (:mod:`triehh.runs.count_metrics`);
+  # proportions in [0, 1] except num_discovered. For iblt, truncated
+  # outputs count as false positives (TrieHH never reports a truncated word).
   metrics: dict[str, float]
   # Wall time of the run in seconds, data loading excluded (iblt: of its
   # TFF rounds, sampling excluded).
@@ -319,10 +358,12 @@ class RunRecord:
     """A record from its JSON object, validated. Unknown keys are ignored.
 
     Raises:
-      RecordError: if ``raw`` is not a run record of the current
-        ``schema_version`` (:func:`schema_problem`), or a field is missing
-        or has the wrong type; the message names the field.
+      RecordError: if ``raw`` is not a run record of a version read
+        (:func:`schema_problem`; version 1 is upgraded, :func:`upgrade`),
+        or a field is missing or has the wrong type; the message names the
+        field.
     """
+    raw = upgrade(raw)
     check(raw)
     data = {k: v for k, v in raw.items() if k in _FIELD_NAMES}
     for name in _FLOATS:
@@ -395,18 +436,33 @@ def _bad(name: str, what: str, value) -> None:
   raise RecordError(BAD_FIELDS, f"{name}: must be {what}, got {shown}")
 
 
+def upgrade(raw: Any) -> Any:
+  """A version-1 record's JSON object in the current layout (its
+  ``counts`` as ``reported_counts``); anything else as it is."""
+  if (not isinstance(raw, Mapping) or isinstance(raw.get("schema_version"),
+                                                 bool)
+      or raw.get("schema_version") != 1):
+    return raw
+  out = {k: v for k, v in raw.items() if k != "counts"}
+  if "counts" in raw:
+    out["reported_counts"] = raw["counts"]
+  out["schema_version"] = SCHEMA_VERSION
+  return out
+
+
 def schema_problem(raw: Mapping[str, Any]) -> str | None:
-  """Why the JSON object ``raw`` is not a record of this schema version, or
-  None if it is. A record without ``schema_version`` is of an earlier
-  layout (SFP's ``threshold``, no ``config``, ``"epsilon": "inf"``), which
-  is not read."""
+  """Why the JSON object ``raw`` is not a record of a schema version read
+  (``READ_VERSIONS``), or None if it is. A record without
+  ``schema_version`` is of an earlier layout (SFP's ``threshold``, no
+  ``config``, ``"epsilon": "inf"``), which is not read."""
   version = raw.get("schema_version")
   if version is None:
     return ("run record without schema_version (an earlier layout, not "
             "read)")
-  if isinstance(version, bool) or version != SCHEMA_VERSION:
-    return (f"run record of schema_version {version!r} (only "
-            f"{SCHEMA_VERSION} is read)")
+  if isinstance(version, bool) or version not in READ_VERSIONS:
+    read = " and ".join(str(v) for v in READ_VERSIONS)
+    return (f"run record of schema_version {version!r} (only {read} are "
+            "read)")
   return None
 
 

@@ -14,10 +14,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from triehh.analysis.beyond import counts
 from triehh.analysis.beyond import rows as rows_lib
 from triehh.analysis.beyond import runs as runs_lib
 from triehh.analysis.reproduction import figures as paper_figures
 from triehh.discovery import availability as availability_lib
+from triehh.discovery import counts as counts_lib
 
 plt = paper_figures.plt
 
@@ -107,4 +109,56 @@ def availability_figure(rows: Sequence[Mapping], path: str,
   right.set_ylabel("achieved ε (worst round)")
   right.axhline(total_epsilon, color="gray", lw=0.8, ls=":")
   fig.suptitle(f"Default data, target ε = {total_epsilon:g}", fontsize=9)
+  return paper_figures.save(fig, path)
+
+
+def counts_figure(rows: Sequence[Mapping], path: str,
+                  total_epsilon: float) -> str:
+  """(d): error@10 of the counts vs the total epsilon (TrieHH at the
+  default split, SFP dashed: past the top 10 it misses most words, so its
+  error@50 is 1) and vs TrieHH's budget split at ``total_epsilon``, a
+  colour per data set; log scale."""
+  fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.8))
+  names = list(dict.fromkeys(r["data"] for r in rows))
+  colors = dict(zip(names, ("tab:blue", "tab:orange", "tab:green")))
+  default = counts_lib.DEFAULT_COUNT_SHARE
+
+  def curve(ax, mine, x, style, label):
+    stats = [rows_lib.mean_half(rows_lib.metric(r, "count_error@10"))
+             for r in mine]
+    if stats:
+      ax.errorbar(x, [s[0] for s in stats], yerr=[s[1] for s in stats],
+                  fmt=style, color=colors[mine[0]["data"]], ms=3, capsize=2,
+                  label=label)
+
+  for name in names:
+    triehh = [r for r in rows if r["data"] == name
+              and r["role"] == counts.TRIEHH_COUNTS]
+    by_eps = sorted((r for r in triehh if r["share"] == default),
+                    key=lambda r: r["epsilon"])
+    curve(left, by_eps, [r["epsilon"] for r in by_eps], "o-",
+          f"{name}: TrieHH")
+    sfp = sorted((r for r in rows if r["data"] == name
+                  and r["role"] == counts.SFP_COUNTS),
+                 key=lambda r: r["epsilon"])
+    curve(left, sfp, [r["epsilon"] for r in sfp], "s--", f"{name}: SFP")
+    by_share = sorted((r for r in triehh if r["epsilon"] == total_epsilon),
+                      key=lambda r: r["share"])
+    curve(right, by_share, [r["share"] for r in by_share], "o-", name)
+  left.set_xlabel(f"total ε (TrieHH: count share {default:g})")
+  right.set_xlabel(f"count share (TrieHH, total ε = {total_epsilon:g})")
+  for ax, ticks in ((left, sorted({r["epsilon"] for r in rows})),
+                    (right, sorted({r["share"] for r in rows
+                                    if r["share"] is not None}))):
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_ylabel("median relative error, top-10 counts")
+    ax.grid(True, alpha=0.3, which="both")
+    low, high = ax.get_ylim()
+    ax.set_ylim(low / 30, high)  # room for the legend below the curves
+    ax.legend(fontsize=6, loc="lower left")
+  fig.suptitle("Protected counts (mean ± 95% CI over seeds; a word not "
+               "found counts as 1)", fontsize=9)
   return paper_figures.save(fig, path)

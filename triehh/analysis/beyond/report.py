@@ -16,15 +16,17 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from triehh.analysis.beyond import counts as counts_lib  # registers (d)
 from triehh.analysis.beyond import rows as rows_lib
 from triehh.analysis.beyond import runs as runs_lib
 from triehh.analysis.reproduction import numbers
 from triehh.core import files
 
 REPORT = "BEYOND.md"
-TITLE = "# Beyond the paper: IBLT, repeated passes, users offline"
+TITLE = ("# Beyond the paper: IBLT, repeated passes, users offline, "
+         "protected counts")
 _LETTERS = {runs_lib.IBLT: "a", runs_lib.PASSES: "b",
-            runs_lib.AVAILABILITY: "c"}
+            runs_lib.AVAILABILITY: "c", runs_lib.COUNTS: "d"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +61,8 @@ def write(report_dir: str, output_dir: str, settings: runs_lib.Settings,
       _figure(lines, report_dir, "beyond-passes.png", "recall@K vs passes",
               lambda path, rows=rows: _figures().passes_figure(
                   rows, path, settings.total_epsilon))
+    elif part.name == runs_lib.COUNTS:
+      lines += _counts(part, records, outcome, settings, report_dir)
     else:
       rows = rows_lib.availability_rows(part, records)
       lines += availability_section(rows, part.points[0].n_users, settings)
@@ -102,6 +106,21 @@ def _figure(lines: list[str], report_dir: str, name: str, alt: str,
     lines += [f"(figure {name} not drawn: {err})", ""]
     return
   lines += [f"![{alt}]({name})", ""]
+
+
+def _counts(part: runs_lib.Part, records: rows_lib.Recorded,
+            outcome: runs_lib.Outcome, settings: runs_lib.Settings,
+            report_dir: str) -> list[str]:
+  """(d)'s section and figure."""
+  rows, notes = counts_lib.counts_rows(part, records, outcome.refused)
+  lines = counts_lib.counts_section(rows, notes, settings)
+  if rows:
+    _figure(lines, report_dir, "beyond-counts.png",
+            "median relative error of the top-10 counts vs epsilon and vs "
+            "the budget split",
+            lambda path: _figures().counts_figure(rows, path,
+                                                  settings.total_epsilon))
+  return lines
 
 
 # ---- (a) IBLT -----------------------------------------------------------------

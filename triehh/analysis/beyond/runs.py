@@ -27,6 +27,9 @@ The parts and their records (every record scored at the top ``KS``, or
     a ``"triehh"`` record per run whose config adds ``availability`` (the
     fraction online) and ``calibrate_to``, with ``online_per_round`` and
     ``nominal_epsilon``.
+(d) ``"counts"``: :mod:`triehh.analysis.beyond.counts`, TrieHH with its
+    protected counts next to SFP's and IBLT's counts (``"triehh"``,
+    ``"sfp"`` and ``"iblt"`` records holding the count metrics).
 
 A refused point (an IBLT round that would not fit in memory; passes whose
 per-pass share Theorem 1 cannot give) has no records: it is refused before
@@ -55,12 +58,33 @@ from triehh.runs import records as records_lib
 from triehh.runs.algorithms import iblt as iblt_algorithm
 from triehh.runs.algorithms import triehh as triehh_algorithm
 
-PARTS = IBLT, PASSES, AVAILABILITY = ("iblt", "passes", "availability")
+PARTS = IBLT, PASSES, AVAILABILITY, COUNTS = (
+    "iblt", "passes", "availability", "counts")
 # What the runs of a point of (a) are: IBLT, TrieHH's fast engine, its TFF
 # engine (timed).
 ROLES = IBLT_RUNS, TRIEHH_RUNS, TFF_RUNS = ("iblt", "triehh", "tff")
 KS = (10, 50, 100)
 F1_KS = (5, 10, 20, 30, 50, 75, 100, 150, 200)
+
+
+@dataclasses.dataclass(frozen=True)
+class CountSettings:
+  """What (d) runs (:mod:`triehh.analysis.beyond.counts`; the defaults are
+  the published report's).
+
+  Attributes:
+    runs: TrieHH's seeded runs per point.
+    sfp_runs: SFP's runs per epsilon (the first seeds).
+    iblt_runs: IBLT's runs at the total epsilon (the first seeds); 0: none.
+    epsilons: total epsilons, at the default budget split.
+    shares: the budget splits, at ``Settings.total_epsilon``.
+  """
+
+  runs: int = 100
+  sfp_runs: int = 2
+  iblt_runs: int = 1
+  epsilons: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
+  shares: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +105,7 @@ class Settings:
     fractions: fractions of users online in (c).
     sample_path: the Sentiment140 sample; None: its rows are left out.
     max_length: L of every population.
+    counts: what (d) runs.
   """
 
   parts: tuple[str, ...] = PARTS
@@ -95,6 +120,7 @@ class Settings:
   fractions: tuple[float, ...] = (1.0, 0.5, 0.2, 0.05)
   sample_path: str | None = None
   max_length: int = population_lib.DEFAULT_MAX_LENGTH
+  counts: CountSettings = CountSettings()
 
   def __post_init__(self):
     for part in self.parts:
@@ -148,6 +174,8 @@ class Point:
                 f"{c['calibrate_to']}")
     else:
       detail = f"eps={c['epsilon']:g}"
+      if c.get("count_share") is not None:
+        detail += f", count share {c['count_share']:g}"
     return f"({self.role}) {self.data}, {detail}"
 
 
@@ -176,10 +204,28 @@ def plan(settings: Settings, datasets: datasets_lib.DataCache) -> list[Part]:
   """The parts of ``settings.parts``, in the order of ``PARTS``; (a) only
   with ``iblt_runs``. Loads their data (once, through ``datasets``)."""
   makers = {IBLT: iblt_part, PASSES: passes_part,
-            AVAILABILITY: availability_part}
+            AVAILABILITY: availability_part, **_REGISTERED}
+  for name in settings.parts:
+    if name not in makers:  # (d) builds on this module: it registers
+      raise ValueError(f"part {name!r} is planned by "
+                       f"triehh.analysis.beyond.{name}: import it first")
   return [makers[name](settings, datasets) for name in PARTS
           if name in settings.parts
           and (name != IBLT or settings.iblt_runs)]
+
+
+# A part planned and run by a module that builds on this one (d): part ->
+# its plan; and its roles' runs, as _RUNS.
+_REGISTERED: dict[str, Callable[..., Part]] = {}
+
+
+def register_part(name: str, maker: Callable[..., Part],
+                  role_runs: Mapping[str, tuple]) -> None:
+  """Lets :func:`plan` and :func:`run` plan and run part ``name``: its
+  ``maker(settings, datasets)`` and the runs of its roles (role -> (run,
+  refusal), as ``_RUNS``)."""
+  _REGISTERED[name] = maker
+  _RUNS.update(role_runs)
 
 
 def first_round_capacity(pop: population_lib.Population, batch_size: int,
@@ -418,7 +464,8 @@ def passes_record(result: passes_lib.PassesResult,
       rounds=sum(r.rounds for r in result.passes),
       votes_per_round=[v for r in result.passes for v in r.votes_per_round],
       num_participants=sum(r.num_participants for r in result.passes),
-      discovered=list(result.words), counts=[votes[w] for w in result.words],
+      discovered=list(result.words),
+      reported_counts=[votes[w] for w in result.words],
       metrics=dict(values), seconds=result.seconds, config=dict(config))
 
 

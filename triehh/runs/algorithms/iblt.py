@@ -116,7 +116,8 @@ def iblt_record(result: iblt_lib.IBLTResult, data: datasets.Dataset,
       num_participants=p.users_sampled, distinct_users=p.distinct_users,
       num_not_decoded=p.num_not_decoded, num_truncated=p.num_truncated,
       truncated=list(p.truncated), discovered=list(result.heavy_hitters),
-      counts=list(result.heavy_hitters.values()), metrics=dict(values),
+      reported_counts=list(result.heavy_hitters.values()),
+      metrics=dict(values),
       seconds=result.seconds, seconds_per_client=result.seconds_per_client,
       round_seconds=list(result.round_seconds), config=dict(config))
 

@@ -72,7 +72,8 @@ def sfp_record(result, data: datasets.Dataset, run: int, seed: int,
       reports_per_position=list(result.reports_per_position),
       num_stitched=result.num_stitched,
       discovered=list(result.heavy_hitters),
-      counts=list(result.heavy_hitters.values()), metrics=dict(values),
+      reported_counts=list(result.heavy_hitters.values()),
+      metrics=dict(values),
       seconds=result.seconds, client_seconds=result.client_seconds,
       server_seconds=result.server_seconds, config=dict(config))
 

@@ -4,7 +4,9 @@ A TrieHH cell is one engine ("fast" or "tff") at one privacy target: an
 (epsilon, delta) calibrated by Theorem 1, or theta, gamma and the batch size
 given directly (then its cells do not vary with epsilons and deltas). Its
 run is :func:`triehh.discovery.discover.discover`, as ``experiments.run_triehh``
-calls it.
+calls it. With ``counts`` a cell also counts the discovered words
+(``docs/counts.md``): its (epsilon, delta) is the total of both phases, and
+its cells vary with ``count_shares``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from triehh.core import choices
 from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets
+from triehh.discovery import counts as counts_lib
 from triehh.discovery import discover as discover_lib
+from triehh.runs import count_metrics
 from triehh.runs import records as records_lib
+from triehh.theory import counting
 from triehh.theory import policy
 
 NAME = "triehh"
@@ -27,7 +32,8 @@ ENGINES = ("fast", "tff")
 # defaults of experiments.run_triehh.
 TRIEHH_DEFAULTS = {"num_sub_rounds": 1, "max_num_prefixes": None,
                    "allow_no_guarantee": False, "sampling": "fixed",
-                   "sampling_rate": None}
+                   "sampling_rate": None, "counts": False,
+                   "count_share": None, "count_sample_rate": None}
 
 
 def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
@@ -40,14 +46,17 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
                   tff_max_user_contribution: int | None = None,
                   sampling: str = "fixed",
                   sampling_rate: float | None = None,
-                  word_choice: str = choices.PER_ROUND) -> dict:
+                  word_choice: str = choices.PER_ROUND,
+                  counts: bool = False, count_share: float | None = None,
+                  count_sample_rate: float | None = None) -> dict:
   """A TrieHH run's ``config``: everything but the seed that changes it.
 
   ``tff_secure_sum`` is None for the fast engine (as run_triehh records it).
   ``sampling`` and ``sampling_rate`` are keys of Poisson configs only, so a
   fixed-size config (and its ``config_key``) is the one written before
   Poisson sampling existed; ``word_choice`` is a key only when not
-  ``"per_round"``, for the same reason.
+  ``"per_round"``, for the same reason; ``counts``, ``count_share`` and
+  ``count_sample_rate`` (defaults filled in) only with ``counts``.
   """
   config = {"algorithm": NAME, "engine": engine, "data": dict(data),
             "epsilon": epsilon, "delta": delta, "theta": theta,
@@ -65,7 +74,29 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
   choices.check_word_choice(word_choice)
   if word_choice != choices.PER_ROUND:  # a key only when not the default
     config["word_choice"] = word_choice
+  config.update(_counting(counts, count_share, count_sample_rate, epsilon,
+                          allow_no_guarantee))
   return config
+
+
+def _counting(counts: bool, share: float | None, rate: float | None,
+              epsilon: float | None, allow_no_guarantee: bool) -> dict:
+  """The config keys of protected counts, checked (ValueError naming the
+  option)."""
+  if not counts:
+    for name, value in (("count_share", share), ("count_sample_rate", rate)):
+      if value is not None:
+        raise ValueError(f"{name}={value} is for counts (add counts=True)")
+    return {}
+  if epsilon is None or allow_no_guarantee:
+    raise ValueError("counts need a total epsilon to split between "
+                     "discovery and counting: not with theta given "
+                     "directly or allow_no_guarantee")
+  return {"counts": True, "count_share": counting.check_count_share(
+      counts_lib.DEFAULT_COUNT_SHARE if share is None else share),
+          "count_sample_rate": counting.check_sample_rate(
+              counts_lib.DEFAULT_COUNT_SAMPLE_RATE if rate is None
+              else rate)}
 
 
 def sampling_of(config: Mapping) -> dict:
@@ -99,6 +130,14 @@ def call_triehh(population: population_lib.Population, config: Mapping,
              ("epsilon", "delta", "theta", "gamma", "batch_size")}
   population = population_lib.as_population(population,
                                             config["data"]["max_length"])
+  if config.get("counts"):  # discover splits the budget and counts
+    return discover_lib.discover(
+        population, max_length=config["data"]["max_length"], seed=seed,
+        engine=config["engine"], num_sub_rounds=config["num_sub_rounds"],
+        max_num_prefixes=config["max_num_prefixes"], counts=True,
+        count_share=config["count_share"],
+        count_sample_rate=config["count_sample_rate"], **privacy,
+        **sampling_of(config), **dict(engine_options or {}))
   return discover_lib.run_once(
       population, max_length=config["data"]["max_length"], seed=seed,
       engine=config["engine"], num_sub_rounds=config["num_sub_rounds"],
@@ -111,14 +150,23 @@ def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
                   values: Mapping[str, float], config: Mapping,
                   engine_options: Mapping | None = None
                   ) -> records_lib.RunRecord:
-  """The results.jsonl record of one TrieHH run."""
+  """The results.jsonl record of one TrieHH run (with its protected counts,
+  their metrics and the total guarantee when it counted)."""
   options = engine_options or {}
   p = result.params
+  values = dict(values)
+  extra = {}
+  if result.counts is not None:
+    values.update(count_metrics.protected_count_metrics(
+        result.counts, data.truth, count_metrics.ks_of(values)))
+    extra = counted_fields(result, config)
   return records_lib.RunRecord(
       algorithm=NAME, engine=result.engine, dataset=data.name,
       setting=data.setting, n_users=p.n, run=run, seed=seed,
-      epsilon=p.epsilon, delta=p.delta, has_guarantee=p.has_guarantee,
-      target_epsilon=p.target_epsilon, target_delta=p.target_delta,
+      has_guarantee=p.has_guarantee, **{
+          "epsilon": p.epsilon, "delta": p.delta,
+          "target_epsilon": p.target_epsilon,
+          "target_delta": p.target_delta, **extra},
       theta=p.theta, gamma=p.gamma, batch_size=p.batch_size,
       max_length=p.max_length, levels=p.levels,
       num_sub_rounds=p.num_sub_rounds, max_num_prefixes=p.max_num_prefixes,
@@ -130,8 +178,25 @@ def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
       rounds=result.rounds, votes_per_round=result.votes_per_round,
       num_participants=result.num_participants,
       discovered=list(result.heavy_hitters),
-      counts=list(result.heavy_hitters.values()), metrics=dict(values),
-      seconds=result.seconds, config=dict(config))
+      reported_counts=list(result.heavy_hitters.values()),
+      metrics=values, seconds=result.seconds, config=dict(config))
+
+
+def counted_fields(result, config: Mapping) -> dict:
+  """A record's fields of a run with protected counts: the total (epsilon,
+  delta) in place of discovery's, each phase, the counts and their
+  options."""
+  c, p = result.counts, result.params
+  return dict(
+      epsilon=c.epsilon, delta=c.delta, target_epsilon=config["epsilon"],
+      target_delta=c.delta if config["delta"] is None else config["delta"],
+      discovery_epsilon=p.epsilon, discovery_delta=p.delta,
+      count_epsilon=c.counting_epsilon, count_delta=c.counting_delta,
+      count_accounting=c.accounting, count_share=config["count_share"],
+      count_sample_rate=c.sample_rate, count_noise_std=c.noise_std,
+      count_confidence=c.confidence,
+      protected_counts={w: [e, lo, up] for w, e, lo, up in zip(
+          c.words, c.estimate, c.lower, c.upper)})
 
 
 class TrieHH:
@@ -144,9 +209,12 @@ class TrieHH:
   # sampling ("fixed" by default here; the drivers default to "poisson"),
   # sampling_rate; tff_options: the TFF engine's keyword arguments
   # (secure_sum, workers, connect_timeout, rpc_timeout,
-  # max_user_contribution).
+  # max_user_contribution); count_shares: cells per share of the budget
+  # spent on counting (triehh_options' counts=True; default its
+  # count_share).
   grid_options = {"engines": ("fast",), "theta": None,
-                  "triehh_options": None, "tff_options": None}
+                  "triehh_options": None, "tff_options": None,
+                  "count_shares": None}
 
   def grid_values(self, grid: Mapping[str, Any]) -> list[tuple[dict, dict]]:
     for engine in grid["engines"]:
@@ -160,10 +228,16 @@ class TrieHH:
                [{"epsilon": e, "delta": d}
                 for e, d in itertools.product(grid["epsilons"],
                                               grid["deltas"])])
+    shares = grid["count_shares"]
+    if shares and not options["counts"]:
+      raise ValueError("count_shares is for counts (triehh_options' "
+                       "counts=True)")
+    by_share = [{"count_share": s} for s in shares] if shares else [{}]
     out = []
-    for engine, target in itertools.product(grid["engines"], privacy):
+    for engine, target, share in itertools.product(grid["engines"], privacy,
+                                                   by_share):
       engine_options = tff if engine == "tff" else {}
-      values = dict(engine=engine, **target, **options,
+      values = dict(engine=engine, **target, **{**options, **share},
                     tff_secure_sum=engine_options.get("secure_sum"),
                     tff_max_user_contribution=engine_options.get(
                         "max_user_contribution"))
@@ -183,10 +257,16 @@ class TrieHH:
     them)."""
     del seeds  # the parameters do not depend on the seed
     c = cell.config
-    check_triehh_population(population.num_users)
+    n = population.num_users
+    check_triehh_population(n)
+    epsilon, delta = c["epsilon"], c["delta"]
+    if c.get("counts"):  # discovery runs at its share of the total
+      split = counting.split_budget(
+          epsilon, 1.0 / n**2 if delta is None else delta, c["count_share"])
+      epsilon, delta = split.discovery_epsilon, split.discovery_delta
     policy.resolve_params(
-        population.num_users, c["data"]["max_length"], epsilon=c["epsilon"],
-        delta=c["delta"], theta=c["theta"], gamma=c["gamma"],
+        n, c["data"]["max_length"], epsilon=epsilon, delta=delta,
+        theta=c["theta"], gamma=c["gamma"],
         batch_size=c["batch_size"], num_sub_rounds=c["num_sub_rounds"],
         max_num_prefixes=c["max_num_prefixes"],
         allow_no_guarantee=c["allow_no_guarantee"],
@@ -220,6 +300,9 @@ class TrieHH:
     if config.get("sampling") == choices.POISSON:
       rate = config.get("sampling_rate")
       parts.append("poisson" + (f" q={rate:g}" if rate is not None else ""))
+    if config.get("counts"):
+      parts.append(f"counts share={config['count_share']:g} "
+                   f"q_c={config['count_sample_rate']:g}")
     return parts
 
   def label(self, values: Mapping[str, Any]) -> str:
@@ -239,6 +322,9 @@ class TrieHH:
                      f"{values.get('sampling_rate'):.4g} (m~{m})")
       else:
         parts.append(f"theta={theta}, m={m}")
+    if values.get("count_share") is not None:
+      parts.append(f"counts (share {values['count_share']:g}, sample rate "
+                   f"{values.get('count_sample_rate'):g})")
     return ", ".join(parts)
 
 
