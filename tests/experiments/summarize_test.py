@@ -33,29 +33,26 @@ def parsed_flags():
 
 @pytest.fixture(scope="module")
 def results_dirs(tmp_path_factory):
-  """Three real driver invocations, run side by side, one directory each."""
+  """Three real driver invocations, one directory each, run in this process
+  as their entry points would run them."""
+  from experiments import run_sfp  # pylint: disable=g-import-not-at-top
+  from experiments import run_triehh  # pylint: disable=g-import-not-at-top
   invocations = {
-      "triehh": ("experiments.run_triehh", "--num_runs=3",
-                 "--sampling=fixed"),
+      "triehh": (run_triehh, "--num_runs=3", "--sampling=fixed"),
       # theta and the batch size given directly (inside Theorem 1) put the
       # bound's rise from 0 to 1 in bins holding dozens of words.
-      "theta": ("experiments.run_triehh", "--num_runs=10", "--seed=100",
-                "--theta=4", "--batch_size=3000"),
+      "theta": (run_triehh, "--num_runs=10", "--seed=100", "--theta=4",
+                "--batch_size=3000"),
       # 0.3 s per run with a 64-function sketch; T=80 reports false words.
-      "sfp": ("experiments.run_sfp", "--num_runs=2", "--cms_k=64",
-              "--top_t=80"),
+      "sfp": (run_sfp, "--num_runs=2", "--cms_k=64", "--top_t=80"),
   }
-  dirs, procs = [], []
+  dirs = []
   for name, (module, *flags) in invocations.items():
     out = tmp_path_factory.mktemp(name)
     dirs.append(out)
-    procs.append(subprocess.Popen(
-        [sys.executable, "-m", module, f"--num_users={NUM_USERS}", *flags,
-         f"--output_dir={out}"], cwd=drivers.ROOT, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True))
-  for proc in procs:
-    _, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr
+    code, _, err = drivers.run_in_process(
+        module, f"--num_users={NUM_USERS}", *flags, f"--output_dir={out}")
+    assert code == 0, err
   return dirs
 
 
@@ -75,12 +72,12 @@ def results_lines(records):
 @pytest.fixture(scope="module")
 def summary(results_dirs, tmp_path_factory):
   csv_path = tmp_path_factory.mktemp("summary") / "summary.csv"
-  proc = drivers.run_module("experiments.summarize",
-                    f"--output_dir={','.join(map(str, results_dirs))}",
-                    "--truth_from_dataset", f"--num_users={NUM_USERS}",
-                    f"--csv_out={csv_path}")
-  assert proc.returncode == 0, proc.stderr
-  return (proc.stdout, pd.read_csv(csv_path),
+  code, stdout, err = drivers.run_in_process(
+      summarize, f"--output_dir={','.join(map(str, results_dirs))}",
+      "--truth_from_dataset", f"--num_users={NUM_USERS}",
+      f"--csv_out={csv_path}")
+  assert code == 0, err
+  return (stdout, pd.read_csv(csv_path),
           pd.read_csv(csv_path.with_name("summary_discovery.csv")))
 
 

@@ -19,6 +19,10 @@ from triehh.runs import records
 SMALL = ("--num_users=20000", "--noprogress")
 SMALL_SFP = ("--cms_k=16", "--cms_m=256")
 VARYING = ("seconds", "client_seconds", "server_seconds")
+# For the tests of processes (kills, two sweeps at once, a terminal): cells
+# with fixed-size batches, whose calibration (Theorem 1) is immediate, where
+# the Poisson accountant's takes a second or more per cell in every process.
+FIXED = "--sampling=fixed"
 
 
 def run_sweep(*flags, timeout=600):
@@ -110,7 +114,9 @@ def test_a_flag_that_applies_to_no_cell_is_an_error(tmp_path, flags, message):
 
 @pytest.mark.parametrize("flags, cell, message", [
     # The first cells are fine: without the check they would run first.
-    (("--epsilons=8,4,0.01",), "triehh/fast default/single eps=0.01",
+    # (Fixed-size batches: checked at once, where the Poisson accountant
+    # takes about a second per cell.)
+    (("--epsilons=8,4,0.01", FIXED), "triehh/fast default/single eps=0.01",
      "too few"),
     (("--theta=2", "--batch_size=500"), "triehh/fast default/single theta=2",
      "Theorem 1 needs theta"),
@@ -136,19 +142,20 @@ def test_output_dir_is_required():
 
 
 def test_cells_of_several_data_sets_and_settings(tmp_path):
-  proc = run_sweep("--datasets=default,file", "--settings=single,multi",
-                   "--data_path=data/example_users.csv", "--theta=2",
-                   "--batch_size=20", "--allow_no_guarantee",
-                   "--num_users=20000", "--noprogress", "--num_runs=2",
-                   "--cache_dir=", f"--output_dir={tmp_path}")
-  assert proc.returncode == 0, proc.stderr
+  code, _, err = drivers.run_in_process(
+      sweep, "--datasets=default,file", "--settings=single,multi",
+      f"--data_path={os.path.join(drivers.ROOT, 'data', 'example_users.csv')}",
+      "--theta=2", "--batch_size=20", "--allow_no_guarantee",
+      "--num_users=20000", "--noprogress", "--num_runs=2", "--cache_dir=",
+      f"--output_dir={tmp_path}")
+  assert code == 0, err
   got = read(tmp_path)
   cells = collections.Counter(
       (r["config"]["data"]["dataset"], r["setting"]) for r in got)
   # default has the single setting only; the file has both.
   assert cells == {("default", "single"): 2, ("file", "single"): 2,
                    ("file", "multi"): 2}
-  assert proc.stderr.count("cell ") == 3
+  assert err.count("cell ") == 3
 
 
 def test_rerun_skips_recorded_runs_and_extends_num_runs(tmp_path):
@@ -179,7 +186,7 @@ def _pairs(path) -> list[tuple[str, int]]:
 
 def test_sigkill_at_random_moments_then_restart(tmp_path):
   rng = random.Random(20240610)
-  flags = ("--num_users=20000", "--epsilons=2,4,8", "--num_runs=40",
+  flags = ("--num_users=20000", "--epsilons=2,4,8", "--num_runs=40", FIXED,
            "--noprogress", f"--output_dir={tmp_path}")
   kept: set = set()
   for _ in range(2):  # two kills at random moments, then one mid-line
@@ -201,9 +208,10 @@ def test_sigkill_at_random_moments_then_restart(tmp_path):
   # As if the last kill had landed in the middle of a line.
   with open(tmp_path / "results.jsonl", "ab") as f:
     f.write(b'{"algorithm": "triehh", "conf')
-  final = run_sweep(*flags)
-  assert final.returncode == 0, final.stderr
-  assert "unfinished line" in final.stderr
+  # The run that repairs the file is not killed: it runs in this process.
+  code, _, err = drivers.run_in_process(sweep, *flags)
+  assert code == 0, err
+  assert "unfinished line" in err
   side = [p for p in os.listdir(tmp_path) if ".partial-" in p]
   assert len(side) == 1
   assert (tmp_path / side[0]).read_bytes() == b'{"algorithm": "triehh", "conf'
@@ -230,7 +238,7 @@ def _ran(stderr: str) -> dict[str, int]:
 
 def test_two_sweeps_on_one_directory_run_each_run_once(tmp_path):
   flags = ("--num_users=20000", "--epsilons=4,8", "--deltas=1e-9,1e-10",
-           "--num_runs=15", "--noprogress",
+           "--num_runs=15", FIXED, "--noprogress",
            f"--output_dir={tmp_path}")
   procs = [subprocess.Popen(
       [sys.executable, "-m", "experiments.sweep", *flags], cwd=drivers.ROOT,
@@ -250,10 +258,13 @@ def test_two_sweeps_on_one_directory_run_each_run_once(tmp_path):
 def test_workers_give_the_serial_records(tmp_path):
   flags = (*SMALL, *SMALL_SFP, "--algorithms=triehh,sfp", "--epsilons=2,4",
            "--num_runs=2")
-  serial = run_sweep(*flags, f"--output_dir={tmp_path / 'serial'}")
+  # The serial sweep runs in this process; the one with worker processes in
+  # its own, as a user starts it.
+  code, _, err = drivers.run_in_process(
+      sweep, *flags, f"--output_dir={tmp_path / 'serial'}")
   parallel = run_sweep(*flags, "--workers=2",
                        f"--output_dir={tmp_path / 'parallel'}")
-  assert serial.returncode == 0, serial.stderr
+  assert code == 0, err
   assert parallel.returncode == 0, parallel.stderr
   assert "in 2 processes" in parallel.stdout
   one = sorted(json.dumps(steady(r), sort_keys=True)
@@ -296,7 +307,7 @@ def run_on_terminal(*flags, timeout=600) -> tuple[int, str]:
 
 def test_progress_bar_on_a_terminal(tmp_path):
   code, screen = run_on_terminal(
-      "--num_users=20000", "--epsilons=4,8", "--num_runs=3",
+      "--num_users=20000", "--epsilons=4,8", "--num_runs=3", FIXED,
       f"--output_dir={tmp_path / 'bar'}")
   assert code == 0, screen
   updates = [u for u in screen.replace("\r\n", "\r").split("\r") if "|" in u]
@@ -310,8 +321,8 @@ def test_progress_bar_on_a_terminal(tmp_path):
     assert any(label in u for u in updates), (label, updates)
   assert "cell 1/2" not in screen  # the bar replaces the per-cell lines
   code, screen = run_on_terminal(
-      "--num_users=20000", "--epsilons=4,8", "--num_runs=3", "--noprogress",
-      f"--output_dir={tmp_path / 'lines'}")
+      "--num_users=20000", "--epsilons=4,8", "--num_runs=3", FIXED,
+      "--noprogress", f"--output_dir={tmp_path / 'lines'}")
   assert code == 0, screen
   lines = [line for line in screen.splitlines() if line.strip()]
   assert "|" not in screen and "\r" not in screen.replace("\r\n", "")
