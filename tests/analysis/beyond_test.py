@@ -270,7 +270,7 @@ class _CountData:
   def get(self, options):
     n = options.get("num_users") or 659_775
     return types.SimpleNamespace(population=types.SimpleNamespace(
-        num_users=n, has_user_array=False))
+        num_users=n, has_user_array=False), truth={})
 
 
 def _count_settings(**changes):
@@ -352,6 +352,27 @@ def test_the_counts_table_is_the_records_numbers(tmp_path, no_figures):
   assert "2 seeds per TrieHH row" in text and "1 seeds per row" in text
   assert "(figure beyond-counts.png not drawn" in text
   assert "(d) 0 s" in text
+
+
+def test_a_shared_iblt_record_without_count_metrics_is_scored_in_the_row():
+  # Part (a)'s IBLT cell can have the counts part's config: its record,
+  # read back, has no count metrics, and the row scores its counts, scaled
+  # by n over the round's users, against the part's truth.
+  from triehh.analysis.beyond import counts  # pylint: disable=g-import-not-at-top
+  config = {"algorithm": "iblt", "epsilon": 4.0, "data": {"num_users": N}}
+  point = runs.Point("counts", counts.IBLT_COUNTS, "default data", N, config,
+                     (0,))
+  part = runs.Part("counts", [point],
+                   truths={"default data": {"a": 400, "b": 300, "c": 10}})
+  record = _record(config, 0, 0.5, algorithm="iblt", engine=None,
+                   discovered=["a", "b"], reported_counts=[20, 12],
+                   n_users=N, num_participants=N // 20)
+  assert "count_error@10" not in record.metrics
+  rows, _ = counts.counts_rows(part, {(point.key, 0): record}, {})
+  (score,) = rows[0]["scores"]
+  # a: 20 * 20 = 400 (error 0); b: 240 against 300 (0.2); c missing (1).
+  assert score["count_error@10"] == pytest.approx(0.2)
+  assert score["count_error@100"] == pytest.approx(0.2)
 
 
 def test_a_refused_iblt_count_point_is_a_note(tmp_path, monkeypatch):

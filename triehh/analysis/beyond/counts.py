@@ -78,6 +78,7 @@ def counts_part(settings: runs_lib.Settings,
   seeds = tuple(range(settings.seed, settings.seed + wanted.runs))
   for name, options in data_sets(settings):
     pop = datasets.get(options).population
+    part.truths[name] = datasets.get(options).truth
     n = pop.num_users
     for epsilon, share in grid(settings):
       part.points.append(runs_lib.Point(
@@ -112,22 +113,26 @@ def _triehh_run(config, dataset, seed: int, run_index: int):
   return adapter.record(result, dataset, run_index, seed, config, None, KS)
 
 
-def _scored(record: records_lib.RunRecord, dataset,
+def _scored(record: records_lib.RunRecord, truth: Mapping[str, float],
             scale: float = 1.0) -> records_lib.RunRecord:
   """``record`` with the count metrics of its reported counts (times
   ``scale``)."""
   estimates = {w: c * scale for w, c in zip(record.discovered,
                                             record.reported_counts)}
-  record.metrics.update(count_metrics.count_metrics(estimates, dataset.truth,
-                                                    KS))
+  record.metrics.update(count_metrics.count_metrics(estimates, truth, KS))
   return record
+
+
+def _iblt_scale(record: records_lib.RunRecord) -> float:
+  """IBLT counts one round: n over the users in it."""
+  return record.n_users / max(1, record.num_participants)
 
 
 def _sfp_run(config, dataset, seed: int, run_index: int):
   adapter = sfp_algorithm.ADAPTER
   result = adapter.call(dataset.population, config, seed)
   return _scored(adapter.record(result, dataset, run_index, seed, config,
-                                None, KS), dataset)
+                                None, KS), dataset.truth)
 
 
 def _iblt_run(config, dataset, seed: int, run_index: int):
@@ -135,8 +140,7 @@ def _iblt_run(config, dataset, seed: int, run_index: int):
   adapter = iblt_algorithm.ADAPTER
   result = adapter.call(dataset.population, config, seed)
   record = adapter.record(result, dataset, run_index, seed, config, None, KS)
-  return _scored(record, dataset,
-                 record.n_users / max(1, record.num_participants))
+  return _scored(record, dataset.truth, _iblt_scale(record))
 
 
 # role -> (its run's record, the error that refuses the point before it runs)
@@ -162,6 +166,12 @@ def counts_rows(part: runs_lib.Part, records: rows_lib.Recorded,
     got = rows_lib.point_records(point, records)
     if got is None:
       continue
+    if point.role != TRIEHH_COUNTS and point.data in part.truths:
+      # A record of the same cell run by another part (IBLT's (a)) has no
+      # count metrics: score its reported counts here, as a run would.
+      got = [r if "count_error@10" in r.metrics else _scored(
+          r, part.truths[point.data],
+          _iblt_scale(r) if point.role == IBLT_COUNTS else 1.0) for r in got]
     c = point.config
     first = got[0]
     rows.append(dict(

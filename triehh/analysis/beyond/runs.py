@@ -186,6 +186,9 @@ class Part:
   name: str
   points: list[Point]
   notes: list[str] = dataclasses.field(default_factory=list)
+  # Data name -> the truth its records are scored against, for parts that
+  # score records read back from results.jsonl (``counts``).
+  truths: dict[str, Mapping] = dataclasses.field(default_factory=dict)
 
 
 def default_data(num_users: int, max_length: int) -> dict:
