@@ -1,6 +1,6 @@
 """Tests of triehh.core.processes: children that die with their parent.
 
-Each test makes a parent (a forked process) and its child, kills the parent
+Each test makes a parent (a spawned process) and its child, kills the parent
 with SIGKILL, so that it runs no clean-up, and checks that the child is gone
 within a few seconds; survivors are killed in a ``finally``.
 """
@@ -17,6 +17,10 @@ import pytest
 from triehh.core import processes
 
 _FORK = multiprocessing.get_context("fork")
+# The parents are spawned: a test worker may have loaded TensorFlow or gRPC
+# (another test ran in it), and a forked copy of such a process can crash
+# when it starts a child.
+_SPAWN = multiprocessing.get_context("spawn")
 _LINUX = sys.platform.startswith("linux")
 # How long a child may take to notice that its parent died.
 _GRACE_SECONDS = 5.0
@@ -69,8 +73,8 @@ def _exec_parent(report) -> None:
 def _kill_parent_then_check_child(parent_target, messages: int) -> None:
   """Starts ``parent_target``; once its child is ready, SIGKILLs the parent
   and asserts that the child ends."""
-  receive, send = _FORK.Pipe(duplex=False)
-  parent = _FORK.Process(target=parent_target, args=(send,))
+  receive, send = _SPAWN.Pipe(duplex=False)
+  parent = _SPAWN.Process(target=parent_target, args=(send,))
   parent.start()
   child_pid = None
   try:
