@@ -24,7 +24,8 @@ Sentiment140 sample's users under the paper's tokenizer (``--data_path``,
 else the sample found as the other drivers find it), resampled to
 ``--num_users`` if given (seed ``--data_seed``, as the report does), at
 the paper's 9 characters (10 levels) unless ``--max_length``, epsilon 4
-and delta 1/(300 n) (the report's) unless given. It prints one row per
+and the paper's delta bound 5e-9 (which the report's several-words runs
+target) unless given. It prints one row per
 accounting: ours (per-round composition, L * delta_1) and the paper's
 (Corollary 2, delta_1), with theta and m as the library calibrates each.
 
@@ -44,6 +45,7 @@ from experiments import cli
 from experiments import flags as shared_flags
 from triehh.analysis import audit as privacy_audit
 from triehh.analysis import audit_several_words as several_words
+from triehh.analysis.reproduction import numbers as reproduction_numbers
 from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 
@@ -161,7 +163,8 @@ def _several_words_setups(n: int, max_length: int):
                                      theta=theta, batch_size=FLAGS.batch_size)
             for a in several_words.ACCOUNTINGS], None
   epsilon = shared_flags.value_or("epsilon", SEVERAL_WORDS_EPSILON)
-  delta = FLAGS.delta if FLAGS.delta is not None else 1 / (300 * n)
+  delta = (FLAGS.delta if FLAGS.delta is not None
+           else reproduction_numbers.PAPER_MULTI_DELTA)
   return [several_words.make_setup(n, max_length, accounting=a,
                                    epsilon=epsilon, delta=delta)
           for a in several_words.ACCOUNTINGS], (epsilon, delta)
