@@ -4,10 +4,10 @@ For one-word Zipf populations of n users over the English vocabulary
 (:meth:`Population.from_word_frequencies`, built and prepared once, outside
 the timings), prints per size the median wall time of a whole
 ``discover(pop, epsilon=4, seed=s, sampling=...)`` call, and, side by side
-on the same tries, the median time of turning the found words into the result's dict
-(:meth:`Trie.heavy_hitters`, vectorised) against decoding them one by one
-(the former method), with a check that both give the same dict in the same
-order.
+on the same tries, the median time of turning the found words into the
+result's dict (:meth:`Trie.heavy_hitters`, vectorised) against decoding
+them one by one (the former method), with a check that both give the same
+dict in the same order.
 
 Each size runs under Poisson sampling (``discover``'s default) and the
 paper's fixed-size batches (``--samplings``).
