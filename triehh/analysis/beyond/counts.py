@@ -12,8 +12,9 @@ the population's (k-anonymity, not DP).
 Per run (``triehh.runs.count_metrics``): the median over the true top-K
 words of the relative error ``min(1, |estimate - truth| / truth)`` (1 for a
 word not found), and for TrieHH the share of the found top-K words whose
-interval holds the truth. Per point: their mean and 95% interval over the
-seeds.
+interval holds the truth (in TrieHH's records; SFP's and IBLT's reported
+counts are scored when their rows are made). Per point: their mean and 95%
+interval over the seeds.
 
 Data: the default data (``settings.default_users`` users), the
 paper-calibrated single-word population
@@ -30,6 +31,7 @@ from triehh.analysis.beyond import runs as runs_lib
 from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 from triehh.discovery import counts as counts_lib
+from triehh.runs import algorithms
 from triehh.runs import count_metrics
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import iblt as iblt_algorithm
@@ -107,14 +109,20 @@ def counts_part(settings: runs_lib.Settings,
 # ---- running -----------------------------------------------------------------
 
 
-def _triehh_run(config, dataset, seed: int, run_index: int):
-  adapter = triehh_algorithm.ADAPTER
+def _run(config, dataset, seed: int, run_index: int):
+  """A run of the config's algorithm and its record, scored at ``KS``.
+
+  TrieHH's record holds its protected counts' metrics; SFP's and IBLT's
+  reported counts are scored in their rows (:func:`counts_rows`), so that a
+  record of the same cell run by part (a) is scored alike.
+  """
+  adapter = algorithms.get(config["algorithm"])
   result = adapter.call(dataset.population, config, seed)
   return adapter.record(result, dataset, run_index, seed, config, None, KS)
 
 
 def _scored(record: records_lib.RunRecord, truth: Mapping[str, float],
-            scale: float = 1.0) -> records_lib.RunRecord:
+            scale: float) -> records_lib.RunRecord:
   """``record`` with the count metrics of its reported counts (times
   ``scale``)."""
   estimates = {w: c * scale for w, c in zip(record.discovered,
@@ -123,29 +131,16 @@ def _scored(record: records_lib.RunRecord, truth: Mapping[str, float],
   return record
 
 
-def _iblt_scale(record: records_lib.RunRecord) -> float:
-  """IBLT counts one round: n over the users in it."""
-  return record.n_users / max(1, record.num_participants)
-
-
-def _sfp_run(config, dataset, seed: int, run_index: int):
-  adapter = sfp_algorithm.ADAPTER
-  result = adapter.call(dataset.population, config, seed)
-  return _scored(adapter.record(result, dataset, run_index, seed, config,
-                                None, KS), dataset.truth)
-
-
-def _iblt_run(config, dataset, seed: int, run_index: int):
-  """IBLT's exact counts of its round, scaled to the population."""
-  adapter = iblt_algorithm.ADAPTER
-  result = adapter.call(dataset.population, config, seed)
-  record = adapter.record(result, dataset, run_index, seed, config, None, KS)
-  return _scored(record, dataset.truth, _iblt_scale(record))
+def _scale(role: str, record: records_lib.RunRecord) -> float:
+  """IBLT counts one round: n over the users in it; SFP estimates n."""
+  if role == IBLT_COUNTS:
+    return record.n_users / max(1, record.num_participants)
+  return 1.0
 
 
 # role -> (its run's record, the error that refuses the point before it runs)
-RUNS = {TRIEHH_COUNTS: (_triehh_run, ()), SFP_COUNTS: (_sfp_run, ()),
-        IBLT_COUNTS: (_iblt_run, (MemoryError, ImportError))}
+RUNS = {TRIEHH_COUNTS: (_run, ()), SFP_COUNTS: (_run, ()),
+        IBLT_COUNTS: (_run, (MemoryError, ImportError))}
 
 
 runs_lib.register_part(COUNTS, counts_part, RUNS)
@@ -167,11 +162,8 @@ def counts_rows(part: runs_lib.Part, records: rows_lib.Recorded,
     if got is None:
       continue
     if point.role != TRIEHH_COUNTS and point.data in part.truths:
-      # A record of the same cell run by another part (IBLT's (a)) has no
-      # count metrics: score its reported counts here, as a run would.
-      got = [r if "count_error@10" in r.metrics else _scored(
-          r, part.truths[point.data],
-          _iblt_scale(r) if point.role == IBLT_COUNTS else 1.0) for r in got]
+      got = [_scored(r, part.truths[point.data], _scale(point.role, r))
+             for r in got]
     c = point.config
     first = got[0]
     rows.append(dict(
