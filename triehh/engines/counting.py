@@ -20,6 +20,7 @@ get their users per slot without any per-user work (:func:`item_counts`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -84,6 +85,24 @@ def counts_of_items(items: np.ndarray, num_slots: int) -> np.ndarray:
   return np.bincount(items[items >= 0], minlength=num_slots).astype(np.int64)
 
 
+def check_sample_rate(sample_rate: float) -> float:
+  """``sample_rate`` as a float in (0, 1], else a ValueError naming it."""
+  if not (isinstance(sample_rate, (int, float, np.integer, np.floating))
+          and 0 < sample_rate <= 1):
+    raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+  return float(sample_rate)
+
+
+def check_noise_std(noise_std: float) -> float:
+  """``noise_std`` as a float, finite and >= 0, else a ValueError naming
+  it."""
+  if not (isinstance(noise_std, (int, float, np.integer, np.floating))
+          and math.isfinite(noise_std) and noise_std >= 0):
+    raise ValueError(f"noise_std must be a finite number >= 0, got "
+                     f"{noise_std!r}")
+  return float(noise_std)
+
+
 def noisy_counts(item_counts: np.ndarray, sample_rate: float,
                  noise_std: float, rng: np.random.Generator) -> np.ndarray:
   """``float64 [K + 1]``: the noisy sums of a Poisson sample.
@@ -105,12 +124,7 @@ def noisy_counts(item_counts: np.ndarray, sample_rate: float,
   if counts.min() < 0:
     raise ValueError(f"item_counts must be non-negative, got "
                      f"{int(counts.min())}")
-  rate = float(sample_rate)
-  if not 0.0 < rate <= 1.0:
-    raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate}")
-  std = float(noise_std)
-  if not 0.0 <= std < float("inf"):
-    raise ValueError(f"noise_std must be a finite number >= 0, got "
-                     f"{noise_std}")
+  rate = check_sample_rate(sample_rate)
+  std = check_noise_std(noise_std)
   sampled = rng.binomial(counts.astype(np.int64), rate)
   return sampled.astype(np.float64) + rng.normal(0.0, std, counts.size)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -52,6 +51,7 @@ import tensorflow_privacy as tfp
 # (tff.learning.ddp_secure_aggregator); the counts need the sum.
 from tensorflow_federated.python.aggregators import distributed_dp
 
+from triehh.engines import counting as numpy_counting
 from triehh.engines.tff import clients
 from triehh.engines.tff import runtime as runtime_lib
 
@@ -87,7 +87,7 @@ class CountingSpec:
   bits: int = DEFAULT_BITS
 
   def __post_init__(self):
-    check_noise_std(self.noise_std)
+    numpy_counting.check_noise_std(self.noise_std)
     if self.mechanism not in MECHANISMS:
       raise ValueError(f"mechanism must be one of {MECHANISMS}, got "
                        f"{self.mechanism!r}")
@@ -125,14 +125,6 @@ class CountOutput(NamedTuple):
   measurements: object = ()
 
 
-def check_noise_std(noise_std: float) -> None:
-  """Raises ValueError unless ``noise_std`` is finite and >= 0."""
-  if not (isinstance(noise_std, (int, float, np.integer, np.floating))
-          and math.isfinite(noise_std) and noise_std >= 0):
-    raise ValueError(f"noise_std must be a finite number >= 0, got "
-                     f"{noise_std!r}")
-
-
 def check_arguments(items: np.ndarray, num_slots: int, sample_rate: float,
                     noise_std: float) -> np.ndarray:
   """The checked items (``int64 [n]``, each in ``[-1, num_slots)``);
@@ -140,10 +132,8 @@ def check_arguments(items: np.ndarray, num_slots: int, sample_rate: float,
   if isinstance(num_slots, bool) or not isinstance(
       num_slots, (int, np.integer)) or num_slots < 1:
     raise ValueError(f"num_slots must be an integer >= 1, got {num_slots!r}")
-  if not (isinstance(sample_rate, (int, float, np.integer, np.floating))
-          and 0 < sample_rate <= 1):
-    raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
-  check_noise_std(noise_std)
+  numpy_counting.check_sample_rate(sample_rate)
+  numpy_counting.check_noise_std(noise_std)
   array = np.asarray(items)
   if array.ndim != 1 or (array.size and not np.issubdtype(array.dtype,
                                                           np.integer)):
