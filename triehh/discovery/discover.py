@@ -147,7 +147,7 @@ def discover(user_words, *, epsilon: float | None = None,
   max_length = validation.check_int("max_length", max_length)
   if epsilon is not None:
     epsilon = validation.check_positive("epsilon", epsilon)
-  counting_request = _counting_request(
+  counting_request = check_counting(
       counts, count_share, count_sample_rate, epsilon=epsilon,
       allow_no_guarantee=allow_no_guarantee, num_passes=num_passes,
       availability=availability, schedule=schedule)
@@ -182,9 +182,8 @@ def discover(user_words, *, epsilon: float | None = None,
         num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
   split = None
   if counting_request is not None:
-    total_delta = (1.0 / population.num_users**2 if delta is None
-                   else validation.check_probability("delta", delta))
-    split = counting.split_budget(epsilon, total_delta, counting_request[0])
+    total_delta, split = split_total(population.num_users, epsilon, delta,
+                                     counting_request[0])
     epsilon, delta = split.discovery_epsilon, split.discovery_delta
   result = run_once(population, max_length=max_length, seed=seed,
                     engine=engine, epsilon=epsilon, delta=delta, theta=theta,
@@ -205,13 +204,25 @@ def discover(user_words, *, epsilon: float | None = None,
       sample_rate=counting_request[1], engine=engine))
 
 
-def _counting_request(counts: bool, count_share: float | None,
-                      count_sample_rate: float | None, *,
-                      epsilon: float | None, allow_no_guarantee: bool,
-                      num_passes, availability, schedule
-                      ) -> tuple[float, float] | None:
+def split_total(num_users: int, epsilon: float, delta: float | None,
+                count_share: float) -> tuple[float, counting.BudgetSplit]:
+  """The total delta (``1/n^2`` by default) and the split of the total
+  ``(epsilon, delta)`` between discovery and counting, as :func:`discover`
+  makes them."""
+  total_delta = (1.0 / num_users**2 if delta is None
+                 else validation.check_probability("delta", delta))
+  return total_delta, counting.split_budget(epsilon, total_delta, count_share)
+
+
+def check_counting(counts: bool, count_share: float | None,
+                   count_sample_rate: float | None, *,
+                   epsilon: float | None, allow_no_guarantee: bool,
+                   num_passes=None, availability=None, schedule=None
+                   ) -> tuple[float, float] | None:
   """``(count_share, count_sample_rate)`` with defaults when counts are
-  asked for, else None; a ValueError naming what cannot go with them."""
+  asked for, else None; a ValueError naming what cannot go with them (the
+  checks of :func:`discover`'s counting arguments, which sweep cells make
+  too)."""
   if not isinstance(counts, bool):
     raise TypeError(f"counts must be True or False, got {counts!r}")
   if not counts:

@@ -19,11 +19,9 @@ from triehh.core import choices
 from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets
-from triehh.discovery import counts as counts_lib
 from triehh.discovery import discover as discover_lib
 from triehh.runs import count_metrics
 from triehh.runs import records as records_lib
-from triehh.theory import counting
 from triehh.theory import policy
 
 NAME = "triehh"
@@ -81,22 +79,15 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
 
 def _counting(counts: bool, share: float | None, rate: float | None,
               epsilon: float | None, allow_no_guarantee: bool) -> dict:
-  """The config keys of protected counts, checked (ValueError naming the
-  option)."""
-  if not counts:
-    for name, value in (("count_share", share), ("count_sample_rate", rate)):
-      if value is not None:
-        raise ValueError(f"{name}={value} is for counts (add counts=True)")
+  """The config keys of protected counts, checked as ``discover`` checks
+  them (ValueError naming the option)."""
+  request = discover_lib.check_counting(
+      counts, share, rate, epsilon=epsilon,
+      allow_no_guarantee=allow_no_guarantee)
+  if request is None:
     return {}
-  if epsilon is None or allow_no_guarantee:
-    raise ValueError("counts need a total epsilon to split between "
-                     "discovery and counting: not with theta given "
-                     "directly or allow_no_guarantee")
-  return {"counts": True, "count_share": counting.check_count_share(
-      counts_lib.DEFAULT_COUNT_SHARE if share is None else share),
-          "count_sample_rate": counting.check_sample_rate(
-              counts_lib.DEFAULT_COUNT_SAMPLE_RATE if rate is None
-              else rate)}
+  return {"counts": True, "count_share": request[0],
+          "count_sample_rate": request[1]}
 
 
 def sampling_of(config: Mapping) -> dict:
@@ -261,8 +252,7 @@ class TrieHH:
     check_triehh_population(n)
     epsilon, delta = c["epsilon"], c["delta"]
     if c.get("counts"):  # discovery runs at its share of the total
-      split = counting.split_budget(
-          epsilon, 1.0 / n**2 if delta is None else delta, c["count_share"])
+      _, split = discover_lib.split_total(n, epsilon, delta, c["count_share"])
       epsilon, delta = split.discovery_epsilon, split.discovery_delta
     policy.resolve_params(
         n, c["data"]["max_length"], epsilon=epsilon, delta=delta,
