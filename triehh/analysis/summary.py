@@ -32,8 +32,8 @@ varies with the seed.
 Confidence interval. For ``r`` runs of one configuration with metric values
 ``x_1..x_r``, their mean ``xbar`` and sample standard deviation ``s``
 (``ddof=1``), the interval is ``xbar ± t_{(1+c)/2, r-1} * s / sqrt(r)`` with
-``t`` the Student t quantile (``scipy.stats.t.ppf``) and ``c`` the
-confidence level. One run has no interval (NaN half-width). The metrics
+``t`` the Student t quantile (``scipy.special.stdtrit``, what
+``scipy.stats.t.ppf`` calls) and ``c`` the confidence level. One run has no interval (NaN half-width). The metrics
 that are proportions (``PROPORTIONS``: precision, recall, F1, the paper's
 F1, the counts' error and coverage) have their interval clipped to [0, 1]
 (``ci_low``/``ci_high``, ``clipped`` true): clipping keeps the coverage.
@@ -65,7 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from triehh.core import metrics
 from triehh.core import population as population_lib
@@ -309,7 +309,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95
   if x.size == 1:
     return mean, math.nan, math.nan
   std = float(x.std(ddof=1))
-  t = float(stats.t.ppf((1 + confidence) / 2, x.size - 1))
+  t = float(special.stdtrit(x.size - 1, (1 + confidence) / 2))
   return mean, std, t * std / math.sqrt(x.size)
 
 

@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from triehh.core import metrics
 from triehh.theory import privacy
@@ -128,7 +128,7 @@ def mean_ci(values: np.ndarray, confidence: float = CONFIDENCE
   r = x.shape[0]
   if r == 1:
     return mean, np.full_like(mean, math.nan)
-  t = float(stats.t.ppf((1 + confidence) / 2, r - 1))
+  t = float(special.stdtrit(r - 1, (1 + confidence) / 2))
   return mean, t * x.std(axis=0, ddof=1) / math.sqrt(r)
 
 
