@@ -21,14 +21,23 @@ not collected at all (pytest_ignore_collect).
 (`-n logical --dist loadgroup`). Tests that share work done once per
 process, a fixture wider than a test or a unittest setUpClass, get an
 `xdist_group` marker here (_shared_work), so that one worker does it once.
+
+The session's caches (built populations, calibrations, the TFF worker's
+loopback wrapper) go to a directory of its own, made empty when the session
+starts and shared by its workers and the drivers they start
+(`XDG_CACHE_HOME`): a run of the suite starts as cold as a fresh machine and
+never reads or writes the user's cache.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 import pathlib
 import re
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -307,6 +316,16 @@ def _shared_work(item: pytest.Item) -> str | None:
         and klass.__module__.split(".")[0] == "tests"):
       return f"{_test_id(item).partition('::')[0]}::{klass.__name__}"
   return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+  """The session's cache directory (module docstring), made by the
+  controller, before the workers start; they inherit it."""
+  if hasattr(config, "workerinput"):  # a worker: the controller made it
+    return
+  cache = tempfile.mkdtemp(prefix="triehh-test-cache-")
+  os.environ["XDG_CACHE_HOME"] = cache
+  config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
 
 @pytest.hookimpl(tryfirst=True)

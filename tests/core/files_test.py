@@ -1,4 +1,5 @@
-"""Tests of triehh.core.files: files written whole or not at all."""
+"""Tests of triehh.core.files: files written whole or not at all, and the
+cache directory."""
 
 import os
 
@@ -29,3 +30,11 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
       raise OSError(28, "No space left on device")
   assert open(path, encoding="utf-8").read() == "old"
   assert os.listdir(tmp_path) == ["figure.png"]
+
+
+def test_default_cache_dir_follows_xdg_cache_home(monkeypatch):
+  monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+  assert files.default_cache_dir() == os.path.join("/somewhere", "triehh")
+  monkeypatch.delenv("XDG_CACHE_HOME")
+  assert files.default_cache_dir() == os.path.join(
+      os.path.expanduser("~"), ".cache", "triehh")

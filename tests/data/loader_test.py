@@ -308,14 +308,6 @@ def test_cache_round_trip_of_any_population(tmp_path):
   assert cache.load(str(tmp_path), "other") is None
 
 
-def test_default_cache_dir(monkeypatch):
-  monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
-  assert cache.default_dir() == os.path.join("/somewhere", "triehh")
-  monkeypatch.delenv("XDG_CACHE_HOME")
-  assert cache.default_dir() == os.path.join(
-      os.path.expanduser("~"), ".cache", "triehh")
-
-
 # ---- dictionaries -----------------------------------------------------------
 
 

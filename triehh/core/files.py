@@ -1,8 +1,12 @@
-"""Files written whole or not at all.
+"""Files written whole or not at all, and where triehh caches things.
 
 A report or figure is written to a temporary file beside its target and
 renamed over it (``os.replace``, atomic on one file system), so a full disk
 or a kill leaves the previous version whole, or no file, never half of one.
+
+Every cache of the project (built populations, calibrations, the TFF
+worker's loopback wrapper) lives under :func:`default_cache_dir` unless told
+otherwise.
 """
 
 from __future__ import annotations
@@ -11,6 +15,13 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
+
+
+def default_cache_dir() -> str:
+  """``$XDG_CACHE_HOME/triehh``, else ``~/.cache/triehh``."""
+  base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+      os.path.expanduser("~"), ".cache")
+  return os.path.join(base, "triehh")
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ Modules: ``readers`` (file formats), ``tokenize`` (words), ``settings``
 (skipped rows, the malformed-share refusal), ``loader`` (all of it).
 """
 
-from triehh.data.cache import default_dir as default_cache_dir
+from triehh.core.files import default_cache_dir
 from triehh.data.loader import build
 from triehh.data.loader import DataSpec
 from triehh.data.loader import FILE_DATASETS

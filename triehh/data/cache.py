@@ -27,7 +27,8 @@ Sharing: an entry is readable by whoever may read the directory: it gets
 the directory's group and other read bits (``chmod g+rx`` on the directory,
 optionally ``g+s`` so entries keep its group, lets a team share one cache).
 
-The default directory is ``$XDG_CACHE_HOME/triehh`` or ``~/.cache/triehh``.
+The default directory is ``$XDG_CACHE_HOME/triehh`` or ``~/.cache/triehh``
+(:func:`triehh.core.files.default_cache_dir`).
 """
 
 from __future__ import annotations
@@ -55,13 +56,6 @@ _DAMAGED = (OSError, ValueError, KeyError, IndexError, TypeError, EOFError,
             UnicodeDecodeError, zipfile.BadZipFile, zlib.error)
 _ARRAYS = ("codes", "word_lengths", "user_word", "user_offsets", "entry_word",
            "entry_count")
-
-
-def default_dir() -> str:
-  """``$XDG_CACHE_HOME/triehh``, else ``~/.cache/triehh``."""
-  base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-      os.path.expanduser("~"), ".cache")
-  return os.path.join(base, "triehh")
 
 
 def file_identity(path: str) -> dict:

@@ -77,6 +77,7 @@ import numpy as np
 from scipy import special
 
 from triehh.core import validation
+from triehh.theory import calibration_store
 
 DEFAULT_DISCRETIZATION = 1e-3
 ACCOUNTING = "Poisson accountant (two-sided, add/remove)"
@@ -493,6 +494,40 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   epsilon = validation.check_positive("epsilon", epsilon)
   delta = validation.check_probability("delta", delta)
+  if theta is not None:
+    theta = validation.check_int("theta", theta)
+  theta, rate = _search(num_levels, float(epsilon), float(delta), theta,
+                        float(discretization))
+  _check_calibrated_rate(n, num_levels, epsilon, delta, theta, rate)
+  loss = run_loss(rate, theta, num_levels, discretization,
+                  _budget(delta, num_levels))
+  if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
+    raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
+  return PoissonCalibration(
+      theta=theta, rate=rate, expected_batch_size=rate * n,
+      epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),
+      target_epsilon=epsilon, target_delta=delta, n=n,
+      num_levels=num_levels)
+
+
+# The relative tolerance of the calibrated rate (``max_rate``).
+_RATE_TOLERANCE = 1e-3
+
+
+@functools.lru_cache(maxsize=256)
+def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
+            discretization: float) -> tuple[int, float]:
+  """theta (unless given) and the largest rate for it: the search, which
+  does not depend on n. A stored answer (:mod:`calibration_store`) is used
+  when the accountant confirms it; a new one is stored."""
+  arguments = {"num_levels": num_levels, "epsilon": epsilon, "delta": delta,
+               "theta": theta, "discretization": discretization}
+  stored = calibration_store.load("poisson", arguments, __file__)
+  if stored is not None:
+    checked = _checked_answer(stored, num_levels, epsilon, delta, theta,
+                              discretization)
+    if checked is not None:
+      return checked
   coarse = max(_SEARCH_DISCRETIZATION, discretization)
   found: dict[int, float] = {}
 
@@ -505,25 +540,42 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
                           tolerance=1e-2)
     return found[t]
 
-  if theta is not None:
-    theta = validation.check_int("theta", theta)
-  else:
+  if theta is None:
     theta = _best_theta(lambda t: coarse_rate(t) / t)
   start = coarse_rate(theta)
   bracket = (start, start * 1.5) if start > 0 else None
   rate = max_rate(theta, num_levels, epsilon, delta,
                   discretization=discretization, bracket=bracket,
-                  tolerance=1e-3)
-  _check_calibrated_rate(n, num_levels, epsilon, delta, theta, rate)
-  loss = run_loss(rate, theta, num_levels, discretization,
-                  _budget(delta, num_levels))
-  if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
-    raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
-  return PoissonCalibration(
-      theta=theta, rate=rate, expected_batch_size=rate * n,
-      epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),
-      target_epsilon=epsilon, target_delta=delta, n=n,
-      num_levels=num_levels)
+                  tolerance=_RATE_TOLERANCE)
+  if rate > 0:
+    calibration_store.save("poisson", arguments, __file__,
+                           {"theta": theta, "rate": rate})
+  return theta, rate
+
+
+def _checked_answer(stored: dict, num_levels: int, epsilon: float,
+                    delta: float, theta: int | None,
+                    discretization: float) -> tuple[int, float] | None:
+  """A stored ``(theta, rate)`` if the accountant confirms that the rate
+  meets the target and a rate ``1 + tolerance`` times larger does not (it is
+  the largest, as the search would find it), else None. theta's optimality
+  is the search's and is not re-checked."""
+  got_theta, rate = stored.get("theta"), calibration_store.finite_float(
+      stored.get("rate"))
+  if (isinstance(got_theta, bool) or not isinstance(got_theta, int)
+      or got_theta < 1 or (theta is not None and got_theta != theta)
+      or rate is None or not 0.0 < rate < 1.0):
+    return None
+  budget = _budget(delta, num_levels)
+
+  def meets(r: float) -> bool:
+    return run_loss(r, got_theta, num_levels, discretization,
+                    budget).delta(epsilon) <= delta
+
+  larger = rate * (1.0 + _RATE_TOLERANCE)
+  if not meets(rate) or (larger < 1.0 and meets(larger)):
+    return None
+  return got_theta, rate
 
 
 def _check_calibrated_rate(n: int, num_levels: int, epsilon: float,

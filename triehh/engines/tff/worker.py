@@ -47,6 +47,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 
+from triehh.core import files
 from triehh.core import processes
 
 _BIND_CHOICES = ("loopback", "all")
@@ -120,9 +121,7 @@ def binary_path() -> str:
 
 def _cache_dir() -> str:
   """``$XDG_CACHE_HOME/triehh`` (or ``~/.cache/triehh``), else a temp dir."""
-  base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-      os.path.expanduser("~"), ".cache")
-  path = os.path.join(base, "triehh")
+  path = files.default_cache_dir()
   try:
     os.makedirs(path, exist_ok=True)
     if os.access(path, os.W_OK):

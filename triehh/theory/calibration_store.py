@@ -1,0 +1,123 @@
+"""Calibrations remembered on disk, so that a command does not search again.
+
+Calibrating Poisson sampling (:func:`triehh.theory.poisson.calibrate`)
+searches theta and the rate: about 120 evaluations of the accountant, 1-2 s,
+paid by every command that runs at a target ``(epsilon, delta)``. The answer
+depends only on the arguments of the search and on the code that computes
+it, so it is kept here, one small JSON file per search.
+
+An entry is a hint, never a label. The caller checks it with the accountant
+before using it (for the Poisson search: the rate meets the target and a
+rate ``1 + tolerance`` times larger does not), and computes every reported
+number (epsilon, delta) afresh. A wrong or tampered entry can therefore cost
+utility at worst, never privacy, and a failed check means searching again.
+
+The key is the SHA-256 of the arguments, the source of the module that
+searches (so a changed accountant never reads an old answer) and the numpy
+and scipy versions (its numerics). Entries are written to a temporary file
+and renamed, so concurrent writers and readers never see half an entry.
+
+Faults never stop a calibration: an unreadable, malformed or mistyped entry
+is a miss, and a directory that cannot be made or written means no caching.
+
+Where: ``<cache>/calibrations``, ``<cache>`` being
+:func:`triehh.core.files.default_cache_dir` (``$XDG_CACHE_HOME/triehh`` or
+``~/.cache/triehh``) unless :func:`configure` names another;
+``configure(None)`` turns the store off. The drivers' ``--cache_dir`` is the
+populations' cache only: entries here hold no data, just two numbers per
+privacy target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping
+
+import numpy as np
+import scipy
+
+from triehh.core import files
+
+_UNSET = object()
+_directory: object = _UNSET
+
+
+def configure(cache_dir: str | None) -> None:
+  """Keeps calibrations in ``cache_dir``'s ``calibrations`` folder from now
+  on (None or ``""``: nowhere)."""
+  global _directory
+  _directory = os.path.join(cache_dir, "calibrations") if cache_dir else None
+
+
+def directory() -> str | None:
+  """Where calibrations are kept now (None: the store is off)."""
+  if _directory is _UNSET:
+    return os.path.join(files.default_cache_dir(), "calibrations")
+  return _directory  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=16)
+def _code_digest(source_path: str) -> str | None:
+  try:
+    with open(source_path, "rb") as f:
+      return hashlib.sha256(f.read()).hexdigest()
+  except OSError:
+    return None
+
+
+def _path(kind: str, arguments: Mapping, source_path: str) -> str | None:
+  where = directory()
+  code = _code_digest(source_path)
+  if where is None or code is None:
+    return None
+  text = json.dumps({"kind": kind, "arguments": dict(arguments),
+                     "code": code, "numpy": np.__version__,
+                     "scipy": scipy.__version__}, sort_keys=True)
+  key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+  return os.path.join(where, f"{kind}-{key}.json")
+
+
+def load(kind: str, arguments: Mapping, source_path: str) -> dict | None:
+  """The entry stored for ``arguments`` (a JSON object), or None.
+
+  ``source_path`` is the file of the code whose answer is stored.
+  """
+  path = _path(kind, arguments, source_path)
+  if path is None:
+    return None
+  try:
+    with open(path, encoding="utf-8") as f:
+      entry = json.load(f)
+  except (OSError, ValueError):
+    return None
+  if not isinstance(entry, dict) or entry.get("arguments") != dict(arguments):
+    return None
+  answer = entry.get("answer")
+  return answer if isinstance(answer, dict) else None
+
+
+def save(kind: str, arguments: Mapping, source_path: str,
+         answer: Mapping) -> None:
+  """Stores ``answer`` (JSON-able) for ``arguments``; silently does
+  nothing where the directory cannot be written."""
+  path = _path(kind, arguments, source_path)
+  if path is None:
+    return
+  text = json.dumps({"arguments": dict(arguments), "answer": dict(answer)},
+                    sort_keys=True)
+  with contextlib.suppress(OSError):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    files.write_text(path, text)
+
+
+def finite_float(value: object) -> float | None:
+  """``value`` as a finite float if it is a JSON number, else None."""
+  if isinstance(value, bool) or not isinstance(value, (int, float)):
+    return None
+  value = float(value)
+  return value if math.isfinite(value) else None
