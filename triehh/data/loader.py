@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from triehh.core import population as population_lib
+from triehh.core import validation
 from triehh.data import cache as cache_lib
 from triehh.data import dictionary as dictionary_lib
 from triehh.data import input_files
@@ -91,19 +92,14 @@ class DataSpec:
                        f"{', '.join(FILE_DATASETS)}")
     settings_lib.check_setting(self.setting)
     settings_lib.check_tokenizer(self.tokenizer)
-    if self.unknown not in ("drop", "error"):
-      raise ValueError(f"unknown must be 'drop' or 'error', got "
-                       f"{self.unknown!r}")
-    if self.min_length < 1:
-      raise ValueError(f"min_length must be >= 1, got {self.min_length}")
-    if self.max_length < 1:
-      raise ValueError(f"max_length must be >= 1, got {self.max_length}")
+    validation.check_choice("unknown", self.unknown, ("drop", "error"))
+    validation.check_int("min_length", self.min_length)
+    validation.check_int("max_length", self.max_length)
     if not 0 <= self.max_malformed_share <= 1:
       raise ValueError(f"max_malformed_share must be in [0, 1], got "
                        f"{self.max_malformed_share}")
-    if self.setting == "oov" and self.oov_num_users < 1:
-      raise ValueError(
-          f"oov_num_users must be >= 1, got {self.oov_num_users}")
+    if self.setting == "oov":
+      validation.check_int("oov_num_users", self.oov_num_users)
 
   @property
   def allowed_characters(self) -> str:

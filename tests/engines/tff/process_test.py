@@ -214,6 +214,14 @@ def test_bad_arguments_are_rejected():
   with pytest.raises(ValueError, match="characters, sorted and distinct"):
     clients.ProcessSpec(3, L, 1, client_mode=clients.DATASET,
                         characters="ba")
+  for field, value, error, message in [
+      ("num_extensions", 1, ValueError, "num_extensions must be >= 2"),
+      ("vote_capacity", 2.5, TypeError, "vote_capacity must be an integer"),
+      ("secure_sum_bitwidth", 32, ValueError,
+       r"secure_sum_bitwidth must be in \[1, 31\]")]:
+    kwargs = dict(num_extensions=3, max_length=L, vote_capacity=1)
+    with pytest.raises(error, match=message):
+      clients.ProcessSpec(**{**kwargs, field: value})
   spec = clients.ProcessSpec(3, L, 1, secure_sum_bitwidth=4)
   with pytest.raises(ValueError, match="not both"):
     computations.aggregation_process(spec, tff.aggregators.SumFactory())

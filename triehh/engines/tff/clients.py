@@ -51,6 +51,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
+from triehh.core import validation
+
 ONE_WORD = "one_word"
 SAMPLED_WORD = "sampled_word"
 TOP_WORDS = "top_words"
@@ -114,23 +116,15 @@ class ProcessSpec:
   characters: str = ""
 
   def __post_init__(self):
-    if self.num_extensions < 2:
-      raise ValueError(f"num_extensions must be >= 2 (a symbol and the end "
-                       f"symbol), got {self.num_extensions}")
-    if self.max_length < 1:
-      raise ValueError(f"max_length must be >= 1, got {self.max_length}")
-    if self.vote_capacity < 1:
-      raise ValueError(f"vote_capacity must be >= 1, got {self.vote_capacity}")
-    if self.client_mode not in CLIENT_MODES:
-      raise ValueError(f"client_mode must be one of {CLIENT_MODES}, got "
-                       f"{self.client_mode!r}")
-    if self.max_user_contribution < 1:
-      raise ValueError("max_user_contribution must be >= 1, got "
-                       f"{self.max_user_contribution}")
-    if self.secure_sum_bitwidth is not None and not (
-        1 <= self.secure_sum_bitwidth <= 31):
-      raise ValueError("secure_sum_bitwidth must be in [1, 31] (votes are "
-                       f"int32), got {self.secure_sum_bitwidth}")
+    # At least a symbol and the end symbol; votes are int32 (bit-width).
+    validation.check_int("num_extensions", self.num_extensions, low=2)
+    validation.check_int("max_length", self.max_length)
+    validation.check_int("vote_capacity", self.vote_capacity)
+    validation.check_choice("client_mode", self.client_mode, CLIENT_MODES)
+    validation.check_int("max_user_contribution", self.max_user_contribution)
+    if self.secure_sum_bitwidth is not None:
+      validation.check_int("secure_sum_bitwidth", self.secure_sum_bitwidth,
+                           high=31)
     if self.client_mode == DATASET and (
         len(self.characters) != self.num_extensions - 1
         or list(self.characters) != sorted(set(self.characters))):
