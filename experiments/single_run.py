@@ -76,7 +76,8 @@ def run_all(algorithm: Algorithm) -> None:
     data = shared_flags.load_dataset()
     algorithm.prepare(data)
   pop = data.population
-  print(f"data: {data.name} ({data.setting}), {pop!r}, {algorithm.built} "
+  how = "read from the cache" if data.cache_path else algorithm.built
+  print(f"data: {data.name} ({data.setting}), {pop!r}, {how} "
         f"in {load.seconds:.2f} s")
   config = algorithm.config()
   for run in range(FLAGS.num_runs):

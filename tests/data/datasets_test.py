@@ -4,6 +4,7 @@ and checks, loading them once, and finding the Sentiment140 sample."""
 import os
 import re
 
+import numpy as np
 import pytest
 
 from triehh.data import datasets
@@ -23,6 +24,35 @@ def test_load_data_describes_the_default_population():
   assert data.truth == synthetic.english_population(
       20000, seed=0).ground_truth()
   assert data.report is None and data.cache_path is None
+
+
+def test_the_default_population_is_cached_and_read_back_identical(
+    tmp_path, monkeypatch):
+  cache = str(tmp_path)
+  built = datasets.load_data(DATA, cache)
+  assert built.cache_path is None  # built and stored
+  assert [n for n in os.listdir(cache) if n.startswith("population-")]
+  monkeypatch.setattr(synthetic, "english_population", None)  # not drawn
+  read = datasets.load_data(DATA, cache)
+  assert read.cache_path and os.path.dirname(read.cache_path) == cache
+  for name in ("codes", "word_lengths", "user_word"):
+    np.testing.assert_array_equal(getattr(read.population, name),
+                                  getattr(built.population, name))
+  assert list(read.population.vocabulary) == list(built.population.vocabulary)
+  assert dict(read.truth) == dict(built.truth)
+  assert list(read.truth) == list(built.truth)
+
+
+def test_the_default_population_cache_key_holds_options_and_code(
+    tmp_path, monkeypatch):
+  cache = str(tmp_path)
+  datasets.load_data(DATA, cache)
+  datasets.load_data(dict(DATA, num_users=10_000), cache)
+  datasets.load_data(dict(DATA, max_length=9), cache)
+  monkeypatch.setattr(synthetic, "word_list_version", lambda: "0.0")
+  datasets.load_data(DATA, cache)
+  assert len([n for n in os.listdir(cache)
+              if n.startswith("population-")]) == 4
 
 
 def test_load_data_names_a_synthetic_population_by_its_table_and_law():

@@ -58,6 +58,22 @@ def test_default_data_writes_one_line_per_run(tmp_path):
     assert all(truth.get(w, 0) > 0 for w in record["discovered"])
     assert len(record["votes_per_round"]) == record["rounds"]
   assert "the" in first["discovered"]
+  # The default data set is stored in the cache; the same run reads it back
+  # and records the same runs.
+  again = run_driver("--num_users=30000", "--num_runs=2", "--epsilon=4",
+                     f"--output_dir={tmp_path / 'again'}",
+                     f"--cache_dir={tmp_path / 'cache'}")
+  assert "built and encoded" in again.stdout
+  again = run_driver("--num_users=30000", "--num_runs=2", "--epsilon=4",
+                     f"--output_dir={tmp_path / 'again'}",
+                     f"--cache_dir={tmp_path / 'cache'}")
+  assert "read from the cache" in again.stdout, again.stdout
+  runs = [json.loads(l) for l in
+          (tmp_path / "again" / "results.jsonl").read_text().splitlines()]
+  keep = ("theta", "sampling_rate", "discovered", "reported_counts",
+          "metrics")
+  assert [{k: r[k] for k in keep} for r in runs[2:]] == [
+      {k: r[k] for k in keep} for r in (first, second)]
 
 
 def test_fixed_size_sampling_is_labelled_one_sided(tmp_path):

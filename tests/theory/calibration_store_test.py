@@ -61,7 +61,8 @@ def test_the_key_holds_every_argument_and_the_code(store, monkeypatch):
   assert len(os.listdir(store)) == 3
   # Changed code: the entries are not read.
   _forget_in_process()
-  monkeypatch.setattr(calibration_store, "_code_digest", lambda path: "new")
+  monkeypatch.setattr(calibration_store.files, "source_digest",
+                      lambda path: "new")
   searched = []
   real = poisson.max_rate
   monkeypatch.setattr(poisson, "max_rate",

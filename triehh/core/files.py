@@ -12,6 +12,8 @@ otherwise.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -22,6 +24,17 @@ def default_cache_dir() -> str:
   base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
       os.path.expanduser("~"), ".cache")
   return os.path.join(base, "triehh")
+
+
+@functools.lru_cache(maxsize=32)
+def source_digest(path: str) -> str | None:
+  """The SHA-256 of the file at ``path`` (a module's source, so that a cache
+  entry made by other code is never read), or None if it cannot be read."""
+  try:
+    with open(path, "rb") as f:
+      return hashlib.sha256(f.read()).hexdigest()
+  except OSError:
+    return None
 
 
 @contextlib.contextmanager

@@ -93,6 +93,30 @@ def check_entry(cache_dir: str, key: str) -> None:
         "cache directory")
 
 
+def fetch(cache_dir: str | None, description: Mapping,
+          build: Callable[[], tuple[population_lib.Population, Mapping]],
+          check_metadata: Callable[[Mapping], None] | None = None
+          ) -> tuple[population_lib.Population, dict, str | None, bool]:
+  """The population ``description`` names, from ``cache_dir`` when an entry
+  holds it, else ``build()`` (the population and its metadata), stored.
+
+  Returns the population, its metadata, the entry's path (None when
+  nothing is cached: no ``cache_dir``, or it cannot be written) and whether
+  it came from the cache. ``check_metadata`` is :func:`load`'s.
+  """
+  if not cache_dir:
+    pop, meta = build()
+    return pop, dict(meta), None, False
+  check_dir(cache_dir)
+  key = make_key(description)
+  check_entry(cache_dir, key)
+  hit = load(cache_dir, key, check_metadata=check_metadata)
+  if hit is not None:
+    return hit[0], hit[1], entry_path(cache_dir, key), True
+  pop, meta = build()
+  return pop, dict(meta), try_save(cache_dir, key, pop, meta), False
+
+
 def try_save(cache_dir: str, key: str,
              population: population_lib.Population,
              metadata: Mapping) -> str | None:

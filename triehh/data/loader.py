@@ -191,25 +191,22 @@ def load(spec: DataSpec, cache_dir: str | None = None) -> LoadedData:
   input_files.check_regular_file(spec.path, "data file")
   if spec.dictionary_path:
     input_files.check_regular_file(spec.dictionary_path, "dictionary file")
-  key = None
-  if cache_dir:
-    cache_lib.check_dir(cache_dir)
-    key = cache_lib.make_key(cache_description(spec))
-    cache_lib.check_entry(cache_dir, key)
-    hit = cache_lib.load(cache_dir, key, check_metadata=_check_metadata)
-    if hit is not None:
-      pop, meta = hit
-      return LoadedData(
-          population=pop, name=spec.name, setting=spec.setting,
-          report=report_lib.LoadReport.from_dict(meta["report"]),
-          info=meta.get("info", {}), from_cache=True,
-          cache_path=cache_lib.entry_path(cache_dir, key))
-  data = build(spec)
-  if cache_dir:
-    data.cache_path = cache_lib.try_save(
-        cache_dir, key, data.population,
-        {"report": data.report.to_dict(), "info": data.info})
-  return data
+  built: list[LoadedData] = []
+
+  def make():
+    built.append(build(spec))
+    return built[0].population, {"report": built[0].report.to_dict(),
+                                 "info": built[0].info}
+
+  pop, meta, path, from_cache = cache_lib.fetch(
+      cache_dir, cache_description(spec), make, _check_metadata)
+  if not from_cache:
+    built[0].cache_path = path
+    return built[0]
+  return LoadedData(
+      population=pop, name=spec.name, setting=spec.setting,
+      report=report_lib.LoadReport.from_dict(meta["report"]),
+      info=meta.get("info", {}), from_cache=True, cache_path=path)
 
 
 def _check_metadata(meta: dict) -> None:

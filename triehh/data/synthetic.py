@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.metadata
 import math
 import re
 import typing
@@ -50,6 +51,11 @@ _WORD = re.compile(r"^[a-z']+$")
 ENGLISH_BYTES_PER_USER = 38
 WEIGHTS_BYTES_PER_USER = 11
 DRAW_BYTES_PER_USER = 4
+
+
+def word_list_version() -> str:
+  """The installed ``wordfreq``'s version (its lists make the populations)."""
+  return importlib.metadata.version("wordfreq")
 
 
 @functools.lru_cache(maxsize=4)

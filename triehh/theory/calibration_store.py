@@ -31,7 +31,6 @@ privacy target.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import math
@@ -61,18 +60,9 @@ def directory() -> str | None:
   return _directory  # type: ignore[return-value]
 
 
-@functools.lru_cache(maxsize=16)
-def _code_digest(source_path: str) -> str | None:
-  try:
-    with open(source_path, "rb") as f:
-      return hashlib.sha256(f.read()).hexdigest()
-  except OSError:
-    return None
-
-
 def _path(kind: str, arguments: Mapping, source_path: str) -> str | None:
   where = directory()
-  code = _code_digest(source_path)
+  code = files.source_digest(source_path)
   if where is None or code is None:
     return None
   text = json.dumps({"kind": kind, "arguments": dict(arguments),
