@@ -53,6 +53,12 @@ def test_the_default_population_cache_key_holds_options_and_code(
   datasets.load_data(DATA, cache)
   assert len([n for n in os.listdir(cache)
               if n.startswith("population-")]) == 4
+  # Above the size limit, nothing is stored.
+  monkeypatch.setattr(datasets, "MAX_CACHED_DEFAULT_USERS", 15_000)
+  assert datasets.load_data(DATA, cache).cache_path is None
+  datasets.load_data(dict(DATA, max_length=8), cache)
+  assert len([n for n in os.listdir(cache)
+              if n.startswith("population-")]) == 4
 
 
 def test_load_data_names_a_synthetic_population_by_its_table_and_law():

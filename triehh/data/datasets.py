@@ -139,6 +139,11 @@ def _build_default(setting: str, values: Options) -> dict:
               num_users=_num_users(values))
 
 
+# The default data set is cached up to this many users (an entry holds about
+# 5.5 bytes per user: 55 MB here); larger ones are drawn every time.
+MAX_CACHED_DEFAULT_USERS = 10**7
+
+
 def _load_default(options: Options, cache_dir: str | None) -> Dataset:
   """The default population, from the population cache when it holds it
   (keyed by the options, the wordfreq version and the code that draws and
@@ -147,8 +152,10 @@ def _load_default(options: Options, cache_dir: str | None) -> Dataset:
   description = {"dataset": "default", "num_users": options["num_users"],
                  "max_length": options["max_length"], "seed": 0,
                  "wordfreq": synthetic.word_list_version(), "code": codes}
+  cached = (None not in codes
+            and options["num_users"] <= MAX_CACHED_DEFAULT_USERS)
   pop, _, path, from_cache = cache_lib.fetch(
-      cache_dir if None not in codes else None, description,
+      cache_dir if cached else None, description,
       lambda: (synthetic.english_population(
           options["num_users"], seed=0, max_length=options["max_length"]), {}))
   return Dataset(pop, pop.ground_truth(), "default", "single",
