@@ -129,3 +129,21 @@ def test_the_default_store_is_in_the_cache_directory(monkeypatch):
   monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
   assert calibration_store.directory() == os.path.join(
       "/somewhere", "triehh", "calibrations")
+
+
+def test_the_key_covers_all_the_code_that_searches():
+  # The key holds poisson.py's source only: the search must not use code of
+  # the project from another file (validation checks arguments, the store
+  # stores). A new import here must join the key, or this list.
+  import ast  # pylint: disable=g-import-not-at-top
+  with open(poisson.__file__, encoding="utf-8") as f:
+    tree = ast.parse(f.read())
+  project = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.ImportFrom) and node.module.startswith("triehh"):
+      project.update(f"{node.module}.{a.name}" for a in node.names)
+    elif isinstance(node, ast.Import):
+      project.update(a.name for a in node.names
+                     if a.name.startswith("triehh"))
+  assert project == {"triehh.core.validation",
+                     "triehh.theory.calibration_store"}
