@@ -109,16 +109,25 @@ def test_counting_alone_meets_its_delta_tightly(rate):
   assert _gaussian_delta(epsilon - 0.02, sigma, rate) > delta
 
 
-@pytest.mark.parametrize("rate", [1.0, 0.5])
-def test_fixed_discovery_and_counting_meet_the_reported_total(rate):
+def _discovery_then_counting(sampling: str, rate: float):
+  """Discovery (n = 10^5, L = 4, epsilon 2) and counting calibrated to a
+  total of (its epsilon + 1, 1e-8): the discovery parameters, sigma and the
+  library's composition."""
   discovery = policy.resolve_params(10**5, 4, epsilon=2.0, delta=5e-9,
-                                    sampling=choices.FIXED)
+                                    sampling=sampling)
   total_epsilon, total_delta = discovery.epsilon + 1.0, 1e-8
   sigma = counting.calibrate_noise_to_total(discovery, total_epsilon,
                                             total_delta, rate)
   total = counting.compose(discovery, sigma, rate, total_delta)
+  assert total.epsilon <= total_epsilon and total.delta == total_delta
+  return discovery, sigma, total
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.5])
+def test_fixed_discovery_and_counting_meet_the_reported_total(rate):
+  discovery, sigma, total = _discovery_then_counting(choices.FIXED, rate)
+  total_delta = total.delta
   pair = (discovery.epsilon, discovery.delta)
-  assert total.epsilon <= total_epsilon
   assert _composed_delta(total.epsilon, pair, sigma, rate) <= total_delta
   # The reported total is near the exact one, not merely safe.
   assert _composed_delta(total.epsilon - 0.05, pair, sigma,
@@ -183,13 +192,9 @@ def test_poisson_discovery_and_counting_meet_the_reported_total(rate):
   # Discovery's own two-sided loss distribution (as counting composes it),
   # composed with the Gaussian counting phase by direct summation over its
   # atoms: no FFT, no dp_accounting.
-  discovery = policy.resolve_params(10**5, 4, epsilon=2.0, delta=5e-9,
-                                    sampling=choices.POISSON)
-  total_epsilon, total_delta = discovery.epsilon + 1.0, 1e-8
-  sigma = counting.calibrate_noise_to_total(discovery, total_epsilon,
-                                            total_delta, rate)
-  total = counting.compose(discovery, sigma, rate, total_delta)
-  assert total.two_sided and total.epsilon <= total_epsilon
+  discovery, sigma, total = _discovery_then_counting(choices.POISSON, rate)
+  total_delta = total.delta
+  assert total.two_sided
   loss = poisson.run_loss(discovery.sampling_rate, discovery.theta,
                           discovery.levels, counting.DISCRETIZATION,
                           poisson._budget(discovery.delta, discovery.levels))  # pylint: disable=protected-access
