@@ -182,6 +182,7 @@ def discover(user_words, *, epsilon: float | None = None,
         num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
   split = None
   if counting_request is not None:
+    total_epsilon = epsilon
     total_delta, split = split_total(population.num_users, epsilon, delta,
                                      counting_request[0])
     epsilon, delta = split.discovery_epsilon, split.discovery_delta
@@ -197,8 +198,7 @@ def discover(user_words, *, epsilon: float | None = None,
   if split is None:
     return result
   return dataclasses.replace(result, counts=counts_lib.count_discovered(
-      result, population, epsilon=split.discovery_epsilon
-      + split.counting_epsilon, delta=total_delta,
+      result, population, epsilon=total_epsilon, delta=total_delta,
       counting_epsilon=split.counting_epsilon,
       counting_delta=split.counting_delta,
       sample_rate=counting_request[1], engine=engine))
