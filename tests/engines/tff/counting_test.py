@@ -94,6 +94,8 @@ def test_a_counting_spec_checks_the_distributed_options():
     counting.CountingSpec(1.0, DDG)
   with pytest.raises(ValueError, match=r"bits must be in \[1, 22\], got 23"):
     counting.CountingSpec(1.0, DDG, expected_clients=10, bits=23)
+  with pytest.raises(TypeError, match="bits must be an integer, got 2.5"):
+    counting.CountingSpec(1.0, DDG, expected_clients=10, bits=2.5)
 
 
 # ---- the TFF path and the numpy path agree in distribution ------------------

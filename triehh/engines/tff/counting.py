@@ -51,6 +51,7 @@ import tensorflow_privacy as tfp
 # (tff.learning.ddp_secure_aggregator); the counts need the sum.
 from tensorflow_federated.python.aggregators import distributed_dp
 
+from triehh.core import validation
 from triehh.engines import counting as numpy_counting
 from triehh.engines.tff import clients
 from triehh.engines.tff import runtime as runtime_lib
@@ -88,16 +89,13 @@ class CountingSpec:
 
   def __post_init__(self):
     numpy_counting.check_noise_std(self.noise_std)
-    if self.mechanism not in MECHANISMS:
-      raise ValueError(f"mechanism must be one of {MECHANISMS}, got "
-                       f"{self.mechanism!r}")
+    validation.check_choice("mechanism", self.mechanism, MECHANISMS)
     if self.mechanism == DISTRIBUTED_DISCRETE_GAUSSIAN:
       if self.expected_clients is None or int(self.expected_clients) < 1:
         raise ValueError("expected_clients must be >= 1 for the "
                          f"{DISTRIBUTED_DISCRETE_GAUSSIAN!r} mechanism, got "
                          f"{self.expected_clients}")
-      if not 1 <= self.bits <= 22:
-        raise ValueError(f"bits must be in [1, 22], got {self.bits}")
+      validation.check_int("bits", self.bits, high=22)
 
   def factory(self) -> tff.aggregators.UnweightedAggregationFactory:
     """The TFF DP aggregation factory of this spec."""
