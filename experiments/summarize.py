@@ -136,14 +136,7 @@ def print_metric_table(groups: Sequence[Group], table: pd.DataFrame,
     print(f"{group.label}: {runs} run{'s' if runs != 1 else ''}{note}")
     per_k = rows[rows["k"].notna()]
     if not per_k.empty:
-      print(f"  {'K':>5}  {'precision@K':>17}  {'recall@K':>17}  "
-            f"{'f1@K':>17}")
-      for k, at_k in per_k.groupby("k", sort=True):
-        cells = []
-        for base in ("precision", "recall", "f1"):
-          hit = at_k[at_k["metric"] == base]
-          cells.append(_row_cell(hit) if not hit.empty else "-")
-        print(f"  {int(k):>5}  " + "  ".join(f"{c:>17}" for c in cells))
+      _print_k_rows(per_k, ("precision", "recall", "f1"))
     print_count_rows(per_k)
     for _, row in rows[rows["k"].isna()].iterrows():
       digits = 1 if row["metric"] == "num_discovered" else 3
@@ -161,12 +154,19 @@ def print_count_rows(per_k: pd.DataFrame) -> None:
   print("  protected counts of the true top-K words: median relative error "
         "(capped at 1,\n  1 for a word not found) and interval coverage "
         "(share of the found ones whose\n  interval holds the truth)")
-  print(f"  {'K':>5}  {'count_error@K':>17}  {'count_coverage@K':>17}")
-  for k, at_k in counted.groupby("k", sort=True):
+  _print_k_rows(counted, ("count_error", "count_coverage"), digits=4)
+
+
+def _print_k_rows(per_k: pd.DataFrame, bases: Sequence[str],
+                  digits: int = 3) -> None:
+  """A header and one row per K of the metrics ``bases`` (``-`` where a K
+  has none)."""
+  print(f"  {'K':>5}  " + "  ".join(f"{b + '@K':>17}" for b in bases))
+  for k, at_k in per_k.groupby("k", sort=True):
     cells = []
-    for base in ("count_error", "count_coverage"):
+    for base in bases:
       hit = at_k[at_k["metric"] == base]
-      cells.append(_row_cell(hit, 4) if not hit.empty else "-")
+      cells.append(_row_cell(hit, digits) if not hit.empty else "-")
     print(f"  {int(k):>5}  " + "  ".join(f"{c:>17}" for c in cells))
 
 
