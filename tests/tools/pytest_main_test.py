@@ -31,6 +31,14 @@ def test_no_test_file_is_an_error():
     pytest_main.pytest_args([], {})
 
 
+def _unset_env(monkeypatch: pytest.MonkeyPatch) -> None:
+  """No sample variable for this test, and none left behind by what it
+  sets: ``delenv`` alone records nothing when the variable is absent, so
+  a value the code under test writes would outlive the test."""
+  monkeypatch.setenv(_ENV, "")
+  monkeypatch.delenv(_ENV)
+
+
 def _fake_checkout(tmp_path: pathlib.Path, with_sample: bool,
                    monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
   root = tmp_path / "repo"
@@ -44,14 +52,14 @@ def _fake_checkout(tmp_path: pathlib.Path, with_sample: bool,
 
 
 def test_sample_next_to_the_checkout_is_passed_on(tmp_path, monkeypatch):
-  monkeypatch.delenv(_ENV, raising=False)
+  _unset_env(monkeypatch)
   sample = _fake_checkout(tmp_path, True, monkeypatch)
   pytest_main._set_default_sentiment140()
   assert pathlib.Path(os.environ[_ENV]) == sample.resolve()
 
 
 def test_missing_sample_leaves_the_variable_unset(tmp_path, monkeypatch):
-  monkeypatch.delenv(_ENV, raising=False)
+  _unset_env(monkeypatch)
   _fake_checkout(tmp_path, False, monkeypatch)
   pytest_main._set_default_sentiment140()
   assert _ENV not in os.environ
