@@ -426,8 +426,8 @@ def main(argv):
   del argv
   synthetic.english_words()  # load the word list outside the timings
   for n in FLAGS.floor_sizes:
-    for sampling in FLAGS.floor_samplings:
-      floor_row(int(float(n)), sampling)
+    for floor_sampling in FLAGS.floor_samplings:
+      floor_row(int(float(n)), floor_sampling)
   print_exponents(one_word_rows())
   for n in FLAGS.several_words_sizes:
     several_words_rows(int(float(n)))

@@ -4,7 +4,6 @@ import csv
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np

@@ -13,7 +13,6 @@ pytest.importorskip("tensorflow_federated")
 
 from experiments import run_triehh
 from tests.experiments import drivers
-from triehh import api
 from triehh.engines.tff import runtime
 
 FLAGS = run_triehh.FLAGS

@@ -283,7 +283,6 @@ def paper_population(setting: str, *, num_users: int | None = None,
     ValueError: for an unknown setting or tail, a missing ``data_path`` for
       ``multi``, or a population too small.
   """
-  import pandas as pd  # pylint: disable=g-import-not-at-top
   settings_lib.check_setting(setting)
   check_tail(tail)
   if setting == "multi" and tail != DEFAULT_TAIL:
@@ -358,7 +357,6 @@ def wordfreq_tail(setting: str) -> pd.Series:
   made only of the paper's characters; for ``oov`` only those outside the
   default dictionary.
   """
-  import pandas as pd  # pylint: disable=g-import-not-at-top
   import wordfreq  # pylint: disable=g-import-not-at-top
   return _wordfreq_tail(setting, wordfreq).copy()
 
