@@ -235,9 +235,11 @@ def _range_masses(starts: np.ndarray, stops: np.ndarray, rate: float,
     offsets = np.arange(_DIRECT_TERMS)
     k = s[:, None] + offsets[None, :]
     valid = k < e[:, None]
-    terms = rate * _binom_pmf(theta - 1, np.where(valid, k, s[:, None])
-                              + shift, rate)
-    masses[short] = np.where(valid, terms, 0.0).sum(axis=1)
+    # Only the valid terms are computed (a few in a hundred, as most cells
+    # hold one k); the zeros keep each row's sum in the same order.
+    terms = np.zeros(k.shape)
+    terms[valid] = rate * _binom_pmf(theta - 1, k[valid] + shift, rate)
+    masses[short] = terms.sum(axis=1)
   long = ~short
   if long.any():
     s, e = starts[long], stops[long]
