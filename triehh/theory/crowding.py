@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from triehh.theory import hypergeom
+from triehh.theory import distributions
 
 # Most population sizes examined per family (the window of k).
 _MAX_POINTS = 50_000
@@ -111,7 +111,7 @@ def hypergeom_cdf_descending(x: int, n: int, first: int, count: int,
   """
   holders = first - np.arange(count)
   if x >= m or count <= 2 or x < 0:
-    return hypergeom.cdf(x, n, holders, m)
+    return distributions.hypergeom_cdf(x, n, holders, m)
   i = np.arange(x + 1)
   # pmf(i; K) > 0 iff the m - i others fit among the n - K non-holders (and
   # i <= K): the first row where term i can be drawn.
@@ -128,7 +128,8 @@ def hypergeom_cdf_descending(x: int, n: int, first: int, count: int,
     steps = np.where(rows > start[None, :], steps, 0.0)
     walked = np.vstack([np.zeros((1, x + 1)), np.cumsum(steps, axis=0)])
     cols = np.flatnonzero(live)
-    origin = hypergeom.logpmf(i[cols], n, holders[start[cols]], m)
+    origin = distributions.hypergeom_logpmf(i[cols], n, holders[start[cols]],
+                                            m)
     log_pmf[:, cols] = origin + walked[:, cols] - walked[start[cols], cols]
     log_pmf[np.arange(count)[:, None] < start[None, :]] = -np.inf
   return np.minimum(np.exp(log_pmf).sum(axis=1), 1.0)
@@ -158,7 +159,7 @@ def _two_groups(n: int, m: int, theta: int,
   a = np.arange(max(0, m - theta + 1), min(theta - 1, m) + 1)
   p_d = np.zeros(size_a.size)
   for count in a:
-    p_d += hypergeom.pmf(count, n, size_a, m)
+    p_d += distributions.hypergeom_pmf(count, n, size_a, m)
   # D': u is empty. Nothing passes iff the other a-users sampled (a') and
   # the b-users sampled (b) are both below theta, with a' + b = m - e and e
   # = 1 if u is sampled: P[e = 1] = m / n, the rest a uniform (m - e)-subset
@@ -167,7 +168,8 @@ def _two_groups(n: int, m: int, theta: int,
   for sampled_u, weight in ((1, m / n), (0, 1 - m / n)):
     size = m - sampled_u
     for count in range(max(0, size - theta + 1), min(theta - 1, size) + 1):
-      p_dp += weight * hypergeom.pmf(count, n - 1, size_a - 1, size)
+      p_dp += weight * distributions.hypergeom_pmf(count, n - 1, size_a - 1,
+                                                   size)
   return _worst("two groups", size_a, p_d, p_dp, epsilon,
                 "nothing passes the first level")
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from triehh.core import validation
 from triehh.theory import _search
+from triehh.theory import distributions
 from triehh.theory import privacy
 
 # Levels of discover's default run: max_length=10 characters + the end symbol.
@@ -35,14 +36,14 @@ def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
   """P(at least ``theta`` of ``count`` holders are in a batch of ``m``).
 
   Vectorised over ``count``; computed by scipy's hypergeometric survival
-  function, exact for n up to 1e8 and beyond (no factorial overflow).
+  function (:mod:`triehh.theory.distributions`), exact for n up to 1e8 and
+  beyond (no factorial overflow).
   """
   count = np.asarray(count)
   _check(n, batch_size, theta)
   if np.any(count < 0) or np.any(count > n):
     raise ValueError("count must be in [0, n]")
-  from scipy import stats  # pylint: disable=g-import-not-at-top
-  return stats.hypergeom.sf(theta - 1, n, count, batch_size)
+  return distributions.hypergeom_sf(theta - 1, n, count, batch_size)
 
 
 def discovery_rate(count, n: int, batch_size: int, theta: int,
@@ -77,8 +78,7 @@ def poisson_discovery_rate(count, rate: float, theta: int,
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   if not 0 < rate <= 1:
     raise ValueError(f"rate must be in (0, 1], got {rate}")
-  from scipy import stats  # pylint: disable=g-import-not-at-top
-  level = stats.binom.sf(theta - 1, np.asarray(count), rate)
+  level = distributions.binom_sf(theta - 1, np.asarray(count), rate)
   out = level ** num_levels
   return float(out) if np.ndim(out) == 0 else out
 
