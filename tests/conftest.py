@@ -27,6 +27,12 @@ loopback wrapper) go to a directory of its own, made empty when the session
 starts and shared by its workers and the drivers they start
 (`XDG_CACHE_HOME`): a run of the suite starts as cold as a fresh machine and
 never reads or writes the user's cache.
+
+The suite writes Python bytecode (the ``__pycache__`` directories git
+ignores) even where ``PYTHONDONTWRITEBYTECODE`` is set: the workers, and the
+driver and TFF worker processes they start, import the same few hundred
+project and test modules, and without it every process compiles them again
+from source (2.4 s of each worker's collection; docs/testing.md).
 """
 
 from __future__ import annotations
@@ -329,6 +335,9 @@ def pytest_configure(config: pytest.Config) -> None:
     return
   cache = tempfile.mkdtemp(prefix="triehh-test-cache-")
   os.environ["XDG_CACHE_HOME"] = cache
+  # Bytecode (module docstring): compiled once, read by every later process.
+  os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+  sys.dont_write_bytecode = False
   config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
 
