@@ -147,8 +147,12 @@ class DiscoverTest(parameterized.TestCase):
       ("bad_engine", dict(epsilon=1.0, engine="gpu"), "unknown engine"),
       ("small_population_epsilon", dict(epsilon=0.1, sampling="fixed"),
        "at least n ="),
-      ("small_population_poisson", dict(epsilon=1e-6),
+      ("small_population_poisson", dict(epsilon=0.1),
        "too few for Poisson sampling"),
+      # Below the accountant's grid (1e-3) no rate is private: every loss
+      # is rounded up to at least one cell.
+      ("epsilon_below_the_grid_poisson", dict(epsilon=1e-6),
+       "no sampling rate gives epsilon=1e-06"),
       ("bad_cap", dict(epsilon=4.0, max_num_prefixes=0), "max_num_prefixes"),
   )
   def test_bad_arguments(self, kwargs, message):

@@ -76,7 +76,7 @@ _SLOW_TESTS = {
     "tests/api_test.py": (
         "test_unknown_engine_fails_without_importing_tensorflow",  # 2.1 s
         "DiscoverTest::test_bad_arguments_bad_cap",  # 1.5 s
-        "DiscoverTest::test_bad_arguments_small_population_poisson",  # 2.1 s
+        "DiscoverTest::test_bad_arguments_epsilon_below_the_grid_poisson",  # 0.5 s
         "DiscoverTest::test_calibrated_run_reports_its_guarantee",  # 1.6 s
         "DiscoverTest::test_cap_is_refused_or_run_without_guarantee",  # 2.3 s
         "DiscoverTest::test_default_sampling_batch_size",  # 0.9 s

@@ -1,10 +1,13 @@
 """Tests of the two-sided accountant of Poisson-sampled TrieHH."""
 
+import dataclasses
+import decimal
 import math
 
 import numpy as np
 from absl.testing import absltest
 from absl.testing import parameterized
+from scipy import special
 from scipy import stats
 
 from triehh.theory import poisson
@@ -75,6 +78,75 @@ class LevelLossTest(parameterized.TestCase):
     bound = -math.log1p(-rate)
     self.assertEqual(one.reverse.delta(bound + 2e-3), 0.0)
     self.assertGreater(one.reverse.delta(bound - 0.01), 0.0)
+
+
+class GridLineNextToTheLowestLossTest(parameterized.TestCase):
+  """A grid line within ~1e-8 of ln(1 - q) puts a cell's first k near 1e10,
+  where scipy's binomial tails can be NaN; the masses there underflow."""
+
+  @parameterized.product(cells=(100, 357), gap=(1e-13, 1e-9),
+                         theta=(14, 25))
+  def test_no_nan_and_delta_is_continuous_in_the_rate(self, cells, gap,
+                                                      theta):
+    # ln(1 - q) lies `gap` below the grid line -cells * d.
+    d = poisson.DEFAULT_DISCRETIZATION
+    rate = -math.expm1(-cells * d - gap)
+    one = poisson.level_loss(rate, theta, d)
+    for side in (one.forward, one.reverse):
+      self.assertFalse(np.isnan(side.probs).any())
+      self.assertAlmostEqual(side.probs.sum() + side.infinity, 1.0,
+                             delta=1e-11)
+    # The same delta as a rate whose grid line is far from the bottom, up
+    # to the change of delta with the rate (under 3e-4 here).
+    near = poisson.delta_for_epsilon(rate, theta, 3, 2.0)
+    far = poisson.delta_for_epsilon(-math.expm1(-cells * d - 1e-6), theta,
+                                     3, 2.0)
+    self.assertGreater(near, 0.0)
+    self.assertAlmostEqual(near / far, 1.0, delta=1e-3)
+
+  @parameterized.parameters(
+      # (x, trials, mean): the NaN case below, tails from 1e-34 to nearly
+      # 1, and one where scipy's own bdtrc is 2e-7 off.
+      (1, 17_063_484_642, 1.0170), (0, 10**10, 0.1), (13, 10**9, 4.0),
+      (60, 10**9, 210.0), (399, 10**8, 320.2), (20, 10**11, 15.0))
+  def test_tails_by_terms_are_exact(self, x, trials, mean):
+    # An exact oracle: the lower tail's terms in 60-digit decimals.
+    with decimal.localcontext() as context:
+      context.prec = 60
+      rate = mean / trials
+      q = decimal.Decimal(rate)
+      lower = sum(math.comb(trials, i) * q**i * (1 - q)**(trials - i)
+                  for i in range(x + 1))
+      upper = 1 - lower
+    for lower_tail, want in ((True, lower), (False, upper)):
+      got = poisson._tail_by_terms(x, np.array([trials]), rate,
+                                   lower_tail=lower_tail)[0]
+      self.assertAlmostEqual(got / float(want), 1.0, delta=1e-11,
+                             msg=(x, trials, mean, lower_tail))
+
+  def test_scipys_nan_tails_are_recomputed(self):
+    # Trial counts at which scipy's bdtr and bdtrc return NaN.
+    trials = np.array([17_063_484_642, 2_600_346_699, 10**12])
+    rates = (5.960464477539063e-11, 1e-4, 0.3)
+    for count, rate in zip(trials, rates):
+      self.assertTrue(math.isnan(special.bdtr(1, count, rate)))
+    lower = [float(poisson._binom_cdf(1, t, r)) for t, r in zip(trials, rates)]
+    upper = [float(poisson._binom_sf(1, t, r)) for t, r in zip(trials, rates)]
+    # The first is about Poisson(1.017)'s P[X <= 1]; the others underflow.
+    mean = trials[0] * rates[0]
+    self.assertAlmostEqual(lower[0], math.exp(-mean) * (1 + mean), delta=1e-9)
+    self.assertAlmostEqual(lower[0] + upper[0], 1.0, delta=1e-14)
+    self.assertEqual(lower[1:], [0.0, 0.0])
+    self.assertEqual(upper[1:], [1.0, 1.0])
+
+  def test_a_nan_direction_is_refused_not_dropped(self):
+    one = poisson.level_loss(0.2, 5)
+    broken = dataclasses.replace(one.reverse,
+                                 probs=np.r_[one.reverse.probs[:-1], np.nan])
+    for pair in (poisson.TwoSided(one.forward, broken),
+                 poisson.TwoSided(broken, one.forward)):
+      with self.assertRaisesRegex(FloatingPointError, "NaN"):
+        pair.delta(0.0)
 
 
 class RunLossTest(parameterized.TestCase):

@@ -54,7 +54,8 @@ Numerics. Privacy losses are rounded up to a grid of ``discretization``
 (pessimistic, as dp_accounting's ``pessimistic_estimate``), in each
 direction separately; the masses of all k in one grid cell are summed
 exactly (a telescoping sum of binomial tails, or the terms themselves), so
-no k is left out. The L-fold composition is a direct convolution of
+no k is left out; where scipy's binomial tails are NaN (huge trial counts),
+they are summed term by term (:func:`_settle_nan`). The L-fold composition is a direct convolution of
 non-negative arrays (``numpy.convolve``): every entry is a sum of positive
 terms, accurate to ~1e-12 relative, so deltas as small as 1e-30 are exact.
 dp_accounting's FFT composition has an absolute error floor near 1e-15
@@ -144,7 +145,12 @@ class TwoSided:
 
   def delta(self, epsilon: float) -> float:
     """The larger delta of the two directions at ``epsilon``."""
-    return max(self.forward.delta(epsilon), self.reverse.delta(epsilon))
+    forward, reverse = self.forward.delta(epsilon), self.reverse.delta(epsilon)
+    if math.isnan(forward) or math.isnan(reverse):
+      # max() would drop a NaN second argument: a direction left out.
+      raise FloatingPointError(f"the accountant's delta at epsilon={epsilon} "
+                               f"is NaN (forward {forward}, reverse {reverse})")
+    return max(forward, reverse)
 
   def epsilon(self, delta: float) -> float:
     """The smallest epsilon >= 0 (to 1e-9) with ``delta(epsilon) <= delta``."""
@@ -200,15 +206,84 @@ def _first_at_most(t: np.ndarray, rate: float, theta: int) -> np.ndarray:
 def _binom_cdf(x: int, trials: np.ndarray, rate: float) -> np.ndarray:
   """P[Binomial(trials, rate) <= x] (1 where trials <= x)."""
   trials = np.asarray(trials, dtype=np.int64)
-  return np.where(trials <= x, 1.0,
-                  special.bdtr(x, np.maximum(trials, x + 1), rate))
+  return _settle_nan(np.where(trials <= x, 1.0, special.bdtr(
+      x, np.maximum(trials, x + 1), rate)), x, trials, rate, lower_tail=True)
 
 
 def _binom_sf(x: int, trials: np.ndarray, rate: float) -> np.ndarray:
   """P[Binomial(trials, rate) > x] (0 where trials <= x)."""
   trials = np.asarray(trials, dtype=np.int64)
-  return np.where(trials <= x, 0.0,
-                  special.bdtrc(x, np.maximum(trials, x + 1), rate))
+  return _settle_nan(np.where(trials <= x, 0.0, special.bdtrc(
+      x, np.maximum(trials, x + 1), rate)), x, trials, rate, lower_tail=False)
+
+
+# Terms past x that the upper tail sums, beyond 2 x (see _tail_by_terms).
+_UPPER_TERMS = 100
+
+
+def _settle_nan(tail: np.ndarray, x: int, trials: np.ndarray, rate: float,
+                *, lower_tail: bool) -> np.ndarray:
+  """``tail`` with scipy's NaNs recomputed term by term.
+
+  scipy's ``bdtr`` and ``bdtrc`` return NaN at some huge trial counts (seen
+  from 1.7e9 trials, at 2.6e9 and 1e12 but not at 1e10), which the cells
+  next to the lowest loss reach when a grid line falls within about 1e-8 of
+  ln(1 - q), and tiny rates reach too. A NaN mass would leave a direction
+  out of delta; :func:`_tail_by_terms` gives those entries instead.
+  """
+  nan = np.isnan(tail)
+  if not nan.any():
+    return tail
+  tail = np.array(tail, dtype=float)
+  tail[nan] = _tail_by_terms(
+      x, np.broadcast_to(trials, tail.shape)[nan].astype(float), rate,
+      lower_tail=lower_tail)
+  return tail
+
+
+def _tail_by_terms(x: int, trials: np.ndarray, rate: float, *,
+                   lower_tail: bool) -> np.ndarray:
+  """``P[Binomial(trials, rate) <= x]`` (or ``> x``) as a sum of its terms.
+
+  Each term is ``exp(log(n! / (n - i)!) - log(i!) + i log q + (n - i)
+  log(1 - q))``, the falling factorial summed as logs (exact for any n, where
+  log-gamma differences of huge n are not): positive terms, so the sum is
+  accurate to about 1e-12 relative. The upper tail is ``1 - lower`` where
+  the lower is at most 1/2, else the sum of the terms past x: the median is
+  then at most x, so the mean is at most x + 1 (they differ by less than
+  ln 2) and past ``2 (x + 1) / (1 - q)`` each term is at most half the one
+  before; the sum stops ``_UPPER_TERMS`` terms after ``2 x``, and raises if
+  the last term still counts.
+  """
+  n = np.asarray(trials, dtype=float)[:, None]
+  log_q, log_not_q = math.log(rate), math.log1p(-rate)
+
+  def terms(first: int, last: int) -> np.ndarray:  # i = first..last
+    i = np.arange(first, last + 1, dtype=float)[None, :]
+    log_fall = np.cumsum(np.log(np.maximum(n - np.arange(last)[None, :],
+                                           1.0)), axis=1)
+    log_fall = np.concatenate([np.zeros((n.shape[0], 1)), log_fall],
+                              axis=1)[:, first:]
+    with np.errstate(invalid="ignore"):
+      log_terms = (log_fall - special.gammaln(i + 1) + i * log_q
+                   + (n - i) * log_not_q)
+    return np.where(i <= n, np.exp(log_terms), 0.0)
+
+  lower = terms(0, x).sum(axis=1)
+  if lower_tail:
+    return np.minimum(lower, 1.0)
+  upper = 1.0 - lower
+  high = lower > 0.5
+  if high.any():
+    last = 2 * x + _UPPER_TERMS
+    past = terms(x + 1, last)[high]
+    sums = past.sum(axis=1)
+    if np.any(past[:, -1] > 1e-20 * sums):
+      raise FloatingPointError(
+          f"the binomial tail above x={x} at rate={rate} does not converge "
+          f"within {last} terms")
+    upper[high] = sums
+  return upper
 
 
 def _binom_pmf(x: int, trials: np.ndarray, rate: float) -> np.ndarray:
