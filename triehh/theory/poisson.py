@@ -130,10 +130,15 @@ class LossDistribution:
 
   def delta(self, epsilon: float) -> float:
     """The hockey-stick divergence ``sum (1 - e^(eps - loss))_+`` + infinity."""
-    losses = (self.lower + np.arange(self.probs.size)) * self.discretization
-    above = losses > epsilon
+    losses = self.losses
+    first = int(np.searchsorted(losses, epsilon, side="right"))  # > epsilon
     return float(self.infinity + np.sum(
-        self.probs[above] * -np.expm1(epsilon - losses[above])))
+        self.probs[first:] * -np.expm1(epsilon - losses[first:])))
+
+  @functools.cached_property
+  def losses(self) -> np.ndarray:
+    """The loss of each entry of ``probs`` (increasing)."""
+    return (self.lower + np.arange(self.probs.size)) * self.discretization
 
 
 @dataclasses.dataclass(frozen=True)
