@@ -39,7 +39,12 @@ def _hypergeom(k, total, good, draws):
   return (k, total, good, draws), low, np.minimum(good, draws)
 
 
-def _scalar_if_0d(out: np.ndarray):
+def _filled(out: np.ndarray, inside: np.ndarray, kernel, *args):
+  """``out`` with scipy's kernel, clipped to [0, 1] as scipy clips it, at
+  the ``inside`` entries (``args`` broadcast to ``out``'s shape); a 0-d
+  result as a numpy scalar."""
+  if inside.any():
+    out[inside] = np.clip(kernel(*(arg[inside] for arg in args)), 0, 1)
   return out[()] if out.ndim == 0 else out
 
 
@@ -47,11 +52,8 @@ def hypergeom_pmf(k, total, good, draws):
   """``P[X = k]``."""
   (k, total, good, draws), low, high = _hypergeom(k, total, good, draws)
   inside = (k >= low) & (k <= high) & (np.floor(k) == k)
-  out = np.zeros(k.shape)
-  if inside.any():
-    out[inside] = np.clip(_ufuncs._hypergeom_pmf(  # pylint: disable=protected-access
-        k[inside], good[inside], draws[inside], total[inside]), 0, 1)
-  return _scalar_if_0d(out)
+  return _filled(np.zeros(k.shape), inside, _ufuncs._hypergeom_pmf,  # pylint: disable=protected-access
+                 k, good, draws, total)
 
 
 def hypergeom_logpmf(k, total, good, draws):
@@ -67,29 +69,23 @@ def hypergeom_logpmf(k, total, good, draws):
                    - special.betaln(k + 1, good - k + 1)
                    - special.betaln(n - k + 1, bad - n + k + 1)
                    - special.betaln(tot + 1, 1))
-  return _scalar_if_0d(out)
+  return out[()] if out.ndim == 0 else out
 
 
 def hypergeom_cdf(k, total, good, draws):
   """``P[X <= k]``."""
   (k, total, good, draws), low, high = _hypergeom(k, total, good, draws)
   inside = (k >= low) & (k < high) & np.isfinite(k)
-  out = np.where(k >= high, 1.0, 0.0)
-  if inside.any():
-    out[inside] = np.clip(_ufuncs._hypergeom_cdf(  # pylint: disable=protected-access
-        k[inside], good[inside], draws[inside], total[inside]), 0, 1)
-  return _scalar_if_0d(out)
+  return _filled(np.where(k >= high, 1.0, 0.0), inside,
+                 _ufuncs._hypergeom_cdf, k, good, draws, total)  # pylint: disable=protected-access
 
 
 def hypergeom_sf(k, total, good, draws):
   """``P[X > k]``."""
   (k, total, good, draws), low, high = _hypergeom(k, total, good, draws)
   inside = (k >= low) & (k < high) & np.isfinite(k)
-  out = np.where(k < low, 1.0, 0.0)
-  if inside.any():
-    out[inside] = np.clip(_ufuncs._hypergeom_sf(  # pylint: disable=protected-access
-        k[inside], good[inside], draws[inside], total[inside]), 0, 1)
-  return _scalar_if_0d(out)
+  return _filled(np.where(k < low, 1.0, 0.0), inside,
+                 _ufuncs._hypergeom_sf, k, good, draws, total)  # pylint: disable=protected-access
 
 
 def binom_sf(k, trials, p):
@@ -99,8 +95,5 @@ def binom_sf(k, trials, p):
     raise ValueError("binomial arguments out of range: need an integer "
                      "trials >= 0 and 0 <= p <= 1")
   inside = (k >= 0) & (k < trials) & np.isfinite(k)
-  out = np.where(k < 0, 1.0, 0.0)
-  if inside.any():
-    out[inside] = np.clip(_ufuncs._binom_sf(  # pylint: disable=protected-access
-        np.floor(k[inside]), trials[inside], p[inside]), 0, 1)
-  return _scalar_if_0d(out)
+  return _filled(np.where(k < 0, 1.0, 0.0), inside, _ufuncs._binom_sf,  # pylint: disable=protected-access
+                 np.floor(k), trials, p)
