@@ -108,10 +108,15 @@ def check_sample_rate(sample_rate: float) -> float:
   return value
 
 
+# Cached: the noise searches ask for the same sigmas again (their brackets
+# start at 0.5 and 1 and double), 26% of the calls over 24 searches; a
+# build costs 10 ms to 0.9 s (small sigmas). dp_accounting's distributions
+# are not changed by their methods (compose returns a new one).
+@functools.lru_cache(maxsize=128)
 def gaussian_pld(noise_std: float, sample_rate: float,
                  discretization: float = DISCRETIZATION):
   """The counting phase's dp_accounting ``PrivacyLossDistribution``
-  (pessimistic; REMOVE and ADD are its two directions)."""
+  (pessimistic; REMOVE and ADD are its two directions; shared, read only)."""
   from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
   return pld_lib.from_gaussian_mechanism(
       standard_deviation=noise_std, sensitivity=1.0,
