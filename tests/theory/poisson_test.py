@@ -163,6 +163,24 @@ class RunLossTest(parameterized.TestCase):
     self.assertGreater(theirs, 1e-13)  # above dp_accounting's FFT floor
     self.assertAlmostEqual(ours.delta(epsilon) / theirs, 1.0, delta=0.02)
 
+  def test_the_searchs_delta_is_run_loss_delta_bit_for_bit(self):
+    # _run_delta skips the reverse composition where no reverse loss can
+    # exceed epsilon; it must return the very same float either way.
+    rng = np.random.default_rng(7)
+    skipped = 0
+    for _ in range(20):
+      rate = float(10**rng.uniform(-3, -0.2))
+      theta, levels = int(rng.integers(2, 40)), int(rng.integers(1, 12))
+      epsilon = float(rng.choice([0.5, 1.0, 2.0, 4.0, 8.0]))
+      budget = poisson._budget(1e-10, levels)
+      for grid in (1e-2, 1e-3):
+        want = poisson.run_loss(rate, theta, levels, grid, budget).delta(
+            epsilon)
+        got = poisson._run_delta(rate, theta, levels, grid, budget, epsilon)
+        self.assertEqual(got, want, (rate, theta, levels, epsilon, grid))
+        skipped += -levels * math.log1p(-rate) < epsilon - 2 * grid * levels
+    self.assertGreater(skipped, 8)  # the shortcut was taken
+
   def test_precise_where_an_fft_is_not(self):
     # Below 1e-15 the direct convolution still gives a positive, stable
     # delta, and it decreases with epsilon.
