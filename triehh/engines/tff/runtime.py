@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import functools
 import gc
 import re
 import threading
@@ -130,6 +131,10 @@ def _describe(err: BaseException) -> str:
   return str(err)
 
 
+# Cached for the process, not per context as TFF's own pipeline caches: the
+# compiled form depends on the computation alone, and a runtime started
+# afresh (other workers, or after a failure) sends the same computations.
+@functools.lru_cache(maxsize=256)
 def _compile_for_worker(comp):
   comp = tff.backends.test.replace_secure_intrinsics_with_bodies(comp)
   return tff.backends.native.desugar_and_transform_to_native(comp)
