@@ -39,13 +39,17 @@ def _hypergeom(k, total, good, draws):
   return (k, total, good, draws), low, np.minimum(good, draws)
 
 
+def _result(out: np.ndarray):
+  """``out``, or its value as a numpy scalar if it is 0-d (as scipy)."""
+  return out[()] if out.ndim == 0 else out
+
+
 def _filled(out: np.ndarray, inside: np.ndarray, kernel, *args):
   """``out`` with scipy's kernel, clipped to [0, 1] as scipy clips it, at
-  the ``inside`` entries (``args`` broadcast to ``out``'s shape); a 0-d
-  result as a numpy scalar."""
+  the ``inside`` entries (``args`` broadcast to ``out``'s shape)."""
   if inside.any():
     out[inside] = np.clip(kernel(*(arg[inside] for arg in args)), 0, 1)
-  return out[()] if out.ndim == 0 else out
+  return _result(out)
 
 
 def hypergeom_pmf(k, total, good, draws):
@@ -69,7 +73,7 @@ def hypergeom_logpmf(k, total, good, draws):
                    - special.betaln(k + 1, good - k + 1)
                    - special.betaln(n - k + 1, bad - n + k + 1)
                    - special.betaln(tot + 1, 1))
-  return out[()] if out.ndim == 0 else out
+  return _result(out)
 
 
 def hypergeom_cdf(k, total, good, draws):

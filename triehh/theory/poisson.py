@@ -55,9 +55,10 @@ Numerics. Privacy losses are rounded up to a grid of ``discretization``
 direction separately; the masses of all k in one grid cell are summed
 exactly (a telescoping sum of binomial tails, or the terms themselves), so
 no k is left out; where scipy's binomial tails are NaN (huge trial counts),
-they are summed term by term (:func:`_settle_nan`). The L-fold composition is a direct convolution of
-non-negative arrays (``numpy.convolve``): every entry is a sum of positive
-terms, accurate to ~1e-12 relative, so deltas as small as 1e-30 are exact.
+they are summed term by term (:func:`_settle_nan`). The L-fold composition
+is a direct convolution of non-negative arrays (``numpy.convolve``): every
+entry is a sum of positive terms, accurate to ~1e-12 relative, so deltas as
+small as 1e-30 are exact.
 dp_accounting's FFT composition has an absolute error floor near 1e-15
 (measured: it returns -1.2e-15 where the exact value is 2.9e-16), too high
 for delta = 1/n^2 at n >= 10^7; :func:`dp_accounting_pld` builds the same
@@ -104,9 +105,18 @@ class LossDistribution:
     probs = np.ones(1)
     for _ in range(times):
       probs = np.convolve(probs, self.probs)
-    return LossDistribution(
-        self.discretization, self.lower * times, probs,
-        -math.expm1(times * math.log1p(-self.infinity)))
+    return LossDistribution(self.discretization, self.lower * times, probs,
+                            self.composed_infinity(times))
+
+  def composed_infinity(self, times: int) -> float:
+    """The infinity mass of the ``times``-fold composition."""
+    return -math.expm1(times * math.log1p(-self.infinity))
+
+  def composed_largest_loss(self, times: int) -> float:
+    """The largest loss of the ``times``-fold composition, computed as its
+    :attr:`losses` are."""
+    return ((self.lower * times + times * (self.probs.size - 1))
+            * self.discretization)
 
   def trimmed(self, budget: float) -> "LossDistribution":
     """Pessimistically smaller: at most ``budget / 2`` of the mass at the
@@ -405,16 +415,14 @@ def _run_delta(rate: float, theta: int, num_levels: int,
   That halves an evaluation for the larger epsilons (4 at q = 0.3 over 10
   levels, say).
   """
-  reverse = level_loss(rate, theta, discretization).reverse.trimmed(budget)
-  largest = ((reverse.lower * num_levels
-              + num_levels * (reverse.probs.size - 1)) * discretization)
-  if largest > epsilon:
+  one = level_loss(rate, theta, discretization)
+  reverse = one.reverse.trimmed(budget)
+  if reverse.composed_largest_loss(num_levels) > epsilon:
     return run_loss(rate, theta, num_levels, discretization, budget).delta(
         epsilon)
-  forward = level_loss(rate, theta, discretization).forward.trimmed(budget)
-  infinity = -math.expm1(num_levels * math.log1p(-reverse.infinity))
-  return _larger(forward.compose(num_levels).delta(epsilon),
-                 float(infinity + 0.0), epsilon)
+  forward = one.forward.trimmed(budget).compose(num_levels)
+  return _larger(forward.delta(epsilon),
+                 reverse.composed_infinity(num_levels), epsilon)
 
 
 def _budget(delta: float, num_levels: int) -> float:
