@@ -103,6 +103,21 @@ def test_without_a_c_compiler_loopback_binding_is_refused(tmp_path,
     worker.worker_environment("lan")
 
 
+def _environment_of(pid: int) -> dict[str, str]:
+  with open(f"/proc/{pid}/environ", "rb") as f:
+    entries = f.read().split(b"\0")
+  return dict(e.decode().split("=", 1) for e in entries if b"=" in e)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+def test_the_worker_runs_without_onednn_unless_the_caller_asks(monkeypatch):
+  monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+  with worker.WorkerProcess(bind="all") as plain:
+    assert _environment_of(plain.pid)["TF_ENABLE_ONEDNN_OPTS"] == "0"
+  monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")
+  assert worker.worker_environment("all")["TF_ENABLE_ONEDNN_OPTS"] == "1"
+
+
 def _listener(host: str, *, family=socket.AF_INET, reuse_port=True):
   """A listening socket set up as gRPC sets up its own (SO_REUSEPORT)."""
   sock = socket.socket(family, socket.SOCK_STREAM)

@@ -181,10 +181,20 @@ def worker_command(port: int, *, max_concurrent_computation_calls: int = -1
 
 
 def worker_environment(bind: str = "loopback") -> dict[str, str]:
-  """The environment for ``worker_binary`` (preloads the loopback wrapper)."""
+  """The environment for ``worker_binary``: the loopback wrapper preloaded,
+  and TensorFlow's oneDNN graph rewrite off unless the caller set it.
+
+  oneDNN's layout pass runs whenever the worker prepares a computation's
+  graph, and looks every node up in the kernel registry: on the small integer
+  and float graphs TrieHH sends, that was 43 % of the worker's CPU, for
+  kernels (convolutions, matrix products) these graphs do not use. Sums of
+  one-hot votes are exact either way. ``TF_ENABLE_ONEDNN_OPTS=1`` in the
+  environment turns it back on.
+  """
   if bind not in _BIND_CHOICES:
     raise ValueError(f"bind must be one of {_BIND_CHOICES}, got {bind!r}")
   env = dict(os.environ)
+  env.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
   if bind == "loopback":
     preload = [loopback_shim()]
     if env.get("LD_PRELOAD"):
