@@ -196,6 +196,7 @@ _SLOW_TESTS = {
     "tests/engines/tff/worker_test.py": (
         "test_command_line_refuses_a_port_in_use_in_one_line",  # 1.5 s
         "test_command_line_starts_a_worker_and_rejects_bad_flags",  # 6.2 s
+        "test_the_worker_runs_without_onednn_unless_the_caller_asks",  # 1.4 s
         "test_worker_serves_on_loopback_only_unless_asked",  # 2.6 s
     ),
     "tests/engines/vote_counts_test.py": (
