@@ -26,6 +26,7 @@ from absl import flags
 
 from experiments import flags as shared_flags
 from experiments import single_run
+from triehh.core import validation
 from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
@@ -135,9 +136,7 @@ def sampling_options() -> dict:
     if FLAGS.theta is None:
       raise ValueError("--sampling_rate needs --theta (with --epsilon the "
                        "rate is calibrated)")
-    if not 0 < FLAGS.sampling_rate <= 1:
-      raise ValueError(f"--sampling_rate must be in (0, 1], got "
-                       f"{FLAGS.sampling_rate}")
+    validation.check_rate("--sampling_rate", FLAGS.sampling_rate)
   return {"sampling": sampling, "sampling_rate": FLAGS.sampling_rate}
 
 
@@ -151,10 +150,10 @@ def counting_options() -> dict:
         raise ValueError(f"--{name} is for --counts (add --counts to count "
                          "the discovered words)")
     return {}
-  if share is not None and not 0 < share < 1:
-    raise ValueError(f"--count_share must be in (0, 1), got {share}")
-  if rate is not None and not 0 < rate <= 1:
-    raise ValueError(f"--count_sample_rate must be in (0, 1], got {rate}")
+  if share is not None:
+    validation.check_probability("--count_share", share)
+  if rate is not None:
+    validation.check_rate("--count_sample_rate", rate)
   if FLAGS.theta is not None:
     raise ValueError("--counts needs --epsilon (the total budget split "
                      "between discovery and counting), not --theta")

@@ -35,6 +35,36 @@ def test_check_real_refuses_what_is_not_a_number():
     validation.check_positive("x", 10**400)  # was an OverflowError
 
 
+@pytest.mark.parametrize("value", [1, 1.0, 0.25, np.float32(0.5), 1e-300])
+def test_check_rate_takes_rates_up_to_one(value):
+  assert validation.check_rate("rate", value) == float(value)
+
+
+@pytest.mark.parametrize("value,error,message", [
+    (0, ValueError, r"rate must be in \(0, 1\], got rate=0.0"),
+    (1.5, ValueError, r"rate must be in \(0, 1\], got rate=1.5"),
+    (-0.1, ValueError, r"rate must be in \(0, 1\], got rate=-0.1"),
+    (float("nan"), ValueError, r"rate must be in \(0, 1\], got rate=nan"),
+    (True, TypeError, "rate must be a number, got True"),
+    ("0.5", TypeError, "rate must be a number, got '0.5'"),
+])
+def test_check_rate_refuses(value, error, message):
+  with pytest.raises(error, match=message):
+    validation.check_rate("rate", value)
+
+
+def test_rates_and_probabilities_say_what_they_are_when_told():
+  with pytest.raises(ValueError, match=r"^q must be in \(0, 1\] \(the chance "
+                     r"a user joins\), got q=2.0$"):
+    validation.check_rate("q", 2, "the chance a user joins")
+  with pytest.raises(ValueError, match=r"^share must be in \(0, 1\) \(a "
+                     r"part\), got share=1.0$"):
+    validation.check_probability("share", 1, "a part")
+  with pytest.raises(ValueError, match=r"^share must be in \(0, 1\), got "
+                     r"share=1.0$"):
+    validation.check_probability("share", 1)
+
+
 def test_check_choice_and_character():
   assert validation.check_choice("unknown", "drop", ("error", "drop")) == "drop"
   with pytest.raises(ValueError, match="unknown must be one of 'error', "

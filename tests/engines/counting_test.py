@@ -68,8 +68,11 @@ def test_noisy_counts_without_noise_or_sampling_are_the_counts():
     (np.array([1, -1]), 0.5, 1.0, ValueError, "non-negative, got -1"),
     (np.array([1.0, 2.0]), 0.5, 1.0, TypeError, "integers, got float64"),
     (np.array([], dtype=np.int64), 0.5, 1.0, ValueError, "non-empty"),
-    (np.array([1]), 0.0, 1.0, ValueError, r"sample_rate must be .* got 0.0"),
-    (np.array([1]), 1.5, 1.0, ValueError, r"sample_rate must be .* got 1.5"),
+    (np.array([1]), 0.0, 1.0, ValueError,
+     r"sample_rate must be .* got sample_rate=0.0"),
+    (np.array([1]), 1.5, 1.0, ValueError,
+     r"sample_rate must be .* got sample_rate=1.5"),
+    (np.array([1]), "0.5", 1.0, TypeError, "sample_rate must be a number"),
     (np.array([1]), 0.5, -1.0, ValueError, r"noise_std .* got -1.0"),
 ])
 def test_noisy_counts_refuse_bad_arguments(counts, rate, std, error, match):

@@ -43,9 +43,10 @@ def test_run_triehh_prints_and_records_the_protected_counts(tmp_path):
     (run_triehh, ["--count_sample_rate=0.5"],
      "error: --count_sample_rate is for --counts"),
     (run_triehh, ["--counts", "--count_share=1"],
-     "error: --count_share must be in (0, 1), got 1.0"),
+     "error: --count_share must be in (0, 1), got --count_share=1.0"),
     (run_triehh, ["--counts", "--count_sample_rate=1.5"],
-     "error: --count_sample_rate must be in (0, 1], got 1.5"),
+     "error: --count_sample_rate must be in (0, 1], got "
+     "--count_sample_rate=1.5"),
     (run_triehh, ["--counts", "--theta=5", "--batch_size=100"],
      "error: --counts needs --epsilon"),
     (sweep, ["--count_shares=0.2", "--output_dir=x"],

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from triehh.core import validation
+
 FIXED = "fixed"
 POISSON = "poisson"
 SAMPLINGS = (POISSON, FIXED)
@@ -29,12 +31,10 @@ def check_sampling(sampling: str) -> str:
 
 
 def check_sampling_rate(rate: float) -> float:
-  """Raises ``ValueError`` unless ``0 < rate <= 1``; returns it as a float."""
-  value = float(rate)
-  if not 0.0 < value <= 1.0:
-    raise ValueError(f"sampling_rate must be in (0, 1] (the probability that "
-                     f"a user takes part in a round), got {rate}")
-  return value
+  """``rate`` as a float in (0, 1], else an error naming ``sampling_rate``."""
+  return validation.check_rate(
+      "sampling_rate", rate, "the probability that a user takes part in a "
+      "round")
 
 
 def check_word_choice(word_choice: str) -> str:

@@ -45,12 +45,28 @@ def check_positive(name: str, value) -> float:
   return value
 
 
-def check_probability(name: str, value) -> float:
-  """``value`` as a float in the open interval (0, 1), or an error naming it."""
+def check_probability(name: str, value, meaning: str = "") -> float:
+  """``value`` as a float in the open interval (0, 1), or an error naming it
+  (and saying what it is, when ``meaning`` is given)."""
   value = _check_real(name, value)
   if not 0 < value < 1:  # also refuses nan
-    raise ValueError(f"{name} must be in (0, 1), got {name}={value}")
+    raise ValueError(f"{name} must be in (0, 1){_about(meaning)}, got "
+                     f"{name}={value}")
   return value
+
+
+def check_rate(name: str, value, meaning: str = "") -> float:
+  """``value`` as a float in (0, 1] (a sampling rate: 1 takes everyone), or
+  an error naming it (and saying what it is, when ``meaning`` is given)."""
+  value = _check_real(name, value)
+  if not 0 < value <= 1:  # also refuses nan
+    raise ValueError(f"{name} must be in (0, 1]{_about(meaning)}, got "
+                     f"{name}={value}")
+  return value
+
+
+def _about(meaning: str) -> str:
+  return f" ({meaning})" if meaning else ""
 
 
 def check_choice(name: str, value, choices: Collection[str]) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from triehh.core import population as population_lib
+from triehh.core import validation
 from triehh.engines import sampling
 
 
@@ -85,14 +86,6 @@ def counts_of_items(items: np.ndarray, num_slots: int) -> np.ndarray:
   return np.bincount(items[items >= 0], minlength=num_slots).astype(np.int64)
 
 
-def check_sample_rate(sample_rate: float) -> float:
-  """``sample_rate`` as a float in (0, 1], else a ValueError naming it."""
-  if not (isinstance(sample_rate, (int, float, np.integer, np.floating))
-          and 0 < sample_rate <= 1):
-    raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
-  return float(sample_rate)
-
-
 def check_noise_std(noise_std: float) -> float:
   """``noise_std`` as a float, finite and >= 0, else a ValueError naming
   it."""
@@ -124,7 +117,7 @@ def noisy_counts(item_counts: np.ndarray, sample_rate: float,
   if counts.min() < 0:
     raise ValueError(f"item_counts must be non-negative, got "
                      f"{int(counts.min())}")
-  rate = check_sample_rate(sample_rate)
+  rate = validation.check_rate("sample_rate", sample_rate)
   std = check_noise_std(noise_std)
   sampled = rng.binomial(counts.astype(np.int64), rate)
   return sampled.astype(np.float64) + rng.normal(0.0, std, counts.size)

@@ -74,13 +74,10 @@ class BudgetSplit:
 
 
 def check_count_share(count_share: float) -> float:
-  """``count_share`` as a float in (0, 1), else a ValueError naming it."""
-  value = validation.check_real("count_share", count_share)
-  if not 0.0 < value < 1.0:
-    raise ValueError(f"count_share must be in (0, 1) (the share of epsilon "
-                     f"and delta spent on counting), got count_share="
-                     f"{count_share}")
-  return value
+  """``count_share`` as a float in (0, 1), else an error naming it."""
+  return validation.check_probability(
+      "count_share", count_share, "the share of epsilon and delta spent on "
+      "counting")
 
 
 def split_budget(epsilon: float, delta: float,
@@ -99,13 +96,11 @@ def split_budget(epsilon: float, delta: float,
 
 
 def check_sample_rate(sample_rate: float) -> float:
-  """``sample_rate`` as a float in (0, 1], else a ValueError naming it."""
-  value = validation.check_real("count_sample_rate", sample_rate)
-  if not 0.0 < value <= 1.0:
-    raise ValueError(f"count_sample_rate must be in (0, 1] (the probability "
-                     f"that a user joins the counting sample), got "
-                     f"count_sample_rate={sample_rate}")
-  return value
+  """``sample_rate`` as a float in (0, 1], else an error naming
+  ``count_sample_rate``."""
+  return validation.check_rate(
+      "count_sample_rate", sample_rate, "the probability that a user joins "
+      "the counting sample")
 
 
 # Cached: the noise searches ask for the same sigmas again (their brackets

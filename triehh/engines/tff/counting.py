@@ -130,7 +130,7 @@ def check_arguments(items: np.ndarray, num_slots: int, sample_rate: float,
   if isinstance(num_slots, bool) or not isinstance(
       num_slots, (int, np.integer)) or num_slots < 1:
     raise ValueError(f"num_slots must be an integer >= 1, got {num_slots!r}")
-  numpy_counting.check_sample_rate(sample_rate)
+  validation.check_rate("sample_rate", sample_rate)
   numpy_counting.check_noise_std(noise_std)
   array = np.asarray(items)
   if array.ndim != 1 or (array.size and not np.issubdtype(array.dtype,
