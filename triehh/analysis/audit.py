@@ -54,6 +54,7 @@ from scipy import stats
 from triehh.analysis import audit_bounds
 from triehh.analysis import audit_memory
 from triehh.core import population as population_lib
+from triehh.core import validation
 from triehh.discovery import discover as discover_lib
 from triehh.theory import policy
 
@@ -396,8 +397,7 @@ def monte_carlo_audit(setup: AuditSetup, *, num_runs: int = 2000,
   """
   if not isinstance(num_runs, (int, np.integer)) or num_runs < 2:
     raise ValueError(f"num_runs must be an integer >= 2, got {num_runs!r}")
-  if not 0 < confidence < 1:
-    raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+  validation.check_probability("confidence", confidence)
   start = time.perf_counter()
   ks = (planned_populations(setup, num_runs, confidence)
         if populations is None else list(populations))

@@ -69,6 +69,7 @@ from scipy import special
 
 from triehh.core import metrics
 from triehh.core import population as population_lib
+from triehh.core import validation
 from triehh.runs import algorithms as algorithms_lib
 from triehh.runs import records as records_lib
 from triehh.theory import utility
@@ -303,8 +304,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95
   x = np.asarray(values, dtype=np.float64)
   if x.size == 0:
     raise ValueError("no values")
-  if not 0 < confidence < 1:
-    raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+  validation.check_probability("confidence", confidence)
   mean = float(x.mean())
   if x.size == 1:
     return mean, math.nan, math.nan

@@ -332,9 +332,7 @@ def _checked_options(*, k_anonymity, capacity, string_max_bytes,
     raise ValueError(f"rounds must be one of {ROUNDS}, got {rounds!r}")
   if num_rounds is not None:
     num_rounds = validation.check_int("num_rounds", num_rounds)
-  if not 0 < max_memory_fraction <= 1:
-    raise ValueError("max_memory_fraction must be in (0, 1], got "
-                     f"{max_memory_fraction!r}")
+  validation.check_rate("max_memory_fraction", max_memory_fraction)
   if capacity is not None:
     capacity = validation.check_int("capacity", capacity)
   options = dict(k_anonymity=k_anonymity, capacity=capacity,

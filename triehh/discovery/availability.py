@@ -56,6 +56,7 @@ from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
+from triehh.core import validation
 from triehh.discovery import run as discovery_run
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.theory import policy
@@ -139,10 +140,8 @@ def _model(availability, n: int, levels: int, rng: np.random.Generator
   """The model's name, fraction, and each round's online users (None: all)."""
   if isinstance(availability, (int, float)) and not isinstance(
       availability, bool):
-    fraction = float(availability)
-    if not 0 < fraction <= 1:
-      raise ValueError(f"availability as a fraction online must be in (0, 1],"
-                       f" got {availability!r}")
+    fraction = validation.check_rate("availability", availability,
+                                     "the fraction of users online")
     size = max(1, round(fraction * n))
     if size == n:
       return "fraction", fraction, [None] * levels

@@ -82,11 +82,7 @@ def estimate(noisy_sums: np.ndarray, sample_rate: float, noise_std: float,
 
 def check_confidence(confidence: float) -> float:
   """``confidence`` in (0, 1), else a ValueError naming it."""
-  value = validation.check_real("confidence", confidence)
-  if not 0.0 < value < 1.0:
-    raise ValueError(f"confidence must be in (0, 1), got confidence="
-                     f"{confidence}")
-  return value
+  return validation.check_probability("confidence", confidence)
 
 
 def noisy_sums(population: population_lib.Population, words: Sequence[str],

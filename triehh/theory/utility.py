@@ -76,8 +76,7 @@ def poisson_discovery_rate(count, rate: float, theta: int,
   hypergeometric law).
   """
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
-  if not 0 < rate <= 1:
-    raise ValueError(f"rate must be in (0, 1], got {rate}")
+  rate = validation.check_rate("rate", rate)
   level = distributions.binom_sf(theta - 1, np.asarray(count), rate)
   out = level ** num_levels
   return float(out) if np.ndim(out) == 0 else out
@@ -111,8 +110,7 @@ def min_population(frequency: float, epsilon: float, *,
     delta: the target delta, or a function of n giving it.
     upper: the largest n searched.
   """
-  if not 0 < frequency <= 1:
-    raise ValueError(f"frequency must be in (0, 1], got {frequency}")
+  validation.check_rate("frequency", frequency)
   validation.check_probability("probability", probability)
   validation.check_positive("epsilon", epsilon)
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)

@@ -66,8 +66,10 @@ def test_zero_noise_distributed_discrete_gaussian_is_the_sum_rounded(
 @pytest.mark.parametrize("args, match", [
     (dict(num_slots=0), "num_slots must be an integer >= 1, got 0"),
     (dict(num_slots=2.0), "num_slots must be an integer >= 1, got 2.0"),
-    (dict(sample_rate=0.0), r"sample_rate must be in \(0, 1\], got sample_rate=0.0"),
-    (dict(sample_rate=1.5), r"sample_rate must be in \(0, 1\], got sample_rate=1.5"),
+    (dict(sample_rate=0.0),
+     r"sample_rate must be in \(0, 1\], got sample_rate=0.0"),
+    (dict(sample_rate=1.5),
+     r"sample_rate must be in \(0, 1\], got sample_rate=1.5"),
     (dict(sample_rate=float("nan")), r"sample_rate must be in \(0, 1\]"),
     (dict(noise_std=-1.0), "noise_std must be a finite number >= 0, got -1"),
     (dict(noise_std=float("inf")), "noise_std must be a finite number"),
