@@ -190,3 +190,17 @@ SUMMARY = {"dataset": "d", "setting": "single", "n_users": 12345,
 ])
 def test_summary_labels(adapter, values, label):
   assert adapter.label(values) == label
+
+
+@pytest.mark.parametrize("adapter, config, parts", [
+    (triehh_algorithm.ADAPTER, {"epsilon": 2.0, "delta": 1e-9, "theta": None},
+     ["eps=2", "delta=1e-09"]),
+    (triehh_algorithm.ADAPTER, {"epsilon": None, "delta": None, "theta": 7},
+     ["theta=7"]),
+    (sfp_algorithm.ADAPTER, {"epsilon": 4.0, "delta": None, "top_t": 80},
+     ["eps=4", "T=80"]),
+    (sfp_algorithm.ADAPTER, {"epsilon": 0.5, "delta": 2e-6, "top_t": 5},
+     ["eps=0.5", "delta=2e-06", "T=5"]),
+])
+def test_cell_labels_name_the_privacy_given(adapter, config, parts):
+  assert adapter.cell_label_parts(config) == parts

@@ -18,6 +18,7 @@ from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets
 from triehh.runs import records as records_lib
+from triehh.runs.algorithms import labels
 
 NAME = "sfp"
 # Options of an SFP cell other than its data, privacy and T.
@@ -130,13 +131,7 @@ class SFP:
     return sfp_record(result, dataset, run, seed, values, config)
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
-    parts = []
-    if config.get("epsilon") is not None:
-      parts.append(f"eps={config['epsilon']:g}")
-    if config.get("delta") is not None:
-      parts.append(f"delta={config['delta']:g}")
-    parts.append(f"T={config['top_t']}")
-    return parts
+    return labels.privacy_parts(config) + [f"T={config['top_t']}"]
 
   def label(self, values: Mapping[str, Any]) -> str:
     parts = [NAME, f"{values['dataset']} {values['setting']}",

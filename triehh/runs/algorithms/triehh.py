@@ -22,6 +22,7 @@ from triehh.data import datasets
 from triehh.discovery import discover as discover_lib
 from triehh.runs import count_metrics
 from triehh.runs import records as records_lib
+from triehh.runs.algorithms import labels
 from triehh.theory import policy
 
 NAME = "triehh"
@@ -280,11 +281,7 @@ class TrieHH:
                          engine_options)
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
-    parts = []
-    if config.get("epsilon") is not None:
-      parts.append(f"eps={config['epsilon']:g}")
-    if config.get("delta") is not None:
-      parts.append(f"delta={config['delta']:g}")
+    parts = labels.privacy_parts(config)
     if config.get("theta") is not None:
       parts.append(f"theta={config['theta']}")
     if config.get("sampling") == choices.POISSON:
