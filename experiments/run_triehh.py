@@ -27,6 +27,7 @@ from absl import flags
 from experiments import flags as shared_flags
 from experiments import single_run
 from triehh.core import validation
+from triehh.discovery import discover as discover_lib
 from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
@@ -142,25 +143,18 @@ def sampling_options() -> dict:
 
 def counting_options() -> dict:
   """``--counts``, ``--count_share`` and ``--count_sample_rate``, checked
-  together (``count_share`` and ``count_sample_rate`` None: the defaults)."""
-  share, rate = FLAGS.count_share, FLAGS.count_sample_rate
-  if not FLAGS.counts:
-    for name in ("count_share", "count_sample_rate"):
-      if FLAGS[name].value is not None:
-        raise ValueError(f"--{name} is for --counts (add --counts to count "
-                         "the discovered words)")
-    return {}
-  if share is not None:
-    validation.check_probability("--count_share", share)
-  if rate is not None:
-    validation.check_rate("--count_sample_rate", rate)
-  if FLAGS.theta is not None:
+  together as ``discover`` checks its arguments (``count_share`` and
+  ``count_sample_rate`` None: the defaults)."""
+  if FLAGS.counts and FLAGS.theta is not None:
     raise ValueError("--counts needs --epsilon (the total budget split "
                      "between discovery and counting), not --theta")
-  if FLAGS.allow_no_guarantee:
-    raise ValueError("--counts cannot go with --allow_no_guarantee: the "
-                     "counts' guarantee is composed with discovery's")
-  return {"counts": True, "count_share": share, "count_sample_rate": rate}
+  if discover_lib.check_counting(
+      FLAGS.counts, FLAGS.count_share, FLAGS.count_sample_rate,
+      epsilon=FLAGS.epsilon, allow_no_guarantee=FLAGS.allow_no_guarantee,
+      as_flags=True) is None:
+    return {}
+  return {"counts": True, "count_share": FLAGS.count_share,
+          "count_sample_rate": FLAGS.count_sample_rate}
 
 
 def privacy_options() -> dict:

@@ -226,8 +226,8 @@ def _counting(algorithms: list[str]) -> tuple[dict, list[float] | None]:
   if FLAGS.count_shares is None:
     return counting, None
   if not FLAGS.counts:
-    raise ValueError("--count_shares is for --counts (add --counts to count "
-                     "the discovered words)")
+    raise ValueError("--count_shares is for --counts; pass --counts to count "
+                     "the discovered words")
   if FLAGS.count_share is not None:
     raise ValueError("give --count_shares or --count_share, not both")
   return counting, list(FLAGS.count_shares)

@@ -39,16 +39,20 @@ def test_run_triehh_prints_and_records_the_protected_counts(tmp_path):
 
 
 @pytest.mark.parametrize("module, flags, needle", [
-    (run_triehh, ["--count_share=0.2"], "error: --count_share is for --counts"),
+    (run_triehh, ["--count_share=0.2"],
+     "error: --count_share=0.2 is for --counts; pass --counts to count"),
     (run_triehh, ["--count_sample_rate=0.5"],
-     "error: --count_sample_rate is for --counts"),
+     "error: --count_sample_rate=0.5 is for --counts; pass --counts"),
     (run_triehh, ["--counts", "--count_share=1"],
-     "error: --count_share must be in (0, 1), got --count_share=1.0"),
+     "error: --count_share must be in (0, 1) (the share of epsilon and delta "
+     "spent on counting), got --count_share=1.0"),
     (run_triehh, ["--counts", "--count_sample_rate=1.5"],
-     "error: --count_sample_rate must be in (0, 1], got "
-     "--count_sample_rate=1.5"),
+     "error: --count_sample_rate must be in (0, 1] (the probability that a "
+     "user joins the counting sample), got --count_sample_rate=1.5"),
     (run_triehh, ["--counts", "--theta=5", "--batch_size=100"],
      "error: --counts needs --epsilon"),
+    (run_triehh, ["--counts", "--allow_no_guarantee"],
+     "error: --counts cannot go with --allow_no_guarantee: the counts'"),
     (sweep, ["--count_shares=0.2", "--output_dir=x"],
      "error: --count_shares is for --counts"),
     (sweep, ["--counts", "--count_shares=0.2", "--count_share=0.1",

@@ -73,11 +73,11 @@ class BudgetSplit:
   count_share: float
 
 
-def check_count_share(count_share: float) -> float:
-  """``count_share`` as a float in (0, 1), else an error naming it."""
+def check_count_share(count_share: float, name: str = "count_share") -> float:
+  """``count_share`` as a float in (0, 1), else an error naming it as
+  ``name`` (a driver gives its flag)."""
   return validation.check_probability(
-      "count_share", count_share, "the share of epsilon and delta spent on "
-      "counting")
+      name, count_share, "the share of epsilon and delta spent on counting")
 
 
 def split_budget(epsilon: float, delta: float,
@@ -95,12 +95,13 @@ def split_budget(epsilon: float, delta: float,
       count_share=share)
 
 
-def check_sample_rate(sample_rate: float) -> float:
-  """``sample_rate`` as a float in (0, 1], else an error naming
-  ``count_sample_rate``."""
+def check_sample_rate(sample_rate: float,
+                      name: str = "count_sample_rate") -> float:
+  """``sample_rate`` as a float in (0, 1], else an error naming it as
+  ``name`` (``count_sample_rate``, or a driver's flag)."""
   return validation.check_rate(
-      "count_sample_rate", sample_rate, "the probability that a user joins "
-      "the counting sample")
+      name, sample_rate, "the probability that a user joins the counting "
+      "sample")
 
 
 # Cached: the noise searches ask for the same sigmas again (their brackets
