@@ -1,5 +1,6 @@
 """Tests of triehh.runs.algorithms: the table and each algorithm's adapter."""
 
+import dataclasses
 import inspect
 import math
 
@@ -101,6 +102,10 @@ def test_triehh_cells_with_counts_differ_by_share_and_record_the_total():
   direct = triehh.discover(_USERS, epsilon=4.0, seed=3, counts=True,
                            count_share=0.3, count_sample_rate=0.5)
   assert result.counts == direct.counts
+  # The cell runs what discover(counts=True) runs.
+  assert dataclasses.replace(result, trie=None, seconds=0) == (
+      dataclasses.replace(direct, trie=None, seconds=0))
+  assert result.heavy_hitters == direct.heavy_hitters
   record = cell.adapter.record(result, dataset, 0, 3, cell.config,
                                ks=(3, 10))
   c = result.counts

@@ -180,28 +180,40 @@ def discover(user_words, *, epsilon: float | None = None,
         calibrate_to=calibrate_to, max_length=max_length, seed=seed,
         engine=engine, word_choice=word_choice,
         num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
-  split = None
-  if counting_request is not None:
-    total_epsilon = epsilon
-    total_delta, split = split_total(population.num_users, epsilon, delta,
-                                     counting_request[0])
-    epsilon, delta = split.discovery_epsilon, split.discovery_delta
-  result = run_once(population, max_length=max_length, seed=seed,
-                    engine=engine, epsilon=epsilon, delta=delta, theta=theta,
-                    gamma=gamma, batch_size=batch_size,
-                    num_sub_rounds=num_sub_rounds,
-                    max_num_prefixes=max_num_prefixes,
-                    allow_no_guarantee=allow_no_guarantee,
-                    word_choice=word_choice, schedule=schedule,
-                    sampling=sampling, sampling_rate=sampling_rate,
-                    **engine_options)
-  if split is None:
-    return result
+  run_options = dict(
+      max_length=max_length, seed=seed, engine=engine, theta=theta,
+      gamma=gamma, batch_size=batch_size, num_sub_rounds=num_sub_rounds,
+      max_num_prefixes=max_num_prefixes,
+      allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
+      schedule=schedule, sampling=sampling, sampling_rate=sampling_rate,
+      **engine_options)
+  if counting_request is None:
+    return run_once(population, epsilon=epsilon, delta=delta, **run_options)
+  return run_with_counts(population, epsilon=epsilon, delta=delta,
+                         count_share=counting_request[0],
+                         count_sample_rate=counting_request[1], **run_options)
+
+
+def run_with_counts(population: population_lib.Population, *,
+                    epsilon: float, delta: float | None, count_share: float,
+                    count_sample_rate: float, engine: str,
+                    **run_options) -> results.DiscoveryResult:
+  """One run on a built population that also counts the words it finds
+  (``discover(counts=True)``, its arguments checked by
+  :func:`check_counting`): the total ``(epsilon, delta)`` split
+  (:func:`split_total`), :func:`run_once` at discovery's share, then the
+  protected counts (:func:`triehh.discovery.counts.count_discovered`) at
+  counting's, attached to the result."""
+  total_delta, split = split_total(population.num_users, epsilon, delta,
+                                   count_share)
+  result = run_once(population, epsilon=split.discovery_epsilon,
+                    delta=split.discovery_delta, engine=engine,
+                    **run_options)
   return dataclasses.replace(result, counts=counts_lib.count_discovered(
-      result, population, epsilon=total_epsilon, delta=total_delta,
+      result, population, epsilon=epsilon, delta=total_delta,
       counting_epsilon=split.counting_epsilon,
-      counting_delta=split.counting_delta,
-      sample_rate=counting_request[1], engine=engine))
+      counting_delta=split.counting_delta, sample_rate=count_sample_rate,
+      engine=engine))
 
 
 def split_total(num_users: int, epsilon: float, delta: float | None,
