@@ -221,9 +221,9 @@ def split_total(num_users: int, epsilon: float, delta: float | None,
   """The total delta (``1/n^2`` by default) and the split of the total
   ``(epsilon, delta)`` between discovery and counting, as :func:`discover`
   makes them."""
-  total_delta = (1.0 / num_users**2 if delta is None
-                 else validation.check_probability("delta", delta))
-  return total_delta, counting.split_budget(epsilon, total_delta, count_share)
+  total_delta = 1.0 / num_users**2 if delta is None else delta
+  split = counting.split_budget(epsilon, total_delta, count_share)  # checks
+  return float(total_delta), split
 
 
 def check_counting(counts: bool, count_share: float | None,
