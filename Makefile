@@ -1,6 +1,8 @@
 # Set-up, the two everyday commands and the paper's reproduction. `make run`,
 # `make test` and `make reproduce` create the virtual environment in .venv/ on
-# first use (from the pinned requirements.txt) and reuse it afterwards.
+# first use (from the pinned requirements.txt) and reuse it afterwards; the
+# install builds the fast engine's compiled draws (setup.py), again whenever
+# their source changes.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
@@ -9,7 +11,7 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml setup.py triehh/engines/_compiled_draws.pyx
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .

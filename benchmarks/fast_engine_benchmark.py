@@ -37,7 +37,10 @@ alone): the engine's median time per run next to its floor,
 ``rng.binomial`` over the same cells (per round, one call over the occupied
 cells that the run drew), and their ratio; and, for scale, every draw of
 the contract alone (that binomial, then the top-up's ``choice`` and its
-mapping to cells, :func:`triehh.engines.vote_counts.top_up`). In the same
+mapping to cells, :func:`triehh.engines.thinning.thinned_counts`: the
+compiled draws where the package was built with them) next to the same
+draws by numpy's calls (``rng.binomial``, then
+:func:`triehh.engines.thinning.top_up`). In the same
 process, runs alternating (same seeds, generators made outside the
 timings).
 
@@ -67,6 +70,7 @@ from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import rounds
 from triehh.engines import sampling
+from triehh.engines import thinning
 from triehh.engines import vote_counts
 from triehh.theory import policy
 
@@ -363,10 +367,18 @@ def drawn_cells(pop: population_lib.Population, trie) -> list[np.ndarray]:
 
 def _draws(rng: np.random.Generator, rounds_users: list[np.ndarray],
            n: int, m: int) -> None:
-  """Every draw of the contract over a run's cells, and nothing else."""
+  """Every draw of the contract over a run's cells, as the engine makes
+  them, and nothing else."""
+  for users in rounds_users:
+    thinning.thinned_counts(users, n, m, rng)
+
+
+def _numpy_draws(rng: np.random.Generator, rounds_users: list[np.ndarray],
+                 n: int, m: int) -> None:
+  """The same draws by numpy's calls."""
   for users in rounds_users:
     kept = rng.binomial(users, m / n)
-    vote_counts.top_up(users, kept, n, m, rng)
+    thinning.top_up(users, kept, n, m, rng)
 
 
 def floor_row(n: int, sampling: str = choices.FIXED) -> None:
@@ -397,6 +409,8 @@ def floor_row(n: int, sampling: str = choices.FIXED) -> None:
                                       for users in occupied[seed]]}
   if rate is None:
     runs["draws"] = lambda rng, seed: _draws(rng, cells[seed], n, m)
+    runs["numpy draws"] = lambda rng, seed: _numpy_draws(rng, cells[seed], n,
+                                                         m)
   times = {name: ([], []) for name in runs}
   for seed in seeds:
     for name, run in runs.items():
@@ -419,7 +433,10 @@ def floor_row(n: int, sampling: str = choices.FIXED) -> None:
         f"({wall['engine'] / wall['floor']:.2f}x wall)"
         + ("" if rate is not None else
            f"; every draw of the contract alone {cpu['draws']:.3f} ms CPU "
-           f"({cpu['draws'] / cpu['floor']:.2f}x the floor)"), flush=True)
+           f"({cpu['draws'] / cpu['floor']:.2f}x the floor, "
+           f"{'compiled' if thinning.compiled is not None else 'numpy'}; numpy's calls "
+           f"{cpu['numpy draws']:.3f} ms, "
+           f"{cpu['numpy draws'] / cpu['floor']:.2f}x)"), flush=True)
 
 
 def main(argv):

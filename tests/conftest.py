@@ -199,6 +199,9 @@ _SLOW_TESTS = {
         "test_the_worker_runs_without_onednn_unless_the_caller_asks",  # 1.4 s
         "test_worker_serves_on_loopback_only_unless_asked",  # 2.6 s
     ),
+    "tests/engines/compiled_draws_test.py": (
+        "test_the_same_counts_and_stream_as_numpy",  # 1.0 s
+    ),
     "tests/engines/vote_counts_test.py": (
         "test_runs_discover_what_user_level_runs_discover",  # 1.1 s
         "test_votes_match_user_level_sampling_over_many_seeds",  # 1.6 s

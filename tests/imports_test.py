@@ -100,6 +100,16 @@ def find_modules(root: pathlib.Path,
   return modules
 
 
+def compiled_modules(root: pathlib.Path, packages: tuple[str, ...]) -> set[str]:
+  """Modules built from Cython sources (`.pyx`, compiled when the package
+  is installed): an import of one resolves. Their own imports are not read:
+  a `.pyx` file is not Python, and the one there is (the fast engine's
+  compiled draws) imports numpy alone."""
+  return {module_name(path.relative_to(root).with_suffix(".py"))
+          for package in packages
+          for path in sorted((root / package).rglob("*.pyx"))}
+
+
 def _namespace_packages(root: pathlib.Path, modules) -> set[str]:
   """Folders holding modules without an __init__.py (e.g. `tools`)."""
   found = set()
@@ -222,7 +232,8 @@ def read_imports(root: pathlib.Path,
   `sys.executable`), counted as imports in a function.
   """
   modules = find_modules(root, packages)
-  known = set(modules) | _namespace_packages(root, modules)
+  known = (set(modules) | _namespace_packages(root, modules)
+           | compiled_modules(root, packages))
   texts, trees, bound_names = {}, {}, {}
 
   def tree_of(name):
@@ -615,6 +626,17 @@ def test_a_typo_in_an_import_is_caught(tmp_path, text, problem):
   errors = resolution_errors(imports)
   assert len(errors) == 1 and problem in errors[0], errors
   assert errors[0].startswith("pkg/high/top.py:")
+
+
+def test_a_module_built_from_cython_resolves(tmp_path):
+  _, imports = _small(tmp_path, {
+      "pkg/low/_fast.pyx": "def f(int x):\n  return x\n",
+      "pkg/high/top.py": ("import importlib\n"
+                          "importlib.import_module('pkg.low._fast')\n"
+                          "importlib.import_module('pkg.low._slow')\n"),
+  })
+  errors = resolution_errors(imports)
+  assert len(errors) == 1 and "there is no module pkg.low._slow" in errors[0]
 
 
 def test_names_bound_in_blocks_count_and_getattr_accepts_all(tmp_path):

@@ -77,6 +77,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from triehh.core import population as population_lib
+from triehh.engines import thinning
 from triehh.engines import vote_counts
 
 
@@ -137,7 +138,8 @@ def poisson_cell_counts(cell_users: np.ndarray, rate: float,
   """Per-cell counts when every user takes part with probability ``rate``
   (contract, step 1c: one ``binomial`` over the occupied cells, which is the
   same call as over all cells: an empty cell draws nothing)."""
-  return rng.binomial(np.asarray(cell_users, dtype=np.int64), rate)
+  return thinning.binomial_counts(np.asarray(cell_users, dtype=np.int64),
+                                 rate, rng)
 
 
 def draw_round_counts(rng: np.random.Generator,
@@ -159,10 +161,10 @@ def draw_round_counts(rng: np.random.Generator,
   children, bounds, users = vote_counts.round_cell_users(tables, depth,
                                                          frontier_ids)
   if sampling_rate is not None:
-    return children, bounds, rng.binomial(users, sampling_rate)
-  counts = rng.binomial(users, batch_size / tables.num_users)
-  vote_counts.top_up(users, counts, tables.num_users, batch_size, rng)
-  return children, bounds, counts
+    return children, bounds, thinning.binomial_counts(users, sampling_rate,
+                                                      rng)
+  return children, bounds, thinning.thinned_counts(
+      users, tables.num_users, batch_size, rng)
 
 
 def poisson_users(rng: np.random.Generator, num_users: int,

@@ -22,6 +22,7 @@ fewer than ``10^9`` items and costs a univariate draw per cell):
   added. Either way the result is a uniform ``m``-subset. The ``|t - m|``
   (about ``sqrt(m)``) users are drawn as distinct ranks (``choice`` without
   replacement) and mapped to their cells by the cumulative counts.
+  :mod:`triehh.engines.thinning` makes the two steps.
 
 Engines that need only the counts read leaner per-level tables
 (:class:`CountTables`, :func:`round_cell_users`): the same cells in the same
@@ -45,6 +46,7 @@ import numpy as np
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.engines import cache
+from triehh.engines import thinning
 
 def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
                        rng: np.random.Generator) -> np.ndarray:
@@ -71,37 +73,7 @@ def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
   if total >= 2**62:  # int64 sums of int64 counts would overflow
     raise ValueError(f"{total} users are too many to count in int64")
   m = validation.check_int("batch_size", batch_size, 1, total)
-  return _draw(users, total, m, rng)
-
-
-def _draw(users: np.ndarray, total: int, m: int,
-          rng: np.random.Generator) -> np.ndarray:
-  """Thinning, then the exact top-up (module docstring)."""
-  # Empty cells draw nothing from the generator (numpy returns 0 for n = 0
-  # without a draw), so this is the same call as over the occupied cells.
-  kept = rng.binomial(users, m / total)
-  top_up(users, kept, total, m, rng)
-  return kept
-
-
-def top_up(users: np.ndarray, kept: np.ndarray, total: int, m: int,
-           rng: np.random.Generator) -> None:
-  """The exact top-up of the thinning's ``int64`` counts ``kept``, in place.
-
-  ``users`` (``int64``) are the cells' users and ``total`` their sum. Unless
-  ``kept`` sums to ``m``, one ``choice`` draws the ranks of the users dropped
-  (among the kept) or added (among the others), per cell in cell order.
-  """
-  kept_total = int(np.add.reduce(kept))
-  if kept_total > m:  # drop kept users
-    ranks = rng.choice(kept_total, size=kept_total - m, replace=False,
-                       shuffle=False)
-    np.subtract.at(kept, kept.cumsum().searchsorted(ranks, side="right"), 1)
-  elif kept_total < m:  # add users that were not kept
-    ranks = rng.choice(total - kept_total, size=m - kept_total,
-                       replace=False, shuffle=False)
-    pool = np.subtract(users, kept)
-    np.add.at(kept, pool.cumsum().searchsorted(ranks, side="right"), 1)
+  return thinning.thinned_counts(users, total, m, rng)
 
 
 # ---- per-population tables ---------------------------------------------------
@@ -308,8 +280,11 @@ def round_cell_users(tables: CountTables, depth: int,
   """
   if depth == 1:
     return tables.root
-  return _cells(tables.levels[depth - 1], tables.positions, tables.num_users,
-                frontier_ids)
+  level = tables.levels[depth - 1]
+  if thinning.compiled is not None:  # the same arrays, in one call
+    return thinning.compiled.round_cell_users(level.parents, level.users,
+                                              frontier_ids, tables.num_users)
+  return _cells(level, tables.positions, tables.num_users, frontier_ids)
 
 
 def _cells(level: CountLevel, positions: np.ndarray, num_users: int,
@@ -454,7 +429,8 @@ def sample_round_counts(cells: RoundCells, batch_size: int,
   ``cells`` come from :func:`round_cells` (non-negative ``int64`` counts
   summing to ``n < 2^62``); ``batch_size`` must be in ``[1, n]``.
   """
-  return _draw(cells.users, int(cells.users.sum()), batch_size, rng)
+  return thinning.thinned_counts(cells.users, int(cells.users.sum()),
+                                 batch_size, rng)
 
 
 def sample_members(cells: RoundCells, counts: np.ndarray,
