@@ -212,9 +212,18 @@ def test_sigkill_at_random_moments_then_restart(tmp_path):
   code, _, err = drivers.run_in_process(sweep, *flags)
   assert code == 0, err
   assert "unfinished line" in err
-  side = [p for p in os.listdir(tmp_path) if ".partial-" in p]
-  assert len(side) == 1
-  assert (tmp_path / side[0]).read_bytes() == b'{"algorithm": "triehh", "conf'
+  # The fragment above is set aside by the run that repaired the file. A
+  # random kill can also land inside a record's write (Linux stops a write
+  # at a page boundary of the file for a fatal signal): the next run set
+  # that torn line aside before its first append, or, after the last kill,
+  # the fragment was appended to it and both went aside as one line.
+  side = sorted(p for p in os.listdir(tmp_path) if ".partial-" in p)
+  assert 1 <= len(side) <= 2, side
+  texts = [(tmp_path / p).read_bytes() for p in side]
+  fragment = b'{"algorithm": "triehh", "conf'
+  assert texts[-1].endswith(fragment)
+  for torn in texts[:-1] + [texts[-1][:-len(fragment)]]:
+    assert not torn or (torn.startswith(b'{"') and b"\n" not in torn), torn
   pairs = _pairs(tmp_path)
   assert len(pairs) == len(set(pairs)) == 120
   assert kept <= set(pairs)
