@@ -31,7 +31,7 @@ def _numpy_counts(rng, users, total, m, p=None):
 
 
 def _compiled_counts(rng, users, total, m, p=None):
-  kept, done = compiled.thinned_counts(rng, users,
+  kept, done = compiled.thinned_counts(rng, users, total,
                                        m / total if p is None else p, m)
   if not done:
     thinning.top_up(users, kept, total, m, rng)
@@ -84,8 +84,8 @@ def test_choices_other_branch_is_left_to_numpy():
   # shuffle in Generator.choice: the compiled call draws the binomials only
   # and numpy tops up (p given apart from m forces the case).
   users = np.array([30_000, 50_000, 20_000], dtype=np.int64)
-  kept, done = compiled.thinned_counts(np.random.default_rng(0), users, 0.5,
-                                       100)
+  kept, done = compiled.thinned_counts(np.random.default_rng(0), users,
+                                       100_000, 0.5, 100)
   assert not done and kept.sum() > 10_000
   _same(users, 100, 0, p=0.5)
   _same(users, 90_000, 1, p=0.5)

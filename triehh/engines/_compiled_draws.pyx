@@ -1,19 +1,23 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The fixed-size round's draws (contract step 1a) in compiled code.
+"""A round's draws and cells in compiled code, value for value.
 
-The same draws as ``kept = rng.binomial(users, p)`` followed by
-:func:`triehh.engines.vote_counts.top_up`, from the same generator, value
-for value: numpy's own C functions (``random_binomial``, and
-``random_bounded_uint64`` as ``Generator.choice`` calls it in Floyd's
-algorithm) on the generator's bit generator, under its lock. What numpy's
-Python-level calls add around them (argument conversion, the broadcasting
-iterator, the hash set's allocation) is what this saves: the draws of a
-round at 10^6 users cost 0.87x ``rng.binomial`` over the occupied cells
-alone, against 1.33x for the two numpy calls (docs/engines.md).
+``thinned_counts`` makes the draws of ``kept = rng.binomial(users, p)``
+followed by :func:`triehh.engines.thinning.top_up` (a fixed-size round,
+contract step 1a), ``binomial_counts`` those of ``rng.binomial(users, p)``
+alone (a Poisson round, step 1c), from the same generator: numpy's own C
+functions (``random_binomial``, and ``random_bounded_uint64`` as
+``Generator.choice`` calls it in Floyd's algorithm) on the generator's bit
+generator, under its lock. What numpy's Python-level calls add around them
+(argument conversion, the broadcasting iterator, the hash set's
+allocation) is what this saves: the draws of a run at 10^6 users cost
+0.83x ``rng.binomial`` over the occupied cells alone, against 1.45x for
+the two numpy calls (docs/engines.md). ``round_cell_users`` gathers a
+round's cells as :func:`triehh.engines.vote_counts.round_cell_users` does.
 
 Built when the package is installed (``setup.py``; optional: without a C
-compiler or Cython, :mod:`triehh.engines.vote_counts` makes the numpy calls,
-which give the same counts). Tests compare the two on every path.
+compiler or Cython, :mod:`triehh.engines.thinning` and
+:mod:`triehh.engines.vote_counts` make the numpy calls, which give the same
+counts). ``tests/engines/compiled_draws_test.py`` compares the two paths.
 """
 
 import numpy as np
@@ -40,32 +44,48 @@ cdef inline Py_ssize_t _cell_of(const int64_t *cum, Py_ssize_t c,
   return lo
 
 
-def thinned_counts(rng, const int64_t[::1] users, double p, int64_t m):
-  """``(kept, done)``: ``kept = rng.binomial(users, p)`` and, when ``done``,
-  its exact top-up to ``m`` (``vote_counts.top_up``) drawn too. ``done`` is
-  False when ``Generator.choice`` would take its other branch (a tail
-  shuffle, for more than a twentieth of a pool above 10,000): the caller
-  then tops up with numpy, from the generator as this call left it.
+cdef bitgen_t *_bitgen(bit_generator) except NULL:
+  """The C bit generator of a numpy ``BitGenerator``."""
+  return <bitgen_t *>PyCapsule_GetPointer(bit_generator.capsule,
+                                          "BitGenerator")
+
+
+cdef int64_t _binomials(bitgen_t *bitgen, const int64_t[::1] users, double p,
+                        int64_t[::1] kept) noexcept nogil:
+  """``kept[i] = Binomial(users[i], p)`` as ``rng.binomial(users, p)`` draws
+  them, in order; returns their sum."""
+  cdef binomial_t state
+  cdef Py_ssize_t i
+  cdef int64_t t = 0
+  memset(&state, 0, sizeof(binomial_t))
+  for i in range(users.shape[0]):
+    kept[i] = random_binomial(bitgen, p, users[i], &state)
+    t += kept[i]
+  return t
+
+
+def thinned_counts(rng, const int64_t[::1] users, int64_t total, double p,
+                   int64_t m):
+  """``(kept, done)``: ``kept = rng.binomial(users, p)`` (``total`` users in
+  all) and, when ``done``, its exact top-up to ``m`` (``thinning.top_up``)
+  drawn too. ``done`` is False when ``Generator.choice`` would take its
+  other branch (a tail shuffle, for more than a twentieth of a pool above
+  10,000): the caller then tops up with numpy, from the generator as this
+  call left it.
   """
   bit_generator = rng.bit_generator
-  cdef bitgen_t *bitgen = <bitgen_t *>PyCapsule_GetPointer(
-      bit_generator.capsule, "BitGenerator")
+  cdef bitgen_t *bitgen = _bitgen(bit_generator)
   cdef Py_ssize_t c = users.shape[0], i
   out = np.empty(c, dtype=np.int64)
   cdef int64_t[::1] kept = out
-  cdef binomial_t state
-  cdef int64_t total = 0, t = 0, pool, size, j, value, cum_count
+  cdef int64_t t, pool, size, j, value, cum_count
   cdef int sign
   cdef uint64_t mask, loc, empty = <uint64_t>-1
   cdef uint64_t *seen = NULL
   cdef int64_t *cum = NULL
-  memset(&state, 0, sizeof(binomial_t))
   with bit_generator.lock:
     with nogil:
-      for i in range(c):
-        kept[i] = random_binomial(bitgen, p, users[i], &state)
-        t += kept[i]
-        total += users[i]
+      t = _binomials(bitgen, users, p, kept)
     if t == m:
       return out, True
     if t > m:  # drop kept users
@@ -118,16 +138,11 @@ def binomial_counts(rng, const int64_t[::1] users, double p):
   """``rng.binomial(users, p)``: the same draws, the same counts (``users``
   non-negative and ``p`` in [0, 1], as the callers check)."""
   bit_generator = rng.bit_generator
-  cdef bitgen_t *bitgen = <bitgen_t *>PyCapsule_GetPointer(
-      bit_generator.capsule, "BitGenerator")
-  cdef Py_ssize_t c = users.shape[0], i
-  out = np.empty(c, dtype=np.int64)
+  cdef bitgen_t *bitgen = _bitgen(bit_generator)
+  out = np.empty(users.shape[0], dtype=np.int64)
   cdef int64_t[::1] kept = out
-  cdef binomial_t state
-  memset(&state, 0, sizeof(binomial_t))
   with bit_generator.lock, nogil:
-    for i in range(c):
-      kept[i] = random_binomial(bitgen, p, users[i], &state)
+    _binomials(bitgen, users, p, kept)
   return out
 
 

@@ -11,8 +11,8 @@ ranks of the users dropped or added.
 ``triehh/engines/_compiled_draws.pyx`` make them: numpy's own C functions
 on the generator's bit generator, the same draws and the same counts,
 without the Python-level work of the two numpy calls (at 10^6 users the
-draws of a run cost 0.87x ``rng.binomial`` over the occupied cells alone,
-against 1.33x for the numpy calls; docs/engines.md). Elsewhere (no C
+draws of a run cost 0.83x ``rng.binomial`` over the occupied cells alone,
+against 1.45x for the numpy calls; docs/engines.md). Elsewhere (no C
 compiler or Cython, Bazel's sandbox) numpy's calls make them.
 """
 
@@ -37,7 +37,7 @@ def thinned_counts(users: np.ndarray, total: int, m: int,
   """
   if compiled is not None:
     users = np.ascontiguousarray(users, dtype=np.int64)
-    kept, done = compiled.thinned_counts(rng, users, m / total, m)
+    kept, done = compiled.thinned_counts(rng, users, total, m / total, m)
     if not done:
       top_up(users, kept, total, m, rng)
     return kept
