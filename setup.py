@@ -5,7 +5,7 @@ Everything else about the package is in pyproject.toml. The extension,
 (``numpy/random/c_distributions.pxd``, linked against numpy's
 ``libnpyrandom``) and needs Cython and a C compiler; without either the
 package installs without it and the engine makes the same draws through
-numpy's Python calls (``triehh/engines/vote_counts.py``).
+numpy's Python calls (``triehh/engines/thinning.py``).
 """
 
 import os

@@ -1,19 +1,21 @@
-"""The fixed-size draw of a round's cell counts: thinning, then the exact top-up.
+"""A round's cell counts by thinning: alone, or with the exact top-up.
 
-A uniform ``m``-subset of the ``n`` users, counted per cell, in two exact
-steps (step 1a of the contract of :mod:`triehh.engines.sampling`; why they
-are exact: :mod:`triehh.engines.vote_counts`): ``kept =
+:func:`binomial_counts` draws a Poisson round (step 1c of the contract of
+:mod:`triehh.engines.sampling`): ``rng.binomial(users, q)``.
+:func:`thinned_counts` draws a fixed-size round (step 1a), a uniform
+``m``-subset of the ``n`` users counted per cell, in two exact steps (why
+they are exact: :mod:`triehh.engines.vote_counts`): ``kept =
 rng.binomial(users, m / n)``, then :func:`top_up`, one ``choice`` of the
 ranks of the users dropped or added.
 
-:func:`thinned_counts` makes both. Where the package was built with them
-(``setup.py``, ``make setup``), the compiled draws of
-``triehh/engines/_compiled_draws.pyx`` make them: numpy's own C functions
-on the generator's bit generator, the same draws and the same counts,
-without the Python-level work of the two numpy calls (at 10^6 users the
-draws of a run cost 0.83x ``rng.binomial`` over the occupied cells alone,
-against 1.45x for the numpy calls; docs/engines.md). Elsewhere (no C
-compiler or Cython, Bazel's sandbox) numpy's calls make them.
+Where the package was built with them (``setup.py``, ``make setup``), the
+compiled draws of ``triehh/engines/_compiled_draws.pyx`` make these draws:
+numpy's own C functions on the generator's bit generator, the same draws
+and the same counts, without the Python-level work of the numpy calls (at
+10^6 users the draws of a fixed-size run cost 0.83x ``rng.binomial`` over
+the occupied cells alone, against 1.45x for the numpy calls;
+docs/engines.md). Elsewhere (no C compiler or Cython, Bazel's sandbox)
+numpy's calls make them.
 """
 
 from __future__ import annotations
