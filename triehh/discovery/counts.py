@@ -68,8 +68,15 @@ def estimate(noisy_sums: np.ndarray, sample_rate: float, noise_std: float,
   ``S / q`` and the normal-approximation interval of variance ``c (1 - q)
   / q + sigma^2 / q^2`` (plus ``c`` when users hold ``several_words``),
   ``c`` the estimate clipped at 0."""
-  confidence = check_confidence(confidence)
-  q = theory.check_sample_rate(sample_rate)
+  return _estimate(noisy_sums, theory.check_sample_rate(sample_rate),
+                   noise_std, check_confidence(confidence),
+                   several_words=several_words)
+
+
+def _estimate(noisy_sums: np.ndarray, q: float, noise_std: float,
+              confidence: float, *, several_words: bool
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """:func:`estimate` on a checked rate ``q`` and ``confidence``."""
   sums = np.asarray(noisy_sums, dtype=np.float64)
   est = sums / q
   c = np.maximum(est, 0.0)
@@ -122,9 +129,10 @@ def word_counts(sums: np.ndarray, words: Sequence[str], *, n: int,
                 discovery_epsilon: float | None = None,
                 discovery_delta: float | None = None,
                 several_words: bool = False) -> results.WordCounts:
-  """The :class:`~triehh.core.results.WordCounts` of released ``sums``."""
-  est, lower, upper = estimate(sums, sample_rate, noise_std, confidence,
-                               several_words=several_words)
+  """The :class:`~triehh.core.results.WordCounts` of released ``sums``
+  (``sample_rate`` and ``confidence`` checked by the caller)."""
+  est, lower, upper = _estimate(sums, sample_rate, noise_std, confidence,
+                                several_words=several_words)
 
   def floats(values) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
@@ -226,29 +234,26 @@ def count_discovered(result: results.DiscoveryResult,
                      population: population_lib.Population, *,
                      epsilon: float, delta: float, counting_epsilon: float,
                      counting_delta: float, sample_rate: float,
-                     confidence: float = DEFAULT_CONFIDENCE,
                      engine: str = "fast") -> results.WordCounts:
   """Counts of ``result.words`` on the population the run saw, within the
   total ``(epsilon, delta)`` of both phases.
 
   The noise is the smallest for which discovery (``result.params``)
   followed by counting is ``(epsilon, delta)``-DP by PLD composition
-  (:func:`triehh.theory.counting.calibrate_noise_to_total`), starting from
-  the one calibrated for the basic-composition share ``(counting_epsilon,
+  (:func:`triehh.theory.counting.calibrate_total`), starting from the one
+  calibrated for the basic-composition share ``(counting_epsilon,
   counting_delta)``, which always meets it. Drawn from
-  :func:`counting_generator` of the run's seed.
+  :func:`counting_generator` of the run's seed; intervals at
+  :data:`DEFAULT_CONFIDENCE`.
   """
   words = result.words
-  sigma = theory.calibrate_noise_to_total(
-      result.params, epsilon, delta, sample_rate,
-      upper=theory.calibrate_noise(counting_epsilon, counting_delta,
-                                   sample_rate))
-  total = theory.compose(result.params, sigma, sample_rate, delta)
-  sums = noisy_sums(population, words, sample_rate, sigma,
+  total = theory.calibrate_total(result.params, epsilon, delta, sample_rate,
+                                 counting_epsilon, counting_delta)
+  sums = noisy_sums(population, words, sample_rate, total.noise_std,
                     counting_generator(result.seed), engine)
   return word_counts(
       sums, words, n=population.num_users, sample_rate=sample_rate,
-      noise_std=sigma, confidence=confidence, epsilon=total.epsilon,
+      noise_std=total.noise_std, confidence=DEFAULT_CONFIDENCE, epsilon=total.epsilon,
       delta=total.delta, counting_epsilon=total.counting_epsilon,
       counting_delta=total.counting_delta, accounting=total.accounting,
       discovery_epsilon=total.discovery_epsilon,

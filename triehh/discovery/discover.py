@@ -174,6 +174,8 @@ def discover(user_words, *, epsilon: float | None = None,
                                             **encoding)
   if deny_list is not None:
     population = deny_list_lib.apply(population, deny_list)
+  if schedule is not None:
+    discovery_run.check_schedule(schedule, population)
   if availability is not None:
     return availability_lib.discover_online(
         population, availability=availability, epsilon=epsilon, delta=delta,
@@ -181,7 +183,7 @@ def discover(user_words, *, epsilon: float | None = None,
         engine=engine, word_choice=word_choice,
         num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
   run_options = dict(
-      max_length=max_length, seed=seed, engine=engine, theta=theta,
+      seed=seed, engine=engine, theta=theta,
       gamma=gamma, batch_size=batch_size, num_sub_rounds=num_sub_rounds,
       max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
@@ -278,7 +280,7 @@ def check_counting(counts: bool, count_share: float | None,
   return share, rate
 
 
-def run_once(population: population_lib.Population, *, max_length: int,
+def run_once(population: population_lib.Population, *,
              seed: int | None, engine: str, sampling: str,
              sampling_rate: float | None = None,
              epsilon: float | None = None, delta: float | None = None,
@@ -290,11 +292,12 @@ def run_once(population: population_lib.Population, *, max_length: int,
              schedule: Sequence[np.ndarray] | None = None,
              **engine_options) -> results.DiscoveryResult:
   """One run on a built population: its parameters resolved once
-  (:func:`triehh.theory.policy.resolve_params`), then
-  :func:`triehh.discovery.run.run`. ``sampling`` is explicit here;
-  :func:`discover` chooses it when the caller does not."""
+  (:func:`triehh.theory.policy.resolve_params`, for the population's own
+  ``max_length``), then :func:`triehh.discovery.run.run`. ``sampling`` is
+  explicit here; :func:`discover` chooses it when the caller does not."""
   params = policy.resolve_params(
-      population.num_users, max_length, epsilon=epsilon, delta=delta,
+      population.num_users, population.max_length, epsilon=epsilon,
+      delta=delta,
       theta=theta, gamma=gamma, batch_size=batch_size,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,

@@ -38,15 +38,14 @@ def run(population: population_lib.Population, params: results.RunParams, *,
       read from them.
     seed: seed of the run's ``numpy.random.Generator``.
     engine: a registered engine's name.
-    schedule: fixed user indices per round instead of sampling (checked by
-      :func:`check_schedule`).
+    schedule: fixed user indices per round instead of sampling, already
+      valid (:func:`triehh.discovery.discover.discover` checks a caller's
+      with :func:`check_schedule`; availability builds its own).
     allow_no_guarantee: engine options outside the guarantee (several votes
       per user per round) run without guarantee instead of being refused.
     **engine_options: passed to the engine (e.g. TFF workers).
   """
   runner = registry.get(engine)
-  if schedule is not None:
-    check_schedule(schedule, population)
   rng = np.random.default_rng(seed)
   # One-word populations spawn nothing: the same streams under both choices.
   if (params.word_choice == choices.PER_RUN

@@ -73,11 +73,15 @@ class BudgetSplit:
   count_share: float
 
 
+# What count_share and a counting sample rate are, for their errors.
+_COUNT_SHARE = "the share of epsilon and delta spent on counting"
+_SAMPLE_RATE = "the probability that a user joins the counting sample"
+
+
 def check_count_share(count_share: float, name: str = "count_share") -> float:
   """``count_share`` as a float in (0, 1), else an error naming it as
   ``name`` (a driver gives its flag)."""
-  return validation.check_probability(
-      name, count_share, "the share of epsilon and delta spent on counting")
+  return validation.check_probability(name, count_share, _COUNT_SHARE)
 
 
 def split_budget(epsilon: float, delta: float,
@@ -87,7 +91,8 @@ def split_budget(epsilon: float, delta: float,
   delta)``."""
   epsilon = validation.check_positive("epsilon", epsilon)
   delta = validation.check_probability("delta", delta)
-  share = check_count_share(count_share)
+  share = validation.check_probability("count_share", count_share,
+                                       _COUNT_SHARE)
   return BudgetSplit(
       discovery_epsilon=epsilon * (1.0 - share),
       discovery_delta=delta * (1.0 - share),
@@ -99,9 +104,7 @@ def check_sample_rate(sample_rate: float,
                       name: str = "count_sample_rate") -> float:
   """``sample_rate`` as a float in (0, 1], else an error naming it as
   ``name`` (``count_sample_rate``, or a driver's flag)."""
-  return validation.check_rate(
-      name, sample_rate, "the probability that a user joins the counting "
-      "sample")
+  return validation.check_rate(name, sample_rate, _SAMPLE_RATE)
 
 
 # Cached: the noise searches ask for the same sigmas again (their brackets
@@ -138,9 +141,15 @@ def calibrate_noise(epsilon_c: float, delta_c: float,
 
   Bisection on log(sigma); epsilon decreases as sigma grows.
   """
-  epsilon_c = validation.check_positive("epsilon (counting share)", epsilon_c)
-  delta_c = validation.check_probability("delta (counting share)", delta_c)
-  sample_rate = check_sample_rate(sample_rate)
+  return _calibrate_noise(
+      validation.check_positive("epsilon (counting share)", epsilon_c),
+      validation.check_probability("delta (counting share)", delta_c),
+      check_sample_rate(sample_rate))
+
+
+def _calibrate_noise(epsilon_c: float, delta_c: float,
+                     sample_rate: float) -> float:
+  """:func:`calibrate_noise` on checked arguments."""
 
   def private(sigma: float) -> bool:
     return gaussian_epsilon(sigma, sample_rate, delta_c) <= epsilon_c
@@ -176,6 +185,7 @@ class Composition:
       ``discovery_delta + counting_delta <= delta``).
     accounting: how it was obtained, and in which direction(s).
     two_sided: whether both directions are proven.
+    noise_std, sample_rate: the counting phase's sigma and q.
   """
 
   epsilon: float
@@ -188,6 +198,8 @@ class Composition:
   basic_epsilon: float
   accounting: str
   two_sided: bool
+  noise_std: float
+  sample_rate: float
 
 
 @functools.lru_cache(maxsize=64)
@@ -251,17 +263,31 @@ def compose(discovery: results.RunParams, noise_std: float,
   The counting phase's own epsilon is computed at ``delta -
   discovery.delta``.
   """
+  delta = _check_total_delta(discovery, delta)
+  return _compose(discovery, validation.check_positive("noise_std", noise_std),
+                  check_sample_rate(sample_rate), delta)
+
+
+def _check_total_delta(discovery: results.RunParams, delta: float) -> float:
+  """``delta`` as a probability above ``discovery.delta``, discovery with a
+  guarantee; else a ValueError naming the problem."""
   if not discovery.has_guarantee:
     raise ValueError("discovery ran without a privacy guarantee "
                      f"(accounting={discovery.accounting!r}); nothing to "
                      "compose")
   delta = validation.check_probability("delta", delta)
-  counting_delta = delta - discovery.delta
-  if not counting_delta > 0:
+  if not delta - discovery.delta > 0:
     raise ValueError(f"delta={delta:.3g} leaves nothing for counting after "
                      f"discovery's delta={discovery.delta:.3g}")
-  noise_std = validation.check_positive("noise_std", noise_std)
-  sample_rate = check_sample_rate(sample_rate)
+  return delta
+
+
+# Cached: a calibration's last full check composes the sigma it returns.
+@functools.lru_cache(maxsize=256)
+def _compose(discovery: results.RunParams, noise_std: float,
+             sample_rate: float, delta: float) -> Composition:
+  """:func:`compose` on checked arguments."""
+  counting_delta = delta - discovery.delta
   counting_epsilon = gaussian_epsilon(noise_std, sample_rate, counting_delta)
   pld_epsilon = _composed_epsilon(discovery_pld(discovery),
                                   gaussian_pld(noise_std, sample_rate), delta)
@@ -274,24 +300,68 @@ def compose(discovery: results.RunParams, noise_std: float,
       discovery_epsilon=discovery.epsilon, discovery_delta=discovery.delta,
       counting_epsilon=counting_epsilon, counting_delta=counting_delta,
       pld_epsilon=pld_epsilon, basic_epsilon=basic, accounting=accounting,
-      two_sided=two_sided)
+      two_sided=two_sided, noise_std=noise_std, sample_rate=sample_rate)
 
 
 # Cached on the exact arguments (1-3 s a call under Poisson sampling; sweeps
 # call it with the same parameters for every seed).
 @functools.lru_cache(maxsize=256)
 def calibrate_noise_to_total(discovery: results.RunParams, epsilon: float,
-                             delta: float, sample_rate: float,
-                             upper: float | None = None) -> float:
+                             delta: float, sample_rate: float) -> float:
   """The smallest sigma (to a relative 1e-3, rounded up) for which
   discovery (``discovery``) followed by counting is ``(epsilon, delta)``-DP
   by :func:`compose`: counting takes all the budget discovery leaves.
 
-  ``upper``: a sigma known to meet the total (by default, the one
-  :func:`calibrate_noise` gives for the basic-composition rest ``epsilon -
-  discovery.epsilon`` at ``delta - discovery.delta``).
+  The search starts from the sigma :func:`calibrate_noise` gives for the
+  basic-composition rest ``epsilon - discovery.epsilon`` at ``delta -
+  discovery.delta``, which meets the total.
+  """
+  return calibrate_total(discovery, epsilon, delta, sample_rate).noise_std
+
+
+# Cached as calibrate_noise_to_total.
+@functools.lru_cache(maxsize=256)
+def calibrate_total(discovery: results.RunParams, epsilon: float,
+                    delta: float, sample_rate: float,
+                    counting_epsilon: float | None = None,
+                    counting_delta: float | None = None) -> Composition:
+  """The :func:`compose` of discovery (``discovery``) with the least
+  counting noise (to a relative 1e-3, rounded up) for which the two phases
+  are ``(epsilon, delta)``-DP: counting takes all the budget discovery
+  leaves. Its arguments are checked once, here.
+
+  The search starts from a sigma that meets the total: the one
+  :func:`calibrate_noise` gives for ``(counting_epsilon, counting_delta)``,
+  a basic-composition share of the total (by default the rest
+  ``epsilon - discovery.epsilon`` at ``delta - discovery.delta``).
   """
   epsilon = validation.check_positive("epsilon", epsilon)
+  sample_rate = validation.check_rate("count_sample_rate", sample_rate,
+                                      _SAMPLE_RATE)
+  delta = _check_total_delta(discovery, delta)
+  if counting_epsilon is None:
+    counting_epsilon = epsilon - discovery.epsilon
+    if not counting_epsilon > 0:
+      raise ValueError(f"epsilon={epsilon:g} leaves nothing for counting "
+                       f"after discovery's epsilon={discovery.epsilon:g}")
+  else:
+    counting_epsilon = validation.check_positive("counting_epsilon",
+                                                 counting_epsilon)
+  if counting_delta is None:
+    counting_delta = delta - discovery.delta
+  else:
+    counting_delta = validation.check_probability("counting_delta",
+                                                  counting_delta)
+  upper = _calibrate_noise(counting_epsilon, counting_delta, sample_rate)
+  return _compose(discovery, _noise_to_total(discovery, epsilon, delta,
+                                             sample_rate, upper),
+                  sample_rate, delta)
+
+
+def _noise_to_total(discovery: results.RunParams, epsilon: float,
+                    delta: float, sample_rate: float, upper: float) -> float:
+  """:func:`calibrate_total`'s sigma, on checked arguments; ``upper`` meets
+  the total."""
   first = discovery_pld(discovery)
 
   def private(sigma: float) -> bool:  # the FFT composition alone: fast
@@ -299,12 +369,6 @@ def calibrate_noise_to_total(discovery: results.RunParams, epsilon: float,
                              tail_mass_truncation=0.0)
     return composed.get_epsilon_for_delta(delta) <= epsilon
 
-  if upper is None:
-    rest = epsilon - discovery.epsilon
-    if not rest > 0:
-      raise ValueError(f"epsilon={epsilon:g} leaves nothing for counting "
-                       f"after discovery's epsilon={discovery.epsilon:g}")
-    upper = calibrate_noise(rest, delta - discovery.delta, sample_rate)
   hi = upper
   if not private(hi):
     raise AssertionError(f"sigma={hi} misses the total")  # a bug
@@ -318,6 +382,6 @@ def calibrate_noise_to_total(discovery: results.RunParams, epsilon: float,
     else:
       lo = mid
   # The full check (FFT error floor included); raise sigma until it holds.
-  while compose(discovery, hi, sample_rate, delta).epsilon > epsilon:
+  while _compose(discovery, hi, sample_rate, delta).epsilon > epsilon:
     hi *= 1.0 + 1e-3
   return hi

@@ -353,12 +353,17 @@ def _range_masses(starts: np.ndarray, stops: np.ndarray, rate: float,
   return np.maximum(masses, 0.0)
 
 
-@functools.lru_cache(maxsize=4096)
 def level_loss(rate: float, theta: int,
                discretization: float = DEFAULT_DISCRETIZATION) -> TwoSided:
   """The dominating pair of one level, discretised pessimistically."""
-  rate = _check_rate(rate)
-  theta = validation.check_int("theta", theta)
+  return _level_loss(_check_rate(rate), validation.check_int("theta", theta),
+                     discretization)
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_loss(rate: float, theta: int, discretization: float) -> TwoSided:
+  """:func:`level_loss` on checked arguments (cached: the searches ask for
+  the same levels again)."""
   top = float(_loss(np.array([theta - 1.0]), rate, theta)[0])
   bottom = math.log1p(-rate)
   # Forward: P-masses at loss rounded up. Cell i holds losses in
@@ -388,7 +393,6 @@ def level_loss(rate: float, theta: int,
       reverse=LossDistribution(d, int(r_cells[0]), reverse, 0.0))
 
 
-@functools.lru_cache(maxsize=4096)
 def run_loss(rate: float, theta: int, num_levels: int,
              discretization: float = DEFAULT_DISCRETIZATION,
              budget: float = 0.0) -> TwoSided:
@@ -398,8 +402,23 @@ def run_loss(rate: float, theta: int, num_levels: int,
   (:meth:`LossDistribution.trimmed`, pessimistic): the run's delta can grow
   by at most ``num_levels * budget``, and the composition is much faster.
   """
-  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
-  one = level_loss(rate, theta, discretization)
+  return _run_loss(*_checked_run(rate, theta, num_levels), discretization,
+                   budget)
+
+
+def _checked_run(rate: float, theta: int,
+                 num_levels: int) -> tuple[float, int, int]:
+  """A run's rate in (0, 1), theta and levels (whole numbers >= 1), or a
+  ValueError/TypeError naming the first that is not."""
+  return (_check_rate(rate), validation.check_whole("theta", theta),
+          validation.check_whole("num_levels (L, trie levels)", num_levels))
+
+
+@functools.lru_cache(maxsize=4096)
+def _run_loss(rate: float, theta: int, num_levels: int, discretization: float,
+              budget: float) -> TwoSided:
+  """:func:`run_loss` on checked arguments (cached)."""
+  one = _level_loss(rate, theta, discretization)
   return TwoSided(one.forward.trimmed(budget).compose(num_levels),
                   one.reverse.trimmed(budget).compose(num_levels))
 
@@ -415,10 +434,10 @@ def _run_delta(rate: float, theta: int, num_levels: int,
   That halves an evaluation for the larger epsilons (4 at q = 0.3 over 10
   levels, say).
   """
-  one = level_loss(rate, theta, discretization)
+  one = _level_loss(rate, theta, discretization)
   reverse = one.reverse.trimmed(budget)
   if reverse.composed_largest_loss(num_levels) > epsilon:
-    return run_loss(rate, theta, num_levels, discretization, budget).delta(
+    return _run_loss(rate, theta, num_levels, discretization, budget).delta(
         epsilon)
   forward = one.forward.trimmed(budget).compose(num_levels)
   return _larger(forward.delta(epsilon),
@@ -434,8 +453,9 @@ def delta_for_epsilon(rate: float, theta: int, num_levels: int,
                       epsilon: float, *,
                       discretization: float = DEFAULT_DISCRETIZATION) -> float:
   """delta of Poisson-sampled TrieHH at ``epsilon``, both directions."""
-  return run_loss(float(rate), int(theta), int(num_levels),
-                  discretization).delta(float(epsilon))
+  run = _checked_run(rate, theta, num_levels)
+  return _run_loss(*run, discretization, 0.0).delta(
+      validation.check_real("epsilon", epsilon))
 
 
 def epsilon_for_delta(rate: float, theta: int, num_levels: int,
@@ -443,9 +463,10 @@ def epsilon_for_delta(rate: float, theta: int, num_levels: int,
                       discretization: float = DEFAULT_DISCRETIZATION) -> float:
   """The smallest epsilon at which the run is (epsilon, delta)-DP, both
   directions (``inf`` if none)."""
+  rate, theta, num_levels = _checked_run(rate, theta, num_levels)
   delta = validation.check_probability("delta", delta)
-  return run_loss(float(rate), int(theta), int(num_levels), discretization,
-                  _budget(delta, int(num_levels))).epsilon(delta)
+  return _run_loss(rate, theta, num_levels, discretization,
+                   _budget(delta, num_levels)).epsilon(delta)
 
 
 def dominating_pair(rate: float, theta: int,
@@ -617,8 +638,8 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
   theta, rate = _search(num_levels, float(epsilon), float(delta), theta,
                         float(discretization))
   _check_calibrated_rate(n, num_levels, epsilon, delta, theta, rate)
-  loss = run_loss(rate, theta, num_levels, discretization,
-                  _budget(delta, num_levels))
+  loss = _run_loss(rate, theta, num_levels, discretization,
+                   _budget(delta, num_levels))
   if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
     raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
   return PoissonCalibration(

@@ -86,10 +86,9 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   composition: delta is ``L`` times Theorem 1's. ``sampling="poisson"``: see
   :func:`_poisson`.
   """
-  choices.check_word_choice(word_choice)
-  choices.check_sampling(sampling)
-  max_length, num_sub_rounds, epsilon = _checked_arguments(
-      max_length, num_sub_rounds, epsilon, delta, max_num_prefixes)
+  n, max_length, num_sub_rounds, epsilon = _checked_arguments(
+      n, max_length, num_sub_rounds, epsilon, delta, max_num_prefixes,
+      word_choice, sampling)
   if sampling == choices.POISSON:
     params = _poisson(n, max_length, epsilon=epsilon, delta=delta,
                       theta=theta, gamma=gamma, batch_size=batch_size,
@@ -128,17 +127,21 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   return _capped(params, max_num_prefixes, allow_no_guarantee)
 
 
-def _checked_arguments(max_length, num_sub_rounds, epsilon, delta,
-                       max_num_prefixes) -> tuple[int, int, float | None]:
+def _checked_arguments(n, max_length, num_sub_rounds, epsilon, delta,
+                       max_num_prefixes, word_choice,
+                       sampling) -> tuple[int, int, int, float | None]:
   """The arguments every run takes, checked before anything is computed
   (delta's type only: each calibration checks its range)."""
+  choices.check_word_choice(word_choice)
+  choices.check_sampling(sampling)
+  n = validation.check_int("n (number of users)", n)
   if epsilon is not None:
     epsilon = validation.check_positive("epsilon", epsilon)
   if delta is not None:
     validation.check_real("delta", delta)
   if max_num_prefixes is not None:
     validation.check_int("max_num_prefixes", max_num_prefixes)
-  return (validation.check_int("max_length", max_length),
+  return (n, validation.check_int("max_length", max_length),
           validation.check_int("num_sub_rounds", num_sub_rounds), epsilon)
 
 
@@ -187,7 +190,6 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
   batch, ``rate = batch_size / n``) or ``gamma`` (``rate = gamma /
   sqrt(n)``): epsilon is the accountant's at ``delta`` (default ``1/n^2``).
   """
-  n = validation.check_int("n (number of users)", n)
   levels = max_length + 1
   target_delta = 1.0 / n**2 if delta is None else validation.check_probability(
       "delta", delta)

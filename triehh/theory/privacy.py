@@ -60,7 +60,12 @@ def check_conditions(n: int, theta: float, gamma: float) -> None:
   n = validation.check_int("n (number of users)", n)
   if not math.isfinite(validation.check_real("theta", theta)):
     raise ValueError(f"theta must be a finite number, got {theta}")
-  gamma = validation.check_positive("gamma", gamma)
+  _check_ranges(n, theta, validation.check_positive("gamma", gamma))
+
+
+def _check_ranges(n: int, theta: float, gamma: float) -> None:
+  """:func:`check_conditions` on arguments already checked: ``n`` an int
+  >= 1, ``theta`` finite, ``gamma`` > 0."""
   root = math.sqrt(n)
   if theta < 4:
     raise ValueError(f"Theorem 1 needs theta >= 4, got theta={theta}; "
@@ -138,8 +143,14 @@ def guarantee(n: int, num_levels: int, theta: int,
     theta: the vote threshold.
     gamma: the batch-size factor, ``m = gamma * sqrt(n)``.
   """
-  num_levels = _check_levels(num_levels)
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   check_conditions(n, theta, gamma)
+  return _theorem_1(n, num_levels, theta, gamma)
+
+
+def _theorem_1(n: int, num_levels: int, theta: int,
+               gamma: float) -> tuple[float, float]:
+  """:func:`guarantee` on arguments inside Theorem 1's conditions."""
   ratio = math.sqrt(n) / (gamma * theta)
   epsilon = num_levels * math.log1p(1.0 / (ratio - 1.0))
   return epsilon, theorem_delta(theta)
@@ -185,7 +196,11 @@ class Calibration:
 
 def lambert_theta(delta: float) -> int:
   """``max(10, ceil(exp(W(C_delta) + 1) - 1/2))`` of Corollary 1."""
-  delta = validation.check_probability("delta", delta)
+  return _lambert_theta(validation.check_probability("delta", delta))
+
+
+def _lambert_theta(delta: float) -> int:
+  """:func:`lambert_theta` of a ``delta`` already checked in (0, 1)."""
   ratio = _LAMBERT_CONST / delta
   # Below delta ~ 1e-308 the ratio overflows: take the logs apart.
   log_ratio = (math.log(ratio) if math.isfinite(ratio) else
@@ -216,7 +231,7 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
       needed).
   """
   n = validation.check_int("n (number of users)", n)
-  num_levels = _check_levels(num_levels)
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   epsilon = validation.check_positive("epsilon", epsilon)
   if theta_rule not in ("lambert", "log10"):
     raise ValueError(f"theta_rule must be 'lambert' or 'log10', got "
@@ -247,9 +262,9 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
         f"{batch_size}; Theorem 1 needs gamma >= 1, a batch of at least "
         f"sqrt(n) = {root:.4g} users)"))
   achieved_gamma = batch_size / root
-  check_conditions(n, theta, achieved_gamma)
-  achieved_epsilon, achieved_delta = guarantee(n, num_levels, theta,
-                                               achieved_gamma)
+  _check_ranges(n, theta, achieved_gamma)
+  achieved_epsilon, achieved_delta = _theorem_1(n, num_levels, theta,
+                                                achieved_gamma)
   return Calibration(
       theta=theta, gamma_unrounded=gamma, batch_size=batch_size,
       epsilon=achieved_epsilon, delta=achieved_delta,
@@ -276,7 +291,7 @@ def _check_reachable(n: int, num_levels: int, epsilon: float,
 def _theta(n: int, delta: float, theta_rule: str, least_theta: int) -> int:
   """Corollary 1's theta by ``theta_rule``, at least ``least_theta``."""
   if theta_rule == "lambert":
-    return max(lambert_theta(delta), least_theta)
+    return max(_lambert_theta(delta), least_theta)
   if n < 1e4:
     raise ValueError(
         f"the log10 rule of Corollary 1 needs n >= 10000, got n={n}; use "
@@ -347,7 +362,3 @@ def _too_few(n: int, setting: str, need: int, more: str = "",
 def _count(n: int) -> str:
   """``n`` in full, or to three digits when it has more than 15."""
   return str(n) if n < 10**15 else f"about {decimal.Decimal(n):.3g}"
-
-
-def _check_levels(num_levels: int) -> int:
-  return validation.check_int("num_levels (L, trie levels)", num_levels)

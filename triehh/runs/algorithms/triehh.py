@@ -116,25 +116,23 @@ def call_triehh(population: population_lib.Population, config: Mapping,
   named, so it goes straight to :func:`triehh.discovery.discover.run_once`
   (what ``triehh.discover`` ends with), or to
   :func:`~triehh.discovery.discover.run_with_counts` when the cell counts
-  its words. ``engine_options`` are the engine's
-  keyword arguments (TFF: secure_sum, workers, timeouts,
-  max_user_contribution).
+  its words; the run's ``max_length`` is the population's, built from
+  ``config["data"]``. ``engine_options`` are the engine's keyword
+  arguments (TFF: secure_sum, workers, timeouts, max_user_contribution).
   """
   privacy = {name: config[name] for name in
              ("epsilon", "delta", "theta", "gamma", "batch_size")}
-  population = population_lib.as_population(population,
-                                            config["data"]["max_length"])
   if config.get("counts"):  # the budget split, the run, then the counts
     return discover_lib.run_with_counts(
-        population, max_length=config["data"]["max_length"], seed=seed,
-        engine=config["engine"], num_sub_rounds=config["num_sub_rounds"],
+        population, seed=seed, engine=config["engine"],
+        num_sub_rounds=config["num_sub_rounds"],
         max_num_prefixes=config["max_num_prefixes"],
         count_share=config["count_share"],
         count_sample_rate=config["count_sample_rate"], **privacy,
         **sampling_of(config), **dict(engine_options or {}))
   return discover_lib.run_once(
-      population, max_length=config["data"]["max_length"], seed=seed,
-      engine=config["engine"], num_sub_rounds=config["num_sub_rounds"],
+      population, seed=seed, engine=config["engine"],
+      num_sub_rounds=config["num_sub_rounds"],
       max_num_prefixes=config["max_num_prefixes"],
       allow_no_guarantee=config["allow_no_guarantee"], **privacy,
       **sampling_of(config), **dict(engine_options or {}))
