@@ -151,6 +151,31 @@ def test_repeated_accounting_with_equal_arguments_is_cached():
   assert counting.compose.cache_info().hits == hits + 1
 
 
+def test_calibrate_total_is_compose_at_the_calibrated_sigma():
+  discovery = _fixed_params(10**5, 2.0, 5e-9)  # as the caching test: cached
+  epsilon = discovery.epsilon + 1.0
+  total = counting.calibrate_total(discovery, epsilon, 1e-8, 0.5)
+  assert total.noise_std == counting.calibrate_noise_to_total(
+      discovery, epsilon, 1e-8, 0.5)
+  assert total == counting.compose(discovery, total.noise_std, 0.5, 1e-8)
+  assert total.sample_rate == 0.5 and total.epsilon <= epsilon
+
+
+@pytest.mark.parametrize("epsilon, delta, rate, message", [
+    (3.0, 1e-8, 1.5, r"count_sample_rate must be in \(0, 1\].*1.5"),
+    (3.0, None, 0.5, "leaves nothing for counting after discovery's delta"),
+    (1.0, 1e-8, 0.5, "epsilon=1 leaves nothing for counting"),
+    (-1.0, 1e-8, 0.5, "epsilon must be a positive"),
+])
+def test_calibrate_total_refuses_bad_arguments_before_accounting(
+    epsilon, delta, rate, message):
+  discovery = _fixed_params(10**5, 2.0, 5e-9)
+  if delta is None:  # all of the total's delta spent by discovery
+    delta = discovery.delta
+  with pytest.raises(ValueError, match=message):
+    counting.calibrate_total(discovery, epsilon, delta, rate)
+
+
 def test_compose_refuses_a_delta_discovery_used_up():
   discovery = _poisson_params(10**5, 1e-8)
   with pytest.raises(ValueError, match="delta=1e-08 leaves nothing"):

@@ -208,6 +208,16 @@ class RunLossTest(parameterized.TestCase):
     # theta = 1: a lone participant passes with probability q per level.
     self.assertEqual(poisson.epsilon_for_delta(0.01, 1, 3, 1e-6), math.inf)
 
+  def test_a_fractional_theta_or_level_count_is_refused_not_truncated(self):
+    with self.assertRaisesRegex(ValueError,
+                                "theta must be a whole number.*12.5"):
+      poisson.epsilon_for_delta(0.1, 12.5, 5, 1e-10)
+    with self.assertRaisesRegex(
+        ValueError, r"num_levels \(L, trie levels\) must be a whole number"):
+      poisson.delta_for_epsilon(0.1, 12, 5.5, 1.0)
+    self.assertEqual(poisson.epsilon_for_delta(0.1, 12.0, 5.0, 1e-10),
+                     poisson.epsilon_for_delta(0.1, 12, 5, 1e-10))
+
   def test_rejects_bad_rates(self):
     for rate in (0.0, 1.0, -0.5, 2.0):
       with self.assertRaisesRegex(ValueError, "sampling rate"):
