@@ -211,11 +211,12 @@ def run_with_counts(population: population_lib.Population, *,
   result = run_once(population, epsilon=split.discovery_epsilon,
                     delta=split.discovery_delta, engine=engine,
                     **run_options)
-  return dataclasses.replace(result, counts=counts_lib.count_discovered(
+  counts = counts_lib.count_discovered(
       result, population, epsilon=epsilon, delta=total_delta,
       counting_epsilon=split.counting_epsilon,
       counting_delta=split.counting_delta, sample_rate=count_sample_rate,
-      engine=engine))
+      engine=engine)
+  return dataclasses.replace(result, counts=counts)
 
 
 def split_total(num_users: int, epsilon: float, delta: float | None,

@@ -120,22 +120,20 @@ def call_triehh(population: population_lib.Population, config: Mapping,
   ``config["data"]``. ``engine_options`` are the engine's keyword
   arguments (TFF: secure_sum, workers, timeouts, max_user_contribution).
   """
-  privacy = {name: config[name] for name in
-             ("epsilon", "delta", "theta", "gamma", "batch_size")}
-  if config.get("counts"):  # the budget split, the run, then the counts
-    return discover_lib.run_with_counts(
-        population, seed=seed, engine=config["engine"],
-        num_sub_rounds=config["num_sub_rounds"],
-        max_num_prefixes=config["max_num_prefixes"],
-        count_share=config["count_share"],
-        count_sample_rate=config["count_sample_rate"], **privacy,
-        **sampling_of(config), **dict(engine_options or {}))
-  return discover_lib.run_once(
-      population, seed=seed, engine=config["engine"],
+  run_options = dict(
+      seed=seed, engine=config["engine"],
       num_sub_rounds=config["num_sub_rounds"],
       max_num_prefixes=config["max_num_prefixes"],
-      allow_no_guarantee=config["allow_no_guarantee"], **privacy,
+      **{name: config[name] for name in
+         ("epsilon", "delta", "theta", "gamma", "batch_size")},
       **sampling_of(config), **dict(engine_options or {}))
+  if config.get("counts"):  # the budget split, the run, then the counts
+    return discover_lib.run_with_counts(
+        population, count_share=config["count_share"],
+        count_sample_rate=config["count_sample_rate"], **run_options)
+  return discover_lib.run_once(
+      population, allow_no_guarantee=config["allow_no_guarantee"],
+      **run_options)
 
 
 def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
