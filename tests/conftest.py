@@ -190,6 +190,8 @@ _SLOW_TESTS = {
     ),
     "tests/engines/tff/runtime_test.py": (
         "test_a_hung_worker_is_named_after_the_call_deadline",  # 6.6 s
+        "test_a_crashed_local_worker_is_replaced_by_the_next_lookup",  # 2.6 s
+        "test_a_closed_runtime_refuses_calls_at_once",  # 1.5 s
         "test_a_worker_that_dies_is_named_and_the_run_stops",  # 8.4 s
         "test_two_loopback_workers_give_the_single_process_trie",  # 10.0 s
         "test_unreachable_worker_is_named_within_the_connect_timeout",  # 1.0 s

@@ -68,10 +68,10 @@ def discovered():
 
 
 @pytest.fixture(scope="module")
-def by_hand(tff_runtime):
+def by_hand():
   """The public constructor (SumFactory) over the same users, by hand."""
   proc = process.build_triehh_process(ALPHABET, L, THETA)
-  with tff_runtime.install():
+  with runtime.get_runtime().install():
     return run_rounds(proc, WORDS, SCHEDULE)
 
 

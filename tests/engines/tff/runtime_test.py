@@ -108,6 +108,45 @@ def test_a_hung_worker_is_named_after_the_call_deadline():
       os.kill(stuck.pid, signal.SIGCONT)
 
 
+def test_a_closed_runtime_refuses_calls_at_once():
+  # get_runtime closes a runtime whose worker failed; a context still
+  # installed from it must not wait out the call deadline on each call.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  one = tff.tensorflow.computation(lambda: tf.constant(1))
+  with worker.WorkerProcess() as alive:
+    rt = runtime.Runtime([alive.address], rpc_timeout=30.0)
+    with rt.install():
+      assert one() == 1
+    rt.close()
+    start = time.monotonic()
+    with rt.install(), pytest.raises(
+        runtime.WorkerError, match=f"TFF worker {alive.address}: closed"):
+      one()
+    assert time.monotonic() - start < 5
+
+
+def test_a_crashed_local_worker_is_replaced_by_the_next_lookup():
+  # The C++ worker can die under a run (a segfault of its gRPC server):
+  # the engine's next get_runtime starts a new one instead of failing on.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  one = tff.tensorflow.computation(lambda: tf.constant(1))
+  crashed = runtime.get_runtime()
+  local = crashed._processes[0]  # pylint: disable=protected-access
+  os.kill(local.pid, signal.SIGKILL)
+  deadline = time.monotonic() + 10
+  while local.alive() and time.monotonic() < deadline:
+    time.sleep(0.05)
+  assert crashed.failed
+  fresh = runtime.get_runtime()
+  assert fresh is not crashed and not fresh.failed
+  with fresh.install():
+    assert one() == 1
+  with crashed.install(), pytest.raises(runtime.WorkerError, match="closed"):
+    one()
+
+
 def test_worker_addresses_are_checked():
   assert runtime.parse_workers("a:1, b.example:65535,[::1]:80") == [
       "a:1", "b.example:65535", "[::1]:80"]

@@ -194,6 +194,7 @@ class WorkerContext(tff.framework.AsyncContext):
                                     name=f"tff-worker-{address}", daemon=True)
     self._thread.start()
     self.failed = False
+    self._closed = False
 
   async def _invoke_here(self, comp, arg):
     try:
@@ -207,6 +208,11 @@ class WorkerContext(tff.framework.AsyncContext):
       raise ComputationError(self.address, _describe(err)) from err
 
   def _submit(self, comp, arg) -> concurrent.futures.Future:
+    if self._closed:  # its loop is stopped: the call would never run
+      raise WorkerError(
+          self.address, "closed: this runtime was closed (get_runtime "
+          "replaces a runtime whose worker failed); install the one "
+          "get_runtime returns now")
     return asyncio.run_coroutine_threadsafe(self._invoke_here(comp, arg),
                                             self._loop)
 
@@ -235,6 +241,7 @@ class WorkerContext(tff.framework.AsyncContext):
       raise self._timed_out() from None
 
   def close(self) -> None:
+    self._closed = True
     if self._loop.is_running():
       self._loop.call_soon_threadsafe(self._loop.stop)
       self._thread.join(timeout=5.0)
