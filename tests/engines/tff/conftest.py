@@ -3,15 +3,23 @@
 import pytest
 
 
+@pytest.fixture(scope="session")
+def tff_runtime_module():
+  """``triehh.engines.tff.runtime``, imported once per process with
+  TensorFlow and TFF (15-30 s): the TFF tests share it, and the local worker
+  its ``get_runtime`` caches, so they run in one xdist group."""
+  pytest.importorskip("tensorflow_federated")
+  from triehh.engines.tff import runtime  # pylint: disable=g-import-not-at-top
+  return runtime
+
+
 @pytest.fixture
-def tff_runtime():
+def tff_runtime(tff_runtime_module):
   """The engine's cached local runtime (one worker_binary on loopback),
   looked up for each test: ``get_runtime`` starts a new worker when the last
   one failed, so a worker that crashes fails the test it crashed in, not
   every test after it."""
-  pytest.importorskip("tensorflow_federated")
-  from triehh.engines.tff import runtime  # pylint: disable=g-import-not-at-top
-  return runtime.get_runtime()
+  return tff_runtime_module.get_runtime()
 
 
 @pytest.fixture

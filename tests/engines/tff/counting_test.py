@@ -158,13 +158,13 @@ L = 3
 
 
 @pytest.fixture(scope="module")
-def discovered():
+def discovered(tff_runtime_module):
   """The state after three discovery rounds over every user (one_word)."""
   proc = process.build_triehh_process(ALPHABET, L, 5,
                                       client_data=clients.ONE_WORD)
   pop = population_lib.Population.from_user_words(WORDS, max_length=L)
   codes = list(pop.codes[pop.user_word].astype(np.int32))
-  with runtime.get_runtime().install():
+  with tff_runtime_module.get_runtime().install():
     state = proc.initialize()
     for _ in range(L + 1):
       state, _ = proc.next(state, codes)

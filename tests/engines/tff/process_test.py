@@ -49,7 +49,7 @@ def run_rounds(proc, user_words, schedule):
 
 
 @pytest.fixture(scope="module")
-def discovered():
+def discovered(tff_runtime_module):
   """discover(engine="tff") on the scheduled users, and the constructor's
   calls it made."""
   calls = []
@@ -68,10 +68,10 @@ def discovered():
 
 
 @pytest.fixture(scope="module")
-def by_hand():
+def by_hand(tff_runtime_module):
   """The public constructor (SumFactory) over the same users, by hand."""
   proc = process.build_triehh_process(ALPHABET, L, THETA)
-  with runtime.get_runtime().install():
+  with tff_runtime_module.get_runtime().install():
     return run_rounds(proc, WORDS, SCHEDULE)
 
 
