@@ -176,6 +176,18 @@ def test_calibrate_total_refuses_bad_arguments_before_accounting(
     counting.calibrate_total(discovery, epsilon, delta, rate)
 
 
+def test_calibrate_total_refuses_a_share_above_what_discovery_leaves():
+  discovery = _fixed_params(10**5, 2.0, 5e-9)
+  rest = 3.0 - discovery.epsilon
+  with pytest.raises(ValueError, match=r"counting_epsilon=.* is more than "
+                     r"the .* that discovery leaves"):
+    counting.calibrate_total(discovery, 3.0, 1e-8, 0.5,
+                             counting_epsilon=rest * 1.01)
+  with pytest.raises(ValueError, match=r"counting_delta=.* is more than"):
+    counting.calibrate_total(discovery, 3.0, 1e-8, 0.5,
+                             counting_delta=1e-8 - discovery.delta / 2)
+
+
 def test_compose_refuses_a_delta_discovery_used_up():
   discovery = _poisson_params(10**5, 1e-8)
   with pytest.raises(ValueError, match="delta=1e-08 leaves nothing"):

@@ -338,24 +338,42 @@ def calibrate_total(discovery: results.RunParams, epsilon: float,
   epsilon = validation.check_positive("epsilon", epsilon)
   sample_rate = validation.check_rate("count_sample_rate", sample_rate,
                                       _SAMPLE_RATE)
-  delta = _check_total_delta(discovery, delta)
-  if counting_epsilon is None:
-    counting_epsilon = epsilon - discovery.epsilon
-    if not counting_epsilon > 0:
-      raise ValueError(f"epsilon={epsilon:g} leaves nothing for counting "
-                       f"after discovery's epsilon={discovery.epsilon:g}")
-  else:
+  if counting_epsilon is not None:
     counting_epsilon = validation.check_positive("counting_epsilon",
                                                  counting_epsilon)
-  if counting_delta is None:
-    counting_delta = delta - discovery.delta
-  else:
+  if counting_delta is not None:
     counting_delta = validation.check_probability("counting_delta",
                                                   counting_delta)
+  delta = _check_total_delta(discovery, delta)
+  counting_epsilon, counting_delta = _basic_share(
+      discovery, epsilon, delta, counting_epsilon, counting_delta)
   upper = _calibrate_noise(counting_epsilon, counting_delta, sample_rate)
   return _compose(discovery, _noise_to_total(discovery, epsilon, delta,
                                              sample_rate, upper),
                   sample_rate, delta)
+
+
+def _basic_share(discovery: results.RunParams, epsilon: float, delta: float,
+                 counting_epsilon: float | None,
+                 counting_delta: float | None) -> tuple[float, float]:
+  """Counting's ``(epsilon, delta)`` by basic composition: by default all
+  that discovery leaves of the total; a ValueError when a given one is more
+  than that (its sigma would not meet the total)."""
+  if not epsilon - discovery.epsilon > 0:
+    raise ValueError(f"epsilon={epsilon:g} leaves nothing for counting "
+                     f"after discovery's epsilon={discovery.epsilon:g}")
+  share = []
+  for name, given, left in (
+      ("counting_epsilon", counting_epsilon, epsilon - discovery.epsilon),
+      ("counting_delta", counting_delta, delta - discovery.delta)):
+    # 1e-9: the split's rounding (4 - 4 * 0.9 is 1 ulp below 4 * 0.1).
+    if given is not None and given > left * (1.0 + 1e-9):
+      raise ValueError(
+          f"{name}={given:.6g} is more than the {left:.6g} that discovery "
+          "leaves of the total: by basic composition the two phases would "
+          "not meet it")
+    share.append(left if given is None else given)
+  return share[0], share[1]
 
 
 def _noise_to_total(discovery: results.RunParams, epsilon: float,
