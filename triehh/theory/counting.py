@@ -73,15 +73,11 @@ class BudgetSplit:
   count_share: float
 
 
-# What count_share and a counting sample rate are, for their errors.
-_COUNT_SHARE = "the share of epsilon and delta spent on counting"
-_SAMPLE_RATE = "the probability that a user joins the counting sample"
-
-
 def check_count_share(count_share: float, name: str = "count_share") -> float:
   """``count_share`` as a float in (0, 1), else an error naming it as
   ``name`` (a driver gives its flag)."""
-  return validation.check_probability(name, count_share, _COUNT_SHARE)
+  return validation.check_probability(
+      name, count_share, "the share of epsilon and delta spent on counting")
 
 
 def split_budget(epsilon: float, delta: float,
@@ -91,8 +87,7 @@ def split_budget(epsilon: float, delta: float,
   delta)``."""
   epsilon = validation.check_positive("epsilon", epsilon)
   delta = validation.check_probability("delta", delta)
-  share = validation.check_probability("count_share", count_share,
-                                       _COUNT_SHARE)
+  share = check_count_share(count_share)
   return BudgetSplit(
       discovery_epsilon=epsilon * (1.0 - share),
       discovery_delta=delta * (1.0 - share),
@@ -104,7 +99,9 @@ def check_sample_rate(sample_rate: float,
                       name: str = "count_sample_rate") -> float:
   """``sample_rate`` as a float in (0, 1], else an error naming it as
   ``name`` (``count_sample_rate``, or a driver's flag)."""
-  return validation.check_rate(name, sample_rate, _SAMPLE_RATE)
+  return validation.check_rate(
+      name, sample_rate, "the probability that a user joins the counting "
+      "sample")
 
 
 # Cached: the noise searches ask for the same sigmas again (their brackets
@@ -336,8 +333,7 @@ def calibrate_total(discovery: results.RunParams, epsilon: float,
   ``epsilon - discovery.epsilon`` at ``delta - discovery.delta``).
   """
   epsilon = validation.check_positive("epsilon", epsilon)
-  sample_rate = validation.check_rate("count_sample_rate", sample_rate,
-                                      _SAMPLE_RATE)
+  sample_rate = check_sample_rate(sample_rate)
   if counting_epsilon is not None:
     counting_epsilon = validation.check_positive("counting_epsilon",
                                                  counting_epsilon)

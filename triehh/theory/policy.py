@@ -324,10 +324,6 @@ def _given_theta(n: int, theta: int, gamma: float | None,
   """Theorem 1's guarantee for a given ``theta`` and batch size."""
   levels = common["levels"]
   theta = validation.check_int("theta", theta)
-  if gamma is None:
-    batch_size = validation.check_int("batch_size", batch_size)
-  else:
-    gamma = validation.check_positive("gamma", gamma)
   batch_size = _batch_size(n, gamma, batch_size)
   used_gamma = batch_size / math.sqrt(n)
   try:
@@ -350,15 +346,16 @@ def _given_theta(n: int, theta: int, gamma: float | None,
 
 
 def _batch_size(n: int, gamma: float | None, batch_size: int | None) -> int:
-  """The batch size ``floor(gamma sqrt(n))`` or ``batch_size`` (the one
-  given, its type already checked), its range checked in the caller's
-  terms before anything is computed from it."""
+  """The batch size ``floor(gamma sqrt(n))`` or ``batch_size``, checked in
+  the caller's terms before anything is computed from it."""
   root = math.sqrt(n)
   if gamma is None:
+    batch_size = validation.check_int("batch_size", batch_size)
     if batch_size > n:
       raise ValueError(f"batch_size must be in [1, n={n}] (users sampled per "
                        f"round, without replacement), got {batch_size}")
     return batch_size
+  gamma = validation.check_positive("gamma", gamma)
   if gamma > root:
     raise ValueError(
         f"gamma={gamma:.6g} asks for a batch of gamma*sqrt(n) = "

@@ -143,7 +143,7 @@ def guarantee(n: int, num_levels: int, theta: int,
     theta: the vote threshold.
     gamma: the batch-size factor, ``m = gamma * sqrt(n)``.
   """
-  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  num_levels = _check_levels(num_levels)
   check_conditions(n, theta, gamma)
   return _theorem_1(n, num_levels, theta, gamma)
 
@@ -231,7 +231,7 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
       needed).
   """
   n = validation.check_int("n (number of users)", n)
-  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  num_levels = _check_levels(num_levels)
   epsilon = validation.check_positive("epsilon", epsilon)
   if theta_rule not in ("lambert", "log10"):
     raise ValueError(f"theta_rule must be 'lambert' or 'log10', got "
@@ -362,3 +362,7 @@ def _too_few(n: int, setting: str, need: int, more: str = "",
 def _count(n: int) -> str:
   """``n`` in full, or to three digits when it has more than 15."""
   return str(n) if n < 10**15 else f"about {decimal.Decimal(n):.3g}"
+
+
+def _check_levels(num_levels: int) -> int:
+  return validation.check_int("num_levels (L, trie levels)", num_levels)
