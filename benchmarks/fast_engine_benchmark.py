@@ -434,7 +434,8 @@ def floor_row(n: int, sampling: str = choices.FIXED) -> None:
         + ("" if rate is not None else
            f"; every draw of the contract alone {cpu['draws']:.3f} ms CPU "
            f"({cpu['draws'] / cpu['floor']:.2f}x the floor, "
-           f"{'compiled' if thinning.compiled is not None else 'numpy'}; numpy's calls "
+           f"{'compiled' if thinning.compiled is not None else 'numpy'}; "
+           "numpy's calls "
            f"{cpu['numpy draws']:.3f} ms, "
            f"{cpu['numpy draws'] / cpu['floor']:.2f}x)"), flush=True)
 

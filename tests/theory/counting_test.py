@@ -139,16 +139,17 @@ def test_calibrate_noise_to_total_meets_the_total_tightly(sampling):
 def test_repeated_accounting_with_equal_arguments_is_cached():
   discovery = _fixed_params(10**5, 2.0, 5e-9)
   epsilon = discovery.epsilon + 1.0
+  # pylint: disable=protected-access
   first = counting.calibrate_noise_to_total(discovery, epsilon, 1e-8, 0.5)
-  hits = counting.calibrate_noise_to_total.cache_info().hits
+  hits = counting.calibrate_total.cache_info().hits
   again = counting.calibrate_noise_to_total(
       _fixed_params(10**5, 2.0, 5e-9), epsilon, 1e-8, 0.5)  # an equal copy
   assert again == first
-  assert counting.calibrate_noise_to_total.cache_info().hits == hits + 1
+  assert counting.calibrate_total.cache_info().hits == hits + 1
   total = counting.compose(discovery, first, 0.5, 1e-8)
-  hits = counting.compose.cache_info().hits
+  hits = counting._compose.cache_info().hits
   assert counting.compose(discovery, first, 0.5, 1e-8) == total
-  assert counting.compose.cache_info().hits == hits + 1
+  assert counting._compose.cache_info().hits == hits + 1
 
 
 def test_calibrate_total_is_compose_at_the_calibrated_sigma():

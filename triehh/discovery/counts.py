@@ -253,8 +253,9 @@ def count_discovered(result: results.DiscoveryResult,
                     counting_generator(result.seed), engine)
   return word_counts(
       sums, words, n=population.num_users, sample_rate=sample_rate,
-      noise_std=total.noise_std, confidence=DEFAULT_CONFIDENCE, epsilon=total.epsilon,
-      delta=total.delta, counting_epsilon=total.counting_epsilon,
+      noise_std=total.noise_std, confidence=DEFAULT_CONFIDENCE,
+      epsilon=total.epsilon, delta=total.delta,
+      counting_epsilon=total.counting_epsilon,
       counting_delta=total.counting_delta, accounting=total.accounting,
       discovery_epsilon=total.discovery_epsilon,
       discovery_delta=total.discovery_delta,

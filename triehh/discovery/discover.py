@@ -183,8 +183,8 @@ def discover(user_words, *, epsilon: float | None = None,
         engine=engine, word_choice=word_choice,
         num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
   run_options = dict(
-      seed=seed, engine=engine, theta=theta,
-      gamma=gamma, batch_size=batch_size, num_sub_rounds=num_sub_rounds,
+      seed=seed, engine=engine, theta=theta, gamma=gamma,
+      batch_size=batch_size, num_sub_rounds=num_sub_rounds,
       max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
       schedule=schedule, sampling=sampling, sampling_rate=sampling_rate,
@@ -298,8 +298,7 @@ def run_once(population: population_lib.Population, *,
   explicit here; :func:`discover` chooses it when the caller does not."""
   params = policy.resolve_params(
       population.num_users, population.max_length, epsilon=epsilon,
-      delta=delta,
-      theta=theta, gamma=gamma, batch_size=batch_size,
+      delta=delta, theta=theta, gamma=gamma, batch_size=batch_size,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
       single_word=population.is_single_word, sampling=sampling,

@@ -248,9 +248,6 @@ def _composed_epsilon(first, second, delta: float) -> float:
   return epsilon
 
 
-# Cached: sweeps compose the same discovery parameters for many seeds
-# (RunParams is frozen, so the exact arguments are the key).
-@functools.lru_cache(maxsize=256)
 def compose(discovery: results.RunParams, noise_std: float,
             sample_rate: float, delta: float) -> Composition:
   """The total privacy of discovery (``discovery``, its run parameters)
@@ -279,7 +276,9 @@ def _check_total_delta(discovery: results.RunParams, delta: float) -> float:
   return delta
 
 
-# Cached: a calibration's last full check composes the sigma it returns.
+# Cached: sweeps compose the same discovery parameters for many seeds
+# (RunParams is frozen, so the exact arguments are the key), and a
+# calibration's last full check composes the sigma it returns.
 @functools.lru_cache(maxsize=256)
 def _compose(discovery: results.RunParams, noise_std: float,
              sample_rate: float, delta: float) -> Composition:
@@ -300,9 +299,6 @@ def _compose(discovery: results.RunParams, noise_std: float,
       two_sided=two_sided, noise_std=noise_std, sample_rate=sample_rate)
 
 
-# Cached on the exact arguments (1-3 s a call under Poisson sampling; sweeps
-# call it with the same parameters for every seed).
-@functools.lru_cache(maxsize=256)
 def calibrate_noise_to_total(discovery: results.RunParams, epsilon: float,
                              delta: float, sample_rate: float) -> float:
   """The smallest sigma (to a relative 1e-3, rounded up) for which
@@ -316,7 +312,8 @@ def calibrate_noise_to_total(discovery: results.RunParams, epsilon: float,
   return calibrate_total(discovery, epsilon, delta, sample_rate).noise_std
 
 
-# Cached as calibrate_noise_to_total.
+# Cached on the exact arguments (1-3 s a call under Poisson sampling; sweeps
+# call it with the same parameters for every seed).
 @functools.lru_cache(maxsize=256)
 def calibrate_total(discovery: results.RunParams, epsilon: float,
                     delta: float, sample_rate: float,
