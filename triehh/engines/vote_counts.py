@@ -48,6 +48,7 @@ from triehh.core import validation
 from triehh.engines import cache
 from triehh.engines import thinning
 
+
 def sample_cell_counts(cell_users: np.ndarray, batch_size: int,
                        rng: np.random.Generator) -> np.ndarray:
   """Per-cell counts of a uniform ``batch_size``-subset of the users.
