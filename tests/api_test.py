@@ -15,6 +15,7 @@ from triehh.core import population as population_lib
 from triehh.data import synthetic
 from triehh.engines import registry
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 import triehh
 from tests import reference
 
@@ -60,7 +61,7 @@ class DiscoverTest(parameterized.TestCase):
     result = triehh.discover(self.pop, epsilon=4.0, seed=1)
     p = result.params
     n = self.pop.num_users
-    cal = poisson.calibrate(n, 11, 4.0, 1 / n**2)
+    cal = poisson_calibration.calibrate(n, 11, 4.0, 1 / n**2)
     self.assertEqual((p.sampling, p.theta, p.sampling_rate),
                      ("poisson", cal.theta, cal.rate))
     self.assertTrue(p.two_sided)

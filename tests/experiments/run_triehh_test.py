@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 import triehh
 from tests.experiments import drivers
 from triehh.data import synthetic
@@ -37,7 +38,7 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert first["n_users"] == 30000
   # By default: Poisson sampling, theta and the rate of the two-sided
   # accountant for the target.
-  cal = poisson.calibrate(30000, 11, 4.0, 30000**-2)
+  cal = poisson_calibration.calibrate(30000, 11, 4.0, 30000**-2)
   assert (first["theta"], first["sampling_rate"]) == (cal.theta, cal.rate)
   assert first["sampling"] == "poisson"
   assert first["batch_size"] == round(cal.expected_batch_size)

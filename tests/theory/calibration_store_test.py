@@ -8,6 +8,7 @@ import pytest
 
 from triehh.theory import calibration_store
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 
 # A small calibration (three levels, a coarse grid): a fraction of a second.
 ARGS = dict(n=10_000, num_levels=3, epsilon=4.0, delta=1e-4)
@@ -26,14 +27,14 @@ def _store(tmp_path, monkeypatch):
 
 
 def _forget_in_process():
-  poisson._search.cache_clear()
-  poisson.calibrate.cache_clear()
+  poisson_calibration._search.cache_clear()
+  poisson_calibration.calibrate.cache_clear()
 
 
 def _no_search(monkeypatch):
   def refuse(*args, **kwargs):
     raise AssertionError("searched although a good answer was stored")
-  monkeypatch.setattr(poisson, "max_rate", refuse)
+  monkeypatch.setattr(poisson_calibration, "max_rate", refuse)
 
 
 def _entry(store):
@@ -43,38 +44,38 @@ def _entry(store):
 
 def test_a_stored_search_is_read_back_with_the_same_result(store,
                                                            monkeypatch):
-  first = poisson.calibrate(**ARGS, **FAST)
+  first = poisson_calibration.calibrate(**ARGS, **FAST)
   assert os.path.basename(_entry(store)).startswith("poisson-")
   _forget_in_process()
   _no_search(monkeypatch)
-  assert poisson.calibrate(**ARGS, **FAST) == first
+  assert poisson_calibration.calibrate(**ARGS, **FAST) == first
   # The search does not depend on n: another n reads the same entry.
-  other = poisson.calibrate(**{**ARGS, "n": 20_000}, **FAST)
+  other = poisson_calibration.calibrate(**{**ARGS, "n": 20_000}, **FAST)
   assert (other.theta, other.rate) == (first.theta, first.rate)
   assert other.expected_batch_size == 2 * first.expected_batch_size
 
 
 def test_the_key_holds_every_argument_and_the_code(store, monkeypatch):
-  poisson.calibrate(**ARGS, **FAST)
-  poisson.calibrate(**{**ARGS, "epsilon": 2.0}, **FAST)
-  poisson.calibrate(**ARGS, theta=5, **FAST)
+  poisson_calibration.calibrate(**ARGS, **FAST)
+  poisson_calibration.calibrate(**{**ARGS, "epsilon": 2.0}, **FAST)
+  poisson_calibration.calibrate(**ARGS, theta=5, **FAST)
   assert len(os.listdir(store)) == 3
   # Changed code: the entries are not read.
   _forget_in_process()
   monkeypatch.setattr(calibration_store.files, "source_digest",
                       lambda path: "new")
   searched = []
-  real = poisson.max_rate
-  monkeypatch.setattr(poisson, "max_rate",
+  real = poisson_calibration.max_rate
+  monkeypatch.setattr(poisson_calibration, "max_rate",
                       lambda *a, **k: searched.append(1) or real(*a, **k))
-  poisson.calibrate(**ARGS, **FAST)
+  poisson_calibration.calibrate(**ARGS, **FAST)
   assert searched and len(os.listdir(store)) == 4
 
 
 @pytest.mark.parametrize("change", ["too_high", "too_low", "theta", "text",
                                     "types", "arguments"])
 def test_a_wrong_entry_is_searched_again(store, change):
-  first = poisson.calibrate(**ARGS, **FAST)
+  first = poisson_calibration.calibrate(**ARGS, **FAST)
   path = _entry(store)
   with open(path, encoding="utf-8") as f:
     entry = json.load(f)
@@ -92,14 +93,14 @@ def test_a_wrong_entry_is_searched_again(store, change):
   with open(path, "w", encoding="utf-8") as f:
     f.write("{not json" if change == "text" else json.dumps(entry))
   _forget_in_process()
-  again = poisson.calibrate(**ARGS, **FAST)
+  again = poisson_calibration.calibrate(**ARGS, **FAST)
   assert again == first
   with open(path, encoding="utf-8") as f:  # the good answer replaced it
     assert json.load(f)["answer"]["rate"] == again.rate
 
 
 def test_a_stored_answer_for_another_theta_is_not_used(store):
-  poisson.calibrate(**ARGS, theta=5, **FAST)
+  poisson_calibration.calibrate(**ARGS, theta=5, **FAST)
   path = _entry(store)
   with open(path, encoding="utf-8") as f:
     entry = json.load(f)
@@ -107,20 +108,20 @@ def test_a_stored_answer_for_another_theta_is_not_used(store):
   with open(path, "w", encoding="utf-8") as f:
     json.dump(entry, f)
   _forget_in_process()
-  assert poisson.calibrate(**ARGS, theta=5, **FAST).theta == 5
+  assert poisson_calibration.calibrate(**ARGS, theta=5, **FAST).theta == 5
 
 
 def test_off_or_unwritable_store_changes_nothing(tmp_path, store):
-  first = poisson.calibrate(**ARGS, **FAST)
+  first = poisson_calibration.calibrate(**ARGS, **FAST)
   calibration_store.configure(None)
   _forget_in_process()
   assert calibration_store.directory() is None
-  assert poisson.calibrate(**ARGS, **FAST) == first
+  assert poisson_calibration.calibrate(**ARGS, **FAST) == first
   blocker = tmp_path / "a_file"
   blocker.write_text("")
   calibration_store.configure(str(blocker))  # cannot hold a folder
   _forget_in_process()
-  assert poisson.calibrate(**ARGS, **FAST) == first
+  assert poisson_calibration.calibrate(**ARGS, **FAST) == first
 
 
 def test_the_default_store_is_in_the_cache_directory(monkeypatch):
@@ -132,18 +133,30 @@ def test_the_default_store_is_in_the_cache_directory(monkeypatch):
 
 
 def test_the_key_covers_all_the_code_that_searches():
-  # The key holds poisson.py's source only: the search must not use code of
-  # the project from another file (validation checks arguments, the store
+  # The key holds the sources of the search and of the accountant modules it
+  # calls (poisson_calibration._SOURCES): none of them may use code of the
+  # project from another file (validation checks arguments, the store
   # stores). A new import here must join the key, or this list.
   import ast  # pylint: disable=g-import-not-at-top
-  with open(poisson.__file__, encoding="utf-8") as f:
-    tree = ast.parse(f.read())
-  project = set()
-  for node in ast.walk(tree):
-    if isinstance(node, ast.ImportFrom) and node.module.startswith("triehh"):
-      project.update(f"{node.module}.{a.name}" for a in node.names)
-    elif isinstance(node, ast.Import):
-      project.update(a.name for a in node.names
-                     if a.name.startswith("triehh"))
-  assert project == {"triehh.core.validation",
+  import importlib  # pylint: disable=g-import-not-at-top
+  sources = {os.path.abspath(path) for path in poisson_calibration._SOURCES}
+  outside = set()
+  for path in sources:
+    with open(path, encoding="utf-8") as f:
+      tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+      if isinstance(node, ast.ImportFrom) and node.module.startswith("triehh"):
+        names = [f"{node.module}.{a.name}" for a in node.names]
+      elif isinstance(node, ast.Import):
+        names = [a.name for a in node.names if a.name.startswith("triehh")]
+      else:
+        continue
+      for name in names:
+        try:
+          module = importlib.import_module(name)
+        except ImportError:  # a class imported from a module
+          module = importlib.import_module(name.rsplit(".", 1)[0])
+        if os.path.abspath(module.__file__) not in sources:
+          outside.add(module.__name__)
+  assert outside == {"triehh.core.validation",
                      "triehh.theory.calibration_store"}

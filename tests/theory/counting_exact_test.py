@@ -21,6 +21,7 @@ from scipy import stats
 
 from triehh.core import choices
 from triehh.theory import counting
+from triehh.theory import pld
 from triehh.theory import poisson
 from triehh.theory import policy
 
@@ -169,7 +170,7 @@ def test_the_vectorised_closed_form_is_the_scalar_one(rate):
         atol=1e-300)
 
 
-def _poisson_composed_delta(epsilon: float, loss: poisson.TwoSided,
+def _poisson_composed_delta(epsilon: float, loss: pld.TwoSided,
                             sigma: float, q: float) -> float:
   """The exact delta at ``epsilon`` of the Poisson accountant's discovery
   loss (both directions) followed by the counting phase: the hockey stick
@@ -197,7 +198,7 @@ def test_poisson_discovery_and_counting_meet_the_reported_total(rate):
   assert total.two_sided
   loss = poisson.run_loss(discovery.sampling_rate, discovery.theta,
                           discovery.levels, counting.DISCRETIZATION,
-                          poisson._budget(discovery.delta, discovery.levels))  # pylint: disable=protected-access
+                          poisson.trimming_budget(discovery.delta, discovery.levels))  # pylint: disable=protected-access
   assert loss.delta(discovery.epsilon) <= discovery.delta
   assert _poisson_composed_delta(total.epsilon, loss, sigma,
                                  rate) <= total_delta

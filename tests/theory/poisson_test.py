@@ -10,7 +10,9 @@ from absl.testing import parameterized
 from scipy import special
 from scipy import stats
 
+from triehh.theory import pld
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 
 
 def _pair(rate: float, theta: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -143,8 +145,8 @@ class GridLineNextToTheLowestLossTest(parameterized.TestCase):
     one = poisson.level_loss(0.2, 5)
     broken = dataclasses.replace(one.reverse,
                                  probs=np.r_[one.reverse.probs[:-1], np.nan])
-    for pair in (poisson.TwoSided(one.forward, broken),
-                 poisson.TwoSided(broken, one.forward)):
+    for pair in (pld.TwoSided(one.forward, broken),
+                 pld.TwoSided(broken, one.forward)):
       with self.assertRaisesRegex(FloatingPointError, "NaN"):
         pair.delta(0.0)
 
@@ -172,10 +174,10 @@ class RunLossTest(parameterized.TestCase):
       rate = float(10**rng.uniform(-3, -0.2))
       theta, levels = int(rng.integers(2, 40)), int(rng.integers(1, 12))
       epsilon = float(rng.choice([0.5, 1.0, 2.0, 4.0, 8.0]))
-      budget = poisson._budget(1e-10, levels)
+      budget = poisson.trimming_budget(1e-10, levels)
       for grid in (1e-2, 1e-3):
         loss = poisson.run_loss(rate, theta, levels, grid, budget)
-        got = poisson._run_delta(rate, theta, levels, grid, budget, epsilon)
+        got = poisson.run_delta(rate, theta, levels, grid, budget, epsilon)
         self.assertEqual(got, loss.delta(epsilon),
                          (rate, theta, levels, epsilon, grid))
         reverse = poisson.level_loss(rate, theta, grid).reverse.trimmed(budget)
@@ -229,7 +231,7 @@ class CalibrateTest(parameterized.TestCase):
   @parameterized.parameters((10**4, 4.0), (10**6, 1.0))
   def test_meets_the_target_and_is_tight(self, n, epsilon):
     delta = 1.0 / n**2
-    cal = poisson.calibrate(n, 11, epsilon, delta)
+    cal = poisson_calibration.calibrate(n, 11, epsilon, delta)
     self.assertLessEqual(
         poisson.delta_for_epsilon(cal.rate, cal.theta, 11, epsilon), delta)
     self.assertLessEqual(cal.epsilon, epsilon)
@@ -241,26 +243,26 @@ class CalibrateTest(parameterized.TestCase):
   def test_meets_the_target_where_delta_alone_binds(self):
     # At a large epsilon the rate is bounded by the lone-user atom,
     # L q^theta ~ delta: the search must not overshoot by a rounding error.
-    cal = poisson.calibrate(10**6, 11, 8.0, 1e-12)
+    cal = poisson_calibration.calibrate(10**6, 11, 8.0, 1e-12)
     self.assertLessEqual(cal.delta, 1e-12)
     self.assertLess(cal.epsilon, 8.0)
     lone = -math.expm1(11 * math.log1p(-cal.rate**cal.theta))
     self.assertGreater(lone, 0.5e-12)
 
   def test_theta_maximises_rate_over_theta(self):
-    cal = poisson.calibrate(10**5, 11, 2.0, 1e-10)
+    cal = poisson_calibration.calibrate(10**5, 11, 2.0, 1e-10)
     score = cal.rate / cal.theta
     for theta in (cal.theta - 2, cal.theta + 2):
-      rate = poisson.max_rate(theta, 11, 2.0, 1e-10, tolerance=1e-3)
+      rate = poisson_calibration.max_rate(theta, 11, 2.0, 1e-10, tolerance=1e-3)
       self.assertLessEqual(rate / theta, score * 1.01)
 
   def test_given_theta(self):
-    cal = poisson.calibrate(10**5, 11, 2.0, 1e-10, theta=8)
+    cal = poisson_calibration.calibrate(10**5, 11, 2.0, 1e-10, theta=8)
     self.assertEqual(cal.theta, 8)
 
   def test_too_few_users(self):
     with self.assertRaisesRegex(ValueError, "too few for Poisson sampling"):
-      poisson.calibrate(3, 11, 0.1, 1e-12)
+      poisson_calibration.calibrate(3, 11, 0.1, 1e-12)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from absl.testing import parameterized
 from triehh.core import population as population_lib
 from triehh.theory import crowding
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 from triehh.theory import policy
 
 
@@ -144,7 +145,7 @@ class PoissonTest(parameterized.TestCase):
   def test_calibrated(self):
     n = 100_000
     p = policy.resolve_params(n, 10, epsilon=2.0, sampling="poisson")
-    cal = poisson.calibrate(n, 11, 2.0, 1 / n**2)
+    cal = poisson_calibration.calibrate(n, 11, 2.0, 1 / n**2)
     self.assertEqual((p.theta, p.sampling_rate), (cal.theta, cal.rate))
     self.assertEqual(p.batch_size, round(cal.rate * n))
     self.assertLessEqual(p.epsilon, 2.0)

@@ -1,6 +1,6 @@
 """Calibrations remembered on disk, so that a command does not search again.
 
-Calibrating Poisson sampling (:func:`triehh.theory.poisson.calibrate`)
+Calibrating Poisson sampling (:func:`triehh.theory.poisson_calibration.calibrate`)
 searches theta and the rate: about 120 evaluations of the accountant, 1-2 s,
 paid by every command that runs at a target ``(epsilon, delta)``. The answer
 depends only on the arguments of the search and on the code that computes
@@ -35,7 +35,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import scipy
@@ -60,11 +60,14 @@ def directory() -> str | None:
   return _directory  # type: ignore[return-value]
 
 
-def _path(kind: str, arguments: Mapping, source_path: str) -> str | None:
+def _path(kind: str, arguments: Mapping,
+          source_path: str | Sequence[str]) -> str | None:
   where = directory()
-  code = files.source_digest(source_path)
-  if where is None or code is None:
+  paths = [source_path] if isinstance(source_path, str) else source_path
+  digests = [files.source_digest(path) for path in paths]
+  if where is None or None in digests:
     return None
+  code = digests[0] if len(digests) == 1 else digests
   text = json.dumps({"kind": kind, "arguments": dict(arguments),
                      "code": code, "numpy": np.__version__,
                      "scipy": scipy.__version__}, sort_keys=True)
@@ -72,10 +75,12 @@ def _path(kind: str, arguments: Mapping, source_path: str) -> str | None:
   return os.path.join(where, f"{kind}-{key}.json")
 
 
-def load(kind: str, arguments: Mapping, source_path: str) -> dict | None:
+def load(kind: str, arguments: Mapping,
+         source_path: str | Sequence[str]) -> dict | None:
   """The entry stored for ``arguments`` (a JSON object), or None.
 
-  ``source_path`` is the file of the code whose answer is stored.
+  ``source_path`` is the file of the code whose answer is stored (or a
+  sequence of files: the search and the code it calls).
   """
   path = _path(kind, arguments, source_path)
   if path is None:
@@ -91,7 +96,7 @@ def load(kind: str, arguments: Mapping, source_path: str) -> dict | None:
   return answer if isinstance(answer, dict) else None
 
 
-def save(kind: str, arguments: Mapping, source_path: str,
+def save(kind: str, arguments: Mapping, source_path: str | Sequence[str],
          answer: Mapping) -> None:
   """Stores ``answer`` (JSON-able) for ``arguments``; silently does
   nothing where the directory cannot be written."""

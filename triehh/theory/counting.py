@@ -40,6 +40,7 @@ import math
 
 from triehh.core import results
 from triehh.core import validation
+from triehh.theory import pld
 from triehh.theory import poisson
 
 # The privacy loss grid of both phases (dp_accounting composes only PLDs on
@@ -223,9 +224,9 @@ def discovery_pld(params: results.RunParams,
         value_discretization_interval=discretization)
   loss = poisson.run_loss(params.sampling_rate, params.theta, params.levels,
                           discretization,
-                          poisson._budget(params.delta, params.levels))  # pylint: disable=protected-access
+                          poisson.trimming_budget(params.delta, params.levels))
 
-  def pmf(side: poisson.LossDistribution):
+  def pmf(side: pld.LossDistribution):
     return pld_pmf.DensePLDPmf(side.discretization, side.lower, side.probs,
                                side.infinity, pessimistic_estimate=True)
 

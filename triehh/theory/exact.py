@@ -81,7 +81,8 @@ END_SYMBOL = "$"
 
 EMPTY = "empty"
 REMOVE = "remove"
-ADJACENCIES = (EMPTY, REMOVE)
+REPLACE = "replace"
+ADJACENCIES = (EMPTY, REMOVE)  # the relations that need no other word
 
 # The largest population brute_force_distribution enumerates.
 MAX_BRUTE_FORCE_USERS = 8
@@ -576,11 +577,14 @@ def divergences(p: Mapping[Outcome, Fraction | float],
 
 
 def neighbours(users: Sequence[User], index: int,
-               adjacency: str = EMPTY) -> list[User]:
+               adjacency: str = EMPTY,
+               replacement: User | None = None) -> list[User]:
   """The neighbouring population that differs in user ``index``.
 
   ``"empty"`` (the paper's): the user holds the empty word ``""`` (n is
-  unchanged); ``"remove"``: the user is removed (n - 1 users).
+  unchanged); ``"remove"``: the user is removed (n - 1 users);
+  ``"replace"``: the user holds ``replacement`` (a word or a mapping word
+  -> count) instead (n is unchanged).
   """
   users = list(users)
   if not 0 <= index < len(users):
@@ -589,8 +593,12 @@ def neighbours(users: Sequence[User], index: int,
     return users[:index] + [""] + users[index + 1:]
   if adjacency == REMOVE:
     return users[:index] + users[index + 1:]
-  raise ValueError(f"adjacency must be one of {ADJACENCIES}, got "
-                   f"{adjacency!r}")
+  if adjacency == REPLACE:
+    if replacement is None:
+      raise ValueError("adjacency 'replace' needs the replacement words")
+    return users[:index] + [replacement] + users[index + 1:]
+  raise ValueError(f"adjacency must be one of {ADJACENCIES + (REPLACE,)}, "
+                   f"got {adjacency!r}")
 
 
 @dataclasses.dataclass(frozen=True)

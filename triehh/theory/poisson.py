@@ -1,5 +1,9 @@
 """Privacy of Poisson-sampled TrieHH: a two-sided numerical accountant.
 
+Covers ``ADD_OR_REMOVE_ONE`` and ``REPLACE_SPECIAL`` (one level's dominating
+pair, composed over L levels) and ``REPLACE_ONE`` (its swap product); the
+calibration that searches it is :mod:`triehh.theory.poisson_calibration`.
+
 The mechanism. Every round each of the n users takes part independently with
 probability ``rate`` (q); a participant whose word's prefix is on the
 frontier votes for its next symbol, and every extension with at least theta
@@ -44,6 +48,29 @@ the pairs above (or the identity), so its law is a mixture of pairs that
 divergence is jointly convex). This holds for a pick per round and a pick
 per run alike: no L * delta_1 penalty.
 
+Replace-one (a user's word w replaced by another word w'). Fix the trie
+before the level. If w and w' share their length-i prefix the level's law is
+the same in D and D'. Otherwise u votes (when sampled, with probability q,
+one coin in both populations) for p in D and for p' != p in D' (or for
+only one of them, where the other's parent is not on the frontier). With
+one word per user the other voters of p and of p' are disjoint sets of
+users, so their counts X and Y are independent of each other and of every
+other extension's count, and the level's pair of laws is, up to a common
+factor, ``(P_k x Q'_j, Q_k x P'_j)``: p's pair in the remove direction
+times p''s pair in the add direction. (P, Q) dominates the first factor and
+(Q, P) the second; tensor products preserve domination (Dong, Roth and Su,
+2022, Lemma C.3), so ``(P x Q, Q x P)`` dominates the level, in both
+directions (the pair is symmetric). Its privacy loss is the sum of a
+forward and an independent reverse loss: ``pld.swap_product``. Where only
+one of p, p' is voted for, the level is one factor alone, which the
+product dominates too (dropping a factor is post-processing). Several
+words per user: given both picks, the level is such a pair; the picks of u
+in D and in D' are independent of everything else, so the level is a
+mixture with the product weights of pairs the product dominates, hence
+dominated (joint convexity), a pick per round or per run alike.
+``tests/theory/exact_validation_test.py`` checks it against the exact
+output law of tiny populations.
+
 Composition. The L levels are adaptive (each sees the trie so far) and each
 is dominated by the same pair, so the run is dominated by the L-fold
 product of (P, Q) (ibid.); the stopping rule is a function of the published
@@ -51,27 +78,16 @@ trie. ``delta(epsilon)`` is the larger of the two directions' hockey-stick
 divergences of the L-fold product.
 
 Numerics. Privacy losses are rounded up to a grid of ``discretization``
-(pessimistic, as dp_accounting's ``pessimistic_estimate``), in each
-direction separately; the masses of all k in one grid cell are summed
-exactly (a telescoping sum of binomial tails, or the terms themselves), so
-no k is left out; where scipy's binomial tails are NaN (huge trial counts),
-they are summed term by term (:func:`_settle_nan`). The L-fold composition
-is a direct convolution of non-negative arrays (``numpy.convolve``): every
-entry is a sum of positive terms, accurate to ~1e-12 relative, so deltas as
-small as 1e-30 are exact.
-dp_accounting's FFT composition has an absolute error floor near 1e-15
-(measured: it returns -1.2e-15 where the exact value is 2.9e-16), too high
-for delta = 1/n^2 at n >= 10^7; :func:`dp_accounting_pld` builds the same
-pair as a dp_accounting ``PrivacyLossDistribution`` for cross-checks.
-
-Long file: the accountant's one proof runs through it (the dominating
-pair, its exact discretisation, the composition and the calibration that
-searches it); the calibration could stand in a module of its own.
+(pessimistic) in each direction separately (:mod:`triehh.theory.pld`); the
+masses of all k in one grid cell are summed exactly (a telescoping sum of
+binomial tails, or the terms themselves), so no k is left out; where
+scipy's binomial tails are NaN (huge trial counts), they are summed term by
+term (:func:`_settle_nan`). :func:`dp_accounting_pld` builds the same pair
+as a dp_accounting ``PrivacyLossDistribution`` for cross-checks.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -79,118 +95,17 @@ import numpy as np
 from scipy import special
 
 from triehh.core import validation
-from triehh.theory import calibration_store
+from triehh.theory import pld
+from triehh.theory.adjacency import Adjacency
 
 DEFAULT_DISCRETIZATION = 1e-3
 ACCOUNTING = "Poisson accountant (two-sided, add/remove)"
 # Grid cells holding at most this many k sum their terms directly.
 _DIRECT_TERMS = 64
-
-
-@dataclasses.dataclass(frozen=True)
-class LossDistribution:
-  """A discretised privacy loss distribution of one direction.
-
-  ``probs[j]`` is the mass at loss ``(lower + j) * discretization``;
-  ``infinity`` the mass where the other law has none.
-  """
-
-  discretization: float
-  lower: int
-  probs: np.ndarray
-  infinity: float
-
-  def compose(self, times: int) -> "LossDistribution":
-    """The ``times``-fold composition (direct convolution)."""
-    probs = np.ones(1)
-    for _ in range(times):
-      probs = np.convolve(probs, self.probs)
-    return LossDistribution(self.discretization, self.lower * times, probs,
-                            self.composed_infinity(times))
-
-  def composed_infinity(self, times: int) -> float:
-    """The infinity mass of the ``times``-fold composition."""
-    return -math.expm1(times * math.log1p(-self.infinity))
-
-  def composed_largest_loss(self, times: int) -> float:
-    """The largest loss of the ``times``-fold composition, computed as its
-    :attr:`losses` are."""
-    return ((self.lower * times + times * (self.probs.size - 1))
-            * self.discretization)
-
-  def trimmed(self, budget: float) -> "LossDistribution":
-    """Pessimistically smaller: at most ``budget / 2`` of the mass at the
-    lowest losses is raised to the lowest loss kept, and at most ``budget /
-    2`` at the highest losses is moved to infinity. Either can only raise
-    delta, each by at most the mass moved, per composed level."""
-    if budget <= 0 or self.probs.size < 3:
-      return self
-    below = np.cumsum(self.probs)
-    first = int(np.searchsorted(below, budget / 2, side="right"))
-    above = np.cumsum(self.probs[::-1])
-    last = self.probs.size - int(np.searchsorted(above, budget / 2,
-                                                 side="right"))
-    if first >= last:
-      return self
-    probs = self.probs[first:last].copy()
-    probs[0] += below[first - 1] if first else 0.0
-    moved_up = float(self.probs[last:].sum())
-    return LossDistribution(self.discretization, self.lower + first, probs,
-                            self.infinity + moved_up)
-
-  def delta(self, epsilon: float) -> float:
-    """The hockey-stick divergence ``sum (1 - e^(eps - loss))_+`` + infinity."""
-    losses = self.losses
-    first = int(np.searchsorted(losses, epsilon, side="right"))  # > epsilon
-    return float(self.infinity + np.sum(
-        self.probs[first:] * -np.expm1(epsilon - losses[first:])))
-
-  @functools.cached_property
-  def losses(self) -> np.ndarray:
-    """The loss of each entry of ``probs`` (increasing)."""
-    return (self.lower + np.arange(self.probs.size)) * self.discretization
-
-
-@dataclasses.dataclass(frozen=True)
-class TwoSided:
-  """The privacy loss of a run in both directions (D vs D' and D' vs D)."""
-
-  forward: LossDistribution
-  reverse: LossDistribution
-
-  def delta(self, epsilon: float) -> float:
-    """The larger delta of the two directions at ``epsilon``."""
-    return _larger(self.forward.delta(epsilon), self.reverse.delta(epsilon),
-                   epsilon)
-
-  def epsilon(self, delta: float) -> float:
-    """The smallest epsilon >= 0 (to 1e-9) with ``delta(epsilon) <= delta``."""
-    if max(self.forward.infinity, self.reverse.infinity) > delta:
-      return math.inf
-    if self.delta(0.0) <= delta:
-      return 0.0
-    top = max(_top_loss(self.forward), _top_loss(self.reverse))
-    lo, hi = 0.0, top  # delta(top) = infinity mass <= delta
-    while hi - lo > 1e-9:
-      mid = 0.5 * (lo + hi)
-      if self.delta(mid) <= delta:
-        hi = mid
-      else:
-        lo = mid
-    return hi
-
-
-def _larger(forward: float, reverse: float, epsilon: float) -> float:
-  """The larger of the two directions' deltas; a NaN raises (max() would
-  drop a NaN second argument: a direction left out)."""
-  if math.isnan(forward) or math.isnan(reverse):
-    raise FloatingPointError(f"the accountant's delta at epsilon={epsilon} "
-                             f"is NaN (forward {forward}, reverse {reverse})")
-  return max(forward, reverse)
-
-
-def _top_loss(loss: LossDistribution) -> float:
-  return (loss.lower + loss.probs.size) * loss.discretization
+# The relations the accountant covers (REPLACE_SPECIAL and ADD_OR_REMOVE_ONE
+# are the same pair of laws: the empty word never votes).
+ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_ONE,
+               Adjacency.REPLACE_SPECIAL)
 
 
 def _loss(k: np.ndarray, rate: float, theta: int) -> np.ndarray:
@@ -354,16 +269,28 @@ def _range_masses(starts: np.ndarray, stops: np.ndarray, rate: float,
 
 
 def level_loss(rate: float, theta: int,
-               discretization: float = DEFAULT_DISCRETIZATION) -> TwoSided:
-  """The dominating pair of one level, discretised pessimistically."""
-  return _level_loss(_check_rate(rate), validation.check_int("theta", theta),
-                     discretization)
+               discretization: float = DEFAULT_DISCRETIZATION, *,
+               adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE
+               ) -> pld.TwoSided:
+  """The dominating pair of one level, discretised pessimistically (for
+  ``REPLACE_ONE``, its swap product)."""
+  return _level_loss(check_rate(rate), validation.check_int("theta", theta),
+                     discretization, replaces(adjacency))
+
+
+def replaces(adjacency) -> bool:
+  """Whether ``adjacency`` (an :class:`Adjacency` or its name) is
+  ``REPLACE_ONE``, the one relation with its own pair of laws."""
+  return Adjacency.of(adjacency) is Adjacency.REPLACE_ONE
 
 
 @functools.lru_cache(maxsize=4096)
-def _level_loss(rate: float, theta: int, discretization: float) -> TwoSided:
+def _level_loss(rate: float, theta: int, discretization: float,
+                replace: bool = False) -> pld.TwoSided:
   """:func:`level_loss` on checked arguments (cached: the searches ask for
   the same levels again)."""
+  if replace:
+    return pld.swap_product(_level_loss(rate, theta, discretization))
   top = float(_loss(np.array([theta - 1.0]), rate, theta)[0])
   bottom = math.log1p(-rate)
   # Forward: P-masses at loss rounded up. Cell i holds losses in
@@ -388,43 +315,50 @@ def _level_loss(rate: float, theta: int, discretization: float) -> TwoSided:
   huge = np.iinfo(np.int64).max // 8
   if starts[-1] != theta - 1 or stops[0] < huge or r_stops[-1] < huge:
     raise AssertionError("the grid cells do not cover every k")  # a bug
-  return TwoSided(
-      forward=LossDistribution(d, int(lo_cell), forward, rate**theta),
-      reverse=LossDistribution(d, int(r_cells[0]), reverse, 0.0))
+  return pld.TwoSided(
+      forward=pld.LossDistribution(d, int(lo_cell), forward, rate**theta),
+      reverse=pld.LossDistribution(d, int(r_cells[0]), reverse, 0.0))
 
 
 def run_loss(rate: float, theta: int, num_levels: int,
              discretization: float = DEFAULT_DISCRETIZATION,
-             budget: float = 0.0) -> TwoSided:
-  """The privacy loss of a run of ``num_levels`` levels (both directions).
+             budget: float = 0.0, *,
+             adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE
+             ) -> pld.TwoSided:
+  """The privacy loss of a run of ``num_levels`` levels (both directions)
+  for neighbours under ``adjacency``.
 
   ``budget`` > 0 trims each level's distribution first
-  (:meth:`LossDistribution.trimmed`, pessimistic): the run's delta can grow
-  by at most ``num_levels * budget``, and the composition is much faster.
+  (:meth:`pld.LossDistribution.trimmed`, pessimistic): the run's delta can
+  grow by at most ``num_levels * budget``, and the composition is much
+  faster.
   """
   return _run_loss(*_checked_run(rate, theta, num_levels), discretization,
-                   budget)
+                   budget, replaces(adjacency))
 
 
 def _checked_run(rate: float, theta: int,
                  num_levels: int) -> tuple[float, int, int]:
   """A run's rate in (0, 1), theta and levels (whole numbers >= 1), or a
   ValueError/TypeError naming the first that is not."""
-  return (_check_rate(rate), validation.check_whole("theta", theta),
+  return (check_rate(rate), validation.check_whole("theta", theta),
           validation.check_whole("num_levels (L, trie levels)", num_levels))
 
 
 @functools.lru_cache(maxsize=4096)
 def _run_loss(rate: float, theta: int, num_levels: int, discretization: float,
-              budget: float) -> TwoSided:
+              budget: float, replace: bool = False) -> pld.TwoSided:
   """:func:`run_loss` on checked arguments (cached)."""
-  one = _level_loss(rate, theta, discretization)
-  return TwoSided(one.forward.trimmed(budget).compose(num_levels),
-                  one.reverse.trimmed(budget).compose(num_levels))
+  one = _level_loss(rate, theta, discretization, replace)
+  forward = one.forward.trimmed(budget).compose(num_levels)
+  if replace:  # symmetric: one composition serves both directions
+    return pld.TwoSided(forward, forward)
+  return pld.TwoSided(forward, one.reverse.trimmed(budget).compose(num_levels))
 
 
-def _run_delta(rate: float, theta: int, num_levels: int,
-               discretization: float, budget: float, epsilon: float) -> float:
+def run_delta(rate: float, theta: int, num_levels: int,
+              discretization: float, budget: float, epsilon: float,
+              replace: bool = False) -> float:
   """``run_loss(...).delta(epsilon)``, the same float, for the searches.
 
   The reverse direction's losses are at most about ln(1 / (1 - q)) a level:
@@ -432,41 +366,51 @@ def _run_delta(rate: float, theta: int, num_levels: int,
   above it and its delta is its infinity mass, which needs no composition
   (the largest loss and the mass computed as ``compose`` and ``delta`` do).
   That halves an evaluation for the larger epsilons (4 at q = 0.3 over 10
-  levels, say).
+  levels, say). Unchecked: the calibration's searches call it with checked
+  arguments.
   """
+  if replace:
+    return _run_loss(rate, theta, num_levels, discretization, budget,
+                     True).forward.delta(epsilon)
   one = _level_loss(rate, theta, discretization)
   reverse = one.reverse.trimmed(budget)
   if reverse.composed_largest_loss(num_levels) > epsilon:
     return _run_loss(rate, theta, num_levels, discretization, budget).delta(
         epsilon)
   forward = one.forward.trimmed(budget).compose(num_levels)
-  return _larger(forward.delta(epsilon),
+  return pld.larger(forward.delta(epsilon),
                  reverse.composed_infinity(num_levels), epsilon)
 
 
-def _budget(delta: float, num_levels: int) -> float:
+def trimming_budget(delta: float, num_levels: int) -> float:
   """A trimming budget that can move delta by at most 1e-4 of ``delta``."""
   return 1e-4 * delta / num_levels
 
 
 def delta_for_epsilon(rate: float, theta: int, num_levels: int,
                       epsilon: float, *,
-                      discretization: float = DEFAULT_DISCRETIZATION) -> float:
-  """delta of Poisson-sampled TrieHH at ``epsilon``, both directions."""
+                      discretization: float = DEFAULT_DISCRETIZATION,
+                      adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE
+                      ) -> float:
+  """delta of Poisson-sampled TrieHH at ``epsilon``, both directions, for
+  neighbours under ``adjacency``."""
   run = _checked_run(rate, theta, num_levels)
-  return _run_loss(*run, discretization, 0.0).delta(
+  return _run_loss(*run, discretization, 0.0, replaces(adjacency)).delta(
       validation.check_real("epsilon", epsilon))
 
 
 def epsilon_for_delta(rate: float, theta: int, num_levels: int,
                       delta: float, *,
-                      discretization: float = DEFAULT_DISCRETIZATION) -> float:
+                      discretization: float = DEFAULT_DISCRETIZATION,
+                      adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE
+                      ) -> float:
   """The smallest epsilon at which the run is (epsilon, delta)-DP, both
-  directions (``inf`` if none)."""
+  directions, for neighbours under ``adjacency`` (``inf`` if none)."""
   rate, theta, num_levels = _checked_run(rate, theta, num_levels)
   delta = validation.check_probability("delta", delta)
   return _run_loss(rate, theta, num_levels, discretization,
-                   _budget(delta, num_levels)).epsilon(delta)
+                   trimming_budget(delta, num_levels),
+                   replaces(adjacency)).epsilon(delta)
 
 
 def dominating_pair(rate: float, theta: int,
@@ -477,7 +421,7 @@ def dominating_pair(rate: float, theta: int,
   For tests and cross-checks: ``P`` and ``Q`` are probability vectors over
   the same outcomes; the last atom lumps every k >= theta - 1 + num_atoms.
   """
-  rate = _check_rate(rate)
+  rate = check_rate(rate)
   k = np.arange(theta - 1, theta - 1 + num_atoms)
   p = rate * _binom_pmf(theta - 1, k + 1, rate)
   q = rate * _binom_pmf(theta - 1, k, rate)
@@ -521,243 +465,9 @@ def dp_accounting_pld(rate: float, theta: int, num_atoms: int,
   return forward, reverse
 
 
-# ---- calibration ---------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class PoissonCalibration:
-  """theta and the sampling rate for a target ``(epsilon, delta)``.
-
-  Attributes:
-    theta: the vote threshold.
-    rate: q, the probability that a user takes part in a round.
-    expected_batch_size: ``q * n``, users per round on average.
-    epsilon, delta: what the accountant gives at ``(rate, theta)``: epsilon
-      for the target delta (<= target epsilon), and delta at the target
-      epsilon (<= target delta); both directions.
-    target_epsilon, target_delta, n, num_levels: what was asked for.
-  """
-
-  theta: int
-  rate: float
-  expected_batch_size: float
-  epsilon: float
-  delta: float
-  target_epsilon: float
-  target_delta: float
-  n: int
-  num_levels: int
-
-
-def max_rate(theta: int, num_levels: int, epsilon: float, delta: float, *,
-             discretization: float = DEFAULT_DISCRETIZATION,
-             bracket: tuple[float, float] | None = None,
-             tolerance: float = 1e-4) -> float:
-  """The largest rate (to a relative ``tolerance``) at which ``(rate,
-  theta)`` is ``(epsilon, delta)``-DP over ``num_levels`` levels, by
-  bisection on log(rate); 0 if no rate above 1e-15 is.
-
-  ``bracket`` is a guess ``(ok, too_high)``; it is checked and widened.
-  """
-  budget = _budget(delta, num_levels)
-
-  def excess(rate: float) -> float:
-    """log(delta(rate) / target): <= 0 iff the rate is private enough (the
-    ratio first, so that an excess of a few ulps is not lost in the log)."""
-    got = _run_delta(rate, theta, num_levels, discretization, budget,
-                     epsilon)
-    return math.log(got / delta) if got > 0 else -math.inf
-
-  top = 1.0 - 1e-9
-  lo, hi = bracket if bracket is not None else (1e-3, 1e-2)
-  lo, hi = min(lo, top), min(hi, top)
-  f_lo = excess(lo)
-  while lo > 1e-15 and f_lo > 0:
-    lo, hi = lo / 8, lo
-    f_lo = excess(lo)
-  if lo <= 1e-15:
-    return 0.0
-  f_hi = excess(hi)
-  while hi < top and f_hi <= 0:
-    lo, f_lo, hi = hi, f_hi, min(top, hi * 8)
-    f_hi = excess(hi)
-  if f_hi <= 0:
-    return hi
-  # Regula falsi on log(rate) (Illinois variant), keeping the bracket.
-  side = 0
-  while hi / lo > 1.0 + tolerance:
-    x_lo, x_hi = math.log(lo), math.log(hi)
-    if math.isfinite(f_lo):
-      x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
-      x = min(max(x, x_lo + 0.01 * (x_hi - x_lo)), x_hi - 0.01 * (x_hi - x_lo))
-    else:
-      x = 0.5 * (x_lo + x_hi)
-    mid = math.exp(x)
-    f_mid = excess(mid)
-    if f_mid <= 0:
-      lo, f_lo = mid, f_mid
-      if side == -1:
-        f_hi /= 2
-      side = -1
-    else:
-      hi, f_hi = mid, f_mid
-      if side == 1:
-        f_lo /= 2
-      side = 1
-  return lo
-
-
-# The search for theta uses this coarser grid (a pessimistic rounding, so a
-# rate found on it is safe on the finer one), then refines the rate.
-_SEARCH_DISCRETIZATION = 1e-2
-
-
-@functools.lru_cache(maxsize=256)
-def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
-              theta: int | None = None,
-              discretization: float = DEFAULT_DISCRETIZATION
-              ) -> PoissonCalibration:
-  """theta and rate for ``(epsilon, delta)``, both directions.
-
-  With ``theta`` given, the largest rate for it. Otherwise theta maximises
-  ``rate / theta``: a word held by c users gets ``c * rate`` votes on
-  average and is found when that reaches theta, so ``rate / theta`` sets the
-  smallest count found (the role of ``m / theta`` under Theorem 1).
-
-  Raises:
-    ValueError: when no rate gives the target (too small an epsilon or
-      delta for any theta), or the expected batch is smaller than theta
-      (nothing could be found).
-  """
-  n = validation.check_int("n (number of users)", n)
-  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
-  epsilon = validation.check_positive("epsilon", epsilon)
-  delta = validation.check_probability("delta", delta)
-  if theta is not None:
-    theta = validation.check_int("theta", theta)
-  theta, rate = _search(num_levels, float(epsilon), float(delta), theta,
-                        float(discretization))
-  _check_calibrated_rate(n, num_levels, epsilon, delta, theta, rate)
-  loss = _run_loss(rate, theta, num_levels, discretization,
-                   _budget(delta, num_levels))
-  if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
-    raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
-  return PoissonCalibration(
-      theta=theta, rate=rate, expected_batch_size=rate * n,
-      epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),
-      target_epsilon=epsilon, target_delta=delta, n=n,
-      num_levels=num_levels)
-
-
-# The relative tolerance of the calibrated rate (``max_rate``).
-_RATE_TOLERANCE = 1e-3
-
-
-@functools.lru_cache(maxsize=256)
-def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
-            discretization: float) -> tuple[int, float]:
-  """theta (unless given) and the largest rate for it: the search, which
-  does not depend on n. A stored answer (:mod:`calibration_store`) is used
-  when the accountant confirms it; a new one is stored."""
-  arguments = {"num_levels": num_levels, "epsilon": epsilon, "delta": delta,
-               "theta": theta, "discretization": discretization}
-  stored = calibration_store.load("poisson", arguments, __file__)
-  if stored is not None:
-    checked = _checked_answer(stored, num_levels, epsilon, delta, theta,
-                              discretization)
-    if checked is not None:
-      return checked
-  coarse = max(_SEARCH_DISCRETIZATION, discretization)
-  found: dict[int, float] = {}
-
-  def coarse_rate(t: int) -> float:
-    if t not in found:
-      near = [found[k] for k in sorted(found, key=lambda k: abs(k - t))[:1]]
-      guess = (near[0] / 2, near[0] * 2) if near and near[0] > 0 else None
-      found[t] = max_rate(t, num_levels, epsilon, delta,
-                          discretization=coarse, bracket=guess,
-                          tolerance=1e-2)
-    return found[t]
-
-  if theta is None:
-    theta = _best_theta(lambda t: coarse_rate(t) / t)
-  start = coarse_rate(theta)
-  bracket = (start, start * 1.5) if start > 0 else None
-  rate = max_rate(theta, num_levels, epsilon, delta,
-                  discretization=discretization, bracket=bracket,
-                  tolerance=_RATE_TOLERANCE)
-  if rate > 0:
-    calibration_store.save("poisson", arguments, __file__,
-                           {"theta": theta, "rate": rate})
-  return theta, rate
-
-
-def _checked_answer(stored: dict, num_levels: int, epsilon: float,
-                    delta: float, theta: int | None,
-                    discretization: float) -> tuple[int, float] | None:
-  """A stored ``(theta, rate)`` if the accountant confirms that the rate
-  meets the target and a rate ``1 + tolerance`` times larger does not (it is
-  the largest, as the search would find it), else None. theta's optimality
-  is the search's and is not re-checked."""
-  got_theta, rate = stored.get("theta"), calibration_store.finite_float(
-      stored.get("rate"))
-  if (isinstance(got_theta, bool) or not isinstance(got_theta, int)
-      or got_theta < 1 or (theta is not None and got_theta != theta)
-      or rate is None or not 0.0 < rate < 1.0):
-    return None
-  budget = _budget(delta, num_levels)
-
-  def meets(r: float) -> bool:
-    return _run_delta(r, got_theta, num_levels, discretization, budget,
-                      epsilon) <= delta
-
-  larger = rate * (1.0 + _RATE_TOLERANCE)
-  if not meets(rate) or (larger < 1.0 and meets(larger)):
-    return None
-  return got_theta, rate
-
-
-def _check_calibrated_rate(n: int, num_levels: int, epsilon: float,
-                           delta: float, theta: int, rate: float) -> None:
-  """Raises ``ValueError`` when no rate gives the target, or when the
-  expected batch ``rate * n`` is below theta (nothing could be found)."""
-  setting = (f"epsilon={epsilon:g}, delta={delta:.3g} over L={num_levels} "
-             f"levels")
-  if rate <= 0.0:
-    raise ValueError(f"no sampling rate gives {setting} with theta={theta}; "
-                     "ask for a larger epsilon or delta")
-  if rate * n < theta:
-    need = math.ceil(theta / rate)
-    raise ValueError(
-        f"n={n} users are too few for Poisson sampling at {setting}: the "
-        f"rate {rate:.3g} with theta={theta} samples {rate * n:.3g} users per "
-        f"round on average, fewer than theta, so not even a word every user "
-        f"holds is found; it needs about n = {need} users (more for a "
-        "smaller delta)")
-
-
-def _best_theta(score, low: int = 2, high: int = 400) -> int:
-  """The theta in [low, high] with the highest ``score`` (assumed
-  unimodal): a scan of a geometric grid, then a ternary search between the
-  best point's neighbours."""
-  grid = sorted({low, high} | {int(round(low * 1.5**i)) for i in range(20)
-                                if low * 1.5**i <= high})
-  scores = [score(t) for t in grid]
-  best = int(np.argmax(scores))
-  lo = grid[max(best - 1, 0)]
-  hi = grid[min(best + 1, len(grid) - 1)]
-  while hi - lo > 2:
-    a, b = lo + (hi - lo) // 3, hi - (hi - lo) // 3
-    if score(a) < score(b):
-      lo = a
-    else:
-      hi = b
-  return max(range(lo, hi + 1), key=lambda t: (score(t), -t))
-
-
-def _check_rate(rate: float) -> float:
+def check_rate(rate: float) -> float:
+  """``rate`` as a float in (0, 1), else a ValueError."""
   rate = float(rate)
   if not 0.0 < rate < 1.0:
     raise ValueError(f"the sampling rate must be in (0, 1), got {rate}")
   return rate
-

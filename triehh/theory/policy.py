@@ -16,7 +16,7 @@ and delta are reported, and from which proof.
   with probability ``sampling_rate``; ``(epsilon, delta)`` come from the
   two-sided accountant of :mod:`triehh.theory.poisson`, in both directions
   and for several words per user alike; calibration picks theta and the
-  rate (:func:`triehh.theory.poisson.calibrate`).
+  rate (:func:`triehh.theory.poisson_calibration.calibrate`).
 * Fixed-size sampling (``sampling="fixed"``, the paper's): Theorem 1 is
   proven in one direction only (``docs/privacy.md``): the label says so, and
   parameters where the other direction is known to fail by more than delta
@@ -45,6 +45,7 @@ from triehh.core import results
 from triehh.core import validation
 from triehh.theory import crowding
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 from triehh.theory import privacy
 
 COVERS = ("the set of discovered words and prefixes (the output trie), not "
@@ -185,7 +186,7 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
   """Run parameters of Poisson-sampled TrieHH and their two-sided guarantee.
 
   ``(epsilon, delta)``, optionally with ``theta``: theta (unless given) and
-  the rate are calibrated (:func:`triehh.theory.poisson.calibrate`).
+  the rate are calibrated (:func:`triehh.theory.poisson_calibration.calibrate`).
   ``theta`` with one of ``sampling_rate``, ``batch_size`` (the expected
   batch, ``rate = batch_size / n``) or ``gamma`` (``rate = gamma /
   sqrt(n)``): epsilon is the accountant's at ``delta`` (default ``1/n^2``).
@@ -229,7 +230,7 @@ def _poisson_calibrated(n: int, levels: int, epsilon: float,
   """Theta (unless given) and the rate calibrated for ``(epsilon, delta)``."""
   if theta is not None:
     theta = validation.check_int("theta", theta)
-  cal = poisson.calibrate(n, levels, epsilon, target_delta, theta=theta)
+  cal = poisson_calibration.calibrate(n, levels, epsilon, target_delta, theta=theta)
   return results.RunParams(
       theta=cal.theta, gamma=cal.rate * math.sqrt(n),
       batch_size=max(1, round(cal.expected_batch_size)),

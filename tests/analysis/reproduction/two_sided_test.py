@@ -10,6 +10,7 @@ from triehh.analysis.reproduction import markdown
 from triehh.analysis.reproduction import numbers
 from triehh.analysis.reproduction import two_sided
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 from triehh.theory import privacy
 
 # n = 10^4: Theorem 1 cannot be calibrated at epsilon = 1, can at 4.
@@ -26,7 +27,7 @@ def test_the_table_rows_are_the_two_calibrations(rows):
   for row in rows:
     assert row.num_levels == two_sided.TABLE_LEVELS == 11
     assert row.delta == 1e-8
-    assert row.poisson == poisson.calibrate(10**4, 11, row.epsilon, 1e-8)
+    assert row.poisson == poisson_calibration.calibrate(10**4, 11, row.epsilon, 1e-8)
     assert row.poisson_error == ""
   impossible, ok = rows
   assert impossible.fixed is None

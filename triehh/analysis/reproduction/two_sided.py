@@ -35,6 +35,7 @@ import numpy as np
 from triehh.analysis.reproduction import numbers
 from triehh.core import metrics
 from triehh.theory import poisson
+from triehh.theory import poisson_calibration
 from triehh.theory import privacy
 
 TABLE_NS = (10**4, 10**5, 10**6, 10**7, 10**8)
@@ -87,7 +88,7 @@ class CalibrationRow:
   num_levels: int
   fixed: privacy.Calibration | None
   fixed_error: str
-  poisson: poisson.PoissonCalibration | None
+  poisson: poisson_calibration.PoissonCalibration | None
   poisson_error: str
 
   @property
@@ -134,7 +135,7 @@ def calibration_rows(ns: Sequence[int] = TABLE_NS,
       except ValueError as err:
         fixed_error = " ".join(str(err).split())
       try:
-        two = poisson.calibrate(n, num_levels, float(epsilon), delta)
+        two = poisson_calibration.calibrate(n, num_levels, float(epsilon), delta)
       except ValueError as err:
         two_error = " ".join(str(err).split())
       rows.append(CalibrationRow(

@@ -68,7 +68,7 @@ def _calibration_intro(levels: int) -> list[str]:
           f"{levels} levels", "",
           f"From `triehh.theory.privacy.calibrate(n, {levels}, ε, 1/n²)` "
           "(Corollary 1: θ₁ and the batch m, labelled by Theorem 1, one "
-          f"direction) and `triehh.theory.poisson.calibrate(n, {levels}, "
+          f"direction) and `triehh.theory.poisson_calibration.calibrate(n, {levels}, "
           "ε, 1/n²)` (θ_P and the rate q that maximise q/θ_P; q·n users "
           "per round on average; both directions); no runs. "
           f"{levels} levels are words of up to {levels - 1} characters "
@@ -199,7 +199,7 @@ def _runs_intro(at: str) -> list[str]:
           "Poisson-sampled TrieHH (fast engine) on the same populations as "
           f"the paper's rows above (see Data), at the same ε and δ and {at}, "
           "with θ and q from "
-          "`triehh.theory.poisson.calibrate` at each population's n: "
+          "`triehh.theory.poisson_calibration.calibrate` at each population's n: "
           "δ = 1/n² with one word per user, δ = 5·10⁻⁹ (the paper's "
           "bound) with several "
           "(where the accountant needs no split of δ over the levels, "

@@ -1,0 +1,272 @@
+"""Calibration of Poisson-sampled TrieHH: theta and the rate for a target.
+
+For a target ``(epsilon, delta)`` over L levels, under an adjacency, the
+search (:func:`calibrate`) picks theta maximising ``rate / theta`` and the
+largest rate the accountant (:mod:`triehh.theory.poisson`) allows for it.
+The search does not depend on n; n only checks that a round samples at
+least theta users on average. Answers are remembered on disk
+(:mod:`triehh.theory.calibration_store`) and confirmed by the accountant
+before use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import numpy as np
+
+from triehh.core import validation
+from triehh.theory import adjacency as adjacency_lib
+from triehh.theory import calibration_store
+from triehh.theory import pld
+from triehh.theory import poisson
+from triehh.theory.adjacency import Adjacency
+
+DEFAULT_DISCRETIZATION = poisson.DEFAULT_DISCRETIZATION
+# The code whose answers the store keeps: the search and the accountant.
+_SOURCES = (__file__, poisson.__file__, pld.__file__, adjacency_lib.__file__)
+
+
+@dataclasses.dataclass(frozen=True)
+class PoissonCalibration:
+  """theta and the sampling rate for a target ``(epsilon, delta)``.
+
+  Attributes:
+    theta: the vote threshold.
+    rate: q, the probability that a user takes part in a round.
+    expected_batch_size: ``q * n``, users per round on average.
+    epsilon, delta: what the accountant gives at ``(rate, theta)``: epsilon
+      for the target delta (<= target epsilon), and delta at the target
+      epsilon (<= target delta); both directions.
+    target_epsilon, target_delta, n, num_levels: what was asked for.
+    adjacency: the neighbouring relation the rate was calibrated for.
+  """
+
+  theta: int
+  rate: float
+  expected_batch_size: float
+  epsilon: float
+  delta: float
+  target_epsilon: float
+  target_delta: float
+  n: int
+  num_levels: int
+  adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE
+
+
+def max_rate(theta: int, num_levels: int, epsilon: float, delta: float, *,
+             discretization: float = DEFAULT_DISCRETIZATION,
+             bracket: tuple[float, float] | None = None,
+             tolerance: float = 1e-4,
+             adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE) -> float:
+  """The largest rate (to a relative ``tolerance``) at which ``(rate,
+  theta)`` is ``(epsilon, delta)``-DP over ``num_levels`` levels, by
+  bisection on log(rate); 0 if no rate above 1e-15 is.
+
+  ``bracket`` is a guess ``(ok, too_high)``; it is checked and widened.
+  """
+  budget = poisson.trimming_budget(delta, num_levels)
+  replace = poisson.replaces(adjacency)
+
+  def excess(rate: float) -> float:
+    """log(delta(rate) / target): <= 0 iff the rate is private enough (the
+    ratio first, so that an excess of a few ulps is not lost in the log)."""
+    got = poisson.run_delta(rate, theta, num_levels, discretization, budget,
+                            epsilon, replace)
+    return math.log(got / delta) if got > 0 else -math.inf
+
+  top = 1.0 - 1e-9
+  lo, hi = bracket if bracket is not None else (1e-3, 1e-2)
+  lo, hi = min(lo, top), min(hi, top)
+  f_lo = excess(lo)
+  while lo > 1e-15 and f_lo > 0:
+    lo, hi = lo / 8, lo
+    f_lo = excess(lo)
+  if lo <= 1e-15:
+    return 0.0
+  f_hi = excess(hi)
+  while hi < top and f_hi <= 0:
+    lo, f_lo, hi = hi, f_hi, min(top, hi * 8)
+    f_hi = excess(hi)
+  if f_hi <= 0:
+    return hi
+  # Regula falsi on log(rate) (Illinois variant), keeping the bracket.
+  side = 0
+  while hi / lo > 1.0 + tolerance:
+    x_lo, x_hi = math.log(lo), math.log(hi)
+    if math.isfinite(f_lo):
+      x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
+      x = min(max(x, x_lo + 0.01 * (x_hi - x_lo)), x_hi - 0.01 * (x_hi - x_lo))
+    else:
+      x = 0.5 * (x_lo + x_hi)
+    mid = math.exp(x)
+    f_mid = excess(mid)
+    if f_mid <= 0:
+      lo, f_lo = mid, f_mid
+      if side == -1:
+        f_hi /= 2
+      side = -1
+    else:
+      hi, f_hi = mid, f_mid
+      if side == 1:
+        f_lo /= 2
+      side = 1
+  return lo
+
+
+# The search for theta uses this coarser grid (a pessimistic rounding, so a
+# rate found on it is safe on the finer one), then refines the rate.
+_SEARCH_DISCRETIZATION = 1e-2
+
+
+@functools.lru_cache(maxsize=256)
+def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
+              theta: int | None = None,
+              discretization: float = DEFAULT_DISCRETIZATION,
+              adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE
+              ) -> PoissonCalibration:
+  """theta and rate for ``(epsilon, delta)``, both directions, for
+  neighbours under ``adjacency``.
+
+  With ``theta`` given, the largest rate for it. Otherwise theta maximises
+  ``rate / theta``: a word held by c users gets ``c * rate`` votes on
+  average and is found when that reaches theta, so ``rate / theta`` sets the
+  smallest count found (the role of ``m / theta`` under Theorem 1).
+
+  Raises:
+    ValueError: when no rate gives the target (too small an epsilon or
+      delta for any theta), or the expected batch is smaller than theta
+      (nothing could be found).
+  """
+  n = validation.check_int("n (number of users)", n)
+  num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  epsilon = validation.check_positive("epsilon", epsilon)
+  delta = validation.check_probability("delta", delta)
+  if theta is not None:
+    theta = validation.check_int("theta", theta)
+  adjacency = Adjacency.of(adjacency)
+  theta, rate = _search(num_levels, float(epsilon), float(delta), theta,
+                        float(discretization), adjacency)
+  _check_calibrated_rate(n, num_levels, epsilon, delta, theta, rate)
+  loss = poisson.run_loss(rate, theta, num_levels, discretization,
+                          poisson.trimming_budget(delta, num_levels),
+                          adjacency=adjacency)
+  if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
+    raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
+  return PoissonCalibration(
+      theta=theta, rate=rate, expected_batch_size=rate * n,
+      epsilon=loss.epsilon(delta), delta=loss.delta(epsilon),
+      target_epsilon=epsilon, target_delta=delta, n=n,
+      num_levels=num_levels, adjacency=adjacency)
+
+
+# The relative tolerance of the calibrated rate (``max_rate``).
+_RATE_TOLERANCE = 1e-3
+
+
+@functools.lru_cache(maxsize=256)
+def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
+            discretization: float,
+            adjacency: Adjacency) -> tuple[int, float]:
+  """theta (unless given) and the largest rate for it: the search, which
+  does not depend on n. A stored answer (:mod:`calibration_store`) is used
+  when the accountant confirms it; a new one is stored."""
+  arguments = {"num_levels": num_levels, "epsilon": epsilon, "delta": delta,
+               "theta": theta, "discretization": discretization,
+               "adjacency": adjacency.value}
+  stored = calibration_store.load("poisson", arguments, _SOURCES)
+  if stored is not None:
+    checked = _checked_answer(stored, num_levels, epsilon, delta, theta,
+                              discretization, adjacency)
+    if checked is not None:
+      return checked
+  coarse = max(_SEARCH_DISCRETIZATION, discretization)
+  found: dict[int, float] = {}
+
+  def coarse_rate(t: int) -> float:
+    if t not in found:
+      near = [found[k] for k in sorted(found, key=lambda k: abs(k - t))[:1]]
+      guess = (near[0] / 2, near[0] * 2) if near and near[0] > 0 else None
+      found[t] = max_rate(t, num_levels, epsilon, delta,
+                          discretization=coarse, bracket=guess,
+                          tolerance=1e-2, adjacency=adjacency)
+    return found[t]
+
+  if theta is None:
+    theta = _best_theta(lambda t: coarse_rate(t) / t)
+  start = coarse_rate(theta)
+  bracket = (start, start * 1.5) if start > 0 else None
+  rate = max_rate(theta, num_levels, epsilon, delta,
+                  discretization=discretization, bracket=bracket,
+                  tolerance=_RATE_TOLERANCE, adjacency=adjacency)
+  if rate > 0:
+    calibration_store.save("poisson", arguments, _SOURCES,
+                           {"theta": theta, "rate": rate})
+  return theta, rate
+
+
+def _checked_answer(stored: dict, num_levels: int, epsilon: float,
+                    delta: float, theta: int | None,
+                    discretization: float,
+                    adjacency: Adjacency) -> tuple[int, float] | None:
+  """A stored ``(theta, rate)`` if the accountant confirms that the rate
+  meets the target and a rate ``1 + tolerance`` times larger does not (it is
+  the largest, as the search would find it), else None. theta's optimality
+  is the search's and is not re-checked."""
+  got_theta, rate = stored.get("theta"), calibration_store.finite_float(
+      stored.get("rate"))
+  if (isinstance(got_theta, bool) or not isinstance(got_theta, int)
+      or got_theta < 1 or (theta is not None and got_theta != theta)
+      or rate is None or not 0.0 < rate < 1.0):
+    return None
+  budget = poisson.trimming_budget(delta, num_levels)
+  replace = poisson.replaces(adjacency)
+
+  def meets(r: float) -> bool:
+    return poisson.run_delta(r, got_theta, num_levels, discretization, budget,
+                             epsilon, replace) <= delta
+
+  larger = rate * (1.0 + _RATE_TOLERANCE)
+  if not meets(rate) or (larger < 1.0 and meets(larger)):
+    return None
+  return got_theta, rate
+
+
+def _check_calibrated_rate(n: int, num_levels: int, epsilon: float,
+                           delta: float, theta: int, rate: float) -> None:
+  """Raises ``ValueError`` when no rate gives the target, or when the
+  expected batch ``rate * n`` is below theta (nothing could be found)."""
+  setting = (f"epsilon={epsilon:g}, delta={delta:.3g} over L={num_levels} "
+             f"levels")
+  if rate <= 0.0:
+    raise ValueError(f"no sampling rate gives {setting} with theta={theta}; "
+                     "ask for a larger epsilon or delta")
+  if rate * n < theta:
+    need = math.ceil(theta / rate)
+    raise ValueError(
+        f"n={n} users are too few for Poisson sampling at {setting}: the "
+        f"rate {rate:.3g} with theta={theta} samples {rate * n:.3g} users per "
+        f"round on average, fewer than theta, so not even a word every user "
+        f"holds is found; it needs about n = {need} users (more for a "
+        "smaller delta)")
+
+
+def _best_theta(score, low: int = 2, high: int = 400) -> int:
+  """The theta in [low, high] with the highest ``score`` (assumed
+  unimodal): a scan of a geometric grid, then a ternary search between the
+  best point's neighbours."""
+  grid = sorted({low, high} | {int(round(low * 1.5**i)) for i in range(20)
+                                if low * 1.5**i <= high})
+  scores = [score(t) for t in grid]
+  best = int(np.argmax(scores))
+  lo = grid[max(best - 1, 0)]
+  hi = grid[min(best + 1, len(grid) - 1)]
+  while hi - lo > 2:
+    a, b = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+    if score(a) < score(b):
+      lo = a
+    else:
+      hi = b
+  return max(range(lo, hi + 1), key=lambda t: (score(t), -t))
