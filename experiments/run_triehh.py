@@ -28,6 +28,7 @@ from experiments import flags as shared_flags
 from experiments import single_run
 from triehh.core import validation
 from triehh.discovery import discover as discover_lib
+from triehh.engines import registry
 from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
@@ -35,8 +36,12 @@ for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
     "show", "theta", "gamma", "batch_size"):
   flags.declare_key_flag(_name)
 
-flags.DEFINE_enum("engine", "fast", ["fast", "tff"],
-                  "Engine: 'fast' (numpy) or 'tff'.")
+# A string, checked against the registry when the flags are checked, so an
+# engine registered before then (triehh.register_engine) can be chosen.
+flags.DEFINE_string("engine", registry.FAST,
+                    f"Engine: one of {', '.join(registry.names())} ('fast': "
+                    "numpy; 'tff': TensorFlow Federated), or an engine "
+                    "registered with triehh.register_engine.")
 flags.DEFINE_integer("num_sub_rounds", 1,
                      "Batches per round whose votes are summed.",
                      lower_bound=1)
@@ -102,19 +107,32 @@ for _name in ("tff_connect_timeout", "tff_rpc_timeout"):
       _name, lambda v: math.isfinite(v) and v > 0,
       f"--{_name} must be a positive finite number of seconds")
 
-_TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
-              "tff_connect_timeout", "tff_rpc_timeout")
+# The TFF engine's flags -> the engine option each sets
+# (registry.TFF_OPTIONS).
+TFF_FLAGS = {"tff_workers": "workers", "tff_secure_sum": "secure_sum",
+             "tff_max_user_contribution": "max_user_contribution",
+             "tff_connect_timeout": "connect_timeout",
+             "tff_rpc_timeout": "rpc_timeout"}
 
 
-def engine_options(engine: str | None = None) -> dict:
-  """Extra keyword arguments for ``engine`` (default ``--engine``)."""
-  if (engine or FLAGS.engine) != "tff":
-    given = [f"--{name}" for name in _TFF_FLAGS
-             if not FLAGS[name].using_default_value]
-    if given:
-      raise ValueError(f"TFF engine flags given without --engine=tff: "
-                       f"{', '.join(given)}")
-    return {}
+def check_engine(engine: str, flag: str = "--engine") -> str:
+  """``engine`` if the registry knows it, else a ValueError naming
+  ``flag`` and the engines it knows."""
+  if engine not in registry.names():
+    raise ValueError(f"{flag}={engine}: unknown engine; choose from "
+                     f"{', '.join(registry.names())}")
+  return engine
+
+
+def tff_flags_not_taken(takes: frozenset[str]) -> list[str]:
+  """The TFF flags given whose option is not in ``takes``."""
+  return [name for name, option in TFF_FLAGS.items()
+          if option not in takes and not FLAGS[name].using_default_value]
+
+
+def tff_options() -> dict:
+  """The options the TFF flags set (workers and max_user_contribution
+  only when given)."""
   options = {"secure_sum": FLAGS.tff_secure_sum,
              "connect_timeout": FLAGS.tff_connect_timeout,
              "rpc_timeout": FLAGS.tff_rpc_timeout}
@@ -123,6 +141,23 @@ def engine_options(engine: str | None = None) -> dict:
   if FLAGS.tff_max_user_contribution is not None:
     options["max_user_contribution"] = FLAGS.tff_max_user_contribution
   return options
+
+
+def engine_options(engine: str | None = None) -> dict:
+  """Extra keyword arguments for ``engine`` (default ``--engine``): the
+  TFF flags' options it takes (:func:`triehh.engines.registry.options`).
+
+  Raises:
+    ValueError: for an unknown engine, or a TFF flag it does not take.
+  """
+  engine = check_engine(engine or FLAGS.engine)
+  takes = registry.options(engine)
+  given = tff_flags_not_taken(takes)
+  if given:
+    raise ValueError(f"TFF engine flags given without --engine={registry.TFF}"
+                     f" (--engine={engine} does not take them): "
+                     f"{', '.join('--' + name for name in given)}")
+  return {k: v for k, v in tff_options().items() if k in takes}
 
 
 def sampling_options() -> dict:

@@ -64,10 +64,10 @@ from experiments import run_sfp
 from experiments import run_triehh
 from triehh.baselines import iblt
 from triehh.data import datasets as datasets_lib
+from triehh.engines import registry
 from triehh.runs import grid
 from triehh.runs import records
 from triehh.runs import runner
-from triehh.runs.algorithms import triehh as triehh_algorithm
 
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(run_triehh)
@@ -81,13 +81,22 @@ def _k_anonymity(text: str) -> int | str:
   return text if text == "theta" else shared_flags.count_item(1)(text)
 
 
+def _engine_item(text: str) -> str:
+  """An item of --engines: a name, checked against the engine registry
+  with the other flags (so engines registered by then are known)."""
+  if not text:
+    raise ValueError("an empty engine name (two commas in a row?)")
+  return text
+
+
 shared_flags.DEFINE_values(
     "algorithms", ["triehh"], "Algorithms: triehh, sfp and/or iblt (TFF's "
     "IBLT heavy hitters on TrieHH's sampled users; k-anonymity, not DP).",
     shared_flags.choice_item(records.ALGORITHMS))
 shared_flags.DEFINE_values(
-    "engines", None, "TrieHH engines: fast and/or tff (default: --engine).",
-    shared_flags.choice_item(triehh_algorithm.ENGINES))
+    "engines", None, f"TrieHH engines: {' and/or '.join(registry.names())} "
+    "or engines registered with triehh.register_engine (default: --engine).",
+    _engine_item)
 shared_flags.DEFINE_values(
     "datasets", None, f"Data sets: {', '.join(datasets_lib.DATASETS)} "
     "(default: --dataset). --data_path is read by each one that reads a "
@@ -130,8 +139,7 @@ flags.DEFINE_bool("progress", True,
 _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
                  "theta", "gamma", "batch_size", "allow_no_guarantee",
                  "counts", "count_share", "count_sample_rate", "count_shares")
-_TFF_FLAGS = ("tff_workers", "tff_secure_sum", "tff_max_user_contribution",
-              "tff_connect_timeout", "tff_rpc_timeout")
+_TFF_FLAGS = tuple(run_triehh.TFF_FLAGS)
 _SFP_FLAGS = ("top_t", "top_ts", "cms_k", "cms_m", "sfp_length",
               "fragment_alphabet", "word_budget", "simulation",
               "check_puzzle_hash")
@@ -245,16 +253,19 @@ def check_flags() -> list[grid.Cell]:
                      "kept and resumed from)")
   algorithms = list(FLAGS.algorithms)
   _refuse_flags_of_absent_algorithms(algorithms)
-  engines = _list("engines") if "triehh" in algorithms else ["fast"]
-  if "tff" not in engines:
-    _refuse(_TFF_FLAGS, "applies to --engines=tff only")
+  engines = ([run_triehh.check_engine(e, "--engines")
+              for e in _list("engines")] if "triehh" in algorithms
+             else [registry.FAST])
+  takes = frozenset().union(*map(registry.options, engines))
+  _refuse(run_triehh.tff_flags_not_taken(takes),
+          f"applies to --engines={registry.TFF} only")
   theta = _theta(algorithms)
   epsilons = [float(e) for e in _list("epsilons")]
   deltas = [None if d is None else float(d) for d in _list("deltas")]
   top_ts = _top_ts() if "sfp" in algorithms else [run_sfp.FLAGS.top_t]
   k_anonymities = _k_anonymities() if "iblt" in algorithms else [None]
   data = _data_options(_list("datasets"), _list("settings"))
-  tff = run_triehh.engine_options("tff") if "tff" in engines else {}
+  tff = run_triehh.tff_options() if takes else {}
   counting, count_shares = _counting(algorithms)
   return grid.expand(
       algorithms=algorithms, data=data, engines=engines, epsilons=epsilons,

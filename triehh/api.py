@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from triehh.core import population as population_lib
 from triehh.core import trie as trie_lib
 from triehh.discovery.counts import count_words
@@ -20,17 +22,20 @@ __all__ = ["count_words", "discover", "engine_names", "register_engine"]
 
 def register_engine(
     name: str, run: Callable[..., trie_lib.Trie],
-    prepare: Callable[[population_lib.Population], object] | None = None
-) -> None:
-  """Makes ``engine=name`` available to :func:`discover`.
+    prepare: Callable[[population_lib.Population], object] | None = None,
+    count: Callable[..., np.ndarray] | None = None) -> None:
+  """Makes ``engine=name`` available to :func:`discover` and
+  :func:`count_words`.
 
   ``run`` has the signature of :func:`triehh.engines.fast.run`; ``prepare``,
   if given, builds what the engine caches per population, before the run's
-  clock starts.
+  clock starts; ``count``, if given, is its counting phase, with the
+  signature of :func:`triehh.engines.counting.noisy_sums` (which counts
+  for an engine without its own).
 
   Raises:
     TypeError, ValueError: naming the argument that is not a non-empty
-      string (``name``) or a function (``run``, ``prepare``).
+      string (``name``) or a function (``run``, ``prepare``, ``count``).
   """
   if not isinstance(name, str):
     raise TypeError(f"name must be a string, got {name!r}")
@@ -40,7 +45,9 @@ def register_engine(
     raise TypeError(f"run must be a function, got {run!r}")
   if prepare is not None and not callable(prepare):
     raise TypeError(f"prepare must be a function or None, got {prepare!r}")
-  registry.register(name, run, prepare)
+  if count is not None and not callable(count):
+    raise TypeError(f"count must be a function or None, got {count!r}")
+  registry.register(name, run, prepare, count)
 
 
 def engine_names() -> list[str]:

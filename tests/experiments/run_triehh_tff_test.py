@@ -1,6 +1,7 @@
 """The run_triehh driver with --engine=tff: same output as the fast engine,
 worker errors that end the program cleanly and keep finished runs."""
 
+import dataclasses
 import json
 import os
 import socket
@@ -66,7 +67,8 @@ def test_a_failing_later_run_keeps_the_earlier_lines(tmp_path, monkeypatch):
     return tff_engine.run(*args, **kwargs)
 
   from triehh.engines import registry  # pylint: disable=g-import-not-at-top
-  monkeypatch.setitem(registry._ENGINES, "tff", registry.Engine(flaky))  # pylint: disable=protected-access
+  monkeypatch.setitem(registry._ENGINES, "tff", dataclasses.replace(  # pylint: disable=protected-access
+      registry.get("tff"), run=flaky))
   with flagsaver.flagsaver(engine="tff", num_runs=3, output_dir=str(tmp_path),
                            **SMALL):
     with pytest.raises(runtime.WorkerError, match="127.0.0.1:9"):

@@ -59,6 +59,7 @@ from triehh.core import results
 from triehh.core import validation
 from triehh.discovery import run as discovery_run
 from triehh.discovery import word_choice as word_choice_lib
+from triehh.engines import registry
 from triehh.theory import policy
 
 AVAILABILITY_STREAM = 1000
@@ -181,7 +182,7 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
                     delta: float | None = None, calibrate_to: str = ONLINE,
                     theta: int | None = None, batch_size: int | None = None,
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                    seed: int | None = 0, engine: str = "fast",
+                    seed: int | None = 0, engine: str = registry.FAST,
                     word_choice: str = choices.PER_ROUND,
                     allow_no_guarantee: bool = False, alphabet=None,
                     unknown: str | None = None,

@@ -35,7 +35,6 @@ from triehh.core import alphabet as alphabet_lib
 from triehh.core import population as population_lib
 from triehh.core import results
 from triehh.core import validation
-from triehh.engines import counting as engine_counting
 from triehh.engines import registry
 from triehh.theory import counting as theory
 
@@ -94,32 +93,14 @@ def check_confidence(confidence: float) -> float:
 
 def noisy_sums(population: population_lib.Population, words: Sequence[str],
                sample_rate: float, noise_std: float,
-               rng: np.random.Generator, engine: str = "fast") -> np.ndarray:
-  """The counting phase's K + 1 noisy sums on ``population``.
-
-  ``engine="tff"``: per-user items (:func:`triehh.engines.counting.user_items`)
-  summed by TensorFlow Federated's DP aggregation
-  (``triehh.engines.tff.counting.noisy_counts_tff``, seeded from ``rng``).
-  Any other engine: numpy, count-level sampling
-  (:func:`triehh.engines.counting.noisy_counts`).
-  """
-  if engine != "tff":
-    return engine_counting.noisy_counts(
-        engine_counting.item_counts(population, words, rng), sample_rate,
-        noise_std, rng)
-  try:
-    from triehh.engines.tff import counting as tff_counting  # pylint: disable=g-import-not-at-top
-  except ModuleNotFoundError as err:
-    if err.name != "triehh.engines.tff.counting":
-      raise
-    raise NotImplementedError(
-        "engine='tff' has no counting phase in this installation "
-        "(triehh.engines.tff.counting is missing); use engine='fast' for "
-        "counts") from None
-  items = engine_counting.user_items(population, words, rng)
-  return np.asarray(tff_counting.noisy_counts_tff(
-      items, len(words) + 1, sample_rate, noise_std,
-      seed=int(rng.integers(0, 2**31 - 1))), dtype=np.float64)
+               rng: np.random.Generator,
+               engine: str = registry.FAST) -> np.ndarray:
+  """The counting phase's K + 1 noisy sums on ``population``: the count of
+  ``engine`` (:attr:`triehh.engines.registry.Engine.count`; the fast
+  engine's, :func:`triehh.engines.counting.noisy_sums`, for an engine
+  without its own)."""
+  return np.asarray(registry.get(engine).count(
+      population, words, sample_rate, noise_std, rng), dtype=np.float64)
 
 
 def word_counts(sums: np.ndarray, words: Sequence[str], *, n: int,
@@ -184,8 +165,8 @@ def count_words(users, words: Sequence[str], *, epsilon: float,
                 delta: float | None = None, sample_rate: float = 1.0,
                 confidence: float = DEFAULT_CONFIDENCE,
                 max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                seed: int | None = 0, engine: str = "fast", alphabet=None,
-                unknown: str | None = None,
+                seed: int | None = 0, engine: str = registry.FAST,
+                alphabet=None, unknown: str | None = None,
                 end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL
                 ) -> results.WordCounts:
   """``(epsilon, delta)``-DP counts of a given PUBLIC word list.
@@ -234,7 +215,7 @@ def count_discovered(result: results.DiscoveryResult,
                      population: population_lib.Population, *,
                      epsilon: float, delta: float, counting_epsilon: float,
                      counting_delta: float, sample_rate: float,
-                     engine: str = "fast") -> results.WordCounts:
+                     engine: str = registry.FAST) -> results.WordCounts:
   """Counts of ``result.words`` on the population the run saw, within the
   total ``(epsilon, delta)`` of both phases.
 

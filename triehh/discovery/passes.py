@@ -55,6 +55,7 @@ from triehh.core import validation
 from triehh.discovery import deny_list as deny_list_lib
 from triehh.discovery import run as discovery_run
 from triehh.discovery import word_choice as word_choice_lib
+from triehh.engines import registry
 from triehh.theory import policy
 
 BASIC = "basic"
@@ -219,7 +220,7 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
                     delta: float | None = None, composition: str = BEST,
                     deny_list: Iterable[str] = (),
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                    seed: int | None = 0, engine: str = "fast",
+                    seed: int | None = 0, engine: str = registry.FAST,
                     word_choice: str = choices.PER_ROUND,
                     alphabet=None, unknown: str | None = None,
                     end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,

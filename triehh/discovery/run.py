@@ -25,7 +25,7 @@ from triehh.theory import policy
 
 
 def run(population: population_lib.Population, params: results.RunParams, *,
-        seed: int | None, engine: str = "fast",
+        seed: int | None, engine: str = registry.FAST,
         schedule: Sequence[np.ndarray] | None = None,
         allow_no_guarantee: bool = False,
         **engine_options) -> results.DiscoveryResult:

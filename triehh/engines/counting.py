@@ -16,6 +16,11 @@ slot with ``c_k`` users are ``Binomial(c_k, q)``, independent over slots:
 :func:`noisy_counts` draws those K + 1 binomials instead of n coins, which
 is the same law (tested against per-user sampling). One-word populations
 get their users per slot without any per-user work (:func:`item_counts`).
+
+:func:`noisy_sums` is the whole phase on a population: the fast engine's
+counting, and that of any engine registered without its own
+(:mod:`triehh.engines.registry`). An engine's own counting releases sums of
+this same law (the TFF engine's: :mod:`triehh.engines.tff.counting`).
 """
 
 from __future__ import annotations
@@ -121,3 +126,12 @@ def noisy_counts(item_counts: np.ndarray, sample_rate: float,
   std = check_noise_std(noise_std)
   sampled = rng.binomial(counts.astype(np.int64), rate)
   return sampled.astype(np.float64) + rng.normal(0.0, std, counts.size)
+
+
+def noisy_sums(population: population_lib.Population, words: Sequence[str],
+               sample_rate: float, noise_std: float,
+               rng: np.random.Generator) -> np.ndarray:
+  """``float64 [K + 1]``: the counting phase's noisy sums on ``population``
+  (:func:`item_counts`, then :func:`noisy_counts`, both from ``rng``)."""
+  return noisy_counts(item_counts(population, words, rng), sample_rate,
+                      noise_std, rng)

@@ -41,6 +41,7 @@ import numpy as np
 from triehh.core import population as population_lib
 from triehh.core import trie as trie_lib
 from triehh.engines import cache
+from triehh.engines import counting
 from triehh.engines import rounds
 from triehh.engines import sampling
 from triehh.engines import vote_counts
@@ -93,6 +94,14 @@ def prepare(population: population_lib.Population) -> None:
     vote_counts.count_tables(population)
   else:
     _level_tables(population)
+
+
+def count(population: population_lib.Population, words: Sequence[str],
+          sample_rate: float, noise_std: float,
+          rng: np.random.Generator) -> np.ndarray:
+  """The counting phase: :func:`triehh.engines.counting.noisy_sums`
+  (count-level sampling, exact)."""
+  return counting.noisy_sums(population, words, sample_rate, noise_std, rng)
 
 
 class _BincountVotes:

@@ -54,6 +54,7 @@ from triehh.data import datasets as datasets_lib
 from triehh.data import synthetic
 from triehh.discovery import availability as availability_lib
 from triehh.discovery import passes as passes_lib
+from triehh.engines import registry
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import iblt as iblt_algorithm
 from triehh.runs.algorithms import triehh as triehh_algorithm
@@ -282,7 +283,7 @@ def iblt_part(settings: Settings, datasets: datasets_lib.DataCache) -> Part:
                                                       epsilon=epsilon)),
           Point(role=TFF_RUNS, seeds=settings.iblt_seeds[:1], **point,
                 config=triehh_algorithm.triehh_config(
-                    options, engine="tff", epsilon=epsilon))]
+                    options, engine=registry.TFF, epsilon=epsilon))]
   return part
 
 
@@ -423,7 +424,7 @@ def _triehh_run(config, dataset, seed: int, run_index: int):
   result = adapter.call(dataset.population, config, seed)
   record = adapter.record(result, dataset, run_index, seed, config, None,
                           F1_KS)
-  if config["engine"] == "fast":
+  if config["engine"] == registry.FAST:
     record.vote_bytes_per_round = vote_bytes(result.trie)
   return record
 

@@ -30,7 +30,9 @@ The sums are TFF's DP aggregators, not noise added here:
   (:mod:`triehh.engines.tff.runtime`).
 
 Entry points: :func:`noisy_counts_tff` (slot indices in, noisy counts out,
-the TFF twin of :func:`triehh.engines.counting.noisy_counts`), and
+the TFF twin of :func:`triehh.engines.counting.noisy_counts`),
+:func:`noisy_sums` (the TFF engine's counting phase on a population, the
+twin of :func:`triehh.engines.counting.noisy_sums`), and
 :func:`counting_round_computation`, the counting round over a TrieHH server
 state that :func:`triehh.engines.tff.process.build_triehh_process` adds to
 its process as ``count``.
@@ -51,6 +53,7 @@ import tensorflow_privacy as tfp
 # (tff.learning.ddp_secure_aggregator); the counts need the sum.
 from tensorflow_federated.python.aggregators import distributed_dp
 
+from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.engines import counting as numpy_counting
 from triehh.engines.tff import clients
@@ -223,6 +226,21 @@ def noisy_counts_tff(items: np.ndarray, num_slots: int, sample_rate: float,
     counts = count(list(entries))
   counts = np.asarray(counts, dtype=np.float64).reshape(rounds, num_slots)
   return counts if np.ndim(seed) else counts[0]
+
+
+def noisy_sums(population: population_lib.Population, words: Sequence[str],
+               sample_rate: float, noise_std: float,
+               rng: np.random.Generator) -> np.ndarray:
+  """``float64 [K + 1]``: the counting phase on ``population`` in TFF.
+
+  Each user's slot (:func:`triehh.engines.counting.user_items`, drawn from
+  ``rng``) summed by :func:`noisy_counts_tff` with the central Gaussian
+  mechanism, its sampling seeded by one ``rng.integers(0, 2**31 - 1)``.
+  """
+  items = numpy_counting.user_items(population, words, rng)
+  return np.asarray(noisy_counts_tff(
+      items, len(words) + 1, sample_rate, noise_std,
+      seed=int(rng.integers(0, 2**31 - 1))), dtype=np.float64)
 
 
 def _word_slot(words: tf.Tensor, codes: tf.Tensor) -> tf.Tensor:

@@ -1,6 +1,7 @@
 """The ``tff`` engine: TrieHH run as TensorFlow Federated computations.
 
-``triehh.discover(..., engine="tff")`` calls :func:`run`. Each trie level is
+``triehh.discover(..., engine="tff")`` calls :func:`run` (and
+:func:`count` for its counting phase). Each trie level is
 one TrieHH round, run as ``num_sub_rounds`` calls of the ``next`` of the
 ``tff.templates.IterativeProcess`` that the public constructor
 :func:`triehh.engines.tff.process.build_triehh_process` returns (see
@@ -47,6 +48,7 @@ from triehh.engines import cache
 from triehh.engines import rounds
 from triehh.engines import vote_counts
 from triehh.engines.tff import computations
+from triehh.engines.tff import counting
 from triehh.engines.tff import process as process_lib
 from triehh.engines.tff import runtime as runtime_lib
 
@@ -114,6 +116,14 @@ def run(population: population_lib.Population, *, theta: int,
                       rng=rng, num_sub_rounds=num_sub_rounds,
                       max_num_prefixes=max_num_prefixes, schedule=schedule,
                       sampling_rate=sampling_rate)
+
+
+def count(population: population_lib.Population, words: Sequence[str],
+          sample_rate: float, noise_std: float,
+          rng: np.random.Generator) -> np.ndarray:
+  """The counting phase in TFF: :func:`triehh.engines.tff.counting.noisy_sums`
+  (the fast engine's law, TensorFlow's noise)."""
+  return counting.noisy_sums(population, words, sample_rate, noise_std, rng)
 
 
 def _round_bitwidth(population: population_lib.Population, batch_size: int,

@@ -1,6 +1,7 @@
 """TrieHH in a sweep: its cells, config, checks, run, record and labels.
 
-A TrieHH cell is one engine ("fast" or "tff") at one privacy target: an
+A TrieHH cell is one engine (a name of :mod:`triehh.engines.registry`,
+"fast" by default) at one privacy target: an
 (epsilon, delta) calibrated by Theorem 1, or theta, gamma and the batch size
 given directly (then its cells do not vary with epsilons and deltas). Its
 run is :func:`triehh.discovery.discover.discover`, as ``experiments.run_triehh``
@@ -20,13 +21,13 @@ from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets
 from triehh.discovery import discover as discover_lib
+from triehh.engines import registry
 from triehh.runs import count_metrics
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import labels
 from triehh.theory import policy
 
 NAME = "triehh"
-ENGINES = ("fast", "tff")
 # Options of a TrieHH cell other than its engine, data and privacy, with the
 # defaults of experiments.run_triehh.
 TRIEHH_DEFAULTS = {"num_sub_rounds": 1, "max_num_prefixes": None,
@@ -35,7 +36,7 @@ TRIEHH_DEFAULTS = {"num_sub_rounds": 1, "max_num_prefixes": None,
                    "count_share": None, "count_sample_rate": None}
 
 
-def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
+def triehh_config(data: Mapping[str, Any], *, engine: str = registry.FAST,
                   epsilon: float | None = None, delta: float | None = None,
                   theta: int | None = None, gamma: float | None = None,
                   batch_size: int | None = None, num_sub_rounds: int = 1,
@@ -50,7 +51,8 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = "fast",
                   count_sample_rate: float | None = None) -> dict:
   """A TrieHH run's ``config``: everything but the seed that changes it.
 
-  ``tff_secure_sum`` is None for the fast engine (as run_triehh records it).
+  ``tff_secure_sum`` is None for an engine without TFF options (as
+  run_triehh records it).
   ``sampling`` and ``sampling_rate`` are keys of Poisson configs only, so a
   fixed-size config (and its ``config_key``) is the one written before
   Poisson sampling existed; ``word_choice`` is a key only when not
@@ -193,24 +195,26 @@ class TrieHH:
   """The TrieHH adapter (:class:`triehh.runs.algorithms.Algorithm`)."""
 
   name = NAME
-  # engines: TrieHH's engines; theta: {"theta", "gamma", "batch_size"} for
-  # cells given theta directly instead of calibrated from (epsilon, delta);
+  # engines: TrieHH's engines (registry names); theta: {"theta", "gamma",
+  # "batch_size"} for cells given theta directly instead of calibrated from
+  # (epsilon, delta);
   # triehh_options: num_sub_rounds, max_num_prefixes, allow_no_guarantee,
   # sampling ("fixed" by default here; the drivers default to "poisson"),
   # sampling_rate; tff_options: the TFF engine's keyword arguments
   # (secure_sum, workers, connect_timeout, rpc_timeout,
-  # max_user_contribution); count_shares: cells per share of the budget
+  # max_user_contribution), each given to the engines that take it
+  # (registry.options); count_shares: cells per share of the budget
   # spent on counting (triehh_options' counts=True; default its
   # count_share).
-  grid_options = {"engines": ("fast",), "theta": None,
+  grid_options = {"engines": (registry.FAST,), "theta": None,
                   "triehh_options": None, "tff_options": None,
                   "count_shares": None}
 
   def grid_values(self, grid: Mapping[str, Any]) -> list[tuple[dict, dict]]:
     for engine in grid["engines"]:
-      if engine not in ENGINES:
+      if engine not in registry.names():
         raise ValueError(f"unknown engine {engine!r}; choose from "
-                         f"{', '.join(ENGINES)}")
+                         f"{', '.join(registry.names())}")
     options = dict(TRIEHH_DEFAULTS, **(grid["triehh_options"] or {}))
     tff = dict(grid["tff_options"] or {})
     theta = grid["theta"]
@@ -226,7 +230,8 @@ class TrieHH:
     out = []
     for engine, target, share in itertools.product(grid["engines"], privacy,
                                                    by_share):
-      engine_options = tff if engine == "tff" else {}
+      takes = registry.options(engine)
+      engine_options = {k: v for k, v in tff.items() if k in takes}
       values = dict(engine=engine, **target, **{**options, **share},
                     tff_secure_sum=engine_options.get("secure_sum"),
                     tff_max_user_contribution=engine_options.get(
@@ -238,7 +243,7 @@ class TrieHH:
     return triehh_config(data, **values)
 
   def uses_tensorflow(self, config: Mapping[str, Any]) -> bool:
-    return config.get("engine") == "tff"
+    return registry.uses_tensorflow(config["engine"])
 
   def check(self, cell, population: population_lib.Population,
             seeds: Sequence[int] = (0,)) -> None:
