@@ -318,3 +318,77 @@ class CheckContributionTest(parameterized.TestCase):
     self.assertIn("one vote per user per round", p.guarantee)
     self.assertEqual((p.theta, p.batch_size),
                      (self.params.theta, self.params.batch_size))
+
+
+class AdjacencyTest(parameterized.TestCase):
+  """Every guarantee names the relations it covers and where n came from."""
+
+  def test_default_poisson_runs_calibrated_from_the_data_cover_equal_sizes(self):
+    # delta = 1/n^2 is read off |D|: D and D + u would run other rates.
+    p = policy.resolve_params(10_000, 10, epsilon=4.0, sampling="poisson")
+    self.assertEqual(p.adjacencies, ("REPLACE_SPECIAL",))
+    self.assertEqual(p.n_source, policy.N_FROM_DATA)
+    self.assertIn("REPLACE_SPECIAL", p.covers)
+    self.assertIn("same size", p.covers)
+    self.assertNotIn("ADD_OR_REMOVE_ONE", p.covers)
+
+  @parameterized.parameters(
+      dict(epsilon=4.0, delta=1e-8),
+      dict(theta=20, sampling_rate=0.3, delta=1e-8))
+  def test_parameters_free_of_n_cover_add_or_remove(self, **kwargs):
+    p = policy.resolve_params(10_000, 10, sampling="poisson", **kwargs)
+    self.assertEqual(p.adjacencies, ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"))
+    self.assertEqual(p.n_source, policy.N_UNUSED)
+
+  def test_a_declared_population_size_is_public(self):
+    p = policy.resolve_params(9_000, 10, epsilon=4.0, sampling="poisson",
+                              population_size=10_000)
+    self.assertEqual(p.adjacencies, ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"))
+    self.assertEqual((p.n, p.population_size, p.n_source),
+                     (9_000, 10_000, policy.N_DECLARED))
+    self.assertEqual(p.target_delta, 1e-8)  # 1 / 10_000^2, not 1 / 9_000^2
+
+  def test_add_or_remove_asked_of_parameters_from_the_data_is_refused(self):
+    with self.assertRaisesRegex(ValueError, "ADD_OR_REMOVE_ONE .* not "
+                                "covered.*population_size"):
+      policy.resolve_params(10_000, 10, epsilon=4.0, sampling="poisson",
+                            adjacency="ADD_OR_REMOVE_ONE")
+    with self.assertRaisesRegex(ValueError, "not covered"):
+      policy.resolve_params(10_000, 10, theta=20, batch_size=3000,
+                            delta=1e-8, sampling="poisson",
+                            adjacency="ADD_OR_REMOVE_ONE")
+
+  def test_replace_one_has_its_own_accountant(self):
+    p = policy.resolve_params(10_000, 10, epsilon=4.0, delta=1e-8,
+                              sampling="poisson", adjacency="REPLACE_ONE")
+    self.assertEqual(p.adjacencies, ("ADD_OR_REMOVE_ONE", "REPLACE_ONE",
+                                     "REPLACE_SPECIAL"))
+    self.assertEqual(p.accounting, policy.POISSON_REPLACE_ACCOUNTANT)
+    plain = policy.resolve_params(10_000, 10, epsilon=4.0, delta=1e-8,
+                                  sampling="poisson")
+    self.assertLess(p.sampling_rate / p.theta,
+                    plain.sampling_rate / plain.theta)
+    self.assertLessEqual(poisson.delta_for_epsilon(
+        p.sampling_rate, p.theta, 11, 4.0, adjacency="REPLACE_ONE"), 1e-8)
+    # The add/remove rate misses replace-one's target.
+    self.assertGreater(poisson.delta_for_epsilon(
+        plain.sampling_rate, plain.theta, 11, plain.epsilon,
+        adjacency="REPLACE_ONE"), 1e-8)
+
+  @parameterized.parameters("REPLACE_ONE", "ADD_OR_REMOVE_ONE")
+  def test_theorem_1_covers_replace_special_only(self, asked):
+    p = policy.resolve_params(10**6, 10, epsilon=4.0)
+    self.assertEqual(p.adjacencies, ("REPLACE_SPECIAL",))
+    self.assertIn("(REPLACE_SPECIAL)", p.covers)
+    with self.assertRaisesRegex(ValueError, "REPLACE_SPECIAL only"):
+      policy.resolve_params(10**6, 10, epsilon=4.0, adjacency=asked)
+
+  def test_no_guarantee_names_no_adjacency(self):
+    p = policy.resolve_params(10_000, 10, theta=2, batch_size=5000,
+                              allow_no_guarantee=True)
+    self.assertEqual(p.adjacency, "")
+
+  def test_a_declared_size_below_the_batch_is_refused(self):
+    with self.assertRaisesRegex(ValueError, "more than the n=100 users"):
+      policy.resolve_params(100, 10, theta=20, gamma=10.0,
+                            population_size=10**6)

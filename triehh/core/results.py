@@ -47,6 +47,16 @@ class RunParams:
     sampling: ``"fixed"`` (m users per round, the paper's) or ``"poisson"``
       (each user takes part with probability ``sampling_rate``).
     sampling_rate: q under Poisson sampling, else None.
+    adjacency: the neighbouring relations the guarantee covers, as
+      dp_accounting names them, comma-separated (``"ADD_OR_REMOVE_ONE,
+      REPLACE_SPECIAL"``; :mod:`triehh.theory.adjacency`); empty without a
+      guarantee, or in a record written before it was named.
+    n_source: where the n the parameters were derived from comes from:
+      ``"declared"`` (the caller's public population size),
+      ``"data"`` (read off the population, |D|: the guarantee then holds
+      only between neighbours of the same size) or ``"unused"`` (the
+      parameters do not depend on n).
+    population_size: the declared (public) population size, if any.
   """
 
   theta: int
@@ -67,10 +77,18 @@ class RunParams:
   covers: str = ""
   sampling: str = "fixed"
   sampling_rate: float | None = None
+  adjacency: str = ""
+  n_source: str = ""
+  population_size: int | None = None
 
   @property
   def has_guarantee(self) -> bool:
     return math.isfinite(self.epsilon)
+
+  @property
+  def adjacencies(self) -> tuple[str, ...]:
+    """The names in :attr:`adjacency`, in order."""
+    return tuple(a.strip() for a in self.adjacency.split(",") if a.strip())
 
   @property
   def two_sided(self) -> bool:

@@ -55,8 +55,8 @@ class Adjacency(enum.Enum):
 _MEANINGS = {
     Adjacency.ADD_OR_REMOVE_ONE: "one user added or removed",
     Adjacency.REPLACE_ONE: "one user's words replaced by any other words",
-    Adjacency.REPLACE_SPECIAL: ("one user's words replaced by the empty word "
-                                "(the paper's adjacency)"),
+    Adjacency.REPLACE_SPECIAL: ("one user's words replaced by the empty "
+                                "word, the paper's adjacency"),
 }
 
 

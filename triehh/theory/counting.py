@@ -40,8 +40,8 @@ import math
 
 from triehh.core import results
 from triehh.core import validation
-from triehh.theory import pld
 from triehh.theory import poisson
+from triehh.theory.adjacency import Adjacency
 
 # The privacy loss grid of both phases (dp_accounting composes only PLDs on
 # the same grid); the Poisson accountant's own default.
@@ -50,15 +50,19 @@ DISCRETIZATION = poisson.DEFAULT_DISCRETIZATION
 _SIGMA_TOLERANCE = 1e-4
 
 GAUSSIAN = ("Poisson-subsampled Gaussian (dp_accounting PLD), both "
-            "directions (add/remove)")
+            "directions (ADD_OR_REMOVE_ONE, REPLACE_SPECIAL)")
 COMPOSED_TWO_SIDED = (
     "PLD composition (dp_accounting): the Poisson accountant's discovery "
     "and the Poisson-subsampled Gaussian counts, both directions "
-    "(add/remove)")
+    "({adjacency})")
 COMPOSED_ONE_DIRECTION = (
     "PLD composition (dp_accounting): discovery as an (epsilon, delta) "
     "mechanism ({accounting}) and the Poisson-subsampled Gaussian counts; "
-    "one direction, the one discovery's proof covers")
+    "one direction, the one discovery's proof covers ({adjacency})")
+# The relations the counting phase is proven for: a user whose words become
+# the empty word adds nothing, as a removed user. Replace-one is not proven
+# for the counts.
+COUNTING_ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
 COVERS = ("the set of discovered words and prefixes and the noisy counts of "
           "the discovered words (not the vote counts)")
 
@@ -203,35 +207,18 @@ class Composition:
 @functools.lru_cache(maxsize=64)
 def discovery_pld(params: results.RunParams,
                   discretization: float = DISCRETIZATION):
-  """Discovery's dp_accounting ``PrivacyLossDistribution``.
-
-  Poisson sampling: the accountant's L-fold composed dominating pair
-  (:func:`triehh.theory.poisson.run_loss`, trimmed as its epsilon was
-  computed), forward (the user present in the upper law) as REMOVE and
-  reverse as ADD. Otherwise ``from_privacy_parameters(epsilon, delta)``,
-  valid for any ``(epsilon, delta)``-DP phase in the direction(s) its
-  proof covers.
+  """Discovery's dp_accounting ``PrivacyLossDistribution``: the PLD of its
+  ``DpEvent`` (:func:`triehh.theory.dp_events.run_pld`). Poisson sampling:
+  the accountant's L-fold composed dominating pair, forward (the user
+  present in the upper law) as REMOVE and reverse as ADD. Otherwise
+  ``from_privacy_parameters(epsilon, delta)``, valid for any ``(epsilon,
+  delta)``-DP phase in the direction(s) its proof covers.
   """
-  from dp_accounting.pld import common  # pylint: disable=g-import-not-at-top
-  from dp_accounting.pld import pld_pmf  # pylint: disable=g-import-not-at-top
-  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  from triehh.theory import dp_events  # pylint: disable=g-import-not-at-top
   if not params.has_guarantee:
     raise ValueError("discovery ran without a privacy guarantee "
                      f"(accounting={params.accounting!r}); nothing to compose")
-  if params.accounting != poisson.ACCOUNTING:
-    return pld_lib.from_privacy_parameters(
-        common.DifferentialPrivacyParameters(params.epsilon, params.delta),
-        value_discretization_interval=discretization)
-  loss = poisson.run_loss(params.sampling_rate, params.theta, params.levels,
-                          discretization,
-                          poisson.trimming_budget(params.delta, params.levels))
-
-  def pmf(side: pld.LossDistribution):
-    return pld_pmf.DensePLDPmf(side.discretization, side.lower, side.probs,
-                               side.infinity, pessimistic_estimate=True)
-
-  return pld_lib.PrivacyLossDistribution(pmf(loss.forward),
-                                         pmf(loss.reverse))
+  return dp_events.run_pld(params, discretization)
 
 
 def _composed_epsilon(first, second, delta: float) -> float:
@@ -289,15 +276,25 @@ def _compose(discovery: results.RunParams, noise_std: float,
   pld_epsilon = _composed_epsilon(discovery_pld(discovery),
                                   gaussian_pld(noise_std, sample_rate), delta)
   basic = discovery.epsilon + counting_epsilon
-  two_sided = discovery.accounting == poisson.ACCOUNTING
-  accounting = (COMPOSED_TWO_SIDED if two_sided else
-                COMPOSED_ONE_DIRECTION.format(accounting=discovery.accounting))
+  two_sided = discovery.two_sided
+  adjacency = composed_adjacency(discovery)
+  accounting = (COMPOSED_TWO_SIDED.format(adjacency=adjacency) if two_sided
+                else COMPOSED_ONE_DIRECTION.format(
+                    accounting=discovery.accounting, adjacency=adjacency))
   return Composition(
       epsilon=min(pld_epsilon, basic), delta=delta,
       discovery_epsilon=discovery.epsilon, discovery_delta=discovery.delta,
       counting_epsilon=counting_epsilon, counting_delta=counting_delta,
       pld_epsilon=pld_epsilon, basic_epsilon=basic, accounting=accounting,
       two_sided=two_sided, noise_std=noise_std, sample_rate=sample_rate)
+
+
+def composed_adjacency(discovery: results.RunParams) -> str:
+  """The relations both phases are proven for: discovery's, without
+  ``REPLACE_ONE`` (not proven for the counts)."""
+  names = [name for name in discovery.adjacencies
+           if Adjacency.of(name) in COUNTING_ADJACENCIES]
+  return ", ".join(names) if names else "none in common"
 
 
 def calibrate_noise_to_total(discovery: results.RunParams, epsilon: float,

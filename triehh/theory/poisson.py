@@ -100,6 +100,7 @@ from triehh.theory.adjacency import Adjacency
 
 DEFAULT_DISCRETIZATION = 1e-3
 ACCOUNTING = "Poisson accountant (two-sided, add/remove)"
+REPLACE_ACCOUNTING = "Poisson accountant (two-sided, replace-one)"
 # Grid cells holding at most this many k sum their terms directly.
 _DIRECT_TERMS = 64
 # The relations the accountant covers (REPLACE_SPECIAL and ADD_OR_REMOVE_ONE

@@ -42,26 +42,28 @@ import math
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
+from triehh.core import safe_format
 from triehh.core import validation
+from triehh.theory import coverage
 from triehh.theory import crowding
 from triehh.theory import poisson
 from triehh.theory import poisson_calibration
 from triehh.theory import privacy
+from triehh.theory.adjacency import Adjacency
 
-COVERS = ("the set of discovered words and prefixes (the output trie), not "
-          "their vote counts")
+COVERS = coverage.COVERS
 ONE_DIRECTION = (
     "; in one direction only, the one the paper proves: P[M(D) in S] <= "
     "e^epsilon P[M(D') in S] + delta, with D holding the user's word and D' "
     "the empty word in its place. The other direction is not proven and "
     "fails for some small populations (docs/privacy.md); use "
     "sampling='poisson' for a guarantee in both directions")
-BOTH_DIRECTIONS = (
-    "; in both directions, for neighbours that differ by one user (added or "
-    "removed, or its words replaced by the empty word)")
+N_DECLARED, N_FROM_DATA, N_UNUSED = (coverage.N_DECLARED,
+                                     coverage.N_FROM_DATA, coverage.N_UNUSED)
 THEOREM_1 = "Theorem 1 (one direction)"
 PER_ROUND_COMPOSITION = "per-round composition (L*delta), one direction"
 POISSON_ACCOUNTANT = poisson.ACCOUNTING
+POISSON_REPLACE_ACCOUNTANT = poisson.REPLACE_ACCOUNTING
 NO_GUARANTEE = "none"
 _REFUSED = (". Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
             "without a privacy guarantee")
@@ -75,7 +77,9 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                    allow_no_guarantee: bool = False,
                    word_choice: str = choices.PER_ROUND,
                    single_word: bool = True, sampling: str = choices.FIXED,
-                   sampling_rate: float | None = None) -> results.RunParams:
+                   sampling_rate: float | None = None,
+                   adjacency: Adjacency | str | None = None,
+                   population_size: int | None = None) -> results.RunParams:
   """Turns either ``(epsilon, delta)`` or ``theta`` with ``gamma``/``batch_size``
   into run parameters with their guarantee.
 
@@ -86,19 +90,52 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   (users redraw one of several words every round) is accounted by per-round
   composition: delta is ``L`` times Theorem 1's. ``sampling="poisson"``: see
   :func:`_poisson`.
+
+  ``adjacency`` asks for a neighbouring relation (:mod:`triehh.theory.
+  adjacency`); by default the guarantee covers what its accountant proves
+  (:func:`triehh.theory.coverage.covered`). ``REPLACE_ONE`` is proven for Poisson sampling (its
+  own accountant); ``ADD_OR_REMOVE_ONE`` needs parameters that do not
+  depend on |D|. ``population_size`` declares a public n to derive the
+  parameters from (``delta = 1/n^2``, ``batch_size = gamma sqrt(n)``, ...)
+  instead of |D| = ``n``.
   """
   n, max_length, num_sub_rounds, epsilon = _checked_arguments(
       n, max_length, num_sub_rounds, epsilon, delta, max_num_prefixes,
       word_choice, sampling)
+  asked = None if adjacency is None else Adjacency.of(adjacency)
+  declared = (None if population_size is None else validation.check_int(
+      "population_size (the declared, public number of users)",
+      population_size))
+  n_params = n if declared is None else declared
   if sampling == choices.POISSON:
-    params = _poisson(n, max_length, epsilon=epsilon, delta=delta,
+    params = _poisson(n_params, max_length, epsilon=epsilon, delta=delta,
                       theta=theta, gamma=gamma, batch_size=batch_size,
                       sampling_rate=sampling_rate,
                       num_sub_rounds=num_sub_rounds,
                       max_num_prefixes=max_num_prefixes,
                       allow_no_guarantee=allow_no_guarantee,
-                      word_choice=word_choice)
-    return _capped(params, max_num_prefixes, allow_no_guarantee)
+                      word_choice=word_choice,
+                      replace=asked is Adjacency.REPLACE_ONE)
+    uses_n = delta is None or (sampling_rate is None and epsilon is None)
+    params = _capped(params, max_num_prefixes, allow_no_guarantee)
+    return coverage.label(params, n, declared, uses_n, asked)
+  coverage.check_fixed(asked)
+  params = _fixed(n, n_params, max_length, epsilon=epsilon, delta=delta,
+                  theta=theta, gamma=gamma, batch_size=batch_size,
+                  num_sub_rounds=num_sub_rounds,
+                  max_num_prefixes=max_num_prefixes,
+                  allow_no_guarantee=allow_no_guarantee,
+                  word_choice=word_choice, single_word=single_word,
+                  sampling_rate=sampling_rate)
+  return coverage.label(params, n, declared, True, asked)
+
+
+def _fixed(n: int, n_params: int, max_length: int, *, epsilon, delta, theta,
+           gamma, batch_size, num_sub_rounds, max_num_prefixes,
+           allow_no_guarantee, word_choice, single_word,
+           sampling_rate) -> results.RunParams:
+  """Run parameters of fixed-size TrieHH (Theorem 1), derived from
+  ``n_params`` users, for a population of ``n``."""
   if sampling_rate is not None:
     raise ValueError("sampling_rate is for sampling='poisson'; fixed-size "
                      "sampling takes batch_size or gamma")
@@ -115,15 +152,20 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
     if epsilon is None:
       raise ValueError("give epsilon (and optionally delta), or theta with "
                        "gamma or batch_size")
-    params = _calibrated(n, epsilon, delta, composed, common)
+    params = _calibrated(n_params, epsilon, delta, composed, common)
   else:
     if epsilon is not None or delta is not None:
       raise ValueError("give either (epsilon, delta) or theta with gamma/"
                        "batch_size, not both")
     if (gamma is None) == (batch_size is None):
       raise ValueError("with theta, give exactly one of gamma and batch_size")
-    params = _given_theta(n, theta, gamma, batch_size, allow_no_guarantee,
-                          composed, common)
+    params = _given_theta(n_params, theta, gamma, batch_size,
+                          allow_no_guarantee, composed, common)
+  if params.batch_size > n:
+    raise ValueError(
+        f"the batch of {params.batch_size} users per round (from the "
+        f"declared population_size={n_params}) is more than the n={n} users "
+        "the population holds")
   params = _check_reverse(params, allow_no_guarantee)
   return _capped(params, max_num_prefixes, allow_no_guarantee)
 
@@ -181,8 +223,8 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
              delta: float | None, theta: int | None, gamma: float | None,
              batch_size: int | None, sampling_rate: float | None,
              num_sub_rounds: int, max_num_prefixes: int | None,
-             allow_no_guarantee: bool,
-             word_choice: str) -> results.RunParams:
+             allow_no_guarantee: bool, word_choice: str,
+             replace: bool = False) -> results.RunParams:
   """Run parameters of Poisson-sampled TrieHH and their two-sided guarantee.
 
   ``(epsilon, delta)``, optionally with ``theta``: theta (unless given) and
@@ -197,8 +239,12 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
   common = dict(n=n, max_length=max_length, levels=levels,
                 num_sub_rounds=num_sub_rounds,
                 max_num_prefixes=max_num_prefixes, word_choice=word_choice,
-                accounting=POISSON_ACCOUNTANT,
-                covers=COVERS + BOTH_DIRECTIONS, sampling=choices.POISSON)
+                accounting=POISSON_ACCOUNTANT, covers=COVERS,
+                sampling=choices.POISSON)
+  adjacency = (Adjacency.REPLACE_ONE if replace
+               else Adjacency.ADD_OR_REMOVE_ONE)
+  if replace:
+    common["accounting"] = POISSON_REPLACE_ACCOUNTANT
   given = [name for name, value in (("sampling_rate", sampling_rate),
                                     ("batch_size", batch_size),
                                     ("gamma", gamma)) if value is not None]
@@ -211,7 +257,7 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
           "(epsilon, delta) (optionally with theta) or theta with "
           "sampling_rate, batch_size or gamma")
     return _poisson_calibrated(n, levels, float(epsilon), target_delta, theta,
-                               common)
+                               common, adjacency)
   if theta is None:
     raise ValueError("give epsilon (and optionally delta and theta), or "
                      "theta with sampling_rate, batch_size or gamma")
@@ -221,16 +267,18 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
   theta = validation.check_int("theta", theta)
   rate = _poisson_rate(n, sampling_rate, batch_size, gamma)
   return _poisson_at_rate(n, levels, theta, rate, delta, target_delta,
-                          allow_no_guarantee, common)
+                          allow_no_guarantee, common, adjacency)
 
 
 def _poisson_calibrated(n: int, levels: int, epsilon: float,
                         target_delta: float, theta: int | None,
-                        common: dict) -> results.RunParams:
+                        common: dict,
+                        adjacency: Adjacency) -> results.RunParams:
   """Theta (unless given) and the rate calibrated for ``(epsilon, delta)``."""
   if theta is not None:
     theta = validation.check_int("theta", theta)
-  cal = poisson_calibration.calibrate(n, levels, epsilon, target_delta, theta=theta)
+  cal = poisson_calibration.calibrate(n, levels, epsilon, target_delta,
+                                      theta=theta, adjacency=adjacency)
   return results.RunParams(
       theta=cal.theta, gamma=cal.rate * math.sqrt(n),
       batch_size=max(1, round(cal.expected_batch_size)),
@@ -238,7 +286,8 @@ def _poisson_calibrated(n: int, levels: int, epsilon: float,
       target_epsilon=epsilon, target_delta=target_delta,
       sampling_rate=cal.rate,
       guarantee=(f"Poisson accountant for L={levels} levels, both "
-                 f"directions: theta={cal.theta} and rate {cal.rate:.4g} "
+                 f"directions: theta={cal.theta} and rate "
+                 f"{safe_format.rate_down(cal.rate)} "
                  f"(about {cal.expected_batch_size:.4g} users per round) "
                  f"maximise rate/theta for the target; delta at the "
                  f"target epsilon is {cal.delta:.3g}."),
@@ -267,16 +316,17 @@ def _poisson_rate(n: int, sampling_rate: float | None,
 
 def _poisson_at_rate(n: int, levels: int, theta: int, rate: float,
                      delta: float | None, target_delta: float,
-                     allow_no_guarantee: bool,
-                     common: dict) -> results.RunParams:
+                     allow_no_guarantee: bool, common: dict,
+                     adjacency: Adjacency) -> results.RunParams:
   """The accountant's epsilon at ``delta`` for a given theta and rate (no
   guarantee when it is not finite)."""
   expected = dict(theta=theta, gamma=rate * math.sqrt(n),
                   batch_size=max(1, round(rate * n)), sampling_rate=rate)
   eps = (math.inf if rate >= 1.0 else
-         poisson.epsilon_for_delta(rate, theta, levels, target_delta))
+         poisson.epsilon_for_delta(rate, theta, levels, target_delta,
+                                   adjacency=adjacency))
   if not math.isfinite(eps):
-    problem = (f"theta={theta} at rate {rate:.4g} gives no finite epsilon "
+    problem = (f"theta={theta} at rate {rate:.6g} gives no finite epsilon "
                f"at delta={target_delta:.3g} (a user alone with theta - 1 "
                f"others passes with probability rate^theta = "
                f"{rate**theta if rate < 1 else 1:.3g} per level); use a "
@@ -291,7 +341,8 @@ def _poisson_at_rate(n: int, levels: int, theta: int, rate: float,
       epsilon=eps, delta=target_delta,
       target_delta=None if delta is None else target_delta,
       guarantee=(f"Poisson accountant for L={levels} levels, both "
-                 f"directions, at rate {rate:.4g} (about {rate * n:.4g} "
+                 f"directions, at rate {safe_format.rate_down(rate)} "
+                 f"(about {rate * n:.4g} "
                  "users per round)."),
       **expected, **common)
 

@@ -1,0 +1,87 @@
+"""Tests of triehh.theory.dp_events: a run composes in dp_accounting."""
+
+import dp_accounting
+import pytest
+
+from triehh.theory import counting
+from triehh.theory import dp_events
+from triehh.theory import poisson
+from triehh.theory import policy
+
+_Relation = dp_accounting.NeighboringRelation
+
+
+def _poisson_params(n, epsilon, **kwargs):
+  return policy.resolve_params(n, 10, epsilon=epsilon, delta=1 / n**2,
+                               sampling="poisson", **kwargs)
+
+
+@pytest.mark.parametrize("n,epsilon", [(10**4, 4.0), (10**6, 1.0),
+                                       (10**6, 4.0)])
+def test_a_run_reads_its_own_epsilon_in_dp_accountings_accountant(n, epsilon):
+  params = _poisson_params(n, epsilon)
+  accountant = dp_events.PLDAccountant(_Relation.ADD_OR_REMOVE_ONE, 1e-3)
+  accountant.compose(dp_events.run_event(params))
+  assert accountant.get_epsilon(params.delta) == pytest.approx(
+      params.epsilon, rel=1e-2)
+  assert accountant.get_epsilon(params.delta) <= params.epsilon * 1.01
+  assert accountant.get_delta(params.epsilon) <= params.delta * 1.01
+
+
+def test_the_event_is_the_accountants_composition_over_levels():
+  params = _poisson_params(10**4, 4.0)
+  event = dp_events.run_event(params)
+  assert isinstance(event, dp_accounting.SelfComposedDpEvent)
+  assert event.count == params.levels == 11
+  assert event.event == dp_events.TrieHHLevelDpEvent(params.sampling_rate,
+                                                     params.theta)
+  assert event.to_named_tuple().event.class_name == "TrieHHLevelDpEvent"
+
+
+def test_composed_with_counting_as_the_counting_phase_composes():
+  params = _poisson_params(10**4, 3.0)
+  sigma, rate = 3.0, 0.1
+  ours = counting.compose(params, sigma, rate, 2 * params.delta)
+  accountant = dp_events.PLDAccountant(_Relation.ADD_OR_REMOVE_ONE, 1e-3)
+  accountant.compose(dp_events.run_event(params))
+  accountant.compose(dp_accounting.PoissonSampledDpEvent(
+      rate, dp_accounting.GaussianDpEvent(sigma)))
+  assert accountant.get_epsilon(2 * params.delta) == pytest.approx(
+      ours.pld_epsilon, rel=1e-2)
+  # The counting phase's discovery distribution is the event's.
+  assert counting.discovery_pld(params) is dp_events.run_pld(
+      params, counting.DISCRETIZATION)
+
+
+def test_replace_one_reads_the_swap_product_accountant():
+  params = _poisson_params(10**4, 4.0, adjacency="REPLACE_ONE",
+                           population_size=10**4)
+  accountant = dp_events.PLDAccountant(_Relation.REPLACE_ONE, 1e-3)
+  accountant.compose(dp_events.run_event(params))
+  replace = poisson.epsilon_for_delta(params.sampling_rate, params.theta, 11,
+                                      params.delta, adjacency="REPLACE_ONE")
+  add_remove = poisson.epsilon_for_delta(params.sampling_rate, params.theta,
+                                         11, params.delta)
+  assert replace > add_remove
+  assert accountant.get_epsilon(params.delta) == pytest.approx(replace,
+                                                               rel=1e-2)
+
+
+def test_theorem_1_composes_only_for_replace_special():
+  params = policy.resolve_params(10**6, 10, epsilon=4.0)
+  assert params.adjacency == "REPLACE_SPECIAL"
+  event = dp_events.run_event(params)
+  assert isinstance(event, dp_events.TheoremOneDpEvent)
+  special = dp_events.PLDAccountant(_Relation.REPLACE_SPECIAL, 1e-3)
+  special.compose(event)
+  assert special.get_epsilon(params.delta) == pytest.approx(params.epsilon,
+                                                            rel=1e-2)
+  refused = dp_events.PLDAccountant(_Relation.ADD_OR_REMOVE_ONE, 1e-3)
+  assert not refused.supports(event)
+
+
+def test_a_run_without_guarantee_has_no_event():
+  params = policy.resolve_params(10**4, 10, theta=2, batch_size=5000,
+                                 allow_no_guarantee=True)
+  with pytest.raises(ValueError, match="no privacy guarantee"):
+    dp_events.run_event(params)
