@@ -206,8 +206,10 @@ def run_with_counts(population: population_lib.Population, *,
   (:func:`split_total`), :func:`run_once` at discovery's share, then the
   protected counts (:func:`triehh.discovery.counts.count_discovered`) at
   counting's, attached to the result."""
-  total_delta, split = split_total(population.num_users, epsilon, delta,
-                                   count_share)
+  declared = run_options.get("population_size")
+  total_delta, split = split_total(
+      population.num_users if declared is None else declared, epsilon, delta,
+      count_share)
   result = run_once(population, epsilon=split.discovery_epsilon,
                     delta=split.discovery_delta, engine=engine,
                     **run_options)
@@ -291,18 +293,23 @@ def run_once(population: population_lib.Population, *,
              allow_no_guarantee: bool = False,
              word_choice: str = choices.PER_ROUND,
              schedule: Sequence[np.ndarray] | None = None,
+             adjacency: str | None = None,
+             population_size: int | None = None,
              **engine_options) -> results.DiscoveryResult:
   """One run on a built population: its parameters resolved once
   (:func:`triehh.theory.policy.resolve_params`, for the population's own
   ``max_length``), then :func:`triehh.discovery.run.run`. ``sampling`` is
-  explicit here; :func:`discover` chooses it when the caller does not."""
+  explicit here; :func:`discover` chooses it when the caller does not.
+  ``adjacency`` and ``population_size`` are the policy's (the relation
+  asked for, a declared public n)."""
   params = policy.resolve_params(
       population.num_users, population.max_length, epsilon=epsilon,
       delta=delta, theta=theta, gamma=gamma, batch_size=batch_size,
       num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
       single_word=population.is_single_word, sampling=sampling,
-      sampling_rate=sampling_rate)
+      sampling_rate=sampling_rate, adjacency=adjacency,
+      population_size=population_size)
   return discovery_run.run(population, params, seed=seed, engine=engine,
                            schedule=schedule,
                            allow_no_guarantee=allow_no_guarantee,
