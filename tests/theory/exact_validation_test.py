@@ -3,7 +3,9 @@
 import collections
 import dataclasses
 import math
+import os
 import random
+from fractions import Fraction
 
 from absl.testing import parameterized
 import numpy as np
@@ -13,6 +15,7 @@ from triehh.theory import exact
 from triehh.theory import exact_validation as ev
 from triehh.theory import poisson
 from triehh.theory import privacy
+from triehh.theory.adjacency import Adjacency
 
 SEED = 0
 # Populations 0 .. NUM_POPULATIONS - 1 of case_for(SEED, .), in chunks.
@@ -27,16 +30,73 @@ def cases(start: int, stop: int):
       yield number, case.with_index(index)
 
 
-def too_low_rate(rate, theta, num_levels):
+def too_low_rate(rate, theta, num_levels, adjacency):
   """A wrong accountant: the rate divided by 3."""
   return ev.PoissonClaims.from_loss(
-      poisson.run_loss(float(rate) / 3, theta, num_levels))
+      poisson.run_loss(float(rate) / 3, theta, num_levels,
+                       adjacency=adjacency))
 
 
-def one_level_fewer(rate, theta, num_levels):
+def one_level_fewer(rate, theta, num_levels, adjacency):
   """A wrong accountant: L - 1 levels."""
   return ev.PoissonClaims.from_loss(
-      poisson.run_loss(float(rate), theta, num_levels - 1))
+      poisson.run_loss(float(rate), theta, num_levels - 1,
+                       adjacency=adjacency))
+
+
+def one_level(rate, theta, num_levels, adjacency):
+  """The accountant for one level (for runs in which users vote once)."""
+  del num_levels
+  return ev.PoissonClaims.public(rate, theta, 1, adjacency)
+
+
+def one_level_add_remove(rate, theta, num_levels, adjacency):
+  """A wrong accountant for replace-one: the add/remove claim of one
+  level, whatever the adjacency."""
+  del num_levels, adjacency
+  return ev.PoissonClaims.public(rate, theta, 1)
+
+
+def add_remove_only(rate, theta, num_levels, adjacency):
+  """A wrong accountant for replace-one: the add/remove claim, whatever the
+  adjacency."""
+  del adjacency
+  return ev.PoissonClaims.public(rate, theta, num_levels)
+
+
+def swap_case(word, other, others_a, others_b, theta, rate, max_length=1):
+  """``others_a + 1`` users hold ``word`` and ``others_b`` hold ``other``;
+  the first user's word is replaced by ``other``."""
+  users = (word,) * (others_a + 1) + (other,) * others_b
+  return ev.Case(ev.POISSON, ev.TWO_GROUPS, users, 0, theta=theta,
+                 max_length=max_length, sampling=choices.POISSON, rate=rate,
+                 replacement=other)
+
+
+def one_level_swap(others_a, others_b, theta, rate, epsilon):
+  """An independent oracle: the exact delta (both directions) of one level
+  in which the differing user votes for "a" in D and "b" in D', with
+  others_a others voting "a" and others_b "b" (Fractions)."""
+  rate = Fraction(rate)
+
+  def pmf(n, k):
+    return math.comb(n, k) * rate**k * (1 - rate)**(n - k)
+
+  p, q = collections.Counter(), collections.Counter()
+  for x in range(others_a + 1):
+    for y in range(others_b + 1):
+      for voted, weight in ((1, rate), (0, 1 - rate)):
+        mass = pmf(others_a, x) * pmf(others_b, y) * weight
+        p[(x + voted >= theta, y >= theta)] += mass
+        q[(x >= theta, y + voted >= theta)] += mass
+  scale = math.exp(epsilon)
+  return max(sum(max(0.0, float(p[o]) - scale * float(q[o])) for o in p),
+             sum(max(0.0, float(q[o]) - scale * float(p[o])) for o in q))
+
+
+def poisson_numbers(start, stop):
+  """The Poisson populations among case_for(SEED, start .. stop - 1)."""
+  return range(start + start % 2, stop, 2)
 
 
 class ClaimsHoldTest(parameterized.TestCase):
@@ -56,6 +116,177 @@ class ClaimsHoldTest(parameterized.TestCase):
           self.assertLessEqual(record.side_ratio, 1 + 1e-9)
     self.assertGreater(checked[ev.POISSON], 0)
     self.assertGreater(checked[ev.THEOREM1], 0)
+
+
+  @parameterized.parameters(*range(0, NUM_POPULATIONS, CHUNK))
+  def test_replace_one_holds(self, start):
+    # Every kind of user as the differing one, each with its replacement.
+    checked = 0
+    for number in poisson_numbers(start, start + CHUNK):
+      case = ev.case_for(SEED, number)
+      for index in case.differing_indices():
+        pair = case.with_index(index)
+        for record in ev.check_poisson(pair, adjacencies=(exact.REPLACE,)):
+          checked += 1
+          self.assertFalse(record.violated,
+                           f"population {number}: {pair.describe()}: "
+                           f"{record}")
+          self.assertLessEqual(record.side_ratio, 1 + 1e-9)
+    self.assertGreater(checked, 100)
+
+
+# The replace-one pairs of the issue: 4 others hold "a", others_b hold "b",
+# the differing user's "a" becomes "b"; theta = 4. Per pair: others_b, the
+# rate, epsilon, the exact delta when users vote in one round ("aa" and
+# "bb" at max_length 1: no end symbol) and in the two levels of "a" and "b"
+# ("a", then "a$").
+ISSUE_PAIRS = (
+    (3, 0.75, 0.0, 0.41652, 0.41652),
+    (4, 0.5, 0.5, 0.092057, 0.093136),
+    (4, 0.25, 1.0, 0.0051116, 0.0051119),
+)
+
+
+class ReplaceOneTest(parameterized.TestCase):
+  """Replace-one adjacency against the accountant's REPLACE_ONE claim."""
+
+  @parameterized.parameters(*ISSUE_PAIRS)
+  def test_one_round_pairs_need_the_product(self, others_b, rate, epsilon,
+                                            one_round, _):
+    case = swap_case("aa", "bb", 4, others_b, theta=4, rate=rate)
+    [record] = ev.check_poisson(case, (epsilon,), (),
+                                adjacencies=(exact.REPLACE,),
+                                exact_numbers=True, claims=one_level)
+    exact_delta = max(record.forward, record.reverse)
+    self.assertAlmostEqual(exact_delta, one_round, delta=1e-5 * one_round)
+    self.assertAlmostEqual(exact_delta,
+                           one_level_swap(4, others_b, 4, rate, epsilon),
+                           places=14)
+    # Users vote in one round: the one-level claims are the run's. The
+    # exact delta exceeds the add/remove claim and meets the replace-one.
+    add_remove = poisson.delta_for_epsilon(rate, 4, 1, epsilon)
+    replace_one = poisson.delta_for_epsilon(
+        rate, 4, 1, epsilon, adjacency=Adjacency.REPLACE_ONE)
+    self.assertGreater(exact_delta, add_remove * 1.01)
+    self.assertLessEqual(exact_delta, replace_one)
+    self.assertEqual(record.claimed, replace_one)
+    self.assertEqual(record.add_remove_claimed, add_remove)
+    self.assertTrue(record.exceeds_add_remove)
+    self.assertGreater(record.add_remove_ratio, 1.01)
+    self.assertFalse(record.violated)
+    # With the add/remove claim for replace-one, the check fails; the
+    # add/remove and empty-word pairs meet it.
+    wrong = ev.check_poisson(case, (epsilon,), (),
+                             adjacencies=ev.POISSON_ADJACENCIES,
+                             claims=one_level_add_remove)
+    self.assertEqual({r.adjacency: r.violated for r in wrong},
+                     {exact.EMPTY: False, exact.REMOVE: False,
+                      exact.REPLACE: True})
+
+  @parameterized.parameters(*ISSUE_PAIRS)
+  def test_two_level_pairs_hold(self, others_b, rate, epsilon, _,
+                                two_levels):
+    # "a" and "b" at max_length 1: L = 2 levels. The exact delta exceeds
+    # the add/remove claim of one level (the issue's comparison) but not
+    # that of the run's two levels, and meets the replace-one claim.
+    case = swap_case("a", "b", 4, others_b, theta=4, rate=rate)
+    [record] = ev.check_poisson(case, (epsilon,), (),
+                                adjacencies=(exact.REPLACE,),
+                                exact_numbers=True)
+    exact_delta = max(record.forward, record.reverse)
+    self.assertAlmostEqual(exact_delta, two_levels, delta=1e-5 * two_levels)
+    self.assertGreater(exact_delta,
+                       poisson.delta_for_epsilon(rate, 4, 1, epsilon))
+    self.assertLess(exact_delta, record.add_remove_claimed)
+    self.assertEqual(record.add_remove_claimed,
+                     poisson.delta_for_epsilon(rate, 4, 2, epsilon))
+    self.assertEqual(record.claimed, poisson.delta_for_epsilon(
+        rate, 4, 2, epsilon, adjacency=Adjacency.REPLACE_ONE))
+    self.assertFalse(record.violated)
+    self.assertLessEqual(record.side_ratio, 1 + 1e-9)
+    [as_add_remove] = ev.check_poisson(case, (epsilon,), (),
+                                       adjacencies=(exact.REPLACE,),
+                                       claims=add_remove_only)
+    self.assertFalse(as_add_remove.violated)
+
+  def test_a_small_batch_holds(self):
+    checked = collections.Counter()
+    for number in poisson_numbers(0, 32):
+      case = ev.case_for(SEED, number)
+      for record in ev.check_poisson(case, adjacencies=(exact.REPLACE,)):
+        checked[record.source] += 1
+        checked["nonzero"] += max(record.forward, record.reverse) > 0.01
+        self.assertFalse(record.violated, f"{case.describe()}: {record}")
+        self.assertEqual(record.replacement, case.replacement)
+    self.assertEqual(checked["grid"], 16 * len(ev.POISSON_EPSILONS))
+    self.assertGreater(checked["epsilon_for_delta(0.01)"], 3)
+    self.assertGreater(checked["nonzero"], 30)
+
+  def test_a_wrong_accountant_is_caught(self):
+    caught = 0
+    for number in poisson_numbers(0, 40):
+      case = ev.case_for(SEED, number)
+      caught += any(r.violated for r in ev.check_poisson(
+          case, adjacencies=(exact.REPLACE,), claims=too_low_rate))
+    self.assertGreater(caught, 5)
+
+  def test_replacements(self):
+    kinds = collections.Counter()
+    for number in poisson_numbers(0, 400):
+      case = ev.case_for(SEED, number)
+      mine, other = case.users[case.index], case.replacement
+      self.assertIsNotNone(other)
+      self.assertNotEqual(ev._user_key(other), ev._user_key(mine))
+      if isinstance(other, dict):
+        kinds["bag"] += len(other) > 1
+        continue
+      words = [mine] if isinstance(mine, str) else list(mine)
+      held = {w for u in case.users for w in ev._words(u)} - set(words)
+      kinds["held by others"] += other in held
+      kinds["prefix"] += any(w.startswith(other) for w in words)
+      kinds["extension"] += any(other.startswith(w) for w in words)
+      kinds["first letter"] += all(other[:1] != w[:1] for w in words)
+      kinds["shared prefix"] += any(
+          0 < len(os.path.commonprefix([w, other])) < min(len(w), len(other))
+          for w in words)
+      if case.family == ev.TWO_GROUPS:
+        kinds["other group"] += other in held and other[0] != mine[0]
+    for kind in ("bag", "held by others", "prefix", "extension",
+                 "first letter", "shared prefix", "other group"):
+      self.assertGreater(kinds[kind], 5, kind)
+    # Deterministic, and only Poisson cases have one.
+    self.assertEqual(ev.case_for(7, 10).replacement,
+                     ev.case_for(7, 10).replacement)
+    self.assertIsNone(ev.case_for(SEED, 1).replacement)
+
+  def test_with_index_swaps_a_user_holding_the_replacement(self):
+    case = swap_case("a", "b", 2, 2, theta=2, rate=0.5)
+    self.assertEqual(case.with_index(1).replacement, "b")
+    # User 3 holds "b" already: it gets user 0's "a" instead.
+    self.assertEqual(case.with_index(3).replacement, "a")
+    self.assertIn("(replaced by 'b')", case.describe())
+    self.assertEqual(case.neighbour(exact.REPLACE),
+                     ["b", "a", "a", "b", "b"])
+
+  def test_the_only_user_replaced(self):
+    case = ev.Case(ev.POISSON, ev.THRESHOLD, ("ab",), 0, theta=1,
+                   max_length=2, sampling=choices.POISSON, rate=0.5,
+                   replacement="b")
+    [record] = ev.check_poisson(case, epsilons=(0.0,), deltas=(),
+                                adjacencies=(exact.REPLACE,))
+    # Sampled in round 1 (probability 1/2), the user is seen: "a" or "b".
+    self.assertAlmostEqual(record.forward, 0.5)
+    self.assertAlmostEqual(record.reverse, 0.5)
+
+  def test_replace_needs_a_replacement(self):
+    case = ev.Case(ev.POISSON, ev.THRESHOLD, ("a", "a"), 0, theta=1,
+                   max_length=1, sampling=choices.POISSON, rate=0.5)
+    with self.assertRaisesRegex(ValueError, "replacement"):
+      ev.check_poisson(case, adjacencies=(exact.REPLACE,))
+    with self.assertRaisesRegex(ValueError, "replacement"):
+      case.neighbour(exact.REPLACE)
+    with self.assertRaisesRegex(ValueError, "adjacency must be one of"):
+      ev.check_poisson(case, adjacencies=("swap",))
 
 
 class CoverageTest(parameterized.TestCase):

@@ -8,12 +8,15 @@ draws small populations built to be hard for the accountants and compares:
 * :func:`check_poisson`: Poisson sampling (every user takes part in each
   round with probability ``rate``) against
   :func:`triehh.theory.poisson.delta_for_epsilon`, which claims its delta
-  for both directions, for add/remove adjacency (``"remove"``) and the
-  paper's (the user's word replaced by the empty word, ``"empty"``), for
-  any population, one word or several words per user (a pick per round or
-  per run), every ``theta >= 1`` and rate in (0, 1). Checked on a grid of
-  epsilons (:data:`POISSON_EPSILONS`) and at the accountant's own
-  :func:`~triehh.theory.poisson.epsilon_for_delta` for a few deltas
+  for both directions, for add/remove adjacency (``"remove"``), the
+  paper's (the user's word replaced by the empty word, ``"empty"``) and,
+  when asked (``adjacencies=POISSON_ADJACENCIES``), replace-one
+  (``"replace"``: the user's words replaced by the case's
+  :attr:`Case.replacement`, against the accountant's ``REPLACE_ONE``
+  claim), for any population, one word or several words per user (a pick
+  per round or per run), every ``theta >= 1`` and rate in (0, 1). Checked
+  on a grid of epsilons (:data:`POISSON_EPSILONS`) and at the accountant's
+  own :func:`~triehh.theory.poisson.epsilon_for_delta` for a few deltas
   (:data:`POISSON_DELTAS`), against that delta.
 * :func:`check_theorem1`: fixed-size sampling inside Theorem 1's
   conditions (:func:`triehh.theory.privacy.check_conditions`), at Theorem
@@ -34,7 +37,13 @@ a prefix passes the most (:func:`_share`); groups that crowd the
 batch (empty words, words on other branches); chains of words of several
 lengths sharing prefixes; two groups on two branches; several words per
 user with a pick per round or per run; and uniform random words. Alphabets
-``"ab"`` and ``"abc"``, ``max_length`` 1 to 3 (L = 2 to 4 levels).
+``"ab"`` and ``"abc"``, ``max_length`` 1 to 3 (L = 2 to 4 levels). A
+Poisson case also draws the differing user's replacement for replace-one
+adjacency (:func:`_replacement`): another group's word of the population
+(near the threshold, as the shares are), a word leaving the user's path at
+some character or at the first, a prefix or an extension of the user's
+word, a bag of several words; the other group's word in two-group
+populations and a bag in the several-words families half the time.
 
 Laws are computed in float64 by default (``exact=False``, about 1e-16
 accurate), so a bound counts as met when ``exact <= claimed * (1 +
@@ -58,8 +67,10 @@ import numpy as np
 
 from triehh.core import choices
 from triehh.theory import exact
+from triehh.theory import pld
 from triehh.theory import poisson
 from triehh.theory import privacy
+from triehh.theory.adjacency import Adjacency
 
 POISSON = "poisson"
 THEOREM1 = "theorem1"
@@ -76,6 +87,15 @@ PER_RUN = "per_run"
 RANDOM = "random"
 FAMILIES = (THRESHOLD, PREFIX_THRESHOLD, CROWD, PREFIXES, TWO_GROUPS,
             PER_ROUND, PER_RUN, RANDOM)
+
+# The adjacencies check_poisson can check ("replace" needs a replacement),
+# and the accountant's relation for each.
+POISSON_ADJACENCIES = exact.ADJACENCIES + (exact.REPLACE,)
+RELATIONS = {
+    exact.EMPTY: Adjacency.REPLACE_SPECIAL,
+    exact.REMOVE: Adjacency.ADD_OR_REMOVE_ONE,
+    exact.REPLACE: Adjacency.REPLACE_ONE,
+}
 
 ALPHABETS = ("ab", "abc")
 MAX_LENGTHS = (1, 2, 3)
@@ -124,9 +144,12 @@ class Case:
     accountant: :data:`POISSON` or :data:`THEOREM1`, the claim to check.
     family: the family it was drawn from (:data:`FAMILIES`).
     users: per user, a word or a mapping word -> count (``""``: empty).
-    index: the differing user (present in D; empty or removed in D').
+    index: the differing user (present in D; empty, removed or replaced in
+      D').
     theta, max_length, sampling, rate, batch_size, word_choice: the run
       (:func:`triehh.theory.exact.output_distribution`'s keywords).
+    replacement: the differing user's words in D' under replace-one
+      adjacency (a word or a mapping word -> count; ``None``: none drawn).
   """
 
   accountant: str
@@ -139,6 +162,7 @@ class Case:
   rate: float | None = None
   batch_size: int | None = None
   word_choice: str = choices.PER_ROUND
+  replacement: str | Mapping[str, int] | None = None
 
   @property
   def n(self) -> int:
@@ -166,11 +190,22 @@ class Case:
     return run
 
   def neighbour(self, adjacency: str) -> list:
-    """D': the differing user's word emptied, or the user removed."""
-    return exact.neighbours(list(self.users), self.index, adjacency)
+    """D': the differing user's word emptied, the user removed, or its
+    words replaced by :attr:`replacement`."""
+    if adjacency == exact.REPLACE and self.replacement is None:
+      raise ValueError("adjacency 'replace' needs a case with a replacement")
+    return exact.neighbours(list(self.users), self.index, adjacency,
+                            self.replacement)
 
   def with_index(self, index: int) -> "Case":
-    return dataclasses.replace(self, index=index)
+    """User ``index`` differing instead. It keeps the replacement unless it
+    holds those words already; then it is replaced by the words of the
+    case's differing user (a swap of two kinds of users)."""
+    replacement = self.replacement
+    if (replacement is not None
+        and _user_key(replacement) == _user_key(self.users[index])):
+      replacement = self.users[self.index]
+    return dataclasses.replace(self, index=index, replacement=replacement)
 
   def differing_indices(self, most: int | None = None) -> list[int]:
     """One user per distinct kind of user that votes (``self.index``
@@ -198,9 +233,11 @@ class Case:
       sampling = f"poisson q={self.rate:g}"
     choice = (f", word_choice={self.word_choice}" if self.several_words
               else "")
+    replaced = ("" if self.replacement is None else
+                f" (replaced by {_show_user(self.replacement)})")
     return (f"[{self.family}] n={self.n}: {people}; differing user #"
-            f"{self.index} = {_show_user(self.users[self.index])}; "
-            f"theta={self.theta}, max_length={self.max_length} "
+            f"{self.index} = {_show_user(self.users[self.index])}"
+            f"{replaced}; theta={self.theta}, max_length={self.max_length} "
             f"(L={self.num_levels}), {sampling}{choice}")
 
 
@@ -217,6 +254,11 @@ def _user_key(user) -> tuple:
     return ((next(iter(user)), 1),)
   total = math.gcd(*user.values())
   return tuple(sorted((w, c // total) for w, c in user.items()))
+
+
+def _words(user) -> list[str]:
+  """The user's distinct words."""
+  return [user] if isinstance(user, str) else sorted(user)
 
 
 def _word(rng: random.Random, alphabet: str, lo: int, hi: int,
@@ -352,9 +394,69 @@ def _place(rng: random.Random, users: list) -> tuple[tuple, int]:
   return tuple(users[i] for i in order), order.index(0)
 
 
+def _replacement(rng: random.Random, family: str, users: Sequence, index: int,
+                 alphabet: str, max_length: int) -> str | dict[str, int]:
+  """Words to replace user ``index``'s with, drawn to be hard for the
+  replace-one claim (never the user's own words).
+
+  One of: another group's word of the population (drawn by how many hold
+  it, so mostly one near the threshold), a word leaving the path of one of
+  the user's words at some character or at the first, a prefix or an
+  extension of it, or a bag of several words around one of these. In
+  :data:`TWO_GROUPS` the other group's word, and in the several-words
+  families a bag, half the time.
+  """
+  mine = users[index]
+  own = _words(mine)
+  w = rng.choice(own)
+  held = [word for user in users for word in _words(user)
+          if word and word not in own]
+  other_group = [word for word in held if word[0] != w[:1]]
+
+  def population() -> str:
+    return rng.choice(held) if held else _other_branch(rng, alphabet, w,
+                                                       max_length)
+
+  def branch() -> str:
+    return _other_branch(rng, alphabet, w, max_length)
+
+  def first_letter() -> str:
+    return _other_branch(rng, alphabet, w[:1], max_length)
+
+  def prefix() -> str:
+    return w[:rng.randrange(1, len(w))] if len(w) > 1 else branch()
+
+  def extension() -> str:
+    if len(w) > max_length:  # truncated: a longer word votes the same
+      return prefix()
+    return w + _word(rng, alphabet, 1, 1)
+
+  def bag() -> dict[str, int]:
+    base = rng.choice((population, branch, lambda: w))()
+    return _several(rng, alphabet, base or w or alphabet[0], max_length)
+
+  kinds = (population, population, branch, first_letter, prefix, extension,
+           bag)
+  for _ in range(20):
+    if family == TWO_GROUPS and other_group and rng.random() < 0.5:
+      out = rng.choice(other_group)
+    elif family in (PER_ROUND, PER_RUN) and rng.random() < 0.5:
+      out = bag()
+    else:
+      out = rng.choice(kinds)()
+    if _user_key(out) != _user_key(mine):
+      return out
+  # A word off the path of one of the user's words differs from the user's
+  # (a several-word user differs from any one word).
+  return _other_branch(rng, alphabet, w, max_length)
+
+
 def random_poisson_case(rng: random.Random, family: str) -> Case:
   """A Poisson-sampled case of ``family`` (1 to a few hundred users, at
-  most :data:`MAX_POISSON_SHARE` holding one word)."""
+  most :data:`MAX_POISSON_SHARE` holding one word), with the differing
+  user's replacement for replace-one adjacency (:func:`_replacement`,
+  drawn last: the population is what it was before replacements were
+  drawn)."""
   theta = rng.choice(POISSON_THETAS)
   max_length = rng.choice(MAX_LENGTHS)
   alphabet = rng.choice(ALPHABETS)
@@ -362,9 +464,11 @@ def random_poisson_case(rng: random.Random, family: str) -> Case:
   users, _ = _core(family, rng, theta, max_length, alphabet,
                    room=MAX_POISSON_SHARE, scale=1.0 / rate)
   users, index = _place(rng, users)
+  replacement = _replacement(rng, family, users, index, alphabet, max_length)
   return Case(POISSON, family, users, index, theta, max_length,
               choices.POISSON, rate=rate,
-              word_choice=PER_RUN if family == PER_RUN else PER_ROUND)
+              word_choice=PER_RUN if family == PER_RUN else PER_ROUND,
+              replacement=replacement)
 
 
 @functools.cache
@@ -463,7 +567,7 @@ class Record:
     accountant: :data:`POISSON` or :data:`THEOREM1`.
     family: the case's family.
     index: the differing user.
-    adjacency: ``"empty"`` or ``"remove"``.
+    adjacency: ``"empty"``, ``"remove"`` or ``"replace"``.
     epsilon: the epsilon.
     source: where epsilon comes from: ``"grid"``,
       ``"epsilon_for_delta(<delta>)"`` or ``"theorem 1"``.
@@ -475,6 +579,10 @@ class Record:
     forward_bound, reverse_bound: Poisson only, the accountant's delta of
       each direction separately (its dominating pair's; ``claimed`` is
       their maximum, or the target delta for ``epsilon_for_delta``).
+    replacement: ``"replace"`` only, the differing user's words in D'.
+    add_remove_claimed: ``"replace"`` only, the add/remove claim's delta at
+      the same epsilon (what the pair would be promised without the
+      replace-one product), for :attr:`exceeds_add_remove`.
   """
 
   accountant: str
@@ -489,6 +597,8 @@ class Record:
   claims_reverse: bool
   forward_bound: float | None = None
   reverse_bound: float | None = None
+  replacement: str | Mapping[str, int] | None = None
+  add_remove_claimed: float | None = None
 
   @property
   def forward_ratio(self) -> float:
@@ -516,6 +626,23 @@ class Record:
   def reverse_exceeds(self) -> bool:
     """Whether the reverse divergence exceeds the delta (claimed or not)."""
     return not within(self.reverse, self.claimed)
+
+  @property
+  def add_remove_ratio(self) -> float | None:
+    """``"replace"``: the larger exact divergence over the add/remove
+    claim at the same epsilon."""
+    if self.add_remove_claimed is None:
+      return None
+    return ratio(max(self.forward, self.reverse), self.add_remove_claimed)
+
+  @property
+  def exceeds_add_remove(self) -> bool:
+    """``"replace"``: whether a direction exceeds the add/remove claim at
+    the same epsilon (the replace-one claim is needed)."""
+    if self.add_remove_claimed is None:
+      return False
+    return not within(max(self.forward, self.reverse),
+                      self.add_remove_claimed)
 
   @property
   def side_ratio(self) -> float | None:
@@ -575,63 +702,93 @@ class PoissonClaims:
   reverse: Callable[[float], float]
 
   @classmethod
-  def public(cls, rate: float, theta: int, num_levels: int
+  def public(cls, rate: float, theta: int, num_levels: int,
+             adjacency: Adjacency = Adjacency.ADD_OR_REMOVE_ONE
              ) -> "PoissonClaims":
-    loss = poisson.run_loss(float(rate), int(theta), int(num_levels))
+    """The accountant's claims for neighbours under ``adjacency``."""
+    loss = poisson.run_loss(float(rate), int(theta), int(num_levels),
+                            adjacency=adjacency)
     return cls(
-        delta=lambda e: poisson.delta_for_epsilon(rate, theta, num_levels, e),
-        epsilon=lambda d: poisson.epsilon_for_delta(rate, theta, num_levels,
-                                                    d),
+        delta=lambda e: poisson.delta_for_epsilon(
+            rate, theta, num_levels, e, adjacency=adjacency),
+        epsilon=lambda d: poisson.epsilon_for_delta(
+            rate, theta, num_levels, d, adjacency=adjacency),
         forward=loss.forward.delta, reverse=loss.reverse.delta)
 
   @classmethod
-  def from_loss(cls, loss: poisson.TwoSided) -> "PoissonClaims":
-    """The claims of a :class:`~triehh.theory.poisson.TwoSided` loss."""
+  def from_loss(cls, loss: pld.TwoSided) -> "PoissonClaims":
+    """The claims of a :class:`~triehh.theory.pld.TwoSided` loss."""
     return cls(delta=loss.delta, epsilon=loss.epsilon,
                forward=loss.forward.delta, reverse=loss.reverse.delta)
+
+
+def _poisson_points(claim: PoissonClaims, epsilons: Sequence[float],
+                    deltas: Sequence[float]) -> list[tuple]:
+  """``(epsilon, source, claimed delta, forward bound, reverse bound)`` at
+  each epsilon and at ``epsilon_for_delta`` of each delta (if finite)."""
+  points = [(float(e), "grid", claim.delta(float(e))) for e in epsilons]
+  for delta in deltas:
+    eps = claim.epsilon(delta)
+    if math.isfinite(eps):
+      points.append((eps, f"epsilon_for_delta({delta:g})", delta))
+  return [(eps, source, claimed, claim.forward(eps), claim.reverse(eps))
+          for eps, source, claimed in points]
 
 
 def check_poisson(case: Case, epsilons: Sequence[float] = POISSON_EPSILONS,
                   deltas: Sequence[float] = POISSON_DELTAS, *,
                   adjacencies: Sequence[str] = exact.ADJACENCIES,
                   exact_numbers: bool = False,
-                  claims: Callable[[float, int, int], PoissonClaims] | None
-                  = None) -> list[Record]:
+                  claims: Callable[..., PoissonClaims] | None = None
+                  ) -> list[Record]:
   """The case's exact divergences against the Poisson accountant.
 
-  For each adjacency, at each epsilon of ``epsilons`` (claimed:
-  ``delta_for_epsilon``) and at ``epsilon_for_delta(delta)`` for each delta
-  of ``deltas`` with a finite epsilon (claimed: that delta). Both
-  directions are claimed.
+  For each adjacency (:data:`POISSON_ADJACENCIES`; ``"replace"`` needs the
+  case's :attr:`~Case.replacement`), at each epsilon of ``epsilons``
+  (claimed: ``delta_for_epsilon`` for the adjacency's relation,
+  :data:`RELATIONS`) and at ``epsilon_for_delta(delta)`` for each delta of
+  ``deltas`` with a finite epsilon (claimed: that delta). Both directions
+  are claimed. ``"replace"`` records also hold the add/remove claim at
+  their epsilon (:attr:`Record.exceeds_add_remove`).
 
   Args:
-    claims: ``(rate, theta, num_levels) -> PoissonClaims`` (default:
+    claims: ``(rate, theta, num_levels, adjacency) -> PoissonClaims``, with
+      ``adjacency`` an :class:`~triehh.theory.adjacency.Adjacency` (default:
       :meth:`PoissonClaims.public`); tests pass a wrong accountant to see
       the check fail.
   """
   if case.sampling != choices.POISSON:
     raise ValueError("check_poisson needs a Poisson-sampled case")
+  for adjacency in adjacencies:
+    if adjacency not in RELATIONS:
+      raise ValueError(f"adjacency must be one of {POISSON_ADJACENCIES}, "
+                       f"got {adjacency!r}")
+  if exact.REPLACE in adjacencies and case.replacement is None:
+    raise ValueError("adjacency 'replace' needs a case with a replacement")
   if claims is None:
     claims = PoissonClaims.public
-  # The accountant's grid search evaluates losses at k = theta - 2 on
-  # branches it then discards: numpy warns of a division by zero there.
-  with np.errstate(divide="ignore", invalid="ignore"):
-    claim = claims(case.rate, case.theta, case.num_levels)
-    points = [(float(e), "grid", claim.delta(float(e))) for e in epsilons]
-    for delta in deltas:
-      eps = claim.epsilon(delta)
-      if math.isfinite(eps):
-        points.append((eps, f"epsilon_for_delta({delta:g})", delta))
-    bounds = [(claim.forward(eps), claim.reverse(eps)) for eps, _, _ in points]
+  run = (case.rate, case.theta, case.num_levels)
   records = []
   for adjacency in adjacencies:
+    replace = adjacency == exact.REPLACE
+    # The accountant's grid search evaluates losses at k = theta - 2 on
+    # branches it then discards: numpy warns of a division by zero there.
+    with np.errstate(divide="ignore", invalid="ignore"):
+      points = _poisson_points(claims(*run, RELATIONS[adjacency]), epsilons,
+                               deltas)
+      if replace:
+        add_remove = claims(*run, Adjacency.ADD_OR_REMOVE_ONE).delta
+        others = [add_remove(point[0]) for point in points]
+      else:
+        others = [None] * len(points)
     p, q = _pair(case, adjacency, exact_numbers)
-    for (eps, source, claimed), (forward_bound, reverse_bound) in zip(
-        points, bounds):
+    for (eps, source, claimed, forward_bound, reverse_bound), other in zip(
+        points, others):
       forward, reverse = _divergences(p, q, eps)
       records.append(Record(
           POISSON, case.family, case.index, adjacency, eps, source, forward,
-          reverse, claimed, True, forward_bound, reverse_bound))
+          reverse, claimed, True, forward_bound, reverse_bound,
+          case.replacement if replace else None, other))
   return records
 
 
