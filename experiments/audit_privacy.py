@@ -54,7 +54,7 @@ NUM_USERS = 10_000
 EPSILON = 2.0
 for _name in ("num_users", "max_length", "theta", "batch_size", "gamma",
               "epsilon", "delta", "confidence", "seed", "data_path",
-              "data_seed"):
+              "data_seed", "adjacency"):
   flags.declare_key_flag(_name)
 flags.DEFINE_integer("runs_per_side", 2000, "Engine runs per population and "
                      "side for the Monte Carlo bound (0: exact path only; "
@@ -65,9 +65,6 @@ shared_flags.DEFINE_values(
     shared_flags.choice_item(privacy_audit.VARIANTS))
 flags.register_validator("runs_per_side", lambda runs: runs != 1,
                          "--runs_per_side must be 0 or at least 2")
-flags.DEFINE_enum("adjacency", "replace", list(privacy_audit.ADJACENCIES),
-                  "D' replaces one user's word by the target (same n, the "
-                  "paper's adjacency) or adds a user holding it ('add').")
 flags.DEFINE_enum("mechanism", "one_word", ["one_word", "several_words"],
                   "one_word: Theorem 1's mechanism on the audit's built "
                   "populations; several_words: users' bags of words redrawn "
@@ -85,6 +82,18 @@ def _fmt(value: float) -> str:
   return "inf" if math.isinf(value) else f"{value:.4f}"
 
 
+def _adjacency() -> str:
+  """The audited family of neighbours (``--adjacency``, shared with
+  run_triehh, whose values are dp_accounting's relations): 'replace' by
+  default."""
+  adjacency = shared_flags.value_or("adjacency", "replace")
+  if adjacency not in privacy_audit.ADJACENCIES:
+    raise ValueError(f"--adjacency={adjacency} is a run's relation; the "
+                     "audit's families are "
+                     f"{' and '.join(privacy_audit.ADJACENCIES)}")
+  return adjacency
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -96,13 +105,14 @@ def main(argv):
   if FLAGS.theta is None and epsilon is None:
     epsilon = EPSILON
   runs = FLAGS.runs_per_side
+  adjacency = _adjacency()
   # The flags are checked when parsed; the parameters before any output.
   for variant in FLAGS.variants:
     privacy_audit.make_setup(
         num_users, FLAGS.max_length, theta=FLAGS.theta,
         batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,
-        delta=FLAGS.delta, variant=variant, adjacency=FLAGS.adjacency)
-  print(f"adjacency: {FLAGS.adjacency}. {HEADER}")
+        delta=FLAGS.delta, variant=variant, adjacency=adjacency)
+  print(f"adjacency: {adjacency}. {HEADER}")
   print(f"{'variant':>16} {'n':>7} {'L':>3} {'theta':>5} {'m':>5} "
         f"{'thm eps':>8} {'thm delta':>9} {'exact eps':>9} "
         f"{'MC lower':>8} {'MC interval':>19} {'k':>5} {'seconds':>7}  "
@@ -111,7 +121,7 @@ def main(argv):
     exact, mc = privacy_audit.audit(
         num_users, FLAGS.max_length, theta=FLAGS.theta,
         batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,
-        delta=FLAGS.delta, variant=variant, adjacency=FLAGS.adjacency,
+        delta=FLAGS.delta, variant=variant, adjacency=adjacency,
         num_runs=runs, confidence=FLAGS.confidence,
         seed=FLAGS.seed)
     s = exact.setup

@@ -31,6 +31,9 @@ user counts (:func:`DEFINE_count`) take integer-valued scientific notation
 into its values, each checked, and refused when it names one value twice
 (``--epsilons=4,4.0`` lists epsilon 4 twice). The paths the flags name are
 checked by ``experiments.paths``.
+
+Long file: every flag two drivers share is defined here once, with its
+help, next to the parsers and readers they share.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from triehh.data import datasets as datasets_lib
 from triehh.data import synthetic
 from triehh.runs import records as records_lib
 from triehh.runs import runner
+from triehh.theory.adjacency import Adjacency
 
 FLAGS = flags.FLAGS
 MAX_LENGTH_LIMIT = 1000
@@ -281,6 +285,19 @@ flags.DEFINE_integer("theta", None,
                      lower_bound=1)
 flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
 DEFINE_count("batch_size", None, "Users sampled per round, m.")
+# The audit's families of neighbours (triehh.analysis.audit.ADJACENCIES).
+AUDIT_ADJACENCIES = ("replace", "add")
+flags.DEFINE_enum(
+    "adjacency", None, list(Adjacency.__members__) + list(AUDIT_ADJACENCIES),
+    "The neighbouring populations. run_triehh, sweep: the relation the "
+    "guarantee must cover, in dp_accounting's names: ADD_OR_REMOVE_ONE (one "
+    "user added or removed; needs --population_size, or --delta with "
+    "parameters that do not depend on n), REPLACE_ONE (one user's words "
+    "replaced by any others; Poisson sampling's replace-one accountant) or "
+    "REPLACE_SPECIAL (by the empty word, the paper's); default: what the "
+    "accountant proves. audit_privacy: the audited family, 'replace' (D' "
+    "replaces one user's word by the target, same n; default there) or "
+    "'add' (D plus a user holding it).")
 
 # ---- SFP ---------------------------------------------------------------------
 

@@ -11,6 +11,13 @@ of each discovered word (``docs/counts.md``): ``--epsilon``/``--delta`` are
 then the total of both phases, ``--count_share`` of it goes to counting,
 and each run prints the protected counts with their intervals.
 
+The guarantee names the neighbouring populations it covers
+(``docs/privacy.md``, "Which neighbours"): by default what the accountant
+proves, ``REPLACE_SPECIAL`` when the parameters are derived from the data's
+own n. ``--population_size`` declares a public n to derive them from (then
+Poisson runs also cover ``ADD_OR_REMOVE_ONE``); ``--adjacency`` asks for a
+relation and fails when the run does not cover it.
+
 Errors print one line ``error: ...`` and exit 1; Ctrl-C exits 130 with the
 finished runs kept in results.jsonl. The TFF engine is quiet unless
 ``--verbosity=0`` (or higher) asks for TensorFlow's INFO logs.
@@ -19,6 +26,7 @@ finished runs kept in results.jsonl. The TFF engine is quiet unless
 from __future__ import annotations
 
 import math
+import re
 import sys
 
 from absl import app
@@ -26,14 +34,17 @@ from absl import flags
 
 from experiments import flags as shared_flags
 from experiments import single_run
+from triehh.core import safe_format
 from triehh.core import validation
 from triehh.discovery import discover as discover_lib
 from triehh.engines import registry
 from triehh.runs.algorithms import triehh as triehh_algorithm
+from triehh.theory import coverage
+from triehh.theory.adjacency import Adjacency
 
 FLAGS = flags.FLAGS
 for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
-    "show", "theta", "gamma", "batch_size"):
+    "show", "theta", "gamma", "batch_size", "adjacency"):
   flags.declare_key_flag(_name)
 
 # A string, checked against the registry when the flags are checked, so an
@@ -70,6 +81,12 @@ flags.DEFINE_float("count_share", None,
 flags.DEFINE_float("count_sample_rate", None,
                    "With --counts: the probability that a user joins the "
                    "counting sample, in (0, 1] (default 1).")
+flags.DEFINE_integer("population_size", None,
+                     "A declared, public number of users (a number you "
+                     "state, not read off the data): delta = 1/n^2 and the "
+                     "batch are derived from it instead of the data's own "
+                     "n, so Poisson runs also cover ADD_OR_REMOVE_ONE.",
+                     lower_bound=1)
 flags.DEFINE_bool("allow_no_guarantee", False,
                   "Run parameters outside Theorem 1 (reported as epsilon = "
                   "inf) instead of refusing them.")
@@ -192,6 +209,47 @@ def counting_options() -> dict:
           "count_sample_rate": FLAGS.count_sample_rate}
 
 
+def neighbour_options() -> dict:
+  """``--adjacency`` (one of dp_accounting's names, not the audit's) and
+  ``--population_size`` (None: not given)."""
+  if FLAGS.adjacency in shared_flags.AUDIT_ADJACENCIES:
+    raise ValueError(
+        f"--adjacency={FLAGS.adjacency} is audit_privacy's; a run's guarantee "
+        f"names dp_accounting's relations: {', '.join(Adjacency.__members__)}"
+        f" ({Adjacency.ADD_OR_REMOVE_ONE.value} for 'add', "
+        f"{Adjacency.REPLACE_SPECIAL.value} for the paper's)")
+  return {"adjacency": FLAGS.adjacency,
+          "population_size": FLAGS.population_size}
+
+
+# The library's words for what a flag sets -> the flag (the errors of
+# triehh.theory.policy.resolve_params, said in the drivers' terms).
+_FLAG_TERMS = (
+    (re.compile(r"(?<![-\w])population_size\b"), "--population_size"),
+    (re.compile(r"(?<![-\w])sampling='poisson'"), "--sampling=poisson"),
+    (re.compile(r"give delta and the rate explicitly"),
+     "give --delta (and --sampling_rate with --theta)"),
+)
+
+
+def in_flag_terms(err: ValueError) -> ValueError:
+  """``err`` with the library's argument names said as the flags that set
+  them (``population_size`` -> ``--population_size``)."""
+  text = str(err)
+  for pattern, flag in _FLAG_TERMS:
+    text = pattern.sub(flag, text)
+  return err if text == str(err) else ValueError(text)
+
+
+def call(population, config: dict, seed: int, options: dict):
+  """:func:`~triehh.runs.algorithms.triehh.call_triehh`; its refusals name
+  the flags (:func:`in_flag_terms`)."""
+  try:
+    return triehh_algorithm.call_triehh(population, config, seed, options)
+  except ValueError as err:
+    raise in_flag_terms(err) from err
+
+
 def privacy_options() -> dict:
   """``(epsilon, delta)`` to calibrate, or theta with gamma / batch size."""
   if FLAGS.theta is None:
@@ -222,7 +280,7 @@ def run_config(privacy: dict, options: dict) -> dict:
       allow_no_guarantee=FLAGS.allow_no_guarantee,
       tff_secure_sum=options.get("secure_sum"),
       tff_max_user_contribution=options.get("max_user_contribution"),
-      **sampling_options(), **counting_options())
+      **sampling_options(), **counting_options(), **neighbour_options())
 
 
 def check_flags() -> tuple[dict, dict]:
@@ -234,6 +292,7 @@ def check_flags() -> tuple[dict, dict]:
   shared_flags.check_data_flags()
   sampling_options()
   counting_options()
+  neighbour_options()
   return engine_options(), privacy_options()
 
 
@@ -261,14 +320,36 @@ def _describe(result) -> list[str]:
   else:
     lines = [f"privacy: NONE [{target}]"]
   if p.sampling == "poisson":
-    batch = (f"Poisson sampling, rate q={p.sampling_rate:.4g} (about "
+    rate = safe_format.rate_down(p.sampling_rate)  # meets the target
+    batch = (f"Poisson sampling, rate q={rate} (about "
              f"{p.sampling_rate * p.n:,.0f} users per round)")
   else:
     batch = f"batch size m={p.batch_size}"
   lines += [f"  theta={p.theta}, {batch} of n={p.n}, L={p.max_length} "
             f"characters + end symbol = {p.levels} levels",
             f"  {p.guarantee}"]
+  if p.has_guarantee:
+    lines.append(_neighbours_line(p))
   return lines + _count_lines(result)
+
+
+def _neighbours_line(p) -> str:
+  """Which neighbours the guarantee covers, and what is public."""
+  sides = "both directions" if p.two_sided else "one direction"
+  names = p.adjacencies
+  only = " only" if len(names) == 1 else ""
+  line = f"  covers: {p.adjacency}{only} ({sides})"
+  if p.n_source == coverage.N_DECLARED:
+    return f"{line}; n={p.population_size} declared public"
+  if p.n_source == coverage.N_UNUSED:
+    return f"{line}; the parameters do not depend on n"
+  line += f": n = |D| = {p.n} was read off the data"
+  add = Adjacency.ADD_OR_REMOVE_ONE.value
+  if add in names:
+    return line
+  if p.sampling == "poisson":
+    return f"{line} (declare --population_size to cover {add})"
+  return f"{line} ({add} needs --sampling=poisson and --population_size)"
 
 
 def _count_lines(result) -> list[str]:
@@ -281,7 +362,8 @@ def _count_lines(result) -> list[str]:
           f"  discovery: ({c.discovery_epsilon:.4f}, "
           f"{c.discovery_delta:.3g})-DP (above); counting: "
           f"({c.counting_epsilon:.4f}, {c.counting_delta:.3g})-DP, Gaussian "
-          f"noise sigma={c.noise_std:.4g}, sample rate q={c.sample_rate:g}"]
+          f"noise sigma={safe_format.scale_up(c.noise_std)}, sample rate "
+          f"q={c.sample_rate:g}"]  # as given (--count_sample_rate)
 
 
 def _run_line(run: int, seed: int, result, found: int) -> str:
@@ -309,8 +391,7 @@ def main(argv):
   single_run.run_all(single_run.Algorithm(
       prepare=_prepare, built="built and encoded",
       config=lambda: run_config(privacy, options),
-      call=lambda pop, config, seed: triehh_algorithm.call_triehh(
-          pop, config, seed, options),
+      call=lambda pop, config, seed: call(pop, config, seed, options),
       describe=_describe, run_line=_run_line,
       word=lambda word, votes: f"{word}:{votes}",
       note="  (word:votes; the guarantee covers the words, not the vote "

@@ -138,7 +138,8 @@ flags.DEFINE_bool("progress", True,
 # Flags of one algorithm's cells (the lists are checked separately).
 _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
                  "theta", "gamma", "batch_size", "allow_no_guarantee",
-                 "counts", "count_share", "count_sample_rate", "count_shares")
+                 "counts", "count_share", "count_sample_rate", "count_shares",
+                 "adjacency", "population_size")
 _TFF_FLAGS = tuple(run_triehh.TFF_FLAGS)
 _SFP_FLAGS = ("top_t", "top_ts", "cms_k", "cms_m", "sfp_length",
               "fragment_alphabet", "word_budget", "simulation",
@@ -273,7 +274,8 @@ def check_flags() -> list[grid.Cell]:
       triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
                       "max_num_prefixes": FLAGS.max_num_prefixes,
                       "allow_no_guarantee": FLAGS.allow_no_guarantee,
-                      **run_triehh.sampling_options(), **counting},
+                      **run_triehh.sampling_options(), **counting,
+                      **run_triehh.neighbour_options()},
       theta=theta, tff_options=tff, count_shares=count_shares,
       sfp_options={"k": FLAGS.cms_k, "m": FLAGS.cms_m,
                    "length": FLAGS.sfp_length,
@@ -373,8 +375,11 @@ def main(argv):
   sys.stdout.flush()
   # Each data set loaded once, and every cell checked on it, before any run.
   datasets = datasets_lib.DataCache(FLAGS.cache_dir or None)
-  grid.check_cells([t.cell for t in tasks], datasets,
-                   runner.seeds_of(FLAGS.seed, FLAGS.num_runs))
+  try:
+    grid.check_cells([t.cell for t in tasks], datasets,
+                     runner.seeds_of(FLAGS.seed, FLAGS.num_runs))
+  except ValueError as err:  # the library's refusals, in the flags' terms
+    raise run_triehh.in_flag_terms(err) from err
   progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
   _PROGRESS[:] = [progress]
   _WRITTEN[:] = [records.LineCount()]

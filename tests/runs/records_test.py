@@ -577,3 +577,30 @@ def test_a_full_disk_leaves_no_half_line_and_names_the_file(tmp_path,
   assert log == []  # nothing taken for a killed writer
   got, bad = records.read(writer.path)
   assert got == [triehh_record(), sfp_record()] and bad == []
+
+
+_NEIGHBOURS = ("adjacency", "n_source", "population_size")
+
+
+def test_the_neighbour_fields_round_trip_in_triehh_records_only():
+  record = triehh_record(adjacency="ADD_OR_REMOVE_ONE, REPLACE_SPECIAL",
+                         n_source="declared", population_size=5000)
+  raw = json.loads(record.to_json())
+  assert [raw[name] for name in _NEIGHBOURS] == [
+      "ADD_OR_REMOVE_ONE, REPLACE_SPECIAL", "declared", 5000]
+  assert records.RunRecord.from_json(record.to_json()) == record
+  for other in (sfp_record(), iblt_record()):
+    assert not set(_NEIGHBOURS) & set(json.loads(other.to_json()))
+
+
+def test_a_record_written_before_the_neighbour_fields_reads_as_not_recorded():
+  old = json.loads(triehh_record().to_json())
+  for name in _NEIGHBOURS:
+    del old[name]
+  record = records.RunRecord.from_dict(old)
+  assert [getattr(record, name) for name in _NEIGHBOURS] == [None] * 3
+  assert record.schema_version == records.SCHEMA_VERSION == 2
+  assert record.config_key == triehh_record().config_key
+  again = json.loads(record.to_json())  # null: not recorded
+  assert [again[name] for name in _NEIGHBOURS] == [None] * 3
+  assert records.RunRecord.from_dict(again) == record

@@ -4,6 +4,9 @@
 Each field is documented where it is declared, in four sections: identity
 of the run, privacy, parameters, results. Files are read and written by
 :mod:`triehh.runs.records`; this module knows JSON objects, not files.
+
+Long file: one declaration per field of the record, each with the comment
+that documents it, in one dataclass.
 """
 
 from __future__ import annotations
@@ -195,6 +198,18 @@ class RunRecord:
   # (triehh) Which outputs the guarantee covers, and in which direction(s)
   # (docs/privacy.md).
   covers: str | None = _only(TRIEHH)
+  # (triehh) The neighbouring relations the guarantee covers, as
+  # dp_accounting's NeighboringRelation names, comma-separated
+  # ("ADD_OR_REMOVE_ONE, REPLACE_SPECIAL"; :mod:`triehh.theory.adjacency`);
+  # "" without guarantee. Where the n the parameters were derived from comes
+  # from: "declared" (population_size, public), "data" (|D|, so only
+  # neighbours of the same size are covered) or "unused". The declared
+  # public n, or null. All three are null in records written before they
+  # existed: not recorded (those runs did not ask for an adjacency nor
+  # declare an n).
+  adjacency: str | None = _only(TRIEHH)
+  n_source: str | None = _only(TRIEHH)
+  population_size: int | None = _only(TRIEHH)
   # (triehh) "poisson" (each user takes part in a round with probability
   # sampling_rate; batch_size is then the expected batch) or "fixed" (the
   # paper's m users per round). Records written before the field existed

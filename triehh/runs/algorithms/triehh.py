@@ -7,7 +7,9 @@ given directly (then its cells do not vary with epsilons and deltas). Its
 run is :func:`triehh.discovery.discover.discover`, as ``experiments.run_triehh``
 calls it. With ``counts`` a cell also counts the discovered words
 (``docs/counts.md``): its (epsilon, delta) is the total of both phases, and
-its cells vary with ``count_shares``.
+its cells vary with ``count_shares``. A cell may ask for a neighbouring
+relation (``adjacency``) and declare a public number of users
+(``population_size``), as ``run_once`` takes them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from triehh.core import choices
 from triehh.core import metrics
 from triehh.core import population as population_lib
+from triehh.core import validation
 from triehh.data import datasets
 from triehh.discovery import discover as discover_lib
 from triehh.engines import registry
@@ -26,6 +29,7 @@ from triehh.runs import count_metrics
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import labels
 from triehh.theory import policy
+from triehh.theory.adjacency import Adjacency
 
 NAME = "triehh"
 # Options of a TrieHH cell other than its engine, data and privacy, with the
@@ -33,7 +37,8 @@ NAME = "triehh"
 TRIEHH_DEFAULTS = {"num_sub_rounds": 1, "max_num_prefixes": None,
                    "allow_no_guarantee": False, "sampling": "fixed",
                    "sampling_rate": None, "counts": False,
-                   "count_share": None, "count_sample_rate": None}
+                   "count_share": None, "count_sample_rate": None,
+                   "adjacency": None, "population_size": None}
 
 
 def triehh_config(data: Mapping[str, Any], *, engine: str = registry.FAST,
@@ -48,7 +53,9 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = registry.FAST,
                   sampling_rate: float | None = None,
                   word_choice: str = choices.PER_ROUND,
                   counts: bool = False, count_share: float | None = None,
-                  count_sample_rate: float | None = None) -> dict:
+                  count_sample_rate: float | None = None,
+                  adjacency: str | None = None,
+                  population_size: int | None = None) -> dict:
   """A TrieHH run's ``config``: everything but the seed that changes it.
 
   ``tff_secure_sum`` is None for an engine without TFF options (as
@@ -57,7 +64,10 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = registry.FAST,
   fixed-size config (and its ``config_key``) is the one written before
   Poisson sampling existed; ``word_choice`` is a key only when not
   ``"per_round"``, for the same reason; ``counts``, ``count_share`` and
-  ``count_sample_rate`` (defaults filled in) only with ``counts``.
+  ``count_sample_rate`` (defaults filled in) only with ``counts``;
+  ``adjacency`` (its name, :class:`~triehh.theory.adjacency.Adjacency`)
+  and ``population_size`` only when given, so a config that asks for
+  neither keeps the key it had before they existed.
   """
   config = {"algorithm": NAME, "engine": engine, "data": dict(data),
             "epsilon": epsilon, "delta": delta, "theta": theta,
@@ -77,7 +87,22 @@ def triehh_config(data: Mapping[str, Any], *, engine: str = registry.FAST,
     config["word_choice"] = word_choice
   config.update(_counting(counts, count_share, count_sample_rate, epsilon,
                           allow_no_guarantee))
+  config.update(neighbours_of_options(adjacency, population_size))
   return config
+
+
+def neighbours_of_options(adjacency: str | None,
+                          population_size: int | None) -> dict:
+  """The config keys of an adjacency asked for and a declared public n
+  (none for None), checked."""
+  out = {}
+  if adjacency is not None:
+    out["adjacency"] = Adjacency.of(adjacency).value
+  if population_size is not None:
+    out["population_size"] = validation.check_int(
+        "population_size (the declared, public number of users)",
+        population_size)
+  return out
 
 
 def _counting(counts: bool, share: float | None, rate: float | None,
@@ -95,10 +120,12 @@ def _counting(counts: bool, share: float | None, rate: float | None,
 
 def sampling_of(config: Mapping) -> dict:
   """``discover``'s sampling (and word-choice) arguments for a TrieHH
-  ``config``."""
+  ``config``, with the adjacency asked for and the declared n."""
   return {"sampling": config.get("sampling", choices.FIXED),
           "sampling_rate": config.get("sampling_rate"),
-          "word_choice": config.get("word_choice", choices.PER_ROUND)}
+          "word_choice": config.get("word_choice", choices.PER_ROUND),
+          "adjacency": config.get("adjacency"),
+          "population_size": config.get("population_size")}
 
 
 def check_triehh_population(n: int) -> None:
@@ -163,6 +190,8 @@ def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
       max_length=p.max_length, levels=p.levels,
       num_sub_rounds=p.num_sub_rounds, max_num_prefixes=p.max_num_prefixes,
       word_choice=p.word_choice, accounting=p.accounting, covers=p.covers,
+      adjacency=p.adjacency, n_source=p.n_source or None,
+      population_size=p.population_size,
       sampling=p.sampling, sampling_rate=p.sampling_rate,
       tff_secure_sum=options.get("secure_sum"),
       tff_max_user_contribution=options.get("max_user_contribution"),
@@ -256,7 +285,8 @@ class TrieHH:
     check_triehh_population(n)
     epsilon, delta = c["epsilon"], c["delta"]
     if c.get("counts"):  # discovery runs at its share of the total
-      _, split = discover_lib.split_total(n, epsilon, delta, c["count_share"])
+      _, split = discover_lib.split_total(
+          c.get("population_size") or n, epsilon, delta, c["count_share"])
       epsilon, delta = split.discovery_epsilon, split.discovery_delta
     policy.resolve_params(
         n, c["data"]["max_length"], epsilon=epsilon, delta=delta,
@@ -293,6 +323,10 @@ class TrieHH:
     if config.get("counts"):
       parts.append(f"counts share={config['count_share']:g} "
                    f"q_c={config['count_sample_rate']:g}")
+    if config.get("adjacency") is not None:
+      parts.append(config["adjacency"])
+    if config.get("population_size") is not None:
+      parts.append(f"declared n={config['population_size']}")
     return parts
 
   def label(self, values: Mapping[str, Any]) -> str:
