@@ -3,7 +3,7 @@
 For one-word Zipf populations of n users over the English vocabulary
 (:meth:`Population.from_word_frequencies`, built and prepared once, outside
 the timings), prints per size the median wall time of a whole
-``discover(pop, epsilon=4, seed=s, sampling=...)`` call, and, side by side
+``discover(pop, Target(4, sampling=...), seed=s)`` call, and, side by side
 on the same tries, the median time of turning the found words into the
 result's dict (:meth:`Trie.heavy_hitters`, vectorised) against decoding
 them one by one (the former method), with a check that both give the same
@@ -57,12 +57,12 @@ def main(argv):
 
 def _row(pop, n: int, sampling: str) -> None:
   """One size and sampling: ``discover`` end to end, and its decoding."""
-  options = dict(epsilon=FLAGS.epsilon, sampling=sampling)
-  triehh.discover(pop, seed=0, **options)  # warm caches
+  privacy = triehh.Target(FLAGS.epsilon, sampling=sampling)
+  triehh.discover(pop, privacy, seed=0)  # warm caches
   calls, vectorised, one_by_one = [], [], []
   for seed in range(FLAGS.repeats):
     start = time.perf_counter()
-    result = triehh.discover(pop, seed=seed, **options)
+    result = triehh.discover(pop, privacy, seed=seed)
     calls.append(time.perf_counter() - start)
     trie = result.trie
     if (list(trie.heavy_hitters().items())

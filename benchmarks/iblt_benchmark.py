@@ -122,10 +122,10 @@ def _triehh_row(pop, epsilon: float, params, seeds, truth) -> dict:
   per seed."""
   import triehh  # pylint: disable=g-import-not-at-top
   from triehh.analysis.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
-  triehh.discover(pop, epsilon=epsilon, engine="tff", seed=seeds[0],
-                  sampling="fixed")  # compiles
-  trie_runs = [triehh.discover(pop, epsilon=epsilon, engine="tff", seed=s,
-                              sampling="fixed")
+  triehh.discover(pop, triehh.Target(epsilon, sampling="fixed"), engine="tff",
+                  seed=seeds[0])  # compiles
+  trie_runs = [triehh.discover(
+      pop, triehh.Target(epsilon, sampling="fixed"), engine="tff", seed=s)
                for s in seeds]
   trie_scores = [triehh.precision_recall_f1(r.heavy_hitters, truth, KS)
                  for r in trie_runs]

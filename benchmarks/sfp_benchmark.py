@@ -127,7 +127,8 @@ def sfp_rows(name: str, pop, truth, eps: float, top_t: int) -> list[tuple]:
 def triehh_row(pop, truth, eps: float) -> tuple:
   times, scores = [], []
   for seed in range(FLAGS.repeats):
-    result = triehh.discover(pop, epsilon=eps, seed=seed, sampling="fixed")
+    result = triehh.discover(pop, triehh.Target(eps, sampling="fixed"),
+                             seed=seed)
     times.append(result.seconds)
     scores.append(scores_of(result, truth))
   return ("TrieHH (fast engine)", times, scores, "")

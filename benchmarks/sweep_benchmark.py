@@ -3,7 +3,7 @@
 On one default population (built and encoded once, outside every timing),
 each repeat times side by side:
 
-- bare: ``triehh.discover(pop, epsilon=..., seed=s)`` for N seeds;
+- bare: ``triehh.discover(pop, triehh.Target(...), seed=s)`` for N seeds;
 - metrics: ``triehh.precision_recall_f1`` of those N results (what every
   recorded run also computes);
 - sweep: ``triehh.runs.runner.run_plan`` of one cell of N fast-engine runs into
@@ -51,8 +51,9 @@ def main(argv):
   for repeat in range(FLAGS.repeats):
     seeds = range(repeat * n, repeat * n + n)
     start = time.perf_counter()
-    results = [triehh.discover(dataset.population, epsilon=FLAGS.epsilon,
-                               seed=s, sampling="fixed") for s in seeds]
+    results = [triehh.discover(
+        dataset.population, triehh.Target(FLAGS.epsilon, sampling="fixed"),
+        seed=s) for s in seeds]
     bare.append((time.perf_counter() - start) / n)
     start = time.perf_counter()
     for result in results:

@@ -32,7 +32,8 @@ class DiscoverTest(parameterized.TestCase):
     cls.pop = zipf_words(40_000)
 
   def test_calibrated_run_reports_its_guarantee(self):
-    result = triehh.discover(self.pop, epsilon=4.0, seed=1, sampling="fixed")
+    result = triehh.discover(self.pop, triehh.Target(4.0, sampling="fixed"),
+                             seed=1)
     p = result.params
     n, levels = self.pop.num_users, 11  # L = 10 characters + the end symbol
     target_delta = 1 / n**2
@@ -58,7 +59,7 @@ class DiscoverTest(parameterized.TestCase):
     self.assertEqual(result.num_participants, batch * result.rounds)
 
   def test_default_is_poisson_with_a_two_sided_guarantee(self):
-    result = triehh.discover(self.pop, epsilon=4.0, seed=1)
+    result = triehh.discover(self.pop, triehh.Target(4.0), seed=1)
     p = result.params
     n = self.pop.num_users
     cal = poisson_calibration.calibrate(n, 11, 4.0, 1 / n**2)
@@ -74,43 +75,50 @@ class DiscoverTest(parameterized.TestCase):
     self.assertTrue(all(abs(s - n * cal.rate) < spread for s in sampled))
 
   @parameterized.named_parameters(
-      ("batch_size", dict(theta=10, batch_size=500), "fixed"),
-      ("gamma", dict(theta=10, gamma=2.5), "fixed"),
-      ("rate", dict(theta=10, sampling_rate=0.01), "poisson"),
-      ("epsilon", dict(epsilon=4.0), "poisson"),
-      ("poisson_batch", dict(theta=10, batch_size=500, sampling="poisson"),
-       "poisson"),
-      ("schedule", dict(theta=2, batch_size=2, schedule=[[0, 1]],
-                        allow_no_guarantee=True), "fixed"))
-  def test_default_sampling(self, kwargs, sampling):
-    self.assertEqual(triehh.discover(self.pop, **kwargs).params.sampling,
+      ("batch_size", triehh.Mechanism(theta=10, batch_size=500), "fixed"),
+      ("gamma", triehh.Mechanism(theta=10, gamma=2.5), "fixed"),
+      ("rate", triehh.Mechanism(theta=10, sampling_rate=0.01), "poisson"),
+      ("epsilon", triehh.Target(4.0), "poisson"),
+      ("number", 4.0, "poisson"),
+      ("poisson_batch", triehh.Mechanism(theta=10, batch_size=500,
+                                         sampling="poisson"), "poisson"),
+      ("schedule", triehh.Mechanism(theta=2, batch_size=2,
+                                    schedule=[[0, 1]],
+                                    allow_no_guarantee=True), "fixed"))
+  def test_default_sampling(self, privacy, sampling):
+    self.assertEqual(triehh.discover(self.pop, privacy).params.sampling,
                      sampling)
 
   def test_poisson_is_refused_where_only_fixed_batches_run(self):
     with self.assertRaisesRegex(ValueError, "schedule runs fixed-size"):
-      triehh.discover(self.pop, theta=2, sampling_rate=0.1,
-                      sampling="poisson", schedule=[[0, 1]])
+      triehh.discover(self.pop,
+                      triehh.Mechanism(
+                          theta=2, sampling_rate=0.1, sampling="poisson",
+                          schedule=[[0, 1]]))
     with self.assertRaisesRegex(ValueError, "is for sampling='poisson'"):
-      triehh.discover(self.pop, theta=2, sampling_rate=0.1, sampling="fixed")
+      triehh.discover(self.pop,
+                      triehh.Mechanism(
+                          theta=2, sampling_rate=0.1, sampling="fixed"))
 
   def test_same_seed_same_result(self):
-    a = triehh.discover(self.pop, epsilon=4.0, seed=5)
-    b = triehh.discover(self.pop, epsilon=4.0, seed=5)
+    a = triehh.discover(self.pop, triehh.Target(4.0), seed=5)
+    b = triehh.discover(self.pop, triehh.Target(4.0), seed=5)
     self.assertEqual(a.heavy_hitters, b.heavy_hitters)
     self.assertEqual(a.trie.to_dict(), b.trie.to_dict())
 
   def test_strings_mappings_and_population_agree(self):
     words = [str(w) for w in self.pop.vocabulary[self.pop.user_word]]
-    as_strings = triehh.discover(words, epsilon=4.0, seed=2)
-    as_maps = triehh.discover([{w: 1} for w in words], epsilon=4.0, seed=2)
-    as_pop = triehh.discover(self.pop, epsilon=4.0, seed=2)
+    as_strings = triehh.discover(words, triehh.Target(4.0), seed=2)
+    as_maps = triehh.discover([{w: 1} for w in words], triehh.Target(4.0),
+                              seed=2)
+    as_pop = triehh.discover(self.pop, triehh.Target(4.0), seed=2)
     self.assertEqual(as_strings.heavy_hitters, as_pop.heavy_hitters)
     # One-word mappings draw a (trivial) word rank per user, so the random
     # stream differs; the trie is still a valid TrieHH outcome.
     self.assertTrue(set(as_maps.heavy_hitters) <= set(words))
 
   def test_theta_and_gamma_directly(self):
-    result = triehh.discover(self.pop, theta=10, gamma=2.0)
+    result = triehh.discover(self.pop, triehh.Mechanism(theta=10, gamma=2.0))
     n = self.pop.num_users
     self.assertEqual(result.params.batch_size, math.floor(2.0 * math.sqrt(n)))
     self.assertIsNone(result.params.target_epsilon)
@@ -118,18 +126,22 @@ class DiscoverTest(parameterized.TestCase):
 
   def test_outside_theorem_needs_opt_in(self):
     with self.assertRaisesRegex(ValueError, "allow_no_guarantee"):
-      triehh.discover(self.pop, theta=2, batch_size=1000)
-    result = triehh.discover(self.pop, theta=2, batch_size=1000,
-                             allow_no_guarantee=True)
+      triehh.discover(self.pop, triehh.Mechanism(theta=2, batch_size=1000))
+    result = triehh.discover(self.pop,
+                             triehh.Mechanism(
+                                 theta=2, batch_size=1000,
+                                 allow_no_guarantee=True))
     self.assertFalse(result.params.has_guarantee)
     self.assertIn("no differential privacy guarantee", result.params.guarantee)
 
   def test_cap_is_refused_or_run_without_guarantee(self):
     with self.assertRaisesRegex(ValueError,
                                 "vote ranks.*allow_no_guarantee=True"):
-      triehh.discover(self.pop, epsilon=4.0, max_num_prefixes=5)
-    result = triehh.discover(self.pop, epsilon=4.0, max_num_prefixes=5,
-                             allow_no_guarantee=True, sampling="fixed")
+      triehh.discover(self.pop, triehh.Target(4.0, max_num_prefixes=5))
+    result = triehh.discover(self.pop,
+                             triehh.Target(
+                                 4.0, sampling="fixed", max_num_prefixes=5,
+                                 allow_no_guarantee=True))
     p = result.params
     self.assertEqual((p.epsilon, p.delta, p.accounting), (math.inf, 1.0, "none"))
     self.assertIn("vote ranks", p.guarantee)
@@ -141,24 +153,52 @@ class DiscoverTest(parameterized.TestCase):
       self.assertLessEqual(level.prefixes.shape[0], 5)
 
   @parameterized.named_parameters(
-      ("both", dict(epsilon=1.0, theta=10, gamma=2.0), "not both"),
-      ("theta_alone", dict(theta=10), "with theta, give one of"),
-      ("theta_alone_fixed", dict(theta=10, sampling="fixed"), "exactly one"),
-      ("nothing", dict(), "give epsilon"),
-      ("bad_engine", dict(epsilon=1.0, engine="gpu"), "unknown engine"),
-      ("small_population_epsilon", dict(epsilon=0.1, sampling="fixed"),
-       "at least n ="),
-      ("small_population_poisson", dict(epsilon=0.1),
+      ("theta_alone", lambda: triehh.Mechanism(theta=10),
+       "give one of sampling_rate"),
+      ("two_samplings", lambda: triehh.Mechanism(theta=10, gamma=2.0,
+                                                 batch_size=5),
+       "not batch_size and gamma"),
+      ("bad_epsilon", lambda: triehh.Target(-1.0), "epsilon must be"),
+      ("bad_cap", lambda: triehh.Target(4.0, max_num_prefixes=0),
+       "max_num_prefixes"),
+      ("bad_adjacency", lambda: triehh.Target(4.0, adjacency="swap"),
+       "adjacency must be one of"),
+  )
+  def test_bad_privacy_is_refused_when_built(self, build, message):
+    with self.assertRaisesRegex(ValueError, message):
+      build()
+
+  @parameterized.named_parameters(
+      ("bad_engine", triehh.Target(1.0), dict(engine="gpu"),
+       "unknown engine"),
+      ("small_population_epsilon", triehh.Target(0.1, sampling="fixed"),
+       {}, "at least n ="),
+      ("small_population_poisson", triehh.Target(0.1), {},
        "too few for Poisson sampling"),
       # Below the accountant's grid (1e-3) no rate is private: every loss
       # is rounded up to at least one cell.
-      ("epsilon_below_the_grid_poisson", dict(epsilon=1e-6),
+      ("epsilon_below_the_grid_poisson", triehh.Target(1e-6), {},
        "no sampling rate gives epsilon=1e-06"),
-      ("bad_cap", dict(epsilon=4.0, max_num_prefixes=0), "max_num_prefixes"),
+      ("add_or_remove_with_n_from_the_data",
+       triehh.Target(4.0, adjacency="ADD_OR_REMOVE_ONE"), {},
+       "population_size"),
   )
-  def test_bad_arguments(self, kwargs, message):
+  def test_bad_arguments(self, privacy, options, message):
     with self.assertRaisesRegex(ValueError, message):
-      triehh.discover(self.pop, **kwargs)
+      triehh.discover(self.pop, privacy, **options)
+
+  def test_privacy_is_a_typed_argument(self):
+    with self.assertRaisesRegex(TypeError, "needs its privacy"):
+      triehh.discover(self.pop)
+    with self.assertRaisesRegex(TypeError, "privacy must be a triehh.Target"):
+      triehh.discover(self.pop, "4")
+    # The keywords of the untyped call name where they went.
+    with self.assertRaisesRegex(TypeError, "epsilon= is a field of "
+                                "triehh.Target"):
+      triehh.discover(self.pop, epsilon=4.0)
+    with self.assertRaisesRegex(TypeError, "count_share= is a field of "
+                                "triehh.Counting"):
+      triehh.discover(self.pop, 4.0, counts=True, count_share=0.2)
 
   @parameterized.named_parameters(
       ("inf", math.inf, "gamma must be a positive finite number, got inf"),
@@ -167,11 +207,12 @@ class DiscoverTest(parameterized.TestCase):
   def test_gamma_is_checked_before_the_batch_is_computed(self, gamma,
                                                          message):
     with self.assertRaisesRegex(ValueError, message):
-      triehh.discover(self.pop, theta=10, gamma=gamma)
+      triehh.discover(self.pop, triehh.Mechanism(theta=10, gamma=gamma))
 
   def test_same_trie_under_both_word_choices_for_one_word_users(self):
-    a = triehh.discover(self.pop, epsilon=4.0, seed=3)
-    b = triehh.discover(self.pop, epsilon=4.0, seed=3, word_choice="per_run")
+    a = triehh.discover(self.pop, triehh.Target(4.0), seed=3)
+    b = triehh.discover(self.pop, triehh.Target(4.0, word_choice="per_run"),
+                        seed=3)
     self.assertEqual(a.trie.to_dict(), b.trie.to_dict())
     self.assertEqual((a.params.delta, b.params.delta, b.params.word_choice),
                      (a.params.delta, a.params.delta, "per_run"))
@@ -180,7 +221,7 @@ class DiscoverTest(parameterized.TestCase):
 
   def test_max_length_mismatch(self):
     with self.assertRaisesRegex(ValueError, "max_length=10"):
-      triehh.discover(self.pop, epsilon=4.0, max_length=8)
+      triehh.discover(self.pop, triehh.Target(4.0), max_length=8)
 
   def test_engine_names(self):
     self.assertEqual(triehh.engine_names(), ["fast", "tff"])
@@ -191,7 +232,7 @@ class DiscoverTest(parameterized.TestCase):
     users = [{vocab[i]: int(c) for i, c in zip(
         rng.zipf(1.3, size=3) % 200, rng.integers(1, 5, size=3))}
              for _ in range(30_000)]
-    result = triehh.discover(users, epsilon=4.0, seed=0)
+    result = triehh.discover(users, triehh.Target(4.0), seed=0)
     # The naive reference, at the run's theta and rate, from the seed.
     _, want = reference.run(triehh.Population.from_user_words(users),
                             theta=result.params.theta,
@@ -238,7 +279,8 @@ class SeveralWordsTest(parameterized.TestCase):
     cls.pop = triehh.Population.from_user_words(cls.users, max_length=2)
 
   def test_per_round_delta_is_levels_times_theorem1(self):
-    result = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2)
+    result = triehh.discover(self.pop, triehh.Mechanism(theta=10, gamma=2.0),
+                             max_length=2)
     p, n = result.params, 4000
     eps, delta_1 = theorem1(n, 3, 10, math.floor(2.0 * math.sqrt(n)))
     self.assertAlmostEqual(p.epsilon, eps, places=10)
@@ -250,8 +292,8 @@ class SeveralWordsTest(parameterized.TestCase):
 
   def test_per_round_calibration_keeps_levels_times_delta_below_target(self):
     n, levels = 4000, 3
-    p = triehh.discover(self.pop, epsilon=4.0, max_length=2,
-                        sampling="fixed").params
+    p = triehh.discover(self.pop, triehh.Target(4.0, sampling="fixed"),
+                        max_length=2).params
     # Corollary 1's theta for delta / L, written out from the paper.
     target = 1 / n**2
     c = math.log(8 / (7 * math.sqrt(2 * math.pi)) / (target / levels)) / math.e
@@ -264,8 +306,10 @@ class SeveralWordsTest(parameterized.TestCase):
     self.assertEqual(p.target_delta, target)
 
   def test_per_run_gets_theorem1(self):
-    p = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2,
-                        word_choice="per_run").params
+    p = triehh.discover(self.pop,
+                        triehh.Mechanism(
+                            theta=10, gamma=2.0, word_choice="per_run"),
+                        max_length=2).params
     eps, delta_1 = theorem1(4000, 3, 10, math.floor(2.0 * math.sqrt(4000)))
     self.assertAlmostEqual(p.epsilon, eps, places=10)
     self.assertAlmostEqual(p.delta / delta_1, 1.0, places=10)
@@ -282,19 +326,26 @@ class SeveralWordsTest(parameterized.TestCase):
     ranks = spawned.integers(0, totals)
     drawn = [str(self.pop.vocabulary[reference.choose_word(u, int(r))])
              for u, r in zip(counts, ranks)]
-    want = triehh.discover(drawn, theta=10, gamma=2.0, max_length=2,
-                           seed=seed, alphabet=self.pop.alphabet)
-    got = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2,
-                          seed=seed, word_choice="per_run")
+    want = triehh.discover(
+        triehh.Population.from_user_words(drawn, max_length=2,
+                                          alphabet=self.pop.alphabet),
+        triehh.Mechanism(theta=10, gamma=2.0), max_length=2, seed=seed)
+    got = triehh.discover(self.pop,
+                          triehh.Mechanism(
+                              theta=10, gamma=2.0, word_choice="per_run"),
+                          max_length=2, seed=seed)
     self.assertEqual(got.trie.to_dict(), want.trie.to_dict())
     self.assertTrue(got.words)
-    again = triehh.discover(self.pop, theta=10, gamma=2.0, max_length=2,
-                            seed=seed, word_choice="per_run")
+    again = triehh.discover(self.pop,
+                            triehh.Mechanism(
+                                theta=10, gamma=2.0, word_choice="per_run"),
+                            max_length=2, seed=seed)
     self.assertEqual(again.trie.to_dict(), got.trie.to_dict())
 
   def test_bad_word_choice(self):
     with self.assertRaisesRegex(ValueError, "word_choice must be one of"):
-      triehh.discover(self.pop, epsilon=4.0, max_length=2, word_choice="once")
+      triehh.discover(self.pop, triehh.Target(4.0, word_choice="once"),
+                      max_length=2)
 
 
 class TinyPopulationTest(parameterized.TestCase):
@@ -303,8 +354,9 @@ class TinyPopulationTest(parameterized.TestCase):
 
   def test_one_word_trie(self):
     # a: 3 votes, b: 1; then ab: 3; then ab$: 3 (theta = 2).
-    result = triehh.discover(["ab", "ab", "ab", "b"], theta=2, batch_size=4,
-                             allow_no_guarantee=True)
+    result = triehh.discover(["ab", "ab", "ab", "b"],
+                             triehh.Mechanism(
+                                 theta=2, batch_size=4, allow_no_guarantee=True))
     self.assertEqual(result.heavy_hitters, {"ab": 3})
     self.assertEqual(result.trie.to_dict(), [
         {"depth": 1, "prefixes": {"a": 3}, "terminated": {},
@@ -320,8 +372,10 @@ class TinyPopulationTest(parameterized.TestCase):
   def test_empty_frontier_ends_the_run(self):
     # a: 2, b: 2 kept; then a$: 2 ends "a" while ba: 1, bc: 1 fall short,
     # which leaves no frontier prefix: the run ends after 2 rounds.
-    result = triehh.discover(["a", "a", "ba", "bc"], theta=2, batch_size=4,
-                             max_length=3, allow_no_guarantee=True)
+    result = triehh.discover(["a", "a", "ba", "bc"],
+                             triehh.Mechanism(
+                                 theta=2, batch_size=4, allow_no_guarantee=True),
+                             max_length=3)
     self.assertEqual(result.heavy_hitters, {"a": 2})
     self.assertEqual(result.frequent_prefixes, {"b": 2})
     self.assertEqual([(lv["prefixes"], lv["terminated"])
@@ -331,8 +385,9 @@ class TinyPopulationTest(parameterized.TestCase):
   def test_round_that_adds_nothing_ends_the_run(self):
     # a: 4; then ab, ac, ad, ae: 1 each, below theta: the second round adds
     # nothing and is the last.
-    result = triehh.discover(["ab", "ac", "ad", "ae"], theta=2, batch_size=4,
-                             allow_no_guarantee=True)
+    result = triehh.discover(["ab", "ac", "ad", "ae"],
+                             triehh.Mechanism(
+                                 theta=2, batch_size=4, allow_no_guarantee=True))
     self.assertEqual(result.heavy_hitters, {})
     self.assertEqual(result.frequent_prefixes, {"a": 4})
     self.assertEqual(result.rounds, 2)
@@ -347,8 +402,10 @@ class TinyPopulationTest(parameterized.TestCase):
   )
   def test_at_most_max_length_plus_one_levels(self, word, hitters, prefixes,
                                                last_grew):
-    result = triehh.discover([word] * 3, theta=2, batch_size=3, max_length=3,
-                             allow_no_guarantee=True)
+    result = triehh.discover([word] * 3,
+                             triehh.Mechanism(
+                                 theta=2, batch_size=3, allow_no_guarantee=True),
+                             max_length=3)
     self.assertEqual(result.rounds, 4)
     self.assertEqual(result.heavy_hitters, hitters)
     self.assertEqual(result.frequent_prefixes, prefixes)
@@ -358,8 +415,10 @@ class TinyPopulationTest(parameterized.TestCase):
     # a: 3, b: 2, c: 2 over theta = 2; a cap of 2 keeps a and then b (the
     # tie at 2 goes to the lexicographically first).
     words = ["a", "a", "a", "b", "b", "c", "c"]
-    result = triehh.discover(words, theta=2, batch_size=7, max_num_prefixes=2,
-                             allow_no_guarantee=True)
+    result = triehh.discover(words,
+                             triehh.Mechanism(
+                                 theta=2, batch_size=7, max_num_prefixes=2,
+                                 allow_no_guarantee=True))
     self.assertEqual(result.heavy_hitters, {"a": 3, "b": 2})
     self.assertEqual(result.trie.levels[0].num_capped, 1)
 
@@ -368,8 +427,10 @@ class TinyPopulationTest(parameterized.TestCase):
     # "ad" 2: the finished word "a" is never capped; of the others the two
     # most voted stay, and round 3 finishes them.
     words = ["a"] * 5 + ["ab"] * 4 + ["ac"] * 3 + ["ad"] * 2
-    result = triehh.discover(words, theta=2, batch_size=len(words),
-                             max_num_prefixes=2, allow_no_guarantee=True)
+    result = triehh.discover(words,
+                             triehh.Mechanism(
+                                 theta=2, batch_size=len(words),
+                                 max_num_prefixes=2, allow_no_guarantee=True))
     self.assertEqual(result.words, ("a", "ab", "ac"))
     self.assertEqual(result.heavy_hitters, {"a": 5, "ab": 4, "ac": 3})
     self.assertEqual([lv.num_capped for lv in result.trie.levels], [0, 1, 0])
@@ -378,8 +439,10 @@ class TinyPopulationTest(parameterized.TestCase):
     # Round 1: a 5, b 2, c 2. Round 2: a$ 3, ab 2, ba 2, c$ 2 (9 votes).
     # Round 3: ab$ 2, ba$ 2 (4 votes; "a" and "c" have no third symbol).
     words = ["ba"] * 2 + ["a"] * 3 + ["ab"] * 2 + ["c"] * 2
-    result = triehh.discover(words, theta=2, batch_size=9, max_length=3,
-                             allow_no_guarantee=True)
+    result = triehh.discover(words,
+                             triehh.Mechanism(
+                                 theta=2, batch_size=9, allow_no_guarantee=True),
+                             max_length=3)
     self.assertEqual(result.words, ("a", "c", "ab", "ba"))
     self.assertEqual(list(result.heavy_hitters), ["a", "ab", "ba", "c"])
     hidden = result.unprotected
@@ -396,8 +459,10 @@ class TinyPopulationTest(parameterized.TestCase):
   def test_several_word_users_with_one_word_each(self):
     # Every user's only word is chosen whatever its rank: counts as above.
     users = [{"ab": 2}, {"ab": 5}, {"ab": 1}, {"b": 3}]
-    result = triehh.discover(users, theta=2, batch_size=4,
-                             allow_no_guarantee=True, seed=7)
+    result = triehh.discover(users,
+                             triehh.Mechanism(
+                                 theta=2, batch_size=4, allow_no_guarantee=True),
+                             seed=7)
     self.assertEqual(result.heavy_hitters, {"ab": 3})
 
 
@@ -419,33 +484,34 @@ class ArgumentsTest(parameterized.TestCase):
   )
   def test_user_words(self, user_words, error, message):
     with self.assertRaisesRegex(error, message):
-      triehh.discover(user_words, epsilon=4.0)
+      triehh.discover(user_words, triehh.Target(4.0))
 
   @parameterized.named_parameters(
       ("bool_max_length", dict(max_length=True), TypeError,
        "max_length must be an integer, got True"),
-      ("none_end_symbol", dict(end_symbol=None), TypeError,
-       "end_symbol must be a one-character string, got None"),
-      ("bad_unknown", dict(unknown="skip"), ValueError,
-       "unknown must be one of 'error', 'drop'"),
-      ("string_epsilon", dict(epsilon="4"), TypeError,
-       "epsilon must be a number"),
+      ("encoding_keyword", dict(end_symbol="#"), TypeError,
+       "end_symbol= is a field of triehh.Population"),
+      ("string_epsilon", dict(privacy="4"), TypeError,
+       "privacy must be a triehh.Target"),
   )
   def test_checked_before_the_population_is_built(self, kwargs, error,
                                                   message):
-    kwargs.setdefault("epsilon", 4.0)
+    kwargs.setdefault("privacy", 4.0)
     with mock.patch.object(population_lib.Population, "from_user_words",
                            side_effect=AssertionError("built")):
       with self.assertRaisesRegex(error, message):
         triehh.discover(USERS, **kwargs)
 
-  def test_end_symbol_is_an_encoding_option(self):
-    result = triehh.discover(["a$b"] * 40, theta=4, batch_size=20,
-                             end_symbol="#", allow_no_guarantee=True)
+  def test_end_symbol_is_an_encoding_option_of_the_population(self):
+    population = triehh.Population.from_user_words(["a$b"] * 40,
+                                                   end_symbol="#")
+    result = triehh.discover(population, triehh.Mechanism(
+        theta=4, batch_size=20, allow_no_guarantee=True))
     self.assertEqual(result.trie.alphabet.end_symbol, "#")
     self.assertEqual(result.words, ("a$b",))
-    passes = triehh.discover(["a$b"] * 2000, epsilon=8.0, num_passes=2,
-                             end_symbol="#")
+    passes = triehh.discover(
+        triehh.Population.from_user_words(["a$b"] * 2000, end_symbol="#"),
+        8.0, passes=triehh.Passes(2))
     self.assertEqual(passes.words, ("a$b",))
 
   @parameterized.named_parameters(
@@ -461,16 +527,21 @@ class ArgumentsTest(parameterized.TestCase):
   )
   def test_bad_schedule(self, schedule, error, message):
     with self.assertRaisesRegex(error, message):
-      triehh.discover(USERS, theta=2, batch_size=2, schedule=schedule,
-                      allow_no_guarantee=True)
+      triehh.discover(USERS,
+                      triehh.Mechanism(
+                          theta=2, batch_size=2, allow_no_guarantee=True,
+                          schedule=schedule))
 
   def test_schedule_with_whole_floats_and_repeats_runs(self):
-    as_ints = triehh.discover(USERS, theta=2, batch_size=4,
-                              schedule=[[0, 0, 1, 30]] * 4,
-                              allow_no_guarantee=True)
-    as_floats = triehh.discover(USERS, theta=2, batch_size=4,
-                                schedule=[np.array([0.0, 0.0, 1.0, 30.0])] * 4,
-                                allow_no_guarantee=True)
+    as_ints = triehh.discover(USERS,
+                              triehh.Mechanism(
+                                  theta=2, batch_size=4,
+                                  allow_no_guarantee=True,
+                                  schedule=[[0, 0, 1, 30]] * 4))
+    as_floats = triehh.discover(
+        USERS,
+        triehh.Mechanism(theta=2, batch_size=4, allow_no_guarantee=True,
+                         schedule=[np.array([0.0, 0.0, 1.0, 30.0])] * 4))
     self.assertEqual(as_ints.trie.to_dict(), as_floats.trie.to_dict())
     self.assertEqual(as_ints.words, ("sun",))
 
@@ -500,8 +571,10 @@ class EngineRegistryTest(parameterized.TestCase):
     triehh.register_engine("constant", constant)
     try:
       self.assertIn("constant", triehh.engine_names())
-      result = triehh.discover(["ab"] * 5, theta=3, batch_size=4,
-                               engine="constant", allow_no_guarantee=True)
+      result = triehh.discover(
+          ["ab"] * 5,
+          triehh.Mechanism(theta=3, batch_size=4, allow_no_guarantee=True),
+          engine="constant")
     finally:
       registry._ENGINES.pop("constant")  # pylint: disable=protected-access
     self.assertEqual(calls, [(5, 3, 4)])
@@ -514,7 +587,8 @@ def test_unknown_engine_fails_without_importing_tensorflow():
       import sys
       import triehh
       try:
-        triehh.discover(["ab"] * 4, theta=1, batch_size=2, engine="gpu")
+        triehh.discover(["ab"] * 4, triehh.Mechanism(theta=1, batch_size=2),
+                  engine="gpu")
       except ValueError as err:
         print(err)
       print(sorted(m for m in sys.modules if m.split(".")[0] in
@@ -533,5 +607,7 @@ def test_missing_dependency_is_named(monkeypatch):
   with pytest.raises(ValueError, match=r"engine 'tff' could not be loaded "
                      r"\(No module named 'triehh_no_such_module'\); it "
                      "needs TensorFlow Federated"):
-    triehh.discover(["ab"] * 10, theta=1, batch_size=10, engine="tff",
-                    allow_no_guarantee=True)
+    triehh.discover(["ab"] * 10,
+                    triehh.Mechanism(
+                        theta=1, batch_size=10, allow_no_guarantee=True),
+                    engine="tff")

@@ -30,11 +30,17 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.core.results import Unprotected
   from triehh.core.results import WordCounts
   from triehh.core.trie import Trie
+  from triehh.discovery.availability import OnlineUsers
   from triehh.discovery.availability import discover_online
   from triehh.discovery.availability import diurnal
   from triehh.discovery.availability import OnlineResult
+  from triehh.discovery.counts import Counting
   from triehh.discovery.passes import discover_passes
+  from triehh.discovery.passes import Passes
   from triehh.discovery.passes import PassesResult
+  from triehh.theory.adjacency import Adjacency
+  from triehh.theory.mechanism import Mechanism
+  from triehh.theory.mechanism import Target
   from triehh.theory.privacy import calibrate
   from triehh.theory.privacy import Calibration
   from triehh.theory.privacy import guarantee
@@ -65,11 +71,17 @@ _PUBLIC = {
     "Unprotected": "triehh.core.results",
     "WordCounts": "triehh.core.results",
     "Trie": "triehh.core.trie",
+    "OnlineUsers": "triehh.discovery.availability",
     "discover_online": "triehh.discovery.availability",
     "diurnal": "triehh.discovery.availability",
     "OnlineResult": "triehh.discovery.availability",
+    "Counting": "triehh.discovery.counts",
     "discover_passes": "triehh.discovery.passes",
+    "Passes": "triehh.discovery.passes",
     "PassesResult": "triehh.discovery.passes",
+    "Adjacency": "triehh.theory.adjacency",
+    "Mechanism": "triehh.theory.mechanism",
+    "Target": "triehh.theory.mechanism",
     "calibrate": "triehh.theory.privacy",
     "Calibration": "triehh.theory.privacy",
     "guarantee": "triehh.theory.privacy",
@@ -87,6 +99,7 @@ __all__ = [
     "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal", "WordCounts", "count_words",
+    "Adjacency", "Counting", "Mechanism", "OnlineUsers", "Passes", "Target",
 ]
 
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import triehh
 from triehh.analysis import audit as one_word
 from triehh.analysis import audit_bounds
 from triehh.analysis import audit_several_words as sw
@@ -77,9 +78,11 @@ def engine_depths(pop, word, setup, runs):
   seq = word + "$"
   for seed in range(runs):
     result = discover_lib.discover(
-        pop, theta=setup.theta, batch_size=setup.batch_size,
-        max_length=setup.max_length, seed=seed, sampling="fixed",
-        word_choice="per_round", allow_no_guarantee=True)
+        pop,
+        triehh.Mechanism(theta=setup.theta, batch_size=setup.batch_size,
+                         sampling="fixed", word_choice="per_round",
+                         allow_no_guarantee=True), max_length=setup.max_length,
+        seed=seed)
     depth = 0
     while depth < len(word) and seq[:depth + 1] in result.trie:
       depth += 1

@@ -116,8 +116,10 @@ def test_same_seed_same_result_other_seed_other_users():
 def test_first_round_has_triehh_first_round_votes(pop):
   # theta = 1: TrieHH records every first symbol its first round's users
   # vote for; the words IBLT received must give the same votes.
-  trie_run = triehh.discover(pop, theta=1, batch_size=40, seed=5,
-                             allow_no_guarantee=True)
+  trie_run = triehh.discover(pop,
+                             triehh.Mechanism(
+                                 theta=1, batch_size=40,
+                                 allow_no_guarantee=True), seed=5)
   result = iblt.iblt_discover(pop, k_anonymity=1, batch_size=40, seed=5,
                               capacity=CAPACITY)
   assert trie_run.sampled_per_round[0] == result.params.users_sampled == 40
@@ -136,7 +138,7 @@ def test_several_words_first_round_is_the_documented_draw():
 def test_batch_size_from_epsilon_is_triehh_batch_size():
   pop = triehh.Population.from_user_words(
       [w for w, c in HEAVY.items() for _ in range(c * 40)])
-  trie_run = triehh.discover(pop, epsilon=4.0, seed=3, sampling="fixed")
+  trie_run = triehh.discover(pop, triehh.Target(4.0, sampling="fixed"), seed=3)
   result = iblt.iblt_discover(pop, k_anonymity=1, epsilon=4.0, seed=3,
                               capacity=CAPACITY)
   m = trie_run.params.batch_size
@@ -190,8 +192,8 @@ def test_batch_size_from_epsilon_is_triehh_batch_size_on_several_words():
   # Several words per user: TrieHH calibrates by per-round composition.
   users = [{"sun": 3, "moon": 1}] * 10000 + [{"star": 2}] * 10000
   pop = triehh.Population.from_user_words(users)
-  trie_params = triehh.discover(pop, epsilon=4.0, seed=0,
-                                sampling="fixed").params
+  trie_params = triehh.discover(
+      pop, triehh.Target(4.0, sampling="fixed"), seed=0).params
   plan = iblt.plan_run(pop, k_anonymity=1, epsilon=4.0, seed=0)
   assert plan.batch_size == trie_params.batch_size
   assert plan.batch_size != policy.resolve_params(

@@ -28,7 +28,7 @@ def _theorem_1(n, levels, theta, m):
 
 def test_everyone_online_has_discovers_parameters(pop):
   result = availability.discover_online(pop, availability=1.0, epsilon=4.0)
-  ref = triehh.discover(pop, epsilon=4.0, sampling="fixed")
+  ref = triehh.discover(pop, triehh.Target(4.0, sampling="fixed"))
   assert (result.params.theta, result.params.batch_size) == (
       ref.params.theta, ref.params.batch_size)
   assert result.params.epsilon == pytest.approx(ref.params.epsilon)
@@ -55,7 +55,7 @@ def test_fraction_recalibrated_to_the_online_count(pop):
 
 
 def test_nominal_calibration_reports_the_larger_epsilon(pop):
-  full = triehh.discover(pop, epsilon=2.0, sampling="fixed")
+  full = triehh.discover(pop, triehh.Target(2.0, sampling="fixed"))
   result = availability.discover_online(pop, availability=0.5, epsilon=2.0,
                                         calibrate_to="nominal")
   theta, m = full.params.theta, full.params.batch_size
@@ -147,16 +147,18 @@ def test_bad_calibration(pop):
 
 
 def test_discover_availability_argument(pop):
-  via_api = triehh.discover(pop, epsilon=4.0, availability=0.5, seed=3)
+  via_api = triehh.discover(pop, triehh.Target(4.0), seed=3,
+                            availability=triehh.OnlineUsers(0.5))
   direct = availability.discover_online(pop, availability=0.5, epsilon=4.0,
                                         seed=3)
   assert isinstance(via_api, availability.OnlineResult)
   assert via_api.words == direct.words
   assert via_api.availability == direct.availability
   assert via_api.params == direct.params
-  denied = triehh.discover(pop, epsilon=4.0, availability=0.5, seed=3,
-                           deny_list=via_api.words[:3])
+  denied = triehh.discover(pop, triehh.Target(4.0), seed=3,
+                           deny_list=via_api.words[:3],
+                           availability=triehh.OnlineUsers(0.5))
   assert not set(denied.words) & set(via_api.words[:3])
   with pytest.raises(ValueError, match="schedule cannot be given"):
-    triehh.discover(pop, epsilon=4.0, availability=0.5,
-                    schedule=[np.arange(10)])
+    triehh.discover(pop, triehh.Target(4.0, schedule=[np.arange(10)]),
+                    availability=triehh.OnlineUsers(0.5))

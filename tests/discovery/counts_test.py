@@ -99,24 +99,34 @@ def test_count_words_is_consistent():
   assert again == result
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(count_share=0.3), "count_share=0.3 is for counts=True"),
-    (dict(count_sample_rate=0.3), "count_sample_rate=0.3 is for counts=True"),
-    (dict(counts=True, count_share=0.0), "count_share=0.0"),
-    (dict(counts=True, count_share=1.0), "count_share=1.0"),
-    (dict(counts=True, count_sample_rate=0.0), "count_sample_rate=0.0"),
-    (dict(counts=True, count_sample_rate=2.0), "count_sample_rate=2.0"),
-    (dict(counts=True, allow_no_guarantee=True), "allow_no_guarantee=True"),
-    (dict(counts=True, epsilon=None, theta=5, batch_size=100),
+@pytest.mark.parametrize("privacy, kwargs, match", [
+    (4.0, dict(counts=triehh.Counting), "counts must be True, False or a "
+     "triehh.Counting"),
+    (4.0, dict(counts=1), "counts must be True, False or a triehh.Counting"),
+    (triehh.Target(4.0, allow_no_guarantee=True), dict(counts=True),
+     "allow_no_guarantee=True"),
+    (triehh.Mechanism(theta=5, batch_size=100), dict(counts=True),
      "counts=True needs epsilon"),
-    (dict(counts=True, num_passes=2), "with num_passes"),
-    (dict(counts=True, availability=0.5), "with availability"),
-    (dict(counts=True, schedule=[np.arange(10)]), "with schedule"),
+    (4.0, dict(counts=True, passes=triehh.Passes(2)), "with num_passes"),
+    (4.0, dict(counts=True, availability=triehh.OnlineUsers(0.5)),
+     "with availability"),
+    (triehh.Target(4.0, schedule=[np.arange(10)]), dict(counts=True),
+     "with schedule"),
 ])
-def test_discover_refuses_what_counts_cannot_go_with(kwargs, match):
-  kwargs = {"epsilon": 4.0, **kwargs}
+def test_discover_refuses_what_counts_cannot_go_with(privacy, kwargs, match):
+  with pytest.raises((ValueError, TypeError), match=match):
+    triehh.discover(_USERS, privacy, **kwargs)
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(share=0.0), "count_share=0.0"),
+    (dict(share=1.0), "count_share=1.0"),
+    (dict(sample_rate=0.0), "count_sample_rate=0.0"),
+    (dict(sample_rate=2.0), "count_sample_rate=2.0"),
+])
+def test_counting_options_are_checked_when_built(options, match):
   with pytest.raises(ValueError, match=match):
-    triehh.discover(_USERS, **kwargs)
+    triehh.Counting(**options)
 
 
 @pytest.mark.parametrize("args, kwargs, message", [
@@ -147,14 +157,15 @@ def test_check_counting_names_the_drivers_flags(args, kwargs, message):
 
 
 def test_discover_without_counts_has_none():
-  result = triehh.discover(_USERS * 20, epsilon=4.0, sampling="fixed")
+  result = triehh.discover(_USERS * 20, triehh.Target(4.0, sampling="fixed"))
   assert result.counts is None
 
 
 def test_discover_with_counts_reports_the_total_and_each_phase():
-  result = triehh.discover(_USERS * 20, epsilon=4.0, delta=1e-8,
-                           sampling="fixed", counts=True, count_share=0.3,
-                           count_sample_rate=0.5, seed=1)
+  result = triehh.discover(_USERS * 20,
+                           triehh.Target(4.0, delta=1e-8, sampling="fixed"),
+                           seed=1,
+                           counts=triehh.Counting(share=0.3, sample_rate=0.5))
   found = result.counts
   assert found.words == result.words and found.words
   assert found.epsilon <= 4.0 and found.delta == 1e-8

@@ -72,9 +72,10 @@ def test_abstaining_users_are_sampled_but_never_vote():
   pop = population_lib.Population.from_user_words(
       ["ab", "ab", "cd", "cd", "cd"], max_length=2)
   out = deny_list.apply(pop, ["cd"])
-  result = triehh.discover(out, theta=1, batch_size=5, max_length=2,
-                           allow_no_guarantee=True,
-                           schedule=[np.arange(5)] * 3)
+  result = triehh.discover(out,
+                           triehh.Mechanism(
+                               theta=1, batch_size=5, allow_no_guarantee=True,
+                               schedule=[np.arange(5)] * 3), max_length=2)
   assert result.words == ("ab",)
   assert result.sampled_per_round == [5, 5, 5]
   assert result.unprotected.votes_per_round == (2, 2, 2)
@@ -89,12 +90,17 @@ def test_denied_word_is_never_found(counts):
   else:
     pop = population_lib.Population.from_user_words(
         [w for w, u in zip(words, users) for _ in range(u)], max_length=2)
-  assert set(triehh.discover(pop, theta=5, batch_size=100, max_length=2,
-                             allow_no_guarantee=True).words) == {"ab", "cd"}
+  assert set(triehh.discover(pop,
+                             triehh.Mechanism(
+                                 theta=5, batch_size=100,
+                                 allow_no_guarantee=True), max_length=2).words) == {"ab", "cd"}
   out = deny_list.apply(pop, ["ab"])
   for seed in range(3):
-    result = triehh.discover(out, theta=5, batch_size=100, max_length=2,
-                             allow_no_guarantee=True, seed=seed)
+    result = triehh.discover(out,
+                             triehh.Mechanism(
+                                 theta=5, batch_size=100,
+                                 allow_no_guarantee=True), max_length=2,
+                             seed=seed)
     assert result.words == ("cd",)
     assert result.sampled_per_round[0] == 100
 
@@ -113,12 +119,13 @@ def test_discover_deny_list_argument():
   users = [{"ab": 3, "cd": 1}, {"ab": 1, "ef": 1}] * 2000
   pop = population_lib.Population.from_user_words(users, max_length=2)
   for choice in ("per_round", "per_run"):
-    result = triehh.discover(pop, epsilon=8.0, max_length=2, deny_list=["ab"],
-                             word_choice=choice)
+    result = triehh.discover(pop, triehh.Target(8.0, word_choice=choice),
+                             max_length=2, deny_list=["ab"])
     assert result.words and "ab" not in result.words
     assert set(result.words) <= {"cd", "ef"}
     assert result.params.n == 4000
-  ref = triehh.discover(pop, epsilon=8.0, max_length=2, word_choice="per_run")
-  same = triehh.discover(pop, epsilon=8.0, max_length=2, word_choice="per_run",
-                         deny_list=["zz"])
+  ref = triehh.discover(pop, triehh.Target(8.0, word_choice="per_run"),
+                        max_length=2)
+  same = triehh.discover(pop, triehh.Target(8.0, word_choice="per_run"),
+                         max_length=2, deny_list=["zz"])
   assert same.words == ref.words and "ab" in ref.words

@@ -58,7 +58,7 @@ def test_bad_composition():
 
 def test_one_pass_is_discover(pop):
   one = passes.discover_passes(pop, num_passes=1, epsilon=4.0, seed=3)
-  ref = triehh.discover(pop, epsilon=4.0, seed=3, sampling="fixed")  # as passes run
+  ref = triehh.discover(pop, triehh.Target(4.0, sampling="fixed"), seed=3)  # as passes run
   assert one.words == ref.words
   assert one.params.epsilon == ref.params.epsilon
   assert one.params.delta == ref.params.delta
@@ -129,12 +129,15 @@ def test_several_words_per_run():
 
 
 def test_discover_num_passes(pop):
-  via_api = triehh.discover(pop, epsilon=4.0, num_passes=2, seed=4)
+  via_api = triehh.discover(pop, triehh.Target(4.0), seed=4,
+                            passes=triehh.Passes(2))
   direct = passes.discover_passes(pop, num_passes=2, epsilon=4.0, seed=4)
   assert isinstance(via_api, passes.PassesResult)
   assert via_api.words == direct.words
   assert via_api.params == direct.params
   with pytest.raises(ValueError, match="batch_size, theta cannot be given"):
-    triehh.discover(pop, theta=10, batch_size=500, num_passes=2, epsilon=4.0)
+    triehh.discover(pop, triehh.Mechanism(theta=10, batch_size=500),
+                    passes=triehh.Passes(2))
   with pytest.raises(ValueError, match="cannot be combined"):
-    triehh.discover(pop, epsilon=4.0, num_passes=2, availability=0.5)
+    triehh.discover(pop, triehh.Target(4.0), passes=triehh.Passes(2),
+                    availability=triehh.OnlineUsers(0.5))

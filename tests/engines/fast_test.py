@@ -19,8 +19,10 @@ from tests import paper_example
 from tests import reference
 
 def test_paper_worked_example_gives_the_trie_of_section_3():
-  result = triehh.discover(paper_example.population(), theta=2, batch_size=10,
-                           allow_no_guarantee=True, schedule=paper_example.SCHEDULE)
+  result = triehh.discover(paper_example.population(),
+                           triehh.Mechanism(
+                               theta=2, batch_size=10, allow_no_guarantee=True,
+                               schedule=paper_example.SCHEDULE))
   trie = result.trie
   assert trie.prefixes(1) == ["m", "s"]
   assert trie.prefixes(2) == ["mo", "st", "su"]
@@ -155,8 +157,10 @@ def test_same_seed_same_result_and_sub_rounds_change_nothing(args, sub_rounds):
 ], ids=["one_word", "several_words"])
 def test_population_is_freed_after_a_run(users, tables):
   pop = population_lib.Population.from_user_words(users)
-  result = triehh.discover(pop, theta=2, batch_size=30, seed=0,
-                           allow_no_guarantee=True)
+  result = triehh.discover(pop,
+                           triehh.Mechanism(
+                               theta=2, batch_size=30, allow_no_guarantee=True),
+                           seed=0)
   assert result.heavy_hitters  # the run used the cached tables
   cache = tables.cache
   assert pop in cache
@@ -171,10 +175,14 @@ def test_population_is_freed_after_a_run(users, tables):
 
 def test_different_seeds_differ():
   pop = synthetic.english_population(20000, seed=3)
-  a = triehh.discover(pop, theta=4, batch_size=3000, seed=1,
-                      allow_no_guarantee=True)
-  b = triehh.discover(pop, theta=4, batch_size=3000, seed=2,
-                      allow_no_guarantee=True)
+  a = triehh.discover(pop,
+                      triehh.Mechanism(
+                          theta=4, batch_size=3000, allow_no_guarantee=True),
+                      seed=1)
+  b = triehh.discover(pop,
+                      triehh.Mechanism(
+                          theta=4, batch_size=3000, allow_no_guarantee=True),
+                      seed=2)
   assert a.heavy_hitters != b.heavy_hitters
 
 
@@ -300,14 +308,14 @@ def test_a_trillion_users_from_word_frequencies():
   pop = population_lib.Population.from_word_frequencies(
       ["the", "then", "cat", "dog", "zebra"],
       [4 * 10**11, 10**11, 3 * 10**11, 2 * 10**11 - 100, 100])
-  result = triehh.discover(pop, epsilon=4.0, seed=0, sampling="fixed")
+  result = triehh.discover(pop, triehh.Target(4.0, sampling="fixed"), seed=0)
   assert result.params.n == 10**12
   assert set(result.heavy_hitters) == {"the", "then", "cat", "dog"}
   assert result.sampled_per_round == [result.params.batch_size] * result.rounds
   votes = sum(result.heavy_hitters.values())
   assert abs(votes - result.params.batch_size) < 5 * result.params.batch_size**0.5
   # Poisson sampling: each round samples Binomial(n, q) users.
-  result = triehh.discover(pop, epsilon=4.0, seed=0)
+  result = triehh.discover(pop, triehh.Target(4.0), seed=0)
   rate = result.params.sampling_rate
   assert set(result.heavy_hitters) == {"the", "then", "cat", "dog"}
   for sampled in result.sampled_per_round:
@@ -454,9 +462,11 @@ IDENTITY_RUNS = {
         },
     }.items() for name, kwargs in cases.items()}
 # name -> keyword arguments of triehh.discover on the several-word users.
+# name -> the mechanism of a discover call (max_length=4).
 IDENTITY_DISCOVERIES = {
-    f"several_words/discover_{choice}_{sampling}": dict(
-        theta=4, max_length=4, word_choice=choice, sampling=sampling,
+    f"several_words/discover_{choice}_{sampling}": triehh.Mechanism(
+        theta=4, word_choice=choice, sampling=sampling,
+        allow_no_guarantee=True,
         **({"batch_size": 120} if sampling == "fixed"
            else {"sampling_rate": 0.3}))
     for choice in ("per_round", "per_run") for sampling in ("fixed", "poisson")}
@@ -473,9 +483,9 @@ def run_digest(name: str) -> str:
                                            **kwargs))
       _hashed(digest, rng.bit_generator.state)
     else:
-      result = triehh.discover(IDENTITY_POPS["several_words"], seed=seed,
-                               allow_no_guarantee=True,
-                               **IDENTITY_DISCOVERIES[name])
+      result = triehh.discover(IDENTITY_POPS["several_words"],
+                               IDENTITY_DISCOVERIES[name], max_length=4,
+                               seed=seed)
       _trie_digest(digest, result.trie)
   return digest.hexdigest()[:16]
 

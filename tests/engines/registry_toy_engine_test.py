@@ -51,16 +51,16 @@ def test_the_toy_engine_is_listed_with_no_options(toy):
 
 
 def test_discover_runs_the_toy_engine_as_the_fast_one(toy):
-  options = dict(theta=5, batch_size=40, allow_no_guarantee=True, seed=3)
-  result = triehh.discover(WORDS, engine=TOY, **options)
+  privacy = triehh.Mechanism(theta=5, batch_size=40, allow_no_guarantee=True)
+  result = triehh.discover(WORDS, privacy, engine=TOY, seed=3)
   assert toy == [len(WORDS)]
   assert result.engine == TOY
   assert result.heavy_hitters == triehh.discover(
-      WORDS, engine=registry.FAST, **options).heavy_hitters
+      WORDS, privacy, engine=registry.FAST, seed=3).heavy_hitters
 
 
 def test_an_engine_without_count_counts_by_the_fast_law(toy):
-  options = dict(epsilon=4.0, delta=1e-6, counts=True, seed=2)
+  options = dict(privacy=triehh.Target(4.0, delta=1e-6), counts=True, seed=2)
   result = triehh.discover(WORDS * 50, engine=TOY, **options)
   assert len(toy) == 1 and result.counts is not None
   want = triehh.discover(WORDS * 50, engine=registry.FAST, **options)

@@ -99,8 +99,8 @@ def test_triehh_cells_with_counts_differ_by_share_and_record_the_total():
   cell = cells[1]
   cell.adapter.check(cell, pop)
   result = cell.adapter.call(pop, cell.config, 3)
-  direct = triehh.discover(_USERS, epsilon=4.0, seed=3, counts=True,
-                           count_share=0.3, count_sample_rate=0.5)
+  direct = triehh.discover(_USERS, triehh.Target(4.0), seed=3,
+                           counts=triehh.Counting(share=0.3, sample_rate=0.5))
   assert result.counts == direct.counts
   # The cell runs what discover(counts=True) runs.
   assert dataclasses.replace(result, trie=None, seconds=0) == (
@@ -148,7 +148,7 @@ def test_count_shares_need_counts():
 def test_iblt_arguments_are_triehh_batch_size_and_theta():
   (cell,) = grid.expand(algorithms=("iblt",), data=(DATA,), epsilons=(2.0,))
   pop = datasets.load_data(DATA).population
-  params = triehh.discover(pop, epsilon=2.0, seed=0, sampling="fixed").params
+  params = triehh.discover(pop, triehh.Target(2.0, sampling="fixed"), seed=0).params
   arguments = iblt_algorithm.iblt_arguments(pop, cell.config)
   assert (arguments["batch_size"], arguments["k_anonymity"]) == (
       params.batch_size, params.theta)

@@ -47,8 +47,8 @@ def test_run_cell_writes_the_runs_discover_gives(tmp_path):
   pop = synthetic.english_population(20000, seed=0)
   truth = pop.ground_truth()
   for record in got:
-    direct = triehh.discover(pop, epsilon=2.0, seed=record.seed,
-                             sampling="fixed")  # the library's cell default
+    direct = triehh.discover(pop, triehh.Target(2.0, sampling="fixed"),
+                             seed=record.seed)  # the library's cell default
     assert record.discovered == list(direct.heavy_hitters)
     assert record.reported_counts == list(direct.heavy_hitters.values())
     assert record.metrics == metrics.precision_recall_f1(
@@ -161,7 +161,7 @@ def test_poisson_cells_record_their_sampling_and_keep_fixed_keys(tmp_path):
   (record,), bad = records.read(str(tmp_path / "results.jsonl"))
   assert not bad
   pop = synthetic.english_population(20000, seed=0)
-  direct = triehh.discover(pop, epsilon=2.0, seed=3)
+  direct = triehh.discover(pop, triehh.Target(2.0), seed=3)
   assert direct.params.sampling == "poisson"
   assert record.discovered == list(direct.heavy_hitters)
   assert (record.sampling, record.sampling_rate) == (

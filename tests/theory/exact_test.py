@@ -285,9 +285,11 @@ class EngineAgreementTest(parameterized.TestCase):
       engine_run["sampling_rate"] = engine_run.pop("rate")
     pop = triehh.Population.from_user_words(users,
                                             max_length=run["max_length"])
+    max_length = engine_run.pop("max_length")
+    privacy = triehh.Mechanism(allow_no_guarantee=True, **engine_run)
     observed = collections.Counter(
-        engine_outcome(triehh.discover(pop, allow_no_guarantee=True,
-                                       seed=seed, **engine_run))
+        engine_outcome(triehh.discover(pop, privacy, max_length=max_length,
+                                       seed=seed))
         for seed in range(self.NUM_SEEDS))
     law = exact.output_distribution(users, **run)
     self.assertGreater(chi_square_p_value(law, observed), 1e-3)
@@ -302,9 +304,13 @@ class EngineAgreementTest(parameterized.TestCase):
     run = dict(theta=2, batch_size=5, max_length=2)
     pop = triehh.Population.from_user_words(words,
                                             max_length=run["max_length"])
+    privacy = triehh.Mechanism(theta=run["theta"],
+                               batch_size=run["batch_size"],
+                               allow_no_guarantee=True)
     observed = collections.Counter(
-        engine_outcome(triehh.discover(pop, allow_no_guarantee=True,
-                                       deny_list=["c"], seed=seed, **run))
+        engine_outcome(triehh.discover(pop, privacy, deny_list=["c"],
+                                       seed=seed,
+                                       max_length=run["max_length"]))
         for seed in range(self.NUM_SEEDS))
     law = exact.output_distribution(
         [w if w != "c" else "" for w in words], **run)

@@ -100,8 +100,8 @@ def discover_params(frequency, n, epsilon, max_length=10):
   word = "abcdefghijklmnopqrstuvwxyz"[:max_length]
   pop = triehh.Population.from_user_words(
       [word] * holders + ["z"] * (n - holders), max_length=max_length)
-  result = triehh.discover(pop, epsilon=epsilon, max_length=max_length,
-                           sampling="fixed")
+  result = triehh.discover(pop, triehh.Target(epsilon, sampling="fixed"),
+                           max_length=max_length)
   return pop, word, holders, result.params
 
 
@@ -152,8 +152,8 @@ class MinPopulationTest(parameterized.TestCase):
     n = utility.min_population(1e-2, 4.0)
     pop, word, holders, p = discover_params(1e-2, n, 4.0)
     runs = 400
-    found = sum(word in triehh.discover(pop, epsilon=4.0, seed=s,
-                                        sampling="fixed").heavy_hitters
+    found = sum(word in triehh.discover(
+        pop, triehh.Target(4.0, sampling="fixed"), seed=s).heavy_hitters
                 for s in range(runs))
     expected = utility.discovery_rate(holders, n, p.batch_size, p.theta,
                                       p.levels)
@@ -165,7 +165,7 @@ class MinPopulationTest(parameterized.TestCase):
     n = 20000  # about 7,300 users per round at epsilon = 4; 80 hold the word
     pop, word, holders, _ = discover_params(4e-3, n, 4.0)
     runs = 300
-    results = [triehh.discover(pop, epsilon=4.0, seed=s) for s in range(runs)]
+    results = [triehh.discover(pop, triehh.Target(4.0), seed=s) for s in range(runs)]
     p = results[0].params
     self.assertEqual(p.sampling, "poisson")
     found = sum(word in r.heavy_hitters for r in results)

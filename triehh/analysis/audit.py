@@ -56,6 +56,7 @@ from triehh.analysis import audit_memory
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.discovery import discover as discover_lib
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 VARIANTS = ("correct", "theta_one", "with_replacement", "double_vote")
@@ -365,9 +366,10 @@ def run_depths(setup: AuditSetup, population: population_lib.Population,
     schedule = _schedule(setup, np.random.default_rng([run_seed, 1]),
                          population.num_users, target)
     result = discover_lib.discover(
-        population, theta=setup.run_theta, batch_size=setup.batch_size,
-        max_length=setup.max_length, seed=run_seed, schedule=schedule,
-        allow_no_guarantee=True)
+        population,
+        mechanism.Mechanism(theta=setup.run_theta, batch_size=setup.batch_size,
+                            allow_no_guarantee=True, schedule=schedule),
+        max_length=setup.max_length, seed=run_seed)
     trie = result.trie
     depth = 0
     while depth < setup.max_length and w[:depth + 1] in trie:

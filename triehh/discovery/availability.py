@@ -69,6 +69,28 @@ CALIBRATIONS = (ONLINE, NOMINAL)
 ACCOUNTING = "Theorem 1 at the worst round's online count (one direction)"
 
 
+@dataclasses.dataclass(frozen=True)
+class OnlineUsers:
+  """Users who are not always online, for :func:`triehh.discover`
+  (``availability=``).
+
+  Attributes:
+    online: a fraction of users online per round, or per-user online
+      probabilities ``[n]`` or ``[n, R]`` (module docstring;
+      :func:`diurnal`).
+    calibrate_to: ``"online"`` (theta and m for the worst online count) or
+      ``"nominal"`` (for n).
+  """
+
+  online: object
+  calibrate_to: str = ONLINE
+
+  def __post_init__(self):
+    if self.calibrate_to not in CALIBRATIONS:
+      raise ValueError(f"calibrate_to must be one of {CALIBRATIONS}, got "
+                       f"{self.calibrate_to!r}")
+
+
 def generator(seed: int | None) -> np.random.Generator:
   """The stream of the online sets and batches (module docstring)."""
   return np.random.default_rng(
@@ -331,7 +353,8 @@ def _run_params(base: results.RunParams, base_n: int, info: Availability,
       target_epsilon=base.target_epsilon, target_delta=base.target_delta,
       guarantee=note, word_choice=word_choice,
       accounting=policy.NO_GUARANTEE if problems else ACCOUNTING,
-      covers=base.covers, sampling=choices.FIXED)
+      covers=base.covers, sampling=choices.FIXED,
+      adjacency="" if problems else base.adjacency, n_source=base.n_source)
   return params, engine_options
 
 

@@ -26,6 +26,7 @@ only the users' contributions to their counts.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,6 +51,26 @@ DEFAULT_COUNT_SAMPLE_RATE = 1.0
 # The counting stream: SeedSequence(seed, spawn_key=(_COUNTING_STREAM,)),
 # never one of the run generator's spawned children (keys 0, 1, ...).
 _COUNTING_STREAM = 0x636F756E
+
+
+@dataclasses.dataclass(frozen=True)
+class Counting:
+  """Protected counts asked of :func:`triehh.discover` (``counts=``).
+
+  Attributes:
+    share: the share of epsilon and delta spent on counting, in (0, 1)
+      (default :data:`DEFAULT_COUNT_SHARE`).
+    sample_rate: the probability that a user joins the counting sample, in
+      (0, 1] (default :data:`DEFAULT_COUNT_SAMPLE_RATE`).
+  """
+
+  share: float = DEFAULT_COUNT_SHARE
+  sample_rate: float = DEFAULT_COUNT_SAMPLE_RATE
+
+  def __post_init__(self):
+    object.__setattr__(self, "share", theory.check_count_share(self.share))
+    object.__setattr__(self, "sample_rate",
+                       theory.check_sample_rate(self.sample_rate))
 
 
 def counting_generator(seed: int | None) -> np.random.Generator:

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
@@ -23,20 +22,21 @@ from triehh.core import validation
 from triehh.discovery import availability as availability_lib
 from triehh.discovery import counts as counts_lib
 from triehh.discovery import deny_list as deny_list_lib
-from triehh.discovery import passes
+from triehh.discovery import passes as passes_lib
 from triehh.discovery import run as discovery_run
 from triehh.engines import registry
 from triehh.theory import counting
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 
-def _sampling(sampling: str | None, *, num_passes, availability,
+def _sampling(sampling: str | None, *, passes, availability,
               schedule, batch_size, gamma) -> str:
   """The run's sampling. By default Poisson, but fixed-size batches where the
   call names one (``batch_size`` or ``gamma`` with ``theta``, the paper's
   parameters) or uses a feature accounted by Theorem 1 (passes,
   availability) or a fixed schedule."""
-  fixed_only = [name for name, value in (("num_passes", num_passes),
+  fixed_only = [name for name, value in (("passes", passes),
                                          ("availability", availability),
                                          ("schedule", schedule))
                 if value is not None]
@@ -51,149 +51,175 @@ def _sampling(sampling: str | None, *, num_passes, availability,
   return sampling
 
 
-# Long function: its docstring documents its 25 arguments; the body is short.
-def discover(user_words, *, epsilon: float | None = None,
-             delta: float | None = None,
+# Long function: its docstring documents its ten arguments; the body is
+# short.
+def discover(user_words, privacy=None, *,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
              seed: int | None = 0, engine: str = registry.FAST,
-             theta: int | None = None, gamma: float | None = None,
-             batch_size: int | None = None, num_sub_rounds: int = 1,
-             max_num_prefixes: int | None = None,
-             allow_no_guarantee: bool = False,
-             word_choice: str = choices.PER_ROUND,
-             schedule: Sequence[np.ndarray] | None = None,
-             alphabet=None, unknown: str | None = None,
-             end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
              deny_list: Iterable[str] | None = None,
-             num_passes: int | None = None, composition: str = "best",
-             availability=None, calibrate_to: str = "online",
-             sampling: str | None = None,
-             sampling_rate: float | None = None, counts: bool = False,
-             count_share: float | None = None,
-             count_sample_rate: float | None = None,
+             counts: bool | counts_lib.Counting = False,
+             passes: passes_lib.Passes | None = None,
+             availability: availability_lib.OnlineUsers | None = None,
              **engine_options) -> results.DiscoveryResult:
   """Discovers heavy hitters with TrieHH (and, optionally, counts them).
 
   Args:
     user_words: one entry per user, a ``str`` (the user's word) or a mapping
-      word -> count (the user's words), or a :class:`triehh.Population`.
-    epsilon, delta: the target privacy (``delta`` defaults to ``1/n^2``);
-      theta and the sampling rate come from the two-sided accountant
-      (``sampling="poisson"``), theta and the batch size from Corollary 1
-      (``sampling="fixed"``). It covers the set of discovered words and
-      prefixes, not their vote counts (``result.unprotected``).
+      word -> count (the user's words), or a :class:`triehh.Population`
+      (build one for another alphabet, unknown-character handling or end
+      symbol).
+    privacy: a :class:`triehh.Target` (``(epsilon, delta)`` to calibrate
+      for: theta and the sampling rate from the two-sided accountant under
+      Poisson sampling, theta and the batch size from Corollary 1 under
+      fixed-size sampling), a :class:`triehh.Mechanism` (theta and its
+      sampling given; the guarantee is computed for them), or a number, the
+      target epsilon. Either carries the run's shape: sampling, the
+      adjacency asked for, a declared population size, sub-rounds, a prefix
+      cap, word choice, ``allow_no_guarantee``, a schedule. The guarantee
+      covers the set of discovered words and prefixes, not their vote counts
+      (``result.unprotected``), and names its adjacency
+      (``result.params.adjacency``, ``docs/privacy.md``).
     max_length: L, the maximum characters per word (L + 1 trie levels).
     seed: seed of the ``numpy.random.Generator`` (same seed, same result).
-    engine: ``"fast"`` (numpy simulation) or ``"tff"`` (TensorFlow
-      Federated computations), or any registered engine.
-    theta, gamma, batch_size: give theta and one of the others instead of
-      ``(epsilon, delta)`` (under Poisson sampling ``batch_size`` is the
-      expected batch, or give ``sampling_rate``); the guarantee is then
-      computed for them.
-    num_sub_rounds: batches per round whose votes are summed.
-    max_num_prefixes: keep at most this many unfinished extensions per round
-      (finished words are never capped). Outside Theorem 1: needs
-      ``allow_no_guarantee``.
-    allow_no_guarantee: run parameters outside Theorem 1 anyway (reported
-      with ``epsilon = inf``).
-    word_choice: for users with several words, ``"per_round"`` (redraw the
-      word every round, Algorithm 3; delta is ``L`` times Theorem 1's) or
-      ``"per_run"`` (draw it once before the first round, from the first
-      stream spawned from the run's generator; Theorem 1's delta). See
-      :mod:`triehh.discovery.word_choice`.
-    schedule: fixed user indices per round instead of random sampling.
-    alphabet, unknown, end_symbol: encoding options when ``user_words`` is
-      not a Population (see :mod:`triehh.core.population`).
+    engine: a registered engine's name (:func:`triehh.engine_names`).
     deny_list: words whose users abstain, or pick among their other words
       (:mod:`triehh.discovery.deny_list`); n and the guarantee are unchanged.
-    num_passes, composition: run that many passes, each denying the words
-      found before, within the total ``(epsilon, delta)``; returns a
-      :class:`triehh.discovery.passes.PassesResult` (:mod:`triehh.discovery.passes`).
-    availability, calibrate_to: a fraction of users online per round, or
-      per-user online probabilities; rounds sample from the online users
-      and the guarantee is Theorem 1's at the worst round's online count;
-      returns a :class:`triehh.discovery.availability.OnlineResult`
-      (:mod:`triehh.discovery.availability`).
-    sampling: ``"poisson"``: every user takes part in a round independently
-      with probability ``sampling_rate``, and the guarantee is proven in
-      both directions (:mod:`triehh.theory.poisson`); ``"fixed"``: the
-      paper's batch of exactly m users per round, covered by Theorem 1 in
-      the direction of its proof only (``docs/privacy.md``). By default
-      (``None``): ``"poisson"``, except ``"fixed"`` when ``batch_size`` or
-      ``gamma`` is given (the paper's parameters; pass
-      ``sampling="poisson"`` to make ``batch_size`` the expected batch), and
-      for repeated passes, ``availability`` and fixed schedules, which
-      support fixed-size batches only.
-    sampling_rate: q for ``sampling="poisson"`` with ``theta``.
-    counts: also estimate how many users hold each discovered word, with
-      confidence intervals (``result.counts``, ``docs/counts.md``), within
-      the same budget: ``(epsilon, delta)`` is then the TOTAL, discovery
-      runs at ``1 - count_share`` of it (``result.params``) and counting at
-      the rest; ``result.counts`` reports the total (PLD composition,
-      :func:`triehh.theory.counting.compose`) and each phase. Needs
-      ``epsilon``; not with ``allow_no_guarantee``, ``num_passes``,
-      ``availability`` or ``schedule``.
-    count_share: the share of epsilon and delta spent on counting, in (0,
-      1); default :data:`triehh.discovery.counts.DEFAULT_COUNT_SHARE`.
-    count_sample_rate: the probability that a user joins the counting
-      sample, in (0, 1]; default
-      :data:`triehh.discovery.counts.DEFAULT_COUNT_SAMPLE_RATE`.
+    counts: ``True`` or a :class:`triehh.Counting`: also estimate how many
+      users hold each discovered word, with confidence intervals
+      (``result.counts``, ``docs/counts.md``), within the same budget: the
+      target is then the TOTAL, discovery runs at ``1 - share`` of it and
+      counting at the rest. Needs a Target.
+    passes: a :class:`triehh.Passes`: that many passes, each denying the
+      words found before, within the total target; returns a
+      :class:`triehh.discovery.passes.PassesResult`.
+    availability: a :class:`triehh.OnlineUsers`: rounds sample from the
+      users online; returns a
+      :class:`triehh.discovery.availability.OnlineResult`.
     **engine_options: passed to the engine (e.g. TFF workers).
 
   Returns:
     A :class:`~triehh.core.results.DiscoveryResult`.
   """
+  _check_moved(privacy, engine_options)
   registry.get(engine)  # fails before any work on the input
+  options = mechanism.of(privacy).run_options()
   max_length = validation.check_int("max_length", max_length)
-  if epsilon is not None:
-    epsilon = validation.check_positive("epsilon", epsilon)
-  counting_request = check_counting(
-      counts, count_share, count_sample_rate, epsilon=epsilon,
-      allow_no_guarantee=allow_no_guarantee, num_passes=num_passes,
-      availability=availability, schedule=schedule)
-  encoding = population_lib.encoding_options(alphabet, unknown, end_symbol)
-  sampling = _sampling(sampling, num_passes=num_passes,
-                       availability=availability, schedule=schedule,
-                       batch_size=batch_size, gamma=gamma)
-  if sampling == choices.FIXED and sampling_rate is not None:
-    raise ValueError("sampling_rate is for sampling='poisson'")
-  fixed = {k: v for k, v in dict(
-      theta=theta, gamma=gamma, batch_size=batch_size,
-      max_num_prefixes=max_num_prefixes, schedule=schedule,
-      allow_no_guarantee=allow_no_guarantee or None).items() if v is not None}
-  if num_passes is not None:
-    if availability is not None:
-      raise ValueError("num_passes and availability cannot be combined")
-    return passes.discover_passes(
-        user_words, num_passes=num_passes, epsilon=epsilon, delta=delta,
-        composition=composition, deny_list=deny_list or (),
-        max_length=max_length, seed=seed, engine=engine,
-        word_choice=word_choice, num_sub_rounds=num_sub_rounds, **encoding,
-        **fixed, **engine_options)
-  population = population_lib.as_population(user_words, max_length,
-                                            **encoding)
+  counting_request = _counting_request(counts, options, passes, availability)
+  options["sampling"] = _sampling(
+      options["sampling"], passes=passes, availability=availability,
+      schedule=options["schedule"], batch_size=options["batch_size"],
+      gamma=options["gamma"])
+  if passes is not None or availability is not None:
+    return _repeated(user_words, options, passes, availability,
+                     max_length=max_length, seed=seed, engine=engine,
+                     deny_list=deny_list, **engine_options)
+  population = population_lib.as_population(user_words, max_length)
   if deny_list is not None:
     population = deny_list_lib.apply(population, deny_list)
-  if schedule is not None:
-    discovery_run.check_schedule(schedule, population)
-  if availability is not None:
-    return availability_lib.discover_online(
-        population, availability=availability, epsilon=epsilon, delta=delta,
-        calibrate_to=calibrate_to, max_length=max_length, seed=seed,
-        engine=engine, word_choice=word_choice,
-        num_sub_rounds=num_sub_rounds, **fixed, **engine_options)
-  run_options = dict(
-      seed=seed, engine=engine, theta=theta, gamma=gamma,
-      batch_size=batch_size, num_sub_rounds=num_sub_rounds,
-      max_num_prefixes=max_num_prefixes,
-      allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
-      schedule=schedule, sampling=sampling, sampling_rate=sampling_rate,
-      **engine_options)
+  if options["schedule"] is not None:
+    discovery_run.check_schedule(options["schedule"], population)
   if counting_request is None:
-    return run_once(population, epsilon=epsilon, delta=delta, **run_options)
-  return run_with_counts(population, epsilon=epsilon, delta=delta,
-                         count_share=counting_request[0],
-                         count_sample_rate=counting_request[1], **run_options)
+    return run_once(population, seed=seed, engine=engine, **options,
+                    **engine_options)
+  del options["allow_no_guarantee"]  # refused with counts
+  return run_with_counts(population, count_share=counting_request.share,
+                         count_sample_rate=counting_request.sample_rate,
+                         seed=seed, engine=engine, **options,
+                         **engine_options)
+
+
+# The keywords discover took before its privacy was typed, and the type
+# that holds each now.
+_MOVED = {
+    **dict.fromkeys(("epsilon", "delta", "theta", "gamma", "batch_size",
+                     "sampling_rate", "sampling", "num_sub_rounds",
+                     "max_num_prefixes", "word_choice", "allow_no_guarantee",
+                     "schedule", "adjacency", "population_size"),
+                    "triehh.Target or triehh.Mechanism"),
+    "count_share": "triehh.Counting", "count_sample_rate": "triehh.Counting",
+    "num_passes": "triehh.Passes", "composition": "triehh.Passes",
+    "calibrate_to": "triehh.OnlineUsers",
+    **dict.fromkeys(("alphabet", "unknown", "end_symbol"),
+                    "triehh.Population (build one and pass it)"),
+}
+
+
+def _check_moved(privacy, engine_options: dict) -> None:
+  """A TypeError naming the type that holds a keyword of the untyped call,
+  or a missing privacy."""
+  for name in engine_options:
+    if name in _MOVED:
+      holder = _MOVED[name].split(" or ")[0].split(" (")[0]
+      raise TypeError(
+          f"discover: {name}= is a field of {_MOVED[name]}, e.g. "
+          f"discover(users, {holder}(...)); see help(triehh.discover)")
+  if privacy is None:
+    raise TypeError("discover needs its privacy: a triehh.Target (epsilon, "
+                    "delta, ...), a triehh.Mechanism (theta and its sampling)"
+                    " or a number (the target epsilon)")
+
+
+def _counting_request(counts, options: dict, passes,
+                      availability) -> counts_lib.Counting | None:
+  """The counting asked for (``counts=True`` takes the defaults), checked
+  against the rest of the call, or None."""
+  if isinstance(counts, counts_lib.Counting):
+    request = counts
+  elif counts is True:
+    request = counts_lib.Counting()
+  elif counts is False:
+    return None
+  else:
+    raise TypeError("counts must be True, False or a triehh.Counting, got "
+                    f"{counts!r}")
+  check_counting(True, request.share, request.sample_rate,
+                 epsilon=options["epsilon"],
+                 allow_no_guarantee=options["allow_no_guarantee"],
+                 num_passes=passes, availability=availability,
+                 schedule=options["schedule"])
+  return request
+
+
+_REPEATED_FIXED_ONLY = ("adjacency", "population_size")
+
+
+def _repeated(user_words, options: dict, passes, availability, *,
+              max_length: int, seed, engine: str, deny_list,
+              **engine_options):
+  """:func:`discover` with ``passes`` or ``availability``: fixed-size
+  batches under Theorem 1 (``REPLACE_SPECIAL``, n read off the data)."""
+  for name in _REPEATED_FIXED_ONLY:
+    if options[name] is not None:
+      raise ValueError(f"{name}={options[name]!r} is not supported with "
+                       f"{'passes' if passes is not None else 'availability'}"
+                       ", which run fixed-size batches covered by Theorem 1 "
+                       "for REPLACE_SPECIAL")
+  if options["sampling_rate"] is not None:
+    raise ValueError("sampling_rate is for sampling='poisson'")
+  common = dict(epsilon=options["epsilon"], delta=options["delta"],
+                max_length=max_length, seed=seed, engine=engine,
+                word_choice=options["word_choice"],
+                num_sub_rounds=options["num_sub_rounds"], **engine_options)
+  fixed = {k: options[k] for k in ("theta", "gamma", "batch_size",
+                                   "max_num_prefixes", "schedule")
+           if options[k] is not None}
+  if options["allow_no_guarantee"]:
+    fixed["allow_no_guarantee"] = True
+  if passes is not None:
+    if availability is not None:
+      raise ValueError("passes and availability cannot be combined")
+    return passes_lib.discover_passes(
+        user_words, num_passes=passes.num_passes,
+        composition=passes.composition, deny_list=deny_list or (),
+        **common, **fixed)
+  population = population_lib.as_population(user_words, max_length)
+  if deny_list is not None:
+    population = deny_list_lib.apply(population, deny_list)
+  common.pop("max_length")
+  return availability_lib.discover_online(
+      population, availability=availability.online,
+      calibrate_to=availability.calibrate_to, max_length=max_length,
+      **common, **fixed)
 
 
 def run_with_counts(population: population_lib.Population, *,
@@ -212,6 +238,7 @@ def run_with_counts(population: population_lib.Population, *,
       count_share)
   result = run_once(population, epsilon=split.discovery_epsilon,
                     delta=split.discovery_delta, engine=engine,
+                    delta_from_n=delta is None and declared is None,
                     **run_options)
   counts = counts_lib.count_discovered(
       result, population, epsilon=epsilon, delta=total_delta,
@@ -295,13 +322,15 @@ def run_once(population: population_lib.Population, *,
              schedule: Sequence[np.ndarray] | None = None,
              adjacency: str | None = None,
              population_size: int | None = None,
+             delta_from_n: bool = False,
              **engine_options) -> results.DiscoveryResult:
   """One run on a built population: its parameters resolved once
   (:func:`triehh.theory.policy.resolve_params`, for the population's own
   ``max_length``), then :func:`triehh.discovery.run.run`. ``sampling`` is
   explicit here; :func:`discover` chooses it when the caller does not.
-  ``adjacency`` and ``population_size`` are the policy's (the relation
-  asked for, a declared public n)."""
+  ``adjacency``, ``population_size`` and ``delta_from_n`` are the
+  policy's (the relation asked for, a declared public n, a delta derived
+  from |D|)."""
   params = policy.resolve_params(
       population.num_users, population.max_length, epsilon=epsilon,
       delta=delta, theta=theta, gamma=gamma, batch_size=batch_size,
@@ -309,7 +338,7 @@ def run_once(population: population_lib.Population, *,
       allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
       single_word=population.is_single_word, sampling=sampling,
       sampling_rate=sampling_rate, adjacency=adjacency,
-      population_size=population_size)
+      population_size=population_size, delta_from_n=delta_from_n)
   return discovery_run.run(population, params, seed=seed, engine=engine,
                            schedule=schedule,
                            allow_no_guarantee=allow_no_guarantee,

@@ -66,6 +66,28 @@ _CALIBRATED_ONLY = ("theta", "gamma", "batch_size", "max_num_prefixes",
                     "allow_no_guarantee", "schedule")
 
 
+@dataclasses.dataclass(frozen=True)
+class Passes:
+  """Repeated passes asked of :func:`triehh.discover` (``passes=``): P
+  passes within the total target, each denying the words found before.
+
+  Attributes:
+    num_passes: P, at least 1.
+    composition: ``"best"``, ``"basic"`` or ``"advanced"`` (module
+      docstring).
+  """
+
+  num_passes: int
+  composition: str = BEST
+
+  def __post_init__(self):
+    object.__setattr__(self, "num_passes", validation.check_int(
+        "num_passes", self.num_passes))
+    if self.composition not in COMPOSITIONS:
+      raise ValueError(f"composition must be one of {COMPOSITIONS}, got "
+                       f"{self.composition!r}")
+
+
 def basic_total(epsilon: float, delta: float,
                 num_passes: int) -> tuple[float, float]:
   """``(P epsilon, P delta)``: basic composition of ``P`` passes."""

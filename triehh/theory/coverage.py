@@ -22,6 +22,12 @@ N_UNUSED = "unused"
 COVERS = ("the set of discovered words and prefixes (the output trie), not "
           "their vote counts")
 BOTH_DIRECTIONS = "; in both directions, for neighbours under {}"
+ONE_DIRECTION = (
+    "; in one direction only, the one the paper proves: P[M(D) in S] <= "
+    "e^epsilon P[M(D') in S] + delta, with D holding the user's word and D' "
+    "the empty word in its place (REPLACE_SPECIAL). The other direction is "
+    "not proven and fails for some small populations (docs/privacy.md); use "
+    "sampling='poisson' for a guarantee in both directions")
 
 
 def check_fixed(asked: Adjacency | None) -> None:
@@ -56,7 +62,7 @@ def covered(sampling: str, n_source: str,
 
 
 def label(params: results.RunParams, n: int, declared: int | None,
-              uses_n: bool, asked: Adjacency | None) -> results.RunParams:
+          uses_n: bool, asked: Adjacency | None) -> results.RunParams:
   """``params`` at the population's own ``n``, labelled with the relations
   its guarantee covers and where its n came from; a ValueError when
   ``asked`` is not among them."""
@@ -80,9 +86,7 @@ def label(params: results.RunParams, n: int, declared: int | None,
     covers = COVERS + BOTH_DIRECTIONS.format(
         "; ".join(f"{a.value} ({a.meaning})" for a in relations))
   else:
-    covers = params.covers.replace(
-        "D' the empty word in its place", "D' the empty word in its place "
-        f"({Adjacency.REPLACE_SPECIAL.value})")
+    covers = COVERS + ONE_DIRECTION
   return dataclasses.replace(params, adjacency=names,
                              covers=covers + _n_note(n_source))
 

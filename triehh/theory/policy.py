@@ -52,12 +52,7 @@ from triehh.theory import privacy
 from triehh.theory.adjacency import Adjacency
 
 COVERS = coverage.COVERS
-ONE_DIRECTION = (
-    "; in one direction only, the one the paper proves: P[M(D) in S] <= "
-    "e^epsilon P[M(D') in S] + delta, with D holding the user's word and D' "
-    "the empty word in its place. The other direction is not proven and "
-    "fails for some small populations (docs/privacy.md); use "
-    "sampling='poisson' for a guarantee in both directions")
+ONE_DIRECTION = coverage.ONE_DIRECTION
 N_DECLARED, N_FROM_DATA, N_UNUSED = (coverage.N_DECLARED,
                                      coverage.N_FROM_DATA, coverage.N_UNUSED)
 THEOREM_1 = "Theorem 1 (one direction)"
@@ -69,6 +64,8 @@ _REFUSED = (". Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
             "without a privacy guarantee")
 
 
+# Long function: its docstring documents the arguments of every run; the
+# body dispatches to the two samplings.
 def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                    delta: float | None = None, theta: int | None = None,
                    gamma: float | None = None, batch_size: int | None = None,
@@ -79,7 +76,8 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                    single_word: bool = True, sampling: str = choices.FIXED,
                    sampling_rate: float | None = None,
                    adjacency: Adjacency | str | None = None,
-                   population_size: int | None = None) -> results.RunParams:
+                   population_size: int | None = None,
+                   delta_from_n: bool = False) -> results.RunParams:
   """Turns either ``(epsilon, delta)`` or ``theta`` with ``gamma``/``batch_size``
   into run parameters with their guarantee.
 
@@ -97,7 +95,9 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   own accountant); ``ADD_OR_REMOVE_ONE`` needs parameters that do not
   depend on |D|. ``population_size`` declares a public n to derive the
   parameters from (``delta = 1/n^2``, ``batch_size = gamma sqrt(n)``, ...)
-  instead of |D| = ``n``.
+  instead of |D| = ``n``. ``delta_from_n``: the caller derived ``delta``
+  from |D| (a share of the default ``1/n^2``), so the parameters depend on
+  it.
   """
   n, max_length, num_sub_rounds, epsilon = _checked_arguments(
       n, max_length, num_sub_rounds, epsilon, delta, max_num_prefixes,
@@ -116,7 +116,8 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                       allow_no_guarantee=allow_no_guarantee,
                       word_choice=word_choice,
                       replace=asked is Adjacency.REPLACE_ONE)
-    uses_n = delta is None or (sampling_rate is None and epsilon is None)
+    uses_n = (delta is None or delta_from_n
+              or (sampling_rate is None and epsilon is None))
     params = _capped(params, max_num_prefixes, allow_no_guarantee)
     return coverage.label(params, n, declared, uses_n, asked)
   coverage.check_fixed(asked)

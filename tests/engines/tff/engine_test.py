@@ -77,8 +77,9 @@ def test_fixed_vote_capacity_gives_the_same_trie_and_is_checked():
 
 def test_paper_worked_example_through_discover():
   pop = paper_example.population()
-  kwargs = dict(theta=2, batch_size=10, allow_no_guarantee=True,
-                schedule=paper_example.SCHEDULE)
+  kwargs = dict(privacy=triehh.Mechanism(theta=2, batch_size=10,
+                                        allow_no_guarantee=True,
+                                        schedule=paper_example.SCHEDULE))
   got = triehh.discover(pop, engine="tff", **kwargs)
   want = triehh.discover(pop, engine="fast", **kwargs)
   assert got.engine == "tff" and got.params == want.params
@@ -91,8 +92,9 @@ def test_paper_worked_example_through_discover():
 def test_discover_with_a_seed_matches_the_fast_engine():
   assert "tff" in triehh.engine_names()
   pop = POPULATIONS["several"]
-  kwargs = dict(theta=3, batch_size=100, seed=11, allow_no_guarantee=True,
-                max_length=5)
+  kwargs = dict(privacy=triehh.Mechanism(theta=3, batch_size=100,
+                                        allow_no_guarantee=True),
+                seed=11, max_length=5)
   got = triehh.discover(pop, engine="tff", **kwargs)
   want = triehh.discover(pop, engine="fast", **kwargs)
   assert got.heavy_hitters == want.heavy_hitters
@@ -162,9 +164,11 @@ def test_top_words_mode_matches_its_reference(contribution):
 def test_per_run_word_choice_gives_the_fast_engines_trie():
   # The word draw and the TFF client draw come from different spawned streams.
   small = POPULATIONS["several"]
-  got, want = (triehh.discover(small, theta=3, batch_size=100, seed=9,
-                               max_length=5, engine=name,
-                               word_choice="per_run", allow_no_guarantee=True)
+  got, want = (triehh.discover(
+      small,
+      triehh.Mechanism(theta=3, batch_size=100, word_choice="per_run",
+                       allow_no_guarantee=True), seed=9, max_length=5,
+      engine=name)
                for name in ("tff", "fast"))
   assert want.words and want.trie.depth >= 3
   assert_same_trie(got.trie, want.trie)
@@ -174,11 +178,14 @@ def test_several_votes_per_user_need_allow_no_guarantee():
   users = [{"sun": 2, "moon": 1}] * 15000 + [{"star": 1}] * 5000
   pop = population_lib.Population.from_user_words(users)
   with pytest.raises(ValueError, match="Theorem 1 covers one vote per user"):
-    triehh.discover(pop, epsilon=4, engine="tff", max_user_contribution=2)
+    triehh.discover(pop, triehh.Target(4), engine="tff",
+                    max_user_contribution=2)
   small = POPULATIONS["several"]
-  result = triehh.discover(small, theta=3, batch_size=100, seed=8,
-                           max_length=5, engine="tff",
-                           allow_no_guarantee=True, max_user_contribution=3)
+  result = triehh.discover(small,
+                           triehh.Mechanism(
+                               theta=3, batch_size=100, allow_no_guarantee=True),
+                           seed=8, max_length=5, engine="tff",
+                           max_user_contribution=3)
   assert result.params.epsilon == float("inf")
   assert result.params.guarantee.startswith("no differential privacy "
                                             "guarantee: Theorem 1 needs theta")

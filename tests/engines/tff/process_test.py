@@ -61,9 +61,11 @@ def discovered(tff_runtime_module):
 
   with pytest.MonkeyPatch.context() as patch:
     patch.setattr(process, "build_triehh_process", spy)
-    result = triehh.discover(WORDS, engine="tff", theta=THETA, batch_size=30,
-                             schedule=SCHEDULE, max_length=L,
-                             allow_no_guarantee=True)
+    result = triehh.discover(WORDS,
+                             triehh.Mechanism(
+                                 theta=THETA, batch_size=30,
+                                 allow_no_guarantee=True, schedule=SCHEDULE),
+                             engine="tff", max_length=L)
   return result, calls
 
 
@@ -94,10 +96,11 @@ def test_several_word_clients_vote_like_discovers_top_words(tff_context):
   users = [{"to": 3, "tea": 1}, {"tea": 2, "at": 5}, {"on": 1},
            {"at": 2, "to": 1}] * 6
   schedule = [np.arange(len(users))] * 3
-  result = triehh.discover(users, engine="tff", theta=4,
-                           batch_size=len(users), schedule=schedule,
-                           max_length=L, allow_no_guarantee=True,
-                           max_user_contribution=2)
+  result = triehh.discover(users,
+                           triehh.Mechanism(
+                               theta=4, batch_size=len(users),
+                               allow_no_guarantee=True, schedule=schedule),
+                           engine="tff", max_length=L, max_user_contribution=2)
   proc = process.build_triehh_process(ALPHABET, L, 4, max_user_contribution=2)
   state = run_rounds(proc, users, schedule)[-1][0]
   assert process.decode_state(state, ALPHABET) == result.heavy_hitters
