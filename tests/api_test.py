@@ -217,7 +217,7 @@ class DiscoverTest(parameterized.TestCase):
     self.assertEqual((a.params.delta, b.params.delta, b.params.word_choice),
                      (a.params.delta, a.params.delta, "per_run"))
     self.assertEqual(b.params.accounting,
-                     "Poisson accountant (two-sided, add/remove)")
+                     "Poisson accountant (two-sided)")
 
   def test_max_length_mismatch(self):
     with self.assertRaisesRegex(ValueError, "max_length=10"):

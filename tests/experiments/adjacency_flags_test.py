@@ -17,7 +17,7 @@ SMALL = ("--num_users=3000", "--max_length=4", "--show=0")
 # --epsilon=4 --output_dir=...`) before records held adjacency, n_source and
 # population_size: the same JSON, laid out over lines (OLD_LINE is the line).
 _OLD = json.loads("""{
- "accounting": "Poisson accountant (two-sided, add/remove)",
+ "accounting": "Poisson accountant (two-sided)",
  "algorithm": "triehh", "batch_size": 1064,
  "config": {"algorithm": "triehh", "allow_no_guarantee": false,
   "batch_size": null, "data": {"dataset": "default", "max_length": 4,

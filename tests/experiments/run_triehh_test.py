@@ -47,7 +47,7 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert "both directions" in proc.stdout
   # Covering the words, not the votes, in both directions.
   assert first["word_choice"] == "per_round"
-  assert first["accounting"] == "Poisson accountant (two-sided, add/remove)"
+  assert first["accounting"] == "Poisson accountant (two-sided)"
   assert "not their vote counts" in first["covers"]
   assert "in both directions" in first["covers"]
   assert first["config_key"] == second["config_key"]

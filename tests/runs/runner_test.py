@@ -166,7 +166,7 @@ def test_poisson_cells_record_their_sampling_and_keep_fixed_keys(tmp_path):
   assert record.discovered == list(direct.heavy_hitters)
   assert (record.sampling, record.sampling_rate) == (
       "poisson", direct.params.sampling_rate)
-  assert record.accounting == "Poisson accountant (two-sided, add/remove)"
+  assert record.accounting == "Poisson accountant (two-sided)"
 
 
 def test_workers_are_spawned_once_a_fork_unsafe_library_is_loaded(

@@ -150,7 +150,7 @@ class PoissonTest(parameterized.TestCase):
     self.assertEqual(p.batch_size, round(cal.rate * n))
     self.assertLessEqual(p.epsilon, 2.0)
     self.assertEqual((p.delta, p.target_epsilon), (1 / n**2, 2.0))
-    self.assertEqual(p.accounting, "Poisson accountant (two-sided, add/remove)")
+    self.assertEqual(p.accounting, "Poisson accountant (two-sided)")
     self.assertIn("in both directions", p.covers)
     self.assertTrue(p.two_sided)
 

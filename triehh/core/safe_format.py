@@ -16,6 +16,11 @@ import math
 def _rounded(value: float, digits: int, rounding: str) -> str:
   if not math.isfinite(value) or value == 0:
     return f"{value:g}"
+  shortest = repr(float(value))
+  if _significant(shortest) <= digits:
+    # The value is this decimal's float (0.7 given by a user): printed as
+    # given, it reads back as the very float used.
+    return f"{float(value):g}"
   exact = decimal.Decimal(value)  # the float's exact binary value
   exponent = exact.adjusted() - digits + 1
   text = exact.quantize(decimal.Decimal(1).scaleb(exponent),
@@ -28,6 +33,12 @@ def _same(text: decimal.Decimal, digits: int) -> bool:
   gives its value back exactly (so no second rounding can go the wrong
   way)."""
   return decimal.Decimal(f"{float(text):.{digits}g}") == text
+
+
+def _significant(text: str) -> int:
+  """The significant digits of a float's shortest decimal form."""
+  mantissa = text.lower().split("e")[0].lstrip("-").replace(".", "")
+  return len(mantissa.strip("0")) or 1
 
 
 def rate_down(rate: float, digits: int = 4) -> str:

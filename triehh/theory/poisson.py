@@ -99,7 +99,10 @@ from triehh.theory import pld
 from triehh.theory.adjacency import Adjacency
 
 DEFAULT_DISCRETIZATION = 1e-3
-ACCOUNTING = "Poisson accountant (two-sided, add/remove)"
+# The label of a run's accounting; the relations it covers are named apart
+# (RunParams.adjacency). Records written before the adjacency was named say
+# "Poisson accountant (two-sided, add/remove)" for the same accountant.
+ACCOUNTING = "Poisson accountant (two-sided)"
 REPLACE_ACCOUNTING = "Poisson accountant (two-sided, replace-one)"
 # Grid cells holding at most this many k sum their terms directly.
 _DIRECT_TERMS = 64
