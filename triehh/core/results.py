@@ -41,7 +41,9 @@ class RunParams:
     accounting: the proof ``(epsilon, delta)`` come from:
       ``"Theorem 1 (one direction)"``, ``"per-round composition (L*delta),
       one direction"`` (several words redrawn every round), ``"Poisson
-      accountant (two-sided, add/remove)"`` or ``"none"``.
+      accountant (two-sided)"``, ``"Poisson accountant (two-sided,
+      replace-one)"`` or ``"none"``; the relations it covers are in
+      :attr:`adjacency`.
     covers: which outputs the guarantee covers (never the vote counts) and
       in which direction(s).
     sampling: ``"fixed"`` (m users per round, the paper's) or ``"poisson"``
