@@ -40,6 +40,7 @@ from triehh.discovery import discover as discover_lib
 from triehh.engines import registry
 from triehh.runs.algorithms import triehh as triehh_algorithm
 from triehh.theory import coverage
+from triehh.theory import mechanism
 from triehh.theory.adjacency import Adjacency
 
 FLAGS = flags.FLAGS
@@ -179,10 +180,9 @@ def engine_options(engine: str | None = None) -> dict:
 
 def sampling_options() -> dict:
   """``--sampling`` and ``--sampling_rate``, checked together."""
-  sampling = FLAGS.sampling
-  if sampling is None:
-    paper = FLAGS.gamma is not None or FLAGS.batch_size is not None
-    sampling = "fixed" if paper else "poisson"
+  sampling = mechanism.default_sampling(FLAGS.sampling,
+                                       batch_size=FLAGS.batch_size,
+                                       gamma=FLAGS.gamma)
   if FLAGS.sampling_rate is not None:
     if sampling != "poisson":
       raise ValueError("--sampling_rate is for --sampling=poisson")

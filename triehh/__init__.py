@@ -39,6 +39,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.discovery.passes import Passes
   from triehh.discovery.passes import PassesResult
   from triehh.theory.adjacency import Adjacency
+  from triehh.theory.mechanism import Guarantee
   from triehh.theory.mechanism import Mechanism
   from triehh.theory.mechanism import Target
   from triehh.theory.privacy import calibrate
@@ -80,6 +81,7 @@ _PUBLIC = {
     "Passes": "triehh.discovery.passes",
     "PassesResult": "triehh.discovery.passes",
     "Adjacency": "triehh.theory.adjacency",
+    "Guarantee": "triehh.theory.mechanism",
     "Mechanism": "triehh.theory.mechanism",
     "Target": "triehh.theory.mechanism",
     "calibrate": "triehh.theory.privacy",
@@ -99,7 +101,8 @@ __all__ = [
     "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal", "WordCounts", "count_words",
-    "Adjacency", "Counting", "Mechanism", "OnlineUsers", "Passes", "Target",
+    "Adjacency", "Counting", "Guarantee", "Mechanism", "OnlineUsers",
+    "Passes", "Target",
 ]
 
 

@@ -30,27 +30,6 @@ from triehh.theory import mechanism
 from triehh.theory import policy
 
 
-def _sampling(sampling: str | None, *, passes, availability,
-              schedule, batch_size, gamma) -> str:
-  """The run's sampling. By default Poisson, but fixed-size batches where the
-  call names one (``batch_size`` or ``gamma`` with ``theta``, the paper's
-  parameters) or uses a feature accounted by Theorem 1 (passes,
-  availability) or a fixed schedule."""
-  fixed_only = [name for name, value in (("passes", passes),
-                                         ("availability", availability),
-                                         ("schedule", schedule))
-                if value is not None]
-  if sampling is None:
-    fixed = fixed_only or batch_size is not None or gamma is not None
-    return choices.FIXED if fixed else choices.POISSON
-  choices.check_sampling(sampling)
-  if sampling == choices.POISSON and fixed_only:
-    raise ValueError(f"{fixed_only[0]} runs fixed-size batches "
-                     "(sampling='fixed'); Poisson sampling is not available "
-                     "with it")
-  return sampling
-
-
 # Long function: its docstring documents its ten arguments; the body is
 # short.
 def discover(user_words, privacy=None, *,
@@ -105,10 +84,11 @@ def discover(user_words, privacy=None, *,
   options = mechanism.of(privacy).run_options()
   max_length = validation.check_int("max_length", max_length)
   counting_request = _counting_request(counts, options, passes, availability)
-  options["sampling"] = _sampling(
-      options["sampling"], passes=passes, availability=availability,
-      schedule=options["schedule"], batch_size=options["batch_size"],
-      gamma=options["gamma"])
+  options["sampling"] = mechanism.default_sampling(
+      options["sampling"], batch_size=options["batch_size"],
+      gamma=options["gamma"], fixed_only={
+          "passes": passes, "availability": availability,
+          "schedule": options["schedule"]})
   if passes is not None or availability is not None:
     return _repeated(user_words, options, passes, availability,
                      max_length=max_length, seed=seed, engine=engine,

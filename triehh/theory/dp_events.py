@@ -37,6 +37,7 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
+from triehh.core import choices
 from triehh.core import results
 from triehh.theory import pld
 from triehh.theory import poisson
@@ -69,8 +70,7 @@ def run_event(params: results.RunParams) -> dp_event.DpEvent:
   if not params.has_guarantee:
     raise ValueError("the run has no privacy guarantee "
                      f"(accounting={params.accounting!r}): no DpEvent")
-  if params.sampling_rate is not None and params.accounting in (
-      poisson.ACCOUNTING, poisson.REPLACE_ACCOUNTING):
+  if params.sampling == choices.POISSON:
     return dp_event.SelfComposedDpEvent(
         TrieHHLevelDpEvent(params.sampling_rate, params.theta), params.levels)
   return TheoremOneDpEvent(params.epsilon, params.delta)

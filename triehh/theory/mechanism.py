@@ -26,6 +26,29 @@ from triehh.core import validation
 from triehh.theory.adjacency import Adjacency
 
 
+def default_sampling(sampling: str | None, *, batch_size=None, gamma=None,
+                     fixed_only: dict | None = None) -> str:
+  """The run's sampling: the one place that decides its default.
+
+  Poisson sampling, except fixed-size batches where the call names a batch
+  (``batch_size`` or ``gamma``: the paper's parameters) or uses something
+  only fixed-size batches run (``fixed_only``: name -> value, None when
+  unused; passes, availability, a schedule). A ``sampling`` given is
+  checked against those.
+  """
+  used = [name for name, value in (fixed_only or {}).items()
+          if value is not None]
+  if sampling is None:
+    fixed = used or batch_size is not None or gamma is not None
+    return choices.FIXED if fixed else choices.POISSON
+  choices.check_sampling(sampling)
+  if sampling == choices.POISSON and used:
+    raise ValueError(f"{used[0]} runs fixed-size batches "
+                     "(sampling='fixed'); Poisson sampling is not available "
+                     "with it")
+  return sampling
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _Shape:
   """What a target and a mechanism share (see the subclasses)."""
@@ -175,3 +198,58 @@ def of(privacy) -> Target | Mechanism:
   raise TypeError("privacy must be a triehh.Target (epsilon, delta, ...), a "
                   "triehh.Mechanism (theta and its sampling) or a number "
                   f"(the target epsilon), got {privacy!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Guarantee:
+  """What a run's privacy guarantee says, typed.
+
+  Attributes:
+    epsilon, delta: the guarantee (``inf`` and 1 without one).
+    adjacencies: the neighbouring relations it covers (empty without one).
+    two_sided: whether both directions are proven (Poisson sampling), or
+      only the one Theorem 1's proof covers.
+    accounting: the proof it comes from (the run's label).
+    n_source: where the n the parameters were derived from comes from:
+      ``"declared"`` (public, the caller's), ``"data"`` (|D|: neighbours of
+      equal size only) or ``"unused"``.
+    covers: in words, which outputs it covers and for which neighbours.
+  """
+
+  epsilon: float
+  delta: float
+  adjacencies: tuple[Adjacency, ...]
+  two_sided: bool
+  accounting: str
+  n_source: str
+  covers: str
+
+  @classmethod
+  def of(cls, params) -> "Guarantee":
+    """The guarantee of a run's :class:`~triehh.core.results.RunParams`."""
+    return cls(epsilon=params.epsilon, delta=params.delta,
+               adjacencies=tuple(Adjacency.of(a)
+                                 for a in params.adjacencies),
+               two_sided=params.two_sided, accounting=params.accounting,
+               n_source=params.n_source, covers=params.covers)
+
+  @property
+  def neighboring_relations(self) -> tuple:
+    """:attr:`adjacencies` as dp_accounting ``NeighboringRelation``s."""
+    return tuple(a.neighboring_relation for a in self.adjacencies)
+
+  def holds_for(self, adjacency) -> bool:
+    """Whether neighbours under ``adjacency`` are covered."""
+    return Adjacency.of(adjacency) in self.adjacencies
+
+  def describe(self) -> str:
+    """One line: ``(3.9995, 1e-08)-DP, both directions, for
+    REPLACE_SPECIAL (n read off the data) [Poisson accountant (two-sided)]``."""
+    if not self.adjacencies:
+      return f"no differential privacy guarantee [{self.accounting}]"
+    sides = "both directions" if self.two_sided else "one direction"
+    n = {"data": "n read off the data", "declared": "n declared public",
+         "unused": "parameters free of n"}.get(self.n_source, "n not recorded")
+    names = ", ".join(a.value for a in self.adjacencies)
+    return (f"({self.epsilon:.6g}, {self.delta:.3g})-DP, {sides}, for "
+            f"{names} ({n}) [{self.accounting}]")

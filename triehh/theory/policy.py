@@ -81,6 +81,11 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   """Turns either ``(epsilon, delta)`` or ``theta`` with ``gamma``/``batch_size``
   into run parameters with their guarantee.
 
+  ``sampling`` defaults to the paper's fixed-size batches for the internal
+  callers that run them (passes, availability, audits, baselines); the
+  user-facing default is decided by
+  :func:`triehh.theory.mechanism.default_sampling`.
+
   ``delta`` defaults to ``1/n^2``. Fixed-size sampling: parameters outside
   Theorem 1 (a prefix cap included), or where its unproven direction is
   known to fail, raise ``ValueError`` unless ``allow_no_guarantee`` (then
