@@ -200,10 +200,13 @@ def counting_options() -> dict:
   if FLAGS.counts and FLAGS.theta is not None:
     raise ValueError("--counts needs --epsilon (the total budget split "
                      "between discovery and counting), not --theta")
-  if discover_lib.check_counting(
-      FLAGS.counts, FLAGS.count_share, FLAGS.count_sample_rate,
-      epsilon=FLAGS.epsilon, allow_no_guarantee=FLAGS.allow_no_guarantee,
-      as_flags=True) is None:
+  try:
+    request = discover_lib.check_counting(
+        FLAGS.counts, FLAGS.count_share, FLAGS.count_sample_rate,
+        epsilon=FLAGS.epsilon, allow_no_guarantee=FLAGS.allow_no_guarantee)
+  except ValueError as err:
+    raise counting_in_flag_terms(err) from err
+  if request is None:
     return {}
   return {"counts": True, "count_share": FLAGS.count_share,
           "count_sample_rate": FLAGS.count_sample_rate}
@@ -226,10 +229,29 @@ def neighbour_options() -> dict:
 # triehh.theory.policy.resolve_params, said in the drivers' terms).
 _FLAG_TERMS = (
     (re.compile(r"(?<![-\w])population_size\b"), "--population_size"),
+    (re.compile(r"(?<![-\w])allow_no_guarantee=True"), "--allow_no_guarantee"),
     (re.compile(r"(?<![-\w])sampling='poisson'"), "--sampling=poisson"),
     (re.compile(r"give delta and the rate explicitly"),
      "give --delta (and --sampling_rate with --theta)"),
 )
+
+
+# The counting arguments' names -> their flags (check_counting's errors).
+_COUNTING_TERMS = (
+    (re.compile(r"(?<![-\w])counts=True"), "--counts"),
+    (re.compile(r"(?<![-\w])allow_no_guarantee=True"), "--allow_no_guarantee"),
+    (re.compile(r"(?<![-\w])(count_share|count_sample_rate|epsilon)\b"),
+     r"--\1"),
+)
+
+
+def counting_in_flag_terms(err: ValueError) -> ValueError:
+  """A counting argument's error (:func:`triehh.discovery.discover.
+  check_counting`) said in the flags that set them."""
+  text = str(err)
+  for pattern, flag in _COUNTING_TERMS:
+    text = pattern.sub(flag, text)
+  return ValueError(text)
 
 
 def in_flag_terms(err: ValueError) -> ValueError:

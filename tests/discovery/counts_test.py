@@ -129,33 +129,6 @@ def test_counting_options_are_checked_when_built(options, match):
     triehh.Counting(**options)
 
 
-@pytest.mark.parametrize("args, kwargs, message", [
-    ((False, 0.3, None), {},
-     "--count_share=0.3 is for --counts; pass --counts to count the "
-     "discovered words"),
-    ((True, None, None), dict(allow_no_guarantee=True),
-     "--counts cannot go with --allow_no_guarantee: the counts' guarantee "
-     "is composed with discovery's"),
-    ((True, None, None), dict(epsilon=None),
-     "--counts needs --epsilon (the total budget split between discovery and "
-     "counting), got --epsilon=None"),
-    ((True, 1.0, None), {},
-     "--count_share must be in (0, 1) (the share of epsilon and delta spent "
-     "on counting), got --count_share=1.0"),
-    ((True, None, 0.0), {},
-     "--count_sample_rate must be in (0, 1] (the probability that a user "
-     "joins the counting sample), got --count_sample_rate=0.0"),
-])
-def test_check_counting_names_the_drivers_flags(args, kwargs, message):
-  kwargs = {"epsilon": 4.0, "allow_no_guarantee": False, **kwargs}
-  with pytest.raises(ValueError) as raised:
-    discover_lib.check_counting(*args, as_flags=True, **kwargs)
-  assert str(raised.value) == message
-  assert discover_lib.check_counting(
-      True, 0.25, 0.5, epsilon=4.0, allow_no_guarantee=False,
-      as_flags=True) == (0.25, 0.5)
-
-
 def test_discover_without_counts_has_none():
   result = triehh.discover(_USERS * 20, triehh.Target(4.0, sampling="fixed"))
   assert result.counts is None

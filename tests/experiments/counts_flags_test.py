@@ -9,6 +9,7 @@ from experiments import run_triehh
 from experiments import summarize
 from experiments import sweep
 from tests.experiments import drivers
+from triehh.discovery import discover as discover_lib
 
 
 def _records(out) -> list[dict]:
@@ -87,3 +88,31 @@ def test_a_sweep_over_count_shares_is_summarized_per_share(tmp_path):
   assert out.count("counts (share 0.1, sample rate 1)") == 1
   assert out.count("counts (share 0.3, sample rate 1)") == 1
   assert out.count("count_error@K   count_coverage@K") == 2
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((False, 0.3, None), {},
+     "--count_share=0.3 is for --counts; pass --counts to count the "
+     "discovered words"),
+    ((True, None, None), dict(allow_no_guarantee=True),
+     "--counts cannot go with --allow_no_guarantee: the counts' guarantee "
+     "is composed with discovery's"),
+    ((True, None, None), dict(epsilon=None),
+     "--counts needs --epsilon (the total budget split between discovery and "
+     "counting), got --epsilon=None"),
+    ((True, 1.0, None), {},
+     "--count_share must be in (0, 1) (the share of epsilon and delta spent "
+     "on counting), got --count_share=1.0"),
+    ((True, None, 0.0), {},
+     "--count_sample_rate must be in (0, 1] (the probability that a user "
+     "joins the counting sample), got --count_sample_rate=0.0"),
+])
+def test_check_counting_said_as_the_drivers_flags(args, kwargs, message):
+  # The library names its arguments; the driver says them as flags.
+  kwargs = {"epsilon": 4.0, "allow_no_guarantee": False, **kwargs}
+  with pytest.raises(ValueError) as raised:
+    discover_lib.check_counting(*args, **kwargs)
+  assert "--" not in str(raised.value)
+  assert str(run_triehh.counting_in_flag_terms(raised.value)) == message
+  assert discover_lib.check_counting(
+      True, 0.25, 0.5, epsilon=4.0, allow_no_guarantee=False) == (0.25, 0.5)

@@ -241,39 +241,27 @@ def split_total(num_users: int, epsilon: float, delta: float | None,
 def check_counting(counts: bool, count_share: float | None,
                    count_sample_rate: float | None, *,
                    epsilon: float | None, allow_no_guarantee: bool,
-                   num_passes=None, availability=None, schedule=None,
-                   as_flags: bool = False) -> tuple[float, float] | None:
+                   num_passes=None, availability=None,
+                   schedule=None) -> tuple[float, float] | None:
   """``(count_share, count_sample_rate)`` with defaults when counts are
   asked for, else None; a ValueError naming what cannot go with them (the
   checks of :func:`discover`'s counting arguments, which sweep cells and
-  the drivers' flags make too). ``as_flags`` names the arguments as the
-  drivers' flags (``--counts``, ``--count_share=0.5``)."""
+  the drivers' flags make too, saying them as flags)."""
   if not isinstance(counts, bool):
     raise TypeError(f"counts must be True or False, got {counts!r}")
-
-  def given(name: str, value) -> str:
-    if not as_flags:
-      return f"{name}={value}"
-    return f"--{name}" if value is True else f"--{name}={value}"
-
-  flag = "--" if as_flags else ""
   if not counts:
     for name, value in (("count_share", count_share),
                         ("count_sample_rate", count_sample_rate)):
       if value is not None:
-        raise ValueError(f"{given(name, value)} is for "
-                         f"{given('counts', True)}; pass "
-                         f"{given('counts', True)} to count the discovered "
-                         "words")
+        raise ValueError(f"{name}={value} is for counts=True; pass "
+                         "counts=True to count the discovered words")
     return None
   if allow_no_guarantee:
-    raise ValueError(f"{given('counts', True)} cannot go with "
-                     f"{given('allow_no_guarantee', True)}: the counts' "
-                     "guarantee is composed with discovery's")
+    raise ValueError("counts=True cannot go with allow_no_guarantee=True: "
+                     "the counts' guarantee is composed with discovery's")
   if epsilon is None:
-    raise ValueError(f"{given('counts', True)} needs {flag}epsilon (the total "
-                     "budget split between discovery and counting), got "
-                     f"{given('epsilon', None)}")
+    raise ValueError("counts=True needs epsilon (the total budget split "
+                     "between discovery and counting), got epsilon=None")
   for name, value in (("num_passes", num_passes),
                       ("availability", availability),
                       ("schedule", schedule)):
@@ -282,11 +270,10 @@ def check_counting(counts: bool, count_share: float | None,
                        f"{name}={value!r}): run one pass, everyone online, "
                        "with random sampling")
   share = counting.check_count_share(
-      counts_lib.DEFAULT_COUNT_SHARE if count_share is None else count_share,
-      f"{flag}count_share")
+      counts_lib.DEFAULT_COUNT_SHARE if count_share is None else count_share)
   rate = counting.check_sample_rate(
       counts_lib.DEFAULT_COUNT_SAMPLE_RATE if count_sample_rate is None
-      else count_sample_rate, f"{flag}count_sample_rate")
+      else count_sample_rate)
   return share, rate
 
 

@@ -60,8 +60,8 @@ PER_ROUND_COMPOSITION = "per-round composition (L*delta), one direction"
 POISSON_ACCOUNTANT = poisson.ACCOUNTING
 POISSON_REPLACE_ACCOUNTANT = poisson.REPLACE_ACCOUNTING
 NO_GUARANTEE = "none"
-_REFUSED = (". Pass allow_no_guarantee=True (--allow_no_guarantee) to run "
-            "without a privacy guarantee")
+_REFUSED = (". Pass allow_no_guarantee=True to run without a privacy "
+            "guarantee")
 
 
 # Long function: its docstring documents the arguments of every run; the
