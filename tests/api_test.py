@@ -473,6 +473,25 @@ class ArgumentsTest(parameterized.TestCase):
   """Bad arguments fail naming them, before any work."""
 
   @parameterized.named_parameters(
+      ("negative", -1, ValueError, "seed must be >= 0, got -1"),
+      ("fraction", 1.5, TypeError, "seed must be an integer, got 1.5"),
+      ("string", "1", TypeError, "seed must be an integer"))
+  def test_seed_is_named(self, seed, error, message):
+    with self.assertRaisesRegex(error, message):
+      triehh.discover(USERS, 4.0, seed=seed)
+
+  def test_one_user_and_the_default_delta(self):
+    # delta = 1/n^2 is 1 at n = 1: said so, not "delta must be in (0, 1)".
+    with self.assertRaisesRegex(ValueError, "n=1 user is too few for the "
+                                "default delta = 1/n\\^2 = 1"):
+      triehh.discover(["a"], 4.0)
+
+  def test_float_word_indices_are_named(self):
+    with self.assertRaisesRegex(TypeError, "user_word must hold integer "
+                                "indices .* float64"):
+      triehh.Population.from_word_indices(["a", "b"], np.array([0.0, 1.0]))
+
+  @parameterized.named_parameters(
       ("mapping", {"sun": 10**30}, TypeError,
        "user_words must be a sequence .*not a mapping"),
       ("huge_count", [{"sun": 10**30}], ValueError,

@@ -151,6 +151,9 @@ class Population:
     vocabulary = np.asarray(vocabulary, dtype=object)
     if user_word.ndim != 1 or user_word.size == 0:
       raise ValueError("user_word must be a non-empty 1-D array of indices")
+    if not np.issubdtype(user_word.dtype, np.integer):
+      raise TypeError("user_word must hold integer indices into the "
+                      f"vocabulary, got an array of {user_word.dtype}")
     if user_word.min() < 0 or user_word.max() >= len(vocabulary):
       raise ValueError("user_word holds an index outside the vocabulary")
     used = np.bincount(user_word, minlength=len(vocabulary)) > 0

@@ -59,7 +59,8 @@ def discover(user_words, privacy=None, *,
       (``result.unprotected``), and names its adjacency
       (``result.params.adjacency``, ``docs/privacy.md``).
     max_length: L, the maximum characters per word (L + 1 trie levels).
-    seed: seed of the ``numpy.random.Generator`` (same seed, same result).
+    seed: a whole number >= 0 seeding the ``numpy.random.Generator``
+      (same seed, same result), or None (fresh entropy).
     engine: a registered engine's name (:func:`triehh.engine_names`).
     deny_list: words whose users abstain, or pick among their other words
       (:mod:`triehh.discovery.deny_list`); n and the guarantee are unchanged.
@@ -80,6 +81,8 @@ def discover(user_words, privacy=None, *,
     A :class:`~triehh.core.results.DiscoveryResult`.
   """
   _check_moved(privacy, engine_options)
+  if seed is not None:
+    validation.check_int("seed", seed, low=0)
   registry.get(engine)  # fails before any work on the input
   options = mechanism.of(privacy).run_options()
   max_length = validation.check_int("max_length", max_length)

@@ -112,6 +112,10 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
       "population_size (the declared, public number of users)",
       population_size))
   n_params = n if declared is None else declared
+  if delta is None and n_params < 2:
+    raise ValueError(
+        f"n={n_params} user is too few for the default delta = 1/n^2 = 1 "
+        "(no guarantee at all); give delta, or more users")
   if sampling == choices.POISSON:
     params = _poisson(n_params, max_length, epsilon=epsilon, delta=delta,
                       theta=theta, gamma=gamma, batch_size=batch_size,
