@@ -94,8 +94,10 @@ def _run_line(run: int, seed: int, result, found: int) -> str:
 
 
 def check_sketch_flags() -> None:
-  """Refuses, before any data is built, ``--cms_k`` and ``--cms_m`` whose
-  sketches would not fit in memory."""
+  """Refuses, before any data is built, a ``--cms_m`` that is not a power
+  of two, and ``--cms_k`` and ``--cms_m`` whose sketches would not fit in
+  memory."""
+  count_mean_sketch.check_width(FLAGS.cms_m, "--cms_m (sketch width)")
   try:
     count_mean_sketch.check_sketch_fits(FLAGS.cms_k, FLAGS.cms_m,
                                         sfp_encoding.KEY_BYTES)

@@ -180,6 +180,12 @@ def engine_options(engine: str | None = None) -> dict:
 
 def sampling_options() -> dict:
   """``--sampling`` and ``--sampling_rate``, checked together."""
+  batch = [f"--{name}" for name in ("batch_size", "gamma")
+           if getattr(FLAGS, name) is not None]
+  if FLAGS.sampling_rate is not None and batch:
+    raise ValueError(f"give one of --sampling_rate and {' and '.join(batch)}"
+                     f" (--sampling_rate is Poisson sampling's rate, "
+                     f"{batch[0]} sets the batch), not both")
   sampling = mechanism.default_sampling(FLAGS.sampling,
                                        batch_size=FLAGS.batch_size,
                                        gamma=FLAGS.gamma)

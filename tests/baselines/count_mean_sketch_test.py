@@ -312,3 +312,17 @@ class MemoryTest(parameterized.TestCase):
     self.assertEqual(chunks, [100] * 5)
     np.testing.assert_array_equal(got, expected)
 
+
+
+
+class WidthTest(parameterized.TestCase):
+
+  @parameterized.parameters(
+      (1000, "must be a power of two for tabulation hashing, got 1000; the "
+       "nearest are 512 and 1024"),
+      (1, "must be in \\[2, 65536\\], got 1"))
+  def test_the_width_names_itself_and_the_nearest_powers(self, m, message):
+    with self.assertRaisesRegex(ValueError, message):
+      cms_lib.check_width(m)
+    with self.assertRaisesRegex(ValueError, "--cms_m"):
+      cms_lib.check_width(m, "--cms_m")

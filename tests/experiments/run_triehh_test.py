@@ -103,6 +103,13 @@ def test_parameters_outside_the_theorem_fail_clearly(tmp_path):
   proc = run_driver("--num_users=100", "--sampling_rate=0.1")
   assert proc.returncode == 1
   assert "--sampling_rate needs --theta" in proc.stderr
+  # --sampling was not given (Poisson by default): the conflict is between
+  # the rate and the batch.
+  proc = run_driver("--num_users=100", "--theta=10", "--sampling_rate=0.3",
+                    "--batch_size=100")
+  assert proc.returncode == 1
+  assert ("give one of --sampling_rate and --batch_size" in proc.stderr
+          and "--sampling=poisson" not in proc.stderr)
 
 
 def test_theta_and_batch_size_given_directly(tmp_path):

@@ -149,6 +149,18 @@ def collect_bytes(k: int, m: int, num_reports: int = 0) -> int:
   return k * m * COLLECT_BYTES_PER_CELL + num_reports * COLLECT_BYTES_PER_REPORT
 
 
+def check_width(m: int, name: str = "m (sketch width)") -> int:
+  """``m`` if it is a power of two in [2, 2^16] (tabulation hashing), else
+  an error naming it as ``name``."""
+  m = validation.check_int(name, m, 2, 1 << 16)
+  if m & (m - 1):
+    below = 1 << (m.bit_length() - 1)
+    raise ValueError(f"{name} must be a power of two for tabulation "
+                     f"hashing, got {m}; the nearest are {below} and "
+                     f"{2 * below}")
+  return m
+
+
 def check_sketch_fits(k: int, m: int, key_bytes: int,
                       num_reports: int = 0) -> None:
   """Raises :class:`~triehh.core.memory.InsufficientMemoryError` naming
@@ -183,10 +195,7 @@ class HashFamily:
                 seed: int | np.random.Generator | None) -> "HashFamily":
     """Draws the tables from ``numpy.random.default_rng(seed)``."""
     k = validation.check_int("k (number of hash functions)", k, 1)
-    m = validation.check_int("m (sketch width)", m, 2, 1 << 16)
-    if m & (m - 1):
-      raise ValueError(f"m (sketch width) must be a power of two for "
-                       f"tabulation hashing, got {m}")
+    m = check_width(m)
     num_bytes = validation.check_int("num_bytes", num_bytes, 1, 64)
     memory.check_fits(
         f"k={k:,} hash functions on {num_bytes}-byte keys (tables of "

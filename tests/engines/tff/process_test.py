@@ -254,3 +254,15 @@ def test_the_readme_example_runs_and_prints_what_it_says(capsys):
   assert len(shown) >= 2 and "build_triehh_process" in code
   exec(compile(code, "README.md", "exec"), {})  # pylint: disable=exec-used
   assert capsys.readouterr().out.splitlines() == shown
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(theta=2.5), TypeError, "theta must be an integer, got 2.5"),
+    (dict(theta=0), ValueError, "theta must be >= 1, got 0"),
+    (dict(theta=2, max_length=1.5), TypeError,
+     "max_length must be an integer, got 1.5"),
+])
+def test_bad_thresholds_are_named_when_built(kwargs, error, message):
+  arguments = {"max_length": 3, **kwargs}
+  with pytest.raises(error, match=message):
+    process.build_triehh_process("aehiot", **arguments)

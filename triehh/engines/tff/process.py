@@ -51,6 +51,7 @@ import tensorflow_federated as tff
 
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import ranking
+from triehh.core import validation
 from triehh.engines.tff import computations
 from triehh.engines.tff import counting as counting_lib
 
@@ -127,6 +128,8 @@ def build_triehh_process(
     ``count(state, clients) -> CountOutput`` (:class:`TrieHHProcess`).
   """
   alphabet = as_alphabet(alphabet)
+  theta = validation.check_int("theta", theta)
+  max_length = validation.check_int("max_length", max_length)
   if vote_capacity is None:
     vote_capacity = (DEFAULT_VOTE_CAPACITY if max_num_prefixes is None
                      else max_num_prefixes)
