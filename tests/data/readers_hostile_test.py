@@ -231,3 +231,18 @@ def test_parquet_dictionary_and_view_text_is_read(tmp_path, kind):
   texts = readers.read(path)
   assert used_rows(texts) == [(u, w.encode()) for u, w in zip(users, words)]
   assert texts.report.rows_read == 3 and not texts.report.skipped
+
+
+def test_jsonl_object_and_list_user_ids_are_named_not_empty(tmp_path):
+  lines = [r'{"user": "u1", "text": "fine words"}',
+           r'{"user": {"id": 0}, "text": "an object"}',
+           r'{"user": [1], "text": "a list"}',
+           r'{"user": "", "text": "empty"}']
+  path = helpers.write(str(tmp_path / "d.jsonl"),
+                       ("\n".join(lines) + "\n").encode())
+  texts = readers.read(path)
+  assert used_rows(texts) == [("u1", b"fine words")]
+  assert texts.report.skipped == {report_lib.SKIP_BAD_USER: 2,
+                                  report_lib.SKIP_EMPTY_USER: 1}
+  assert texts.report.examples[report_lib.SKIP_BAD_USER] == ["line 2",
+                                                            "line 3"]

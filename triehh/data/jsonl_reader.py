@@ -2,7 +2,8 @@
 
 A line that is blank is ignored; a line that does not decode, does not
 parse, is not an object, lacks a column, whose text is not a string, whose
-user is missing (null, empty, NaN, a list or an object), whose user or text
+user is missing (null, empty, NaN) or not an id (an object or a list: its
+own reason), whose user or text
 holds a lone surrogate (a ``\\ud800`` escape, which no UTF-8 can hold), or
 that is longer than ``input_files.MAX_LINE_BYTES`` is skipped and counted.
 A UTF-8 byte order mark on the first line is ignored.
@@ -37,7 +38,9 @@ def _row(raw: bytes, encoding: str, user_column: str, text_column: str
     text = ""
   if not isinstance(text, str):
     return report_lib.SKIP_BAD_TYPE
-  if (user is None or isinstance(user, (dict, list)) or user == ""
+  if isinstance(user, (dict, list)):
+    return report_lib.SKIP_BAD_USER
+  if (user is None or user == ""
       or (isinstance(user, float) and math.isnan(user))):
     return report_lib.SKIP_EMPTY_USER
   try:  # lone surrogates from \ud800 escapes, in either column

@@ -29,12 +29,14 @@ SKIP_EMPTY_TEXT = "empty text"
 SKIP_EMPTY_USER = "empty user"
 SKIP_BAD_JSON = "malformed JSON line"
 SKIP_BAD_TYPE = "text is not a string"
+SKIP_BAD_USER = "user id is an object or a list"
 SKIP_UNBALANCED_QUOTE = "unbalanced quote"
 # A line over input_files.MAX_LINE_BYTES; its examples name the bound.
 SKIP_TOO_LONG = "line too long"
 
 MALFORMED_REASONS = (SKIP_COLUMN_COUNT, SKIP_UNDECODABLE, SKIP_BAD_JSON,
-                     SKIP_BAD_TYPE, SKIP_UNBALANCED_QUOTE, SKIP_TOO_LONG)
+                     SKIP_BAD_TYPE, SKIP_BAD_USER, SKIP_UNBALANCED_QUOTE,
+                     SKIP_TOO_LONG)
 WARN_MALFORMED_SHARE = 0.5
 MAX_MALFORMED_SHARE = 0.9
 MAX_EXAMPLES = 5
