@@ -1,0 +1,156 @@
+"""Tests of triehh.engines.noisy: the noisy trie's simulation, and a Monte
+Carlo check of its privacy claim."""
+
+import math
+
+import numpy as np
+import pytest
+
+from triehh.core import population as population_lib
+from triehh.engines import noisy
+from triehh.theory import noisy_trie
+
+WORDS = {"hello": 2000, "help": 1500, "he": 900, "world": 700, "a": 600,
+         "abcdefgh": 400, "toolongword": 800, "zz": 1}
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _population(words=None, max_length=8, alphabet=None):
+  words = WORDS if words is None else words
+  return population_lib.Population.from_word_frequencies(
+      list(words), list(words.values()), max_length=max_length,
+      alphabet=alphabet)
+
+
+def _params(sigma, alpha, rounds, **kwargs):
+  return noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=rounds,
+                                    false_positive_rate=alpha, **kwargs)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 9])
+def test_tiny_noise_releases_exactly_the_words_within_length(k):
+  # Every word of at most 8 characters has a user and passes; the
+  # truncated one and nothing else (false positives at rate 1e-15): the
+  # extensions of k symbols are encoded and decoded right.
+  pop = _population()
+  result = noisy.run(pop, _params(0.01, 1e-15, noisy_trie.rounds_for(8, k),
+                                  chars_per_level=k), rng=0)
+  assert sorted(result.words) == sorted(w for w in WORDS if len(w) <= 8)
+  assert not result.false_words.any()
+  for word, count in zip(result.words, result.noisy_counts):
+    assert count == pytest.approx(WORDS[word], abs=0.1)
+
+
+def test_same_seed_same_result_and_seeds_differ():
+  pop = _population()
+  params = noisy_trie.calibrate(9, 1.0, 1e-6, sampling_rates=(1.0,))
+  first, again = noisy.run(pop, params, 3), noisy.run(pop, params, 3)
+  assert first.words == again.words
+  np.testing.assert_array_equal(first.noisy_counts, again.noisy_counts)
+  assert first.levels == again.levels
+  other = noisy.run(pop, params, 4)
+  assert not np.array_equal(first.noisy_counts, other.noisy_counts)
+
+
+def test_a_word_of_many_users_is_found_and_a_rare_one_is_not():
+  pop = _population()
+  params = noisy_trie.calibrate(9, 1.0, 1e-12, sampling_rates=(1.0,))
+  assert 50 < params.threshold < 200
+  for seed in range(5):
+    words = noisy.run(pop, params, seed).words
+    assert {"hello", "help", "he", "world", "a", "abcdefgh"} <= set(words)
+    assert "zz" not in words
+
+
+def test_poisson_sampling_thins_the_votes():
+  pop = _population({"hello": 4000, "hi": 10})
+  params = _params(0.01, 1e-12, 9, sampling_rate=0.25)
+  counts = [dict(zip(r.words, r.noisy_counts))["hello"]
+            for r in (noisy.run(pop, params, s) for s in range(20))]
+  # Binomial(4000, 0.25): mean 1000, sd 27.
+  assert abs(np.mean(counts) - 1000) < 4 * 27 / math.sqrt(20)
+  assert 27 / 2 < np.std(counts) * math.sqrt(20 / 19) < 27 * 1.5
+
+
+def test_zero_vote_candidates_pass_at_the_false_positive_rate():
+  # Over 300 runs about 27,000 candidates have no vote; each passes with
+  # probability alpha = 0.02, noise drawn or their number drawn
+  # (Binomial, then a uniform subset). A rate off by a quarter fails.
+  pop = _population({"ab": 50, "b": 50}, max_length=2, alphabet=LETTERS)
+  params = _params(1.0, 0.02, 3, sampling_rate=0.5)
+  zero = passing = 0
+  for seed in range(300):
+    for level in noisy.run(pop, params, seed).levels:
+      zero += level.num_zero_vote
+      passing += level.num_zero_vote_passing
+      assert level.expected_false_positives == pytest.approx(
+          0.02 * level.num_candidates)
+  assert zero > 20_000
+  assert abs(passing / zero - 0.02) < 4 * math.sqrt(0.02 * 0.98 / zero)
+
+
+def test_false_positives_are_fresh_candidates_with_noisy_counts_above_tau():
+  pop = _population({"ab": 50, "b": 50}, max_length=3, alphabet=LETTERS)
+  params = _params(1.0, 0.02, 4)
+  for seed in range(50):
+    result = noisy.run(pop, params, seed)
+    assert len(set(result.words)) == len(result.words)
+    assert (result.noisy_counts >= params.threshold).all()
+    assert set(np.array(result.words)[result.false_words]).isdisjoint(
+        {"ab", "b"})
+
+
+def test_several_words_per_user_vote_one_word_a_round():
+  users = [{"hello": 3, "world": 1}] * 300 + [{"world": 1}] * 200
+  pop = population_lib.Population.from_user_words(users, max_length=6)
+  params = _params(0.01, 1e-12, 7)
+  result = noisy.run(pop, params, 0)
+  assert set(result.words) == {"hello", "world"}
+  counts = dict(zip(result.words, result.noisy_counts))
+  # 300 users pick hello with probability 3/4: 225 votes on average.
+  assert 180 < counts["hello"] < 270 and counts["world"] > 230
+  again = noisy.run(pop, params, 0)
+  assert again.words == result.words
+  sampled = noisy.run(pop, _params(0.01, 1e-12, 7, sampling_rate=0.5), 1)
+  assert set(sampled.words) == {"hello", "world"}
+
+
+def test_params_must_account_for_every_round():
+  with pytest.raises(ValueError, match="need 9"):
+    noisy.run(_population(), _params(1.0, 1e-3, 8), 0)
+
+
+def _released_with_count(pop, params, seeds, cutoff):
+  """Per seed, whether "a" was released with a noisy count >= cutoff."""
+  out = np.zeros(len(seeds), dtype=bool)
+  for i, seed in enumerate(seeds):
+    result = noisy.run(pop, params, seed)
+    counts = dict(zip(result.words, result.noisy_counts))
+    out[i] = counts.get("a", -math.inf) >= cutoff
+  return out
+
+
+def test_monte_carlo_privacy_loss_stays_below_the_claim():
+  # D holds a user with "a", D' is D without it (ADD_OR_REMOVE_ONE). For
+  # the events S_x = {"a" released with a noisy count >= x}, P_D(S) <=
+  # e^eps P_D'(S) + delta within sampling error (4 standard errors), in
+  # both directions; and the check has power: it catches the claim of a
+  # mechanism with 3 times the noise.
+  d = _population({"a": 1, "b": 1}, max_length=1, alphabet="ab")
+  d_prime = _population({"b": 1}, max_length=1, alphabet="ab")
+  params = _params(1.0, 0.5, 2)
+  delta = 0.2
+  eps = noisy_trie.epsilon(params, delta)
+  weak_claim = noisy_trie.epsilon(_params(3.0, 0.5, 2), delta)
+  runs = 3000
+  caught = False
+  for cutoff in (0.0, 1.0, 2.0):
+    p = _released_with_count(d, params, range(runs), cutoff).mean()
+    p_prime = _released_with_count(d_prime, params,
+                                   range(runs, 2 * runs), cutoff).mean()
+    se = math.sqrt(p * (1 - p) / runs) + math.sqrt(
+        p_prime * (1 - p_prime) / runs) * math.exp(eps)
+    assert p <= math.exp(eps) * p_prime + delta + 4 * se
+    assert (1 - p_prime) <= math.exp(eps) * (1 - p) + delta + 4 * se
+    caught |= p > math.exp(weak_claim) * p_prime + delta + 4 * se
+  assert caught

@@ -1,0 +1,366 @@
+"""The noisy trie, simulated fast: Gaussian noise on a public candidate set.
+
+The mechanism and its privacy are :mod:`triehh.theory.noisy_trie`'s; this
+module runs it on a :class:`~triehh.core.population.Population`. Round r
+(r = 0, 1, ...) extends the frontier prefixes, all of ``p = r * k``
+symbols, by k symbols at a time (:class:`Extensions`: every string of k
+characters, or fewer than k followed by ``$``, within L characters).
+Candidate ``f * E + e`` is frontier prefix f extended by extension e, E
+extensions per prefix, ``F * E`` candidates in all.
+
+A round, from the run's generator, in this order:
+
+1. *Votes.* One-word populations: each candidate some word extends gets
+   its users, thinned under Poisson sampling by one
+   :func:`triehh.engines.sampling.poisson_cell_counts` (a binomial per
+   candidate: the counts of independent participation). Several words per
+   user: the round's users (all, or :func:`~triehh.engines.sampling.
+   poisson_users`), each voting with one word drawn by local frequency
+   (:func:`~triehh.engines.sampling.draw_word_ranks`,
+   :func:`~triehh.engines.sampling.words_of`), as the other engines do.
+   q = 1 draws nothing here.
+2. *Noise on the candidates some word extends* (the explicit ones, with
+   zero votes or not): ``sigma * rng.standard_normal(m)``.
+3. *The other candidates*, which no user can vote for, all ``F * E - m`` of
+   them: each would pass independently with probability alpha =
+   ``P[N(0, sigma^2) >= tau]``. Instead of a normal draw for each (``F * E``
+   reaches 10^14 at k = 11), the number passing is drawn as
+   ``rng.binomial(F * E - m, alpha)``, which of them as a uniform subset
+   (``rng.choice``), and their noisy sums from the normal law above tau
+   (``sigma * isf(alpha * rng.random(size))``). Equal in law: the passing
+   set of i.i.d. Bernoulli(alpha) indicators is a uniform subset of a
+   Binomial size, and a value given that it passes has that law.
+
+Passing candidates ending in ``$`` are released words; the others are the
+next frontier. A frontier prefix no user holds (a false positive) stays on
+it like any other: its extensions are candidates of the next round, all
+"other" candidates. The run stops when the frontier is empty or after R
+rounds. The population's n is never read by the mechanism.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol
+
+import numpy as np
+from scipy import special
+
+from triehh.core import population as population_lib
+from triehh.engines import sampling
+
+
+class NoisyParams(Protocol):
+  """What a run reads of :class:`triehh.theory.noisy_trie.NoisyTrieParams`."""
+
+  sigma: float
+  threshold: float
+  sampling_rate: float
+  false_positive_rate: float
+  num_levels: int
+  chars_per_level: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LevelStats:
+  """One round of a run.
+
+  Attributes:
+    prefix_length: p, symbols of the frontier prefixes the round extends.
+    num_frontier: F, frontier prefixes (``num_phantom`` of them no user
+      holds: earlier false positives).
+    num_candidates: ``|C| = F * E``.
+    num_voted: candidates with at least one vote.
+    num_passing: candidates whose noisy sum reached the threshold.
+    num_released: passing candidates ending in ``$`` (words).
+    expected_false_positives: ``alpha * |C|``, the passing candidates
+      expected if no candidate had a vote (public, an upper bound).
+    num_zero_vote, num_zero_vote_passing: candidates with no vote this
+      round, and how many passed (their ratio estimates alpha).
+    num_false_positives: passing candidates that no user's word extends
+      (simulation only: the mechanism cannot tell).
+  """
+
+  prefix_length: int
+  num_frontier: int
+  num_phantom: int
+  num_candidates: int
+  num_voted: int
+  num_passing: int
+  num_released: int
+  expected_false_positives: float
+  num_zero_vote: int
+  num_zero_vote_passing: int
+  num_false_positives: int
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyTrieResult:
+  """A run's output.
+
+  Attributes:
+    words: the released words, by round, each round's by noisy sum (largest
+      first). The empty word (``$`` alone, which no user holds) is dropped.
+    noisy_counts: ``float64 [len(words)]`` their noisy sums.
+    false_words: ``bool [len(words)]`` whether no user holds the word
+      (simulation only).
+    levels: per round, its :class:`LevelStats`.
+  """
+
+  words: tuple[str, ...]
+  noisy_counts: np.ndarray
+  false_words: np.ndarray
+  levels: tuple[LevelStats, ...]
+
+  @property
+  def num_false_words(self) -> int:
+    """Released words no user holds."""
+    return int(self.false_words.sum())
+
+
+@dataclasses.dataclass(frozen=True)
+class Extensions:
+  """The extensions of a round's prefixes of ``p`` symbols, numbered.
+
+  Extension ``offsets[j] + v`` (j < k) is the j characters of base-A value
+  v followed by ``$``; ``offsets[k] + v`` the k characters of value v. Only
+  those within L characters exist, which are the first ``size``.
+  """
+
+  num_characters: int  # A
+  chars: int  # k
+  offsets: np.ndarray  # int64 [k + 1]
+  size: int  # E
+
+  @classmethod
+  def of(cls, num_characters: int, chars: int, max_length: int,
+         prefix_length: int) -> "Extensions":
+    powers = num_characters ** np.arange(chars + 1, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(powers[:-1])])
+    if prefix_length + chars <= max_length:
+      size = int(offsets[chars] + powers[chars])
+    else:  # only the words that end within L characters
+      size = int(offsets[min(chars - 1, max_length - prefix_length) + 1])
+    return cls(num_characters, chars, offsets, size)
+
+  def encode(self, chunk: np.ndarray, end_code: int) -> np.ndarray:
+    """``int64 [V]`` the extension of each row of symbols (``-1``: none,
+    the word is truncated or ended before)."""
+    a, k = self.num_characters, self.chars
+    chunk = chunk.astype(np.int64)
+    values = np.zeros((chunk.shape[0], k + 1), dtype=np.int64)
+    for i in range(k):
+      values[:, i + 1] = values[:, i] * a + np.maximum(chunk[:, i], 0)
+    is_end = chunk == end_code
+    has_end = is_end.any(axis=1)
+    ends_at = np.where(has_end, is_end.argmax(axis=1), k)
+    full = ~has_end & (chunk >= 0).all(axis=1)
+    rows = np.arange(chunk.shape[0])
+    ext = self.offsets[ends_at] + values[rows, ends_at]
+    ext[~has_end & ~full] = -1
+    ext[ext >= self.size] = -1
+    return ext
+
+  def decode(self, ext: np.ndarray, end_code: int) -> np.ndarray:
+    """``int16 [c, k]`` the symbols of each extension (``-1`` after ``$``)."""
+    ext = np.asarray(ext, dtype=np.int64)
+    j = np.searchsorted(self.offsets, ext, side="right") - 1  # characters
+    values = ext - self.offsets[j]
+    out = np.full((ext.size, self.chars), -1, dtype=np.int16)
+    for i in range(self.chars):  # character i of j, from the most significant
+      digit = (values // self.num_characters ** np.maximum(j - 1 - i, 0)
+               ) % self.num_characters
+      out[:, i] = np.where(i < j, digit, np.where(i == j, end_code, -1))
+    return out
+
+  def ends(self, ext: np.ndarray) -> np.ndarray:
+    """Whether each extension ends in ``$``."""
+    return ext < self.offsets[self.chars]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Frontier:
+  codes: np.ndarray  # int16 [F, p]
+  real: np.ndarray  # int64 [F] population prefix id at depth p, -1: none
+
+
+@dataclasses.dataclass(frozen=True)
+class _Voted:
+  """The explicit candidates of a round: those some word extends."""
+
+  candidates: np.ndarray  # int64 [m], increasing
+  votes: np.ndarray  # int64 [m]
+  words: np.ndarray  # a word extending each
+
+
+def run(population: population_lib.Population, params: NoisyParams,
+        rng: np.random.Generator | int) -> NoisyTrieResult:
+  """Runs the noisy trie (module docstring) on ``population``.
+
+  Args:
+    population: the users; one or several words each.
+    params: sigma, threshold, sampling rate, false-positive rate, rounds
+      and characters per round (a
+      :class:`triehh.theory.noisy_trie.NoisyTrieParams`).
+    rng: the run's generator, or a seed for one.
+
+  Raises:
+    ValueError: if ``params.num_levels`` accounts for fewer rounds than
+      words of ``population.max_length`` characters need.
+  """
+  rng = np.random.default_rng(rng)
+  k, max_length = params.chars_per_level, population.max_length
+  rounds = -(-(max_length + 1) // k)
+  if params.num_levels < rounds:
+    raise ValueError(
+        f"params account for {params.num_levels} rounds, but words of up to "
+        f"{max_length} characters at {k} per round need {rounds}")
+  frontier = _Frontier(np.zeros((1, 0), dtype=np.int16),
+                       np.zeros(1, dtype=np.int64))
+  words, counts, false_words, levels = [], [], [], []
+  for r in range(rounds):
+    if not frontier.real.size:
+      break
+    ext = Extensions.of(population.alphabet.size, k, max_length, r * k)
+    frontier, released, stats = _round(population, params, rng, frontier,
+                                       ext, r * k)
+    levels.append(stats)
+    words.extend(released[0])
+    counts.append(released[1])
+    false_words.append(released[2])
+  return NoisyTrieResult(
+      words=tuple(words),
+      noisy_counts=np.concatenate(counts) if counts else np.zeros(0),
+      false_words=(np.concatenate(false_words) if false_words
+                   else np.zeros(0, dtype=bool)),
+      levels=tuple(levels))
+
+
+def _round(population: population_lib.Population, params: NoisyParams,
+           rng: np.random.Generator, frontier: _Frontier, ext: Extensions,
+           p: int) -> tuple[_Frontier, tuple, LevelStats]:
+  """One round: the next frontier, the released (words, noisy sums, false)
+  and the round's stats."""
+  voted = _votes(population, params.sampling_rate, rng, frontier, ext, p)
+  noisy = voted.votes + params.sigma * rng.standard_normal(
+      voted.candidates.size)
+  keep = noisy >= params.threshold
+  num_candidates = frontier.real.size * ext.size
+  pool, pool_noisy = _other_passing(
+      voted.candidates, num_candidates, params, rng)
+  candidates = np.concatenate([voted.candidates[keep], pool])
+  values = np.concatenate([noisy[keep], pool_noisy])
+  real_words = np.concatenate([voted.words[keep],
+                               np.full(pool.size, -1, dtype=np.int64)])
+  order = np.argsort(candidates, kind="stable")
+  candidates, values, real_words = (candidates[order], values[order],
+                                    real_words[order])
+  fpos, e = np.divmod(candidates, ext.size)
+  codes = np.concatenate(
+      [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
+      axis=1)
+  ends = ext.ends(e)
+  zero = voted.votes == 0
+  stats = LevelStats(
+      prefix_length=p, num_frontier=frontier.real.size,
+      num_phantom=int((frontier.real < 0).sum()),
+      num_candidates=num_candidates,
+      num_voted=int((~zero).sum()), num_passing=int(candidates.size),
+      num_released=int(ends.sum()),
+      expected_false_positives=params.false_positive_rate * num_candidates,
+      num_zero_vote=int(num_candidates - (~zero).sum()),
+      num_zero_vote_passing=int(pool.size + (keep & zero).sum()),
+      num_false_positives=int(pool.size))
+  nxt = _next_frontier(population, codes[~ends], real_words[~ends], p + ext.chars)
+  return nxt, _released(population, codes[ends], values[ends],
+                        real_words[ends] < 0), stats
+
+
+def _next_frontier(population: population_lib.Population, codes: np.ndarray,
+                   real_words: np.ndarray, depth: int) -> _Frontier:
+  """The passing candidates that do not end in ``$``: their codes and, for
+  those some word extends, their prefix ids at ``depth``."""
+  if not real_words.size:
+    return _Frontier(np.zeros((0, depth), dtype=np.int16),
+                     np.zeros(0, dtype=np.int64))
+  ids = population.prefix_ids[depth]
+  real = np.where(real_words >= 0, ids[np.maximum(real_words, 0)], -1)
+  return _Frontier(codes[:, :depth], real.astype(np.int64))
+
+
+def _released(population: population_lib.Population, codes: np.ndarray,
+              values: np.ndarray, false: np.ndarray) -> tuple:
+  """The round's released words by noisy sum, without the empty word."""
+  order = np.argsort(-values, kind="stable")
+  words, kept = [], []
+  for i in order:
+    word = population.alphabet.decode_word(codes[i])
+    if word:
+      words.append(word)
+      kept.append(i)
+  kept = np.asarray(kept, dtype=np.int64)
+  return words, values[kept], false[kept]
+
+
+def _votes(population: population_lib.Population, rate: float,
+           rng: np.random.Generator, frontier: _Frontier, ext: Extensions,
+           p: int) -> _Voted:
+  """The explicit candidates of the round and their votes (step 1)."""
+  cand = _word_candidates(population, frontier, ext, p)
+  valid = np.flatnonzero(cand >= 0)
+  candidates, first, inverse = np.unique(cand[valid], return_index=True,
+                                         return_inverse=True)
+  words = valid[first].astype(np.int64)
+  if population.is_single_word:
+    users = np.bincount(inverse, weights=population.users_per_word[valid],
+                        minlength=candidates.size).astype(np.int64)
+    votes = (users if rate >= 1.0
+             else sampling.poisson_cell_counts(users, rate, rng))
+    return _Voted(candidates, votes, words)
+  voters = (np.arange(population.num_users) if rate >= 1.0
+            else sampling.poisson_users(rng, population.num_users, rate))
+  ranks = sampling.draw_word_ranks(rng, population, voters)
+  chosen = cand[sampling.words_of(population, voters, ranks)]
+  chosen = chosen[chosen >= 0]
+  votes = np.bincount(np.searchsorted(candidates, chosen),
+                      minlength=candidates.size).astype(np.int64)
+  return _Voted(candidates, votes, words)
+
+
+def _word_candidates(population: population_lib.Population,
+                     frontier: _Frontier, ext: Extensions,
+                     p: int) -> np.ndarray:
+  """``int64 [V]`` the candidate each word votes for (``-1``: none, its
+  prefix is not on the frontier or it has no extension here)."""
+  ids = population.prefix_ids[p]
+  position = np.full(population.num_prefixes[p], -1, dtype=np.int64)
+  real = frontier.real >= 0
+  position[frontier.real[real]] = np.flatnonzero(real)
+  fpos = np.where(ids >= 0, position[np.maximum(ids, 0)], -1)
+  chunk = population.codes[:, p:p + ext.chars]
+  if chunk.shape[1] < ext.chars:  # past the codes' width: nothing there
+    pad = np.full((chunk.shape[0], ext.chars - chunk.shape[1]), -1,
+                  dtype=chunk.dtype)
+    chunk = np.concatenate([chunk, pad], axis=1)
+  e = ext.encode(chunk, population.alphabet.end_code)
+  return np.where((fpos >= 0) & (e >= 0), fpos * ext.size + e, -1)
+
+
+def _other_passing(voted: np.ndarray, num_candidates: int,
+                   params: NoisyParams, rng: np.random.Generator
+                   ) -> tuple[np.ndarray, np.ndarray]:
+  """Step 3: the passing candidates outside ``voted`` (increasing), and
+  their noisy sums, drawn in law (module docstring)."""
+  others = num_candidates - voted.size
+  alpha = params.false_positive_rate
+  size = int(rng.binomial(others, alpha)) if others > 0 else 0
+  if not size:
+    return np.zeros(0, dtype=np.int64), np.zeros(0)
+  ranks = np.sort(rng.choice(others, size=size, replace=False,
+                             shuffle=False)).astype(np.int64)
+  # The rank-j candidate outside voted is j plus the voted ones below it.
+  below = voted - np.arange(voted.size, dtype=np.int64)
+  picked = ranks + np.searchsorted(below, ranks, side="right")
+  values = -params.sigma * special.ndtri(alpha * rng.random(size))
+  return picked, values
+

@@ -1,0 +1,270 @@
+"""The noisy trie: TrieHH with Gaussian noise on a public candidate set.
+
+The mechanism, per round r = 1..R (``R = ceil((L + 1) / k)`` for words of
+at most L characters and k characters per round):
+
+1. The candidate set C_r is public: every frontier prefix of the trie
+   published so far, extended by every string of k symbols of the alphabet,
+   or by fewer than k symbols followed by the end symbol ``$`` (within L
+   characters). It is a function of the earlier outputs only.
+2. Each user takes part with probability q (Poisson sampling; q = 1: every
+   user). A participant whose word's prefix is on the frontier adds a
+   one-hot vector over C_r: 1 at its word's next k symbols (or up to its
+   ``$``); others add nothing.
+3. The server gets the sums plus independent N(0, sigma^2) noise on every
+   candidate, and keeps the candidates whose noisy sum is at least the
+   threshold tau. Those ending in ``$`` are released words; the others are
+   the next frontier.
+
+The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
+
+* *One round.* Fix the published trie before the round, hence C_r. Adding
+  or removing one user u changes the vector of sums over C_r by a vector
+  that is zero or one-hot: L2 sensitivity 1. Without sampling the round's
+  noisy sums are the Gaussian mechanism ``GaussianDpEvent(sigma)``; with
+  Poisson sampling u's contribution is present with probability q,
+  independently of the other users', which is ``PoissonSampledDpEvent(q,
+  GaussianDpEvent(sigma))`` (dp_accounting's PLD of the subsampled
+  Gaussian, ``ADD_OR_REMOVE_ONE``, both directions: its REMOVE and ADD
+  distributions). Several words per user: u's word is drawn independently
+  of everything else, its contribution is still zero or one-hot, so the
+  pair of output laws is a mixture of pairs each dominated by the same
+  pair, and the hockey-stick divergence is jointly convex.
+* *Threshold.* Which candidates pass is a function of the noisy sums alone:
+  post-processing, it costs nothing. tau only sets precision: a candidate
+  nobody votes for passes with probability alpha = P[N(0, sigma^2) >= tau]
+  (the false-positive rate per candidate).
+* *R rounds.* C_r depends only on earlier outputs, so the run is the
+  adaptive composition of R such mechanisms, each dominated by the same
+  pair whatever C_r is: ``SelfComposedDpEvent(level, R)``, whose PLD
+  dp_accounting composes (:func:`epsilon`). Stopping early is
+  post-processing.
+* *Neighbours.* ``ADD_OR_REMOVE_ONE``: above. ``REPLACE_SPECIAL`` (u's
+  words replaced by the empty word): a user with the empty word adds
+  nothing in any round, the same law as u absent, so the same pair. The
+  parameters (sigma, tau, q, k, R) are chosen without looking at the data
+  and do not depend on n, so the guarantee holds for neighbours of any
+  size. ``REPLACE_ONE`` (sensitivity sqrt(2)) is not covered here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import dp_accounting
+from scipy import special
+
+from triehh.core import validation
+from triehh.theory.adjacency import Adjacency
+from triehh.theory.mechanism import Guarantee
+
+# The neighbouring relations the guarantee covers (module docstring).
+ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
+ACCOUNTING = "noisy trie (Gaussian PLD, two-sided)"
+COVERS = ("the released words, the published trie and every noisy count, "
+          "for neighbours of any size (no parameter depends on n)")
+# PLD grid of epsilon(); calibrate() searches on a coarser grid first.
+DEFAULT_DISCRETIZATION = 1e-4
+SEARCH_DISCRETIZATION = 1e-3
+DEFAULT_FALSE_POSITIVE_RATE = 1e-5
+DEFAULT_SAMPLING_RATES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
+# Relative precision of the calibrated sigma.
+_SIGMA_TOLERANCE = 1e-3
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyTrieParams:
+  """The parameters of a noisy-trie run (module docstring).
+
+  Give ``threshold`` or ``false_positive_rate`` (the other is derived,
+  ``threshold = sigma * Phi^-1(1 - false_positive_rate)``), or both if they
+  agree.
+
+  Attributes:
+    sigma: standard deviation of the Gaussian noise on each candidate.
+    threshold: tau, the smallest noisy sum that passes.
+    sampling_rate: q, each user's probability of taking part in a round.
+    false_positive_rate: alpha, ``P[N(0, sigma^2) >= tau]``: the chance a
+      candidate with no vote passes.
+    num_levels: R, the rounds accounted for (a run may stop earlier).
+    chars_per_level: k, symbols per candidate (``$`` included).
+  """
+
+  sigma: float
+  num_levels: int
+  threshold: float | None = None
+  sampling_rate: float = 1.0
+  false_positive_rate: float | None = None
+  chars_per_level: int = 1
+
+  def __post_init__(self):
+    sigma = validation.check_positive("sigma", self.sigma)
+    if not math.isfinite(sigma):
+      raise ValueError(f"sigma must be finite, got {sigma}")
+    object.__setattr__(self, "sigma", sigma)
+    object.__setattr__(self, "num_levels",
+                       validation.check_int("num_levels", self.num_levels))
+    object.__setattr__(self, "chars_per_level", validation.check_int(
+        "chars_per_level", self.chars_per_level))
+    object.__setattr__(self, "sampling_rate", validation.check_rate(
+        "sampling_rate", self.sampling_rate, "the probability a user takes "
+        "part in a round"))
+    self._fill_threshold()
+
+  def _fill_threshold(self) -> None:
+    """Derives tau from alpha or alpha from tau, checking they agree."""
+    alpha, tau = self.false_positive_rate, self.threshold
+    if alpha is None and tau is None:
+      raise ValueError("give threshold or false_positive_rate")
+    if alpha is not None:
+      alpha = validation.check_probability(
+          "false_positive_rate", alpha, "the chance a zero-count candidate "
+          "passes")
+    derived = None if alpha is None else threshold_for(self.sigma, alpha)
+    if tau is None:
+      tau = derived
+    tau = validation.check_real("threshold", tau)
+    if not math.isfinite(tau):
+      raise ValueError(f"threshold must be finite, got {tau}")
+    if derived is not None and not math.isclose(tau, derived, rel_tol=1e-9,
+                                                abs_tol=1e-9 * self.sigma):
+      raise ValueError(f"threshold {tau} and false_positive_rate {alpha} "
+                       f"disagree at sigma={self.sigma} (that rate gives "
+                       f"{derived}); give one of them")
+    object.__setattr__(self, "threshold", float(tau))
+    object.__setattr__(self, "false_positive_rate",
+                       float(special.ndtr(-tau / self.sigma)))
+
+  @property
+  def smallest_count(self) -> float:
+    """``tau / q``: the count a candidate needs to pass with probability
+    about 1/2 (its expected sampled count reaches tau); the calibration
+    minimises it."""
+    return self.threshold / self.sampling_rate
+
+
+def threshold_for(sigma: float, false_positive_rate: float) -> float:
+  """tau such that ``P[N(0, sigma^2) >= tau] = false_positive_rate``."""
+  return float(-sigma * special.ndtri(false_positive_rate))
+
+
+def rounds_for(max_length: int, chars_per_level: int = 1) -> int:
+  """R, the rounds for words of at most ``max_length`` characters (and the
+  end symbol) at ``chars_per_level`` symbols a round."""
+  validation.check_int("max_length", max_length)
+  validation.check_int("chars_per_level", chars_per_level)
+  return -(-(max_length + 1) // chars_per_level)
+
+
+def level_event(sigma: float, sampling_rate: float):
+  """One round's ``DpEvent``: the Gaussian, Poisson-subsampled if q < 1."""
+  gaussian = dp_accounting.GaussianDpEvent(sigma)
+  if sampling_rate >= 1.0:
+    return gaussian
+  return dp_accounting.PoissonSampledDpEvent(sampling_rate, gaussian)
+
+
+def dp_event(params: NoisyTrieParams):
+  """The run's ``DpEvent``: R adaptive rounds of :func:`level_event`."""
+  return dp_accounting.SelfComposedDpEvent(
+      level_event(params.sigma, params.sampling_rate), params.num_levels)
+
+
+def epsilon(params: NoisyTrieParams, delta: float, *,
+            discretization: float = DEFAULT_DISCRETIZATION) -> float:
+  """The run's epsilon at ``delta``, both directions (dp_accounting's PLD
+  accountant, pessimistic, ``ADD_OR_REMOVE_ONE``; module docstring)."""
+  validation.check_probability("delta", delta)
+  return _epsilon(params.sigma, params.sampling_rate, params.num_levels,
+                  delta, discretization)
+
+
+def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
+             discretization: float) -> float:
+  accountant = dp_accounting.pld.PLDAccountant(
+      dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+      value_discretization_interval=discretization)
+  accountant.compose(level_event(sigma, rate), num_levels)
+  return float(accountant.get_epsilon(delta))
+
+
+def guarantee(params: NoisyTrieParams, delta: float) -> Guarantee:
+  """What a run with ``params`` guarantees at ``delta`` (module docstring):
+  ``(epsilon, delta)``-DP, both directions, for ADD_OR_REMOVE_ONE and
+  REPLACE_SPECIAL, with parameters free of n."""
+  return Guarantee(epsilon=epsilon(params, delta), delta=delta,
+                   adjacencies=ADJACENCIES, two_sided=True,
+                   accounting=ACCOUNTING, n_source="unused", covers=COVERS)
+
+
+def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
+                   sampling_rate: float = 1.0,
+                   discretization: float = SEARCH_DISCRETIZATION) -> float:
+  """The smallest sigma (to a relative 1e-3, rounded up) whose run meets
+  ``(epsilon_target, delta)`` at ``sampling_rate``: bisection on
+  ``log(sigma)``, epsilon being decreasing in sigma."""
+
+  def meets(sigma: float) -> bool:
+    return _epsilon(sigma, sampling_rate, num_levels, delta,
+                    discretization) <= epsilon_target
+
+  hi = 1.0
+  while not meets(hi):
+    hi *= 2.0
+  lo = hi / 2.0
+  while lo > 1e-3 and meets(lo):
+    lo /= 2.0
+  while hi / lo > 1.0 + _SIGMA_TOLERANCE:
+    mid = math.sqrt(lo * hi)
+    if meets(mid):
+      hi = mid
+    else:
+      lo = mid
+  return hi
+
+
+def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
+              false_positive_rate: float = DEFAULT_FALSE_POSITIVE_RATE,
+              sampling_rates: Sequence[float] = DEFAULT_SAMPLING_RATES,
+              chars_per_level: int = 1,
+              discretization: float = DEFAULT_DISCRETIZATION
+              ) -> NoisyTrieParams:
+  """The parameters that meet ``(epsilon_target, delta)`` over
+  ``num_levels`` rounds and need the smallest count to pass.
+
+  Over the sampling rates q given, sigma is the smallest meeting the target
+  at q (:func:`smallest_sigma`) and tau the threshold of
+  ``false_positive_rate``; the chosen q minimises ``tau / q``
+  (:attr:`NoisyTrieParams.smallest_count`). A rate is dismissed with one
+  accountant call when sigma = (best tau / q so far) * q / z does not meet
+  the target. The answer is checked by :func:`epsilon` on the
+  ``discretization`` grid (sigma raised by 0.1 % steps until it meets it).
+  Nothing here depends on n.
+  """
+  validation.check_int("num_levels", num_levels)
+  validation.check_positive("epsilon", epsilon_target)
+  validation.check_probability("delta", delta)
+  rates = sorted({validation.check_rate("sampling rate", q)
+                  for q in sampling_rates}, reverse=True)
+  if not rates:
+    raise ValueError("sampling_rates is empty")
+  best_sigma, best_rate = None, None
+  for rate in rates:
+    if best_sigma is not None:
+      rival = best_sigma / best_rate * rate  # the same tau / q
+      if _epsilon(rival, rate, num_levels, delta,
+                  SEARCH_DISCRETIZATION) > epsilon_target:
+        continue
+    sigma = smallest_sigma(num_levels, epsilon_target, delta,
+                           sampling_rate=rate)
+    if best_sigma is None or sigma / rate < best_sigma / best_rate:
+      best_sigma, best_rate = sigma, rate
+  while _epsilon(best_sigma, best_rate, num_levels, delta,
+                 discretization) > epsilon_target:
+    best_sigma *= 1.0 + _SIGMA_TOLERANCE
+  return NoisyTrieParams(sigma=best_sigma, num_levels=num_levels,
+                         sampling_rate=best_rate,
+                         false_positive_rate=false_positive_rate,
+                         chars_per_level=chars_per_level)
