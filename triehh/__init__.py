@@ -41,6 +41,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.theory.adjacency import Adjacency
   from triehh.theory.mechanism import Guarantee
   from triehh.theory.mechanism import Mechanism
+  from triehh.theory.mechanism import NoisyTarget
   from triehh.theory.mechanism import Target
   from triehh.theory.privacy import calibrate
   from triehh.theory.privacy import Calibration
@@ -83,6 +84,7 @@ _PUBLIC = {
     "Adjacency": "triehh.theory.adjacency",
     "Guarantee": "triehh.theory.mechanism",
     "Mechanism": "triehh.theory.mechanism",
+    "NoisyTarget": "triehh.theory.mechanism",
     "Target": "triehh.theory.mechanism",
     "calibrate": "triehh.theory.privacy",
     "Calibration": "triehh.theory.privacy",
@@ -101,8 +103,8 @@ __all__ = [
     "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal", "WordCounts", "count_words",
-    "Adjacency", "Counting", "Guarantee", "Mechanism", "OnlineUsers",
-    "Passes", "Target",
+    "Adjacency", "Counting", "Guarantee", "Mechanism", "NoisyTarget",
+    "OnlineUsers", "Passes", "Target",
 ]
 
 

@@ -22,6 +22,7 @@ from triehh.core import validation
 from triehh.discovery import availability as availability_lib
 from triehh.discovery import counts as counts_lib
 from triehh.discovery import deny_list as deny_list_lib
+from triehh.discovery import noisy_run
 from triehh.discovery import passes as passes_lib
 from triehh.discovery import run as discovery_run
 from triehh.engines import registry
@@ -47,7 +48,9 @@ def discover(user_words, privacy=None, *,
       word -> count (the user's words), or a :class:`triehh.Population`
       (build one for another alphabet, unknown-character handling or end
       symbol).
-    privacy: a :class:`triehh.Target` (``(epsilon, delta)`` to calibrate
+    privacy: a :class:`triehh.NoisyTarget` (the noisy trie,
+      ``docs/noisy-trie.md``; returns its own result), a
+      :class:`triehh.Target` (``(epsilon, delta)`` to calibrate
       for: theta and the sampling rate from the two-sided accountant under
       Poisson sampling, theta and the batch size from Corollary 1 under
       fixed-size sampling), a :class:`triehh.Mechanism` (theta and its
@@ -84,7 +87,15 @@ def discover(user_words, privacy=None, *,
   if seed is not None:
     validation.check_int("seed", seed, low=0)
   registry.get(engine)  # fails before any work on the input
-  options = mechanism.of(privacy).run_options()
+  privacy = mechanism.of(privacy)
+  if isinstance(privacy, mechanism.NoisyTarget):
+    if counts is not False or passes is not None or availability is not None:
+      raise ValueError("the noisy trie runs alone: not with counts, passes "
+                       "or availability")
+    return noisy_run.discover_noisy(
+        user_words, privacy, max_length=max_length, seed=seed, engine=engine,
+        deny_list=deny_list, **engine_options)
+  options = privacy.run_options()
   max_length = validation.check_int("max_length", max_length)
   counting_request = _counting_request(counts, options, passes, availability)
   options["sampling"] = mechanism.default_sampling(

@@ -105,12 +105,16 @@ class NoisyTrieResult:
     false_words: ``bool [len(words)]`` whether no user holds the word
       (simulation only).
     levels: per round, its :class:`LevelStats`.
+    params: the parameters it ran with, and guarantee: what they guarantee
+      (set by :func:`triehh.discover`; None from :func:`run`).
   """
 
   words: tuple[str, ...]
   noisy_counts: np.ndarray
   false_words: np.ndarray
   levels: tuple[LevelStats, ...]
+  params: object = None
+  guarantee: object = None
 
   @property
   def num_false_words(self) -> int:

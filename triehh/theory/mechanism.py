@@ -188,10 +188,54 @@ class Mechanism(_Shape):
                 sampling_rate=self.sampling_rate, **self._shape_options())
 
 
-def of(privacy) -> Target | Mechanism:
-  """``privacy`` as a Target or a Mechanism: a number is ``Target(epsilon=
-  privacy)``; anything else is a TypeError naming what to pass."""
-  if isinstance(privacy, (Target, Mechanism)):
+@dataclasses.dataclass(frozen=True)
+class NoisyTarget:
+  """``(epsilon, delta)`` for the noisy trie (:mod:`triehh.theory.noisy_trie`,
+  ``docs/noisy-trie.md``): Gaussian noise on each level's vote sums over a
+  public candidate set, a threshold for a stated false-positive rate per
+  candidate.
+
+  Attributes:
+    epsilon: the target epsilon (> 0).
+    delta: the target delta; None: ``1/n^2`` of the declared
+      ``population_size``, else of the population's size (then the
+      parameters depend on |D|: ``REPLACE_SPECIAL`` only).
+    false_positive_rate: alpha, the chance that a candidate no user votes
+      for passes, per candidate and level.
+    chars_per_level: k, characters per level (fewer levels, larger
+      candidate sets).
+    population_size: a declared, public n (None: the population's size).
+  """
+
+  epsilon: float
+  delta: float | None = None
+  false_positive_rate: float = 1e-5
+  chars_per_level: int = 1
+  population_size: int | None = None
+
+  def __post_init__(self):
+    object.__setattr__(self, "epsilon",
+                       validation.check_positive("epsilon", self.epsilon))
+    if self.delta is not None:
+      object.__setattr__(self, "delta", validation.check_probability(
+          "delta", self.delta))
+    object.__setattr__(self, "false_positive_rate",
+                       validation.check_probability(
+                           "false_positive_rate", self.false_positive_rate,
+                           "the chance a candidate with no vote passes"))
+    object.__setattr__(self, "chars_per_level", validation.check_int(
+        "chars_per_level", self.chars_per_level))
+    if self.population_size is not None:
+      object.__setattr__(self, "population_size", validation.check_int(
+          "population_size (the declared, public number of users)",
+          self.population_size))
+
+
+def of(privacy) -> Target | Mechanism | NoisyTarget:
+  """``privacy`` as a Target, a Mechanism or a NoisyTarget: a number is
+  ``Target(epsilon=privacy)``; anything else is a TypeError naming what to
+  pass."""
+  if isinstance(privacy, (Target, Mechanism, NoisyTarget)):
     return privacy
   if isinstance(privacy, (int, float)) and not isinstance(privacy, bool):
     return Target(epsilon=privacy)
