@@ -112,14 +112,12 @@ def discover(user_words, privacy=None, *,
     population = deny_list_lib.apply(population, deny_list)
   if options["schedule"] is not None:
     discovery_run.check_schedule(options["schedule"], population)
+  privacy = dataclasses.replace(privacy, sampling=options["sampling"])
   if counting_request is None:
-    return run_once(population, seed=seed, engine=engine, **options,
+    return run_once(population, privacy, seed=seed, engine=engine,
                     **engine_options)
-  del options["allow_no_guarantee"]  # refused with counts
-  return run_with_counts(population, count_share=counting_request.share,
-                         count_sample_rate=counting_request.sample_rate,
-                         seed=seed, engine=engine, **options,
-                         **engine_options)
+  return run_with_counts(population, privacy, counting=counting_request,
+                         seed=seed, engine=engine, **engine_options)
 
 
 # The keywords discover took before its privacy was typed, and the type
@@ -216,28 +214,29 @@ def _repeated(user_words, options: dict, passes, availability, *,
       **common, **fixed)
 
 
-def run_with_counts(population: population_lib.Population, *,
-                    epsilon: float, delta: float | None, count_share: float,
-                    count_sample_rate: float, engine: str,
-                    **run_options) -> results.DiscoveryResult:
+def run_with_counts(population: population_lib.Population,
+                    privacy: mechanism.Target, *,
+                    counting: counts_lib.Counting, seed: int | None,
+                    engine: str, **engine_options) -> results.DiscoveryResult:
   """One run on a built population that also counts the words it finds
-  (``discover(counts=True)``, its arguments checked by
-  :func:`check_counting`): the total ``(epsilon, delta)`` split
-  (:func:`split_total`), :func:`run_once` at discovery's share, then the
-  protected counts (:func:`triehh.discovery.counts.count_discovered`) at
-  counting's, attached to the result."""
-  declared = run_options.get("population_size")
+  (``discover(counts=...)``, checked by :func:`check_counting`): the total
+  ``(epsilon, delta)`` of ``privacy`` split (:func:`split_total`),
+  :func:`run_once` at discovery's share, then the protected counts
+  (:func:`triehh.discovery.counts.count_discovered`) at counting's,
+  attached to the result."""
+  declared = privacy.population_size
   total_delta, split = split_total(
-      population.num_users if declared is None else declared, epsilon, delta,
-      count_share)
-  result = run_once(population, epsilon=split.discovery_epsilon,
-                    delta=split.discovery_delta, engine=engine,
-                    delta_from_n=delta is None and declared is None,
-                    **run_options)
+      population.num_users if declared is None else declared,
+      privacy.epsilon, privacy.delta, counting.share)
+  discovery = dataclasses.replace(privacy, epsilon=split.discovery_epsilon,
+                                  delta=split.discovery_delta)
+  result = run_once(population, discovery, seed=seed, engine=engine,
+                    delta_from_n=privacy.delta is None and declared is None,
+                    **engine_options)
   counts = counts_lib.count_discovered(
-      result, population, epsilon=epsilon, delta=total_delta,
+      result, population, epsilon=privacy.epsilon, delta=total_delta,
       counting_epsilon=split.counting_epsilon,
-      counting_delta=split.counting_delta, sample_rate=count_sample_rate,
+      counting_delta=split.counting_delta, sample_rate=counting.sample_rate,
       engine=engine)
   return dataclasses.replace(result, counts=counts)
 
@@ -291,36 +290,20 @@ def check_counting(counts: bool, count_share: float | None,
   return share, rate
 
 
-def run_once(population: population_lib.Population, *,
-             seed: int | None, engine: str, sampling: str,
-             sampling_rate: float | None = None,
-             epsilon: float | None = None, delta: float | None = None,
-             theta: int | None = None, gamma: float | None = None,
-             batch_size: int | None = None, num_sub_rounds: int = 1,
-             max_num_prefixes: int | None = None,
-             allow_no_guarantee: bool = False,
-             word_choice: str = choices.PER_ROUND,
-             schedule: Sequence[np.ndarray] | None = None,
-             adjacency: str | None = None,
-             population_size: int | None = None,
-             delta_from_n: bool = False,
+def run_once(population: population_lib.Population,
+             privacy: mechanism.Target | mechanism.Mechanism, *,
+             seed: int | None, engine: str, delta_from_n: bool = False,
              **engine_options) -> results.DiscoveryResult:
   """One run on a built population: its parameters resolved once
-  (:func:`triehh.theory.policy.resolve_params`, for the population's own
-  ``max_length``), then :func:`triehh.discovery.run.run`. ``sampling`` is
-  explicit here; :func:`discover` chooses it when the caller does not.
-  ``adjacency``, ``population_size`` and ``delta_from_n`` are the
-  policy's (the relation asked for, a declared public n, a delta derived
-  from |D|)."""
-  params = policy.resolve_params(
-      population.num_users, population.max_length, epsilon=epsilon,
-      delta=delta, theta=theta, gamma=gamma, batch_size=batch_size,
-      num_sub_rounds=num_sub_rounds, max_num_prefixes=max_num_prefixes,
-      allow_no_guarantee=allow_no_guarantee, word_choice=word_choice,
-      single_word=population.is_single_word, sampling=sampling,
-      sampling_rate=sampling_rate, adjacency=adjacency,
-      population_size=population_size, delta_from_n=delta_from_n)
+  (:func:`triehh.theory.policy.resolve`, for the population's own
+  ``max_length``; ``privacy`` names its sampling, which :func:`discover`
+  chooses when the caller does not), then :func:`triehh.discovery.run.run`.
+  ``delta_from_n``: ``privacy``'s delta was derived from |D| (a share of
+  the default ``1/n^2``)."""
+  params = policy.resolve(population.num_users, population.max_length,
+                          privacy, single_word=population.is_single_word,
+                          delta_from_n=delta_from_n)
   return discovery_run.run(population, params, seed=seed, engine=engine,
-                           schedule=schedule,
-                           allow_no_guarantee=allow_no_guarantee,
+                           schedule=privacy.schedule,
+                           allow_no_guarantee=privacy.allow_no_guarantee,
                            **engine_options)

@@ -231,6 +231,33 @@ class NoisyTarget:
           self.population_size))
 
 
+_SHAPE_OPTIONS = ("sampling", "adjacency", "population_size",
+                  "num_sub_rounds", "max_num_prefixes", "word_choice",
+                  "allow_no_guarantee", "schedule")
+
+
+def from_options(options) -> Target | Mechanism:
+  """The Target (``epsilon`` given) or Mechanism (``theta`` with its
+  sampling) of keyword-style options (a sweep cell's config, say): the
+  keys of :meth:`Target.run_options`, missing ones at their defaults."""
+  shape = {name: options[name] for name in _SHAPE_OPTIONS
+           if options.get(name) is not None}
+  if options.get("epsilon") is not None:
+    for name in ("gamma", "batch_size", "sampling_rate"):
+      if options.get(name) is not None:
+        raise ValueError(f"give either (epsilon, delta) or theta with "
+                         f"{name}, not both")
+    return Target(options["epsilon"], delta=options.get("delta"),
+                  theta=options.get("theta"), **shape)
+  if options.get("theta") is None:
+    raise ValueError("give epsilon (and optionally delta), or theta with "
+                     "sampling_rate, batch_size or gamma")
+  return Mechanism(theta=options["theta"], delta=options.get("delta"),
+                   **{name: options[name] for name in
+                      ("sampling_rate", "batch_size", "gamma")
+                      if options.get(name) is not None}, **shape)
+
+
 def of(privacy) -> Target | Mechanism | NoisyTarget:
   """``privacy`` as a Target, a Mechanism or a NoisyTarget: a number is
   ``Target(epsilon=privacy)``; anything else is a TypeError naming what to

@@ -111,6 +111,42 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
   declared = (None if population_size is None else validation.check_int(
       "population_size (the declared, public number of users)",
       population_size))
+  return _resolve(n, max_length, epsilon=epsilon, delta=delta, theta=theta,
+                  gamma=gamma, batch_size=batch_size,
+                  num_sub_rounds=num_sub_rounds,
+                  max_num_prefixes=max_num_prefixes,
+                  allow_no_guarantee=allow_no_guarantee,
+                  word_choice=word_choice, single_word=single_word,
+                  sampling=sampling, sampling_rate=sampling_rate,
+                  asked=asked, declared=declared, delta_from_n=delta_from_n)
+
+
+def resolve(n: int, max_length: int, privacy, *, single_word: bool = True,
+            delta_from_n: bool = False) -> results.RunParams:
+  """:func:`resolve_params` for a typed privacy
+  (:class:`~triehh.theory.mechanism.Target` or ``Mechanism``, checked when
+  it was built, its sampling named): only ``n`` and ``max_length`` are
+  checked here."""
+  n = validation.check_int("n (number of users)", n)
+  max_length = validation.check_int("max_length", max_length)
+  if privacy.sampling is None:
+    raise ValueError("the run's sampling must be named (mechanism."
+                     "default_sampling decides the default)")
+  options = privacy.run_options()
+  del options["schedule"]
+  asked = options.pop("adjacency")
+  return _resolve(n, max_length, single_word=single_word,
+                  asked=None if asked is None else Adjacency.of(asked),
+                  declared=options.pop("population_size"),
+                  delta_from_n=delta_from_n, **options)
+
+
+def _resolve(n: int, max_length: int, *, epsilon, delta, theta, gamma,
+             batch_size, num_sub_rounds, max_num_prefixes,
+             allow_no_guarantee, word_choice, single_word, sampling,
+             sampling_rate, asked, declared,
+             delta_from_n) -> results.RunParams:
+  """:func:`resolve_params` on checked arguments."""
   n_params = n if declared is None else declared
   if delta is None and n_params < 2:
     raise ValueError(

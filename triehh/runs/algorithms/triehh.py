@@ -23,11 +23,13 @@ from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.data import datasets
+from triehh.discovery import counts as counts_lib
 from triehh.discovery import discover as discover_lib
 from triehh.engines import registry
 from triehh.runs import count_metrics
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import labels
+from triehh.theory import mechanism
 from triehh.theory import policy
 from triehh.theory.adjacency import Adjacency
 
@@ -149,20 +151,23 @@ def call_triehh(population: population_lib.Population, config: Mapping,
   ``config["data"]``. ``engine_options`` are the engine's keyword
   arguments (TFF: secure_sum, workers, timeouts, max_user_contribution).
   """
-  run_options = dict(
-      seed=seed, engine=config["engine"],
-      num_sub_rounds=config["num_sub_rounds"],
-      max_num_prefixes=config["max_num_prefixes"],
-      **{name: config[name] for name in
-         ("epsilon", "delta", "theta", "gamma", "batch_size")},
-      **sampling_of(config), **dict(engine_options or {}))
+  privacy = privacy_of(config)
+  options = dict(seed=seed, engine=config["engine"],
+                 **dict(engine_options or {}))
   if config.get("counts"):  # the budget split, the run, then the counts
     return discover_lib.run_with_counts(
-        population, count_share=config["count_share"],
-        count_sample_rate=config["count_sample_rate"], **run_options)
-  return discover_lib.run_once(
-      population, allow_no_guarantee=config["allow_no_guarantee"],
-      **run_options)
+        population, privacy, counting=counts_lib.Counting(
+            config["count_share"], config["count_sample_rate"]), **options)
+  return discover_lib.run_once(population, privacy, **options)
+
+
+def privacy_of(config: Mapping) -> mechanism.Target | mechanism.Mechanism:
+  """The typed privacy of a TrieHH ``config`` (its sampling named)."""
+  return mechanism.from_options({
+      **{name: config.get(name) for name in
+         ("epsilon", "delta", "theta", "gamma", "batch_size",
+          "num_sub_rounds", "max_num_prefixes", "allow_no_guarantee")},
+      **sampling_of(config)})
 
 
 def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
