@@ -1,4 +1,5 @@
-"""The loop of the drivers that run one algorithm (run_triehh, run_sfp).
+"""The loop of the drivers that run one algorithm (run_triehh, run_sfp,
+run_partition_selection).
 
 Build the population of the data flags, then ``--num_runs`` runs with the
 seeds ``--seed``, ``--seed`` + 1, ...: each prints its heavy hitters and
@@ -14,7 +15,7 @@ import dataclasses
 import sys
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from absl import flags
@@ -46,7 +47,8 @@ class Algorithm:
     built: how the data line says the population was made ready.
     config: the runs' ``config``, made once the data line is printed.
     call: ``(population, config, seed) -> result``; the result has
-      ``heavy_hitters`` (word -> count) and ``params``.
+      ``heavy_hitters`` (word -> count, or the words alone for an algorithm
+      that releases no counts, scored in their order) and ``params``.
     describe: the lines printed after the first run (its parameters).
     run_line: ``(run, seed, result, number of heavy hitters) -> line``.
     word: how one shown heavy hitter is printed, from its word and count.
@@ -86,8 +88,10 @@ def run_all(algorithm: Algorithm) -> None:
     if run == 0:
       for line in algorithm.describe(result):
         print(line)
-    values = shared_flags.score(result.heavy_hitters, data.truth)
-    hh = list(result.heavy_hitters.items())
+    found = result.heavy_hitters
+    values = shared_flags.score(found, data.truth)
+    hh = (list(found.items()) if isinstance(found, Mapping)
+          else [(word, None) for word in found])
     print(algorithm.run_line(run, seed, result, len(hh)))
     if FLAGS.show:  # --show=0: no words, no ellipsis
       shown = ", ".join(algorithm.word(w, v) for w, v in hh[:FLAGS.show])

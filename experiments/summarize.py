@@ -183,6 +183,8 @@ def print_compact_table(groups: Sequence[Group], table: pd.DataFrame,
     name = group.get("algorithm")
     if group.get("top_t") is not None:
       name += f" (T={group.get('top_t')})"
+    if group.get("strategy") is not None:
+      name += f" ({group.get('strategy')})"
     eps = group.get("epsilon")
     if name == "iblt":  # k-anonymity, no epsilon
       name += f" (k={group.get('k_anonymity')})"

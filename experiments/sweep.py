@@ -1,8 +1,9 @@
-"""Runs a grid of TrieHH, SFP and IBLT experiments, resumably, with progress.
+"""Runs a grid of TrieHH, SFP, IBLT and partition-selection experiments,
+resumably, with progress.
 
 One cell per algorithm x engine (TrieHH) x data set x setting x epsilon x
-delta x T (SFP) x k-anonymity (IBLT), ``--num_runs`` runs per cell with the
-seeds ``--seed``,
+delta x T (SFP) x k-anonymity (IBLT) x strategy (partition selection),
+``--num_runs`` runs per cell with the seeds ``--seed``,
 ``--seed`` + 1, ... as ``run_triehh`` and ``run_sfp`` use them, each run
 appended to ``<output_dir>/results.jsonl`` as the record those drivers
 write. With only ``--algorithms``, ``--epsilons``, ``--num_runs`` and
@@ -27,6 +28,16 @@ differential privacy (``privacy``, ``matched_epsilon`` say so).
 
   python -m experiments.sweep --algorithms=triehh,iblt --epsilons=1 \
       --num_users=100000 --num_runs=3 --output_dir=out
+
+``--algorithms=partition_selection`` adds cells of pipeline_dp's central
+DP partition selection (``triehh.baselines.partition_selection``) at each
+(``--epsilons``, ``--deltas``), one per ``--partition_strategies`` (default
+``--partition_strategy``), with ``--max_partitions_contributed``, as
+``run_partition_selection`` runs them.
+
+  python -m experiments.sweep --algorithms=triehh,partition_selection \
+      --partition_strategies=truncated_geometric,gaussian_thresholding \
+      --epsilons=4 --num_runs=3 --output_dir=out
 
 ``--counts`` makes TrieHH cells count their discovered words too
 (``docs/counts.md``; ``--epsilons``/``--deltas`` are then the total of
@@ -60,9 +71,11 @@ import tqdm
 
 from experiments import cli
 from experiments import flags as shared_flags
+from experiments import run_partition_selection
 from experiments import run_sfp
 from experiments import run_triehh
 from triehh.baselines import iblt
+from triehh.baselines import partition_selection
 from triehh.data import datasets as datasets_lib
 from triehh.engines import registry
 from triehh.runs import grid
@@ -72,6 +85,7 @@ from triehh.runs import runner
 FLAGS = flags.FLAGS
 flags.adopt_module_key_flags(run_triehh)
 flags.adopt_module_key_flags(run_sfp)
+flags.adopt_module_key_flags(run_partition_selection)
 for _name in ("settings", "epsilons", "top_ts", "workers"):
   flags.declare_key_flag(_name)
 
@@ -90,8 +104,9 @@ def _engine_item(text: str) -> str:
 
 
 shared_flags.DEFINE_values(
-    "algorithms", ["triehh"], "Algorithms: triehh, sfp and/or iblt (TFF's "
-    "IBLT heavy hitters on TrieHH's sampled users; k-anonymity, not DP).",
+    "algorithms", ["triehh"], "Algorithms: triehh, sfp, iblt (TFF's IBLT "
+    "heavy hitters on TrieHH's sampled users; k-anonymity, not DP) and/or "
+    "partition_selection (pipeline_dp's central DP partition selection).",
     shared_flags.choice_item(records.ALGORITHMS))
 shared_flags.DEFINE_values(
     "engines", None, f"TrieHH engines: {' and/or '.join(registry.names())} "
@@ -128,6 +143,11 @@ flags.DEFINE_integer("iblt_secure_sum_bitwidth", None,
                      "width (1 to 62; default: plain sum).", lower_bound=1,
                      upper_bound=62)
 shared_flags.DEFINE_values(
+    "partition_strategies", None, "Partition selection strategies: "
+    f"{', '.join(partition_selection.STRATEGIES)} (default: "
+    "--partition_strategy).",
+    shared_flags.choice_item(list(partition_selection.STRATEGIES)))
+shared_flags.DEFINE_values(
     "count_shares", None, "With --counts: TrieHH cells per share of the "
     "budget spent on counting, each in (0, 1) (default: --count_share).",
     shared_flags.number_item(0, 1))
@@ -147,6 +167,8 @@ _SFP_FLAGS = ("top_t", "top_ts", "cms_k", "cms_m", "sfp_length",
 _IBLT_FLAGS = ("k_anonymities", "iblt_capacity", "iblt_string_max_bytes",
                "iblt_num_rounds", "iblt_round_draw",
                "iblt_secure_sum_bitwidth")
+_PARTITION_FLAGS = ("partition_strategy", "partition_strategies",
+                    "max_partitions_contributed")
 # Flags that print a single run's words: a sweep prints none.
 _PRINT_FLAGS = ("show",)
 # Plural flag -> the singular flag it replaces.
@@ -172,6 +194,15 @@ def _top_ts() -> list[int]:
       raise ValueError("give --top_ts or --top_t, not both")
     return list(FLAGS.top_ts)
   return [FLAGS.top_t]
+
+
+def _partition_strategies() -> list[str]:
+  if FLAGS.partition_strategies is not None:
+    if shared_flags.given("partition_strategy"):
+      raise ValueError("give --partition_strategies or --partition_strategy, "
+                       "not both")
+    return list(FLAGS.partition_strategies)
+  return [FLAGS.partition_strategy]
 
 
 def _k_anonymities() -> list[int | None]:
@@ -211,12 +242,15 @@ def _refuse_flags_of_absent_algorithms(algorithms: list[str]) -> None:
   if "iblt" not in algorithms:
     _refuse(_IBLT_FLAGS, "applies to IBLT cells only; add iblt to "
             "--algorithms")
+  if "partition_selection" not in algorithms:
+    _refuse(_PARTITION_FLAGS, "applies to partition-selection cells only; "
+            "add partition_selection to --algorithms")
 
 
 def _theta(algorithms: list[str]) -> dict | None:
   """TrieHH's theta with gamma or batch size, when given directly."""
   if "triehh" in algorithms and FLAGS.theta is not None:
-    if not ("sfp" in algorithms or "iblt" in algorithms):
+    if not {"sfp", "iblt", "partition_selection"} & set(algorithms):
       _refuse(("epsilon", "epsilons", "delta", "deltas"),
               "applies to no cell: TrieHH cells given --theta are not "
               "calibrated from epsilon (add sfp or iblt to --algorithms?)")
@@ -271,6 +305,9 @@ def check_flags() -> list[grid.Cell]:
   return grid.expand(
       algorithms=algorithms, data=data, engines=engines, epsilons=epsilons,
       deltas=deltas, top_ts=top_ts, k_anonymities=k_anonymities,
+      partition_strategies=_partition_strategies(),
+      partition_options={"max_partitions_contributed":
+                         FLAGS.max_partitions_contributed},
       triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
                       "max_num_prefixes": FLAGS.max_num_prefixes,
                       "allow_no_guarantee": FLAGS.allow_no_guarantee,

@@ -125,11 +125,15 @@ def test_every_console_command_has_a_real_help():
   assert {entry.split(":")[0] for entry in scripts.values()} == modules
   assert set(scripts) == {"triehh-run", "triehh-sfp", "triehh-summarize",
                           "triehh-theory-tables", "triehh-reproduce",
-                          "triehh-sweep", "triehh-audit", "triehh-beyond"}
+                          "triehh-sweep", "triehh-audit", "triehh-beyond",
+                          "triehh-partition-selection"}
   shared = ("--epsilon", "--dataset", "--data_path", "--num_runs",
             "--output_dir", "--num_users")
   own = {"triehh-run": ("--engine", "--theta") + shared,
          "triehh-sfp": ("--top_t", "--cms_k") + shared,
+         "triehh-partition-selection": ("--partition_strategy",
+                                        "--max_partitions_contributed")
+                                       + shared,
          "triehh-summarize": ("--results", "--csv_out", "--dataset",
                               "--data_path", "--num_users"),
          "triehh-theory-tables": ("--populations", "--frequencies",

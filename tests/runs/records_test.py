@@ -60,8 +60,26 @@ def iblt_record(**changes):
   return records.RunRecord(**fields)
 
 
+def partition_selection_record(**changes):
+  fields = dict(
+      algorithm="partition_selection", dataset="default", setting="single",
+      n_users=1000, run=0, seed=2, epsilon=4.0, delta=1e-6,
+      target_epsilon=4.0, target_delta=1e-6,
+      privacy="central: the server sees raw strings",
+      accounting="pipeline_dp partition selection (pipeline-dp 0.3.1)",
+      covers="the set of released words, both directions",
+      adjacency="ADD_OR_REMOVE_ONE", n_source="unused",
+      strategy="truncated_geometric", max_partitions_contributed=1,
+      num_rows=1000, num_candidates=300, discovered=["a", "the"],
+      reported_counts=[], metrics={"recall@10": 0.2}, seconds=0.1,
+      config={"algorithm": "partition_selection", "epsilon": 4.0})
+  fields.update(changes)
+  return records.RunRecord(**fields)
+
+
 def test_json_round_trip_keeps_every_field():
-  for record in (triehh_record(), sfp_record(), iblt_record()):
+  for record in (triehh_record(), sfp_record(), iblt_record(),
+                 partition_selection_record()):
     line = record.to_json()
     assert "\n" not in line
     assert records.RunRecord.from_json(line) == record
@@ -85,6 +103,21 @@ def test_json_holds_only_the_fields_of_the_algorithm():
               "epsilon_local"} & iblt_keys
   assert not {"k_anonymity", "privacy", "bytes_per_client"} & (
       triehh_keys | sfp_keys)
+
+
+def test_a_partition_selection_record_holds_its_guarantee_and_options():
+  raw = json.loads(partition_selection_record().to_json())
+  assert {"strategy", "max_partitions_contributed", "adjacency", "covers",
+          "privacy", "accounting", "n_source", "num_rows",
+          "num_candidates"} <= set(raw)
+  assert not {"engine", "theta", "top_t", "k_anonymity", "batch_size",
+              "matched_epsilon"} & set(raw)
+  assert (raw["epsilon"], raw["delta"], raw["has_guarantee"]) == (
+      4.0, 1e-6, True)
+  del raw["max_partitions_contributed"]
+  with pytest.raises(records.RecordError,
+                     match="max_partitions_contributed: missing"):
+    records.RunRecord.from_dict(raw)
 
 
 def test_an_iblt_record_never_claims_an_epsilon():
@@ -270,7 +303,7 @@ def test_read_leaves_out_and_names_every_line_that_is_not_a_record(
       "epsilon: must be a number or null, got '2'",
       "n_users: must be a number, got True"]
   assert bad[2].message == ("algorithm: must be one of triehh, sfp, iblt, "
-                            "got 'other'")
+                            "partition_selection, got 'other'")
   assert bad[0].message.startswith("not JSON (Expecting value")
   assert not any(b.unfinished for b in bad)
 

@@ -80,7 +80,8 @@ results_paths = records_lib.results_paths
 
 # Shown for every configuration, in this order.
 DISPLAY_FIELDS = ("algorithm", "engine", "dataset", "setting", "n_users",
-                  "epsilon", "top_t", "k_anonymity", "matched_epsilon")
+                  "epsilon", "top_t", "k_anonymity", "matched_epsilon",
+                  "strategy")
 # Runs are pooled only when all of these agree. "epsilon" here is the
 # target epsilon (the achieved one for runs given theta directly; None for
 # IBLT runs).
@@ -91,7 +92,8 @@ CONFIG_FIELDS = DISPLAY_FIELDS + (
     "tff_secure_sum", "tff_max_user_contribution", "matched_delta",
     "iblt_capacity", "iblt_num_rounds", "string_max_bytes",
     "round_draw", "secure_sum_bitwidth", "repetitions", "sampling",
-    "sampling_rate", "count_share", "count_sample_rate")
+    "sampling_rate", "count_share", "count_sample_rate",
+    "max_partitions_contributed")
 # IBLT fields read from the record's config (what was asked for): field ->
 # config key.
 _IBLT_CONFIG = {"iblt_capacity": "capacity", "iblt_num_rounds": "num_rounds"}
@@ -102,7 +104,7 @@ _INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
                     "max_length", "levels", "num_sub_rounds",
                     "max_num_prefixes", "cms_k", "cms_m", "length", "k",
                     "k_anonymity", "string_max_bytes", "secure_sum_bitwidth",
-                    "repetitions")
+                    "repetitions", "max_partitions_contributed")
 # Metrics that are proportions in [0, 1] (triehh.runs.count_metrics' too):
 # their intervals are clipped.
 PROPORTIONS = ("precision", "recall", "f1", "f1_paper", "count_error",

@@ -23,8 +23,8 @@ from typing import Any
 # are read and upgraded (:func:`upgrade`): the rename is their only change.
 SCHEMA_VERSION = 2
 READ_VERSIONS = (1, 2)
-ALGORITHMS = ("triehh", "sfp", "iblt")
-TRIEHH, SFP, IBLT = ALGORITHMS
+ALGORITHMS = ("triehh", "sfp", "iblt", "partition_selection")
+TRIEHH, SFP, IBLT, PARTITION_SELECTION = ALGORITHMS
 
 # Why a JSON value is not a run record, in kinds shared by many lines
 # (``experiments.summarize`` counts skipped lines by kind). A record of
@@ -38,7 +38,8 @@ BAD_FIELDS = "run record with missing or bad fields"
 _NUMBERS = {TRIEHH: ("n_users", "theta", "batch_size", "levels",
                      "max_length"),
             SFP: ("n_users", "top_t"),
-            IBLT: ("n_users", "k_anonymity", "batch_size")}
+            IBLT: ("n_users", "k_anonymity", "batch_size"),
+            PARTITION_SELECTION: ("n_users", "max_partitions_contributed")}
 # Fields that are a number or null; ints among them are read as floats.
 _FLOATS = ("epsilon", "delta", "target_epsilon", "target_delta",
            "epsilon_local", "epsilon_fragment", "epsilon_word",
@@ -82,7 +83,8 @@ class RunRecord:
   ``experiments.summarize`` and :mod:`triehh.analysis.summary` read them
   back. As JSON (:meth:`to_json`) a record is one object on one line, keys
   sorted. A field declared with ``_only(...)`` (its ``algorithms``
-  metadata; "(triehh)", "(sfp)", "(iblt)" below) is in the records of those
+  metadata; "(triehh)", "(sfp)", "(iblt)", "(partition_selection)" below)
+  is in the records of those
   algorithms only; every other field is in every record. One declared with
   ``_when_set(...)`` ("set by ..." below) is in the records of those
   algorithms that set it only. A line is read
@@ -96,8 +98,10 @@ class RunRecord:
   # 1. A record without it is of an earlier layout and is not read
   # (:func:`schema_problem`).
   schema_version: int = SCHEMA_VERSION
-  # "triehh", "sfp" or "iblt" (TFF's IBLT heavy hitters,
-  # :mod:`triehh.baselines.iblt`, run by a sweep).
+  # "triehh", "sfp", "iblt" (TFF's IBLT heavy hitters,
+  # :mod:`triehh.baselines.iblt`, run by a sweep) or "partition_selection"
+  # (pipeline_dp's central DP partition selection,
+  # :mod:`triehh.baselines.partition_selection`).
   algorithm: str
   # (triehh) "fast" or "tff".
   engine: str | None = _only(TRIEHH)
@@ -147,8 +151,9 @@ class RunRecord:
   # by at least k_anonymity clients of a round is released with its exact
   # count), which is NOT (epsilon, delta)-differential privacy: epsilon and
   # delta are null, has_guarantee false and accounting "none", as for a
-  # TrieHH run without guarantee.
-  privacy: str | None = _only(IBLT)
+  # TrieHH run without guarantee. (partition_selection) Who sees what:
+  # "central: the server sees raw strings".
+  privacy: str | None = _only(IBLT, PARTITION_SELECTION)
   # (iblt) The TrieHH target (epsilon, delta) whose Corollary 1 batch size
   # (and theta, when k_anonymity was not given) the run used, so that it
   # samples TrieHH's users for the same seed; NOT a guarantee of the IBLT
@@ -191,13 +196,14 @@ class RunRecord:
   # (triehh) "per_round" (Algorithm 3, several-word users redraw every
   # round) or "per_run".
   word_choice: str | None = _only(TRIEHH)
-  # (triehh and iblt) The proof the (epsilon, delta) comes from
-  # ("Theorem 1", "per-round composition (L*delta)" or "none"; iblt:
-  # "none").
-  accounting: str | None = _only(TRIEHH, IBLT)
-  # (triehh) Which outputs the guarantee covers, and in which direction(s)
-  # (docs/privacy.md).
-  covers: str | None = _only(TRIEHH)
+  # (triehh, iblt and partition_selection) The proof the (epsilon, delta)
+  # comes from ("Theorem 1", "per-round composition (L*delta)" or "none";
+  # iblt: "none"; partition_selection: "pipeline_dp partition selection
+  # (pipeline-dp <version>)").
+  accounting: str | None = _only(TRIEHH, IBLT, PARTITION_SELECTION)
+  # (triehh and partition_selection) Which outputs the guarantee covers,
+  # and in which direction(s) (docs/privacy.md).
+  covers: str | None = _only(TRIEHH, PARTITION_SELECTION)
   # (triehh) The neighbouring relations the guarantee covers, as
   # dp_accounting's NeighboringRelation names, comma-separated
   # ("ADD_OR_REMOVE_ONE, REPLACE_SPECIAL"; :mod:`triehh.theory.adjacency`);
@@ -206,9 +212,11 @@ class RunRecord:
   # neighbours of the same size are covered) or "unused". The declared
   # public n, or null. All three are null in records written before they
   # existed: not recorded (those runs did not ask for an adjacency nor
-  # declare an n).
-  adjacency: str | None = _only(TRIEHH)
-  n_source: str | None = _only(TRIEHH)
+  # declare an n). partition_selection: "ADD_OR_REMOVE_ONE" (user level,
+  # a user counts towards at most max_partitions_contributed words); its
+  # n_source is "data" when delta is 1/n^2 of the data's n, else "unused".
+  adjacency: str | None = _only(TRIEHH, PARTITION_SELECTION)
+  n_source: str | None = _only(TRIEHH, PARTITION_SELECTION)
   population_size: int | None = _only(TRIEHH)
   # (triehh) "poisson" (each user takes part in a round with probability
   # sampling_rate; batch_size is then the expected batch) or "fixed" (the
@@ -270,10 +278,20 @@ class RunRecord:
   # (iblt) Worker memory the largest round needs (the estimate the run was
   # checked against).
   memory_estimate_bytes: int | None = _only(IBLT)
+  # (partition_selection) pipeline_dp's strategy ("truncated_geometric",
+  # "laplace_thresholding" or "gaussian_thresholding") and the words a user
+  # counts towards, at most.
+  strategy: str | None = _only(PARTITION_SELECTION)
+  max_partitions_contributed: int | None = _only(PARTITION_SELECTION)
+  # (partition_selection) (user, word) rows selected from, and their
+  # distinct words.
+  num_rows: int | None = _only(PARTITION_SELECTION)
+  num_candidates: int | None = _only(PARTITION_SELECTION)
 
   # ---- Results ---------------------------------------------------------------
   # The heavy hitters, most counted first. iblt: every string the IBLT
-  # released, truncated ones included.
+  # released, truncated ones included. partition_selection: the released
+  # words, alphabetically (a set, without counts).
   discovered: list[str]
   # What each algorithm reports with its words, in the same order (named
   # "counts" before schema version 2):
@@ -285,6 +303,7 @@ class RunRecord:
   #   its local-DP reports, covered by its guarantee.
   # * iblt: exact counts summed over the rounds that released them
   #   (k-anonymity only, no DP).
+  # * partition_selection: nothing (an empty list): it releases no counts.
   reported_counts: list[float]
   # (triehh, set by runs with protected counts) word -> [estimate, lower,
   # upper]: the counting phase's estimated users (or population frequency
@@ -297,6 +316,9 @@ class RunRecord:
   # count_error@K and count_coverage@K (:mod:`triehh.runs.count_metrics`);
   # proportions in [0, 1] except num_discovered. For iblt, truncated
   # outputs count as false positives (TrieHH never reports a truncated word).
+  # For partition_selection, whose words have no ranking, precision@K and
+  # f1@K take the first K words alphabetically: compare its recall@K,
+  # f1_paper@K and precision.
   metrics: dict[str, float]
   # Wall time of the run in seconds, data loading excluded (iblt: of its
   # TFF rounds, sampling excluded).

@@ -23,6 +23,7 @@ from triehh.core import population as population_lib
 from triehh.data import datasets
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import iblt
+from triehh.runs.algorithms import partition_selection
 from triehh.runs.algorithms import sfp
 from triehh.runs.algorithms import triehh
 
@@ -86,7 +87,8 @@ class Algorithm(Protocol):
 
 ALGORITHMS: dict[str, Algorithm] = {
     adapter.name: adapter
-    for adapter in (triehh.ADAPTER, sfp.ADAPTER, iblt.ADAPTER)}
+    for adapter in (triehh.ADAPTER, sfp.ADAPTER, iblt.ADAPTER,
+                    partition_selection.ADAPTER)}
 
 
 def get(name: str) -> Algorithm:

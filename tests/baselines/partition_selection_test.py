@@ -1,0 +1,129 @@
+"""Tests of pipeline_dp's partition selection as a baseline.
+
+The noise is python-dp's and takes no seed, so the selection tests are
+statistical: they hold with overwhelming probability, not for one seed.
+"""
+
+import collections
+
+import numpy as np
+import pytest
+
+from triehh.baselines import partition_selection as ps
+from triehh.core.population import Population
+from triehh.theory.adjacency import Adjacency
+
+STRATEGIES = list(ps.STRATEGIES)
+
+
+def crowd_and_singletons(num_singletons=200, crowd=5000):
+  """One word held by ``crowd`` users and ``num_singletons`` words held by
+  one user each."""
+  words = ["common"] + [f"rare{i}" for i in range(num_singletons)]
+  users = [crowd] + [1] * num_singletons
+  return Population.from_word_frequencies(words, users)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_crowded_word_is_kept_and_lone_words_are_not(strategy):
+  pop = crowd_and_singletons()
+  for _ in range(3):
+    result = ps.select_words(pop, epsilon=1.0, delta=1e-8, strategy=strategy)
+    # A lone word is released with probability at most delta.
+    assert result.words == ("common",)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_released_words_are_held_and_sorted(strategy):
+  rng = np.random.default_rng(0)
+  words = [f"w{i}" for i in range(300)]
+  users = rng.zipf(1.3, size=300).clip(max=2000)
+  pop = Population.from_word_frequencies(words, users)
+  result = ps.select_words(pop, epsilon=4.0, strategy=strategy)
+  assert set(result.words) <= set(words)
+  assert list(result.words) == sorted(result.words)
+  assert result.heavy_hitters == result.words
+  # The words of 2,000 users are released, the words of one user are not.
+  held = dict(zip(words, users))
+  assert {w for w, u in held.items() if u >= 2000} <= set(result.words)
+  assert not {w for w, u in held.items() if u == 1} & set(result.words)
+
+
+def test_params_label_the_guarantee_in_the_projects_terms():
+  pop = Population.from_user_words(["a"] * 50 + ["b"] * 3)
+  result = ps.select_words(pop, epsilon=2.0, strategy="gaussian_thresholding",
+                           max_partitions_contributed=1)
+  p = result.params
+  assert Adjacency.of(p.adjacency) is Adjacency.ADD_OR_REMOVE_ONE
+  assert "both directions" in p.covers
+  assert p.privacy == "central: the server sees raw strings"
+  assert "pipeline-dp 0.3.1" in p.accounting
+  assert (p.epsilon, p.delta, p.n_source) == (2.0, 1 / 53**2, "data")
+  assert (p.strategy, p.max_partitions_contributed) == (
+      "gaussian_thresholding", 1)
+  assert (p.n, p.num_rows, p.num_candidates) == (53, 53, 2)
+  assert result.seconds > 0
+  given = ps.select_words(pop, epsilon=2.0, delta=1e-5)
+  assert (given.params.delta, given.params.n_source) == (1e-5, "unused")
+  assert given.params.to_dict()["strategy"] == ps.DEFAULT_STRATEGY
+
+
+def several_word_users(num_users=3000):
+  return Population.from_user_words(
+      [{"x": 1, "y": 2, "z": 3}] * num_users + [{"solo": 1}])
+
+
+def test_several_words_are_bounded_by_a_seeded_uniform_choice():
+  pop = several_word_users()
+  rows = ps.user_word_rows(pop, 1, np.random.default_rng(7))
+  assert rows == ps.user_word_rows(pop, 1, np.random.default_rng(7))
+  assert len(rows) == pop.num_users
+  assert len({user for user, _ in rows}) == pop.num_users
+  chosen = collections.Counter(word for _, word in rows)
+  for word in "xyz":  # each of 3,000 picks a third of the time
+    assert abs(chosen[word] - 1000) < 150, chosen
+  two = ps.user_word_rows(pop, 2, np.random.default_rng(1))
+  per_user = collections.Counter(user for user, _ in two)
+  assert max(per_user.values()) == 2 and len(set(two)) == len(two)
+  every = ps.user_word_rows(pop, 3, np.random.default_rng(1))
+  assert len(every) == 3 * 3000 + 1
+
+
+def test_several_word_users_count_once_per_kept_word():
+  pop = several_word_users()
+  result = ps.select_words(pop, epsilon=1.0, delta=1e-8,
+                           max_partitions_contributed=2, seed=3)
+  assert result.words == ("x", "y", "z")
+  assert result.params.num_rows == 2 * 3000 + 1
+  assert result.seed == 3
+
+
+def test_users_listed_one_by_one_or_counted_give_the_same_rows():
+  listed = Population.from_user_words(["b", "a", "b"])
+  counted = Population.from_word_frequencies(["a", "b"], [1, 2])
+  rng = np.random.default_rng(0)
+  assert (sorted(w for _, w in ps.user_word_rows(listed, 1, rng))
+          == sorted(w for _, w in ps.user_word_rows(counted, 1, rng))
+          == ["a", "b", "b"])
+
+
+@pytest.mark.parametrize("options, error, needle", [
+    ({"epsilon": 0.0}, ValueError, "epsilon"),
+    ({"epsilon": float("inf")}, ValueError, "epsilon"),
+    ({"epsilon": 1.0, "delta": 1.0}, ValueError, "delta"),
+    ({"epsilon": 1.0, "strategy": "policy_gaussian"}, ValueError,
+     "strategy"),
+    ({"epsilon": 1.0, "max_partitions_contributed": 0}, ValueError,
+     "max_partitions_contributed"),
+    ({"epsilon": 1.0, "max_partitions_contributed": 1.5}, TypeError,
+     "max_partitions_contributed"),
+])
+def test_bad_options_are_named(options, error, needle):
+  pop = Population.from_user_words(["a", "b"])
+  with pytest.raises(error, match=needle):
+    ps.select_words(pop, **options)
+
+
+def test_a_population_is_required():
+  with pytest.raises(TypeError, match="Population"):
+    ps.select_words(["a", "b"], epsilon=1.0)

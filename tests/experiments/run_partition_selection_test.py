@@ -1,0 +1,82 @@
+"""End-to-end tests of run_partition_selection and its sweep cells."""
+
+import json
+
+import pytest
+
+import triehh
+from experiments import run_partition_selection
+from experiments import summarize
+from experiments import sweep
+from tests.experiments import drivers
+from triehh.data import synthetic
+
+N = 2000
+COMMON = (f"--num_users={N}", "--epsilon=4", "--cache_dir=")
+
+
+def read(path) -> list[dict]:
+  return [json.loads(line) for line in
+          (path / "results.jsonl").read_text().splitlines()]
+
+
+def test_each_run_writes_a_record_with_its_guarantee(tmp_path):
+  status, out, err = drivers.run_in_process(
+      run_partition_selection, *COMMON, "--num_runs=2",
+      "--partition_strategy=gaussian_thresholding", "--show=5",
+      f"--output_dir={tmp_path}")
+  assert status == 0, err
+  assert "ADD_OR_REMOVE_ONE" in out and "central" in out
+  assert "words released" in out and "K=50" in out
+  first, second = read(tmp_path)
+  assert (first["run"], second["run"]) == (0, 1)
+  assert first["algorithm"] == "partition_selection"
+  assert (first["epsilon"], first["delta"]) == (4.0, N**-2)
+  assert first["adjacency"] == "ADD_OR_REMOVE_ONE"
+  assert first["n_source"] == "data"
+  assert first["strategy"] == "gaussian_thresholding"
+  assert first["max_partitions_contributed"] == 1
+  assert first["reported_counts"] == []
+  truth = synthetic.english_population(N, seed=0).ground_truth()
+  for record in (first, second):
+    assert set(record["discovered"]) <= set(truth)
+    assert record["discovered"] == sorted(record["discovered"])
+    assert "the" in record["discovered"]  # held by a few hundred users
+    assert record["metrics"] == pytest.approx(
+        triehh.precision_recall_f1(record["discovered"], truth))
+
+
+def test_sweep_cells_per_strategy_and_a_summary(tmp_path):
+  status, _, err = drivers.run_in_process(
+      sweep, "--algorithms=partition_selection", *COMMON[:1], "--epsilons=4",
+      "--partition_strategies=truncated_geometric,laplace_thresholding",
+      "--max_partitions_contributed=2", "--num_runs=1", "--noprogress",
+      "--cache_dir=", f"--output_dir={tmp_path}")
+  assert status == 0, err
+  swept = read(tmp_path)
+  assert [r["strategy"] for r in swept] == ["truncated_geometric",
+                                            "laplace_thresholding"]
+  assert {r["max_partitions_contributed"] for r in swept} == {2}
+  assert all(r["config"]["delta"] is None for r in swept)
+  status, out, err = drivers.run_in_process(summarize,
+                                            f"--results={tmp_path}")
+  assert status == 0, err
+  assert "partition_selection (laplace_thresholding)" in out
+  assert "at most 2 words per user" in out
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (("--partition_strategy=policy_gaussian",), "--partition_strategy"),
+    (("--max_partitions_contributed=0",), "--max_partitions_contributed"),
+])
+def test_bad_flags_are_named(flags, needle):
+  status, _, err = drivers.run_in_process(run_partition_selection, *flags)
+  assert status == 1 and needle in err, err
+
+
+def test_a_sweep_refuses_partition_flags_without_its_cells(tmp_path):
+  status, _, err = drivers.run_in_process(
+      sweep, "--partition_strategies=gaussian_thresholding",
+      f"--output_dir={tmp_path}")
+  assert status == 1
+  assert "add partition_selection to --algorithms" in err
