@@ -246,8 +246,9 @@ _FLAG_TERMS = (
 _COUNTING_TERMS = (
     (re.compile(r"(?<![-\w])counts=True"), "--counts"),
     (re.compile(r"(?<![-\w])allow_no_guarantee=True"), "--allow_no_guarantee"),
-    (re.compile(r"(?<![-\w])(count_share|count_sample_rate|epsilon)\b"),
-     r"--\1"),
+    (re.compile(r"(?<![-\w])(count_share|count_sample_rate)\b"), r"--\1"),
+    # epsilon as an argument (not in "the share of epsilon and delta").
+    (re.compile(r"(?<![-\w])epsilon(?==| \(the total)"), "--epsilon"),
 )
 
 
