@@ -64,11 +64,9 @@ from triehh.runs import records as records_lib
 
 FLAGS = flags.FLAGS
 DEFAULT_OUTPUT_DIR = "results/beyond"
-for _name in ("report_dir", "output_dir", "seed", "cache_dir"):
+for _name in ("report_dir", "output_dir", "seed", "cache_dir",
+              "sentiment140_path"):
   flags.declare_key_flag(_name)
-flags.DEFINE_string("sentiment140_path", None,
-                    "Sentiment140 file (default: the sample, see the module "
-                    "docstring).")
 shared_flags.DEFINE_count("default_users", synthetic.DEFAULT_NUM_USERS,
                           "Users of the default data (b, c, d).",
                           lower_bound=100)
@@ -121,9 +119,7 @@ flags.register_validator(
 def sample_path() -> str | None:
   """``--sentiment140_path`` (an error if it cannot be read), else
   ``$TRIEHH_SENTIMENT140``, else the shared sample; None if absent."""
-  if FLAGS.sentiment140_path:
-    paths.check_input_file("sentiment140_path", FLAGS.sentiment140_path)
-  return datasets_lib.sentiment140_sample(FLAGS.sentiment140_path)
+  return shared_flags.sentiment140_sample()
 
 
 def report_dir() -> str:

@@ -271,7 +271,8 @@ flags.DEFINE_integer("seed", 0, "Seed of the first run.", lower_bound=0)
 flags.DEFINE_string("output_dir", None,
                     "If set, append one JSON line per run to "
                     "<output_dir>/results.jsonl (sweep, reproduce_paper: "
-                    "required; beyond: default results/beyond).")
+                    "required; beyond: default results/beyond; field: "
+                    "default results/field).")
 DEFINE_values("ks", ["10", "50", "100"], "K values for the metrics.",
               count_item(1))
 flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.",
@@ -323,14 +324,21 @@ DEFINE_values("settings", None,
 DEFINE_values("epsilons", None,
               "Target central epsilons (sweep: default --epsilon; "
               "reproduce_paper: TrieHH's, default 1,2,4,8; theory_tables: "
-              "of the minimum-population table, default 1,2,4,8).",
+              "of the minimum-population table, default 1,2,4,8; field: "
+              "of the English populations, default 0.5,1,2,4,8).",
               number_item())
 flags.DEFINE_integer("workers", 1, "Processes running cells (reproduce_paper:"
                      " default 2).", lower_bound=1)
 flags.DEFINE_string("report_dir", None,
                     "Where the report and its figures go (beyond: BEYOND.md; "
-                    "reproduce_paper: REPORT.md; default: --output_dir, "
-                    "beyond's results/beyond).")
+                    "field: FIELD.md; reproduce_paper: REPORT.md; default: "
+                    "--output_dir, beyond's results/beyond, field's "
+                    "results/field).")
+flags.DEFINE_string("sentiment140_path", None,
+                    "Sentiment140 file of beyond and field (default: "
+                    "$TRIEHH_SENTIMENT140, else the sample "
+                    "../shared/data/sentiment140_sample.csv.gz beside the "
+                    "repository; its parts are skipped when it is absent).")
 flags.DEFINE_float("confidence", 0.95,
                    "Confidence level of the intervals (audit_privacy: the "
                    "simultaneous confidence of the Monte Carlo bound).")
@@ -373,6 +381,14 @@ RUN_FLAGS = ("epsilon", "delta", "max_length", "num_runs", "seed",
 def given(name: str) -> bool:
   """Whether ``--name`` was given (on the command line or set)."""
   return FLAGS[name].present or not FLAGS[name].using_default_value
+
+
+def sentiment140_sample() -> str | None:
+  """``--sentiment140_path`` (an error if it cannot be read), else
+  ``$TRIEHH_SENTIMENT140``, else the shared sample; None if absent."""
+  if FLAGS.sentiment140_path:
+    paths.check_input_file("sentiment140_path", FLAGS.sentiment140_path)
+  return datasets_lib.sentiment140_sample(FLAGS.sentiment140_path)
 
 
 def value_or(name: str, default: Any) -> Any:

@@ -126,7 +126,7 @@ def test_every_console_command_has_a_real_help():
   assert set(scripts) == {"triehh-run", "triehh-sfp", "triehh-summarize",
                           "triehh-theory-tables", "triehh-reproduce",
                           "triehh-sweep", "triehh-audit", "triehh-beyond",
-                          "triehh-partition-selection"}
+                          "triehh-partition-selection", "triehh-field"}
   shared = ("--epsilon", "--dataset", "--data_path", "--num_runs",
             "--output_dir", "--num_users")
   own = {"triehh-run": ("--engine", "--theta") + shared,
@@ -146,7 +146,10 @@ def test_every_console_command_has_a_real_help():
          "triehh-audit": ("--num_users", "--epsilon", "--theta",
                           "--variants", "--runs_per_side", "--confidence"),
          "triehh-beyond": ("--report_dir", "--runs", "--parts",
-                           "--sentiment140_path")}
+                           "--sentiment140_path"),
+         "triehh-field": ("--report_dir", "--output_dir", "--num_seeds",
+                          "--ps_seeds", "--users", "--epsilons",
+                          "--sentiment140_path")}
   helps = _helps(scripts)
   assert set(helps) == set(scripts)
   for name, (status, stdout, stderr) in helps.items():

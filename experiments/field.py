@@ -1,0 +1,128 @@
+"""Where TrieHH stands in the field: TrieHH (fixed and Poisson sampling),
+the noisy trie and central partition selection on the same populations.
+
+  python -m experiments.field --output_dir=results/field
+  triehh-field --users=1e4,1e5 --count_users= --num_seeds=3
+
+The grid (:mod:`triehh.analysis.field.runs`): the English population at
+``--users`` (every mechanism at every ``--epsilons``; past 10^6 users
+partition selection's thresholding strategies only at
+``--side_epsilons``), the English population as word counts at
+``--count_users`` (TrieHH and the noisy trie), and, with ``--others``, the
+paper's single-word population and the Sentiment140 sample (one word and
+several words per user) at ``--side_epsilons``; delta = 1/n^2 everywhere.
+TrieHH and the noisy trie run ``--num_seeds`` seeds (``--seed`` on),
+partition selection ``--ps_seeds`` runs. The moonshot ratios (noisy trie,
+TrieHH Poisson over the best partition selection strategy, words released)
+are taken at the largest ``--users`` and ``--moonshot_epsilons``.
+
+Appends each run to ``<output_dir>/results.jsonl`` as it ends, so that a
+second invocation with the same ``--output_dir`` runs only what is
+missing, then writes ``<report_dir>/FIELD.md`` and its figures
+(``field-*.png``); both directories default to ``results/field``. Without
+the Sentiment140 sample (``--sentiment140_path``, ``$TRIEHH_SENTIMENT140``
+or ``../shared/data`` beside the repository) its rows are left out with a
+note. The published report: ``--report_dir=docs/results``, about 10
+minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+
+from absl import flags
+
+from experiments import cli
+from experiments import flags as shared_flags  # the flags declared below
+from experiments import paths
+from triehh.analysis.field import report as field_report
+from triehh.analysis.field import runs as field_runs
+from triehh.data import datasets as datasets_lib
+
+FLAGS = flags.FLAGS
+DEFAULT_OUTPUT_DIR = "results/field"
+_DEFAULTS = field_runs.Settings()
+for _name in ("report_dir", "output_dir", "seed", "cache_dir", "epsilons",
+              "sentiment140_path"):
+  flags.declare_key_flag(_name)
+shared_flags.DEFINE_values("users", [f"{n:.0e}" for n in _DEFAULTS.users],
+                           "n of the English population (every mechanism).",
+                           shared_flags.count_item(2))
+shared_flags.DEFINE_values("count_users",
+                           [f"{n:.0e}" for n in _DEFAULTS.count_users],
+                           "n of the English population as word counts "
+                           "(TrieHH and the noisy trie only); empty: none.",
+                           shared_flags.count_item(2), allow_empty=True)
+shared_flags.DEFINE_values("side_epsilons",
+                           [f"{e:g}" for e in _DEFAULTS.side_epsilons],
+                           "Epsilons of the paper's and Sentiment140 "
+                           "populations, and of the thresholding strategies "
+                           "past 10^6 users.", shared_flags.number_item())
+shared_flags.DEFINE_values("moonshot_epsilons",
+                           [f"{e:g}" for e in _DEFAULTS.moonshot_epsilons],
+                           "Epsilons of the moonshot ratios.",
+                           shared_flags.number_item())
+flags.DEFINE_integer("num_seeds", _DEFAULTS.num_seeds,
+                     "Seeded runs per cell of TrieHH and the noisy trie.",
+                     lower_bound=1)
+flags.DEFINE_integer("ps_seeds", _DEFAULTS.ps_seeds,
+                     "Runs per cell of partition selection.", lower_bound=1)
+flags.DEFINE_boolean("others", True, "Run the paper's single-word "
+                     "population and the Sentiment140 sample too.")
+
+
+def settings() -> field_runs.Settings:
+  """The grid the flags ask for."""
+  epsilons = shared_flags.value_or(
+      "epsilons", [f"{e:g}" for e in _DEFAULTS.epsilons])
+  return field_runs.Settings(
+      users=tuple(int(n) for n in FLAGS.users),
+      count_users=tuple(int(n) for n in FLAGS.count_users),
+      epsilons=tuple(float(e) for e in epsilons),
+      side_epsilons=tuple(float(e) for e in FLAGS.side_epsilons),
+      moonshot_epsilons=tuple(float(e) for e in FLAGS.moonshot_epsilons),
+      num_seeds=FLAGS.num_seeds, ps_seeds=FLAGS.ps_seeds, seed=FLAGS.seed,
+      others=FLAGS.others,
+      sample_path=shared_flags.sentiment140_sample() if FLAGS.others
+      else None)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise ValueError(f"unexpected arguments: {argv[1:]}")
+  start = time.perf_counter()
+  wanted = settings()
+  output_dir = FLAGS.output_dir or DEFAULT_OUTPUT_DIR
+  report_dir = FLAGS.report_dir or output_dir
+  paths.check_dir("output_dir", output_dir, create=True)
+  paths.check_dir("report_dir", report_dir, create=True)
+  shared_flags.check_data_paths()  # --cache_dir
+  datasets = datasets_lib.DataCache(FLAGS.cache_dir or None)
+  plan = field_runs.plan(wanted, datasets)
+  left = field_runs.runs_left(plan.cells, output_dir)
+  print(f"{left} runs left", flush=True)
+  seconds = field_runs.run(plan, output_dir,
+                           log=lambda text: print(text, flush=True))
+  command = "python -m experiments.field " + " ".join(
+      shlex.quote(a) for a in sys.argv[1:])
+  context = field_report.Context(
+      command=command.strip(), seconds=time.perf_counter() - start,
+      mechanism_seconds=seconds, written=left)
+  try:
+    path = field_report.write(report_dir, output_dir, wanted, plan, context)
+  except OSError as err:  # a full disk: name where it was writing
+    raise paths.with_path(err, report_dir) from None
+  print(f"{left} runs run (the others read from {output_dir}/"
+        f"{field_runs.RESULTS}); wrote {path} in "
+        f"{time.perf_counter() - start:.0f} s")
+
+
+def run():
+  """Entry point."""
+  cli.run(main, sys.modules[__name__])
+
+
+if __name__ == "__main__":
+  run()

@@ -1,0 +1,103 @@
+"""Tests of the field benchmark as a library: a tiny grid (n = 2,000, one
+epsilon) run for real, its report's rows and moonshot line, and resuming."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from triehh.analysis.field import mechanisms
+from triehh.analysis.field import report
+from triehh.analysis.field import rows
+from triehh.analysis.field import runs
+from triehh.data import datasets as datasets_lib
+
+N = 2000
+SETTINGS = runs.Settings(users=(N,), count_users=(), epsilons=(4.0,),
+                         side_epsilons=(4.0,), moonshot_epsilons=(4.0,),
+                         num_seeds=2, ps_seeds=2, others=False)
+
+
+@pytest.fixture(name="written", scope="module")
+def fixture_written(tmp_path_factory):
+  """The tiny grid run and reported once: (directory, plan, report)."""
+  out = tmp_path_factory.mktemp("field")
+  plan = runs.plan(SETTINGS, datasets_lib.DataCache(None))
+  seconds = runs.run(plan, str(out))
+  context = report.Context(command="python -m experiments.field",
+                           seconds=1.0, mechanism_seconds=seconds,
+                           written=runs.runs_left(plan.cells, str(out)))
+  path = report.write(str(out), str(out), SETTINGS, plan, context)
+  with open(path, encoding="utf-8") as f:
+    return out, plan, f.read()
+
+
+def test_every_mechanism_is_a_cell_with_its_seeds(written):
+  out, plan, _ = written
+  assert [c.mechanism for c in plan.cells] == list(mechanisms.MECHANISMS)
+  records = runs.recorded(str(out))
+  assert len(records) == 2 * len(mechanisms.MECHANISMS)
+  for record in records:
+    assert record["n"] == N and record["delta"] == pytest.approx(1 / N**2)
+    assert record["raw_strings"] == record["mechanism"].startswith("ps-")
+    assert 0 <= record["recall@10"] <= 1
+    assert record["words"] >= record["false_words"] >= 0
+  json.dumps(records)  # plain JSON
+
+
+def test_report_has_every_row_and_the_moonshot(written):
+  out, _, text = written
+  for name in mechanisms.MECHANISMS:
+    line = f"| {N:,} | 4 | {mechanisms.LABELS[name]} |"
+    assert sum(row.startswith(line) for row in text.splitlines()) == 1, name
+  assert (f"**n = {N:,}, ε = 4, δ = 2.5e-07 (1/n²), one word per user "
+          "(English)**: noisy trie (k = 1) / best partition selection = "
+          "**") in text
+  assert "TrieHH Poisson / best partition selection = **" in text
+  assert "## Which to use when" in text and "## Left out" in text
+  assert "Sentiment140" in text  # IBLT's rows are pointed to
+  for name in (report.FIGURE_EPSILON, report.FIGURE_N):
+    assert (out / name).stat().st_size > 0
+    assert f"]({name})" in text
+
+
+def test_guarantee_labels_name_directions_and_adjacencies(written):
+  out, _, _ = written
+  labels = {r["mechanism"]: r["guarantee"] for r in runs.recorded(str(out))}
+  assert "one direction, REPLACE_SPECIAL" in labels[mechanisms.FIXED]
+  for name in (mechanisms.POISSON, mechanisms.NOISY_K1):
+    assert "two-sided, ADD_OR_REMOVE_ONE" in labels[name]
+  assert labels["ps-truncated_geometric"].endswith(
+      "two-sided, ADD_OR_REMOVE_ONE")
+
+
+def test_a_second_invocation_runs_nothing(written):
+  out, plan, _ = written
+  assert runs.runs_left(plan.cells, str(out)) == 0
+  assert not runs.run(plan, str(out)).get(mechanisms.FIXED)
+
+
+def _row(mechanism, words):
+  cell = runs.Cell("english", N, mechanism, 4.0, (0, 1))
+  return rows.Row(cell, tuple({"words": w, "seed": s}
+                              for s, w in enumerate(words)))
+
+
+def test_moonshot_divides_by_the_best_strategy():
+  table = [_row("ps-truncated_geometric", [100, 120]),
+           _row("ps-laplace_thresholding", [200, 220]),
+           _row("ps-gaussian_thresholding", [50, 70]),
+           _row(mechanisms.NOISY_K1, [105, 105]),
+           _row(mechanisms.POISSON, [21, 21])]
+  (shot,) = rows.moonshots(table, "english", (4.0, 1.0))
+  assert shot.best.cell.mechanism == "ps-laplace_thresholding"
+  assert shot.ratio(shot.noisy) == pytest.approx(0.5)
+  assert shot.ratio(shot.poisson) == pytest.approx(0.1)
+  assert math.isnan(shot.ratio(shot.noisy_k2))
+
+
+def test_upload_weights_each_round_by_participation():
+  assert mechanisms.upload([100.0, 300.0], [0.5, 0.1]) == {
+      "bytes_round_max": 300.0, "bytes_per_user": 80.0}

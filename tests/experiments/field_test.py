@@ -1,0 +1,36 @@
+"""Smoke test of the field benchmark's driver, run tiny, then resumed.
+
+The driver runs in its own process: its flags (``seed``, ``cache_dir``...)
+share names with other drivers'.
+"""
+
+from __future__ import annotations
+
+from tests.experiments import drivers
+
+_FLAGS = ("--users=2000", "--count_users=5e4", "--epsilons=4",
+          "--side_epsilons=4", "--moonshot_epsilons=4", "--num_seeds=2",
+          "--ps_seeds=2", "--noothers", "--cache_dir=")
+
+
+def _run(report_dir, output_dir):
+  proc = drivers.run_module("experiments.field", f"--report_dir={report_dir}",
+                            f"--output_dir={output_dir}", *_FLAGS)
+  assert proc.returncode == 0, proc.stderr
+  return proc
+
+
+def test_writes_the_report_then_resumes(tmp_path):
+  out = tmp_path / "runs"
+  proc = _run(tmp_path, out)
+  # 7 mechanisms at n = 2,000 and 4 at 5e4 word counts; 2 seeds each.
+  assert "22 runs left" in proc.stdout and "wrote" in proc.stdout
+  assert len((out / "results.jsonl").read_text().splitlines()) == 22
+  text = (tmp_path / "FIELD.md").read_text()
+  assert "| 50,000 | 4 | noisy trie, k = 1, α = 1e-5 |" in text
+  assert "/ best partition selection = **" in text
+  assert text.splitlines()[-1].startswith("Wall time")
+  proc = _run(tmp_path / "again", out)
+  assert "0 runs left" in proc.stdout
+  again = (tmp_path / "again" / "FIELD.md").read_text()
+  assert "22 runs were recorded by an earlier invocation" in again
