@@ -184,11 +184,18 @@ def cut(word: str, string_max_bytes: int) -> str:
   return word.encode("utf-8")[:string_max_bytes].decode("utf-8", "replace")
 
 
+def _quiet_tensorflow() -> None:
+  """Imports :mod:`triehh.engines.tff` before TensorFlow is, which sets
+  TensorFlow's C++ log level (quiet unless the user set one)."""
+  import triehh.engines.tff  # pylint: disable=g-import-not-at-top,unused-import
+
+
 @functools.lru_cache(maxsize=64)
 def sketch_shape(capacity: int, string_max_bytes: int,
                  repetitions: int = DEFAULT_REPETITIONS
                  ) -> tuple[int, int, int]:
   """``(repetitions, table size, chunks + 2)`` of TFF's IBLT sketch."""
+  _quiet_tensorflow()
   from tensorflow_federated.python.analytics.heavy_hitters.iblt import chunkers  # pylint: disable=g-import-not-at-top
   from tensorflow_federated.python.analytics.heavy_hitters.iblt import iblt_tensor  # pylint: disable=g-import-not-at-top
   encoder = iblt_tensor.IbltTensorEncoder(
@@ -236,6 +243,7 @@ def check_memory(num_clients: int, per_client: int, *,
 @functools.lru_cache(maxsize=8)
 def _computation(*, capacity: int, string_max_bytes: int, k_anonymity: int,
                  secure_sum_bitwidth: int | None, repetitions: int):
+  _quiet_tensorflow()
   import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
   return tff.analytics.heavy_hitters.iblt.build_iblt_computation(
       capacity=capacity, string_max_bytes=string_max_bytes,

@@ -1,7 +1,10 @@
 """Tests of triehh.engines.tff.process: TrieHH as a TFF building block."""
 
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -254,6 +257,47 @@ def test_the_readme_example_runs_and_prints_what_it_says(capsys):
   assert len(shown) >= 2 and "build_triehh_process" in code
   exec(compile(code, "README.md", "exec"), {})  # pylint: disable=exec-used
   assert capsys.readouterr().out.splitlines() == shown
+
+
+# A line of TensorFlow's C++ logging ("2024-05-01 10:00:00.123456: I
+# tensorflow/core/..."), and the continuation of its CPU-feature line.
+TF_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |"
+                         r"^To enable the following instructions")
+
+
+def run_python(code: str, cwd, **env) -> subprocess.CompletedProcess:
+  """Runs ``code`` in a new Python, TF_CPP_MIN_LOG_LEVEL unset unless
+  given in ``env``."""
+  environment = {k: v for k, v in os.environ.items()
+                 if k != "TF_CPP_MIN_LOG_LEVEL"}
+  path = environment.get("PYTHONPATH")
+  environment["PYTHONPATH"] = str(ROOT) + (os.pathsep + path if path else "")
+  return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=dict(
+      environment, **env), capture_output=True, text=True, timeout=600,
+                        check=False)
+
+
+def test_the_readme_example_prints_no_tensorflow_logging(tmp_path):
+  code = readme_example()
+  done = run_python(code, tmp_path)
+  assert done.returncode == 0, done.stderr
+  shown = re.findall(r"^print\(.*\)\s+# (.*)$", code, re.MULTILINE)
+  assert done.stdout.splitlines() == shown
+  logged = [line for line in done.stderr.splitlines()
+            if TF_LOG_LINE.search(line)]
+  assert logged == [], done.stderr
+
+
+@pytest.mark.parametrize("given, level", [(None, "3"), ("0", "0"),
+                                          ("1", "1")])
+def test_importing_the_package_quiets_tensorflow_unless_told(tmp_path, given,
+                                                              level):
+  done = run_python(
+      "import os, sys; import triehh.engines.tff; "
+      "print(os.environ['TF_CPP_MIN_LOG_LEVEL'], 'tensorflow' in sys.modules)",
+      tmp_path, **({} if given is None else {"TF_CPP_MIN_LOG_LEVEL": given}))
+  assert (done.returncode, done.stdout) == (0, f"{level} False\n"), (
+      done.stderr)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [

@@ -19,12 +19,17 @@ import typing
 
 from triehh.core import lazy_names
 
-# TensorFlow's C++ INFO and WARNING lines (grappler's "Starting new session",
-# cuDNN registration) would otherwise fill a script's or notebook's output
-# on every run; a level the user set is kept, and nothing changes once
-# TensorFlow is imported.
+# TensorFlow's C++ logging would otherwise fill a script's or notebook's
+# output: INFO and WARNING lines on every run (grappler's "Starting new
+# session", TensorRT not found) and, at import, ERROR lines that are no
+# error (the cuDNN, cuFFT and cuBLAS factories registered twice). TensorFlow
+# reads the level once, when it is imported: so every library module
+# that imports TensorFlow or TFF imports this package first, and a script
+# that imports this package before TensorFlow prints none of it (the
+# drivers' level, experiments/cli.py). A level the user set is kept; once
+# TensorFlow is loaded, nothing is changed.
 if "tensorflow" not in sys.modules:
-  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.engines.tff.computations import RoundOutput
