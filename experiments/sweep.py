@@ -55,15 +55,23 @@ Started again with the same flags, a sweep skips the runs already recorded
 (a half-written last line left by a kill is set aside with a message). Two
 sweeps may share ``--output_dir``: a cell is run by one of them at a time
 (a lock file per cell under ``.sweep-locks/``), the other runs other cells
-first and comes back to it. ``--workers=N`` runs cells in N processes.
+first and comes back to it. ``--workers=N`` runs cells in N processes, at
+most one per CPU and per worker that fits in memory (a cap is said). A
+plan whose seeds would not fit in memory is refused before it is built;
+building the grid and checking its cells say what they are doing once they
+take over two seconds.
 Progress: a bar on stderr (off with ``--noprogress`` or when stderr is not a
 terminal: then one line per cell).
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sys
+import threading
 import time
+from collections.abc import Iterator
 
 from absl import app
 from absl import flags
@@ -395,26 +403,94 @@ _PATH: list[str] = []
 _WRITTEN: list[records.LineCount] = []
 
 
+# Seconds a step before the first run may take before the sweep says what
+# it is doing, and then between its progress lines.
+SLOW_SECONDS = 2.0
+
+
+@contextlib.contextmanager
+def _said_if_slow(what: str) -> Iterator[None]:
+  """Says ``sweep: <what> ...`` on stderr if the block is still running
+  after ``SLOW_SECONDS`` (building a grid of a million cells takes a
+  minute), and how long it took when it ends."""
+  start = time.monotonic()
+  timer = threading.Timer(SLOW_SECONDS, lambda: print(
+      f"sweep: {what} ...", file=sys.stderr, flush=True))
+  timer.daemon = True
+  timer.start()
+  try:
+    yield
+  finally:
+    timer.cancel()
+    timer.join()  # its line, if it was said, comes first
+    if time.monotonic() - start >= SLOW_SECONDS:
+      print(f"sweep: {what} took {time.monotonic() - start:.1f} s",
+            file=sys.stderr, flush=True)
+
+
+class CheckProgress:
+  """Says how far the check of the cells is, on stderr, once it takes over
+  ``SLOW_SECONDS`` (each new cell is calibrated: seconds each), then at
+  twice the last interval, at most a minute apart."""
+
+  def __init__(self, cells: int):
+    self.cells = cells
+    self.start = self.said = time.monotonic()
+    self.every = SLOW_SECONDS
+
+  def __call__(self, checked: int) -> None:
+    now = time.monotonic()
+    if now - self.said < self.every or checked == self.cells:
+      return
+    self.said, self.every = now, min(2 * self.every, 60.0)
+    elapsed = now - self.start
+    eta = elapsed / checked * (self.cells - checked)
+    print(f"sweep: checked {checked:,}/{self.cells:,} cells before any run, "
+          f"elapsed {_clock(elapsed)}, eta {_clock(eta)}", file=sys.stderr,
+          flush=True)
+
+
+def _plan(cells: list[grid.Cell], done) -> list[runner.Task]:
+  """runner.plan, its memory refusal in the flags' terms."""
+  try:
+    return runner.plan(cells, FLAGS.seed, FLAGS.num_runs, done)
+  except ValueError as err:
+    raise ValueError(re.sub(r"(?<![-\w])num_runs\b", "--num_runs",
+                            str(err))) from err
+
+
+def _workers(tasks: list[runner.Task]) -> int:
+  """--workers, capped at what the machine holds, said in one line."""
+  limit = runner.worker_limit(tasks, FLAGS.workers)
+  if limit.capped:
+    print(f"sweep: --workers={FLAGS.workers} capped at {limit.workers}: "
+          f"{limit.why}")
+  return limit.workers
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  cells = check_flags()
-  path = shared_flags.check_grid_output_dir()
-  _PATH[:] = [path]
-  records.repair(path)
-  done = records.completed(path)
-  tasks = runner.plan(cells, FLAGS.seed, FLAGS.num_runs, done)
+  with _said_if_slow("building the grid's cells and the plan"):
+    cells = check_flags()
+    path = shared_flags.check_grid_output_dir()
+    _PATH[:] = [path]
+    records.repair(path)
+    done = records.completed(path)
+    tasks = _plan(cells, done)
   left = sum(len(t.seeds) for t in tasks)
   total = len(cells) * FLAGS.num_runs
+  workers = _workers(tasks)
   print(f"sweep: {len(cells)} cells x {FLAGS.num_runs} runs = {total} runs; "
         f"{total - left} already in {path}, {left} to run"
-        + (f" in {FLAGS.workers} processes" if FLAGS.workers > 1 else ""))
+        + (f" in {workers} processes" if workers > 1 else ""))
   sys.stdout.flush()
   # Each data set loaded once, and every cell checked on it, before any run.
   datasets = datasets_lib.DataCache(FLAGS.cache_dir or None)
   try:
     grid.check_cells([t.cell for t in tasks], datasets,
-                     runner.seeds_of(FLAGS.seed, FLAGS.num_runs))
+                     runner.seeds_of(FLAGS.seed, FLAGS.num_runs),
+                     on_checked=CheckProgress(len(tasks)))
   except ValueError as err:  # the library's refusals, in the flags' terms
     raise run_triehh.in_flag_terms(err) from err
   progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
@@ -422,7 +498,7 @@ def main(argv):
   _WRITTEN[:] = [records.LineCount()]
   start = time.monotonic()
   try:
-    runner.run_plan(tasks, FLAGS.output_dir, workers=FLAGS.workers,
+    runner.run_plan(tasks, FLAGS.output_dir, workers=workers,
                     cache_dir=FLAGS.cache_dir or None, ks=shared_flags.ks(),
                     on_event=progress, datasets=datasets,
                     written=_WRITTEN[0])

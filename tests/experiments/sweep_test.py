@@ -14,7 +14,9 @@ import pytest
 
 from experiments import sweep
 from tests.experiments import drivers
+from triehh.core import memory
 from triehh.runs import records
+from triehh.runs import runner
 
 SMALL = ("--num_users=20000", "--noprogress")
 SMALL_SFP = ("--cms_k=16", "--cms_m=256")
@@ -134,6 +136,47 @@ def test_a_bad_cell_fails_before_any_run(tmp_path, flags, cell, message):
   assert message in lines[0]
   results = tmp_path / "results.jsonl"
   assert not results.exists() or results.read_text() == ""
+
+
+def test_a_plan_too_large_for_memory_is_refused_at_once(tmp_path,
+                                                         monkeypatch):
+  monkeypatch.setattr(memory, "available_bytes", lambda: 2**20)
+  monkeypatch.setattr(runner, "run_plan", lambda *args, **kwargs: 1 / 0)
+  code, out, err = drivers.run_in_process(
+      sweep, "--epsilons=4", "--num_users=10000", "--num_runs=1000000",
+      f"--output_dir={tmp_path}", "--noprogress")
+  assert (code, out) == (1, "")
+  assert err == (
+      "error: --num_runs=1,000,000 runs of each of 1 cell (100 bytes of plan "
+      "per run) would need about 95.4 MiB of memory, more than the 1.0 MiB "
+      "available; use --num_runs <= 10,485 (or fewer cells); the rest can "
+      "run later from the next seed\n")
+
+
+def test_workers_beyond_the_cpus_are_capped_and_said(tmp_path, monkeypatch):
+  monkeypatch.setattr(runner, "cpu_count", lambda: 1)
+  code, out, err = drivers.run_in_process(
+      sweep, "--epsilons=4,8", FIXED, *SMALL, "--num_runs=1",
+      "--workers=1000", f"--output_dir={tmp_path}")
+  assert code == 0, err
+  lines = out.splitlines()
+  assert lines[0] == "sweep: --workers=1000 capped at 1: 1 CPU"
+  assert lines[1].endswith("0 already in "
+                           f"{tmp_path / 'results.jsonl'}, 2 to run")
+  assert len(read(tmp_path)) == 2
+
+
+def test_a_slow_step_before_the_runs_is_said(tmp_path, monkeypatch):
+  monkeypatch.setattr(sweep, "SLOW_SECONDS", 0.0)
+  code, _, err = drivers.run_in_process(
+      sweep, "--epsilons=4,8", FIXED, *SMALL, "--num_runs=1",
+      f"--output_dir={tmp_path}")
+  assert code == 0, err
+  said = [line for line in err.splitlines() if line.startswith("sweep: ")]
+  assert re.fullmatch(r"sweep: building the grid's cells and the plan took "
+                      r"\d+\.\d s", said[-2]), said
+  assert said[-1].startswith("sweep: checked 1/2 cells before any run, "
+                             "elapsed "), said
 
 
 def test_output_dir_is_required():

@@ -8,6 +8,7 @@ import types
 
 import pytest
 
+from triehh.core import memory
 from triehh.core import metrics
 from triehh.data import datasets
 from triehh.data import synthetic
@@ -33,6 +34,51 @@ def test_plan_leaves_out_recorded_runs():
 def _events():
   seen = []
   return seen, seen.append
+
+
+def test_a_plan_that_would_not_fit_is_refused_before_it_is_built(
+    monkeypatch):
+  cells = grid.expand(data=(DATA,), epsilons=(2.0, 4.0))
+  monkeypatch.setattr(memory, "available_bytes", lambda: 10**6)
+  # 100 bytes per run: 2 cells x 5,000 runs fit in 10^6 bytes, 5,001 do not.
+  assert len(runner.plan(cells, 0, 5000)) == 2
+  with pytest.raises(memory.InsufficientMemoryError) as refused:
+    runner.plan(cells, 0, 5001)
+  assert str(refused.value) == (
+      "num_runs=5,001 runs of each of 2 cells (100 bytes of plan per run) "
+      "would need about 976.8 KiB of memory, more than the 976.6 KiB "
+      "available; use num_runs <= 5,000 (or fewer cells); the rest can run "
+      "later from the next seed")
+
+
+def _tasks(num_cells: int) -> list[runner.Task]:
+  epsilons = tuple(float(e) for e in range(1, num_cells + 1))
+  return runner.plan(grid.expand(data=(DATA,), epsilons=epsilons), 0, 1)
+
+
+@pytest.mark.parametrize("cpus, fit, tasks, workers, capped, why", [
+    (2, 64, 10, 2, True, "2 CPUs"),
+    (64, 3, 10, 3, True, "memory for 3 workers of about 330.0 MiB each"),
+    (1, 1, 10, 1, True, "1 CPU and memory for 1 workers of about 330.0 MiB "
+     "each"),
+    (64, 64, 4, 4, False, ""),  # a worker per cell: no cap to say
+])
+def test_workers_are_capped_at_the_cpus_and_memory(monkeypatch, cpus, fit,
+                                                   tasks, workers, capped,
+                                                   why):
+  monkeypatch.setattr(runner, "cpu_count", lambda: cpus)
+  monkeypatch.setattr(memory, "available_bytes",
+                      lambda: fit * runner.WORKER_BYTES + 1)
+  limit = runner.worker_limit(_tasks(tasks), 1000)
+  assert (limit.workers, limit.capped, limit.why if capped else "") == (
+      workers, capped, why)
+  assert not runner.worker_limit(_tasks(tasks), 1).capped
+
+
+def test_cpu_count_is_the_cpus_this_process_may_use(monkeypatch):
+  monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5},
+                      raising=False)
+  assert runner.cpu_count() == 3
 
 
 def test_run_cell_writes_the_runs_discover_gives(tmp_path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from triehh.core import population as population_lib
@@ -137,19 +137,24 @@ def check_cell(cell: Cell, population: population_lib.Population,
 
 
 def check_cells(cells: Iterable[Cell], datasets: datasets_lib.DataCache,
-                seeds: Sequence[int] = (0,)) -> None:
+                seeds: Sequence[int] = (0,),
+                on_checked: Callable[[int], None] = lambda checked: None
+                ) -> None:
   """Checks every cell on its data set before any cell runs.
 
   Each data set is loaded once (through ``datasets``, which keeps it for
   the runs); IBLT cells are checked at each of ``seeds`` (their rounds, and
-  so the capacity and memory they need, depend on the seed).
+  so the capacity and memory they need, depend on the seed). After each
+  cell, ``on_checked`` gets the number checked so far (a grid of many cells,
+  each calibrated, takes a while).
 
   Raises:
     ValueError: ``cell [<label>]: <problem>`` for the first bad cell.
   """
-  for cell in cells:
+  for checked, cell in enumerate(cells, 1):
     population = datasets.get(cell.config["data"]).population
     try:
       check_cell(cell, population, seeds)
     except (ValueError, TypeError, MemoryError) as err:
       raise ValueError(f"cell [{cell.label}]: {err}") from err
+    on_checked(checked)
