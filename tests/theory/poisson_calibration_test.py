@@ -1,0 +1,38 @@
+"""Tests of triehh.theory.poisson_calibration: the bound on calibration
+time."""
+
+import time
+
+import pytest
+
+from triehh.theory import poisson_calibration
+
+
+@pytest.mark.parametrize("num_levels, discretization, took, most", [
+    (35, 1e-3, "10.4 s", 34),
+    (1001, 1e-3, "2.4 hours", 34),
+    (400, 1e-2, "13.6 s", 342),  # a coarser grid allows more levels
+])
+def test_a_calibration_too_long_is_refused_at_once(num_levels,
+                                                   discretization, took,
+                                                   most):
+  start = time.monotonic()
+  with pytest.raises(ValueError) as refused:
+    poisson_calibration.calibrate(10_000, num_levels, 4.0, 1e-8,
+                                  discretization=discretization)
+  assert time.monotonic() - start < 1.0  # nothing composed
+  assert str(refused.value) == (
+      f"num_levels={num_levels} levels would take about {took} to calibrate "
+      f"for Poisson sampling at discretization={discretization:g} (the "
+      "accountant composes each level's privacy loss L times, a cost that "
+      "grows as L^2), over the 10 s allowed; use "
+      f"num_levels <= {most} (words of at most {most - 1} characters: "
+      f"max_length <= {most - 1}) or fixed-size batches "
+      '(sampling="fixed"), whose calibration composes nothing')
+
+
+@pytest.mark.parametrize("num_levels, discretization", [
+    (11, 1e-3), (34, 1e-3), (342, 1e-2)])
+def test_levels_calibrated_in_time_are_not_refused(num_levels,
+                                                   discretization):
+  poisson_calibration.check_calibration_time(num_levels, discretization)
