@@ -237,6 +237,8 @@ _FLAG_TERMS = (
     (re.compile(r"(?<![-\w])population_size\b"), "--population_size"),
     (re.compile(r"(?<![-\w])allow_no_guarantee=True"), "--allow_no_guarantee"),
     (re.compile(r"(?<![-\w])sampling='poisson'"), "--sampling=poisson"),
+    (re.compile(r"(?<![-\w])sampling=[\"']fixed[\"']"), "--sampling=fixed"),
+    (re.compile(r"(?<![-\w])max_length <="), "--max_length <="),
     (re.compile(r"give delta and the rate explicitly"),
      "give --delta (and --sampling_rate with --theta)"),
 )

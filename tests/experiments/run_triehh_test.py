@@ -126,3 +126,10 @@ def test_theta_and_batch_size_given_directly(tmp_path):
   both = run_driver("--num_users=20000", "--theta=12", "--gamma=2",
                     "--epsilon=3")
   assert both.returncode == 1 and "not both" in both.stderr
+
+
+def test_an_uncalibratable_length_is_refused_in_flag_terms():
+  proc = run_driver("--num_users=10000", "--max_length=1000")
+  assert proc.returncode == 1
+  assert "--max_length <= 33" in proc.stderr
+  assert "--sampling=fixed" in proc.stderr
