@@ -19,6 +19,7 @@ This module defines no flags.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import types
 import warnings
@@ -87,8 +88,25 @@ def parse_flags(argv: list[str], module: types.ModuleType) -> list[str]:
     check_own_flags(argv, module)
     return FLAGS(argv)
   except flags.Error as err:
-    print(error_line(err), file=sys.stderr)
+    print(error_line(flags.Error(_flag_error_text(err))), file=sys.stderr)
     sys.exit(EXIT_ERROR)
+
+
+# absl's words for a flag file it cannot open: "ERROR:: Unable to open
+# flagfile: [Errno 2] No such file or directory: 'x'".
+_FLAGFILE = re.compile(r"Unable to open flagfile: \[Errno \d+\] ([^:]+): "
+                       r"'(.*)'$")
+
+
+def _flag_error_text(err: flags.Error) -> str:
+  """absl's message without its ``ERROR::`` prefix; a flag file that
+  cannot be opened named as ``--flagfile=PATH`` with the reason."""
+  text = re.sub(r"^ERROR::\s*", "", str(err).strip())
+  found = _FLAGFILE.search(text)
+  if found:
+    return (f"--flagfile={found.group(2)}: the flag file cannot be read "
+            f"({found.group(1).lower()})")
+  return text
 
 
 def _flag_name(arg: str) -> str | None:

@@ -47,5 +47,19 @@ class QuietLibrariesTest(parameterized.TestCase):
     self.assertEqual(int(levels[2]) < 0, want.startswith("3"))
 
 
+class FlagFileTest(absltest.TestCase):
+
+  def test_a_missing_flag_file_is_named_in_one_line(self):
+    missing = os.path.join(_ROOT, "no-such-dir", "absent.flags")
+    proc = subprocess.run(
+        [sys.executable, "-m", "experiments.theory_tables",
+         f"--flagfile={missing}"], cwd=_ROOT, capture_output=True, text=True,
+        check=False)
+    self.assertEqual(proc.returncode, 1)
+    self.assertEqual(proc.stderr.strip(),
+                     f"error: --flagfile={missing}: the flag file cannot be "
+                     "read (no such file or directory)")
+
+
 if __name__ == "__main__":
   absltest.main()
