@@ -375,8 +375,11 @@ def _discovery(groups: Sequence[Group]) -> pd.DataFrame:
       dataset.setting, FLAGS.num_bins)
   print_discovery_table(groups, rates, notes)
   if rates.empty:
+    # Say why the runs were left out (another population, often another
+    # --num_users), not only that none is left.
+    why = f": {notes[0]}" if notes else ""
     raise ValueError("--truth_from_dataset: no TrieHH runs on the rebuilt "
-                     "population")
+                     f"population{why}")
   if FLAGS.csv_out:
     _write_csv(rates, _discovery_csv_path(FLAGS.csv_out))
   return rates

@@ -367,3 +367,14 @@ def test_matplotlib_is_imported_only_with_plot_dir(small_sweep, tmp_path):
       [sys.executable, "-c", code, str(small_sweep), str(tmp_path)],
       cwd=drivers.ROOT, capture_output=True, text=True, timeout=300)
   assert proc.stdout.splitlines() == ["0 False", "0 True"], proc.stderr
+
+
+def test_truth_from_another_population_says_why(results_dirs):
+  # The runs are on NUM_USERS users; without --num_users the default data
+  # set is rebuilt at its own size, and the error says the runs differ.
+  code, _, err = drivers.run_in_process(
+      summarize, f"--output_dir={results_dirs[0]}", "--truth_from_dataset",
+      f"--num_users={NUM_USERS + 1}")
+  assert code == 1
+  assert "no TrieHH runs on the rebuilt population:" in err
+  assert f"n={NUM_USERS} (rebuilt: {NUM_USERS + 1})" in err
