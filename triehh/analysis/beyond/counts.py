@@ -51,7 +51,7 @@ def data_sets(settings: runs_lib.Settings) -> list[tuple[str, dict]]:
          ("paper's single-word population",
           paper_populations.data_options("single"))]
   if settings.sample_path is not None:
-    out.append(("Sentiment140 sample, one word per user",
+    out.append(("Sentiment140 sample (default tokenizer), one word per user",
                 runs_lib.sample_data(settings.sample_path, "single",
                                      settings.max_length)))
   return out

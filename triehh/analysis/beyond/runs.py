@@ -261,7 +261,8 @@ def iblt_part(settings: Settings, datasets: datasets_lib.DataCache) -> Part:
   if settings.sample_path is None:
     part.notes.append("Sentiment140 sample absent: its rows are skipped.")
   else:
-    data.append(("Sentiment140 sample, one word per user",
+    data.append(("Sentiment140 sample (default tokenizer), one word per "
+                 "user",
                  sample_data(settings.sample_path, "single",
                              settings.max_length)))
   data.append((f"default data, {settings.iblt_default_users:,} users",
@@ -300,8 +301,8 @@ def passes_part(settings: Settings, datasets: datasets_lib.DataCache
   else:
     options = sample_data(settings.sample_path, "multi", settings.max_length)
     n = datasets.get(options).population.num_users
-    data.append((f"Sentiment140 sample, several words per user "
-                 f"(n = {n:,})", options, n))
+    data.append((f"Sentiment140 sample (default tokenizer), several words "
+                 f"per user (n = {n:,})", options, n))
   for name, options, n in data:
     for count in settings.pass_counts:
       config = dict(triehh_algorithm.triehh_config(
