@@ -34,14 +34,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import multiprocessing
-import os
 import sys
 import time
 
 from absl import app
 from absl import flags
 
+from benchmarks import exact_checks as checks
+from benchmarks.exact_checks import Worst
 from triehh.theory import exact_validation as ev
 
 FLAGS = flags.FLAGS
@@ -53,25 +53,6 @@ flags.DEFINE_integer("max_differing", None,
                      "Differing users checked per population (default: one "
                      "per kind of user that votes).")
 flags.DEFINE_integer("chunk", 50, "Populations per work unit.")
-
-
-@dataclasses.dataclass
-class Worst:
-  """The largest ratio seen and where."""
-
-  ratio: float = 0.0
-  case: str = ""
-  record: ev.Record | None = None
-
-  def offer(self, ratio: float, case: ev.Case, record: ev.Record) -> None:
-    if ratio > self.ratio or self.record is None:
-      self.ratio, self.case, self.record = ratio, case.describe(), record
-
-  def merge(self, other: "Worst") -> None:
-    if other.record is not None and (self.record is None
-                                     or other.ratio > self.ratio):
-      self.ratio, self.case, self.record = (other.ratio, other.case,
-                                            other.record)
 
 
 @dataclasses.dataclass
@@ -122,7 +103,7 @@ def run_chunk(args: tuple[int, int, int, int | None]
       for record in records:
         tally.nonzero += max(record.forward, record.reverse) > 1e-12
         tally.worst.offer(record.ratio, pair, record)
-        tally.by_source[_point(record)].offer(record.ratio, pair, record)
+        tally.by_source[checks.point(record)].offer(record.ratio, pair, record)
         if record.side_ratio is not None:
           tally.worst_side.offer(record.side_ratio, pair, record)
         if record.violated:
@@ -136,43 +117,10 @@ def run_chunk(args: tuple[int, int, int, int | None]
   return dict(tallies)
 
 
-def _point(record: ev.Record) -> str:
-  """The epsilon a Poisson record is at: the grid's, or the delta it
-  was computed for."""
-  if record.source == "grid":
-    return f"epsilon {record.epsilon:g}"
-  return record.source
-
-
-def _point_order(point: str) -> tuple:
-  if point.startswith("epsilon "):
-    return (0, float(point.split()[1]))
-  return (1, -float(point.split("(")[1].rstrip(")")))
-
-
 def show(record: ev.Record) -> str:
   return (f"adjacency={record.adjacency}, epsilon={record.epsilon:.6g} "
           f"({record.source}): forward={record.forward:.6g}, "
           f"reverse={record.reverse:.6g}, claimed delta={record.claimed:.6g}")
-
-
-def _tallies(chunks: list[tuple[int, int, int, int | None]],
-             workers: int) -> dict[tuple[str, str], Tally]:
-  """The chunks' tallies merged per (accountant, family), on ``workers``
-  processes."""
-  tallies: dict[tuple[str, str], Tally] = collections.defaultdict(Tally)
-  if workers == 1:
-    results = map(run_chunk, chunks)
-  else:
-    pool = multiprocessing.get_context("fork").Pool(workers)
-    results = pool.imap_unordered(run_chunk, chunks)
-  for result in results:
-    for key, tally in result.items():
-      tallies[key].merge(tally)
-  if workers > 1:
-    pool.close()
-    pool.join()
-  return tallies
 
 
 def _print_poisson(rows: list[tuple[str, Tally]], total: Tally) -> None:
@@ -196,7 +144,7 @@ def _print_poisson(rows: list[tuple[str, Tally]], total: Tally) -> None:
   print(f"    {total.worst.case}")
   print(f"    {show(total.worst.record)}")
   print("  largest exact/claimed at each epsilon:")
-  for point in sorted(total.by_source, key=_point_order):
+  for point in sorted(total.by_source, key=checks.point_order):
     worst = total.by_source[point]
     print(f"    {point:<28s}{worst.ratio:9.6f}   {worst.case}")
   side = total.worst_side
@@ -234,15 +182,14 @@ def _print_theorem1(rows: list[tuple[str, Tally]], total: Tally) -> None:
 
 def main(argv):
   del argv
-  workers = FLAGS.num_workers or min(2, os.cpu_count() or 1)
+  workers = checks.default_workers(FLAGS.num_workers)
   n = FLAGS.num_populations
-  chunks = [(FLAGS.seed, start, min(n, start + FLAGS.chunk),
-             FLAGS.max_differing) for start in range(0, n, FLAGS.chunk)]
+  work = checks.chunks(FLAGS.seed, n, FLAGS.chunk, FLAGS.max_differing)
   print(f"{n} populations (seed {FLAGS.seed}), {workers} worker(s); float64 "
         f"laws, a bound holds when exact <= claimed * (1 + "
         f"{ev.RELATIVE_TOLERANCE:g}) + {ev.ABSOLUTE_TOLERANCE:g}")
   began = time.perf_counter()
-  tallies = _tallies(chunks, workers)
+  tallies = checks.merged_tallies(run_chunk, work, workers, Tally)
   wall = time.perf_counter() - began
 
   violations = []

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import multiprocessing
-import os
 import sys
 import time
 
 from absl import app
 from absl import flags
 
+from benchmarks import exact_checks as checks
+from benchmarks.exact_checks import Worst
 from triehh.theory import exact
 from triehh.theory import exact_validation as ev
 
@@ -49,25 +49,6 @@ flags.DEFINE_integer("max_differing", None,
                      "Differing users checked per population (default: one "
                      "per kind of user that votes).")
 flags.DEFINE_integer("chunk", 50, "Populations per work unit.")
-
-
-@dataclasses.dataclass
-class Worst:
-  """The largest ratio seen and where."""
-
-  ratio: float = 0.0
-  case: str = ""
-  record: ev.Record | None = None
-
-  def offer(self, ratio: float, case: ev.Case, record: ev.Record) -> None:
-    if self.record is None or ratio > self.ratio:
-      self.ratio, self.case, self.record = ratio, case.describe(), record
-
-  def merge(self, other: "Worst") -> None:
-    if other.record is not None and (self.record is None
-                                     or other.ratio > self.ratio):
-      self.ratio, self.case, self.record = (other.ratio, other.case,
-                                            other.record)
 
 
 @dataclasses.dataclass
@@ -123,23 +104,11 @@ def run_chunk(args: tuple[int, int, int, int | None]) -> dict[str, Tally]:
         tally.worst.offer(record.ratio, pair, record)
         tally.worst_side.offer(record.side_ratio, pair, record)
         tally.worst_add_remove.offer(record.add_remove_ratio, pair, record)
-        tally.by_point[_point(record)].offer(record.ratio, pair, record)
+        tally.by_point[checks.point(record)].offer(record.ratio, pair, record)
         if record.violated:
           tally.violations.append((2 * population, pair.describe(), record))
     tally.seconds += time.perf_counter() - began
   return dict(tallies)
-
-
-def _point(record: ev.Record) -> str:
-  if record.source == "grid":
-    return f"epsilon {record.epsilon:g}"
-  return record.source
-
-
-def _point_order(point: str) -> tuple:
-  if point.startswith("epsilon "):
-    return (0, float(point.split()[1]))
-  return (1, -float(point.split("(")[1].rstrip(")")))
 
 
 def show(record: ev.Record) -> str:
@@ -147,24 +116,6 @@ def show(record: ev.Record) -> str:
           f"forward={record.forward:.6g}, reverse={record.reverse:.6g}, "
           f"replace-one claim={record.claimed:.6g}, add/remove claim="
           f"{record.add_remove_claimed:.6g}")
-
-
-def _tallies(chunks: list[tuple[int, int, int, int | None]],
-             workers: int) -> dict[str, Tally]:
-  """The chunks' tallies merged per family, on ``workers`` processes."""
-  tallies: dict[str, Tally] = collections.defaultdict(Tally)
-  if workers == 1:
-    results = map(run_chunk, chunks)
-  else:
-    pool = multiprocessing.get_context("fork").Pool(workers)
-    results = pool.imap_unordered(run_chunk, chunks)
-  for result in results:
-    for family, tally in result.items():
-      tallies[family].merge(tally)
-  if workers > 1:
-    pool.close()
-    pool.join()
-  return tallies
 
 
 def _print(rows: list[tuple[str, Tally]], total: Tally) -> None:
@@ -186,7 +137,7 @@ def _print(rows: list[tuple[str, Tally]], total: Tally) -> None:
   print(f"    {total.worst.case}")
   print(f"    {show(total.worst.record)}")
   print("  largest exact/claimed at each epsilon:")
-  for point in sorted(total.by_point, key=_point_order):
+  for point in sorted(total.by_point, key=checks.point_order):
     worst = total.by_point[point]
     print(f"    {point:<28s}{worst.ratio:9.6f}   {worst.case}")
   print(f"  above the add/remove claim at the same epsilon: "
@@ -199,10 +150,9 @@ def _print(rows: list[tuple[str, Tally]], total: Tally) -> None:
 
 def main(argv):
   del argv
-  workers = FLAGS.num_workers or min(2, os.cpu_count() or 1)
+  workers = checks.default_workers(FLAGS.num_workers)
   n = FLAGS.num_populations
-  chunks = [(FLAGS.seed, start, min(n, start + FLAGS.chunk),
-             FLAGS.max_differing) for start in range(0, n, FLAGS.chunk)]
+  work = checks.chunks(FLAGS.seed, n, FLAGS.chunk, FLAGS.max_differing)
   print(f"{n} Poisson populations (seed {FLAGS.seed}, case numbers 0, 2, "
         f"..., {2 * (n - 1)}), {workers} worker(s); adjacency replace-one "
         f"against REPLACE_ONE's delta_for_epsilon at epsilon "
@@ -212,7 +162,7 @@ def main(argv):
         f"directions; float64 laws, a bound holds when exact <= claimed * "
         f"(1 + {ev.RELATIVE_TOLERANCE:g}) + {ev.ABSOLUTE_TOLERANCE:g}")
   began = time.perf_counter()
-  tallies = _tallies(chunks, workers)
+  tallies = checks.merged_tallies(run_chunk, work, workers, Tally)
   wall = time.perf_counter() - began
   rows = [(f, tallies[f]) for f in ev.FAMILIES if f in tallies]
   total = Tally()
