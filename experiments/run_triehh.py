@@ -257,19 +257,21 @@ _COUNTING_TERMS = (
 def counting_in_flag_terms(err: ValueError) -> ValueError:
   """A counting argument's error (:func:`triehh.discovery.discover.
   check_counting`) said in the flags that set them."""
-  text = str(err)
-  for pattern, flag in _COUNTING_TERMS:
-    text = pattern.sub(flag, text)
-  return ValueError(text)
+  return ValueError(_said_as_flags(str(err), _COUNTING_TERMS))
 
 
 def in_flag_terms(err: ValueError) -> ValueError:
   """``err`` with the library's argument names said as the flags that set
   them (``population_size`` -> ``--population_size``)."""
-  text = str(err)
-  for pattern, flag in _FLAG_TERMS:
-    text = pattern.sub(flag, text)
+  text = _said_as_flags(str(err), _FLAG_TERMS)
   return err if text == str(err) else ValueError(text)
+
+
+def _said_as_flags(text: str, terms) -> str:
+  """``text`` with each of ``terms``' patterns replaced by its flag."""
+  for pattern, flag in terms:
+    text = pattern.sub(flag, text)
+  return text
 
 
 def call(population, config: dict, seed: int, options: dict):

@@ -19,7 +19,6 @@ from triehh.discovery import deny_list as deny_list_lib
 from triehh.engines import registry
 from triehh.theory import coverage
 from triehh.theory import mechanism
-from triehh.theory.adjacency import Adjacency
 
 
 def discover_noisy(user_words, target: mechanism.NoisyTarget, *,
@@ -45,10 +44,8 @@ def discover_noisy(user_words, target: mechanism.NoisyTarget, *,
     population = deny_list_lib.apply(population, deny_list)
   n = (population.num_users if target.population_size is None
        else target.population_size)
-  if target.delta is None and n < 2:
-    raise ValueError(f"n={n} user is too few for the default delta = 1/n^2 "
-                     "= 1; give delta, or more users")
-  delta = 1.0 / n**2 if target.delta is None else target.delta
+  delta = (coverage.default_delta(n) if target.delta is None
+           else target.delta)
   params = noisy_trie.calibrate(
       noisy_trie.rounds_for(population.max_length, target.chars_per_level),
       target.epsilon, delta, false_positive_rate=target.false_positive_rate,
@@ -65,16 +62,14 @@ _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
 
 def _labelled(guarantee: mechanism.Guarantee,
               target: mechanism.NoisyTarget) -> mechanism.Guarantee:
-  """The accountant's guarantee, said for where delta's n came from."""
-  guarantee = dataclasses.replace(
-      guarantee, covers=guarantee.covers + _PUBLIC_ALPHABET)
-  if target.population_size is not None:
-    return dataclasses.replace(guarantee, n_source=coverage.N_DECLARED)
-  if target.delta is not None:
-    return guarantee
+  """The accountant's guarantee, said for where delta's n came from
+  (:func:`triehh.theory.coverage.add_or_remove`)."""
+  n_source = coverage.n_source_of(target.population_size is not None,
+                                  target.delta is None)
+  covers = guarantee.covers
+  if n_source == coverage.N_FROM_DATA:
+    covers = (covers.split(", for neighbours")[0] + ", for neighbours of "
+              "the same size (delta = 1/n^2 read n off the data)")
   return dataclasses.replace(
-      guarantee, adjacencies=(Adjacency.REPLACE_SPECIAL,),
-      n_source=coverage.N_FROM_DATA,
-      covers=guarantee.covers.split(", for neighbours")[0]
-      + ", for neighbours of the same size (delta = 1/n^2 read n off the "
-      "data)" + _PUBLIC_ALPHABET)
+      guarantee, adjacencies=coverage.add_or_remove(n_source),
+      n_source=n_source, covers=covers + _PUBLIC_ALPHABET)

@@ -58,10 +58,8 @@ class _PolicyAccountant:
   def params(self, privacy: Target | Mechanism, n: int,
              max_length: int) -> results.RunParams:
     """The run parameters the policy gives ``privacy`` on ``n`` users."""
-    options = privacy.run_options()
-    del options["schedule"]
-    options["sampling"] = self.sampling
-    return policy.resolve_params(n, max_length, **options)
+    return policy.resolve(n, max_length,
+                          dataclasses.replace(privacy, sampling=self.sampling))
 
   def calibrate(self, n: int, max_length: int, target: Target) -> Mechanism:
     p = self.params(target, n, max_length)

@@ -53,10 +53,39 @@ def covered(sampling: str, n_source: str,
   """
   if sampling != choices.POISSON:
     return (Adjacency.REPLACE_SPECIAL,)
+  return add_or_remove(n_source,
+                       replace_one=asked is Adjacency.REPLACE_ONE)
+
+
+def default_delta(n: int) -> float:
+  """``1/n^2``, the default delta; a ValueError where it is 1 (n = 1): no
+  guarantee at all."""
+  if n < 2:
+    raise ValueError(
+        f"n={n} user is too few for the default delta = 1/n^2 = 1 (no "
+        "guarantee at all); give delta, or more users")
+  return 1.0 / n**2
+
+
+def n_source_of(declared: bool, uses_n: bool) -> str:
+  """Where the n the parameters come from: declared (public), read off the
+  data (|D|), or not used."""
+  if declared:
+    return N_DECLARED
+  return N_FROM_DATA if uses_n else N_UNUSED
+
+
+def add_or_remove(n_source: str, *,
+                  replace_one: bool = False) -> tuple[Adjacency, ...]:
+  """The relations a two-sided add/remove guarantee covers: the empty word
+  is an absent user (``REPLACE_SPECIAL``), and ``ADD_OR_REMOVE_ONE`` unless
+  the parameters were derived from |D| (a neighbour of another size would
+  run other parameters); ``replace_one``: also ``REPLACE_ONE`` (an
+  accountant proven for it)."""
   chosen = {Adjacency.REPLACE_SPECIAL}
   if n_source != N_FROM_DATA:
     chosen.add(Adjacency.ADD_OR_REMOVE_ONE)
-  if asked is Adjacency.REPLACE_ONE:
+  if replace_one:
     chosen.add(Adjacency.REPLACE_ONE)
   return tuple(a for a in Adjacency if a in chosen)
 
@@ -66,8 +95,7 @@ def label(params: results.RunParams, n: int, declared: int | None,
   """``params`` at the population's own ``n``, labelled with the relations
   its guarantee covers and where its n came from; a ValueError when
   ``asked`` is not among them."""
-  n_source = (N_DECLARED if declared is not None else
-              N_FROM_DATA if uses_n else N_UNUSED)
+  n_source = n_source_of(declared is not None, uses_n)
   relations = covered(params.sampling, n_source, asked)
   if asked is not None and asked not in relations:
     raise ValueError(

@@ -148,10 +148,8 @@ def _resolve(n: int, max_length: int, *, epsilon, delta, theta, gamma,
              delta_from_n) -> results.RunParams:
   """:func:`resolve_params` on checked arguments."""
   n_params = n if declared is None else declared
-  if delta is None and n_params < 2:
-    raise ValueError(
-        f"n={n_params} user is too few for the default delta = 1/n^2 = 1 "
-        "(no guarantee at all); give delta, or more users")
+  if delta is None:
+    coverage.default_delta(n_params)  # refuses n = 1 before any work
   if sampling == choices.POISSON:
     params = _poisson(n_params, max_length, epsilon=epsilon, delta=delta,
                       theta=theta, gamma=gamma, batch_size=batch_size,
