@@ -69,8 +69,9 @@ def test_guarantee_labels_name_directions_and_adjacencies(written):
   assert "one direction, REPLACE_SPECIAL" in labels[mechanisms.FIXED]
   for name in (mechanisms.POISSON, mechanisms.NOISY_K1):
     assert "two-sided, ADD_OR_REMOVE_ONE" in labels[name]
+  # The same relations as TrieHH's at a delta given to it.
   assert labels["ps-truncated_geometric"].endswith(
-      "two-sided, ADD_OR_REMOVE_ONE")
+      "two-sided, ADD_OR_REMOVE_ONE, REPLACE_SPECIAL")
 
 
 def test_a_second_invocation_runs_nothing(written):

@@ -54,7 +54,8 @@ def test_params_label_the_guarantee_in_the_projects_terms():
   result = ps.select_words(pop, epsilon=2.0, strategy="gaussian_thresholding",
                            max_partitions_contributed=1)
   p = result.params
-  assert Adjacency.of(p.adjacency) is Adjacency.ADD_OR_REMOVE_ONE
+  # delta = 1/n^2 of |D|: neighbours of the same size only, as TrieHH's.
+  assert Adjacency.of(p.adjacency) is Adjacency.REPLACE_SPECIAL
   assert "both directions" in p.covers
   assert p.privacy == "central: the server sees raw strings"
   assert "pipeline-dp 0.3.1" in p.accounting
@@ -65,6 +66,7 @@ def test_params_label_the_guarantee_in_the_projects_terms():
   assert result.seconds > 0
   given = ps.select_words(pop, epsilon=2.0, delta=1e-5)
   assert (given.params.delta, given.params.n_source) == (1e-5, "unused")
+  assert given.params.adjacency == "ADD_OR_REMOVE_ONE, REPLACE_SPECIAL"
   assert given.params.to_dict()["strategy"] == ps.DEFAULT_STRATEGY
 
 

@@ -26,13 +26,13 @@ def test_each_run_writes_a_record_with_its_guarantee(tmp_path):
       "--partition_strategy=gaussian_thresholding", "--show=5",
       f"--output_dir={tmp_path}")
   assert status == 0, err
-  assert "ADD_OR_REMOVE_ONE" in out and "central" in out
+  assert "REPLACE_SPECIAL" in out and "central" in out
   assert "words released" in out and "K=50" in out
   first, second = read(tmp_path)
   assert (first["run"], second["run"]) == (0, 1)
   assert first["algorithm"] == "partition_selection"
   assert (first["epsilon"], first["delta"]) == (4.0, N**-2)
-  assert first["adjacency"] == "ADD_OR_REMOVE_ONE"
+  assert first["adjacency"] == "REPLACE_SPECIAL"  # delta from |D|
   assert first["n_source"] == "data"
   assert first["strategy"] == "gaussian_thresholding"
   assert first["max_partitions_contributed"] == 1

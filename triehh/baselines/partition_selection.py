@@ -31,9 +31,12 @@ Privacy. ``(epsilon, delta)``-DP for one user added or removed (adjacency
 ``ADD_OR_REMOVE_ONE`` of :class:`triehh.theory.adjacency.Adjacency`,
 user-level: a user counts towards at most ``max_partitions_contributed``
 words), both directions (the definition is symmetric), central: the server
-sees raw strings, unlike TrieHH's voting clients. ``delta`` None is
-``1/n^2`` with n read off the data (``params.n_source == "data"``), which
-covers the add-or-remove neighbours only if n is taken as public. Words are
+sees raw strings, unlike TrieHH's voting clients. A user whose words become
+the empty word gives no row, as a removed user (``REPLACE_SPECIAL``).
+``delta`` None is ``1/n^2`` with n read off the data (``params.n_source ==
+"data"``): then, as for TrieHH, only neighbours of the same size are
+covered (``REPLACE_SPECIAL``; :func:`triehh.theory.coverage.add_or_remove`
+gives the relations). Words are
 released whole, with no length cap (TrieHH reports no word longer than L):
 a long word held by many users counts for recall here.
 
@@ -63,14 +66,14 @@ import numpy as np
 
 from triehh.core import population as population_lib
 from triehh.core import validation
-from triehh.theory.adjacency import Adjacency
+from triehh.theory import adjacency as adjacency_lib
+from triehh.theory import coverage
 
 # Strategy name -> pipeline_dp.PartitionSelectionStrategy member name.
 STRATEGIES = {"truncated_geometric": "TRUNCATED_GEOMETRIC",
               "laplace_thresholding": "LAPLACE_THRESHOLDING",
               "gaussian_thresholding": "GAUSSIAN_THRESHOLDING"}
 DEFAULT_STRATEGY = "truncated_geometric"
-ADJACENCY = Adjacency.ADD_OR_REMOVE_ONE.value
 COVERS = "the set of released words, both directions"
 PRIVACY = "central: the server sees raw strings"
 ACCOUNTING = "pipeline_dp partition selection"
@@ -88,7 +91,8 @@ class PartitionSelectionParams:
     num_rows: (user, word) rows given to pipeline_dp.
     num_candidates: distinct words among the rows.
     n_source: ``"data"`` if delta is ``1/n^2`` of this n, else ``"unused"``.
-    adjacency: the neighbouring relation, an :class:`Adjacency` name.
+    adjacency: the neighbouring relations covered, :class:`Adjacency`
+      names (:func:`triehh.theory.coverage.add_or_remove`).
     covers: what the guarantee covers, and in which direction(s).
     privacy: who sees what.
     accounting: where the guarantee comes from, with pipeline-dp's
@@ -103,7 +107,7 @@ class PartitionSelectionParams:
   num_rows: int
   num_candidates: int
   n_source: str
-  adjacency: str = ADJACENCY
+  adjacency: str
   covers: str = COVERS
   privacy: str = PRIVACY
   accounting: str = ACCOUNTING
@@ -202,7 +206,7 @@ def select_words(population: population_lib.Population, *, epsilon: float,
     TypeError, ValueError: for a bad option.
   """
   import pipeline_dp  # pylint: disable=g-import-not-at-top
-  n_source = "data" if delta is None else "unused"
+  n_source = coverage.n_source_of(False, uses_n=delta is None)
   delta = check(population, epsilon=epsilon, delta=delta, strategy=strategy,
                 max_partitions_contributed=max_partitions_contributed)
   max_partitions_contributed = int(max_partitions_contributed)
@@ -230,5 +234,6 @@ def select_words(population: population_lib.Population, *, epsilon: float,
           max_partitions_contributed=max_partitions_contributed,
           n=population.num_users, num_rows=len(rows),
           num_candidates=len({word for _, word in rows}),
-          n_source=n_source,
+          n_source=n_source, adjacency=adjacency_lib.names(
+              coverage.add_or_remove(n_source)),
           accounting=f"{ACCOUNTING} (pipeline-dp {pipeline_dp.__version__})"))

@@ -176,5 +176,6 @@ def _partition_selection(name, data, epsilon, delta, seed) -> dict:
                 bytes_per_user=data.raw_bytes)
   return _guarantee(record, mechanism.Guarantee(
       epsilon=p.epsilon, delta=p.delta,
-      adjacencies=(Adjacency.ADD_OR_REMOVE_ONE,), two_sided=True,
-      accounting=p.accounting, n_source="unused", covers=p.covers))
+      adjacencies=tuple(Adjacency.of(a) for a in p.adjacency.split(", ")),
+      two_sided=True, accounting=p.accounting, n_source=p.n_source,
+      covers=p.covers))

@@ -36,8 +36,8 @@ LABELS = {
                     "counts",
     PAPER: "paper's single-word population (published top 100 + "
            "Sentiment140 sample tail)",
-    S140_SINGLE: "Sentiment140 sample (default tokenizer), one word per user",
-    S140_MULTI: "Sentiment140 sample (default tokenizer), several words per "
+    S140_SINGLE: "Sentiment140 sample (paper's tokenizer), one word per user",
+    S140_MULTI: "Sentiment140 sample (paper's tokenizer), several words per "
                 "user",
 }
 PAPER_USERS = paper_populations.SINGLE_NUM_USERS
