@@ -1,0 +1,471 @@
+"""The noisy trie as TensorFlow Federated computations.
+
+The mechanism of :mod:`triehh.theory.noisy_trie` (``docs/noisy-trie.md``)
+as a ``tff.templates.IterativeProcess``: one call of ``next`` is one round.
+The server broadcasts the frontier (the published prefixes of ``p``
+symbols); the round's candidate set is public, every frontier prefix times
+every extension of :class:`triehh.engines.noisy.Extensions` (k characters,
+or fewer followed by ``$``, within L), candidate ``f * E + e`` as in the
+fast engine. Every client of the round sends the one-hot vector of its
+word's candidate (the zero vector if its prefix is not on the frontier or
+its word has no extension there), ``float32 [C]`` for a capacity ``C`` fixed
+when the process is built (entries from ``F * E`` on stay zero; a round with
+more candidates fails). The sums get Gaussian noise, and the server keeps
+the candidates whose noisy sum reaches the threshold: those ending in ``$``
+are released words (the empty word dropped), the others the next frontier.
+
+Noise, by ``noise``:
+
+* ``"central"``: the clients' vectors are summed exactly
+  (``tff.aggregators.SumFactory``) and the server adds N(0, sigma^2) to
+  each of the ``F * E`` sums, drawn by ``tf.random.stateless_normal`` from
+  the state's ``noise_seed`` (advanced every round). This is the law the
+  accountant (:func:`triehh.theory.noisy_trie.epsilon`) accounts for, exactly.
+  ``initialize`` draws the seed unseeded, fresh; a simulation may fix it
+  (:func:`with_noise_seed`). The seed is the noise: it must stay with the
+  server, like the state, never published.
+* ``"distributed"``: ``tff.aggregators.DistributedDpSumFactory`` with the
+  distributed discrete Gaussian (:class:`triehh.engines.tff.counting.
+  CountingSpec`): each client clips its vector at L2 norm 1 (a one-hot is
+  unchanged), rotates it (random DFT), scales and randomly rounds it to
+  integers, adds a discrete Gaussian share of scale
+  ``ceil(scale * sigma / sqrt(expected_clients))``, and the shares are added
+  by a secure sum modulo ``2**bits``; the server unrotates and unscales. Not
+  exactly the accounted law: the noise is a sum of discrete Gaussians (close
+  to, not equal to, a discrete Gaussian; Kairouz, Liu and Steinke, ICML
+  2021), its variance is about ``sigma^2 * clients / expected_clients``
+  (the clients who actually took part; the share's scale rounded up), the
+  rounding inflates the L2 sensitivity above 1, and a client added or
+  removed also adds or removes its noise share. The run is *accounted as*
+  the central Gaussian of sigma; :func:`effective_noise_multiplier` says,
+  from TFF's measurements, how much noise a round had per unit of its
+  inflated sensitivity. TFF's C++ runtime computes the secure sum in the
+  clear (:mod:`triehh.engines.tff.runtime`) and TensorFlow draws this
+  mode's noise unseeded.
+
+Client data: ``"one_word"`` (``int32 [L + 1]`` codes) or ``"sampled_word"``
+(a :func:`triehh.engines.tff.clients.pack_words` tensor; the client votes
+with the word its rank draws), as in :mod:`triehh.engines.tff.clients`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_federated as tff
+
+from triehh.core import validation
+from triehh.engines import noisy
+from triehh.engines.tff import clients
+from triehh.engines.tff import counting
+from triehh.engines.tff import process as process_lib
+
+CENTRAL = "central"
+DISTRIBUTED = "distributed"
+NOISE_MODES = (CENTRAL, DISTRIBUTED)
+CLIENT_MODES = (clients.ONE_WORD, clients.SAMPLED_WORD)
+# The most candidates a round's client vectors hold (every client sends
+# one float per candidate).
+MAX_CANDIDATES = 2**16
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisySpec:
+  """What fixes a noisy-trie process.
+
+  Attributes:
+    num_characters: A, the alphabet's characters (``$`` not counted).
+    max_length: L, characters per word kept.
+    chars_per_level: k, characters a round extends the frontier by.
+    capacity: C, candidates the client vectors hold (at most
+      :data:`MAX_CANDIDATES`).
+    sigma: the standard deviation of the noise on each candidate's sum.
+    threshold: tau, the smallest noisy sum that passes.
+    noise: ``"central"`` or ``"distributed"`` (module docstring).
+    expected_clients: the clients expected per round, among whom the
+      distributed mode splits the noise (required by it only).
+    bits: the distributed mode's secure-sum bit width (at most 22).
+    client_mode: ``"one_word"`` or ``"sampled_word"``.
+  """
+
+  num_characters: int
+  max_length: int
+  chars_per_level: int
+  capacity: int
+  sigma: float
+  threshold: float
+  noise: str = CENTRAL
+  expected_clients: int | None = None
+  bits: int = counting.DEFAULT_BITS
+  client_mode: str = clients.ONE_WORD
+
+  def __post_init__(self):
+    validation.check_int("num_characters", self.num_characters)
+    validation.check_int("max_length", self.max_length)
+    validation.check_int("chars_per_level", self.chars_per_level)
+    validation.check_int("capacity (candidates the client vectors hold)",
+                         self.capacity, high=MAX_CANDIDATES)
+    sigma = validation.check_positive("sigma", self.sigma)
+    if not math.isfinite(sigma):
+      raise ValueError(f"sigma must be finite, got {sigma}")
+    object.__setattr__(self, "sigma", sigma)
+    tau = validation.check_real("threshold", self.threshold)
+    if not math.isfinite(tau):
+      raise ValueError(f"threshold must be finite, got {tau}")
+    object.__setattr__(self, "threshold", float(tau))
+    validation.check_choice("noise", self.noise, NOISE_MODES)
+    validation.check_choice("client_data", self.client_mode, CLIENT_MODES)
+    if self.noise == DISTRIBUTED:
+      self.counting_spec()  # checks expected_clients and bits
+    elif self.expected_clients is not None:
+      raise ValueError("expected_clients is for the 'distributed' noise "
+                       "only")
+
+  @property
+  def process_spec(self) -> clients.ProcessSpec:
+    """The client side's spec (client data type, word choice)."""
+    return clients.ProcessSpec(num_extensions=self.num_characters + 1,
+                               max_length=self.max_length, vote_capacity=1,
+                               client_mode=self.client_mode)
+
+  def counting_spec(self) -> counting.CountingSpec:
+    """The distributed mode's DP sum (:class:`counting.CountingSpec`)."""
+    return counting.CountingSpec(
+        self.sigma, counting.DISTRIBUTED_DISCRETE_GAUSSIAN,
+        expected_clients=self.expected_clients, bits=self.bits)
+
+  def extension_sizes(self) -> np.ndarray:
+    """``int64 [L + 1]``: E, the extensions of a prefix of ``p`` symbols."""
+    return np.array([noisy.Extensions.of(self.num_characters,
+                                         self.chars_per_level,
+                                         self.max_length, p).size
+                     for p in range(self.max_length + 1)], dtype=np.int64)
+
+  def offsets(self) -> np.ndarray:
+    """``int64 [k + 1]``: :attr:`triehh.engines.noisy.Extensions.offsets`."""
+    return noisy.Extensions.of(self.num_characters, self.chars_per_level,
+                               self.max_length, 0).offsets
+
+
+class NoisyState(NamedTuple):
+  """The server state of the noisy-trie process.
+
+  Attributes:
+    frontier: ``int32 [F, p]`` the frontier prefixes (``[1, 0]``, the root,
+      initially), in candidate order.
+    words: ``int32 [W, L + 1]`` the released words' codes (``-1`` after
+      ``$``), by round, each round's by noisy sum, largest first.
+    word_sums: ``float64 [W]`` their noisy sums.
+    round_num: rounds run.
+    noise_seed: ``int64 [2]`` the central mode's noise seed (secret).
+  """
+
+  frontier: object
+  words: object
+  word_sums: object
+  round_num: object
+  noise_seed: object
+
+
+class NoisyRoundOutput(NamedTuple):
+  """What one call of ``next`` reports.
+
+  Attributes:
+    sums: ``float64 [F * E]`` the noisy sums of the round's candidates.
+    measurements: the aggregation's measurements (the distributed mode's:
+      scale, inflated L2 bound, local noise, clients; ``()`` central).
+  """
+
+  sums: object
+  measurements: object = ()
+
+
+def state_type(max_length: int) -> tff.types.Type:
+  """The TFF type of :class:`NoisyState` (independent of the capacity)."""
+  return tff.types.to_type(NoisyState(
+      frontier=tff.TensorType(np.int32, [None, None]),
+      words=tff.TensorType(np.int32, [None, max_length + 1]),
+      word_sums=tff.TensorType(np.float64, [None]),
+      round_num=tff.TensorType(np.int32),
+      noise_seed=tff.TensorType(np.int64, [2])))
+
+
+def initial_state(max_length: int, noise_seed) -> NoisyState:
+  """The root-only state, with ``noise_seed`` (two integers), as numpy."""
+  return NoisyState(
+      frontier=np.zeros((1, 0), dtype=np.int32),
+      words=np.zeros((0, max_length + 1), dtype=np.int32),
+      word_sums=np.zeros(0, dtype=np.float64),
+      round_num=np.int32(0),
+      noise_seed=np.asarray(noise_seed, dtype=np.int64).reshape(2))
+
+
+def with_noise_seed(state: NoisyState, seed) -> NoisyState:
+  """``state`` with its noise seed set (two integers): for a reproducible
+  simulation only; a deployment keeps :func:`initialize`'s fresh seed."""
+  state = _as(NoisyState, state)
+  return state._replace(noise_seed=np.asarray(seed, dtype=np.int64).reshape(2))
+
+
+def _encode(chunk: tf.Tensor, offsets: tf.Tensor, num_characters: int,
+            chars: int) -> tf.Tensor:
+  """The extension of ``chunk`` (``int64 [k]`` symbols, ``-1`` past the
+  codes), or -1: :meth:`triehh.engines.noisy.Extensions.encode` in TF."""
+  values = [tf.constant(0, tf.int64)]
+  for i in range(chars):
+    values.append(values[-1] * num_characters + tf.maximum(chunk[i], 0))
+  values = tf.stack(values)
+  is_end = tf.equal(chunk, num_characters)
+  has_end = tf.reduce_any(is_end)
+  ends_at = tf.where(has_end, tf.argmax(tf.cast(is_end, tf.int32),
+                                        output_type=tf.int32), chars)
+  full = tf.logical_and(tf.logical_not(has_end), tf.reduce_all(chunk >= 0))
+  ext = tf.gather(offsets, ends_at) + tf.gather(values, ends_at)
+  return tf.where(tf.logical_or(has_end, full), ext, -1)
+
+
+def _decode(ext: tf.Tensor, offsets: tf.Tensor, num_characters: int,
+            chars: int) -> tf.Tensor:
+  """``int32 [m, k]`` the symbols of each extension (``-1`` after ``$``):
+  :meth:`triehh.engines.noisy.Extensions.decode` in TF."""
+  j = tf.searchsorted(offsets, ext, side="right") - 1
+  values = ext - tf.gather(offsets, j)
+  columns = []
+  for i in range(chars):
+    power = tf.pow(tf.constant(num_characters, tf.int64),
+                   tf.cast(tf.maximum(j - 1 - i, 0), tf.int64))
+    digit = (values // power) % num_characters
+    columns.append(tf.where(i < j, digit,
+                            tf.where(tf.equal(j, i),
+                                     tf.constant(num_characters, tf.int64),
+                                     tf.constant(-1, tf.int64))))
+  return tf.cast(tf.stack(columns, axis=1), tf.int32)
+
+
+def _client_vector_computation(spec: NoisySpec) -> tff.Computation:
+  """``(frontier, client data) -> float32 [C]``: the client's one-hot."""
+  k, a = spec.chars_per_level, spec.num_characters
+  offsets = spec.offsets()
+  sizes = spec.extension_sizes()
+  codes_of = counting._client_codes(spec.process_spec)  # pylint: disable=protected-access
+
+  @tff.tensorflow.computation(tff.TensorType(np.int32, [None, None]),
+                              clients.client_data_type(spec.process_spec))
+  def client_vector(frontier, data):
+    codes = tf.cast(codes_of(data), tf.int64)
+    depth = tf.shape(frontier)[1]
+    num_prefixes = tf.shape(frontier)[0]
+    match = tf.reduce_all(
+        tf.equal(tf.cast(frontier, tf.int64), codes[tf.newaxis, :depth]),
+        axis=1)
+    position = tf.argmax(tf.concat([tf.cast(match, tf.int32), [1]], axis=0),
+                         output_type=tf.int32)
+    padded = tf.concat([codes, -tf.ones([k], tf.int64)], axis=0)
+    ext = _encode(padded[depth:depth + k], tf.constant(offsets), a, k)
+    size = tf.gather(tf.constant(sizes), depth)
+    votes = tf.logical_and(
+        tf.logical_and(position < num_prefixes, codes[0] >= 0),
+        tf.logical_and(ext >= 0, ext < size))
+    index = tf.where(votes, tf.cast(position, tf.int64) * size + ext, -1)
+    return tf.one_hot(index, spec.capacity, dtype=tf.float32)
+
+  return client_vector
+
+
+def _frontier_computation(spec: NoisySpec) -> tff.Computation:
+  """The state's frontier; fails if its candidates exceed the capacity."""
+  sizes = spec.extension_sizes()
+
+  @tff.tensorflow.computation(state_type(spec.max_length))
+  def frontier_of(state):
+    size = tf.gather(tf.constant(sizes), tf.shape(state.frontier)[1])
+    candidates = tf.cast(tf.shape(state.frontier)[0], tf.int64) * size
+    check = tf.debugging.assert_less_equal(
+        candidates, tf.constant(spec.capacity, tf.int64),
+        message=f"the round has more candidates than capacity="
+        f"{spec.capacity}; build the process with a larger capacity (at "
+        f"most {MAX_CANDIDATES})")
+    with tf.control_dependencies([check]):
+      return tf.identity(state.frontier)
+
+  return frontier_of
+
+
+def _server_step_computation(spec: NoisySpec,
+                             measurements_type: tff.types.Type
+                             ) -> tff.Computation:
+  """``(state, sums, measurements) -> (state, NoisyRoundOutput)``: noise
+  (central mode), threshold, frontier and released words."""
+  k, a, width = spec.chars_per_level, spec.num_characters, spec.max_length + 1
+  offsets, sizes = spec.offsets(), spec.extension_sizes()
+  central = spec.noise == CENTRAL
+
+  @tff.tensorflow.computation(state_type(spec.max_length),
+                              tff.TensorType(np.float32, [spec.capacity]),
+                              measurements_type)
+  def server_step(state, summed, measurements):
+    depth = tf.shape(state.frontier)[1]
+    size = tf.gather(tf.constant(sizes), depth)
+    num_candidates = tf.cast(tf.shape(state.frontier)[0], tf.int64) * size
+    sums = tf.cast(summed[:num_candidates], tf.float64)
+    seed = state.noise_seed
+    if central:
+      sums += spec.sigma * tf.random.stateless_normal(
+          tf.reshape(num_candidates, [1]), seed=seed, dtype=tf.float64)
+      seed += tf.constant([0, 1], tf.int64)
+    kept = tf.reshape(tf.where(sums >= spec.threshold), [-1])
+    values = tf.gather(sums, kept)
+    ext = kept % size
+    codes = tf.concat([tf.gather(state.frontier, kept // size),
+                       _decode(ext, tf.constant(offsets), a, k)], axis=1)
+    ends = ext < offsets[k]
+    frontier = tf.boolean_mask(codes, tf.logical_not(ends))[:, :depth + k]
+    found = tf.boolean_mask(codes, ends)
+    found_values = tf.boolean_mask(values, ends)
+    nonempty = tf.not_equal(found[:, 0], a)  # "$" alone: no user's word
+    found = tf.boolean_mask(found, nonempty)
+    found_values = tf.boolean_mask(found_values, nonempty)
+    order = tf.argsort(-found_values, stable=True)
+    found = tf.pad(tf.gather(found, order),
+                   [[0, 0], [0, tf.maximum(width - tf.shape(found)[1], 0)]],
+                   constant_values=-1)[:, :width]
+    found = tf.ensure_shape(found, [None, width])
+    new_state = NoisyState(
+        frontier=frontier,
+        words=tf.concat([state.words, found], axis=0),
+        word_sums=tf.concat([state.word_sums,
+                             tf.gather(found_values, order)], axis=0),
+        round_num=state.round_num + 1, noise_seed=seed)
+    return new_state, NoisyRoundOutput(sums=sums, measurements=measurements)
+
+  return server_step
+
+
+def aggregation_process(spec: NoisySpec) -> tff.templates.AggregationProcess:
+  """Sums the clients' ``float32 [C]`` vectors: exactly (central mode, the
+  server adds the noise) or with the distributed discrete Gaussian."""
+  vector_type = tff.TensorType(np.float32, [spec.capacity])
+  if spec.noise == CENTRAL:
+    return tff.aggregators.SumFactory().create(vector_type)
+  return spec.counting_spec().factory().create(vector_type)
+
+
+@functools.lru_cache(maxsize=None)
+def build_process(spec: NoisySpec) -> tff.templates.IterativeProcess:
+  """The noisy-trie ``tff.templates.IterativeProcess`` of ``spec``:
+  ``initialize() -> NoisyState`` and ``next(state, client data) ->
+  (NoisyState, NoisyRoundOutput)``. Each ``next`` initializes its
+  aggregation afresh (a round's release depends on no earlier one's
+  aggregation state)."""
+  aggregation = aggregation_process(spec)
+  measurements_type = aggregation.next.type_signature.result.measurements.member
+  server_state_type = tff.FederatedType(state_type(spec.max_length),
+                                        tff.SERVER)
+  data_type = tff.FederatedType(clients.client_data_type(spec.process_spec),
+                                tff.CLIENTS)
+  client_vector = _client_vector_computation(spec)
+  frontier_of = _frontier_computation(spec)
+  server_step = _server_step_computation(spec, measurements_type)
+  width = spec.max_length + 1
+
+  @tff.tensorflow.computation
+  def fresh_state():
+    return NoisyState(
+        frontier=tf.zeros([1, 0], tf.int32),
+        words=tf.zeros([0, width], tf.int32),
+        word_sums=tf.zeros([0], tf.float64),
+        round_num=tf.constant(0, tf.int32),
+        noise_seed=tf.random.uniform([2], minval=-2**62, maxval=2**62,
+                                     dtype=tf.int64))
+
+  @tff.federated_computation
+  def initialize_fn():
+    return tff.federated_eval(fresh_state, tff.SERVER)
+
+  @tff.federated_computation(server_state_type, data_type)
+  def next_fn(state, data):
+    frontier = tff.federated_broadcast(tff.federated_map(frontier_of, state))
+    vectors = tff.federated_map(client_vector, (frontier, data))
+    summed = aggregation.next(aggregation.initialize(), vectors)
+    updated = tff.federated_map(server_step, (state, summed.result,
+                                              summed.measurements))
+    return updated[0], updated[1]
+
+  return tff.templates.IterativeProcess(initialize_fn, next_fn)
+
+
+def build_noisy_trie_process(
+    alphabet: process_lib.AlphabetLike, max_length: int, sigma: float,
+    threshold: float, *, chars_per_level: int = 1,
+    capacity: int = 1024, noise: str = CENTRAL,
+    expected_clients: int | None = None, bits: int = counting.DEFAULT_BITS,
+    client_data: str = clients.ONE_WORD) -> tff.templates.IterativeProcess:
+  """The noisy trie as a ``tff.templates.IterativeProcess`` (module
+  docstring), for a TFF user's own loop::
+
+    process = build_noisy_trie_process("mnostu", 4, sigma=2.0, threshold=9.0)
+    state = process.initialize()
+    for _ in range(5):  # R = ceil((L + 1) / k) rounds at most
+      state, output = process.next(state, [codes_1, codes_2, ...])
+    decode_words(state, "mnostu")  # {'sun': 41.3, ...}
+
+  Args:
+    alphabet: the public alphabet (an ``Alphabet`` or its characters).
+    max_length: L, characters per word kept.
+    sigma, threshold: the noise's standard deviation and tau (calibrate them
+      with :func:`triehh.theory.noisy_trie.calibrate`).
+    chars_per_level: k.
+    capacity: candidates a round may have (at most :data:`MAX_CANDIDATES`);
+      a round with more fails.
+    noise: ``"central"`` or ``"distributed"``.
+    expected_clients: clients per round, for ``"distributed"``.
+    bits: ``"distributed"``'s secure-sum bit width.
+    client_data: ``"one_word"`` or ``"sampled_word"``.
+  """
+  alphabet = process_lib.as_alphabet(alphabet)
+  return build_process(NoisySpec(
+      num_characters=alphabet.size, max_length=max_length,
+      chars_per_level=chars_per_level, capacity=capacity, sigma=sigma,
+      threshold=threshold, noise=noise, expected_clients=expected_clients,
+      bits=bits, client_mode=client_data))
+
+
+def _as(cls, value):
+  """``value`` (a named tuple, mapping or sequence from TFF) as ``cls``."""
+  if isinstance(value, cls):
+    return value
+  if isinstance(value, Mapping):
+    return cls(**value)
+  if hasattr(value, "_asdict"):
+    return cls(**value._asdict())
+  return cls(*value)
+
+
+def decode_words(state: NoisyState,
+                 alphabet: process_lib.AlphabetLike) -> dict[str, float]:
+  """The released words of ``state`` and their noisy sums, in release order."""
+  alphabet = process_lib.as_alphabet(alphabet)
+  state = _as(NoisyState, state)
+  sums = np.asarray(state.word_sums, dtype=np.float64).reshape(-1)
+  codes = np.asarray(state.words).reshape(sums.size, -1)
+  return {alphabet.decode_word(row): float(s) for row, s in zip(codes, sums)}
+
+
+def effective_noise_multiplier(measurements) -> float:
+  """A distributed round's noise per unit of sensitivity, from TFF's
+  measurements: ``sqrt(clients) * ceil(local scale) / inflated L2 bound``
+  (all scaled), the sum of the clients' discrete Gaussian shares read as one
+  Gaussian. The central mode's is sigma (the sensitivity is 1)."""
+  if isinstance(measurements, Mapping):
+    get = measurements.__getitem__
+  else:
+    get = functools.partial(getattr, measurements)
+  local = math.ceil(float(get("scaled_local_stddev")))
+  return (math.sqrt(float(get("actual_num_clients"))) * local
+          / float(get("scaled_inflated_l2")))
