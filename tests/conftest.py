@@ -77,7 +77,7 @@ _SLOW_TESTS = {
         "test_a_worker_slow_to_collect_its_garbage_ends_without_a_traceback",
     ),
     "tests/docs/tutorial_test.py": (
-        "test_the_notebook_runs_top_to_bottom",  # 65 s at a load of 5
+        "test_the_notebook_runs_top_to_bottom",  # 27 s at a load of 3
     ),
     "tests/api_test.py": (
         "test_unknown_engine_fails_without_importing_tensorflow",  # 2.1 s
