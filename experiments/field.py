@@ -8,8 +8,10 @@ The grid (:mod:`triehh.analysis.field.runs`): the English population at
 ``--users`` (every mechanism at every ``--epsilons``; past 10^6 users
 partition selection's thresholding strategies only at
 ``--side_epsilons``), the English population as word counts at
-``--count_users`` (TrieHH and the noisy trie), and, with ``--others``, the
-paper's single-word population and the Sentiment140 sample (one word and
+``--count_users`` (TrieHH and the noisy trie; ``--large_count_users`` at
+``--side_epsilons``), SFP at ``--sfp_users`` and IBLT at ``--iblt_users``
+(English, ``--side_epsilons``), and, with ``--others``, the paper's
+single-word and OOV populations and the Sentiment140 sample (one word and
 several words per user) at ``--side_epsilons``; delta = 1/n^2 everywhere.
 TrieHH and the noisy trie run ``--num_seeds`` seeds (``--seed`` on),
 partition selection ``--ps_seeds`` runs. The moonshot ratios (noisy trie,
@@ -55,6 +57,22 @@ shared_flags.DEFINE_values("count_users",
                            "n of the English population as word counts "
                            "(TrieHH and the noisy trie only); empty: none.",
                            shared_flags.count_item(2), allow_empty=True)
+shared_flags.DEFINE_values("large_count_users",
+                           [f"{n:.0e}" for n in _DEFAULTS.large_count_users],
+                           "More n of the word counts, at --side_epsilons; "
+                           "empty: none.", shared_flags.count_item(2),
+                           allow_empty=True)
+shared_flags.DEFINE_values("sfp_users",
+                           [f"{n:.0e}" for n in _DEFAULTS.sfp_users],
+                           "n of the English population where SFP runs "
+                           "(at --side_epsilons); empty: nowhere.",
+                           shared_flags.count_item(2), allow_empty=True)
+shared_flags.DEFINE_values("iblt_users",
+                           [f"{n:.0e}" for n in _DEFAULTS.iblt_users],
+                           "n of the English population where IBLT runs "
+                           "(TensorFlow Federated; at --side_epsilons); "
+                           "empty: nowhere.", shared_flags.count_item(2),
+                           allow_empty=True)
 shared_flags.DEFINE_values("side_epsilons",
                            [f"{e:g}" for e in _DEFAULTS.side_epsilons],
                            "Epsilons of the paper's and Sentiment140 "
@@ -80,6 +98,9 @@ def settings() -> field_runs.Settings:
   return field_runs.Settings(
       users=tuple(int(n) for n in FLAGS.users),
       count_users=tuple(int(n) for n in FLAGS.count_users),
+      large_count_users=tuple(int(n) for n in FLAGS.large_count_users),
+      sfp_users=tuple(int(n) for n in FLAGS.sfp_users),
+      iblt_users=tuple(int(n) for n in FLAGS.iblt_users),
       epsilons=tuple(float(e) for e in epsilons),
       side_epsilons=tuple(float(e) for e in FLAGS.side_epsilons),
       moonshot_epsilons=tuple(float(e) for e in FLAGS.moonshot_epsilons),

@@ -15,9 +15,12 @@ from triehh.analysis.field import runs
 from triehh.data import datasets as datasets_lib
 
 N = 2000
-SETTINGS = runs.Settings(users=(N,), count_users=(), epsilons=(4.0,),
+SETTINGS = runs.Settings(users=(N,), count_users=(), large_count_users=(),
+                         sfp_users=(N,), iblt_users=(), epsilons=(4.0,),
                          side_epsilons=(4.0,), moonshot_epsilons=(4.0,),
                          num_seeds=2, ps_seeds=2, others=False)
+# IBLT runs TensorFlow Federated: its cell is tested on its own (tff).
+RUN = tuple(m for m in mechanisms.MECHANISMS if m != mechanisms.IBLT)
 
 
 @pytest.fixture(name="written", scope="module")
@@ -36,9 +39,9 @@ def fixture_written(tmp_path_factory):
 
 def test_every_mechanism_is_a_cell_with_its_seeds(written):
   out, plan, _ = written
-  assert [c.mechanism for c in plan.cells] == list(mechanisms.MECHANISMS)
+  assert [c.mechanism for c in plan.cells] == list(RUN)
   records = runs.recorded(str(out))
-  assert len(records) == 2 * len(mechanisms.MECHANISMS)
+  assert len(records) == 2 * len(RUN)
   for record in records:
     assert record["n"] == N and record["delta"] == pytest.approx(1 / N**2)
     assert record["raw_strings"] == record["mechanism"].startswith("ps-")
@@ -49,7 +52,7 @@ def test_every_mechanism_is_a_cell_with_its_seeds(written):
 
 def test_report_has_every_row_and_the_moonshot(written):
   out, _, text = written
-  for name in mechanisms.MECHANISMS:
+  for name in RUN:
     line = f"| {N:,} | 4 | {mechanisms.LABELS[name]} |"
     assert sum(row.startswith(line) for row in text.splitlines()) == 1, name
   assert (f"**n = {N:,}, ε = 4, δ = 2.5e-07 (1/n²), one word per user "
@@ -72,6 +75,41 @@ def test_guarantee_labels_name_directions_and_adjacencies(written):
   # The same relations as TrieHH's at a delta given to it.
   assert labels["ps-truncated_geometric"].endswith(
       "two-sided, ADD_OR_REMOVE_ONE, REPLACE_SPECIAL")
+  # Shuffling's bound: replace-one neighbours of a fixed n only.
+  assert labels[mechanisms.SFP].endswith("two-sided, REPLACE_ONE")
+
+
+def test_the_grid_places_the_slow_baselines_and_the_large_counts():
+  settings = runs.Settings(users=(N, 2 * N), count_users=(N,),
+                           large_count_users=(10 * N,), sfp_users=(2 * N,),
+                           iblt_users=(N,), epsilons=(1.0, 4.0),
+                           side_epsilons=(4.0,), others=False)
+  plan = runs.plan(settings, datasets_lib.DataCache(None))
+  cells = {(c.population, c.n, c.mechanism, c.epsilon) for c in plan.cells}
+  assert ("english", 2 * N, mechanisms.SFP, 4.0) in cells
+  assert ("english", N, mechanisms.IBLT, 4.0) in cells
+  # Not at the other n, nor off the side epsilons.
+  assert ("english", N, mechanisms.SFP, 4.0) not in cells
+  assert ("english", N, mechanisms.IBLT, 1.0) not in cells
+  # The large word counts: simulated mechanisms at the side epsilons only.
+  assert {(c.mechanism, c.epsilon) for c in plan.cells
+          if c.n == 10 * N} == {(m, 4.0) for m in mechanisms.SIMULATED}
+  assert {c.epsilon for c in plan.cells
+          if c.population == "english-counts" and c.n == N} == {1.0, 4.0}
+
+
+@pytest.mark.tff
+def test_iblt_cell_is_labelled_k_anonymity(tmp_path):
+  data = runs.plan(runs.Settings(users=(N,), count_users=(),
+                                 large_count_users=(), sfp_users=(),
+                                 iblt_users=(N,), epsilons=(4.0,),
+                                 side_epsilons=(4.0,), others=False),
+                   datasets_lib.DataCache(None)).data[("english", N)]
+  record = mechanisms.run(mechanisms.IBLT, data, 4.0, 1 / N**2, seed=0)
+  assert record["guarantee"] == "k-anonymity 14, not DP"
+  assert record["achieved_epsilon"] is None and not record["raw_strings"]
+  assert record["rounds"] == 1 and record["bytes_round_max"] > 0
+  assert record["words"] >= record["false_words"] == 0
 
 
 def test_a_second_invocation_runs_nothing(written):

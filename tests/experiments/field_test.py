@@ -10,7 +10,8 @@ from tests.experiments import drivers
 
 _FLAGS = ("--users=2000", "--count_users=5e4", "--epsilons=4",
           "--side_epsilons=4", "--moonshot_epsilons=4", "--num_seeds=2",
-          "--ps_seeds=2", "--noothers", "--cache_dir=")
+          "--ps_seeds=2", "--noothers", "--cache_dir=",
+          "--large_count_users=", "--sfp_users=2000", "--iblt_users=")
 
 
 def _run(report_dir, output_dir):
@@ -23,9 +24,10 @@ def _run(report_dir, output_dir):
 def test_writes_the_report_then_resumes(tmp_path):
   out = tmp_path / "runs"
   proc = _run(tmp_path, out)
-  # 7 mechanisms at n = 2,000 and 4 at 5e4 word counts; 2 seeds each.
-  assert "22 runs left" in proc.stdout and "wrote" in proc.stdout
-  assert len((out / "results.jsonl").read_text().splitlines()) == 22
+  # 8 mechanisms (SFP, not IBLT) at n = 2,000 and 4 at 5e4 word counts;
+  # 2 seeds each.
+  assert "24 runs left" in proc.stdout and "wrote" in proc.stdout
+  assert len((out / "results.jsonl").read_text().splitlines()) == 24
   text = (tmp_path / "FIELD.md").read_text()
   assert "| 50,000 | 4 | noisy trie, k = 1, α = 1e-5 |" in text
   assert "/ best partition selection = **" in text
@@ -33,4 +35,4 @@ def test_writes_the_report_then_resumes(tmp_path):
   proc = _run(tmp_path / "again", out)
   assert "0 runs left" in proc.stdout
   again = (tmp_path / "again" / "FIELD.md").read_text()
-  assert "22 runs were recorded by an earlier invocation" in again
+  assert "24 runs were recorded by an earlier invocation" in again

@@ -20,6 +20,13 @@ in the benchmark):
   (:func:`triehh.baselines.partition_selection.select_words`, one word per
   user counted: ``max_partitions_contributed=1``); its noise is python-dp's
   and takes no seed.
+* ``sfp``: Apple's SFP with the paper's parameters
+  (:func:`triehh.baselines.sfp.sfp_discover`, top T = 20): local
+  differential privacy, the central (eps, delta) by amplification by
+  shuffling (replace-one neighbours of a fixed n).
+* ``iblt``: TFF's IBLT heavy hitters (:func:`triehh.baselines.iblt.
+  iblt_discover`), k-anonymity 14, not differential privacy; one round of
+  the Corollary 1 batch at (eps, delta), as ``BEYOND.md`` runs it.
 
 A record (a JSON object): the released words' number, how many no user
 holds, recall@K against the population's true top K (:data:`KS`),
@@ -40,7 +47,9 @@ import numpy as np
 
 from triehh.analysis.beyond import runs as beyond_runs
 from triehh.analysis.field import populations
+from triehh.baselines import iblt
 from triehh.baselines import partition_selection
+from triehh.baselines import sfp
 from triehh.core import metrics
 from triehh.discovery import discover as discover_lib
 from triehh.engines import noisy
@@ -51,8 +60,15 @@ KS = (10, 100, 1000)
 FIXED, POISSON, NOISY_K1, NOISY_K2 = (
     "triehh-fixed", "triehh-poisson", "noisy-k1", "noisy-k2")
 PS = tuple(f"ps-{s}" for s in partition_selection.STRATEGIES)
-MECHANISMS = (FIXED, POISSON, NOISY_K1, NOISY_K2) + PS
+SFP, IBLT = "sfp", "iblt"
+# The paper's baseline and TFF's, slower than the rest: they run on the
+# smaller populations only (Settings.baseline_users).
+BASELINES = (SFP, IBLT)
+MECHANISMS = (FIXED, POISSON, NOISY_K1, NOISY_K2) + PS + BASELINES
 SIMULATED = (FIXED, POISSON, NOISY_K1, NOISY_K2)
+# IBLT's k: a string is released when at least this many clients of a round
+# send it (TFF's tutorial value, BEYOND.md's).
+IBLT_K_ANONYMITY = 14
 LABELS = {
     FIXED: "TrieHH, fixed-size sampling (paper)",
     POISSON: "TrieHH, Poisson sampling",
@@ -60,6 +76,8 @@ LABELS = {
     NOISY_K2: "noisy trie, k = 2, α = 1e-7",
     **{f"ps-{s}": f"partition selection, {s.replace('_', ' ')}"
        for s in partition_selection.STRATEGIES},
+    SFP: "SFP (local DP, shuffled; paper's parameters, T = 20)",
+    IBLT: f"IBLT, k-anonymity {IBLT_K_ANONYMITY} (not DP)",
 }
 # (chars per level, false-positive rate) of the noisy tries.
 NOISY = {NOISY_K1: (1, 1e-5), NOISY_K2: (2, 1e-7)}
@@ -83,7 +101,8 @@ def run(name: str, data: populations.Data, epsilon: float, delta: float,
                      f"{', '.join(MECHANISMS)}")
   runner: Callable[..., dict] = (
       _triehh if name in (FIXED, POISSON) else
-      _noisy if name in NOISY else _partition_selection)
+      _noisy if name in NOISY else _sfp if name == SFP else
+      _iblt if name == IBLT else _partition_selection)
   start = time.perf_counter()
   record = runner(name, data, epsilon, delta, seed)
   seconds = time.perf_counter() - start
@@ -179,3 +198,40 @@ def _partition_selection(name, data, epsilon, delta, seed) -> dict:
       adjacencies=tuple(Adjacency.of(a) for a in p.adjacency.split(", ")),
       two_sided=True, accounting=p.accounting, n_source=p.n_source,
       covers=p.covers))
+
+
+def _sfp(name, data, epsilon, delta, seed) -> dict:
+  del name  # one configuration: the paper's
+  result = sfp.sfp_discover(data.population, epsilon=epsilon, delta=delta,
+                            seed=seed)
+  p = result.params
+  # A report: the fragment's position and CMS row (two bytes) and m signs.
+  report = p.m / 8 + 2
+  record = dict(released=list(result.heavy_hitters), rounds=1,
+                raw_strings=False, calibrated=None,
+                setting=f"ε₀={p.epsilon_local:.3g}, k={p.k}, m={p.m}, "
+                        f"T={p.top_t}",
+                bytes_round_max=report, bytes_per_user=report)
+  # Amplification by shuffling bounds replace-one neighbours of a fixed n.
+  return _guarantee(record, mechanism.Guarantee(
+      epsilon=p.epsilon, delta=p.delta,
+      adjacencies=(Adjacency.REPLACE_ONE,), two_sided=True,
+      accounting=p.guarantee, n_source="declared",
+      covers="the released words, from shuffled local reports"))
+
+
+def _iblt(name, data, epsilon, delta, seed) -> dict:
+  del name
+  result = iblt.iblt_discover(data.population,
+                              k_anonymity=IBLT_K_ANONYMITY, epsilon=epsilon,
+                              delta=delta, seed=seed,
+                              max_length=data.population.max_length)
+  p = result.params
+  record = dict(released=list(result.heavy_hitters), rounds=p.num_rounds,
+                raw_strings=False, calibrated=None,
+                setting=f"m={p.batch_size:,}, k={p.k_anonymity}",
+                **upload([float(p.bytes_per_client)] * p.num_rounds,
+                         [p.batch_size / p.n] * p.num_rounds),
+                guarantee=f"k-anonymity {p.k_anonymity}, not DP",
+                guarantee_full=p.privacy, achieved_epsilon=None)
+  return record

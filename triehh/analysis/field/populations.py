@@ -12,6 +12,8 @@
   (:mod:`triehh.data.paper_populations`: the paper's published top 100 over
   the Sentiment140 sample's counts, 659,775 users, L = 9, the paper's
   characters).
+* ``paper-oov``: the paper-calibrated OOV population (its published OOV top
+  100 over the sample's out-of-vocabulary token counts, 6,000,000 users).
 * ``s140-single`` and ``s140-multi``: the Sentiment140 sample under the
   paper's tokenizer, one word per user (each user's most frequent word) and
   several words per user; only when the sample is present.
@@ -28,19 +30,23 @@ from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 from triehh.data import synthetic
 
-ENGLISH, ENGLISH_COUNTS, PAPER, S140_SINGLE, S140_MULTI = (
-    "english", "english-counts", "paper-single", "s140-single", "s140-multi")
+ENGLISH, ENGLISH_COUNTS, PAPER, PAPER_OOV, S140_SINGLE, S140_MULTI = (
+    "english", "english-counts", "paper-single", "paper-oov", "s140-single",
+    "s140-multi")
 LABELS = {
     ENGLISH: "English (wordfreq), one word per user",
     ENGLISH_COUNTS: "English (wordfreq), one word per user, drawn as word "
                     "counts",
     PAPER: "paper's single-word population (published top 100 + "
            "Sentiment140 sample tail)",
+    PAPER_OOV: "paper's OOV population (published OOV top 100 + "
+               "Sentiment140 sample tail)",
     S140_SINGLE: "Sentiment140 sample (paper's tokenizer), one word per user",
     S140_MULTI: "Sentiment140 sample (paper's tokenizer), several words per "
                 "user",
 }
 PAPER_USERS = paper_populations.SINGLE_NUM_USERS
+PAPER_OOV_USERS = paper_populations.OOV_NUM_USERS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,8 +90,9 @@ def word_counts_population(num_users: int, seed: int = 0
 def _options(name: str, n: int | None, sample_path: str | None) -> dict:
   if name == ENGLISH:
     return datasets_lib.options("default", "single", {"num_users": n})
-  if name == PAPER:
-    return datasets_lib.options("paper", "single", {"num_users": n})
+  if name in (PAPER, PAPER_OOV):
+    return datasets_lib.options("paper", "single" if name == PAPER else "oov",
+                                {"num_users": n})
   setting = "single" if name == S140_SINGLE else "multi"
   return datasets_lib.options("sentiment140", setting,
                               {"data_path": sample_path})

@@ -12,11 +12,15 @@ grid from :class:`Settings`:
 * the English population as word counts at each n of ``count_users``: the
   simulated mechanisms (TrieHH, the noisy trie) at every epsilon;
 * the paper's single-word population and the Sentiment140 sample (one word
-  and several words per user, when present): every mechanism at
-  ``side_epsilons``.
+  and several words per user, when present): every mechanism but the slow
+  baselines at ``side_epsilons``; the paper's OOV population (6M users):
+  the simulated mechanisms and the truncated geometric partition selection
+  at ``side_epsilons``;
+* the slow baselines (SFP, IBLT) on the English population at
+  ``sfp_users`` and ``iblt_users`` only, at ``side_epsilons``.
 
-The simulated mechanisms run at ``num_seeds`` seeds, partition selection at
-``ps_seeds``. :func:`run` appends a JSON line per run to
+The simulated mechanisms run at ``num_seeds`` seeds, partition selection and
+the baselines at ``ps_seeds``. :func:`run` appends a JSON line per run to
 ``<output_dir>/results.jsonl`` as it ends (a refused run with its
 reason, :func:`refusal`) and skips the (cell, seed) pairs already there,
 so that a second invocation resumes.
@@ -44,7 +48,10 @@ class Settings:
   Attributes:
     users: n of the English population (every mechanism).
     count_users: n of the English population as word counts (simulated
-      mechanisms only).
+      mechanisms only, at every epsilon).
+    large_count_users: more n of the word counts, at ``side_epsilons``.
+    sfp_users: n of the English population where SFP runs.
+    iblt_users: n of the English population where IBLT runs.
     epsilons: the English populations' epsilons.
     side_epsilons: the other populations' epsilons, and the thresholding
       strategies' past ``ps_full_grid_users``.
@@ -55,13 +62,17 @@ class Settings:
     seed: the first seed.
     ps_full_grid_users: the most users at which every partition selection
       strategy runs every epsilon.
-    others: whether to run the paper's and the Sentiment140 populations.
+    others: whether to run the paper's (single-word and OOV) and the
+      Sentiment140 populations.
     sample_path: the Sentiment140 sample; None: its populations are left
       out (with a note).
   """
 
   users: tuple[int, ...] = (10**4, 10**5, 10**6)
   count_users: tuple[int, ...] = (10**7,)
+  large_count_users: tuple[int, ...] = (10**8, 10**9)
+  sfp_users: tuple[int, ...] = (10**4, 10**5, 10**6)
+  iblt_users: tuple[int, ...] = (10**4,)
   epsilons: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
   side_epsilons: tuple[float, ...] = (1.0, 4.0)
   moonshot_epsilons: tuple[float, ...] = (4.0, 1.0)
@@ -109,8 +120,21 @@ def record_key(record: dict) -> tuple:
 
 def _seeds(settings: Settings, name: str) -> tuple[int, ...]:
   count = settings.num_seeds if name in mechanisms.SIMULATED else (
-      settings.ps_seeds)
+      settings.ps_seeds)  # partition selection and the slow baselines
   return tuple(range(settings.seed, settings.seed + count))
+
+
+def _names(settings: Settings, data: populations.Data) -> tuple[str, ...]:
+  """The mechanisms that run on ``data``."""
+  if data.name == populations.ENGLISH_COUNTS:
+    return mechanisms.SIMULATED
+  if data.name == populations.PAPER_OOV:  # 6M rows: the best strategy only
+    return mechanisms.SIMULATED + mechanisms.PS[:1]
+  slow = {mechanisms.SFP: settings.sfp_users,
+          mechanisms.IBLT: settings.iblt_users}
+  return tuple(name for name in mechanisms.MECHANISMS
+               if name not in slow or (data.name == populations.ENGLISH
+                                       and data.n in slow[name]))
 
 
 def _cells(settings: Settings, data: populations.Data, names, epsilons
@@ -118,8 +142,10 @@ def _cells(settings: Settings, data: populations.Data, names, epsilons
   out = []
   for name in names:
     for epsilon in epsilons:
-      if (name in mechanisms.PS[1:] and data.name == populations.ENGLISH
-          and data.n > settings.ps_full_grid_users
+      if (name in mechanisms.PS[1:] + mechanisms.BASELINES
+          and data.name == populations.ENGLISH
+          and (data.n > settings.ps_full_grid_users
+               or name in mechanisms.BASELINES)
           and epsilon not in settings.side_epsilons):
         continue
       out.append(Cell(data.name, data.n, name, float(epsilon),
@@ -131,9 +157,11 @@ def plan(settings: Settings, datasets: datasets_lib.DataCache) -> Plan:
   """The grid of ``settings`` (module docstring); loads its populations."""
   result = Plan([], {}, [])
   todo = [(populations.ENGLISH, n) for n in settings.users]
-  todo += [(populations.ENGLISH_COUNTS, n) for n in settings.count_users]
+  todo += [(populations.ENGLISH_COUNTS, n) for n in settings.count_users
+           + settings.large_count_users]
   if settings.others:
-    todo.append((populations.PAPER, populations.PAPER_USERS))
+    todo += [(populations.PAPER, populations.PAPER_USERS),
+             (populations.PAPER_OOV, populations.PAPER_OOV_USERS)]
     if settings.sample_path is None:
       result.notes.append("The Sentiment140 sample is absent: its rows are "
                           "left out (pass --sentiment140_path).")
@@ -142,16 +170,28 @@ def plan(settings: Settings, datasets: datasets_lib.DataCache) -> Plan:
   for name, n in todo:
     data = populations.load(name, n, datasets, settings.sample_path)
     result.data[(name, data.n)] = data
-    english = name in (populations.ENGLISH, populations.ENGLISH_COUNTS)
-    names = (mechanisms.SIMULATED if name == populations.ENGLISH_COUNTS
-             else mechanisms.MECHANISMS)
-    result.cells += _cells(settings, data, names, settings.epsilons
-                           if english else settings.side_epsilons)
-  if settings.count_users:
+    english = (name == populations.ENGLISH
+               or (name == populations.ENGLISH_COUNTS
+                   and n in settings.count_users))
+    result.cells += _cells(settings, data, _names(settings, data),
+                           settings.epsilons if english
+                           else settings.side_epsilons)
+  counts = settings.count_users + settings.large_count_users
+  if counts:
     result.notes.append(
         "Partition selection does not run on the word-count populations "
-        f"({', '.join(f'{n:,}' for n in settings.count_users)} users): it "
+        f"({', '.join(f'{n:,}' for n in counts)} users): it "
         "takes a row per user (about 4 GB and 100 s a run at 10^7).")
+  if settings.others:
+    result.notes.append(
+        "On the paper's OOV population (6,000,000 rows) partition selection "
+        "runs its best strategy only (truncated geometric), about 25 s a "
+        "run.")
+  result.notes.append(
+      "SFP runs on the English population at "
+      f"{', '.join(f'{n:,}' for n in settings.sfp_users)} users and IBLT at "
+      f"{', '.join(f'{n:,}' for n in settings.iblt_users)} (TensorFlow "
+      "Federated, a few seconds a round), at the side epsilons.")
   return result
 
 

@@ -31,12 +31,21 @@ def introduction(settings: runs_lib.Settings) -> list[str]:
       "- **Partition selection** (central, pipeline_dp): `triehh.baselines."
       "partition_selection.select_words(pop, epsilon=ε, delta=δ, "
       "strategy=..., max_partitions_contributed=1)`, strategies truncated "
-      "geometric, Laplace thresholding and Gaussian thresholding.", "",
+      "geometric, Laplace thresholding and Gaussian thresholding.",
+      "- **SFP** (the paper's local-DP baseline, Apple's sequence fragment "
+      "puzzle): `triehh.sfp_discover(pop, epsilon=ε, delta=δ, seed=s)`, the "
+      "paper's parameters (k = 2048, m = 1024, T = 20); each user sends one "
+      "local report, the central (ε, δ) by amplification by shuffling.",
+      "- **IBLT** (TFF's `tff.analytics.heavy_hitters.iblt`, k-anonymity, "
+      "not differential privacy): `triehh.iblt_discover(pop, "
+      f"k_anonymity={mech.IBLT_K_ANONYMITY}, epsilon=ε, delta=δ, seed=s)`, "
+      "one round of TrieHH's Corollary 1 batch at (ε, δ) through "
+      "TensorFlow Federated: its ε only sizes the batch.", "",
       "Every cell takes δ = 1/n² of its population's n, given to the "
       "mechanism (n taken as public). The simulated mechanisms run "
       f"{settings.num_seeds} seeds ({settings.seed} on), partition selection "
       f"{settings.ps_seeds} runs (its noise is python-dp's and takes no "
-      "seed). Numbers are means ± 95% Student-t intervals over those runs, "
+      f"seed), SFP and IBLT {settings.ps_seeds} seeds. Numbers are means ± 95% Student-t intervals over those runs, "
       "from `results.jsonl` (one JSON line per run).", "",
       "Columns. *words released*: the output's size. *false words*: "
       "released words no user holds (the noisy trie's false positives; "
@@ -53,7 +62,9 @@ def introduction(settings: runs_lib.Settings) -> list[str]:
       "extension of the trie's prefixes, padded to a power of two prefixes "
       "(as `BEYOND.md` counts it), the noisy trie's one-hot int32 vector "
       "over its candidate set (4·|C_r|), partition selection's raw word "
-      "(UTF-8 bytes, mean over users). *bytes per user per run*: the sum "
+      "(UTF-8 bytes, mean over users), SFP's report (m = 1024 signs and "
+      "two bytes of position and row), IBLT's sketch tensors. *bytes per "
+      "user per run*: the sum "
       "over rounds of a round's vector times the chance a user takes part "
       "(fixed: m/n; Poisson: q; the noisy trie calibrates to q = 1 here: "
       "every user, every round). *ms per run*: the median wall time of a "
@@ -61,7 +72,8 @@ def introduction(settings: runs_lib.Settings) -> list[str]:
       "cell calibrates θ and q (cached after), the first of a noisy trie "
       "cell its σ (the later seeds run on the same parameters), which the "
       "median leaves out. *guarantee*: the achieved (ε, δ), the directions "
-      "proven and the neighbouring relations covered (`docs/privacy.md`); "
+      "proven and the neighbouring relations covered (`docs/privacy.md`; "
+      "SFP's shuffling bound is for replace-one neighbours of a fixed n); "
       "the full labels are under Guarantees.", ""]
 
 
@@ -126,16 +138,13 @@ def left_out(notes: Sequence[str]) -> list[str]:
   """What the benchmark does not run, and where those numbers are."""
   lines = [
       "## Left out", "",
-      "- **IBLT** (TFF's `tff.analytics.heavy_hitters.iblt`, "
-      "`triehh.iblt_discover`; k-anonymity, not differential privacy): "
-      "about 100 s a run at 10⁵ users through TensorFlow Federated, past "
-      "this benchmark's budget. Its rows next to TrieHH (ε 1 and 4, the "
-      "Sentiment140 sample and 10⁵ English users) are in `BEYOND.md` (a), "
-      "its exact counts in `BEYOND.md` (d).",
-      "- **SFP** (the paper's local-DP baseline, `triehh.sfp_discover`): "
-      "minutes a run. Its rows are in `REPORT.md` (the paper's tables, "
-      "SFP T=20 and T=80) and `BEYOND.md` (d) (its count-mean-sketch "
-      "counts)."]
+      "- **IBLT** past its small populations: about 100 s a run at 10⁵ "
+      "users through TensorFlow Federated. Its rows next to TrieHH (ε 1 "
+      "and 4, the Sentiment140 sample and 10⁵ English users) are in "
+      "`BEYOND.md` (a), its exact counts in `BEYOND.md` (d).",
+      "- **SFP** on the paper's populations: its rows are in `REPORT.md` "
+      "(the paper's tables, SFP T=20 and T=80) and `BEYOND.md` (d) (its "
+      "count-mean-sketch counts)."]
   lines += [f"- {note}" for note in notes]
   return lines + [""]
 
