@@ -1,0 +1,218 @@
+"""The noisy trie run in TensorFlow Federated: the ``tff`` twin of
+:func:`triehh.engines.noisy.run`.
+
+Each round is one ``next`` of :func:`triehh.engines.tff.noisy_process.
+build_process`: the clients send one-hot vectors over the round's public
+candidate set, the noise is added (``"central"``: by the server, from a seed
+the run's generator draws; ``"distributed"``: discrete Gaussian shares by
+the clients, summed securely) and the server thresholds, grows the frontier
+and releases the words ending in ``$``. The driver draws the round's
+participants from the run's generator (every user at q = 1, else
+:func:`triehh.engines.sampling.poisson_users`) and, for several-word users,
+one rank each (:func:`~triehh.engines.sampling.draw_word_ranks`): the
+client draws its word with it. The run stops, as the fast engine's, when
+the frontier is empty or after R rounds.
+
+Central mode: equal in law to the fast engine (same votes' law, N(0,
+sigma^2) on every candidate, the same threshold), not draw for draw
+(TensorFlow's normals are not numpy's, and the fast engine draws the
+candidates no user can vote for by a binomial). Distributed mode: the law
+of :mod:`triehh.engines.tff.noisy_process`'s distributed discrete
+Gaussian, accounted as the central one.
+
+The driver mirrors every round in numpy (the passing candidates' codes, the
+next frontier, the released words, the per-round
+:class:`~triehh.engines.noisy.LevelStats`, which need the population) and
+checks the TFF server state against it. Per round it uses the process whose
+client vectors hold the smallest power of two of candidates at least the
+round's ``F * E`` (cached); a round of more than
+:data:`~triehh.engines.tff.noisy_process.MAX_CANDIDATES` candidates is
+refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from triehh.core import population as population_lib
+from triehh.engines import noisy
+from triehh.engines import sampling
+from triehh.engines.tff import clients
+from triehh.engines.tff import counting
+from triehh.engines.tff import engine as engine_lib
+from triehh.engines.tff import noisy_process
+from triehh.engines.tff import runtime as runtime_lib
+
+
+def run(population: population_lib.Population, params: noisy.NoisyParams,
+        rng: np.random.Generator | int, *,
+        noise: str = noisy_process.CENTRAL,
+        expected_clients: int | None = None,
+        bits: int = counting.DEFAULT_BITS,
+        workers: str | Sequence[str] | None = None,
+        connect_timeout: float = runtime_lib.DEFAULT_CONNECT_TIMEOUT,
+        rpc_timeout: float = runtime_lib.DEFAULT_RPC_TIMEOUT,
+        measurements: list | None = None) -> noisy.NoisyTrieResult:
+  """Runs the noisy trie on ``population`` in TFF.
+
+  Args:
+    population: the users; one or several words each.
+    params: as in :func:`triehh.engines.noisy.run`.
+    rng: the run's generator, or a seed for one.
+    noise: ``"central"`` or ``"distributed"``.
+    expected_clients: the distributed mode's clients per round (``None``:
+      ``q n`` rounded, at least 1).
+    bits: the distributed mode's secure-sum bit width.
+    workers, connect_timeout, rpc_timeout: where it runs
+      (:func:`triehh.engines.tff.runtime.get_runtime`).
+    measurements: if a list, each round's aggregation measurements are
+      appended to it.
+
+  Raises:
+    ValueError: as :func:`triehh.engines.noisy.run`; a bad ``noise``; a
+      round of more than ``noisy_process.MAX_CANDIDATES`` candidates.
+  """
+  rng = np.random.default_rng(rng)
+  k, max_length = params.chars_per_level, population.max_length
+  rounds = -(-(max_length + 1) // k)
+  if params.num_levels < rounds:
+    raise ValueError(
+        f"params account for {params.num_levels} rounds, but words of up to "
+        f"{max_length} characters at {k} per round need {rounds}")
+  population = engine_lib._with_clients(population)  # pylint: disable=protected-access
+  rate = params.sampling_rate
+  if noise == noisy_process.DISTRIBUTED and expected_clients is None:
+    expected_clients = max(1, round(rate * population.num_users))
+  spec = noisy_process.NoisySpec(
+      num_characters=population.alphabet.size, max_length=max_length,
+      chars_per_level=k, capacity=1, sigma=params.sigma,
+      threshold=params.threshold, noise=noise,
+      expected_clients=expected_clients, bits=bits,
+      client_mode=(clients.ONE_WORD if population.is_single_word
+                   else clients.SAMPLED_WORD))
+  runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
+                                    rpc_timeout=rpc_timeout)
+  codes = engine_lib._codes32(population)  # pylint: disable=protected-access
+  state = noisy_process.initial_state(
+      max_length, rng.integers(-2**62, 2**62, size=2))
+  frontier = noisy._Frontier(np.zeros((1, 0), dtype=np.int16),  # pylint: disable=protected-access
+                             np.zeros(1, dtype=np.int64))
+  words, sums, false_words, levels = [], [], [], []
+  with runtime.install():
+    for r in range(rounds):
+      if not frontier.real.size:
+        break
+      ext = noisy.Extensions.of(population.alphabet.size, k, max_length,
+                                r * k)
+      num_candidates = frontier.real.size * ext.size
+      _check_candidates(num_candidates, frontier.real.size, ext.size, r)
+      users = (np.arange(population.num_users) if rate >= 1.0
+               else sampling.poisson_users(rng, population.num_users, rate))
+      ranks = sampling.draw_word_ranks(rng, population, users)
+      data = engine_lib._client_data(population, codes, users, ranks,  # pylint: disable=protected-access
+                                     spec.client_mode)
+      process = noisy_process.build_process(_with_capacity(
+          spec, num_candidates))
+      state, output = process.next(state, data)
+      state = noisy_process._as(noisy_process.NoisyState, state)  # pylint: disable=protected-access
+      output = noisy_process._as(noisy_process.NoisyRoundOutput, output)  # pylint: disable=protected-access
+      if measurements is not None:
+        measurements.append(output.measurements)
+      frontier, released, stats = _mirrored_round(
+          population, params, frontier, ext, r * k, users, ranks,
+          np.asarray(output.sums, dtype=np.float64))
+      _check_agreement(state, frontier, released, sum(map(len, words)),
+                       population)
+      levels.append(stats)
+      words.append(released[0])
+      sums.append(released[1])
+      false_words.append(released[2])
+  return noisy.NoisyTrieResult(
+      words=tuple(w for round_words in words for w in round_words),
+      noisy_counts=np.concatenate(sums) if sums else np.zeros(0),
+      false_words=(np.concatenate(false_words) if false_words
+                   else np.zeros(0, dtype=bool)),
+      levels=tuple(levels))
+
+
+def _check_candidates(num_candidates: int, num_frontier: int, size: int,
+                      round_index: int) -> None:
+  if num_candidates > noisy_process.MAX_CANDIDATES:
+    raise ValueError(
+        f"round {round_index}'s candidate set has {num_candidates:,} "
+        f"candidates ({num_frontier:,} frontier prefixes x {size:,} "
+        "extensions); the TFF engine holds at most "
+        f"{noisy_process.MAX_CANDIDATES:,} (MAX_CANDIDATES): lower "
+        "chars_per_level or false_positive_rate, or use engine='fast'")
+
+
+def _with_capacity(spec: noisy_process.NoisySpec,
+                   num_candidates: int) -> noisy_process.NoisySpec:
+  """``spec`` holding the smallest power of two >= ``num_candidates``."""
+  capacity = 1 << max(num_candidates - 1, 0).bit_length()
+  return dataclasses.replace(spec, capacity=capacity)
+
+
+def _mirrored_round(population: population_lib.Population,
+                    params: noisy.NoisyParams, frontier, ext: noisy.Extensions,
+                    p: int, users: np.ndarray, ranks: np.ndarray | None,
+                    sums: np.ndarray):
+  """The round in numpy from TFF's noisy sums: the next frontier, the
+  released (words, noisy sums, false) and the round's stats, as
+  :func:`triehh.engines.noisy._round` computes them."""
+  # pylint: disable=protected-access
+  cand = noisy._word_candidates(population, frontier, ext, p)
+  valid = np.flatnonzero(cand >= 0)
+  explicit, first = np.unique(cand[valid], return_index=True)
+  explicit_words = valid[first].astype(np.int64)
+  chosen = cand[sampling.words_of(population, users, ranks)]
+  voted = np.unique(chosen[chosen >= 0])
+  kept = np.flatnonzero(sums >= params.threshold).astype(np.int64)
+  position = np.searchsorted(explicit, kept)
+  is_explicit = position < explicit.size
+  is_explicit[is_explicit] = explicit[position[is_explicit]] == kept[
+      is_explicit]
+  real_words = np.full(kept.size, -1, dtype=np.int64)
+  real_words[is_explicit] = explicit_words[position[is_explicit]]
+  fpos, e = np.divmod(kept, ext.size)
+  codes = np.concatenate(
+      [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
+      axis=1)
+  ends = ext.ends(e)
+  num_candidates = frontier.real.size * ext.size
+  stats = noisy.LevelStats(
+      prefix_length=p, num_frontier=frontier.real.size,
+      num_phantom=int((frontier.real < 0).sum()),
+      num_candidates=num_candidates, num_voted=int(voted.size),
+      num_passing=int(kept.size), num_released=int(ends.sum()),
+      expected_false_positives=params.false_positive_rate * num_candidates,
+      num_zero_vote=int(num_candidates - voted.size),
+      num_zero_vote_passing=int(kept.size - np.isin(kept, voted).sum()),
+      num_false_positives=int((~is_explicit).sum()))
+  nxt = noisy._next_frontier(population, codes[~ends], real_words[~ends],
+                             p + ext.chars)
+  released = noisy._released(population, codes[ends], sums[kept][ends],
+                             real_words[ends] < 0)
+  return nxt, released, stats
+
+
+def _check_agreement(state: noisy_process.NoisyState, frontier,
+                     released: tuple, found_before: int,
+                     population: population_lib.Population) -> None:
+  """Raises if the TFF server state differs from the mirrored round."""
+  tff_frontier = np.asarray(state.frontier, dtype=np.int64)
+  codes = np.asarray(state.words).reshape(-1, population.max_length + 1)
+  tff_words = [population.alphabet.decode_word(row)
+               for row in codes[found_before:]]
+  tff_sums = np.asarray(state.word_sums, dtype=np.float64)[found_before:]
+  if not (tff_frontier.shape == frontier.codes.shape
+          and np.array_equal(tff_frontier, frontier.codes)
+          and tff_words == list(released[0])
+          and np.array_equal(tff_sums, released[1])):
+    raise RuntimeError(
+        "the TFF server state disagrees with the round: frontier "
+        f"{tff_frontier.tolist()} vs {frontier.codes.tolist()}, words "
+        f"{tff_words} vs {list(released[0])}")
