@@ -44,6 +44,7 @@ LAYERS = (
     ("triehh.data.*",),
     ("triehh.runs.*",),
     ("triehh.analysis.*",),
+    ("triehh.beam.*",),
     ("triehh.api", "triehh"),
     ("benchmarks.*",),
     ("experiments.*",),

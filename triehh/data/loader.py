@@ -247,16 +247,21 @@ def build(spec: DataSpec) -> LoadedData:
                                      characters=characters,
                                      max_length=spec.max_length)
   else:
-    words = (dictionary_lib.load_words(spec.dictionary_path)
-             if spec.dictionary_path
-             else dictionary_lib.default_words(spec.dictionary_size))
-    result = settings_lib.oov(tokens, words, num_users=spec.oov_num_users,
+    result = settings_lib.oov(tokens, dictionary_words(spec),
+                              num_users=spec.oov_num_users,
                               seed=spec.seed, max_length=spec.max_length,
                               characters=characters)
     result.users_without_words = 0
   report.users_without_words = result.users_without_words
   return LoadedData(population=result.population, name=spec.name,
                     setting=spec.setting, report=report, info=result.info)
+
+
+def dictionary_words(spec: DataSpec):
+  """``oov``: the in-vocabulary words ``spec`` names."""
+  return (dictionary_lib.load_words(spec.dictionary_path)
+          if spec.dictionary_path
+          else dictionary_lib.default_words(spec.dictionary_size))
 
 
 def user_codes(texts: user_texts.UserTexts) -> tuple[np.ndarray, int]:

@@ -124,8 +124,8 @@ def single_word(tokens: tokenize_lib.Tokens, row_user: np.ndarray,
                 max_length: int = population_lib.DEFAULT_MAX_LENGTH
                 ) -> SettingResult:
   """Each user's most frequent word (ties: first written; module docstring)."""
-  pair_user, pair_word, pair_count, first = _user_word_counts(tokens,
-                                                              row_user)
+  pair_user, pair_word, pair_count, first = user_word_counts(tokens,
+                                                             row_user)
   if not pair_user.size:
     raise ValueError("no user has a word: nothing to build a population from")
   # Best pair of each user: largest count, then smallest first position.
@@ -147,7 +147,7 @@ def multi_word(tokens: tokenize_lib.Tokens, row_user: np.ndarray,
                max_length: int = population_lib.DEFAULT_MAX_LENGTH
                ) -> SettingResult:
   """Each user's words with their counts f_i(w)."""
-  pair_user, pair_word, pair_count, _ = _user_word_counts(tokens, row_user)
+  pair_user, pair_word, pair_count, _ = user_word_counts(tokens, row_user)
   if not pair_user.size:
     raise ValueError("no user has a word: nothing to build a population from")
   user_starts = np.flatnonzero(np.diff(pair_user, prepend=-1))
@@ -171,15 +171,22 @@ def oov_counts(tokens: tokenize_lib.Tokens, dictionary
     tokens: tokens kept with the OOV characters (``OOV_CHARACTERS``).
     dictionary: the in-vocabulary words (any collection of lower-case str).
   """
-  import pandas as pd  # pylint: disable=g-import-not-at-top
   counts = np.bincount(tokens.token_word, minlength=tokens.vocabulary.size)
-  known = pd.Index(tokens.vocabulary).isin(pd.Index(list(dictionary))
-                                           if not isinstance(dictionary,
-                                                             pd.Index)
-                                           else dictionary)
+  return oov_table(tokens.vocabulary, counts, dictionary)
+
+
+def oov_table(vocabulary: np.ndarray, counts: np.ndarray, dictionary
+              ) -> tuple[np.ndarray, np.ndarray]:
+  """The words of ``vocabulary`` with a positive token count that are not in
+  ``dictionary``, and their counts, most frequent first (ties by word)."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  counts = np.array(counts, dtype=np.int64)
+  known = pd.Index(vocabulary).isin(pd.Index(list(dictionary))
+                                    if not isinstance(dictionary, pd.Index)
+                                    else dictionary)
   counts[known] = 0
   keep = np.flatnonzero(counts > 0)
-  words = tokens.vocabulary[keep]
+  words = vocabulary[keep]
   counts = counts[keep]
   order = np.lexsort((words.astype(str), -counts))
   return words[order], counts[order]
@@ -200,6 +207,17 @@ def oov(tokens: tokenize_lib.Tokens, dictionary, *,
   if num_users < 1:
     raise ValueError(f"num_users must be >= 1, got {num_users}")
   words, counts = oov_counts(tokens, dictionary)
+  return oov_from_counts(words, counts, num_users=num_users, seed=seed,
+                         max_length=max_length, characters=characters)
+
+
+def oov_from_counts(words: np.ndarray, counts: np.ndarray, *,
+                    num_users: int = DEFAULT_OOV_NUM_USERS, seed: int = 0,
+                    max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+                    characters: str = OOV_CHARACTERS) -> SettingResult:
+  """The ``oov`` population drawn from an OOV table (:func:`oov_table`)."""
+  if num_users < 1:
+    raise ValueError(f"num_users must be >= 1, got {num_users}")
   if not words.size:
     raise ValueError("no out-of-vocabulary word is left after removing the "
                      "dictionary words")
@@ -212,9 +230,9 @@ def oov(tokens: tokenize_lib.Tokens, dictionary, *,
   return SettingResult(pop, 0, info)
 
 
-def _user_word_counts(tokens: tokenize_lib.Tokens, row_user: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                 np.ndarray]:
+def user_word_counts(tokens: tokenize_lib.Tokens, row_user: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                np.ndarray]:
   """Distinct (user, word) pairs, sorted by user then word.
 
   Returns ``int32`` users and words of the pairs, their ``int64`` counts,

@@ -1,0 +1,173 @@
+"""The Beam ingestion equals the in-memory loader on the same files."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("apache_beam", reason="apache-beam is not installed")
+
+from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
+from triehh.beam import tables  # pylint: disable=g-import-not-at-top
+from triehh.data import loader  # pylint: disable=g-import-not-at-top
+from triehh.data import report as report_lib  # pylint: disable=g-import-not-at-top
+
+WORDS = ("apple", "banana", "cherry", "dates", "elder", "fig!", "grape",
+         "Hello", "hello", "ab", "\u00e9clair", "http://x.io", "it.", "p.s")
+NUM_SHARDS = 3
+
+
+def _rows(seed: int, num_rows: int = 240, num_users: int = 30):
+  """(user, text) rows; some users in several shards, ties, bad rows."""
+  rng = np.random.default_rng(seed)
+  rows = []
+  for _ in range(num_rows):
+    text = " ".join(rng.choice(WORDS, size=int(rng.integers(0, 4))))
+    rows.append((f"u{int(rng.integers(num_users))}", text))
+  rows[3] = ("", "an empty user")
+  return rows
+
+
+def _shard_rows(rows, users_sharded: bool):
+  """The rows split into shards: by position, or by user."""
+  if users_sharded:
+    return [[r for r in rows if int(r[0][1:] or 0) % NUM_SHARDS == k]
+            for k in range(NUM_SHARDS)]
+  size = -(-len(rows) // NUM_SHARDS)
+  return [rows[k * size:(k + 1) * size] for k in range(NUM_SHARDS)]
+
+
+def _write_text(path: str, fmt: str, rows, bad_line: bool) -> None:
+  """One shard (header, rows, maybe a malformed line) in ``fmt``."""
+  opener = gzip.open if path.endswith(".gz") else open
+  with opener(path, "wt", encoding="utf-8") as f:
+    if fmt == "jsonl":
+      for user, text in rows:
+        f.write(json.dumps({"user": user, "text": text}) + "\n")
+      if bad_line:
+        f.write("{not json\n")
+      return
+    sep = "," if fmt == "csv" else "\t"
+    f.write(f"user{sep}text\n")
+    for user, text in rows:
+      f.write(f"{user}{sep}{text}\n")
+    if bad_line:
+      f.write(f"x{sep}y{sep}z\n")
+
+
+def _write_parquet(path: str, rows) -> None:
+  import pyarrow as pa  # pylint: disable=g-import-not-at-top
+  import pyarrow.parquet as pq  # pylint: disable=g-import-not-at-top
+  pq.write_table(pa.table({"user": [u for u, _ in rows],
+                           "text": [t for _, t in rows]}), path)
+
+
+def _files(tmp_path, fmt: str, suffix: str, users_sharded: bool):
+  """The shards (a glob) and the one file of them concatenated in order."""
+  parts = _shard_rows(_rows(7), users_sharded)
+  whole = str(tmp_path / f"whole.{fmt}{suffix}")
+  for k, part in enumerate(parts):
+    path = str(tmp_path / f"part-{k}.{fmt}{suffix}")
+    if fmt == "parquet":
+      _write_parquet(path, part)
+    else:
+      _write_text(path, fmt, part, bad_line=k == 1)
+  everything = []
+  if fmt == "parquet":
+    _write_parquet(whole, [r for part in parts for r in part])
+  else:
+    # The concatenation, with the bad line where its shard had it.
+    opener = gzip.open if suffix == ".gz" else open
+    with opener(whole, "wt", encoding="utf-8") as f:
+      for k, part in enumerate(parts):
+        shard = str(tmp_path / f"part-{k}.{fmt}{suffix}")
+        with opener(shard, "rt", encoding="utf-8") as g:
+          lines = g.readlines()
+        everything += lines if fmt == "jsonl" or k == 0 else lines[1:]
+      f.writelines(everything)
+  return str(tmp_path / f"part-*.{fmt}{suffix}"), whole
+
+
+def _user_bags(pop):
+  """A several-word population's users, each a word -> count dict."""
+  vocab = pop.vocabulary
+  return [dict(zip(vocab[pop.entry_word[lo:hi]].tolist(),
+                   pop.entry_count[lo:hi].tolist()))
+          for lo, hi in zip(pop.user_offsets[:-1], pop.user_offsets[1:])]
+
+
+def _assert_same(got: loader.LoadedData, want: loader.LoadedData) -> None:
+  g, w = got.population, want.population
+  assert g.num_users == w.num_users
+  assert g.alphabet == w.alphabet
+  assert g.max_length == w.max_length
+  assert g.num_dropped_users == w.num_dropped_users
+  assert got.population.ground_truth() == want.population.ground_truth()
+  if not w.is_single_word:
+    assert _user_bags(g) == _user_bags(w)
+  assert got.info == want.info
+  assert got.report.rows_read == want.report.rows_read
+  assert got.report.skipped == want.report.skipped
+  assert got.report.num_users == want.report.num_users
+  assert got.report.users_without_words == want.report.users_without_words
+
+
+def _both(tmp_path, spec: loader.DataSpec, whole: str, users_sharded: bool):
+  out = str(tmp_path / "out")
+  ingest.ingest(spec, out, users_sharded=users_sharded)
+  got = tables.read_population(out)
+  want = loader.build(dataclasses.replace(spec, path=whole))
+  return got, want
+
+
+@pytest.mark.parametrize("users_sharded", [False, True])
+@pytest.mark.parametrize("setting", ["single", "multi", "oov"])
+def test_csv_shards_equal_the_concatenated_file(tmp_path, setting,
+                                                users_sharded):
+  pattern, whole = _files(tmp_path, "csv", "", users_sharded)
+  spec = loader.DataSpec(path=pattern, setting=setting, oov_num_users=500,
+                         dictionary_size=2000, seed=3)
+  got, want = _both(tmp_path, spec, whole, users_sharded)
+  assert want.report.skipped[report_lib.SKIP_COLUMN_COUNT] == 1
+  assert want.report.skipped[report_lib.SKIP_EMPTY_USER] == 1
+  _assert_same(got, want)
+
+
+@pytest.mark.parametrize("fmt,suffix", [("tsv", ".gz"), ("jsonl", ""),
+                                        ("parquet", "")])
+def test_other_formats_equal_the_concatenated_file(tmp_path, fmt, suffix):
+  pattern, whole = _files(tmp_path, fmt, suffix, False)
+  spec = loader.DataSpec(path=pattern, setting="multi", tokenizer="paper")
+  got, want = _both(tmp_path, spec, whole, False)
+  _assert_same(got, want)
+
+
+def test_a_user_across_shards_is_one_user(tmp_path):
+  # u1 writes "bbb" twice in shard 0 and "aaa" three times in shard 1: the
+  # merged counts choose "aaa", which neither shard alone would for u2.
+  for k, lines in enumerate((["u1,bbb bbb", "u2,ccc"], ["u1,aaa aaa aaa",
+                                                         "u2,ddd"])):
+    (tmp_path / f"s-{k}.csv").write_text("user,text\n" + "\n".join(lines)
+                                         + "\n")
+  (tmp_path / "whole.csv").write_text(
+      "user,text\nu1,bbb bbb\nu2,ccc\nu1,aaa aaa aaa\nu2,ddd\n")
+  spec = loader.DataSpec(path=str(tmp_path / "s-*.csv"))
+  got, want = _both(tmp_path, spec, str(tmp_path / "whole.csv"), False)
+  assert got.population.ground_truth() == {"aaa": 1, "ccc": 1}
+  _assert_same(got, want)
+
+
+def test_no_matching_file_is_named(tmp_path):
+  spec = loader.DataSpec(path=str(tmp_path / "none-*.csv"))
+  with pytest.raises(FileNotFoundError, match="no data file matches"):
+    ingest.ingest(spec, str(tmp_path / "out"))
+
+
+def test_reading_a_directory_that_is_no_output_says_so(tmp_path):
+  with pytest.raises(FileNotFoundError, match="not the output"):
+    tables.read_population(str(tmp_path))

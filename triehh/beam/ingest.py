@@ -1,0 +1,151 @@
+"""Populations built on Apache Beam from sharded user-keyed text.
+
+:func:`ingest` reads every file of a glob (CSV, TSV, JSON Lines, Parquet,
+Sentiment140; plain or compressed, as :mod:`triehh.data.readers` reads
+them), one shard per element, with the in-memory loader's own functions
+(:mod:`triehh.beam.shards`), and writes the population's tables
+(:mod:`triehh.beam.tables`). :func:`triehh.beam.tables.read_population` reads
+them back into what :func:`triehh.data.loader.build` returns on the shards
+concatenated in path order: the same population and the same report counts.
+
+Two layouts:
+
+* users may have rows in several shards (the default): each shard gives
+  its users' word counts and first positions, grouped by user across
+  shards (one shuffle of one element per user and shard) and merged;
+* ``users_sharded=True``: each user's rows are in one shard (data
+  partitioned by user, as Beam's own sharded writes leave it): each shard
+  is built by the setting's own function (``settings.single_word`` or
+  ``multi_word``) and only word tables are combined, so memory is bounded
+  by a shard and the vocabulary, not by the rows or the users.
+
+Apache Beam is imported by this module only; ``import triehh`` does not
+import it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import apache_beam as beam
+from apache_beam.options import pipeline_options
+
+from triehh.beam import shards
+from triehh.beam import tables
+from triehh.data import loader
+
+
+def options(runner: str = "DirectRunner", **extra) -> (
+    pipeline_options.PipelineOptions):
+  """Pipeline options for ``runner`` (others as keyword flags)."""
+  return pipeline_options.PipelineOptions(flags=[], runner=runner, **extra)
+
+
+def ingest(spec: loader.DataSpec, output_dir: str, *,
+           users_sharded: bool = False,
+           pipeline_opts: pipeline_options.PipelineOptions | None = None
+           ) -> list[str]:
+  """Runs the ingestion of ``spec.path`` (a file or a glob) into
+  ``output_dir``; returns the shards read, in order.
+
+  Raises:
+    FileNotFoundError: no file matches ``spec.path``.
+  """
+  paths = shards.expand(spec.path)
+  tables.write_spec(spec, output_dir)
+  with beam.Pipeline(options=pipeline_opts or options()) as p:
+    inputs = (p | "Shards" >> beam.Create(list(enumerate(paths)))
+              | "Spread" >> beam.Reshuffle())
+    if users_sharded:
+      counts = _by_shard(spec, inputs, output_dir)
+    else:
+      counts = _by_user(spec, inputs, output_dir)
+    _ = (counts | "AddCounts" >> beam.CombinePerKey(sum)
+         | "FormatCounts" >> beam.MapTuple(lambda k, n: f"{k}\t{n}")
+         | "WriteCounts" >> _write(output_dir, tables.COUNTS))
+  return paths
+
+
+def _write(output_dir: str, name: str):
+  """One text file named ``name`` in ``output_dir``."""
+  return beam.io.WriteToText(os.path.join(output_dir, name), num_shards=1,
+                             shard_name_template="")
+
+
+def _write_table(pairs, output_dir: str, name: str, label: str) -> None:
+  _ = (pairs | f"Add{label}" >> beam.CombinePerKey(sum)
+       | f"Format{label}" >> beam.MapTuple(lambda w, n: f"{w}\t{n}")
+       | f"Write{label}" >> _write(output_dir, name))
+
+
+def _write_bags(bags, output_dir: str) -> None:
+  _ = (bags | "FormatBags" >> beam.Map(
+      lambda bag: json.dumps({"first": list(bag[0]), "words": bag[1]},
+                             sort_keys=True))
+       | "WriteBags" >> beam.io.WriteToText(
+           os.path.join(output_dir, tables.BAGS_PREFIX),
+           file_name_suffix=tables.BAGS_SUFFIX))
+
+
+def _by_shard(spec: loader.DataSpec, inputs, output_dir: str):
+  """Users partitioned by shard: each shard built whole; the counts."""
+  read = inputs | "Read" >> beam.Map(
+      lambda item: shards.read_user_shard(spec, item[0], item[1]))
+  counts = read | "Counts" >> beam.FlatMap(lambda r: r[0].items())
+  if spec.setting == "multi":
+    bags = read | "Bags" >> beam.FlatMap(
+        lambda r: (((i, rank), bag) for i, rank, bag in r[1]))
+    _write_bags(bags, output_dir)
+  else:
+    pairs = read | "Pairs" >> beam.FlatMap(lambda r: r[1].items())
+    _write_table(pairs, output_dir,
+                 tables.OOV_TOKENS if spec.setting == "oov"
+                 else tables.WORD_USERS, "Table")
+  return counts
+
+
+def _by_user(spec: loader.DataSpec, inputs, output_dir: str):
+  """Users across shards: grouped by user and merged; the counts."""
+  read = inputs | "Read" >> beam.ParDo(_ReadShard(spec)).with_outputs(
+      "counts", "tokens", main="users")
+  shard_counts = read.counts | "ShardCounts" >> beam.FlatMap(dict.items)
+  if spec.setting == "oov":
+    _write_table(read.tokens, output_dir, tables.OOV_TOKENS, "Table")
+    user_counts = (read.users | "UserKeys" >> beam.Keys()
+                   | "Distinct" >> beam.Distinct()
+                   | "CountUsers" >> beam.Map(lambda _: ("num_users", 1)))
+  else:
+    users = (read.users | "ByUser" >> beam.GroupByKey()
+             | "Merge" >> beam.MapTuple(
+                 lambda _, parts: shards.merge_parts(parts)))
+    user_counts = users | "UserCounts" >> beam.FlatMap(
+        shards.iter_user_counts)
+    if spec.setting == "single":
+      pairs = users | "BestWord" >> beam.FlatMap(
+          lambda part: [] if not part.usable or not part.words
+          else [(shards.best_word(part.words), 1)])
+      _write_table(pairs, output_dir, tables.WORD_USERS, "Table")
+    else:
+      bags = users | "Bags" >> beam.FlatMap(
+          lambda part: [(part.first, {w: c for w, (c, _) in
+                                      part.words.items()})]
+          if part.usable and part.words else [])
+      _write_bags(bags, output_dir)
+  return (shard_counts, user_counts) | "AllCounts" >> beam.Flatten()
+
+
+class _ReadShard(beam.DoFn):
+  """A shard's users (main output), report counts and ``oov`` tokens."""
+
+  def __init__(self, spec: loader.DataSpec):
+    super().__init__()
+    self._spec = spec
+
+  def process(self, item):
+    index, path = item
+    counts, parts, table = shards.read_shard(self._spec, index, path)
+    yield beam.pvalue.TaggedOutput("counts", counts)
+    for word, n in table.items():
+      yield beam.pvalue.TaggedOutput("tokens", (word, n))
+    yield from parts

@@ -1,0 +1,257 @@
+"""One input shard read by the in-memory loader's own functions.
+
+The Beam pipelines of this package never parse a row themselves: each shard
+(one file of a glob) is read by :func:`triehh.data.readers.read`, split into
+words by :func:`triehh.data.tokenize.tokenize` with the spec's rule, and its
+(user, word) pairs counted by :func:`triehh.data.settings.user_word_counts`,
+exactly as :func:`triehh.data.loader.build` does for one file. What a shard
+gives (:func:`read_shard`) is what the merge across shards needs to equal
+``loader.build`` on the shards concatenated in path order:
+
+* per user (keyed by its value as read, so the same user in two shards is
+  one user): its first position, whether it has a usable row, and per word
+  its count and first position;
+* the shard's :class:`~triehh.data.report.LoadReport` counts;
+* for ``oov``: the token count of every word (the draw needs no users).
+
+A position is ``(shard, index)``: compared as a tuple, it orders rows and
+tokens as the concatenated file would. Nothing here imports Apache Beam.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from triehh.data import loader
+from triehh.data import readers
+from triehh.data import report as report_lib
+from triehh.data import settings as settings_lib
+from triehh.data import tokenize as tokenize_lib
+
+Position = tuple[int, int]
+# A user's words in one shard or merged: word -> [count, first position].
+Words = dict[str, list]
+
+
+@dataclasses.dataclass
+class UserPart:
+  """What one shard knows of one user.
+
+  Attributes:
+    first: the user's first row (usable or not), ``(shard, row)``.
+    usable: whether one of its rows is usable (the user counts as a user).
+    words: word -> ``[count, (shard, first token)]``.
+  """
+
+  first: Position
+  usable: bool
+  words: Words
+
+
+def expand(pattern: str) -> list[str]:
+  """The files a path or glob names, sorted; a clear error when none."""
+  if any(c in pattern for c in "*?["):
+    paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+    if not paths:
+      raise FileNotFoundError(f"no data file matches {pattern}")
+    return paths
+  if not os.path.exists(pattern):
+    raise FileNotFoundError(f"data file not found: {pattern}")
+  return [pattern]
+
+
+def shard_spec(spec: loader.DataSpec, path: str) -> loader.DataSpec:
+  """``spec`` for one shard: the shard's path, refused by no share (the
+  malformed share is checked on the merged report, as on one file)."""
+  return dataclasses.replace(spec, path=path, max_malformed_share=1.0)
+
+
+def _read(spec: loader.DataSpec, path: str):
+  """A shard read and tokenised as ``loader.build`` does it: the texts, the
+  usable rows' users, their number, and the tokens."""
+  texts = readers.read(
+      path, "sentiment140" if spec.dataset == "sentiment140"
+      else spec.file_format, user_column=spec.user_column,
+      text_column=spec.text_column, encoding=spec.encoding,
+      max_malformed_share=1.0)
+  row_user, num_users = loader.user_codes(texts)
+  tokens = tokenize_lib.tokenize(
+      texts, min_length=spec.min_length, characters=spec.allowed_characters,
+      strip=spec.strip_characters, unknown=spec.unknown,
+      drop_prefixes=spec.drop_prefixes)
+  return texts, row_user, num_users, tokens
+
+
+def read_shard(spec: loader.DataSpec, index: int, path: str
+               ) -> tuple[dict[str, int], list[tuple[object, UserPart]],
+                          dict[str, int]]:
+  """Reads shard ``index`` (at ``path``) as ``loader.build`` reads a file,
+  for users that may have rows in other shards too.
+
+  Returns the report's counts (``rows_read`` and ``skipped:<reason>``),
+  ``(user, UserPart)`` per user of the shard (``oov``: ``(user, None)`` per
+  usable user), and (``oov``) word -> tokens.
+  """
+  texts, row_user, _, tokens = _read(spec, path)
+  # Users in order of first appearance over every row, usable or not (the
+  # order loader.user_codes gives them).
+  any_row_user, _ = loader.user_codes(dataclasses.replace(texts, valid=None))
+  counts = report_counts(texts.report)
+  keys = _user_keys(texts.users, any_row_user)
+  if spec.setting == "oov":
+    usable = np.unique(any_row_user[row_user >= 0])
+    return counts, [(keys[u], None) for u in usable.tolist()], _token_table(
+        tokens)
+  parts = _user_parts(index, tokens, row_user, any_row_user, keys)
+  return counts, parts, {}
+
+
+def read_user_shard(spec: loader.DataSpec, index: int, path: str
+                    ) -> tuple[dict[str, int], object]:
+  """Reads shard ``index`` whose users have no row in any other shard, with
+  the setting's own function (``settings.single_word`` or ``multi_word``).
+
+  Returns the report's counts with ``num_users`` and
+  ``users_without_words``, and: ``single``, word -> users; ``multi``, the
+  users' bags ``(index, rank, {word: count})`` in the shard's user order;
+  ``oov``, word -> tokens.
+  """
+  texts, row_user, num_users, tokens = _read(spec, path)
+  counts = report_counts(texts.report)
+  counts["num_users"] = num_users
+  if spec.setting == "oov":
+    return counts, _token_table(tokens)
+  if not tokens.num_tokens:
+    counts["users_without_words"] = num_users
+    return counts, {} if spec.setting == "single" else []
+  build = (settings_lib.single_word if spec.setting == "single"
+           else settings_lib.multi_word)
+  result = build(tokens, row_user, num_users,
+                 characters=spec.allowed_characters,
+                 max_length=spec.max_length)
+  counts["users_without_words"] = result.users_without_words
+  pop = result.population
+  vocabulary = [str(w) for w in pop.vocabulary]
+  if spec.setting == "single":
+    users = np.bincount(pop.user_word, minlength=len(vocabulary))
+    return counts, {w: int(c) for w, c in zip(vocabulary, users) if c}
+  bags = []
+  for rank in range(pop.num_users):
+    lo, hi = pop.user_offsets[rank], pop.user_offsets[rank + 1]
+    bags.append((index, rank, {vocabulary[w]: int(c) for w, c in zip(
+        pop.entry_word[lo:hi].tolist(), pop.entry_count[lo:hi].tolist())}))
+  return counts, bags
+
+
+def _token_table(tokens: tokenize_lib.Tokens) -> dict[str, int]:
+  """Word -> its tokens (``oov`` counts every token of every user)."""
+  counts = np.bincount(tokens.token_word, minlength=tokens.vocabulary.size)
+  return {str(w): int(c) for w, c in zip(tokens.vocabulary, counts) if c}
+
+
+def _user_keys(users, any_row_user: np.ndarray) -> dict[int, object]:
+  """Code (``any_row_user``) -> the user's value, as Python."""
+  codes, rows = np.unique(any_row_user, return_index=True)
+  keep = codes >= 0
+  values = users.take(rows[keep]).to_pylist()
+  return dict(zip(codes[keep].tolist(), values))
+
+
+def _user_parts(index: int, tokens: tokenize_lib.Tokens,
+                row_user: np.ndarray, any_row_user: np.ndarray,
+                keys: dict[int, object]) -> list[tuple[object, UserPart]]:
+  """``(user, UserPart)`` for every user of the shard."""
+  codes, first_rows = np.unique(any_row_user, return_index=True)
+  parts = {}
+  for code, row in zip(codes.tolist(), first_rows.tolist()):
+    if code >= 0:
+      parts[code] = UserPart(first=(index, row), usable=False, words={})
+  # The usable users, by their code over every row.
+  usable_rows = np.flatnonzero(row_user >= 0)
+  usable_codes = np.unique(any_row_user[usable_rows])
+  for code in usable_codes.tolist():
+    parts[code].usable = True
+  if tokens.num_tokens:
+    # Pairs are counted on the codes over every row (a user's usable rows
+    # share its code there), then mapped back.
+    pair_user, pair_word, pair_count, first = settings_lib.user_word_counts(
+        tokens, np.where(row_user >= 0, any_row_user, -1))
+    vocabulary = tokens.vocabulary
+    for u, w, c, f in zip(pair_user.tolist(), pair_word.tolist(),
+                          pair_count.tolist(), first.tolist()):
+      parts[u].words[str(vocabulary[w])] = [c, (index, f)]
+  return [(keys[code], part) for code, part in parts.items()]
+
+
+def merge_parts(parts: Iterable[UserPart]) -> UserPart:
+  """One user's parts from every shard, merged: counts added, the first
+  positions the earliest."""
+  merged = None
+  for part in parts:
+    if merged is None:
+      merged = UserPart(first=tuple(part.first), usable=part.usable,
+                        words={w: [c, tuple(f)]
+                               for w, (c, f) in part.words.items()})
+      continue
+    merged.first = min(merged.first, tuple(part.first))
+    merged.usable = merged.usable or part.usable
+    for word, (count, first) in part.words.items():
+      if word in merged.words:
+        merged.words[word][0] += count
+        merged.words[word][1] = min(merged.words[word][1], tuple(first))
+      else:
+        merged.words[word] = [count, tuple(first)]
+  if merged is None:
+    raise ValueError("a user needs at least one part to merge")
+  return merged
+
+
+def best_word(words: Words) -> str | None:
+  """The ``single`` setting's word of a user: the most frequent, ties to
+  the first written (``settings.single_word``); None without words."""
+  if not words:
+    return None
+  return min(words.items(), key=lambda item: (-item[1][0], item[1][1]))[0]
+
+
+def report_counts(report: report_lib.LoadReport) -> dict[str, int]:
+  """A report's counts as one flat dict (summed across shards)."""
+  counts = {"rows_read": report.rows_read}
+  for reason, n in report.skipped.items():
+    counts["skipped:" + reason] = n
+  return counts
+
+
+def add_counts(many: Iterable[dict[str, int]]) -> dict[str, int]:
+  """Counts summed key by key."""
+  total: dict[str, int] = {}
+  for counts in many:
+    for key, n in counts.items():
+      total[key] = total.get(key, 0) + n
+  return total
+
+
+def report_of(counts: dict[str, int], source: str) -> report_lib.LoadReport:
+  """The :class:`LoadReport` of summed counts (no example places: those
+  are per shard)."""
+  report = report_lib.LoadReport(source=source,
+                                 rows_read=counts.get("rows_read", 0))
+  for key, n in sorted(counts.items()):
+    if key.startswith("skipped:") and n:
+      report.skipped[key[len("skipped:"):]] = n
+  report.num_users = counts.get("num_users", 0)
+  report.users_without_words = counts.get("users_without_words", 0)
+  return report
+
+
+def iter_user_counts(part: UserPart) -> Iterator[tuple[str, int]]:
+  """The report counts one merged user adds."""
+  if part.usable:
+    yield "num_users", 1
+    if not part.words:
+      yield "users_without_words", 1
