@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+import typing
 from typing import Any
 
 from absl import flags
@@ -54,9 +55,10 @@ from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets as datasets_lib
 from triehh.data import synthetic
-from triehh.runs import records as records_lib
-from triehh.runs import runner
 from triehh.theory.adjacency import Adjacency
+
+if typing.TYPE_CHECKING:
+  from triehh.runs import records as records_lib
 
 FLAGS = flags.FLAGS
 MAX_LENGTH_LIMIT = 1000
@@ -500,6 +502,7 @@ def results_writer() -> records_lib.ResultsWriter:
       (the system's reason, ``experiments.paths``) or its results.jsonl is
       not a regular file or cannot be written.
   """
+  from triehh.runs import records as records_lib  # pylint: disable=g-import-not-at-top
   if FLAGS.output_dir:
     paths.check_dir("output_dir", FLAGS.output_dir, create=True)
   return records_lib.ResultsWriter(FLAGS.output_dir)
@@ -513,6 +516,9 @@ def check_grid_output_dir() -> str:
   Raises:
     ValueError: naming the flag, the path and the system's reason.
   """
+  # Imported here: --help needs neither (the sweep's runner loads its grid).
+  from triehh.runs import records as records_lib  # pylint: disable=g-import-not-at-top
+  from triehh.runs import runner  # pylint: disable=g-import-not-at-top
   paths.check_dir("output_dir", FLAGS.output_dir, create=True)
   path = records_lib.check_output_dir(FLAGS.output_dir)
   paths.check_dir("output_dir",

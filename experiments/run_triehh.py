@@ -36,9 +36,7 @@ from experiments import flags as shared_flags
 from experiments import single_run
 from triehh.core import safe_format
 from triehh.core import validation
-from triehh.discovery import discover as discover_lib
 from triehh.engines import registry
-from triehh.runs.algorithms import triehh as triehh_algorithm
 from triehh.theory import coverage
 from triehh.theory import mechanism
 from triehh.theory.adjacency import Adjacency
@@ -206,6 +204,7 @@ def counting_options() -> dict:
   if FLAGS.counts and FLAGS.theta is not None:
     raise ValueError("--counts needs --epsilon (the total budget split "
                      "between discovery and counting), not --theta")
+  from triehh.discovery import discover as discover_lib  # pylint: disable=g-import-not-at-top
   try:
     request = discover_lib.check_counting(
         FLAGS.counts, FLAGS.count_share, FLAGS.count_sample_rate,
@@ -278,7 +277,7 @@ def call(population, config: dict, seed: int, options: dict):
   """:func:`~triehh.runs.algorithms.triehh.call_triehh`; its refusals name
   the flags (:func:`in_flag_terms`)."""
   try:
-    return triehh_algorithm.call_triehh(population, config, seed, options)
+    return _algorithm().call_triehh(population, config, seed, options)
   except ValueError as err:
     raise in_flag_terms(err) from err
 
@@ -306,7 +305,7 @@ def privacy_options() -> dict:
 
 def run_config(privacy: dict, options: dict) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return triehh_algorithm.triehh_config(
+  return _algorithm().triehh_config(
       shared_flags.data_options(), engine=FLAGS.engine, **privacy,
       num_sub_rounds=FLAGS.num_sub_rounds,
       max_num_prefixes=FLAGS.max_num_prefixes,
@@ -329,8 +328,21 @@ def check_flags() -> tuple[dict, dict]:
   return engine_options(), privacy_options()
 
 
-check_population = triehh_algorithm.check_triehh_population
-record = triehh_algorithm.triehh_record
+def _algorithm():
+  """The TrieHH algorithm of runs and records, imported when a run starts
+  (``--help`` and the flags' checks need neither it nor the discovery)."""
+  from triehh.runs.algorithms import triehh as triehh_algorithm  # pylint: disable=g-import-not-at-top
+  return triehh_algorithm
+
+
+def check_population(n: int) -> None:
+  """:func:`~triehh.runs.algorithms.triehh.check_triehh_population`."""
+  _algorithm().check_triehh_population(n)
+
+
+def record(*args, **kwargs):
+  """:func:`~triehh.runs.algorithms.triehh.triehh_record`."""
+  return _algorithm().triehh_record(*args, **kwargs)
 
 
 def _prepare(data: shared_flags.Dataset) -> None:

@@ -133,3 +133,17 @@ def test_an_uncalibratable_length_is_refused_in_flag_terms():
   assert proc.returncode == 1
   assert "--max_length <= 33" in proc.stderr
   assert "--sampling=fixed" in proc.stderr
+
+
+def test_help_loads_neither_scipy_nor_the_discovery():
+  # --help needs the flags alone: the baselines' privacy (scipy), the
+  # discovery and the sweep's grid are imported when a run starts (the
+  # start-up time: benchmarks/startup_benchmark.py).
+  import sys  # pylint: disable=g-import-not-at-top
+  code = ("import sys; from experiments import run_triehh; "
+          "print(sorted(m for m in ('scipy', 'triehh.discovery.discover', "
+          "'triehh.baselines.iblt', 'triehh.runs.grid')"
+          " if m in sys.modules))")
+  proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, check=True)
+  assert proc.stdout.strip() == "[]", proc.stdout

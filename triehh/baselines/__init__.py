@@ -8,17 +8,39 @@
   that the shuffled reports meet a central ``(epsilon, delta)``.
 """
 
-from triehh.baselines.amplification import central_epsilon
-from triehh.baselines.amplification import sfp_local_epsilon
-from triehh.baselines.count_mean_sketch import CountMeanSketch
-from triehh.baselines.count_mean_sketch import HashFamily
-from triehh.baselines.count_mean_sketch import Sketch
-from triehh.baselines.iblt import iblt_discover
-from triehh.baselines.sfp import sfp_discover
-from triehh.baselines.sfp import SFPParams
-from triehh.baselines.sfp import SFPResult
+import typing
+
+from triehh.core import lazy_names
+
+if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
+  from triehh.baselines.amplification import central_epsilon
+  from triehh.baselines.amplification import sfp_local_epsilon
+  from triehh.baselines.count_mean_sketch import CountMeanSketch
+  from triehh.baselines.count_mean_sketch import HashFamily
+  from triehh.baselines.count_mean_sketch import Sketch
+  from triehh.baselines.iblt import iblt_discover
+  from triehh.baselines.sfp import sfp_discover
+  from triehh.baselines.sfp import SFPParams
+  from triehh.baselines.sfp import SFPResult
+
+# Imported on first use: a driver reading SFP's flag defaults does not load
+# the IBLT baseline (and its privacy policy, scipy).
+_PUBLIC = {
+    "central_epsilon": "triehh.baselines.amplification",
+    "sfp_local_epsilon": "triehh.baselines.amplification",
+    "CountMeanSketch": "triehh.baselines.count_mean_sketch",
+    "HashFamily": "triehh.baselines.count_mean_sketch",
+    "Sketch": "triehh.baselines.count_mean_sketch",
+    "iblt_discover": "triehh.baselines.iblt",
+    "sfp_discover": "triehh.baselines.sfp",
+    "SFPParams": "triehh.baselines.sfp",
+    "SFPResult": "triehh.baselines.sfp",
+}
 
 __all__ = [
     "CountMeanSketch", "HashFamily", "SFPParams", "SFPResult", "Sketch",
     "central_epsilon", "sfp_discover", "sfp_local_epsilon",
 ]
+
+__getattr__, __dir__ = lazy_names.attribute_functions(
+    __name__, globals(), _PUBLIC)
