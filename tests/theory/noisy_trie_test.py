@@ -1,6 +1,7 @@
 """Tests of triehh.theory.noisy_trie: its accountant against independent
 computations, its calibration, and its parameters."""
 
+import dataclasses
 import math
 
 import dp_accounting
@@ -193,3 +194,68 @@ def test_guarantee_names_both_adjacencies_and_no_n():
                "free of n"):
     assert part in text
   assert guarantee.epsilon == noisy_trie.epsilon(params, 1e-12)
+
+
+@pytest.mark.parametrize("sigma,multipliers,levels,delta", [
+    (3.913, (4.0,), 6, 1e-12), (5.0, (8.0, 4.0, 2.0), 11, 1e-12),
+    (2.0, (0.5, 3.0), 4, 1e-6)])
+def test_rounds_of_different_noise_are_one_gaussian(sigma, multipliers,
+                                                     levels, delta):
+  # Gaussians of sigma_r compose to one of mu^2 = sum 1 / sigma_r^2 (an
+  # independent, closed-form check of the composed PLD).
+  params = noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=levels,
+                                      false_positive_rate=1e-3,
+                                      noise_multipliers=multipliers)
+  mu = math.sqrt(sum(1 / s**2 for s in params.sigmas))
+  exact = _gaussian_epsilon(mu, delta)
+  computed = noisy_trie.epsilon(params, delta)
+  assert exact - 1e-6 <= computed <= exact + 2e-3 * max(1.0, exact)
+  # More noise on a round than the uniform run: a smaller epsilon.
+  uniform = noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=levels,
+                                       false_positive_rate=1e-3)
+  if min(multipliers) >= 1.0:
+    assert computed < noisy_trie.epsilon(uniform, delta)
+
+
+def test_a_round_has_its_own_noise_and_threshold_at_one_rate():
+  params = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=4,
+                                      false_positive_rate=1e-5,
+                                      noise_multipliers=(4.0, 2.0))
+  assert params.sigmas == (8.0, 4.0, 2.0, 2.0)
+  first, last = params.at_round(0), params.at_round(3)
+  assert (first.sigma, last.sigma) == (8.0, 2.0)
+  assert first.threshold == pytest.approx(4 * last.threshold, rel=1e-12)
+  for r in range(4):
+    assert params.at_round(r).false_positive_rate == pytest.approx(1e-5,
+                                                                   rel=1e-9)
+    assert params.at_round(r).noise_multipliers == ()
+  assert noisy_trie.dp_event(params) == dp_accounting.ComposedDpEvent(
+      [dp_accounting.GaussianDpEvent(s) for s in (8.0, 4.0, 2.0, 2.0)])
+  plain = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=4,
+                                     false_positive_rate=1e-5)
+  assert plain.at_round(2) is plain
+
+
+def test_calibration_with_multipliers_meets_the_target_tightly():
+  params = noisy_trie.calibrate(6, 4.0, 1e-12, false_positive_rate=1e-5,
+                                chars_per_level=2, noise_multipliers=(4.0,),
+                                sampling_rates=(1.0,))
+  assert params.noise_multipliers == (4.0,)
+  assert noisy_trie.epsilon(params, 1e-12) <= 4.0
+  smaller = dataclasses.replace(params, sigma=params.sigma * 0.99,
+                                threshold=None)
+  assert noisy_trie.epsilon(smaller, 1e-12) > 4.0
+  # The later rounds' noise is below the uniform calibration's.
+  uniform = noisy_trie.calibrate(6, 4.0, 1e-12, false_positive_rate=1e-5,
+                                 chars_per_level=2, sampling_rates=(1.0,))
+  assert params.at_round(5).sigma < uniform.sigma < params.at_round(0).sigma
+
+
+@pytest.mark.parametrize("multipliers,match", [
+    ((0.0,), r"noise_multipliers\[0\]"), ((1.0, math.inf), "finite"),
+    ((2.0,) * 5, "more than the 4 rounds"), ("4", "sequence")])
+def test_multipliers_are_checked_at_construction(multipliers, match):
+  with pytest.raises(ValueError, match=match):
+    noisy_trie.NoisyTrieParams(sigma=1.0, num_levels=4,
+                               false_positive_rate=0.1,
+                               noise_multipliers=multipliers)

@@ -60,6 +60,9 @@ class NoisyParams(Protocol):
   num_levels: int
   chars_per_level: int
 
+  def at_round(self, r: int) -> "NoisyParams":
+    """Round r's sigma and threshold (the noise may differ by round)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class LevelStats:
@@ -226,8 +229,8 @@ def run(population: population_lib.Population, params: NoisyParams,
     if not frontier.real.size:
       break
     ext = Extensions.of(population.alphabet.size, k, max_length, r * k)
-    frontier, released, stats = _round(population, params, rng, frontier,
-                                       ext, r * k)
+    frontier, released, stats = _round(population, params.at_round(r), rng,
+                                       frontier, ext, r * k)
     levels.append(stats)
     words.extend(released[0])
     counts.append(released[1])

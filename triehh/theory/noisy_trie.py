@@ -11,10 +11,17 @@ at most L characters and k characters per round):
    user). A participant whose word's prefix is on the frontier adds a
    one-hot vector over C_r: 1 at its word's next k symbols (or up to its
    ``$``); others add nothing.
-3. The server gets the sums plus independent N(0, sigma^2) noise on every
-   candidate, and keeps the candidates whose noisy sum is at least the
-   threshold tau. Those ending in ``$`` are released words; the others are
-   the next frontier.
+3. The server gets the sums plus independent N(0, sigma_r^2) noise on
+   every candidate, and keeps the candidates whose noisy sum is at least
+   the threshold tau_r. Those ending in ``$`` are released words; the others
+   are the next frontier.
+
+The noise may differ by round: ``sigma_r = sigma * m_r`` for public
+multipliers m_r fixed in advance (:attr:`NoisyTrieParams.noise_multipliers`,
+1 past the last one given), and ``tau_r = sigma_r * Phi^-1(1 - alpha)``, the
+same false-positive rate alpha in every round. Early rounds count short
+prefixes, which many users share: more noise there costs few words and
+leaves budget for the later rounds, where a word's own count decides.
 
 The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
 
@@ -35,10 +42,11 @@ The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
   nobody votes for passes with probability alpha = P[N(0, sigma^2) >= tau]
   (the false-positive rate per candidate).
 * *R rounds.* C_r depends only on earlier outputs, so the run is the
-  adaptive composition of R such mechanisms, each dominated by the same
-  pair whatever C_r is: ``SelfComposedDpEvent(level, R)``, whose PLD
-  dp_accounting composes (:func:`epsilon`). Stopping early is
-  post-processing.
+  adaptive composition of R such mechanisms, round r's dominated by the
+  same pair (at sigma_r) whatever C_r is: ``SelfComposedDpEvent(level, R)``,
+  or ``ComposedDpEvent`` of the R rounds' events when sigma_r differ (the
+  multipliers are fixed before the run), whose PLD dp_accounting composes
+  (:func:`epsilon`). Stopping early is post-processing.
 * *Neighbours.* ``ADD_OR_REMOVE_ONE``: above. ``REPLACE_SPECIAL`` (u's
   words replaced by the empty word): a user with the empty word adds
   nothing in any round, the same law as u absent, so the same pair. The
@@ -90,6 +98,10 @@ class NoisyTrieParams:
       candidate with no vote passes.
     num_levels: R, the rounds accounted for (a run may stop earlier).
     chars_per_level: k, symbols per candidate (``$`` included).
+    noise_multipliers: m_r of the first rounds (round r's noise is
+      ``sigma * m_r``, its threshold ``threshold * m_r``); 1 for the rounds
+      past them. Empty: the same noise every round. ``sigma`` and
+      ``threshold`` are then the base, :meth:`at_round` a round's.
   """
 
   sigma: float
@@ -98,6 +110,7 @@ class NoisyTrieParams:
   sampling_rate: float = 1.0
   false_positive_rate: float | None = None
   chars_per_level: int = 1
+  noise_multipliers: tuple[float, ...] = ()
 
   def __post_init__(self):
     sigma = validation.check_positive("sigma", self.sigma)
@@ -111,6 +124,9 @@ class NoisyTrieParams:
     object.__setattr__(self, "sampling_rate", validation.check_rate(
         "sampling_rate", self.sampling_rate, "the probability a user takes "
         "part in a round"))
+    object.__setattr__(self, "noise_multipliers",
+                       check_multipliers(self.noise_multipliers,
+                                         self.num_levels))
     self._fill_threshold()
 
   def _fill_threshold(self) -> None:
@@ -137,12 +153,54 @@ class NoisyTrieParams:
     object.__setattr__(self, "false_positive_rate",
                        float(special.ndtr(-tau / self.sigma)))
 
+  def multiplier(self, r: int) -> float:
+    """m_r, round r's noise over the base (r = 0, 1, ...)."""
+    return (self.noise_multipliers[r] if r < len(self.noise_multipliers)
+            else 1.0)
+
+  @property
+  def sigmas(self) -> tuple[float, ...]:
+    """sigma_r of the R rounds accounted for."""
+    return tuple(self.sigma * self.multiplier(r)
+                 for r in range(self.num_levels))
+
+  def at_round(self, r: int) -> "NoisyTrieParams":
+    """Round r's parameters: its sigma and threshold, no multipliers (the
+    same false-positive rate)."""
+    if not self.noise_multipliers:
+      return self
+    m = self.multiplier(r)
+    return dataclasses.replace(self, sigma=self.sigma * m,
+                               threshold=self.threshold * m,
+                               false_positive_rate=None,
+                               noise_multipliers=())
+
   @property
   def smallest_count(self) -> float:
     """``tau / q``: the count a candidate needs to pass with probability
     about 1/2 (its expected sampled count reaches tau); the calibration
     minimises it."""
     return self.threshold / self.sampling_rate
+
+
+def check_multipliers(multipliers, num_levels: int | None = None
+                      ) -> tuple[float, ...]:
+  """The noise multipliers as a tuple of finite positive floats, at most
+  one per round; ValueError naming the bad one."""
+  if isinstance(multipliers, (str, bytes)) or not hasattr(
+      multipliers, "__iter__"):
+    raise ValueError("noise_multipliers must be a sequence of positive "
+                     f"numbers (one per first round), got {multipliers!r}")
+  out = []
+  for i, m in enumerate(multipliers):
+    value = validation.check_positive(f"noise_multipliers[{i}]", m)
+    if not math.isfinite(value):
+      raise ValueError(f"noise_multipliers[{i}] must be finite, got {m}")
+    out.append(value)
+  if num_levels is not None and len(out) > num_levels:
+    raise ValueError(f"noise_multipliers has {len(out)} entries, more than "
+                     f"the {num_levels} rounds accounted for")
+  return tuple(out)
 
 
 def threshold_for(sigma: float, false_positive_rate: float) -> float:
@@ -167,9 +225,13 @@ def level_event(sigma: float, sampling_rate: float):
 
 
 def dp_event(params: NoisyTrieParams):
-  """The run's ``DpEvent``: R adaptive rounds of :func:`level_event`."""
-  return dp_accounting.SelfComposedDpEvent(
-      level_event(params.sigma, params.sampling_rate), params.num_levels)
+  """The run's ``DpEvent``: R adaptive rounds of :func:`level_event`, at
+  each round's sigma."""
+  if not params.noise_multipliers:
+    return dp_accounting.SelfComposedDpEvent(
+        level_event(params.sigma, params.sampling_rate), params.num_levels)
+  return dp_accounting.ComposedDpEvent(
+      [level_event(s, params.sampling_rate) for s in params.sigmas])
 
 
 def epsilon(params: NoisyTrieParams, delta: float, *,
@@ -178,15 +240,22 @@ def epsilon(params: NoisyTrieParams, delta: float, *,
   accountant, pessimistic, ``ADD_OR_REMOVE_ONE``; module docstring)."""
   validation.check_probability("delta", delta)
   return _epsilon(params.sigma, params.sampling_rate, params.num_levels,
-                  delta, discretization)
+                  delta, discretization, params.noise_multipliers)
 
 
 def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
-             discretization: float) -> float:
+             discretization: float,
+             multipliers: tuple[float, ...] = ()) -> float:
   accountant = dp_accounting.pld.PLDAccountant(
       dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
       value_discretization_interval=discretization)
-  accountant.compose(level_event(sigma, rate), num_levels)
+  # Rounds of equal noise compose as one self-composed event.
+  counts: dict[float, int] = {}
+  for r in range(num_levels):
+    m = multipliers[r] if r < len(multipliers) else 1.0
+    counts[m] = counts.get(m, 0) + 1
+  for m, count in counts.items():
+    accountant.compose(level_event(sigma * m, rate), count)
   return float(accountant.get_epsilon(delta))
 
 
@@ -201,14 +270,15 @@ def guarantee(params: NoisyTrieParams, delta: float) -> Guarantee:
 
 def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
                    sampling_rate: float = 1.0,
-                   discretization: float = SEARCH_DISCRETIZATION) -> float:
-  """The smallest sigma (to a relative 1e-3, rounded up) whose run meets
-  ``(epsilon_target, delta)`` at ``sampling_rate``: bisection on
+                   discretization: float = SEARCH_DISCRETIZATION,
+                   noise_multipliers: tuple[float, ...] = ()) -> float:
+  """The smallest base sigma (to a relative 1e-3, rounded up) whose run
+  meets ``(epsilon_target, delta)`` at ``sampling_rate``: bisection on
   ``log(sigma)``, epsilon being decreasing in sigma."""
 
   def meets(sigma: float) -> bool:
     return _epsilon(sigma, sampling_rate, num_levels, delta,
-                    discretization) <= epsilon_target
+                    discretization, noise_multipliers) <= epsilon_target
 
   hi = 1.0
   while not meets(hi):
@@ -229,6 +299,7 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
               false_positive_rate: float = DEFAULT_FALSE_POSITIVE_RATE,
               sampling_rates: Sequence[float] = DEFAULT_SAMPLING_RATES,
               chars_per_level: int = 1,
+              noise_multipliers: Sequence[float] = (),
               discretization: float = DEFAULT_DISCRETIZATION
               ) -> NoisyTrieParams:
   """The parameters that meet ``(epsilon_target, delta)`` over
@@ -241,9 +312,11 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   accountant call when sigma = (best tau / q so far) * q / z does not meet
   the target. The answer is checked by :func:`epsilon` on the
   ``discretization`` grid (sigma raised by 0.1 % steps until it meets it).
-  Nothing here depends on n.
+  ``noise_multipliers`` (fixed in advance) scale the first rounds' noise;
+  sigma is their base. Nothing here depends on n.
   """
   validation.check_int("num_levels", num_levels)
+  multipliers = check_multipliers(noise_multipliers, num_levels)
   validation.check_positive("epsilon", epsilon_target)
   validation.check_probability("delta", delta)
   rates = sorted({validation.check_rate("sampling rate", q)
@@ -254,17 +327,18 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   for rate in rates:
     if best_sigma is not None:
       rival = best_sigma / best_rate * rate  # the same tau / q
-      if _epsilon(rival, rate, num_levels, delta,
-                  SEARCH_DISCRETIZATION) > epsilon_target:
+      if _epsilon(rival, rate, num_levels, delta, SEARCH_DISCRETIZATION,
+                  multipliers) > epsilon_target:
         continue
     sigma = smallest_sigma(num_levels, epsilon_target, delta,
-                           sampling_rate=rate)
+                           sampling_rate=rate, noise_multipliers=multipliers)
     if best_sigma is None or sigma / rate < best_sigma / best_rate:
       best_sigma, best_rate = sigma, rate
   while _epsilon(best_sigma, best_rate, num_levels, delta,
-                 discretization) > epsilon_target:
+                 discretization, multipliers) > epsilon_target:
     best_sigma *= 1.0 + _SIGMA_TOLERANCE
   return NoisyTrieParams(sigma=best_sigma, num_levels=num_levels,
                          sampling_rate=best_rate,
                          false_positive_rate=false_positive_rate,
-                         chars_per_level=chars_per_level)
+                         chars_per_level=chars_per_level,
+                         noise_multipliers=multipliers)
