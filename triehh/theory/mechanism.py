@@ -19,6 +19,7 @@ parameters from, instead of the population's own size (``docs/privacy.md``,
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 from triehh.core import choices
@@ -205,6 +206,9 @@ class NoisyTarget:
     chars_per_level: k, characters per level (fewer levels, larger
       candidate sets).
     population_size: a declared, public n (None: the population's size).
+    noise_multipliers: the first levels' noise over the others' (a level's
+      sigma and threshold scaled by it; empty: the same every level),
+      fixed before the data is seen; the calibration accounts for it.
   """
 
   epsilon: float
@@ -212,6 +216,7 @@ class NoisyTarget:
   false_positive_rate: float = 1e-5
   chars_per_level: int = 1
   population_size: int | None = None
+  noise_multipliers: tuple[float, ...] = ()
 
   def __post_init__(self):
     object.__setattr__(self, "epsilon",
@@ -229,6 +234,28 @@ class NoisyTarget:
       object.__setattr__(self, "population_size", validation.check_int(
           "population_size (the declared, public number of users)",
           self.population_size))
+    object.__setattr__(self, "noise_multipliers",
+                       check_noise_multipliers(self.noise_multipliers))
+
+
+def check_noise_multipliers(multipliers, num_levels: int | None = None
+                            ) -> tuple[float, ...]:
+  """The noise multipliers as a tuple of finite positive floats, at most
+  one per round; ValueError naming the bad one."""
+  if isinstance(multipliers, (str, bytes)) or not hasattr(
+      multipliers, "__iter__"):
+    raise ValueError("noise_multipliers must be a sequence of positive "
+                     f"numbers (one per first round), got {multipliers!r}")
+  out = []
+  for i, m in enumerate(multipliers):
+    value = validation.check_positive(f"noise_multipliers[{i}]", m)
+    if not math.isfinite(value):
+      raise ValueError(f"noise_multipliers[{i}] must be finite, got {m}")
+    out.append(value)
+  if num_levels is not None and len(out) > num_levels:
+    raise ValueError(f"noise_multipliers has {len(out)} entries, more than "
+                     f"the {num_levels} rounds accounted for")
+  return tuple(out)
 
 
 _SHAPE_OPTIONS = ("sampling", "adjacency", "population_size",

@@ -65,9 +65,12 @@ import dp_accounting
 from scipy import special
 
 from triehh.core import validation
+from triehh.theory import mechanism as mechanism_lib
 from triehh.theory.adjacency import Adjacency
 from triehh.theory.mechanism import Guarantee
 
+# Round multipliers of the noise: checked as the target checks them.
+check_multipliers = mechanism_lib.check_noise_multipliers
 # The neighbouring relations the guarantee covers (module docstring).
 ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
 ACCOUNTING = "noisy trie (Gaussian PLD, two-sided)"
@@ -181,26 +184,6 @@ class NoisyTrieParams:
     about 1/2 (its expected sampled count reaches tau); the calibration
     minimises it."""
     return self.threshold / self.sampling_rate
-
-
-def check_multipliers(multipliers, num_levels: int | None = None
-                      ) -> tuple[float, ...]:
-  """The noise multipliers as a tuple of finite positive floats, at most
-  one per round; ValueError naming the bad one."""
-  if isinstance(multipliers, (str, bytes)) or not hasattr(
-      multipliers, "__iter__"):
-    raise ValueError("noise_multipliers must be a sequence of positive "
-                     f"numbers (one per first round), got {multipliers!r}")
-  out = []
-  for i, m in enumerate(multipliers):
-    value = validation.check_positive(f"noise_multipliers[{i}]", m)
-    if not math.isfinite(value):
-      raise ValueError(f"noise_multipliers[{i}] must be finite, got {m}")
-    out.append(value)
-  if num_levels is not None and len(out) > num_levels:
-    raise ValueError(f"noise_multipliers has {len(out)} entries, more than "
-                     f"the {num_levels} rounds accounted for")
-  return tuple(out)
 
 
 def threshold_for(sigma: float, false_positive_rate: float) -> float:
