@@ -171,3 +171,13 @@ def test_no_matching_file_is_named(tmp_path):
 def test_reading_a_directory_that_is_no_output_says_so(tmp_path):
   with pytest.raises(FileNotFoundError, match="not the output"):
     tables.read_population(str(tmp_path))
+
+
+def test_importing_triehh_and_the_tables_does_not_import_beam():
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  code = ("import sys, triehh, triehh.beam, triehh.beam.shards, "
+          "triehh.beam.tables; print('apache_beam' in sys.modules)")
+  out = subprocess.run([sys.executable, "-c", code], check=True,
+                       capture_output=True, text=True).stdout
+  assert out.strip() == "False"

@@ -1,0 +1,174 @@
+"""TrieHH's rounds as an Apache Beam pipeline over user-partitioned data.
+
+One word per user, Poisson sampling (the fast engine's ``sampling_rate``
+mode, :func:`triehh.engines.fast.run`). Round ``d`` (1 .. L + 1):
+
+1. user ``u`` takes part with probability q, decided by a keyed hash of
+   ``(level, user)`` under the run's seed (:func:`sampled`: BLAKE2b keyed
+   with the seed, its first 8 bytes as a uniform in [0, 1)), so that each
+   user and level is an independent coin, the same on every worker and on
+   every re-run;
+2. a sampled user whose word's length-``(d - 1)`` prefix was kept at round
+   ``d - 1`` (the trie so far, a side input; the root at ``d = 1``) emits
+   ``(length-d prefix, 1)``;
+3. the votes are summed per prefix (``CombinePerKey(sum)``) and the
+   prefixes with at least theta votes are kept.
+
+A word is a sequence as :class:`~triehh.core.population.Population`
+encodes it (:func:`sequence`): lower-cased, with the end symbol after at
+most L characters, truncated with none after more. The rounds are unrolled
+in one pipeline, each reading the previous one's kept prefixes; once a
+round keeps nothing, the following rounds receive no votes (the trie stops
+growing, the fast engine's stopping rule). Several seeds run side by side
+in one pipeline, each its own run (keys carry the seed).
+
+The guarantee is the Poisson accountant's
+(:data:`triehh.theory.accountants.POISSON`) for the same theta, rate, n and
+L: the rounds are the mechanism it accounts for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import struct
+from collections.abc import Iterable, Sequence
+
+import apache_beam as beam
+
+from triehh.core import alphabet as alphabet_lib
+from triehh.core import choices
+from triehh.core import validation
+from triehh.theory import accountants
+from triehh.theory import mechanism as mechanism_lib
+
+_TWO_64 = float(2**64)
+
+
+def sequence(word: str, max_length: int,
+             end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL) -> str:
+  """The symbols a user holding ``word`` votes with (module docstring)."""
+  word = word.lower()
+  return word + end_symbol if len(word) <= max_length else word[:max_length]
+
+
+def uniform(seed: int, level: int, user) -> float:
+  """A uniform in [0, 1) from a keyed hash of ``(level, user)``."""
+  digest = hashlib.blake2b(repr((level, user)).encode("utf-8"),
+                           digest_size=8,
+                           key=str(int(seed)).encode("ascii")).digest()
+  return struct.unpack("<Q", digest)[0] / _TWO_64
+
+
+def sampled(seed: int, level: int, user, rate: float) -> bool:
+  """Whether ``user`` takes part in round ``level`` of run ``seed``."""
+  return uniform(seed, level, user) < rate
+
+
+@dataclasses.dataclass(frozen=True)
+class Rounds:
+  """The options of a Beam run of TrieHH.
+
+  Attributes:
+    theta: the vote threshold.
+    sampling_rate: q, each user's probability of taking part in a round.
+    max_length: L.
+    seeds: the runs' seeds (one run each).
+    end_symbol: the end-of-word symbol.
+  """
+
+  theta: int
+  sampling_rate: float
+  max_length: int
+  seeds: tuple[int, ...] = (0,)
+  end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL
+
+  def __post_init__(self):
+    validation.check_int("theta", self.theta)
+    choices.check_sampling_rate(self.sampling_rate)
+    validation.check_int("max_length", self.max_length)
+    if not self.seeds:
+      raise ValueError("seeds is empty: give at least one run's seed")
+
+
+def _votes(user_word, level: int, kept: dict, rounds: Rounds):
+  """The votes of one user in round ``level`` of every seed."""
+  user, word = user_word
+  seq = sequence(word, rounds.max_length, rounds.end_symbol)
+  if len(seq) < level:
+    return
+  parent, prefix = seq[:level - 1], seq[:level]
+  for seed in rounds.seeds:
+    if (level == 1 or (seed, parent) in kept) and sampled(
+        seed, level, user, rounds.sampling_rate):
+      yield (seed, prefix), 1
+
+
+def expand(users, rounds: Rounds):
+  """The rounds on a PCollection of ``(user, word)``; returns the
+  PCollection of kept ``(seed, level, prefix, votes)``."""
+  kept_levels = []
+  kept = None
+  for level in range(1, rounds.max_length + 2):
+    side = {} if kept is None else beam.pvalue.AsDict(kept)
+    votes = users | f"Vote{level}" >> beam.FlatMap(
+        _votes, level, side, rounds)
+    kept = (votes | f"Sum{level}" >> beam.CombinePerKey(sum)
+            | f"Threshold{level}" >> beam.Filter(
+                lambda kv, theta: kv[1] >= theta, rounds.theta))
+    kept_levels.append(kept | f"Level{level}" >> beam.MapTuple(
+        lambda key, votes, level=level: (key[0], level, key[1], votes)))
+  return tuple(kept_levels) | "Trie" >> beam.Flatten()
+
+
+def levels_by_seed(kept: Iterable[tuple[int, int, str, int]],
+                   rounds: Rounds) -> dict[int, list[dict[str, int]]]:
+  """Seed -> its trie's levels (prefix -> votes), up to the last kept."""
+  out = {seed: [] for seed in rounds.seeds}
+  for seed, level, prefix, votes in kept:
+    levels = out[seed]
+    while len(levels) < level:
+      levels.append({})
+    levels[level - 1][prefix] = votes
+  return out
+
+
+def heavy_hitters(levels: Sequence[dict[str, int]],
+                  end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL
+                  ) -> dict[str, int]:
+  """The discovered words (kept prefixes ending in the end symbol) and the
+  votes that found them."""
+  return {prefix[:-1]: votes for level in levels
+          for prefix, votes in level.items() if prefix.endswith(end_symbol)}
+
+
+def run(user_words: Sequence[tuple[object, str]], rounds: Rounds, *,
+        pipeline_opts=None) -> dict[int, list[dict[str, int]]]:
+  """Runs the rounds on in-memory ``(user, word)`` pairs (tests, small
+  data); seed -> the trie's levels."""
+  import json  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  import tempfile  # pylint: disable=g-import-not-at-top
+  from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
+  with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "trie.jsonl")
+    with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
+      users = p | "Users" >> beam.Create(list(user_words))
+      _ = (expand(users, rounds) | "Format" >> beam.Map(json.dumps)
+           | "Write" >> beam.io.WriteToText(path, num_shards=1,
+                                            shard_name_template=""))
+    with open(path, encoding="utf-8") as f:
+      found = [tuple(json.loads(line)) for line in f if line.strip()]
+  return levels_by_seed(found, rounds)
+
+
+def guarantee(rounds: Rounds, num_users: int, *, delta: float | None = None,
+              allow_no_guarantee: bool = False) -> mechanism_lib.Guarantee:
+  """The Poisson accountant's guarantee for these rounds on ``num_users``
+  users (a ValueError where it gives none, unless allowed)."""
+  mechanism = mechanism_lib.Mechanism(
+      theta=rounds.theta, sampling=choices.POISSON,
+      sampling_rate=rounds.sampling_rate, delta=delta,
+      allow_no_guarantee=allow_no_guarantee)
+  return accountants.POISSON.guarantee(mechanism, num_users,
+                                       rounds.max_length)
