@@ -56,9 +56,10 @@ def test_report_has_every_row_and_the_moonshot(written):
     line = f"| {N:,} | 4 | {mechanisms.LABELS[name]} |"
     assert sum(row.startswith(line) for row in text.splitlines()) == 1, name
   assert (f"**n = {N:,}, ε = 4, δ = 2.5e-07 (1/n²), one word per user "
-          "(English)**: noisy trie (k = 1) / best partition selection = "
-          "**") in text
-  assert "TrieHH Poisson / best partition selection = **" in text
+          "(English)**, words some user holds over the best partition "
+          "selection's: ") in text
+  assert "noisy trie, k = 1, α = 1e-5 = **" in text
+  assert "; TrieHH Poisson = **" in text
   assert "## Which to use when" in text and "## Left out" in text
   assert "Sentiment140" in text  # IBLT's rows are pointed to
   for name in (report.FIGURE_EPSILON, report.FIGURE_N):
@@ -118,10 +119,10 @@ def test_a_second_invocation_runs_nothing(written):
   assert not runs.run(plan, str(out)).get(mechanisms.FIXED)
 
 
-def _row(mechanism, words):
+def _row(mechanism, words, false=(0, 0)):
   cell = runs.Cell("english", N, mechanism, 4.0, (0, 1))
-  return rows.Row(cell, tuple({"words": w, "seed": s}
-                              for s, w in enumerate(words)))
+  return rows.Row(cell, tuple({"words": w, "false_words": f, "seed": s}
+                              for s, (w, f) in enumerate(zip(words, false))))
 
 
 def test_moonshot_divides_by_the_best_strategy():
@@ -129,12 +130,17 @@ def test_moonshot_divides_by_the_best_strategy():
            _row("ps-laplace_thresholding", [200, 220]),
            _row("ps-gaussian_thresholding", [50, 70]),
            _row(mechanisms.NOISY_K1, [105, 105]),
+           _row(mechanisms.NOISY_K2_X4, [110, 112], false=(3, 5)),
            _row(mechanisms.POISSON, [21, 21])]
   (shot,) = rows.moonshots(table, "english", (4.0, 1.0))
   assert shot.best.cell.mechanism == "ps-laplace_thresholding"
-  assert shot.ratio(shot.noisy) == pytest.approx(0.5)
+  assert shot.ratio(shot.noisy[mechanisms.NOISY_K1]) == pytest.approx(0.5)
+  # False words are not counted: (111 - 4) / 210.
+  assert shot.ratio(shot.noisy[mechanisms.NOISY_K2_X4]) == pytest.approx(
+      107 / 210)
   assert shot.ratio(shot.poisson) == pytest.approx(0.1)
-  assert math.isnan(shot.ratio(shot.noisy_k2))
+  assert mechanisms.NOISY_K2 not in shot.noisy
+  assert math.isnan(shot.ratio(None))
 
 
 def test_upload_weights_each_round_by_participation():

@@ -24,15 +24,15 @@ def _run(report_dir, output_dir):
 def test_writes_the_report_then_resumes(tmp_path):
   out = tmp_path / "runs"
   proc = _run(tmp_path, out)
-  # 8 mechanisms (SFP, not IBLT) at n = 2,000 and 4 at 5e4 word counts;
+  # 10 mechanisms (SFP, not IBLT) at n = 2,000 and 6 at 5e4 word counts;
   # 2 seeds each.
-  assert "24 runs left" in proc.stdout and "wrote" in proc.stdout
-  assert len((out / "results.jsonl").read_text().splitlines()) == 24
+  assert "32 runs left" in proc.stdout and "wrote" in proc.stdout
+  assert len((out / "results.jsonl").read_text().splitlines()) == 32
   text = (tmp_path / "FIELD.md").read_text()
   assert "| 50,000 | 4 | noisy trie, k = 1, α = 1e-5 |" in text
-  assert "/ best partition selection = **" in text
+  assert "over the best partition selection's: " in text
   assert text.splitlines()[-1].startswith("Wall time")
   proc = _run(tmp_path / "again", out)
   assert "0 runs left" in proc.stdout
   again = (tmp_path / "again" / "FIELD.md").read_text()
-  assert "24 runs were recorded by an earlier invocation" in again
+  assert "32 runs were recorded by an earlier invocation" in again

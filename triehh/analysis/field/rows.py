@@ -77,21 +77,28 @@ def find(table: Sequence[Row], population: str, n: int | None,
   return None
 
 
+def true_words(row: Row) -> float:
+  """The mean number of released words some user holds (false words, the
+  noisy trie's false positives, left out)."""
+  false = row.values("false_words")
+  return row.mean("words") - (float(np.mean(false)) if false else 0.0)
+
+
 @dataclasses.dataclass(frozen=True)
 class Moonshot:
-  """The moonshot ratios at one (n, epsilon): the noisy trie's and TrieHH
-  Poisson's mean words over the best partition selection strategy's."""
+  """The moonshot ratios at one (n, epsilon): each noisy trie's and TrieHH
+  Poisson's mean true words over the best partition selection strategy's
+  (which releases no false word)."""
 
   n: int
   epsilon: float
   best: Row  # the partition selection strategy releasing the most words
-  noisy: Row | None
-  noisy_k2: Row | None
+  noisy: dict[str, Row]  # noisy trie variant -> its row, those that ran
   poisson: Row | None
   strategies: tuple[Row, ...]
 
   def ratio(self, row: Row | None) -> float:
-    return row.mean("words") / self.best.mean("words") if row else math.nan
+    return true_words(row) / true_words(self.best) if row else math.nan
 
 
 def moonshots(table: Sequence[Row], population: str,
@@ -110,10 +117,10 @@ def moonshots(table: Sequence[Row], population: str,
     strategies = tuple(row for name in mechanisms.PS
                        if (row := find(table, population, n, name, epsilon)))
     best = max(strategies, key=lambda r: r.mean("words"))
+    noisy = {name: row for name in mechanisms.NOISY
+             if (row := find(table, population, n, name, epsilon))}
     out.append(Moonshot(
-        n, epsilon, best, find(table, population, n, mechanisms.NOISY_K1,
-                               epsilon),
-        find(table, population, n, mechanisms.NOISY_K2, epsilon),
+        n, epsilon, best, noisy,
         find(table, population, n, mechanisms.POISSON, epsilon), strategies))
   return out
 

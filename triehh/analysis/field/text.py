@@ -96,20 +96,24 @@ def moonshot_section(shots: Sequence[rows_lib.Moonshot]) -> list[str]:
     strategies = "; ".join(
         f"{mech.LABELS[r.cell.mechanism].split(', ')[1]} "
         f"{_words(r)}" for r in shot.strategies)
+    variants = sorted(shot.noisy.items(), key=lambda kv: -shot.ratio(kv[1]))
+    ratios = "; ".join(
+        f"{mech.LABELS[name]} = **{_ratio(shot.ratio(row))}**"
+        for name, row in variants)
+    data = "; ".join(
+        f"{mech.LABELS[name]} {_words(row)} (false "
+        f"{rows_lib.ci(row, 'false_words', 1)})" for name, row in variants)
     lines += [
         f"**n = {shot.n:,}, ε = {shot.epsilon:g}, δ = {1 / shot.n**2:.3g} "
-        f"(1/n²), one word per user (English)**: noisy trie (k = 1) / best "
-        f"partition selection = **{_ratio(shot.ratio(shot.noisy))}**; "
-        f"TrieHH Poisson / best partition selection = "
-        f"**{_ratio(shot.ratio(shot.poisson))}**; noisy trie (k = 2) / best "
-        f"= {_ratio(shot.ratio(shot.noisy_k2))}.", "",
+        f"(1/n²), one word per user (English)**, words some user holds "
+        f"over the best partition selection's: {ratios}; TrieHH Poisson = "
+        f"**{_ratio(shot.ratio(shot.poisson))}**.", "",
         f"Data used (words released, mean ± 95% CI over the runs of the "
         f"English table's rows at n = {shot.n:,}, ε = {shot.epsilon:g}): "
         f"partition selection {strategies} (best: "
-        f"{mech.LABELS[shot.best.cell.mechanism].split(', ')[1]}); noisy "
-        f"trie k = 1 {_words(shot.noisy)}, k = 2 {_words(shot.noisy_k2)}; "
-        f"TrieHH Poisson {_words(shot.poisson)}. Ratios are of the means.",
-        ""]
+        f"{mech.LABELS[shot.best.cell.mechanism].split(', ')[1]}); "
+        f"{data}; TrieHH Poisson {_words(shot.poisson)}. Ratios are of the "
+        "means, each noisy trie's false words taken off its words.", ""]
   return lines
 
 
