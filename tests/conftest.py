@@ -132,6 +132,13 @@ _SLOW_TESTS = {
         "test_the_epsilon_1_row_computes_the_threshold_share",  # 3.4 s
         "test_beyond_the_paper_several_words_delta_beside_the_papers",  # 4.0 s
     ),
+    "tests/analysis/reproduction/sfp_limits_test.py": (
+        # Each re-runs SFP on 6.8 million users.
+        "test_padded_slots_rerun_the_record_and_count_the_pad_pairs",  # 1.9 s
+        "test_with_a_slot_for_every_bucket_the_long_words_are_found",  # 0.6 s
+        "test_padded_slots_refuse_a_record_the_rerun_does_not_match",  # 0.6 s
+        "test_the_padding_note_prints_slots_and_lengths_never_found",  # 0.6 s
+    ),
     "tests/analysis/reproduction/ablations_test.py": (
         "test_the_caveat_is_proposition_2_at_small_n",  # 1.2 s
     ),

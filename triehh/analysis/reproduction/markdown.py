@@ -23,6 +23,7 @@ import numpy as np
 from triehh.analysis.reproduction import ablations
 from triehh.analysis.reproduction import figures
 from triehh.analysis.reproduction import numbers
+from triehh.analysis.reproduction import sfp_limits
 from triehh.analysis.reproduction import two_sided
 from triehh.analysis.reproduction import two_sided_markdown
 from triehh.core import files
@@ -145,12 +146,27 @@ def _table2(lines: list[str], series: Sequence[numbers.Series],
     if algorithm == "triehh":
       why.append("a word needs " + numbers.threshold_share(s) + " of a "
                  "round's users; " + ablations.level_ceiling(s))
+    else:
+      why += _sfp_limits(s)
     text = "; ".join(w for w in why if w) or "within the interval"
     lines.append(f"| {name} | {epsilon:g} | {p_recall} | {r_text} | "
                  f"{p_prec} | {q_text} | {s.runs} | "
                  f"{numbers.sci(numbers.achieved_delta(s))} | {label} | "
                  f"{text} |")
   lines.append("")
+
+
+def _sfp_limits(s: numbers.Series) -> list[str]:
+  """SFP's alphabet ceiling, and at T = 80 the padded positions' cause
+  (:mod:`triehh.analysis.reproduction.sfp_limits`)."""
+  notes = [sfp_limits.alphabet_note(s.records, s.truth)]
+  if s.top_t == 80:
+    padding = sfp_limits.padding_note(s.records, s.truth)
+    if padding and "not measured" not in padding:
+      padding += (f"; {CITE} also keeps the T largest of all 256·31² "
+                  "strings per position, with no quota per bucket")
+    notes.append(padding)
+  return notes
 
 
 def _table2_delta(series: Sequence[numbers.Series]) -> str:
