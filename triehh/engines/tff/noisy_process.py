@@ -111,10 +111,8 @@ class NoisySpec:
     validation.check_int("chars_per_level", self.chars_per_level)
     validation.check_int("capacity (candidates the client vectors hold)",
                          self.capacity, high=MAX_CANDIDATES)
-    sigma = validation.check_positive("sigma", self.sigma)
-    if not math.isfinite(sigma):
-      raise ValueError(f"sigma must be finite, got {sigma}")
-    object.__setattr__(self, "sigma", sigma)
+    object.__setattr__(self, "sigma",
+                       validation.check_positive("sigma", self.sigma))
     tau = validation.check_real("threshold", self.threshold)
     if not math.isfinite(tau):
       raise ValueError(f"threshold must be finite, got {tau}")

@@ -1,0 +1,167 @@
+"""Tests of triehh.engines.tff.noisy_process: the noisy trie's TFF process."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow_federated")
+
+from triehh.core import population as population_lib
+from triehh.engines import noisy
+from triehh.engines.tff import clients
+from triehh.engines.tff import noisy_process
+from triehh.engines.tff import runtime
+
+WORDS = ["ab"] * 9 + ["b"] * 7 + ["ba"] * 4 + ["a"] * 2 + ["bb"]
+L = 2
+
+
+def population(words=WORDS, max_length=L):
+  return population_lib.Population.from_user_words(words,
+                                                   max_length=max_length)
+
+
+def client_codes(pop):
+  return list(pop.codes[pop.user_word].astype(np.int32))
+
+
+def test_a_tiny_noise_releases_the_words_above_the_threshold(tff_context):
+  pop = population()
+  proc = noisy_process.build_noisy_trie_process(
+      pop.alphabet, L, sigma=1e-6, threshold=3.5, capacity=8)
+  state = noisy_process.with_noise_seed(proc.initialize(), [3, 4])
+  sums = []
+  for _ in range(L + 1):
+    state, output = proc.next(state, client_codes(pop))
+    sums.append(np.asarray(output.sums))
+  # Candidates $, a, b; then a$ aa ab b$ ba bb (frontier a, b); then ab$,
+  # ba$ (bb has 1 user, below 3.5).
+  np.testing.assert_allclose(sums[0], [0, 11, 12], atol=1e-4)
+  np.testing.assert_allclose(sums[1], [2, 0, 9, 7, 4, 1], atol=1e-4)
+  np.testing.assert_allclose(sums[2], [9, 4], atol=1e-4)
+  words = noisy_process.decode_words(state, pop.alphabet)
+  assert list(words) == ["b", "ab", "ba"]  # by round, then by noisy sum
+  np.testing.assert_allclose(list(words.values()), [7, 9, 4], atol=1e-4)
+  assert np.asarray(state.frontier).shape == (0, 3)  # empty: the run ends
+
+
+def test_the_central_noise_is_the_seeds_and_has_sigma(tff_context):
+  pop = population()
+  proc = noisy_process.build_noisy_trie_process(
+      pop.alphabet, L, sigma=2.0, threshold=1e6, capacity=4)
+  noise = []
+  for seed in range(150):
+    state = noisy_process.initial_state(L, [seed, 7])
+    _, output = proc.next(state, client_codes(pop))
+    noise.append(np.asarray(output.sums) - [0, 11, 12])
+  noise = np.concatenate(noise)
+  again = proc.next(noisy_process.initial_state(L, [0, 7]),
+                    client_codes(pop))[1]
+  np.testing.assert_array_equal(np.asarray(again.sums) - [0, 11, 12],
+                                noise[:3])
+  # 450 draws of N(0, 4): the mean within 4.5 standard errors, the variance
+  # within 25 % (chi-square, 449 degrees of freedom: about 5 sd).
+  assert abs(noise.mean()) < 4.5 * 2.0 / np.sqrt(noise.size)
+  assert 0.75 * 4.0 < noise.var() < 1.25 * 4.0
+  fresh = [np.asarray(proc.initialize().noise_seed) for _ in range(2)]
+  assert not np.array_equal(*fresh)  # initialize draws a new seed
+
+
+@pytest.mark.parametrize("chars", [2, 3])
+def test_clients_vote_for_the_fast_engines_candidate(tff_context, chars):
+  words = ["abc", "a", "cab", "ca", "bbbb", "abca", "b", "cc", "abcab"]
+  pop = population(words, max_length=4)
+  spec = noisy_process.NoisySpec(num_characters=3, max_length=4,
+                                 chars_per_level=chars, capacity=64,
+                                 sigma=1e-6, threshold=-1e9)
+  proc = noisy_process.build_process(spec)
+  state = noisy_process.initial_state(4, [0, 0])
+  state, output = proc.next(state, client_codes(pop))
+  ext = noisy.Extensions.of(3, chars, 4, 0)
+  frontier = noisy._Frontier(np.zeros((1, 0), np.int16), np.zeros(1, np.int64))
+  cand = noisy._word_candidates(pop, frontier, ext, 0)
+  want = np.bincount(cand[pop.user_word][cand[pop.user_word] >= 0],
+                     minlength=ext.size)
+  assert want.sum() > 5
+  np.testing.assert_allclose(output.sums, want, atol=1e-4)
+  # Every candidate passed: the frontier is every full extension, the
+  # words every one ending in "$" but "$" alone.
+  frontier_rows = np.asarray(state.frontier)
+  full = np.arange(ext.offsets[chars], ext.size)
+  np.testing.assert_array_equal(frontier_rows,
+                                ext.decode(full, pop.alphabet.end_code))
+  assert len(noisy_process.decode_words(state, pop.alphabet)) == (
+      ext.offsets[chars] - 1)
+
+
+def test_sampled_word_clients_vote_with_the_word_their_rank_draws(
+    tff_context):
+  pop = population([{"ab": 2, "b": 1}, {"ba": 1, "a": 3}], max_length=L)
+  offsets = pop.user_offsets
+  packed = [clients.pack_words(pop.codes[pop.entry_word[offsets[u]:
+                                                        offsets[u + 1]]],
+                               pop.entry_count[offsets[u]:offsets[u + 1]],
+                               rank) for u, rank in ((0, 2), (1, 3))]
+  words = [pop.vocabulary[pop.entry_word[offsets[0] + 1]],
+           pop.vocabulary[pop.entry_word[offsets[1] + 1]]]
+  proc = noisy_process.build_noisy_trie_process(
+      pop.alphabet, L, sigma=1e-6, threshold=0.5, capacity=8,
+      client_data=clients.SAMPLED_WORD)
+  state = noisy_process.initial_state(L, [0, 0])
+  for _ in range(L + 1):
+    state, _ = proc.next(state, packed)
+  assert sorted(noisy_process.decode_words(state, pop.alphabet)) == sorted(
+      words)
+
+
+def test_the_distributed_noise_releases_the_heavy_words(tff_context):
+  pop = population(["ab"] * 40 + ["b"] * 30 + ["ba"] * 3 + ["a"] * 2)
+  proc = noisy_process.build_noisy_trie_process(
+      pop.alphabet, L, sigma=1.0, threshold=6.0, capacity=8,
+      noise=noisy_process.DISTRIBUTED, expected_clients=75)
+  state = proc.initialize()
+  for _ in range(L + 1):
+    state, output = proc.next(state, client_codes(pop))
+    assert output.measurements["actual_num_clients"] == 75
+    # Noise near sigma per unit of the rounded sensitivity.
+    assert 0.9 < noisy_process.effective_noise_multiplier(
+        output.measurements) < 1.2
+  assert set(noisy_process.decode_words(state, pop.alphabet)) == {"ab", "b"}
+
+
+def test_a_round_beyond_the_capacity_fails(tff_context):
+  pop = population()
+  proc = noisy_process.build_noisy_trie_process(
+      pop.alphabet, L, sigma=1.0, threshold=3.0, capacity=4)
+  state = noisy_process.initial_state(L, [0, 0])
+  state, _ = proc.next(state, client_codes(pop))  # 3 candidates
+  assert np.asarray(state.frontier).shape[0] == 2
+  with pytest.raises(runtime.ComputationError, match="capacity=4"):
+    proc.next(state, client_codes(pop))  # 6 candidates
+
+
+@pytest.mark.parametrize("args, error, match", [
+    (dict(sigma=0.0), ValueError,
+     "sigma must be a positive finite number, got 0.0"),
+    (dict(sigma=-1.0), ValueError, "sigma must be a positive finite number"),
+    (dict(sigma=float("nan")), ValueError, "sigma must be a positive finite"),
+    (dict(sigma=float("inf")), ValueError,
+     "sigma must be a positive finite number, got inf"),
+    (dict(sigma="1"), TypeError, "sigma must be a number"),
+    (dict(threshold=float("inf")), ValueError, "threshold must be finite"),
+    (dict(capacity=2**16 + 1), ValueError, r"capacity \(candidates the "
+     r"client vectors hold\) must be in \[1, 65536\], got 65537"),
+    (dict(capacity=0), ValueError, "capacity"),
+    (dict(noise="laplace"), ValueError, "noise must be one of"),
+    (dict(noise="distributed"), ValueError, "expected_clients must be >= 1"),
+    (dict(expected_clients=10), ValueError, "expected_clients is for the "
+     "'distributed' noise only"),
+    (dict(noise="distributed", expected_clients=10, bits=23), ValueError,
+     "bits"),
+    (dict(client_mode="dataset"), ValueError, "client_data must be one of"),
+])
+def test_bad_specs_are_one_line_errors_naming_them(args, error, match):
+  call = dict(num_characters=2, max_length=2, chars_per_level=1,
+              capacity=8, sigma=1.0, threshold=3.0) | args
+  with pytest.raises(error, match=match) as raised:
+    noisy_process.NoisySpec(**call)
+  assert "\n" not in str(raised.value)
