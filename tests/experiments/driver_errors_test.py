@@ -126,7 +126,8 @@ def test_every_console_command_has_a_real_help():
   assert set(scripts) == {"triehh-run", "triehh-sfp", "triehh-summarize",
                           "triehh-theory-tables", "triehh-reproduce",
                           "triehh-sweep", "triehh-audit", "triehh-beyond",
-                          "triehh-partition-selection", "triehh-field"}
+                          "triehh-partition-selection", "triehh-field",
+                          "triehh-ingest"}
   shared = ("--epsilon", "--dataset", "--data_path", "--num_runs",
             "--output_dir", "--num_users")
   own = {"triehh-run": ("--engine", "--theta") + shared,
@@ -149,7 +150,9 @@ def test_every_console_command_has_a_real_help():
                            "--sentiment140_path"),
          "triehh-field": ("--report_dir", "--output_dir", "--num_seeds",
                           "--ps_seeds", "--users", "--epsilons",
-                          "--sentiment140_path")}
+                          "--sentiment140_path"),
+         "triehh-ingest": ("--input", "--runner", "--users_sharded",
+                           "--setting", "--output_dir")}
   helps = _helps(scripts)
   assert set(helps) == set(scripts)
   for name, (status, stdout, stderr) in helps.items():

@@ -46,9 +46,22 @@ BAGS_PREFIX = "bags"
 BAGS_SUFFIX = ".jsonl"
 
 
+def output_files(output_dir: str) -> list[str]:
+  """The files of an earlier ingestion in ``output_dir``."""
+  names = [SPEC, COUNTS, WORD_USERS, OOV_TOKENS]
+  found = [os.path.join(output_dir, n) for n in names
+           if os.path.isfile(os.path.join(output_dir, n))]
+  return found + sorted(glob.glob(os.path.join(
+      output_dir, BAGS_PREFIX + "*" + BAGS_SUFFIX)))
+
+
 def write_spec(spec: loader.DataSpec, output_dir: str) -> None:
-  """Writes ``spec.json`` (creating ``output_dir``)."""
+  """Writes ``spec.json`` (creating ``output_dir``), after removing the
+  files of an earlier ingestion there (a stale shard of bags would be read
+  back with the new ones)."""
   os.makedirs(output_dir, exist_ok=True)
+  for path in output_files(output_dir):
+    os.remove(path)
   with open(os.path.join(output_dir, SPEC), "w", encoding="utf-8") as f:
     json.dump(dataclasses.asdict(spec), f, indent=1, sort_keys=True)
 

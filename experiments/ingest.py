@@ -1,0 +1,132 @@
+"""Builds a population on Apache Beam from sharded user-keyed text files.
+
+Every file ``--input`` names (a path or a glob: CSV, TSV, JSON Lines,
+Parquet, Sentiment140's layout; plain, .gz, .bz2 or .zip) is read with the
+in-memory loader's readers, tokenizer and setting (``triehh.beam.ingest``),
+and the population is written to ``--output_dir``: the word-frequency
+table ``word_users.tsv`` (single), the users' bags ``bags-*.jsonl``
+(multi) or the OOV token table ``oov_tokens.tsv`` (oov), with the summed
+load report ``counts.tsv`` and ``spec.json`` (``triehh.beam.tables``
+reads them back: ``tables.read_population(output_dir)``). It equals what
+the in-memory loader builds from the files concatenated in path order.
+
+  python -m experiments.ingest --input='logs/part-*.csv' --output_dir=pop
+  triehh-ingest --input='logs/part-*.jsonl.gz' --setting=multi \\
+      --output_dir=pop --runner=DirectRunner --users_sharded
+
+``--users_sharded`` says each user's rows are all in one file: shards are
+then built whole and only word tables are combined (memory bounded by a
+shard, not by the rows). ``--beam_arg`` (repeatable) passes a further
+Beam pipeline option (e.g. ``--direct_num_workers=2``, or a cluster
+runner's).
+
+Errors print one line ``error: ...`` and exit 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+from experiments import cli
+from experiments import flags as shared_flags  # pylint: disable=unused-import
+from triehh.data import loader
+from triehh.data import settings as settings_lib
+
+FLAGS = flags.FLAGS
+for _name in ("data_format", "data_encoding", "setting", "user_column",
+              "text_column", "min_word_length", "dictionary_path",
+              "oov_num_users", "data_seed", "max_length", "output_dir"):
+  flags.declare_key_flag(_name)
+flags.DEFINE_string("input", None,
+                    "The input files: a path or a glob (quote it), e.g. "
+                    "'logs/part-*.csv'.")
+flags.DEFINE_enum("layout", "file", ["file", "sentiment140"],
+                  "'file': user-keyed text with a user and a text column "
+                  "(--data_format); 'sentiment140': the official "
+                  "Sentiment140 CSV layout.")
+flags.DEFINE_enum("tokenizer", settings_lib.DEFAULT_TOKENIZER,
+                  list(settings_lib.TOKENIZERS),
+                  "'simple' or 'paper' (the paper authors' preprocessing).")
+flags.DEFINE_string("runner", "DirectRunner",
+                    "The Beam runner (DirectRunner here; a cluster's, such "
+                    "as FlinkRunner, SparkRunner or DataflowRunner, with "
+                    "its options in --beam_arg).")
+flags.DEFINE_bool("users_sharded", False,
+                  "Each user's rows are all in one input file.")
+flags.DEFINE_multi_string("beam_arg", [],
+                          "A further Beam pipeline option (repeatable), "
+                          "e.g. --beam_arg=--direct_num_workers=2.")
+
+
+def spec_from_flags() -> loader.DataSpec:
+  """The data spec the flags describe (``--input`` as its path)."""
+  if not FLAGS.input:
+    raise ValueError("--input is required: the files to read (a glob)")
+  if not FLAGS.output_dir:
+    raise ValueError("--output_dir is required: where to write the "
+                     "population")
+  return loader.DataSpec(
+      path=FLAGS.input, dataset=FLAGS.layout, setting=FLAGS.setting,
+      file_format=FLAGS.data_format, user_column=FLAGS.user_column,
+      text_column=FLAGS.text_column, encoding=FLAGS.data_encoding,
+      tokenizer=FLAGS.tokenizer, min_length=FLAGS.min_word_length,
+      max_length=FLAGS.max_length, dictionary_path=FLAGS.dictionary_path,
+      oov_num_users=FLAGS.oov_num_users, seed=FLAGS.data_seed)
+
+
+class _NoBigQueryNote(logging.Filter):
+  """Drops Beam's note, at import, that its BigQuery clients are absent
+  (none is installed, none is used)."""
+
+  def filter(self, record: logging.LogRecord) -> bool:
+    return "apitools not found" not in record.getMessage()
+
+
+def _import_beam():
+  """The Beam modules, imported only by the command that runs them."""
+  root = logging.getLogger()
+  quiet = _NoBigQueryNote()
+  root.addFilter(quiet)
+  try:
+    from apache_beam.options import pipeline_options  # pylint: disable=g-import-not-at-top
+    from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
+    from triehh.beam import tables  # pylint: disable=g-import-not-at-top
+  finally:
+    root.removeFilter(quiet)
+  return pipeline_options, ingest, tables
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  spec = spec_from_flags()
+  pipeline_options, ingest, tables = _import_beam()
+  options = pipeline_options.PipelineOptions(
+      flags=list(FLAGS.beam_arg), runner=FLAGS.runner)
+  start = time.perf_counter()
+  paths = ingest.ingest(spec, FLAGS.output_dir,
+                        users_sharded=FLAGS.users_sharded,
+                        pipeline_opts=options)
+  seconds = time.perf_counter() - start
+  loaded = tables.read_population(FLAGS.output_dir)
+  report = loaded.report
+  print(f"{len(paths):,} file(s) read on {FLAGS.runner} in {seconds:.1f} s "
+        f"({report.rows_read / max(seconds, 1e-9):,.0f} rows/s)")
+  print(report.summary())
+  pop = loaded.population
+  print(f"population ({spec.setting}): {pop.num_users:,} users, "
+        f"{pop.num_words:,} distinct words; written to {FLAGS.output_dir}")
+
+
+def run():
+  """Console-script entry point (``triehh-ingest``)."""
+  cli.run(main, sys.modules[__name__])
+
+
+if __name__ == "__main__":
+  run()

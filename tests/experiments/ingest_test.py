@@ -1,0 +1,42 @@
+"""triehh-ingest: a population built on Beam, said in a few lines."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("apache_beam", reason="apache-beam is not installed")
+
+from experiments import ingest  # pylint: disable=g-import-not-at-top
+from tests.experiments import drivers  # pylint: disable=g-import-not-at-top
+from triehh.beam import tables  # pylint: disable=g-import-not-at-top
+
+
+def test_ingest_writes_the_population_and_says_its_report(tmp_path):
+  (tmp_path / "in-0.csv").write_text("user,text\nu1,hello world hello\n"
+                                     "u2,apple pie\n")
+  (tmp_path / "in-1.csv").write_text("user,text\nu3,hello there\nu1,x,y\n")
+  out = tmp_path / "out"
+  code, stdout, err = drivers.run_in_process(
+      ingest, f"--input={tmp_path / 'in-*.csv'}", f"--output_dir={out}")
+  assert code in (0, None), err
+  assert "2 file(s) read on DirectRunner" in stdout
+  assert "4 rows read, 3 used, 1 skipped: 1 wrong column count" in stdout
+  assert "population (single): 3 users, 2 distinct words" in stdout
+  pop = tables.read_population(str(out)).population
+  assert pop.ground_truth() == {"hello": 2, "apple": 1}
+
+
+def test_missing_input_is_one_error_line(tmp_path):
+  code, _, err = drivers.run_in_process(
+      ingest, f"--input={tmp_path / 'none-*.csv'}",
+      f"--output_dir={tmp_path / 'out'}")
+  assert code == 1
+  assert err.strip().splitlines() == [
+      f"error: no data file matches {tmp_path / 'none-*.csv'}"]
+
+
+def test_input_is_required(tmp_path):
+  code, _, err = drivers.run_in_process(
+      ingest, f"--output_dir={tmp_path / 'out'}")
+  assert code == 1
+  assert "error: --input is required" in err
