@@ -213,9 +213,33 @@ def select_words(population: population_lib.Population, *, epsilon: float,
   start = time.perf_counter()
   rows = user_word_rows(population, max_partitions_contributed,
                         np.random.default_rng(seed))
+  selected, accountant = select_partitions(
+      rows, pipeline_dp.LocalBackend(), epsilon=epsilon, delta=delta,
+      strategy=strategy,
+      max_partitions_contributed=max_partitions_contributed)
+  accountant.compute_budgets()  # the lazy pipeline reads its budget now
+  words = tuple(sorted(selected))
+  seconds = time.perf_counter() - start
+  return PartitionSelectionResult(
+      words=words, seed=seed, seconds=seconds,
+      params=release_params(
+          epsilon=epsilon, delta=delta, strategy=strategy,
+          max_partitions_contributed=max_partitions_contributed,
+          n=population.num_users, num_rows=len(rows),
+          num_candidates=len({word for _, word in rows}),
+          n_source=n_source))
+
+
+def select_partitions(rows, backend, *, epsilon: float, delta: float,
+                      strategy: str, max_partitions_contributed: int):
+  """pipeline_dp's selection of the words of ``(user, word)`` rows on
+  ``backend`` (``LocalBackend`` or ``BeamBackend``, rows a list or a
+  PCollection); returns the lazy selection and its budget accountant,
+  whose ``compute_budgets()`` must run before the selection is read."""
+  import pipeline_dp  # pylint: disable=g-import-not-at-top
   accountant = pipeline_dp.NaiveBudgetAccountant(
       total_epsilon=float(epsilon), total_delta=float(delta))
-  engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
+  engine = pipeline_dp.DPEngine(accountant, backend)
   params = pipeline_dp.SelectPartitionsParams(
       max_partitions_contributed=max_partitions_contributed,
       partition_selection_strategy=pipeline_dp.PartitionSelectionStrategy[
@@ -223,17 +247,18 @@ def select_words(population: population_lib.Population, *, epsilon: float,
   extractors = pipeline_dp.DataExtractors(
       privacy_id_extractor=lambda row: row[0],
       partition_extractor=lambda row: row[1])
-  selected = engine.select_partitions(rows, params, extractors)
-  accountant.compute_budgets()  # the lazy pipeline reads its budget now
-  words = tuple(sorted(selected))
-  seconds = time.perf_counter() - start
-  return PartitionSelectionResult(
-      words=words, seed=seed, seconds=seconds,
-      params=PartitionSelectionParams(
-          epsilon=float(epsilon), delta=float(delta), strategy=strategy,
-          max_partitions_contributed=max_partitions_contributed,
-          n=population.num_users, num_rows=len(rows),
-          num_candidates=len({word for _, word in rows}),
-          n_source=n_source, adjacency=adjacency_lib.names(
-              coverage.add_or_remove(n_source)),
-          accounting=f"{ACCOUNTING} (pipeline-dp {pipeline_dp.__version__})"))
+  return engine.select_partitions(rows, params, extractors), accountant
+
+
+def release_params(*, epsilon: float, delta: float, strategy: str,
+                   max_partitions_contributed: int, n: int, num_rows: int,
+                   num_candidates: int, n_source: str
+                   ) -> PartitionSelectionParams:
+  """The parameters of a selection, labelled with what they cover."""
+  import pipeline_dp  # pylint: disable=g-import-not-at-top
+  return PartitionSelectionParams(
+      epsilon=float(epsilon), delta=float(delta), strategy=strategy,
+      max_partitions_contributed=max_partitions_contributed, n=n,
+      num_rows=num_rows, num_candidates=num_candidates, n_source=n_source,
+      adjacency=adjacency_lib.names(coverage.add_or_remove(n_source)),
+      accounting=f"{ACCOUNTING} (pipeline-dp {pipeline_dp.__version__})")

@@ -121,6 +121,20 @@ def expand(users, rounds: Rounds):
   return tuple(kept_levels) | "Trie" >> beam.Flatten()
 
 
+def read_users(p, spec, paths: Sequence[str]):
+  """``single``: the ``(user, word)`` PCollection of the files ``paths``,
+  each user's rows in one file, read by the in-memory loader's functions
+  (:func:`triehh.beam.shards.read_user_words`)."""
+  from triehh.beam import shards  # pylint: disable=g-import-not-at-top
+  if spec.setting != "single":
+    raise ValueError(f"the Beam rounds run one word per user: read the "
+                     f"files with setting 'single', not {spec.setting!r}")
+  return (p | "Shards" >> beam.Create(list(enumerate(paths)))
+          | "Spread" >> beam.Reshuffle()
+          | "UserWords" >> beam.FlatMapTuple(
+              lambda index, path: shards.read_user_words(spec, index, path)))
+
+
 def levels_by_seed(kept: Iterable[tuple[int, int, str, int]],
                    rounds: Rounds) -> dict[int, list[dict[str, int]]]:
   """Seed -> its trie's levels (prefix -> votes), up to the last kept."""

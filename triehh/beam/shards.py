@@ -148,6 +148,23 @@ def read_user_shard(spec: loader.DataSpec, index: int, path: str
   return counts, bags
 
 
+def read_user_words(spec: loader.DataSpec, index: int, path: str
+                    ) -> list[tuple[tuple[int, int], str]]:
+  """``single``: each user's word, ``((index, rank), word)``, of shard
+  ``index`` whose users have no row in any other shard (the user's rank
+  in the shard, as ``settings.single_word`` numbers them, names it)."""
+  texts, row_user, num_users, tokens = _read(spec, path)
+  del texts
+  if not tokens.num_tokens:
+    return []
+  pop = settings_lib.single_word(tokens, row_user, num_users,
+                                 characters=spec.allowed_characters,
+                                 max_length=spec.max_length).population
+  words = [str(w) for w in pop.vocabulary]
+  return [((index, rank), words[w])
+          for rank, w in enumerate(pop.user_word.tolist())]
+
+
 def _token_table(tokens: tokenize_lib.Tokens) -> dict[str, int]:
   """Word -> its tokens (``oov`` counts every token of every user)."""
   counts = np.bincount(tokens.token_word, minlength=tokens.vocabulary.size)
