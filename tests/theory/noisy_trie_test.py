@@ -41,6 +41,43 @@ def test_without_sampling_the_levels_are_one_gaussian(sigma, levels, delta):
   computed = noisy_trie.epsilon(params, delta)
   assert exact - 1e-6 <= computed <= exact + 2e-3 * max(1.0, exact)
   assert _gaussian_delta(mu, computed) <= delta * (1 + 1e-6)
+  # dp_accounting's PLD of the composed rounds, pessimistic: not below.
+  assert _pld_epsilon([sigma] * levels, delta) >= computed - 1e-9
+
+
+def _pld_epsilon(sigmas, delta):
+  accountant = dp_accounting.pld.PLDAccountant(
+      dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+      value_discretization_interval=1e-4)
+  for sigma in sigmas:
+    accountant.compose(dp_accounting.GaussianDpEvent(sigma))
+  return accountant.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("delta", [1e-16, 1e-18, 1e-30])
+def test_without_sampling_epsilon_is_exact_past_the_pld(delta):
+  # Below ~1e-15 the PLD accountant answers inf; the closed form still
+  # meets delta, tightly (epsilon 1e-6 smaller does not).
+  params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=6,
+                                      false_positive_rate=1e-3)
+  computed = noisy_trie.epsilon(params, delta)
+  mu = math.sqrt(6) / 4.0
+  assert math.isfinite(computed)
+  assert _gaussian_delta(mu, computed) <= delta
+  assert _gaussian_delta(mu, computed - 1e-6) > delta
+  assert noisy_trie.epsilon(params, delta) > noisy_trie.epsilon(params, 1e-12)
+
+
+def test_subsampled_runs_refuse_a_delta_past_the_pld():
+  params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=6,
+                                      sampling_rate=0.5,
+                                      false_positive_rate=1e-3)
+  with pytest.raises(ValueError, match="sampling rate 1"):
+    noisy_trie.epsilon(params, 1e-18)
+  # Calibration keeps to q = 1 there, and meets the target.
+  calibrated = noisy_trie.calibrate(6, 4.0, 1e-18)
+  assert calibrated.sampling_rate == 1.0
+  assert noisy_trie.epsilon(calibrated, 1e-18) <= 4.0
 
 
 def _subsampled_loss(sigma: float, rate: float, grid: float,
@@ -210,6 +247,7 @@ def test_rounds_of_different_noise_are_one_gaussian(sigma, multipliers,
   exact = _gaussian_epsilon(mu, delta)
   computed = noisy_trie.epsilon(params, delta)
   assert exact - 1e-6 <= computed <= exact + 2e-3 * max(1.0, exact)
+  assert _pld_epsilon(params.sigmas, delta) >= computed - 1e-9
   # More noise on a round than the uniform run: a smaller epsilon.
   uniform = noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=levels,
                                        false_positive_rate=1e-3)

@@ -41,6 +41,14 @@ The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
   post-processing, it costs nothing. tau only sets precision: a candidate
   nobody votes for passes with probability alpha = P[N(0, sigma^2) >= tau]
   (the false-positive rate per candidate).
+* *Exact without sampling.* At q = 1 the R Gaussians of sigma_r compose
+  to one Gaussian mechanism of sensitivity / sigma = mu, mu^2 = sum_r
+  1 / sigma_r^2 (the privacy loss of a Gaussian is Gaussian, and the
+  losses of the adaptive rounds add), whose delta(epsilon) is Balle and
+  Wang's (ICML 2018, Theorem 8): ``Phi(-eps/mu + mu/2) - e^eps
+  Phi(-eps/mu - mu/2)``, computed in logs (:func:`gaussian_epsilon`) at
+  any delta. With q < 1 dp_accounting's PLD accountant composes the
+  subsampled rounds.
 * *R rounds.* C_r depends only on earlier outputs, so the run is the
   adaptive composition of R such mechanisms, round r's dominated by the
   same pair (at sigma_r) whatever C_r is: ``SelfComposedDpEvent(level, R)``,
@@ -74,6 +82,12 @@ check_multipliers = mechanism_lib.check_noise_multipliers
 # The neighbouring relations the guarantee covers (module docstring).
 ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
 ACCOUNTING = "noisy trie (Gaussian PLD, two-sided)"
+# Without sampling, the rounds compose to one Gaussian mechanism, whose
+# epsilon is exact in closed form at any delta; dp_accounting's PLD
+# accountant answers epsilon = inf below about 1e-15 (floating point), so a
+# subsampled run is refused a smaller delta.
+ACCOUNTING_EXACT = "noisy trie (Gaussian composition, exact, two-sided)"
+SMALLEST_PLD_DELTA = 1e-15
 COVERS = ("the released words, the published trie and every noisy count, "
           "for neighbours of any size (no parameter depends on n)")
 # PLD grid of epsilon(); calibrate() searches on a coarser grid first.
@@ -226,16 +240,54 @@ def epsilon(params: NoisyTrieParams, delta: float, *,
                   delta, discretization, params.noise_multipliers)
 
 
+def gaussian_log_delta(mu: float, epsilon_value: float) -> float:
+  """ln delta(epsilon) of the Gaussian mechanism of sensitivity / sigma =
+  ``mu`` (module docstring), without cancellation for tiny deltas."""
+  a = special.log_ndtr(-epsilon_value / mu + mu / 2)
+  b = epsilon_value + special.log_ndtr(-epsilon_value / mu - mu / 2)
+  if b >= a:  # rounding at delta ~ 0 relative to the terms
+    return -math.inf
+  return a + math.log(-math.expm1(b - a))
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+  """The smallest epsilon (rounded up) at which the Gaussian mechanism of
+  sensitivity / sigma = ``mu`` is (epsilon, delta)-DP."""
+  target = math.log(delta)
+  if gaussian_log_delta(mu, 0.0) <= target:
+    return 0.0
+  hi = max(1.0, mu * mu)
+  while gaussian_log_delta(mu, hi) > target:
+    hi *= 2.0
+  lo = 0.0
+  while hi - lo > 1e-12 * max(1.0, hi):  # delta decreases in epsilon
+    mid = 0.5 * (lo + hi)
+    if gaussian_log_delta(mu, mid) > target:
+      lo = mid
+    else:
+      hi = mid
+  return hi
+
+
 def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
              discretization: float,
              multipliers: tuple[float, ...] = ()) -> float:
+  scales = [multipliers[r] if r < len(multipliers) else 1.0
+            for r in range(num_levels)]
+  if rate >= 1.0:
+    mu = math.sqrt(sum(1.0 / (sigma * m) ** 2 for m in scales))
+    return gaussian_epsilon(mu, delta)
+  if delta < SMALLEST_PLD_DELTA:
+    raise ValueError(
+        f"delta={delta:g} is below {SMALLEST_PLD_DELTA:g}, the smallest the "
+        "PLD accountant of a subsampled noisy trie answers: use "
+        "sampling rate 1 (exact at any delta) or a larger delta")
   accountant = dp_accounting.pld.PLDAccountant(
       dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
       value_discretization_interval=discretization)
   # Rounds of equal noise compose as one self-composed event.
   counts: dict[float, int] = {}
-  for r in range(num_levels):
-    m = multipliers[r] if r < len(multipliers) else 1.0
+  for m in scales:
     counts[m] = counts.get(m, 0) + 1
   for m, count in counts.items():
     accountant.compose(level_event(sigma * m, rate), count)
@@ -248,7 +300,9 @@ def guarantee(params: NoisyTrieParams, delta: float) -> Guarantee:
   REPLACE_SPECIAL, with parameters free of n."""
   return Guarantee(epsilon=epsilon(params, delta), delta=delta,
                    adjacencies=ADJACENCIES, two_sided=True,
-                   accounting=ACCOUNTING, n_source="unused", covers=COVERS)
+                   accounting=(ACCOUNTING_EXACT if params.sampling_rate >= 1
+                               else ACCOUNTING),
+                   n_source="unused", covers=COVERS)
 
 
 def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
@@ -296,7 +350,8 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   the target. The answer is checked by :func:`epsilon` on the
   ``discretization`` grid (sigma raised by 0.1 % steps until it meets it).
   ``noise_multipliers`` (fixed in advance) scale the first rounds' noise;
-  sigma is their base. Nothing here depends on n.
+  sigma is their base. Below ``SMALLEST_PLD_DELTA`` only q = 1 (exact) is
+  tried. Nothing here depends on n.
   """
   validation.check_int("num_levels", num_levels)
   multipliers = check_multipliers(noise_multipliers, num_levels)
@@ -306,6 +361,8 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
                   for q in sampling_rates}, reverse=True)
   if not rates:
     raise ValueError("sampling_rates is empty")
+  if delta < SMALLEST_PLD_DELTA and rates[0] >= 1.0:
+    rates = rates[:1]  # subsampled rounds are not accounted that far
   best_sigma, best_rate = None, None
   for rate in rates:
     if best_sigma is not None:
