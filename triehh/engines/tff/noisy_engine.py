@@ -83,59 +83,77 @@ def run(population: population_lib.Population, params: noisy.NoisyParams,
         f"params account for {params.num_levels} rounds, but words of up to "
         f"{max_length} characters at {k} per round need {rounds}")
   population = engine_lib._with_clients(population)  # pylint: disable=protected-access
-  rate = params.sampling_rate
-  if noise == noisy_process.DISTRIBUTED and expected_clients is None:
-    expected_clients = max(1, round(rate * population.num_users))
-  spec = noisy_process.NoisySpec(
-      num_characters=population.alphabet.size, max_length=max_length,
-      chars_per_level=k, capacity=1, sigma=params.sigma,
-      threshold=params.threshold, noise=noise,
-      expected_clients=expected_clients, bits=bits,
-      client_mode=(clients.ONE_WORD if population.is_single_word
-                   else clients.SAMPLED_WORD))
+  spec = _spec(population, params, noise, expected_clients, bits)
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
-  codes = engine_lib._codes32(population)  # pylint: disable=protected-access
   state = noisy_process.initial_state(
       max_length, rng.integers(-2**62, 2**62, size=2))
   frontier = noisy._Frontier(np.zeros((1, 0), dtype=np.int16),  # pylint: disable=protected-access
                              np.zeros(1, dtype=np.int64))
-  words, sums, false_words, levels = [], [], [], []
+  released, levels = [], []
   with runtime.install():
     for r in range(rounds):
       if not frontier.real.size:
         break
-      ext = noisy.Extensions.of(population.alphabet.size, k, max_length,
-                                r * k)
-      num_candidates = frontier.real.size * ext.size
-      _check_candidates(num_candidates, frontier.real.size, ext.size, r)
-      users = (np.arange(population.num_users) if rate >= 1.0
-               else sampling.poisson_users(rng, population.num_users, rate))
-      ranks = sampling.draw_word_ranks(rng, population, users)
-      data = engine_lib._client_data(population, codes, users, ranks,  # pylint: disable=protected-access
-                                     spec.client_mode)
-      process = noisy_process.build_process(_with_capacity(
-          spec, num_candidates))
-      state, output = process.next(state, data)
-      state = noisy_process._as(noisy_process.NoisyState, state)  # pylint: disable=protected-access
-      output = noisy_process._as(noisy_process.NoisyRoundOutput, output)  # pylint: disable=protected-access
-      if measurements is not None:
-        measurements.append(output.measurements)
-      frontier, released, stats = _mirrored_round(
-          population, params, frontier, ext, r * k, users, ranks,
-          np.asarray(output.sums, dtype=np.float64))
-      _check_agreement(state, frontier, released, sum(map(len, words)),
-                       population)
+      state, frontier, words, stats = _round(
+          population, params, spec, rng, state, frontier, r * k,
+          sum(len(w[0]) for w in released), measurements)
+      released.append(words)
       levels.append(stats)
-      words.append(released[0])
-      sums.append(released[1])
-      false_words.append(released[2])
   return noisy.NoisyTrieResult(
-      words=tuple(w for round_words in words for w in round_words),
-      noisy_counts=np.concatenate(sums) if sums else np.zeros(0),
-      false_words=(np.concatenate(false_words) if false_words
+      words=tuple(w for words in released for w in words[0]),
+      noisy_counts=np.concatenate([w[1] for w in released]) if released
+      else np.zeros(0),
+      false_words=(np.concatenate([w[2] for w in released]) if released
                    else np.zeros(0, dtype=bool)),
       levels=tuple(levels))
+
+
+def _spec(population: population_lib.Population, params: noisy.NoisyParams,
+          noise: str, expected_clients: int | None,
+          bits: int) -> noisy_process.NoisySpec:
+  """The run's process spec (its capacity set per round)."""
+  if noise == noisy_process.DISTRIBUTED and expected_clients is None:
+    expected_clients = max(1, round(params.sampling_rate
+                                    * population.num_users))
+  return noisy_process.NoisySpec(
+      num_characters=population.alphabet.size,
+      max_length=population.max_length, chars_per_level=params.chars_per_level,
+      capacity=1, sigma=params.sigma, threshold=params.threshold, noise=noise,
+      expected_clients=expected_clients, bits=bits,
+      client_mode=(clients.ONE_WORD if population.is_single_word
+                   else clients.SAMPLED_WORD))
+
+
+def _round(population: population_lib.Population, params: noisy.NoisyParams,
+           spec: noisy_process.NoisySpec, rng: np.random.Generator,
+           state: noisy_process.NoisyState, frontier, p: int,
+           found_before: int, measurements: list | None):
+  """One round in TFF: the new state and frontier, the released (words,
+  noisy sums, false) and the round's stats."""
+  ext = noisy.Extensions.of(population.alphabet.size, spec.chars_per_level,
+                            population.max_length, p)
+  num_candidates = frontier.real.size * ext.size
+  _check_candidates(num_candidates, frontier.real.size, ext.size,
+                    p // spec.chars_per_level)
+  rate = params.sampling_rate
+  users = (np.arange(population.num_users) if rate >= 1.0
+           else sampling.poisson_users(rng, population.num_users, rate))
+  ranks = sampling.draw_word_ranks(rng, population, users)
+  data = engine_lib._client_data(  # pylint: disable=protected-access
+      population, engine_lib._codes32(population), users, ranks,  # pylint: disable=protected-access
+      spec.client_mode)
+  process = noisy_process.build_process(_with_capacity(spec, num_candidates))
+  state, output = process.next(state, data)
+  state = noisy_process._as(noisy_process.NoisyState, state)  # pylint: disable=protected-access
+  output = noisy_process._as(noisy_process.NoisyRoundOutput, output)  # pylint: disable=protected-access
+  if measurements is not None:
+    measurements.append(output.measurements)
+  frontier, released, stats = _mirrored_round(
+      population, params, frontier, ext, p, users, ranks,
+      np.asarray(output.sums, dtype=np.float64))
+  _check_agreement(state, frontier, released, found_before, population)
+  return state, frontier, released, stats
 
 
 def _check_candidates(num_candidates: int, num_frontier: int, size: int,
