@@ -54,3 +54,43 @@ def test_one_level_keeps_its_infinity_mass(p):
     assert loss.composed_infinity(times) >= -math.expm1(
         times * math.log1p(-p))
     assert loss.composed_infinity(times) >= p
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_convolve_adds_the_nonzero_terms_as_numpy_does(seed):
+  rng = np.random.default_rng(seed)
+  first = rng.random(3000)
+  # Mostly zeros: lone entries, short runs and one long run.
+  second = np.zeros(2000)
+  second[rng.choice(2000, 60, replace=False)] = rng.random(60)
+  second[100:140] = rng.random(40) * 1e-20
+  second[500:503] = rng.random(3)
+  got = pld.convolve(first, second)
+  want = np.convolve(first, second)
+  assert got.shape == want.shape
+  np.testing.assert_allclose(got, want, rtol=1e-12, atol=0.0)
+  np.testing.assert_allclose(pld.convolve(second, first), want, rtol=1e-12,
+                             atol=0.0)
+
+
+def test_a_level_composes_as_numpy_convolves_it():
+  one = poisson.level_loss(0.37, 21, 1e-3).forward
+  assert np.count_nonzero(one.probs) * 4 < one.probs.size  # sparse path
+  probs = np.ones(1)
+  for _ in range(5):
+    probs = np.convolve(probs, one.probs)
+  np.testing.assert_allclose(one.compose(5).probs, probs, rtol=1e-12,
+                             atol=0.0)
+
+
+def test_swap_compose_is_the_composed_swap_product():
+  one = poisson.level_loss(0.3, 5, 1e-3)
+  product = pld.swap_product(one).forward.compose(4)
+  factored = pld.swap_compose(one, 4)
+  assert factored.lower == product.lower
+  np.testing.assert_allclose(factored.probs, product.probs, rtol=1e-12,
+                             atol=1e-300)
+  assert factored.infinity >= product.infinity * (1 - 1e-15)
+  for epsilon in (0.0, 0.5, 1.0, 2.0):
+    assert factored.delta(epsilon) == pytest.approx(product.delta(epsilon),
+                                                    rel=1e-12)

@@ -149,26 +149,64 @@ def calibrate_noise(epsilon_c: float, delta_c: float,
       check_sample_rate(sample_rate))
 
 
-def _calibrate_noise(epsilon_c: float, delta_c: float,
-                     sample_rate: float) -> float:
-  """:func:`calibrate_noise` on checked arguments."""
+def _calibrate_noise(epsilon_c: float, delta_c: float, sample_rate: float,
+                     tolerance: float = _SIGMA_TOLERANCE) -> float:
+  """:func:`calibrate_noise` on checked arguments (to a relative
+  ``tolerance``)."""
 
-  def private(sigma: float) -> bool:
-    return gaussian_epsilon(sigma, sample_rate, delta_c) <= epsilon_c
+  def excess(sigma: float) -> float:
+    return _log_ratio(gaussian_epsilon(sigma, sample_rate, delta_c),
+                      epsilon_c)
 
   lo, hi = 0.5, 1.0
-  while not private(hi):
-    lo, hi = hi, hi * 2.0
-  while private(lo):
-    lo, hi = lo / 2.0, lo
+  f_lo, f_hi = math.inf, excess(hi)
+  while f_hi > 0:
+    lo, f_lo, hi = hi, f_hi, hi * 2.0
+    f_hi = excess(hi)
+  if f_lo == math.inf:
+    f_lo = excess(lo)
+  while f_lo <= 0:
+    hi, f_hi, lo = lo, f_lo, lo / 2.0
     if lo < 1e-6:
       return hi
-  while hi / lo > 1.0 + _SIGMA_TOLERANCE:
-    mid = math.sqrt(lo * hi)
-    if private(mid):
-      hi = mid
+    f_lo = excess(lo)
+  return least_private(excess, (lo, f_lo), (hi, f_hi), tolerance)
+
+
+def _log_ratio(got: float, target: float) -> float:
+  """``log(got / target)``: > 0 iff ``got`` exceeds ``target`` (inf for an
+  infinite ``got``)."""
+  return math.log(got / target) if math.isfinite(got) else math.inf
+
+
+def least_private(excess, low: tuple[float, float], high: tuple[float, float],
+                  tolerance: float) -> float:
+  """The least sigma (to a relative ``tolerance``) with ``excess(sigma) <=
+  0``, ``excess`` decreasing, from ``low = (sigma, excess(sigma) > 0)``
+  and ``high = (sigma, excess(sigma) <= 0)``: regula falsi on log(sigma)
+  (Illinois variant, bisection where an excess is infinite), keeping the
+  bracket; returns its private end."""
+  (lo, f_lo), (hi, f_hi) = low, high
+  side = 0
+  while hi / lo > 1.0 + tolerance:
+    x_lo, x_hi = math.log(lo), math.log(hi)
+    if math.isfinite(f_lo):
+      x = x_lo - f_lo * (x_hi - x_lo) / (f_hi - f_lo)
+      x = min(max(x, x_lo + 0.01 * (x_hi - x_lo)), x_hi - 0.01 * (x_hi - x_lo))
     else:
-      lo = mid
+      x = 0.5 * (x_lo + x_hi)
+    mid = math.exp(x)
+    f_mid = excess(mid)
+    if f_mid <= 0:
+      hi, f_hi = mid, f_mid
+      if side == 1:
+        f_lo /= 2
+      side = 1
+    else:
+      lo, f_lo = mid, f_mid
+      if side == -1:
+        f_hi /= 2
+      side = -1
   return hi
 
 
@@ -338,7 +376,9 @@ def calibrate_total(discovery: results.RunParams, epsilon: float,
   delta = _check_total_delta(discovery, delta)
   counting_epsilon, counting_delta = _basic_share(
       discovery, epsilon, delta, counting_epsilon, counting_delta)
-  upper = _calibrate_noise(counting_epsilon, counting_delta, sample_rate)
+  # An upper bound to start from: a relative 1e-2 is enough.
+  upper = _calibrate_noise(counting_epsilon, counting_delta, sample_rate,
+                           tolerance=1e-2)
   return _compose(discovery, _noise_to_total(discovery, epsilon, delta,
                                              sample_rate, upper),
                   sample_rate, delta)
@@ -373,23 +413,20 @@ def _noise_to_total(discovery: results.RunParams, epsilon: float,
   the total."""
   first = discovery_pld(discovery)
 
-  def private(sigma: float) -> bool:  # the FFT composition alone: fast
+  def excess(sigma: float) -> float:  # the FFT composition alone: fast
     composed = first.compose(gaussian_pld(sigma, sample_rate),
                              tail_mass_truncation=0.0)
-    return composed.get_epsilon_for_delta(delta) <= epsilon
+    return _log_ratio(composed.get_epsilon_for_delta(delta), epsilon)
 
-  hi = upper
-  if not private(hi):
+  hi, f_hi = upper, excess(upper)
+  if f_hi > 0:
     raise AssertionError(f"sigma={hi} misses the total")  # a bug
   lo = hi / 2.0
-  while private(lo):
-    lo, hi = lo / 2.0, lo
-  while hi / lo > 1.0 + 1e-3:
-    mid = math.sqrt(lo * hi)
-    if private(mid):
-      hi = mid
-    else:
-      lo = mid
+  f_lo = excess(lo)
+  while f_lo <= 0:
+    hi, f_hi, lo = lo, f_lo, lo / 2.0
+    f_lo = excess(lo)
+  hi = least_private(excess, (lo, f_lo), (hi, f_hi), 1e-3)
   # The full check (FFT error floor included); raise sigma until it holds.
   while _compose(discovery, hi, sample_rate, delta).epsilon > epsilon:
     hi *= 1.0 + 1e-3

@@ -4,9 +4,12 @@ A mechanism's privacy loss between two neighbouring inputs, rounded up to
 a grid of ``discretization`` (pessimistic, as dp_accounting's
 ``pessimistic_estimate``), in each direction separately
 (:class:`LossDistribution`, :class:`TwoSided`). Composition is a direct
-convolution of non-negative arrays (``numpy.convolve``): every entry is a
+convolution of non-negative arrays (:func:`convolve`): every entry is a
 sum of positive terms, accurate to ~1e-12 relative, so deltas as small as
-1e-30 are exact. dp_accounting's FFT composition has an absolute error floor
+1e-30 are exact. A TrieHH level's array is mostly zeros (its atoms above
+the lowest losses are further apart than a grid step: about 150 non-zero
+cells of 3,000 at theta = 21 on the 1e-3 grid), so :func:`convolve` adds
+only the non-zero terms, the same sums in another order. dp_accounting's FFT composition has an absolute error floor
 near 1e-15 (measured: it returns -1.2e-15 where the exact value is 2.9e-16),
 too high for delta = 1/n^2 at n >= 10^7; :mod:`triehh.theory.dp_events`
 hands these distributions to dp_accounting where a user composes them with
@@ -46,7 +49,7 @@ class LossDistribution:
     """The ``times``-fold composition (direct convolution)."""
     probs = np.ones(1)
     for _ in range(times):
-      probs = np.convolve(probs, self.probs)
+      probs = convolve(probs, self.probs)
     return LossDistribution(self.discretization, self.lower * times, probs,
                             self.composed_infinity(times))
 
@@ -154,7 +157,57 @@ def product(first: LossDistribution,
   a, b = first.infinity, second.infinity
   infinity = _at_least(a + b - a * b, max(a, b))
   return LossDistribution(first.discretization, first.lower + second.lower,
-                          np.convolve(first.probs, second.probs), infinity)
+                          convolve(first.probs, second.probs), infinity)
+
+
+def swap_compose(pair: TwoSided, times: int) -> LossDistribution:
+  """The ``times``-fold composition of :func:`swap_product` ``(pair)`` (one
+  direction; the other is the same): ``(F * R)^times = F^times * R^times``,
+  computed as ``F`` composed ``times`` times, then convolved with ``R``
+  ``times`` times, so that every convolution is with one sparse level."""
+  forward = pair.forward.compose(times)
+  probs = forward.probs
+  for _ in range(times):
+    probs = convolve(probs, pair.reverse.probs)
+  a, b = forward.infinity, pair.reverse.composed_infinity(times)
+  infinity = _at_least(a + b - a * b, max(a, b))
+  return LossDistribution(forward.discretization,
+                          forward.lower + pair.reverse.lower * times, probs,
+                          infinity)
+
+
+# Runs of consecutive non-zero entries at least this long are convolved as
+# blocks (numpy's direct convolution); shorter ones term by term.
+_BLOCK = 8
+# Below this many products numpy's convolution is faster than any split.
+_SMALL = 200_000
+
+
+def convolve(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+  """The full discrete convolution of two non-negative arrays, as
+  ``numpy.convolve`` (direct, no FFT), adding only the terms where
+  ``second`` is non-zero: each of its runs of non-zero entries is one
+  shifted ``numpy.convolve`` (or a scaled copy of ``first`` for a lone
+  entry). The sums hold the same non-zero products as numpy's."""
+  first, second = np.asarray(first, float), np.asarray(second, float)
+  if first.size < second.size:
+    first, second = second, first
+  if first.size * second.size <= _SMALL:
+    return np.convolve(first, second)
+  nonzero = np.flatnonzero(second)
+  if nonzero.size * 2 > second.size:
+    return np.convolve(first, second)
+  out = np.zeros(first.size + second.size - 1)
+  breaks = np.flatnonzero(np.diff(nonzero) > 1) + 1
+  for run in np.split(nonzero, breaks):
+    start, stop = int(run[0]), int(run[-1]) + 1
+    if stop - start >= _BLOCK:
+      out[start:start + first.size + stop - start - 1] += np.convolve(
+          first, second[start:stop])
+    else:
+      for j in range(start, stop):
+        out[j:j + first.size] += second[j] * first
+  return out
 
 
 def swap_product(pair: TwoSided) -> TwoSided:

@@ -352,11 +352,19 @@ def _checked_run(rate: float, theta: int,
 @functools.lru_cache(maxsize=4096)
 def _run_loss(rate: float, theta: int, num_levels: int, discretization: float,
               budget: float, replace: bool = False) -> pld.TwoSided:
-  """:func:`run_loss` on checked arguments (cached)."""
-  one = _level_loss(rate, theta, discretization, replace)
+  """:func:`run_loss` on checked arguments (cached).
+
+  Replace-one: the swap product of the level's pair with each factor
+  trimmed by half the budget (the product's delta grows by at most the sum),
+  composed factor by factor (:func:`pld.swap_compose`); symmetric, so one
+  composition serves both directions."""
+  one = _level_loss(rate, theta, discretization)
+  if replace:
+    both = pld.swap_compose(pld.TwoSided(one.forward.trimmed(budget / 2),
+                                         one.reverse.trimmed(budget / 2)),
+                            num_levels)
+    return pld.TwoSided(both, both)
   forward = one.forward.trimmed(budget).compose(num_levels)
-  if replace:  # symmetric: one composition serves both directions
-    return pld.TwoSided(forward, forward)
   return pld.TwoSided(forward, one.reverse.trimmed(budget).compose(num_levels))
 
 

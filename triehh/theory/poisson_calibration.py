@@ -225,10 +225,8 @@ def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
 
   def coarse_rate(t: int) -> float:
     if t not in found:
-      near = [found[k] for k in sorted(found, key=lambda k: abs(k - t))[:1]]
-      guess = (near[0] / 2, near[0] * 2) if near and near[0] > 0 else None
       found[t] = max_rate(t, num_levels, epsilon, delta,
-                          discretization=coarse, bracket=guess,
+                          discretization=coarse, bracket=_guess(found, t),
                           tolerance=1e-2, adjacency=adjacency)
     return found[t]
 
@@ -243,6 +241,23 @@ def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
     calibration_store.save("poisson", arguments, _SOURCES,
                            {"theta": theta, "rate": rate})
   return theta, rate
+
+
+def _guess(found: dict[int, float], theta: int) -> tuple[float, float] | None:
+  """A bracket of the rate for ``theta`` from the rates ``found`` for other
+  thetas: log-rate against log-theta through the two nearest, within a
+  factor 1.25 (a guess: :func:`max_rate` checks and widens it)."""
+  near = sorted((k for k in found if found[k] > 0),
+                key=lambda k: abs(math.log(k / theta)))[:2]
+  if not near:
+    return None
+  guess = found[near[0]]
+  if len(near) == 2:
+    (t1, t2), (r1, r2) = near, (found[near[0]], found[near[1]])
+    slope = math.log(r2 / r1) / math.log(t2 / t1)
+    guess = r1 * (theta / t1)**slope
+  guess = min(guess, 0.5)
+  return guess / 1.25, guess * 1.25
 
 
 def _checked_answer(stored: dict, num_levels: int, epsilon: float,
@@ -297,7 +312,11 @@ def _best_theta(score, low: int = 2, high: int = 400) -> int:
   best point's neighbours."""
   grid = sorted({low, high} | {int(round(low * 1.5**i)) for i in range(20)
                                 if low * 1.5**i <= high})
-  scores = [score(t) for t in grid]
+  scores = []
+  for t in grid:  # up to the first fall: past it, the scores fall (unimodal)
+    scores.append(score(t))
+    if len(scores) > 1 and scores[-1] < scores[-2]:
+      break
   best = int(np.argmax(scores))
   lo = grid[max(best - 1, 0)]
   hi = grid[min(best + 1, len(grid) - 1)]
