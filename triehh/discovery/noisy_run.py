@@ -145,5 +145,6 @@ def _distributed(guarantee: mechanism.Guarantee, sigma: float,
       guarantee, accounting=guarantee.accounting + DISTRIBUTED_ACCOUNTING,
       covers=(guarantee.covers + f"; accounted at sigma = {sigma:.4g} as if "
               "the noise were N(0, sigma^2) on sums of sensitivity 1: the "
-              "clients' discrete Gaussian shares sum to about that law, not "
-              f"exactly it{lowest}"))
+              "clients' discrete Gaussian shares (raised for the rounding's "
+              "inflated sensitivity at the expected clients) sum to about "
+              f"that law, not exactly it{lowest}"))

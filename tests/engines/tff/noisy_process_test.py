@@ -1,5 +1,7 @@
 """Tests of triehh.engines.tff.noisy_process: the noisy trie's TFF process."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -122,10 +124,42 @@ def test_the_distributed_noise_releases_the_heavy_words(tff_context):
   for _ in range(L + 1):
     state, output = proc.next(state, client_codes(pop))
     assert output.measurements["actual_num_clients"] == 75
-    # Noise near sigma per unit of the rounded sensitivity.
-    assert 0.9 < noisy_process.effective_noise_multiplier(
-        output.measurements) < 1.2
+    # At least sigma per unit of the rounded sensitivity, as predicted.
+    measured = noisy_process.effective_noise_multiplier(output.measurements)
+    assert 1.0 <= measured < 1.2
+    multiplier = noisy_process.distributed_noise_multiplier(1.0, 75, 20, 8)
+    assert measured == pytest.approx(noisy_process._effective_multiplier(  # pylint: disable=protected-access
+        multiplier, 75, 20, 8), rel=1e-4)
   assert set(noisy_process.decode_words(state, pop.alphabet)) == {"ab", "b"}
+
+
+@pytest.mark.parametrize("sigma, clients, dim", [
+    (4.63, 10_000, 1024), (1.0, 75, 8), (20.0, 10**6, 65_536)])
+def test_the_distributed_noise_is_raised_for_the_rounding(sigma, clients,
+                                                          dim):
+  effective = functools.partial(noisy_process._effective_multiplier,  # pylint: disable=protected-access
+                                clients=clients, bits=20, dim=dim)
+  raised = noisy_process.distributed_noise_multiplier(sigma, clients, 20, dim)
+  assert effective(raised) >= sigma
+  assert effective(raised / 1.01) < sigma or raised == sigma
+  if dim > 8:  # rounding many coordinates inflates the sensitivity
+    assert effective(sigma) < 0.95 * sigma and raised > 1.05 * sigma
+
+
+def test_the_distributed_measurements_match_the_prediction(tff_context):
+  pop = population(["ab"] * 400 + ["b"] * 300)
+  proc = noisy_process.build_noisy_trie_process(
+      pop.alphabet, L, sigma=3.0, threshold=6.0, capacity=512,
+      noise=noisy_process.DISTRIBUTED, expected_clients=700)
+  _, output = proc.next(proc.initialize(), client_codes(pop))
+  measured = noisy_process.effective_noise_multiplier(output.measurements)
+  multiplier = noisy_process.distributed_noise_multiplier(3.0, 700, 20, 512)
+  assert multiplier > 3.0  # raised
+  assert 3.0 <= measured == pytest.approx(
+      noisy_process._effective_multiplier(multiplier, 700, 20, 512),  # pylint: disable=protected-access
+      rel=1e-4)
+  # sigma itself would have given less than sigma per unit.
+  assert noisy_process._effective_multiplier(3.0, 700, 20, 512) < 3.0  # pylint: disable=protected-access
 
 
 def test_a_round_beyond_the_capacity_fails(tff_context):

@@ -28,14 +28,17 @@ Noise, by ``noise``:
   distributed discrete Gaussian (:class:`triehh.engines.tff.counting.
   CountingSpec`): each client clips its vector at L2 norm 1 (a one-hot is
   unchanged), rotates it (random DFT), scales and randomly rounds it to
-  integers, adds a discrete Gaussian share of scale
-  ``ceil(scale * sigma / sqrt(expected_clients))``, and the shares are added
-  by a secure sum modulo ``2**bits``; the server unrotates and unscales. Not
-  exactly the accounted law: the noise is a sum of discrete Gaussians (close
-  to, not equal to, a discrete Gaussian; Kairouz, Liu and Steinke, ICML
-  2021), its variance is about ``sigma^2 * clients / expected_clients``
-  (the clients who actually took part; the share's scale rounded up), the
-  rounding inflates the L2 sensitivity above 1, and a client added or
+  integers, which inflates its L2 norm above 1 (up to the factory's
+  inflated bound), adds a discrete Gaussian share of scale
+  ``ceil(scale * sigma' / sqrt(expected_clients))``, and the shares are
+  added by a secure sum modulo ``2**bits``; the server unrotates and
+  unscales. sigma' is :func:`distributed_noise_multiplier`: sigma raised
+  until, with the expected clients, the noise per unit of the inflated
+  sensitivity is at least sigma. What remains different from the accounted
+  law: the noise is a sum of discrete Gaussians (close to, not equal to, a
+  discrete Gaussian; Kairouz, Liu and Steinke, ICML 2021, who bound the
+  gap), its variance scales with the clients who actually took part (fewer
+  than expected under Poisson sampling: less noise), and a client added or
   removed also adds or removes its noise share. The run is *accounted as*
   the central Gaussian of sigma; :func:`effective_noise_multiplier` says,
   from TFF's measurements, how much noise a round had per unit of its
@@ -59,6 +62,10 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
+# The distributed sum's own arithmetic (its scale and inflated L2 bound), to
+# size its noise; TFF 0.87 exports neither.
+from tensorflow_federated.python.aggregators import discretization
+from tensorflow_federated.python.aggregators import distributed_dp
 
 from triehh.core import validation
 from triehh.engines import noisy
@@ -70,6 +77,9 @@ CENTRAL = "central"
 DISTRIBUTED = "distributed"
 NOISE_MODES = (CENTRAL, DISTRIBUTED)
 CLIENT_MODES = (clients.ONE_WORD, clients.SAMPLED_WORD)
+# DistributedDpSumFactory's default chance of a modular wrap per coordinate
+# (what counting.CountingSpec's factory uses).
+DDG_MODCLIP_PROB = 1e-4
 # The most candidates a round's client vectors hold (every client sends
 # one float per candidate).
 MAX_CANDIDATES = 2**16
@@ -133,10 +143,13 @@ class NoisySpec:
                                client_mode=self.client_mode)
 
   def counting_spec(self) -> counting.CountingSpec:
-    """The distributed mode's DP sum (:class:`counting.CountingSpec`)."""
-    return counting.CountingSpec(
+    """The distributed mode's DP sum (:class:`counting.CountingSpec`), its
+    noise raised by :func:`distributed_noise_multiplier`."""
+    spec = counting.CountingSpec(
         self.sigma, counting.DISTRIBUTED_DISCRETE_GAUSSIAN,
         expected_clients=self.expected_clients, bits=self.bits)
+    return dataclasses.replace(spec, noise_std=distributed_noise_multiplier(
+        self.sigma, spec.expected_clients, spec.bits, self.capacity))
 
   def extension_sizes(self) -> np.ndarray:
     """``int64 [L + 1]``: E, the extensions of a prefix of ``p`` symbols."""
@@ -453,6 +466,63 @@ def decode_words(state: NoisyState,
   sums = np.asarray(state.word_sums, dtype=np.float64).reshape(-1)
   codes = np.asarray(state.words).reshape(sums.size, -1)
   return {alphabet.decode_word(row): float(s) for row, s in zip(codes, sums)}
+
+
+def _effective_multiplier(multiplier: float, clients: int, bits: int,
+                          dim: int) -> float:
+  """:func:`effective_noise_multiplier` of ``DistributedDpSumFactory(
+  multiplier, clients, bits, l2_clip=1)`` on ``dim`` floats, ``clients``
+  taking part: the factory's own scale and inflated bound."""
+  # pylint: disable=protected-access
+  padded = math.ceil(max(dim, 1) / 2) * 2  # its DFT pads to an even size
+  local = multiplier / math.sqrt(clients)
+  k_stddevs = distributed_dp._clip_prob_to_num_stddevs(
+      DDG_MODCLIP_PROB)
+  scale = min(float(distributed_dp._heuristic_scale_factor(
+      local, counting.L2_CLIP, bits, clients, padded, k_stddevs)),
+              distributed_dp.MAX_SCALE_FACTOR)
+  inflated = float(discretization.inflated_l2_norm_bound(
+      l2_norm_bound=counting.L2_CLIP, gamma=1.0 / scale, beta=0.0,
+      dim=padded))
+  return (math.sqrt(clients) * math.ceil(local * scale)
+          / ((inflated + 1e-5) * scale))
+
+
+@functools.lru_cache(maxsize=None)
+def distributed_noise_multiplier(sigma: float, expected_clients: int,
+                                 bits: int, dim: int) -> float:
+  """The noise multiplier that ``DistributedDpSumFactory`` needs so that,
+  with ``expected_clients`` clients, its discrete Gaussian noise per unit of
+  the rounded (inflated) L2 sensitivity is at least sigma (it is less at
+  sigma itself: the rounding of ``dim`` coordinates inflates the norm
+  above 1), to a relative 1e-4, rounded up (relative margin 1e-6 on the
+  target, for TFF's float32 state). The effective multiplier increases with
+  the multiplier (in steps: the share's scale is rounded up), so: raised by
+  the missing ratio until it meets the target, then bisection."""
+  target = sigma * (1.0 + 1e-6)
+
+  def meets(multiplier: float) -> bool:
+    return _effective_multiplier(multiplier, expected_clients, bits,
+                                 dim) >= target
+
+  low = high = sigma
+  for _ in range(100):
+    if meets(high):
+      break
+    low = high
+    high *= max(target / _effective_multiplier(high, expected_clients, bits,
+                                               dim), 1.0 + 1e-6)
+  else:
+    raise RuntimeError(f"no noise multiplier gives sigma={sigma} per unit of "
+                       f"the rounded sensitivity at {expected_clients} "
+                       f"clients, {bits} bits, {dim} candidates")
+  while low < high and high / low > 1.0 + 1e-4:
+    middle = math.sqrt(low * high)
+    if meets(middle):
+      high = middle
+    else:
+      low = middle
+  return high
 
 
 def effective_noise_multiplier(measurements) -> float:
