@@ -9,6 +9,7 @@ from triehh.theory import crowding
 from triehh.theory import poisson
 from triehh.theory import poisson_calibration
 from triehh.theory import policy
+from triehh.theory.mechanism import Target
 
 
 def theorem1(n, levels, theta, gamma):
@@ -392,3 +393,14 @@ class AdjacencyTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, "more than the n=100 users"):
       policy.resolve_params(100, 10, theta=20, gamma=10.0,
                             population_size=10**6)
+
+
+def test_resolve_computes_a_target_once_per_population_size():
+  # discover resolves its parameters on every call; the same (n, L,
+  # target) gives the same frozen parameters, not a new calibration.
+  target = Target(4.0, sampling="fixed")
+  first = policy.resolve(10**4, 10, target)
+  assert policy.resolve(10**4, 10, Target(4.0, sampling="fixed")) is first
+  other = policy.resolve(2 * 10**4, 10, target)
+  assert other is not first and other.n == 2 * 10**4
+  assert other.batch_size != first.batch_size

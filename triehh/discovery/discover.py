@@ -112,7 +112,8 @@ def discover(user_words, privacy=None, *,
     population = deny_list_lib.apply(population, deny_list)
   if options["schedule"] is not None:
     discovery_run.check_schedule(options["schedule"], population)
-  privacy = dataclasses.replace(privacy, sampling=options["sampling"])
+  if privacy.sampling != options["sampling"]:  # a replace checks it again
+    privacy = dataclasses.replace(privacy, sampling=options["sampling"])
   if counting_request is None:
     return run_once(population, privacy, seed=seed, engine=engine,
                     **engine_options)
