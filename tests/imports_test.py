@@ -455,6 +455,13 @@ def project() -> tuple[dict[str, pathlib.Path], tuple[Import, ...]]:
   return modules, tuple(imports)
 
 
+@pytest.fixture(scope="module", name="tree")
+def tree_fixture() -> tuple[dict[str, pathlib.Path], tuple[Import, ...]]:
+  """The repository's modules and imports, read once: the tests using it
+  share one worker (tests/conftest.py), so the tree is parsed once per run."""
+  return project()
+
+
 def _report(errors: list[str]) -> str:
   return f"{len(errors)} problem(s):\n" + "\n".join(errors)
 
@@ -462,8 +469,8 @@ def _report(errors: list[str]) -> str:
 # The project.
 
 
-def test_the_tree_is_found():
-  modules, imports = project()
+def test_the_tree_is_found(tree):
+  modules, imports = tree
   assert {"triehh", "triehh.api", "triehh.core.population",
           "triehh.core.trie", "triehh.engines.registry",
           "triehh.engines.tff.engine", "experiments.run_triehh",
@@ -478,26 +485,26 @@ def test_the_tree_is_found():
              for i in imports)
 
 
-def test_every_module_is_in_exactly_one_layer():
-  modules, _ = project()
+def test_every_module_is_in_exactly_one_layer(tree):
+  modules, _ = tree
   errors = placement_errors(modules)
   assert not errors, _report(errors)
 
 
-def test_no_import_goes_up_a_layer():
-  _, imports = project()
+def test_no_import_goes_up_a_layer(tree):
+  _, imports = tree
   errors = layer_violations(imports)
   assert not errors, _report(errors)
 
 
-def test_no_import_cycle():
-  _, imports = project()
+def test_no_import_cycle(tree):
+  _, imports = tree
   found = cycles(graph_of(imports))
   assert not found, _report([describe_cycle(c, imports) for c in found])
 
 
-def test_every_import_resolves():
-  _, imports = project()
+def test_every_import_resolves(tree):
+  _, imports = tree
   errors = resolution_errors(imports)
   assert not errors, _report(errors)
 

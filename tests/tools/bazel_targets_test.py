@@ -470,6 +470,13 @@ def project_here() -> Project:
   return read_project(ROOT)
 
 
+@pytest.fixture(scope="module")
+def here() -> Project:
+  """The repository's project, read once: the tests using it share one
+  worker (tests/conftest.py), so the tree is parsed once per run."""
+  return project_here()
+
+
 def _report(errors: list[str]) -> str:
   return f"{len(errors)} problem(s):\n" + "\n".join(errors)
 
@@ -477,8 +484,8 @@ def _report(errors: list[str]) -> str:
 # The project.
 
 
-def test_the_builds_are_found():
-  project = project_here()
+def test_the_builds_are_found(here):
+  project = here
   assert {"//triehh/core:core", "//triehh:triehh", "//experiments:experiments",
           "//benchmarks:benchmarks", "//tests:core/trie_test",
           "//tests:test_support"} <= set(project.targets)
@@ -489,24 +496,24 @@ def test_the_builds_are_found():
       project.targets["//tests:core/trie_test"].srcs)
 
 
-def test_every_test_file_has_a_target_with_the_deps_it_imports():
-  errors, needed = check_test_targets(project_here(), ROOT)
+def test_every_test_file_has_a_target_with_the_deps_it_imports(here):
+  errors, needed = check_test_targets(here, ROOT)
   assert not errors, (_report(errors) + "\n\nThe deps each test imports "
                       "(tests/BUILD):\n" + deps_entries(needed))
 
 
-def test_every_library_depends_on_what_it_imports():
-  errors = library_errors(project_here())
+def test_every_library_depends_on_what_it_imports(here):
+  errors = library_errors(here)
   assert not errors, _report(errors)
 
 
-def test_every_module_is_in_one_library():
-  errors = placement_errors(project_here())
+def test_every_module_is_in_one_library(here):
+  errors = placement_errors(here)
   assert not errors, _report(errors)
 
 
-def test_every_dep_is_a_target_and_deps_have_no_cycle():
-  errors = label_errors(project_here())
+def test_every_dep_is_a_target_and_deps_have_no_cycle(here):
+  errors = label_errors(here)
   assert not errors, _report(errors)
 
 
