@@ -132,6 +132,14 @@ _SLOW_TESTS = {
         "test_the_epsilon_1_row_computes_the_threshold_share",  # 3.4 s
         "test_beyond_the_paper_several_words_delta_beside_the_papers",  # 4.0 s
     ),
+    "tests/analysis/field_test.py": (
+        # Their module fixture runs and reports the whole field grid: 8.6 s
+        # of CPU (25 s wall at a load of 5).
+        "test_every_mechanism_is_a_cell_with_its_seeds",
+        "test_report_has_every_row_and_the_moonshot",
+        "test_guarantee_labels_name_directions_and_adjacencies",
+        "test_a_second_invocation_runs_nothing",
+    ),
     "tests/analysis/reproduction/sfp_limits_test.py": (
         # Each re-runs SFP on 6.8 million users.
         "test_padded_slots_rerun_the_record_and_count_the_pad_pairs",  # 1.9 s
