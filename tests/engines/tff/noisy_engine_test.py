@@ -188,3 +188,25 @@ def test_too_few_accounted_rounds_are_refused():
   with pytest.raises(ValueError, match="params account for 2 rounds, but "
                      "words of up to 2 characters at 1 per round need 3"):
     noisy_engine.run(pop, params, 0)
+
+
+def test_each_round_runs_at_its_own_noise_and_threshold(tff_runtime_module):
+  del tff_runtime_module
+  pop = law_population()
+  quiet = noisy_trie.NoisyTrieParams(sigma=0.01, num_levels=3, threshold=0.5)
+  # The first round's threshold 1,000 times higher: no single letter has
+  # the votes, so nothing is released, in either engine.
+  loud_first = noisy_trie.NoisyTrieParams(sigma=0.01, num_levels=3,
+                                          threshold=0.5,
+                                          noise_multipliers=(1000.0,))
+  for engine_run in (noisy_engine.run, noisy.run):
+    assert set(engine_run(pop, quiet, 0).words) == set(LAW_WORDS)
+    first_loud = engine_run(pop, loud_first, 0)
+    assert first_loud.words == () and len(first_loud.levels) == 1
+  # The later rounds at the base noise: a loud last round drops only the
+  # words of two letters (their "$" comes in round 3).
+  loud_last = noisy_trie.NoisyTrieParams(sigma=0.01, num_levels=3,
+                                         threshold=0.5,
+                                         noise_multipliers=(1.0, 1.0,
+                                                            1000.0))
+  assert set(noisy_engine.run(pop, loud_last, 0).words) == {"a", "b"}

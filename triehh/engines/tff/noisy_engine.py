@@ -83,7 +83,6 @@ def run(population: population_lib.Population, params: noisy.NoisyParams,
         f"params account for {params.num_levels} rounds, but words of up to "
         f"{max_length} characters at {k} per round need {rounds}")
   population = engine_lib._with_clients(population)  # pylint: disable=protected-access
-  spec = _spec(population, params, noise, expected_clients, bits)
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
   state = noisy_process.initial_state(
@@ -95,8 +94,10 @@ def run(population: population_lib.Population, params: noisy.NoisyParams,
     for r in range(rounds):
       if not frontier.real.size:
         break
+      at_round = params.at_round(r)  # the round's sigma and threshold
+      spec = _spec(population, at_round, noise, expected_clients, bits)
       state, frontier, words, stats = _round(
-          population, params, spec, rng, state, frontier, r * k,
+          population, at_round, spec, rng, state, frontier, r * k,
           sum(len(w[0]) for w in released), measurements)
       released.append(words)
       levels.append(stats)
