@@ -119,14 +119,20 @@ class Population:
           "words, or Population.from_word_frequencies(words, users) for the "
           "number of users holding each word")
     inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
-    user_words = list(user_words)
+    if not isinstance(user_words, list):
+      user_words = list(user_words)
     if not user_words:
       raise ValueError("user_words is empty: a population needs users")
-    if all(isinstance(u, str) for u in user_words):
-      words, vocab = vocabulary_lib.factorize(user_words)
-      return cls.from_word_indices(
-          np.asarray(vocab, dtype=object), words, max_length=max_length,
-          alphabet=alphabet, end_symbol=end_symbol, unknown=unknown)
+    # One word per user: each distinct word is numbered in one pass over the
+    # users, and only the distinct words are checked and encoded.
+    factorized = vocabulary_lib.factorize_strings(user_words)
+    if factorized is None and all(isinstance(u, str) for u in user_words):
+      factorized = vocabulary_lib.factorize(user_words)
+    if factorized is not None:
+      words, vocab = factorized
+      return cls._from_every_word_index(
+          vocab, words, max_length, alphabet, end_symbol, unknown,
+          distinct=True)
     offsets, flat_words, flat_counts = inputs.flattened(user_words)
     words, vocab = vocabulary_lib.factorize(flat_words)
     return cls.from_word_counts(
@@ -157,18 +163,36 @@ class Population:
     if user_word.min() < 0 or user_word.max() >= len(vocabulary):
       raise ValueError("user_word holds an index outside the vocabulary")
     used = np.bincount(user_word, minlength=len(vocabulary)) > 0
-    if not used.all():  # encode only the words some user holds
+    if used.all():
+      user_word = user_word.copy()  # the population's own
+    else:  # encode only the words some user holds
       user_word = (np.cumsum(used) - 1)[user_word]
       vocabulary = vocabulary[used]
-    enc = inputs.encoded(vocabulary, max_length, alphabet, end_symbol, unknown)
-    mapped = enc.old_to_new[user_word]
-    keep = mapped >= 0
+    return cls._from_every_word_index(vocabulary, user_word, max_length,
+                                      alphabet, end_symbol, unknown)
+
+  @classmethod
+  def _from_every_word_index(cls, vocabulary: np.ndarray,
+                             user_word: np.ndarray, max_length: int,
+                             alphabet, end_symbol: str, unknown: str, *,
+                             distinct: bool = False) -> "Population":
+    """One word per user, from indices (owned by the population from now
+    on) that hold every word of ``vocabulary`` (``distinct``: once each)."""
+    enc = inputs.encoded(vocabulary, max_length, alphabet, end_symbol, unknown,
+                         distinct=distinct)
+    if np.array_equal(enc.old_to_new, np.arange(len(vocabulary))):
+      user_word = user_word.astype(np.int32, copy=False)  # nothing to map
+      dropped = 0
+    else:
+      mapped = enc.old_to_new[user_word]
+      keep = mapped >= 0
+      user_word = mapped[keep].astype(np.int32)
+      dropped = int(keep.size - user_word.size)
     return cls(
         alphabet=enc.alphabet, max_length=max_length,
         vocabulary=enc.vocabulary, codes=enc.codes,
-        word_lengths=enc.word_lengths,
-        user_word=mapped[keep].astype(np.int32),
-        num_dropped_users=int((~keep).sum()))._checked()
+        word_lengths=enc.word_lengths, user_word=user_word,
+        num_dropped_users=dropped)._checked()
 
   @classmethod
   def from_word_counts(

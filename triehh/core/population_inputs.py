@@ -44,8 +44,11 @@ def encoding_bytes(num_words: int, max_length: int) -> int:
 
 
 def encoded(vocabulary, max_length: int, alphabet, end_symbol: str,
-            unknown: str) -> vocabulary_lib.EncodedVocabulary:
-  """The vocabulary encoded once its arrays are known to fit in memory.
+            unknown: str, *, distinct: bool = False
+            ) -> vocabulary_lib.EncodedVocabulary:
+  """The vocabulary encoded once its arrays are known to fit in memory
+  (``distinct``: no word is given twice, see
+  :func:`~triehh.core.vocabulary.encode`).
 
   Raises:
     memory.InsufficientMemoryError: naming ``max_length``, the estimate and
@@ -69,7 +72,7 @@ def encoded(vocabulary, max_length: int, alphabet, end_symbol: str,
       f"max_length={max_length:,} characters for each of {num_words:,} "
       "distinct words", encoding_bytes(num_words, max_length), hint)
   return vocabulary_lib.encode(vocabulary, max_length, alphabet, end_symbol,
-                               unknown)
+                               unknown, distinct=distinct)
 
 
 def int64_counts(name: str, counts) -> np.ndarray:
