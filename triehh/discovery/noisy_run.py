@@ -74,7 +74,7 @@ def discover_noisy(user_words, target: mechanism.NoisyTarget, *,
       **engine_options)
   guarantee = _labelled(guarantee, target, distributed=noise == DISTRIBUTED)
   if noise == DISTRIBUTED:
-    guarantee = _distributed(guarantee, params.sigma, measurements)
+    guarantee = _distributed(guarantee, params.sigmas, measurements)
   return dataclasses.replace(result, params=params, guarantee=guarantee)
 
 
@@ -130,7 +130,7 @@ DISTRIBUTED_ACCOUNTING = ("; distributed discrete Gaussian accounted as the "
                           "central Gaussian")
 
 
-def _distributed(guarantee: mechanism.Guarantee, sigma: float,
+def _distributed(guarantee: mechanism.Guarantee, sigmas: tuple[float, ...],
                  measurements: list) -> mechanism.Guarantee:
   """The central Gaussian's guarantee, labelled for the distributed discrete
   Gaussian that ran (:mod:`triehh.engines.tff.noisy_process`): approximately
@@ -138,13 +138,15 @@ def _distributed(guarantee: mechanism.Guarantee, sigma: float,
   from triehh.engines.tff import noisy_process  # pylint: disable=g-import-not-at-top
   multipliers = [noisy_process.effective_noise_multiplier(m)
                  for m in measurements]
-  lowest = (f"; the run's rounds had {min(multipliers):.4g} to "
-            f"{max(multipliers):.4g} discrete Gaussian noise per unit of "
-            "their rounded sensitivity" if multipliers else "")
+  at = (f"{sigmas[0]:.4g}" if min(sigmas) == max(sigmas) else
+        f"{min(sigmas):.4g} to {max(sigmas):.4g} (by round)")
+  measured = (f"; the run's rounds had {min(multipliers):.4g} to "
+              f"{max(multipliers):.4g} discrete Gaussian noise per unit of "
+              "their rounded sensitivity" if multipliers else "")
   return dataclasses.replace(
       guarantee, accounting=guarantee.accounting + DISTRIBUTED_ACCOUNTING,
-      covers=(guarantee.covers + f"; accounted at sigma = {sigma:.4g} as if "
+      covers=(guarantee.covers + f"; accounted at sigma = {at} as if "
               "the noise were N(0, sigma^2) on sums of sensitivity 1: the "
               "clients' discrete Gaussian shares (raised for the rounding's "
               "inflated sensitivity at the expected clients) sum to about "
-              f"that law, not exactly it{lowest}"))
+              f"that law, not exactly it{measured}"))
