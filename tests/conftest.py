@@ -111,6 +111,22 @@ _SLOW_TESTS = {
         "DeterminismTest",  # 1.0 s
         "ParamsTest::test_params_and_defaults",  # 0.8 s
     ),
+    "tests/beam/ingest_test.py": (  # each runs a Beam pipeline: 2-5 s
+        "test_csv_shards_equal_the_concatenated_file",
+        "test_other_formats_equal_the_concatenated_file",
+        "test_a_user_across_shards_is_one_user",
+        "test_importing_triehh_and_the_tables_does_not_import_beam",
+    ),
+    "tests/beam/partition_selection_test.py": (
+        "test_beam_backend_releases_what_the_local_backend_releases",  # 4 s
+        "test_both_run_on_the_same_user_pcollection",  # 5 s
+    ),
+    "tests/beam/protocol_test.py": (
+        "test_everyone_sampled_gives_the_fast_engines_trie",  # 5 s
+        "test_discovered_sets_match_the_fast_engine",  # 20 s (the fixture)
+        "test_first_round_votes_match_the_fast_engine",
+        "test_the_keyed_hash_samples_each_user_and_level_independently",
+    ),
     "tests/data/loader_test.py": (
         "test_sentiment140_sample_single_word_head",  # 1.4 s
     ),
