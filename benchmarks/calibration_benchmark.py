@@ -34,7 +34,9 @@ from absl import flags
 import triehh
 from triehh.theory import calibration_store
 from triehh.theory import counting
+from triehh.theory import crowding
 from triehh.theory import dp_events
+from triehh.theory import policy
 from triehh.theory import poisson
 from triehh.theory import poisson_calibration
 
@@ -83,8 +85,11 @@ def clear_caches() -> None:
                  poisson_calibration._search,  # pylint: disable=protected-access
                  counting.gaussian_pld, counting.calibrate_noise,
                  counting.discovery_pld, counting._compose,  # pylint: disable=protected-access
-                 counting.calibrate_total, dp_events.level_pld):
-    cached.cache_clear()
+                 counting.calibrate_total, dp_events.level_pld,
+                 policy._resolve,  # pylint: disable=protected-access
+                 crowding.reverse_lower_bound):
+    if hasattr(cached, "cache_clear"):  # older code may not cache it
+      cached.cache_clear()
 
 
 def cold_seconds(function) -> float:

@@ -201,3 +201,45 @@ def test_compose_refuses_a_run_without_guarantee():
   assert not params.has_guarantee
   with pytest.raises(ValueError, match="without a privacy guarantee"):
     counting.compose(params, 1.0, 1.0, 0.5)
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "fixed"])
+def test_every_user_counted_meets_the_total_tightly_from_the_closed_form(
+    sampling):
+  # Sample rate 1: the search starts from exact_gaussian_sigma, a guess
+  # the accountant's sigma never goes below (its Gaussian is discretised
+  # pessimistically), and still ends at the accountant's least sigma.
+  if sampling == "poisson":
+    discovery = _poisson_params(10**5, 5e-9)
+  else:
+    discovery = _fixed_params(10**5, 2.0, 5e-9)
+  epsilon = discovery.epsilon + 1.0
+  sigma = counting.calibrate_noise_to_total(discovery, epsilon, 1e-8, 1.0)
+  assert counting.compose(discovery, sigma, 1.0, 1e-8).epsilon <= epsilon
+  assert counting.compose(discovery, sigma / 1.01, 1.0,
+                          1e-8).epsilon > epsilon
+  guess = counting.exact_gaussian_sigma(counting.discovery_pld(discovery),
+                                        epsilon, 1e-8)
+  assert guess <= sigma < guess * 1.05
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (0.3, 1e-10),
+                                            (4.0, 1e-8)])
+def test_exact_gaussian_sigma_alone_is_the_analytic_gaussian(epsilon, delta):
+  # With nothing before it (all mass at loss 0), the closed form is the
+  # Gaussian mechanism's own: dp_accounting's accountant on a fine grid
+  # (pessimistic) gives at most a little more epsilon at that sigma.
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  nothing = pld_lib.from_privacy_parameters(
+      pld_lib.common.DifferentialPrivacyParameters(0.0, 0.0),
+      value_discretization_interval=1e-3)
+  sigma = counting.exact_gaussian_sigma(nothing, epsilon, delta)
+  fine = pld_lib.from_gaussian_mechanism(
+      sigma, sensitivity=1.0, value_discretization_interval=1e-5,
+      pessimistic_estimate=True)
+  got = fine.get_epsilon_for_delta(delta)
+  assert epsilon * (1 - 1e-6) <= got <= epsilon * 1.01
+  optimistic = pld_lib.from_gaussian_mechanism(
+      sigma, sensitivity=1.0, value_discretization_interval=1e-5,
+      pessimistic_estimate=False)
+  assert optimistic.get_epsilon_for_delta(delta) <= epsilon * (1 + 1e-6)
