@@ -8,7 +8,10 @@ process: server state, server update, aggregation),
 :mod:`triehh.engines.tff.engine` (the driver behind ``engine="tff"``),
 :mod:`triehh.engines.tff.runtime` (TFF workers and execution contexts) and
 :mod:`triehh.engines.tff.worker` (``python -m triehh.engines.tff.worker --port=N`` starts a
-worker). Importing this package does not import TensorFlow; its modules do
+worker); the noisy trie's :mod:`triehh.engines.tff.noisy_process` (its
+process, central or distributed noise) and
+:mod:`triehh.engines.tff.noisy_engine` (its driver, behind
+``triehh.discover(..., triehh.NoisyTarget(...), engine="tff")``). Importing this package does not import TensorFlow; its modules do
 (except :mod:`triehh.engines.tff.worker`), and so does the first use of a
 name below.
 """
