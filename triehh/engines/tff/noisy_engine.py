@@ -101,6 +101,12 @@ def run(population: population_lib.Population, params: noisy.NoisyParams,
           sum(len(w[0]) for w in released), measurements)
       released.append(words)
       levels.append(stats)
+  return _result(released, levels)
+
+
+def _result(released: list, levels: list) -> noisy.NoisyTrieResult:
+  """The run's result from its rounds' (words, noisy sums, false) and
+  stats."""
   return noisy.NoisyTrieResult(
       words=tuple(w for words in released for w in words[0]),
       noisy_counts=np.concatenate([w[1] for w in released]) if released
