@@ -108,6 +108,18 @@ class ParamsTest(parameterized.TestCase):
       ("too_many", dict(top_t=20, max_candidates=1), ValueError,
        "max_candidates"),
       ("delta", dict(delta=2.0), ValueError, "delta"),
+      # Each names the argument (numpy's own messages named none), and a
+      # string is not taken for True.
+      ("negative_seed", dict(seed=-1), ValueError,
+       "^seed must be >= 0, got -1$"),
+      ("fractional_seed", dict(seed=1.5), TypeError,
+       "^seed must be an integer, got 1.5$"),
+      ("word_budget_text", dict(word_budget="x"), TypeError,
+       "^word_budget must be a number, got 'x'$"),
+      ("puzzle_hash_text", dict(check_puzzle_hash="no"), TypeError,
+       "^check_puzzle_hash must be True or False, got 'no'$"),
+      ("no_guarantee_text", dict(epsilon=math.inf, allow_no_guarantee="no"),
+       TypeError, "^allow_no_guarantee must be True or False, got 'no'$"),
   )
   def test_bad_parameters(self, kwargs, error, message):
     args = dict(epsilon=1e3, seed=0, **SMALL)

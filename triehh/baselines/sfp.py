@@ -250,7 +250,8 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
     raise ValueError("stitching must be one of "
                      f"{', '.join(sfp_options.STITCHINGS)}, "
                      f"got {stitching!r}")
-  if not 0.0 <= float(word_budget) < 1.0:
+  word_budget = validation.check_real("word_budget", word_budget)
+  if not 0.0 <= word_budget < 1.0:
     raise ValueError(f"word_budget must be in [0, 1), got {word_budget!r}")
   if simulation not in cms_lib.SIMULATIONS:
     raise ValueError(f"simulation must be one of {cms_lib.SIMULATIONS}, got "
@@ -263,7 +264,8 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
       word_budget=float(word_budget), simulation=simulation,
       chunk_size=chunk_size,
       num_threads=validation.check_int("num_threads", num_threads),
-      check_puzzle_hash=bool(check_puzzle_hash),
+      check_puzzle_hash=sfp_options.check_switch("check_puzzle_hash",
+                                                 check_puzzle_hash),
       max_candidates=max_candidates, stitching=stitching)
 
 
@@ -408,7 +410,8 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       :func:`triehh.sfp_local_epsilon`.
     top_t: T, the tuples kept per position (the paper: 20 and 80; default
       20).
-    seed: seed of the ``numpy.random.Generator`` (same seed, same result).
+    seed: a whole number >= 0 seeding the ``numpy.random.Generator`` (same
+      seed, same result), or None (fresh entropy).
     k, m: CMS hash functions and width (``m`` a power of two).
     length: pad or truncate strings to this even number of characters.
     num_buckets: range of the puzzle hash, at most 256.
@@ -458,6 +461,8 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
   privacy = sfp_privacy.calibrate(pop.num_users, epsilon, delta,
                                   epsilon_local, opts.word_budget,
                                   allow_no_guarantee)
+  if seed is not None:
+    validation.check_int("seed", seed, low=0)
   rng = np.random.default_rng(seed)
   hashing = _hashing(privacy, hash_seed, k, m, rng)
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import string
 
+import numpy as np
+
 from triehh.baselines import sfp_encoding
 
 FRAGMENT_ALPHABET_FROM_DATA = "data"
@@ -23,6 +25,14 @@ FRAGMENT_ALPHABET_PAPER = "paper"
 # Stitching: "drop" strings with a character after a pad (a string no user
 # typed); "paper" keeps the part before the first pad, as the authors' code.
 STITCHINGS = ("drop", "paper")
+
+
+def check_switch(name: str, value) -> bool:
+  """``value`` if it is ``True`` or ``False``; a TypeError naming it
+  otherwise (``"no"`` or ``0.5`` would otherwise count as ``True``)."""
+  if not isinstance(value, (bool, np.bool_)):
+    raise TypeError(f"{name} must be True or False, got {value!r}")
+  return bool(value)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from triehh.baselines import amplification
+from triehh.baselines import sfp_options
 from triehh.core import validation
 
 
@@ -52,6 +53,8 @@ def calibrate(n: int, epsilon: float | None, delta: float | None,
   """Step 1: the local epsilon for a central ``(epsilon, delta)``, or the
   central epsilon of a given local one (amplification by shuffling), split
   between the fragment and word sketches."""
+  allow_no_guarantee = sfp_options.check_switch("allow_no_guarantee",
+                                                allow_no_guarantee)
   target_delta = 1.0 / n**2 if delta is None else delta
   if epsilon_local is None:
     if epsilon is None:
