@@ -58,6 +58,10 @@ flags.DEFINE_string("runner", "DirectRunner",
                     "its options in --beam_arg).")
 flags.DEFINE_bool("users_sharded", False,
                   "Each user's rows are all in one input file.")
+flags.DEFINE_integer("split_bytes", 0,
+                     "Cut plain text files larger than this many bytes into "
+                     "line-aligned pieces read in parallel (0: read each "
+                     "file whole; not with --users_sharded).", lower_bound=0)
 flags.DEFINE_multi_string("beam_arg", [],
                           "A further Beam pipeline option (repeatable), "
                           "e.g. --beam_arg=--direct_num_workers=2.")
@@ -111,6 +115,7 @@ def main(argv):
   start = time.perf_counter()
   paths = ingest.ingest(spec, FLAGS.output_dir,
                         users_sharded=FLAGS.users_sharded,
+                        split_bytes=FLAGS.split_bytes or None,
                         pipeline_opts=options)
   seconds = time.perf_counter() - start
   loaded = tables.read_population(FLAGS.output_dir)

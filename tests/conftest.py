@@ -115,6 +115,8 @@ _SLOW_TESTS = {
         "test_csv_shards_equal_the_concatenated_file",
         "test_other_formats_equal_the_concatenated_file",
         "test_a_user_across_shards_is_one_user",
+        "test_one_file_cut_into_pieces_equals_the_file",
+        "test_a_piece_with_no_usable_row_is_named",
         "test_importing_triehh_and_the_tables_does_not_import_beam",
     ),
     "tests/beam/partition_selection_test.py": (

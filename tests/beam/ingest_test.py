@@ -13,6 +13,8 @@ import pytest
 pytest.importorskip("apache_beam", reason="apache-beam is not installed")
 
 from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
+from triehh.beam import pieces  # pylint: disable=g-import-not-at-top
+from triehh.beam import shards  # pylint: disable=g-import-not-at-top
 from triehh.beam import tables  # pylint: disable=g-import-not-at-top
 from triehh.data import loader  # pylint: disable=g-import-not-at-top
 from triehh.data import report as report_lib  # pylint: disable=g-import-not-at-top
@@ -160,6 +162,54 @@ def test_a_user_across_shards_is_one_user(tmp_path):
   got, want = _both(tmp_path, spec, str(tmp_path / "whole.csv"), False)
   assert got.population.ground_truth() == {"aaa": 1, "ccc": 1}
   _assert_same(got, want)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_one_file_cut_into_pieces_equals_the_file(tmp_path, fmt):
+  # Pieces of 97 bytes: rows straddle the cuts, and a malformed line is in
+  # one of them.
+  _, whole = _files(tmp_path, fmt, "", False)
+  spec = loader.DataSpec(path=whole, setting="multi")
+  out = str(tmp_path / "out")
+  ingest.ingest(spec, out, split_bytes=97)
+  got = tables.read_population(out)
+  want = loader.build(spec)
+  _assert_same(got, want)
+  assert len(shards.split(spec, [whole], 97)) > 30
+
+
+def test_pieces_hold_every_line_once(tmp_path):
+  # Lines of 26 to 75 bytes in pieces of 64: some pieces hold no line start.
+  path = tmp_path / "lines.jsonl"
+  lines = [f'{{"user": "u{i}", "text": "{"x" * (i % 50)}"}}\n'
+           for i in range(300)]
+  path.write_text("".join(lines))
+  got = []
+  for piece in pieces.split(str(path), "jsonl", 64):
+    with pieces.as_file(piece, "jsonl") as name:
+      if name is not None:
+        with open(name, encoding="utf-8") as f:
+          got += f.readlines()
+  assert got == lines
+
+
+def test_a_piece_with_no_usable_row_is_named(tmp_path):
+  path = tmp_path / "bad.csv"
+  # The whole file is usable (3 of 43 rows); the piece of bytes 32 to 64
+  # holds only rows with an empty user, which the readers refuse.
+  path.write_text("user,text\n" + "u1,hello\n" * 3 + ",hello\n" * 40)
+  spec = loader.DataSpec(path=str(path))
+  assert loader.build(spec).population.num_users == 1
+  with pytest.raises(report_lib.DataError,
+                     match=r"no usable row in .*bad\.csv \(bytes 32 to 64\)"):
+    ingest.ingest(spec, str(tmp_path / "out"), split_bytes=32)
+
+
+def test_users_sharded_with_pieces_is_refused(tmp_path):
+  spec = loader.DataSpec(path=str(tmp_path / "x.csv"))
+  with pytest.raises(ValueError, match="users_sharded needs"):
+    ingest.ingest(spec, str(tmp_path / "out"), users_sharded=True,
+                  split_bytes=100)
 
 
 def test_no_matching_file_is_named(tmp_path):

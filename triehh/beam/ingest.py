@@ -43,19 +43,34 @@ def options(runner: str = "DirectRunner", **extra) -> (
 
 
 def ingest(spec: loader.DataSpec, output_dir: str, *,
-           users_sharded: bool = False,
+           users_sharded: bool = False, split_bytes: int | None = None,
            pipeline_opts: pipeline_options.PipelineOptions | None = None
            ) -> list[str]:
   """Runs the ingestion of ``spec.path`` (a file or a glob) into
-  ``output_dir``; returns the shards read, in order.
+  ``output_dir``; returns the files read, in order.
+
+  Args:
+    spec: what to read and build (``spec.path`` a file or a glob).
+    output_dir: where the tables are written (``triehh.beam.tables``).
+    users_sharded: each user's rows are all in one file.
+    split_bytes: cut plain text files larger than this into line-aligned
+      pieces read in parallel (``triehh.beam.pieces``); None: whole files.
+    pipeline_opts: the runner and its options (default: the DirectRunner).
 
   Raises:
     FileNotFoundError: no file matches ``spec.path``.
+    ValueError: ``users_sharded`` with ``split_bytes`` (a cut may fall
+      inside a user's rows).
   """
+  if users_sharded and split_bytes:
+    raise ValueError("users_sharded needs each user's rows in one shard, "
+                     "but split_bytes cuts files between any two lines: "
+                     "give one or the other")
   paths = shards.expand(spec.path)
+  units = shards.split(spec, paths, split_bytes)
   tables.write_spec(spec, output_dir)
   with beam.Pipeline(options=pipeline_opts or options()) as p:
-    inputs = (p | "Shards" >> beam.Create(list(enumerate(paths)))
+    inputs = (p | "Shards" >> beam.Create(list(enumerate(units)))
               | "Spread" >> beam.Reshuffle())
     if users_sharded:
       counts = _by_shard(spec, inputs, output_dir)

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from triehh.beam import pieces as pieces_lib
 from triehh.data import loader
 from triehh.data import readers
 from triehh.data import report as report_lib
@@ -65,20 +66,36 @@ def expand(pattern: str) -> list[str]:
   return [pattern]
 
 
-def shard_spec(spec: loader.DataSpec, path: str) -> loader.DataSpec:
-  """``spec`` for one shard: the shard's path, refused by no share (the
-  malformed share is checked on the merged report, as on one file)."""
-  return dataclasses.replace(spec, path=path, max_malformed_share=1.0)
+def split(spec: loader.DataSpec, paths: list[str],
+          split_bytes: int | None = None) -> list[pieces_lib.Piece]:
+  """The shards of ``paths``: each file, or its pieces of about
+  ``split_bytes`` (:mod:`triehh.beam.pieces`), in order."""
+  return [piece for path in paths for piece in pieces_lib.split(
+      path, pieces_lib.file_format(path, spec.dataset, spec.file_format),
+      split_bytes)]
 
 
-def _read(spec: loader.DataSpec, path: str):
-  """A shard read and tokenised as ``loader.build`` does it: the texts, the
-  usable rows' users, their number, and the tokens."""
-  texts = readers.read(
-      path, "sentiment140" if spec.dataset == "sentiment140"
-      else spec.file_format, user_column=spec.user_column,
-      text_column=spec.text_column, encoding=spec.encoding,
-      max_malformed_share=1.0)
+def _as_piece(shard) -> pieces_lib.Piece:
+  return shard if isinstance(shard, pieces_lib.Piece) else pieces_lib.Piece(
+      shard)
+
+
+def _read(spec: loader.DataSpec, shard):
+  """A shard (a path or a :class:`~triehh.beam.pieces.Piece`) read and
+  tokenised as ``loader.build`` does it: the texts, the usable rows' users,
+  their number, and the tokens; None for a piece holding no line."""
+  piece = _as_piece(shard)
+  fmt = pieces_lib.file_format(piece.path, spec.dataset, spec.file_format)
+  with pieces_lib.as_file(piece, fmt) as path:
+    if path is None:
+      return None
+    try:
+      texts = readers.read(
+          path, fmt, user_column=spec.user_column,
+          text_column=spec.text_column, encoding=spec.encoding,
+          max_malformed_share=1.0)
+    except report_lib.DataError as err:
+      raise pieces_lib.renamed(err, path, piece) from err
   row_user, num_users = loader.user_codes(texts)
   tokens = tokenize_lib.tokenize(
       texts, min_length=spec.min_length, characters=spec.allowed_characters,
@@ -87,7 +104,7 @@ def _read(spec: loader.DataSpec, path: str):
   return texts, row_user, num_users, tokens
 
 
-def read_shard(spec: loader.DataSpec, index: int, path: str
+def read_shard(spec: loader.DataSpec, index: int, path
                ) -> tuple[dict[str, int], list[tuple[object, UserPart]],
                           dict[str, int]]:
   """Reads shard ``index`` (at ``path``) as ``loader.build`` reads a file,
@@ -97,7 +114,10 @@ def read_shard(spec: loader.DataSpec, index: int, path: str
   ``(user, UserPart)`` per user of the shard (``oov``: ``(user, None)`` per
   usable user), and (``oov``) word -> tokens.
   """
-  texts, row_user, _, tokens = _read(spec, path)
+  read = _read(spec, path)
+  if read is None:
+    return {}, [], {}
+  texts, row_user, _, tokens = read
   # Users in order of first appearance over every row, usable or not (the
   # order loader.user_codes gives them).
   any_row_user, _ = loader.user_codes(dataclasses.replace(texts, valid=None))
@@ -111,7 +131,7 @@ def read_shard(spec: loader.DataSpec, index: int, path: str
   return counts, parts, {}
 
 
-def read_user_shard(spec: loader.DataSpec, index: int, path: str
+def read_user_shard(spec: loader.DataSpec, index: int, path
                     ) -> tuple[dict[str, int], object]:
   """Reads shard ``index`` whose users have no row in any other shard, with
   the setting's own function (``settings.single_word`` or ``multi_word``).
@@ -121,7 +141,10 @@ def read_user_shard(spec: loader.DataSpec, index: int, path: str
   users' bags ``(index, rank, {word: count})`` in the shard's user order;
   ``oov``, word -> tokens.
   """
-  texts, row_user, num_users, tokens = _read(spec, path)
+  read = _read(spec, path)
+  if read is None:
+    return {}, [] if spec.setting == "multi" else {}
+  texts, row_user, num_users, tokens = read
   counts = report_counts(texts.report)
   counts["num_users"] = num_users
   if spec.setting == "oov":
@@ -148,13 +171,15 @@ def read_user_shard(spec: loader.DataSpec, index: int, path: str
   return counts, bags
 
 
-def read_user_words(spec: loader.DataSpec, index: int, path: str
+def read_user_words(spec: loader.DataSpec, index: int, path
                     ) -> list[tuple[tuple[int, int], str]]:
   """``single``: each user's word, ``((index, rank), word)``, of shard
   ``index`` whose users have no row in any other shard (the user's rank
   in the shard, as ``settings.single_word`` numbers them, names it)."""
-  texts, row_user, num_users, tokens = _read(spec, path)
-  del texts
+  read = _read(spec, path)
+  if read is None:
+    return []
+  _, row_user, num_users, tokens = read
   if not tokens.num_tokens:
     return []
   pop = settings_lib.single_word(tokens, row_user, num_users,
