@@ -69,7 +69,7 @@ def test_default_run_covers_replace_special_with_n_read_off_the_data(
           "ADD_OR_REMOVE_ONE)") in out
   # The rate is printed rounded down (safe_format.rate_down).
   (record,) = _records(tmp_path)
-  assert "rate q=0.3546 " in out and record["sampling_rate"] > 0.3546
+  assert "rate q=0.3756 " in out and record["sampling_rate"] > 0.3756
   assert (record["adjacency"], record["n_source"],
           record["population_size"]) == ("REPLACE_SPECIAL", "data", None)
   assert "adjacency" not in record["config"]
