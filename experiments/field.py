@@ -10,7 +10,8 @@ partition selection's thresholding strategies only at
 ``--side_epsilons``), the English population as word counts at
 ``--count_users`` (TrieHH and the noisy trie; ``--large_count_users`` at
 ``--side_epsilons``), SFP at ``--sfp_users`` and IBLT at ``--iblt_users``
-(English, ``--side_epsilons``), and, with ``--others``, the paper's
+(English, ``--side_epsilons``), the noisy trie in TensorFlow Federated at
+``--tff_users`` and ``--tff_epsilons``, and, with ``--others``, the paper's
 single-word and OOV populations and the Sentiment140 sample (one word and
 several words per user) at ``--side_epsilons``; delta = 1/n^2 everywhere.
 TrieHH and the noisy trie run ``--num_seeds`` seeds (``--seed`` on),
@@ -73,6 +74,15 @@ shared_flags.DEFINE_values("iblt_users",
                            "(TensorFlow Federated; at --side_epsilons); "
                            "empty: nowhere.", shared_flags.count_item(2),
                            allow_empty=True)
+shared_flags.DEFINE_values("tff_users",
+                           [f"{n:.0e}" for n in _DEFAULTS.tff_users],
+                           "n of the English population where the noisy trie "
+                           "runs in TensorFlow Federated; empty: nowhere.",
+                           shared_flags.count_item(2), allow_empty=True)
+shared_flags.DEFINE_values("tff_epsilons",
+                           [f"{e:g}" for e in _DEFAULTS.tff_epsilons],
+                           "Epsilons of the noisy trie in TensorFlow "
+                           "Federated.", shared_flags.number_item())
 shared_flags.DEFINE_values("side_epsilons",
                            [f"{e:g}" for e in _DEFAULTS.side_epsilons],
                            "Epsilons of the paper's and Sentiment140 "
@@ -101,6 +111,8 @@ def settings() -> field_runs.Settings:
       large_count_users=tuple(int(n) for n in FLAGS.large_count_users),
       sfp_users=tuple(int(n) for n in FLAGS.sfp_users),
       iblt_users=tuple(int(n) for n in FLAGS.iblt_users),
+      tff_users=tuple(int(n) for n in FLAGS.tff_users),
+      tff_epsilons=tuple(float(e) for e in FLAGS.tff_epsilons),
       epsilons=tuple(float(e) for e in epsilons),
       side_epsilons=tuple(float(e) for e in FLAGS.side_epsilons),
       moonshot_epsilons=tuple(float(e) for e in FLAGS.moonshot_epsilons),

@@ -16,11 +16,14 @@ from triehh.data import datasets as datasets_lib
 
 N = 2000
 SETTINGS = runs.Settings(users=(N,), count_users=(), large_count_users=(),
-                         sfp_users=(N,), iblt_users=(), epsilons=(4.0,),
+                         sfp_users=(N,), iblt_users=(), tff_users=(),
+                         epsilons=(4.0,),
                          side_epsilons=(4.0,), moonshot_epsilons=(4.0,),
                          num_seeds=2, ps_seeds=2, others=False)
-# IBLT runs TensorFlow Federated: its cell is tested on its own (tff).
-RUN = tuple(m for m in mechanisms.MECHANISMS if m != mechanisms.IBLT)
+# IBLT and the noisy trie's TFF rows run TensorFlow Federated: tested on
+# their own (tff).
+RUN = tuple(m for m in mechanisms.MECHANISMS
+            if m != mechanisms.IBLT and m not in mechanisms.TFF_NOISY)
 
 
 @pytest.fixture(name="written", scope="module")
@@ -83,7 +86,8 @@ def test_guarantee_labels_name_directions_and_adjacencies(written):
 def test_the_grid_places_the_slow_baselines_and_the_large_counts():
   settings = runs.Settings(users=(N, 2 * N), count_users=(N,),
                            large_count_users=(10 * N,), sfp_users=(2 * N,),
-                           iblt_users=(N,), epsilons=(1.0, 4.0),
+                           iblt_users=(N,), tff_users=(N // 2,),
+                           tff_epsilons=(1.0,), epsilons=(1.0, 4.0),
                            side_epsilons=(4.0,), others=False)
   plan = runs.plan(settings, datasets_lib.DataCache(None))
   cells = {(c.population, c.n, c.mechanism, c.epsilon) for c in plan.cells}
@@ -97,13 +101,22 @@ def test_the_grid_places_the_slow_baselines_and_the_large_counts():
           if c.n == 10 * N} == {(m, 4.0) for m in mechanisms.SIMULATED}
   assert {c.epsilon for c in plan.cells
           if c.population == "english-counts" and c.n == N} == {1.0, 4.0}
+  # TFF's rows: their own small population, beside the fast noisy trie and
+  # the best partition selection strategy, at their epsilons only.
+  assert {(c.mechanism, c.epsilon) for c in plan.cells
+          if c.n == N // 2} == {
+              (m, 1.0) for m in (mechanisms.NOISY_K1, *mechanisms.TFF_NOISY,
+                                 mechanisms.PS[0])}
+  assert not any(c.mechanism in mechanisms.TFF_NOISY for c in plan.cells
+                 if c.n != N // 2)
 
 
 @pytest.mark.tff
 def test_iblt_cell_is_labelled_k_anonymity(tmp_path):
   data = runs.plan(runs.Settings(users=(N,), count_users=(),
                                  large_count_users=(), sfp_users=(),
-                                 iblt_users=(N,), epsilons=(4.0,),
+                                 iblt_users=(N,), tff_users=(),
+                                 epsilons=(4.0,),
                                  side_epsilons=(4.0,), others=False),
                    datasets_lib.DataCache(None)).data[("english", N)]
   record = mechanisms.run(mechanisms.IBLT, data, 4.0, 1 / N**2, seed=0)
@@ -111,6 +124,26 @@ def test_iblt_cell_is_labelled_k_anonymity(tmp_path):
   assert record["achieved_epsilon"] is None and not record["raw_strings"]
   assert record["rounds"] == 1 and record["bytes_round_max"] > 0
   assert record["words"] >= record["false_words"] == 0
+
+
+@pytest.mark.tff
+@pytest.mark.slow
+def test_tff_noisy_cells_run_and_label_their_noise():
+  data = runs.plan(runs.Settings(users=(), count_users=(),
+                                 large_count_users=(), sfp_users=(),
+                                 iblt_users=(), tff_users=(500,),
+                                 tff_epsilons=(4.0,), others=False),
+                   datasets_lib.DataCache(None)).data[("english", 500)]
+  for name, noise in mechanisms.TFF_NOISY.items():
+    record = mechanisms.run(name, data, 4.0, 1e-6, seed=0)
+    assert record["setting"].endswith(noise) and not record["raw_strings"]
+    # The distributed shares are split among the q n expected clients: n
+    # is read off the data, neighbours of the same size only.
+    assert record["guarantee"].endswith(
+        "two-sided, REPLACE_SPECIAL" if noise == "distributed"
+        else "two-sided, ADD_OR_REMOVE_ONE, REPLACE_SPECIAL")
+    assert ("distributed discrete Gaussian" in record["guarantee_full"]) == (
+        noise == "distributed")
 
 
 def test_a_second_invocation_runs_nothing(written):

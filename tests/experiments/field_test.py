@@ -11,7 +11,8 @@ from tests.experiments import drivers
 _FLAGS = ("--users=2000", "--count_users=5e4", "--epsilons=4",
           "--side_epsilons=4", "--moonshot_epsilons=4", "--num_seeds=2",
           "--ps_seeds=2", "--noothers", "--cache_dir=",
-          "--large_count_users=", "--sfp_users=2000", "--iblt_users=")
+          "--large_count_users=", "--sfp_users=2000", "--iblt_users=",
+          "--tff_users=")
 
 
 def _run(report_dir, output_dir):

@@ -24,6 +24,8 @@ _STYLES = {
     mechanisms.PS[0]: ("tab:green", "^-"),
     mechanisms.PS[1]: ("tab:olive", "^--"),
     mechanisms.PS[2]: ("tab:purple", "^:"),
+    mechanisms.TFF_CENTRAL: ("darkred", "v-"),
+    mechanisms.TFF_DISTRIBUTED: ("salmon", "v--"),
     mechanisms.SFP: ("tab:brown", "d-"),
     mechanisms.IBLT: ("tab:pink", "x-"),
 }

@@ -26,6 +26,11 @@ in the benchmark):
   (:func:`triehh.baselines.partition_selection.select_words`, one word per
   user counted: ``max_partitions_contributed=1``); its noise is python-dp's
   and takes no seed.
+* ``noisy-k1-tff-central``, ``noisy-k1-tff-distributed``: the noisy trie
+  (k = 1, alpha = 1e-5) in TensorFlow Federated, ``discover(pop,
+  NoisyTarget(...), engine="tff", noise=...)``: central Gaussian noise, or
+  clients' discrete Gaussian shares summed securely (accounted as the
+  central Gaussian, labelled so).
 * ``sfp``: Apple's SFP with the paper's parameters
   (:func:`triehh.baselines.sfp.sfp_discover`, top T = 20): local
   differential privacy, the central (eps, delta) by amplification by
@@ -69,10 +74,15 @@ NOISY_K2_X4, NOISY_K3_X4 = "noisy-k2-x4", "noisy-k3-x4"
 PS = tuple(f"ps-{s}" for s in partition_selection.STRATEGIES)
 SFP, IBLT = "sfp", "iblt"
 # The paper's baseline and TFF's, slower than the rest: they run on the
-# smaller populations only (Settings.baseline_users).
+# smaller populations only (Settings.sfp_users, iblt_users).
 BASELINES = (SFP, IBLT)
+TFF_CENTRAL, TFF_DISTRIBUTED = (
+    "noisy-k1-tff-central", "noisy-k1-tff-distributed")
+# The noisy trie in TensorFlow Federated: seconds to minutes a run, on the
+# smallest population only (Settings.tff_users).
+TFF_NOISY = {TFF_CENTRAL: "central", TFF_DISTRIBUTED: "distributed"}
 MECHANISMS = ((FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4)
-              + PS + BASELINES)
+              + tuple(TFF_NOISY) + PS + BASELINES)
 SIMULATED = (FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4)
 # IBLT's k: a string is released when at least this many clients of a round
 # send it (TFF's tutorial value, BEYOND.md's).
@@ -84,6 +94,8 @@ LABELS = {
     NOISY_K2: "noisy trie, k = 2, α = 1e-7",
     NOISY_K2_X4: "noisy trie, k = 2, α = 1e-5, first level σ×4",
     NOISY_K3_X4: "noisy trie, k = 3, α = 1e-7, first level σ×4",
+    TFF_CENTRAL: "noisy trie, k = 1, α = 1e-5, TFF, central noise",
+    TFF_DISTRIBUTED: "noisy trie, k = 1, α = 1e-5, TFF, distributed noise",
     **{f"ps-{s}": f"partition selection, {s.replace('_', ' ')}"
        for s in partition_selection.STRATEGIES},
     SFP: "SFP (local DP, shuffled; paper's parameters, T = 20)",
@@ -113,7 +125,8 @@ def run(name: str, data: populations.Data, epsilon: float, delta: float,
                      f"{', '.join(MECHANISMS)}")
   runner: Callable[..., dict] = (
       _triehh if name in (FIXED, POISSON) else
-      _noisy if name in NOISY else _sfp if name == SFP else
+      _noisy if name in NOISY else _tff_noisy if name in TFF_NOISY else
+      _sfp if name == SFP else
       _iblt if name == IBLT else _partition_selection)
   start = time.perf_counter()
   record = runner(name, data, epsilon, delta, seed)
@@ -213,6 +226,24 @@ def _partition_selection(name, data, epsilon, delta, seed) -> dict:
       adjacencies=tuple(Adjacency.of(a) for a in p.adjacency.split(", ")),
       two_sided=True, accounting=p.accounting, n_source=p.n_source,
       covers=p.covers))
+
+
+def _tff_noisy(name, data, epsilon, delta, seed) -> dict:
+  k, alpha, multipliers = NOISY[NOISY_K1]
+  result = discover_lib.discover(
+      data.population, mechanism.NoisyTarget(
+          epsilon, delta, false_positive_rate=alpha, chars_per_level=k,
+          noise_multipliers=multipliers),
+      max_length=data.population.max_length, seed=seed, engine="tff",
+      noise=TFF_NOISY[name])
+  p = result.params
+  votes = [4.0 * level.num_candidates for level in result.levels]
+  record = dict(released=result.words, rounds=len(result.levels),
+                raw_strings=False, calibrated=None,
+                setting=f"σ={p.sigma:.3g}, τ={p.threshold:.3g}, "
+                        f"q={p.sampling_rate:g}, {TFF_NOISY[name]}",
+                **upload(votes, [p.sampling_rate] * len(votes)))
+  return _guarantee(record, result.guarantee)
 
 
 def _sfp(name, data, epsilon, delta, seed) -> dict:

@@ -17,7 +17,10 @@ grid from :class:`Settings`:
   the simulated mechanisms and the truncated geometric partition selection
   at ``side_epsilons``;
 * the slow baselines (SFP, IBLT) on the English population at
-  ``sfp_users`` and ``iblt_users`` only, at ``side_epsilons``.
+  ``sfp_users`` and ``iblt_users`` only, at ``side_epsilons``;
+* the noisy trie in TensorFlow Federated (central and distributed noise)
+  on the English population at ``tff_users`` and ``tff_epsilons``, beside
+  the fast noisy trie and the best partition selection strategy there.
 
 The simulated mechanisms run at ``num_seeds`` seeds, partition selection and
 the baselines at ``ps_seeds``. :func:`run` appends a JSON line per run to
@@ -52,6 +55,9 @@ class Settings:
     large_count_users: more n of the word counts, at ``side_epsilons``.
     sfp_users: n of the English population where SFP runs.
     iblt_users: n of the English population where IBLT runs.
+    tff_users: n of the English population where the noisy trie runs in
+      TensorFlow Federated.
+    tff_epsilons: its epsilons.
     epsilons: the English populations' epsilons.
     side_epsilons: the other populations' epsilons, and the thresholding
       strategies' past ``ps_full_grid_users``.
@@ -73,6 +79,8 @@ class Settings:
   large_count_users: tuple[int, ...] = (10**8, 10**9)
   sfp_users: tuple[int, ...] = (10**4, 10**5, 10**6)
   iblt_users: tuple[int, ...] = (10**4,)
+  tff_users: tuple[int, ...] = (10**3,)
+  tff_epsilons: tuple[float, ...] = (4.0,)
   epsilons: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
   side_epsilons: tuple[float, ...] = (1.0, 4.0)
   moonshot_epsilons: tuple[float, ...] = (4.0, 1.0)
@@ -130,18 +138,26 @@ def _names(settings: Settings, data: populations.Data) -> tuple[str, ...]:
     return mechanisms.SIMULATED
   if data.name == populations.PAPER_OOV:  # 6M rows: the best strategy only
     return mechanisms.SIMULATED + mechanisms.PS[:1]
+  english = data.name == populations.ENGLISH
+  if english and data.n not in settings.users:  # only for TFF's rows
+    return ((mechanisms.NOISY_K1,) + tuple(mechanisms.TFF_NOISY)
+            + mechanisms.PS[:1])
   slow = {mechanisms.SFP: settings.sfp_users,
-          mechanisms.IBLT: settings.iblt_users}
+          mechanisms.IBLT: settings.iblt_users,
+          **{name: settings.tff_users for name in mechanisms.TFF_NOISY}}
   return tuple(name for name in mechanisms.MECHANISMS
-               if name not in slow or (data.name == populations.ENGLISH
-                                       and data.n in slow[name]))
+               if name not in slow or (english and data.n in slow[name]))
 
 
 def _cells(settings: Settings, data: populations.Data, names, epsilons
            ) -> list[Cell]:
   out = []
+  if data.name == populations.ENGLISH and data.n not in settings.users:
+    epsilons = settings.tff_epsilons  # the TFF rows' population
   for name in names:
     for epsilon in epsilons:
+      if name in mechanisms.TFF_NOISY and epsilon not in settings.tff_epsilons:
+        continue
       if (name in mechanisms.PS[1:] + mechanisms.BASELINES
           and data.name == populations.ENGLISH
           and (data.n > settings.ps_full_grid_users
@@ -156,7 +172,8 @@ def _cells(settings: Settings, data: populations.Data, names, epsilons
 def plan(settings: Settings, datasets: datasets_lib.DataCache) -> Plan:
   """The grid of ``settings`` (module docstring); loads its populations."""
   result = Plan([], {}, [])
-  todo = [(populations.ENGLISH, n) for n in settings.users]
+  todo = [(populations.ENGLISH, n) for n in sorted(
+      set(settings.users) | set(settings.tff_users))]
   todo += [(populations.ENGLISH_COUNTS, n) for n in settings.count_users
            + settings.large_count_users]
   if settings.others:
@@ -187,6 +204,14 @@ def plan(settings: Settings, datasets: datasets_lib.DataCache) -> Plan:
         "On the paper's OOV population (6,000,000 rows) partition selection "
         "runs its best strategy only (truncated geometric), about 25 s a "
         "run.")
+  if settings.tff_users:
+    result.notes.append(
+        "The noisy trie runs in TensorFlow Federated on the English "
+        f"population at {', '.join(f'{n:,}' for n in settings.tff_users)} "
+        f"users only, ε = {', '.join(f'{e:g}' for e in settings.tff_epsilons)}"
+        ": seconds a run with central noise, about 40 s with distributed "
+        "noise (every client's share rotated and summed in the TFF "
+        "simulation), 30 s and 250 s at 10,000 users.")
   result.notes.append(
       "SFP runs on the English population at "
       f"{', '.join(f'{n:,}' for n in settings.sfp_users)} users and IBLT at "
