@@ -2,6 +2,7 @@
 the word sketch's counts."""
 
 import math
+from unittest import mock
 
 from absl.testing import parameterized
 import numpy as np
@@ -12,8 +13,11 @@ from tests.baselines.sfp_helpers import NO_NOISE
 from tests.baselines.sfp_helpers import POPULATION
 from tests.baselines.sfp_helpers import SMALL
 from tests.baselines.sfp_helpers import TOP
+from triehh.baselines import sfp
 from triehh.baselines import sfp_decode
 from triehh.baselines import sfp_encoding
+from triehh.core import memory
+from triehh.core import population as population_lib
 
 
 class DecodeTest(parameterized.TestCase):
@@ -147,3 +151,40 @@ class PaperStitchingTest(parameterized.TestCase):
   def test_unknown_stitching_is_refused(self):
     with self.assertRaisesRegex(ValueError, "stitching must be one of"):
       triehh.sfp_discover(self.USERS, stitching="glue", **self.OPTIONS)
+
+
+class DecodeMemoryTest(parameterized.TestCase):
+  """A fragment alphabet whose decode would not fit is refused up front."""
+
+  # 300 characters: 5 x 256 x 301^2 candidates of 12 bytes, about 1.3 GiB.
+  CHARS = "".join(chr(0x4E00 + i) for i in range(300))
+
+  def _population(self):
+    words = [self.CHARS[i] + self.CHARS[(7 * i) % 300] for i in range(300)]
+    return population_lib.Population.from_word_frequencies(
+        words, [100] * 300, max_length=10, alphabet=self.CHARS)
+
+  def test_decode_bytes_count_every_candidate_of_every_position(self):
+    options = sfp._check_options(  # pylint: disable=protected-access
+        self._population(), top_t=20, length=10, num_buckets=256,
+        fragment_alphabet="data", word_budget=0.0, simulation="sketch",
+        chunk_size=1, num_threads=1, check_puzzle_hash=False,
+        max_candidates=10)
+    self.assertEqual(sfp_decode.decode_bytes(options), 5 * 256 * 301**2 * 12)
+
+  def test_too_large_an_alphabet_is_refused_before_any_report(self):
+    with mock.patch.object(memory, "available_bytes", return_value=2**30):
+      with self.assertRaisesRegex(
+          memory.InsufficientMemoryError,
+          r"^SFP's decode over fragment_alphabet of 300 characters \(5 "
+          r"positions x 256 buckets x 301\^2 fragments\) would need about "
+          r"1\.3 GiB of memory, more than the 1\.0 GiB available; use a "
+          r"fragment_alphabet of at most 263 characters \(besides the "
+          r"padding\)$"):
+        sfp.check(self._population(), epsilon=4.0, fragment_alphabet="data")
+      # The letters alone fit: the same population is checked, not run.
+      self.assertIsNone(sfp.check(self._population(), epsilon=4.0,
+                                  fragment_alphabet="ab"))
+    with mock.patch.object(memory, "available_bytes", return_value=2**31):
+      self.assertIsNone(sfp.check(self._population(), epsilon=4.0,
+                                  fragment_alphabet="data"))

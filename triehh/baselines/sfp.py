@@ -258,7 +258,7 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
                      f"{simulation!r}")
   if num_threads is None:
     num_threads = min(2, os.cpu_count() or 1)
-  return sfp_options.Options(
+  options = sfp_options.Options(
       top_t=top_t, length=length, num_buckets=num_buckets,
       fragment_alphabet=_check_alphabet(fragment_alphabet),
       word_budget=float(word_budget), simulation=simulation,
@@ -267,6 +267,8 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
       check_puzzle_hash=sfp_options.check_switch("check_puzzle_hash",
                                                  check_puzzle_hash),
       max_candidates=max_candidates, stitching=stitching)
+  sfp_decode.check_decode_fits(options)
+  return options
 
 
 def check(population: population_lib.Population, *,

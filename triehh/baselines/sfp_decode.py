@@ -37,6 +37,7 @@ import numpy as np
 from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import sfp_encoding
 from triehh.baselines import sfp_options
+from triehh.core import memory
 
 # Pieces the gathered rows are cut into, so that each stays in cache.
 _CHUNKS = 4
@@ -45,6 +46,38 @@ _CHUNKS = 4
 BucketLists = dict[int, list[list[tuple[str, float]]]]
 # Per position, the kept (bucket, fragment, estimate), largest first.
 FragmentTops = tuple[tuple[tuple[int, str, float], ...], ...]
+
+
+# Bytes per candidate (position, bucket, fragment) the decode holds at
+# once: its exact sum (int32) and its estimate (float64).
+DECODE_BYTES_PER_CANDIDATE = 4 + 8
+
+
+def decode_bytes(options: sfp_options.Options) -> int:
+  """The memory the decode needs for every candidate tuple of every
+  position: ``length / 2 x B x |Omega|^2`` sums and estimates."""
+  return (options.num_positions * options.num_buckets * len(options.omega)**2
+          * DECODE_BYTES_PER_CANDIDATE)
+
+
+def check_decode_fits(options: sfp_options.Options) -> None:
+  """Raises :class:`~triehh.core.memory.InsufficientMemoryError` naming the
+  fragment alphabet when the decode's candidates would not fit in memory
+  (their number grows as the square of the alphabet), before any report is
+  drawn, with the largest alphabet that fits."""
+  per_pair = (options.num_positions * options.num_buckets
+              * DECODE_BYTES_PER_CANDIDATE)
+
+  def hint(available: int) -> str:
+    most = math.isqrt(memory.most_that_fit(per_pair, available)) - 1
+    return (f"use a fragment_alphabet of at most {max(most, 0):,} characters "
+            "(besides the padding)")
+
+  memory.check_fits(
+      f"SFP's decode over fragment_alphabet of {len(options.omega) - 1:,} "
+      f"characters ({options.num_positions} positions x "
+      f"{options.num_buckets} buckets x {len(options.omega):,}^2 fragments)",
+      decode_bytes(options), hint)
 
 
 def _row_blocks(bounds: np.ndarray, limit: int) -> list[int]:
