@@ -7,7 +7,10 @@ the timings), prints per size the median wall time of a whole
 on the same tries, the median time of turning the found words into the
 result's dict (:meth:`Trie.heavy_hitters`, vectorised) against decoding
 them one by one (the former method), with a check that both give the same
-dict in the same order.
+dict in the same order, and against its floor: the same dict built from the
+words already decoded and in order (a numpy array of the strings and one of
+the votes: ``tolist`` of each, then ``dict(zip(...))``), what is left once
+decoding and ordering cost nothing.
 
 Each size runs under Poisson sampling (``discover``'s default) and the
 paper's fixed-size batches (``--samplings``).
@@ -22,6 +25,7 @@ import time
 
 from absl import app
 from absl import flags
+import numpy as np
 
 from benchmarks import scale_benchmark
 from triehh.engines import fast as fast_engine
@@ -32,6 +36,9 @@ import triehh
 FLAGS = flags.FLAGS
 FLAGS.set_default("sizes", ["1e8", "1e9"])
 FLAGS.set_default("repeats", 9)
+flags.DEFINE_integer("floor_rounds", 5,
+                     "Timings of heavy_hitters and of its floor per seed, "
+                     "alternating.")
 flags.DEFINE_list("samplings", ["poisson", "fixed"],
                   "Samplings timed: poisson (discover's default) and fixed "
                   "(the paper's batches of m users).")
@@ -59,23 +66,30 @@ def _row(pop, n: int, sampling: str) -> None:
   """One size and sampling: ``discover`` end to end, and its decoding."""
   privacy = triehh.Target(FLAGS.epsilon, sampling=sampling)
   triehh.discover(pop, privacy, seed=0)  # warm caches
-  calls, vectorised, one_by_one = [], [], []
+  calls, vectorised, one_by_one, floors = [], [], [], []
   for seed in range(FLAGS.repeats):
     start = time.perf_counter()
     result = triehh.discover(pop, privacy, seed=seed)
     calls.append(time.perf_counter() - start)
     trie = result.trie
-    if (list(trie.heavy_hitters().items())
-        != list(trie._heavy_hitters_one_by_one().items())):  # pylint: disable=protected-access
+    found = trie.heavy_hitters()
+    if list(found.items()) != list(trie._heavy_hitters_one_by_one().items()):  # pylint: disable=protected-access
       raise AssertionError(f"the two decodings differ at n={n:.0e}")
-    vectorised.append(_median_ms(trie.heavy_hitters, 3))
+    words, votes = np.array(list(found)), np.array(list(found.values()))
+    floor = lambda w=words, v=votes: dict(zip(w.tolist(), v.tolist()))
+    if list(floor().items()) != list(found.items()):
+      raise AssertionError(f"the floor's dict differs at n={n:.0e}")
+    for _ in range(FLAGS.floor_rounds):  # alternating, as the load varies
+      vectorised.append(_median_ms(trie.heavy_hitters, 1))
+      floors.append(_median_ms(floor, 1))
     one_by_one.append(_median_ms(trie._heavy_hitters_one_by_one, 3))  # pylint: disable=protected-access
-  v, o = statistics.median(vectorised), statistics.median(one_by_one)
+  v, o, f = (statistics.median(x) for x in (vectorised, one_by_one, floors))
   print(f"n={n:.0e}, {sampling} sampling: discover median "
         f"{statistics.median(calls) * 1e3:.1f} ms end to end "
         f"({len(result.heavy_hitters):,} words found); heavy_hitters "
         f"{v:.2f} ms vectorised against {o:.2f} ms one by one "
-        f"({o / v:.1f}x)", flush=True)
+        f"({o / v:.1f}x) and {f:.2f} ms for its floor ({v / f:.2f}x the "
+        "floor)", flush=True)
 
 
 if __name__ == "__main__":

@@ -173,6 +173,26 @@ class HeavyHittersTest(parameterized.TestCase):
     self.assertEqual(list(got.items()), want)
     self.assertTrue(all(type(v) is int for v in got.values()))
 
+  def test_votes_far_apart_keep_the_order(self):
+    # Ties among votes within 2^16 of the smallest and among votes far
+    # above them (two sorts), across levels.
+    rng = np.random.default_rng(4)
+    trie = trie_lib.Trie(alphabet_lib.Alphabet.of("abc"))
+    for _ in range(4):
+      votes = rng.choice([0, 1, 2, 70_000, 70_001, 2**40],
+                         size=trie.num_candidates)
+      level, _ = trie.grow(votes, theta=1)
+      if not level.prefixes.shape[0]:
+        break
+    want = {}
+    for level in trie.levels:
+      for codes, v in zip(level.terminated, level.terminated_votes):
+        want[trie.alphabet.decode_word(codes)] = int(v)
+    got = trie.heavy_hitters()
+    self.assertGreater(len({v for v in got.values() if v >= 2**16}), 1)
+    self.assertEqual(list(got.items()),
+                     sorted(want.items(), key=lambda kv: (-kv[1], kv[0])))
+
   def test_the_empty_word_and_no_words(self):
     trie = trie_lib.Trie(alphabet_lib.Alphabet.of("ab"))
     self.assertEqual(trie.heavy_hitters(), {})

@@ -80,6 +80,22 @@ def _extended(frontier: np.ndarray, parents: np.ndarray,
                          symbols.astype(np.int32)[:, None]], axis=1)
 
 
+def _descending(values: np.ndarray) -> np.ndarray:
+  """The stable order of ``int64`` ``values`` from the largest down.
+
+  Values within 2^16 of the smallest are ordered by a radix sort (numpy's
+  stable sort of 16-bit keys); the few above them by a merge sort.
+  """
+  low = values.min() if values.size else 0
+  near = values - low < 2**16
+  keys = (low + (2**16 - 1) - values[near]).astype(np.uint16)
+  if near.all():
+    return np.argsort(keys, kind="stable")
+  near_at, far_at = np.flatnonzero(near), np.flatnonzero(~near)
+  return np.concatenate([far_at[np.argsort(-values[far_at], kind="stable")],
+                         near_at[np.argsort(keys, kind="stable")]])
+
+
 @dataclasses.dataclass(frozen=True)
 class TrieLevel:
   """What one round added to the trie.
@@ -228,50 +244,31 @@ class Trie:
     The vote count is that of the round that found the end symbol. Words
     are ordered by votes (descending), then alphabetically.
     """
-    symbols = np.array(self.alphabet.symbols())
-    if (symbols.dtype.itemsize != 4 or "\x00" in self.alphabet.symbols()
-        or any(level.terminated.size and level.terminated.min() < 0
-               for level in self.levels)):
+    symbols = self.alphabet.symbols()
+    if "\x00" in symbols or any(
+        level.terminated.size and level.terminated.min() < 0
+        for level in self.levels):
       return self._heavy_hitters_one_by_one()  # not one character per code
-    # Each level's words at once: the characters of a row (end symbol
-    # dropped) viewed as one string. The order is ranking.by_count's (votes
-    # descending, then the word), sorted on integers: each character's rank
-    # in code-point order, 0 past a word's end (a prefix sorts first, as in
-    # Python), packed into as few int64 keys as the alphabet allows.
-    rank = np.empty(symbols.size, np.int64)
-    rank[np.argsort([ord(c) for c in self.alphabet.symbols()])] = np.arange(
-        1, symbols.size + 1)
-    bits = int(symbols.size).bit_length()
-    per_key = 63 // bits
-    width = max(len(self.levels) - 1, 1)
-    num_keys = -(-width // per_key)
-    shifts = bits * np.arange(per_key - 1, -1, -1, dtype=np.int64)
-    # Every word as a row of ``width`` codes, padded with code A (the
-    # empty string, appended to the symbols); the sorted rows viewed as one
-    # string each (numpy drops the padding), so that Python builds the
-    # strings once, in their final order.
-    padded = np.append(symbols, "")
-    rows, keys, votes = [], [], []
+    # Each level's words at once: the code points of a row (end symbol
+    # dropped) viewed as one string. A level's words are in alphabetical
+    # order already (codes follow the characters' code points), so a stable
+    # sort of all of them merges the levels; a stable sort by votes then
+    # keeps that order among equal votes (ranking.by_count's order).
+    points = np.array([ord(c) for c in symbols], dtype=np.uint32)
+    words, votes = [], []
     for depth, level in enumerate(self.levels, start=1):
-      codes = level.terminated[:, :-1]
-      if not codes.shape[0]:
-        continue
-      row = np.full((codes.shape[0], width), symbols.size, np.int64)
-      row[:, :depth - 1] = codes
-      rows.append(row)
-      ranks = np.zeros((codes.shape[0], num_keys * per_key), np.int64)
-      ranks[:, :depth - 1] = rank[codes]
-      keys.append((ranks.reshape(-1, num_keys, per_key) << shifts).sum(axis=2))
-      votes.append(level.terminated_votes)
-    if not rows:
+      if level.terminated.shape[0]:
+        words.append(points[level.terminated[:, :depth - 1]].view(
+            f"<U{max(depth - 1, 1)}")[:, 0] if depth > 1
+                     else np.full(level.terminated.shape[0], ""))
+        votes.append(level.terminated_votes)
+    if not words:
       return {}
-    keys_all = np.concatenate(keys)
-    votes_all = np.concatenate(votes).astype(np.int64)
-    order = np.lexsort((*keys_all.T[::-1], -votes_all))
-    chars = np.ascontiguousarray(padded[np.concatenate(rows).take(order,
-                                                                  axis=0)])
-    words = chars.view(f"<U{width}")[:, 0]
-    return dict(zip(words.tolist(), votes_all.take(order).tolist()))
+    words = np.concatenate(words)
+    votes = np.concatenate(votes).astype(np.int64, copy=False)
+    alphabetical = np.argsort(words, kind="stable")
+    order = alphabetical[_descending(votes[alphabetical])]
+    return dict(zip(words[order].tolist(), votes[order].tolist()))
 
   def _heavy_hitters_one_by_one(self) -> dict[str, int]:
     found = {}
