@@ -4,6 +4,7 @@ from absl.testing import parameterized
 import numpy as np
 
 from triehh.core import metrics
+from triehh.core import ranking
 
 TRUTH = {"a": 10, "b": 8, "c": 8, "d": 5, "e": 1}
 
@@ -55,3 +56,38 @@ class MetricsTest(parameterized.TestCase):
   def test_bad_k(self):
     with self.assertRaises(ValueError):
       metrics.top_k(TRUTH, 0)
+
+
+def _metrics_by_definition(found, truth, ks):
+  """precision@K and precision by the module docstring, one word at a time."""
+  ranked = [w for w, _ in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))]
+  top = sorted(truth, key=lambda w: (-truth[w], w))
+  out = {}
+  for k in ks:
+    head = ranked[:k]
+    out[f"precision@{k}"] = (len(set(head) & set(top[:k])) / len(head)
+                             if head else 0.0)
+  out["precision"] = sum(truth.get(w, 0) > 0 for w in found) / len(found)
+  return out
+
+
+class RankedHeadTest(parameterized.TestCase):
+
+  @parameterized.parameters((0, True), (1, True), (2, False), (3, False))
+  def test_equal_to_the_definition_in_any_order_and_with_ties(self, seed,
+                                                              in_order):
+    # Few distinct counts, so ties straddle the K-th word; the counts come
+    # either in the order heavy_hitters gives (non-increasing, words not
+    # sorted within ties) or shuffled.
+    rng = np.random.default_rng(seed)
+    words = [f"w{i:03d}" for i in rng.permutation(300)]
+    counts = rng.integers(1, 6, size=300).tolist()
+    found = dict(zip(words, counts))
+    if in_order:
+      found = dict(sorted(found.items(), key=lambda kv: -kv[1]))
+    truth = {w: float(c) for w, c in zip(words, rng.integers(0, 9, 300))}
+    for truth_map in (truth, ranking.RankedCounts(truth)):
+      got = metrics.precision_recall_f1(found, truth_map, ks=(10, 50, 100))
+      for name, value in _metrics_by_definition(found, truth,
+                                                (10, 50, 100)).items():
+        self.assertAlmostEqual(got[name], value, msg=name)

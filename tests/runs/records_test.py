@@ -637,3 +637,43 @@ def test_a_record_written_before_the_neighbour_fields_reads_as_not_recorded():
   again = json.loads(record.to_json())  # null: not recorded
   assert [again[name] for name in _NEIGHBOURS] == [None] * 3
   assert records.RunRecord.from_dict(again) == record
+
+
+def test_completed_runs_read_only_what_was_appended(tmp_path):
+  path = str(tmp_path / "results.jsonl")
+  recorded = records.CompletedRuns(path)
+  assert recorded.update() == set()  # no file yet
+  with records.ResultsWriter(str(tmp_path)) as writer:
+    writer.write(triehh_record(seed=1))
+  key = triehh_record().config_key
+  assert recorded.update() == {(key, 1)}
+  with open(path, "ab") as f:  # a foreign line, then an unfinished record
+    f.write(b'{"not": "a record"}\n')
+    f.write(triehh_record(seed=2).to_json().encode()[:40])
+  assert recorded.update() == {(key, 1)}
+  with open(path, "ab") as f:  # the unfinished line is finished
+    f.write(triehh_record(seed=2).to_json().encode()[40:] + b"\n")
+  assert recorded.update() == {(key, 1), (key, 2)}
+  assert recorded.update() == records.completed(path)
+
+
+@pytest.mark.parametrize("change", ["replaced", "cut", "removed"])
+def test_completed_runs_read_a_changed_file_again(tmp_path, change):
+  path = str(tmp_path / "results.jsonl")
+  with records.ResultsWriter(str(tmp_path)) as writer:
+    for seed in (1, 2):
+      writer.write(triehh_record(seed=seed))
+  recorded = records.CompletedRuns(path)
+  assert len(recorded.update()) == 2
+  if change == "replaced":  # another file, longer than what was read
+    other = str(tmp_path / "other.jsonl")
+    with open(other, "w", encoding="utf-8") as f:
+      for seed in (3, 4, 5):
+        f.write(triehh_record(seed=seed).to_json() + "\n")
+    os.replace(other, path)
+  elif change == "cut":
+    with open(path, "r+b") as f:
+      f.truncate(len(triehh_record(seed=1).to_json()) + 1)
+  else:
+    os.remove(path)
+  assert recorded.update() == records.completed(path)

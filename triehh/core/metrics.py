@@ -20,6 +20,8 @@ Definitions (K ranges over a list such as 10, 50, 100):
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -38,10 +40,23 @@ def top_k(truth: Mapping[str, float], k: int) -> list[str]:
   return ranking.top_words(truth, k)
 
 
-def _ranked(discovered: Mapping[str, float] | Iterable[str]) -> list[str]:
-  if isinstance(discovered, Mapping):
-    return ranking.ranked_words(discovered)
-  return list(discovered)
+def _ranked_head(discovered: Mapping[str, float], k: int) -> list[str]:
+  """The first ``k`` words of ``ranking.ranked_words(discovered)``.
+
+  When there are many more words and their counts come in non-increasing
+  order (as a run's heavy hitters do), only the words that can be among the
+  first ``k`` are sorted: those before the ``k``-th and those tied with
+  it.
+  """
+  counts = list(discovered.values())
+  if 0 < 4 * k < len(counts) and all(
+      map(operator.ge, counts, itertools.islice(counts, 1, None))):
+    end = k
+    while end < len(counts) and counts[end] == counts[k - 1]:
+      end += 1
+    return ranking.ranked_words(
+        dict(itertools.islice(discovered.items(), end)))[:k]
+  return ranking.ranked_words(discovered)[:k]
 
 
 def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
@@ -56,11 +71,15 @@ def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
     truth: word -> true weight of every word in the population.
     ks: the K values.
   """
-  ranked = _ranked(discovered)
-  found = set(ranked)
   for k in ks:
     if k < 1:
       raise ValueError(f"k must be >= 1, got {k}")
+  if isinstance(discovered, Mapping):
+    found = set(discovered)
+    ranked = _ranked_head(discovered, max(ks, default=0))
+  else:
+    ranked = list(discovered)
+    found = set(ranked)
   truth_ranked = top_k(truth, max(ks)) if ks else []
   out: dict[str, float] = {}
   for k in ks:
@@ -74,10 +93,17 @@ def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
     out[f"recall@{k}"] = recall
     out[f"f1@{k}"] = f1
     out[f"f1_paper@{k}"] = f1_paper(recall)
-  out["precision"] = (sum(1 for w in found if truth.get(w, 0) > 0) / len(found)
-                      if found else 0.0)
+  out["precision"] = (_num_held(found, truth) / len(found) if found
+                      else 0.0)
   out["num_discovered"] = float(len(found))
   return out
+
+
+def _num_held(words: set[str], truth: Mapping[str, float]) -> int:
+  """How many of ``words`` some user holds (a positive true weight)."""
+  if isinstance(truth, ranking.RankedCounts):
+    return len(words & truth.positive())
+  return sum(1 for w in words if truth.get(w, 0) > 0)
 
 
 def f1_paper(recall: float) -> float:

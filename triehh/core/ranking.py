@@ -20,8 +20,14 @@ def _order(item: tuple[str, float]) -> tuple[float, str]:
 
 
 def ranked_words(counts: Mapping[str, float]) -> list[str]:
-  """The words of ``counts`` in :func:`by_count` order."""
-  return list(by_count(counts))
+  """The words of ``counts`` in :func:`by_count` order.
+
+  Two sorts without a Python key function: alphabetical, then by count
+  from the largest (a stable sort, so equal counts stay alphabetical).
+  """
+  words = sorted(counts)
+  words.sort(key=counts.__getitem__, reverse=True)
+  return words
 
 
 def top_words(counts: Mapping[str, float], k: int) -> list[str]:
@@ -38,11 +44,18 @@ class RankedCounts(dict):
   of thousands of words again for each run cost more than the run itself.
   """
 
-  __slots__ = ("_top",)
+  __slots__ = ("_top", "_positive")
 
   def __init__(self, counts: Mapping[str, float] = (), /):
     super().__init__(counts)
     self._top: list[str] = []
+    self._positive: frozenset[str] | None = None
+
+  def positive(self) -> frozenset[str]:
+    """The words of positive count (found once, then served from that)."""
+    if self._positive is None:
+      self._positive = frozenset(w for w, c in self.items() if c > 0)
+    return self._positive
 
   def top(self, k: int) -> list[str]:
     """The first ``k`` words of :func:`ranked_words` (as :func:`top_words`)."""

@@ -401,3 +401,47 @@ def completed(path: str) -> set[tuple[str, int]]:
   except FileNotFoundError:
     return set()
   return {(r.config_key, r.seed) for r in records}
+
+
+class CompletedRuns:
+  """:func:`completed` of one results file, kept up to date by reading only
+  the lines appended since the last :meth:`update`.
+
+  The file is read again from its start when it was replaced (another
+  inode), cut shorter than what was read, or removed. Lines are read up to
+  the last newline; an unfinished last line is read once it is finished
+  (or set aside by the next writer, which cuts the file back to it).
+  """
+
+  def __init__(self, path: str):
+    self.path = path
+    self._done: set[tuple[str, int]] = set()
+    self._file: tuple[int, int] | None = None  # (device, inode)
+    self._offset = 0
+
+  def update(self) -> set[tuple[str, int]]:
+    """The ``(config_key, seed)`` pairs recorded now (the set is kept, and
+    changed by later updates)."""
+    try:
+      f = open(self.path, "rb")
+    except FileNotFoundError:
+      self._done.clear()
+      self._file, self._offset = None, 0
+      return self._done
+    with f:
+      stat = os.fstat(f.fileno())
+      if (stat.st_dev, stat.st_ino) != self._file or stat.st_size < self._offset:
+        self._done.clear()
+        self._file, self._offset = (stat.st_dev, stat.st_ino), 0
+      f.seek(self._offset)
+      chunk = f.read()
+    end = chunk.rfind(b"\n") + 1
+    for raw in chunk[:end].split(b"\n"):
+      if raw.strip():
+        try:
+          record = RunRecord.from_json(raw)
+        except (ValueError, TypeError):
+          continue  # not a record: read() names it
+        self._done.add((record.config_key, record.seed))
+    self._offset += end
+    return self._done

@@ -14,7 +14,9 @@ so a sweep killed at any moment loses only the run in progress.
 Two sweeps on one directory. Before running a cell, :func:`run_cell` takes
 a non-blocking ``fcntl.flock`` on ``<output_dir>/.sweep-locks/<key>.lock``
 and, holding it, reads again which of the cell's seeds are recorded (the
-other sweep may have run them since the plan was made). A cell locked by
+other sweep may have run them since the plan was made): the lines appended
+to ``results.jsonl`` since the last cell (:class:`~triehh.runs.records.
+CompletedRuns`; all of it after a file was replaced or cut). A cell locked by
 another process is put off: :func:`run_plan` runs every other cell first,
 then comes back to it and waits for the lock, by which time the other sweep
 has usually finished it. So two sweeps never run the same cell at the same
@@ -48,6 +50,7 @@ the number of lines the file gained.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import errno
 import fcntl
@@ -179,8 +182,11 @@ def _lock(output_dir: str, key: str, blocking: bool) -> int | None:
   return fd
 
 
-# A cell's records are synced to disk at its end or when the last sync is
-# this old, whichever comes first (records.ResultsWriter).
+# Records are synced to disk when the last sync is this old, and when the
+# plan ends in this process (one writer for all its cells) or a worker's cell
+# ends (records.ResultsWriter). Each line is written whole as its run ends,
+# so a killed sweep loses none; the sync guards against a crash of the
+# machine, which loses at most this many seconds of runs.
 SYNC_SECONDS = 2.0
 
 
@@ -188,12 +194,19 @@ def run_cell(task: Task, output_dir: str, *,
              datasets: datasets_lib.DataCache,
              ks: Sequence[int] = metrics.DEFAULT_KS, blocking: bool = False,
              on_event: Callable[[Event], None] = lambda event: None,
-             written: records_lib.LineCount | None = None) -> bool:
+             written: records_lib.LineCount | None = None,
+             writer: records_lib.ResultsWriter | None = None,
+             recorded: records_lib.CompletedRuns | None = None) -> bool:
   """Runs the task's seeds not yet recorded, under the cell's lock.
 
   Returns False, having run nothing, when ``blocking`` is false and another
   process holds the cell's lock; True once every seed is recorded. Each
   line written is added to ``written``.
+
+  ``writer``: the plan's writer (its lines are synced every
+  ``SYNC_SECONDS`` and when the plan ends), else one of the cell's own,
+  synced when the cell ends. ``recorded``: the results file's recorded
+  runs, read since the last cell (else read whole).
   """
   cell = task.cell
   key, label = cell.key, cell.label
@@ -205,18 +218,23 @@ def run_cell(task: Task, output_dir: str, *,
     on_event(Event("wait", key, label, pid=os.getpid()))
     fd = _lock(output_dir, key, blocking=True)
   try:
-    done = records_lib.completed(records_lib.results_path(output_dir))
+    done = (recorded.update() if recorded is not None else
+            records_lib.completed(records_lib.results_path(output_dir)))
     seeds = [s for s in task.seeds if (key, s) not in done]
     on_event(Event("start", key, label, runs=len(seeds), pid=os.getpid()))
     dataset = datasets.get(cell.config["data"]) if seeds else None
-    with records_lib.ResultsWriter(output_dir, count=written,
-                                   sync_seconds=SYNC_SECONDS) as writer:
+    with contextlib.ExitStack() as stack:
+      if writer is None:
+        writer = stack.enter_context(records_lib.ResultsWriter(
+            output_dir, count=written, sync_seconds=SYNC_SECONDS))
+      before = writer.written
       for seed in seeds:
         record = run_one(cell, dataset, seed, seed - task.first_seed, ks)
         writer.write(record)
         on_event(Event("run", key, label, seed=seed, seconds=record.seconds,
                        pid=os.getpid()))
-    on_event(Event("done", key, label, runs=writer.written, pid=os.getpid()))
+    on_event(Event("done", key, label, runs=writer.written - before,
+                   pid=os.getpid()))
   finally:
     os.close(fd)
   return True
@@ -249,9 +267,13 @@ def _init_worker(parent_pid: int, events, cache_dir: str | None,
 
 def _worker_task(task: Task, output_dir: str, ks: Sequence[int],
                  blocking: bool) -> bool:
+  recorded = _WORKER.setdefault("recorded", {})
+  if output_dir not in recorded:
+    recorded[output_dir] = records_lib.CompletedRuns(
+        records_lib.results_path(output_dir))
   return run_cell(task, output_dir, datasets=_WORKER["datasets"], ks=ks,
                   blocking=blocking, on_event=_WORKER["events"].put,
-                  written=_WORKER["written"])
+                  written=_WORKER["written"], recorded=recorded[output_dir])
 
 
 def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
@@ -269,13 +291,9 @@ def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
   if workers < 1:
     raise ValueError(f"workers must be >= 1, got {workers}")
   if workers == 1 or len(tasks) <= 1:
-    datasets = datasets or datasets_lib.DataCache(cache_dir)
-    put_off = [t for t in tasks
-               if not run_cell(t, output_dir, datasets=datasets, ks=ks,
-                               on_event=on_event, written=written)]
-    for task in put_off:
-      run_cell(task, output_dir, datasets=datasets, ks=ks, blocking=True,
-               on_event=on_event, written=written)
+    if tasks:
+      _run_here(tasks, output_dir, datasets or datasets_lib.DataCache(
+          cache_dir), ks, on_event, written)
     return
   context = multiprocessing.get_context(_start_method(tasks))
   shared = records_lib.LineCount(context)
@@ -285,6 +303,19 @@ def run_plan(tasks: Sequence[Task], output_dir: str, *, workers: int = 1,
   finally:
     if written is not None:
       written.add(shared.value)
+
+
+def _run_here(tasks, output_dir, datasets, ks, on_event, written) -> None:
+  """The tasks in this process, through one writer: its lines are synced
+  every ``SYNC_SECONDS`` and at the end (also when stopped early)."""
+  recorded = records_lib.CompletedRuns(records_lib.results_path(output_dir))
+  with records_lib.ResultsWriter(output_dir, count=written,
+                                 sync_seconds=SYNC_SECONDS) as writer:
+    options = dict(datasets=datasets, ks=ks, on_event=on_event,
+                   written=written, writer=writer, recorded=recorded)
+    put_off = [t for t in tasks if not run_cell(t, output_dir, **options)]
+    for task in put_off:
+      run_cell(task, output_dir, blocking=True, **options)
 
 
 # Memory a worker process of run_plan holds, on the safe side. A forked

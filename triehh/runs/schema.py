@@ -12,6 +12,7 @@ that documents it, in one dataclass.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -377,13 +378,13 @@ class RunRecord:
   def to_dict(self) -> dict[str, Any]:
     """The JSON object: common fields and those of the record's algorithm."""
     out = {}
-    for field in dataclasses.fields(self):
-      algorithms = field.metadata.get("algorithms")
-      value = getattr(self, field.name)
-      if field.metadata.get("when_set") and value is None:
-        continue
-      if algorithms is None or self.algorithm in algorithms:
-        out[field.name] = _jsonable(value)
+    for name, when_set in _fields_of(self.algorithm):
+      value = getattr(self, name)
+      if type(value) in _JSON_LEAVES:  # pylint: disable=unidiomatic-typecheck
+        if not (when_set and value is None):
+          out[name] = value
+      else:
+        out[name] = _jsonable(value)
     return out
 
   def to_json(self) -> str:
@@ -424,6 +425,17 @@ class RunRecord:
 
 
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(RunRecord))
+
+
+@functools.lru_cache(maxsize=None)
+def _fields_of(algorithm: str) -> tuple[tuple[str, bool], ...]:
+  """The fields a record of ``algorithm`` holds, each with whether it is
+  written only when set."""
+  return tuple(
+      (f.name, bool(f.metadata.get("when_set")))
+      for f in dataclasses.fields(RunRecord)
+      if f.metadata.get("algorithms") is None
+      or algorithm in f.metadata["algorithms"])
 _REQUIRED = tuple(f.name for f in dataclasses.fields(RunRecord)
                   if f.default is dataclasses.MISSING
                   and f.default_factory is dataclasses.MISSING)
@@ -512,6 +524,10 @@ def as_number(value) -> float | None:
   return None
 
 
+# Types written as they are (floats are not: nan and inf become null).
+_JSON_LEAVES = frozenset((str, int, bool, type(None)))
+
+
 def _jsonable(value):
   kind = type(value)
   if kind is str or kind is int or kind is bool or value is None:
@@ -521,7 +537,7 @@ def _jsonable(value):
   if isinstance(value, Mapping):
     return {str(k): _jsonable(v) for k, v in value.items()}
   if isinstance(value, (list, tuple)):
-    if all(type(v) is str for v in value):  # pylint: disable=unidiomatic-typecheck
+    if set(map(type, value)) <= _JSON_LEAVES:
       return list(value)
     return [_jsonable(v) for v in value]
   if hasattr(value, "item"):  # numpy scalars
