@@ -1,5 +1,7 @@
 """Tests of the vocabulary's factorisation and encoding."""
 
+from unittest import mock
+
 from absl.testing import parameterized
 import numpy as np
 
@@ -39,6 +41,12 @@ class FactorizeTest(parameterized.TestCase):
   )
   def test_anything_but_arrow_strings_is_left_to_the_caller(self, values):
     self.assertIsNone(vocabulary_lib.factorize_strings(values))
+
+  def test_users_of_mappings_are_left_to_the_caller_without_arrow(self):
+    # Arrow would infer a struct of one field per distinct word first.
+    users = [{f"w{i}": 1} for i in range(100)]
+    with mock.patch("pyarrow.array", side_effect=AssertionError("Arrow")):
+      self.assertIsNone(vocabulary_lib.factorize_strings(users))
 
   def test_factorize_falls_back_to_a_dict(self):
     words = ["\ud800", "a", "\ud800"]

@@ -56,6 +56,11 @@ def factorize_strings(values) -> tuple[np.ndarray, np.ndarray] | None:
   Arrow cannot hold as one UTF-8 array (lone surrogates, 2 GiB of text or
   more) also give ``None``; :func:`factorize` then numbers them by a dict.
   """
+  if len(values) and not isinstance(values[0], str):
+    # Users given as mappings, say: Arrow would infer a struct type with a
+    # field per distinct word (24 s for 40,000 one-word users) only to give
+    # None.
+    return None
   import pyarrow as pa  # pylint: disable=g-import-not-at-top
   try:
     array = pa.array(values)
