@@ -526,6 +526,7 @@ def as_number(value) -> float | None:
 
 # Types written as they are (floats are not: nan and inf become null).
 _JSON_LEAVES = frozenset((str, int, bool, type(None)))
+_PLAIN_VALUES = _JSON_LEAVES | {float}
 
 
 def _jsonable(value):
@@ -535,6 +536,8 @@ def _jsonable(value):
   if isinstance(value, float) and not math.isfinite(value):
     return None
   if isinstance(value, Mapping):
+    if _plain(value):
+      return dict(value)
     return {str(k): _jsonable(v) for k, v in value.items()}
   if isinstance(value, (list, tuple)):
     if set(map(type, value)) <= _JSON_LEAVES:
@@ -543,6 +546,16 @@ def _jsonable(value):
   if hasattr(value, "item"):  # numpy scalars
     return _jsonable(value.item())
   return value
+
+
+def _plain(mapping: Mapping) -> bool:
+  """Whether ``mapping`` is written as it is: ``str`` keys, values of
+  ``_JSON_LEAVES`` or finite floats."""
+  kinds = set(map(type, mapping.values()))
+  if not kinds <= _PLAIN_VALUES or not set(map(type, mapping)) <= {str}:
+    return False
+  return float not in kinds or all(
+      math.isfinite(v) for v in mapping.values() if type(v) is float)  # pylint: disable=unidiomatic-typecheck
 
 
 def config_key(config: Mapping[str, Any]) -> str:
