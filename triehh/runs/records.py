@@ -221,10 +221,10 @@ class ResultsWriter:
 
   With ``sync_seconds`` > 0, a line is ``fsync``ed only when the last sync
   is that old, and :meth:`close` (or leaving a ``with`` block) syncs the
-  rest: a sweep syncs at the end of each cell or every few seconds,
-  whichever comes first. A line is on disk as soon as ``os.write`` returns,
-  so a killed process loses none either way; the sync guards against a
-  crash of the machine.
+  rest: a sweep syncs every few seconds and when it ends
+  (:mod:`triehh.runs.runner`). A line is on disk as soon as ``os.write``
+  returns, so a killed process loses none either way; the sync guards
+  against a crash of the machine.
   """
 
   def __init__(self, output_dir: str | None, *, log=None,
@@ -430,7 +430,8 @@ class CompletedRuns:
       return self._done
     with f:
       stat = os.fstat(f.fileno())
-      if (stat.st_dev, stat.st_ino) != self._file or stat.st_size < self._offset:
+      if ((stat.st_dev, stat.st_ino) != self._file
+          or stat.st_size < self._offset):
         self._done.clear()
         self._file, self._offset = (stat.st_dev, stat.st_ino), 0
       f.seek(self._offset)
