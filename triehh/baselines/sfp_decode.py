@@ -63,15 +63,19 @@ def decode_bytes(options: sfp_options.Options) -> int:
 def check_decode_fits(options: sfp_options.Options) -> None:
   """Raises :class:`~triehh.core.memory.InsufficientMemoryError` naming the
   fragment alphabet when the decode's candidates would not fit in memory
-  (their number grows as the square of the alphabet), before any report is
-  drawn, with the largest alphabet that fits."""
+  (their number grows as the square of the alphabet and with the length),
+  before any report is drawn, with the largest alphabet and length that
+  fit."""
   per_pair = (options.num_positions * options.num_buckets
               * DECODE_BYTES_PER_CANDIDATE)
+  per_position = decode_bytes(options) // options.num_positions
 
   def hint(available: int) -> str:
     most = math.isqrt(memory.most_that_fit(per_pair, available)) - 1
+    positions = memory.most_that_fit(per_position, available)
     return (f"use a fragment_alphabet of at most {max(most, 0):,} characters "
-            "(besides the padding)")
+            f"(besides the padding), or length <= {2 * positions:,} (now "
+            f"{options.length:,})")
 
   memory.check_fits(
       f"SFP's decode over fragment_alphabet of {len(options.omega) - 1:,} "
