@@ -179,8 +179,10 @@ def swap_compose(pair: TwoSided, times: int) -> LossDistribution:
 # Runs of consecutive non-zero entries at least this long are convolved as
 # blocks (numpy's direct convolution); shorter ones term by term.
 _BLOCK = 8
-# Below this many products numpy's convolution is faster than any split.
-_SMALL = 200_000
+# Below this many products numpy's convolution is faster than any split
+# (measured: a level of theta = 21 on the 1e-2 grid composed 11 times,
+# 0.6 ms by numpy.convolve, 3.6 ms by runs at a 2e5 threshold).
+_SMALL = 5_000_000
 
 
 def convolve(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -198,15 +200,18 @@ def convolve(first: np.ndarray, second: np.ndarray) -> np.ndarray:
   if nonzero.size * 2 > second.size:
     return np.convolve(first, second)
   out = np.zeros(first.size + second.size - 1)
-  breaks = np.flatnonzero(np.diff(nonzero) > 1) + 1
-  for run in np.split(nonzero, breaks):
-    start, stop = int(run[0]), int(run[-1]) + 1
+  gaps = np.flatnonzero(np.diff(nonzero) > 1)
+  starts = np.r_[nonzero[0], nonzero[gaps + 1]].tolist()
+  stops = (np.r_[nonzero[gaps], nonzero[-1]] + 1).tolist()
+  scaled = np.empty(first.size)
+  for start, stop in zip(starts, stops):
     if stop - start >= _BLOCK:
       out[start:start + first.size + stop - start - 1] += np.convolve(
           first, second[start:stop])
     else:
       for j in range(start, stop):
-        out[j:j + first.size] += second[j] * first
+        np.multiply(first, second[j], out=scaled)
+        out[j:j + first.size] += scaled
   return out
 
 
