@@ -243,3 +243,14 @@ def test_exact_gaussian_sigma_alone_is_the_analytic_gaussian(epsilon, delta):
       sigma, sensitivity=1.0, value_discretization_interval=1e-5,
       pessimistic_estimate=False)
   assert optimistic.get_epsilon_for_delta(delta) <= epsilon * (1 + 1e-6)
+
+
+def test_a_slow_counting_calibration_says_what_it_does(monkeypatch, capsys):
+  from triehh.theory import poisson_calibration  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(poisson_calibration, "SLOW_SECONDS", 0.0)
+  discovery = _poisson_params(10**5, 4e-9, rate=0.04)
+  counting.calibrate_total(discovery, discovery.epsilon + 0.7, 1e-8, 1.0)
+  err = capsys.readouterr().err
+  said = (f"triehh: calibrating the counting noise for a total "
+          f"epsilon={discovery.epsilon + 0.7:g}, delta=1e-08")
+  assert f"{said} ...\n" in err and f"{said} took " in err

@@ -43,3 +43,19 @@ def test_a_calibration_too_long_is_refused_at_once(num_levels,
 def test_levels_calibrated_in_time_are_not_refused(num_levels,
                                                    discretization):
   poisson_calibration.check_calibration_time(num_levels, discretization)
+
+
+def test_a_slow_calibration_says_what_it_does(monkeypatch, capsys):
+  # Over SLOW_SECONDS (2 s) a search says on stderr what it calibrates,
+  # then how long it took; here every search is "slow".
+  monkeypatch.setattr(poisson_calibration, "SLOW_SECONDS", 0.0)
+  poisson_calibration.calibrate(10_000, 4, 3.3, 1e-7)
+  err = capsys.readouterr().err
+  said = "triehh: calibrating Poisson sampling for epsilon=3.3, delta=1e-07 "
+  assert f"{said}over L=4 levels ...\n" in err
+  assert f"{said}over L=4 levels took " in err
+
+
+def test_a_fast_calibration_says_nothing(capsys):
+  poisson_calibration.calibrate(10_000, 3, 3.1, 1e-7)
+  assert capsys.readouterr().err == ""

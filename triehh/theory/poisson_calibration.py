@@ -11,9 +11,14 @@ before use.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
+import sys
+import threading
+import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -152,6 +157,29 @@ def check_calibration_time(num_levels: int, discretization: float) -> None:
       "whose calibration composes nothing")
 
 
+# Seconds a calibration may take before it says on stderr what it is doing.
+SLOW_SECONDS = 2.0
+
+
+@contextlib.contextmanager
+def said_if_slow(what: str) -> Iterator[None]:
+  """Says ``triehh: <what> ...`` on stderr if the block still runs after
+  :data:`SLOW_SECONDS`, and how long it took when it ends."""
+  start = time.monotonic()
+  timer = threading.Timer(SLOW_SECONDS, lambda: print(
+      f"triehh: {what} ...", file=sys.stderr, flush=True))
+  timer.daemon = True
+  timer.start()
+  try:
+    yield
+  finally:
+    timer.cancel()
+    timer.join()  # its line, if it was said, comes first
+    if time.monotonic() - start >= SLOW_SECONDS:
+      print(f"triehh: {what} took {time.monotonic() - start:.1f} s",
+            file=sys.stderr, flush=True)
+
+
 # The search for theta uses this coarser grid (a pessimistic rounding, so a
 # rate found on it is safe on the finer one), then refines the rate.
 _SEARCH_DISCRETIZATION = 1e-2
@@ -220,6 +248,22 @@ def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
                               discretization, adjacency)
     if checked is not None:
       return checked
+  what = (f"calibrating Poisson sampling for epsilon={epsilon:g}, "
+          f"delta={delta:.3g} over L={num_levels} levels")
+  with said_if_slow(what):
+    theta, rate = _searched(num_levels, epsilon, delta, theta, discretization,
+                            adjacency)
+  if rate > 0:
+    calibration_store.save("poisson", arguments, _SOURCES,
+                           {"theta": theta, "rate": rate})
+  return theta, rate
+
+
+def _searched(num_levels: int, epsilon: float, delta: float,
+              theta: int | None, discretization: float,
+              adjacency: Adjacency) -> tuple[int, float]:
+  """:func:`_search`'s answer, searched: theta on the coarse grid (unless
+  given), then its rate on ``discretization``."""
   coarse = max(_SEARCH_DISCRETIZATION, discretization)
   found: dict[int, float] = {}
 
@@ -237,9 +281,6 @@ def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
   rate = max_rate(theta, num_levels, epsilon, delta,
                   discretization=discretization, bracket=bracket,
                   tolerance=_RATE_TOLERANCE, adjacency=adjacency)
-  if rate > 0:
-    calibration_store.save("poisson", arguments, _SOURCES,
-                           {"theta": theta, "rate": rate})
   return theta, rate
 
 
