@@ -29,7 +29,6 @@ from absl import flags
 from experiments import flags as shared_flags
 from experiments import single_run
 from triehh.baselines import partition_selection
-from triehh.runs.algorithms import partition_selection as ps_algorithm
 
 FLAGS = flags.FLAGS
 for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + ("show",):
@@ -46,13 +45,24 @@ flags.DEFINE_integer("max_partitions_contributed", 1,
 
 def run_config(strategy: str) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return ps_algorithm.partition_selection_config(
+  return _algorithm().partition_selection_config(
       shared_flags.data_options(), epsilon=FLAGS.epsilon, delta=FLAGS.delta,
       strategy=strategy,
       max_partitions_contributed=FLAGS.max_partitions_contributed)
 
 
-record = ps_algorithm.partition_selection_record
+def _algorithm():
+  """Partition selection's algorithm of runs and records, imported when a
+  run starts (``--help`` and the flags' checks do not need the runs'
+  algorithms)."""
+  from triehh.runs.algorithms import partition_selection as ps_algorithm  # pylint: disable=g-import-not-at-top
+  return ps_algorithm
+
+
+def record(*args, **kwargs):
+  """:func:`~triehh.runs.algorithms.partition_selection.
+  partition_selection_record`."""
+  return _algorithm().partition_selection_record(*args, **kwargs)
 
 
 def _describe(result) -> list[str]:
@@ -78,7 +88,7 @@ def main(argv):
   single_run.run_all(single_run.Algorithm(
       prepare=lambda data: None, built="built",
       config=lambda: run_config(FLAGS.partition_strategy),
-      call=ps_algorithm.call_partition_selection, describe=_describe,
+      call=_algorithm().call_partition_selection, describe=_describe,
       run_line=_run_line, word=lambda word, count: word, record=record,
       note="  (alphabetical: partition selection releases no counts)"))
 

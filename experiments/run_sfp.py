@@ -27,7 +27,6 @@ from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
 from triehh.baselines import sfp_encoding
 from triehh.core import memory
-from triehh.runs.algorithms import sfp as sfp_algorithm
 
 FLAGS = flags.FLAGS
 for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
@@ -61,7 +60,7 @@ flags.register_validator(
 
 def run_config(t: int) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return sfp_algorithm.sfp_config(
+  return _algorithm().sfp_config(
       shared_flags.data_options(), epsilon=FLAGS.epsilon, delta=FLAGS.delta,
       top_t=t, k=FLAGS.cms_k, m=FLAGS.cms_m, length=FLAGS.sfp_length,
       fragment_alphabet=FLAGS.fragment_alphabet,
@@ -69,7 +68,16 @@ def run_config(t: int) -> dict:
       check_puzzle_hash=FLAGS.check_puzzle_hash)
 
 
-record = sfp_algorithm.sfp_record
+def _algorithm():
+  """SFP's algorithm of runs and records, imported when a run starts
+  (``--help`` and the flags' checks do not need the runs' algorithms)."""
+  from triehh.runs.algorithms import sfp as sfp_algorithm  # pylint: disable=g-import-not-at-top
+  return sfp_algorithm
+
+
+def record(*args, **kwargs):
+  """:func:`~triehh.runs.algorithms.sfp.sfp_record`."""
+  return _algorithm().sfp_record(*args, **kwargs)
 
 
 def _describe(result) -> list[str]:
@@ -113,7 +121,7 @@ def main(argv):
   check_sketch_flags()
   single_run.run_all(single_run.Algorithm(
       prepare=lambda data: None, built="built",
-      config=lambda: run_config(FLAGS.top_t), call=sfp_algorithm.call_sfp,
+      config=lambda: run_config(FLAGS.top_t), call=_algorithm().call_sfp,
       describe=_describe, run_line=_run_line,
       word=lambda word, count: f"{word}:{count:.0f}", record=record))
 
