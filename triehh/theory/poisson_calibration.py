@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import functools
 import math
+import os
 import sys
 import threading
 import time
@@ -157,16 +158,35 @@ def check_calibration_time(num_levels: int, discretization: float) -> None:
       "whose calibration composes nothing")
 
 
-# Seconds a calibration may take before it says on stderr what it is doing.
+# Seconds a calibration may take before it says on stderr what it is doing;
+# the environment variable PROGRESS_AFTER_VARIABLE overrides it ("inf":
+# never; a script that parses stderr sets it).
 SLOW_SECONDS = 2.0
+PROGRESS_AFTER_VARIABLE = "TRIEHH_PROGRESS_AFTER"
+
+
+def slow_seconds() -> float:
+  """:data:`SLOW_SECONDS`, or the environment's override."""
+  text = os.environ.get(PROGRESS_AFTER_VARIABLE)
+  if text is None:
+    return SLOW_SECONDS
+  try:
+    return float(text)
+  except ValueError:
+    raise ValueError(f"{PROGRESS_AFTER_VARIABLE}={text!r} is not a number of "
+                     "seconds (inf: never say a calibration is slow)") from None
 
 
 @contextlib.contextmanager
 def said_if_slow(what: str) -> Iterator[None]:
   """Says ``triehh: <what> ...`` on stderr if the block still runs after
-  :data:`SLOW_SECONDS`, and how long it took when it ends."""
+  :func:`slow_seconds`, and how long it took when it ends."""
   start = time.monotonic()
-  timer = threading.Timer(SLOW_SECONDS, lambda: print(
+  after = slow_seconds()
+  if math.isinf(after):
+    yield
+    return
+  timer = threading.Timer(after, lambda: print(
       f"triehh: {what} ...", file=sys.stderr, flush=True))
   timer.daemon = True
   timer.start()
@@ -175,7 +195,7 @@ def said_if_slow(what: str) -> Iterator[None]:
   finally:
     timer.cancel()
     timer.join()  # its line, if it was said, comes first
-    if time.monotonic() - start >= SLOW_SECONDS:
+    if time.monotonic() - start >= after:
       print(f"triehh: {what} took {time.monotonic() - start:.1f} s",
             file=sys.stderr, flush=True)
 
