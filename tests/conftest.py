@@ -383,6 +383,10 @@ def pytest_configure(config: pytest.Config) -> None:
   os.environ["XDG_CACHE_HOME"] = cache
   # Bytecode (module docstring): compiled once, read by every later process.
   os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+  # No "calibrating ..." progress lines on stderr, however loaded the
+  # machine: tests compare drivers' stderr line by line (the progress tests
+  # set it themselves).
+  os.environ["TRIEHH_PROGRESS_AFTER"] = "inf"
   sys.dont_write_bytecode = False
   config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
