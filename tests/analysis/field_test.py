@@ -179,3 +179,13 @@ def test_moonshot_divides_by_the_best_strategy():
 def test_upload_weights_each_round_by_participation():
   assert mechanisms.upload([100.0, 300.0], [0.5, 0.1]) == {
       "bytes_round_max": 300.0, "bytes_per_user": 80.0}
+
+
+def test_iblt_is_refused_where_corollary_1_has_no_batch():
+  data = runs.plan(runs.Settings(users=(N,), count_users=(),
+                                 large_count_users=(), sfp_users=(),
+                                 iblt_users=(N,), tff_users=(),
+                                 epsilons=(1.0,), others=False),
+                   datasets_lib.DataCache(None)).data[("english", N)]
+  with pytest.raises(mechanisms.Refused, match="too few for Theorem 1"):
+    mechanisms.run(mechanisms.IBLT, data, 1.0, 1 / N**2, seed=0)

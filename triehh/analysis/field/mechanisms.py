@@ -268,10 +268,13 @@ def _sfp(name, data, epsilon, delta, seed) -> dict:
 
 def _iblt(name, data, epsilon, delta, seed) -> dict:
   del name
-  result = iblt.iblt_discover(data.population,
-                              k_anonymity=IBLT_K_ANONYMITY, epsilon=epsilon,
-                              delta=delta, seed=seed,
-                              max_length=data.population.max_length)
+  try:
+    result = iblt.iblt_discover(data.population,
+                                k_anonymity=IBLT_K_ANONYMITY,
+                                epsilon=epsilon, delta=delta, seed=seed,
+                                max_length=data.population.max_length)
+  except ValueError as err:  # Corollary 1's batch: n too small for epsilon
+    raise Refused(str(err)) from err
   p = result.params
   record = dict(released=list(result.heavy_hitters), rounds=p.num_rounds,
                 raw_strings=False, calibrated=None,
