@@ -352,8 +352,9 @@ def _is_positive_finite(value) -> bool:
 
 flags.register_validator(
     "epsilon", _is_positive_finite,
-    "--epsilon must be a positive finite number (for runs without a privacy "
-    "guarantee give --theta with --batch_size and --allow_no_guarantee)")
+    "--epsilon must be a positive finite number (a TrieHH run without a "
+    "privacy guarantee: triehh-run's --theta with --batch_size and "
+    "--allow_no_guarantee)")
 flags.register_validator(
     "delta", lambda v: v is None or 0 < v < 1,
     "--delta must be in the open interval (0, 1)")

@@ -103,8 +103,16 @@ def _run_line(run: int, seed: int, result, found: int) -> str:
 
 def check_sketch_flags() -> None:
   """Refuses, before any data is built, a ``--cms_m`` that is not a power
-  of two, and ``--cms_k`` and ``--cms_m`` whose sketches would not fit in
-  memory."""
+  of two, ``--cms_k`` and ``--cms_m`` whose sketches would not fit in
+  memory, an odd ``--sfp_length`` and a ``--fragment_alphabet`` holding the
+  padding symbol, each naming its flag."""
+  if FLAGS.sfp_length % 2:
+    raise ValueError(f"flag --sfp_length={FLAGS.sfp_length}: must be even "
+                     "(SFP's fragments are 2 characters)")
+  if FLAGS.fragment_alphabet and sfp_encoding.PAD in FLAGS.fragment_alphabet:
+    raise ValueError(f"flag --fragment_alphabet={FLAGS.fragment_alphabet!r}: "
+                     f"must not contain the padding symbol "
+                     f"{sfp_encoding.PAD!r} (it is always added)")
   count_mean_sketch.check_width(FLAGS.cms_m, "--cms_m (sketch width)")
   try:
     count_mean_sketch.check_sketch_fits(FLAGS.cms_k, FLAGS.cms_m,
@@ -114,6 +122,19 @@ def check_sketch_flags() -> None:
         f"flag --cms_k={FLAGS.cms_k:,} --cms_m={FLAGS.cms_m:,}: {err}") from err
 
 
+def _call(population, config, seed):
+  """One SFP run; a stitching too large for the library's candidate bound
+  is said in the flag's terms."""
+  try:
+    return _algorithm().call_sfp(population, config, seed)
+  except ValueError as err:
+    if "max_candidates" not in str(err):
+      raise
+    raise ValueError(f"flag --top_t={FLAGS.top_t}: {err} (triehh-sfp keeps "
+                     "sfp_discover's max_candidates at its default: lower "
+                     "--top_t)") from None
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -121,7 +142,7 @@ def main(argv):
   check_sketch_flags()
   single_run.run_all(single_run.Algorithm(
       prepare=lambda data: None, built="built",
-      config=lambda: run_config(FLAGS.top_t), call=_algorithm().call_sfp,
+      config=lambda: run_config(FLAGS.top_t), call=_call,
       describe=_describe, run_line=_run_line,
       word=lambda word, count: f"{word}:{count:.0f}", record=record))
 

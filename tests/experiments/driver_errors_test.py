@@ -102,6 +102,17 @@ def test_bad_flags_are_named_before_any_work(flags, needles, no_data):
   assert_one_error_line(code, err, *needles)
 
 
+@pytest.mark.parametrize("flags, needles", [
+    (("--sfp_length=3",), ("--sfp_length=3", "even")),
+    (("--fragment_alphabet=$ab",), ("--fragment_alphabet", "padding")),
+    (("--cms_m=1000",), ("--cms_m",)),
+    (("--epsilon=0",), ("--epsilon", "triehh-run's --theta")),
+])
+def test_bad_sfp_flags_are_named_before_any_work(flags, needles, no_data):
+  code, _, err = drivers.run_in_process(run_sfp, *flags)
+  assert_one_error_line(code, err, *needles)
+
+
 def test_tiny_population_says_so_in_the_users_terms(tmp_path):
   path = tmp_path / "one.csv"
   path.write_text("user,text\nu1,hello world\n")
