@@ -66,6 +66,11 @@ class EncodingTest(parameterized.TestCase):
       Population.from_user_words("just one string")
     with self.assertRaises(TypeError):
       Population.from_user_words([3])
+    for not_users in (None, 5):  # named, not Python's "is not iterable"
+      with self.assertRaisesRegex(TypeError, "user_words must be a sequence "
+                                  f"with one entry per user.*got "
+                                  f"{type(not_users).__name__}"):
+        Population.from_user_words(not_users)
 
   def test_custom_end_symbol(self):
     pop = Population.from_user_words(["a$b"], end_symbol="#")

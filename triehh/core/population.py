@@ -120,7 +120,13 @@ class Population:
           "number of users holding each word")
     inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
     if not isinstance(user_words, list):
-      user_words = list(user_words)
+      try:
+        user_words = list(user_words)
+      except TypeError:
+        raise TypeError(
+            "user_words must be a sequence with one entry per user (a word, "
+            "or a mapping or list of one user's words) or a Population, got "
+            f"{type(user_words).__name__} {user_words!r:.60}") from None
     if not user_words:
       raise ValueError("user_words is empty: a population needs users")
     # One word per user: each distinct word is numbered in one pass over the
