@@ -249,19 +249,12 @@ def _round(population: population_lib.Population, params: NoisyParams,
   """One round: the next frontier, the released (words, noisy sums, false)
   and the round's stats."""
   voted = _votes(population, params.sampling_rate, rng, frontier, ext, p)
-  noisy = voted.votes + params.sigma * rng.standard_normal(
-      voted.candidates.size)
-  keep = noisy >= params.threshold
   num_candidates = frontier.real.size * ext.size
-  pool, pool_noisy = _other_passing(
-      voted.candidates, num_candidates, params, rng)
-  candidates = np.concatenate([voted.candidates[keep], pool])
-  values = np.concatenate([noisy[keep], pool_noisy])
-  real_words = np.concatenate([voted.words[keep],
-                               np.full(pool.size, -1, dtype=np.int64)])
-  order = np.argsort(candidates, kind="stable")
-  candidates, values, real_words = (candidates[order], values[order],
-                                    real_words[order])
+  candidates, values, source = draw_passing(
+      voted.candidates, voted.votes, num_candidates, params, rng)
+  explicit = source >= 0
+  real_words = np.full(candidates.size, -1, dtype=np.int64)
+  real_words[explicit] = voted.words[source[explicit]]
   fpos, e = np.divmod(candidates, ext.size)
   codes = np.concatenate(
       [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
@@ -276,8 +269,9 @@ def _round(population: population_lib.Population, params: NoisyParams,
       num_released=int(ends.sum()),
       expected_false_positives=params.false_positive_rate * num_candidates,
       num_zero_vote=int(num_candidates - (~zero).sum()),
-      num_zero_vote_passing=int(pool.size + (keep & zero).sum()),
-      num_false_positives=int(pool.size))
+      num_zero_vote_passing=int(
+          (~explicit).sum() + zero[source[explicit]].sum()),
+      num_false_positives=int((~explicit).sum()))
   nxt = _next_frontier(population, codes[~ends], real_words[~ends], p + ext.chars)
   return nxt, _released(population, codes[ends], values[ends],
                         real_words[ends] < 0), stats
@@ -351,6 +345,25 @@ def _word_candidates(population: population_lib.Population,
     chunk = np.concatenate([chunk, pad], axis=1)
   e = ext.encode(chunk, population.alphabet.end_code)
   return np.where((fpos >= 0) & (e >= 0), fpos * ext.size + e, -1)
+
+
+def draw_passing(explicit: np.ndarray, votes: np.ndarray,
+                 num_candidates: int, params: NoisyParams,
+                 rng: np.random.Generator
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Steps 2 and 3 of a round of ``num_candidates`` candidates, given the
+  explicit ones (increasing ids) and their votes: the passing candidates
+  (increasing), their noisy sums, and which explicit candidate each is
+  (its index, ``-1``: one of the others)."""
+  noisy = votes + params.sigma * rng.standard_normal(explicit.size)
+  keep = noisy >= params.threshold
+  pool, pool_noisy = _other_passing(explicit, num_candidates, params, rng)
+  candidates = np.concatenate([explicit[keep], pool])
+  values = np.concatenate([noisy[keep], pool_noisy])
+  source = np.concatenate([np.flatnonzero(keep),
+                           np.full(pool.size, -1, dtype=np.int64)])
+  order = np.argsort(candidates, kind="stable")
+  return candidates[order], values[order], source[order]
 
 
 def _other_passing(voted: np.ndarray, num_candidates: int,
