@@ -119,6 +119,15 @@ _SLOW_TESTS = {
         "test_a_piece_with_no_usable_row_is_named",
         "test_importing_triehh_and_the_tables_does_not_import_beam",
     ),
+    "tests/beam/noisy_protocol_test.py": (  # each runs a Beam pipeline: 1-3 s
+        "test_the_rounds_are_equal_in_law_to_the_fast_engine",  # 4 s (fixture)
+        "test_the_law_test_sees_a_threshold_a_third_of_sigma_higher",  # 2 s
+        "test_the_stats_count_what_the_rounds_saw",  # the fixture
+        "test_quiet_noise_at_two_characters_per_round_finds_every_word",
+        "test_each_round_runs_at_its_own_noise_and_threshold",
+        "test_a_seed_gives_one_run_and_another_seed_another",
+        "test_the_guarantee_is_the_fast_engines",
+    ),
     "tests/beam/partition_selection_test.py": (
         "test_beam_backend_releases_what_the_local_backend_releases",  # 4 s
         "test_both_run_on_the_same_user_pcollection",  # 5 s

@@ -1,0 +1,195 @@
+"""The noisy trie on Beam: equal in law to the fast engine."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+from scipy import stats
+
+pytest.importorskip("apache_beam", reason="apache-beam is not installed")
+
+from triehh.beam import noisy_protocol  # pylint: disable=g-import-not-at-top
+from triehh.core import alphabet as alphabet_lib  # pylint: disable=g-import-not-at-top
+from triehh.core import population as population_lib  # pylint: disable=g-import-not-at-top
+from triehh.engines import noisy  # pylint: disable=g-import-not-at-top
+from triehh.theory import noisy_trie  # pylint: disable=g-import-not-at-top
+
+# The population of tests/engines/tff/noisy_engine_test.py: its released
+# words vary from run to run, candidates nobody votes for pass at 5 %.
+LAW_WORDS = ["ab"] * 5 + ["b"] * 4 + ["ba"] * 3 + ["a"] * 2 + ["bb"]
+LAW_PARAMS = noisy_trie.NoisyTrieParams(sigma=1.5, num_levels=3,
+                                        threshold=2.5, sampling_rate=0.8)
+BEAM_RUNS, FAST_RUNS = 1000, 4000
+# Both sides are seeded, so each p-value is a fixed number; with equal laws
+# a statistic falls below its threshold with this chance (two statistics).
+FALSE_ALARM = 1e-3
+
+
+def law_population():
+  return population_lib.Population.from_user_words(LAW_WORDS, max_length=2)
+
+
+def law_rounds(seeds, params=LAW_PARAMS, words=LAW_WORDS, max_length=2):
+  return noisy_protocol.NoisyRounds(
+      params, alphabet_lib.Alphabet.from_words(words), max_length,
+      seeds=tuple(seeds))
+
+
+def word_set(result):
+  return tuple(sorted(result.words))
+
+
+def passes_per_round(result):
+  return tuple(level.num_passing for level in result.levels)
+
+
+def homogeneity_p_value(a, b, key) -> float:
+  """Chi-square test that ``key`` of the runs ``a`` and of ``b`` follow one
+  law; outcomes expected fewer than 5 times in ``a`` are pooled."""
+  count_a = collections.Counter(map(key, a))
+  count_b = collections.Counter(map(key, b))
+  share = len(a) / (len(a) + len(b))
+  outcomes = sorted(set(count_a) | set(count_b), key=repr)
+  big = [o for o in outcomes if (count_a[o] + count_b[o]) * share >= 5]
+  rest = [o for o in outcomes if o not in big]
+  table = np.array([[c[o] for o in big] + [sum(c[o] for o in rest)]
+                    for c in (count_a, count_b)])
+  assert table.shape[1] >= 8  # enough outcomes for the test to see a change
+  return stats.chi2_contingency(table[:, table.sum(axis=0) > 0]).pvalue
+
+
+@pytest.fixture(scope="module")
+def beam_law_runs():
+  """BEAM_RUNS seeds side by side in one pipeline."""
+  rounds = law_rounds(range(BEAM_RUNS))
+  runs = noisy_protocol.run(list(enumerate(LAW_WORDS)), rounds)
+  return [runs[seed] for seed in rounds.seeds]
+
+
+def fast_runs(params, first_seed=10**6):
+  pop = law_population()
+  return [noisy.run(pop, params, seed)
+          for seed in range(first_seed, first_seed + FAST_RUNS)]
+
+
+def test_the_rounds_are_equal_in_law_to_the_fast_engine(beam_law_runs):
+  fast = fast_runs(LAW_PARAMS)
+  p_values = {key.__name__: homogeneity_p_value(beam_law_runs, fast, key)
+              for key in (word_set, passes_per_round)}
+  assert min(p_values.values()) > FALSE_ALARM / len(p_values), p_values
+  # The runs compared are not trivial: false positives and every round.
+  assert sum(level.num_zero_vote_passing for run in beam_law_runs
+             for level in run.levels) > 10
+  assert sum(len(run.levels) == 3 for run in beam_law_runs) > BEAM_RUNS / 2
+
+
+def test_the_law_test_sees_a_threshold_a_third_of_sigma_higher(
+    beam_law_runs):
+  higher = fast_runs(noisy_trie.NoisyTrieParams(
+      sigma=1.5, num_levels=3, threshold=3.0, sampling_rate=0.8))
+  for key in (word_set, passes_per_round):
+    assert homogeneity_p_value(beam_law_runs, higher, key) < FALSE_ALARM / 2
+
+
+def test_the_stats_count_what_the_rounds_saw(beam_law_runs):
+  for run in beam_law_runs[:100]:
+    for r, level in enumerate(run.levels):
+      assert level.prefix_length == r
+      assert level.num_candidates == level.num_frontier * (3 if r < 2 else 1)
+      assert level.num_voted <= level.num_candidates
+      assert level.num_released <= level.num_passing
+      assert level.expected_false_positives == pytest.approx(
+          LAW_PARAMS.false_positive_rate * level.num_candidates)
+    # A round after another keeps its passing prefixes as the frontier.
+    for before, after in zip(run.levels, run.levels[1:]):
+      assert after.num_frontier == before.num_passing - before.num_released
+    assert np.all(run.noisy_counts >= LAW_PARAMS.threshold)
+
+
+# ---- several characters per round, each round its own noise ---------------
+
+WORDS = ["sun"] * 6 + ["moon"] * 5 + ["mo"] * 4 + ["s"] * 3
+
+
+def test_quiet_noise_at_two_characters_per_round_finds_every_word():
+  params = noisy_trie.NoisyTrieParams(sigma=0.01, num_levels=3,
+                                      threshold=0.5, chars_per_level=2)
+  rounds = law_rounds((3,), params, WORDS, max_length=4)
+  got = noisy_protocol.run(list(enumerate(WORDS)), rounds)[3]
+  # By round, each round's by noisy sum.
+  assert got.words == ("s", "sun", "mo", "moon")
+  np.testing.assert_allclose(got.noisy_counts, [3, 6, 4, 5], atol=0.1)
+  assert [level.num_passing for level in got.levels] == [3, 3, 1]
+  pop = population_lib.Population.from_user_words(WORDS, max_length=4)
+  fast = noisy.run(pop, params, 0)
+  assert [level.num_candidates for level in got.levels] == [
+      level.num_candidates for level in fast.levels]
+  assert set(fast.words) == set(got.words)
+
+
+def test_each_round_runs_at_its_own_noise_and_threshold():
+  loud_last = noisy_trie.NoisyTrieParams(sigma=0.01, num_levels=3,
+                                         threshold=0.5,
+                                         noise_multipliers=(1.0, 1.0, 1000.0))
+  loud_first = noisy_trie.NoisyTrieParams(sigma=0.01, num_levels=3,
+                                          threshold=0.5,
+                                          noise_multipliers=(1000.0,))
+  users = list(enumerate(LAW_WORDS))
+  last = noisy_protocol.run(users, law_rounds((0,), loud_last))[0]
+  assert set(last.words) == {"a", "b"}  # two letters' "$" comes in round 3
+  first = noisy_protocol.run(users, law_rounds((0,), loud_first))[0]
+  assert first.words == () and len(first.levels) == 1
+
+
+def test_a_seed_gives_one_run_and_another_seed_another():
+  users = list(enumerate(LAW_WORDS))
+  runs = noisy_protocol.run(users, law_rounds((5, 6)))
+  again = noisy_protocol.run(users, law_rounds((5,)))[5]
+  assert runs[5].words == again.words and runs[5].levels == again.levels
+  np.testing.assert_array_equal(runs[5].noisy_counts, again.noisy_counts)
+  assert not np.array_equal(runs[5].noisy_counts, runs[6].noisy_counts)
+
+
+def test_the_guarantee_is_the_fast_engines():
+  rounds = law_rounds((0,))
+  want = noisy_trie.guarantee(LAW_PARAMS, 1e-6)
+  assert noisy_protocol.guarantee(rounds, 1e-6) == want
+  assert noisy_protocol.run([(0, "a")], rounds, delta=1e-6)[0].guarantee \
+      == want
+
+
+# ---- bad input ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(seeds=()), "seeds is empty"),
+    (dict(seeds=(1, -2)), "seeds must be non-negative integers, got -2"),
+    (dict(max_length=0), "max_length"),
+    (dict(params=noisy_trie.NoisyTrieParams(sigma=1.0, num_levels=2,
+                                            threshold=5.0)),
+     "params account for 2 rounds, but words of up to 2 characters at 1 "
+     "per round need 3"),
+    (dict(params=object()), "params must be NoisyTrieParams, got object"),
+    (dict(alphabet="ab"), "alphabet must be an Alphabet, got str"),
+])
+def test_bad_options_are_named(options, match):
+  kwargs = dict(params=LAW_PARAMS, alphabet=alphabet_lib.Alphabet.of("ab"),
+                max_length=2, seeds=(0,))
+  kwargs.update(options)
+  with pytest.raises(ValueError, match=match) as raised:
+    noisy_protocol.NoisyRounds(**kwargs)
+  assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("users, match", [
+    ([(0, "ab"), (1, "b"), (0, "a")],
+     "user 0 has several words; the noisy trie on Beam takes one word per "
+     "user"),
+    ([(0, "ab"), (1, "bc")],
+     "word 'bc' has the character 'c', which is not in the alphabet"),
+])
+def test_bad_users_are_named_before_the_pipeline(users, match):
+  with pytest.raises(ValueError, match=match):
+    noisy_protocol.run(users, law_rounds((0,)))

@@ -1,0 +1,317 @@
+"""The noisy trie as an Apache Beam pipeline over user-partitioned data.
+
+The mechanism is :mod:`triehh.theory.noisy_trie`'s, the law
+:func:`triehh.engines.noisy.run`'s. One word per user (several words per
+user are not supported), k symbols per round, the alphabet given (it fixes
+the public candidate set). Round r (r = 0, 1, ...), on prefixes of
+``p = r * k`` symbols:
+
+1. user ``u`` takes part with probability q, decided by
+   :func:`triehh.beam.protocol.sampled` on ``(r + 1, u)`` under the run's
+   seed (everyone at q = 1);
+2. a taking-part user whose sequence's length-p prefix is on the frontier
+   (a side input: the root at r = 0) emits ``(candidate, 1)``, the
+   candidate numbered as the fast engine's (frontier position ``f``,
+   :class:`~triehh.engines.noisy.Extensions` number ``e``: ``f * E + e``);
+3. the votes are summed per candidate (``CombinePerKey(sum)``);
+4. one step per seed sees the round's voted candidates and their sums (at
+   most the vocabulary's size) with the frontier, and draws by
+   :func:`triehh.engines.noisy.draw_passing` with round r's sigma and
+   threshold (``params.at_round(r)``): a normal draw for each voted
+   candidate, the others (no vote, ``F * E`` minus the voted) as a
+   Binomial count of a uniform subset with values from the normal law
+   above the threshold. Its generator is seeded from ``(seed, r)``. The
+   passing candidates ending in ``$`` are released words (the empty word
+   dropped), the others, false positives included, the next frontier.
+
+The fast engine gives a normal draw to the candidates some word extends,
+zero votes included; here those with no vote are among the others. Each
+candidate passes independently either way, at ``alpha`` with no vote:
+equal in law, not draw for draw. A seed's rounds stop when its frontier is
+empty or after ``ceil((L + 1) / k)`` rounds. Several seeds run side by side
+in one pipeline (keys carry the seed). The guarantee is
+:func:`triehh.theory.noisy_trie.guarantee`'s, the fast engine's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import apache_beam as beam
+import numpy as np
+
+from triehh.beam import protocol
+from triehh.core import alphabet as alphabet_lib
+from triehh.core import validation
+from triehh.engines import noisy
+from triehh.theory import noisy_trie
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyRounds:
+  """The options of a Beam run of the noisy trie.
+
+  Attributes:
+    params: sigma, threshold, sampling rate, rounds, characters per round
+      (a :class:`triehh.theory.noisy_trie.NoisyTrieParams`).
+    alphabet: the characters words may use (with the end symbol).
+    max_length: L.
+    seeds: the runs' seeds (one run each, non-negative).
+  """
+
+  params: noisy_trie.NoisyTrieParams
+  alphabet: alphabet_lib.Alphabet
+  max_length: int
+  seeds: tuple[int, ...] = (0,)
+
+  def __post_init__(self):
+    if not isinstance(self.params, noisy_trie.NoisyTrieParams):
+      raise ValueError(f"params must be NoisyTrieParams, got "
+                       f"{type(self.params).__name__}")
+    if not isinstance(self.alphabet, alphabet_lib.Alphabet):
+      raise ValueError(f"alphabet must be an Alphabet, got "
+                       f"{type(self.alphabet).__name__}")
+    validation.check_int("max_length", self.max_length)
+    if not self.seeds:
+      raise ValueError("seeds is empty: give at least one run's seed")
+    for seed in self.seeds:
+      if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+          or seed < 0:
+        raise ValueError(f"seeds must be non-negative integers, got "
+                         f"{seed!r}")
+    k = self.params.chars_per_level
+    if self.params.num_levels < self.num_rounds:
+      raise ValueError(
+          f"params account for {self.params.num_levels} rounds, but words "
+          f"of up to {self.max_length} characters at {k} per round need "
+          f"{self.num_rounds}")
+
+  @property
+  def num_rounds(self) -> int:
+    """``ceil((L + 1) / k)``: the rounds a run may take."""
+    return -(-(self.max_length + 1) // self.params.chars_per_level)
+
+  def extensions(self, r: int) -> noisy.Extensions:
+    """Round r's extensions (numbered as the fast engine's)."""
+    k = self.params.chars_per_level
+    return noisy.Extensions.of(self.alphabet.size, k, self.max_length, r * k)
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundStats:
+  """One round of a run, as the mechanism sees it.
+
+  Attributes:
+    prefix_length: p, symbols of the frontier prefixes the round extends.
+    num_frontier: F, frontier prefixes.
+    num_candidates: ``F * E``.
+    num_voted: candidates with at least one vote.
+    num_passing: candidates whose noisy sum reached the threshold.
+    num_released: passing candidates ending in ``$`` (the empty word too).
+    expected_false_positives: ``alpha * F * E``.
+    num_zero_vote_passing: passing candidates with no vote.
+  """
+
+  prefix_length: int
+  num_frontier: int
+  num_candidates: int
+  num_voted: int
+  num_passing: int
+  num_released: int
+  expected_false_positives: float
+  num_zero_vote_passing: int
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyRun:
+  """One seed's run.
+
+  Attributes:
+    words: the released words, by round, each round's by noisy sum (largest
+      first).
+    noisy_counts: ``float64 [len(words)]`` their noisy sums.
+    levels: per round, its :class:`RoundStats`.
+    guarantee: what the parameters guarantee (None unless a delta is given).
+  """
+
+  words: tuple[str, ...]
+  noisy_counts: np.ndarray
+  levels: tuple[RoundStats, ...]
+  guarantee: object = None
+
+
+def codes_of(word: str, rounds: NoisyRounds) -> tuple[str, list[int]]:
+  """A word's sequence (:func:`triehh.beam.protocol.sequence`) and its
+  symbols' codes; a ValueError names a character outside the alphabet."""
+  alphabet = rounds.alphabet
+  seq = protocol.sequence(word, rounds.max_length, alphabet.end_symbol)
+  table = alphabet.code_table()
+  table[alphabet.end_symbol] = alphabet.end_code
+  try:
+    return seq, [table[c] for c in seq]
+  except KeyError as e:
+    raise ValueError(f"word {word!r} has the character {e.args[0]!r}, "
+                     f"which is not in the alphabet") from None
+
+
+def _votes(user_word, r: int, frontiers: dict, rounds: NoisyRounds):
+  """The votes of one user in round r of every seed."""
+  user, word = user_word
+  seq, codes = codes_of(word, rounds)
+  ext = rounds.extensions(r)
+  p = r * ext.chars
+  if len(seq) <= p:
+    return
+  chunk = codes[p:p + ext.chars]
+  chunk = np.array([chunk + [-1] * (ext.chars - len(chunk))])
+  e = int(ext.encode(chunk, rounds.alphabet.end_code)[0])
+  if e < 0:
+    return
+  prefix = seq[:p]
+  rate = rounds.params.sampling_rate
+  for seed in rounds.seeds:
+    position = frontiers.get(seed, {}).get(prefix)
+    if position is not None and (rate >= 1.0 or protocol.sampled(
+        seed, r + 1, user, rate)):
+      yield (seed, position * ext.size + e), 1
+
+
+def _positions(seed_prefixes):
+  """``(seed, {prefix: frontier position})`` for the votes' side input."""
+  seed, prefixes = seed_prefixes
+  return seed, {prefix: f for f, prefix in enumerate(prefixes)}
+
+
+def _noisy_round(seed_joined, r: int, rounds: NoisyRounds):
+  """Step 4 for one seed: released words (main output), the next frontier
+  and the round's stats (tagged)."""
+  seed, joined = seed_joined
+  frontiers = list(joined["frontier"])
+  if not frontiers:
+    return
+  frontier = frontiers[0]
+  voted = sorted(joined["votes"])
+  params = rounds.params.at_round(r)
+  ext = rounds.extensions(r)
+  explicit = np.array([c for c, _ in voted], dtype=np.int64)
+  votes = np.array([v for _, v in voted], dtype=np.int64)
+  num_candidates = len(frontier) * ext.size
+  rng = np.random.default_rng([int(seed), r])
+  candidates, values, source = noisy.draw_passing(
+      explicit, votes, num_candidates, params, rng)
+  fpos, e = np.divmod(candidates, ext.size)
+  alphabet = rounds.alphabet
+  texts = [frontier[f] + alphabet.decode(row) for f, row in
+           zip(fpos, ext.decode(e, alphabet.end_code))]
+  ends = ext.ends(e)
+  for i in np.argsort(-values, kind="stable"):
+    if ends[i] and len(texts[i]) > 1:
+      yield seed, r, texts[i][:-1], float(values[i])
+  nxt = tuple(t for t, end in zip(texts, ends) if not end)
+  if nxt:
+    yield beam.pvalue.TaggedOutput("frontier", (seed, nxt))
+  stats = RoundStats(
+      prefix_length=r * ext.chars, num_frontier=len(frontier),
+      num_candidates=num_candidates, num_voted=len(voted),
+      num_passing=int(candidates.size), num_released=int(ends.sum()),
+      expected_false_positives=params.false_positive_rate * num_candidates,
+      num_zero_vote_passing=int((source < 0).sum()))
+  yield beam.pvalue.TaggedOutput("stats",
+                                 (seed, r, dataclasses.astuple(stats)))
+
+
+def expand(users, rounds: NoisyRounds):
+  """The rounds on a PCollection of ``(user, word)``; returns the
+  PCollections of released ``(seed, round, word, noisy sum)`` and of
+  ``(seed, round, RoundStats fields)``."""
+  frontier = users.pipeline | "Root" >> beam.Create(
+      [(seed, ("",)) for seed in rounds.seeds])
+  words, stats = [], []
+  for r in range(rounds.num_rounds):
+    side = beam.pvalue.AsDict(frontier | f"Positions{r}" >> beam.Map(
+        _positions))
+    votes = (users | f"Vote{r}" >> beam.FlatMap(_votes, r, side, rounds)
+             | f"Sum{r}" >> beam.CombinePerKey(sum)
+             | f"BySeed{r}" >> beam.MapTuple(
+                 lambda key, votes: (key[0], (key[1], votes))))
+    out = ({"votes": votes, "frontier": frontier}
+           | f"Join{r}" >> beam.CoGroupByKey()
+           | f"Noise{r}" >> beam.FlatMap(
+               _noisy_round, r, rounds).with_outputs(
+                   "frontier", "stats", main="words"))
+    frontier = out.frontier
+    words.append(out.words)
+    stats.append(out.stats)
+  return (tuple(words) | "Words" >> beam.Flatten(),
+          tuple(stats) | "Stats" >> beam.Flatten())
+
+
+def check_user_words(user_words: Sequence[tuple[object, str]],
+                     rounds: NoisyRounds) -> None:
+  """A ValueError naming a user with several words or a word outside the
+  alphabet."""
+  seen = set()
+  for user, word in user_words:
+    if user in seen:
+      raise ValueError(f"user {user!r} has several words; the noisy trie "
+                       f"on Beam takes one word per user")
+    seen.add(user)
+    codes_of(word, rounds)
+
+
+def runs_by_seed(words, stats, rounds: NoisyRounds, guarantee=None
+                 ) -> dict[int, NoisyRun]:
+  """Seed -> its :class:`NoisyRun`, from the pipeline's outputs."""
+  released = {seed: {} for seed in rounds.seeds}
+  for seed, r, word, value in words:
+    released[seed].setdefault(r, []).append((word, value))
+  levels = {seed: {} for seed in rounds.seeds}
+  for seed, r, fields in stats:
+    levels[seed][r] = RoundStats(*fields)
+  out = {}
+  for seed in rounds.seeds:
+    pairs = [pair for r in sorted(released[seed]) for pair in sorted(
+        released[seed][r], key=lambda wv: -wv[1])]
+    out[seed] = NoisyRun(
+        words=tuple(w for w, _ in pairs),
+        noisy_counts=np.array([v for _, v in pairs], dtype=np.float64),
+        levels=tuple(levels[seed][r] for r in sorted(levels[seed])),
+        guarantee=guarantee)
+  return out
+
+
+def run(user_words: Sequence[tuple[object, str]], rounds: NoisyRounds, *,
+        delta: float | None = None, pipeline_opts=None
+        ) -> dict[int, NoisyRun]:
+  """Runs the noisy trie on in-memory ``(user, word)`` pairs (tests, small
+  data); seed -> its run, carrying :func:`guarantee` at ``delta`` if
+  given."""
+  import json  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  import tempfile  # pylint: disable=g-import-not-at-top
+  from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
+  user_words = list(user_words)
+  check_user_words(user_words, rounds)
+  promise = None if delta is None else guarantee(rounds, delta)
+  with tempfile.TemporaryDirectory() as tmp:
+    paths = {name: os.path.join(tmp, f"{name}.jsonl")
+             for name in ("words", "stats")}
+    with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
+      users = p | "Users" >> beam.Create(user_words)
+      outputs = dict(zip(("words", "stats"), expand(users, rounds)))
+      for name, pcoll in outputs.items():
+        _ = (pcoll | f"Format{name}" >> beam.Map(json.dumps)
+             | f"Write{name}" >> beam.io.WriteToText(
+                 paths[name], num_shards=1, shard_name_template=""))
+    found = {}
+    for name, path in paths.items():
+      with open(path, encoding="utf-8") as f:
+        found[name] = [json.loads(line) for line in f if line.strip()]
+  return runs_by_seed(found["words"], found["stats"], rounds, promise)
+
+
+def guarantee(rounds: NoisyRounds, delta: float):
+  """What the rounds guarantee at ``delta``: the fast engine's
+  (:func:`triehh.theory.noisy_trie.guarantee`)."""
+  return noisy_trie.guarantee(rounds.params, delta)
