@@ -123,6 +123,7 @@ _SLOW_TESTS = {
         "test_the_rounds_are_equal_in_law_to_the_fast_engine",  # 4 s (fixture)
         "test_the_law_test_sees_a_threshold_a_third_of_sigma_higher",  # 2 s
         "test_the_stats_count_what_the_rounds_saw",  # the fixture
+        "test_two_characters_per_round_are_equal_in_law_to_the_fast_engine",
         "test_quiet_noise_at_two_characters_per_round_finds_every_word",
         "test_each_round_runs_at_its_own_noise_and_threshold",
         "test_a_seed_gives_one_run_and_another_seed_another",

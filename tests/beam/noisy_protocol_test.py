@@ -110,6 +110,23 @@ def test_the_stats_count_what_the_rounds_saw(beam_law_runs):
 
 # ---- several characters per round, each round its own noise ---------------
 
+
+def test_two_characters_per_round_are_equal_in_law_to_the_fast_engine():
+  words = LAW_WORDS + ["abb"] * 3
+  params = noisy_trie.NoisyTrieParams(sigma=1.5, num_levels=2, threshold=2.5,
+                                      sampling_rate=0.8, chars_per_level=2)
+  rounds = law_rounds(range(BEAM_RUNS), params, words, max_length=3)
+  runs = noisy_protocol.run(list(enumerate(words)), rounds)
+  beam_runs = [runs[seed] for seed in rounds.seeds]
+  pop = population_lib.Population.from_user_words(words, max_length=3)
+  fast = [noisy.run(pop, params, seed)
+          for seed in range(10**6, 10**6 + FAST_RUNS)]
+  p_values = {key.__name__: homogeneity_p_value(beam_runs, fast, key)
+              for key in (word_set, passes_per_round)}
+  assert min(p_values.values()) > FALSE_ALARM / len(p_values), p_values
+  assert sum(level.num_zero_vote_passing for run in beam_runs
+             for level in run.levels) > 10
+
 WORDS = ["sun"] * 6 + ["moon"] * 5 + ["mo"] * 4 + ["s"] * 3
 
 
