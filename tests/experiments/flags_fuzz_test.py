@@ -168,8 +168,11 @@ def test_sigkill_keeps_results_readable_and_the_next_run_repairs(tmp_path):
              "--num_runs=100000", "--show=0", f"--output_dir={tmp_path}"]
   env = dict(os.environ, PYTHONUNBUFFERED="1")
   path = tmp_path / "results.jsonl"
+  # Each process's seeds start SPAN apart: a process may finish thousands of
+  # runs before its kill (a run takes well under a millisecond here).
+  span = 10**7
   for kill in range(2):
-    proc = subprocess.Popen(command + [f"--seed={1000 * kill}"],
+    proc = subprocess.Popen(command + [f"--seed={span * kill}"],
                             cwd=drivers.ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env=env)
     before = path.read_text().count("\n") if path.exists() else 0
@@ -182,10 +185,10 @@ def test_sigkill_keeps_results_readable_and_the_next_run_repairs(tmp_path):
     proc.wait(timeout=30)
     got, bad = records.read(str(path))
     assert bad == [] and path.read_text().endswith("\n")
-    seeds = [r.seed for r in got if r.seed >= 1000 * kill
-             and r.seed < 1000 * (kill + 1)]
+    seeds = [r.seed for r in got if r.seed >= span * kill
+             and r.seed < span * (kill + 1)]
     # Every finished run is there, in order, none twice.
-    assert seeds == list(range(1000 * kill, 1000 * kill + len(seeds)))
+    assert seeds == list(range(span * kill, span * kill + len(seeds)))
     assert seeds
     # A kill in the middle of a write (not atomic in other writers) leaves
     # half a line; the next run must set it aside, not glue onto it.

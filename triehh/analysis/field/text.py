@@ -15,12 +15,9 @@ from triehh.analysis.field import runs as runs_lib
 _ENGLISH = populations.ENGLISH
 
 
-def introduction(settings: runs_lib.Settings) -> list[str]:
-  """What runs, how it is scored, what every column is."""
+def _mechanism_bullets() -> list[str]:
+  """Each mechanism and the library call that runs it."""
   return [
-      "The mechanisms that find the words many users hold under "
-      "differential privacy, on the same populations, each run through the "
-      "library's entry point (`triehh.analysis.field.mechanisms`):", "",
       "- **TrieHH, fixed-size sampling** (the paper's): `triehh.discover("
       "pop, triehh.Target(ε, δ, sampling=\"fixed\"), seed=s)`.",
       "- **TrieHH, Poisson sampling**: `triehh.discover(pop, "
@@ -45,12 +42,23 @@ def introduction(settings: runs_lib.Settings) -> list[str]:
       "not differential privacy): `triehh.iblt_discover(pop, "
       f"k_anonymity={mech.IBLT_K_ANONYMITY}, epsilon=ε, delta=δ, seed=s)`, "
       "one round of TrieHH's Corollary 1 batch at (ε, δ) through "
-      "TensorFlow Federated: its ε only sizes the batch.", "",
+      "TensorFlow Federated: its ε only sizes the batch.",
+  ]
+
+
+def introduction(settings: runs_lib.Settings) -> list[str]:
+  """What runs, how it is scored, what every column is."""
+  return [
+      "The mechanisms that find the words many users hold under "
+      "differential privacy, on the same populations, each run through the "
+      "library's entry point (`triehh.analysis.field.mechanisms`):", "",
+      *_mechanism_bullets(), "",
       "Every cell takes δ = 1/n² of its population's n, given to the "
       "mechanism (n taken as public). The simulated mechanisms run "
       f"{settings.num_seeds} seeds ({settings.seed} on), partition selection "
       f"{settings.ps_seeds} runs (its noise is python-dp's and takes no "
-      f"seed), SFP and IBLT {settings.ps_seeds} seeds. Numbers are means ± 95% Student-t intervals over those runs, "
+      f"seed), SFP and IBLT {settings.ps_seeds} seeds. Numbers are means "
+      "± 95% Student-t intervals over those runs, "
       "from `results.jsonl` (one JSON line per run).", "",
       "Columns. *words released*: the output's size. *false words*: "
       "released words no user holds (the noisy trie's false positives; "
