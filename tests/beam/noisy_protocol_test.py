@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import pytest
-from scipy import stats
 
 pytest.importorskip("apache_beam", reason="apache-beam is not installed")
 
@@ -15,49 +12,17 @@ from triehh.core import alphabet as alphabet_lib  # pylint: disable=g-import-not
 from triehh.core import population as population_lib  # pylint: disable=g-import-not-at-top
 from triehh.engines import noisy  # pylint: disable=g-import-not-at-top
 from triehh.theory import noisy_trie  # pylint: disable=g-import-not-at-top
+from tests.engines import noisy_law  # pylint: disable=g-import-not-at-top
+from tests.engines.noisy_law import LAW_PARAMS  # pylint: disable=g-import-not-at-top
+from tests.engines.noisy_law import LAW_WORDS  # pylint: disable=g-import-not-at-top
 
-# The population of tests/engines/tff/noisy_engine_test.py: its released
-# words vary from run to run, candidates nobody votes for pass at 5 %.
-LAW_WORDS = ["ab"] * 5 + ["b"] * 4 + ["ba"] * 3 + ["a"] * 2 + ["bb"]
-LAW_PARAMS = noisy_trie.NoisyTrieParams(sigma=1.5, num_levels=3,
-                                        threshold=2.5, sampling_rate=0.8)
-BEAM_RUNS, FAST_RUNS = 1000, 4000
-# Both sides are seeded, so each p-value is a fixed number; with equal laws
-# a statistic falls below its threshold with this chance (two statistics).
-FALSE_ALARM = 1e-3
-
-
-def law_population():
-  return population_lib.Population.from_user_words(LAW_WORDS, max_length=2)
+BEAM_RUNS = 1000
 
 
 def law_rounds(seeds, params=LAW_PARAMS, words=LAW_WORDS, max_length=2):
   return noisy_protocol.NoisyRounds(
       params, alphabet_lib.Alphabet.from_words(words), max_length,
       seeds=tuple(seeds))
-
-
-def word_set(result):
-  return tuple(sorted(result.words))
-
-
-def passes_per_round(result):
-  return tuple(level.num_passing for level in result.levels)
-
-
-def homogeneity_p_value(a, b, key) -> float:
-  """Chi-square test that ``key`` of the runs ``a`` and of ``b`` follow one
-  law; outcomes expected fewer than 5 times in ``a`` are pooled."""
-  count_a = collections.Counter(map(key, a))
-  count_b = collections.Counter(map(key, b))
-  share = len(a) / (len(a) + len(b))
-  outcomes = sorted(set(count_a) | set(count_b), key=repr)
-  big = [o for o in outcomes if (count_a[o] + count_b[o]) * share >= 5]
-  rest = [o for o in outcomes if o not in big]
-  table = np.array([[c[o] for o in big] + [sum(c[o] for o in rest)]
-                    for c in (count_a, count_b)])
-  assert table.shape[1] >= 8  # enough outcomes for the test to see a change
-  return stats.chi2_contingency(table[:, table.sum(axis=0) > 0]).pvalue
 
 
 @pytest.fixture(scope="module")
@@ -68,29 +33,13 @@ def beam_law_runs():
   return [runs[seed] for seed in rounds.seeds]
 
 
-def fast_runs(params, first_seed=10**6):
-  pop = law_population()
-  return [noisy.run(pop, params, seed)
-          for seed in range(first_seed, first_seed + FAST_RUNS)]
-
-
 def test_the_rounds_are_equal_in_law_to_the_fast_engine(beam_law_runs):
-  fast = fast_runs(LAW_PARAMS)
-  p_values = {key.__name__: homogeneity_p_value(beam_law_runs, fast, key)
-              for key in (word_set, passes_per_round)}
-  assert min(p_values.values()) > FALSE_ALARM / len(p_values), p_values
-  # The runs compared are not trivial: false positives and every round.
-  assert sum(level.num_zero_vote_passing for run in beam_law_runs
-             for level in run.levels) > 10
-  assert sum(len(run.levels) == 3 for run in beam_law_runs) > BEAM_RUNS / 2
+  noisy_law.assert_equal_in_law(beam_law_runs)
 
 
 def test_the_law_test_sees_a_threshold_a_third_of_sigma_higher(
     beam_law_runs):
-  higher = fast_runs(noisy_trie.NoisyTrieParams(
-      sigma=1.5, num_levels=3, threshold=3.0, sampling_rate=0.8))
-  for key in (word_set, passes_per_round):
-    assert homogeneity_p_value(beam_law_runs, higher, key) < FALSE_ALARM / 2
+  noisy_law.assert_sees_a_higher_threshold(beam_law_runs)
 
 
 def test_the_stats_count_what_the_rounds_saw(beam_law_runs):
@@ -119,13 +68,7 @@ def test_two_characters_per_round_are_equal_in_law_to_the_fast_engine():
   runs = noisy_protocol.run(list(enumerate(words)), rounds)
   beam_runs = [runs[seed] for seed in rounds.seeds]
   pop = population_lib.Population.from_user_words(words, max_length=3)
-  fast = [noisy.run(pop, params, seed)
-          for seed in range(10**6, 10**6 + FAST_RUNS)]
-  p_values = {key.__name__: homogeneity_p_value(beam_runs, fast, key)
-              for key in (word_set, passes_per_round)}
-  assert min(p_values.values()) > FALSE_ALARM / len(p_values), p_values
-  assert sum(level.num_zero_vote_passing for run in beam_runs
-             for level in run.levels) > 10
+  noisy_law.assert_same_law(beam_runs, noisy_law.fast_runs(params, pop))
 
 WORDS = ["sun"] * 6 + ["moon"] * 5 + ["mo"] * 4 + ["s"] * 3
 

@@ -1,14 +1,10 @@
 """Tests of triehh.engines.tff.noisy_engine: the noisy trie run in TFF,
 equal in law to the fast engine (central noise)."""
 
-import collections
-
 import numpy as np
 import pytest
 
 pytest.importorskip("tensorflow_federated")
-
-from scipy import stats
 
 import triehh
 from triehh.core import population as population_lib
@@ -17,46 +13,14 @@ from triehh.engines.tff import noisy_engine
 from triehh.engines.tff import noisy_process
 from triehh.theory import noisy_trie
 from triehh.theory.adjacency import Adjacency
+from tests.engines import noisy_law
+from tests.engines.noisy_law import LAW_PARAMS
+from tests.engines.noisy_law import LAW_WORDS
+from tests.engines.noisy_law import law_population
 
 # ---- equal in law to the fast engine ----------------------------------------
 
-# A population whose released words vary from run to run: 36 word sets
-# occur in 4,000 fast runs, candidates nobody votes for pass at alpha = 5 %.
-LAW_WORDS = ["ab"] * 5 + ["b"] * 4 + ["ba"] * 3 + ["a"] * 2 + ["bb"]
-LAW_PARAMS = noisy_trie.NoisyTrieParams(sigma=1.5, num_levels=3,
-                                        threshold=2.5, sampling_rate=0.8)
-TFF_RUNS, FAST_RUNS = 250, 4000
-# Both engines are seeded, so each p-value below is a fixed number; with
-# equal laws a statistic falls below its threshold with this chance (two
-# statistics).
-FALSE_ALARM = 1e-3
-
-
-def law_population():
-  return population_lib.Population.from_user_words(LAW_WORDS, max_length=2)
-
-
-def word_set(result):
-  return tuple(sorted(result.words))
-
-
-def passes_per_round(result):
-  return tuple(level.num_passing for level in result.levels)
-
-
-def homogeneity_p_value(a, b, key) -> float:
-  """Chi-square test that ``key`` of the runs ``a`` and of ``b`` follow one
-  law; outcomes expected fewer than 5 times in ``a`` are pooled."""
-  count_a = collections.Counter(map(key, a))
-  count_b = collections.Counter(map(key, b))
-  share = len(a) / (len(a) + len(b))
-  outcomes = sorted(set(count_a) | set(count_b), key=repr)
-  big = [o for o in outcomes if (count_a[o] + count_b[o]) * share >= 5]
-  rest = [o for o in outcomes if o not in big]
-  table = np.array([[c[o] for o in big] + [sum(c[o] for o in rest)]
-                    for c in (count_a, count_b)])
-  assert table.shape[1] >= 8  # enough outcomes for the test to see a change
-  return stats.chi2_contingency(table[:, table.sum(axis=0) > 0]).pvalue
+TFF_RUNS = 250
 
 
 @pytest.fixture(scope="module")
@@ -66,29 +30,13 @@ def tff_law_runs(tff_runtime_module):
   return [noisy_engine.run(pop, LAW_PARAMS, seed) for seed in range(TFF_RUNS)]
 
 
-def fast_runs(params, first_seed=10**6):
-  pop = law_population()
-  return [noisy.run(pop, params, seed)
-          for seed in range(first_seed, first_seed + FAST_RUNS)]
-
-
 def test_central_noise_is_equal_in_law_to_the_fast_engine(tff_law_runs):
-  fast = fast_runs(LAW_PARAMS)
-  p_values = {key.__name__: homogeneity_p_value(tff_law_runs, fast, key)
-              for key in (word_set, passes_per_round)}
-  assert min(p_values.values()) > FALSE_ALARM / len(p_values), p_values
-  # The runs compared are not trivial: false positives and every round.
-  assert sum(level.num_zero_vote_passing for run in tff_law_runs
-             for level in run.levels) > 10
-  assert sum(len(run.levels) == 3 for run in tff_law_runs) > TFF_RUNS / 2
+  noisy_law.assert_equal_in_law(tff_law_runs)
 
 
 def test_the_law_test_sees_a_threshold_a_third_of_sigma_higher(
     tff_law_runs):
-  higher = fast_runs(noisy_trie.NoisyTrieParams(
-      sigma=1.5, num_levels=3, threshold=3.0, sampling_rate=0.8))
-  for key in (word_set, passes_per_round):
-    assert homogeneity_p_value(tff_law_runs, higher, key) < FALSE_ALARM / 2
+  noisy_law.assert_sees_a_higher_threshold(tff_law_runs)
 
 
 def test_a_seed_gives_one_run(tff_runtime_module):
