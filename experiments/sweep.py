@@ -66,12 +66,9 @@ terminal: then one line per cell).
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
-import threading
 import time
-from collections.abc import Iterator
 
 from absl import app
 from absl import flags
@@ -84,6 +81,7 @@ from experiments import run_sfp
 from experiments import run_triehh
 from triehh.baselines import iblt
 from triehh.baselines import partition_selection
+from triehh.core import progress as progress_lib
 from triehh.data import datasets as datasets_lib
 from triehh.engines import registry
 from triehh.runs import grid
@@ -408,26 +406,6 @@ _WRITTEN: list[records.LineCount] = []
 SLOW_SECONDS = 2.0
 
 
-@contextlib.contextmanager
-def _said_if_slow(what: str) -> Iterator[None]:
-  """Says ``sweep: <what> ...`` on stderr if the block is still running
-  after ``SLOW_SECONDS`` (building a grid of a million cells takes a
-  minute), and how long it took when it ends."""
-  start = time.monotonic()
-  timer = threading.Timer(SLOW_SECONDS, lambda: print(
-      f"sweep: {what} ...", file=sys.stderr, flush=True))
-  timer.daemon = True
-  timer.start()
-  try:
-    yield
-  finally:
-    timer.cancel()
-    timer.join()  # its line, if it was said, comes first
-    if time.monotonic() - start >= SLOW_SECONDS:
-      print(f"sweep: {what} took {time.monotonic() - start:.1f} s",
-            file=sys.stderr, flush=True)
-
-
 class CheckProgress:
   """Says how far the check of the cells is, on stderr, once it takes over
   ``SLOW_SECONDS`` (each new cell is calibrated: seconds each), then at
@@ -471,7 +449,8 @@ def _workers(tasks: list[runner.Task]) -> int:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  with _said_if_slow("building the grid's cells and the plan"):
+  with progress_lib.said_if_slow("building the grid's cells and the plan",
+                                 prefix="sweep", after=SLOW_SECONDS):
     cells = check_flags()
     path = shared_flags.check_grid_output_dir()
     _PATH[:] = [path]

@@ -5,6 +5,7 @@ import math
 import pytest
 
 from triehh.core import choices
+from triehh.core import progress
 from triehh.theory import counting
 from triehh.theory import poisson
 from triehh.theory import policy
@@ -246,8 +247,7 @@ def test_exact_gaussian_sigma_alone_is_the_analytic_gaussian(epsilon, delta):
 
 
 def test_a_slow_counting_calibration_says_what_it_does(monkeypatch, capsys):
-  from triehh.theory import poisson_calibration  # pylint: disable=g-import-not-at-top
-  monkeypatch.setenv(poisson_calibration.PROGRESS_AFTER_VARIABLE, "0")
+  monkeypatch.setenv(progress.PROGRESS_AFTER_VARIABLE, "0")
   discovery = _poisson_params(10**5, 4e-9, rate=0.04)
   counting.calibrate_total(discovery, discovery.epsilon + 0.7, 1e-8, 1.0)
   err = capsys.readouterr().err

@@ -3,6 +3,7 @@ time."""
 
 import pytest
 
+from triehh.core import progress
 from triehh.theory import poisson
 from triehh.theory import poisson_calibration
 
@@ -46,9 +47,9 @@ def test_levels_calibrated_in_time_are_not_refused(num_levels,
 
 
 def test_a_slow_calibration_says_what_it_does(monkeypatch, capsys):
-  # Over SLOW_SECONDS (2 s) a search says on stderr what it calibrates,
+  # Over progress.SLOW_SECONDS (2 s) a search says on stderr what it calibrates,
   # then how long it took; here every search is "slow".
-  monkeypatch.setenv(poisson_calibration.PROGRESS_AFTER_VARIABLE, "0")
+  monkeypatch.setenv(progress.PROGRESS_AFTER_VARIABLE, "0")
   poisson_calibration.calibrate(10_000, 4, 3.3, 1e-7)
   err = capsys.readouterr().err
   said = "triehh: calibrating Poisson sampling for epsilon=3.3, delta=1e-07 "
@@ -58,17 +59,6 @@ def test_a_slow_calibration_says_what_it_does(monkeypatch, capsys):
 
 def test_a_fast_calibration_says_nothing(monkeypatch, capsys):
   # A minute is far above this search's time at any load.
-  monkeypatch.setenv(poisson_calibration.PROGRESS_AFTER_VARIABLE, "60")
+  monkeypatch.setenv(progress.PROGRESS_AFTER_VARIABLE, "60")
   poisson_calibration.calibrate(10_000, 3, 3.1, 1e-7)
   assert capsys.readouterr().err == ""
-
-
-def test_the_progress_threshold_is_the_environments(monkeypatch):
-  monkeypatch.delenv(poisson_calibration.PROGRESS_AFTER_VARIABLE,
-                     raising=False)
-  assert poisson_calibration.slow_seconds() == 2.0
-  monkeypatch.setenv(poisson_calibration.PROGRESS_AFTER_VARIABLE, "inf")
-  assert poisson_calibration.slow_seconds() == float("inf")
-  monkeypatch.setenv(poisson_calibration.PROGRESS_AFTER_VARIABLE, "soon")
-  with pytest.raises(ValueError, match="TRIEHH_PROGRESS_AFTER='soon'"):
-    poisson_calibration.slow_seconds()

@@ -41,10 +41,10 @@ import math
 import numpy as np
 from scipy import special
 
+from triehh.core import progress
 from triehh.core import results
 from triehh.core import validation
 from triehh.theory import poisson
-from triehh.theory import poisson_calibration
 from triehh.theory.adjacency import Adjacency
 
 # The privacy loss grid of both phases (dp_accounting composes only PLDs on
@@ -469,7 +469,7 @@ def calibrate_total(discovery: results.RunParams, epsilon: float,
   # if the search needs it.
   upper = functools.partial(_calibrate_noise, counting_epsilon,
                             counting_delta, sample_rate, tolerance=1e-2)
-  with poisson_calibration.said_if_slow(
+  with progress.said_if_slow(
       f"calibrating the counting noise for a total epsilon={epsilon:g}, "
       f"delta={delta:.3g}"):
     sigma = _noise_to_total(discovery, epsilon, delta, sample_rate, upper)

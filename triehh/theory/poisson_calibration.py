@@ -11,18 +11,13 @@ before use.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import math
-import os
-import sys
-import threading
-import time
-from collections.abc import Iterator
 
 import numpy as np
 
+from triehh.core import progress
 from triehh.core import validation
 from triehh.theory import adjacency as adjacency_lib
 from triehh.theory import calibration_store
@@ -158,48 +153,6 @@ def check_calibration_time(num_levels: int, discretization: float) -> None:
       "whose calibration composes nothing")
 
 
-# Seconds a calibration may take before it says on stderr what it is doing;
-# the environment variable PROGRESS_AFTER_VARIABLE overrides it ("inf":
-# never; a script that parses stderr sets it).
-SLOW_SECONDS = 2.0
-PROGRESS_AFTER_VARIABLE = "TRIEHH_PROGRESS_AFTER"
-
-
-def slow_seconds() -> float:
-  """:data:`SLOW_SECONDS`, or the environment's override."""
-  text = os.environ.get(PROGRESS_AFTER_VARIABLE)
-  if text is None:
-    return SLOW_SECONDS
-  try:
-    return float(text)
-  except ValueError:
-    raise ValueError(f"{PROGRESS_AFTER_VARIABLE}={text!r} is not a number of "
-                     "seconds (inf: never say a calibration is slow)") from None
-
-
-@contextlib.contextmanager
-def said_if_slow(what: str) -> Iterator[None]:
-  """Says ``triehh: <what> ...`` on stderr if the block still runs after
-  :func:`slow_seconds`, and how long it took when it ends."""
-  start = time.monotonic()
-  after = slow_seconds()
-  if math.isinf(after):
-    yield
-    return
-  timer = threading.Timer(after, lambda: print(
-      f"triehh: {what} ...", file=sys.stderr, flush=True))
-  timer.daemon = True
-  timer.start()
-  try:
-    yield
-  finally:
-    timer.cancel()
-    timer.join()  # its line, if it was said, comes first
-    if time.monotonic() - start >= after:
-      print(f"triehh: {what} took {time.monotonic() - start:.1f} s",
-            file=sys.stderr, flush=True)
-
-
 # The search for theta uses this coarser grid (a pessimistic rounding, so a
 # rate found on it is safe on the finer one), then refines the rate.
 _SEARCH_DISCRETIZATION = 1e-2
@@ -270,7 +223,7 @@ def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
       return checked
   what = (f"calibrating Poisson sampling for epsilon={epsilon:g}, "
           f"delta={delta:.3g} over L={num_levels} levels")
-  with said_if_slow(what):
+  with progress.said_if_slow(what):
     theta, rate = _searched(num_levels, epsilon, delta, theta, discretization,
                             adjacency)
   if rate > 0:
