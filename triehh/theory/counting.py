@@ -44,6 +44,7 @@ from scipy import special
 from triehh.core import progress
 from triehh.core import results
 from triehh.core import validation
+from triehh.theory import _search
 from triehh.theory import poisson
 from triehh.theory.adjacency import Adjacency
 
@@ -192,28 +193,7 @@ def least_private(excess, low: tuple[float, float], high: tuple[float, float],
   and ``high = (sigma, excess(sigma) <= 0)``: regula falsi on log(sigma)
   (Illinois variant, bisection where an excess is infinite), keeping the
   bracket; returns its private end."""
-  (lo, f_lo), (hi, f_hi) = low, high
-  side = 0
-  while hi / lo > 1.0 + tolerance:
-    x_lo, x_hi = math.log(lo), math.log(hi)
-    if math.isfinite(f_lo):
-      x = x_lo - f_lo * (x_hi - x_lo) / (f_hi - f_lo)
-      x = min(max(x, x_lo + 0.01 * (x_hi - x_lo)), x_hi - 0.01 * (x_hi - x_lo))
-    else:
-      x = 0.5 * (x_lo + x_hi)
-    mid = math.exp(x)
-    f_mid = excess(mid)
-    if f_mid <= 0:
-      hi, f_hi = mid, f_mid
-      if side == 1:
-        f_lo /= 2
-      side = 1
-    else:
-      lo, f_lo = mid, f_mid
-      if side == -1:
-        f_hi /= 2
-      side = -1
-  return hi
+  return _search.log_regula_falsi(excess, high, low, tolerance)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,6 +19,7 @@ import numpy as np
 
 from triehh.core import progress
 from triehh.core import validation
+from triehh.theory import _search as search_lib
 from triehh.theory import adjacency as adjacency_lib
 from triehh.theory import calibration_store
 from triehh.theory import pld
@@ -27,7 +28,8 @@ from triehh.theory.adjacency import Adjacency
 
 DEFAULT_DISCRETIZATION = poisson.DEFAULT_DISCRETIZATION
 # The code whose answers the store keeps: the search and the accountant.
-_SOURCES = (__file__, poisson.__file__, pld.__file__, adjacency_lib.__file__)
+_SOURCES = (__file__, poisson.__file__, pld.__file__, adjacency_lib.__file__,
+            search_lib.__file__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,28 +95,8 @@ def max_rate(theta: int, num_levels: int, epsilon: float, delta: float, *,
     f_hi = excess(hi)
   if f_hi <= 0:
     return hi
-  # Regula falsi on log(rate) (Illinois variant), keeping the bracket.
-  side = 0
-  while hi / lo > 1.0 + tolerance:
-    x_lo, x_hi = math.log(lo), math.log(hi)
-    if math.isfinite(f_lo):
-      x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
-      x = min(max(x, x_lo + 0.01 * (x_hi - x_lo)), x_hi - 0.01 * (x_hi - x_lo))
-    else:
-      x = 0.5 * (x_lo + x_hi)
-    mid = math.exp(x)
-    f_mid = excess(mid)
-    if f_mid <= 0:
-      lo, f_lo = mid, f_mid
-      if side == -1:
-        f_hi /= 2
-      side = -1
-    else:
-      hi, f_hi = mid, f_mid
-      if side == 1:
-        f_lo /= 2
-      side = 1
-  return lo
+  return search_lib.log_regula_falsi(excess, (lo, f_lo), (hi, f_hi),
+                                    tolerance)
 
 
 # Seconds of calibrate() per (num_levels / discretization)^2: its search
