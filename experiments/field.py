@@ -50,48 +50,41 @@ _DEFAULTS = field_runs.Settings()
 for _name in ("report_dir", "output_dir", "seed", "cache_dir", "epsilons",
               "sentiment140_path"):
   flags.declare_key_flag(_name)
-shared_flags.DEFINE_values("users", [f"{n:.0e}" for n in _DEFAULTS.users],
-                           "n of the English population (every mechanism).",
-                           shared_flags.count_item(2))
-shared_flags.DEFINE_values("count_users",
-                           [f"{n:.0e}" for n in _DEFAULTS.count_users],
-                           "n of the English population as word counts "
-                           "(TrieHH and the noisy trie only); empty: none.",
-                           shared_flags.count_item(2), allow_empty=True)
-shared_flags.DEFINE_values("large_count_users",
-                           [f"{n:.0e}" for n in _DEFAULTS.large_count_users],
-                           "More n of the word counts, at --side_epsilons; "
-                           "empty: none.", shared_flags.count_item(2),
-                           allow_empty=True)
-shared_flags.DEFINE_values("sfp_users",
-                           [f"{n:.0e}" for n in _DEFAULTS.sfp_users],
-                           "n of the English population where SFP runs "
-                           "(at --side_epsilons); empty: nowhere.",
-                           shared_flags.count_item(2), allow_empty=True)
-shared_flags.DEFINE_values("iblt_users",
-                           [f"{n:.0e}" for n in _DEFAULTS.iblt_users],
-                           "n of the English population where IBLT runs "
-                           "(TensorFlow Federated; at --side_epsilons); "
-                           "empty: nowhere.", shared_flags.count_item(2),
-                           allow_empty=True)
-shared_flags.DEFINE_values("tff_users",
-                           [f"{n:.0e}" for n in _DEFAULTS.tff_users],
-                           "n of the English population where the noisy trie "
-                           "runs in TensorFlow Federated; empty: nowhere.",
-                           shared_flags.count_item(2), allow_empty=True)
-shared_flags.DEFINE_values("tff_epsilons",
-                           [f"{e:g}" for e in _DEFAULTS.tff_epsilons],
-                           "Epsilons of the noisy trie in TensorFlow "
-                           "Federated.", shared_flags.number_item())
-shared_flags.DEFINE_values("side_epsilons",
-                           [f"{e:g}" for e in _DEFAULTS.side_epsilons],
-                           "Epsilons of the paper's and Sentiment140 "
-                           "populations, and of the thresholding strategies "
-                           "past 10^6 users.", shared_flags.number_item())
-shared_flags.DEFINE_values("moonshot_epsilons",
-                           [f"{e:g}" for e in _DEFAULTS.moonshot_epsilons],
-                           "Epsilons of the moonshot ratios.",
-                           shared_flags.number_item())
+
+
+def _define_counts(name: str, help_text: str, allow_empty: bool = True):
+  """A list-of-n flag whose default is the Settings field of its name."""
+  shared_flags.DEFINE_values(
+      name, [f"{n:.0e}" for n in getattr(_DEFAULTS, name)], help_text,
+      shared_flags.count_item(2), allow_empty=allow_empty)
+
+
+def _define_epsilons(name: str, help_text: str):
+  """A list-of-epsilon flag whose default is the Settings field of its
+  name."""
+  shared_flags.DEFINE_values(
+      name, [f"{e:g}" for e in getattr(_DEFAULTS, name)], help_text,
+      shared_flags.number_item())
+
+
+_define_counts("users", "n of the English population (every mechanism).",
+               allow_empty=False)
+_define_counts("count_users", "n of the English population as word counts "
+               "(TrieHH and the noisy trie only); empty: none.")
+_define_counts("large_count_users", "More n of the word counts, at "
+               "--side_epsilons; empty: none.")
+_define_counts("sfp_users", "n of the English population where SFP runs (at "
+               "--side_epsilons); empty: nowhere.")
+_define_counts("iblt_users", "n of the English population where IBLT runs "
+               "(TensorFlow Federated; at --side_epsilons); empty: nowhere.")
+_define_counts("tff_users", "n of the English population where the noisy "
+               "trie runs in TensorFlow Federated; empty: nowhere.")
+_define_epsilons("tff_epsilons",
+                 "Epsilons of the noisy trie in TensorFlow Federated.")
+_define_epsilons("side_epsilons", "Epsilons of the paper's and Sentiment140 "
+                 "populations, and of the thresholding strategies past 10^6 "
+                 "users.")
+_define_epsilons("moonshot_epsilons", "Epsilons of the moonshot ratios.")
 flags.DEFINE_integer("num_seeds", _DEFAULTS.num_seeds,
                      "Seeded runs per cell of TrieHH and the noisy trie.",
                      lower_bound=1)
