@@ -47,7 +47,6 @@ TensorFlow Federated).
 from __future__ import annotations
 
 import math
-import shlex
 import sys
 import time
 
@@ -160,9 +159,8 @@ def main(argv):
   print(f"{beyond_runs.runs_left(parts, output_dir)} runs left", flush=True)
   outcome = beyond_runs.run(wanted, parts, output_dir, datasets,
                             log=lambda text: print(text, flush=True))
-  command = "python -m experiments.beyond " + " ".join(
-      shlex.quote(a) for a in sys.argv[1:])
-  context = beyond_report.Context(command=command.strip(),
+  command = cli.command_line("experiments.beyond")
+  context = beyond_report.Context(command=command,
                                   seconds=time.perf_counter() - start,
                                   outcome=outcome)
   try:

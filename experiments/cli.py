@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 import types
 import warnings
@@ -41,6 +42,13 @@ HELP_ARGS = ("--help", "-help", "-h", "-?", "--helpshort", "--help=true",
 # Exceptions that mean bad input or an unusable environment, not a bug.
 INPUT_ERRORS = (ValueError, OSError, ConnectionError, flags.Error,
                 app.UsageError)
+
+
+def command_line(module_name: str) -> str:
+  """``python -m <module_name>`` with this process's arguments, quoted as a
+  shell would need them: the command a report says it was produced by."""
+  return " ".join(["python -m", module_name,
+                   *map(shlex.quote, sys.argv[1:])])
 
 
 def error_line(err: BaseException) -> str:

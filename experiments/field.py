@@ -31,7 +31,6 @@ minutes on 2 cores.
 
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 
@@ -131,10 +130,9 @@ def main(argv):
   print(f"{left} runs left", flush=True)
   seconds = field_runs.run(plan, output_dir,
                            log=lambda text: print(text, flush=True))
-  command = "python -m experiments.field " + " ".join(
-      shlex.quote(a) for a in sys.argv[1:])
+  command = cli.command_line("experiments.field")
   context = field_report.Context(
-      command=command.strip(), seconds=time.perf_counter() - start,
+      command=command, seconds=time.perf_counter() - start,
       mechanism_seconds=seconds, written=left)
   try:
     path = field_report.write(report_dir, output_dir, wanted, plan, context)

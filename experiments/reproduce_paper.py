@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import resource
-import shlex
 import sys
 import time
 import typing
@@ -370,12 +369,11 @@ def main(argv):
   if "multi" in settings() and "multi" not in data:
     notes["multi"] = ("not run: the Sentiment140 file was not found "
                       f"(--data_path or ${datasets_lib.SENTIMENT140_ENV}).")
-  command = "python -m experiments.reproduce_paper " + " ".join(
-      shlex.quote(a) for a in sys.argv[1:])
+  command = cli.command_line("experiments.reproduce_paper")
   used = {(r["config_key"], r["seed"]) for s in series for r in s.records}
   provenance = measured(start, load_start, written[0], len(used))
   context = markdown.Context(
-      command=command.strip(), seconds=provenance.wall_seconds,
+      command=command, seconds=provenance.wall_seconds,
       runs_written=written[0], triehh_runs=FLAGS.triehh_runs,
       sfp_runs=FLAGS.sfp_runs, multi_runs=FLAGS.multi_runs,
       data_notes=notes, load_note=FLAGS.load_note, beyond=FLAGS.poisson,

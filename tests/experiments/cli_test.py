@@ -63,3 +63,14 @@ class FlagFileTest(absltest.TestCase):
 
 if __name__ == "__main__":
   absltest.main()
+
+
+def test_command_line_quotes_the_arguments_as_a_shell_needs(monkeypatch):
+  from experiments import cli  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(sys, "argv", ["field.py", "--users=1e4",
+                                    "--report_dir=my reports"])
+  assert cli.command_line("experiments.field") == (
+      "python -m experiments.field --users=1e4 '--report_dir=my reports'")
+  monkeypatch.setattr(sys, "argv", ["field.py"])
+  assert cli.command_line("experiments.field") == (
+      "python -m experiments.field")
