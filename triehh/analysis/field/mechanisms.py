@@ -112,7 +112,7 @@ class Refused(ValueError):
   calibration refuses a population too small for the target."""
 
 
-# The noisy trie's calibrated runs: (L, eps, delta, alpha, k) -> the result
+# The noisy trie's calibrated runs: (L, its NoisyTarget) -> the result
 # of the run that calibrated (its params and guarantee).
 _CALIBRATED: dict[tuple, object] = {}
 
@@ -187,29 +187,42 @@ def _triehh(name, data, epsilon, delta, seed) -> dict:
   return _guarantee(record, mechanism.Guarantee.of(p))
 
 
-def _noisy(name, data, epsilon, delta, seed) -> dict:
+def _noisy_target(name: str, epsilon: float, delta: float):
   k, alpha, multipliers = NOISY[name]
-  key = (data.population.max_length, epsilon, delta, alpha, k, multipliers)
-  first = _CALIBRATED.get(key)
-  if first is None:
-    result = discover_lib.discover(
-        data.population, mechanism.NoisyTarget(
-            epsilon, delta, false_positive_rate=alpha, chars_per_level=k,
-            noise_multipliers=multipliers),
-        max_length=data.population.max_length, seed=seed)
-    _CALIBRATED[key] = first = result
-  else:
-    result = noisy.run(data.population, first.params, rng=seed)
-  p = first.params
+  return mechanism.NoisyTarget(epsilon, delta, false_positive_rate=alpha,
+                               chars_per_level=k,
+                               noise_multipliers=multipliers)
+
+
+def _noisy_record(result, params, guarantee, *, calibrated: bool | None,
+                  noise: str = "") -> dict:
+  """A noisy trie run's record: its rounds, setting and upload."""
+  p = params
   votes = [4.0 * level.num_candidates for level in result.levels]
   record = dict(released=result.words, rounds=len(result.levels),
-                raw_strings=False, calibrated=result is first,
+                raw_strings=False, calibrated=calibrated,
                 setting=(f"σ={p.sigma:.3g}, τ={p.threshold:.3g}, "
                          f"q={p.sampling_rate:g}" + (
                              f" (first level ×{p.noise_multipliers[0]:g})"
-                             if p.noise_multipliers else "")),
+                             if p.noise_multipliers else "")
+                         + (f", {noise}" if noise else "")),
                 **upload(votes, [p.sampling_rate] * len(votes)))
-  return _guarantee(record, first.guarantee)
+  return _guarantee(record, guarantee)
+
+
+def _noisy(name, data, epsilon, delta, seed) -> dict:
+  target = _noisy_target(name, epsilon, delta)
+  key = (data.population.max_length, target)
+  first = _CALIBRATED.get(key)
+  if first is None:
+    result = discover_lib.discover(
+        data.population, target, max_length=data.population.max_length,
+        seed=seed)
+    _CALIBRATED[key] = first = result
+  else:
+    result = noisy.run(data.population, first.params, rng=seed)
+  return _noisy_record(result, first.params, first.guarantee,
+                       calibrated=result is first)
 
 
 def _partition_selection(name, data, epsilon, delta, seed) -> dict:
@@ -229,21 +242,12 @@ def _partition_selection(name, data, epsilon, delta, seed) -> dict:
 
 
 def _tff_noisy(name, data, epsilon, delta, seed) -> dict:
-  k, alpha, multipliers = NOISY[NOISY_K1]
   result = discover_lib.discover(
-      data.population, mechanism.NoisyTarget(
-          epsilon, delta, false_positive_rate=alpha, chars_per_level=k,
-          noise_multipliers=multipliers),
+      data.population, _noisy_target(NOISY_K1, epsilon, delta),
       max_length=data.population.max_length, seed=seed, engine="tff",
       noise=TFF_NOISY[name])
-  p = result.params
-  votes = [4.0 * level.num_candidates for level in result.levels]
-  record = dict(released=result.words, rounds=len(result.levels),
-                raw_strings=False, calibrated=None,
-                setting=f"σ={p.sigma:.3g}, τ={p.threshold:.3g}, "
-                        f"q={p.sampling_rate:g}, {TFF_NOISY[name]}",
-                **upload(votes, [p.sampling_rate] * len(votes)))
-  return _guarantee(record, result.guarantee)
+  return _noisy_record(result, result.params, result.guarantee,
+                       calibrated=None, noise=TFF_NOISY[name])
 
 
 def _sfp(name, data, epsilon, delta, seed) -> dict:
