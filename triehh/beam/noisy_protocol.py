@@ -80,12 +80,7 @@ class NoisyRounds:
           or seed < 0:
         raise ValueError(f"seeds must be non-negative integers, got "
                          f"{seed!r}")
-    k = self.params.chars_per_level
-    if self.params.num_levels < self.num_rounds:
-      raise ValueError(
-          f"params account for {self.params.num_levels} rounds, but words "
-          f"of up to {self.max_length} characters at {k} per round need "
-          f"{self.num_rounds}")
+    noisy.checked_rounds(self.params, self.max_length)
 
   @property
   def num_rounds(self) -> int:

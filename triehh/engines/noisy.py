@@ -200,6 +200,19 @@ class _Voted:
   words: np.ndarray  # a word extending each
 
 
+def checked_rounds(params: NoisyParams, max_length: int) -> int:
+  """``ceil((L + 1) / k)``, the rounds words of at most ``max_length``
+  characters (and ``$``) need at ``params.chars_per_level`` symbols a round;
+  ValueError if ``params`` account for fewer."""
+  k = params.chars_per_level
+  rounds = -(-(max_length + 1) // k)
+  if params.num_levels < rounds:
+    raise ValueError(
+        f"params account for {params.num_levels} rounds, but words of up to "
+        f"{max_length} characters at {k} per round need {rounds}")
+  return rounds
+
+
 def run(population: population_lib.Population, params: NoisyParams,
         rng: np.random.Generator | int) -> NoisyTrieResult:
   """Runs the noisy trie (module docstring) on ``population``.
@@ -217,11 +230,7 @@ def run(population: population_lib.Population, params: NoisyParams,
   """
   rng = np.random.default_rng(rng)
   k, max_length = params.chars_per_level, population.max_length
-  rounds = -(-(max_length + 1) // k)
-  if params.num_levels < rounds:
-    raise ValueError(
-        f"params account for {params.num_levels} rounds, but words of up to "
-        f"{max_length} characters at {k} per round need {rounds}")
+  rounds = checked_rounds(params, max_length)
   frontier = _Frontier(np.zeros((1, 0), dtype=np.int16),
                        np.zeros(1, dtype=np.int64))
   words, counts, false_words, levels = [], [], [], []

@@ -77,11 +77,7 @@ def run(population: population_lib.Population, params: noisy.NoisyParams,
   """
   rng = np.random.default_rng(rng)
   k, max_length = params.chars_per_level, population.max_length
-  rounds = -(-(max_length + 1) // k)
-  if params.num_levels < rounds:
-    raise ValueError(
-        f"params account for {params.num_levels} rounds, but words of up to "
-        f"{max_length} characters at {k} per round need {rounds}")
+  rounds = noisy.checked_rounds(params, max_length)
   population = engine_lib._with_clients(population)  # pylint: disable=protected-access
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
