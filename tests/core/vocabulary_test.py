@@ -15,32 +15,60 @@ def _by_dict(words):
   return codes, list(index)
 
 
+_WORDS = (
+    ("plain", ["b", "a", "b", "c", "a"]),
+    ("nul_tells_words_apart", ["a\x00b", "a", "a\x00", "a", "a\x00b"]),
+    ("case_is_kept", ["A", "a", "A"]),
+    ("unicode", ["日本", "straße", "日本", "σ"]),
+    ("numpy_strings", [np.str_("x"), "y", "x"]),
+)
+# Each way of numbering: Arrow (from any number of values) and the dict
+# (below any number).
+_WAYS = (("arrow", 0), ("dict", 10**9))
+
+
 class FactorizeTest(parameterized.TestCase):
 
   @parameterized.named_parameters(
-      ("plain", ["b", "a", "b", "c", "a"]),
-      ("nul_tells_words_apart", ["a\x00b", "a", "a\x00", "a", "a\x00b"]),
-      ("case_is_kept", ["A", "a", "A"]),
-      ("unicode", ["日本", "straße", "日本", "σ"]),
-      ("numpy_strings", [np.str_("x"), "y", "x"]),
-  )
-  def test_strings_in_order_of_first_appearance(self, words):
-    codes, uniques = vocabulary_lib.factorize_strings(words)
+      (f"{way}_{name}", words, arrow_from)
+      for way, arrow_from in _WAYS for name, words in _WORDS)
+  def test_strings_in_order_of_first_appearance(self, words, arrow_from):
+    with mock.patch.object(vocabulary_lib, "ARROW_FROM_VALUES", arrow_from):
+      codes, uniques = vocabulary_lib.factorize_strings(words)
     want_codes, want_uniques = _by_dict(words)
     self.assertEqual(codes.tolist(), want_codes)
+    self.assertEqual(codes.dtype, np.int32)
     self.assertEqual(uniques.tolist(), want_uniques)
     self.assertEqual(uniques.dtype, object)
 
   @parameterized.named_parameters(
-      ("bytes", ["a", b"a"]),
-      ("none", ["a", None]),
-      ("number", ["a", 3]),
-      ("mapping", ["a", {"a": 1}]),
-      ("lone_surrogate", ["a", "\ud800"]),
-      ("empty", []),
-  )
-  def test_anything_but_arrow_strings_is_left_to_the_caller(self, values):
-    self.assertIsNone(vocabulary_lib.factorize_strings(values))
+      (f"{way}_{name}", values, arrow_from)
+      for way, arrow_from in _WAYS
+      for name, values in (("bytes", ["a", b"a"]), ("none", ["a", None]),
+                           ("number", ["a", 3]), ("mapping", ["a", {"a": 1}]),
+                           ("empty", [])))
+  def test_anything_but_strings_is_left_to_the_caller(self, values,
+                                                      arrow_from):
+    with mock.patch.object(vocabulary_lib, "ARROW_FROM_VALUES", arrow_from):
+      self.assertIsNone(vocabulary_lib.factorize_strings(values))
+
+  def test_strings_arrow_cannot_hold_are_left_to_the_caller(self):
+    with mock.patch.object(vocabulary_lib, "ARROW_FROM_VALUES", 0):
+      self.assertIsNone(vocabulary_lib.factorize_strings(["a", "\ud800"]))
+
+  def test_few_values_are_numbered_without_arrow(self):
+    # Arrow's first pa.array imports pandas, which a small input never needs.
+    words = ["a", "\ud800", "a"]
+    with mock.patch("pyarrow.array", side_effect=AssertionError("Arrow")):
+      codes, uniques = vocabulary_lib.factorize_strings(words)
+    self.assertEqual(codes.tolist(), [0, 1, 0])
+    self.assertEqual(uniques.tolist(), ["a", "\ud800"])
+
+  def test_many_values_are_numbered_by_arrow(self):
+    words = [f"w{i % 7}" for i in range(vocabulary_lib.ARROW_FROM_VALUES)]
+    with mock.patch("pyarrow.array", side_effect=AssertionError("Arrow")):
+      with self.assertRaisesRegex(AssertionError, "Arrow"):
+        vocabulary_lib.factorize_strings(words)
 
   def test_users_of_mappings_are_left_to_the_caller_without_arrow(self):
     # Arrow would infer a struct of one field per distinct word first.
