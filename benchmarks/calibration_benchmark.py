@@ -158,7 +158,9 @@ def measure_levels() -> None:
 
 def main(argv):
   del argv
-  calibration_store.configure(None)  # this process: never a stored answer
+  # This process: never a stored or shipped answer (the README's new
+  # process reads the shipped table, as a user's first command does).
+  calibration_store.configure(None, table=False)
   measures = {"readme": measure_readme, "counts": measure_counts,
               "levels": measure_levels}
   for name in FLAGS.measures:

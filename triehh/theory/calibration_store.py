@@ -26,11 +26,26 @@ Where: ``<cache>/calibrations``, ``<cache>`` being
 ``configure(None)`` turns the store off. The drivers' ``--cache_dir`` is the
 populations' cache only: entries here hold no data, just two numbers per
 privacy target.
+
+The package also ships a table of answers searched ahead of time for common
+targets (``calibrations.json`` beside this module, written by
+``python -m tools.make_calibration_table``; grid:
+:mod:`triehh.theory.calibration_table`), read by
+:func:`shipped`. Its entries have the same keys, so an entry made by other
+code or other numpy or scipy versions is never read
+(``tests/theory/calibration_table_test.py`` fails when the table is stale).
+They are the search's own answers, shipped with the code that made them:
+the caller checks the privacy of each with the accountant, as a disk
+entry's, but may take its optimality as the search's (for the Poisson
+search: the larger rate is not re-checked), so that a first calibration at
+a common target costs one evaluation of the accountant, not a search.
+``configure(..., table=False)`` leaves the table unread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -44,13 +59,18 @@ from triehh.core import files
 
 _UNSET = object()
 _directory: object = _UNSET
+# The table shipped with the package (module docstring).
+TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "calibrations.json")
+_read_table = True
 
 
-def configure(cache_dir: str | None) -> None:
+def configure(cache_dir: str | None, *, table: bool = True) -> None:
   """Keeps calibrations in ``cache_dir``'s ``calibrations`` folder from now
-  on (None or ``""``: nowhere)."""
-  global _directory
+  on (None or ``""``: nowhere); ``table``: read the shipped table too."""
+  global _directory, _read_table
   _directory = os.path.join(cache_dir, "calibrations") if cache_dir else None
+  _read_table = bool(table)
 
 
 def directory() -> str | None:
@@ -60,24 +80,32 @@ def directory() -> str | None:
   return _directory  # type: ignore[return-value]
 
 
-def _path(kind: str, arguments: Mapping,
-          source_path: str | Sequence[str]) -> str | None:
-  where = directory()
+def key(kind: str, arguments: Mapping,
+        source_path: str | Sequence[str]) -> str | None:
+  """The key of ``arguments``' entry: a digest of them, of the code that
+  answers (``source_path``, a file or several) and of the numpy and scipy
+  versions; None if a source cannot be read."""
   paths = [source_path] if isinstance(source_path, str) else source_path
   digests = [files.source_digest(path) for path in paths]
-  if where is None or None in digests:
+  if None in digests:
     return None
   code = digests[0] if len(digests) == 1 else digests
   text = json.dumps({"kind": kind, "arguments": dict(arguments),
                      "code": code, "numpy": np.__version__,
                      "scipy": scipy.__version__}, sort_keys=True)
-  key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
-  return os.path.join(where, f"{kind}-{key}.json")
+  return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+def _path(kind: str, arguments: Mapping,
+          source_path: str | Sequence[str]) -> str | None:
+  where = directory()
+  found = None if where is None else key(kind, arguments, source_path)
+  return None if found is None else os.path.join(where, f"{kind}-{found}.json")
 
 
 def load(kind: str, arguments: Mapping,
          source_path: str | Sequence[str]) -> dict | None:
-  """The entry stored for ``arguments`` (a JSON object), or None.
+  """The entry stored on disk for ``arguments`` (a JSON object), or None.
 
   ``source_path`` is the file of the code whose answer is stored (or a
   sequence of files: the search and the code it calls).
@@ -87,13 +115,48 @@ def load(kind: str, arguments: Mapping,
     return None
   try:
     with open(path, encoding="utf-8") as f:
-      entry = json.load(f)
+      return _answer(json.load(f), arguments)
   except (OSError, ValueError):
     return None
+
+
+def shipped(kind: str, arguments: Mapping,
+            source_path: str | Sequence[str]) -> dict | None:
+  """The shipped table's answer for ``arguments``, made by the same code
+  (``source_path``) and numpy and scipy versions, or None."""
+  if not _read_table:
+    return None
+  found = key(kind, arguments, source_path)
+  return None if found is None else _answer(table().get(found), arguments)
+
+
+def _answer(entry: object, arguments: Mapping) -> dict | None:
+  """``entry``'s answer if it is an entry for ``arguments``, else None."""
   if not isinstance(entry, dict) or entry.get("arguments") != dict(arguments):
     return None
   answer = entry.get("answer")
   return answer if isinstance(answer, dict) else None
+
+
+@functools.lru_cache(maxsize=1)
+def table() -> dict[str, dict]:
+  """The shipped table's entries by key; empty if it cannot be read."""
+  try:
+    with open(TABLE_PATH, encoding="utf-8") as f:
+      entries = json.load(f).get("entries")
+  except (OSError, ValueError, AttributeError):
+    return {}
+  if not isinstance(entries, list):
+    return {}
+  return {entry["key"]: entry for entry in entries
+          if isinstance(entry, dict) and isinstance(entry.get("key"), str)}
+
+
+def table_entry(kind: str, arguments: Mapping,
+                source_path: str | Sequence[str], answer: Mapping) -> dict:
+  """An entry of the shipped table (``tools/make_calibration_table.py``)."""
+  return {"key": key(kind, arguments, source_path), "kind": kind,
+          "arguments": dict(arguments), "answer": dict(answer)}
 
 
 def save(kind: str, arguments: Mapping, source_path: str | Sequence[str],

@@ -45,6 +45,7 @@ from triehh.core import progress
 from triehh.core import results
 from triehh.core import validation
 from triehh.theory import _search
+from triehh.theory import hockey_stick
 from triehh.theory import poisson
 from triehh.theory.adjacency import Adjacency
 
@@ -248,7 +249,8 @@ def discovery_pld(params: results.RunParams,
 def _composed_epsilon(first, second, delta: float) -> float:
   """epsilon at ``delta`` of two composed PLDs, both directions: the FFT
   composition's, checked (and raised if needed) with dp_accounting's direct
-  hockey-stick sum, which has no FFT error floor."""
+  hockey-stick sum (vectorised, :mod:`triehh.theory.hockey_stick`), which
+  has no FFT error floor."""
   composed = first.compose(second, tail_mass_truncation=0.0)
   epsilon = composed.get_epsilon_for_delta(delta)
   if not math.isfinite(epsilon):
@@ -258,7 +260,7 @@ def _composed_epsilon(first, second, delta: float) -> float:
   # the time refuses the exact point), then raised by grid steps, doubling.
   epsilon += _FFT_NUDGE * max(epsilon, 1.0)
   step = DISCRETIZATION
-  while first.get_delta_for_epsilon_for_composed_pld(second, epsilon) > delta:
+  while hockey_stick.composed_delta(first, second, epsilon) > delta:
     epsilon += step
     step *= 2.0
   return epsilon

@@ -5,8 +5,8 @@ search (:func:`calibrate`) picks theta maximising ``rate / theta`` and the
 largest rate the accountant (:mod:`triehh.theory.poisson`) allows for it.
 The search does not depend on n; n only checks that a round samples at
 least theta users on average. Answers are remembered on disk
-(:mod:`triehh.theory.calibration_store`) and confirmed by the accountant
-before use.
+(:mod:`triehh.theory.calibration_store`), or shipped in its table for
+common targets, and confirmed by the accountant before use.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from triehh.theory.adjacency import Adjacency
 
 DEFAULT_DISCRETIZATION = poisson.DEFAULT_DISCRETIZATION
 # The code whose answers the store keeps: the search and the accountant.
-_SOURCES = (__file__, poisson.__file__, pld.__file__, adjacency_lib.__file__,
+SOURCES = (__file__, poisson.__file__, pld.__file__, adjacency_lib.__file__,
             search_lib.__file__)
 
 
@@ -194,31 +194,45 @@ def _search(num_levels: int, epsilon: float, delta: float, theta: int | None,
   """theta (unless given) and the largest rate for it: the search, which
   does not depend on n. A stored answer (:mod:`calibration_store`) is used
   when the accountant confirms it; a new one is stored."""
-  arguments = {"num_levels": num_levels, "epsilon": epsilon, "delta": delta,
-               "theta": theta, "discretization": discretization,
-               "adjacency": adjacency.value}
-  stored = calibration_store.load("poisson", arguments, _SOURCES)
-  if stored is not None:
+  arguments = search_arguments(num_levels, epsilon, delta, theta,
+                               discretization, adjacency)
+  # The shipped table's answers are the search's own (its optimality is
+  # not checked again); a disk entry's rate must also be the largest.
+  for stored, largest in (
+      (calibration_store.shipped("poisson", arguments, SOURCES), False),
+      (calibration_store.load("poisson", arguments, SOURCES), True)):
+    if stored is None:
+      continue
     checked = _checked_answer(stored, num_levels, epsilon, delta, theta,
-                              discretization, adjacency)
+                              discretization, adjacency,
+                              check_largest=largest)
     if checked is not None:
       return checked
   what = (f"calibrating Poisson sampling for epsilon={epsilon:g}, "
           f"delta={delta:.3g} over L={num_levels} levels")
   with progress.said_if_slow(what):
-    theta, rate = _searched(num_levels, epsilon, delta, theta, discretization,
-                            adjacency)
+    theta, rate = search(num_levels, epsilon, delta, theta, discretization,
+                         adjacency)
   if rate > 0:
-    calibration_store.save("poisson", arguments, _SOURCES,
+    calibration_store.save("poisson", arguments, SOURCES,
                            {"theta": theta, "rate": rate})
   return theta, rate
 
 
-def _searched(num_levels: int, epsilon: float, delta: float,
-              theta: int | None, discretization: float,
-              adjacency: Adjacency) -> tuple[int, float]:
-  """:func:`_search`'s answer, searched: theta on the coarse grid (unless
-  given), then its rate on ``discretization``."""
+def search_arguments(num_levels: int, epsilon: float, delta: float,
+                     theta: int | None, discretization: float,
+                     adjacency: Adjacency) -> dict:
+  """The arguments of a search as the store keys them."""
+  return {"num_levels": num_levels, "epsilon": epsilon, "delta": delta,
+          "theta": theta, "discretization": discretization,
+          "adjacency": adjacency.value}
+
+
+def search(num_levels: int, epsilon: float, delta: float,
+           theta: int | None, discretization: float,
+           adjacency: Adjacency) -> tuple[int, float]:
+  """theta (unless given) and its largest rate, searched (no stored answer
+  read): theta on the coarse grid, then its rate on ``discretization``."""
   coarse = max(_SEARCH_DISCRETIZATION, discretization)
   found: dict[int, float] = {}
 
@@ -258,12 +272,13 @@ def _guess(found: dict[int, float], theta: int) -> tuple[float, float] | None:
 
 def _checked_answer(stored: dict, num_levels: int, epsilon: float,
                     delta: float, theta: int | None,
-                    discretization: float,
-                    adjacency: Adjacency) -> tuple[int, float] | None:
+                    discretization: float, adjacency: Adjacency, *,
+                    check_largest: bool = True
+                    ) -> tuple[int, float] | None:
   """A stored ``(theta, rate)`` if the accountant confirms that the rate
-  meets the target and a rate ``1 + tolerance`` times larger does not (it is
-  the largest, as the search would find it), else None. theta's optimality
-  is the search's and is not re-checked."""
+  meets the target and (``check_largest``) a rate ``1 + tolerance`` times
+  larger does not (it is the largest, as the search would find it), else
+  None. theta's optimality is the search's and is not re-checked."""
   got_theta, rate = stored.get("theta"), calibration_store.finite_float(
       stored.get("rate"))
   if (isinstance(got_theta, bool) or not isinstance(got_theta, int)
@@ -278,7 +293,7 @@ def _checked_answer(stored: dict, num_levels: int, epsilon: float,
                              epsilon, replace) <= delta
 
   larger = rate * (1.0 + _RATE_TOLERANCE)
-  if not meets(rate) or (larger < 1.0 and meets(larger)):
+  if not meets(rate) or (check_largest and larger < 1.0 and meets(larger)):
     return None
   return got_theta, rate
 
