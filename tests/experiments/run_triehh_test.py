@@ -131,7 +131,7 @@ def test_theta_and_batch_size_given_directly(tmp_path):
 def test_an_uncalibratable_length_is_refused_in_flag_terms():
   proc = run_driver("--num_users=10000", "--max_length=1000")
   assert proc.returncode == 1
-  assert "--max_length <= 33" in proc.stderr
+  assert "--max_length <= 62" in proc.stderr
   assert "--sampling=fixed" in proc.stderr
 
 

@@ -13,9 +13,9 @@ def _composing(*args, **kwargs):
 
 
 @pytest.mark.parametrize("num_levels, discretization, took, most", [
-    (35, 1e-3, "10.4 s", 34),
-    (1001, 1e-3, "2.4 hours", 34),
-    (400, 1e-2, "13.6 s", 342),  # a coarser grid allows more levels
+    (64, 1e-3, "10.2 s", 63),
+    (1001, 1e-3, "41.8 minutes", 63),
+    (650, 1e-2, "10.6 s", 632),  # a coarser grid allows more levels
 ])
 def test_a_calibration_too_long_is_refused_at_once(num_levels,
                                                    discretization, took,
@@ -40,7 +40,7 @@ def test_a_calibration_too_long_is_refused_at_once(num_levels,
 
 
 @pytest.mark.parametrize("num_levels, discretization", [
-    (11, 1e-3), (34, 1e-3), (342, 1e-2)])
+    (11, 1e-3), (63, 1e-3), (632, 1e-2)])
 def test_levels_calibrated_in_time_are_not_refused(num_levels,
                                                    discretization):
   poisson_calibration.check_calibration_time(num_levels, discretization)

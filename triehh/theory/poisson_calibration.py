@@ -101,11 +101,12 @@ def max_rate(theta: int, num_levels: int, epsilon: float, delta: float, *,
 
 # Seconds of calibrate() per (num_levels / discretization)^2: its search
 # composes each level's loss (about 3,000 cells on the default grid) with
-# itself L times by direct convolution, 200-280 times. Measured (n = 10^4,
-# epsilon = 4, delta = 1/n^2, the default grid 1e-3): L = 11 in 0.86 s,
-# 21 in 3.71 s, 51 in 21.6 s (7.1e-9, 8.4e-9 and 8.3e-9 s per unit).
-_SECONDS_PER_UNIT = 8.5e-9
-# The longest calibration started, as estimated (L <= 34 on the default grid).
+# itself L times by direct convolution of its non-zero runs, about 80 times.
+# Measured (n = 10^4, epsilon = 4, delta = 1/n^2, the default grid 1e-3, no
+# stored answer): L = 11 in 0.20 s, 21 in 0.80 s, 34 in 2.39 s, 51 in
+# 3.91 s, 70 in 10.2 s (1.7e-9 to 2.1e-9 s per unit); a fifth more here.
+_SECONDS_PER_UNIT = 2.5e-9
+# The longest calibration started, as estimated (L <= 63 on the default grid).
 MAX_CALIBRATION_SECONDS = 10.0
 
 
