@@ -551,6 +551,24 @@ class ArgumentsTest(parameterized.TestCase):
                           theta=2, batch_size=2, allow_no_guarantee=True,
                           schedule=schedule))
 
+  @parameterized.named_parameters(
+      ("target", dict(epsilon=4.0)),
+      ("mechanism", dict(theta=12, gamma=3.0)))
+  def test_a_schedule_has_no_guarantee(self, privacy):
+    # The users of each round are chosen, not sampled: neither Theorem 1
+    # nor the Poisson accountant covers the run (one user's word, chosen
+    # every round, would be published).
+    users = ["sun"] * 3000 + ["moon"] * 2000 + [f"w{i}" for i in range(5000)]
+    kind = triehh.Target if "epsilon" in privacy else triehh.Mechanism
+    schedule = [[5000] * 300] * 11  # the one user holding "w0"
+    with self.assertRaisesRegex(ValueError, "fixed schedule chooses"):
+      triehh.discover(users, kind(**privacy, schedule=schedule))
+    result = triehh.discover(users, kind(**privacy, schedule=schedule,
+                                         allow_no_guarantee=True))
+    self.assertEqual(result.words, ("w0",))
+    self.assertFalse(result.params.has_guarantee)
+    self.assertIn("fixed schedule chooses", result.params.guarantee)
+
   def test_schedule_with_whole_floats_and_repeats_runs(self):
     as_ints = triehh.discover(USERS,
                               triehh.Mechanism(

@@ -57,7 +57,9 @@ def discover(user_words, privacy=None, *,
       sampling given; the guarantee is computed for them), or a number, the
       target epsilon. Either carries the run's shape: sampling, the
       adjacency asked for, a declared population size, sub-rounds, a prefix
-      cap, word choice, ``allow_no_guarantee``, a schedule. The guarantee
+      cap, word choice, ``allow_no_guarantee``, a schedule (each round's
+      users chosen, for worked examples: no guarantee, so it needs
+      ``allow_no_guarantee=True``). The guarantee
       covers the set of discovered words and prefixes, not their vote counts
       (``result.unprotected``), and names its adjacency
       (``result.params.adjacency``, ``docs/privacy.md``).

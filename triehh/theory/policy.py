@@ -134,12 +134,17 @@ def resolve(n: int, max_length: int, privacy, *, single_word: bool = True,
     raise ValueError("the run's sampling must be named (mechanism."
                      "default_sampling decides the default)")
   options = privacy.run_options()
-  del options["schedule"]
+  schedule = options.pop("schedule")
   asked = options.pop("adjacency")
-  return _resolve(n, max_length, single_word=single_word,
-                  asked=None if asked is None else Adjacency.of(asked),
-                  declared=options.pop("population_size"),
-                  delta_from_n=delta_from_n, **options)
+  params = _resolve(n, max_length, single_word=single_word,
+                    asked=None if asked is None else Adjacency.of(asked),
+                    declared=options.pop("population_size"),
+                    delta_from_n=delta_from_n, **options)
+  if schedule is None:
+    return params
+  return _without_guarantee(
+      params, "a fixed schedule chooses each round's users, and the "
+      "guarantee rests on users sampled at random", privacy.allow_no_guarantee)
 
 
 # Cached: every run at the same (n, L, target) resolves the same frozen
