@@ -7,6 +7,7 @@ import pytest
 from triehh.core import choices
 from triehh.core import progress
 from triehh.theory import counting
+from triehh.theory import hockey_stick
 from triehh.theory import poisson
 from triehh.theory import policy
 
@@ -254,3 +255,37 @@ def test_a_slow_counting_calibration_says_what_it_does(monkeypatch, capsys):
   said = (f"triehh: calibrating the counting noise for a total "
           f"epsilon={discovery.epsilon + 0.7:g}, delta=1e-08")
   assert f"{said} ...\n" in err and f"{said} took " in err
+
+
+@pytest.mark.parametrize("n", [10**8, 10**9])
+def test_a_delta_below_the_ffts_floor_meets_the_total_tightly(n):
+  # delta = 1/n^2 from n = 10^8 on is below the FFT composition's error
+  # floor (about 1e-15): the search and the full check sum directly, so
+  # the total is met, tightly, and the PLD still beats basic composition.
+  delta = 1.0 / n**2
+  discovery = _poisson_params(n, delta * 0.9, rate=0.002, theta=20)
+  epsilon = discovery.epsilon + 0.5
+  sigma = counting.calibrate_noise_to_total(discovery, epsilon, delta, 1.0)
+  total = counting.compose(discovery, sigma, 1.0, delta)
+  assert total.epsilon <= epsilon
+  assert total.pld_epsilon < total.basic_epsilon
+  assert counting.compose(discovery, sigma / 1.01, 1.0,
+                          delta).epsilon > epsilon
+
+
+def test_the_direct_epsilon_is_the_least_the_direct_sum_allows():
+  # pylint: disable=protected-access
+  first, second = counting.gaussian_pld(1.5, 1.0), counting.gaussian_pld(
+      2.5, 0.3)
+  for delta in (1e-6, 1e-14, 1e-20):
+    epsilon = counting._direct_epsilon(first, second, delta)
+    got = hockey_stick.composed_delta(first, second, epsilon)
+    assert got <= delta
+    assert hockey_stick.composed_delta(first, second, epsilon - 1e-6) > delta
+  # Below the mass the distributions put at infinity, no epsilon is.
+  assert hockey_stick.composed_delta(first, second, 1e6) > 1e-30
+  assert counting._direct_epsilon(first, second, 1e-30) == math.inf
+  # Where the FFT is exact enough, the two agree to its grid.
+  fft = first.compose(second, tail_mass_truncation=0.0)
+  assert counting._direct_epsilon(first, second, 1e-6) == pytest.approx(
+      fft.get_epsilon_for_delta(1e-6), abs=2e-3)
