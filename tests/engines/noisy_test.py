@@ -156,3 +156,18 @@ def test_monte_carlo_privacy_loss_stays_below_the_claim():
     assert (1 - p_prime) <= math.exp(eps) * (1 - p) + delta + 4 * se
     caught |= p > math.exp(weak_claim) * p_prime + delta + 4 * se
   assert caught
+
+
+def test_a_frontier_of_noise_alone_past_every_word_runs():
+  # At a high false-positive rate, candidates longer than every word pass
+  # by noise; a round whose prefixes no word has ends without an error.
+  pop = _population({"ab": 500, "cd": 300}, alphabet=LETTERS)
+  result = noisy.run(pop, _params(2.0, 0.1, 9), rng=1)
+  assert result.false_words.any()
+  assert max(map(len, result.words)) > 2
+
+
+def test_more_passing_candidates_than_memory_holds_are_refused(monkeypatch):
+  monkeypatch.setattr(noisy.memory, "available_bytes", lambda: 10**6)
+  with pytest.raises(MemoryError, match=r"false_positive_rate=0\.5 over "):
+    noisy.run(_population(), _params(1.0, 0.5, 9), rng=0)

@@ -46,6 +46,7 @@ from typing import Protocol
 import numpy as np
 from scipy import special
 
+from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.engines import sampling
 
@@ -346,7 +347,10 @@ def _word_candidates(population: population_lib.Population,
   position = np.full(population.num_prefixes[p], -1, dtype=np.int64)
   real = frontier.real >= 0
   position[frontier.real[real]] = np.flatnonzero(real)
-  fpos = np.where(ids >= 0, position[np.maximum(ids, 0)], -1)
+  if position.size:
+    fpos = np.where(ids >= 0, position[np.maximum(ids, 0)], -1)
+  else:  # no word is this long: a frontier of noise alone
+    fpos = np.full(ids.shape, -1, dtype=np.int64)
   chunk = population.codes[:, p:p + ext.chars]
   if chunk.shape[1] < ext.chars:  # past the codes' width: nothing there
     pad = np.full((chunk.shape[0], ext.chars - chunk.shape[1]), -1,
@@ -375,6 +379,11 @@ def draw_passing(explicit: np.ndarray, votes: np.ndarray,
   return candidates[order], values[order], source[order]
 
 
+# Peak bytes of a round per candidate passing by noise alone: its id, value,
+# rank and source, the sort, its codes and their decoding (int64 digits).
+_BYTES_PER_PASSING = 512
+
+
 def _other_passing(voted: np.ndarray, num_candidates: int,
                    params: NoisyParams, rng: np.random.Generator
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -385,6 +394,12 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
   size = int(rng.binomial(others, alpha)) if others > 0 else 0
   if not size:
     return np.zeros(0, dtype=np.int64), np.zeros(0)
+  memory.check_fits(
+      f"false_positive_rate={alpha:g} over {num_candidates:,} candidates "
+      f"({size:,} passing by noise alone in one round)",
+      size * _BYTES_PER_PASSING,
+      "lower false_positive_rate or chars_per_level: each candidate that "
+      "passes is kept, extended and drawn again in the next round")
   ranks = np.sort(rng.choice(others, size=size, replace=False,
                              shuffle=False)).astype(np.int64)
   # The rank-j candidate outside voted is j plus the voted ones below it.
