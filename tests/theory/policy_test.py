@@ -3,6 +3,7 @@
 import math
 
 from absl.testing import parameterized
+import pytest
 
 from triehh.core import population as population_lib
 from triehh.theory import crowding
@@ -404,3 +405,13 @@ def test_resolve_computes_a_target_once_per_population_size():
   other = policy.resolve(2 * 10**4, 10, target)
   assert other is not first and other.n == 2 * 10**4
   assert other.batch_size != first.batch_size
+
+
+def test_a_delta_of_one_or_more_is_no_guarantee():
+  # Per-round composition over 21 levels adds their deltas up to 1: the
+  # run was labelled (19.4, 1)-DP with has_guarantee true.
+  with pytest.raises(ValueError, match="a delta of 1 or more bounds nothing"):
+    policy.resolve_params(1000, 20, theta=4, batch_size=60, single_word=False)
+  params = policy.resolve_params(1000, 20, theta=4, batch_size=60,
+                                 single_word=False, allow_no_guarantee=True)
+  assert not params.has_guarantee and params.epsilon == math.inf

@@ -221,7 +221,21 @@ def _fixed(n: int, n_params: int, max_length: int, *, epsilon, delta, theta,
         f"declared population_size={n_params}) is more than the n={n} users "
         "the population holds")
   params = _check_reverse(params, allow_no_guarantee)
+  params = _check_vacuous(params, allow_no_guarantee)
   return _capped(params, max_num_prefixes, allow_no_guarantee)
+
+
+def _check_vacuous(params: results.RunParams,
+                   allow_no_guarantee: bool) -> results.RunParams:
+  """A guarantee whose delta is 1 or more (per-round composition adds L
+  deltas) bounds nothing: refused, or no guarantee."""
+  if not params.has_guarantee or params.delta < 1.0:
+    return params
+  return _without_guarantee(
+      params, f"at theta={params.theta} and batch size {params.batch_size} "
+      f"over L={params.levels} levels, delta={params.delta:.3g}: a delta of "
+      "1 or more bounds nothing. Use a larger theta or a smaller batch, or "
+      "epsilon to calibrate them", allow_no_guarantee)
 
 
 def _checked_arguments(n, max_length, num_sub_rounds, epsilon, delta,
