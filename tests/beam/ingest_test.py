@@ -231,3 +231,40 @@ def test_importing_triehh_and_the_tables_does_not_import_beam():
   out = subprocess.run([sys.executable, "-c", code], check=True,
                        capture_output=True, text=True).stdout
   assert out.strip() == "False"
+
+
+@pytest.mark.filterwarnings("ignore:.*are malformed:UserWarning")
+@pytest.mark.parametrize("failure", ["malformed", "unreadable_shard",
+                                     "interrupted"])
+def test_a_failed_ingestion_leaves_the_earlier_one_whole(tmp_path, failure,
+                                                         monkeypatch):
+  pattern, _ = _files(tmp_path, "csv", "", False)
+  spec = loader.DataSpec(path=pattern, setting="multi")
+  out = tmp_path / "out"
+  out.mkdir()
+  (out / "notes.txt").write_text("the user's own file")
+  ingest.ingest(spec, str(out))
+  before = {p: open(p, "rb").read() for p in tables.output_files(str(out))}
+  if failure == "malformed":  # every row of the new input is refused
+    bad = tmp_path / "bad.csv"
+    bad.write_text("user,text\n" + "x,y,z\n" * 50)
+    again = dataclasses.replace(spec, path=str(bad))
+    expected = report_lib.DataError
+  elif failure == "unreadable_shard":
+    (tmp_path / "part-9.csv").write_bytes(b"\x1f\x8b broken gzip")
+    again, expected = dataclasses.replace(
+        spec, path=str(tmp_path / "part-*.csv")), Exception
+  else:  # Ctrl-C once the pipeline has written its tables
+    def interrupt(directory):
+      raise KeyboardInterrupt
+    monkeypatch.setattr(tables, "read_population", interrupt)
+    again, expected = spec, KeyboardInterrupt
+  with pytest.raises(expected):
+    ingest.ingest(again, str(out))
+  monkeypatch.undo()
+  assert {p: open(p, "rb").read()
+          for p in tables.output_files(str(out))} == before
+  assert sorted(os.listdir(out)) == sorted(
+      ["notes.txt"] + [os.path.basename(p) for p in before])
+  assert not [n for n in os.listdir(tmp_path) if ".ingesting-" in n]
+  tables.read_population(str(out))

@@ -19,6 +19,11 @@ Two layouts:
   ``multi_word``) and only word tables are combined, so memory is bounded
   by a shard and the vocabulary, not by the rows or the users.
 
+The tables are written to a new directory beside ``output_dir``, read
+back (which refuses a mostly malformed input), and only then moved into
+``output_dir`` in place of an earlier ingestion's: an ingestion that fails
+or is interrupted leaves the earlier population whole.
+
 Apache Beam is imported by this module only; ``import triehh`` does not
 import it.
 """
@@ -27,6 +32,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 
 import apache_beam as beam
 from apache_beam.options import pipeline_options
@@ -68,18 +75,41 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
                      "give one or the other")
   paths = shards.expand(spec.path)
   units = shards.split(spec, paths, split_bytes)
-  tables.write_spec(spec, output_dir)
-  with beam.Pipeline(options=pipeline_opts or options()) as p:
-    inputs = (p | "Shards" >> beam.Create(list(enumerate(units)))
-              | "Spread" >> beam.Reshuffle())
-    if users_sharded:
-      counts = _by_shard(spec, inputs, output_dir)
-    else:
-      counts = _by_user(spec, inputs, output_dir)
-    _ = (counts | "AddCounts" >> beam.CombinePerKey(sum)
-         | "FormatCounts" >> beam.MapTuple(lambda k, n: f"{k}\t{n}")
-         | "WriteCounts" >> _write(output_dir, tables.COUNTS))
+  parent = os.path.dirname(os.path.abspath(output_dir))
+  os.makedirs(parent, exist_ok=True)
+  staging = tempfile.mkdtemp(
+      prefix=f".{os.path.basename(os.path.abspath(output_dir))}.ingesting-",
+      dir=parent)
+  try:
+    tables.write_spec(spec, staging)
+    with beam.Pipeline(options=pipeline_opts or options()) as p:
+      inputs = (p | "Shards" >> beam.Create(list(enumerate(units)))
+                | "Spread" >> beam.Reshuffle())
+      if users_sharded:
+        counts = _by_shard(spec, inputs, staging)
+      else:
+        counts = _by_user(spec, inputs, staging)
+      _ = (counts | "AddCounts" >> beam.CombinePerKey(sum)
+           | "FormatCounts" >> beam.MapTuple(lambda k, n: f"{k}\t{n}")
+           | "WriteCounts" >> _write(staging, tables.COUNTS))
+    tables.read_population(staging)  # refuses what cannot be used
+    _move_tables(staging, output_dir)
+  finally:
+    shutil.rmtree(staging, ignore_errors=True)
   return paths
+
+
+def _move_tables(staging: str, output_dir: str) -> None:
+  """Replaces the tables of an earlier ingestion in ``output_dir`` (made if
+  needed) with those in ``staging``; other files there are left alone."""
+  if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+    raise NotADirectoryError(f"output_dir={output_dir} is a file, not a "
+                             "directory")
+  os.makedirs(output_dir, exist_ok=True)
+  for path in tables.output_files(output_dir):
+    os.remove(path)
+  for path in tables.output_files(staging):
+    os.replace(path, os.path.join(output_dir, os.path.basename(path)))
 
 
 def _write(output_dir: str, name: str):
