@@ -151,3 +151,41 @@ def test_discover_with_counts_reports_the_total_and_each_phase():
   truth = {"sun": 6000, "moon": 4000, "star": 2000}
   for word, low, up in zip(found.words, found.lower, found.upper):
     assert low <= truth[word] <= up
+
+
+_README_USERS = (["sun"] * 3000 + ["moon"] * 2000 + ["star"] * 1000
+                 + [f"w{i}" for i in range(4000)])
+
+
+@pytest.mark.parametrize("seed, error, match", [
+    (-1, ValueError, "seed must be >= 0"),
+    (1.5, TypeError, "seed must be an integer"),
+    (True, TypeError, "seed must be an integer")])
+def test_count_words_names_a_bad_seed(seed, error, match):
+  with pytest.raises(error, match=match):
+    triehh.count_words(_README_USERS, ["sun"], epsilon=1.0, seed=seed)
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e9])
+def test_a_huge_epsilon_stops_at_the_least_sigma(epsilon):
+  # The noise search stopped at sigma 1e-6, whose Gaussian distribution
+  # holds billions of cells (8 GB, or past 120 s): it stops at a tenth of
+  # a user, more private than asked, and reports what it gives.
+  counted = triehh.count_words(_README_USERS, ["sun"], epsilon=epsilon)
+  assert counts.theory.LEAST_SIGMA <= counted.noise_std < 0.2
+  assert counted.epsilon <= epsilon
+
+
+def test_a_huge_total_epsilon_with_discovery_stops_at_the_least_sigma():
+  counted = triehh.discover(_README_USERS, triehh.Target(1e6),
+                            counts=True).counts
+  assert counted.noise_std == counts.theory.LEAST_SIGMA
+  assert counted.epsilon <= 1e6
+
+
+@pytest.mark.parametrize("options", [dict(epsilon=1e-4),
+                                     dict(epsilon=1.0, sample_rate=1e-12)])
+def test_a_tiny_epsilon_or_rate_is_calibrated(options):
+  # Gaussian epsilons of 0 ended in "math domain error".
+  counted = triehh.count_words(_README_USERS, ["sun"], **options)
+  assert counted.epsilon <= options["epsilon"]

@@ -54,6 +54,11 @@ from triehh.theory.adjacency import Adjacency
 DISCRETIZATION = poisson.DEFAULT_DISCRETIZATION
 # calibrate_noise's relative precision on sigma.
 _SIGMA_TOLERANCE = 1e-4
+# The least sigma the searches return: a tenth of a user changes no count's
+# rounding, and a smaller one only makes the accountant's Gaussian larger
+# (its losses span about 1/sigma^2: 8 GB near sigma = 1e-6, at epsilon =
+# 1e6). A target it meets more than fully is reported at this sigma.
+LEAST_SIGMA = 0.1
 # The first raise of an FFT epsilon that the direct sum refuses, relative.
 _FFT_NUDGE = 1e-6
 
@@ -175,7 +180,7 @@ def _calibrate_noise(epsilon_c: float, delta_c: float, sample_rate: float,
     f_lo = excess(lo)
   while f_lo <= 0:
     hi, f_hi, lo = lo, f_lo, lo / 2.0
-    if lo < 1e-6:
+    if lo < LEAST_SIGMA:
       return hi
     f_lo = excess(lo)
   return least_private(excess, (lo, f_lo), (hi, f_hi), tolerance)
@@ -183,8 +188,10 @@ def _calibrate_noise(epsilon_c: float, delta_c: float, sample_rate: float,
 
 def _log_ratio(got: float, target: float) -> float:
   """``log(got / target)``: > 0 iff ``got`` exceeds ``target`` (inf for an
-  infinite ``got``)."""
-  return math.log(got / target) if math.isfinite(got) else math.inf
+  infinite ``got``, -inf for 0)."""
+  if not math.isfinite(got):
+    return math.inf
+  return math.log(got / target) if got > 0 else -math.inf
 
 
 def least_private(excess, low: tuple[float, float], high: tuple[float, float],
@@ -538,6 +545,11 @@ def _noise_to_total(discovery: results.RunParams, epsilon: float,
 
   guess = (exact_gaussian_sigma(first, aim, delta) if sample_rate == 1.0
            else None)
+  if guess is not None and guess < LEAST_SIGMA:
+    if excess(LEAST_SIGMA) <= 0:
+      return _checked_total(discovery, LEAST_SIGMA, sample_rate, delta,
+                            epsilon)
+    guess = LEAST_SIGMA
   bracket = None if guess is None else _bracket(excess, guess)
   if bracket is None:
     hi = upper()
@@ -549,11 +561,19 @@ def _noise_to_total(discovery: results.RunParams, epsilon: float,
     lo = hi / 2.0
     f_lo = excess(lo)
     while f_lo <= 0:
+      if lo / 2.0 < LEAST_SIGMA:
+        return _checked_total(discovery, lo, sample_rate, delta, epsilon)
       hi, f_hi, lo = lo, f_lo, lo / 2.0
       f_lo = excess(lo)
     bracket = (lo, f_lo), (hi, f_hi)
   hi = least_private(excess, *bracket, 1e-3)
-  # The full check (FFT error floor included); raise sigma until it holds.
-  while _compose(discovery, hi, sample_rate, delta).epsilon > epsilon:
-    hi *= 1.0 + 1e-3
-  return hi
+  return _checked_total(discovery, hi, sample_rate, delta, epsilon)
+
+
+def _checked_total(discovery: results.RunParams, sigma: float,
+                   sample_rate: float, delta: float, epsilon: float) -> float:
+  """``sigma``, raised until the full check (FFT error floor included)
+  holds."""
+  while _compose(discovery, sigma, sample_rate, delta).epsilon > epsilon:
+    sigma *= 1.0 + 1e-3
+  return sigma
