@@ -73,7 +73,7 @@ def test_the_key_holds_every_argument_and_the_code(store, monkeypatch):
 
 
 @pytest.mark.parametrize("change", ["too_high", "too_low", "theta", "text",
-                                    "types", "arguments"])
+                                    "types", "arguments", "huge_theta"])
 def test_a_wrong_entry_is_searched_again(store, change):
   first = poisson_calibration.calibrate(**ARGS, **FAST)
   path = _entry(store)
@@ -86,6 +86,8 @@ def test_a_wrong_entry_is_searched_again(store, change):
     answer["rate"] *= 0.9
   elif change == "theta":
     answer["theta"] += 1
+  elif change == "huge_theta":  # its check alone would allocate 26 GiB
+    answer["theta"], answer["rate"] = 10**8, 0.5
   elif change == "types":
     answer["theta"] = str(answer["theta"])
   elif change == "arguments":

@@ -415,3 +415,15 @@ def test_a_delta_of_one_or_more_is_no_guarantee():
   params = policy.resolve_params(1000, 20, theta=4, batch_size=60,
                                  single_word=False, allow_no_guarantee=True)
   assert not params.has_guarantee and params.epsilon == math.inf
+
+
+@pytest.mark.parametrize("sampling, kwargs", [
+    ("poisson", dict(sampling_rate=0.5)), ("fixed", dict(batch_size=100))])
+def test_a_theta_above_n_is_refused_before_any_accounting(sampling, kwargs,
+                                                          monkeypatch):
+  for name in ("run_delta", "run_loss"):
+    monkeypatch.setattr(poisson, name, lambda *a, **k: 1 / 0)
+  with pytest.raises(ValueError, match=r"theta=1,000,000,000 is more than "
+                     r"the n=10,000 users"):
+    policy.resolve_params(10_000, 10, theta=10**9, sampling=sampling,
+                          **kwargs)

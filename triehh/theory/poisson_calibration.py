@@ -284,6 +284,7 @@ def _checked_answer(stored: dict, num_levels: int, epsilon: float,
       stored.get("rate"))
   if (isinstance(got_theta, bool) or not isinstance(got_theta, int)
       or got_theta < 1 or (theta is not None and got_theta != theta)
+      or (theta is None and not _THETA_LOW <= got_theta <= _THETA_HIGH)
       or rate is None or not 0.0 < rate < 1.0):
     return None
   budget = poisson.trimming_budget(delta, num_levels)
@@ -318,7 +319,11 @@ def _check_calibrated_rate(n: int, num_levels: int, epsilon: float,
         "smaller delta)")
 
 
-def _best_theta(score, low: int = 2, high: int = 400) -> int:
+# The thetas the search considers (a stored theta outside is not its answer).
+_THETA_LOW, _THETA_HIGH = 2, 400
+
+
+def _best_theta(score, low: int = _THETA_LOW, high: int = _THETA_HIGH) -> int:
   """The theta in [low, high] with the highest ``score`` (assumed
   unimodal): a scan of a geometric grid, then a ternary search between the
   best point's neighbours."""

@@ -157,6 +157,11 @@ def _resolve(n: int, max_length: int, *, epsilon, delta, theta, gamma,
              sampling_rate, asked, declared,
              delta_from_n) -> results.RunParams:
   """:func:`resolve_params` on checked arguments."""
+  if theta is not None and theta > n:
+    # Before any accountant: its level losses span theta cells (theta =
+    # 10^9 allocated terabytes).
+    raise ValueError(f"theta={theta:,} is more than the n={n:,} users: no "
+                     "word can reach theta votes in a round")
   n_params = n if declared is None else declared
   if delta is None:
     coverage.default_delta(n_params)  # refuses n = 1 before any work
