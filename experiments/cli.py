@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 import sys
 import types
 import warnings
@@ -93,11 +94,67 @@ def parse_flags(argv: list[str], module: types.ModuleType) -> list[str]:
     sys.stdout.write(help_text(module))
     sys.exit(0)
   try:
+    check_flag_files(argv[1:])
     check_own_flags(argv, module)
     return FLAGS(argv)
   except flags.Error as err:
     print(error_line(flags.Error(_flag_error_text(err))), file=sys.stderr)
     sys.exit(EXIT_ERROR)
+
+
+# The largest flag file read: a file of flags is a few hundred bytes.
+MAX_FLAG_FILE_BYTES = 1 << 20
+
+
+def check_flag_files(args: list[str], depth: int = 0) -> None:
+  """Raises ``flags.Error`` naming a ``--flagfile`` that is not a readable,
+  regular file of UTF-8 text of at most ``MAX_FLAG_FILE_BYTES`` (absl
+  would read a device or a pipe until memory ends, or wait on it), and the
+  flag files it names in turn."""
+  paths = []
+  for i, arg in enumerate(args):
+    name, eq, value = arg.lstrip("-").partition("=")
+    if not arg.startswith("-") or name != "flagfile":
+      continue
+    if eq:
+      paths.append(value)
+    elif i + 1 < len(args):
+      paths.append(args[i + 1])
+  for path in paths:
+    text = _flag_file_text(path)
+    if depth < 10:
+      check_flag_files(text.split(), depth + 1)
+
+
+def _flag_file_text(path: str) -> str:
+  where = f"--flagfile={path}"
+  try:
+    info = os.stat(path)
+  except OSError as err:
+    reason = (err.strerror or str(err)).lower()
+    raise flags.Error(f"{where}: the flag file cannot be read ({reason})"
+                      ) from None
+  if not stat.S_ISREG(info.st_mode):
+    kind = ("a directory" if stat.S_ISDIR(info.st_mode) else
+            "a named pipe" if stat.S_ISFIFO(info.st_mode) else
+            "a device or socket")
+    raise flags.Error(f"{where}: the flag file is {kind}, not a file")
+  if info.st_size > MAX_FLAG_FILE_BYTES:
+    raise flags.Error(f"{where}: {info.st_size:,} bytes, more than a flag "
+                      f"file holds ({MAX_FLAG_FILE_BYTES:,})")
+  try:
+    with open(path, "rb") as f:
+      data = f.read()
+  except OSError as err:
+    reason = (err.strerror or str(err)).lower()
+    raise flags.Error(f"{where}: the flag file cannot be read ({reason})"
+                      ) from None
+  try:
+    return data.decode("utf-8")
+  except UnicodeDecodeError as err:
+    raise flags.Error(f"{where}: the flag file is not UTF-8 text (byte "
+                      f"0x{data[err.start]:02x} at offset {err.start})"
+                      ) from None
 
 
 # absl's words for a flag file it cannot open: "ERROR:: Unable to open

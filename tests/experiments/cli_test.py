@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from absl.testing import absltest
 from absl.testing import parameterized
 
@@ -74,3 +76,41 @@ def test_command_line_quotes_the_arguments_as_a_shell_needs(monkeypatch):
   monkeypatch.setattr(sys, "argv", ["field.py"])
   assert cli.command_line("experiments.field") == (
       "python -m experiments.field")
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("binary", "the flag file is not UTF-8 text (byte 0xe4 at offset 6)"),
+    ("fifo", "the flag file is a named pipe, not a file"),
+    ("directory", "the flag file is a directory, not a file"),
+    ("device", "the flag file is a device or socket, not a file"),
+    ("huge", "2,097,152 bytes, more than a flag file holds (1,048,576)"),
+    ("nested", "the flag file is not UTF-8 text (byte 0xe4 at offset 6)"),
+])
+def test_a_flag_file_absl_cannot_read_is_named(tmp_path, kind, message):
+  # absl read /dev/zero until memory ended (22 GB), waited on a pipe, and
+  # raised UnicodeDecodeError on other bytes.
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  from experiments import cli  # pylint: disable=g-import-not-at-top
+  binary = tmp_path / "binary.flags"
+  binary.write_bytes(b"--seed\xe4=1\n")
+  paths = {"binary": binary, "directory": tmp_path, "device": "/dev/zero"}
+  if kind == "fifo":
+    paths["fifo"] = tmp_path / "fifo"
+    os.mkfifo(paths["fifo"])
+  elif kind == "huge":
+    paths["huge"] = tmp_path / "huge.flags"
+    paths["huge"].write_text("-" * (2 << 20))
+  elif kind == "nested":
+    paths["nested"] = tmp_path / "nested.flags"
+    paths["nested"].write_text(f"--flagfile={binary}\n")
+  with pytest.raises(flags.Error) as refused:
+    cli.check_flag_files(["--num_users=10", f"--flagfile={paths[kind]}"])
+  where = binary if kind == "nested" else paths[kind]
+  assert str(refused.value) == f"--flagfile={where}: {message}"
+
+
+def test_readable_flag_files_pass(tmp_path):
+  from experiments import cli  # pylint: disable=g-import-not-at-top
+  good = tmp_path / "good.flags"
+  good.write_text("--num_users=1000\n--epsilon=2\n")
+  cli.check_flag_files(["--flagfile", str(good)])
