@@ -2,6 +2,7 @@
 cache directory."""
 
 import os
+import stat
 
 import pytest
 
@@ -38,3 +39,26 @@ def test_default_cache_dir_follows_xdg_cache_home(monkeypatch):
   monkeypatch.delenv("XDG_CACHE_HOME")
   assert files.default_cache_dir() == os.path.join(
       os.path.expanduser("~"), ".cache", "triehh")
+
+
+def test_writing_through_a_symbolic_link_keeps_the_link(tmp_path):
+  target = tmp_path / "target.txt"
+  target.write_text("old")
+  link = tmp_path / "link.csv"
+  link.symlink_to(target)
+  files.write_text(str(link), "new")
+  assert link.is_symlink() and target.read_text() == "new"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_special_file_is_refused_not_replaced(tmp_path, kind):
+  # A named pipe or a device was replaced by a plain file ("wrote ...").
+  path = {"directory": tmp_path, "device": "/dev/null",
+          "fifo": tmp_path / "fifo"}[kind]
+  if kind == "fifo":
+    os.mkfifo(path)
+  with pytest.raises(ValueError, match="not a file: give the path of a"):
+    files.write_text(str(path), "text")
+  assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+  if kind == "fifo":
+    assert stat.S_ISFIFO(os.stat(path).st_mode)

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 
@@ -41,7 +42,13 @@ def source_digest(path: str) -> str | None:
 def replacing(path: str, suffix: str = "") -> Iterator[str]:
   """The path of a temporary file to write; renamed to ``path`` when the
   block ends without an exception, removed otherwise. ``suffix`` keeps a
-  file type that a writer infers from the name (``.png``)."""
+  file type that a writer infers from the name (``.png``).
+
+  A symbolic link is kept and its target written; a path that is a
+  directory, a device, a named pipe or a socket is refused (``ValueError``
+  naming it) rather than replaced by a file.
+  """
+  path = writable_path(path)
   directory = os.path.dirname(os.path.abspath(path))
   fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
                              suffix=suffix, dir=directory)
@@ -56,6 +63,26 @@ def replacing(path: str, suffix: str = "") -> Iterator[str]:
     with contextlib.suppress(OSError):
       os.remove(tmp)
     raise
+
+
+def writable_path(path: str) -> str:
+  """Where writing ``path`` whole goes: ``path``, or the target of the
+  symbolic link it is; ``ValueError`` if that exists and is not a regular
+  file."""
+  if os.path.islink(path):
+    path = os.path.realpath(path)
+  try:
+    mode = os.stat(path).st_mode
+  except FileNotFoundError:
+    return path
+  except OSError:
+    return path  # the write names the problem
+  if stat.S_ISREG(mode):
+    return path
+  kind = ("a directory" if stat.S_ISDIR(mode) else
+          "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket")
+  raise ValueError(f"{path} is {kind}, not a file: give the path of a file "
+                   "to write")
 
 
 def write_text(path: str, text: str) -> str:
