@@ -648,3 +648,12 @@ def test_missing_dependency_is_named(monkeypatch):
                     triehh.Mechanism(
                         theta=1, batch_size=10, allow_no_guarantee=True),
                     engine="tff")
+
+
+@pytest.mark.parametrize("name, value", [
+    ("passes", 2), ("availability", 0.5), ("passes", "2")])
+def test_passes_and_availability_must_be_their_types(name, value):
+  # An int ended in "'int' object has no attribute 'num_passes'".
+  kind = {"passes": "Passes", "availability": "OnlineUsers"}[name]
+  with pytest.raises(TypeError, match=rf"{name} must be a triehh\.{kind}"):
+    triehh.discover(USERS, 4.0, **{name: value})

@@ -88,6 +88,13 @@ def discover(user_words, privacy=None, *,
   _check_moved(privacy, engine_options)
   if seed is not None:
     validation.check_int("seed", seed, low=0)
+  for name, value, kind in (("passes", passes, passes_lib.Passes),
+                            ("availability", availability,
+                             availability_lib.OnlineUsers)):
+    if value is not None and not isinstance(value, kind):
+      raise TypeError(f"{name} must be a triehh.{kind.__name__} or None, "
+                      f"got {value!r:.60}: e.g. {name}=triehh."
+                      f"{kind.__name__}(...)")
   registry.get(engine)  # fails before any work on the input
   privacy = mechanism.of(privacy)
   if isinstance(privacy, mechanism.NoisyTarget):
