@@ -101,3 +101,26 @@ def test_bad_options_are_named():
     protocol.Rounds(theta=2, sampling_rate=1.5, max_length=3)
   with pytest.raises(ValueError, match="seeds"):
     protocol.Rounds(theta=2, sampling_rate=0.5, max_length=3, seeds=())
+
+
+@pytest.mark.parametrize("users, match", [
+    ([(1, "sun")] * 10, "user 1 has 10 rows"),
+    ([(1, "sun"), (2, "sun"), (1, "moon")], "user 1 has 2 rows"),
+    ([(1, "su$n")], "holds the end symbol"),
+    ([(1, 7)], "a word must be a non-empty string"),
+])
+def test_users_are_checked_one_word_each(users, match):
+  # Ten rows of one user voted ten times a round: "sun" was found from a
+  # single user; "su$n" gave the word "su", which nobody holds.
+  with pytest.raises(Exception, match=match):
+    protocol.run(users, protocol.Rounds(theta=5, sampling_rate=1.0,
+                                        max_length=4))
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(end_symbol=""), "end_symbol must be one character"),
+    (dict(seeds=("abc",)), "seeds"), (dict(seeds=(1.5,)), "seeds"),
+    (dict(seeds=(-1,)), "seeds")])
+def test_rounds_check_seeds_and_the_end_symbol(options, match):
+  with pytest.raises((TypeError, ValueError), match=match):
+    protocol.Rounds(theta=5, sampling_rate=1.0, max_length=4, **options)

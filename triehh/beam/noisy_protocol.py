@@ -220,6 +220,7 @@ def expand(users, rounds: NoisyRounds):
   """The rounds on a PCollection of ``(user, word)``; returns the
   PCollections of released ``(seed, round, word, noisy sum)`` and of
   ``(seed, round, RoundStats fields)``."""
+  users = protocol.one_word_per_user(users, rounds.alphabet.end_symbol)
   frontier = users.pipeline | "Root" >> beam.Create(
       [(seed, ("",)) for seed in rounds.seeds])
   words, stats = [], []

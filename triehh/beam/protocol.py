@@ -87,8 +87,43 @@ class Rounds:
     validation.check_int("theta", self.theta)
     choices.check_sampling_rate(self.sampling_rate)
     validation.check_int("max_length", self.max_length)
-    if not self.seeds:
-      raise ValueError("seeds is empty: give at least one run's seed")
+    check_seeds_and_end(self.seeds, self.end_symbol)
+
+
+def check_seeds_and_end(seeds, end_symbol) -> None:
+  """ValueError/TypeError unless ``seeds`` are whole numbers >= 0 (at least
+  one) and ``end_symbol`` one character."""
+  if not seeds:
+    raise ValueError("seeds is empty: give at least one run's seed")
+  for seed in seeds:
+    validation.check_int("seeds (each run's seed)", seed, low=0)
+  if not isinstance(end_symbol, str) or len(end_symbol) != 1:
+    raise ValueError(f"end_symbol must be one character, got {end_symbol!r}")
+
+
+def one_word_per_user(users, end_symbol: str):
+  """``users`` (``(user, word)`` pairs) checked: each user once, each word
+  a string without the end symbol. A user given twice would vote twice a
+  round, outside the guarantee: the pipeline fails naming the user."""
+
+  def only(user, words):
+    words = list(words)
+    if len(words) != 1:
+      raise ValueError(
+          f"user {user!r} has {len(words)} rows: the Beam rounds take one "
+          "word per user (a user voting twice a round is outside the "
+          "guarantee)")
+    word = words[0]
+    if not isinstance(word, str) or not word:
+      raise TypeError(f"user {user!r}: a word must be a non-empty string, "
+                      f"got {word!r:.40}")
+    if end_symbol in word:
+      raise ValueError(f"user {user!r}: the word {word!r:.40} holds the end "
+                       f"symbol {end_symbol!r}")
+    return user, word
+
+  return (users | "ByUser" >> beam.GroupByKey()
+          | "OneWordPerUser" >> beam.MapTuple(only))
 
 
 def _votes(user_word, level: int, kept: dict, rounds: Rounds):
@@ -107,6 +142,7 @@ def _votes(user_word, level: int, kept: dict, rounds: Rounds):
 def expand(users, rounds: Rounds):
   """The rounds on a PCollection of ``(user, word)``; returns the
   PCollection of kept ``(seed, level, prefix, votes)``."""
+  users = one_word_per_user(users, rounds.end_symbol)
   kept_levels = []
   kept = None
   for level in range(1, rounds.max_length + 2):
