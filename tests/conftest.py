@@ -72,6 +72,13 @@ _TFF_TESTS = (
 # class, or a test function whose parametrized cases (`name[...]`) all count.
 # The comment is the longest measured time.
 _SLOW_TESTS = {
+    "tests/theory/noisy_trie_test.py": (
+        "test_a_huge_epsilon_stops_at_the_least_sigma",  # 6.3 s
+    ),
+    "tests/theory/calibration_table_test.py": (
+        "test_every_rate_is_private_and_the_largest",  # 2.6 s
+        "test_entries_are_the_searchs_answers",  # 0.5-0.8 s each
+    ),
     "tests/conftest_test.py": (
         # 6 s by design (a worker's end slower than execnet's 5 s).
         "test_a_worker_slow_to_collect_its_garbage_ends_without_a_traceback",
@@ -112,6 +119,7 @@ _SLOW_TESTS = {
         "ParamsTest::test_params_and_defaults",  # 0.8 s
     ),
     "tests/beam/ingest_test.py": (  # each runs a Beam pipeline: 2-5 s
+        "test_a_failed_ingestion_leaves_the_earlier_one_whole",
         "test_csv_shards_equal_the_concatenated_file",
         "test_other_formats_equal_the_concatenated_file",
         "test_a_user_across_shards_is_one_user",
@@ -134,6 +142,7 @@ _SLOW_TESTS = {
         "test_both_run_on_the_same_user_pcollection",  # 5 s
     ),
     "tests/beam/protocol_test.py": (
+        "test_users_are_checked_one_word_each",  # a pipeline each: 1-2 s
         "test_everyone_sampled_gives_the_fast_engines_trie",  # 5 s
         "test_discovered_sets_match_the_fast_engine",  # 20 s (the fixture)
         "test_first_round_votes_match_the_fast_engine",
@@ -189,6 +198,8 @@ _SLOW_TESTS = {
         "test_the_counts_figure_is_drawn",  # 1 s
     ),
     "tests/discovery/counts_test.py": (
+        "test_a_tiny_epsilon_or_rate_is_calibrated",  # 0.8 s
+        "test_a_huge_total_epsilon_with_discovery_stops_at_the_least_sigma",  # 0.7 s
         "test_discover_with_counts_reports_the_total_and_each_phase",  # 2.5 s
         "test_several_word_intervals_cover_the_population_frequency",  # 0.7 s
     ),

@@ -297,3 +297,28 @@ def test_multipliers_are_checked_at_construction(multipliers, match):
     noisy_trie.NoisyTrieParams(sigma=1.0, num_levels=4,
                                false_positive_rate=0.1,
                                noise_multipliers=multipliers)
+
+
+def test_a_huge_epsilon_stops_at_the_least_sigma(monkeypatch):
+  # The search went down to sigma 1e-3 (minutes), and a rival rate's sigma
+  # below it ended in dp_accounting's "deltas are not in non-increasing
+  # order".
+  built = []
+  real = noisy_trie._epsilon  # pylint: disable=protected-access
+  monkeypatch.setattr(noisy_trie, "_epsilon",
+                      lambda sigma, *a: built.append(sigma) or real(sigma, *a))
+  params = noisy_trie.calibrate(11, 1e6, 1e-8)
+  assert noisy_trie.LEAST_SIGMA <= params.sigma < 2 * noisy_trie.LEAST_SIGMA
+  assert min(built) >= noisy_trie.LEAST_SIGMA / 2
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: noisy_trie.threshold_for(1.0, 2.0), "false_positive_rate"),
+    (lambda: noisy_trie.threshold_for(-1.0, 0.1), "sigma"),
+    (lambda: noisy_trie.calibrate(11, 4.0, 1e-8, discretization=-1),
+     "discretization"),
+    (lambda: noisy_trie.calibrate(11, 4.0, 1e-8, discretization=math.nan),
+     "discretization")])
+def test_arguments_outside_their_range_are_named(call, match):
+  with pytest.raises(ValueError, match=match):
+    call()

@@ -72,6 +72,7 @@ from collections.abc import Sequence
 import dp_accounting
 from scipy import special
 
+from triehh.core import progress
 from triehh.core import validation
 from triehh.theory import mechanism as mechanism_lib
 from triehh.theory.adjacency import Adjacency
@@ -202,6 +203,9 @@ class NoisyTrieParams:
 
 def threshold_for(sigma: float, false_positive_rate: float) -> float:
   """tau such that ``P[N(0, sigma^2) >= tau] = false_positive_rate``."""
+  sigma = validation.check_positive("sigma", sigma)
+  false_positive_rate = validation.check_probability(
+      "false_positive_rate", false_positive_rate)
   return float(-sigma * special.ndtri(false_positive_rate))
 
 
@@ -305,6 +309,13 @@ def guarantee(params: NoisyTrieParams, delta: float) -> Guarantee:
                    n_source="unused", covers=COVERS)
 
 
+# The least base sigma searched: below a tenth of a vote the noise changes
+# nothing a threshold decides, and the accountant's Gaussian spans about
+# 1/sigma^2 losses (epsilon = 10^6 searched down to sigma = 1e-3, for
+# minutes).
+LEAST_SIGMA = 0.1
+
+
 def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
                    sampling_rate: float = 1.0,
                    discretization: float = SEARCH_DISCRETIZATION,
@@ -321,7 +332,9 @@ def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
   while not meets(hi):
     hi *= 2.0
   lo = hi / 2.0
-  while lo > 1e-3 and meets(lo):
+  while meets(lo):
+    if lo / 2.0 < LEAST_SIGMA:
+      return lo  # more private than asked: the accountant reports it
     lo /= 2.0
   while hi / lo > 1.0 + _SIGMA_TOLERANCE:
     mid = math.sqrt(lo * hi)
@@ -356,6 +369,7 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   validation.check_int("num_levels", num_levels)
   multipliers = check_multipliers(noise_multipliers, num_levels)
   validation.check_positive("epsilon", epsilon_target)
+  validation.check_positive("discretization", discretization)
   validation.check_probability("delta", delta)
   rates = sorted({validation.check_rate("sampling rate", q)
                   for q in sampling_rates}, reverse=True)
@@ -363,13 +377,27 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
     raise ValueError("sampling_rates is empty")
   if delta < SMALLEST_PLD_DELTA and rates[0] >= 1.0:
     rates = rates[:1]  # subsampled rounds are not accounted that far
+  with progress.said_if_slow(
+      f"calibrating the noisy trie for epsilon={epsilon_target:g}, "
+      f"delta={delta:.3g} over {num_levels} rounds"):
+    return _calibrated(num_levels, epsilon_target, delta, rates,
+                       false_positive_rate, chars_per_level, multipliers,
+                       discretization)
+
+
+def _calibrated(num_levels: int, epsilon_target: float, delta: float,
+                rates: list[float], false_positive_rate: float,
+                chars_per_level: int, multipliers: tuple[float, ...],
+                discretization: float) -> NoisyTrieParams:
+  """:func:`calibrate` on checked arguments."""
   best_sigma, best_rate = None, None
   for rate in rates:
     if best_sigma is not None:
       rival = best_sigma / best_rate * rate  # the same tau / q
-      if _epsilon(rival, rate, num_levels, delta, SEARCH_DISCRETIZATION,
-                  multipliers) > epsilon_target:
-        continue
+      if rival < LEAST_SIGMA or _epsilon(
+          rival, rate, num_levels, delta, SEARCH_DISCRETIZATION,
+          multipliers) > epsilon_target:
+        continue  # (below the least sigma, this rate's tau / q is larger)
     sigma = smallest_sigma(num_levels, epsilon_target, delta,
                            sampling_rate=rate, noise_multipliers=multipliers)
     if best_sigma is None or sigma / rate < best_sigma / best_rate:

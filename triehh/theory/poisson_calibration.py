@@ -163,6 +163,7 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
   """
   n = validation.check_int("n (number of users)", n)
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
+  discretization = validation.check_positive("discretization", discretization)
   check_calibration_time(num_levels, discretization)
   epsilon = validation.check_positive("epsilon", epsilon)
   delta = validation.check_probability("delta", delta)
