@@ -295,9 +295,40 @@ class ArgumentsTest(parameterized.TestCase):
                                   list(range(len(counts))), counts)
 
   def test_csr_word_indices_are_in_the_vocabulary(self):  # was an IndexError
-    with self.assertRaisesRegex(ValueError, "entry_word holds an index "
-                                "outside the vocabulary"):
+    with self.assertRaisesRegex(ValueError, r"entry_word .*holds index 2, "
+                                r"outside \[0, 2\)"):
       Population.from_word_counts(["a", "b"], [0, 1], [2], [1])
+
+  @parameterized.named_parameters(
+      ("fraction_index", dict(entry_word=[0.7, 1]), ValueError,
+       "entry_word .*whole-number indices, got 0.7"),
+      ("fraction_offset", dict(user_offsets=[0, 1.5, 2]), ValueError,
+       "user_offsets must hold whole counts, got 1.5"),
+      ("two_d", dict(entry_word=[[0], [1]]), ValueError,
+       "entry_word .*1-D sequence"),
+      ("huge_offset", dict(user_offsets=[0, 2**70]), ValueError,
+       "user_offsets must be in"),
+      ("string_vocabulary", dict(vocabulary="sun"), TypeError,
+       "vocabulary must be a sequence"))
+  def test_csr_arrays_are_checked_not_truncated(self, change, error, match):
+    # 0.7 was truncated to 0, 1.5 to 1 and "sun" read as three words.
+    args = dict(vocabulary=["sun", "moon"], user_offsets=[0, 1, 2],
+                entry_word=[0, 1], entry_count=[1, 1])
+    args.update(change)
+    with self.assertRaisesRegex(error, match):
+      Population.from_word_counts(**args)
+
+  @parameterized.named_parameters(
+      ("two_to_63", [2**63]),
+      ("uint64", np.array([2**63], dtype=np.uint64)))
+  def test_frequencies_of_2_63_or_more_are_too_large(self, users):
+    with self.assertRaisesRegex(ValueError, "2\^63 or more"):
+      Population.from_word_frequencies(["sun"], users)
+
+  def test_unsigned_word_indices_are_taken(self):
+    pop = Population.from_word_indices(["sun", "moon"],
+                                       np.array([0, 1, 1], dtype=np.uint64))
+    self.assertEqual(pop.ground_truth(), {"moon": 2, "sun": 1})
 
 
 class MemoryTest(parameterized.TestCase):

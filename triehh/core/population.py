@@ -159,15 +159,16 @@ class Population:
   ) -> "Population":
     """One word per user, given as indices into ``vocabulary``."""
     inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
-    user_word = np.asarray(user_word)
-    vocabulary = np.asarray(vocabulary, dtype=object)
-    if user_word.ndim != 1 or user_word.size == 0:
+    vocabulary = inputs.vocabulary_array(vocabulary)
+    if np.ndim(user_word) == 1 and np.size(user_word) == 0:
       raise ValueError("user_word must be a non-empty 1-D array of indices")
-    if not np.issubdtype(user_word.dtype, np.integer):
+    kind = np.asarray(user_word).dtype
+    if not np.issubdtype(kind, np.integer) or kind == bool:
       raise TypeError("user_word must hold integer indices into the "
-                      f"vocabulary, got an array of {user_word.dtype}")
-    if user_word.min() < 0 or user_word.max() >= len(vocabulary):
-      raise ValueError("user_word holds an index outside the vocabulary")
+                      f"vocabulary, got an array of {kind}")
+    user_word = validation.check_indices(
+        "user_word (each user's index into the vocabulary)", user_word,
+        len(vocabulary))
     used = np.bincount(user_word, minlength=len(vocabulary)) > 0
     if used.all():
       user_word = user_word.copy()  # the population's own
@@ -222,6 +223,7 @@ class Population:
     counts must add up to less than ``2^63``.
     """
     inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
+    vocabulary = inputs.vocabulary_array(vocabulary)
     offsets, entry_word, entry_count = inputs.csr_arrays(
         len(vocabulary), user_offsets, entry_word, entry_count)
     enc = inputs.encoded(vocabulary, max_length, alphabet, end_symbol, unknown)
@@ -279,10 +281,11 @@ class Population:
                        f"{vocabulary.size} words: give one count per word")
     if vocabulary.size == 0:
       raise ValueError("words is empty: a population needs users")
-    if counts.dtype == object or not np.issubdtype(counts.dtype, np.integer):
+    if counts.dtype != object and not np.issubdtype(counts.dtype,
+                                                   np.integer):
       raise TypeError("users must hold integers that fit int64, got "
                       f"{counts.dtype}")
-    counts = counts.astype(np.int64)
+    counts = inputs.int64_counts("users", counts)
     if counts.min() < 0:
       raise ValueError(f"users holds a negative count ({int(counts.min())} "
                        f"for word {vocabulary[int(np.argmin(counts))]!r})")

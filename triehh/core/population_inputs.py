@@ -101,12 +101,26 @@ def int64_counts(name: str, counts) -> np.ndarray:
   return array.astype(np.int64)
 
 
+def vocabulary_array(vocabulary) -> np.ndarray:
+  """``vocabulary`` (a sequence of words, not one string or a mapping) as a
+  1-D object array."""
+  validation.check_sequence("vocabulary", vocabulary)
+  array = np.empty(len(vocabulary), dtype=object)
+  array[:] = list(vocabulary)
+  return array
+
+
 def csr_arrays(num_words: int, user_offsets, entry_word, entry_count
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """``int64`` offsets, word indices and counts of a CSR population, or a
   ValueError/TypeError naming what is wrong with them."""
-  offsets = np.asarray(user_offsets, dtype=np.int64)
-  entry_word = np.asarray(entry_word, dtype=np.int64)
+  offsets = int64_counts("user_offsets", user_offsets)
+  if np.ndim(entry_word) == 1 and np.size(entry_word) == 0:
+    entry_word = np.zeros(0, dtype=np.int64)
+  else:
+    entry_word = validation.check_indices(
+        "entry_word (each entry's index into the vocabulary)", entry_word,
+        num_words).astype(np.int64)
   entry_count = int64_counts("entry_count", entry_count)
   if offsets.ndim != 1 or offsets.size < 2 or offsets[0] != 0:
     raise ValueError("user_offsets must start at 0 and list n + 1 offsets")
