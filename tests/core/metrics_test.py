@@ -1,6 +1,7 @@
 """Tests of the utility metrics."""
 
 from absl.testing import parameterized
+import pytest
 import numpy as np
 
 from triehh.core import metrics
@@ -91,3 +92,19 @@ class RankedHeadTest(parameterized.TestCase):
       for name, value in _metrics_by_definition(found, truth,
                                                 (10, 50, 100)).items():
         self.assertAlmostEqual(got[name], value, msg=name)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(ks=[2.0]), TypeError, "ks \\(each K\\) must be an integer"),
+    (dict(ks=[True]), TypeError, "ks \\(each K\\) must be an integer"),
+    (dict(ks=[0]), ValueError, "ks \\(each K\\) must be >= 1"),
+    (dict(discovered="sun"), TypeError, "not one string"),
+    (dict(truth=["sun"]), TypeError, "truth must be a mapping"),
+])
+def test_arguments_are_named(kwargs, error, match):
+  # ks=[2.0] failed inside heapq, [True] made keys "precision@True", and
+  # the string "sun" was scored as the words "s", "u", "n".
+  args = dict(discovered={"sun": 3}, truth={"sun": 5, "moon": 2}, ks=[1])
+  args.update(kwargs)
+  with pytest.raises(error, match=match):
+    metrics.precision_recall_f1(**args)

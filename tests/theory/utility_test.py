@@ -4,6 +4,7 @@ from fractions import Fraction
 import math
 
 from absl.testing import parameterized
+import pytest
 import numpy as np
 from scipy import stats
 
@@ -191,3 +192,24 @@ class MinPopulationTest(parameterized.TestCase):
   def test_bad_epsilon_is_named(self, epsilon):
     with self.assertRaisesRegex(ValueError, "epsilon"):
       utility.min_population(1e-3, epsilon)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: utility.discovery_rate(100, 10**5, 1000, 15.5, 11), TypeError,
+     "theta must be an integer"),
+    (lambda: utility.discovery_rate(math.nan, 10**5, 1000, 15, 11),
+     ValueError, "count must be in"),
+    (lambda: utility.discovery_rate(100, 10**5, True, 15, 11), TypeError,
+     "batch_size must be an integer"),
+    (lambda: utility.discovery_rate(100, math.nan, 100, 15, 11), TypeError,
+     "n \\(number of users\\) must be an integer"),
+    (lambda: utility.poisson_discovery_rate(100, 0.3, 15.5, 11), TypeError,
+     "theta must be an integer"),
+    (lambda: privacy.guarantee(10**6, 11, theta=15.5, gamma=12.0), TypeError,
+     "theta must be an integer"),
+])
+def test_fractional_or_missing_counts_are_named(call, error, match):
+  # theta=15.5 gave nan or a guarantee; count=nan gave 0; batch_size=True
+  # was taken; n=nan said "batch_size must be in [1, n=nan]".
+  with pytest.raises(error, match=match):
+    call()

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from triehh.core import ranking
+from triehh.core import validation
 
 DEFAULT_KS = (10, 50, 100)
 
@@ -72,8 +73,13 @@ def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
     ks: the K values.
   """
   for k in ks:
-    if k < 1:
-      raise ValueError(f"k must be >= 1, got {k}")
+    validation.check_int("ks (each K)", k, low=1)
+  if isinstance(discovered, (str, bytes)):
+    raise TypeError("discovered must be a mapping word -> count or a "
+                    f"sequence of words, not one string ({discovered!r:.40})")
+  if not isinstance(truth, Mapping):
+    raise TypeError("truth must be a mapping word -> true weight, got "
+                    f"{type(truth).__name__}")
   if isinstance(discovered, Mapping):
     found = set(discovered)
     ranked = _ranked_head(discovered, max(ks, default=0))

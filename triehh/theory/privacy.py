@@ -144,6 +144,7 @@ def guarantee(n: int, num_levels: int, theta: int,
     gamma: the batch-size factor, ``m = gamma * sqrt(n)``.
   """
   num_levels = _check_levels(num_levels)
+  validation.check_int("theta", theta)
   check_conditions(n, theta, gamma)
   return _theorem_1(n, num_levels, theta, gamma)
 

@@ -41,7 +41,9 @@ def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
   """
   count = np.asarray(count)
   _check(n, batch_size, theta)
-  if np.any(count < 0) or np.any(count > n):
+  if not (np.issubdtype(count.dtype, np.number) and count.dtype != bool):
+    raise TypeError(f"count must hold numbers of users, got {count.dtype}")
+  if not np.all((count >= 0) & (count <= n)):  # also refuses nan
     raise ValueError("count must be in [0, n]")
   return distributions.hypergeom_sf(theta - 1, n, count, batch_size)
 
@@ -77,6 +79,7 @@ def poisson_discovery_rate(count, rate: float, theta: int,
   """
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   rate = validation.check_rate("rate", rate)
+  validation.check_int("theta", theta)
   level = distributions.binom_sf(theta - 1, np.asarray(count), rate)
   out = level ** num_levels
   return float(out) if np.ndim(out) == 0 else out
@@ -137,9 +140,6 @@ def min_population(frequency: float, epsilon: float, *,
 
 
 def _check(n: int, batch_size: int, theta: int) -> None:
-  if n < 1:
-    raise ValueError(f"n must be >= 1, got {n}")
-  if not 1 <= batch_size <= n:
-    raise ValueError(f"batch_size must be in [1, n={n}], got {batch_size}")
-  if theta < 1:
-    raise ValueError(f"theta must be >= 1, got {theta}")
+  n = validation.check_int("n (number of users)", n)
+  validation.check_int("batch_size", batch_size, high=n)
+  validation.check_int("theta", theta)
