@@ -129,3 +129,13 @@ def test_bad_options_are_named(options, error, needle):
 def test_a_population_is_required():
   with pytest.raises(TypeError, match="Population"):
     ps.select_words(["a", "b"], epsilon=1.0)
+
+
+def test_rows_beyond_memory_are_refused_before_they_are_built(monkeypatch):
+  # 10^10 users ended in numpy's "Unable to allocate 74.5 GiB".
+  from triehh.core import memory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(memory, "available_bytes", lambda: 10**6)
+  pop = Population.from_word_frequencies(["sun", "moon"], [10**9, 10**9])
+  with pytest.raises(MemoryError, match=r"2,000,000,000 \(user, word\) "
+                     r"rows for pipeline_dp would need about 238\.4 GiB"):
+    ps.user_word_rows(pop, 1, np.random.default_rng(0))

@@ -217,3 +217,16 @@ class SketchTest(parameterized.TestCase):
     np.testing.assert_array_equal(got.sums, want.sums)
     self.assertEqual(got.sums.dtype, want.sums.dtype)
     self.assertEqual(ours.bit_generator.state, theirs.bit_generator.state)
+
+
+def test_reports_beyond_memory_are_refused_before_they_are_built(monkeypatch):
+  # 10^10 users ended in numpy's "Unable to allocate 74.5 GiB".
+  import pytest  # pylint: disable=g-import-not-at-top
+  from triehh.baselines import sfp_clients  # pylint: disable=g-import-not-at-top
+  from triehh.core import memory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(memory, "available_bytes", lambda: 10**6)
+  pop = triehh.Population.from_word_frequencies(["sun", "moon"],
+                                                [10**9, 10**9])
+  with pytest.raises(MemoryError, match=r"SFP's reports of n=2,000,000,000 "
+                     r"users would need about 89\.4 GiB"):
+    sfp_clients.client_reports(pop, None, None, None, b"", None)

@@ -64,6 +64,7 @@ import time
 
 import numpy as np
 
+from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.theory import adjacency as adjacency_lib
@@ -160,6 +161,11 @@ def check(population: population_lib.Population, *, epsilon: float,
   return validation.check_probability("delta", delta)
 
 
+# Bytes per (user, word) row at the least: the tuple, the user's int and
+# the list's slot, and the numpy arrays they are made from.
+_BYTES_PER_ROW = 128
+
+
 def user_word_rows(population: population_lib.Population,
                    max_partitions_contributed: int,
                    rng: np.random.Generator) -> list[tuple[int, str]]:
@@ -167,6 +173,13 @@ def user_word_rows(population: population_lib.Population,
   ``max_partitions_contributed`` of them (a uniform choice by ``rng`` when
   a user has more)."""
   vocabulary = population.vocabulary
+  rows = (population.num_users if population.is_single_word
+          else population.entry_word.size)
+  memory.check_fits(
+      f"{rows:,} (user, word) rows for pipeline_dp", rows * _BYTES_PER_ROW,
+      lambda available: (
+          "pipeline_dp's local backend takes Python rows; at most about "
+          f"{memory.most_that_fit(_BYTES_PER_ROW, available):,} fit"))
   if population.is_single_word:
     if population.user_word is not None:
       words = population.user_word

@@ -35,6 +35,7 @@ import numpy as np
 from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import sfp_encoding
 from triehh.baselines import sfp_options
+from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.engines import sampling
 
@@ -366,6 +367,11 @@ def _by_position(words: np.ndarray, positions: np.ndarray,
   return np.split(ordered, ends[:-1])
 
 
+# Bytes per user of the reports (its word, position, sketch row and cell,
+# 8 bytes each, and the word sketch's row and cell), at the least.
+_BYTES_PER_REPORT = 48
+
+
 def client_reports(pop: population_lib.Population,
                    options: sfp_options.Options,
                    frag_cms: cms_lib.CountMeanSketch,
@@ -380,6 +386,12 @@ def client_reports(pop: population_lib.Population,
       alphabet, naming the characters outside it.
   """
   start = time.perf_counter()
+  memory.check_fits(
+      f"SFP's reports of n={pop.num_users:,} users", pop.num_users
+      * _BYTES_PER_REPORT, lambda available: (
+          "each user's report is simulated; at most about "
+          f"{memory.most_that_fit(_BYTES_PER_REPORT, available):,} users "
+          "fit"))
   padded = sfp_encoding.pad_words(pop.vocabulary, options.length)
   bad_words, outside = sfp_encoding.outside_alphabet(padded, options.omega)
   if bad_words.all():
