@@ -677,3 +677,16 @@ def test_completed_runs_read_a_changed_file_again(tmp_path, change):
   else:
     os.remove(path)
   assert recorded.update() == records.completed(path)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("seed", "zero"), ("seed", -5), ("seed", 1e300), ("seed", True),
+    ("run", -1), ("run", 2.5), ("config_key", 7)])
+def test_a_record_whose_run_or_seed_is_not_a_whole_number_is_refused(field,
+                                                                     value):
+  # Such lines were counted as runs by summarize while a resumed sweep ran
+  # their seeds again: both now skip them, naming the field.
+  raw = json.loads(triehh_record(config={"x": 1}).to_json())
+  raw[field] = value
+  with pytest.raises(records.RecordError, match=field):
+    records.RunRecord.from_dict(raw)

@@ -465,6 +465,13 @@ def check(raw: Any) -> None:
   for name in _FLOATS:
     if raw.get(name) is not None and as_number(raw[name]) is None:
       _bad(name, "a number or null", raw[name])
+  for name in ("run", "seed"):  # what a sweep keys and counts runs by
+    value = raw[name]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+      _bad(name, "a whole number >= 0", value)
+  key = raw.get("config_key")  # null or "": computed from the config
+  if key is not None and not isinstance(key, str):
+    _bad("config_key", "a string", key)
   if not isinstance(raw["config"], Mapping):
     _bad("config", "a JSON object", raw["config"])
   metrics = raw["metrics"]
