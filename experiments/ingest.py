@@ -25,6 +25,7 @@ Errors print one line ``error: ...`` and exit 1.
 
 from __future__ import annotations
 
+import codecs
 import logging
 import sys
 import time
@@ -74,6 +75,13 @@ def spec_from_flags() -> loader.DataSpec:
   if not FLAGS.output_dir:
     raise ValueError("--output_dir is required: where to write the "
                      "population")
+  if FLAGS.data_encoding:
+    try:
+      codecs.lookup(FLAGS.data_encoding)
+    except LookupError:
+      raise ValueError(f"--data_encoding={FLAGS.data_encoding}: not a text "
+                       "encoding Python knows (e.g. utf-8, latin-1)"
+                       ) from None
   return loader.DataSpec(
       path=FLAGS.input, dataset=FLAGS.layout, setting=FLAGS.setting,
       file_format=FLAGS.data_format, user_column=FLAGS.user_column,
@@ -110,8 +118,18 @@ def main(argv):
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   spec = spec_from_flags()
   pipeline_options, ingest, tables = _import_beam()
+  if not (FLAGS["verbosity"].present and FLAGS.verbosity >= 0):
+    # A failing shard or a bad option is said once, by the error line: not
+    # also by Beam's log (with a traceback).
+    logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
   options = pipeline_options.PipelineOptions(
       flags=list(FLAGS.beam_arg), runner=FLAGS.runner)
+  known = options.get_all_options(retain_unknown_options=False)
+  for arg in FLAGS.beam_arg:
+    name = arg.lstrip("-").split("=", 1)[0]
+    if not arg.startswith("--") or name not in known:
+      raise ValueError(f"--beam_arg={arg}: not an Apache Beam pipeline "
+                       "option (give --beam_arg=--name=value)")
   start = time.perf_counter()
   paths = ingest.ingest(spec, FLAGS.output_dir,
                         users_sharded=FLAGS.users_sharded,

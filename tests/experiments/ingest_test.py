@@ -40,3 +40,32 @@ def test_input_is_required(tmp_path):
       ingest, f"--output_dir={tmp_path / 'out'}")
   assert code == 1
   assert "error: --input is required" in err
+
+
+@pytest.mark.parametrize("flag, said", [
+    ("--beam_arg=notaflag", "error: --beam_arg=notaflag: not an Apache Beam "
+     "pipeline option (give --beam_arg=--name=value)"),
+    ("--beam_arg=--bogus_opt=1", "error: --beam_arg=--bogus_opt=1: not an "
+     "Apache Beam pipeline option (give --beam_arg=--name=value)"),
+    ("--data_encoding=bogus", "error: --data_encoding=bogus: not a text "
+     "encoding Python knows (e.g. utf-8, latin-1)")])
+def test_options_beam_would_drop_or_fail_on_are_named(tmp_path, flag, said):
+  # Beam dropped unknown options with a log warning and ran (exit 0).
+  (tmp_path / "in.csv").write_text("user,text\nu1,hello\n")
+  code, _, err = drivers.run_in_process(
+      ingest, f"--input={tmp_path / 'in.csv'}",
+      f"--output_dir={tmp_path / 'out'}", flag)
+  assert code == 1
+  assert err.strip().splitlines() == [said]
+
+
+def test_a_failing_shard_is_one_error_line(tmp_path):
+  # Beam's worker log printed the error and its traceback before it.
+  (tmp_path / "in-0.csv").write_text("user,text\nu1,hello\n")
+  (tmp_path / "in-1.csv").write_text("user,text\n")
+  code, _, err = drivers.run_in_process(
+      ingest, f"--input={tmp_path / 'in-*.csv'}",
+      f"--output_dir={tmp_path / 'out'}")
+  assert code == 1
+  assert len(err.strip().splitlines()) == 1, err
+  assert err.startswith(f"error: {tmp_path / 'in-1.csv'} holds no data row")
