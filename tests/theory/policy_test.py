@@ -427,3 +427,11 @@ def test_a_theta_above_n_is_refused_before_any_accounting(sampling, kwargs,
                      r"the n=10,000 users"):
     policy.resolve_params(10_000, 10, theta=10**9, sampling=sampling,
                           **kwargs)
+
+
+def test_a_declared_population_smaller_than_the_one_present_is_refused():
+  # population_size=30 on 10,000 users ran at delta = 1/900, unsaid.
+  with pytest.raises(ValueError, match="population_size=30 is smaller than "
+                     "the n=10,000 users the population holds"):
+    policy.resolve(10_000, 10, Target(4.0, population_size=30,
+                                      sampling="poisson"))

@@ -157,6 +157,11 @@ def _resolve(n: int, max_length: int, *, epsilon, delta, theta, gamma,
              sampling_rate, asked, declared,
              delta_from_n) -> results.RunParams:
   """:func:`resolve_params` on checked arguments."""
+  if declared is not None and declared < n:
+    raise ValueError(
+        f"population_size={declared:,} is smaller than the n={n:,} users "
+        "the population holds: declare the public number of users (at "
+        "least those present), or leave it out")
   if theta is not None and theta > n:
     # Before any accountant: its level losses span theta cells (theta =
     # 10^9 allocated terabytes).
