@@ -587,6 +587,10 @@ class ArgumentsTest(parameterized.TestCase):
       ("empty_name", dict(name=""), ValueError, "name must be a non-empty"),
       ("run", dict(run="fast"), TypeError, "run must be a function"),
       ("prepare", dict(prepare=1), TypeError, "prepare must be a function"),
+      ("built_in", dict(name="fast"), ValueError,
+       "'fast' is a built-in engine"),
+      ("built_in_tff", dict(name="tff"), ValueError,
+       "'tff' is a built-in engine"),
   )
   def test_register_engine(self, kwargs, error, message):
     args = {"name": "mine", "run": lambda population, **kw: None, **kwargs}

@@ -41,6 +41,10 @@ def register_engine(
     raise TypeError(f"name must be a string, got {name!r}")
   if not name:
     raise ValueError("name must be a non-empty string")
+  if registry.is_built_in(name):
+    raise ValueError(f"{name!r} is a built-in engine, which every run "
+                     "named so would lose: register yours under another "
+                     "name")
   if not callable(run):
     raise TypeError(f"run must be a function, got {run!r}")
   if prepare is not None and not callable(prepare):

@@ -84,6 +84,11 @@ def register(name: str, run: Callable[..., trie_lib.Trie],
                           frozenset(options), bool(uses_tensorflow))
 
 
+def is_built_in(name: str) -> bool:
+  """Whether ``name`` is one of the project's own engines."""
+  return name in _MODULES
+
+
 def names() -> list[str]:
   """The engine names :func:`get` knows, built-in or registered."""
   return sorted(set(_MODULES) | set(_ENGINES))
