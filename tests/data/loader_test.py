@@ -370,3 +370,10 @@ def test_paper_tokenizer_option_end_to_end(tmp_path):
   cache_dir = str(tmp_path / "cache")
   loader.load(spec(path), cache_dir)
   assert not loader.load(spec(path, tokenizer="paper"), cache_dir).from_cache
+
+
+@pytest.mark.parametrize("path", [5, None, ["a.csv"]])
+def test_a_path_that_is_no_file_path_is_named(path):
+  # path=5 was read as file descriptor 5 ("a named pipe (FIFO)").
+  with pytest.raises(TypeError, match="path must be a file path"):
+    loader.DataSpec(path=path)

@@ -87,6 +87,10 @@ class DataSpec:
   max_malformed_share: float = report_lib.MAX_MALFORMED_SHARE
 
   def __post_init__(self):
+    if not isinstance(self.path, (str, os.PathLike)):
+      # An int would be read as an open file descriptor.
+      raise TypeError(f"path must be a file path (a string), got "
+                      f"{self.path!r:.60}")
     if self.dataset not in FILE_DATASETS:
       raise ValueError(f"unknown dataset {self.dataset!r}: use one of "
                        f"{', '.join(FILE_DATASETS)}")
