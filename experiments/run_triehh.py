@@ -80,12 +80,12 @@ flags.DEFINE_float("count_share", None,
 flags.DEFINE_float("count_sample_rate", None,
                    "With --counts: the probability that a user joins the "
                    "counting sample, in (0, 1] (default 1).")
-flags.DEFINE_integer("population_size", None,
-                     "A declared, public number of users (a number you "
-                     "state, not read off the data): delta = 1/n^2 and the "
-                     "batch are derived from it instead of the data's own "
-                     "n, so Poisson runs also cover ADD_OR_REMOVE_ONE.",
-                     lower_bound=1)
+shared_flags.DEFINE_count(
+    "population_size", None,
+    "A declared, public number of users (a number you state, not read off "
+    "the data; 2e5 is taken): delta = 1/n^2 and the batch are derived from "
+    "it instead of the data's own n, so Poisson runs also cover "
+    "ADD_OR_REMOVE_ONE.")
 flags.DEFINE_bool("allow_no_guarantee", False,
                   "Run parameters outside Theorem 1 (reported as epsilon = "
                   "inf) instead of refusing them.")
