@@ -55,7 +55,11 @@ def _define_counts(name: str, help_text: str, allow_empty: bool = True):
   """A list-of-n flag whose default is the Settings field of its name."""
   shared_flags.DEFINE_values(
       name, [f"{n:.0e}" for n in getattr(_DEFAULTS, name)], help_text,
-      shared_flags.count_item(2), allow_empty=allow_empty)
+      shared_flags.count_item(2, _MOST_USERS), allow_empty=allow_empty)
+
+
+# The most users a population of word counts holds (Population).
+_MOST_USERS = 2**62 - 1
 
 
 def _define_epsilons(name: str, help_text: str):
@@ -97,6 +101,15 @@ def settings() -> field_runs.Settings:
   """The grid the flags ask for."""
   epsilons = shared_flags.value_or(
       "epsilons", [f"{e:g}" for e in _DEFAULTS.epsilons])
+  users = {int(n) for n in FLAGS.users}
+  for name in ("sfp_users", "iblt_users"):  # (tff_users: their own)
+    outside = [n for n in FLAGS[name].value if int(n) not in users]
+    if outside and FLAGS[name].present:  # they pick among --users': a
+      # value given outside them would run nowhere (defaults may)
+      raise ValueError(
+          f"--{name}: {int(outside[0]):,} is not one of --users "
+          f"({', '.join(f'{n:,}' for n in sorted(users))}); these runs use "
+          "the populations --users builds")
   return field_runs.Settings(
       users=tuple(int(n) for n in FLAGS.users),
       count_users=tuple(int(n) for n in FLAGS.count_users),

@@ -6,6 +6,8 @@ share names with other drivers'.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.experiments import drivers
 
 _FLAGS = ("--users=2000", "--count_users=5e4", "--epsilons=4",
@@ -37,3 +39,21 @@ def test_writes_the_report_then_resumes(tmp_path):
   assert "0 runs left" in proc.stdout
   again = (tmp_path / "again" / "FIELD.md").read_text()
   assert "32 runs were recorded by an earlier invocation" in again
+
+
+@pytest.mark.parametrize("flags_given, said", [
+    (("--large_count_users=1e19",), "error: flag --large_count_users=1e19: "
+     "'1e19' is not a whole number from 2 to 4,611,686,018,427,387,903"),
+    (("--users=1e3", "--sfp_users=1e10"), "error: --sfp_users: "
+     "10,000,000,000 is not one of --users (1,000); these runs use the "
+     "populations --users builds"),
+])
+def test_user_counts_the_field_cannot_run_are_named(tmp_path, flags_given,
+                                                    said):
+  # 1e19 ended in multinomial's OverflowError; an --sfp_users outside
+  # --users ran no SFP row and said nothing.
+  from experiments import field  # pylint: disable=g-import-not-at-top
+  code, _, err = drivers.run_in_process(
+      field, *flags_given, f"--output_dir={tmp_path}")
+  assert code == 1
+  assert err.strip().splitlines()[-1] == said
