@@ -131,10 +131,16 @@ def main(argv):
       raise ValueError(f"--beam_arg={arg}: not an Apache Beam pipeline "
                        "option (give --beam_arg=--name=value)")
   start = time.perf_counter()
-  paths = ingest.ingest(spec, FLAGS.output_dir,
-                        users_sharded=FLAGS.users_sharded,
-                        split_bytes=FLAGS.split_bytes or None,
-                        pipeline_opts=options)
+  try:
+    paths = ingest.ingest(spec, FLAGS.output_dir,
+                          users_sharded=FLAGS.users_sharded,
+                          split_bytes=FLAGS.split_bytes or None,
+                          pipeline_opts=options)
+  except RuntimeError as err:  # Beam wraps a Ctrl-C in its workers
+    if (isinstance(err.__context__, KeyboardInterrupt)
+        or str(err).startswith("KeyboardInterrupt")):
+      raise KeyboardInterrupt from None
+    raise
   seconds = time.perf_counter() - start
   loaded = tables.read_population(FLAGS.output_dir)
   report = loaded.report
