@@ -294,6 +294,13 @@ class ArgumentsTest(parameterized.TestCase):
       Population.from_word_counts(["a", "b"], [0, len(counts)],
                                   list(range(len(counts))), counts)
 
+  def test_a_lone_surrogate_is_refused_not_published(self):
+    # It was found and published, and writing the result then failed.
+    with self.assertRaisesRegex(ValueError, "holds a lone surrogate"):
+      Population.from_user_words(["\ud800x"] * 3 + ["sun"])
+    with self.assertRaisesRegex(ValueError, "holds a lone surrogate"):
+      Population.from_word_frequencies(["sun", "a\udfffb"], [5, 5])
+
   def test_csr_word_indices_are_in_the_vocabulary(self):  # was an IndexError
     with self.assertRaisesRegex(ValueError, r"entry_word .*holds index 2, "
                                 r"outside \[0, 2\)"):

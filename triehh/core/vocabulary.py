@@ -116,6 +116,7 @@ def encode(vocabulary, max_length, alphabet, end_symbol, unknown, *,
   # which is also a character a word (or the end symbol) may be.
   pad = np.arange(max_length) >= lengths[:, None]
   _check_end_symbol(uniq, points, pad, end_symbol)
+  _check_unicode(uniq, points, pad)
   alpha = _alphabet(alphabet, points, pad, end_symbol)
   if alpha.end_code > MAX_END_CODE:
     raise ValueError(
@@ -179,6 +180,18 @@ def _check_end_symbol(uniq, points, pad, end_symbol) -> None:
     raise ValueError(
         f"word {uniq[row]!r} contains the end symbol {end_symbol!r}; pick "
         "another end_symbol or clean the data")
+
+
+def _check_unicode(uniq, points, pad) -> None:
+  """Raises ``ValueError`` if a word's sent characters hold a lone surrogate
+  (not Unicode text: it would be published, and no file could hold it)."""
+  lone = (points >= 0xD800) & (points <= 0xDFFF) & ~pad
+  if np.any(lone):
+    row = int(np.flatnonzero(lone.any(axis=1))[0])
+    raise ValueError(
+        f"word {uniq[row]!r} holds a lone surrogate, which is not Unicode "
+        "text (bytes decoded with errors='surrogateescape'?): decode the "
+        "data as its encoding, or clean it")
 
 
 def _alphabet(alphabet, points, pad, end_symbol) -> alphabet_lib.Alphabet:
