@@ -45,7 +45,8 @@ def test_read_frequency_table(tmp_path):
             "fig\tmany\n"            # malformed
             "us$d\t4\n"              # holds the end symbol
             "\n")
-  table = synthetic.read_frequency_table(str(path))
+  with pytest.warns(UserWarning, match="4 line\\(s\\) skipped"):
+    table = synthetic.read_frequency_table(str(path))
   assert dict(zip(table.words, table.weights)) == {"apple": 11.0,
                                                    "pear": 5.0, "plum": 2.5}
   assert table.skipped_lines == 4
@@ -192,4 +193,20 @@ def test_a_frequency_table_line_over_the_bound_is_an_error(tmp_path,
   path = tmp_path / "table.tsv"
   path.write_text("apple\t10\n" + "x" * 100 + "\t3\n")
   with pytest.raises(ValueError, match=r"line 2 .*table.tsv.* 64 bytes"):
+    synthetic.read_frequency_table(str(path))
+
+
+def test_skipped_table_lines_are_said(tmp_path):
+  # nan and inf weights were dropped with no word; the top word vanished.
+  path = tmp_path / "table.tsv"
+  path.write_text("word\tweight\nthe\tnan\nof\t5\nand\tinf\n")
+  with pytest.warns(UserWarning, match="2 line\\(s\\) skipped"):
+    table = synthetic.read_frequency_table(str(path))
+  assert table.words.tolist() == ["of"] and table.skipped_lines == 2
+
+
+def test_weights_adding_up_past_the_largest_float_are_refused(tmp_path):
+  path = tmp_path / "table.tsv"
+  path.write_text("the\t1e308\nthe\t1e308\nof\t2\n")
+  with pytest.raises(ValueError, match="the weights of 'the' add up past"):
     synthetic.read_frequency_table(str(path))

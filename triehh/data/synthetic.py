@@ -29,6 +29,7 @@ import importlib.metadata
 import math
 import re
 import typing
+import warnings
 import zipfile
 from collections.abc import Mapping
 
@@ -204,7 +205,16 @@ def read_frequency_table(path: str) -> FrequencyTable:
   if not good.any():
     raise ValueError(f"frequency table {path} holds no usable line "
                      f"({skipped} skipped)")
-  totals = weight[good].groupby(table["word"][good], sort=False).sum()
+  with np.errstate(over="ignore"):
+    totals = weight[good].groupby(table["word"][good], sort=False).sum()
+  if not np.isfinite(totals.to_numpy(dtype=np.float64)).all():
+    word = totals.index[~np.isfinite(totals.to_numpy(dtype=np.float64))][0]
+    raise ValueError(f"frequency table {path}: the weights of {word!r} add "
+                     "up past the largest float; scale the weights down")
+  if skipped:
+    warnings.warn(f"frequency table {path}: {skipped:,} line(s) skipped "
+                  "(no positive finite weight, or a word holding the end "
+                  "symbol $)", stacklevel=2)
   return FrequencyTable(np.array(totals.index, dtype=object),
                         totals.to_numpy(dtype=np.float64), skipped)
 
