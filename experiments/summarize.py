@@ -197,6 +197,11 @@ def print_compact_table(groups: Sequence[Group], table: pd.DataFrame,
                  _row_cell(recall), _row_cell(precision),
                  group.variant))
   if not rows:
+    ks = sorted({int(v) for v in table.loc[table["metric"] == "recall", "k"]
+                 .dropna()})
+    if ks and k not in ks:  # say why the table is missing
+      print(f"\nno Table 2: the records hold recall at K in "
+            f"{', '.join(map(str, ks))}, not --table_k={k}", file=sys.stderr)
     return
   header = ("algorithm", "data", "n", "epsilon", "runs", f"recall@{k}",
             "precision", "")

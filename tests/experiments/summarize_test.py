@@ -378,3 +378,13 @@ def test_truth_from_another_population_says_why(results_dirs):
   assert code == 1
   assert "no TrieHH runs on the rebuilt population:" in err
   assert f"n={NUM_USERS} (rebuilt: {NUM_USERS + 1})" in err
+
+
+def test_a_table_k_the_records_lack_says_why_table_2_is_missing(small_sweep):
+  # Table 2 was left out with no word.
+  code, out, err = drivers.run_in_process(
+      summarize, f"--output_dir={small_sweep}", "--table_k=7")
+  assert code in (0, None), err
+  assert "the paper's Table 2" not in out
+  assert "no Table 2: the records hold recall at K in 10, 50, 100, not " \
+         "--table_k=7" in err
