@@ -661,3 +661,26 @@ def test_passes_and_availability_must_be_their_types(name, value):
   kind = {"passes": "Passes", "availability": "OnlineUsers"}[name]
   with pytest.raises(TypeError, match=rf"{name} must be a triehh\.{kind}"):
     triehh.discover(USERS, 4.0, **{name: value})
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: triehh.NoisyTarget(4.0, noise_multipliers=np.array(2.0)),
+     ValueError, "noise_multipliers must be a sequence"),
+    (lambda: triehh.NoisyTarget(4.0, noise_multipliers={1.0: 2}), ValueError,
+     "noise_multipliers must be a sequence"),
+    (lambda: triehh.Target(4.0, schedule=5), TypeError,
+     "schedule must be a sequence"),
+    (lambda: triehh.discover(USERS, 4.0, deny_list=5), TypeError,
+     "deny_list must be a collection of words"),
+    (lambda: triehh.OnlineUsers("half"), TypeError,
+     "online must be the fraction of users online"),
+    (lambda: triehh.OnlineUsers(True), TypeError,
+     "online must be the fraction of users online"),
+    (lambda: triehh.OnlineUsers(["0.5"] * 100), TypeError,
+     "online probabilities must be numbers"),
+])
+def test_typed_options_are_checked_when_built(call, error, match):
+  # Each ended in a Python or numpy error naming no argument, was taken
+  # (strings as probabilities), or was caught only later, in discover.
+  with pytest.raises(error, match=match):
+    call()

@@ -163,3 +163,11 @@ def test_the_key_covers_all_the_code_that_searches():
           outside.add(module.__name__)
   assert outside == {"triehh.core.validation", "triehh.core.progress",
                      "triehh.theory.calibration_store"}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(cache_dir=5), "cache_dir must be a directory path or None"),
+    (dict(cache_dir=None, table="no"), "table must be True or False")])
+def test_configure_names_a_bad_argument(kwargs, match):
+  with pytest.raises(TypeError, match=match):
+    calibration_store.configure(**kwargs)

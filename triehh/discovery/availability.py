@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -89,6 +90,19 @@ class OnlineUsers:
     if self.calibrate_to not in CALIBRATIONS:
       raise ValueError(f"calibrate_to must be one of {CALIBRATIONS}, got "
                        f"{self.calibrate_to!r}")
+    online = self.online
+    if isinstance(online, (int, float, np.integer, np.floating)) and not \
+        isinstance(online, (bool, np.bool_)):
+      validation.check_rate("online", online, "the fraction of users online")
+    elif online is None or isinstance(online, (bool, str, bytes, Mapping)):
+      raise TypeError("online must be the fraction of users online, or "
+                      "per-user online probabilities [n] or [n, rounds], "
+                      f"got {online!r:.40}")
+    else:  # probabilities: numbers, not strings taken as numbers
+      kind = np.asarray(online).dtype
+      if not (np.issubdtype(kind, np.number) and kind != bool):
+        raise TypeError("online probabilities must be numbers, got an "
+                        f"array of {kind}")
 
 
 def generator(seed: int | None) -> np.random.Generator:

@@ -50,6 +50,9 @@ def apply(population: population_lib.Population,
   if isinstance(deny_words, (str, bytes)):
     raise TypeError("deny_words must be a collection of words, not a single "
                     "string")
+  if not isinstance(deny_words, Iterable):
+    raise TypeError("deny_list must be a collection of words, got "
+                    f"{deny_words!r:.40}")
   deny = set()
   for word in deny_words:
     if not isinstance(word, str):

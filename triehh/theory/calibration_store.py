@@ -69,8 +69,13 @@ def configure(cache_dir: str | None, *, table: bool = True) -> None:
   """Keeps calibrations in ``cache_dir``'s ``calibrations`` folder from now
   on (None or ``""``: nowhere); ``table``: read the shipped table too."""
   global _directory, _read_table
+  if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+    raise TypeError(f"cache_dir must be a directory path or None, got "
+                    f"{cache_dir!r:.40}")
+  if not isinstance(table, bool):
+    raise TypeError(f"table must be True or False, got {table!r:.40}")
   _directory = os.path.join(cache_dir, "calibrations") if cache_dir else None
-  _read_table = bool(table)
+  _read_table = table
 
 
 def directory() -> str | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from triehh.core import choices
 from triehh.core import validation
@@ -78,6 +78,8 @@ class _Shape:
       self._set("max_num_prefixes", validation.check_int(
           "max_num_prefixes", self.max_num_prefixes))
     choices.check_word_choice(self.word_choice)
+    if self.schedule is not None:
+      validation.check_sequence("schedule", self.schedule)
     if not isinstance(self.allow_no_guarantee, bool):
       raise TypeError("allow_no_guarantee must be True or False, got "
                       f"{self.allow_no_guarantee!r}")
@@ -242,12 +244,16 @@ def check_noise_multipliers(multipliers, num_levels: int | None = None
                             ) -> tuple[float, ...]:
   """The noise multipliers as a tuple of finite positive floats, at most
   one per round; ValueError naming the bad one."""
-  if isinstance(multipliers, (str, bytes)) or not hasattr(
-      multipliers, "__iter__"):
-    raise ValueError("noise_multipliers must be a sequence of positive "
-                     f"numbers (one per first round), got {multipliers!r}")
+  bad = ValueError("noise_multipliers must be a sequence of positive "
+                   f"numbers (one per first round), got {multipliers!r:.60}")
+  if isinstance(multipliers, (str, bytes, Mapping)):
+    raise bad
+  try:
+    items = list(multipliers)
+  except TypeError:  # not iterable, or a 0-d array
+    raise bad from None
   out = []
-  for i, m in enumerate(multipliers):
+  for i, m in enumerate(items):
     value = validation.check_positive(f"noise_multipliers[{i}]", m)
     if not math.isfinite(value):
       raise ValueError(f"noise_multipliers[{i}] must be finite, got {m}")
