@@ -162,3 +162,14 @@ def test_discover_availability_argument(pop):
   with pytest.raises(ValueError, match="schedule cannot be given"):
     triehh.discover(pop, triehh.Target(4.0, schedule=[np.arange(10)]),
                     availability=triehh.OnlineUsers(0.5))
+
+
+@pytest.mark.parametrize("phases, num_rounds, error, match", [
+    (["a"], 2, TypeError, "phases must be numbers"),
+    (np.zeros(3), 2.5, TypeError, "num_rounds must be an integer"),
+    (np.zeros(3), 10**12, MemoryError, "num_rounds=1,000,000,000,000"),
+])
+def test_diurnal_names_a_bad_argument(phases, num_rounds, error, match):
+  # 2.5 rounds gave 3 columns; 10^12 rounds a bare MemoryError.
+  with pytest.raises(error, match=match):
+    availability.diurnal(phases, num_rounds)

@@ -55,6 +55,7 @@ import numpy as np
 
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
+from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import results
 from triehh.core import validation
@@ -123,14 +124,21 @@ def diurnal(phases: np.ndarray, num_rounds: int, *, round_hours: float = 1.0,
   Returns:
     ``float64 [n, num_rounds]``.
   """
+  kind = np.asarray(phases).dtype
+  if not (np.issubdtype(kind, np.number) and kind != bool):
+    raise TypeError(f"phases must be numbers (fractions of a day), got an "
+                    f"array of {kind}")
   phases = np.asarray(phases, dtype=np.float64)
   if phases.ndim != 1 or not phases.size:
     raise ValueError("phases must be a non-empty 1-D array, one per user")
   if not 0 <= low <= high <= 1:
     raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, "
                      f"high={high}")
-  if num_rounds < 1:
-    raise ValueError(f"num_rounds must be >= 1, got {num_rounds}")
+  num_rounds = validation.check_int("num_rounds", num_rounds)
+  memory.check_fits(f"diurnal probabilities of {phases.size:,} users x "
+                    f"num_rounds={num_rounds:,}",
+                    24.0 * phases.size * num_rounds,
+                    "use fewer rounds: a run uses L + 1 at most")
   times = np.arange(num_rounds) * round_hours / 24.0
   wave = (1.0 + np.cos(2 * np.pi * (times[None, :] - phases[:, None]))) / 2
   return low + (high - low) * wave
