@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("tensorflow_federated")
 
+from triehh.core import population as population_lib
 from triehh.engines import fast as fast_engine
 from triehh.engines.tff import engine
 from triehh.engines.tff import runtime
@@ -162,3 +163,24 @@ def test_worker_addresses_are_checked():
       runtime.parse_workers(bad)
   with pytest.raises(ValueError, match="listed twice"):
     runtime.parse_workers("h:1,h:1")
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(workers=5), TypeError, "workers must be 'host:port,...'"),
+    (dict(workers="localhost:1", connect_timeout=float("nan")), ValueError,
+     "connect_timeout \\(seconds\\) must be a positive finite number"),
+    (dict(workers="localhost:1", rpc_timeout=-1), ValueError,
+     "rpc_timeout \\(seconds\\) must be a positive finite number")])
+def test_runtime_options_are_named_before_any_connection(kwargs, error,
+                                                         match):
+  # workers=5 said "'int' object is not iterable"; a nan timeout was taken.
+  with pytest.raises(error, match=match):
+    runtime.get_runtime(**kwargs)
+
+
+def test_secure_sum_must_be_a_bool():
+  pop = population_lib.Population.from_user_words(["ab", "ab", "cd"],
+                                                  max_length=2)
+  with pytest.raises(TypeError, match="secure_sum must be True or False"):
+    engine.run(pop, theta=1, batch_size=3, rng=np.random.default_rng(0),
+               secure_sum="yes")

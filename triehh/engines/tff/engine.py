@@ -97,6 +97,8 @@ def run(population: population_lib.Population, *, theta: int,
     The grown :class:`~triehh.core.trie.Trie`, equal to the fast engine's.
   """
   rounds.check_theta(theta)
+  if not isinstance(secure_sum, bool):
+    raise TypeError(f"secure_sum must be True or False, got {secure_sum!r}")
   _check_options(max_user_contribution, vote_capacity)
   population = _with_clients(population)
   mode, contribution = _client_mode(population, max_user_contribution)

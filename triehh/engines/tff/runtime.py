@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import grpc
 import tensorflow_federated as tff
 
+from triehh.core import validation
 from triehh.engines.tff import worker as worker_lib
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -82,8 +83,11 @@ def parse_workers(workers: str | Sequence[str]) -> list[str]:
   """``"host:port,host:port"`` (or a sequence of them) -> checked addresses."""
   if isinstance(workers, str):
     items = [w.strip() for w in workers.split(",")]
-  else:
+  elif isinstance(workers, (list, tuple)):
     items = [str(w).strip() for w in workers]
+  else:
+    raise TypeError("workers must be 'host:port,...' or a list of them, got "
+                    f"{workers!r:.40}")
   items = [w for w in items if w]
   if not items:
     raise ValueError("no TFF worker address given (expected host:port,...)")
@@ -314,7 +318,11 @@ def get_runtime(workers: str | Sequence[str] | None = None, *,
   stopped when Python exits. A runtime whose worker failed is replaced.
   """
   addresses = None if workers is None else tuple(parse_workers(workers))
-  key = (addresses, float(connect_timeout), float(rpc_timeout))
+  connect_timeout = validation.check_positive("connect_timeout (seconds)",
+                                              connect_timeout)
+  rpc_timeout = validation.check_positive("rpc_timeout (seconds)",
+                                          rpc_timeout)
+  key = (addresses, connect_timeout, rpc_timeout)
   with _LOCK:
     runtime = _RUNTIMES.get(key)
     if runtime is not None and runtime.failed:
