@@ -85,3 +85,15 @@ def test_a_run_without_guarantee_has_no_event():
                                  allow_no_guarantee=True)
   with pytest.raises(ValueError, match="no privacy guarantee"):
     dp_events.run_event(params)
+
+
+def test_a_noisy_tries_params_are_named_with_where_to_look():
+  # run_event and Guarantee.of failed with AttributeError on them.
+  from triehh.theory import mechanism  # pylint: disable=g-import-not-at-top
+  from triehh.theory import noisy_trie  # pylint: disable=g-import-not-at-top
+  params = noisy_trie.NoisyTrieParams(sigma=5.0, num_levels=3,
+                                     false_positive_rate=1e-5)
+  with pytest.raises(TypeError, match="noisy_trie.dp_event"):
+    dp_events.run_event(params)
+  with pytest.raises(TypeError, match="result.guarantee"):
+    mechanism.Guarantee.of(params)

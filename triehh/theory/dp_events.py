@@ -67,6 +67,7 @@ class TheoremOneDpEvent(dp_event.DpEvent):
 
 def run_event(params: results.RunParams) -> dp_event.DpEvent:
   """The ``DpEvent`` of a run with these parameters (a guarantee needed)."""
+  _check_run_params(params)
   if not params.has_guarantee:
     raise ValueError("the run has no privacy guarantee "
                      f"(accounting={params.accounting!r}): no DpEvent")
@@ -74,6 +75,17 @@ def run_event(params: results.RunParams) -> dp_event.DpEvent:
     return dp_event.SelfComposedDpEvent(
         TrieHHLevelDpEvent(params.sampling_rate, params.theta), params.levels)
   return TheoremOneDpEvent(params.epsilon, params.delta)
+
+
+def _check_run_params(params) -> None:
+  """TypeError unless ``params`` are a TrieHH run's ``RunParams``."""
+  if not isinstance(params, results.RunParams):
+    noisy = type(params).__name__ == "NoisyTrieParams"
+    raise TypeError(
+        "params must be a TrieHH run's RunParams (result.params), got "
+        f"{type(params).__name__}"
+        + ("; a noisy trie's DpEvent is triehh.theory.noisy_trie.dp_event"
+           "(result.params), its guarantee result.guarantee" if noisy else ""))
 
 
 def run_relation(params: results.RunParams) -> Adjacency:

@@ -331,6 +331,11 @@ class Guarantee:
   @classmethod
   def of(cls, params) -> "Guarantee":
     """The guarantee of a run's :class:`~triehh.core.results.RunParams`."""
+    if not hasattr(params, "adjacencies"):
+      raise TypeError(
+          "Guarantee.of takes a TrieHH run's RunParams (result.params), got "
+          f"{type(params).__name__} (a noisy trie's result carries its "
+          "guarantee: result.guarantee)")
     return cls(epsilon=params.epsilon, delta=params.delta,
                adjacencies=tuple(Adjacency.of(a)
                                  for a in params.adjacencies),
