@@ -690,3 +690,14 @@ def test_a_record_whose_run_or_seed_is_not_a_whole_number_is_refused(field,
   raw[field] = value
   with pytest.raises(records.RecordError, match=field):
     records.RunRecord.from_dict(raw)
+
+
+def test_a_results_file_that_is_a_directory_or_device_is_named(tmp_path):
+  # Both said "results file not found", one with results.jsonl twice.
+  (tmp_path / "out" / "results.jsonl").mkdir(parents=True)
+  with pytest.raises(IsADirectoryError, match=(
+      f"{tmp_path / 'out' / 'results.jsonl'} is a directory, not a results "
+      "file")):
+    records.results_paths([], [str(tmp_path / "out")])
+  with pytest.raises(ValueError, match="/dev/null is not a regular file"):
+    records.results_paths(["/dev/null"], [])

@@ -67,7 +67,14 @@ def results_paths(results: Sequence[str], output_dirs: Sequence[str]
   paths = []
   for given in list(results) + [os.path.join(d, RESULTS_FILE)
                                 for d in output_dirs]:
-    path = os.path.join(given, RESULTS_FILE) if os.path.isdir(given) else given
+    path = (os.path.join(given, RESULTS_FILE)
+            if os.path.isdir(given) and not given.endswith(RESULTS_FILE)
+            else given)
+    if os.path.isdir(path):
+      raise IsADirectoryError(f"{path} is a directory, not a results file")
+    if os.path.exists(path) and not os.path.isfile(path):
+      raise ValueError(f"{path} is not a regular file (a device or a pipe), "
+                       "not a results file")
     if not os.path.isfile(path):
       raise FileNotFoundError(f"results file not found: {path}")
     if os.path.realpath(path) not in {os.path.realpath(p) for p in paths}:
