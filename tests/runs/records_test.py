@@ -701,3 +701,24 @@ def test_a_results_file_that_is_a_directory_or_device_is_named(tmp_path):
     records.results_paths([], [str(tmp_path / "out")])
   with pytest.raises(ValueError, match="/dev/null is not a regular file"):
     records.results_paths(["/dev/null"], [])
+
+
+@pytest.mark.parametrize("last_unfinished", [False, True])
+def test_a_line_longer_than_a_record_is_skipped_unread(tmp_path, monkeypatch,
+                                                       last_unfinished):
+  # A 1.3 GB line was read whole: 3.9 GB of memory to resume a sweep.
+  monkeypatch.setattr(records, "MAX_RECORD_BYTES", 4000)
+  monkeypatch.setattr(records, "_CHUNK_BYTES", 512)
+  first, second = (triehh_record(config={"x": i}, seed=i) for i in (1, 2))
+  path = tmp_path / "results.jsonl"
+  text = (first.to_json() + "\n" + "x" * 10_000 + "\n" + second.to_json()
+          + "\n")
+  if last_unfinished:
+    text += "y" * 10_000
+  path.write_text(text)
+  got, bad = records.read(str(path))
+  assert [r.seed for r in got] == [1, 2]
+  assert "more than 4,000 bytes" in bad[0].message and bad[0].line == 2
+  assert bad[-1].unfinished == last_unfinished
+  done = records.CompletedRuns(str(path)).update()
+  assert done == {(first.config_key, 1), (second.config_key, 2)}
