@@ -94,12 +94,20 @@ def _adjacency() -> str:
   return adjacency
 
 
+# Flags only the several-word audit reads (the Sentiment140 sample).
+SEVERAL_WORDS_ONLY = ("data_path", "data_seed")
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   if FLAGS.mechanism == "several_words":
     _several_words()
     return
+  for name in SEVERAL_WORDS_ONLY:
+    if shared_flags.given(name):
+      raise ValueError(f"--{name} is for --mechanism=several_words (the "
+                       "one-word audit draws its own tiny populations)")
   num_users = shared_flags.value_or("num_users", NUM_USERS)
   epsilon = shared_flags.value_or("epsilon", None)
   if FLAGS.theta is None and epsilon is None:

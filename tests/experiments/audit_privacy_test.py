@@ -176,3 +176,14 @@ def test_several_words_bad_flags_are_one_error_line(flags, needle):
   lines = out.stderr.strip().splitlines()
   assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
   assert needle in lines[0] and out.stdout == ""
+
+
+@pytest.mark.parametrize("flag", ["--data_path=/no/such/file.csv",
+                                  "--data_seed=5"])
+def test_one_word_refuses_the_several_word_data_flags(flag):
+  # They were ignored (exit 0): the one-word audit reads no data.
+  out = run("--runs_per_side=0", flag)
+  assert out.returncode == 1, out.stderr
+  assert out.stderr.strip() == (
+      f"error: {flag.split('=')[0]} is for --mechanism=several_words (the "
+      "one-word audit draws its own tiny populations)")
