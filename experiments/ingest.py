@@ -35,6 +35,7 @@ from absl import flags
 
 from experiments import cli
 from experiments import flags as shared_flags  # pylint: disable=unused-import
+from triehh.core import beam_import
 from triehh.data import loader
 from triehh.data import settings as settings_lib
 
@@ -91,25 +92,12 @@ def spec_from_flags() -> loader.DataSpec:
       oov_num_users=FLAGS.oov_num_users, seed=FLAGS.data_seed)
 
 
-class _NoBigQueryNote(logging.Filter):
-  """Drops Beam's note, at import, that its BigQuery clients are absent
-  (none is installed, none is used)."""
-
-  def filter(self, record: logging.LogRecord) -> bool:
-    return "apitools not found" not in record.getMessage()
-
-
 def _import_beam():
   """The Beam modules, imported only by the command that runs them."""
-  root = logging.getLogger()
-  quiet = _NoBigQueryNote()
-  root.addFilter(quiet)
-  try:
+  with beam_import.quiet():
     from apache_beam.options import pipeline_options  # pylint: disable=g-import-not-at-top
     from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
     from triehh.beam import tables  # pylint: disable=g-import-not-at-top
-  finally:
-    root.removeFilter(quiet)
   return pipeline_options, ingest, tables
 
 

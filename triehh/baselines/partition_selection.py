@@ -64,6 +64,7 @@ import time
 
 import numpy as np
 
+from triehh.core import beam_import
 from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import validation
@@ -218,7 +219,7 @@ def select_words(population: population_lib.Population, *, epsilon: float,
   Raises:
     TypeError, ValueError: for a bad option.
   """
-  import pipeline_dp  # pylint: disable=g-import-not-at-top
+  pipeline_dp = beam_import.quietly("pipeline_dp")
   n_source = coverage.n_source_of(False, uses_n=delta is None)
   delta = check(population, epsilon=epsilon, delta=delta, strategy=strategy,
                 max_partitions_contributed=max_partitions_contributed)
@@ -249,7 +250,7 @@ def select_partitions(rows, backend, *, epsilon: float, delta: float,
   ``backend`` (``LocalBackend`` or ``BeamBackend``, rows a list or a
   PCollection); returns the lazy selection and its budget accountant,
   whose ``compute_budgets()`` must run before the selection is read."""
-  import pipeline_dp  # pylint: disable=g-import-not-at-top
+  pipeline_dp = beam_import.quietly("pipeline_dp")
   accountant = pipeline_dp.NaiveBudgetAccountant(
       total_epsilon=float(epsilon), total_delta=float(delta))
   engine = pipeline_dp.DPEngine(accountant, backend)
@@ -268,7 +269,7 @@ def release_params(*, epsilon: float, delta: float, strategy: str,
                    num_candidates: int, n_source: str
                    ) -> PartitionSelectionParams:
   """The parameters of a selection, labelled with what they cover."""
-  import pipeline_dp  # pylint: disable=g-import-not-at-top
+  pipeline_dp = beam_import.quietly("pipeline_dp")
   return PartitionSelectionParams(
       epsilon=float(epsilon), delta=float(delta), strategy=strategy,
       max_partitions_contributed=max_partitions_contributed, n=n,
