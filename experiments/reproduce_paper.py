@@ -331,6 +331,10 @@ def check_flags() -> None:
   shared_flags.check_data_paths()  # --data_path, --cache_dir
   if FLAGS.word_counts_path:
     paths.check_input_file("word_counts_path", FLAGS.word_counts_path)
+    try:  # a small table: read before any work
+      paper_populations.read_word_counts(FLAGS.word_counts_path)
+    except ValueError as err:
+      raise ValueError(f"--word_counts_path: {err}") from None
 
 
 def main(argv):

@@ -226,3 +226,11 @@ def test_the_tail_is_a_data_option_only_when_not_the_default():
     pp.data_options("oov", tail="flat")
   with pytest.raises(ValueError, match="one-word settings"):
     pp.paper_population("multi", tail="zipf", data_path="x.csv")
+
+
+def test_a_table_that_is_not_csv_text_is_named(tmp_path):
+  # A binary file ended in a bare "'utf-8' codec can't decode" after 8 s.
+  path = tmp_path / "binary.csv"
+  path.write_bytes(bytes(range(128, 256)) * 10)
+  with pytest.raises(ValueError, match=f"{path}: not a word-count table"):
+    paper_populations.read_word_counts(str(path))

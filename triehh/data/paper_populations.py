@@ -178,7 +178,13 @@ def word_counts_from_file(path: str, dataset: str = "sentiment140",
 def read_word_counts(path: str = WORD_COUNTS_PATH) -> pd.DataFrame:
   """A word-count table written by ``tools/make_word_counts.py``."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  table = pd.read_csv(path, keep_default_na=False, dtype={"word": str})
+  try:
+    table = pd.read_csv(path, keep_default_na=False, dtype={"word": str})
+  except (UnicodeDecodeError, pd.errors.ParserError,
+          pd.errors.EmptyDataError) as err:
+    reason = str(err).splitlines()[0][:120]
+    raise ValueError(f"{path}: not a word-count table (a CSV written by "
+                     f"tools/make_word_counts.py): {reason}") from None
   missing = [c for c in WORD_COUNT_COLUMNS if c not in table.columns]
   if missing:
     raise ValueError(f"{path}: not a word-count table, missing columns "
