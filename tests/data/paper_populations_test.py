@@ -233,4 +233,4 @@ def test_a_table_that_is_not_csv_text_is_named(tmp_path):
   path = tmp_path / "binary.csv"
   path.write_bytes(bytes(range(128, 256)) * 10)
   with pytest.raises(ValueError, match=f"{path}: not a word-count table"):
-    paper_populations.read_word_counts(str(path))
+    pp.read_word_counts(str(path))
