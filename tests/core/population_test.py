@@ -329,7 +329,7 @@ class ArgumentsTest(parameterized.TestCase):
       ("two_to_63", [2**63]),
       ("uint64", np.array([2**63], dtype=np.uint64)))
   def test_frequencies_of_2_63_or_more_are_too_large(self, users):
-    with self.assertRaisesRegex(ValueError, "2\^63 or more"):
+    with self.assertRaisesRegex(ValueError, r"2\^63 or more"):
       Population.from_word_frequencies(["sun"], users)
 
   def test_unsigned_word_indices_are_taken(self):

@@ -32,6 +32,22 @@ from triehh.core import population as population_lib
 ABSTAIN = ""  # the word of an abstaining user: an empty sequence
 
 
+def _lowered(deny_words) -> set[str]:
+  """The denied words, lower-cased; TypeError unless a collection of str."""
+  if isinstance(deny_words, (str, bytes)):
+    raise TypeError("deny_words must be a collection of words, not a single "
+                    "string")
+  if not isinstance(deny_words, Iterable):
+    raise TypeError("deny_list must be a collection of words, got "
+                    f"{deny_words!r:.40}")
+  deny = set()
+  for word in deny_words:
+    if not isinstance(word, str):
+      raise TypeError(f"every denied word must be a str, got {word!r}")
+    deny.add(word.lower())
+  return deny
+
+
 def apply(population: population_lib.Population,
           deny_words: Iterable[str]) -> population_lib.Population:
   """``population`` with the users of ``deny_words`` abstaining or re-choosing.
@@ -47,17 +63,7 @@ def apply(population: population_lib.Population,
   Raises:
     TypeError: if a denied word is not a ``str``.
   """
-  if isinstance(deny_words, (str, bytes)):
-    raise TypeError("deny_words must be a collection of words, not a single "
-                    "string")
-  if not isinstance(deny_words, Iterable):
-    raise TypeError("deny_list must be a collection of words, got "
-                    f"{deny_words!r:.40}")
-  deny = set()
-  for word in deny_words:
-    if not isinstance(word, str):
-      raise TypeError(f"every denied word must be a str, got {word!r}")
-    deny.add(word.lower())
+  deny = _lowered(deny_words)
   vocabulary = population.vocabulary
   denied = np.fromiter((str(w) in deny for w in vocabulary), dtype=bool,
                        count=vocabulary.size)

@@ -97,9 +97,7 @@ def run(population: population_lib.Population, *, theta: int,
     The grown :class:`~triehh.core.trie.Trie`, equal to the fast engine's.
   """
   rounds.check_theta(theta)
-  if not isinstance(secure_sum, bool):
-    raise TypeError(f"secure_sum must be True or False, got {secure_sum!r}")
-  _check_options(max_user_contribution, vote_capacity)
+  _check_options(secure_sum, max_user_contribution, vote_capacity)
   population = _with_clients(population)
   mode, contribution = _client_mode(population, max_user_contribution)
   bitwidth = (_round_bitwidth(population, batch_size, schedule,
@@ -160,8 +158,10 @@ def _expanded(pop: population_lib.Population) -> population_lib.Population:
   return dataclasses.replace(pop, user_word=user_word, word_users=None)
 
 
-def _check_options(max_user_contribution: int | None,
+def _check_options(secure_sum: bool, max_user_contribution: int | None,
                    vote_capacity: int | None) -> None:
+  if not isinstance(secure_sum, bool):
+    raise TypeError(f"secure_sum must be True or False, got {secure_sum!r}")
   if max_user_contribution is not None and max_user_contribution < 1:
     raise ValueError("max_user_contribution must be >= 1, got "
                      f"{max_user_contribution}")
