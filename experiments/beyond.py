@@ -128,6 +128,12 @@ def report_dir() -> str:
 
 def settings() -> beyond_runs.Settings:
   """The runs the flags ask for."""
+  for name in ("default_users", "iblt_default_users"):  # before any run
+    try:
+      synthetic.check_num_users(FLAGS[name].value,
+                                synthetic.ENGLISH_BYTES_PER_USER)
+    except ValueError as err:  # named by the flag, not the library's name
+      raise type(err)(str(err).replace("num_users", f"--{name}")) from None
   return beyond_runs.Settings(
       parts=tuple(FLAGS.parts), runs=FLAGS.runs, iblt_runs=FLAGS.iblt_runs,
       seed=FLAGS.seed, default_users=FLAGS.default_users,

@@ -81,3 +81,16 @@ def test_unknown_part(tmp_path):
   assert err.strip() == ("error: flag --parts=sketch: unknown value "
                          "'sketch': use iblt, passes, availability, "
                          "counts")
+
+
+def test_user_counts_beyond_memory_name_their_flag(tmp_path, monkeypatch):
+  # The library's check said "num_users" for --default_users.
+  from triehh.core import memory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(memory, "available_bytes", lambda: 10**9)
+  for flag in ("default_users", "iblt_default_users"):
+    code, _, err = drivers.run_in_process(
+        beyond, f"--{flag}=1e12", f"--output_dir={tmp_path}")
+    assert code == 1
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"error: --{flag}=1,000,000,000,000 users drawn")
+    assert f"use --{flag} <= 26,315,789" in line
