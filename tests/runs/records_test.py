@@ -708,7 +708,6 @@ def test_a_line_longer_than_a_record_is_skipped_unread(tmp_path, monkeypatch,
                                                        last_unfinished):
   # A 1.3 GB line was read whole: 3.9 GB of memory to resume a sweep.
   monkeypatch.setattr(records, "MAX_RECORD_BYTES", 4000)
-  monkeypatch.setattr(records, "_CHUNK_BYTES", 512)
   first, second = (triehh_record(config={"x": i}, seed=i) for i in (1, 2))
   path = tmp_path / "results.jsonl"
   text = (first.to_json() + "\n" + "x" * 10_000 + "\n" + second.to_json()

@@ -38,6 +38,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from triehh.data import input_files
 from triehh.runs import schema
 
 RESULTS_FILE = "results.jsonl"
@@ -355,37 +356,28 @@ class BadLine:
 # The longest line read as a record (a run's record at 10^9 users, 45,000
 # words found, is about 2 MB); a longer line is skipped, never held whole.
 MAX_RECORD_BYTES = 64 << 20
-_CHUNK_BYTES = 8 << 20
 _TOO_LONG = b"\x00too long"
-
-
-def _skip_line(f) -> bool:
-  """Reads ``f`` past the next newline in bounded chunks; whether one was
-  found (else the file ended)."""
-  while True:
-    part = f.readline(_CHUNK_BYTES)
-    if not part:
-      return False
-    if part.endswith(b"\n"):
-      return True
 
 
 def _lines(path: str) -> Iterable[tuple[int, bytes, bool]]:
   """``(number, line, unfinished)`` of the non-blank lines of ``path``;
   ``unfinished`` for a last line without its newline. A line longer than
-  ``MAX_RECORD_BYTES`` is given as ``_TOO_LONG``, unread."""
+  ``MAX_RECORD_BYTES`` is given as ``_TOO_LONG``, unread
+  (:func:`triehh.data.input_files.lines`)."""
   with open(path, "rb") as f:
-    number = 0
-    while True:
-      raw = f.readline(MAX_RECORD_BYTES + 1)
-      if not raw:
-        return
-      number += 1
-      if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
-        finished = _skip_line(f)
-        yield number, _TOO_LONG, not finished
+    for number, raw in input_files.lines(f, MAX_RECORD_BYTES):
+      if raw is None:
+        yield number, _TOO_LONG, _unfinished_end(f)
       elif raw.strip():
         yield number, raw, not raw.endswith(b"\n")
+
+
+def _unfinished_end(f) -> bool:
+  """Whether ``f`` was read to its end and its last byte is no newline (the
+  line just skipped was its unfinished last one)."""
+  size = os.fstat(f.fileno()).st_size
+  return (f.tell() >= size > 0
+          and os.pread(f.fileno(), 1, size - 1) != b"\n")
 
 
 def read(paths: str | Iterable[str], *, strict: bool = False
@@ -472,13 +464,16 @@ class CompletedRuns:
         self._done.clear()
         self._file, self._offset = (stat.st_dev, stat.st_ino), 0
       f.seek(self._offset)
-      while True:  # whole lines only, none held past MAX_RECORD_BYTES
-        raw = f.readline(MAX_RECORD_BYTES + 1)
+      # Whole lines only, none held past MAX_RECORD_BYTES; an unfinished
+      # last line is read once it is finished.
+      for _, raw in input_files.lines(f, MAX_RECORD_BYTES):
+        if raw is None:  # too long: skipped, unless it is unfinished
+          if _unfinished_end(f):
+            break
+          self._offset = f.tell()
+          continue
         if not raw.endswith(b"\n"):
-          if len(raw) > MAX_RECORD_BYTES and _skip_line(f):
-            self._offset = f.tell()  # a finished line too long: skipped
-            continue
-          break  # the end, or an unfinished last line: read it later
+          break
         self._offset += len(raw)
         if raw.strip():
           try:
