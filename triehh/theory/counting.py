@@ -539,9 +539,8 @@ def _noise_to_total(discovery: results.RunParams, epsilon: float,
   def excess(sigma: float) -> float:
     # log(delta at the aim / delta), by the direct sum: no FFT error floor
     # (about 1e-15, above delta = 1/n^2 from n = 10^8 on).
-    got = hockey_stick.composed_delta(
-        first, gaussian_pld(sigma, sample_rate), aim)
-    return math.log(got / delta) if got > 0 else -math.inf
+    return _log_ratio(hockey_stick.composed_delta(
+        first, gaussian_pld(sigma, sample_rate), aim), delta)
 
   guess = (exact_gaussian_sigma(first, aim, delta) if sample_rate == 1.0
            else None)
@@ -557,7 +556,7 @@ def _noise_to_total(discovery: results.RunParams, epsilon: float,
     if f_hi > 0:
       # The composed distributions give no more than basic composition
       # here (their pessimistic rounding); upper() meets the total by it.
-      return hi
+      return _checked_total(discovery, hi, sample_rate, delta, epsilon)
     lo = hi / 2.0
     f_lo = excess(lo)
     while f_lo <= 0:
