@@ -103,3 +103,16 @@ def test_check_sequence():
   for bad in ("ab", {1, 2}, 3, iter([[1]])):
     with pytest.raises(TypeError, match="schedule must be a sequence"):
       validation.check_sequence("schedule", bad)
+
+
+@pytest.mark.parametrize("values", [["0.5"], [True, False], [None, 1.0],
+                                    np.array(["a"])])
+def test_check_numbers_names_what_is_not_numbers(values):
+  with pytest.raises(TypeError, match=r"^x must be numbers \(what x is\), "
+                     "got an array of"):
+    validation.check_numbers("x", values, "what x is")
+
+
+def test_check_numbers_takes_numbers():
+  validation.check_numbers("x", [0, 0.5, np.float32(1)])
+  validation.check_numbers("x", np.zeros((2, 3)))

@@ -115,6 +115,15 @@ def check_indices(name: str, values, size: int) -> np.ndarray:
   return array.astype(np.intp)
 
 
+def check_numbers(name: str, values, meaning: str = "") -> None:
+  """TypeError naming ``name`` unless ``values`` are numbers (an array or
+  sequence of them; not booleans, strings or objects)."""
+  kind = np.asarray(values).dtype
+  if not np.issubdtype(kind, np.number) or kind == bool:
+    said = f" ({meaning})" if meaning else ""
+    raise TypeError(f"{name} must be numbers{said}, got an array of {kind}")
+
+
 def check_sequence(name: str, value) -> Sequence:
   """``value`` if it is a sequence (list, tuple, array; not a string)."""
   if isinstance(value, (str, bytes)) or not (

@@ -100,10 +100,7 @@ class OnlineUsers:
                       "per-user online probabilities [n] or [n, rounds], "
                       f"got {online!r:.40}")
     else:  # probabilities: numbers, not strings taken as numbers
-      kind = np.asarray(online).dtype
-      if not (np.issubdtype(kind, np.number) and kind != bool):
-        raise TypeError("online probabilities must be numbers, got an "
-                        f"array of {kind}")
+      validation.check_numbers("online probabilities", online)
 
 
 def generator(seed: int | None) -> np.random.Generator:
@@ -124,10 +121,7 @@ def diurnal(phases: np.ndarray, num_rounds: int, *, round_hours: float = 1.0,
   Returns:
     ``float64 [n, num_rounds]``.
   """
-  kind = np.asarray(phases).dtype
-  if not (np.issubdtype(kind, np.number) and kind != bool):
-    raise TypeError(f"phases must be numbers (fractions of a day), got an "
-                    f"array of {kind}")
+  validation.check_numbers("phases", phases, "fractions of a day")
   phases = np.asarray(phases, dtype=np.float64)
   if phases.ndim != 1 or not phases.size:
     raise ValueError("phases must be a non-empty 1-D array, one per user")

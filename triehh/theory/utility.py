@@ -41,8 +41,7 @@ def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
   """
   count = np.asarray(count)
   _check(n, batch_size, theta)
-  if not (np.issubdtype(count.dtype, np.number) and count.dtype != bool):
-    raise TypeError(f"count must hold numbers of users, got {count.dtype}")
+  validation.check_numbers("count", count, "users holding the sequence")
   if not np.all((count >= 0) & (count <= n)):  # also refuses nan
     raise ValueError("count must be in [0, n]")
   return distributions.hypergeom_sf(theta - 1, n, count, batch_size)
