@@ -207,16 +207,17 @@ def read_frequency_table(path: str) -> FrequencyTable:
                      f"({skipped} skipped)")
   with np.errstate(over="ignore"):
     totals = weight[good].groupby(table["word"][good], sort=False).sum()
-  if not np.isfinite(totals.to_numpy(dtype=np.float64)).all():
-    word = totals.index[~np.isfinite(totals.to_numpy(dtype=np.float64))][0]
+  weights = totals.to_numpy(dtype=np.float64)
+  if not np.isfinite(weights).all():
+    word = totals.index[~np.isfinite(weights)][0]
     raise ValueError(f"frequency table {path}: the weights of {word!r} add "
                      "up past the largest float; scale the weights down")
   if skipped:
     warnings.warn(f"frequency table {path}: {skipped:,} line(s) skipped "
                   "(no positive finite weight, or a word holding the end "
                   "symbol $)", stacklevel=2)
-  return FrequencyTable(np.array(totals.index, dtype=object),
-                        totals.to_numpy(dtype=np.float64), skipped)
+  return FrequencyTable(np.array(totals.index, dtype=object), weights,
+                        skipped)
 
 
 _SEPARATORS = re.compile(r"[\t,\s]+")
