@@ -73,13 +73,7 @@ class NoisyRounds:
       raise ValueError(f"alphabet must be an Alphabet, got "
                        f"{type(self.alphabet).__name__}")
     validation.check_int("max_length", self.max_length)
-    if not self.seeds:
-      raise ValueError("seeds is empty: give at least one run's seed")
-    for seed in self.seeds:
-      if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
-          or seed < 0:
-        raise ValueError(f"seeds must be non-negative integers, got "
-                         f"{seed!r}")
+    protocol.check_seeds(self.seeds)
     noisy.checked_rounds(self.params, self.max_length)
 
   @property

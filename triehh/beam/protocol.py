@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import numbers
 import struct
 from collections.abc import Iterable, Sequence
 
@@ -87,18 +88,20 @@ class Rounds:
     validation.check_int("theta", self.theta)
     choices.check_sampling_rate(self.sampling_rate)
     validation.check_int("max_length", self.max_length)
-    check_seeds_and_end(self.seeds, self.end_symbol)
+    check_seeds(self.seeds)
+    if not isinstance(self.end_symbol, str) or len(self.end_symbol) != 1:
+      raise ValueError("end_symbol must be one character, got "
+                       f"{self.end_symbol!r}")
 
 
-def check_seeds_and_end(seeds, end_symbol) -> None:
-  """ValueError/TypeError unless ``seeds`` are whole numbers >= 0 (at least
-  one) and ``end_symbol`` one character."""
+def check_seeds(seeds) -> None:
+  """ValueError unless ``seeds`` are whole numbers >= 0, at least one."""
   if not seeds:
     raise ValueError("seeds is empty: give at least one run's seed")
   for seed in seeds:
-    validation.check_int("seeds (each run's seed)", seed, low=0)
-  if not isinstance(end_symbol, str) or len(end_symbol) != 1:
-    raise ValueError(f"end_symbol must be one character, got {end_symbol!r}")
+    if (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+        or seed < 0):
+      raise ValueError(f"seeds must be non-negative integers, got {seed!r}")
 
 
 def one_word_per_user(users, end_symbol: str):
