@@ -41,6 +41,7 @@ from experiments import flags as shared_flags  # the flags declared below
 from experiments import paths
 from triehh.analysis.field import report as field_report
 from triehh.analysis.field import runs as field_runs
+from triehh.core import population as population_lib
 from triehh.data import datasets as datasets_lib
 
 FLAGS = flags.FLAGS
@@ -55,11 +56,7 @@ def _define_counts(name: str, help_text: str, allow_empty: bool = True):
   """A list-of-n flag whose default is the Settings field of its name."""
   shared_flags.DEFINE_values(
       name, [f"{n:.0e}" for n in getattr(_DEFAULTS, name)], help_text,
-      shared_flags.count_item(2, _MOST_USERS), allow_empty=allow_empty)
-
-
-# The most users a population of word counts holds (Population).
-_MOST_USERS = 2**62 - 1
+      shared_flags.count_item(2, population_lib.MAX_USERS), allow_empty=allow_empty)
 
 
 def _define_epsilons(name: str, help_text: str):

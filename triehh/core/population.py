@@ -45,6 +45,9 @@ from triehh.core import validation
 from triehh.core import vocabulary as vocabulary_lib
 
 DEFAULT_MAX_LENGTH = 10
+# The most users a population holds (int64 vote sums of them cannot
+# overflow).
+MAX_USERS = 2**62 - 1
 
 UserWords = Sequence[Union[str, Mapping[str, int]]]
 
@@ -289,7 +292,7 @@ class Population:
     if counts.min() < 0:
       raise ValueError(f"users holds a negative count ({int(counts.min())} "
                        f"for word {vocabulary[int(np.argmin(counts))]!r})")
-    if int(counts.sum(dtype=object)) >= 2**62:
+    if int(counts.sum(dtype=object)) > MAX_USERS:
       raise ValueError("users count 2^62 users or more; at most 2^62 - 1 are "
                        "supported")
     used = counts > 0
