@@ -63,14 +63,13 @@ def results_paths(results: Sequence[str], output_dirs: Sequence[str]
 
   Raises:
     FileNotFoundError: naming the first file that does not exist.
-    ValueError: if no file is named.
+    IsADirectoryError, ValueError: naming one that is a directory or not a
+      regular file; ValueError: if no file is named.
   """
   paths = []
-  for given in list(results) + [os.path.join(d, RESULTS_FILE)
-                                for d in output_dirs]:
-    path = (os.path.join(given, RESULTS_FILE)
-            if os.path.isdir(given) and not given.endswith(RESULTS_FILE)
-            else given)
+  named = [os.path.join(given, RESULTS_FILE) if os.path.isdir(given)
+           else given for given in results]
+  for path in named + [os.path.join(d, RESULTS_FILE) for d in output_dirs]:
     if os.path.isdir(path):
       raise IsADirectoryError(f"{path} is a directory, not a results file")
     if os.path.exists(path) and not os.path.isfile(path):
