@@ -1,8 +1,8 @@
 # Set-up, the two everyday commands and the paper's reproduction. `make run`,
 # `make test` and `make reproduce` create the virtual environment in .venv/ on
 # first use (from the pinned requirements.txt) and reuse it afterwards; the
-# install builds the fast engine's compiled draws (setup.py), again whenever
-# their source changes.
+# install builds the compiled extensions (setup.py: the fast engine's draws,
+# the found words' dict), again whenever their source changes.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
@@ -11,7 +11,8 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml setup.py triehh/engines/_compiled_draws.pyx
+$(STAMP): requirements.txt pyproject.toml setup.py triehh/engines/_compiled_draws.pyx \
+    triehh/core/_compiled_word_votes.pyx
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .

@@ -10,7 +10,11 @@ them one by one (the former method), with a check that both give the same
 dict in the same order, and against its floor: the same dict built from the
 words already decoded and in order (a numpy array of the strings and one of
 the votes: ``tolist`` of each, then ``dict(zip(...))``), what is left once
-decoding and ordering cost nothing.
+decoding and ordering cost nothing. Where the package was built with its
+compiled word votes (``triehh/core/_compiled_word_votes.pyx``) the
+vectorised figure is theirs, and the numpy path's is printed beside it.
+Both heavy_hitters and its floor are also timed in this thread's CPU time,
+which leaves out what other processes on a shared machine take.
 
 Each size runs under Poisson sampling (``discover``'s default) and the
 paper's fixed-size batches (``--samplings``).
@@ -28,6 +32,7 @@ from absl import flags
 import numpy as np
 
 from benchmarks import scale_benchmark
+from triehh.core import word_votes
 from triehh.engines import fast as fast_engine
 import triehh
 
@@ -44,13 +49,30 @@ flags.DEFINE_list("samplings", ["poisson", "fixed"],
                   "(the paper's batches of m users).")
 
 
-def _median_ms(function, repeats: int) -> float:
+def _median_ms(function, repeats: int, clock=time.perf_counter) -> float:
   times = []
   for _ in range(repeats):
-    start = time.perf_counter()
+    start = clock()
     function()
-    times.append(time.perf_counter() - start)
+    times.append(clock() - start)
   return statistics.median(times) * 1e3
+
+
+def _cpu_ms(function) -> float:
+  """One call's CPU time in this thread (what other processes on the
+  machine take is left out)."""
+  return _median_ms(function, 1, time.thread_time)
+
+
+def _numpy_path(trie):
+  """``trie.heavy_hitters()`` with numpy's decoding, not the compiled pass."""
+  def call():
+    compiled, word_votes.compiled = word_votes.compiled, None
+    try:
+      return trie.heavy_hitters()
+    finally:
+      word_votes.compiled = compiled
+  return call
 
 
 def main(argv):
@@ -66,7 +88,8 @@ def _row(pop, n: int, sampling: str) -> None:
   """One size and sampling: ``discover`` end to end, and its decoding."""
   privacy = triehh.Target(FLAGS.epsilon, sampling=sampling)
   triehh.discover(pop, privacy, seed=0)  # warm caches
-  calls, vectorised, one_by_one, floors = [], [], [], []
+  calls, vectorised, one_by_one, floors, numpy_path = [], [], [], [], []
+  cpu = {"vectorised": [], "floor": []}
   for seed in range(FLAGS.repeats):
     start = time.perf_counter()
     result = triehh.discover(pop, privacy, seed=seed)
@@ -79,17 +102,29 @@ def _row(pop, n: int, sampling: str) -> None:
     floor = lambda w=words, v=votes: dict(zip(w.tolist(), v.tolist()))
     if list(floor().items()) != list(found.items()):
       raise AssertionError(f"the floor's dict differs at n={n:.0e}")
+    if list(_numpy_path(trie)().items()) != list(found.items()):
+      raise AssertionError(f"numpy's decoding differs at n={n:.0e}")
     for _ in range(FLAGS.floor_rounds):  # alternating, as the load varies
       vectorised.append(_median_ms(trie.heavy_hitters, 1))
       floors.append(_median_ms(floor, 1))
+      cpu["vectorised"].append(_cpu_ms(trie.heavy_hitters))
+      cpu["floor"].append(_cpu_ms(floor))
+    # Apart: its large arrays would leave the next call pages to fault in.
+    numpy_path.append(_median_ms(_numpy_path(trie), FLAGS.floor_rounds))
     one_by_one.append(_median_ms(trie._heavy_hitters_one_by_one, 3))  # pylint: disable=protected-access
-  v, o, f = (statistics.median(x) for x in (vectorised, one_by_one, floors))
+  v, o, f, p = (statistics.median(x)
+                for x in (vectorised, one_by_one, floors, numpy_path))
+  cv, cf = (statistics.median(cpu[k]) for k in ("vectorised", "floor"))
+  path = ("compiled pass" if word_votes.compiled is not None
+          else "numpy, no compiled pass built")
   print(f"n={n:.0e}, {sampling} sampling: discover median "
         f"{statistics.median(calls) * 1e3:.1f} ms end to end "
         f"({len(result.heavy_hitters):,} words found); heavy_hitters "
-        f"{v:.2f} ms vectorised against {o:.2f} ms one by one "
+        f"{v:.2f} ms vectorised ({path}) against {o:.2f} ms one by one "
         f"({o / v:.1f}x) and {f:.2f} ms for its floor ({v / f:.2f}x the "
-        "floor)", flush=True)
+        f"floor; numpy's decoding {p:.2f} ms, {p / f:.2f}x); in CPU time "
+        f"{cv:.2f} ms against {cf:.2f} ms ({cv / cf:.2f}x the floor)",
+        flush=True)
 
 
 if __name__ == "__main__":

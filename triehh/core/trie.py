@@ -36,6 +36,7 @@ import numpy as np
 
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import ranking
+from triehh.core import word_votes
 
 
 def select_extensions(votes: np.ndarray, theta: int,
@@ -80,22 +81,6 @@ def _extended(frontier: np.ndarray, parents: np.ndarray,
                          symbols.astype(np.int32)[:, None]], axis=1)
 
 
-def _descending(values: np.ndarray) -> np.ndarray:
-  """The stable order of ``int64`` ``values`` from the largest down.
-
-  Values within 2^16 of the smallest are ordered by a radix sort (numpy's
-  stable sort of 16-bit keys); the few above them by a merge sort.
-  """
-  low = values.min() if values.size else 0
-  near = values - low < 2**16
-  keys = (low + (2**16 - 1) - values[near]).astype(np.uint16)
-  if near.all():
-    return np.argsort(keys, kind="stable")
-  near_at, far_at = np.flatnonzero(near), np.flatnonzero(~near)
-  return np.concatenate([far_at[np.argsort(-values[far_at], kind="stable")],
-                         near_at[np.argsort(keys, kind="stable")]])
-
-
 @dataclasses.dataclass(frozen=True)
 class TrieLevel:
   """What one round added to the trie.
@@ -133,6 +118,24 @@ class TrieLevel:
   def grew(self) -> bool:
     """Whether this round added anything to the trie."""
     return bool(self.prefixes.shape[0] or self.terminated.shape[0])
+
+
+def _word_rows(found: list[tuple[int, TrieLevel]]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The words of levels ``(depth, level)`` as one ``int32`` matrix of codes
+  (end symbol dropped, -1 past each word), their lengths and their votes:
+  what :mod:`triehh.core.word_votes` ranks and decodes at once."""
+  rows = np.full((sum(level.terminated.shape[0] for _, level in found),
+                  max(found[-1][0] - 1, 1)), -1, dtype=np.int32)
+  lengths = np.empty(rows.shape[0], dtype=np.int64)
+  at = 0
+  for depth, level in found:
+    k = level.terminated.shape[0]
+    rows[at:at + k, :depth - 1] = level.terminated[:, :depth - 1]
+    lengths[at:at + k] = depth - 1
+    at += k
+  votes = np.concatenate([level.terminated_votes for _, level in found])
+  return rows, lengths, votes.astype(np.int64, copy=False)
 
 
 class Trie:
@@ -245,30 +248,17 @@ class Trie:
     are ordered by votes (descending), then alphabetically.
     """
     symbols = self.alphabet.symbols()
-    if "\x00" in symbols or any(
-        level.terminated.size and level.terminated.min() < 0
-        for level in self.levels):
-      return self._heavy_hitters_one_by_one()  # not one character per code
-    # Each level's words at once: the code points of a row (end symbol
-    # dropped) viewed as one string. A level's words are in alphabetical
-    # order already (codes follow the characters' code points), so a stable
-    # sort of all of them merges the levels; a stable sort by votes then
-    # keeps that order among equal votes (ranking.by_count's order).
-    points = np.array([ord(c) for c in symbols], dtype=np.uint32)
-    words, votes = [], []
-    for depth, level in enumerate(self.levels, start=1):
-      if level.terminated.shape[0]:
-        words.append(points[level.terminated[:, :depth - 1]].view(
-            f"<U{max(depth - 1, 1)}")[:, 0] if depth > 1
-                     else np.full(level.terminated.shape[0], ""))
-        votes.append(level.terminated_votes)
-    if not words:
+    found = [(depth, level) for depth, level in enumerate(self.levels, 1)
+             if level.terminated.shape[0]]
+    if not found:
       return {}
-    words = np.concatenate(words)
-    votes = np.concatenate(votes).astype(np.int64, copy=False)
-    alphabetical = np.argsort(words, kind="stable")
-    order = alphabetical[_descending(votes[alphabetical])]
-    return dict(zip(words[order].tolist(), votes[order].tolist()))
+    rows, lengths, votes = _word_rows(found)
+    if "\x00" in symbols or np.count_nonzero(rows < 0) != (
+        rows.size - lengths.sum()):
+      return self._heavy_hitters_one_by_one()  # not one character per code
+    order = word_votes.ranked(rows, lengths, votes, len(symbols))
+    points = np.array([ord(c) for c in symbols], dtype=np.uint32)
+    return word_votes.votes_dict(points, rows, lengths, votes, order)
 
   def _heavy_hitters_one_by_one(self) -> dict[str, int]:
     found = {}

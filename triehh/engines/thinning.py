@@ -20,9 +20,9 @@ numpy's calls make them.
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
+
+from triehh.core import compiled_extensions
 
 
 def thinned_counts(users: np.ndarray, total: int, m: int,
@@ -59,18 +59,11 @@ def binomial_counts(users: np.ndarray, p: float,
   return rng.binomial(users, p)
 
 
-def _compiled_draws():
-  """The compiled draws' module, or None where the package was installed
-  without them (no C compiler or Cython; Bazel's sandbox)."""
-  try:
-    return importlib.import_module("triehh.engines._compiled_draws")
-  except ImportError:
-    return None
-
-
 # The compiled draws' module (also a round's cells,
-# :func:`triehh.engines.vote_counts.round_cell_users`), or None.
-compiled = _compiled_draws()
+# :func:`triehh.engines.vote_counts.round_cell_users`), or None where the
+# package was installed without them (no C compiler or Cython; Bazel's
+# sandbox).
+compiled = compiled_extensions.load("triehh.engines._compiled_draws")
 
 
 def top_up(users: np.ndarray, kept: np.ndarray, total: int, m: int,
