@@ -721,3 +721,37 @@ def test_a_line_longer_than_a_record_is_skipped_unread(tmp_path, monkeypatch,
   assert bad[-1].unfinished == last_unfinished
   done = records.CompletedRuns(str(path)).update()
   assert done == {(first.config_key, 1), (second.config_key, 2)}
+
+
+def _standard_library_line(record):
+  return json.dumps(record.to_dict(), sort_keys=True, allow_nan=False)
+
+
+def test_a_line_reads_back_as_the_standard_librarys_line():
+  # orjson writes the line; it must read back as the encoder of to_dict.
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  record = triehh_record(
+      discovered=["the", "über", "\U0001F600"], reported_counts=[40, 20, 3],
+      metrics={"recall@10": np.float64(0.2), "f1@10": math.nan,
+               "precision": math.inf, "num_discovered": np.int64(3)},
+      seconds=1e-05, gamma=1e16, votes_per_round=[1, 2],
+      protected_counts={"über": [3.5, -math.inf, 1e300]},
+      config={"algorithm": "triehh", "epsilon": 3.0, "delta": 1e-05,
+              "data": {"dataset": "default", "num_users": 1000}})
+  line = record.to_json()
+  assert json.loads(line) == json.loads(_standard_library_line(record))
+  assert list(json.loads(line)) == sorted(json.loads(line))
+  finite = triehh_record(discovered=["über"], reported_counts=[np.int64(4)],
+                         seconds=1e-05)
+  assert records.RunRecord.from_json(finite.to_json()) == finite
+
+
+@pytest.mark.parametrize("changes", [
+    {"config": {"algorithm": "triehh", "data": {1: "a key not a string"}}},
+    {"config": {"algorithm": "triehh", "big": 2**70}},
+    {"discovered": ["the", "\ud800"], "reported_counts": [40, 1]},
+])
+def test_what_orjson_refuses_is_written_by_the_standard_library(changes):
+  record = triehh_record(**changes)
+  assert record.to_json() == _standard_library_line(record)
+  assert json.loads(record.to_json())["config_key"] == record.config_key

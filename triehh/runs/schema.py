@@ -19,6 +19,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 # 2: TrieHH's votes, SFP's and IBLT's counts renamed from "counts" to
 # "reported_counts", and TrieHH's protected counts added. Version 1 records
 # are read and upgraded (:func:`upgrade`): the rename is their only change.
@@ -388,8 +390,24 @@ class RunRecord:
     return out
 
   def to_json(self) -> str:
-    """One line of ``results.jsonl`` (no newline)."""
-    return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
+    """One line of ``results.jsonl`` (no newline), keys sorted.
+
+    orjson writes the fields as they are (nan and inf as null, numpy
+    scalars as numbers), about ten times faster than the standard library:
+    a sweep writes a line per run. A record holding what orjson refuses (a
+    key that is not a string, an int beyond 64 bits, a lone surrogate, a
+    Mapping that is not a dict) is written as :meth:`to_dict` by the
+    standard library's encoder instead; both lines read back the same.
+    """
+    fields = {}
+    for name, when_set in _fields_of(self.algorithm):
+      value = getattr(self, name)
+      if not (when_set and value is None):
+        fields[name] = value
+    try:
+      return orjson.dumps(fields, option=_ORJSON_OPTIONS).decode("utf-8")
+    except orjson.JSONEncodeError:
+      return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
 
   @classmethod
   def from_dict(cls, raw: Any) -> RunRecord:
@@ -530,6 +548,9 @@ def as_number(value) -> float | None:
     return float(value)
   return None
 
+
+# orjson's options for a record's line: keys sorted, numpy values written.
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 # Types written as they are (floats are not: nan and inf become null).
 _JSON_LEAVES = frozenset((str, int, bool, type(None)))
