@@ -99,7 +99,8 @@ def test_run_cell_writes_the_runs_discover_gives(tmp_path):
     assert record.reported_counts == list(direct.heavy_hitters.values())
     assert record.metrics == metrics.precision_recall_f1(
         direct.heavy_hitters, truth, (10,))
-    assert record.config_key == cell.key
+    # The cell's key, handed to the record, is its config's own.
+    assert record.config_key == cell.key == records.config_key(record.config)
   assert [e.kind for e in seen] == ["start", "run", "run", "done"]
   assert seen[-1].runs == 2
 

@@ -229,7 +229,8 @@ def run_cell(task: Task, output_dir: str, *,
             output_dir, count=written, sync_seconds=SYNC_SECONDS))
       before = writer.written
       for seed in seeds:
-        record = run_one(cell, dataset, seed, seed - task.first_seed, ks)
+        record = run_one(cell, dataset, seed, seed - task.first_seed, ks,
+                         key=key)
         writer.write(record)
         on_event(Event("run", key, label, seed=seed, seconds=record.seconds,
                        pid=os.getpid()))
@@ -241,14 +242,16 @@ def run_cell(task: Task, output_dir: str, *,
 
 
 def run_one(cell: grid.Cell, dataset: datasets_lib.Dataset, seed: int,
-            run: int, ks: Sequence[int] = metrics.DEFAULT_KS
-            ) -> records_lib.RunRecord:
-  """The record of one run of ``cell`` on ``dataset`` at ``seed``."""
+            run: int, ks: Sequence[int] = metrics.DEFAULT_KS, *,
+            key: str = "") -> records_lib.RunRecord:
+  """The record of one run of ``cell`` on ``dataset`` at ``seed``;
+  ``key``: ``cell.key`` where the caller has it (else the record computes
+  it)."""
   adapter = cell.adapter
   result = adapter.call(dataset.population, cell.config, seed,
                         cell.engine_options)
   return adapter.record(result, dataset, run, seed, cell.config,
-                        cell.engine_options, ks)
+                        cell.engine_options, ks, config_key=key)
 
 
 # Per-process state of a worker of run_plan.

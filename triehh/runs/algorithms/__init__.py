@@ -69,9 +69,13 @@ class Algorithm(Protocol):
   def record(self, result: Any, dataset: datasets.Dataset, run: int,
              seed: int, config: Mapping[str, Any],
              engine_options: Mapping[str, Any] | None = None,
-             ks: Sequence[int] = metrics.DEFAULT_KS
+             ks: Sequence[int] = metrics.DEFAULT_KS, *, config_key: str = ""
              ) -> records_lib.RunRecord:
-    """The results.jsonl record of a run, scored at the top ``ks``."""
+    """The results.jsonl record of a run, scored at the top ``ks``.
+
+    ``config_key``: ``config``'s key where the caller has it (a sweep's
+    cell, :attr:`triehh.runs.grid.Cell.key`); else the record computes it.
+    """
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
     """A cell's label after its algorithm and data (privacy, options)."""

@@ -97,7 +97,8 @@ def call_iblt(population: population_lib.Population, config: Mapping,
 
 def iblt_record(result: iblt_lib.IBLTResult, data: datasets.Dataset,
                 run: int, seed: int, values: Mapping[str, float],
-                config: Mapping) -> records_lib.RunRecord:
+                config: Mapping, config_key: str = ""
+                ) -> records_lib.RunRecord:
   """The results.jsonl record of one IBLT run: no (epsilon, delta)."""
   p = result.params
   matched = matched_triehh_params(data.population, config)
@@ -119,7 +120,8 @@ def iblt_record(result: iblt_lib.IBLTResult, data: datasets.Dataset,
       reported_counts=list(result.heavy_hitters.values()),
       metrics=dict(values),
       seconds=result.seconds, seconds_per_client=result.seconds_per_client,
-      round_seconds=list(result.round_seconds), config=dict(config))
+      round_seconds=list(result.round_seconds), config=dict(config),
+      config_key=config_key)
 
 
 class IBLT:
@@ -174,12 +176,12 @@ class IBLT:
   def record(self, result, dataset: datasets.Dataset, run: int, seed: int,
              config: Mapping[str, Any],
              engine_options: Mapping[str, Any] | None = None,
-             ks: Sequence[int] = metrics.DEFAULT_KS
+             ks: Sequence[int] = metrics.DEFAULT_KS, *, config_key: str = ""
              ) -> records_lib.RunRecord:
     del engine_options
     # Truncated outputs are scored as false positives.
     values = metrics.precision_recall_f1(result.scored(), dataset.truth, ks)
-    return iblt_record(result, dataset, run, seed, values, config)
+    return iblt_record(result, dataset, run, seed, values, config, config_key)
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
     k = config["k_anonymity"]  # its epsilon only sizes the rounds

@@ -53,7 +53,8 @@ def call_partition_selection(population: population_lib.Population,
 
 def partition_selection_record(result: ps_lib.PartitionSelectionResult,
                                data: datasets.Dataset, run: int, seed: int,
-                               values: Mapping[str, float], config: Mapping
+                               values: Mapping[str, float], config: Mapping,
+                               config_key: str = ""
                                ) -> records_lib.RunRecord:
   """The results.jsonl record of one partition-selection run."""
   p = result.params
@@ -66,7 +67,8 @@ def partition_selection_record(result: ps_lib.PartitionSelectionResult,
       max_partitions_contributed=p.max_partitions_contributed,
       num_rows=p.num_rows, num_candidates=p.num_candidates,
       discovered=list(result.words), reported_counts=[],
-      metrics=dict(values), seconds=result.seconds, config=dict(config))
+      metrics=dict(values), seconds=result.seconds, config=dict(config),
+      config_key=config_key)
 
 
 def score(result: ps_lib.PartitionSelectionResult,
@@ -120,11 +122,12 @@ class PartitionSelection:
   def record(self, result, dataset: datasets.Dataset, run: int, seed: int,
              config: Mapping[str, Any],
              engine_options: Mapping[str, Any] | None = None,
-             ks: Sequence[int] = metrics.DEFAULT_KS
+             ks: Sequence[int] = metrics.DEFAULT_KS, *, config_key: str = ""
              ) -> records_lib.RunRecord:
     del engine_options  # no engine
     return partition_selection_record(
-        result, dataset, run, seed, score(result, dataset.truth, ks), config)
+        result, dataset, run, seed, score(result, dataset.truth, ks), config,
+        config_key)
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
     return labels.privacy_parts(config) + [

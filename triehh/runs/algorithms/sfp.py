@@ -55,8 +55,8 @@ def call_sfp(population: population_lib.Population, config: Mapping,
 
 
 def sfp_record(result, data: datasets.Dataset, run: int, seed: int,
-               values: Mapping[str, float], config: Mapping
-               ) -> records_lib.RunRecord:
+               values: Mapping[str, float], config: Mapping,
+               config_key: str = "") -> records_lib.RunRecord:
   """The results.jsonl record of one SFP run."""
   p = result.params
   return records_lib.RunRecord(
@@ -76,7 +76,8 @@ def sfp_record(result, data: datasets.Dataset, run: int, seed: int,
       reported_counts=list(result.heavy_hitters.values()),
       metrics=dict(values),
       seconds=result.seconds, client_seconds=result.client_seconds,
-      server_seconds=result.server_seconds, config=dict(config))
+      server_seconds=result.server_seconds, config=dict(config),
+      config_key=config_key)
 
 
 class SFP:
@@ -123,12 +124,12 @@ class SFP:
   def record(self, result, dataset: datasets.Dataset, run: int, seed: int,
              config: Mapping[str, Any],
              engine_options: Mapping[str, Any] | None = None,
-             ks: Sequence[int] = metrics.DEFAULT_KS
+             ks: Sequence[int] = metrics.DEFAULT_KS, *, config_key: str = ""
              ) -> records_lib.RunRecord:
     del engine_options  # SFP has no engine
     values = metrics.precision_recall_f1(result.heavy_hitters, dataset.truth,
                                          ks)
-    return sfp_record(result, dataset, run, seed, values, config)
+    return sfp_record(result, dataset, run, seed, values, config, config_key)
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
     return labels.privacy_parts(config) + [f"T={config['top_t']}"]

@@ -172,7 +172,7 @@ def privacy_of(config: Mapping) -> mechanism.Target | mechanism.Mechanism:
 
 def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
                   values: Mapping[str, float], config: Mapping,
-                  engine_options: Mapping | None = None
+                  engine_options: Mapping | None = None, config_key: str = ""
                   ) -> records_lib.RunRecord:
   """The results.jsonl record of one TrieHH run (with its protected counts,
   their metrics and the total guarantee when it counted)."""
@@ -205,7 +205,8 @@ def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
       num_participants=result.num_participants,
       discovered=list(result.heavy_hitters),
       reported_counts=list(result.heavy_hitters.values()),
-      metrics=values, seconds=result.seconds, config=dict(config))
+      metrics=values, seconds=result.seconds, config=dict(config),
+      config_key=config_key)
 
 
 def counted_fields(result, config: Mapping) -> dict:
@@ -311,12 +312,12 @@ class TrieHH:
   def record(self, result, dataset: datasets.Dataset, run: int, seed: int,
              config: Mapping[str, Any],
              engine_options: Mapping[str, Any] | None = None,
-             ks: Sequence[int] = metrics.DEFAULT_KS
+             ks: Sequence[int] = metrics.DEFAULT_KS, *, config_key: str = ""
              ) -> records_lib.RunRecord:
     values = metrics.precision_recall_f1(result.heavy_hitters,
                                          dataset.truth, ks)
     return triehh_record(result, dataset, run, seed, values, config,
-                         engine_options)
+                         engine_options, config_key)
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
     parts = labels.privacy_parts(config)
