@@ -12,7 +12,10 @@ each repeat times side by side:
   few seconds and when the plan ends).
 
 Prints the median seconds per run of each and the overhead per run, sweep
-minus bare, with and without the metrics.
+minus bare, with and without the metrics; then the sweep's marginal cost
+per run, in this process's CPU time: a plan of N runs minus one of N/5,
+per extra run (what a sweep's set-up costs once, its lock, the results
+file read, the final sync, left out), against bare ``discover``.
 
   python -m benchmarks.sweep_benchmark --num_users=1000000 --num_runs=20
 """
@@ -53,6 +56,7 @@ def main(argv):
                   triehh.Target(FLAGS.epsilon, sampling="fixed"),
                   seed=FLAGS.repeats * n)
   bare, scoring, swept, cpu = [], [], [], {"bare": [], "sweep": []}
+  marginal, short = [], max(1, n // 5)
   for repeat in range(FLAGS.repeats):
     seeds = range(repeat * n, repeat * n + n)
     if repeat % 2:  # the two contenders take turns going first
@@ -60,6 +64,10 @@ def main(argv):
     bare.append(_bare(dataset, seeds, scoring, cpu["bare"]))
     if not repeat % 2:
       swept.append(_sweep(cell, datasets, seeds, cpu["sweep"]))
+    few = []
+    _sweep(cell, datasets, range(10**6 + repeat * n, 10**6 + repeat * n +
+                                 short), few)
+    marginal.append((cpu["sweep"][-1] * n - few[0] * short) / (n - short))
   b, m, s = (statistics.median(x) for x in (bare, scoring, swept))
   cb, cs = (statistics.median(cpu[k]) for k in ("bare", "sweep"))
   print(f"{n} runs x {FLAGS.repeats} repeats, median seconds per run:")
@@ -74,6 +82,9 @@ def main(argv):
   # left out (and so is the time spent waiting for the disk's fsync).
   print(f"  CPU time per run     bare {cb * 1e3:.2f} ms, sweep "
         f"{cs * 1e3:.2f} ms: {cs / cb:.2f}x")
+  mc = statistics.median(marginal)
+  print(f"  marginal CPU per run {mc * 1e3:9.2f} ms ({n} runs against {short}):"
+        f" {mc / cb:.2f}x bare discover")
 
 
 def _bare(dataset, seeds: range, scoring: list[float],
