@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import math
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -399,11 +400,11 @@ class RunRecord:
     Mapping that is not a dict) is written as :meth:`to_dict` by the
     standard library's encoder instead; both lines read back the same.
     """
-    fields = {}
-    for name, when_set in _fields_of(self.algorithm):
-      value = getattr(self, name)
-      if not (when_set and value is None):
-        fields[name] = value
+    names, read, when_set = _field_reader(self.algorithm)
+    fields = dict(zip(names, read(self)))
+    for name in when_set:
+      if fields[name] is None:
+        del fields[name]
     try:
       return orjson.dumps(fields, option=_ORJSON_OPTIONS).decode("utf-8")
     except orjson.JSONEncodeError:
@@ -454,6 +455,20 @@ def _fields_of(algorithm: str) -> tuple[tuple[str, bool], ...]:
       for f in dataclasses.fields(RunRecord)
       if f.metadata.get("algorithms") is None
       or algorithm in f.metadata["algorithms"])
+
+
+@functools.lru_cache(maxsize=None)
+def _field_reader(algorithm: str) -> tuple[tuple[str, ...],
+                                           operator.attrgetter,
+                                           tuple[str, ...]]:
+  """:func:`_fields_of` as the names, one getter of all their values (a
+  tuple, in that order) and the names written only when set."""
+  fields = _fields_of(algorithm)
+  names = tuple(name for name, _ in fields)
+  return (names, operator.attrgetter(*names),
+          tuple(name for name, when_set in fields if when_set))
+
+
 _REQUIRED = tuple(f.name for f in dataclasses.fields(RunRecord)
                   if f.default is dataclasses.MISSING
                   and f.default_factory is dataclasses.MISSING)
