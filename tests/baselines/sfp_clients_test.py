@@ -71,7 +71,9 @@ class FragmentAlphabetTest(parameterized.TestCase):
     self.assertNotIn("don't", default.heavy_hitters)  # ' is not in Omega
     self.assertEqual(default.params.num_outside_alphabet, 800)
     self.assertEqual(default.params.outside_characters, "'")
-    extended = triehh.sfp_discover(users, **NO_NOISE, seed=0,
+    public = triehh.Population.from_user_words(  # the words' characters
+        users, alphabet="".join(sorted(set("".join(users)))))
+    extended = triehh.sfp_discover(public, **NO_NOISE, seed=0,
                                    fragment_alphabet="data", **SMALL)
     self.assertIn("don't", extended.heavy_hitters)
     self.assertIn("'", extended.params.fragment_alphabet)

@@ -32,7 +32,9 @@ def user_words(top=None, num_singletons=NUM_SINGLETONS):
   return [words[i] for i in rng.permutation(len(words))]
 
 
-POPULATION = triehh.Population.from_user_words(user_words())
+# The alphabet given (public): fragment_alphabet="data" takes it.
+POPULATION = triehh.Population.from_user_words(
+    user_words(), alphabet="abcdefghijklmnopqrstuvwxyz")
 
 
 def collision_variance(counts, word):

@@ -159,6 +159,18 @@ class ParamsTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, "padding symbol"):
       triehh.sfp_discover(words, epsilon=1.0, **SMALL)
 
+  def test_fragments_from_an_alphabet_read_off_the_data_are_refused(self):
+    # Candidates built from such an alphabet can release a character only
+    # one user types: no guarantee covers it.
+    words = user_words() + ["zz\u00e9"]
+    with self.assertRaisesRegex(ValueError, "read off the users' words"):
+      triehh.sfp_discover(words, epsilon=4.0, fragment_alphabet="data",
+                          **SMALL)
+    public = triehh.Population.from_user_words(
+        words, alphabet="abcdefghijklmnopqrstuvwxyz\u00e9")
+    self.assertIsNone(sfp.check(public, epsilon=4.0,
+                                fragment_alphabet="data"))
+
   def test_fewer_users_than_positions(self):
     with self.assertRaisesRegex(ValueError, r"at least 5 users.*n=4"):
       triehh.sfp_discover(["apple", "pear", "apple", "fig"], epsilon=1.0)
@@ -174,6 +186,13 @@ def pinned_population():
   words += ["".join(rng.choice(letters, size=int(rng.integers(3, 9))))
             for _ in range(400)]
   return [words[i] for i in rng.permutation(len(words))]
+
+
+def pinned_public_population():
+  """pinned_population() with its alphabet given, as fragment_alphabet=
+  "data" needs (the same 26 letters the words use)."""
+  return triehh.Population.from_user_words(
+      pinned_population(), alphabet="abcdefghijklmnopqrstuvwxyz")
 
 
 def pinned_counts():
@@ -213,7 +232,7 @@ class PinnedRunTest(parameterized.TestCase):
        [("alpha", 465.0846045992325), ("delta", 184.31131813763423)],
        (223, 194, 199, 198, 186), 2, 8.0, 789974133212406139,
        "d91330a965270bea"),
-      ("options", pinned_population,
+      ("options", pinned_public_population,
        dict(epsilon=2.0, delta=1e-6, seed=9, k=16, m=128, top_t=30,
             check_puzzle_hash=True, fragment_alphabet="data", hash_seed=11,
             num_buckets=64, length=8),

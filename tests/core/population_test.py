@@ -102,6 +102,24 @@ class EncodingTest(parameterized.TestCase):
                             "a\x00": [1, 0, end, -1]})
 
 
+class AlphabetFromDataTest(parameterized.TestCase):
+  """Whether a population's alphabet was read off its own words."""
+
+  @parameterized.named_parameters(
+      ("user_words", lambda **a: population_lib.Population.from_user_words(
+          ["ab", "b"], **a)),
+      ("several_words", lambda **a: population_lib.Population.from_user_words(
+          [{"ab": 2}, {"b": 1}], **a)),
+      ("word_indices", lambda **a: population_lib.Population
+       .from_word_indices(["ab", "b"], np.array([0, 1, 1]), **a)),
+      ("word_frequencies", lambda **a: population_lib.Population
+       .from_word_frequencies(["ab", "b"], [2, 1], **a)),
+  )
+  def test_set_only_when_no_alphabet_is_given(self, build):
+    self.assertTrue(build().alphabet_from_data)
+    self.assertFalse(build(alphabet="abc").alphabet_from_data)
+
+
 class SeveralWordsTest(parameterized.TestCase):
 
   def test_merges_case_and_computes_population_frequency(self):

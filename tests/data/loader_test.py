@@ -306,6 +306,13 @@ def test_cache_round_trip_of_any_population(tmp_path):
   assert_same_population(pop, loaded)
   assert np.array_equal(pop.true_weights, loaded.true_weights)
   assert cache.load(str(tmp_path), "other") is None
+  # Whether the alphabet was read off the words is kept (the noisy trie
+  # refuses such an alphabet), both ways.
+  assert loaded.alphabet_from_data
+  given = population_lib.Population.from_user_words(
+      ["ab"], alphabet="abc", max_length=4)
+  cache.save(str(tmp_path), "given", given, {})
+  assert not cache.load(str(tmp_path), "given")[0].alphabet_from_data
 
 
 # ---- dictionaries -----------------------------------------------------------

@@ -129,3 +129,10 @@ def test_discover_deny_list_argument():
   same = triehh.discover(pop, triehh.Target(8.0, word_choice="per_run"),
                          max_length=2, deny_list=["zz"])
   assert same.words == ref.words and "ab" in ref.words
+
+
+def test_a_deny_list_keeps_whether_the_alphabet_was_read_off_the_words():
+  words = ["sun"] * 5 + ["moon"] * 3
+  for alphabet, from_data in ((None, True), ("mnosu", False)):
+    pop = population_lib.Population.from_user_words(words, alphabet=alphabet)
+    assert deny_list.apply(pop, ["moon"]).alphabet_from_data is from_data

@@ -73,6 +73,11 @@ class Population:
     word_users: ``int64 [V]`` users holding each word, for a one-word
       population given by word frequencies (then ``user_word`` is ``None``),
       else ``None``.
+    alphabet_from_data: whether the alphabet was read off the words
+      themselves (built with ``alphabet=None``) rather than given. Such an
+      alphabet is not public: a mechanism that releases candidates no user
+      holds (the noisy trie, SFP's ``fragment_alphabet="data"``) has no
+      guarantee with it.
   """
 
   alphabet: alphabet_lib.Alphabet
@@ -86,6 +91,7 @@ class Population:
   entry_count: np.ndarray | None = None
   num_dropped_users: int = 0
   word_users: np.ndarray | None = None
+  alphabet_from_data: bool = False
 
   # ---- construction -------------------------------------------------------
 
@@ -202,7 +208,8 @@ class Population:
         alphabet=enc.alphabet, max_length=max_length,
         vocabulary=enc.vocabulary, codes=enc.codes,
         word_lengths=enc.word_lengths, user_word=user_word,
-        num_dropped_users=dropped)._checked()
+        num_dropped_users=dropped,
+        alphabet_from_data=alphabet is None)._checked()
 
   @classmethod
   def from_word_counts(
@@ -253,7 +260,8 @@ class Population:
         word_lengths=enc.word_lengths,
         user_offsets=new_offsets, entry_word=(keys % v).astype(np.int32),
         entry_count=merged,
-        num_dropped_users=int(num_users - starts.size))._checked()
+        num_dropped_users=int(num_users - starts.size),
+        alphabet_from_data=alphabet is None)._checked()
 
   @classmethod
   def from_word_frequencies(
@@ -307,7 +315,8 @@ class Population:
         alphabet=enc.alphabet, max_length=max_length,
         vocabulary=enc.vocabulary, codes=enc.codes,
         word_lengths=enc.word_lengths, word_users=word_users,
-        num_dropped_users=int(counts[~keep].sum()))._checked()
+        num_dropped_users=int(counts[~keep].sum()),
+        alphabet_from_data=alphabet is None)._checked()
 
   def _checked(self) -> "Population":
     if self.num_users == 0:

@@ -50,7 +50,7 @@ from triehh.core import population as population_lib
 from triehh.data import cache_checks
 from triehh.data import report as report_lib
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # What reading a damaged entry can raise.
 _DAMAGED = (OSError, ValueError, KeyError, IndexError, TypeError, EOFError,
             UnicodeDecodeError, zipfile.BadZipFile, zlib.error)
@@ -153,6 +153,7 @@ def save(cache_dir: str, key: str, population: population_lib.Population,
           "end_symbol": population.alphabet.end_symbol,
           "max_length": population.max_length,
           "num_dropped_users": population.num_dropped_users,
+          "alphabet_from_data": population.alphabet_from_data,
       }, default=str)),
   }
   for name in _ARRAYS:
@@ -196,7 +197,8 @@ def _read_entry(path: str) -> tuple[population_lib.Population, dict]:
                             meta["max_length"])
   pop = population_lib.Population(
       alphabet=alphabet, max_length=meta["max_length"], vocabulary=vocabulary,
-      num_dropped_users=meta["num_dropped_users"], **arrays)
+      num_dropped_users=meta["num_dropped_users"],
+      alphabet_from_data=meta["alphabet_from_data"], **arrays)
   return pop, meta["metadata"]
 
 

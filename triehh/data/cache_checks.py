@@ -87,7 +87,7 @@ def check_metadata(meta) -> None:
   if not isinstance(meta, Mapping):
     raise InvalidCacheEntry("the metadata is not an object")
   for field, kind in (("metadata", Mapping), ("alphabet", str),
-                      ("end_symbol", str)):
+                      ("end_symbol", str), ("alphabet_from_data", bool)):
     if not isinstance(meta.get(field), kind):
       raise InvalidCacheEntry(f"metadata field {field!r} is missing or of "
                               "the wrong type")

@@ -124,7 +124,15 @@ def english_population(num_users: int = DEFAULT_NUM_USERS, *, seed: int = 0,
   rng = np.random.default_rng(seed)
   user_word = rng.choice(len(words), size=num_users, p=probs)
   return population_lib.Population.from_word_indices(
-      np.asarray(words, dtype=object), user_word, max_length=max_length)
+      np.asarray(words, dtype=object), user_word, max_length=max_length,
+      alphabet=list_alphabet(words))
+
+
+def list_alphabet(words) -> str:
+  """The characters of a public word list (the English list's here): an
+  alphabet fixed before any user's words, unlike one read off the words
+  drawn (``Population.alphabet_from_data``)."""
+  return "".join(sorted(set("".join(words))))
 
 
 def check_num_users(num_users: int, bytes_per_user: int) -> int:

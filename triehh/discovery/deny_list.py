@@ -118,7 +118,8 @@ def _rebuilt(population: population_lib.Population, keep: np.ndarray, *,
       alphabet=population.alphabet, max_length=population.max_length,
       vocabulary=vocabulary.astype(object), codes=codes,
       word_lengths=word_lengths,
-      num_dropped_users=population.num_dropped_users, **users)
+      num_dropped_users=population.num_dropped_users,
+      alphabet_from_data=population.alphabet_from_data, **users)
 
 
 def num_abstaining(population: population_lib.Population) -> int:

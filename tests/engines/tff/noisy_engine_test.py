@@ -50,8 +50,9 @@ def test_a_seed_gives_one_run(tff_runtime_module):
 
 # ---- through triehh.discover --------------------------------------------------
 
-USERS = (["sun"] * 300 + ["moon"] * 200 + ["star"] * 150
-         + [f"w{i}" for i in range(350)])
+USERS = triehh.Population.from_user_words(  # a given (public) alphabet
+    ["sun"] * 300 + ["moon"] * 200 + ["star"] * 150
+    + [f"w{i}" for i in range(350)], alphabet="0123456789amnorstuw")
 
 
 def test_discover_runs_the_central_noise_in_tff_and_labels_it(

@@ -84,7 +84,8 @@ def word_counts_population(num_users: int, seed: int = 0
   counts = np.random.default_rng(seed).multinomial(num_users, probabilities)
   keep = counts > 0
   return population_lib.Population.from_word_frequencies(
-      np.asarray(words, dtype=object)[keep], counts[keep])
+      np.asarray(words, dtype=object)[keep], counts[keep],
+      alphabet=synthetic.list_alphabet(words))
 
 
 def _options(name: str, n: int | None, sample_path: str | None) -> dict:
