@@ -173,3 +173,20 @@ def test_diurnal_names_a_bad_argument(phases, num_rounds, error, match):
   # 2.5 rounds gave 3 columns; 10^12 rounds a bare MemoryError.
   with pytest.raises(error, match=match):
     availability.diurnal(phases, num_rounds)
+
+
+def test_given_parameters_are_labelled_by_the_worst_rounds_guarantee():
+  # theta and m given: m = 300 is below sqrt(n) at n = 10^5 (no guarantee
+  # there), above it at the 5 * 10^4 users online. The run's label must be
+  # that of the guarantee it reports, and say the parameters were given.
+  words = (["sun"] * 30_000 + ["moon"] * 20_000
+           + [f"w{i}" for i in range(50_000)])
+  result = triehh.discover(words, triehh.Mechanism(theta=10, batch_size=300),
+                           availability=triehh.OnlineUsers(0.5))
+  params = result.params
+  assert params.has_guarantee and params.adjacency == "REPLACE_SPECIAL"
+  assert params.n_source == "data" and "(given)" in params.guarantee
+  assert "calibrated" not in params.guarantee
+  described = triehh.Guarantee.of(params).describe()
+  assert described.startswith(f"({params.epsilon:g}"[:6])
+  assert "no differential privacy" not in described

@@ -62,6 +62,7 @@ from triehh.core import validation
 from triehh.discovery import run as discovery_run
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
+from triehh.theory import coverage
 from triehh.theory import policy
 
 AVAILABILITY_STREAM = 1000
@@ -356,9 +357,11 @@ def _run_params(base: results.RunParams, base_n: int, info: Availability,
   options: ``discover_options`` but ``num_sub_rounds``."""
   engine_options = dict(discover_options)
   counts, worst, n = info.online_per_round, info.worst_online, info.nominal_n
+  origin = ("given" if base.target_epsilon is None
+            else f"calibrated for {base_n} users")
   note = (f"{ACCOUNTING}: {worst} of n={n} users online "
           f"(rounds: {list(counts)}), theta={base.theta}, m="
-          f"{base.batch_size} (calibrated for {base_n} users)."
+          f"{base.batch_size} ({origin})."
           if not problems else
           f"no differential privacy guarantee: {problems[0]}.")
   params = results.RunParams(
@@ -369,8 +372,10 @@ def _run_params(base: results.RunParams, base_n: int, info: Availability,
       target_epsilon=base.target_epsilon, target_delta=base.target_delta,
       guarantee=note, word_choice=word_choice,
       accounting=policy.NO_GUARANTEE if problems else ACCOUNTING,
-      covers=base.covers, sampling=choices.FIXED,
-      adjacency="" if problems else base.adjacency, n_source=base.n_source)
+      covers=base.covers, sampling=choices.FIXED, adjacency="",
+      n_source=base.n_source)
+  if not problems:  # labelled by the worst round's guarantee, not base's
+    params = coverage.label(params, n, None, True, None)
   return params, engine_options
 
 
