@@ -1,5 +1,7 @@
 """Tests of the tensor-encoded trie and the vote layout."""
 
+import re
+
 from absl.testing import parameterized
 import numpy as np
 
@@ -220,3 +222,44 @@ class HeavyHittersTest(parameterized.TestCase):
     self.assertGreater(max(map(len, want)), 7)
     self.assertEqual(list(trie.heavy_hitters().items()),
                      sorted(want.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+class ArgumentsTest(parameterized.TestCase):
+  """Bad arguments fail naming them; ``in`` is False for a non-string."""
+
+  def grown(self) -> trie_lib.Trie:
+    trie = trie_lib.Trie(alphabet_lib.Alphabet.of("ab"))  # a=0, b=1, $=2
+    trie.grow(np.array([2, 5, 0]), theta=2)  # "a", "b"
+    trie.grow(np.array([0, 0, 3, 2, 1, 0]), theta=2)  # "a$", "ba"
+    return trie
+
+  @parameterized.parameters(None, "abc", (("a", "b"),))
+  def test_a_trie_needs_an_alphabet(self, alphabet):
+    with self.assertRaisesRegex(
+        TypeError, f"^alphabet must be a triehh.Alphabet .*, got "
+        f"{re.escape(repr(alphabet))}$"):
+      trie_lib.Trie(alphabet)
+
+  @parameterized.parameters(5, None, b"a", (("a",),), 1.5)
+  def test_a_non_string_is_not_in_the_trie(self, value):
+    trie = self.grown()
+    self.assertIn("a", trie)
+    self.assertNotIn(value, trie)
+
+  @parameterized.parameters((3, ValueError, "must be at most the trie's "
+                             "depth, 2, got 3"),
+                            (100, ValueError, "must be at most the trie's "
+                             "depth, 2, got 100"),
+                            (0, ValueError, "must be >= 1, got 0"),
+                            (-1, ValueError, "must be >= 1, got -1"),
+                            (1.0, TypeError, "must be an integer, got 1.0"))
+  def test_a_depth_outside_the_trie_is_refused(self, depth, error, message):
+    with self.assertRaisesRegex(error, f"^depth {message}"):
+      self.grown().prefixes(depth)
+
+  def test_depths_of_the_trie_and_numpy_depths(self):
+    trie = self.grown()
+    self.assertEqual(trie.prefixes(1), ["a", "b"])
+    self.assertEqual(trie.prefixes(np.int64(2)), ["ba"])
+    with self.assertRaisesRegex(ValueError, "trie's depth, 0, got 1"):
+      trie_lib.Trie(trie.alphabet).prefixes(1)

@@ -37,10 +37,18 @@ class Alphabet:
   end_symbol: str = DEFAULT_END_SYMBOL
 
   def __post_init__(self):
+    if not isinstance(self.characters, tuple):
+      raise TypeError("characters must be a tuple of one-character strings, "
+                      f"got {type(self.characters).__name__}")
+    if not isinstance(self.end_symbol, str):
+      raise TypeError("end_symbol must be a one-character string, got "
+                      f"{self.end_symbol!r}")
     if len(self.end_symbol) != 1:
       raise ValueError(
           f"end_symbol must be one character, got {self.end_symbol!r}")
     for c in self.characters:
+      if not isinstance(c, str):
+        raise TypeError(f"characters must be one-character strings, got {c!r}")
       if len(c) != 1:
         raise ValueError(f"alphabet entries must be single characters, got {c!r}")
     if len(set(self.characters)) != len(self.characters):
@@ -58,8 +66,14 @@ class Alphabet:
   def of(cls, characters: Iterable[str],
          end_symbol: str = DEFAULT_END_SYMBOL) -> "Alphabet":
     """Builds an alphabet from any iterable of characters (sorted, deduplicated)."""
+    if isinstance(characters, (bytes, bytearray)) or not isinstance(
+        characters, Iterable):
+      raise TypeError("characters must be a string or an iterable of strings, "
+                      f"got {characters!r}")
     chars = set()
     for item in characters:
+      if not isinstance(item, str):
+        raise TypeError(f"characters must hold strings, got {item!r}")
       chars.update(item)
     return cls(tuple(sorted(chars)), end_symbol)
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import ranking
+from triehh.core import validation
 from triehh.core import word_votes
 
 
@@ -146,6 +147,9 @@ class Trie:
   """
 
   def __init__(self, alphabet: alphabet_lib.Alphabet):
+    if not isinstance(alphabet, alphabet_lib.Alphabet):
+      raise TypeError("alphabet must be a triehh.Alphabet "
+                      f"(e.g. Alphabet.of('abc')), got {alphabet!r}")
     self.alphabet = alphabet
     self.levels: list[TrieLevel] = []
 
@@ -287,11 +291,18 @@ class Trie:
 
   def prefixes(self, depth: int) -> list[str]:
     """The non-terminated prefixes of a level, as strings."""
+    depth = validation.check_int("depth", depth)
+    if depth > self.depth:
+      raise ValueError(f"depth must be at most the trie's depth, {self.depth}, "
+                       f"got {depth}")
     level = self.levels[depth - 1]
     return [self.alphabet.decode(c) for c in level.prefixes]
 
   def __contains__(self, prefix: str) -> bool:
-    """Whether ``prefix`` (may end in the end symbol) is in the trie."""
+    """Whether ``prefix`` (may end in the end symbol) is in the trie; never
+    a non-string."""
+    if not isinstance(prefix, str):
+      return False
     depth = len(prefix)
     if depth == 0:
       return True

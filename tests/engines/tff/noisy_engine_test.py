@@ -72,8 +72,10 @@ def test_discover_runs_the_distributed_noise_and_labels_its_accounting(
     tff_runtime_module):
   del tff_runtime_module
   # Few clients: each adds its discrete Gaussian share (tens of ms each).
-  users = (["sun"] * 60 + ["moon"] * 45 + ["star"] * 35
-           + [f"w{i}" for i in range(20)])
+  users = triehh.Population.from_user_words(
+      ["sun"] * 60 + ["moon"] * 45 + ["star"] * 35
+      + [f"w{i}" for i in range(20)], alphabet="0123456789amnorstuw",
+      max_length=5)
   target = triehh.NoisyTarget(4.0, delta=1e-6)
   result = triehh.discover(users, target, seed=0, max_length=5,
                            engine="tff", noise="distributed")

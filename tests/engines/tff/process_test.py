@@ -310,3 +310,77 @@ def test_bad_thresholds_are_named_when_built(kwargs, error, message):
   arguments = {"max_length": 3, **kwargs}
   with pytest.raises(error, match=message):
     process.build_triehh_process("aehiot", **arguments)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(vote_capacity=10**9), ValueError,
+     "vote_capacity must be at most 306783378, so that a vote vector of 7 "
+     "entries per prefix fits int32; got 1000000000"),
+    (dict(max_num_prefixes=10**9), ValueError,
+     r"max_num_prefixes \(the vote capacity when vote_capacity is None\) "
+     "must be at most 306783378"),
+    (dict(max_length=2**31 - 1), ValueError,
+     r"max_length must be in \[1, 2147483646\], got 2147483647"),
+    (dict(vote_capacity=2.9), TypeError,
+     "vote_capacity must be an integer, got 2.9"),
+    (dict(vote_capacity="8"), TypeError,
+     "vote_capacity must be an integer, got '8'"),
+    (dict(max_user_contribution=1.9), TypeError,
+     "max_user_contribution must be an integer, got 1.9"),
+    (dict(max_user_contribution=True), TypeError,
+     "max_user_contribution must be an integer, got True"),
+    (dict(max_num_prefixes=2.5), TypeError,
+     "max_num_prefixes must be an integer, got 2.5"),
+    (dict(num_sub_rounds=2.0), TypeError,
+     "num_sub_rounds must be an integer, got 2.0"),
+    (dict(counting_noise_std=1.0, word_capacity=2.7), TypeError,
+     "word_capacity must be an integer, got 2.7"),
+    (dict(counting_noise_std=1.0, counting_expected_clients=9.5), TypeError,
+     "counting_expected_clients must be an integer, got 9.5"),
+    (dict(max_num_prefixes=0), ValueError,
+     r"max_num_prefixes must be in \[1, 2147483647\], got 0"),
+    (dict(alphabet=5), TypeError,
+     "alphabet must be an Alphabet, or a string or iterable of "
+     "one-character strings, got 5"),
+    (dict(alphabet=[b"a"]), TypeError,
+     r"alphabet must be an Alphabet, .* got \[b'a'\]"),
+    (dict(aggregation_factory=5), TypeError,
+     "aggregation_factory must be a "
+     "tff.aggregators.UnweightedAggregationFactory or None, got 5"),
+])
+def test_bad_arguments_are_named_when_built(kwargs, error, message):
+  arguments = {"alphabet": "aehiot", "max_length": 3, "theta": 2, **kwargs}
+  with pytest.raises(error, match=f"^{message}"):
+    process.build_triehh_process(**arguments)
+
+
+def test_numpy_integers_are_sizes():
+  proc = process.build_triehh_process(
+      "aehiot", np.int64(3), np.int32(2), vote_capacity=np.int16(4),
+      max_num_prefixes=np.int64(2), num_sub_rounds=np.int8(1),
+      max_user_contribution=np.uint8(1), counting_noise_std=1.0,
+      word_capacity=np.int32(3), counting_expected_clients=np.int64(5))
+  assert isinstance(proc, process.TrieHHProcess)
+
+
+@pytest.mark.parametrize("other", ["aeo", ALPHABET + "z"])
+def test_a_state_of_another_alphabet_is_refused(by_hand, other):
+  state = by_hand[-1][0]
+  assert process.decode_state(state, ALPHABET)  # words to decode
+  message = ("alphabet must be the alphabet the process was built with: the "
+             "state's heavy_hitters holds codes outside alphabet")
+  with pytest.raises(ValueError, match=message):
+    process.decode_state(state, other)
+  counts = np.zeros(len(process.decode_state(state, ALPHABET)) + 1)
+  with pytest.raises(ValueError, match=message):
+    process.decode_counts(state, counts, other)
+
+
+def test_a_frontier_of_another_alphabet_is_refused(by_hand):
+  state = by_hand[0][0]
+  assert "t" in process.decode_frontier(state, ALPHABET)
+  message = (r"^alphabet must be the alphabet the process was built with: "
+             r"the state's frontier holds codes outside alphabet 'ae' "
+             r"\(characters 0\.\.1, end symbol 2\)$")
+  with pytest.raises(ValueError, match=message):
+    process.decode_frontier(state, "ae")

@@ -44,6 +44,7 @@ mechanism of sensitivity 1 on a Poisson sample of its own; its
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -61,12 +62,60 @@ DEFAULT_VOTE_CAPACITY = 64
 AlphabetLike = alphabet_lib.Alphabet | str | Iterable[str]
 
 
+# The largest tensor dimension and state scalar: TensorFlow sizes are int32.
+INT32_MAX = 2**31 - 1
+
+
 def as_alphabet(alphabet: AlphabetLike) -> alphabet_lib.Alphabet:
   """An :class:`~triehh.core.alphabet.Alphabet`, or the alphabet of the
   given characters (sorted, deduplicated; ``$`` is the end symbol)."""
   if isinstance(alphabet, alphabet_lib.Alphabet):
     return alphabet
-  return alphabet_lib.Alphabet.of(alphabet)
+  try:
+    return alphabet_lib.Alphabet.of(alphabet)
+  except TypeError:
+    raise TypeError("alphabet must be an Alphabet, or a string or iterable "
+                    "of one-character strings, got "
+                    f"{reprlib.repr(alphabet)}") from None
+
+
+def _checked_sizes(num_extensions: int, sizes: dict) -> dict:
+  """``sizes`` (the integer arguments of :func:`build_triehh_process`) as
+  ints, ``None`` kept where allowed, each in range or an error naming it."""
+  optional = ("max_num_prefixes", "vote_capacity", "word_capacity",
+              "counting_expected_clients")
+  # max_length and word_capacity size a dimension one larger.
+  high = dict(max_length=INT32_MAX - 1, word_capacity=INT32_MAX - 1)
+  checked = {}
+  for name, value in sizes.items():
+    if value is None and name in optional:
+      checked[name] = None
+    else:
+      checked[name] = validation.check_int(name, value,
+                                           high=high.get(name, INT32_MAX))
+  if checked["vote_capacity"] is None:
+    checked["vote_capacity"] = (
+        DEFAULT_VOTE_CAPACITY if checked["max_num_prefixes"] is None
+        else checked["max_num_prefixes"])
+    name = "max_num_prefixes (the vote capacity when vote_capacity is None)"
+  else:
+    name = "vote_capacity"
+  most = INT32_MAX // num_extensions
+  if checked["vote_capacity"] > most:
+    raise ValueError(
+        f"{name} must be at most {most}, so that a vote vector of "
+        f"{num_extensions} entries per prefix fits int32; got "
+        f"{checked['vote_capacity']}")
+  return checked
+
+
+def _check_factory(aggregation_factory) -> None:
+  """TypeError unless ``aggregation_factory`` is ``None`` or a factory."""
+  if aggregation_factory is not None and not isinstance(
+      aggregation_factory, tff.aggregators.UnweightedAggregationFactory):
+    raise TypeError("aggregation_factory must be a "
+                    "tff.aggregators.UnweightedAggregationFactory or None, "
+                    f"got {aggregation_factory!r}")
 
 
 # Long function: the docstring documents every argument of the public
@@ -96,7 +145,8 @@ def build_triehh_process(
     num_sub_rounds: ``next`` calls per level (their votes add up).
     vote_capacity: frontier prefixes the clients' vote vectors hold; a round
       whose frontier holds more fails. ``None``: ``max_num_prefixes`` if
-      given, else :data:`DEFAULT_VOTE_CAPACITY`.
+      given, else :data:`DEFAULT_VOTE_CAPACITY`. Its vote vectors,
+      ``K * (A + 1)`` entries, must fit int32.
     client_data: what each client's data is: ``"dataset"`` (default), a
       ``tf.data.Dataset`` of the client's words as ``tf.string`` scalars;
       or the tensors of ``"one_word"``, ``"sampled_word"`` or
@@ -129,21 +179,26 @@ def build_triehh_process(
   """
   alphabet = as_alphabet(alphabet)
   theta = validation.check_int("theta", theta)
-  max_length = validation.check_int("max_length", max_length)
-  if vote_capacity is None:
-    vote_capacity = (DEFAULT_VOTE_CAPACITY if max_num_prefixes is None
-                     else max_num_prefixes)
+  sizes = _checked_sizes(alphabet.num_extensions, dict(
+      max_length=max_length, max_num_prefixes=max_num_prefixes,
+      num_sub_rounds=num_sub_rounds, vote_capacity=vote_capacity,
+      max_user_contribution=max_user_contribution,
+      word_capacity=word_capacity,
+      counting_expected_clients=counting_expected_clients))
+  _check_factory(aggregation_factory)
   characters = "".join(alphabet.characters)
   spec = computations.ProcessSpec(
-      num_extensions=alphabet.num_extensions, max_length=int(max_length),
-      vote_capacity=int(vote_capacity), client_mode=client_data,
-      max_user_contribution=int(max_user_contribution),
+      num_extensions=alphabet.num_extensions, max_length=sizes["max_length"],
+      vote_capacity=sizes["vote_capacity"], client_mode=client_data,
+      max_user_contribution=sizes["max_user_contribution"],
       characters=characters if client_data == computations.DATASET else "")
   process = computations.build_process(
-      spec, theta=theta, max_num_prefixes=max_num_prefixes,
-      num_sub_rounds=num_sub_rounds, aggregation_factory=aggregation_factory)
+      spec, theta=theta, max_num_prefixes=sizes["max_num_prefixes"],
+      num_sub_rounds=sizes["num_sub_rounds"],
+      aggregation_factory=aggregation_factory)
   return _with_counting(process, spec, counting_noise_std, counting_mechanism,
-                        counting_expected_clients, word_capacity)
+                        sizes["counting_expected_clients"],
+                        sizes["word_capacity"])
 
 
 def _with_counting(process: tff.templates.IterativeProcess,
@@ -162,7 +217,7 @@ def _with_counting(process: tff.templates.IterativeProcess,
   count = counting_lib.counting_round_computation(
       spec, process.state_type.member, counting,
       counting_lib.DEFAULT_WORD_CAPACITY if word_capacity is None
-      else int(word_capacity))
+      else word_capacity)
   return TrieHHProcess(process, count)
 
 
@@ -188,6 +243,26 @@ def _field(state, name: str) -> np.ndarray:
   return np.asarray(value)
 
 
+def _checked(codes: np.ndarray, name: str,
+             alphabet: alphabet_lib.Alphabet) -> np.ndarray:
+  """``codes``, the rows of the state's frontier or heavy hitters, or a
+  ValueError if they are not codes of ``alphabet``: frontier codes are
+  characters, and each heavy hitter holds one end code (``-1`` pads it)."""
+  end = alphabet.end_code
+  if name == "frontier":
+    fits = bool(((codes >= 0) & (codes < end)).all())
+  else:
+    fits = bool((codes <= end).all()
+                and ((codes == end).sum(axis=1) == 1).all())
+  if not fits:
+    raise ValueError(
+        "alphabet must be the alphabet the process was built with: the "
+        f"state's {name} holds codes outside alphabet "
+        f"{''.join(alphabet.characters)!r} (characters 0..{end - 1}, end "
+        f"symbol {end})")
+  return codes
+
+
 def decode_state(state: computations.ServerState,
                  alphabet: AlphabetLike) -> dict[str, int]:
   """The heavy hitters of ``state``: word -> its votes in the round that
@@ -197,7 +272,8 @@ def decode_state(state: computations.ServerState,
   counts = _field(state, "heavy_hitter_counts").reshape(-1)
   if not counts.size:
     return {}
-  codes = _field(state, "heavy_hitters").reshape(counts.size, -1)
+  codes = _checked(_field(state, "heavy_hitters").reshape(counts.size, -1),
+                   "heavy_hitters", alphabet)
   return ranking.by_count({alphabet.decode_word(row): int(count)
                            for row, count in zip(codes, counts)})
 
@@ -207,7 +283,8 @@ def decode_frontier(state: computations.ServerState,
   """The frontier of ``state``: the non-terminated prefixes of the trie's
   deepest level, in lexicographic order (``[""]``, the root, initially)."""
   alphabet = as_alphabet(alphabet)
-  return [alphabet.decode(row) for row in _field(state, "frontier")]
+  return [alphabet.decode(row) for row in _checked(
+      _field(state, "frontier"), "frontier", alphabet)]
 
 
 def decode_counts(state: computations.ServerState,
@@ -220,7 +297,7 @@ def decode_counts(state: computations.ServerState,
   if isinstance(output, Mapping) or hasattr(output, "counts"):
     output = _field(output, "counts")
   counts = np.asarray(output, dtype=np.float64).reshape(-1)
-  codes = _field(state, "heavy_hitters")
+  codes = _checked(_field(state, "heavy_hitters"), "heavy_hitters", alphabet)
   if counts.size != codes.shape[0] + 1:
     raise ValueError(f"{counts.size} counts for {codes.shape[0]} words: "
                      "expected one per word and one for other")
