@@ -65,7 +65,11 @@ def discover(user_words, privacy=None, *,
       (``result.params.adjacency``, ``docs/privacy.md``).
     max_length: L, the maximum characters per word (L + 1 trie levels).
     seed: a whole number >= 0 seeding the ``numpy.random.Generator``
-      (same seed, same result), or None (fresh entropy).
+      (same seed, same result), or None (fresh entropy). The guarantee is
+      over the run's randomness: it assumes the seed is secret. With a
+      known seed (the default 0 is for repeatable simulations) the run is a
+      function of the data and protects nothing; deploy with None
+      (``docs/privacy.md``, "What the label does not cover").
     engine: a registered engine's name (:func:`triehh.engine_names`).
     deny_list: words whose users abstain, or pick among their other words
       (:mod:`triehh.discovery.deny_list`); n and the guarantee are unchanged.
