@@ -227,6 +227,9 @@ def test_client_bytes_of_tff_sketch():
     (dict(k_anonymity=1, batch_size=10**6), "batch_size"),
     (dict(k_anonymity=1, batch_size=10, secure_sum_bitwidth=63),
      "secure_sum_bitwidth"),
+    (dict(k_anonymity=1, batch_size=10, seed=-1), "seed must be >= 0"),
+    (dict(k_anonymity=1, batch_size=10, memory_bytes=-1),
+     "memory_bytes must be >= 1"),
 ])
 @pytest.mark.parametrize("run", [iblt.iblt_discover, iblt.plan_run])
 def test_bad_input_is_named(kwargs, match, run):

@@ -119,6 +119,8 @@ def test_users_listed_one_by_one_or_counted_give_the_same_rows():
      "max_partitions_contributed"),
     ({"epsilon": 1.0, "max_partitions_contributed": 1.5}, TypeError,
      "max_partitions_contributed"),
+    ({"epsilon": 1.0, "seed": -1}, ValueError, "seed must be >= 0"),
+    ({"epsilon": 1.0, "seed": 1.5}, TypeError, "seed must be an integer"),
 ])
 def test_bad_options_are_named(options, error, needle):
   pop = Population.from_user_words(["a", "b"])

@@ -102,6 +102,17 @@ class EncodingTest(parameterized.TestCase):
                             "a\x00": [1, 0, end, -1]})
 
 
+class TableInputTest(parameterized.TestCase):
+
+  def test_a_data_frame_is_refused_and_its_column_taken(self):
+    import pandas as pd  # pylint: disable=g-import-not-at-top
+    frame = pd.DataFrame({"word": ["sun", "sun", "moon"]})
+    with self.assertRaisesRegex(TypeError, r"not a table: give one column"):
+      population_lib.Population.from_user_words(frame)
+    self.assertEqual(population_lib.Population.from_user_words(
+        frame["word"]).num_users, 3)
+
+
 class AlphabetFromDataTest(parameterized.TestCase):
   """Whether a population's alphabet was read off its own words."""
 

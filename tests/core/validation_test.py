@@ -116,3 +116,20 @@ def test_check_numbers_names_what_is_not_numbers(values):
 def test_check_numbers_takes_numbers():
   validation.check_numbers("x", [0, 0.5, np.float32(1)])
   validation.check_numbers("x", np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("seed, error, message", [
+    (-1, ValueError, "seed must be >= 0, got -1"),
+    (1.5, TypeError, "seed must be an integer, got 1.5"),
+    (True, TypeError, "seed must be an integer, got True"),
+    ("3", TypeError, "seed must be an integer"),
+])
+def test_check_seed_refuses(seed, error, message):
+  with pytest.raises(error, match=message):
+    validation.check_seed(seed)
+
+
+def test_check_seed_takes_none_and_whole_numbers():
+  assert validation.check_seed(None) is None
+  assert validation.check_seed(np.int64(3)) == 3
+  assert validation.check_seed(0) == 0

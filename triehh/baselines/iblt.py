@@ -299,6 +299,9 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
       round's distinct strings.
     MemoryError: if a round would not fit in memory (with the estimate).
   """
+  seed = validation.check_seed(seed)
+  if memory_bytes is not None:
+    memory_bytes = validation.check_int("memory_bytes", memory_bytes)
   options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
              if v is not None}
   pop = population_lib.as_population(user_words, max_length, **options)

@@ -219,6 +219,7 @@ def select_words(population: population_lib.Population, *, epsilon: float,
   Raises:
     TypeError, ValueError: for a bad option.
   """
+  seed = validation.check_seed(seed)
   pipeline_dp = beam_import.quietly("pipeline_dp")
   n_source = coverage.n_source_of(False, uses_n=delta is None)
   delta = check(population, epsilon=epsilon, delta=delta, strategy=strategy,

@@ -127,6 +127,11 @@ class Population:
           "mapping: give [{word: count, ...}] for one user with several "
           "words, or Population.from_word_frequencies(words, users) for the "
           "number of users holding each word")
+    if hasattr(user_words, "columns") and hasattr(user_words, "iloc"):
+      raise TypeError(  # a DataFrame iterates over its column names
+          "user_words must be a sequence with one entry per user, not a "
+          "table: give one column, e.g. frame['word'] (or "
+          "frame['word'].tolist())")
     inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
     if not isinstance(user_words, list):
       try:

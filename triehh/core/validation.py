@@ -20,6 +20,12 @@ def check_int(name: str, value, low: int = 1, high: int | None = None) -> int:
   return int(value)
 
 
+def check_seed(seed, name: str = "seed") -> int | None:
+  """``seed`` for ``numpy.random.default_rng``: None (fresh entropy) or a
+  whole number >= 0 (not a bool), or a TypeError/ValueError naming it."""
+  return None if seed is None else check_int(name, seed, low=0)
+
+
 def check_whole(name: str, value, low: int = 1,
                 high: int | None = None) -> int:
   """Like :func:`check_int`, but also takes a float with an integer value
