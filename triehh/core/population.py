@@ -118,20 +118,7 @@ class Population:
         ``Alphabet``).
       unknown: ``"error"`` or ``"drop"``, see the module docstring.
     """
-    if isinstance(user_words, (str, bytes)):
-      raise TypeError("user_words must be a sequence with one entry per user, "
-                      "not a single string")
-    if isinstance(user_words, Mapping):
-      raise TypeError(
-          "user_words must be a sequence with one entry per user, not a "
-          "mapping: give [{word: count, ...}] for one user with several "
-          "words, or Population.from_word_frequencies(words, users) for the "
-          "number of users holding each word")
-    if hasattr(user_words, "columns") and hasattr(user_words, "iloc"):
-      raise TypeError(  # a DataFrame iterates over its column names
-          "user_words must be a sequence with one entry per user, not a "
-          "table: give one column, e.g. frame['word'] (or "
-          "frame['word'].tolist())")
+    _check_not_one_entry(user_words)
     inputs.check_encoding(max_length, alphabet, end_symbol, unknown)
     if not isinstance(user_words, list):
       try:
@@ -485,6 +472,26 @@ def encoding_options(alphabet=None, unknown: str | None = None,
   if end_symbol != alphabet_lib.DEFAULT_END_SYMBOL:
     options["end_symbol"] = end_symbol
   return options
+
+
+def _check_not_one_entry(user_words) -> None:
+  """A TypeError for what would be read as something else than one entry
+  per user: a single string, a mapping, a table (a DataFrame iterates over
+  its column names)."""
+  if isinstance(user_words, (str, bytes)):
+    raise TypeError("user_words must be a sequence with one entry per user, "
+                    "not a single string")
+  if isinstance(user_words, Mapping):
+    raise TypeError(
+        "user_words must be a sequence with one entry per user, not a "
+        "mapping: give [{word: count, ...}] for one user with several "
+        "words, or Population.from_word_frequencies(words, users) for the "
+        "number of users holding each word")
+  if hasattr(user_words, "columns") and hasattr(user_words, "iloc"):
+    raise TypeError(
+        "user_words must be a sequence with one entry per user, not a "
+        "table: give one column, e.g. frame['word'] (or "
+        "frame['word'].tolist())")
 
 
 def as_population(user_words, max_length: int = DEFAULT_MAX_LENGTH,
