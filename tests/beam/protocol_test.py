@@ -108,6 +108,10 @@ def test_bad_options_are_named():
     ([(1, "sun"), (2, "sun"), (1, "moon")], "user 1 has 2 rows"),
     ([(1, "su$n")], "holds the end symbol"),
     ([(1, 7)], "a word must be a non-empty string"),
+    ([(1, "sun\ud800")], "not valid Unicode"),
+    ([((1, 2.5), "sun")], "user ids must be strings, integers or bytes .*, "
+     "got float"),
+    ([(None, "sun")], "user ids must be strings, integers or bytes"),
 ])
 def test_users_are_checked_one_word_each(users, match):
   # Ten rows of one user voted ten times a round: "sun" was found from a
@@ -120,7 +124,18 @@ def test_users_are_checked_one_word_each(users, match):
 @pytest.mark.parametrize("options, match", [
     (dict(end_symbol=""), "end_symbol must be one character"),
     (dict(seeds=("abc",)), "seeds"), (dict(seeds=(1.5,)), "seeds"),
-    (dict(seeds=(-1,)), "seeds")])
+    (dict(seeds=(-1,)), "seeds"), (dict(seeds={1: 2}), "seeds must be a "
+                                   "sequence"), (dict(seeds=7), "seeds")])
 def test_rounds_check_seeds_and_the_end_symbol(options, match):
   with pytest.raises((TypeError, ValueError), match=match):
     protocol.Rounds(theta=5, sampling_rate=1.0, max_length=4, **options)
+
+
+def test_numpy_seeds_and_user_ids_run_as_python_ints():
+  # Beam's coders encode neither numpy.int64 seeds nor numpy user ids.
+  rounds = protocol.Rounds(theta=5, sampling_rate=1.0, max_length=4,
+                           seeds=(np.int64(3),))
+  assert rounds.seeds == (3,) and type(rounds.seeds[0]) is int
+  users = [(np.int64(i), "sun") for i in range(10)]
+  plain = [(i, "sun") for i in range(10)]
+  assert protocol.run(users, rounds) == protocol.run(plain, rounds)

@@ -73,7 +73,7 @@ class NoisyRounds:
       raise ValueError(f"alphabet must be an Alphabet, got "
                        f"{type(self.alphabet).__name__}")
     validation.check_int("max_length", self.max_length)
-    protocol.check_seeds(self.seeds)
+    object.__setattr__(self, "seeds", protocol.check_seeds(self.seeds))
     noisy.checked_rounds(self.params, self.max_length)
 
   @property
@@ -288,7 +288,8 @@ def run(user_words: Sequence[tuple[object, str]], rounds: NoisyRounds, *,
     paths = {name: os.path.join(tmp, f"{name}.jsonl")
              for name in ("words", "stats")}
     with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
-      users = p | "Users" >> beam.Create(user_words)
+      users = p | "Users" >> beam.Create(protocol.checked_rows(
+          user_words, rounds.alphabet.end_symbol))
       outputs = dict(zip(("words", "stats"), expand(users, rounds)))
       for name, pcoll in outputs.items():
         _ = (pcoll | f"Format{name}" >> beam.Map(json.dumps)

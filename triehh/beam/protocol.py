@@ -88,26 +88,78 @@ class Rounds:
     validation.check_int("theta", self.theta)
     choices.check_sampling_rate(self.sampling_rate)
     validation.check_int("max_length", self.max_length)
-    check_seeds(self.seeds)
+    object.__setattr__(self, "seeds", check_seeds(self.seeds))
     if not isinstance(self.end_symbol, str) or len(self.end_symbol) != 1:
       raise ValueError("end_symbol must be one character, got "
                        f"{self.end_symbol!r}")
 
 
-def check_seeds(seeds) -> None:
-  """ValueError unless ``seeds`` are whole numbers >= 0, at least one."""
+def check_seeds(seeds) -> tuple[int, ...]:
+  """``seeds`` as a tuple of Python ints (what Beam's coders encode), or a
+  TypeError/ValueError unless they are a sequence of whole numbers >= 0,
+  at least one."""
+  if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
+    raise TypeError("seeds must be a sequence (a list or tuple) of "
+                    f"non-negative integers, got {type(seeds).__name__}")
   if not seeds:
     raise ValueError("seeds is empty: give at least one run's seed")
   for seed in seeds:
     if (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
         or seed < 0):
       raise ValueError(f"seeds must be non-negative integers, got {seed!r}")
+  return tuple(int(seed) for seed in seeds)
+
+
+def _checked_pair(user, word, end_symbol: str):
+  """One ``(user, word)`` row, checked before Beam encodes it: a user id
+  Beam's coders encode deterministically (:func:`_user_key`) and a
+  non-empty word of valid Unicode without the end symbol; else a
+  TypeError/ValueError naming the user."""
+  user = _user_key(user)
+  if not isinstance(word, str) or not word:
+    raise TypeError(f"user {user!r}: a word must be a non-empty string, "
+                    f"got {word!r:.40}")
+  if end_symbol in word:
+    raise ValueError(f"user {user!r}: the word {word!r:.40} holds the end "
+                     f"symbol {end_symbol!r}")
+  try:
+    word.encode("utf-8")
+  except UnicodeEncodeError:
+    raise ValueError(f"user {user!r}: the word {word!r:.40} is not valid "
+                     "Unicode (a lone surrogate)") from None
+  return user, word
+
+
+def _user_key(user):
+  """``user`` as a key Beam's coders encode deterministically: a str, int
+  (numpy integers become ints), bytes, or a tuple of them (the shard and
+  row of a file's line); else a TypeError."""
+  if isinstance(user, numbers.Integral) and not isinstance(user, bool):
+    return int(user)
+  if isinstance(user, (str, bytes)):
+    return user
+  if isinstance(user, tuple) and user:
+    return tuple(_user_key(part) for part in user)
+  raise TypeError(f"user ids must be strings, integers or bytes (or tuples "
+                  f"of them), got {type(user).__name__} {user!r:.40}")
+
+
+def checked_rows(user_words, end_symbol: str) -> list[tuple[object, str]]:
+  """In-memory ``(user, word)`` pairs, each checked as the pipeline checks
+  it (:func:`_checked_pair`), before ``beam.Create`` encodes them."""
+  rows = []
+  for row in user_words:
+    if not isinstance(row, tuple) or len(row) != 2:
+      raise TypeError(f"user_words must hold (user, word) pairs, got "
+                      f"{row!r:.40}")
+    rows.append(_checked_pair(*row, end_symbol))
+  return rows
 
 
 def one_word_per_user(users, end_symbol: str):
-  """``users`` (``(user, word)`` pairs) checked: each user once, each word
-  a string without the end symbol. A user given twice would vote twice a
-  round, outside the guarantee: the pipeline fails naming the user."""
+  """``users`` (``(user, word)`` pairs) checked (:func:`_checked_pair`),
+  then each user once. A user given twice would vote twice a round,
+  outside the guarantee: the pipeline fails naming the user."""
 
   def only(user, words):
     words = list(words)
@@ -116,16 +168,12 @@ def one_word_per_user(users, end_symbol: str):
           f"user {user!r} has {len(words)} rows: the Beam rounds take one "
           "word per user (a user voting twice a round is outside the "
           "guarantee)")
-    word = words[0]
-    if not isinstance(word, str) or not word:
-      raise TypeError(f"user {user!r}: a word must be a non-empty string, "
-                      f"got {word!r:.40}")
-    if end_symbol in word:
-      raise ValueError(f"user {user!r}: the word {word!r:.40} holds the end "
-                       f"symbol {end_symbol!r}")
-    return user, word
+    return user, words[0]
 
-  return (users | "ByUser" >> beam.GroupByKey()
+  return (users
+          | "CheckRows" >> beam.MapTuple(
+              lambda user, word: _checked_pair(user, word, end_symbol))
+          | "ByUser" >> beam.GroupByKey()
           | "OneWordPerUser" >> beam.MapTuple(only))
 
 
@@ -206,7 +254,8 @@ def run(user_words: Sequence[tuple[object, str]], rounds: Rounds, *,
   with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "trie.jsonl")
     with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
-      users = p | "Users" >> beam.Create(list(user_words))
+      users = p | "Users" >> beam.Create(checked_rows(user_words,
+                                                      rounds.end_symbol))
       _ = (expand(users, rounds) | "Format" >> beam.Map(json.dumps)
            | "Write" >> beam.io.WriteToText(path, num_shards=1,
                                             shard_name_template=""))
