@@ -108,3 +108,80 @@ def test_arguments_are_named(kwargs, error, match):
   args.update(kwargs)
   with pytest.raises(error, match=match):
     metrics.precision_recall_f1(**args)
+
+
+def test_ks_may_be_any_iterable_of_ints_read_once():
+  # A generator was read twice: max() found it empty.
+  truth = {"sun": 5, "moon": 2, "star": 1}
+  expected = metrics.precision_recall_f1(["sun", "star"], truth, ks=[1, 2])
+  assert metrics.precision_recall_f1(["sun", "star"], truth,
+                                     ks=iter([1, 2])) == expected
+  assert metrics.precision_recall_f1(["sun", "star"], truth,
+                                     ks=(k for k in (1, 2))) == expected
+  assert metrics.precision_recall_f1(["sun", "star"], truth,
+                                     ks=np.array([1, 2])) == expected
+
+
+@pytest.mark.parametrize("ks", [None, 3, "10"])
+def test_ks_that_is_no_iterable_of_ints_is_named(ks):
+  with pytest.raises(TypeError, match="^ks must be an iterable of integers"):
+    metrics.precision_recall_f1(["sun"], {"sun": 5}, ks=ks)
+
+
+_BAD_TRUTHS = [
+    ({"sun": float("nan"), "moon": 2.0, "star": 1.0}, ValueError,
+     r"^truth\['sun'\] must be a number >= 0, got nan"),
+    ({"sun": -4.0, "moon": 2.0}, ValueError,
+     r"^truth\['sun'\] must be a number >= 0, got -4.0"),
+    ({"sun": "x", "moon": 2.0}, TypeError,
+     r"^truth\['sun'\] must be a number, got 'x'"),
+    ({"moon": 2.0, "sun": None}, TypeError,
+     r"^truth\['sun'\] must be a number, got None"),
+]
+
+
+@pytest.mark.parametrize("truth, error, match", _BAD_TRUTHS)
+@pytest.mark.parametrize("ranked", [False, True])
+def test_a_truth_weight_that_is_no_number_ge_0_is_named(truth, error, match,
+                                                        ranked):
+  # A nan weight was ranked into the top K; a string failed in the sort.
+  if ranked:
+    truth = ranking.RankedCounts(truth)
+  with pytest.raises(error, match=match):
+    metrics.top_k(truth, 2)
+  with pytest.raises(error, match=match):
+    metrics.precision_recall_f1(["moon"], truth, ks=[1])
+  with pytest.raises(error, match=match):
+    metrics.precision_recall_f1(["moon"], truth, ks=[])
+
+
+def test_a_ranked_truth_is_checked_once(monkeypatch):
+  checked = []
+  real = ranking.check_weights
+  monkeypatch.setattr(ranking, "check_weights",
+                      lambda name, c: checked.append(name) or real(name, c))
+  truth = ranking.RankedCounts({f"w{i}": i % 7 for i in range(100)})
+  for _ in range(3):
+    metrics.precision_recall_f1(["w6", "w1"], truth, ks=[5, 10])
+    metrics.top_k(truth, 20)
+  assert checked == ["truth"]
+  metrics.top_k(dict(truth), 2)  # a plain mapping: checked every call
+  assert checked == ["truth", "truth"]
+
+
+@pytest.mark.parametrize("runs, words, match", [
+    (["sun"], ["sun"], "^runs must hold collections of words, not one "
+     "string"),
+    ([["sun"], b"sun"], ["sun"], "^runs must hold collections of words"),
+    ("sun", ["sun"], "^runs must be a sequence"),
+    (None, ["sun"], "^runs must be a sequence"),
+    ([["sun"]], [5], "^words must hold strings, got 5"),
+    ([["sun"]], ["sun", None], "^words must hold strings, got None"),
+    ([["sun"]], "sun", "^words must be a sequence of words, not one string"),
+])
+def test_discovery_rates_refuses_runs_or_words_of_the_wrong_kind(runs, words,
+                                                                 match):
+  # A run "sun" was scored as the characters s, u, n (rate 0.0); the word 5
+  # as found by no run.
+  with pytest.raises(TypeError, match=match):
+    metrics.discovery_rates(runs, words)

@@ -1,8 +1,12 @@
 """Tests of triehh.core.ranking: the project's one order of words with counts."""
 
+import math
+
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+import numpy as np
+import pytest
 
 from triehh.core import ranking
 
@@ -68,3 +72,37 @@ def test_ranked_counts_are_read_only_and_survive_pickle_and_json():
   assert type(copy) is ranking.RankedCounts and copy == ranked
   assert copy.top(2) == ["b", "a"]
   assert json.loads(json.dumps(ranked)) == {"a": 2, "b": 3}
+
+
+def test_check_weights_names_the_mapping_and_the_word():
+  ranking.check_weights("truth", {"a": 0, "b": 2.5, "c": np.int64(3)})
+  ranking.check_weights("truth", {})
+  for counts, error, match in [
+      ({"a": 1, "b": math.nan}, ValueError, r"truth\['b'\] must be a number "
+       ">= 0, got nan"),
+      ({"a": np.float64("nan")}, ValueError, r"truth\['a'\] must be"),
+      ({"a": -1}, ValueError, r"truth\['a'\] must be a number >= 0, got -1"),
+      ({"a": 1, "b": "2"}, TypeError, r"truth\['b'\] must be a number, got "
+       "'2'"),
+      ({"a": [1]}, TypeError, r"truth\['a'\] must be a number, got \[1\]")]:
+    with pytest.raises(error, match=match):
+      ranking.check_weights("truth", counts)
+
+
+def test_ranked_counts_are_checked_once_when_first_ranked(monkeypatch):
+  calls = []
+  real = ranking.check_weights
+  monkeypatch.setattr(ranking, "check_weights",
+                      lambda name, c: calls.append(name) or real(name, c))
+  ranked = ranking.RankedCounts({"a": 2, "b": 3})
+  assert calls == []  # building one costs no pass over the counts
+  for _ in range(3):
+    ranked.top(1)
+    ranked.top(2)
+    ranked.positive()
+  assert calls == ["truth"]
+  bad = ranking.RankedCounts({"a": 2, "b": math.nan})
+  with pytest.raises(ValueError, match=r"truth\['b'\]"):
+    bad.positive()
+  with pytest.raises(ValueError, match=r"truth\['b'\]"):
+    bad.top(1)

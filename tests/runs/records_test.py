@@ -6,6 +6,7 @@ import json
 import math
 import multiprocessing
 import os
+import pathlib
 import signal
 import threading
 
@@ -558,7 +559,8 @@ def _append_many(path_and_count):
   for i in range(count):
     # Lines of several kilobytes, so a torn write would show.
     writer.write(triehh_record(seed=worker * 1000 + i,
-                               discovered=["w" * 50] * 60))
+                               discovered=[f"{j:02d}" + "w" * 48
+                                           for j in range(60)]))
 
 
 def test_concurrent_writers_never_interleave(tmp_path):
@@ -755,3 +757,162 @@ def test_what_orjson_refuses_is_written_by_the_standard_library(changes):
   record = triehh_record(**changes)
   assert record.to_json() == _standard_library_line(record)
   assert json.loads(record.to_json())["config_key"] == record.config_key
+
+
+def test_a_line_nested_too_deeply_is_a_bad_line(tmp_path):
+  # '[' * 100000 raised RecursionError out of read(); a config nested
+  # deeper than its key can be computed did the same out of from_dict.
+  raw = json.loads(triehh_record().to_json())
+  raw["config_key"] = ""
+  deep = json.dumps(raw).replace('"config": {',
+                                 '"config": {"x": ' + "[" * 600 + "]" * 600
+                                 + ", ", 1)
+  path = lines_file(tmp_path / "results.jsonl", [
+      "[" * 100_000, deep, triehh_record().to_json()])
+  got, bad = records.read(path)
+  assert got == [triehh_record()]
+  assert [(b.line, b.kind) for b in bad] == [
+      (1, "not JSON"), (2, "run record with missing or bad fields")]
+  assert "nested too deeply" in bad[0].message
+  assert bad[1].message.startswith("config: nested too deeply")
+  assert records.CompletedRuns(path).update() == {
+      (triehh_record().config_key, 3)}
+
+
+@pytest.mark.parametrize("call", [
+    lambda path: records.read(path),
+    lambda path: records.read([path]),
+    lambda path: records.completed(path),
+    lambda path: records.CompletedRuns(path),
+    lambda path: records.repair(path),
+    lambda path: records.ResultsWriter(path),
+    lambda path: records.write_lock(path).__enter__(),
+])
+@pytest.mark.parametrize("given", [b"/tmp/x.jsonl", 5, 2.5])
+def test_a_path_that_is_not_a_str_or_path_like_is_refused(call, given):
+  # read(b"/tmp/x.jsonl") opened file descriptor 47 (the byte "/"); read(5)
+  # failed iterating the int.
+  with pytest.raises(TypeError, match=r"^(path|paths|paths \(each\)|"
+                     r"output_dir) must be a path \(a str or os.PathLike\)"):
+    call(given)
+
+
+def test_read_refuses_what_is_neither_a_path_nor_paths():
+  with pytest.raises(TypeError, match="^paths must be a path .* or an "
+                     "iterable of them, got NoneType"):
+    records.read(None)
+
+
+def test_paths_may_be_path_like_and_are_named_as_str(tmp_path):
+  path = pathlib.Path(lines_file(tmp_path / "results.jsonl",
+                                 [triehh_record().to_json(), "{"]))
+  got, bad = records.read(path)
+  assert got == [triehh_record()] and bad[0].path == str(path)
+  assert records.read(p for p in [path]) == (got, bad)
+  assert records.completed(path) == {(triehh_record().config_key, 3)}
+  assert records.CompletedRuns(path).path == str(path)
+  writer = records.ResultsWriter(tmp_path / "out")
+  assert writer.path == str(tmp_path / "out" / "results.jsonl")
+  assert records.ResultsWriter(None).path is None
+  assert records.ResultsWriter("").path is None
+
+
+@pytest.mark.parametrize("field", ["epsilon", "n_users", "theta", "seconds",
+                                   "target_delta"])
+def test_an_int_beyond_a_floats_range_is_a_bad_field(field, tmp_path):
+  # epsilon=10**400 raised OverflowError ("int too large to convert to
+  # float") out of from_dict and read.
+  raw = json.loads(triehh_record().to_json())
+  raw[field] = 10**400
+  with pytest.raises(records.RecordError,
+                     match=f"^{field}: must be .*within a float's range"):
+    records.RunRecord.from_dict(raw)
+  raw = json.loads(triehh_record().to_json())
+  raw["metrics"]["recall@10"] = 10**400
+  with pytest.raises(records.RecordError, match=r"metrics\['recall@10'\]"):
+    records.RunRecord.from_dict(raw)
+  path = lines_file(tmp_path / "r.jsonl", [json.dumps(raw)])
+  assert [b.kind for b in records.read(path)[1]] == [
+      "run record with missing or bad fields"]
+
+
+_BAD_VALUES = [
+    ("has_guarantee", "yes"), ("has_guarantee", None), ("has_guarantee", 1),
+    ("delta", 0), ("delta", 1.0), ("delta", 1.5), ("delta", -1e-6),
+    ("delta", math.nan), ("epsilon", -0.5), ("epsilon", math.inf),
+    ("epsilon", math.nan), ("n_users", 0), ("n_users", -3),
+    ("n_users", math.nan), ("theta", 0), ("theta", 2.5),
+    ("theta", math.inf), ("batch_size", 0), ("batch_size", -110),
+    ("levels", 0), ("rounds", -1), ("rounds", "2"), ("seconds", math.nan),
+    ("seconds", -0.01), ("seconds", None), ("seconds", "0.1"),
+    ("adjacency", 7), ("adjacency", ["ADD_OR_REMOVE_ONE"]),
+    ("adjacency", "ADD_ONE"), ("adjacency", "ADD_OR_REMOVE_ONE,"),
+    ("adjacency", "add_or_remove_one"), ("engine", 3), ("engine", ["fast"]),
+]
+
+
+@pytest.mark.parametrize("field, value", _BAD_VALUES)
+def test_a_value_a_field_cannot_hold_is_a_bad_line(field, value, tmp_path):
+  raw = json.loads(triehh_record().to_json())
+  raw[field] = value
+  with pytest.raises(records.RecordError, match=f"^{field}: must be"):
+    records.RunRecord.from_dict(raw)
+  path = lines_file(tmp_path / "results.jsonl", [json.dumps(raw)])
+  got, bad = records.read(path)
+  assert got == [] and bad[0].kind == "run record with missing or bad fields"
+  assert bad[0].message.startswith(f"{field}: must be")
+
+
+@pytest.mark.parametrize("name, value, high", [
+    ("f1@10", 1.5, "1"), ("precision@50", -0.1, "1"),
+    ("recall@10", math.nan, "1"), ("f1_paper@100", math.inf, "1"),
+    ("precision", 2, "1"), ("count_error@10", 1.01, "1"),
+    ("count_coverage@10", -1, "1"), ("num_discovered", -1.0, "inf"),
+    ("num_discovered", math.inf, "inf")])
+def test_a_metric_out_of_its_range_is_a_bad_line(name, value, high,
+                                                  tmp_path):
+  # The kind summarize counts and warns of (triehh.analysis.summary).
+  raw = json.loads(triehh_record().to_json())
+  raw["metrics"][name] = value
+  path = lines_file(tmp_path / "results.jsonl", [json.dumps(raw)])
+  got, bad = records.read(path)
+  assert got == [] and [(b.kind, b.message) for b in bad] == [(
+      "metric not finite or out of range",
+      f"metrics[{name!r}]: {value!r} is not in [0, {high}]")]
+
+
+def test_discovered_words_are_each_held_once():
+  raw = json.loads(triehh_record().to_json())
+  raw["discovered"] = ["the", "of", "the"]
+  with pytest.raises(records.RecordError, match="^discovered: must hold "
+                     "each word once, got 'the' more than once"):
+    records.RunRecord.from_dict(raw)
+
+
+@pytest.mark.parametrize("changes", [
+    # What the project writes, at the edges of the checks above.
+    {"has_guarantee": False, "epsilon": None, "delta": None,
+     "adjacency": ""},
+    {"has_guarantee": False, "epsilon": math.inf, "delta": 1.0},
+    {"epsilon": 0.0, "theta": 12.0, "rounds": 0, "seconds": 0.0},
+    {"adjacency": "ADD_OR_REMOVE_ONE, REPLACE_SPECIAL", "engine": "tff"},
+    {"adjacency": "REPLACE_ONE,REPLACE_SPECIAL", "rounds": None},
+    {"adjacency": None, "engine": None, "discovered": [],
+     "reported_counts": [],
+     "metrics": {"recall@10": 0.0, "f1@10": 1.0, "num_discovered": 0.0,
+                 "count_error@10": 1.0, "count_coverage@10": 0.0,
+                 "any_other": -3.5}},
+])
+def test_records_at_the_edges_of_the_checks_are_read(changes):
+  raw = json.loads(triehh_record().to_json())
+  raw.update(changes)
+  record = records.RunRecord.from_dict(raw)
+  assert records.RunRecord.from_json(record.to_json()) == record
+
+
+def test_records_of_the_other_algorithms_are_read_with_their_nulls():
+  # iblt: no epsilon; partition_selection: no counts; sfp at inf: null.
+  for record in (iblt_record(), partition_selection_record(),
+                 sfp_record(epsilon=math.inf, delta=1e-6),
+                 iblt_record(has_guarantee=True, epsilon=-1.0, delta=2.0)):
+    assert records.RunRecord.from_json(record.to_json()) == record

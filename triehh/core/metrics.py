@@ -33,12 +33,31 @@ DEFAULT_KS = (10, 50, 100)
 
 
 def top_k(truth: Mapping[str, float], k: int) -> list[str]:
-  """The ``k`` words of largest weight; ties broken by the word."""
+  """The ``k`` words of largest weight; ties broken by the word.
+
+  Raises:
+    TypeError, ValueError: if a weight is not a number >= 0 (nan included).
+  """
   if k < 1:
     raise ValueError(f"k must be >= 1, got {k}")
+  if not isinstance(truth, ranking.RankedCounts):  # checks itself, once
+    ranking.check_weights("truth", truth)
+  return _top(truth, k)
+
+
+def _top(truth: Mapping[str, float], k: int) -> list[str]:
+  """:func:`top_k` of a checked ``truth``."""
   if isinstance(truth, ranking.RankedCounts):
     return truth.top(k)
   return ranking.top_words(truth, k)
+
+
+def _checked_ks(ks) -> list[int]:
+  """``ks`` (any iterable of ints >= 1, read once) as a list."""
+  if isinstance(ks, (str, bytes)) or not isinstance(ks, Iterable):
+    raise TypeError(f"ks must be an iterable of integers, got "
+                    f"{type(ks).__name__} {ks!r:.40}")
+  return [validation.check_int("ks (each K)", k, low=1) for k in ks]
 
 
 def _ranked_head(discovered: Mapping[str, float], k: int) -> list[str]:
@@ -62,31 +81,33 @@ def _ranked_head(discovered: Mapping[str, float], k: int) -> list[str]:
 
 def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
                         truth: Mapping[str, float],
-                        ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
+                        ks: Iterable[int] = DEFAULT_KS) -> dict[str, float]:
   """``precision@K``, ``recall@K``, ``f1@K``, ``f1_paper@K`` per K, and
   ``precision``.
 
   Args:
     discovered: word -> reported count (ranks the words for precision@K),
       or the words in rank order.
-    truth: word -> true weight of every word in the population.
-    ks: the K values.
+    truth: word -> true weight (a number >= 0) of every word in the
+      population.
+    ks: the K values (any iterable of ints >= 1).
   """
-  for k in ks:
-    validation.check_int("ks (each K)", k, low=1)
+  ks = _checked_ks(ks)
   if isinstance(discovered, (str, bytes)):
     raise TypeError("discovered must be a mapping word -> count or a "
                     f"sequence of words, not one string ({discovered!r:.40})")
   if not isinstance(truth, Mapping):
     raise TypeError("truth must be a mapping word -> true weight, got "
                     f"{type(truth).__name__}")
+  if not isinstance(truth, ranking.RankedCounts):  # checks itself, once
+    ranking.check_weights("truth", truth)
   if isinstance(discovered, Mapping):
     found = set(discovered)
     ranked = _ranked_head(discovered, max(ks, default=0))
   else:
     ranked = list(discovered)
     found = set(ranked)
-  truth_ranked = top_k(truth, max(ks)) if ks else []
+  truth_ranked = _top(truth, max(ks)) if ks else []
   out: dict[str, float] = {}
   for k in ks:
     top = set(truth_ranked[:k])
@@ -122,7 +143,22 @@ def f1_paper(recall: float) -> float:
 def discovery_rates(runs: Sequence[Iterable[str]],
                     words: Sequence[str]) -> np.ndarray:
   """Fraction of ``runs`` (each a set of discovered words) that found each word."""
-  if not runs:
+  if isinstance(runs, (str, bytes)) or not isinstance(runs, Iterable):
+    raise TypeError(f"runs must be a sequence of collections of words, got "
+                    f"{type(runs).__name__}")
+  sets = []
+  for run in runs:
+    if isinstance(run, (str, bytes)):
+      raise TypeError("runs must hold collections of words, not one string "
+                      f"({run!r:.40})")
+    sets.append(set(run))
+  if not sets:
     raise ValueError("need at least one run")
-  sets = [set(r) for r in runs]
+  if isinstance(words, (str, bytes)):
+    raise TypeError(f"words must be a sequence of words, not one string "
+                    f"({words!r:.40})")
+  words = list(words)
+  for word in words:
+    if not isinstance(word, str):
+      raise TypeError(f"words must hold strings, got {word!r:.40}")
   return np.array([sum(w in s for s in sets) / len(sets) for w in words])

@@ -58,6 +58,18 @@ def results_path(output_dir: str) -> str:
   return os.path.join(output_dir, RESULTS_FILE)
 
 
+def _path(name: str, value) -> str:
+  """``value``, a ``str`` or ``os.PathLike`` path, as a ``str``; else a
+  TypeError naming ``name`` (bytes and ints are refused: ``open`` would take
+  an int for a file descriptor)."""
+  if isinstance(value, os.PathLike):
+    value = os.fspath(value)
+  if not isinstance(value, str):
+    raise TypeError(f"{name} must be a path (a str or os.PathLike), got "
+                    f"{type(value).__name__} {value!r:.60}")
+  return value
+
+
 def results_paths(results: Sequence[str], output_dirs: Sequence[str]
                   ) -> list[str]:
   """The results files named by ``--results`` and ``--output_dir``.
@@ -89,13 +101,15 @@ def results_paths(results: Sequence[str], output_dirs: Sequence[str]
 # ---- writing ----------------------------------------------------------------
 
 
-def check_output_dir(output_dir: str) -> str:
+def check_output_dir(output_dir: str | os.PathLike) -> str:
   """Creates ``output_dir`` if needed; the path of its results file.
 
   Raises:
+    TypeError: if ``output_dir`` is not a path (str or os.PathLike).
     ValueError: if ``output_dir`` is a file, its results file is not a
       regular file, or either cannot be written.
   """
+  output_dir = _path("output_dir", output_dir)
   if os.path.exists(output_dir) and not os.path.isdir(output_dir):
     raise ValueError(f"--output_dir={output_dir} is a file, not a directory")
   try:
@@ -220,6 +234,7 @@ class _ctrl_c_held:  # pylint: disable=invalid-name
 def write_lock(output_dir: str) -> Iterator[None]:
   """Holds the lock of ``<output_dir>/results.jsonl``: while it is held, no
   :class:`ResultsWriter` is appending a line, and none starts one."""
+  output_dir = _path("output_dir", output_dir)
   try:
     fd = os.open(results_path(output_dir),
                  os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -250,9 +265,10 @@ class ResultsWriter:
   against a crash of the machine.
   """
 
-  def __init__(self, output_dir: str | None, *, log=None,
+  def __init__(self, output_dir: str | os.PathLike | None, *, log=None,
                count: LineCount | None = None, sync_seconds: float = 0.0):
-    self.path = check_output_dir(output_dir) if output_dir else None
+    self.path = (None if output_dir is None or output_dir == ""
+                 else check_output_dir(output_dir))
     self._log = log or (lambda text: print(text, file=sys.stderr))
     self._count = count
     self._sync_seconds = sync_seconds
@@ -326,6 +342,7 @@ def _append_whole(fd: int, line: bytes, path: str) -> None:
 
 def repair(path: str, *, log=None) -> str | None:
   """Sets aside an unterminated last line of ``path``; the side file or None."""
+  path = _path("path", path)
   log = log or (lambda text: print(text, file=sys.stderr))
   try:
     fd = os.open(path, os.O_RDWR)
@@ -372,6 +389,10 @@ class BadLine:
 # words found, is about 2 MB); a longer line is skipped, never held whole.
 MAX_RECORD_BYTES = 64 << 20
 _TOO_LONG = b"\x00too long"
+# What reading a line may raise: the line is then no record (RecordError,
+# a ValueError, names why; the others are kept out of the reader's caller
+# whatever the line holds).
+_UNREADABLE = (ValueError, TypeError, ArithmeticError, RecursionError)
 
 
 def _lines(path: str) -> Iterable[tuple[int, bytes, bool]]:
@@ -395,13 +416,14 @@ def _unfinished_end(f) -> bool:
           and os.pread(f.fileno(), 1, size - 1) != b"\n")
 
 
-def read(paths: str | Iterable[str], *, strict: bool = False
-         ) -> tuple[list[RunRecord], list[BadLine]]:
+def read(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
+         strict: bool = False) -> tuple[list[RunRecord], list[BadLine]]:
   """The run records of the results file(s) ``paths``, in order, and the
   lines that are not records.
 
   Blank lines are ignored. Every other line is validated once
-  (:meth:`RunRecord.from_dict`): a line that is not JSON, not a run record,
+  (:meth:`RunRecord.from_dict`): a line that is not JSON (or JSON nested
+  too deeply to be read), not a run record,
   a record of another ``schema_version`` (earlier layouts are not read) or
   one with a missing or bad field is left out and returned as a
   :class:`BadLine` naming the file, the line and the field. An unfinished
@@ -409,23 +431,24 @@ def read(paths: str | Iterable[str], *, strict: bool = False
   left out the same way, and is never an error.
 
   Args:
-    paths: a results file, or several.
+    paths: a results file (a str or os.PathLike), or an iterable of them.
     strict: raise on the first line that is not a record (but an
       unfinished last line) instead of returning it.
 
   Raises:
+    TypeError: if ``paths`` is neither a path nor an iterable of paths.
     FileNotFoundError: if a file does not exist.
     RecordError: with ``strict``, ``file:line: problem`` of the line.
   """
   records, bad = [], []
-  for path in [paths] if isinstance(paths, str) else paths:
+  for path in _paths(paths):
     for number, raw, unfinished in _lines(path):
       try:
         if raw is _TOO_LONG:
           raise RecordError(schema.BAD_FIELDS, f"a line of more than "
                             f"{MAX_RECORD_BYTES:,} bytes: not a run record")
         records.append(RunRecord.from_json(raw))
-      except (ValueError, TypeError) as err:
+      except _UNREADABLE as err:
         kind = getattr(err, "kind", schema.BAD_FIELDS)
         message = str(err)
         if unfinished:
@@ -438,8 +461,21 @@ def read(paths: str | Iterable[str], *, strict: bool = False
   return records, bad
 
 
-def completed(path: str) -> set[tuple[str, int]]:
+def _paths(paths) -> list[str]:
+  """:func:`read`'s ``paths`` as a list of ``str``, or a TypeError."""
+  if isinstance(paths, (str, os.PathLike)):
+    return [_path("paths", paths)]
+  if isinstance(paths, (bytes, bytearray)) or not isinstance(paths,
+                                                             Iterable):
+    raise TypeError("paths must be a path (a str or os.PathLike) or an "
+                    f"iterable of them, got {type(paths).__name__} "
+                    f"{paths!r:.60}")
+  return [_path("paths (each)", path) for path in paths]
+
+
+def completed(path: str | os.PathLike) -> set[tuple[str, int]]:
   """``(config_key, seed)`` of every run recorded in ``path`` (may not exist)."""
+  path = _path("path", path)
   try:
     records, _ = read(path)
   except FileNotFoundError:
@@ -457,8 +493,8 @@ class CompletedRuns:
   (or set aside by the next writer, which cuts the file back to it).
   """
 
-  def __init__(self, path: str):
-    self.path = path
+  def __init__(self, path: str | os.PathLike):
+    self.path = _path("path", path)
     self._done: set[tuple[str, int]] = set()
     self._file: tuple[int, int] | None = None  # (device, inode)
     self._offset = 0
@@ -493,7 +529,7 @@ class CompletedRuns:
         if raw.strip():
           try:
             record = RunRecord.from_json(raw)
-          except (ValueError, TypeError):
+          except _UNREADABLE:
             continue  # not a record: read() names it
           self._done.add((record.config_key, record.seed))
     return self._done

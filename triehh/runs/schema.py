@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from triehh.theory import adjacency as adjacency_lib
+
 # 2: TrieHH's votes, SFP's and IBLT's counts renamed from "counts" to
 # "reported_counts", and TrieHH's protected counts added. Version 1 records
 # are read and upgraded (:func:`upgrade`): the rename is their only change.
@@ -36,6 +38,8 @@ TRIEHH, SFP, IBLT, PARTITION_SELECTION = ALGORITHMS
 NOT_JSON = "not JSON"
 FOREIGN = "not a run_triehh/run_sfp record"
 BAD_FIELDS = "run record with missing or bad fields"
+# A metric that is no result: not finite, or outside its range.
+OUT_OF_RANGE = "metric not finite or out of range"
 
 # The numbers a record of each algorithm must hold (besides the common
 # fields, which every record holds).
@@ -51,6 +55,16 @@ _FLOATS = ("epsilon", "delta", "target_epsilon", "target_delta",
            "discovery_epsilon", "discovery_delta", "count_epsilon",
            "count_delta", "count_share", "count_sample_rate",
            "count_noise_std", "count_confidence")
+# The least value of numbers that are counts or sizes (when not null), and
+# those of them that are whole numbers.
+_AT_LEAST = {"n_users": 1, "theta": 1, "batch_size": 1, "levels": 1,
+             "rounds": 0, "seconds": 0}
+_WHOLE = ("theta",)
+# Metrics that are proportions in [0, 1], by their name before "@"
+# (:mod:`triehh.core.metrics`, :mod:`triehh.runs.count_metrics`); the
+# count num_discovered is in [0, inf).
+_PROPORTIONS = frozenset(("precision", "recall", "f1", "f1_paper",
+                          "count_error", "count_coverage"))
 
 
 class RecordError(ValueError):
@@ -94,8 +108,11 @@ class RunRecord:
   algorithms that set it only. A line is read
   back by :meth:`from_dict`, which refuses it unless it holds every field
   without a default and ``config``, the numbers its algorithm needs
-  (``_NUMBERS``), a number or null where a float is declared, a non-empty
-  ``metrics`` of numbers and a ``discovered`` of strings.
+  (``_NUMBERS``), a number or null where a float is declared, counts and
+  sizes in range (``_AT_LEAST``), a bool has_guarantee and with it an
+  epsilon >= 0 and a delta in (0, 1), a string engine, an adjacency of
+  relation names, a non-empty ``metrics`` of numbers (proportions in
+  [0, 1], num_discovered >= 0) and a ``discovered`` of distinct strings.
   """
 
   # ---- Identity of the run --------------------------------------------------
@@ -426,7 +443,11 @@ class RunRecord:
     for name in _FLOATS:
       if data.get(name) is not None:
         data[name] = float(data[name])
-    return cls(**data)
+    try:
+      return cls(**data)
+    except RecursionError:  # config_key of a deeply nested config
+      raise RecordError(BAD_FIELDS, "config: nested too deeply to be read "
+                        "as a run's config") from None
 
   @classmethod
   def from_json(cls, line: str | bytes) -> RunRecord:
@@ -440,6 +461,9 @@ class RunRecord:
                        else line)
     except ValueError as err:  # UnicodeDecodeError too
       raise RecordError(NOT_JSON, f"not JSON ({err})") from None
+    except RecursionError:
+      raise RecordError(NOT_JSON, "not JSON that can be read (nested too "
+                        "deeply)") from None
     return cls.from_dict(raw)
 
 
@@ -489,15 +513,7 @@ def check(raw: Any) -> None:
   missing = [name for name in _REQUIRED + ("config",) if name not in raw]
   if missing:
     raise RecordError(BAD_FIELDS, f"run record without {', '.join(missing)}")
-  for name in _NUMBERS[raw["algorithm"]]:
-    if name not in raw:
-      raise RecordError(BAD_FIELDS, f"{name}: missing (a {raw['algorithm']} "
-                        "record holds it)")
-    if as_number(raw[name]) is None:
-      _bad(name, "a number", raw[name])
-  for name in _FLOATS:
-    if raw.get(name) is not None and as_number(raw[name]) is None:
-      _bad(name, "a number or null", raw[name])
+  _check_numbers(raw)
   for name in ("run", "seed"):  # what a sweep keys and counts runs by
     value = raw[name]
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -507,16 +523,103 @@ def check(raw: Any) -> None:
     _bad("config_key", "a string", key)
   if not isinstance(raw["config"], Mapping):
     _bad("config", "a JSON object", raw["config"])
-  metrics = raw["metrics"]
+  _check_guarantee(raw)
+  _check_labels(raw)
+  _check_metrics(raw["metrics"])
+  _check_discovered(raw["discovered"])
+
+
+def _check_numbers(raw: Mapping[str, Any]) -> None:
+  """The numbers of the record's algorithm, the floats (or null) and the
+  counts and sizes (``_AT_LEAST``)."""
+  for name in _NUMBERS[raw["algorithm"]]:
+    if name not in raw:
+      raise RecordError(BAD_FIELDS, f"{name}: missing (a {raw['algorithm']} "
+                        "record holds it)")
+    _number(name, raw[name], "a number")
+  for name in _FLOATS:
+    if raw.get(name) is not None:
+      _number(name, raw[name], "a number or null")
+  for name, low in _AT_LEAST.items():
+    value = raw.get(name)
+    if value is None and name != "seconds":  # seconds is never null
+      continue
+    whole = "a whole number" if name in _WHOLE else "a number"
+    number = _number(name, value, f"{whole} >= {low}")
+    if (not math.isfinite(number) or number < low
+        or (name in _WHOLE and not number.is_integer())):
+      _bad(name, f"{whole} >= {low}", value)
+
+
+def _number(name: str, value, what: str) -> float:
+  """``value`` as a float, or a RecordError: ``name`` must be ``what``."""
+  number = as_number(value)
+  if number is None:
+    if isinstance(value, int) and not isinstance(value, bool):
+      what += " within a float's range"
+    _bad(name, what, value)
+  return number
+
+
+def _check_guarantee(raw: Mapping[str, Any]) -> None:
+  """has_guarantee is a bool; with it, epsilon >= 0 and delta in (0, 1)."""
+  flag = raw.get("has_guarantee", True)
+  if not isinstance(flag, bool):
+    _bad("has_guarantee", "true or false", flag)
+  if not flag or raw["algorithm"] == IBLT:  # iblt: never a guarantee
+    return
+  epsilon, delta = raw["epsilon"], raw["delta"]
+  if epsilon is not None and not 0 <= epsilon < math.inf:
+    _bad("epsilon", "a finite number >= 0 (or null) with has_guarantee "
+         "true", epsilon)
+  if delta is not None and not 0 < delta < 1:
+    _bad("delta", "in (0, 1) (or null) with has_guarantee true", delta)
+
+
+def _check_labels(raw: Mapping[str, Any]) -> None:
+  """engine is a string, adjacency dp_accounting's relation names (or
+  null, in records written before they existed)."""
+  engine = raw.get("engine")
+  if engine is not None and not isinstance(engine, str):
+    _bad("engine", "a string or null", engine)
+  adjacency = raw.get("adjacency")
+  if adjacency is None:
+    return
+  known = adjacency_lib.Adjacency.__members__
+  given = (adjacency.split(",") if isinstance(adjacency, str)
+           and adjacency.strip() else [])
+  if not isinstance(adjacency, str) or not all(
+      name.strip() in known for name in given):
+    _bad("adjacency", f"names among {', '.join(known)}, comma-separated "
+         "(or empty, or null)", adjacency)
+
+
+def _check_metrics(metrics: Any) -> None:
+  """A non-empty object of numbers; proportions in [0, 1], num_discovered
+  in [0, inf)."""
   if not isinstance(metrics, Mapping) or not metrics:
     _bad("metrics", "a non-empty JSON object", metrics)
   for name, value in metrics.items():
-    if as_number(value) is None:
-      _bad(f"metrics[{name!r}]", "a number", value)
-  discovered = raw["discovered"]
+    number = _number(f"metrics[{name!r}]", value, "a number")
+    base = name.partition("@")[0] if isinstance(name, str) else None
+    high = (1 if base in _PROPORTIONS
+            else math.inf if name == "num_discovered" else None)
+    if high is not None and not (math.isfinite(number)
+                                 and 0 <= number <= high):
+      raise RecordError(OUT_OF_RANGE, f"metrics[{name!r}]: {value!r} is "
+                        f"not in [0, {high:g}]")
+
+
+def _check_discovered(discovered: Any) -> None:
+  """A list of distinct strings."""
   if not isinstance(discovered, list) or not all(
       isinstance(w, str) for w in discovered):
     _bad("discovered", "a list of strings", discovered)
+  if len(set(discovered)) < len(discovered):
+    seen = set()
+    twice = next(w for w in discovered if w in seen or seen.add(w))
+    raise RecordError(BAD_FIELDS, f"discovered: must hold each word once, "
+                      f"got {twice[:60]!r} more than once")
 
 
 def _bad(name: str, what: str, value) -> None:
@@ -556,11 +659,15 @@ def schema_problem(raw: Mapping[str, Any]) -> str | None:
 
 
 def as_number(value) -> float | None:
-  """A JSON number as a float; None for anything else (bools too)."""
+  """A JSON number as a float; None for anything else (bools too, and ints
+  beyond a float's range)."""
   if isinstance(value, bool):
     return None
   if isinstance(value, (int, float)):
-    return float(value)
+    try:
+      return float(value)
+    except OverflowError:
+      return None
   return None
 
 
