@@ -166,6 +166,19 @@ def test_listed_populations_that_do_not_fit_are_refused_first(
     pa.build_populations(setup, 5)
 
 
+def test_runs_that_do_not_fit_are_refused_before_the_exact_path(
+    tiny_memory, monkeypatch):
+  monkeypatch.setattr(pa, "exact_audit", lambda *a, **k: pytest.fail("ran"))
+  with pytest.raises(memory.InsufficientMemoryError, match=(
+      r"^num_runs=1,000,000,000 runs would need about 14.9 GiB of memory, "
+      r"more than the 1.0 MiB available; use num_runs <= 65,536$")):
+    pa.audit(10**4, 10, epsilon=4.0, num_runs=10**9)
+  for bad in (-5, 1, 2.5, True):
+    with pytest.raises(ValueError, match="num_runs must be 0 .* or an "
+                       "integer >= 2"):
+      pa.audit(10**4, 10, epsilon=4.0, num_runs=bad)
+
+
 def test_an_exact_scan_that_does_not_fit_is_refused_first(tiny_memory,
                                                           monkeypatch):
   monkeypatch.setattr(pa, "round_pass", lambda *a: pytest.fail("computed"))

@@ -3,6 +3,7 @@ outputs pinned by seed."""
 
 import hashlib
 import math
+import os
 
 from absl.testing import parameterized
 import numpy as np
@@ -170,6 +171,12 @@ class ParamsTest(parameterized.TestCase):
         words, alphabet="abcdefghijklmnopqrstuvwxyz\u00e9")
     self.assertIsNone(sfp.check(public, epsilon=4.0,
                                 fragment_alphabet="data"))
+
+  def test_decode_threads_beyond_the_machine_are_refused(self):
+    too_many = sfp.MAX_THREADS_PER_CPU * (os.cpu_count() or 1) + 1
+    with self.assertRaisesRegex(ValueError, r"num_threads must be in \[1, "):
+      triehh.sfp_discover(POPULATION, epsilon=4.0, num_threads=too_many,
+                          **SMALL)
 
   def test_fewer_users_than_positions(self):
     with self.assertRaisesRegex(ValueError, r"at least 5 users.*n=4"):

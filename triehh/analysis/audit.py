@@ -399,6 +399,7 @@ def monte_carlo_audit(setup: AuditSetup, *, num_runs: int = 2000,
   """
   if not isinstance(num_runs, (int, np.integer)) or num_runs < 2:
     raise ValueError(f"num_runs must be an integer >= 2, got {num_runs!r}")
+  audit_memory.check_runs_fit(num_runs)
   validation.check_probability("confidence", confidence)
   start = time.perf_counter()
   ks = (planned_populations(setup, num_runs, confidence)
@@ -493,6 +494,11 @@ def audit(n: int, max_length: int, *, theta: int | None = None,
                      gamma=gamma, epsilon=epsilon, delta=delta,
                      variant=variant, adjacency=adjacency)
   if num_runs != 0:  # refused before the exact path runs
+    if (isinstance(num_runs, bool) or not isinstance(num_runs, (int, np.integer))
+        or num_runs < 2):
+      raise ValueError(f"num_runs must be 0 (the exact path only) or an "
+                       f"integer >= 2, got {num_runs!r}")
+    audit_memory.check_runs_fit(num_runs)
     audit_memory.check_populations_fit(setup)
   exact = exact_audit(setup)
   if num_runs == 0:

@@ -77,6 +77,19 @@ def check_populations_fit(setup: AuditSetup) -> None:
       "counts (Population.from_word_frequencies), for any n up to 2^62")
 
 
+# Bytes per Monte Carlo run: the depth of w's path on each side (int64).
+RUN_BYTES = 16
+
+
+def check_runs_fit(num_runs: int) -> None:
+  """Raises :class:`~triehh.core.memory.InsufficientMemoryError` if the
+  Monte Carlo path's per-run depths (both sides) would not fit."""
+  memory.check_fits(
+      f"num_runs={num_runs:,} runs", num_runs * RUN_BYTES,
+      lambda available: "use num_runs <= "
+      f"{memory.most_that_fit(RUN_BYTES, available):,}")
+
+
 def _per_population(setup: AuditSetup) -> int:
   return SCAN_BYTES_PER_TERM * (setup.run_theta + _TAIL_TERMS + setup.levels)
 

@@ -207,6 +207,10 @@ class SFPResult:
 # ---- option checks ----------------------------------------------------------
 
 
+# Decode threads beyond this many per CPU add nothing but their stacks.
+MAX_THREADS_PER_CPU = 8
+
+
 def _check_alphabet(alphabet: str) -> str:
   if not isinstance(alphabet, str) or not alphabet:
     raise ValueError(f"fragment_alphabet must be a non-empty string, got "
@@ -270,7 +274,9 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
       fragment_alphabet=_check_alphabet(fragment_alphabet),
       word_budget=float(word_budget), simulation=simulation,
       chunk_size=chunk_size,
-      num_threads=validation.check_int("num_threads", num_threads),
+      num_threads=validation.check_int("num_threads", num_threads, 1,
+                                       MAX_THREADS_PER_CPU
+                                       * (os.cpu_count() or 1)),
       check_puzzle_hash=sfp_options.check_switch("check_puzzle_hash",
                                                  check_puzzle_hash),
       max_candidates=max_candidates, stitching=stitching)
