@@ -190,3 +190,12 @@ def test_given_parameters_are_labelled_by_the_worst_rounds_guarantee():
   described = triehh.Guarantee.of(params).describe()
   assert described.startswith(f"({params.epsilon:g}"[:6])
   assert "no differential privacy" not in described
+
+
+def test_a_numpy_fraction_is_a_fraction():
+  online = triehh.OnlineUsers(np.float32(0.5))
+  assert type(online.online) is float and online.online == 0.5
+  words = ["sun"] * 3000 + ["moon"] * 2000 + [f"w{i}" for i in range(5000)]
+  assert (triehh.discover(words, 4.0, availability=online, seed=1).words
+          == triehh.discover(words, 4.0, availability=triehh.OnlineUsers(0.5),
+                             seed=1).words)

@@ -95,7 +95,9 @@ class OnlineUsers:
     online = self.online
     if isinstance(online, (int, float, np.integer, np.floating)) and not \
         isinstance(online, (bool, np.bool_)):
-      validation.check_rate("online", online, "the fraction of users online")
+      # A Python float from here on: numpy scalars read as a fraction too.
+      object.__setattr__(self, "online", validation.check_rate(
+          "online", online, "the fraction of users online"))
     elif online is None or isinstance(online, (bool, str, bytes, Mapping)):
       raise TypeError("online must be the fraction of users online, or "
                       "per-user online probabilities [n] or [n, rounds], "
