@@ -235,3 +235,11 @@ def test_client_bytes_of_tff_sketch():
 def test_bad_input_is_named(kwargs, match, run):
   with pytest.raises(ValueError, match=match):
     run(ONE_WORD, **kwargs)
+
+
+def test_slow_rounds_say_so_on_stderr(monkeypatch, capsys):
+  monkeypatch.setenv("TRIEHH_PROGRESS_AFTER", "0")
+  iblt.iblt_discover(ONE_WORD, k_anonymity=1, batch_size=10, num_rounds=2)
+  said = capsys.readouterr().err
+  assert "triehh: drawing the users of the IBLT rounds took" in said
+  assert "triehh: 2 rounds of TFF's IBLT computation took" in said

@@ -68,6 +68,7 @@ import numpy as np
 
 from triehh.baselines import iblt_rounds
 from triehh.core import population as population_lib
+from triehh.core import progress
 from triehh.core import ranking
 from triehh.core import validation
 
@@ -312,7 +313,9 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
       repetitions=repetitions, num_rounds=num_rounds,
       max_memory_fraction=max_memory_fraction)
   m = iblt_rounds.round_size(pop, max_length, batch_size, epsilon, delta)
-  drawn = iblt_rounds.draw_rounds(pop, m, options["rounds"], num_rounds, seed)
+  with progress.said_if_slow("drawing the users of the IBLT rounds"):
+    drawn = iblt_rounds.draw_rounds(pop, m, options["rounds"], num_rounds,
+                                    seed)
   options["capacity"] = _capacity(pop, drawn, options["capacity"],
                                   options["string_max_bytes"])
   shape = sketch_shape(options["capacity"], options["string_max_bytes"],
@@ -472,7 +475,8 @@ def _run_rounds(plan: RunPlan, workers
   truncated: set[str] = set()
   round_seconds = []
   not_decoded = 0
-  with runtime.install():
+  with runtime.install(), progress.said_if_slow(
+      f"{len(plan.drawn):,} rounds of TFF's IBLT computation"):
     for _, words in plan.drawn:
       texts = [str(w) for w in pop.vocabulary[words]]
       data = [[np.array([t], dtype=object)] for t in texts]
