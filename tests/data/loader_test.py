@@ -384,3 +384,29 @@ def test_a_path_that_is_no_file_path_is_named(path):
   # path=5 was read as file descriptor 5 ("a named pipe (FIFO)").
   with pytest.raises(TypeError, match="path must be a file path"):
     loader.DataSpec(path=path)
+
+
+def test_a_cache_write_that_fails_leaves_no_stray_traceback(tmp_path,
+                                                            monkeypatch):
+  # A full disk: the archive must be closed with the failure, not later by
+  # the garbage collector (which printed "Exception ignored in ZipFile").
+  import gc  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  pop = population_lib.Population.from_user_words(["sun", "moon"],
+                                                  max_length=4)
+  real, calls = np.lib.format.write_array, []
+
+  def full(*args, **kwargs):
+    calls.append(1)
+    if len(calls) > 1:
+      raise OSError(28, "No space left on device")
+    return real(*args, **kwargs)
+
+  unraisable = []
+  monkeypatch.setattr(np.lib.format, "write_array", full)
+  monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+  with pytest.raises(OSError, match="No space left"):
+    cache.save(str(tmp_path), "k", pop, {})
+  gc.collect()
+  assert not unraisable
+  assert not list(tmp_path.iterdir())  # the temporary file is removed

@@ -164,7 +164,7 @@ def save(cache_dir: str, key: str, population: population_lib.Population,
   fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-", suffix=".npz")
   try:
     with os.fdopen(fd, "wb") as f:
-      np.savez(f, **arrays)
+      _write_npz(f, arrays)
     os.chmod(tmp, _shared_mode(cache_dir))
     os.replace(tmp, path)
   except BaseException:
@@ -172,6 +172,19 @@ def save(cache_dir: str, key: str, population: population_lib.Population,
       os.remove(tmp)
     raise
   return path
+
+
+def _write_npz(f, arrays: Mapping[str, np.ndarray]) -> None:
+  """``np.savez(f, **arrays)``'s file, with the archive closed whatever
+  happens: when ``np.savez`` fails part-way (a full disk), its open archive
+  is left to the garbage collector, which writes to the closed file and
+  prints a stray traceback."""
+  with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED,
+                       allowZip64=True) as archive:
+    for name, value in arrays.items():
+      with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+        np.lib.format.write_array(member, np.asanyarray(value),
+                                  allow_pickle=False)
 
 
 def _read_entry(path: str) -> tuple[population_lib.Population, dict]:
