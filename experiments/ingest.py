@@ -26,6 +26,8 @@ Errors print one line ``error: ...`` and exit 1.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import io
 import logging
 import sys
 import time
@@ -37,6 +39,7 @@ from experiments import cli
 from experiments import flags as shared_flags  # pylint: disable=unused-import
 from triehh.core import beam_import
 from triehh.data import loader
+from triehh.data import readers
 from triehh.data import settings as settings_lib
 
 FLAGS = flags.FLAGS
@@ -60,10 +63,14 @@ flags.DEFINE_string("runner", "DirectRunner",
                     "its options in --beam_arg).")
 flags.DEFINE_bool("users_sharded", False,
                   "Each user's rows are all in one input file.")
+# The least --split_bytes: pieces smaller than this only multiply the
+# shards (and a CSV piece may hold its header alone).
+MIN_SPLIT_BYTES = 64 << 10
 flags.DEFINE_integer("split_bytes", 0,
                      "Cut plain text files larger than this many bytes into "
                      "line-aligned pieces read in parallel (0: read each "
-                     "file whole; not with --users_sharded).", lower_bound=0)
+                     f"file whole; else at least {MIN_SPLIT_BYTES:,}, 64 "
+                     "KiB; not with --users_sharded).", lower_bound=0)
 flags.DEFINE_multi_string("beam_arg", [],
                           "A further Beam pipeline option (repeatable), "
                           "e.g. --beam_arg=--direct_num_workers=2.")
@@ -76,12 +83,22 @@ def spec_from_flags() -> loader.DataSpec:
   if not FLAGS.output_dir:
     raise ValueError("--output_dir is required: where to write the "
                      "population")
+  if 0 < FLAGS.split_bytes < MIN_SPLIT_BYTES:
+    raise ValueError(f"--split_bytes={FLAGS.split_bytes:,}: give 0 (each "
+                     f"file whole) or at least {MIN_SPLIT_BYTES:,} bytes "
+                     "(64 KiB)")
   if FLAGS.data_encoding:
     try:
       codecs.lookup(FLAGS.data_encoding)
     except LookupError:
       raise ValueError(f"--data_encoding={FLAGS.data_encoding}: not a text "
                        "encoding Python knows (e.g. utf-8, latin-1)"
+                       ) from None
+    try:
+      readers.normalise_encoding(FLAGS.data_encoding)
+    except ValueError:
+      raise ValueError(f"--data_encoding={FLAGS.data_encoding}: the readers "
+                       f"read {' or '.join(readers.ENCODINGS)} only"
                        ) from None
   return loader.DataSpec(
       path=FLAGS.input, dataset=FLAGS.layout, setting=FLAGS.setting,
@@ -101,6 +118,33 @@ def _import_beam():
   return pipeline_options, ingest, tables
 
 
+def beam_options(pipeline_options):
+  """The pipeline options of ``--runner`` and ``--beam_arg``, checked:
+  unknown names, values Beam's parser refuses, and a
+  ``--direct_num_workers`` below 0 (0: one per core)."""
+  options = pipeline_options.PipelineOptions(
+      flags=list(FLAGS.beam_arg), runner=FLAGS.runner)
+  said = io.StringIO()
+  try:
+    with contextlib.redirect_stderr(said):  # argparse's usage text
+      known = options.get_all_options(retain_unknown_options=False)
+  except SystemExit:
+    reason = said.getvalue().strip().splitlines()[-1:] or ["refused"]
+    reason = reason[0].split("error: ", 1)[-1]
+    named = [a for a in FLAGS.beam_arg
+             if a.lstrip("-").split("=", 1)[0] in reason] or FLAGS.beam_arg
+    raise ValueError(f"--beam_arg={named[0]}: {reason}") from None
+  for arg in FLAGS.beam_arg:
+    name = arg.lstrip("-").split("=", 1)[0]
+    if not arg.startswith("--") or name not in known:
+      raise ValueError(f"--beam_arg={arg}: not an Apache Beam pipeline "
+                       "option (give --beam_arg=--name=value)")
+    if name == "direct_num_workers" and known[name] < 0:
+      raise ValueError(f"--beam_arg={arg}: must be >= 0 (0: one worker per "
+                       "core)")
+  return options
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -110,14 +154,7 @@ def main(argv):
     # A failing shard or a bad option is said once, by the error line: not
     # also by Beam's log (with a traceback).
     logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
-  options = pipeline_options.PipelineOptions(
-      flags=list(FLAGS.beam_arg), runner=FLAGS.runner)
-  known = options.get_all_options(retain_unknown_options=False)
-  for arg in FLAGS.beam_arg:
-    name = arg.lstrip("-").split("=", 1)[0]
-    if not arg.startswith("--") or name not in known:
-      raise ValueError(f"--beam_arg={arg}: not an Apache Beam pipeline "
-                       "option (give --beam_arg=--name=value)")
+  options = beam_options(pipeline_options)
   start = time.perf_counter()
   try:
     paths = ingest.ingest(spec, FLAGS.output_dir,

@@ -268,3 +268,17 @@ def test_a_failed_ingestion_leaves_the_earlier_one_whole(tmp_path, failure,
       ["notes.txt"] + [os.path.basename(p) for p in before])
   assert not [n for n in os.listdir(tmp_path) if ".ingesting-" in n]
   tables.read_population(str(out))
+
+
+def test_a_mostly_malformed_piece_is_said_of_the_input_file(tmp_path):
+  # The warning named the piece's temporary copy, not the input file.
+  path = tmp_path / "quoted.csv"
+  path.write_text("user,text\n" + "u1,hello\n" * 10 + 'u2,"open\n'
+                  + "u3,x,y\n" * 20)
+  spec = loader.DataSpec(path=str(path))
+  piece = pieces.Piece(str(path), 40, path.stat().st_size)
+  with pytest.warns(UserWarning) as said:
+    shards.read_shard(spec, 0, piece)
+  messages = [str(w.message) for w in said]
+  assert any(f"of {piece.describe()} are malformed" in m for m in messages)
+  assert all(str(path) + " (bytes 40 to" in m for m in messages), messages

@@ -234,3 +234,25 @@ def test_a_table_that_is_not_csv_text_is_named(tmp_path):
   path.write_bytes(bytes(range(128, 256)) * 10)
   with pytest.raises(ValueError, match=f"{path}: not a word-count table"):
     pp.read_word_counts(str(path))
+
+
+def test_too_few_users_for_the_paper_population_names_the_minimum():
+  # It said "9120 words capped at 0 cannot hold a mass of 0.501".
+  with pytest.raises(ValueError, match=r"^num_users=1,000 is too small for "
+                     r"a paper-calibrated population: use num_users >= "
+                     r"1,539 "):
+    pp.paper_population("single", num_users=1000)
+  with pytest.raises(ValueError, match=r"num_users=2 is too small"):
+    pp.paper_population("single", num_users=2)
+  assert pp.paper_population("single", num_users=1539).population.num_users \
+      == 1539
+
+
+def test_min_num_users_is_where_every_larger_n_fits():
+  head_min, mass, words = 0.0013, 0.5012, 9120
+  least = pp.min_num_users(head_min, mass, words)
+  fits = [words * (np.floor(head_min * n) - 1) / n >= mass
+          for n in range(least - 1, least + 20_000)]
+  assert not fits[0] and all(fits[1:])
+  with pytest.raises(ValueError, match="at any num_users"):
+    pp.min_num_users(0.001, 0.9, 100)

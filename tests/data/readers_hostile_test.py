@@ -246,3 +246,38 @@ def test_jsonl_object_and_list_user_ids_are_named_not_empty(tmp_path):
                                   report_lib.SKIP_EMPTY_USER: 1}
   assert texts.report.examples[report_lib.SKIP_BAD_USER] == ["line 2",
                                                             "line 3"]
+
+
+def test_jsonl_nested_too_deeply_is_a_malformed_line(tmp_path):
+  # json.loads raised RecursionError: a traceback instead of a skipped line.
+  lines = [json.dumps({"user": f"u{i}", "text": "hi"}) for i in range(9)]
+  path = helpers.write(str(tmp_path / "d.jsonl"),
+                       ("\n".join(lines) + "\n" + "[" * 100_000 + "\n"
+                        ).encode())
+  texts = readers.read(path)
+  assert texts.report.skipped == {report_lib.SKIP_BAD_JSON: 1}
+  assert texts.report.examples[report_lib.SKIP_BAD_JSON] == ["line 10"]
+
+
+def test_jsonl_without_the_text_field_names_the_fields_it_has(tmp_path):
+  # It said "malformed JSON line ... more than 90% malformed rows".
+  lines = [json.dumps({"user": f"u{i}", "text": "hi"}) for i in range(30)]
+  path = helpers.write(str(tmp_path / "d.jsonl"),
+                       ("\n".join(lines) + "\n[1]\n").encode())
+  with pytest.raises(report_lib.DataError,
+                     match=r"d\.jsonl has no field 'msg' in any of its 30 "
+                           r"JSON objects; their fields are 'user', 'text' "
+                           r"\(set the user and text column names\)$"):
+    readers.read(path, text_column="msg")
+
+
+def test_format_and_encoding_errors_name_their_flags(tmp_path):
+  # A .zip said "one of sentiment140, ...", not a --data_format value.
+  path = helpers.write(str(tmp_path / "d.zip"), b"user,text\n")
+  with pytest.raises(report_lib.DataError,
+                     match=r"give --data_format \(one of csv, tsv, jsonl, "
+                           r"parquet\)$"):
+    readers.read(path)
+  with pytest.raises(ValueError, match=r"unsupported encoding 'utf-16' "
+                                       r"\(--data_encoding\): use one of"):
+    readers.read(path, "csv", encoding="utf-16")

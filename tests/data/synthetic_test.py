@@ -1,6 +1,7 @@
 """Tests of triehh.data.synthetic: English populations and scale-test draws."""
 
 import gzip
+import warnings
 
 import numpy as np
 import pytest
@@ -210,3 +211,82 @@ def test_weights_adding_up_past_the_largest_float_are_refused(tmp_path):
   path.write_text("the\t1e308\nthe\t1e308\nof\t2\n")
   with pytest.raises(ValueError, match="the weights of 'the' add up past"):
     synthetic.read_frequency_table(str(path))
+
+
+@pytest.mark.parametrize("first", ["apple\t0x10", "apple\tnan",
+                                   "apple\t10\textra"])
+def test_a_first_line_with_a_bad_weight_is_not_taken_as_a_header(
+    tmp_path, first):
+  # It was dropped as a header, silently: the table lost its first word.
+  path = tmp_path / "freq.tsv"
+  path.write_text(first + "\nbanana\t20\n")
+  if first.endswith("nan"):
+    with pytest.warns(UserWarning, match=r"1 line\(s\) skipped .* the first "
+                      r"line 1 \(word 'apple', weight 'nan'\)"):
+      synthetic.read_frequency_table(str(path))
+    return
+  said = ("weight '0x10' is not a number" if "0x10" in first
+          else "has 3 fields")
+  with pytest.raises(ValueError, match=f"freq.tsv line 1 {said}"
+                     if "fields" in said else f"freq.tsv line 1: {said}"):
+    synthetic.read_frequency_table(str(path))
+
+
+def test_a_header_is_a_first_line_of_two_words(tmp_path):
+  path = tmp_path / "t.tsv"
+  path.write_text("# words\nword count\napple 3\n")
+  table = synthetic.read_frequency_table(str(path))
+  assert table.words.tolist() == ["apple"] and table.skipped_lines == 0
+  path.write_text("apple 3\nword count\n")  # not first: skipped, said
+  with pytest.warns(UserWarning, match=r"the first line 2 \(word 'word'"):
+    assert synthetic.read_frequency_table(str(path)).words.tolist() == [
+        "apple"]
+
+
+def test_a_weight_in_another_notation_is_refused_on_any_line(tmp_path):
+  path = tmp_path / "t.tsv"
+  path.write_text("apple\t10\npear\t1e\n")
+  with pytest.raises(ValueError, match=r"t.tsv line 2: weight '1e' is not "
+                                       "a number"):
+    synthetic.read_frequency_table(str(path))
+
+
+@pytest.mark.parametrize("line", ["\t5", ",5", " pear 5"])
+def test_an_empty_word_names_the_file_and_line(tmp_path, line):
+  # It was "empty word at vocabulary index 0", when the population was built.
+  path = tmp_path / "t.tsv"
+  path.write_text("apple\t10\n" + line + "\n")
+  with pytest.raises(ValueError, match=r"t.tsv line 2 starts with a "
+                                       "separator: its word is empty"):
+    synthetic.read_frequency_table(str(path))
+
+
+def test_trailing_spaces_are_no_field(tmp_path):
+  path = tmp_path / "t.tsv"
+  path.write_text("apple\t10 \r\npear 2\t\n")
+  table = synthetic.read_frequency_table(str(path))
+  assert dict(zip(table.words, table.weights)) == {"apple": 10.0, "pear": 2.0}
+
+
+def test_weights_summing_past_the_largest_float_are_drawn_rescaled(
+    tmp_path):
+  # Their sum was inf: a RuntimeWarning, and every user held the last word.
+  path = tmp_path / "t.tsv"
+  path.write_text("apple\t1e308\nbanana\t1e308\n")
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    pop = synthetic.scale_population(20_000, table_path=str(path), seed=0)
+  truth = pop.ground_truth()
+  assert set(truth) == {"apple", "banana"}
+  assert truth["apple"] / 20_000 == pytest.approx(0.5, abs=0.02)
+
+
+def test_ordinary_weights_draw_as_before():
+  # The rescaling is only for sums past the largest float: pinned draw.
+  weights = np.array([3.0, 1.0, 0.5])
+  rng = np.random.default_rng(7)
+  want = np.repeat(np.arange(3, dtype=np.int32),
+                   rng.multinomial(1000, weights / weights.sum()))
+  rng.shuffle(want)
+  drawn = synthetic.draw_user_words(weights, 1000, seed=7)
+  assert np.array_equal(drawn, want)

@@ -69,3 +69,28 @@ def test_a_failing_shard_is_one_error_line(tmp_path):
   assert code == 1
   assert len(err.strip().splitlines()) == 1, err
   assert err.startswith(f"error: {tmp_path / 'in-1.csv'} holds no data row")
+
+
+@pytest.mark.parametrize("flag, said", [
+    # It read for 31 s, then: "good.csv (bytes 0 to 1) holds no data row".
+    ("--split_bytes=1", "error: --split_bytes=1: give 0 (each file whole) "
+     "or at least 65,536 bytes (64 KiB)"),
+    # Beam's runner raised IndexError.
+    ("--beam_arg=--direct_num_workers=-3", "error: --beam_arg="
+     "--direct_num_workers=-3: must be >= 0 (0: one worker per core)"),
+    # Beam's argument parser printed its whole usage and exited 2.
+    ("--beam_arg=--direct_num_workers=abc", "error: --beam_arg="
+     "--direct_num_workers=abc: argument --direct_num_workers: invalid int "
+     "value: 'abc'"),
+    # A Beam worker's error, after the pipeline had started.
+    ("--data_encoding=utf-16", "error: --data_encoding=utf-16: the readers "
+     "read utf-8 or latin-1 only")])
+def test_flags_refused_before_the_pipeline_name_themselves(tmp_path, flag,
+                                                           said):
+  (tmp_path / "good.csv").write_text("user,text\nu1,hello\n")
+  code, _, err = drivers.run_in_process(
+      ingest, f"--input={tmp_path / 'good.csv'}",
+      f"--output_dir={tmp_path / 'out'}", flag)
+  assert code == 1
+  assert err.strip().splitlines() == [said]
+  assert not (tmp_path / "out").exists()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -90,12 +91,17 @@ def _read(spec: loader.DataSpec, shard):
     if path is None:
       return None
     try:
-      texts = readers.read(
-          path, fmt, user_column=spec.user_column,
-          text_column=spec.text_column, encoding=spec.encoding,
-          max_malformed_share=1.0)
+      with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        texts = readers.read(
+            path, fmt, user_column=spec.user_column,
+            text_column=spec.text_column, encoding=spec.encoding,
+            max_malformed_share=1.0)
     except report_lib.DataError as err:
       raise pieces_lib.renamed(err, path, piece) from err
+    for warning in said:  # said of the piece, not of its temporary copy
+      warnings.warn(str(warning.message).replace(path, piece.describe()),
+                    warning.category, stacklevel=2)
   row_user, num_users = loader.user_codes(texts)
   tokens = tokenize_lib.tokenize(
       texts, min_length=spec.min_length, characters=spec.allowed_characters,

@@ -235,6 +235,31 @@ def capped_shares(counts: np.ndarray, total: float, cap: float) -> np.ndarray:
     capped |= over
 
 
+def _cap(head_min: float, num_users: int) -> float:
+  """The most users a tail word may get, as a share of ``num_users``: one
+  fewer than the head's least frequent word."""
+  return (math.floor(head_min * num_users) - 1) / num_users
+
+
+def min_num_users(head_min: float, tail_mass: float, tail_words: int) -> int:
+  """The least n from which on ``tail_words`` words, each under the cap
+  (``_cap``), hold ``tail_mass``: every n at or above it can be built.
+
+  Raises:
+    ValueError: when no n can (the tail words are too few for its mass).
+  """
+  slope = head_min - tail_mass / tail_words
+  if slope <= 0:
+    raise ValueError(f"{tail_words:,} tail words cannot hold a mass of "
+                     f"{tail_mass:.3g} below a head word of frequency "
+                     f"{head_min:.3g} at any num_users")
+  # floor(f n) - 1 > f n - 2 >= tail_mass n / tail_words from here on.
+  n = math.floor(2 / slope) + 1
+  while n > 1 and tail_words * _cap(head_min, n - 1) >= tail_mass:
+    n -= 1
+  return n
+
+
 def calibrated_users(head: pd.Series, tail: pd.Series, num_users: int
                      ) -> tuple[np.ndarray, np.ndarray]:
   """Words and users per word: the head's frequencies, the scaled tail.
@@ -256,7 +281,15 @@ def calibrated_users(head: pd.Series, tail: pd.Series, num_users: int
   tail = tail[~tail.index.isin(head.index) & (tail.to_numpy() > 0)]
   if not tail.size:
     raise ValueError("the tail table has no word outside the head")
-  cap = (math.floor(float(head.min()) * num_users) - 1) / num_users
+  least = min_num_users(float(head.min()), 1.0 - head_mass, tail.size)
+  if num_users < least:
+    raise ValueError(
+        f"num_users={num_users:,} is too small for a paper-calibrated "
+        f"population: use num_users >= {least:,} (below it the "
+        f"{tail.size:,} tail words cannot hold the mass left by the "
+        "published head with fewer users each than its least frequent "
+        "word)")
+  cap = _cap(float(head.min()), num_users)
   tail_mass = capped_shares(tail.to_numpy(dtype=np.float64),
                             1.0 - head_mass, cap)
   mass = np.concatenate([head.to_numpy(dtype=np.float64), tail_mass])

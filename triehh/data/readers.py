@@ -66,6 +66,8 @@ SENTIMENT140_TEXT = "text"
 SENTIMENT140_ENCODING = "latin-1"
 
 FORMATS = ("sentiment140", "csv", "tsv", "jsonl", "parquet")
+# The formats of user-keyed files, told by extension or --data_format.
+FILE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 ENCODINGS = ("utf-8", "latin-1")
 _ENCODING_ALIASES = {
     "utf-8": "utf-8", "utf8": "utf-8", "latin-1": "latin-1",
@@ -83,8 +85,8 @@ def normalise_encoding(encoding: str) -> str:
   """``"utf-8"`` or ``"latin-1"`` for any of their usual spellings."""
   key = encoding.strip().lower().replace("_", "-")
   if key not in _ENCODING_ALIASES:
-    raise ValueError(f"unsupported encoding {encoding!r}: use one of "
-                     f"{', '.join(ENCODINGS)}")
+    raise ValueError(f"unsupported encoding {encoding!r} (--data_encoding): "
+                     f"use one of {', '.join(ENCODINGS)}")
   return _ENCODING_ALIASES[key]
 
 
@@ -99,8 +101,8 @@ def detect_format(path: str) -> str:
     if name.endswith(ext):
       return fmt
   raise report_lib.DataError(
-      f"cannot tell the format of {path} from its name: pass the format "
-      f"explicitly (one of {', '.join(FORMATS)})")
+      f"cannot tell the format of {path} from its name: give "
+      f"--data_format (one of {', '.join(FILE_FORMATS)})")
 
 
 def read(path: str, file_format: str = "auto", *,

@@ -166,16 +166,23 @@ def draw_user_words(weights: np.ndarray, num_users: int,
 
   The counts of the words are one multinomial draw; the users are then
   shuffled, so the result is distributed as ``num_users`` independent draws.
+  Weights whose sum is past the largest float are divided by the largest
+  first (the probabilities are the same).
   """
   check_num_users(num_users, DRAW_BYTES_PER_USER)
   weights = np.asarray(weights, dtype=np.float64)
   if weights.ndim != 1 or not weights.size:
     raise ValueError("need a non-empty 1-D array of word weights")
   if not np.all(np.isfinite(weights)) or weights.min() < 0 or (
-      weights.sum() <= 0):
+      weights.max() <= 0):
     raise ValueError("word weights must be finite, >= 0 and not all 0")
+  with np.errstate(over="ignore"):
+    total = weights.sum()
+  if not np.isfinite(total):
+    weights = weights / weights.max()
+    total = weights.sum()
   rng = np.random.default_rng(seed)
-  counts = rng.multinomial(num_users, weights / weights.sum())
+  counts = rng.multinomial(num_users, weights / total)
   user_word = np.repeat(np.arange(weights.size, dtype=np.int32), counts)
   rng.shuffle(user_word)
   return user_word
@@ -194,19 +201,26 @@ def read_frequency_table(path: str) -> FrequencyTable:
   """Reads ``word<separator>weight`` lines (tab, comma or spaces).
 
   A regular UTF-8 file, optionally ``.gz``, ``.bz2`` or ``.zip``, each line
-  at most ``input_files.MAX_LINE_BYTES`` long. A first line whose weight is
-  not a number is a header. Blank lines and lines starting with ``#`` are
-  ignored; lines without a positive finite weight, or whose word holds the
-  end symbol ``$``, are skipped and counted (the weight is a line's last
-  field). Repeated words add up.
+  at most ``input_files.MAX_LINE_BYTES`` long. Blank lines and lines
+  starting with ``#`` are ignored, and so is a header: a first line of two
+  fields neither of which looks like a number (``word<TAB>count``). Lines
+  without a positive finite weight (``nan``, ``inf``, ``0``, ``-3``, a word
+  such as ``many``, no weight at all), or whose word holds the end symbol
+  ``$``, are skipped, counted and said in one warning naming the first of
+  them. Repeated words add up.
+
+  Raises:
+    ValueError: naming the file and the line, for a line of more than two
+      fields, a line starting with a separator (an empty word), or a weight
+      that looks like a number but is not one in decimal (``0x10``, ``1e``).
   """
   import pandas as pd  # pylint: disable=g-import-not-at-top
   table = _frequency_lines(path)
-  table = table[~table["word"].str.startswith("#")]
+  if len(table) and _is_header(table["word"].iloc[0],
+                               table["weight"].iloc[0]):
+    table = table.iloc[1:]
   weight = pd.to_numeric(table["weight"], errors="coerce")
-  if len(table) and table["weight"].iloc[0] != "" and np.isnan(
-      weight.iloc[0]):
-    table, weight = table.iloc[1:], weight.iloc[1:]  # a header line
+  _check_weights(path, table, weight)
   good = (np.isfinite(weight) & (weight > 0)
           & ~table["word"].str.contains("$", regex=False))
   skipped = int((~good).sum())
@@ -221,33 +235,72 @@ def read_frequency_table(path: str) -> FrequencyTable:
     raise ValueError(f"frequency table {path}: the weights of {word!r} add "
                      "up past the largest float; scale the weights down")
   if skipped:
+    first = table[~good].iloc[0]
     warnings.warn(f"frequency table {path}: {skipped:,} line(s) skipped "
                   "(no positive finite weight, or a word holding the end "
-                  "symbol $)", stacklevel=2)
+                  f"symbol $), the first line {first['line']} (word "
+                  f"{first['word']!r}, weight {first['weight']!r})",
+                  stacklevel=2)
   return FrequencyTable(np.array(totals.index, dtype=object), weights,
                         skipped)
 
 
 _SEPARATORS = re.compile(r"[\t,\s]+")
+# A field that starts like a number (sign, digit, point) or spells one.
+_NUMBER_LIKE = re.compile(r"[+-]?(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def _is_header(word: str, weight: str) -> bool:
+  """Whether a first line is a header: two fields, neither number-like."""
+  return bool(weight) and not (_NUMBER_LIKE.match(word)
+                               or _NUMBER_LIKE.match(weight))
+
+
+def _check_weights(path: str, table: pd.DataFrame, weight: pd.Series
+                   ) -> None:
+  """Refuses a weight that starts like a number but does not parse."""
+  unparsed = weight.isna() & ~table["weight"].str.lower().isin(
+      ("nan", "+nan", "-nan"))
+  bad = table["weight"][unparsed].str.match(_NUMBER_LIKE)
+  if bad.any():
+    row = table[unparsed][bad.to_numpy()].iloc[0]
+    raise ValueError(f"frequency table {path} line {row['line']}: weight "
+                     f"{row['weight']!r} is not a number (write weights in "
+                     "decimal, e.g. 16, 2.5 or 1e6)")
 
 
 def _frequency_lines(path: str) -> pd.DataFrame:
-  """A table's non-blank lines as (first field, last field) strings; the
-  last is ``""`` on a line of one field."""
+  """A table's lines, but blank and comment ones, as (first field, last
+  field, line number); the last field is ``""`` on a line of one field.
+
+  Raises:
+    ValueError: for a line of more than two fields or one starting with a
+      separator, naming the file and the line.
+  """
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  words, weights = [], []
+  words, weights, numbers = [], [], []
   try:
-    for _, line in input_files.text_lines(path, "frequency table"):
-      if not line:
+    for number, line in input_files.text_lines(path, "frequency table"):
+      line = line.rstrip()
+      if not line or line.startswith("#"):
         continue
       fields = _SEPARATORS.split(line)
+      if len(fields) > 2 or not fields[0]:
+        problem = (f"has {len(fields)} fields: a line is word<separator>"
+                   "weight" if fields[0] else
+                   "starts with a separator: its word is empty")
+        raise ValueError(f"frequency table {path} line {number} {problem} "
+                         f"(a word holds no tab, comma or space): "
+                         f"{line[:60]!r}")
       words.append(fields[0])
-      weights.append(fields[-1] if len(fields) > 1 else "")
+      weights.append(fields[1] if len(fields) > 1 else "")
+      numbers.append(number)
   except (OSError, EOFError, zipfile.BadZipFile) as err:
     if isinstance(err, FileNotFoundError):
       raise
     raise ValueError(f"cannot read frequency table {path}: {err}") from err
-  return pd.DataFrame({"word": words, "weight": weights}, dtype=object)
+  return pd.DataFrame({"word": words, "weight": weights, "line": numbers}
+                      ).astype({"word": object, "weight": object})
 
 
 def population_from_weights(words, weights: np.ndarray, num_users: int, *,
