@@ -39,7 +39,9 @@ Reading, de-duplication (the same ``config_key`` and seed twice: one run,
 the others dropped and counted), grouping, the Student t intervals (clipped
 to [0, 1] for proportions) and the discovery-rate bins are
 ``triehh.analysis.summary``'s; its docstring defines each. This driver keeps the
-flags and the printing. Errors print one line ``error: ...`` and exit 1.
+flags and the printing. Errors print one line ``error: ...`` and exit 1; an
+output (``--csv_out``, its discovery CSV, a file of ``--plot_dir``) that is
+one of the results files read is refused before anything is read.
 Matplotlib is imported only with ``--plot_dir``.
 """
 
@@ -77,9 +79,10 @@ flags.DEFINE_bool("truth_from_dataset", False,
                   "used (e.g. --num_users, --dataset, --data_path) and print "
                   "the discovery rate per frequency bin next to "
                   "Proposition 2's bound (TrieHH runs).")
-flags.DEFINE_integer("num_bins", 12,
-                     "Log-spaced word-frequency bins of the discovery rates.",
-                     lower_bound=1)
+shared_flags.DEFINE_count(
+    "num_bins", 12, "Log-spaced word-frequency bins of the discovery rates "
+    f"(at most {analysis.MAX_BINS:,}).", lower_bound=1,
+    upper_bound=analysis.MAX_BINS)
 flags.DEFINE_integer("table_k", 50,
                      "K of the compact recall@K / precision table (Table 2).",
                      lower_bound=1)
@@ -299,21 +302,75 @@ def _output_dirs() -> list[str]:
           if FLAGS.output_dir else [])
 
 
+def _inputs() -> list[tuple[str, str, str]]:
+  """``(flag, value, results file)`` of each results file the flags name
+  (a directory stands for its results.jsonl)."""
+  named = ([("results", p) for p in FLAGS.results]
+           + [("output_dir", d) for d in _output_dirs()])
+  return [(flag, given, records_lib.results_path(given)
+           if flag == "output_dir" or os.path.isdir(given) else given)
+          for flag, given in named]
+
+
 def check_results() -> None:
   """Refuses a results file or directory the system cannot reach (absent,
-  unreadable folder, symbolic-link loop), naming the reason.
+  unreadable folder, symbolic-link loop) or that is no regular file (a
+  directory, a named pipe, a device), naming the reason.
 
   Raises:
     ValueError: ``--results=path: reason`` or ``--output_dir=...``.
   """
-  named = ([("results", p) for p in FLAGS.results]
-           + [("output_dir", d) for d in _output_dirs()])
-  for flag, given in named:
-    directory = flag == "output_dir" or os.path.isdir(given)
+  for flag, given, path in _inputs():
     try:
-      os.stat(records_lib.results_path(given) if directory else given)
+      os.stat(path)
     except OSError as err:
       raise paths.flag_error(flag, given, err) from None
+    kind = records_lib.file_kind(path)
+    if kind is not None:
+      raise ValueError(f"--{flag}={given}: {path} is {kind}, not a "
+                       "results file")
+
+
+def _outputs() -> list[tuple[str, str]]:
+  """``(flag, file)`` of each file the flags have written."""
+  named = []
+  if FLAGS.csv_out:
+    named += [("csv_out", FLAGS.csv_out),
+              ("csv_out", _discovery_csv_path(FLAGS.csv_out))]
+  if FLAGS.plot_dir:
+    named += [("plot_dir", os.path.join(FLAGS.plot_dir, name + ext))
+              for name in _plots().FIGURES for ext in (".png", ".csv")]
+  return named
+
+
+def _same_file(a: str, b: str) -> bool:
+  """Whether ``a`` and ``b`` name one file (the same path once links are
+  resolved, or the same inode: a hard link)."""
+  if os.path.realpath(a) == os.path.realpath(b):
+    return True
+  try:
+    return os.path.samefile(a, b)
+  except (OSError, ValueError):  # one is absent: not the other
+    return False
+
+
+def check_outputs_are_not_inputs() -> None:
+  """Refuses an output file (``--csv_out``, its discovery CSV, a figure or
+  its CSV under ``--plot_dir``) that is one of the results files read:
+  writing it would replace the runs.
+
+  Raises:
+    ValueError: naming both flags and the file.
+  """
+  inputs = _inputs()
+  for out_flag, out in _outputs():
+    for flag, given, path in inputs:
+      if _same_file(out, path):
+        also = "" if path in (out, given) else f" ({path})"
+        raise ValueError(
+            f"--{out_flag}={FLAGS[out_flag].value}: {out} is the results "
+            f"file read from --{flag}={given}{also}; writing it would "
+            f"replace its runs: choose another --{out_flag}")
 
 
 def check_flags() -> None:
@@ -332,6 +389,7 @@ def check_flags() -> None:
   else:
     shared_flags.check_data_flags()
   check_results()
+  check_outputs_are_not_inputs()
   check_csv_out(FLAGS.csv_out)
   check_plot_dir(FLAGS.plot_dir)
 

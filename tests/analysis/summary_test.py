@@ -239,3 +239,48 @@ def test_records_with_metrics_out_of_range_are_skipped_with_their_line(
   recall = table[table["metric"] == "recall"]
   assert recall["runs"].tolist() == [3]
   assert recall["mean"].iloc[0] == pytest.approx((0.5 + 0.7 + 1.0) / 3)
+
+
+def test_a_metric_k_beyond_64_bits_is_skipped_with_its_line(tmp_path):
+  # recall@99999999999999999999999 raised OverflowError out of the metric
+  # table (pandas); a K of other digits ("²") a ValueError of int().
+  huge = "recall@99999999999999999999999"
+  rows = [run(0, 0.5), dict(run(1, 0.4), metrics={huge: 0.4}),
+          dict(run(2, 0.4), metrics={"recall@\u00b2": 0.4}),
+          dict(run(3, 0.6), metrics={f"recall@{analysis.MAX_K}": 0.6})]
+  path = tmp_path / "r.jsonl"
+  # A byte order mark first: the line numbers stay the file's.
+  path.write_bytes(records.UTF8_BOM + "".join(
+      json.dumps(r) + "\n" for r in rows).encode())
+  got, reports = analysis.load_runs([str(path)])
+  assert [r.seed for r in got] == [0, 3]
+  assert reports[0].skipped == {analysis.OUT_OF_RANGE: 2}
+  assert [str(b) for b in reports[0].bad] == [
+      f"{path}:2: metrics[{huge!r}]: K must be a whole number (digits 0-9) "
+      f"of at most {analysis.MAX_K:,}",
+      f"{path}:3: metrics['recall@\u00b2']: K must be a whole number "
+      f"(digits 0-9) of at most {analysis.MAX_K:,}"]
+  table = analysis.metric_table(analysis.group_runs(got), 0.95)
+  assert sorted(table.loc[table["metric"] == "recall", "k"]) == [
+      10, analysis.MAX_K]
+
+
+def test_a_record_with_a_field_of_the_wrong_type_is_skipped_naming_it(
+    tmp_path):
+  # "rounds": "x" stopped the cost figure with "could not convert string
+  # to float: 'x'".
+  path = write(tmp_path / "r.jsonl", [run(0, 0.5, rounds="x"), run(1, 0.5)])
+  got, reports = analysis.load_runs([path])
+  assert [r.seed for r in got] == [1]
+  assert [str(b) for b in reports[0].bad] == [
+      f"{path}:1: rounds: must be a number >= 0, got 'x'"]
+
+
+def test_at_most_max_bins_frequency_bins():
+  # 10^8 bins ran for minutes in gigabytes, printing nothing.
+  frequencies = np.array([1e-4, 1e-2])
+  assert len(analysis.frequency_bins(frequencies, analysis.MAX_BINS)) == (
+      analysis.MAX_BINS + 1)
+  with pytest.raises(ValueError, match=(
+      "^--num_bins must be from 1 to 10,000, got 10001$")):
+    analysis.frequency_bins(frequencies, analysis.MAX_BINS + 1)

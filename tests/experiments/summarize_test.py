@@ -3,6 +3,8 @@
 import collections
 import json
 import math
+import os
+import stat
 import subprocess
 import sys
 
@@ -388,3 +390,104 @@ def test_a_table_k_the_records_lack_says_why_table_2_is_missing(small_sweep):
   assert "the paper's Table 2" not in out
   assert "no Table 2: the records hold recall at K in 10, 50, 100, not " \
          "--table_k=7" in err
+
+
+# ---- hostile input ----------------------------------------------------------
+
+
+def a_record(seed, **changes):
+  """A TrieHH run record's line, made by hand."""
+  fields = dict(
+      algorithm="triehh", engine="fast", dataset="d", setting="single",
+      n_users=1000, run=0, seed=seed, epsilon=1.0, delta=1e-6,
+      target_epsilon=1.0, target_delta=1e-6, theta=10, batch_size=100,
+      levels=11, max_length=10, discovered=["a"], reported_counts=[5.0],
+      metrics={"recall@10": 0.5, "precision": 1.0}, seconds=0.1,
+      config={"algorithm": "triehh", "epsilon": 1.0})
+  raw = json.loads(records_lib.RunRecord(**fields).to_json())
+  raw.update(changes)
+  return json.dumps(raw)
+
+
+def test_an_output_that_is_a_results_file_read_is_refused(tmp_path):
+  # --csv_out=<the results file> printed "wrote ...", exited 0 and left the
+  # metric table in place of every run.
+  runs = tmp_path / "runs"
+  runs.mkdir()
+  results = runs / "results.jsonl"
+  text = a_record(0) + "\n"
+  for path in (results, runs / "x_discovery.csv", runs / "f1_vs_k.csv"):
+    path.write_text(text)
+  (tmp_path / "link.csv").symlink_to(results)
+  os.link(results, tmp_path / "hard.csv")
+  for flags, out in (
+      ((f"--output_dir={runs}", f"--csv_out={results}"), results),
+      ((f"--results={runs}", f"--csv_out={tmp_path / 'link.csv'}"),
+       tmp_path / "link.csv"),
+      ((f"--output_dir={runs}", f"--csv_out={tmp_path / 'hard.csv'}"),
+       tmp_path / "hard.csv"),
+      ((f"--results={runs / 'x_discovery.csv'}",
+        f"--csv_out={runs / 'x.csv'}"), runs / "x_discovery.csv"),
+      ((f"--results={runs / 'f1_vs_k.csv'}", f"--plot_dir={runs}"),
+       runs / "f1_vs_k.csv")):
+    code, stdout, err = drivers.run_in_process(summarize, *flags)
+    assert (code, stdout) == (1, ""), err
+    out_flag = flags[1].partition("=")[0]
+    assert err.startswith(f"error: {flags[1]}: {out} is the results file "
+                          f"read from {flags[0].partition('=')[0]}=")
+    assert err.endswith(f"would replace its runs: choose another "
+                        f"{out_flag}\n") and err.count("\n") == 1
+  for path in (results, runs / "x_discovery.csv", runs / "f1_vs_k.csv"):
+    assert path.read_text() == text
+  assert not list(runs.glob("*.png"))
+
+
+def test_num_bins_is_bounded(tmp_path):
+  # --num_bins=100000000 ran for minutes in gigabytes, printing nothing.
+  (tmp_path / "results.jsonl").write_text(a_record(0) + "\n")
+  code, _, err = drivers.run_in_process(
+      summarize, f"--output_dir={tmp_path}", "--num_bins=1e8")
+  assert (code, err) == (1, "error: flag --num_bins=1e8: 100000000 is not "
+                          "an integer in the range [1, 10000]\n")
+  assert analysis.MAX_BINS == 10_000
+
+
+def test_a_results_path_that_is_a_pipe_or_device_says_which(tmp_path):
+  # Each was "not a regular file (a device or a pipe)".
+  fifo = tmp_path / "fifo.jsonl"
+  os.mkfifo(fifo)
+  (tmp_path / "out").mkdir()
+  (tmp_path / "out" / "results.jsonl").symlink_to(fifo)
+  (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+  cases = [(f"--results={fifo}", f"{fifo} is a named pipe (FIFO)"),
+           (f"--output_dir={tmp_path / 'out'}",
+            f"{tmp_path / 'out' / 'results.jsonl'} is a named pipe (FIFO)")]
+  if stat.S_ISCHR(os.stat("/dev/zero").st_mode):
+    cases.append((f"--results={tmp_path / 'zero.jsonl'}",
+                  f"{tmp_path / 'zero.jsonl'} is a character device"))
+  for flag, what in cases:
+    code, out, err = drivers.run_in_process(summarize, flag)
+    assert (code, out) == (1, "")
+    assert err == f"error: {flag}: {what}, not a results file\n"
+
+
+def test_hostile_records_are_skipped_and_the_rest_summarized(tmp_path,
+                                                            capsys):
+  # A config 500 levels deep raised RecursionError, a K beyond 64 bits
+  # OverflowError; a byte order mark lost the first record.
+  deep = 1
+  for _ in range(500):
+    deep = {"x": deep}
+  path = tmp_path / "results.jsonl"
+  path.write_bytes(records_lib.UTF8_BOM + "".join(line + "\n" for line in (
+      a_record(0), a_record(1, config=deep),
+      a_record(2, metrics={"recall@99999999999999999999999": 0.5}),
+      a_record(3, rounds="x"), a_record(4))).encode())
+  with flagsaver.flagsaver(results=[str(path)]):
+    summarize.main(["summarize"])
+  out, err = capsys.readouterr()
+  assert (f"{path}: 2 run records, 3 lines skipped (1 metric not finite or "
+          "out of range, 2 run record with missing or bad fields; line 2, "
+          "3, 4)") in out
+  assert f"warning: {path}:3: metrics['recall@9999" in err
+  assert ": 2 runs\n" in out

@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import pathlib
 import signal
+import stat
 import threading
 
 import pytest
@@ -701,8 +702,26 @@ def test_a_results_file_that_is_a_directory_or_device_is_named(tmp_path):
       f"{tmp_path / 'out' / 'results.jsonl'} is a directory, not a results "
       "file")):
     records.results_paths([], [str(tmp_path / "out")])
-  with pytest.raises(ValueError, match="/dev/null is not a regular file"):
-    records.results_paths(["/dev/null"], [])
+
+
+
+def test_a_results_file_that_is_a_pipe_or_a_device_is_named_as_such(
+    tmp_path):
+  # Both said "not a regular file (a device or a pipe)", whichever it was.
+  fifo = tmp_path / "fifo.jsonl"
+  os.mkfifo(fifo)
+  (tmp_path / "to_fifo.jsonl").symlink_to(fifo)
+  for given in (fifo, tmp_path / "to_fifo.jsonl"):
+    with pytest.raises(ValueError, match=(
+        f"^{given} is a named pipe \\(FIFO\\), not a results file$")):
+      records.results_paths([str(given)], [])
+  assert records.file_kind(str(fifo)) == "a named pipe (FIFO)"
+  assert records.file_kind(str(tmp_path / "absent")) is None
+  (tmp_path / "to_zero.jsonl").symlink_to("/dev/zero")
+  if stat.S_ISCHR(os.stat("/dev/zero").st_mode):
+    with pytest.raises(ValueError, match="to_zero.jsonl is a character "
+                       "device, not a results file"):
+      records.results_paths([str(tmp_path / "to_zero.jsonl")], [])
 
 
 @pytest.mark.parametrize("last_unfinished", [False, True])
@@ -916,3 +935,61 @@ def test_records_of_the_other_algorithms_are_read_with_their_nulls():
                  sfp_record(epsilon=math.inf, delta=1e-6),
                  iblt_record(has_guarantee=True, epsilon=-1.0, delta=2.0)):
     assert records.RunRecord.from_json(record.to_json()) == record
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_part_of_it(
+    tmp_path):
+  # The first record of a file saved by an editor with a BOM was "not
+  # JSON": left out by the reports, and run again by a resumed sweep.
+  first, second = triehh_record(seed=1), triehh_record(seed=2)
+  path = tmp_path / "results.jsonl"
+  path.write_bytes(records.UTF8_BOM + (first.to_json() + "\n"
+                                       + second.to_json() + "\n").encode())
+  assert records.read(str(path)) == ([first, second], [])
+  assert records.read_numbered(str(path)) == ([(1, first), (2, second)], [])
+  assert records.completed(str(path)) == {(first.config_key, 1),
+                                          (first.config_key, 2)}
+  assert records.CompletedRuns(str(path)).update() == records.completed(
+      str(path))
+  # A mark alone on the first line leaves a blank line; a mark elsewhere
+  # is no record.
+  path.write_bytes(records.UTF8_BOM + b"\n" + first.to_json().encode()
+                   + b"\n" + records.UTF8_BOM + second.to_json().encode()
+                   + b"\n")
+  got, bad = records.read_numbered(str(path))
+  assert got == [(2, first)] and [(b.line, b.kind) for b in bad] == [
+      (3, "not JSON")]
+  assert records.CompletedRuns(str(path)).update() == {(first.config_key,
+                                                         1)}
+
+
+def _nested(levels):
+  value = 1
+  for _ in range(levels):
+    value = {"x": value}
+  return value
+
+
+@pytest.mark.parametrize("field", ["config", "protected_counts",
+                                   "votes_per_round"])
+def test_a_field_nested_too_deeply_is_a_bad_line(field, tmp_path):
+  # A config 500 levels deep (with its config_key given, so none was
+  # computed) was read, then raised RecursionError out of to_dict(): in
+  # experiments.summarize, out of a configuration's label.
+  raw = json.loads(triehh_record().to_json())
+  raw[field] = _nested(500) if field != "votes_per_round" else [_nested(40)]
+  path = lines_file(tmp_path / "results.jsonl",
+                    [json.dumps(raw), triehh_record(seed=4).to_json()])
+  got, bad = records.read(path)
+  assert got == [triehh_record(seed=4)]
+  assert [(b.line, b.kind) for b in bad] == [
+      (1, "run record with missing or bad fields")]
+  assert bad[0].message == (f"{field}: nested too deeply (more than "
+                            f"{records.schema.MAX_NESTING} levels) to be a "
+                            f"run's {field}")
+  # As deep as allowed: read, and written back.
+  raw[field] = _nested(records.schema.MAX_NESTING)
+  if field == "votes_per_round":
+    raw[field] = [_nested(records.schema.MAX_NESTING - 1)]
+  record = records.RunRecord.from_dict(raw)
+  assert records.RunRecord.from_json(record.to_json()) == record

@@ -7,7 +7,8 @@ any report over ``results.jsonl`` files (:mod:`triehh.runs.records`).
 Reading. Records are read by :func:`triehh.runs.records.read` (the one
 reader of ``results.jsonl``, which validates each line and refuses records
 of earlier layouts) and analysed as :class:`triehh.runs.records.RunRecord`;
-a record with a metric not finite or out of range is left out too. The
+a record with a metric not finite or out of range, or whose K (``recall@K``)
+is not a whole number of at most ``MAX_K``, is left out too. The
 lines left out are counted per file and kind (:class:`FileReport`). A run
 without guarantee (``epsilon`` None with ``has_guarantee`` false) is
 grouped and shown at epsilon ``inf``.
@@ -110,6 +111,15 @@ _INTEGER_COLUMNS = ("n_users", "top_t", "theta", "batch_size",
 PROPORTIONS = ("precision", "recall", "f1", "f1_paper", "count_error",
                "count_coverage")
 OUT_OF_RANGE = "metric not finite or out of range"
+# The largest K of a metric ``<base>@<K>``: 2^53, the largest whole number
+# every step of the metric table holds exactly (pandas builds its K column,
+# blank for the metrics without K, as 64-bit floats before making it
+# integers).
+MAX_K = 2**53
+# The most frequency bins of the discovery rates (a printed row per bin and
+# configuration; a vocabulary of a few thousand words leaves most of them
+# empty well before).
+MAX_BINS = 10_000
 
 
 @dataclasses.dataclass
@@ -159,9 +169,22 @@ def deduplicate(records: Iterable[records_lib.RunRecord]
   return kept, dropped
 
 
+def metric_k(name: str) -> int | None:
+  """The K of a metric named ``<base>@<K>`` (ASCII digits), else None."""
+  k = name.partition("@")[2]
+  return int(k) if k.isascii() and k.isdigit() else None
+
+
 def metric_problem(metrics: Mapping[str, float]) -> str | None:
-  """Why ``metrics`` are no results (not finite, out of range), or None."""
+  """Why ``metrics`` are no results (not finite, out of range, a K that is
+  no whole number of at most ``MAX_K``), or None."""
   for name, value in metrics.items():
+    k = name.partition("@")[2]
+    if k.isdigit() and not (k.isascii() and len(k) <= len(str(MAX_K))
+                            and int(k) <= MAX_K):
+      shown = repr(name) if len(name) <= 60 else repr(name[:57] + "...")
+      return (f"metrics[{shown}]: K must be a whole number (digits 0-9) "
+              f"of at most {MAX_K:,}")
     number = records_lib.as_number(value)
     high = math.inf if name == "num_discovered" else 1
     if number is None or not (math.isfinite(number) and 0 <= number <= high):
@@ -175,20 +198,16 @@ def load_runs(paths: Iterable[str]
   a :func:`metric_problem`; per file, what was read and left out."""
   records, reports = [], []
   for path in paths:
-    got, bad = records_lib.read(path)
-    problems = {i: p for i, r in enumerate(got)
-                if (p := metric_problem(r.metrics))}
-    if problems:  # the records' lines: the non-blank ones not left out
-      left_out = {b.line for b in bad}
-      with open(path, "rb") as f:
-        lines = [number for number, raw in enumerate(f, start=1)
-                 if raw.strip() and number not in left_out]
-      bad = sorted(bad + [records_lib.BadLine(path, lines[i], OUT_OF_RANGE,
-                                              p) for i, p in problems.items()],
-                   key=lambda b: b.line)
-      got = [r for i, r in enumerate(got) if i not in problems]
-    records += got
-    reports.append(FileReport(path, len(got), bad))
+    numbered, bad = records_lib.read_numbered(path)
+    problems = [records_lib.BadLine(path, line, OUT_OF_RANGE, problem)
+                for line, r in numbered
+                if (problem := metric_problem(r.metrics))]
+    if problems:
+      bad = sorted(bad + problems, key=lambda b: b.line)
+      left_out = {b.line for b in problems}
+      numbered = [(line, r) for line, r in numbered if line not in left_out]
+    records += [r for _, r in numbered]
+    reports.append(FileReport(path, len(numbered), bad))
   return records, reports
 
 
@@ -316,9 +335,10 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95
 
 
 def _metric_order(name: str) -> tuple:
-  base, _, k = name.partition("@")
-  if k.isdigit():
-    return (0, int(k), ("precision", "recall", "f1").index(base)
+  base = name.partition("@")[0]
+  k = metric_k(name)
+  if k is not None:
+    return (0, k, ("precision", "recall", "f1").index(base)
             if base in ("precision", "recall", "f1") else 3, base)
   return (1, 0, {"precision": 0, "num_discovered": 1}.get(name, 2), name)
 
@@ -360,7 +380,7 @@ def metric_table(groups: Sequence[Group], confidence: float) -> pd.DataFrame:
   for (index, name), column in _metric_values(groups).groupby(
       ["config_id", "name"], sort=False)["value"]:
     mean, std, half = mean_interval(column.to_numpy(), confidence)
-    base, _, k = name.partition("@")
+    base, k = name.partition("@")[0], metric_k(name)
     low, high = mean - half, mean + half
     clipped = False
     if base in PROPORTIONS and not math.isnan(half):
@@ -368,7 +388,7 @@ def metric_table(groups: Sequence[Group], confidence: float) -> pd.DataFrame:
       low, high = max(low, 0.0), min(high, 1.0)
     rows.append((index, _metric_order(name), {
         **_config_columns(index, groups[index]), "runs": len(column),
-        "metric": base, "k": int(k) if k.isdigit() else None,
+        "metric": base, "k": k,
         "mean": mean, "std": std, "half_width": half,
         "ci_low": low, "ci_high": high, "clipped": clipped}))
   rows.sort(key=lambda row: row[:2])
@@ -379,8 +399,9 @@ def metric_table(groups: Sequence[Group], confidence: float) -> pd.DataFrame:
 
 def frequency_bins(frequencies: np.ndarray, num_bins: int) -> np.ndarray:
   """``num_bins + 1`` log-spaced edges from the lowest to the highest value."""
-  if num_bins < 1:
-    raise ValueError(f"--num_bins must be >= 1, got {num_bins}")
+  if not 1 <= num_bins <= MAX_BINS:
+    raise ValueError(f"--num_bins must be from 1 to {MAX_BINS:,}, got "
+                     f"{num_bins}")
   positive = frequencies[frequencies > 0]
   if positive.size == 0:
     raise ValueError("no word with a positive frequency")

@@ -33,6 +33,7 @@ import _signal
 import fcntl
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -85,9 +86,9 @@ def results_paths(results: Sequence[str], output_dirs: Sequence[str]
   for path in named + [os.path.join(d, RESULTS_FILE) for d in output_dirs]:
     if os.path.isdir(path):
       raise IsADirectoryError(f"{path} is a directory, not a results file")
-    if os.path.exists(path) and not os.path.isfile(path):
-      raise ValueError(f"{path} is not a regular file (a device or a pipe), "
-                       "not a results file")
+    kind = file_kind(path)
+    if kind is not None:
+      raise ValueError(f"{path} is {kind}, not a results file")
     if not os.path.isfile(path):
       raise FileNotFoundError(f"results file not found: {path}")
     if os.path.realpath(path) not in {os.path.realpath(p) for p in paths}:
@@ -96,6 +97,17 @@ def results_paths(results: Sequence[str], output_dirs: Sequence[str]
     raise ValueError("give the results to summarise: --results=FILE[,FILE] "
                      "or --output_dir=DIR[,DIR]")
   return paths
+
+
+def file_kind(path: str) -> str | None:
+  """What ``path`` is when it exists and is not a regular file (``"a named
+  pipe (FIFO)"``, ``"a character device"``, ...; links followed), else
+  None. Nothing is opened."""
+  try:
+    mode = os.stat(path).st_mode
+  except (OSError, ValueError):
+    return None
+  return None if stat.S_ISREG(mode) else input_files.file_kind(mode)
 
 
 # ---- writing ----------------------------------------------------------------
@@ -385,6 +397,8 @@ class BadLine:
     return f"{self.path}:{self.line}: {self.message}"
 
 
+# The byte order mark an editor may put before the first line.
+UTF8_BOM = b"\xef\xbb\xbf"
 # The longest line read as a record (a run's record at 10^9 users, 45,000
 # words found, is about 2 MB); a longer line is skipped, never held whole.
 MAX_RECORD_BYTES = 64 << 20
@@ -397,14 +411,18 @@ _UNREADABLE = (ValueError, TypeError, ArithmeticError, RecursionError)
 
 def _lines(path: str) -> Iterable[tuple[int, bytes, bool]]:
   """``(number, line, unfinished)`` of the non-blank lines of ``path``;
-  ``unfinished`` for a last line without its newline. A line longer than
+  ``unfinished`` for a last line without its newline. A byte order mark
+  before the first line is dropped. A line longer than
   ``MAX_RECORD_BYTES`` is given as ``_TOO_LONG``, unread
   (:func:`triehh.data.input_files.lines`)."""
   with open(path, "rb") as f:
     for number, raw in input_files.lines(f, MAX_RECORD_BYTES):
       if raw is None:
         yield number, _TOO_LONG, _unfinished_end(f)
-      elif raw.strip():
+        continue
+      if number == 1:  # an editor's byte order mark: not part of the line
+        raw = raw.removeprefix(UTF8_BOM)
+      if raw.strip():
         yield number, raw, not raw.endswith(b"\n")
 
 
@@ -442,22 +460,34 @@ def read(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
   """
   records, bad = [], []
   for path in _paths(paths):
-    for number, raw, unfinished in _lines(path):
-      try:
-        if raw is _TOO_LONG:
-          raise RecordError(schema.BAD_FIELDS, f"a line of more than "
-                            f"{MAX_RECORD_BYTES:,} bytes: not a run record")
-        records.append(RunRecord.from_json(raw))
-      except _UNREADABLE as err:
-        kind = getattr(err, "kind", schema.BAD_FIELDS)
-        message = str(err)
-        if unfinished:
-          message += (" (the last line, unfinished: a writer killed "
-                      "mid-line, or still writing)")
-        line = BadLine(path, number, kind, message, unfinished)
-        if strict and not unfinished:
-          raise RecordError(kind, str(line)) from None
-        bad.append(line)
+    numbered, left_out = read_numbered(path, strict=strict)
+    records += [record for _, record in numbered]
+    bad += left_out
+  return records, bad
+
+
+def read_numbered(path: str | os.PathLike, *, strict: bool = False
+                  ) -> tuple[list[tuple[int, RunRecord]], list[BadLine]]:
+  """:func:`read` of one file, each record with the number of its line
+  (from 1), for a report that names the line of a record it leaves out."""
+  path = _path("path", path)
+  records, bad = [], []
+  for number, raw, unfinished in _lines(path):
+    try:
+      if raw is _TOO_LONG:
+        raise RecordError(schema.BAD_FIELDS, f"a line of more than "
+                          f"{MAX_RECORD_BYTES:,} bytes: not a run record")
+      records.append((number, RunRecord.from_json(raw)))
+    except _UNREADABLE as err:
+      kind = getattr(err, "kind", schema.BAD_FIELDS)
+      message = str(err)
+      if unfinished:
+        message += (" (the last line, unfinished: a writer killed "
+                    "mid-line, or still writing)")
+      line = BadLine(path, number, kind, message, unfinished)
+      if strict and not unfinished:
+        raise RecordError(kind, str(line)) from None
+      bad.append(line)
   return records, bad
 
 
@@ -525,7 +555,10 @@ class CompletedRuns:
           continue
         if not raw.endswith(b"\n"):
           break
-        self._offset += len(raw)
+        if self._offset == 0:  # the first line: without a byte order mark
+          self._offset, raw = len(raw), raw.removeprefix(UTF8_BOM)
+        else:
+          self._offset += len(raw)
         if raw.strip():
           try:
             record = RunRecord.from_json(raw)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import math
 import operator
@@ -60,6 +61,11 @@ _FLOATS = ("epsilon", "delta", "target_epsilon", "target_delta",
 _AT_LEAST = {"n_users": 1, "theta": 1, "batch_size": 1, "levels": 1,
              "rounds": 0, "seconds": 0}
 _WHOLE = ("theta",)
+# The deepest nesting of objects and arrays a field may hold (a run's
+# config has two levels: its options and, under "data", the data set's).
+MAX_NESTING = 32
+_ARRAYS = frozenset((list, tuple))
+_NESTED = _ARRAYS | {dict}
 # Metrics that are proportions in [0, 1], by their name before "@"
 # (:mod:`triehh.core.metrics`, :mod:`triehh.runs.count_metrics`); the
 # count num_discovered is in [0, inf).
@@ -112,7 +118,8 @@ class RunRecord:
   sizes in range (``_AT_LEAST``), a bool has_guarantee and with it an
   epsilon >= 0 and a delta in (0, 1), a string engine, an adjacency of
   relation names, a non-empty ``metrics`` of numbers (proportions in
-  [0, 1], num_discovered >= 0) and a ``discovered`` of distinct strings.
+  [0, 1], num_discovered >= 0), a ``discovered`` of distinct strings, and
+  no field nested more than ``MAX_NESTING`` levels deep.
   """
 
   # ---- Identity of the run --------------------------------------------------
@@ -523,10 +530,40 @@ def check(raw: Any) -> None:
     _bad("config_key", "a string", key)
   if not isinstance(raw["config"], Mapping):
     _bad("config", "a JSON object", raw["config"])
+  _check_nesting(raw)
   _check_guarantee(raw)
   _check_labels(raw)
   _check_metrics(raw["metrics"])
   _check_discovered(raw["discovered"])
+
+
+def _check_nesting(raw: Mapping[str, Any]) -> None:
+  """No field of the record nested more than ``MAX_NESTING`` levels deep
+  (what reads a record's fields, :meth:`RunRecord.to_dict` or a report's
+  labels, goes down them by recursion)."""
+  for name, value in raw.items():
+    if (name in _FIELD_NAMES and type(value) in _NESTED  # pylint: disable=unidiomatic-typecheck
+        and _deeper_than(value, MAX_NESTING)):
+      raise RecordError(BAD_FIELDS, f"{name}: nested too deeply (more than "
+                        f"{MAX_NESTING} levels) to be a run's {name}")
+
+
+def _deeper_than(value: Any, levels: int) -> bool:
+  """Whether the JSON value ``value`` holds objects or arrays nested more
+  than ``levels`` deep (``value`` itself the first), level by level,
+  without recursion (and without a Python loop over a level of arrays: a
+  record holds tens of thousands of words and counts)."""
+  level = [value]
+  for _ in range(levels):
+    if set(map(type, level)) <= _ARRAYS:
+      items = itertools.chain.from_iterable(level)
+    else:
+      items = itertools.chain.from_iterable(
+          item.values() if type(item) is dict else item for item in level)  # pylint: disable=unidiomatic-typecheck
+    level = [item for item in items if type(item) in _NESTED]  # pylint: disable=unidiomatic-typecheck
+    if not level:
+      return False
+  return True
 
 
 def _check_numbers(raw: Mapping[str, Any]) -> None:
