@@ -112,3 +112,18 @@ def test_a_trie_gives_the_dict_of_its_words_one_by_one(path, monkeypatch):
   want = trie._heavy_hitters_one_by_one()  # pylint: disable=protected-access
   assert want  # the seed finds words
   assert list(trie.heavy_hitters().items()) == list(want.items())
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32])
+def test_many_rows_get_the_keys_of_the_matrix_product(dtype):
+  # From 4,096 rows the keys are summed column by column (no int64 copy of
+  # the rows); they must be the matrix product's.
+  rng = np.random.default_rng(5)
+  rows = rng.integers(0, 27, size=(5000, 10)).astype(dtype)
+  rows[np.arange(10) >= rng.integers(1, 11, size=5000)[:, None]] = -1
+  powers = 29 ** np.arange(9, -1, -1, dtype=np.int64)
+  want = (rows.astype(np.int64) + 1) @ powers
+  got = word_votes._alphabetical_keys(rows, 28)  # pylint: disable=protected-access
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(
+      word_votes._alphabetical_keys(rows[:100], 28), want[:100])  # pylint: disable=protected-access

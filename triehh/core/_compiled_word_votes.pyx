@@ -18,7 +18,12 @@ compiler or Cython, :mod:`triehh.core.word_votes` uses numpy).
 import numpy as np
 
 from cpython.dict cimport PyDict_SetItem
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
+
+# Codes as the trie's rows hold them: one byte each for small alphabets.
+ctypedef fused code_t:
+  int8_t
+  int32_t
 
 
 cdef extern from "Python.h":
@@ -30,7 +35,7 @@ cdef extern from "Python.h":
   int PyUnicode_4BYTE_KIND
 
 
-def votes_dict(const uint32_t[::1] points, const int32_t[:, ::1] rows,
+def votes_dict(const uint32_t[::1] points, const code_t[:, ::1] rows,
                const int64_t[::1] lengths, const int64_t[::1] votes):
   """``{word(r): votes[r]}`` for the rows in their order, where ``word(r)``
   is the characters ``points[rows[r, j]]`` for ``j < lengths[r]``.
@@ -69,7 +74,7 @@ def votes_dict(const uint32_t[::1] points, const int32_t[:, ::1] rows,
 
 
 cdef inline int _write(uint8_t *ascii, uint32_t *ucs4, const uint32_t *points,
-                       Py_ssize_t size, const int32_t *codes, Py_ssize_t m,
+                       Py_ssize_t size, const code_t *codes, Py_ssize_t m,
                        Py_ssize_t r) except -1:
   """Writes the ``m`` characters of ``codes`` to ``ascii`` or else
   ``ucs4``; raises ValueError on a code outside the ``size`` symbols."""

@@ -121,13 +121,14 @@ class TrieLevel:
     return bool(self.prefixes.shape[0] or self.terminated.shape[0])
 
 
-def _word_rows(found: list[tuple[int, TrieLevel]]
+def _word_rows(found: list[tuple[int, TrieLevel]], dtype=np.int32
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """The words of levels ``(depth, level)`` as one ``int32`` matrix of codes
-  (end symbol dropped, -1 past each word), their lengths and their votes:
-  what :mod:`triehh.core.word_votes` ranks and decodes at once."""
+  """The words of levels ``(depth, level)`` as one matrix of codes
+  (``dtype``; end symbol dropped, -1 past each word), their lengths and
+  their votes: what :mod:`triehh.core.word_votes` ranks and decodes at
+  once."""
   rows = np.full((sum(level.terminated.shape[0] for _, level in found),
-                  max(found[-1][0] - 1, 1)), -1, dtype=np.int32)
+                  max(found[-1][0] - 1, 1)), -1, dtype=dtype)
   lengths = np.empty(rows.shape[0], dtype=np.int64)
   at = 0
   for depth, level in found:
@@ -256,7 +257,10 @@ class Trie:
              if level.terminated.shape[0]]
     if not found:
       return {}
-    rows, lengths, votes = _word_rows(found)
+    # One byte a code where the symbols allow: less memory to fill, sort
+    # and gather.
+    rows, lengths, votes = _word_rows(
+        found, np.int8 if len(symbols) <= 127 else np.int32)
     if "\x00" in symbols or np.count_nonzero(rows < 0) != (
         rows.size - lengths.sum()):
       return self._heavy_hitters_one_by_one()  # not one character per code

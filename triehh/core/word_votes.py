@@ -43,12 +43,22 @@ def _alphabetical_keys(rows: np.ndarray, num_symbols: int) -> np.ndarray:
   digits when they fit in 63 bits, else the rows' lexicographic rank."""
   base = num_symbols + 1
   if base ** rows.shape[1] < 2**63:
-    powers = base ** np.arange(rows.shape[1] - 1, -1, -1, dtype=np.int64)
-    # (rows + 1) @ powers, without the temporary: padding adds 0.
-    return rows @ powers + powers.sum()
+    if rows.shape[0] < _FEW_ROWS:  # one call; an int64 copy costs nothing
+      powers = base ** np.arange(rows.shape[1] - 1, -1, -1, dtype=np.int64)
+      return rows @ powers + powers.sum()  # (rows + 1) @ powers: -1 adds 0
+    keys = np.zeros(rows.shape[0], dtype=np.int64)
+    for column in rows.T:  # no int64 copy of the rows
+      keys *= base
+      keys += column
+      keys += 1
+    return keys
   rank = np.empty(rows.shape[0], dtype=np.int64)
   rank[np.lexsort(rows.T[::-1])] = np.arange(rows.shape[0])
   return rank
+
+
+# Below this many rows, keys come from one matrix product.
+_FEW_ROWS = 4096
 
 
 def _descending(values: np.ndarray) -> np.ndarray:
