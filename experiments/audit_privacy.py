@@ -94,8 +94,14 @@ def _adjacency() -> str:
   return adjacency
 
 
-# Flags only the several-word audit reads (the Sentiment140 sample).
-SEVERAL_WORDS_ONLY = ("data_path", "data_seed")
+# Flags only the several-word audit reads (the Sentiment140 sample, and the
+# number of its words audited), with why the one-word audit has no use for
+# them.
+SEVERAL_WORDS_ONLY = {
+    "data_path": "the one-word audit draws its own tiny populations",
+    "data_seed": "the one-word audit draws its own tiny populations",
+    "audit_words": "the one-word audit has one target word",
+}
 
 
 def main(argv):
@@ -104,10 +110,9 @@ def main(argv):
   if FLAGS.mechanism == "several_words":
     _several_words()
     return
-  for name in SEVERAL_WORDS_ONLY:
+  for name, why in SEVERAL_WORDS_ONLY.items():
     if shared_flags.given(name):
-      raise ValueError(f"--{name} is for --mechanism=several_words (the "
-                       "one-word audit draws its own tiny populations)")
+      raise ValueError(f"--{name} is for --mechanism=several_words ({why})")
   num_users = shared_flags.value_or("num_users", NUM_USERS)
   epsilon = shared_flags.value_or("epsilon", None)
   if FLAGS.theta is None and epsilon is None:

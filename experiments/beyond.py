@@ -115,6 +115,35 @@ flags.register_validator(
     "--total_epsilon must be a positive finite number")
 
 
+# The parts each part-specific flag applies to; given with none of them in
+# --parts, it would do nothing and is refused.
+_PART_FLAGS = {
+    "runs": ("iblt", "passes", "availability"),
+    "iblt_runs": ("iblt",),
+    "iblt_default_users": ("iblt",),
+    "iblt_epsilons": ("iblt",),
+    "pass_counts": ("passes",),
+    "fractions": ("availability",),
+    "total_epsilon": ("passes", "availability", "counts"),
+    "default_users": ("passes", "availability", "counts"),
+    "sentiment140_path": ("iblt", "passes", "counts"),
+    "counts_runs": ("counts",),
+    "counts_sfp_runs": ("counts",),
+    "counts_iblt_runs": ("counts",),
+    "counts_epsilons": ("counts",),
+    "counts_shares": ("counts",),
+}
+
+
+def check_part_flags() -> None:
+  """Refuses a flag given for parts that ``--parts`` leaves out."""
+  for name, parts in _PART_FLAGS.items():
+    if shared_flags.given(name) and not set(parts) & set(FLAGS.parts):
+      raise ValueError(
+          f"--{name} applies to --parts={','.join(parts)} only; add "
+          f"{' or '.join(parts)} to --parts (now {','.join(FLAGS.parts)})")
+
+
 def sample_path() -> str | None:
   """``--sentiment140_path`` (an error if it cannot be read), else
   ``$TRIEHH_SENTIMENT140``, else the shared sample; None if absent."""
@@ -128,6 +157,7 @@ def report_dir() -> str:
 
 def settings() -> beyond_runs.Settings:
   """The runs the flags ask for."""
+  check_part_flags()
   for name in ("default_users", "iblt_default_users"):  # before any run
     try:
       synthetic.check_num_users(FLAGS[name].value,

@@ -81,9 +81,19 @@ def _run_line(run: int, seed: int, result, found: int) -> str:
           f"{result.seconds:.2f} s")
 
 
+def check_flags() -> None:
+  """Refuses a flag partition selection does not use: ``--max_length``
+  (the words are released whole, with no length cap)."""
+  if shared_flags.given("max_length"):
+    raise ValueError(
+        f"--max_length={FLAGS.max_length} does not apply to partition "
+        "selection: it releases whole words, with no length cap")
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  check_flags()
   shared_flags.check_data_flags()
   single_run.run_all(single_run.Algorithm(
       prepare=lambda data: None, built="built",

@@ -25,6 +25,7 @@ from experiments import flags as shared_flags
 from experiments import single_run
 from triehh.baselines import count_mean_sketch
 from triehh.baselines import sfp
+from triehh.baselines import sfp_decode
 from triehh.baselines import sfp_encoding
 from triehh.core import memory
 
@@ -103,9 +104,10 @@ def _run_line(run: int, seed: int, result, found: int) -> str:
 
 def check_sketch_flags() -> None:
   """Refuses, before any data is built, a ``--cms_m`` that is not a power
-  of two, ``--cms_k`` and ``--cms_m`` whose sketches would not fit in
-  memory, an odd ``--sfp_length`` and a ``--fragment_alphabet`` holding the
-  padding symbol, each naming its flag."""
+  of two, ``--cms_k`` and ``--cms_m`` whose sketches (one per fragment
+  position of ``--sfp_length``) would not fit in memory, an odd
+  ``--sfp_length`` and a ``--fragment_alphabet`` holding the padding
+  symbol, each naming its flag."""
   if FLAGS.sfp_length % 2:
     raise ValueError(f"flag --sfp_length={FLAGS.sfp_length}: must be even "
                      "(SFP's fragments are 2 characters)")
@@ -120,6 +122,12 @@ def check_sketch_flags() -> None:
   except memory.InsufficientMemoryError as err:
     raise memory.InsufficientMemoryError(
         f"flag --cms_k={FLAGS.cms_k:,} --cms_m={FLAGS.cms_m:,}: {err}") from err
+  try:
+    sfp_decode.check_sketches_fit(FLAGS.cms_k, FLAGS.cms_m, FLAGS.sfp_length)
+  except memory.InsufficientMemoryError as err:
+    raise memory.InsufficientMemoryError(
+        f"flag --cms_k={FLAGS.cms_k:,} --cms_m={FLAGS.cms_m:,} "
+        f"--sfp_length={FLAGS.sfp_length:,}: {err}") from err
 
 
 def _call(population, config, seed):

@@ -97,8 +97,10 @@ for _name in ("settings", "epsilons", "top_ts", "workers"):
 
 
 def _k_anonymity(text: str) -> int | str:
-  """An item of --k_anonymities: ``theta`` or a whole number >= 1."""
-  return text if text == "theta" else shared_flags.count_item(1)(text)
+  """An item of --k_anonymities: ``theta`` or a whole number from 1 to
+  IBLT's largest."""
+  return text if text == "theta" else shared_flags.count_item(
+      1, iblt.MAX_K_ANONYMITY)(text)
 
 
 def _engine_item(text: str) -> str:
@@ -294,6 +296,8 @@ def check_flags() -> list[grid.Cell]:
                      "kept and resumed from)")
   algorithms = list(FLAGS.algorithms)
   _refuse_flags_of_absent_algorithms(algorithms)
+  if "sfp" in algorithms:
+    run_sfp.check_sketch_flags()
   engines = ([run_triehh.check_engine(e, "--engines")
               for e in _list("engines")] if "triehh" in algorithms
              else [registry.FAST])

@@ -269,3 +269,18 @@ def test_exposed_words_spread_over_stems():
   assert extensions(words, "abc") == extensions(words, "bcd") == 2
   more = sw.exposed_words(pop, setup, 6, per_prefix=5)
   assert extensions(more, "abc") >= 3
+
+
+def test_levels_no_word_reaches_have_no_votes():
+  # Every word ("ab$", "b$") ends by level 3 of 6: levels 4 to 6 hold no
+  # prefix at all, and the audit runs on the words there are.
+  bags = [{"ab": 1, "b": 1}] * 30 + [{"b": 1}] * 10
+  pop = population_lib.Population.from_user_words(bags, max_length=5)
+  setup = tiny_setup(40, 4, 20, 5)
+  votes = sw.prefix_votes(pop, setup)
+  assert votes.shape == (2, 6) and not votes[:, 3:].any()
+  ab = list(pop.vocabulary).index("ab")
+  assert votes[ab, :3] == pytest.approx([20 * 15 / 40, 20 * 15 / 40,
+                                         20 * 15 / 40])
+  result = sw.audit(pop, setup, num_words=2)
+  assert {p.word for p in result.pairs} == {"ab", "b"}

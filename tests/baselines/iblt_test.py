@@ -13,6 +13,8 @@ from triehh.theory import policy  # pylint: disable=g-import-not-at-top
 import triehh  # pylint: disable=g-import-not-at-top
 from tests import reference  # pylint: disable=g-import-not-at-top
 from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+from triehh.baselines import iblt_rounds  # pylint: disable=g-import-not-at-top
+from triehh.core import memory  # pylint: disable=g-import-not-at-top
 
 # One capacity for every run below, so one compiled computation per k.
 CAPACITY = 64
@@ -243,3 +245,48 @@ def test_slow_rounds_say_so_on_stderr(monkeypatch, capsys):
   said = capsys.readouterr().err
   assert "triehh: drawing the users of the IBLT rounds took" in said
   assert "triehh: 2 rounds of TFF's IBLT computation took" in said
+
+
+# The checks made before any round is drawn or TFF runs.
+USERS = triehh.Population.from_user_words(
+    ["sun"] * 40 + ["moon"] * 25 + [f"rare{i}" for i in range(35)])
+
+
+@pytest.fixture
+def no_draw(monkeypatch):
+  """Fails a test that draws a round (the checks come before)."""
+  def draw(*args, **kwargs):
+    raise AssertionError("a round was drawn")
+  monkeypatch.setattr(iblt_rounds, "draw_rounds", draw)
+
+
+@pytest.mark.parametrize("k_anonymity, match", [
+    (10**30, r"^k_anonymity must be in \[1, 2147483647\], got 10{30}$"),
+    (2**31, r"^k_anonymity must be in \[1, 2147483647\]"),
+    (11, r"^k_anonymity=11 is above the 10 users of a round \(batch size\): "
+         r"no string can be sent by that many of them, so nothing would be "
+         r"released; use k_anonymity <= 10$"),
+])
+def test_a_k_anonymity_no_round_can_reach_is_refused(no_draw, k_anonymity,
+                                                     match):
+  with pytest.raises(ValueError, match=match):
+    iblt.plan_run(USERS, k_anonymity=k_anonymity, batch_size=10)
+
+
+def test_rounds_beyond_memory_are_refused_before_the_draw(no_draw,
+                                                          monkeypatch):
+  monkeypatch.setattr(memory, "available_bytes", lambda: 2**20)
+  # 10 users a round: 560 bytes, so 1,872 rounds fit in 1 MiB.
+  with pytest.raises(memory.InsufficientMemoryError, match=(
+      r"^num_rounds=100,000,000 rounds of 10 users would need about 52\.2 "
+      r"GiB of memory, more than the 1\.0 MiB available; use num_rounds <= "
+      r"1,872 \(or fewer users per round\)$")):
+    iblt.plan_run(USERS, k_anonymity=1, batch_size=10, num_rounds=10**8)
+  # Disjoint rounds stop when every user took part: 10 rounds.
+  with pytest.raises(AssertionError, match="a round was drawn"):
+    iblt.plan_run(USERS, k_anonymity=1, batch_size=10, num_rounds=10**8,
+                  rounds="disjoint")
+
+
+def test_rounds_bytes():
+  assert iblt.rounds_bytes(3, 10) == 3 * (10 * 16 + 400)

@@ -128,6 +128,15 @@ def test_bad_options_are_named(options, error, needle):
     ps.select_words(pop, **options)
 
 
+@pytest.mark.parametrize("delta", [None, 1e-6])
+def test_one_user_is_refused_naming_the_minimum(delta):
+  one = Population.from_user_words(["a"])
+  with pytest.raises(ValueError, match=r"^partition selection needs at least "
+                     r"2 users, got n=1 \(delta = 1/n\^2 would be 1"):
+    ps.check(one, epsilon=1.0, delta=delta)
+  assert ps.check(Population.from_user_words(["a", "b"]), epsilon=1.0) == 0.25
+
+
 def test_a_population_is_required():
   with pytest.raises(TypeError, match="Population"):
     ps.select_words(["a", "b"], epsilon=1.0)

@@ -188,3 +188,33 @@ class DecodeMemoryTest(parameterized.TestCase):
     with mock.patch.object(memory, "available_bytes", return_value=2**31):
       self.assertIsNone(sfp.check(self._population(), epsilon=4.0,
                                   fragment_alphabet="data"))
+
+
+class SketchesMemoryTest(parameterized.TestCase):
+  """Sketches of every fragment position that would not fit are refused
+  before any report is drawn."""
+
+  def test_sketches_bytes_count_every_position(self):
+    one = sfp_decode.sketches_bytes(2048, 1024, 2)
+    self.assertEqual(sfp_decode.sketches_bytes(2048, 1024, 1000) - one,
+                     499 * 2048 * 1024 * sfp_decode.SKETCH_BYTES_PER_CELL)
+
+  def test_a_long_length_is_refused_naming_k_and_length(self):
+    # 500 positions of the default 2048 x 1024 cells: about 11.8 GiB; one
+    # sketch alone fits in 2 GiB.
+    words = ["ab", "cd"] * 300
+    with mock.patch.object(memory, "available_bytes", return_value=2**31):
+      with self.assertRaisesRegex(
+          memory.InsufficientMemoryError,
+          r"^SFP's 500 fragment sketches \(length=1,000 / 2 positions\) of "
+          r"k=2,048 x m=1,024 cells would need about 11\.8 GiB of memory, "
+          r"more than the 2\.0 GiB available; use k <= 347 at "
+          r"length=1,000, or length <= 164 at k=2,048, or a smaller m$"):
+        triehh.sfp_discover(words, epsilon=4.0, length=1000)
+      population = population_lib.as_population(words, 10)
+      with self.assertRaisesRegex(memory.InsufficientMemoryError,
+                                  "500 fragment sketches"):
+        sfp.check(population, epsilon=4.0, length=1000, k=2048)
+      self.assertIsNone(sfp.check(population, epsilon=4.0, length=1000,
+                                  k=256))
+      self.assertIsNone(sfp.check(population, epsilon=4.0, length=1000))

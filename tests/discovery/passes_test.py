@@ -43,6 +43,19 @@ def test_advanced_split_meets_the_total(num_passes):
   assert budget.delta_prime == pytest.approx(5e-7)
 
 
+def test_advanced_total_beyond_floating_point_is_infinite():
+  assert passes.advanced_total(1e6, 1e-9, 2, 1e-9)[0] == math.inf
+
+
+@pytest.mark.parametrize("epsilon", [1e6, 1e300])
+def test_a_huge_total_epsilon_splits_without_overflow(epsilon):
+  budget = passes.split_budget(epsilon, 1e-8, 3, "advanced")
+  assert budget.epsilon < 710 and budget.total_epsilon <= epsilon
+  # The 1e-9 margin on a per-pass epsilon of hundreds: about 1e-6 of it.
+  assert budget.total_epsilon == pytest.approx(epsilon, rel=1e-5)
+  assert passes.split_budget(epsilon, 1e-8, 3).composition == "basic"
+
+
 def test_best_picks_the_larger_per_pass_epsilon():
   few = passes.split_budget(4.0, 1e-6, 2, "best")
   assert few.composition == "basic"  # 2.0 against about 0.4

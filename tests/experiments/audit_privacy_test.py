@@ -187,3 +187,12 @@ def test_one_word_refuses_the_several_word_data_flags(flag):
   assert out.stderr.strip() == (
       f"error: {flag.split('=')[0]} is for --mechanism=several_words (the "
       "one-word audit draws its own tiny populations)")
+
+
+def test_one_word_refuses_audit_words():
+  # It was ignored (exit 0), where --data_seed is refused.
+  out = run("--runs_per_side=0", "--audit_words=5")
+  assert (out.returncode, out.stdout) == (1, ""), out.stderr
+  assert out.stderr.strip() == (
+      "error: --audit_words is for --mechanism=several_words (the one-word "
+      "audit has one target word)")

@@ -98,6 +98,20 @@ def test_beyond_checks_every_flag_and_path_before_any_run(no_work, places):
     assert refused(beyond, out, *flags) == line
 
 
+@pytest.mark.parametrize("flag, line", [
+    ("--counts_runs=3", "error: --counts_runs applies to --parts=counts "
+     "only; add counts to --parts (now passes)"),
+    ("--iblt_runs=3", "error: --iblt_runs applies to --parts=iblt only; add "
+     "iblt to --parts (now passes)"),
+    ("--fractions=0.5", "error: --fractions applies to --parts=availability "
+     "only; add availability to --parts (now passes)"),
+])
+def test_beyond_refuses_flags_of_parts_left_out(no_work, places, flag, line):
+  # They were accepted and did nothing.
+  assert refused(beyond, f"--output_dir={places['out']}", "--parts=passes",
+                 flag) == line
+
+
 def test_reproduce_checks_every_flag_and_path_before_planning(no_work,
                                                               places):
   out = f"--output_dir={places['out']}"
@@ -251,3 +265,24 @@ def test_a_size_that_does_not_fit_names_its_flag(monkeypatch, module, flags,
   assert err.strip().startswith(needle), err
   assert "would need about" in err and len(err.strip().splitlines()) == 1
   assert "data:" not in out  # refused before a population was built
+
+
+@pytest.mark.parametrize("module,flags", [
+    ("run_sfp", ()),
+    ("sweep", ("--algorithms=sfp", "--output_dir={tmp}", "--noprogress")),
+])
+def test_sketches_of_every_fragment_position_must_fit(tmp_path, monkeypatch,
+                                                      module, flags):
+  # One 2048 x 1024 sketch fits in 2 GiB; 500 of them (length 1000) do not.
+  from experiments import run_sfp  # pylint: disable=g-import-not-at-top
+  from triehh.core import memory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(memory, "available_bytes", lambda: 2**31)
+  driver = {"run_sfp": run_sfp, "sweep": sweep}[module]
+  status, out, err = drivers.run_in_process(
+      driver, "--sfp_length=1000", "--num_users=3000", "--cache_dir=",
+      *(f.format(tmp=tmp_path) for f in flags))
+  assert (status, out) == (1, ""), (out, err)
+  assert err.startswith(
+      "error: flag --cms_k=2,048 --cms_m=1,024 --sfp_length=1,000: SFP's 500 "
+      "fragment sketches"), err
+  assert len(err.strip().splitlines()) == 1

@@ -160,6 +160,8 @@ def test_value_or_is_the_drivers_default_unless_the_flag_is_given():
     (["--algorithms=sfp,sfp"], "lists sfp twice"),
     (["--deltas=1e-6,0.000001"], "(1e-6 and 0.000001 are the same value)"),
     (["--k_anonymities=theta,theta"], "lists theta twice"),
+    (["--k_anonymities=1e30"], "'1e30' is not a whole number from 1 to "
+     "2,147,483,647"),
     (["--results=a,,b"], "an empty path"),
 ])
 def test_flags_are_refused_when_parsed_naming_the_value(modules, args,

@@ -68,6 +68,8 @@ def test_sweep_cells_per_strategy_and_a_summary(tmp_path):
 @pytest.mark.parametrize("flags, needle", [
     (("--partition_strategy=policy_gaussian",), "--partition_strategy"),
     (("--max_partitions_contributed=0",), "--max_partitions_contributed"),
+    (("--max_length=1",), "error: --max_length=1 does not apply to partition "
+     "selection: it releases whole words, with no length cap"),
 ])
 def test_bad_flags_are_named(flags, needle):
   status, _, err = drivers.run_in_process(run_partition_selection, *flags)

@@ -97,7 +97,9 @@ def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
     (("--iblt_secure_sum_bitwidth=32",), "--iblt_secure_sum_bitwidth "
      "applies to IBLT cells only"),
     (("--algorithms=iblt", "--k_anonymities=0"), "--k_anonymities=0: '0' "
-     "is not a whole number >= 1"),
+     "is not a whole number from 1 to 2,147,483,647"),
+    (("--algorithms=sfp", "--sfp_length=3"), "flag --sfp_length=3: must be "
+     "even"),
     (("--algorithms=iblt", "--k_anonymities=theta,3,theta"),
      "--k_anonymities=theta,3,theta: lists theta twice"),
     (("--algorithms=iblt", "--iblt_secure_sum_bitwidth=63"),
@@ -122,8 +124,9 @@ def test_a_flag_that_applies_to_no_cell_is_an_error(tmp_path, flags, message):
      "too few"),
     (("--theta=2", "--batch_size=500"), "triehh/fast default/single theta=2",
      "Theorem 1 needs theta"),
-    (("--algorithms=triehh,sfp", "--epsilons=8", "--sfp_length=3",
-      *SMALL_SFP), "sfp default/single eps=8", "length must be even"),
+    (("--algorithms=triehh,sfp", "--epsilons=8", "--sfp_length=50000",
+      *SMALL_SFP), "sfp default/single eps=8", "SFP needs at least 25000 "
+     "users"),
     (("--algorithms=triehh,iblt", "--epsilons=8", "--iblt_capacity=5"),
      "iblt default/single k=theta m at eps=8", "capacity=5 is below the"),
 ])

@@ -329,6 +329,8 @@ def prefix_votes(population: population_lib.Population,
   entry_share = pop.entry_count / pop.user_totals[users]
   out = np.zeros(pop.codes.shape)
   for level in range(1, pop.codes.shape[1] + 1):
+    if pop.num_prefixes[level] == 0:  # no word is this long: no votes
+      continue
     ids = pop.prefix_ids[level]
     at = ids[pop.entry_word]
     mass = np.bincount(at[at >= 0], weights=entry_share[at >= 0],

@@ -67,6 +67,7 @@ import time
 import numpy as np
 
 from triehh.baselines import iblt_rounds
+from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import progress
 from triehh.core import ranking
@@ -83,6 +84,15 @@ ROUNDS = ("sampled", "disjoint")
 # Appended to a truncated output when it is scored (IBLTResult.scored).
 TRUNCATED_MARK = " [truncated]"
 _TENSOR_BYTES = 8  # the IBLT's tensors are int64
+# The largest k_anonymity taken: TFF compares it with the clients' counts
+# in a tensor (a larger Python int overflows there), and no round has as
+# many users.
+MAX_K_ANONYMITY = 2**31 - 1
+# Memory of the drawn rounds (measured): per user of a round, its index and
+# its word's vocabulary index (8 bytes each); per round, its arrays' and
+# tuple's overhead.
+ROUND_BYTES_PER_USER = 16
+ROUND_BYTES_OVERHEAD = 400
 
 
 @dataclasses.dataclass(frozen=True)
@@ -296,9 +306,12 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
   TensorFlow (the sketch's shape is TFF's).
 
   Raises:
-    TypeError, ValueError: on a bad option (named) or a capacity below a
-      round's distinct strings.
-    MemoryError: if a round would not fit in memory (with the estimate).
+    TypeError, ValueError: on a bad option (named), a ``k_anonymity``
+      above the users of a round, or a capacity below a round's distinct
+      strings.
+    MemoryError: if a round would not fit in memory (with the estimate);
+      :class:`~triehh.core.memory.InsufficientMemoryError` (also a
+      ``ValueError``) before any draw if the rounds' users would not.
   """
   seed = validation.check_seed(seed)
   if memory_bytes is not None:
@@ -313,6 +326,7 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
       repetitions=repetitions, num_rounds=num_rounds,
       max_memory_fraction=max_memory_fraction)
   m = iblt_rounds.round_size(pop, max_length, batch_size, epsilon, delta)
+  _check_rounds(pop, m, options, num_rounds)
   with progress.said_if_slow("drawing the users of the IBLT rounds"):
     drawn = iblt_rounds.draw_rounds(pop, m, options["rounds"], num_rounds,
                                     seed)
@@ -335,7 +349,8 @@ def _checked_options(*, k_anonymity, capacity, string_max_bytes,
                      max_memory_fraction) -> tuple[dict, int | None]:
   """The run's options checked (a :class:`RunPlan`'s ``options``, capacity
   possibly ``None``), and ``num_rounds``."""
-  k_anonymity = validation.check_int("k_anonymity", k_anonymity)
+  k_anonymity = validation.check_int("k_anonymity", k_anonymity, 1,
+                                     MAX_K_ANONYMITY)
   string_max_bytes = validation.check_int("string_max_bytes",
                                           string_max_bytes)
   repetitions = validation.check_int("repetitions", repetitions, 3)
@@ -356,14 +371,43 @@ def _checked_options(*, k_anonymity, capacity, string_max_bytes,
   return options, num_rounds
 
 
+def rounds_bytes(num_rounds: int, batch_size: int) -> int:
+  """The memory of ``num_rounds`` drawn rounds of ``batch_size`` users."""
+  return num_rounds * (batch_size * ROUND_BYTES_PER_USER
+                       + ROUND_BYTES_OVERHEAD)
+
+
+def _check_rounds(pop: population_lib.Population, m: int, options: dict,
+                  num_rounds: int | None) -> None:
+  """Refuses, before any round is drawn, a ``k_anonymity`` above the ``m``
+  users of a round (nothing could be released) and rounds whose users
+  would not fit in memory, naming ``k_anonymity`` or ``num_rounds``."""
+  k = options["k_anonymity"]
+  if k > m:
+    raise ValueError(
+        f"k_anonymity={k:,} is above the {m:,} users of a round (batch "
+        "size): no string can be sent by that many of them, so nothing "
+        f"would be released; use k_anonymity <= {m:,}")
+  passes = -(-pop.num_users // m)
+  if num_rounds is None:
+    num_rounds = passes if options["rounds"] == "disjoint" else 1
+  elif options["rounds"] == "disjoint":
+    num_rounds = min(num_rounds, passes)
+  per_round = rounds_bytes(1, m)
+  memory.check_fits(
+      f"num_rounds={num_rounds:,} rounds of {m:,} users", num_rounds
+      * per_round, lambda available: "use num_rounds <= "
+      f"{memory.most_that_fit(per_round, available):,} (or fewer users per "
+      "round)")
+
+
 def _capacity(pop: population_lib.Population,
               drawn: list[tuple[np.ndarray, np.ndarray]],
               capacity: int | None, string_max_bytes: int) -> int:
   """The sketch's capacity: ``capacity``, or the most distinct cut strings
   of a round's participants; a capacity below that is refused."""
-  cuts = [{cut(str(w), string_max_bytes) for w in pop.vocabulary[words]}
-          for _, words in drawn]
-  needed = max(len(c) for c in cuts)
+  needed = max(len({cut(str(w), string_max_bytes)
+                    for w in pop.vocabulary[words]}) for _, words in drawn)
   if capacity is None:
     capacity = needed
   if capacity < needed:
@@ -399,7 +443,7 @@ def iblt_discover(user_words, *, k_anonymity: int,
     user_words: one entry per user, a ``str`` or a mapping word -> count, or
       a :class:`triehh.Population` (as for :func:`triehh.discover`).
     k_anonymity: release strings sent by at least this many clients of a
-      round.
+      round (at most the users of a round).
     capacity: distinct strings the sketch holds; ``None``: the most distinct
       cut strings of a round's participants. A smaller value is refused.
     string_max_bytes: cut strings to this many UTF-8 bytes.
@@ -409,7 +453,8 @@ def iblt_discover(user_words, *, k_anonymity: int,
       ``epsilon`` and ``delta`` (Corollary 1, ``delta`` defaults to 1/n^2).
     epsilon, delta: TrieHH's target privacy, only to size the rounds.
     num_rounds: IBLT rounds; ``None``: 1 (``"sampled"``) or enough disjoint
-      passes to cover every user (``"disjoint"``).
+      passes to cover every user (``"disjoint"``). Rounds whose users would
+      not fit in memory are refused before any is drawn.
     rounds: ``"sampled"`` (each round a fresh TrieHH-style sample) or
       ``"disjoint"`` (each round from the users not yet drawn).
     seed: seed of the sampling (TrieHH's seed gives TrieHH's users).
@@ -428,9 +473,10 @@ def iblt_discover(user_words, *, k_anonymity: int,
     An :class:`IBLTResult`.
 
   Raises:
-    ValueError: on a bad option (named) or a capacity below a round's
-      distinct strings.
-    MemoryError: if a round would not fit in memory (with the estimate).
+    ValueError: on a bad option (named), a ``k_anonymity`` above the users
+      of a round, or a capacity below a round's distinct strings.
+    MemoryError: if a round, or the rounds' users, would not fit in memory
+      (with the estimate).
   """
   plan = plan_run(
       user_words, k_anonymity=k_anonymity, capacity=capacity,

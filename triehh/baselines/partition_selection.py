@@ -148,11 +148,16 @@ def check(population: population_lib.Population, *, epsilon: float,
   """The options checked; returns delta (``1/n^2`` when None).
 
   Raises:
-    TypeError, ValueError: naming the option at fault.
+    TypeError, ValueError: naming the option at fault; a population of
+      fewer than 2 users (``delta = 1/n^2`` would be 1, no guarantee).
   """
   if not isinstance(population, population_lib.Population):
     raise TypeError("population must be a triehh Population, got "
                     f"{type(population).__name__}")
+  if population.num_users < 2:
+    raise ValueError(
+        "partition selection needs at least 2 users, got n="
+        f"{population.num_users} (delta = 1/n^2 would be 1: no guarantee)")
   validation.check_positive("epsilon", epsilon)
   validation.check_choice("strategy", strategy, STRATEGIES)
   validation.check_int("max_partitions_contributed",

@@ -284,6 +284,15 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
   return options
 
 
+def _check_sketch(k: int, m: int, length: int) -> tuple[int, int]:
+  """``k`` and ``m`` if they are valid and the sketches of every fragment
+  position fit in memory; an error naming them otherwise."""
+  k = validation.check_int("k (number of hash functions)", k, 1)
+  m = cms_lib.check_width(m)
+  sfp_decode.check_sketches_fit(k, m, length)
+  return k, m
+
+
 def check(population: population_lib.Population, *,
           epsilon: float | None = None, delta: float | None = None,
           top_t: int = DEFAULT_TOP_T, length: int = DEFAULT_LENGTH,
@@ -293,13 +302,16 @@ def check(population: population_lib.Population, *,
           num_threads: int | None = None, check_puzzle_hash: bool = False,
           max_candidates: int = DEFAULT_MAX_CANDIDATES,
           allow_no_guarantee: bool = False,
-          stitching: str = DEFAULT_STITCHING) -> None:
+          stitching: str = DEFAULT_STITCHING, k: int | None = None,
+          m: int | None = None) -> None:
   """Checks :func:`sfp_discover`'s options on ``population`` without running.
 
   The options are those of :func:`sfp_discover`; the checks are the ones it
   makes before any report is drawn: the options against each other and the
-  population, then the privacy calibration (central to local epsilon). The
-  sketch's ``k`` and ``m`` are checked when the sketch is made.
+  population, then the privacy calibration (central to local epsilon).
+  When ``k`` or ``m`` is given (the other at its default), so are the
+  sketches: valid, and those of every fragment position (``length / 2``)
+  in memory; otherwise :func:`sfp_discover` checks them.
 
   Raises:
     ValueError, TypeError: what :func:`sfp_discover` raises for them.
@@ -312,6 +324,9 @@ def check(population: population_lib.Population, *,
       max_candidates=max_candidates, stitching=stitching)
   sfp_privacy.calibrate(population.num_users, epsilon, delta, epsilon_local,
                         options.word_budget, allow_no_guarantee)
+  if k is not None or m is not None:
+    _check_sketch(cms_lib.DEFAULT_K if k is None else k,
+                  cms_lib.DEFAULT_M if m is None else m, options.length)
 
 
 # ---- the run ----------------------------------------------------------------
@@ -465,6 +480,9 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
     ValueError: on a bad option; with fewer users than fragment positions,
       or when a position receives no report; when no word can be rebuilt
       from the fragment alphabet.
+    memory.InsufficientMemoryError: before any report is drawn, when the
+      ``k x m`` sketches of the ``length / 2`` fragment positions would not
+      fit in memory.
   """
   pop = _as_population(user_words, alphabet, unknown)
   opts = _check_options(
@@ -478,6 +496,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
                                   allow_no_guarantee)
   if seed is not None:
     validation.check_int("seed", seed, low=0)
+  k, m = _check_sketch(k, m, opts.length)
   rng = np.random.default_rng(seed)
   hashing = _hashing(privacy, hash_seed, k, m, rng)
 

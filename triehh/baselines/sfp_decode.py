@@ -84,6 +84,44 @@ def check_decode_fits(options: sfp_options.Options) -> None:
       decode_bytes(options), hint)
 
 
+# Bytes per sketch cell per fragment position held at the decode's peak
+# (measured): every position's int32 sums, their int32 stack, and the
+# stack's absolute values or its transposed table.
+SKETCH_BYTES_PER_CELL = 12
+
+
+def sketches_bytes(k: int, m: int, length: int) -> int:
+  """The memory of SFP's fragment sketches, one of ``k x m`` cells per
+  position (``length / 2`` of them), at the decode's peak, with the hash
+  tables and a position's collection."""
+  per_k = (cms_lib.table_bytes(1, sfp_encoding.KEY_BYTES)
+           + cms_lib.collect_bytes(1, m)
+           + length // 2 * m * SKETCH_BYTES_PER_CELL)
+  return k * per_k
+
+
+def check_sketches_fit(k: int, m: int, length: int) -> None:
+  """Raises :class:`~triehh.core.memory.InsufficientMemoryError` naming
+  ``k``, ``m`` and ``length`` when the fragment sketches of every position
+  would not fit in memory, before any report is drawn, with the largest
+  ``k`` and ``length`` that fit."""
+  positions = length // 2
+
+  def hint(available: int) -> str:
+    most_k = memory.most_that_fit(sketches_bytes(1, m, length), available)
+    fixed = k * (cms_lib.table_bytes(1, sfp_encoding.KEY_BYTES)
+                 + cms_lib.collect_bytes(1, m))
+    most_positions = memory.most_that_fit(k * m * SKETCH_BYTES_PER_CELL,
+                                          available, fixed)
+    return (f"use k <= {most_k:,} at length={length:,}, or length <= "
+            f"{2 * most_positions:,} at k={k:,}, or a smaller m")
+
+  memory.check_fits(
+      f"SFP's {positions:,} fragment sketches (length={length:,} / 2 "
+      f"positions) of k={k:,} x m={m:,} cells",
+      sketches_bytes(k, m, length), hint)
+
+
 def _row_blocks(bounds: np.ndarray, limit: int) -> list[int]:
   """Starts of consecutive blocks of rows whose ``bounds`` sum to at most
   ``limit`` (a row over the limit gets a block of its own)."""

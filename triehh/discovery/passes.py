@@ -99,10 +99,15 @@ def advanced_total(epsilon: float, delta: float, num_passes: int,
   """The advanced composition theorem's total for ``P`` passes.
 
   ``(sqrt(2 P ln(1/delta')) epsilon + P epsilon (e^epsilon - 1),
-  P delta + delta')``.
+  P delta + delta')``; the epsilon is ``inf`` when ``e^epsilon`` is beyond
+  floating point (``epsilon`` over about 709).
   """
+  try:
+    growth = math.expm1(epsilon)
+  except OverflowError:
+    growth = math.inf
   total = (math.sqrt(2.0 * num_passes * math.log(1.0 / delta_prime)) * epsilon
-           + num_passes * epsilon * math.expm1(epsilon))
+           + num_passes * epsilon * growth)
   return total, min(1.0, num_passes * delta + delta_prime)
 
 
@@ -151,7 +156,10 @@ def split_budget(epsilon: float, delta: float, num_passes: int,
   pass_epsilon = epsilon
   if excess(epsilon) > 0:  # the root, a relative 1e-9 below (rounding)
     from scipy import optimize  # pylint: disable=g-import-not-at-top
-    pass_epsilon = optimize.brentq(excess, 0.0, epsilon, xtol=1e-15,
+    # The root has P x (e^x - 1) < epsilon, so x < max(1, ln(1 + epsilon)):
+    # a bracket whose totals stay finite for any finite epsilon.
+    high = min(epsilon, max(1.0, math.log1p(epsilon)))
+    pass_epsilon = optimize.brentq(excess, 0.0, high, xtol=1e-15,
                                    rtol=1e-13) * (1.0 - 1e-9)
   total = advanced_total(pass_epsilon, pass_delta, num_passes, delta_prime)
   advanced = Budget(ADVANCED, num_passes, float(pass_epsilon), pass_delta,
