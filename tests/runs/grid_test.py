@@ -121,7 +121,7 @@ def test_iblt_cells_given_theta_for_triehh_still_vary_with_epsilon():
 
 
 @pytest.mark.parametrize("options, k, message", [
-    ({}, 0, "k_anonymity must be >= 1"),
+    ({}, 0, "k_anonymity must be in [1, 2147483647], got 0"),
     ({"capacity": 2}, None, "capacity=2 is below the"),
     ({"rounds": "all"}, None, "rounds must be one of"),
     ({"secure_sum_bitwidth": 63}, None, "secure_sum_bitwidth must be in"),
