@@ -137,9 +137,10 @@ def test_the_default_store_is_in_the_cache_directory(monkeypatch):
 def test_the_key_covers_all_the_code_that_searches():
   # The key holds the sources of the search and of the accountant modules it
   # calls (poisson_calibration.SOURCES): none of them may use code of the
-  # project from another file (validation checks arguments, the store
-  # stores, progress says a slow search on stderr). A new import here must
-  # join the key, or this list.
+  # project from another file (validation and limits check arguments,
+  # memory refuses sizes that would not fit, the store stores, progress
+  # says a slow search on stderr). A new import here must join the key, or
+  # this list.
   import ast  # pylint: disable=g-import-not-at-top
   import importlib  # pylint: disable=g-import-not-at-top
   sources = {os.path.abspath(path) for path in poisson_calibration.SOURCES}
@@ -162,6 +163,7 @@ def test_the_key_covers_all_the_code_that_searches():
         if os.path.abspath(module.__file__) not in sources:
           outside.add(module.__name__)
   assert outside == {"triehh.core.validation", "triehh.core.progress",
+                     "triehh.core.memory", "triehh.theory.limits",
                      "triehh.theory.calibration_store"}
 
 

@@ -1,6 +1,7 @@
 """Tests of the counting phase's accounting (triehh/theory/counting.py)."""
 
 import math
+import sys
 
 import pytest
 
@@ -30,6 +31,24 @@ def test_split_budget_gives_each_phase_its_share():
 def test_check_sample_rate_names_the_argument(rate):
   with pytest.raises(ValueError, match=rf"count_sample_rate={rate}"):
     counting.check_sample_rate(rate)
+
+
+@pytest.mark.parametrize("rate", [5e-324, 1e-310, 1e-100, 1e-16])
+def test_a_sample_rate_too_small_to_account_is_refused(rate):
+  # dp_accounting failed on these ("a must be greater than b. Got a=inf and
+  # b=inf", "deltas are not in non-increasing order").
+  match = (r"^count_sample_rate must be at least 2\.220446049250313e-16, the "
+           r"float spacing at 1: .* cannot be accounted, got "
+           rf"count_sample_rate={rate!r}$")
+  with pytest.raises(ValueError, match=match):
+    counting.check_sample_rate(rate)
+  with pytest.raises(ValueError, match=match):
+    counting.calibrate_noise(1.0, 1e-6, rate)
+
+
+def test_the_least_sample_rate_is_taken():
+  least = sys.float_info.epsilon
+  assert counting.check_sample_rate(least) == least
 
 
 @pytest.mark.parametrize("rate", [1.0, 0.3, 0.02])

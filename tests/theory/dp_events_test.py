@@ -97,3 +97,51 @@ def test_a_noisy_tries_params_are_named_with_where_to_look():
     dp_events.run_event(params)
   with pytest.raises(TypeError, match="result.guarantee"):
     mechanism.Guarantee.of(params)
+
+
+@pytest.mark.parametrize("epsilon, delta, match", [
+    (float("inf"), 1e-6, r"^epsilon must be a finite number >= 0, got "
+     r"epsilon=inf$"),
+    (float("nan"), 1e-6, r"^epsilon must be a finite number >= 0, got "
+     r"epsilon=nan$"),
+    (-1.0, 1e-6, r"^epsilon must be a finite number >= 0, got epsilon=-1\.0$"),
+    (1.0, 1.0, r"^delta must be in \[0, 1\), got delta=1\.0$"),
+    (1.0, float("nan"), r"^delta must be in \[0, 1\), got delta=nan$"),
+])
+def test_a_theorem_one_event_checks_its_fields(epsilon, delta, match):
+  # inf and nan were taken, then failed in the accountant ("cannot convert
+  # float infinity to integer").
+  with pytest.raises(ValueError, match=match):
+    dp_events.TheoremOneDpEvent(epsilon, delta)
+
+
+@pytest.mark.parametrize("rate, theta, error, match", [
+    (None, None, TypeError, r"^sampling_rate must be a number, got None$"),
+    ("0.3", 20, TypeError, r"^sampling_rate must be a number, got '0\.3'$"),
+    (1.0, 20, ValueError, r"^sampling_rate must be in \(0, 1\) "),
+    (0.3, None, TypeError, r"^theta must be an integer, got None$"),
+    (0.3, 20.5, TypeError, r"^theta must be an integer, got 20\.5$"),
+    (0.3, 0, ValueError, r"^theta must be >= 1, got 0$"),
+])
+def test_a_level_event_checks_its_fields(rate, theta, error, match):
+  # (None, None) failed in the accountant; ('0.3', 20) was composed.
+  with pytest.raises(error, match=match):
+    dp_events.TrieHHLevelDpEvent(rate, theta)
+
+
+def test_an_infinite_epsilon_never_reaches_the_accountant():
+  accountant = dp_events.PLDAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_SPECIAL)
+  with pytest.raises(ValueError, match="^epsilon must be a finite number"):
+    accountant.compose(dp_events.TheoremOneDpEvent(float("inf"), 1.0))
+
+
+def test_a_composition_too_long_is_refused_before_it_starts(monkeypatch):
+  monkeypatch.setattr(poisson, "_run_loss", lambda *a: 1 / 0)
+  accountant = dp_events.PLDAccountant()
+  event = dp_accounting.SelfComposedDpEvent(
+      dp_events.TrieHHLevelDpEvent(0.3, 20), 1001)
+  with pytest.raises(ValueError, match=r"^num_levels=1001 levels would take "
+                     r"about [\d.]+ (minutes|hours) to account for Poisson "
+                     r"sampling"):
+    accountant.compose(event)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 from absl.testing import absltest
 from absl.testing import parameterized
+import pytest
 from scipy import special
 from scipy import stats
 
@@ -263,6 +264,119 @@ class CalibrateTest(parameterized.TestCase):
   def test_too_few_users(self):
     with self.assertRaisesRegex(ValueError, "too few for Poisson sampling"):
       poisson_calibration.calibrate(3, 11, 0.1, 1e-12)
+
+
+
+def _composing(*args, **kwargs):
+  raise AssertionError(f"composed a privacy loss: {args} {kwargs}")
+
+
+_TOO_LONG = (
+    "num_levels=10000 levels would take about 8.3 hours to account for "
+    "Poisson sampling at theta=15, rate 0.05 and discretization=0.001 (the "
+    "accountant composes each level's privacy loss L times, a cost that "
+    "grows as L^2), over the 10 s allowed; use num_levels <= 183 (words of "
+    "at most 182 characters: max_length <= 182) or fixed-size batches "
+    '(sampling="fixed"), whose guarantee composes nothing')
+
+
+def test_a_composition_too_long_is_refused_at_once(monkeypatch):
+  # epsilon_for_delta(0.05, 15, 10**4, 1e-12) ran for minutes. Refused
+  # before composing: a spy, not a wall-clock bound.
+  monkeypatch.setattr(poisson, "_run_loss", _composing)
+  with pytest.raises(ValueError) as refused:
+    poisson.epsilon_for_delta(0.05, 15, 10**4, 1e-12)
+  assert str(refused.value) == _TOO_LONG
+
+
+@pytest.mark.parametrize("call", [
+    lambda: poisson.delta_for_epsilon(0.3, 20, 1001, 1.0),
+    lambda: poisson.run_loss(0.3, 20, 1001),
+    lambda: poisson.epsilon_for_delta(0.3, 20, 1001, 1e-8,
+                                      adjacency="REPLACE_ONE"),
+])
+def test_every_composition_of_given_parameters_is_bounded(call, monkeypatch):
+  monkeypatch.setattr(poisson, "_run_loss", _composing)
+  with pytest.raises(ValueError, match=r"^num_levels=1001 levels would take "
+                     r"about [\d.]+ (minutes|hours) to account for Poisson "
+                     r"sampling at theta=20, rate 0\.3 .* use num_levels <= "
+                     r"\d+ \(words of at most \d+ characters"):
+    call()
+
+
+def test_the_largest_number_of_levels_advised_is_allowed():
+  with pytest.raises(ValueError, match=r"use num_levels <= 160 "):
+    poisson.check_composition(0.3, 20, 161, 1e-3, 0.0, False)
+  poisson.check_composition(0.3, 20, 160, 1e-3, 0.0, False)
+
+
+def test_a_level_grid_too_large_for_memory_is_refused(monkeypatch):
+  # discretization=1e-9 tried to allocate 20.2 GiB, 1e-7 12.9 GiB.
+  monkeypatch.setattr(poisson.memory, "available_bytes", lambda: 2**34)
+  with pytest.raises(poisson.memory.InsufficientMemoryError, match=(
+      r"^discretization=1e-09 \(at theta=15: 5,416,100,410 grid cells of a "
+      r"level's privacy loss\) would need about 3\.0 TiB of memory, more "
+      r"than the 16\.0 GiB available; use a coarser discretization \(the "
+      r"default is 0\.001\)$")):
+    poisson.epsilon_for_delta(0.05, 15, 11, 1e-12, discretization=1e-9)
+  with pytest.raises(poisson.memory.InsufficientMemoryError,
+                     match=r"^discretization=1e-07 \(at theta=15: "):
+    poisson.epsilon_for_delta(0.05, 15, 11, 1e-12, discretization=1e-7)
+
+
+def test_a_level_grid_too_slow_to_compute_is_refused(monkeypatch):
+  monkeypatch.setattr(poisson.memory, "available_bytes", lambda: 2**40)
+  with pytest.raises(ValueError, match=(
+      r"^discretization=5e-07 \(at theta=15: 10,832,209 grid cells of a "
+      r"level's privacy loss\) would take about 16\.2 s to compute, over the "
+      r"10 s allowed; use a coarser discretization")):
+    poisson.delta_for_epsilon(0.05, 15, 11, 1.0, discretization=5e-7)
+
+
+def test_a_huge_theta_is_refused_before_its_tails_are_summed(monkeypatch):
+  # theta=10**9 tried to allocate 7.45 GiB for one binomial tail.
+  monkeypatch.setattr(poisson.memory, "available_bytes", lambda: 2**34)
+  with pytest.raises(poisson.memory.InsufficientMemoryError, match=(
+      r"^theta=1,000,000,000 \([\d,]+ binomial tails summed term by term, "
+      r"[\d,]+ terms\) would need about .* of memory, more than the 16\.0 "
+      r"GiB available; use a smaller theta$")):
+    poisson.epsilon_for_delta(0.05, 10**9, 11, 1e-12)
+
+
+def test_a_composition_too_large_for_memory_is_refused(monkeypatch):
+  poisson.level_loss(0.3, 20)  # computed, then too little memory is left
+  monkeypatch.setattr(poisson.memory, "available_bytes", lambda: 4 * 10**6)
+  with pytest.raises(poisson.memory.InsufficientMemoryError,
+                     match=r"^num_levels=50 levels \([\d,]+ cells of the "
+                     r"composed privacy loss\) would need about"):
+    poisson.delta_for_epsilon(0.3, 20, 50, 1.0)
+
+
+@pytest.mark.parametrize("epsilon", [-5.0, math.inf, math.nan])
+def test_delta_for_epsilon_refuses_a_negative_or_infinite_epsilon(epsilon):
+  # -5.0 was accepted.
+  with pytest.raises(ValueError, match=r"^epsilon must be a finite number "
+                     rf">= 0, got epsilon={epsilon}$"):
+    poisson.delta_for_epsilon(0.05, 15, 11, epsilon)
+
+
+@pytest.mark.parametrize("call", [
+    lambda r: poisson.run_loss(r, 20, 11),
+    lambda r: poisson.level_loss(r, 20),
+])
+def test_a_rate_that_is_no_number_is_refused(call):
+  # '0.3' was taken for 0.3.
+  with pytest.raises(TypeError, match="^the sampling rate must be a number, "
+                     "got '0.3'$"):
+    call("0.3")
+
+
+@pytest.mark.parametrize("discretization", [0.0, -1e-3, math.nan, "x"])
+def test_a_discretization_that_is_no_positive_number_is_refused(
+    discretization):
+  with pytest.raises((TypeError, ValueError), match="^discretization must "):
+    poisson.delta_for_epsilon(0.05, 15, 11, 1.0,
+                              discretization=discretization)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,24 @@
 """Tests of the privacy policy: what is refused, what epsilon is reported."""
 
 import math
+import re
+import sys
 
 from absl.testing import parameterized
 import pytest
 
 from triehh.core import population as population_lib
+from triehh.theory import accountants
+from triehh.theory import counting
 from triehh.theory import crowding
+from triehh.theory import noisy_trie
 from triehh.theory import poisson
 from triehh.theory import poisson_calibration
 from triehh.theory import policy
+from triehh.theory import privacy
+from triehh.theory import utility
+from triehh.theory.mechanism import Mechanism
+from triehh.theory.mechanism import NoisyTarget
 from triehh.theory.mechanism import Target
 
 
@@ -435,3 +444,92 @@ def test_a_declared_population_smaller_than_the_one_present_is_refused():
                      "the n=10,000 users the population holds"):
     policy.resolve(10_000, 10, Target(4.0, population_size=30,
                                       sampling="poisson"))
+
+
+# Every public function that takes a delta, as (the name it gives, a call).
+_TAKES_A_DELTA = [
+    ("delta", lambda d: Target(4.0, delta=d)),
+    ("delta", lambda d: Mechanism(theta=20, sampling_rate=0.3, delta=d)),
+    ("delta", lambda d: NoisyTarget(4.0, delta=d)),
+    ("delta", lambda d: policy.resolve_params(
+        10_000, 10, epsilon=4.0, delta=d, sampling="poisson")),
+    ("delta", lambda d: policy.resolve_params(
+        10_000, 10, theta=20, sampling_rate=0.3, delta=d, sampling="poisson")),
+    ("delta", lambda d: policy.resolve_params(10**6, 10, epsilon=4.0,
+                                              delta=d)),
+    ("delta", lambda d: privacy.calibrate(10**6, 11, 4.0, d)),
+    ("delta", lambda d: privacy.lambert_theta(d)),
+    ("delta", lambda d: poisson.epsilon_for_delta(0.05, 15, 11, d)),
+    ("delta", lambda d: poisson_calibration.calibrate(10_000, 11, 4.0, d)),
+    ("delta", lambda d: utility.min_population(1e-3, 4.0, delta=d)),
+    ("delta", lambda d: counting.split_budget(4.0, d, 0.1)),
+    ("delta (counting share)", lambda d: counting.calibrate_noise(1.0, d,
+                                                                  1.0)),
+    ("delta", lambda d: noisy_trie.calibrate(6, 4.0, d)),
+]
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-323, 1e-322, 1e-321, 1e-310])
+@pytest.mark.parametrize("name, call", _TAKES_A_DELTA)
+def test_a_subnormal_delta_is_refused_wherever_a_delta_is_taken(name, call,
+                                                                delta):
+  # Target(4.0, delta=5e-324) was calibrated to theta=400, q=0.14656, where
+  # one level alone has delta(epsilon) = 5.6e-323: subnormal floats cannot
+  # be accounted.
+  with pytest.raises(ValueError, match=(
+      rf"^{re.escape(name)} must be at least 2\.2250738585072014e-308, the "
+      r"least normal float: a smaller \(subnormal\) delta cannot be "
+      rf"accounted, got {re.escape(name)}={delta!r}$")):
+    call(delta)
+
+
+@pytest.mark.parametrize("name, call", _TAKES_A_DELTA[:3])
+def test_the_least_normal_delta_is_taken(name, call):
+  del name
+  assert call(sys.float_info.min).delta == sys.float_info.min
+
+
+_TOO_MANY = (r"^n \(number of users\) must be at most 2\*\*62 - 1 = "
+             r"4611686018427387903 users, got about ")
+
+
+@pytest.mark.parametrize("n, about", [(10**400, "1.00e+400"),
+                                      (2**62, "4.61e+18")],
+                         ids=["10**400", "2**62"])
+@pytest.mark.parametrize("call", [
+    lambda n: privacy.guarantee(n, 11, theta=15, gamma=12.0),
+    lambda n: privacy.calibrate(n, 11, 4.0, 1e-12),
+    lambda n: privacy.check_conditions(n, 15, 12.0),
+    lambda n: poisson_calibration.calibrate(n, 11, 4.0, 1e-12),
+    lambda n: policy.resolve_params(n, 10, epsilon=4.0, delta=1e-12),
+    lambda n: policy.resolve(n, 10, Target(4.0, delta=1e-12,
+                                           sampling="poisson")),
+    lambda n: utility.discovery_rate(100, n, 1000, 15, 11),
+])
+def test_more_users_than_a_population_holds_are_refused(call, n, about):
+  # 10**400 raised OverflowError "int too large to convert to float".
+  with pytest.raises(ValueError, match=_TOO_MANY + re.escape(about) + "$"):
+    call(n)
+
+
+def test_a_declared_population_beyond_the_bound_is_refused():
+  with pytest.raises(ValueError, match=r"^population_size \(the declared, "
+                     r"public number of users\) must be at most 2\*\*62 - 1"):
+    Target(4.0, population_size=2**62)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: policy.resolve(6000, 1000, m),
+    lambda m: accountants.POISSON.guarantee(m, 10**4, 1000),
+])
+def test_a_mechanism_too_long_to_account_is_refused(call, monkeypatch):
+  # discover(['sun'] * 6000, Mechanism(theta=20, sampling_rate=0.3),
+  # max_length=1000) ran for minutes; as the calibration of a Target is.
+  monkeypatch.setattr(poisson, "_run_loss", lambda *a: 1 / 0)
+  mechanism = Mechanism(theta=20, sampling_rate=0.3, sampling="poisson")
+  with pytest.raises(ValueError, match=(
+      r"^num_levels=1001 levels would take about [\d.]+ minutes to account "
+      r"for Poisson sampling at theta=20, rate 0\.3 and discretization="
+      r"0\.001 .* use num_levels <= \d+ \(words of at most \d+ characters: "
+      r"max_length <= \d+\) or fixed-size batches")):
+    call(mechanism)

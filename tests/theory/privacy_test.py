@@ -3,6 +3,7 @@
 from fractions import Fraction
 import math
 import re
+import sys
 
 from absl.testing import parameterized
 import pytest
@@ -224,13 +225,24 @@ class ExtremeInputsTest(parameterized.TestCase):
       privacy.calibrate(10**6, 11, 1e6, 1e-12)
 
   def test_smallest_delta(self):  # was OverflowError
-    cal = privacy.calibrate(10**6, 11, 4.0, 5e-324)
-    self.assertLessEqual(cal.delta, 5e-324)
+    least = sys.float_info.min  # the least delta accounted
+    cal = privacy.calibrate(10**6, 11, 4.0, least)
+    self.assertLessEqual(cal.delta, least)
     self.assertLessEqual(cal.epsilon, 4.0)
-    # The smallest theta whose exact Theorem 1 delta is at most 5e-324.
+    # The smallest theta whose exact Theorem 1 delta is at most that.
     smallest = next(t for t in range(4, 1000) if Fraction(
-        t - 2, (t - 3) * math.factorial(t)) <= Fraction(5e-324))
+        t - 2, (t - 3) * math.factorial(t)) <= Fraction(least))
     self.assertGreaterEqual(cal.theta, smallest)
+
+  @parameterized.parameters(5e-324, 1e-320, 1e-310)
+  def test_a_subnormal_delta_is_refused(self, delta):
+    # 5e-324 was calibrated; subnormal floats cannot be accounted.
+    for call in (lambda: privacy.calibrate(10**6, 11, 4.0, delta),
+                 lambda: privacy.lambert_theta(delta)):
+      with self.assertRaisesRegex(
+          ValueError, r"^delta must be at least 2\.2250738585072014e-308, "
+          r"the least normal float: .*, got delta="):
+        call()
 
   @parameterized.parameters(math.inf, math.nan, -1.0, 0.0)
   def test_bad_gamma(self, gamma):

@@ -213,3 +213,69 @@ def test_fractional_or_missing_counts_are_named(call, error, match):
   # was taken; n=nan said "batch_size must be in [1, n=nan]".
   with pytest.raises(error, match=match):
     call()
+
+
+@pytest.mark.parametrize("delta, error, match", [
+    ("abc", TypeError, r"^delta must be a number, got 'abc'$"),
+    (lambda n: "x", TypeError, r"^delta must be a number, got 'x'$"),
+    (True, TypeError, r"^delta must be a number, got True$"),
+    (2.0, ValueError, r"^delta must be in \(0, 1\), got delta=2\.0$"),
+    (-1, ValueError, r"^delta must be in \(0, 1\), got delta=-1\.0$"),
+    (math.nan, ValueError, r"^delta must be in \(0, 1\), got delta=nan$"),
+    (0, ValueError, r"^delta must be in \(0, 1\), got delta=0\.0$"),
+    (lambda n: 2.0, ValueError, r"^delta must be in \(0, 1\) \(its value at "
+     r"n=16\), got delta=2\.0$"),
+    (5e-324, ValueError, r"^delta must be at least 2\.2250738585072014e-308"),
+])
+def test_min_population_names_a_bad_delta(delta, error, match):
+  # These said "could not convert string to float", "'<' not supported",
+  # or "no population up to n=10^12 discovers ...", hiding the bad delta.
+  with pytest.raises(error, match=match):
+    utility.min_population(1e-3, 4.0, delta=delta)
+
+
+@pytest.mark.parametrize("upper, error, match", [
+    ("x", TypeError, r"^upper must be an integer, got 'x'$"),
+    (0, ValueError, r"^upper must be in \[2, 4611686018427387903\], got 0$"),
+    (-5, ValueError, r"^upper must be in \[2, 4611686018427387903\], got -5$"),
+    (1.5, ValueError, r"^upper must be a whole number in \[2, "),
+    (math.nan, ValueError, r"^upper must be a whole number in \[2, "),
+])
+def test_min_population_names_a_bad_upper(upper, error, match):
+  # 0, -5 and 1.5 were accepted; nan returned an answer.
+  with pytest.raises(error, match=match):
+    utility.min_population(1e-3, 4.0, upper=upper)
+
+
+def test_min_population_searches_no_further_than_upper():
+  answer = utility.min_population(1e-3, 4.0)
+  assert utility.min_population(1e-3, 4.0, upper=answer) == answer
+  assert utility.min_population(1e-3, 4.0, upper=float(answer)) == answer
+  # An upper below the search's first guess (16) is searched up to itself.
+  with pytest.raises(ValueError, match=r"^no population up to n=10 "):
+    utility.min_population(1e-3, 4.0, upper=10)
+  with pytest.raises(ValueError, match=rf"^no population up to "
+                     rf"n={answer - 1} "):
+    utility.min_population(1e-3, 4.0, upper=answer - 1)
+
+
+@pytest.mark.parametrize("count, error, match", [
+    ("5", TypeError, r"^count must be numbers \(users holding the sequence\)"),
+    (10**30, ValueError, r"^count must be in \[0, 2\*\*62 - 1\] \(users "
+     r"holding the sequence\), got about 1\.00e\+30$"),
+    (-1, ValueError, r"^count must be in \[0, 2\*\*62 - 1\] \(users holding "
+     r"the sequence\), got -1$"),
+    ([5, -2], ValueError, r"got -2$"),
+    (math.nan, ValueError, r"got nan$"),
+])
+def test_poisson_discovery_rate_names_a_bad_count(count, error, match):
+  # Were a numpy UFuncTypeError, "ufunc '_binom_sf' not supported", or an
+  # error not naming count.
+  with pytest.raises(error, match=match):
+    utility.poisson_discovery_rate(count, 0.1, 10, 11)
+
+
+def test_level_rate_says_which_count_is_out_of_range():
+  with pytest.raises(ValueError, match=r"^count must be in \[0, n=100000\] "
+                     r"\(users holding the sequence\), got 1000000$"):
+    utility.level_rate(10**6, 10**5, 100, 10)

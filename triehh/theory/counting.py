@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
 
 import numpy as np
 from scipy import special
@@ -46,6 +47,7 @@ from triehh.core import results
 from triehh.core import validation
 from triehh.theory import _search
 from triehh.theory import hockey_stick
+from triehh.theory import limits
 from triehh.theory import poisson
 from triehh.theory.adjacency import Adjacency
 
@@ -59,6 +61,10 @@ _SIGMA_TOLERANCE = 1e-4
 # (its losses span about 1/sigma^2: 8 GB near sigma = 1e-6, at epsilon =
 # 1e6). A target it meets more than fully is reported at this sigma.
 LEAST_SIGMA = 0.1
+# The least counting sample rate accounted: the float spacing at 1. The
+# subsampled Gaussian's loss, log(1 - q + q e^x), loses a smaller q beside
+# 1 - q (dp_accounting fails below 2^-53, and from 1e-310).
+LEAST_SAMPLE_RATE = sys.float_info.epsilon
 # The first raise of an FFT epsilon that the direct sum refuses, relative.
 _FFT_NUDGE = 1e-6
 
@@ -104,7 +110,7 @@ def split_budget(epsilon: float, delta: float,
   rest; by basic composition the two phases are within ``(epsilon,
   delta)``."""
   epsilon = validation.check_positive("epsilon", epsilon)
-  delta = validation.check_probability("delta", delta)
+  delta = limits.check_delta("delta", delta)
   share = check_count_share(count_share)
   return BudgetSplit(
       discovery_epsilon=epsilon * (1.0 - share),
@@ -115,11 +121,19 @@ def split_budget(epsilon: float, delta: float,
 
 def check_sample_rate(sample_rate: float,
                       name: str = "count_sample_rate") -> float:
-  """``sample_rate`` as a float in (0, 1], else an error naming it as
-  ``name`` (``count_sample_rate``, or a driver's flag)."""
-  return validation.check_rate(
+  """``sample_rate`` as a float in [``LEAST_SAMPLE_RATE``, 1], else an
+  error naming it as ``name`` (``count_sample_rate``, or a driver's
+  flag)."""
+  sample_rate = validation.check_rate(
       name, sample_rate, "the probability that a user joins the counting "
       "sample")
+  if sample_rate < LEAST_SAMPLE_RATE:
+    raise ValueError(
+        f"{name} must be at least {LEAST_SAMPLE_RATE!r}, the float spacing "
+        "at 1: a smaller rate vanishes beside 1 in the subsampled "
+        "Gaussian's privacy loss, which then cannot be accounted, got "
+        f"{name}={sample_rate!r}")
+  return sample_rate
 
 
 # Cached: the noise searches ask for the same sigmas again (their brackets
@@ -158,7 +172,7 @@ def calibrate_noise(epsilon_c: float, delta_c: float,
   """
   return _calibrate_noise(
       validation.check_positive("epsilon (counting share)", epsilon_c),
-      validation.check_probability("delta (counting share)", delta_c),
+      limits.check_delta("delta (counting share)", delta_c),
       check_sample_rate(sample_rate))
 
 
@@ -326,7 +340,7 @@ def _check_total_delta(discovery: results.RunParams, delta: float) -> float:
     raise ValueError("discovery ran without a privacy guarantee "
                      f"(accounting={discovery.accounting!r}); nothing to "
                      "compose")
-  delta = validation.check_probability("delta", delta)
+  delta = limits.check_delta("delta", delta)
   if not delta - discovery.delta > 0:
     raise ValueError(f"delta={delta:.3g} leaves nothing for counting after "
                      f"discovery's delta={discovery.delta:.3g}")
@@ -481,8 +495,7 @@ def calibrate_total(discovery: results.RunParams, epsilon: float,
     counting_epsilon = validation.check_positive("counting_epsilon",
                                                  counting_epsilon)
   if counting_delta is not None:
-    counting_delta = validation.check_probability("counting_delta",
-                                                  counting_delta)
+    counting_delta = limits.check_delta("counting_delta", counting_delta)
   delta = _check_total_delta(discovery, delta)
   counting_epsilon, counting_delta = _basic_share(
       discovery, epsilon, delta, counting_epsilon, counting_delta)

@@ -29,6 +29,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import math
 
 import attr
 import dp_accounting
@@ -39,6 +40,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from triehh.core import choices
 from triehh.core import results
+from triehh.core import validation
 from triehh.theory import pld
 from triehh.theory import poisson
 from triehh.theory.adjacency import Adjacency
@@ -55,6 +57,13 @@ class TrieHHLevelDpEvent(dp_event.DpEvent):
   sampling_rate: float
   theta: int
 
+  def __attrs_post_init__(self):
+    object.__setattr__(self, "sampling_rate", validation.check_probability(
+        "sampling_rate", self.sampling_rate,
+        "the probability that a user takes part in a level"))
+    object.__setattr__(self, "theta", validation.check_int("theta",
+                                                           self.theta))
+
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class TheoremOneDpEvent(dp_event.DpEvent):
@@ -63,6 +72,17 @@ class TheoremOneDpEvent(dp_event.DpEvent):
 
   epsilon: float
   delta: float
+
+  def __attrs_post_init__(self):
+    epsilon = validation.check_real("epsilon", self.epsilon)
+    if not 0.0 <= epsilon < math.inf:  # also refuses nan
+      raise ValueError(f"epsilon must be a finite number >= 0, got "
+                       f"epsilon={epsilon}")
+    delta = validation.check_real("delta", self.delta)
+    if not 0.0 <= delta < 1.0:  # also refuses nan
+      raise ValueError(f"delta must be in [0, 1), got delta={delta}")
+    object.__setattr__(self, "epsilon", epsilon)
+    object.__setattr__(self, "delta", delta)
 
 
 def run_event(params: results.RunParams) -> dp_event.DpEvent:

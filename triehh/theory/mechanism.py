@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from triehh.core import choices
 from triehh.core import validation
+from triehh.theory import limits
 from triehh.theory.adjacency import Adjacency
 
 
@@ -69,7 +70,7 @@ class _Shape:
     if self.adjacency is not None:
       self._set("adjacency", Adjacency.of(self.adjacency))
     if self.population_size is not None:
-      self._set("population_size", validation.check_int(
+      self._set("population_size", limits.check_users(
           "population_size (the declared, public number of users)",
           self.population_size))
     self._set("num_sub_rounds", validation.check_int("num_sub_rounds",
@@ -125,7 +126,7 @@ class Target(_Shape):
   def __post_init__(self):
     self._set("epsilon", validation.check_positive("epsilon", self.epsilon))
     if self.delta is not None:
-      self._set("delta", validation.check_probability("delta", self.delta))
+      self._set("delta", limits.check_delta("delta", self.delta))
     if self.theta is not None:
       self._set("theta", validation.check_int("theta", self.theta))
     self._check_shape()
@@ -181,7 +182,7 @@ class Mechanism(_Shape):
     if self.gamma is not None:
       self._set("gamma", validation.check_positive("gamma", self.gamma))
     if self.delta is not None:
-      self._set("delta", validation.check_probability("delta", self.delta))
+      self._set("delta", limits.check_delta("delta", self.delta))
     self._check_shape()
 
   def run_options(self) -> dict:
@@ -224,8 +225,8 @@ class NoisyTarget:
     object.__setattr__(self, "epsilon",
                        validation.check_positive("epsilon", self.epsilon))
     if self.delta is not None:
-      object.__setattr__(self, "delta", validation.check_probability(
-          "delta", self.delta))
+      object.__setattr__(self, "delta", limits.check_delta("delta",
+                                                           self.delta))
     object.__setattr__(self, "false_positive_rate",
                        validation.check_probability(
                            "false_positive_rate", self.false_positive_rate,
@@ -233,7 +234,7 @@ class NoisyTarget:
     object.__setattr__(self, "chars_per_level", validation.check_int(
         "chars_per_level", self.chars_per_level))
     if self.population_size is not None:
-      object.__setattr__(self, "population_size", validation.check_int(
+      object.__setattr__(self, "population_size", limits.check_users(
           "population_size (the declared, public number of users)",
           self.population_size))
     object.__setattr__(self, "noise_multipliers",

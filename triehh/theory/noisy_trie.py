@@ -74,6 +74,7 @@ from scipy import special
 
 from triehh.core import progress
 from triehh.core import validation
+from triehh.theory import limits
 from triehh.theory import mechanism as mechanism_lib
 from triehh.theory.adjacency import Adjacency
 from triehh.theory.mechanism import Guarantee
@@ -239,7 +240,7 @@ def epsilon(params: NoisyTrieParams, delta: float, *,
             discretization: float = DEFAULT_DISCRETIZATION) -> float:
   """The run's epsilon at ``delta``, both directions (dp_accounting's PLD
   accountant, pessimistic, ``ADD_OR_REMOVE_ONE``; module docstring)."""
-  validation.check_probability("delta", delta)
+  limits.check_delta("delta", delta)
   return _epsilon(params.sigma, params.sampling_rate, params.num_levels,
                   delta, discretization, params.noise_multipliers)
 
@@ -370,7 +371,7 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   multipliers = check_multipliers(noise_multipliers, num_levels)
   validation.check_positive("epsilon", epsilon_target)
   validation.check_positive("discretization", discretization)
-  validation.check_probability("delta", delta)
+  limits.check_delta("delta", delta)
   rates = sorted({validation.check_rate("sampling rate", q)
                   for q in sampling_rates}, reverse=True)
   if not rates:

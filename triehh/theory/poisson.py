@@ -94,7 +94,9 @@ import math
 import numpy as np
 from scipy import special
 
+from triehh.core import memory
 from triehh.core import validation
+from triehh.theory import limits
 from triehh.theory import pld
 from triehh.theory.adjacency import Adjacency
 
@@ -195,6 +197,7 @@ def _tail_by_terms(x: int, trials: np.ndarray, rate: float, *,
   the last term still counts.
   """
   n = np.asarray(trials, dtype=float)[:, None]
+  _check_terms_fit(x, n.shape[0], lower_tail)
   log_q, log_not_q = math.log(rate), math.log1p(-rate)
 
   def terms(first: int, last: int) -> np.ndarray:  # i = first..last
@@ -223,6 +226,19 @@ def _tail_by_terms(x: int, trials: np.ndarray, rate: float, *,
           f"within {last} terms")
     upper[high] = sums
   return upper
+
+
+# Peak bytes of _tail_by_terms per term of a tail (measured: 42 to 49).
+_BYTES_PER_TERM = 56
+
+
+def _check_terms_fit(x: int, rows: int, lower_tail: bool) -> None:
+  """InsufficientMemoryError naming theta (``x + 1``) when summing ``rows``
+  tails term by term would not fit."""
+  terms = rows * (x + 1 if lower_tail else 2 * x + _UPPER_TERMS + 1)
+  memory.check_fits(
+      f"theta={x + 1:,} ({rows:,} binomial tails summed term by term, "
+      f"{terms:,} terms)", _BYTES_PER_TERM * terms, "use a smaller theta")
 
 
 def _binom_pmf(x: int, trials: np.ndarray, rate: float) -> np.ndarray:
@@ -279,7 +295,8 @@ def level_loss(rate: float, theta: int,
   """The dominating pair of one level, discretised pessimistically (for
   ``REPLACE_ONE``, its swap product)."""
   return _level_loss(check_rate(rate), validation.check_int("theta", theta),
-                     discretization, replaces(adjacency))
+                     check_discretization(discretization),
+                     replaces(adjacency))
 
 
 def replaces(adjacency) -> bool:
@@ -295,6 +312,7 @@ def _level_loss(rate: float, theta: int, discretization: float,
   the same levels again)."""
   if replace:
     return pld.swap_product(_level_loss(rate, theta, discretization))
+  _check_level_size(theta, discretization)
   top = float(_loss(np.array([theta - 1.0]), rate, theta)[0])
   bottom = math.log1p(-rate)
   # Forward: P-masses at loss rounded up. Cell i holds losses in
@@ -337,8 +355,20 @@ def run_loss(rate: float, theta: int, num_levels: int,
   grow by at most ``num_levels * budget``, and the composition is much
   faster.
   """
-  return _run_loss(*_checked_run(rate, theta, num_levels), discretization,
-                   budget, replaces(adjacency))
+  run = _checked_run(rate, theta, num_levels)
+  discretization = check_discretization(discretization)
+  replace = replaces(adjacency)
+  check_composition(*run, discretization, budget, replace)
+  return _run_loss(*run, discretization, budget, replace)
+
+
+def composed_loss(rate: float, theta: int, num_levels: int,
+                  discretization: float, budget: float,
+                  replace: bool) -> pld.TwoSided:
+  """:func:`run_loss` on checked arguments, its time not estimated: for
+  the calibration, whose own check bounds it
+  (``poisson_calibration.check_calibration_time``)."""
+  return _run_loss(rate, theta, num_levels, discretization, budget, replace)
 
 
 def _checked_run(rate: float, theta: int,
@@ -407,8 +437,14 @@ def delta_for_epsilon(rate: float, theta: int, num_levels: int,
   """delta of Poisson-sampled TrieHH at ``epsilon``, both directions, for
   neighbours under ``adjacency``."""
   run = _checked_run(rate, theta, num_levels)
-  return _run_loss(*run, discretization, 0.0, replaces(adjacency)).delta(
-      validation.check_real("epsilon", epsilon))
+  epsilon = validation.check_real("epsilon", epsilon)
+  if not 0.0 <= epsilon < math.inf:  # also refuses nan
+    raise ValueError(f"epsilon must be a finite number >= 0, got "
+                     f"epsilon={epsilon}")
+  discretization = check_discretization(discretization)
+  replace = replaces(adjacency)
+  check_composition(*run, discretization, 0.0, replace)
+  return _run_loss(*run, discretization, 0.0, replace).delta(epsilon)
 
 
 def epsilon_for_delta(rate: float, theta: int, num_levels: int,
@@ -419,10 +455,12 @@ def epsilon_for_delta(rate: float, theta: int, num_levels: int,
   """The smallest epsilon at which the run is (epsilon, delta)-DP, both
   directions, for neighbours under ``adjacency`` (``inf`` if none)."""
   rate, theta, num_levels = _checked_run(rate, theta, num_levels)
-  delta = validation.check_probability("delta", delta)
-  return _run_loss(rate, theta, num_levels, discretization,
-                   trimming_budget(delta, num_levels),
-                   replaces(adjacency)).epsilon(delta)
+  delta = limits.check_delta("delta", delta)
+  discretization = check_discretization(discretization)
+  budget, replace = trimming_budget(delta, num_levels), replaces(adjacency)
+  check_composition(rate, theta, num_levels, discretization, budget, replace)
+  return _run_loss(rate, theta, num_levels, discretization, budget,
+                   replace).epsilon(delta)
 
 
 def dominating_pair(rate: float, theta: int,
@@ -478,8 +516,99 @@ def dp_accounting_pld(rate: float, theta: int, num_atoms: int,
 
 
 def check_rate(rate: float) -> float:
-  """``rate`` as a float in (0, 1), else a ValueError."""
-  rate = float(rate)
+  """``rate`` as a float in (0, 1), else a TypeError/ValueError."""
+  rate = validation.check_real("the sampling rate", rate)
   if not 0.0 < rate < 1.0:
     raise ValueError(f"the sampling rate must be in (0, 1), got {rate}")
   return rate
+
+
+def check_discretization(discretization) -> float:
+  """``discretization`` as a positive finite float, else an error naming
+  it."""
+  return validation.check_positive("discretization", discretization)
+
+
+# Peak bytes of a level's privacy loss per grid cell, both directions
+# (measured: 588 at theta = 2 to 400 on grids of 1e-5 and 1e-6).
+_LEVEL_BYTES_PER_CELL = 600
+# Seconds per grid cell of a level's privacy loss (measured: 0.6e-6 to
+# 1.3e-6 on a grid of 1e-6); a fifth more here.
+_LEVEL_SECONDS_PER_CELL = 1.5e-6
+_COARSER = (f"use a coarser discretization (the default is "
+            f"{DEFAULT_DISCRETIZATION:g})")
+
+
+def _check_level_size(theta: int, discretization: float) -> None:
+  """Refuses, before any allocation, a level whose grid has too many cells
+  to fit in memory or to be computed within ``limits.MAX_SECONDS``."""
+  cells = 2.0 * math.log(theta) / discretization + 8.0
+  what = (f"discretization={discretization:g} (at theta={theta}: "
+          f"{cells:,.0f} grid cells of a level's privacy loss)")
+  memory.check_fits(what, _LEVEL_BYTES_PER_CELL * cells, _COARSER)
+  seconds = _LEVEL_SECONDS_PER_CELL * cells
+  if seconds > limits.MAX_SECONDS:
+    raise ValueError(f"{what} would take about "
+                     f"{limits.describe_seconds(seconds)} to compute, over "
+                     f"the {limits.MAX_SECONDS:g} s allowed; {_COARSER}")
+
+
+# Seconds per product of a composition's convolutions (measured: 2.6e-10
+# to 4.6e-10 at theta = 5 to 400 over 50 and 150 levels on the default
+# grid).
+_SECONDS_PER_PRODUCT = 5e-10
+# Peak bytes of a composition per cell of the composed distributions
+# (measured: 20, and 36 for replace-one).
+_COMPOSED_BYTES_PER_CELL = 40
+
+
+def check_composition(rate: float, theta: int, num_levels: int,
+                      discretization: float, budget: float,
+                      replace: bool) -> None:
+  """Refuses, before composing, a run whose composition of ``num_levels``
+  levels (each trimmed by ``budget``) would take over
+  ``limits.MAX_SECONDS`` or not fit in memory (estimated from the level's
+  own distribution, as :func:`_run_loss` composes it)."""
+  one = _level_loss(rate, theta, discretization)
+  share = budget / 2 if replace else budget
+  forward, reverse = one.forward.trimmed(share), one.reverse.trimmed(share)
+  per_square = _SECONDS_PER_PRODUCT * _products_per_square(forward, reverse,
+                                                          replace)
+  seconds = per_square * float(num_levels)**2
+  if seconds > limits.MAX_SECONDS:
+    most = math.floor(math.sqrt(limits.MAX_SECONDS / per_square))
+    fewer = (f"use num_levels <= {most} (words of at most {most - 1} "
+             f"characters: max_length <= {most - 1})" if most >= 2
+             else _COARSER)
+    raise ValueError(
+        f"num_levels={num_levels} levels would take about "
+        f"{limits.describe_seconds(seconds)} to account for Poisson "
+        f"sampling at theta={theta}, rate {rate:.6g} and discretization="
+        f"{discretization:g} (the accountant composes each level's privacy "
+        "loss L times, a cost that grows as L^2), over the "
+        f"{limits.MAX_SECONDS:g} s allowed; {fewer} or fixed-size batches "
+        '(sampling="fixed"), whose guarantee composes nothing')
+  cells = num_levels * (forward.probs.size + reverse.probs.size)
+  memory.check_fits(f"num_levels={num_levels} levels ({cells:,} cells of "
+                    "the composed privacy loss)",
+                    _COMPOSED_BYTES_PER_CELL * cells,
+                    "use fewer levels (a smaller max_length) or a coarser "
+                    "discretization")
+
+
+def _products_per_square(forward: pld.LossDistribution,
+                         reverse: pld.LossDistribution,
+                         replace: bool) -> float:
+  """The products the composition's convolutions add, over L^2: step i
+  convolves about ``i`` levels' cells with a level's non-zero entries (all
+  its entries where :func:`pld.convolve` goes dense)."""
+  f, r = forward.probs.size, reverse.probs.size
+  if replace:  # forward L times, then its result with reverse L times
+    return 0.5 * f * _terms(forward) + (f + 0.5 * r) * _terms(reverse)
+  return 0.5 * (f * _terms(forward) + r * _terms(reverse))
+
+
+def _terms(loss: pld.LossDistribution) -> int:
+  """The entries of ``loss`` a convolution with it multiplies by."""
+  nonzero = int(np.count_nonzero(loss.probs))
+  return loss.probs.size if 2 * nonzero > loss.probs.size else nonzero

@@ -22,6 +22,7 @@ from triehh.core import validation
 from triehh.theory import _search as search_lib
 from triehh.theory import adjacency as adjacency_lib
 from triehh.theory import calibration_store
+from triehh.theory import limits
 from triehh.theory import pld
 from triehh.theory import poisson
 from triehh.theory.adjacency import Adjacency
@@ -107,7 +108,7 @@ def max_rate(theta: int, num_levels: int, epsilon: float, delta: float, *,
 # 3.91 s, 70 in 10.2 s (1.7e-9 to 2.1e-9 s per unit); a fifth more here.
 _SECONDS_PER_UNIT = 2.5e-9
 # The longest calibration started, as estimated (L <= 63 on the default grid).
-MAX_CALIBRATION_SECONDS = 10.0
+MAX_CALIBRATION_SECONDS = limits.MAX_SECONDS
 
 
 def check_calibration_time(num_levels: int, discretization: float) -> None:
@@ -123,9 +124,7 @@ def check_calibration_time(num_levels: int, discretization: float) -> None:
     return
   most = int(discretization * math.sqrt(MAX_CALIBRATION_SECONDS
                                         / _SECONDS_PER_UNIT))
-  took = (f"{seconds / 3600:.1f} hours" if seconds >= 3600
-          else f"{seconds / 60:.1f} minutes" if seconds >= 60
-          else f"{seconds:.1f} s")
+  took = limits.describe_seconds(seconds)
   raise ValueError(
       f"num_levels={num_levels} levels would take about {took} to calibrate "
       f"for Poisson sampling at discretization={discretization:g} (the "
@@ -161,21 +160,21 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
       (nothing could be found), or before any work, when so many levels
       would take too long (:func:`check_calibration_time`).
   """
-  n = validation.check_int("n (number of users)", n)
+  n = limits.check_users("n (number of users)", n)
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   discretization = validation.check_positive("discretization", discretization)
   check_calibration_time(num_levels, discretization)
   epsilon = validation.check_positive("epsilon", epsilon)
-  delta = validation.check_probability("delta", delta)
+  delta = limits.check_delta("delta", delta)
   if theta is not None:
     theta = validation.check_int("theta", theta)
   adjacency = Adjacency.of(adjacency)
   theta, rate = _search(num_levels, float(epsilon), float(delta), theta,
                         float(discretization), adjacency)
   _check_calibrated_rate(n, num_levels, epsilon, delta, theta, rate)
-  loss = poisson.run_loss(rate, theta, num_levels, discretization,
-                          poisson.trimming_budget(delta, num_levels),
-                          adjacency=adjacency)
+  loss = poisson.composed_loss(rate, theta, num_levels, discretization,
+                               poisson.trimming_budget(delta, num_levels),
+                               poisson.replaces(adjacency))
   if not loss.delta(epsilon) <= delta:  # max_rate returns a rate that meets it
     raise AssertionError(f"calibrated rate {rate} misses delta={delta}")
   return PoissonCalibration(

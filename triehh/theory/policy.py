@@ -47,6 +47,7 @@ from triehh.core import safe_format
 from triehh.core import validation
 from triehh.theory import coverage
 from triehh.theory import crowding
+from triehh.theory import limits
 from triehh.theory import poisson
 from triehh.theory import poisson_calibration
 from triehh.theory import privacy
@@ -109,7 +110,7 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
       n, max_length, num_sub_rounds, epsilon, delta, max_num_prefixes,
       word_choice, sampling)
   asked = None if adjacency is None else Adjacency.of(adjacency)
-  declared = (None if population_size is None else validation.check_int(
+  declared = (None if population_size is None else limits.check_users(
       "population_size (the declared, public number of users)",
       population_size))
   return _resolve(n, max_length, epsilon=epsilon, delta=delta, theta=theta,
@@ -128,7 +129,7 @@ def resolve(n: int, max_length: int, privacy, *, single_word: bool = True,
   (:class:`~triehh.theory.mechanism.Target` or ``Mechanism``, checked when
   it was built, its sampling named): only ``n`` and ``max_length`` are
   checked here."""
-  n = validation.check_int("n (number of users)", n)
+  n = limits.check_users("n (number of users)", n)
   max_length = validation.check_int("max_length", max_length)
   if privacy.sampling is None:
     raise ValueError("the run's sampling must be named (mechanism."
@@ -255,7 +256,7 @@ def _checked_arguments(n, max_length, num_sub_rounds, epsilon, delta,
   (delta's type only: each calibration checks its range)."""
   choices.check_word_choice(word_choice)
   choices.check_sampling(sampling)
-  n = validation.check_int("n (number of users)", n)
+  n = limits.check_users("n (number of users)", n)
   if epsilon is not None:
     epsilon = validation.check_positive("epsilon", epsilon)
   if delta is not None:
@@ -312,7 +313,7 @@ def _poisson(n: int, max_length: int, *, epsilon: float | None,
   sqrt(n)``): epsilon is the accountant's at ``delta`` (default ``1/n^2``).
   """
   levels = max_length + 1
-  target_delta = 1.0 / n**2 if delta is None else validation.check_probability(
+  target_delta = 1.0 / n**2 if delta is None else limits.check_delta(
       "delta", delta)
   common = dict(n=n, max_length=max_length, levels=levels,
                 num_sub_rounds=num_sub_rounds,

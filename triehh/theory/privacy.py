@@ -37,6 +37,7 @@ from scipy import special
 
 from triehh.core import validation
 from triehh.theory import _search
+from triehh.theory import limits
 
 _LAMBERT_CONST = 8.0 / (7.0 * math.sqrt(2.0 * math.pi))
 
@@ -57,7 +58,7 @@ def check_conditions(n: int, theta: float, gamma: float) -> None:
   ``theta <= sqrt(n) - 1``); when no theta or gamma in range works for
   ``n`` users, it says so and how many users would do.
   """
-  n = validation.check_int("n (number of users)", n)
+  n = limits.check_users("n (number of users)", n)
   if not math.isfinite(validation.check_real("theta", theta)):
     raise ValueError(f"theta must be a finite number, got {theta}")
   _check_ranges(n, theta, validation.check_positive("gamma", gamma))
@@ -197,11 +198,12 @@ class Calibration:
 
 def lambert_theta(delta: float) -> int:
   """``max(10, ceil(exp(W(C_delta) + 1) - 1/2))`` of Corollary 1."""
-  return _lambert_theta(validation.check_probability("delta", delta))
+  return _lambert_theta(limits.check_delta("delta", delta))
 
 
 def _lambert_theta(delta: float) -> int:
-  """:func:`lambert_theta` of a ``delta`` already checked in (0, 1)."""
+  """:func:`lambert_theta` of a ``delta`` already checked
+  (:func:`limits.check_delta`)."""
   ratio = _LAMBERT_CONST / delta
   # Below delta ~ 1e-308 the ratio overflows: take the logs apart.
   log_ratio = (math.log(ratio) if math.isfinite(ratio) else
@@ -231,9 +233,10 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
       and a value that would satisfy it (for too few users, how many are
       needed).
   """
-  n = validation.check_int("n (number of users)", n)
+  n = limits.check_users("n (number of users)", n)
   num_levels = _check_levels(num_levels)
   epsilon = validation.check_positive("epsilon", epsilon)
+  delta = validation.check_real("delta", delta)
   if theta_rule not in ("lambert", "log10"):
     raise ValueError(f"theta_rule must be 'lambert' or 'log10', got "
                      f"{theta_rule!r}")
@@ -246,7 +249,7 @@ def calibrate(n: int, num_levels: int, epsilon: float, delta: float, *,
     if n < need:  # e.g. delta = 1/n^2 = 1 for n = 1
       raise ValueError(_too_few(n, setting, need, more=" (more for a smaller "
                                 "delta)"))
-  delta = validation.check_probability("delta", delta)
+  delta = limits.check_delta("delta", delta)
   theta = _theta(n, delta, theta_rule, least_theta)
   root = math.sqrt(n)
   gamma = _gamma(n, theta, growth)

@@ -18,6 +18,7 @@ levels, and ``discover(max_length=k)`` runs ``k + 1`` levels
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable
 
@@ -26,6 +27,7 @@ import numpy as np
 from triehh.core import validation
 from triehh.theory import _search
 from triehh.theory import distributions
+from triehh.theory import limits
 from triehh.theory import privacy
 
 # Levels of discover's default run: max_length=10 characters + the end symbol.
@@ -39,11 +41,8 @@ def level_rate(count, n: int, batch_size: int, theta: int) -> np.ndarray:
   function (:mod:`triehh.theory.distributions`), exact for n up to 1e8 and
   beyond (no factorial overflow).
   """
-  count = np.asarray(count)
   _check(n, batch_size, theta)
-  validation.check_numbers("count", count, "users holding the sequence")
-  if not np.all((count >= 0) & (count <= n)):  # also refuses nan
-    raise ValueError("count must be in [0, n]")
+  count = _check_count(count, n, f"n={n}")
   return distributions.hypergeom_sf(theta - 1, n, count, batch_size)
 
 
@@ -79,7 +78,8 @@ def poisson_discovery_rate(count, rate: float, theta: int,
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
   rate = validation.check_rate("rate", rate)
   validation.check_int("theta", theta)
-  level = distributions.binom_sf(theta - 1, np.asarray(count), rate)
+  count = _check_count(count, limits.MAX_USERS, "2**62 - 1")
+  level = distributions.binom_sf(theta - 1, count, rate)
   out = level ** num_levels
   return float(out) if np.ndim(out) == 0 else out
 
@@ -116,29 +116,63 @@ def min_population(frequency: float, epsilon: float, *,
   validation.check_probability("probability", probability)
   validation.check_positive("epsilon", epsilon)
   num_levels = validation.check_int("num_levels (L, trie levels)", num_levels)
-  delta_of = (lambda n: 1.0 / n**2) if delta is None else (
-      delta if callable(delta) else (lambda n, d=float(delta): d))
+  upper = validation.check_whole("upper", upper, low=2, high=limits.MAX_USERS)
+  delta_of = _delta_of(delta)
 
   def ok(n: int) -> bool:
+    target = delta_of(n)  # a bad delta raises, not a failure
     try:
-      cal = privacy.calibrate(n, num_levels, epsilon, delta_of(n))
+      cal = privacy.calibrate(n, num_levels, epsilon, target)
     except ValueError:
       return False
     count = math.floor(frequency * n)
     return discovery_rate(count, n, cal.batch_size, cal.theta,
                           num_levels) >= probability
 
-  hi = 16
+  hi = min(16, upper)
+  lo = max(2, hi // 2)
   while not ok(hi):
-    hi *= 2
-    if hi > upper:
+    if hi >= upper:
       raise ValueError(
           f"no population up to n={upper} discovers frequency {frequency} "
           f"with probability {probability} at epsilon={epsilon}")
-  return _search.first_true(ok, hi // 2, hi)
+    lo, hi = hi, min(2 * hi, upper)
+  return _search.first_true(ok, lo, hi)
+
+
+def _delta_of(delta) -> Callable[[int], float]:
+  """:func:`min_population`'s ``delta`` as a function of n whose values
+  are checked (:func:`limits.check_delta`), naming ``delta``."""
+  if delta is None:
+    return lambda n: 1.0 / n**2
+  if not callable(delta):
+    value = limits.check_delta("delta", delta)
+    return lambda n: value
+
+  def checked(n: int) -> float:
+    return limits.check_delta("delta", delta(n), f"its value at n={n}")
+
+  return checked
+
+
+def _check_count(count, high: int, bound: str) -> np.ndarray:
+  """``count`` as an array of numbers in ``[0, high]`` (``bound`` says
+  what high is), or a TypeError/ValueError naming ``count``."""
+  array = np.asarray(count)
+  said = f"count must be in [0, {bound}] (users holding the sequence), got"
+  if array.dtype == object:  # Python ints beyond 64 bits, among others
+    for value in array.flat:
+      if (isinstance(value, int) and not isinstance(value, bool)
+          and not 0 <= value <= high):
+        raise ValueError(f"{said} about {decimal.Decimal(value):.3g}")
+  validation.check_numbers("count", array, "users holding the sequence")
+  outside = ~((array >= 0) & (array <= high))  # also nan
+  if outside.any():
+    raise ValueError(f"{said} {array.flat[np.flatnonzero(outside)[0]]!r}")
+  return array
 
 
 def _check(n: int, batch_size: int, theta: int) -> None:
-  n = validation.check_int("n (number of users)", n)
+  n = limits.check_users("n (number of users)", n)
   validation.check_int("batch_size", batch_size, high=n)
   validation.check_int("theta", theta)
