@@ -82,6 +82,12 @@ def test_count_words_refuses_a_sample_rate_outside(rate):
     counts.count_words(["sun"], ["sun"], epsilon=1.0, sample_rate=rate)
 
 
+def test_count_words_of_one_user_says_it_is_too_few():
+  with pytest.raises(ValueError, match="n=1 user is too few for the default "
+                     "delta"):
+    triehh.count_words(["sun"], ["sun"], epsilon=1.0)
+
+
 def test_count_words_is_consistent():
   result = triehh.count_words(_USERS, ["moon", "sun"], epsilon=2.0,
                               delta=1e-6, sample_rate=1.0, seed=4)

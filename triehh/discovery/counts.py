@@ -38,6 +38,7 @@ from triehh.core import results
 from triehh.core import validation
 from triehh.engines import registry
 from triehh.theory import counting as theory
+from triehh.theory import coverage
 
 DEFAULT_CONFIDENCE = 0.95
 # The defaults of triehh.discover(counts=True), measured (docs/counts.md,
@@ -221,7 +222,7 @@ def count_words(users, words: Sequence[str], *, epsilon: float,
           alphabet, unknown, end_symbol))
   words = check_words(words, population)
   n = population.num_users
-  delta = (1.0 / n**2 if delta is None
+  delta = (coverage.default_delta(n) if delta is None
            else validation.check_probability("delta", delta))
   sigma = theory.calibrate_noise(epsilon, delta, sample_rate)
   sums = noisy_sums(population, words, sample_rate, sigma,
