@@ -522,7 +522,8 @@ def _run_rounds(plan: RunPlan, workers
   round_seconds = []
   not_decoded = 0
   with runtime.install(), progress.said_if_slow(
-      f"{len(plan.drawn):,} rounds of TFF's IBLT computation"):
+      f"{len(plan.drawn):,} round{'s' * (len(plan.drawn) != 1)} of TFF's "
+      "IBLT computation"):
     for _, words in plan.drawn:
       texts = [str(w) for w in pop.vocabulary[words]]
       data = [[np.array([t], dtype=object)] for t in texts]
