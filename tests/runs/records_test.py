@@ -807,10 +807,10 @@ def test_a_line_nested_too_deeply_is_a_bad_line(tmp_path):
     lambda path: records.ResultsWriter(path),
     lambda path: records.write_lock(path).__enter__(),
 ])
-@pytest.mark.parametrize("given", [b"/tmp/x.jsonl", 5, 2.5])
+@pytest.mark.parametrize("given", [b"out/results.jsonl", 5, 2.5])
 def test_a_path_that_is_not_a_str_or_path_like_is_refused(call, given):
-  # read(b"/tmp/x.jsonl") opened file descriptor 47 (the byte "/"); read(5)
-  # failed iterating the int.
+  # Bytes were iterated, each byte opened as a file descriptor (b"o" is
+  # descriptor 111); read(5) failed iterating the int.
   with pytest.raises(TypeError, match=r"^(path|paths|paths \(each\)|"
                      r"output_dir) must be a path \(a str or os.PathLike\)"):
     call(given)
