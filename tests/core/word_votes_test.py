@@ -127,3 +127,37 @@ def test_many_rows_get_the_keys_of_the_matrix_product(dtype):
   np.testing.assert_array_equal(got, want)
   np.testing.assert_array_equal(
       word_votes._alphabetical_keys(rows[:100], 28), want[:100])  # pylint: disable=protected-access
+
+
+@needs_compiled
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(data=st.data())
+def test_compiled_ranking_of_sorted_runs_is_the_two_numpy_sorts(data):
+  # Runs of increasing keys (a trie's levels), votes near and far apart.
+  sizes = data.draw(st.lists(st.integers(0, 40), min_size=1, max_size=6))
+  keys = data.draw(st.lists(st.integers(0, 2**62), min_size=sum(sizes),
+                            max_size=sum(sizes), unique=True))
+  runs, at = [], 0
+  for size in sizes:
+    runs.append(sorted(keys[at:at + size]))
+    at += size
+  keys = np.array([k for run in runs for k in run], dtype=np.int64)
+  votes = np.array(data.draw(st.lists(
+      st.one_of(st.integers(0, 3), st.integers(0, 2**45)),
+      min_size=keys.size, max_size=keys.size)), dtype=np.int64)
+  starts = np.cumsum([0] + sizes[:-1]).astype(np.int64)
+  alphabetical = np.argsort(keys, kind="stable")
+  want = alphabetical[word_votes._descending(votes[alphabetical])]  # pylint: disable=protected-access
+  np.testing.assert_array_equal(compiled.ranked(keys, votes, starts), want)
+
+
+@needs_compiled
+def test_compiled_ranking_refuses_runs_that_do_not_increase():
+  keys = np.array([1, 5, 3], dtype=np.int64)
+  votes = np.array([1, 1, 1], dtype=np.int64)
+  with pytest.raises(ValueError, match="keys must increase within each run"):
+    compiled.ranked(keys, votes, np.array([0], dtype=np.int64))
+  with pytest.raises(ValueError, match="votes must be >= 0"):
+    compiled.ranked(keys, -votes, np.array([0, 2], dtype=np.int64))
+  with pytest.raises(ValueError, match="run_starts must be increasing"):
+    compiled.ranked(keys, votes, np.array([0, 2, 1], dtype=np.int64))

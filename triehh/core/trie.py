@@ -264,7 +264,10 @@ class Trie:
     if "\x00" in symbols or np.count_nonzero(rows < 0) != (
         rows.size - lengths.sum()):
       return self._heavy_hitters_one_by_one()  # not one character per code
-    order = word_votes.ranked(rows, lengths, votes, len(symbols))
+    run_starts = np.cumsum([0] + [level.terminated.shape[0]
+                                  for _, level in found[:-1]])
+    order = word_votes.ranked(rows, lengths, votes, len(symbols),
+                              run_starts.astype(np.int64))
     points = np.array([ord(c) for c in symbols], dtype=np.uint32)
     return word_votes.votes_dict(points, rows, lengths, votes, order)
 
