@@ -1,5 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""The found words' dict, decoded and built in one compiled pass.
+"""The found words ranked, and their dict built, in compiled passes.
+
+``ranked`` gives what :func:`triehh.core.word_votes.ranked`'s two numpy
+sorts give (votes from the largest, then the words' keys) for keys that
+come in increasing runs, a trie's levels: the runs are merged, then a
+stable radix sort orders them by votes.
 
 ``votes_dict`` makes what :func:`triehh.core.word_votes.numpy_votes_dict`
 makes with numpy (decode each row of codes, then ``dict(zip(words,

@@ -7,11 +7,12 @@ them by votes from the largest, then alphabetically (the order of
 decodes them into ``{word: votes}`` in that order.
 
 Where the package was built with it (``setup.py``, ``make setup``),
-``triehh/core/_compiled_word_votes.pyx`` builds the dict in one compiled
-pass: at 10^9 users (44,919 words) the whole of :meth:`Trie.heavy_hitters
-<triehh.core.trie.Trie.heavy_hitters>` then costs about what building the
-same dict from words already decoded and ranked costs in numpy
-(``python -m benchmarks.discover_benchmark``). Elsewhere (no C compiler or
+``triehh/core/_compiled_word_votes.pyx`` ranks runs of words already in
+alphabetical order (a trie's levels) and builds the dict in compiled
+passes: at 10^9 users (44,919 words) the whole of
+:meth:`Trie.heavy_hitters <triehh.core.trie.Trie.heavy_hitters>` then
+costs 1.08-1.15x what building the same dict from words already decoded
+and ranked costs in numpy (``python -m benchmarks.discover_benchmark``). Elsewhere (no C compiler or
 Cython, Bazel's sandbox) numpy decodes the words into a string array and
 the dict is built from its ``tolist``: the same dict.
 """
