@@ -494,8 +494,7 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
   privacy = sfp_privacy.calibrate(pop.num_users, epsilon, delta,
                                   epsilon_local, opts.word_budget,
                                   allow_no_guarantee)
-  if seed is not None:
-    validation.check_int("seed", seed, low=0)
+  validation.check_seed(seed)
   k, m = _check_sketch(k, m, opts.length)
   rng = np.random.default_rng(seed)
   hashing = _hashing(privacy, hash_seed, k, m, rng)

@@ -212,8 +212,7 @@ def count_words(users, words: Sequence[str], *, epsilon: float,
       :func:`triehh.discover`.
   """
   registry.get(engine)
-  if seed is not None:
-    validation.check_int("seed", seed, low=0)
+  validation.check_seed(seed)
   epsilon = validation.check_positive("epsilon", epsilon)
   sample_rate = theory.check_sample_rate(sample_rate)
   confidence = check_confidence(confidence)

@@ -90,8 +90,7 @@ def discover(user_words, privacy=None, *,
     A :class:`~triehh.core.results.DiscoveryResult`.
   """
   _check_moved(privacy, engine_options)
-  if seed is not None:
-    validation.check_int("seed", seed, low=0)
+  validation.check_seed(seed)
   for name, value, kind in (("passes", passes, passes_lib.Passes),
                             ("availability", availability,
                              availability_lib.OnlineUsers)):
