@@ -50,7 +50,7 @@ def test_ranked_is_by_count_and_both_paths_build_it(words, data):
                    dtype=np.int64)
   points, rows, lengths = _matrix(words, _CHARACTERS, max(
       [len(w) for w in words] + [1]))
-  order = word_votes.ranked(rows, lengths, votes, len(points))
+  order = word_votes.ranked(rows, votes, len(points))
   want = ranking.by_count(dict(zip(words, votes.tolist())))
   got = word_votes.numpy_votes_dict(points, rows, lengths, votes, order)
   assert list(got.items()) == list(want.items())
@@ -69,7 +69,7 @@ def test_long_words_rank_by_their_lexicographic_order():
   votes = rng.integers(1, 4, size=len(words)).astype(np.int64)
   points, rows, lengths = _matrix(words, characters, 20)
   assert (len(points) + 1) ** 20 >= 2**63
-  order = word_votes.ranked(rows, lengths, votes, len(points))
+  order = word_votes.ranked(rows, votes, len(points))
   assert list(word_votes.votes_dict(points, rows, lengths, votes, order)
              ) == list(ranking.by_count(dict(zip(words, votes.tolist()))))
 
@@ -79,7 +79,7 @@ def test_votes_far_apart_keep_the_order():
   words = ["b", "a", "c", "d"]
   votes = np.array([5, 2**20, 5, 2**40], dtype=np.int64)
   points, rows, lengths = _matrix(words, list("abcd"), 1)
-  order = word_votes.ranked(rows, lengths, votes, len(points))
+  order = word_votes.ranked(rows, votes, len(points))
   assert [words[i] for i in order] == ["d", "a", "b", "c"]
 
 

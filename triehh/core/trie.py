@@ -122,22 +122,20 @@ class TrieLevel:
 
 
 def _word_rows(found: list[tuple[int, TrieLevel]], dtype=np.int32
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
   """The words of levels ``(depth, level)`` as one matrix of codes
-  (``dtype``; end symbol dropped, -1 past each word), their lengths and
-  their votes: what :mod:`triehh.core.word_votes` ranks and decodes at
-  once."""
-  rows = np.full((sum(level.terminated.shape[0] for _, level in found),
-                  max(found[-1][0] - 1, 1)), -1, dtype=dtype)
+  (``dtype``; end symbol dropped, -1 past each word), their lengths, their
+  votes and where each level's rows start: what
+  :mod:`triehh.core.word_votes` ranks and decodes at once."""
+  sizes = [level.terminated.shape[0] for _, level in found]
+  starts = np.cumsum([0] + sizes[:-1], dtype=np.int64)
+  rows = np.full((sum(sizes), max(found[-1][0] - 1, 1)), -1, dtype=dtype)
   lengths = np.empty(rows.shape[0], dtype=np.int64)
-  at = 0
-  for depth, level in found:
-    k = level.terminated.shape[0]
+  for (depth, level), at, k in zip(found, starts, sizes):
     rows[at:at + k, :depth - 1] = level.terminated[:, :depth - 1]
     lengths[at:at + k] = depth - 1
-    at += k
   votes = np.concatenate([level.terminated_votes for _, level in found])
-  return rows, lengths, votes.astype(np.int64, copy=False)
+  return rows, lengths, votes.astype(np.int64, copy=False), starts
 
 
 class Trie:
@@ -259,15 +257,12 @@ class Trie:
       return {}
     # One byte a code where the symbols allow: less memory to fill, sort
     # and gather.
-    rows, lengths, votes = _word_rows(
+    rows, lengths, votes, starts = _word_rows(
         found, np.int8 if len(symbols) <= 127 else np.int32)
     if "\x00" in symbols or np.count_nonzero(rows < 0) != (
         rows.size - lengths.sum()):
       return self._heavy_hitters_one_by_one()  # not one character per code
-    run_starts = np.cumsum([0] + [level.terminated.shape[0]
-                                  for _, level in found[:-1]])
-    order = word_votes.ranked(rows, lengths, votes, len(symbols),
-                              run_starts.astype(np.int64))
+    order = word_votes.ranked(rows, votes, len(symbols), starts)
     points = np.array([ord(c) for c in symbols], dtype=np.uint32)
     return word_votes.votes_dict(points, rows, lengths, votes, order)
 

@@ -24,19 +24,17 @@ import numpy as np
 from triehh.core import compiled_extensions
 
 
-def ranked(rows: np.ndarray, lengths: np.ndarray, votes: np.ndarray,
-           num_symbols: int, run_starts: np.ndarray | None = None
-           ) -> np.ndarray:
+def ranked(rows: np.ndarray, votes: np.ndarray, num_symbols: int,
+           run_starts: np.ndarray | None = None) -> np.ndarray:
   """The row indices by ``votes`` from the largest, then alphabetically.
 
   ``rows`` holds codes ``0 .. num_symbols - 1`` whose order is the
-  characters' order, padded with -1 past each row's length (``lengths``),
-  so that a word sorts before its extensions. Ties in votes keep the
+  characters' order, padded with -1 past each row's length, so that a
+  word sorts before its extensions. Ties in votes keep the
   alphabetical order (two stable sorts). ``run_starts``, if given, starts
   runs of rows in alphabetical order already (a trie's levels): the
   compiled pass then merges them and sorts by votes in one call.
   """
-  del lengths  # the -1 padding carries them
   keys = _alphabetical_keys(rows, num_symbols)
   if compiled is not None and run_starts is not None:
     return compiled.ranked(keys, votes, run_starts)
