@@ -246,13 +246,9 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
   if fragment_alphabet is None:
     fragment_alphabet = DEFAULT_FRAGMENT_ALPHABET
   elif fragment_alphabet == sfp_options.FRAGMENT_ALPHABET_FROM_DATA:
-    if pop.alphabet_from_data:  # candidates would be built from it
-      raise ValueError(
-          'fragment_alphabet="data" needs the population\'s alphabet to be '
-          "public, given when it was built (alphabet=...); this one was read "
-          "off the users' words, and SFP's candidates built from it can "
-          "release a character only one user types. Give fragment_alphabet "
-          "itself, or build the population with an alphabet")
+    pop.check_public_alphabet(
+        'fragment_alphabet="data"', "Give fragment_alphabet itself, or "
+        "build the population with an alphabet (alphabet=...)")
     fragment_alphabet = "".join(c for c in pop.alphabet.characters
                                 if c != sfp_encoding.PAD)
   elif fragment_alphabet == sfp_options.FRAGMENT_ALPHABET_PAPER:

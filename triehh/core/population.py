@@ -346,6 +346,18 @@ class Population:
           "(Population.from_word_frequencies); build it with "
           "Population.from_word_indices or from_user_words instead")
 
+  def check_public_alphabet(self, needed_by: str, remedy: str) -> None:
+    """Raises ``ValueError`` if the alphabet was read off the users' words
+    (``alphabet_from_data``) for ``needed_by``, a mechanism whose released
+    candidates are built from the alphabet: noise or sketching can release
+    one no user holds, and with it a character only one user types."""
+    if self.alphabet_from_data:
+      raise ValueError(
+          f"{needed_by} needs a public alphabet, fixed before the data; this "
+          "population's alphabet was read off the users' words, and "
+          "candidates built from it can release a character only one user "
+          f"types. {remedy}")
+
   @functools.cached_property
   def users_per_word(self) -> np.ndarray:
     """``int64 [V]`` users holding each word (one-word populations)."""

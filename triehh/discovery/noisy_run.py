@@ -31,23 +31,6 @@ TFF_OPTIONS = frozenset({"noise", "workers", "connect_timeout",
 CENTRAL, DISTRIBUTED = "central", "distributed"
 
 
-def check_public_alphabet(population: population_lib.Population) -> None:
-  """Refuses a population whose alphabet was read off its users' words.
-
-  The noisy trie's candidates are every frontier prefix times every
-  character, and noise alone can release one no user holds: an alphabet
-  taken from the data is then released with the words (a character only
-  one user types can come out), which the guarantee does not cover.
-  """
-  if population.alphabet_from_data:
-    raise ValueError(
-        "the noisy trie needs a public alphabet, fixed before the data: "
-        "noise can release a candidate no user holds, so an alphabet read "
-        "off the users' words is released with it. Build the population "
-        "with one, e.g. triehh.Population.from_user_words(words, "
-        "alphabet=\"abcdefghijklmnopqrstuvwxyz'\"), and pass it to discover")
-
-
 def discover_noisy(user_words, target: mechanism.NoisyTarget, *,
                    max_length: int, seed: int | None, engine: str,
                    deny_list: Iterable[str] | None, **engine_options):
@@ -65,7 +48,10 @@ def discover_noisy(user_words, target: mechanism.NoisyTarget, *,
   from triehh.theory import noisy_trie  # pylint: disable=g-import-not-at-top
   noise = _checked_options(engine, engine_options)
   population = population_lib.as_population(user_words, max_length)
-  check_public_alphabet(population)
+  population.check_public_alphabet(
+      "the noisy trie", "Build the population with one, e.g. "
+      "triehh.Population.from_user_words(words, alphabet=\"abcdefghijklmno"
+      "pqrstuvwxyz'\"), and pass it to discover")
   if deny_list is not None:
     population = deny_list_lib.apply(population, deny_list)
   n = (population.num_users if target.population_size is None
