@@ -1,0 +1,78 @@
+"""What every mechanism's run returns: a :class:`Release`.
+
+A release is the words a mechanism publishes and the guarantee that covers
+them, with the parameters it ran with, its wall time, per-round statistics
+and, kept apart, what the guarantee does not cover. TrieHH
+(:class:`~triehh.core.results.DiscoveryResult`), the noisy trie, partition
+selection, SFP and IBLT each return their own result type, and each of them
+is a :class:`Release` (a structural protocol: ``isinstance(result,
+Release)`` holds for every one), so code written against a release runs on
+any mechanism; the extra fields of a mechanism's own type (TrieHH's trie,
+SFP's fragments) stay where they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundStats:
+  """One round of a run, in the terms every mechanism can fill.
+
+  Attributes:
+    candidates: the candidates the round decided on (None where the
+      mechanism does not enumerate them).
+    kept: the candidates it kept (published prefixes and words).
+    sampled: users who took part (None where every user does, or the
+      mechanism does not sample by round).
+  """
+
+  candidates: int | None
+  kept: int
+  sampled: int | None = None
+
+
+@runtime_checkable
+class Release(Protocol):
+  """A mechanism's published output and its guarantee.
+
+  Attributes:
+    mechanism: the name the mechanism is registered under
+      (:mod:`triehh.mechanisms`): ``"triehh"``, ``"noisy_trie"``, ...
+    words: the released words, ranked where the mechanism ranks them (by a
+      protected score), else in an order that depends on the output set
+      only.
+    guarantee: the :class:`~triehh.theory.mechanism.Guarantee` covering
+      :attr:`words` (and what else its ``covers`` names), or one that says
+      there is none (IBLT's k-anonymity is no differential privacy).
+    params: the mechanism's parameters as the run used them.
+    seconds: wall time of the run (building the population excluded).
+    per_round: each round's :class:`RoundStats` (one entry for a one-shot
+      mechanism).
+    unprotected: what the guarantee does not cover (vote counts, which
+      words are false): simulation studies only; None where there is
+      nothing.
+  """
+
+  @property
+  def mechanism(self) -> str: ...
+
+  @property
+  def words(self) -> tuple[str, ...]: ...
+
+  @property
+  def guarantee(self) -> Any: ...
+
+  @property
+  def params(self) -> Any: ...
+
+  @property
+  def seconds(self) -> float: ...
+
+  @property
+  def per_round(self) -> tuple[RoundStats, ...]: ...
+
+  @property
+  def unprotected(self) -> Any: ...
