@@ -5,13 +5,16 @@ statistical: they hold with overwhelming probability, not for one seed.
 """
 
 import collections
+import dataclasses
 
 import numpy as np
 import pytest
 
 from triehh.baselines import partition_selection as ps
+from triehh.core import release
 from triehh.core.population import Population
 from triehh.theory.adjacency import Adjacency
+from triehh.theory.mechanism import Guarantee
 
 STRATEGIES = list(ps.STRATEGIES)
 
@@ -28,7 +31,8 @@ def crowd_and_singletons(num_singletons=200, crowd=5000):
 def test_a_crowded_word_is_kept_and_lone_words_are_not(strategy):
   pop = crowd_and_singletons()
   for _ in range(3):
-    result = ps.select_words(pop, epsilon=1.0, delta=1e-8, strategy=strategy)
+    result = ps.select_words(
+        pop, ps.PartitionSelectionTarget(1.0, 1e-8, strategy=strategy))
     # A lone word is released with probability at most delta.
     assert result.words == ("common",)
 
@@ -39,7 +43,8 @@ def test_released_words_are_held_and_sorted(strategy):
   words = [f"w{i}" for i in range(300)]
   users = rng.zipf(1.3, size=300).clip(max=2000)
   pop = Population.from_word_frequencies(words, users)
-  result = ps.select_words(pop, epsilon=4.0, strategy=strategy)
+  result = ps.select_words(pop, ps.PartitionSelectionTarget(
+      4.0, strategy=strategy))
   assert set(result.words) <= set(words)
   assert list(result.words) == sorted(result.words)
   assert result.heavy_hitters == result.words
@@ -51,8 +56,8 @@ def test_released_words_are_held_and_sorted(strategy):
 
 def test_params_label_the_guarantee_in_the_projects_terms():
   pop = Population.from_user_words(["a"] * 50 + ["b"] * 3)
-  result = ps.select_words(pop, epsilon=2.0, strategy="gaussian_thresholding",
-                           max_partitions_contributed=1)
+  result = ps.select_words(pop, ps.PartitionSelectionTarget(
+      2.0, strategy="gaussian_thresholding", max_partitions_contributed=1))
   p = result.params
   # delta = 1/n^2 of |D|: neighbours of the same size only, as TrieHH's.
   assert Adjacency.of(p.adjacency) is Adjacency.REPLACE_SPECIAL
@@ -64,7 +69,7 @@ def test_params_label_the_guarantee_in_the_projects_terms():
       "gaussian_thresholding", 1)
   assert (p.n, p.num_rows, p.num_candidates) == (53, 53, 2)
   assert result.seconds > 0
-  given = ps.select_words(pop, epsilon=2.0, delta=1e-5)
+  given = ps.select_words(pop, ps.PartitionSelectionTarget(2.0, 1e-5))
   assert (given.params.delta, given.params.n_source) == (1e-5, "unused")
   assert given.params.adjacency == "ADD_OR_REMOVE_ONE, REPLACE_SPECIAL"
   assert given.params.to_dict()["strategy"] == ps.DEFAULT_STRATEGY
@@ -93,8 +98,8 @@ def test_several_words_are_bounded_by_a_seeded_uniform_choice():
 
 def test_several_word_users_count_once_per_kept_word():
   pop = several_word_users()
-  result = ps.select_words(pop, epsilon=1.0, delta=1e-8,
-                           max_partitions_contributed=2, seed=3)
+  result = ps.select_words(pop, ps.PartitionSelectionTarget(
+      1.0, 1e-8, max_partitions_contributed=2), seed=3)
   assert result.words == ("x", "y", "z")
   assert result.params.num_rows == 2 * 3000 + 1
   assert result.seed == 3
@@ -109,23 +114,64 @@ def test_users_listed_one_by_one_or_counted_give_the_same_rows():
           == ["a", "b", "b"])
 
 
-@pytest.mark.parametrize("options, error, needle", [
-    ({"epsilon": 0.0}, ValueError, "epsilon"),
-    ({"epsilon": float("inf")}, ValueError, "epsilon"),
-    ({"epsilon": 1.0, "delta": 1.0}, ValueError, "delta"),
+@pytest.mark.parametrize("fields, error, needle", [
+    ({"epsilon": 0.0}, ValueError, "^epsilon must be"),
+    ({"epsilon": float("inf")}, ValueError, "^epsilon must be"),
+    ({"epsilon": 1.0, "delta": 1.0}, ValueError, "^delta must be"),
     ({"epsilon": 1.0, "strategy": "policy_gaussian"}, ValueError,
-     "strategy"),
+     "^strategy must be one of"),
     ({"epsilon": 1.0, "max_partitions_contributed": 0}, ValueError,
-     "max_partitions_contributed"),
+     "^max_partitions_contributed must be"),
     ({"epsilon": 1.0, "max_partitions_contributed": 1.5}, TypeError,
-     "max_partitions_contributed"),
-    ({"epsilon": 1.0, "seed": -1}, ValueError, "seed must be >= 0"),
-    ({"epsilon": 1.0, "seed": 1.5}, TypeError, "seed must be an integer"),
+     "^max_partitions_contributed must be an integer"),
+    ({"epsilon": 1.0, "population_size": 0}, ValueError,
+     r"^population_size \(the declared, public number of users\) must be"),
+    ({"epsilon": 1.0, "population_size": 1}, ValueError,
+     r"^population_size=1 is too few users for the default delta"),
 ])
-def test_bad_options_are_named(options, error, needle):
+def test_a_bad_field_is_refused_when_the_target_is_built(fields, error,
+                                                         needle):
+  with pytest.raises(error, match=needle):
+    ps.PartitionSelectionTarget(**fields)
+
+
+def test_a_target_is_frozen_and_one_declared_user_takes_a_delta():
+  target = ps.PartitionSelectionTarget(1.0, 0.5, population_size=1)
+  assert (target.delta, target.population_size) == (0.5, 1)
+  with pytest.raises(AttributeError):
+    target.epsilon = 2.0  # pylint: disable=assigning-non-slot
+
+
+@pytest.mark.parametrize("seed, error, needle", [
+    (-1, ValueError, "seed must be >= 0"),
+    (1.5, TypeError, "seed must be an integer"),
+])
+def test_a_bad_seed_is_named(seed, error, needle):
   pop = Population.from_user_words(["a", "b"])
   with pytest.raises(error, match=needle):
-    ps.select_words(pop, **options)
+    ps.select_words(pop, ps.PartitionSelectionTarget(1.0), seed=seed)
+
+
+@pytest.mark.parametrize("keyword", ["epsilon", "delta", "strategy",
+                                     "max_partitions_contributed",
+                                     "population_size"])
+def test_an_old_keyword_names_its_new_home(keyword):
+  pop = Population.from_user_words(["a", "b"])
+  with pytest.raises(TypeError, match=(
+      rf"^select_words: {keyword}= is a field of "
+      r"triehh.PartitionSelectionTarget, e.g. select_words\(population, "
+      r"triehh.PartitionSelectionTarget\(epsilon=4.0\)\)$")):
+    ps.select_words(pop, **{keyword: 1})
+
+
+def test_a_missing_or_untyped_target_is_refused():
+  pop = Population.from_user_words(["a", "b"])
+  with pytest.raises(TypeError, match="none was given: e.g. select_words"):
+    ps.select_words(pop)
+  with pytest.raises(TypeError, match="got float 1.0"):
+    ps.select_words(pop, 1.0)
+  with pytest.raises(TypeError, match="unexpected keyword argument 'sede'"):
+    ps.select_words(pop, ps.PartitionSelectionTarget(1.0), sede=1)
 
 
 @pytest.mark.parametrize("delta", [None, 1e-6])
@@ -133,13 +179,81 @@ def test_one_user_is_refused_naming_the_minimum(delta):
   one = Population.from_user_words(["a"])
   with pytest.raises(ValueError, match=r"^partition selection needs at least "
                      r"2 users, got n=1 \(delta = 1/n\^2 would be 1"):
-    ps.check(one, epsilon=1.0, delta=delta)
-  assert ps.check(Population.from_user_words(["a", "b"]), epsilon=1.0) == 0.25
+    ps.check(one, ps.PartitionSelectionTarget(1.0, delta))
+  two = Population.from_user_words(["a", "b"])
+  assert ps.check(two, ps.PartitionSelectionTarget(1.0)) == 0.25
+
+
+def test_a_declared_population_size_gives_delta_and_add_or_remove():
+  pop = Population.from_user_words(["a"] * 50 + ["b"] * 3)
+  declared = ps.PartitionSelectionTarget(2.0, population_size=100)
+  assert ps.check(pop, declared) == 1 / 100**2
+  result = ps.select_words(pop, declared)
+  p, g = result.params, result.guarantee
+  assert (p.delta, p.n_source, p.population_size, p.n) == (
+      1 / 100**2, "declared", 100, 53)
+  # coverage.add_or_remove: n not read off the data, so one user more or
+  # less runs the same parameters.
+  assert g.adjacencies == (Adjacency.ADD_OR_REMOVE_ONE,
+                           Adjacency.REPLACE_SPECIAL)
+  assert g.holds_for("ADD_OR_REMOVE_ONE") and g.n_source == "declared"
+  assert p.adjacency == "ADD_OR_REMOVE_ONE, REPLACE_SPECIAL"
+  assert "declared, public population size" in g.covers
+  with pytest.raises(ValueError, match=r"^population_size=52 is smaller "
+                     r"than the n=53 users"):
+    ps.check(pop, ps.PartitionSelectionTarget(2.0, population_size=52))
+
+
+def test_n_read_off_the_data_covers_neighbours_of_the_same_size_only():
+  pop = Population.from_user_words(["a"] * 50 + ["b"] * 3)
+  g = ps.select_words(pop, ps.PartitionSelectionTarget(2.0)).guarantee
+  assert (g.epsilon, g.delta, g.n_source) == (2.0, 1 / 53**2, "data")
+  assert g.adjacencies == (Adjacency.REPLACE_SPECIAL,)
+  assert not g.holds_for(Adjacency.ADD_OR_REMOVE_ONE)
+  assert "only neighbours of the same size" in g.covers
+
+
+def test_the_result_is_a_release_with_its_guarantee():
+  pop = crowd_and_singletons(num_singletons=20, crowd=500)
+  result = ps.select_words(pop, ps.PartitionSelectionTarget(1.0, 1e-8))
+  assert isinstance(result, release.Release)
+  assert isinstance(result.guarantee, Guarantee)
+  assert result.mechanism == "partition_selection"
+  assert "mechanism" not in {f.name for f in dataclasses.fields(result)}
+  assert result.words == ("common",)  # alphabetical, like every output
+  g = result.guarantee
+  assert (g.epsilon, g.delta, g.two_sided, g.n_source) == (
+      1.0, 1e-8, True, "unused")
+  assert g.adjacencies == (Adjacency.ADD_OR_REMOVE_ONE,
+                           Adjacency.REPLACE_SPECIAL)
+  assert g.accounting == result.params.accounting
+  assert "both directions" in g.covers and "no counts" in g.covers
+  assert "raw words" in g.trust
+  assert g.describe().startswith("(1, 1e-08)-DP, both directions")
+  assert result.per_round == (release.RoundStats(candidates=21, kept=1),)
+  assert result.unprotected == {"num_rows": 520, "num_candidates": 21}
+
+
+def test_same_rows_and_labels_as_the_lower_level_functions():
+  # The selection's noise takes no seed; what the seed and target fix (the
+  # rows, the parameters) is what the old keyword call computed from them.
+  pop = several_word_users(300)
+  target = ps.PartitionSelectionTarget(1.0, 1e-6,
+                                       max_partitions_contributed=2)
+  result = ps.select_words(pop, target, seed=11)
+  rows = ps.user_word_rows(pop, 2, np.random.default_rng(11))
+  assert result.params == ps.PartitionSelectionParams(
+      epsilon=1.0, delta=1e-6, strategy=ps.DEFAULT_STRATEGY,
+      max_partitions_contributed=2, n=301, num_rows=len(rows),
+      num_candidates=len({w for _, w in rows}), n_source="unused",
+      adjacency="ADD_OR_REMOVE_ONE, REPLACE_SPECIAL",
+      accounting=result.params.accounting)
+  assert set(result.words) <= {w for _, w in rows}
 
 
 def test_a_population_is_required():
   with pytest.raises(TypeError, match="Population"):
-    ps.select_words(["a", "b"], epsilon=1.0)
+    ps.select_words(["a", "b"], ps.PartitionSelectionTarget(1.0))
 
 
 def test_rows_beyond_memory_are_refused_before_they_are_built(monkeypatch):

@@ -28,16 +28,28 @@ WORDS = ["sun"] * 300 + ["moon"] * 200 + [f"w{i}" for i in range(100)]
 
 def test_beam_backend_releases_what_the_local_backend_releases():
   pop = population_lib.Population.from_user_words(WORDS, max_length=5)
-  on_beam = partition_selection.select_words(pop, epsilon=1.0, delta=1e-6)
-  local = ps_lib.select_words(pop, epsilon=1.0, delta=1e-6)
+  target = ps_lib.PartitionSelectionTarget(1.0, 1e-6)
+  on_beam = partition_selection.select_words(pop, target)
+  local = ps_lib.select_words(pop, target)
   assert on_beam.words == local.words == ("moon", "sun")
   assert on_beam.params == local.params
+  assert on_beam.guarantee == local.guarantee
 
 
 def test_bad_options_are_refused_as_on_the_local_backend():
   pop = population_lib.Population.from_user_words(WORDS, max_length=5)
-  with pytest.raises(ValueError, match="strategy"):
-    partition_selection.select_words(pop, epsilon=1.0, strategy="nope")
+  with pytest.raises(TypeError, match="^select_words: epsilon= is a field "
+                     "of triehh.PartitionSelectionTarget"):
+    partition_selection.select_words(pop, epsilon=1.0)
+  with pytest.raises(ValueError, match="^population_size=10 is smaller"):
+    partition_selection.select_words(pop, ps_lib.PartitionSelectionTarget(
+        1.0, population_size=10))
+
+
+def test_rows_without_a_delta_need_a_declared_population_size():
+  with pytest.raises(ValueError, match="needs the target's delta, or a "
+                     "declared population_size"):
+    partition_selection.select([], ps_lib.PartitionSelectionTarget(1.0))
 
 
 def test_both_run_on_the_same_user_pcollection(tmp_path):
@@ -57,7 +69,7 @@ def test_both_run_on_the_same_user_pcollection(tmp_path):
     users = protocol.read_users(p, spec, paths)
     trie = protocol.expand(users, rounds)
     selected, accountant = partition_selection.select(
-        users, epsilon=1.0, delta=1e-6)
+        users, ps_lib.PartitionSelectionTarget(1.0, 1e-6))
     accountant.compute_budgets()
     for name, pcoll in (("trie", trie), ("words", selected)):
       _ = (pcoll | f"Format{name}" >> beam.Map(json.dumps)

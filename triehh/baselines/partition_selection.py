@@ -36,7 +36,11 @@ the empty word gives no row, as a removed user (``REPLACE_SPECIAL``).
 ``delta`` None is ``1/n^2`` with n read off the data (``params.n_source ==
 "data"``): then, as for TrieHH, only neighbours of the same size are
 covered (``REPLACE_SPECIAL``; :func:`triehh.theory.coverage.add_or_remove`
-gives the relations). Words are
+gives the relations); with a declared, public ``population_size`` it is
+``1/N^2`` of that N and ``ADD_OR_REMOVE_ONE`` is covered again. The
+target is a :class:`PartitionSelectionTarget`, checked when built; the
+result is a :class:`triehh.core.release.Release` whose ``guarantee`` says
+all this. Words are
 released whole, with no length cap (TrieHH reports no word longer than L):
 a long word held by many users counts for recall here.
 
@@ -60,16 +64,21 @@ its ``LocalBackend`` path builds a selector per word, about 12 minutes for
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 
 import numpy as np
 
+from triehh.baselines import moved
 from triehh.core import beam_import
 from triehh.core import memory
 from triehh.core import population as population_lib
+from triehh.core import release
 from triehh.core import validation
 from triehh.theory import adjacency as adjacency_lib
 from triehh.theory import coverage
+from triehh.theory import limits
+from triehh.theory import mechanism as mechanism_lib
 
 # Strategy name -> pipeline_dp.PartitionSelectionStrategy member name.
 STRATEGIES = {"truncated_geometric": "TRUNCATED_GEOMETRIC",
@@ -79,6 +88,73 @@ DEFAULT_STRATEGY = "truncated_geometric"
 COVERS = "the set of released words, both directions"
 PRIVACY = "central: the server sees raw strings"
 ACCOUNTING = "pipeline_dp partition selection"
+# What the guarantee takes as public (Guarantee.public) and whom it trusts
+# (Guarantee.trust).
+PUBLIC = "the strategy and max_partitions_contributed"
+TRUST = ("the server: it sees every user's raw words (central), and adds "
+         "the noise")
+
+
+@dataclasses.dataclass(frozen=True)
+class PartitionSelectionTarget:
+  """A partition selection's guarantee and parameters, checked when built.
+
+  Each field is checked here, once (a bad value raises naming it); nothing
+  below checks it again.
+
+  Attributes:
+    epsilon: the guarantee's epsilon (> 0, finite).
+    delta: its delta, in (0, 1); None: ``1/N^2`` for the declared
+      ``population_size`` N if any, else for the population's own size
+      (then n is read off the data and only neighbours of the same size
+      are covered, ``n_source == "data"``).
+    strategy: a name of :data:`STRATEGIES`.
+    max_partitions_contributed: words a user counts towards, at most.
+    population_size: a declared, public number of users (at least the
+      population's): the default delta is derived from it, and the
+      guarantee covers ``ADD_OR_REMOVE_ONE``
+      (:func:`triehh.theory.coverage.add_or_remove`).
+  """
+
+  epsilon: float
+  delta: float | None = None
+  _: dataclasses.KW_ONLY
+  strategy: str = DEFAULT_STRATEGY
+  max_partitions_contributed: int = 1
+  population_size: int | None = None
+
+  def __post_init__(self):
+    put = functools.partial(object.__setattr__, self)
+    put("epsilon", validation.check_positive("epsilon", self.epsilon))
+    if self.delta is not None:
+      put("delta", validation.check_probability("delta", self.delta))
+    validation.check_choice("strategy", self.strategy, STRATEGIES)
+    put("max_partitions_contributed", validation.check_int(
+        "max_partitions_contributed", self.max_partitions_contributed))
+    if self.population_size is not None:
+      put("population_size", limits.check_users(
+          "population_size (the declared, public number of users)",
+          self.population_size))
+      if self.delta is None and self.population_size < 2:
+        raise ValueError(
+            f"population_size={self.population_size} is too few users for "
+            "the default delta = 1/n^2 = 1 (no guarantee at all); give "
+            "delta, or declare more users")
+
+  @property
+  def n_source(self) -> str:
+    """Where the n the selection's delta comes from
+    (:func:`triehh.theory.coverage.n_source_of`)."""
+    return coverage.n_source_of(self.population_size is not None,
+                                uses_n=self.delta is None)
+
+
+# The keywords select_words took before its target was typed.
+MOVED = dict.fromkeys(("epsilon", "delta", "strategy",
+                        "max_partitions_contributed", "population_size"),
+                       "a field of triehh.PartitionSelectionTarget")
+EXAMPLE = ("select_words(population, "
+            "triehh.PartitionSelectionTarget(epsilon=4.0))")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +175,7 @@ class PartitionSelectionParams:
     privacy: who sees what.
     accounting: where the guarantee comes from, with pipeline-dp's
       version.
+    population_size: the declared, public number of users, or None.
   """
 
   epsilon: float
@@ -113,9 +190,39 @@ class PartitionSelectionParams:
   covers: str = COVERS
   privacy: str = PRIVACY
   accounting: str = ACCOUNTING
+  population_size: int | None = None
 
   def to_dict(self) -> dict:
     return dataclasses.asdict(self)
+
+
+def release_guarantee(params: PartitionSelectionParams
+                      ) -> mechanism_lib.Guarantee:
+  """The :class:`~triehh.theory.mechanism.Guarantee` of a selection with
+  ``params``: ``(epsilon, delta)``-DP, both directions, for the relations
+  :func:`triehh.theory.coverage.add_or_remove` gives for its n_source."""
+  relations = coverage.add_or_remove(params.n_source)
+  k = params.max_partitions_contributed
+  covers = (
+      "the set of released words (no counts are released), a user "
+      f"counting towards at most {k} word{'' if k == 1 else 's'}"
+      + coverage.BOTH_DIRECTIONS.format("; ".join(
+          f"{a.value} ({a.meaning})" for a in relations))
+      + _N_NOTES[params.n_source])
+  public = PUBLIC + ("; the declared population size"
+                     if params.n_source == coverage.N_DECLARED else "")
+  return mechanism_lib.Guarantee(
+      epsilon=params.epsilon, delta=params.delta, adjacencies=relations,
+      two_sided=True, accounting=params.accounting,
+      n_source=params.n_source, covers=covers, public=public, trust=TRUST)
+
+
+_N_NOTES = {
+    coverage.N_FROM_DATA: (". delta = 1/n^2 with n = |D| read off the data: "
+                           "only neighbours of the same size are covered"),
+    coverage.N_DECLARED: ". n is the declared, public population size",
+    coverage.N_UNUSED: ". No parameter depends on n",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +237,8 @@ class PartitionSelectionResult:
       excluded).
   """
 
+  mechanism = "partition_selection"  # unannotated: not a field
+
   words: tuple[str, ...]
   params: PartitionSelectionParams
   seed: int | None
@@ -141,30 +250,56 @@ class PartitionSelectionResult:
     scores."""
     return self.words
 
+  @property
+  def guarantee(self) -> mechanism_lib.Guarantee:
+    """What covers :attr:`words` (:func:`release_guarantee`)."""
+    return release_guarantee(self.params)
 
-def check(population: population_lib.Population, *, epsilon: float,
-          delta: float | None = None, strategy: str = DEFAULT_STRATEGY,
-          max_partitions_contributed: int = 1) -> float:
-  """The options checked; returns delta (``1/n^2`` when None).
+  @property
+  def per_round(self) -> tuple[release.RoundStats, ...]:
+    """One round: the distinct words among the rows, and those kept."""
+    return (release.RoundStats(candidates=self.params.num_candidates,
+                               kept=len(self.words)),)
+
+  @property
+  def unprotected(self) -> dict[str, int]:
+    """Counts of the raw rows the guarantee does not cover (simulation
+    studies only): ``num_rows`` and ``num_candidates`` (distinct words)."""
+    return {"num_rows": self.params.num_rows,
+            "num_candidates": self.params.num_candidates}
+
+
+def check(population: population_lib.Population,
+          target: PartitionSelectionTarget) -> float:
+  """``target`` against ``population``; returns delta (the target's, else
+  ``1/n^2`` of the declared population size, else of the population's).
 
   Raises:
-    TypeError, ValueError: naming the option at fault; a population of
-      fewer than 2 users (``delta = 1/n^2`` would be 1, no guarantee).
+    TypeError: for a population or target of another type.
+    ValueError: a population of fewer than 2 users (``delta = 1/n^2``
+      would be 1, no guarantee), or of more users than the declared
+      ``population_size``.
   """
   if not isinstance(population, population_lib.Population):
     raise TypeError("population must be a triehh Population, got "
                     f"{type(population).__name__}")
-  if population.num_users < 2:
+  moved.check_target("check", target, PartitionSelectionTarget,
+                     "check(population, triehh.PartitionSelectionTarget("
+                     "epsilon=4.0))")
+  n = population.num_users
+  if n < 2:
     raise ValueError(
         "partition selection needs at least 2 users, got n="
-        f"{population.num_users} (delta = 1/n^2 would be 1: no guarantee)")
-  validation.check_positive("epsilon", epsilon)
-  validation.check_choice("strategy", strategy, STRATEGIES)
-  validation.check_int("max_partitions_contributed",
-                       max_partitions_contributed)
-  if delta is None:
-    return 1.0 / population.num_users**2
-  return validation.check_probability("delta", delta)
+        f"{n} (delta = 1/n^2 would be 1: no guarantee)")
+  declared = target.population_size
+  if declared is not None and declared < n:
+    raise ValueError(
+        f"population_size={declared:,} is smaller than the n={n:,} users "
+        "the population holds: declare the public number of users (at "
+        "least those present), or leave it out")
+  if target.delta is not None:
+    return target.delta
+  return 1.0 / (n if declared is None else declared)**2
 
 
 # Bytes per (user, word) row at the least: the tuple, the user's int and
@@ -206,48 +341,49 @@ def user_word_rows(population: population_lib.Population,
                   vocabulary[entry_word[keep]].tolist()))
 
 
-def select_words(population: population_lib.Population, *, epsilon: float,
-                 delta: float | None = None,
-                 strategy: str = DEFAULT_STRATEGY,
-                 max_partitions_contributed: int = 1,
-                 seed: int | None = None) -> PartitionSelectionResult:
+def select_words(population: population_lib.Population,
+                 target: PartitionSelectionTarget | None = None, *,
+                 seed: int | None = None,
+                 **moved_keywords) -> PartitionSelectionResult:
   """pipeline_dp's DP partition selection of the users' words.
 
   Args:
     population: the users and their words.
-    epsilon, delta: the guarantee (delta None: ``1/n^2``).
-    strategy: a name of :data:`STRATEGIES`.
-    max_partitions_contributed: words a user counts towards, at most.
+    target: a :class:`PartitionSelectionTarget`: the guarantee (delta None:
+      ``1/n^2``), the strategy, the words a user counts towards, a declared
+      population size.
     seed: seeds the several-word users' word choice only (the noise is
       python-dp's and is not seeded; see the module docstring).
 
+  Returns:
+    A :class:`PartitionSelectionResult` (a :class:`triehh.core.release.
+    Release`).
+
   Raises:
-    TypeError, ValueError: for a bad option.
+    TypeError: for a keyword of the untyped call (``epsilon=`` ...: a
+      field of :class:`PartitionSelectionTarget` now), or a missing target.
+    ValueError: what :func:`check` raises.
   """
+  moved.refuse("select_words", moved_keywords, MOVED, EXAMPLE)
   seed = validation.check_seed(seed)
+  moved.check_target("select_words", target, PartitionSelectionTarget,
+                     EXAMPLE)
   pipeline_dp = beam_import.quietly("pipeline_dp")
-  n_source = coverage.n_source_of(False, uses_n=delta is None)
-  delta = check(population, epsilon=epsilon, delta=delta, strategy=strategy,
-                max_partitions_contributed=max_partitions_contributed)
-  max_partitions_contributed = int(max_partitions_contributed)
+  delta = check(population, target)
   start = time.perf_counter()
-  rows = user_word_rows(population, max_partitions_contributed,
+  rows = user_word_rows(population, target.max_partitions_contributed,
                         np.random.default_rng(seed))
   selected, accountant = select_partitions(
-      rows, pipeline_dp.LocalBackend(), epsilon=epsilon, delta=delta,
-      strategy=strategy,
-      max_partitions_contributed=max_partitions_contributed)
+      rows, pipeline_dp.LocalBackend(), epsilon=target.epsilon, delta=delta,
+      strategy=target.strategy,
+      max_partitions_contributed=target.max_partitions_contributed)
   accountant.compute_budgets()  # the lazy pipeline reads its budget now
   words = tuple(sorted(selected))
   seconds = time.perf_counter() - start
   return PartitionSelectionResult(
       words=words, seed=seed, seconds=seconds,
-      params=release_params(
-          epsilon=epsilon, delta=delta, strategy=strategy,
-          max_partitions_contributed=max_partitions_contributed,
-          n=population.num_users, num_rows=len(rows),
-          num_candidates=len({word for _, word in rows}),
-          n_source=n_source))
+      params=release_params(target, delta=delta, n=population.num_users,
+                            rows=rows))
 
 
 def select_partitions(rows, backend, *, epsilon: float, delta: float,
@@ -270,15 +406,18 @@ def select_partitions(rows, backend, *, epsilon: float, delta: float,
   return engine.select_partitions(rows, params, extractors), accountant
 
 
-def release_params(*, epsilon: float, delta: float, strategy: str,
-                   max_partitions_contributed: int, n: int, num_rows: int,
-                   num_candidates: int, n_source: str
-                   ) -> PartitionSelectionParams:
-  """The parameters of a selection, labelled with what they cover."""
+def release_params(target: PartitionSelectionTarget, *, delta: float,
+                   n: int, rows) -> PartitionSelectionParams:
+  """The parameters of a selection of ``rows`` (its ``(user, word)``
+  rows) at ``delta`` (:func:`check`'s), labelled with what they cover."""
   pipeline_dp = beam_import.quietly("pipeline_dp")
+  n_source = target.n_source
   return PartitionSelectionParams(
-      epsilon=float(epsilon), delta=float(delta), strategy=strategy,
-      max_partitions_contributed=max_partitions_contributed, n=n,
-      num_rows=num_rows, num_candidates=num_candidates, n_source=n_source,
+      epsilon=float(target.epsilon), delta=float(delta),
+      strategy=target.strategy,
+      max_partitions_contributed=target.max_partitions_contributed, n=n,
+      num_rows=len(rows), num_candidates=len({word for _, word in rows}),
+      n_source=n_source,
       adjacency=adjacency_lib.names(coverage.add_or_remove(n_source)),
-      accounting=f"{ACCOUNTING} (pipeline-dp {pipeline_dp.__version__})")
+      accounting=f"{ACCOUNTING} (pipeline-dp {pipeline_dp.__version__})",
+      population_size=target.population_size)

@@ -2,7 +2,8 @@
 
 The same selection as :func:`triehh.baselines.partition_selection.select_words`
 (pipeline_dp's ``DPEngine.select_partitions``, the same strategies, the same
-``(epsilon, delta)`` and labels: :func:`~triehh.baselines.partition_selection.select_partitions`
+:class:`~triehh.baselines.partition_selection.PartitionSelectionTarget` and
+labels: :func:`~triehh.baselines.partition_selection.select_partitions`
 and :func:`~triehh.baselines.partition_selection.release_params`), run by
 pipeline_dp's ``BeamBackend`` on a PCollection of ``(user, word)`` rows: the
 PCollection TrieHH's Beam rounds read (:mod:`triehh.beam.protocol`), so both
@@ -16,45 +17,56 @@ local path chooses them with a seeded generator first).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
 import time
 
 import apache_beam as beam
-
-from triehh.baselines import partition_selection as ps_lib
-from triehh.core import population as population_lib
-from triehh.theory import coverage
-
 import numpy as np
 
+from triehh.baselines import moved
+from triehh.baselines import partition_selection as ps_lib
+from triehh.core import population as population_lib
 
-def select(rows, *, epsilon: float, delta: float,
-           strategy: str = ps_lib.DEFAULT_STRATEGY,
-           max_partitions_contributed: int = 1):
+
+def select(rows, target: ps_lib.PartitionSelectionTarget):
   """The selected words of a PCollection of ``(user, word)`` rows, with the
   budget accountant whose ``compute_budgets()`` must run before the
-  pipeline does."""
+  pipeline does. The rows' number of users is not read, so the target
+  gives delta, or a declared ``population_size`` whose ``1/N^2`` it is."""
   import pipeline_dp  # pylint: disable=g-import-not-at-top
+  if not isinstance(target, ps_lib.PartitionSelectionTarget):
+    raise TypeError("select takes a triehh.PartitionSelectionTarget, got "
+                    f"{target!r:.60}")
+  delta = target.delta
+  if delta is None:
+    if target.population_size is None:
+      raise ValueError(
+          "select on a PCollection needs the target's delta, or a declared "
+          "population_size (delta = 1/N^2): the rows' users are not counted")
+    delta = 1.0 / target.population_size**2
   return ps_lib.select_partitions(
-      rows, pipeline_dp.BeamBackend(), epsilon=epsilon, delta=delta,
-      strategy=strategy,
-      max_partitions_contributed=max_partitions_contributed)
+      rows, pipeline_dp.BeamBackend(), epsilon=target.epsilon, delta=delta,
+      strategy=target.strategy,
+      max_partitions_contributed=target.max_partitions_contributed)
 
 
-def select_words(population: population_lib.Population, *, epsilon: float,
-                 delta: float | None = None,
-                 strategy: str = ps_lib.DEFAULT_STRATEGY,
-                 max_partitions_contributed: int = 1,
-                 pipeline_opts=None) -> ps_lib.PartitionSelectionResult:
+def select_words(population: population_lib.Population,
+                 target: ps_lib.PartitionSelectionTarget | None = None, *,
+                 pipeline_opts=None,
+                 **moved_keywords) -> ps_lib.PartitionSelectionResult:
   """:func:`triehh.baselines.partition_selection.select_words` on Beam: the
-  population's rows as a PCollection, selected by the ``BeamBackend``."""
+  population's rows as a PCollection, selected by the ``BeamBackend``; the
+  same target, checks and labels (``pipeline_opts``: Beam's options, by
+  default :func:`triehh.beam.ingest.options`)."""
   from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
-  n_source = coverage.n_source_of(False, uses_n=delta is None)
-  delta = ps_lib.check(population, epsilon=epsilon, delta=delta,
-                       strategy=strategy,
-                       max_partitions_contributed=max_partitions_contributed)
+  moved.refuse("select_words", moved_keywords, ps_lib.MOVED,
+               ps_lib.EXAMPLE)
+  moved.check_target("select_words", target,
+                     ps_lib.PartitionSelectionTarget, ps_lib.EXAMPLE)
+  delta = ps_lib.check(population, target)
   start = time.perf_counter()
   # Every distinct word of a user; pipeline_dp bounds them (module doc).
   rows = ps_lib.user_word_rows(population, max(population.num_words, 1),
@@ -64,8 +76,7 @@ def select_words(population: population_lib.Population, *, epsilon: float,
     with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
       pcoll = p | "Rows" >> beam.Create(rows)
       selected, accountant = select(
-          pcoll, epsilon=epsilon, delta=delta, strategy=strategy,
-          max_partitions_contributed=int(max_partitions_contributed))
+          pcoll, dataclasses.replace(target, delta=delta))
       accountant.compute_budgets()
       _ = (selected | "Format" >> beam.Map(json.dumps)
            | "Write" >> beam.io.WriteToText(path, num_shards=1,
@@ -74,9 +85,5 @@ def select_words(population: population_lib.Population, *, epsilon: float,
       words = tuple(sorted(json.loads(line) for line in f if line.strip()))
   return ps_lib.PartitionSelectionResult(
       words=words, seed=None, seconds=time.perf_counter() - start,
-      params=ps_lib.release_params(
-          epsilon=epsilon, delta=delta, strategy=strategy,
-          max_partitions_contributed=int(max_partitions_contributed),
-          n=population.num_users, num_rows=len(rows),
-          num_candidates=len({word for _, word in rows}),
-          n_source=n_source))
+      params=ps_lib.release_params(target, delta=delta,
+                                   n=population.num_users, rows=rows))

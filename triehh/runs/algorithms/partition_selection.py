@@ -40,15 +40,21 @@ def partition_selection_config(
           "max_partitions_contributed": max_partitions_contributed}
 
 
+def partition_selection_target(config: Mapping
+                               ) -> ps_lib.PartitionSelectionTarget:
+  """The :class:`~triehh.baselines.partition_selection.
+  PartitionSelectionTarget` of a cell's ``config``."""
+  return ps_lib.PartitionSelectionTarget(
+      config["epsilon"], config["delta"], strategy=config["strategy"],
+      max_partitions_contributed=config["max_partitions_contributed"])
+
+
 def call_partition_selection(population: population_lib.Population,
                              config: Mapping, seed: int
                              ) -> ps_lib.PartitionSelectionResult:
   """``select_words`` on ``population`` as ``config`` says."""
-  return ps_lib.select_words(
-      population, epsilon=config["epsilon"], delta=config["delta"],
-      strategy=config["strategy"],
-      max_partitions_contributed=config["max_partitions_contributed"],
-      seed=seed)
+  return ps_lib.select_words(population, partition_selection_target(config),
+                             seed=seed)
 
 
 def partition_selection_record(result: ps_lib.PartitionSelectionResult,
@@ -107,10 +113,7 @@ class PartitionSelection:
             seeds: Sequence[int] = (0,)) -> None:
     """Its options, as ``select_words`` checks them."""
     del seeds  # the options do not depend on the seed
-    c = cell.config
-    ps_lib.check(population, epsilon=c["epsilon"], delta=c["delta"],
-                 strategy=c["strategy"],
-                 max_partitions_contributed=c["max_partitions_contributed"])
+    ps_lib.check(population, partition_selection_target(cell.config))
 
   def call(self, population: population_lib.Population,
            config: Mapping[str, Any], seed: int,
