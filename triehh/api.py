@@ -14,7 +14,7 @@ import numpy as np
 from triehh.core import population as population_lib
 from triehh.core import trie as trie_lib
 from triehh.discovery.counts import count_words
-from triehh.discovery.discover import discover
+from triehh.mechanisms.discover import discover
 from triehh.engines import registry
 
 __all__ = ["count_words", "discover", "engine_names", "register_engine"]

@@ -79,7 +79,7 @@ class NoisyRounds:
   @property
   def num_rounds(self) -> int:
     """``ceil((L + 1) / k)``: the rounds a run may take."""
-    return -(-(self.max_length + 1) // self.params.chars_per_level)
+    return noisy_trie.rounds_for(self.max_length, self.params.chars_per_level)
 
   def extensions(self, r: int) -> noisy.Extensions:
     """Round r's extensions (numbered as the fast engine's)."""

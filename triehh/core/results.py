@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from triehh.core import release
 from triehh.core import trie as trie_lib
 
 
@@ -234,7 +235,13 @@ class DiscoveryResult:
     counts: the protected counts of :attr:`words`
       (:class:`WordCounts`, whose ``epsilon, delta`` are the total of both
       phases), or None when counts were not requested.
+    guarantee: the :class:`~triehh.theory.mechanism.Guarantee` covering
+      :attr:`words` (and :attr:`counts`, when counted: then the total).
+
+  A :class:`~triehh.core.release.Release` of the ``"triehh"`` mechanism.
   """
+
+  mechanism = "triehh"
 
   heavy_hitters: dict[str, int]
   params: RunParams
@@ -243,6 +250,7 @@ class DiscoveryResult:
   seed: int | None
   seconds: float
   counts: WordCounts | None = None
+  guarantee: object = None
 
   @property
   def words(self) -> tuple[str, ...]:
@@ -268,6 +276,15 @@ class DiscoveryResult:
   def rounds(self) -> int:
     """Rounds run (each grows at most one level)."""
     return self.trie.depth
+
+  @property
+  def per_round(self) -> tuple[release.RoundStats, ...]:
+    """Each round's candidates, the prefixes and words it kept, and the
+    users it sampled."""
+    return tuple(release.RoundStats(
+        candidates=level.num_candidates,
+        kept=level.prefixes.shape[0] + level.terminated.shape[0],
+        sampled=level.num_sampled) for level in self.trie.levels)
 
   @property
   def votes_per_round(self) -> list[int]:

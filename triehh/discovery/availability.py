@@ -278,7 +278,8 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
   return OnlineResult(heavy_hitters=result.heavy_hitters,
                       params=result.params, trie=result.trie,
                       engine=result.engine, seed=seed,
-                      seconds=result.seconds, availability=info)
+                      seconds=result.seconds, guarantee=result.guarantee,
+                      availability=info)
 
 
 def _check_options(calibrate_to: str, discover_options: dict) -> None:

@@ -1,4 +1,8 @@
-"""``triehh.discover``: the arguments resolved once, then the run.
+"""TrieHH's discovery: the arguments resolved once, then the run.
+
+:func:`triehh.discover` (:mod:`triehh.mechanisms.discover`) runs every
+mechanism; for TrieHH's privacy objects it comes here
+(:mod:`triehh.mechanisms.triehh_mechanism`).
 
 It turns the input into a :class:`~triehh.core.population.Population`, applies
 a deny list, and resolves the privacy arguments into run parameters
@@ -22,13 +26,13 @@ from triehh.core import validation
 from triehh.discovery import availability as availability_lib
 from triehh.discovery import counts as counts_lib
 from triehh.discovery import deny_list as deny_list_lib
-from triehh.discovery import noisy_run
 from triehh.discovery import passes as passes_lib
 from triehh.discovery import run as discovery_run
 from triehh.engines import registry
 from triehh.theory import counting
 from triehh.theory import mechanism
 from triehh.theory import policy
+from triehh.theory.adjacency import Adjacency
 
 
 # Long function: its docstring documents its ten arguments; the body is
@@ -48,9 +52,7 @@ def discover(user_words, privacy=None, *,
       word -> count (the user's words), or a :class:`triehh.Population`
       (build one for another alphabet, unknown-character handling or end
       symbol).
-    privacy: a :class:`triehh.NoisyTarget` (the noisy trie,
-      ``docs/noisy-trie.md``; returns its own result), a
-      :class:`triehh.Target` (``(epsilon, delta)`` to calibrate
+    privacy: a :class:`triehh.Target` (``(epsilon, delta)`` to calibrate
       for: theta and the sampling rate from the two-sided accountant under
       Poisson sampling, theta and the batch size from Corollary 1 under
       fixed-size sampling), a :class:`triehh.Mechanism` (theta and its
@@ -89,7 +91,7 @@ def discover(user_words, privacy=None, *,
   Returns:
     A :class:`~triehh.core.results.DiscoveryResult`.
   """
-  _check_moved(privacy, engine_options)
+  check_moved(privacy, engine_options)
   validation.check_seed(seed)
   for name, value, kind in (("passes", passes, passes_lib.Passes),
                             ("availability", availability,
@@ -100,13 +102,6 @@ def discover(user_words, privacy=None, *,
                       f"{kind.__name__}(...)")
   registry.get(engine)  # fails before any work on the input
   privacy = mechanism.of(privacy)
-  if isinstance(privacy, mechanism.NoisyTarget):
-    if counts is not False or passes is not None or availability is not None:
-      raise ValueError("the noisy trie runs alone: not with counts, passes "
-                       "or availability")
-    return noisy_run.discover_noisy(
-        user_words, privacy, max_length=max_length, seed=seed, engine=engine,
-        deny_list=deny_list, **engine_options)
   options = privacy.run_options()
   max_length = validation.check_int("max_length", max_length)
   counting_request = _counting_request(counts, options, passes, availability)
@@ -149,7 +144,7 @@ _MOVED = {
 }
 
 
-def _check_moved(privacy, engine_options: dict) -> None:
+def check_moved(privacy, engine_options: dict) -> None:
   """A TypeError naming the type that holds a keyword of the untyped call,
   or a missing privacy."""
   for name in engine_options:
@@ -251,7 +246,23 @@ def run_with_counts(population: population_lib.Population,
       counting_epsilon=split.counting_epsilon,
       counting_delta=split.counting_delta, sample_rate=counting.sample_rate,
       engine=engine)
-  return dataclasses.replace(result, counts=counts)
+  return dataclasses.replace(result, counts=counts,
+                             guarantee=counted_guarantee(result.guarantee,
+                                                         counts))
+
+
+def counted_guarantee(discovery: mechanism.Guarantee,
+                      counts: results.WordCounts) -> mechanism.Guarantee:
+  """The guarantee of a run and its counts: the total ``(epsilon, delta)``
+  of both phases, for the relations both are proven for (the counting
+  phase's Gaussian is accounted for adding or removing a user, not for
+  replacing one)."""
+  return dataclasses.replace(
+      discovery, epsilon=counts.epsilon, delta=counts.delta,
+      adjacencies=tuple(a for a in discovery.adjacencies
+                        if a is not Adjacency.REPLACE_ONE),
+      accounting=f"{discovery.accounting}; counts: {counts.accounting}",
+      covers=f"{discovery.covers}; and the counts of the words found")
 
 
 def split_total(num_users: int, epsilon: float, delta: float | None,

@@ -56,6 +56,7 @@ from triehh.discovery import deny_list as deny_list_lib
 from triehh.discovery import run as discovery_run
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
+from triehh.theory import mechanism as mechanism_lib
 from triehh.theory import policy
 
 BASIC = "basic"
@@ -221,12 +222,37 @@ class PassesResult:
     seconds: wall time of the passes.
   """
 
+  mechanism = "triehh"
+
   words: tuple[str, ...]
   passes: tuple[results.DiscoveryResult, ...]
   deny_lists: tuple[tuple[str, ...], ...]
   params: PassesParams
   seed: int | None
   seconds: float
+
+  @property
+  def guarantee(self) -> mechanism_lib.Guarantee:
+    """The passes' total guarantee (Theorem 1 per pass, composed)."""
+    first = self.passes[0].guarantee if self.passes else None
+    adjacencies = first.adjacencies if first is not None else ()
+    return mechanism_lib.Guarantee(
+        epsilon=self.params.epsilon, delta=self.params.delta,
+        adjacencies=adjacencies, two_sided=False,
+        accounting=self.params.guarantee, n_source="data",
+        covers=self.params.covers,
+        public=mechanism_lib.TRIEHH_PUBLIC,
+        trust=mechanism_lib.TRIEHH_TRUST)
+
+  @property
+  def per_round(self) -> tuple:
+    """Every pass's rounds, in order."""
+    return tuple(r for result in self.passes for r in result.per_round)
+
+  @property
+  def unprotected(self) -> tuple[results.Unprotected, ...]:
+    """Each pass's vote counts: NOT covered by the guarantee."""
+    return tuple(result.unprotected for result in self.passes)
 
   @property
   def heavy_hitters(self) -> dict[str, int]:

@@ -21,6 +21,7 @@ from triehh.core import results
 from triehh.core import validation
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 
@@ -68,7 +69,8 @@ def run(population: population_lib.Population, params: results.RunParams, *,
   seconds = time.perf_counter() - start
   return results.DiscoveryResult(
       heavy_hitters=trie.heavy_hitters(), params=params, trie=trie,
-      engine=engine, seed=seed, seconds=seconds)
+      engine=engine, seed=seed, seconds=seconds,
+      guarantee=mechanism.Guarantee.of(params))
 
 
 def check_schedule(schedule: Sequence[np.ndarray],

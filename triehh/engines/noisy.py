@@ -48,6 +48,7 @@ from scipy import special
 
 from triehh.core import memory
 from triehh.core import population as population_lib
+from triehh.core import release
 from triehh.engines import sampling
 
 
@@ -111,7 +112,13 @@ class NoisyTrieResult:
     levels: per round, its :class:`LevelStats`.
     params: the parameters it ran with, and guarantee: what they guarantee
       (set by :func:`triehh.discover`; None from :func:`run`).
+    seconds: wall time of the run (set by :func:`triehh.discover`).
+
+  A :class:`~triehh.core.release.Release`: the noisy counts are covered by
+  the guarantee; which words are false is not (:attr:`unprotected`).
   """
+
+  mechanism = "noisy_trie"
 
   words: tuple[str, ...]
   noisy_counts: np.ndarray
@@ -119,11 +126,27 @@ class NoisyTrieResult:
   levels: tuple[LevelStats, ...]
   params: object = None
   guarantee: object = None
+  seconds: float = 0.0
 
   @property
   def num_false_words(self) -> int:
     """Released words no user holds."""
     return int(self.false_words.sum())
+
+  @property
+  def per_round(self) -> tuple[release.RoundStats, ...]:
+    """Each round's candidates and the prefixes and words it kept."""
+    return tuple(release.RoundStats(candidates=level.num_candidates,
+                                    kept=level.num_passing)
+                 for level in self.levels)
+
+  @property
+  def unprotected(self) -> dict[str, tuple[str, ...]]:
+    """``{"false_words": ...}``: the released words no user holds
+    (simulation only: NOT covered by the guarantee, which the mechanism
+    cannot know)."""
+    return {"false_words": tuple(
+        w for w, false in zip(self.words, self.false_words) if false)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,7 +229,8 @@ def checked_rounds(params: NoisyParams, max_length: int) -> int:
   characters (and ``$``) need at ``params.chars_per_level`` symbols a round;
   ValueError if ``params`` account for fewer."""
   k = params.chars_per_level
-  rounds = -(-(max_length + 1) // k)
+  from triehh.theory import noisy_trie  # pylint: disable=g-import-not-at-top
+  rounds = noisy_trie.rounds_for(max_length, k)
   if params.num_levels < rounds:
     raise ValueError(
         f"params account for {params.num_levels} rounds, but words of up to "

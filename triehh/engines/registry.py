@@ -1,6 +1,12 @@
 """The engines by name, each imported only when it is asked for.
 
-An engine is a module with ``run(population, *, theta, batch_size, rng,
+An engine runs one or more mechanisms (:mod:`triehh.mechanisms`):
+:attr:`Engine.mechanisms` maps a mechanism's name to the function that
+runs it there (the fast engine and the TFF engine run TrieHH and the noisy
+trie; a mechanism's own module adds the engines that run it,
+:func:`serve`), and :meth:`Engine.runner` is the one lookup every run goes
+through. TrieHH's runner is :attr:`Engine.run`. A TrieHH engine is a module
+with ``run(population, *, theta, batch_size, rng,
 num_sub_rounds, max_num_prefixes, schedule, **options) -> Trie`` (see
 :func:`triehh.engines.fast.run`) and, optionally, ``prepare(population)``,
 which builds what the engine caches per population before a timed run, and
@@ -28,6 +34,8 @@ from triehh.engines import counting
 # The built-in engines' names: the numpy simulation and TensorFlow Federated.
 FAST = "fast"
 TFF = "tff"
+# The mechanism an engine's ``run`` runs (:mod:`triehh.mechanisms`).
+TRIEHH = "triehh"
 # The keyword options of the TFF engine's run that the drivers set (its
 # --tff_* flags): where it runs and how it sums the votes.
 TFF_OPTIONS = frozenset({"secure_sum", "workers", "connect_timeout",
@@ -49,19 +57,59 @@ class Engine:
       the drivers may set (the TFF engine's: :data:`TFF_OPTIONS`).
     uses_tensorflow: whether a run imports TensorFlow (sweeps keep such
       runs apart).
+    mechanisms: mechanism name -> the function that runs it on this engine,
+      or ``"module:function"`` imported when first used; TrieHH's is
+      ``run`` (None: the engine does not run TrieHH).
   """
 
-  run: Callable[..., trie_lib.Trie]
+  run: Callable[..., trie_lib.Trie] | None
   prepare: Callable[[population_lib.Population], object] | None = None
   count: Callable[..., np.ndarray] = counting.noisy_sums
   options: frozenset[str] = frozenset()
   uses_tensorflow: bool = False
+  mechanisms: dict[str, Callable | str] = dataclasses.field(
+      default_factory=dict)
+  name: str = ""
+
+  def runs(self, mechanism: str) -> bool:
+    """Whether this engine runs ``mechanism``."""
+    return mechanism in self.served()
+
+  def served(self) -> tuple[str, ...]:
+    """The mechanisms this engine runs, sorted."""
+    own = (TRIEHH,) if self.run is not None else ()
+    return tuple(sorted(set(own) | set(self.mechanisms)))
+
+  def runner(self, mechanism: str) -> Callable:
+    """The function that runs ``mechanism`` here.
+
+    Raises:
+      ValueError: naming the mechanisms the engine runs, if not this one.
+    """
+    if mechanism == TRIEHH and self.run is not None:
+      return self.run
+    if mechanism not in self.mechanisms:
+      raise ValueError(
+          f"engine {self.name or '?'!r} does not run the {mechanism} "
+          f"mechanism; it runs {', '.join(self.served()) or 'nothing'}")
+    found = self.mechanisms[mechanism]
+    if isinstance(found, str):
+      module_name, function = found.split(":")
+      found = getattr(importlib.import_module(module_name), function)
+      self.mechanisms[mechanism] = found
+    return found
 
 
 # Built-in engines: name -> module imported on first use.
 _MODULES: dict[str, str] = {
     FAST: "triehh.engines.fast",
     TFF: "triehh.engines.tff.engine",
+}
+# The built-in engines' runners of mechanisms other than TrieHH, imported
+# when first used.
+_SERVED: dict[str, dict[str, str]] = {
+    FAST: {"noisy_trie": "triehh.engines.noisy:run"},
+    TFF: {"noisy_trie": "triehh.engines.tff.noisy_engine:run"},
 }
 # A built-in engine's Engine fields other than its module's functions.
 _TRAITS: dict[str, dict] = {
@@ -73,15 +121,38 @@ _REQUIREMENTS: dict[str, str] = {TFF: "TensorFlow Federated"}
 _ENGINES: dict[str, Engine] = {}
 
 
-def register(name: str, run: Callable[..., trie_lib.Trie],
+def register(name: str, run: Callable[..., trie_lib.Trie] | None,
              prepare: Callable[[population_lib.Population], object]
              | None = None, count: Callable[..., np.ndarray] | None = None,
              *, options: Iterable[str] = (),
-             uses_tensorflow: bool = False) -> None:
-  """Makes ``name`` run ``run`` (replacing any engine of that name); with
-  no ``count`` it counts by :func:`triehh.engines.counting.noisy_sums`."""
+             uses_tensorflow: bool = False,
+             mechanisms: dict[str, Callable] | None = None) -> None:
+  """Makes ``name`` run TrieHH by ``run`` (None: not TrieHH) and the
+  ``mechanisms`` given (name -> runner), replacing any engine of that name;
+  with no ``count`` it counts by
+  :func:`triehh.engines.counting.noisy_sums`."""
   _ENGINES[name] = Engine(run, prepare, count or counting.noisy_sums,
-                          frozenset(options), bool(uses_tensorflow))
+                          frozenset(options), bool(uses_tensorflow),
+                          dict(mechanisms or {}), name)
+
+
+def serve(engine: str, mechanism: str, runner: Callable | str) -> None:
+  """Makes engine ``engine`` run ``mechanism`` by ``runner`` (a function,
+  or ``"module:function"`` imported when first used): a mechanism's module
+  declares the engines it runs on this way."""
+  _SERVED.setdefault(engine, {})[mechanism] = runner
+  if engine in _ENGINES:
+    _ENGINES[engine].mechanisms[mechanism] = runner
+
+
+def engines_for(mechanism: str) -> list[str]:
+  """The engine names that run ``mechanism``, without importing any."""
+  found = {name for name, served in _SERVED.items() if mechanism in served}
+  found |= {name for name, engine in _ENGINES.items()
+            if engine.runs(mechanism)}
+  if mechanism == TRIEHH:
+    found |= set(_MODULES)
+  return sorted(found)
 
 
 def is_built_in(name: str) -> bool:
@@ -136,6 +207,7 @@ def get(name: str) -> Engine:
         "install the project's requirements.txt") from err
   engine = Engine(module.run, getattr(module, "prepare", None),
                   getattr(module, "count", counting.noisy_sums),
-                  **_TRAITS.get(name, {}))
+                  **_TRAITS.get(name, {}),
+                  mechanisms=dict(_SERVED.get(name, {})), name=name)
   _ENGINES[name] = engine
   return engine

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 
 from triehh.core import choices
@@ -292,17 +293,27 @@ def from_options(options) -> Target | Mechanism:
                       if options.get(name) is not None}, **shape)
 
 
-def of(privacy) -> Target | Mechanism | NoisyTarget:
-  """``privacy`` as a Target, a Mechanism or a NoisyTarget: a number is
+def of(privacy) -> Target | Mechanism:
+  """``privacy`` as TrieHH's Target or Mechanism: a number is
   ``Target(epsilon=privacy)``; anything else is a TypeError naming what to
   pass."""
-  if isinstance(privacy, (Target, Mechanism, NoisyTarget)):
+  if isinstance(privacy, (Target, Mechanism)):
     return privacy
-  if isinstance(privacy, (int, float)) and not isinstance(privacy, bool):
-    return Target(epsilon=privacy)
+  if isinstance(privacy, numbers.Real) and not isinstance(privacy, bool):
+    return Target(epsilon=privacy if isinstance(privacy, (int, float))
+                  else float(privacy))  # numpy's float32, say
   raise TypeError("privacy must be a triehh.Target (epsilon, delta, ...), a "
                   "triehh.Mechanism (theta and its sampling) or a number "
                   f"(the target epsilon), got {privacy!r}")
+
+
+# What TrieHH's guarantee takes as public, and whom it trusts: the server
+# sees each round's vote sums (federated_sum, secure-aggregation compatible)
+# and picks the sampled users; the sampling must be secret.
+TRIEHH_PUBLIC = "the alphabet, the maximum word length L"
+TRIEHH_TRUST = ("the server: it samples the users in secret and sees each "
+                "round's vote sums (not who voted, under secure "
+                "aggregation)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -319,6 +330,10 @@ class Guarantee:
       ``"declared"`` (public, the caller's), ``"data"`` (|D|: neighbours of
       equal size only) or ``"unused"``.
     covers: in words, which outputs it covers and for which neighbours.
+    public: what the guarantee takes as public, fixed before the data is
+      seen (the alphabet, a declared population size, a candidate list).
+    trust: the trust model: who must be trusted with what for the
+      guarantee to hold (the server that sums the votes, a shuffler).
   """
 
   epsilon: float
@@ -328,6 +343,8 @@ class Guarantee:
   accounting: str
   n_source: str
   covers: str
+  public: str = ""
+  trust: str = ""
 
   @classmethod
   def of(cls, params) -> "Guarantee":
@@ -341,7 +358,11 @@ class Guarantee:
                adjacencies=tuple(Adjacency.of(a)
                                  for a in params.adjacencies),
                two_sided=params.two_sided, accounting=params.accounting,
-               n_source=params.n_source, covers=params.covers)
+               n_source=params.n_source, covers=params.covers,
+               public=TRIEHH_PUBLIC + (
+                   "; the declared population size"
+                   if params.n_source == "declared" else ""),
+               trust=TRIEHH_TRUST)
 
   @property
   def neighboring_relations(self) -> tuple:

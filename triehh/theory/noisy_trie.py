@@ -92,6 +92,10 @@ ACCOUNTING_EXACT = "noisy trie (Gaussian composition, exact, two-sided)"
 SMALLEST_PLD_DELTA = 1e-15
 COVERS = ("the released words, the published trie and every noisy count, "
           "for neighbours of any size (no parameter depends on n)")
+PUBLIC = ("the alphabet, the maximum word length L, the characters per "
+          "level k, the noise and its round multipliers")
+TRUST = ("the server: it samples in secret, adds the noise (central mode) "
+         "and thresholds; with distributed noise each client adds a share")
 # PLD grid of epsilon(); calibrate() searches on a coarser grid first.
 DEFAULT_DISCRETIZATION = 1e-4
 SEARCH_DISCRETIZATION = 1e-3
@@ -121,6 +125,12 @@ class NoisyTrieParams:
       ``sigma * m_r``, its threshold ``threshold * m_r``); 1 for the rounds
       past them. Empty: the same noise every round. ``sigma`` and
       ``threshold`` are then the base, :meth:`at_round` a round's.
+    delta: the delta the guarantee is stated at (set by the calibration for
+      a target; None: give it to :func:`guarantee`).
+    n_source: where the n behind delta came from (``"declared"``,
+      ``"data"``: delta is ``1/n^2`` of |D|, or ``"unused"``).
+    population_size: the n the run was calibrated for (the declared size,
+      else the data's); None when not calibrated for a population.
   """
 
   sigma: float
@@ -130,6 +140,9 @@ class NoisyTrieParams:
   false_positive_rate: float | None = None
   chars_per_level: int = 1
   noise_multipliers: tuple[float, ...] = ()
+  delta: float | None = None
+  n_source: str = "unused"
+  population_size: int | None = None
 
   def __post_init__(self):
     sigma = validation.check_positive("sigma", self.sigma)
@@ -299,15 +312,23 @@ def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
   return float(accountant.get_epsilon(delta))
 
 
-def guarantee(params: NoisyTrieParams, delta: float) -> Guarantee:
-  """What a run with ``params`` guarantees at ``delta`` (module docstring):
+def guarantee(params: NoisyTrieParams, delta: float | None = None
+              ) -> Guarantee:
+  """What a run with ``params`` guarantees at ``delta`` (None: the
+  ``params.delta`` they were calibrated for) (module docstring):
   ``(epsilon, delta)``-DP, both directions, for ADD_OR_REMOVE_ONE and
   REPLACE_SPECIAL, with parameters free of n."""
+  if delta is None:
+    if params.delta is None:
+      raise ValueError("give the delta to state the guarantee at: these "
+                       "parameters were not calibrated for one")
+    delta = params.delta
   return Guarantee(epsilon=epsilon(params, delta), delta=delta,
                    adjacencies=ADJACENCIES, two_sided=True,
                    accounting=(ACCOUNTING_EXACT if params.sampling_rate >= 1
                                else ACCOUNTING),
-                   n_source="unused", covers=COVERS)
+                   n_source="unused", covers=COVERS, public=PUBLIC,
+                   trust=TRUST)
 
 
 # The least base sigma searched: below a tenth of a vote the noise changes

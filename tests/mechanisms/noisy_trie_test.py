@@ -1,9 +1,11 @@
-"""Tests of triehh.discover with a NoisyTarget (the noisy trie)."""
+"""Tests of the noisy trie as a mechanism: triehh.discover with a
+NoisyTarget."""
 
 import pytest
 
 import triehh
-from triehh.discovery import noisy_run
+from triehh.engines import registry as engines
+from triehh.mechanisms import noisy_trie as noisy_mechanism
 from triehh.theory import noisy_trie
 from triehh.theory.adjacency import Adjacency
 
@@ -77,19 +79,19 @@ def test_a_bad_noisy_target_is_refused_when_built():
      "'distributed', got 'laplace'"),
     ("tff", dict(secure_sum=True), "the noisy trie's tff engine takes "
      "connect_timeout, noise, rpc_timeout, workers; got secure_sum"),
-    ("toy", {}, "runs in the 'fast' and 'tff' engines only, got "
-     "engine='toy'"),
+    ("fast", dict(noise="central"), "noise= is an option of the 'tff' "
+     "engine's noisy trie, not of engine='fast'"),
 ])
 def test_engines_and_options_the_noisy_trie_does_not_take_are_refused(
     engine, options, message):
   with pytest.raises(ValueError, match=message) as raised:
-    noisy_run._checked_options(engine, options)  # pylint: disable=protected-access
+    noisy_mechanism._checked_options(engine, options)  # pylint: disable=protected-access
   assert "\n" not in str(raised.value)
 
 
 def test_the_tff_engine_takes_its_noise_and_where_it_runs():
-  assert noisy_run._checked_options("tff", {}) == "central"  # pylint: disable=protected-access
-  assert noisy_run._checked_options(  # pylint: disable=protected-access
+  assert noisy_mechanism._checked_options("tff", {}) == "central"  # pylint: disable=protected-access
+  assert noisy_mechanism._checked_options(  # pylint: disable=protected-access
       "tff", dict(noise="distributed", workers="h:1")) == "distributed"
 
 
@@ -103,11 +105,49 @@ def test_the_distributed_noise_reads_n_for_its_split(target, adjacencies,
                                                     n_source):
   params = noisy_trie.NoisyTrieParams(sigma=3.0, num_levels=4,
                                       threshold=12.0)
-  guarantee = noisy_run._labelled(  # pylint: disable=protected-access
-      noisy_trie.guarantee(params, 1e-8), target, distributed=True)
+  calibrated = "declared" if target.population_size else "unused"
+  guarantee = noisy_mechanism._labelled(  # pylint: disable=protected-access
+      noisy_trie.guarantee(params, 1e-8), calibrated,
+      delta_from_n=target.delta is None, distributed=True)
   assert guarantee.adjacencies == adjacencies
   assert guarantee.n_source == n_source
-  central = noisy_run._labelled(  # pylint: disable=protected-access
-      noisy_trie.guarantee(params, 1e-8), target)
+  central = noisy_mechanism._labelled(  # pylint: disable=protected-access
+      noisy_trie.guarantee(params, 1e-8), calibrated, delta_from_n=False)
   assert central.adjacencies == (Adjacency.ADD_OR_REMOVE_ONE,
                                  Adjacency.REPLACE_SPECIAL)
+
+
+def test_data_larger_than_the_declared_size_is_refused():
+  with pytest.raises(ValueError, match="more than the declared "
+                     "population_size=5,000"):
+    triehh.discover(_USERS, triehh.NoisyTarget(4.0, population_size=5000))
+
+
+def test_a_registered_engine_runs_the_noisy_trie_through_the_registry():
+  calls = []
+
+  def toy_run(population, params, rng):
+    calls.append((population.num_users, params.num_levels))
+    return noisy_trie_engine_result()
+
+  engines.register("toy_noisy", None, mechanisms={"noisy_trie": toy_run})
+  try:
+    result = triehh.discover(_USERS, triehh.NoisyTarget(4.0, delta=1e-8),
+                             engine="toy_noisy")
+    assert calls == [(10_000, result.params.num_levels)]
+    assert result.words == ("toy",)
+    assert result.guarantee.epsilon <= 4.0
+    # An engine that does not declare a mechanism is refused before any run.
+    with pytest.raises(ValueError, match="engine 'toy_noisy' does not run "
+                       "the triehh mechanism; it runs noisy_trie"):
+      triehh.discover(_USERS, triehh.Target(4.0), engine="toy_noisy")
+  finally:
+    engines._ENGINES.pop("toy_noisy")  # pylint: disable=protected-access
+
+
+def noisy_trie_engine_result():
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from triehh.engines import noisy  # pylint: disable=g-import-not-at-top
+  return noisy.NoisyTrieResult(
+      words=("toy",), noisy_counts=np.array([10.0]),
+      false_words=np.array([False]), levels=())

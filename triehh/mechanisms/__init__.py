@@ -1,0 +1,29 @@
+"""Every mechanism, one protocol (:mod:`triehh.mechanisms.protocol`).
+
+Each mechanism is a module here that names its privacy object, its
+parameters, its accountant and calibration, and the engines that run it:
+
+===================  ==========================  =============================
+mechanism            privacy object              engines
+===================  ==========================  =============================
+triehh               Target, Mechanism, number   fast, tff (and registered)
+noisy_trie           NoisyTarget                 fast, tff (central or
+                                                 distributed noise)
+partition_selection  PartitionSelectionTarget    fast (pipeline_dp, local)
+sfp                  SFPTarget                   fast
+iblt                 IBLTTarget (k-anonymity,    tff
+                     not DP)
+===================  ==========================  =============================
+
+A new mechanism is a module with a :class:`~protocol.BaseMechanism`
+subclass (or anything meeting :class:`~protocol.MechanismType`) and one
+line: ``registry.register(MyMechanism())``. :func:`triehh.discover`,
+sweeps (:mod:`triehh.runs`) and ``triehh-run --mechanism=`` then run it.
+"""
+
+from triehh.mechanisms import registry
+from triehh.mechanisms import noisy_trie
+from triehh.mechanisms import triehh_mechanism
+
+for _module in (triehh_mechanism, noisy_trie):
+  registry.register(_module.MECHANISM)

@@ -1,0 +1,77 @@
+"""``triehh.discover``: any mechanism, asked for by its privacy object.
+
+One flow for every mechanism: the privacy object names the mechanism
+(:func:`triehh.mechanisms.registry.for_privacy`), the engine is looked up
+in the engine registry and must serve it
+(:meth:`triehh.engines.registry.Engine.runner`), and the mechanism's
+``release`` builds the population, calibrates and runs
+(:mod:`triehh.mechanisms.protocol`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from triehh.core import population as population_lib
+from triehh.core import release as release_lib
+from triehh.core import validation
+from triehh.discovery import discover as triehh_discover
+from triehh.engines import registry as engines
+from triehh.mechanisms import protocol
+from triehh.mechanisms import registry
+
+
+# Long function: its docstring documents its ten arguments; the body is
+# short.
+def discover(user_words, privacy=None, *,
+             max_length: int = population_lib.DEFAULT_MAX_LENGTH,
+             seed: int | None = 0, engine: str | None = None,
+             deny_list: Iterable[str] | None = None,
+             counts=False, passes=None, availability=None,
+             **engine_options) -> release_lib.Release:
+  """Discovers heavy hitters with the mechanism ``privacy`` asks for.
+
+  Args:
+    user_words: one entry per user, a ``str`` (the user's word) or a mapping
+      word -> count (the user's words), or a :class:`triehh.Population`
+      (build one for another alphabet, unknown-character handling or end
+      symbol; the noisy trie needs its alphabet public).
+    privacy: the privacy object of a mechanism (:mod:`triehh.mechanisms`):
+      :class:`triehh.Target` or :class:`triehh.Mechanism` (TrieHH; a
+      number is ``Target(epsilon=number)``), :class:`triehh.NoisyTarget`
+      (the noisy trie), :class:`triehh.PartitionSelectionTarget`,
+      :class:`triehh.SFPTarget`, :class:`triehh.IBLTTarget`, or one you
+      registered. Each is checked when built and carries the run's shape.
+    max_length: L, the maximum characters per word.
+    seed: a whole number >= 0 seeding the run (same seed, same result), or
+      None (fresh entropy). The guarantee is over the run's randomness: it
+      assumes the seed is secret. With a known seed (the default 0 is for
+      repeatable simulations) the run is a function of the data and
+      protects nothing; deploy with None (``docs/privacy.md``).
+    engine: a registered engine that serves the mechanism
+      (:func:`triehh.engine_names`); None: the mechanism's default.
+    deny_list: words whose users abstain, or pick among their other words.
+    counts, passes, availability: TrieHH only (a
+      :class:`triehh.Counting`, :class:`triehh.Passes`,
+      :class:`triehh.OnlineUsers`; see
+      :func:`triehh.discovery.discover.discover`).
+    **engine_options: passed to the engine (e.g. TFF workers).
+
+  Returns:
+    A :class:`~triehh.core.release.Release`: the mechanism's own result
+    type (TrieHH's :class:`~triehh.core.results.DiscoveryResult`, ...),
+    each with ``words``, ``guarantee``, ``params``, ``seconds``,
+    ``per_round`` and ``unprotected``.
+  """
+  triehh_discover.check_moved(privacy, engine_options)
+  validation.check_seed(seed)
+  mechanism = registry.for_privacy(privacy)
+  engine = mechanism.default_engine if engine is None else engine
+  engines.get(engine).runner(mechanism.name)  # fails before any work
+  extras = {name: value for name, value in (
+      ("counts", counts), ("passes", passes), ("availability", availability))
+            if value is not None and value is not False}
+  request = protocol.Request(
+      max_length=max_length, seed=seed, engine=engine, deny_list=deny_list,
+      extras=extras, engine_options=engine_options)
+  return mechanism.release(user_words, privacy, request)

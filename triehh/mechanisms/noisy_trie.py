@@ -1,0 +1,186 @@
+"""The noisy trie as a mechanism: Gaussian noise on each level's vote sums
+over a public candidate set (``docs/noisy-trie.md``).
+
+In one place, what makes it up:
+
+* privacy object: :class:`triehh.theory.mechanism.NoisyTarget`;
+* parameters and accountant: :class:`triehh.theory.noisy_trie.NoisyTrieParams`,
+  :func:`triehh.theory.noisy_trie.calibrate`, ``guarantee`` and
+  ``dp_event`` there (dp_accounting's PLD of the subsampled Gaussian);
+* engines: ``"fast"`` (:func:`triehh.engines.noisy.run`) and ``"tff"``
+  (:func:`triehh.engines.tff.noisy_engine.run`: ``noise="central"`` or
+  ``"distributed"``); any engine that declares ``"noisy_trie"`` among its
+  mechanisms (:mod:`triehh.engines.registry`) runs it through
+  :meth:`~triehh.engines.registry.Engine.runner`; the Beam pipeline is
+  :mod:`triehh.beam.noisy_protocol`.
+
+The guarantee is labelled as every run's is: ``ADD_OR_REMOVE_ONE`` and
+``REPLACE_SPECIAL`` when no parameter depends on |D| (delta given, or a
+declared population size), ``REPLACE_SPECIAL`` only when delta is ``1/n^2``
+of the population's own size. The distributed noise splits its shares among
+the ``q n`` expected clients, so it reads n too (the declared size, if
+any), and its guarantee is the central Gaussian's accounting, labelled as
+such.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from triehh.core import population as population_lib
+from triehh.engines import registry as engines
+from triehh.mechanisms import protocol
+from triehh.theory import coverage
+from triehh.theory import mechanism as privacy_lib
+from triehh.theory import noisy_trie
+
+NAME = "noisy_trie"
+# The TFF engine's options for the noisy trie: its noise, where it runs.
+TFF_OPTIONS = frozenset({"noise", "workers", "connect_timeout",
+                         "rpc_timeout"})
+CENTRAL, DISTRIBUTED = "central", "distributed"
+_PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
+                    "treated as public: fix it before seeing the data")
+DISTRIBUTED_ACCOUNTING = ("; distributed discrete Gaussian accounted as the "
+                          "central Gaussian")
+
+
+class NoisyTrie(protocol.BaseMechanism):
+  """The noisy trie (module docstring)."""
+
+  name = NAME
+  privacy_types = (privacy_lib.NoisyTarget,)
+  summary = ("Gaussian noise on each level's vote sums over a public "
+             "candidate set, thresholded for a false-positive rate")
+
+  def population(self, user_words, request: protocol.Request
+                 ) -> population_lib.Population:
+    population = population_lib.as_population(user_words,
+                                              request.max_length)
+    population.check_public_alphabet(
+        "the noisy trie", "Build the population with one, e.g. "
+        "triehh.Population.from_user_words(words, alphabet=\"abcdefghijklmno"
+        "pqrstuvwxyz'\"), and pass it to discover")
+    return super().population(population, request)
+
+  def calibrate(self, privacy: privacy_lib.NoisyTarget, population_size: int,
+                shape: protocol.Shape) -> noisy_trie.NoisyTrieParams:
+    """sigma, tau and q for the target over ``ceil((L + 1) / k)`` rounds;
+    delta ``1/n^2`` of ``population_size`` unless the target gives it."""
+    delta = (coverage.default_delta(population_size)
+             if privacy.delta is None else privacy.delta)
+    params = noisy_trie.calibrate(
+        noisy_trie.rounds_for(shape.max_length, privacy.chars_per_level),
+        privacy.epsilon, delta,
+        false_positive_rate=privacy.false_positive_rate,
+        chars_per_level=privacy.chars_per_level,
+        noise_multipliers=privacy.noise_multipliers)
+    n_source = coverage.n_source_of(shape.declared, privacy.delta is None)
+    return dataclasses.replace(params, delta=delta, n_source=n_source,
+                               population_size=population_size)
+
+  def guarantee(self, params: noisy_trie.NoisyTrieParams
+                ) -> privacy_lib.Guarantee:
+    """The accountant's guarantee at the calibrated delta, said for where
+    n came from."""
+    return _labelled(noisy_trie.guarantee(params), params.n_source,
+                     delta_from_n=params.n_source == coverage.N_FROM_DATA)
+
+  def dp_event(self, params: noisy_trie.NoisyTrieParams):
+    return noisy_trie.dp_event(params)
+
+  def run(self, population: population_lib.Population,
+          params: noisy_trie.NoisyTrieParams, rng, engine: str,
+          **engine_options):
+    """One run on ``engine`` (``noise="distributed"`` on TFF splits the
+    noise among the clients, relabelled so)."""
+    runner = engines.get(engine).runner(NAME)
+    noise = _checked_options(engine, engine_options)
+    guarantee = self.guarantee(params)
+    extra = {}
+    if noise == DISTRIBUTED:
+      n = (population.num_users if params.population_size is None
+           else params.population_size)
+      extra = dict(measurements=[],
+                   expected_clients=max(1, round(params.sampling_rate * n)))
+    start = time.perf_counter()
+    result = runner(population, params, rng=rng, **engine_options, **extra)
+    seconds = time.perf_counter() - start
+    if noise == DISTRIBUTED:
+      guarantee = _distributed(
+          _labelled(noisy_trie.guarantee(params), params.n_source,
+                    delta_from_n=params.n_source == coverage.N_FROM_DATA,
+                    distributed=True),
+          params.sigmas, extra["measurements"])
+    return dataclasses.replace(result, params=params, guarantee=guarantee,
+                               seconds=seconds)
+
+
+def _checked_options(engine: str, engine_options: dict) -> str:
+  """The noise mode; ValueError for an option the engine does not take
+  for the noisy trie."""
+  if engine != engines.TFF:
+    if "noise" in engine_options:
+      raise ValueError(f"noise= is an option of the {engines.TFF!r} "
+                       f"engine's noisy trie, not of engine={engine!r}")
+    if engine == engines.FAST and engine_options:
+      raise ValueError("the noisy trie's fast engine takes no engine "
+                       f"options, got {', '.join(sorted(engine_options))}")
+    return CENTRAL
+  unknown = set(engine_options) - TFF_OPTIONS
+  if unknown:
+    raise ValueError(f"the noisy trie's tff engine takes "
+                     f"{', '.join(sorted(TFF_OPTIONS))}; got "
+                     f"{', '.join(sorted(unknown))}")
+  noise = engine_options.get("noise", CENTRAL)
+  if noise not in (CENTRAL, DISTRIBUTED):
+    raise ValueError(f"noise must be {CENTRAL!r} or {DISTRIBUTED!r}, got "
+                     f"{noise!r}")
+  return noise
+
+
+def _labelled(guarantee: privacy_lib.Guarantee, n_source: str, *,
+              delta_from_n: bool, distributed: bool = False
+              ) -> privacy_lib.Guarantee:
+  """The accountant's guarantee, said for where n came from
+  (:func:`triehh.theory.coverage.add_or_remove`): delta's, and the
+  distributed noise's split among the expected clients."""
+  if distributed and n_source == coverage.N_UNUSED:
+    n_source = coverage.N_FROM_DATA
+  covers = guarantee.covers
+  if n_source == coverage.N_FROM_DATA:
+    reads = " and ".join(
+        what for what, read in (("delta = 1/n^2", delta_from_n),
+                                ("the noise's split among q n clients",
+                                 distributed)) if read)
+    covers = (covers.split(", for neighbours")[0] + ", for neighbours of "
+              f"the same size ({reads} read n off the data)")
+  return dataclasses.replace(
+      guarantee, adjacencies=coverage.add_or_remove(n_source),
+      n_source=n_source, covers=covers + _PUBLIC_ALPHABET)
+
+
+def _distributed(guarantee: privacy_lib.Guarantee, sigmas: tuple[float, ...],
+                 measurements: list) -> privacy_lib.Guarantee:
+  """The central Gaussian's guarantee, labelled for the distributed discrete
+  Gaussian that ran (:mod:`triehh.engines.tff.noisy_process`): approximately
+  that law, with the rounds' effective noise multiplier said."""
+  from triehh.engines.tff import noisy_process  # pylint: disable=g-import-not-at-top
+  multipliers = [noisy_process.effective_noise_multiplier(m)
+                 for m in measurements]
+  at = (f"{sigmas[0]:.4g}" if min(sigmas) == max(sigmas) else
+        f"{min(sigmas):.4g} to {max(sigmas):.4g} (by round)")
+  measured = (f"; the run's rounds had {min(multipliers):.4g} to "
+              f"{max(multipliers):.4g} discrete Gaussian noise per unit of "
+              "their rounded sensitivity" if multipliers else "")
+  return dataclasses.replace(
+      guarantee, accounting=guarantee.accounting + DISTRIBUTED_ACCOUNTING,
+      covers=(guarantee.covers + f"; accounted at sigma = {at} as if "
+              "the noise were N(0, sigma^2) on sums of sensitivity 1: the "
+              "clients' discrete Gaussian shares (raised for the rounding's "
+              "inflated sensitivity at the expected clients) sum to about "
+              f"that law, not exactly it{measured}"))
+
+
+MECHANISM = NoisyTrie()
