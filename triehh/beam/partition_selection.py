@@ -55,12 +55,15 @@ def select(rows, target: ps_lib.PartitionSelectionTarget):
 
 def select_words(population: population_lib.Population,
                  target: ps_lib.PartitionSelectionTarget | None = None, *,
-                 pipeline_opts=None,
+                 seed: int | None = None, pipeline_opts=None,
                  **moved_keywords) -> ps_lib.PartitionSelectionResult:
   """:func:`triehh.baselines.partition_selection.select_words` on Beam: the
   population's rows as a PCollection, selected by the ``BeamBackend``; the
   same target, checks and labels (``pipeline_opts``: Beam's options, by
-  default :func:`triehh.beam.ingest.options`)."""
+  default :func:`triehh.beam.ingest.options`). ``seed`` is taken for the
+  engines' common signature and unused: every distinct word of a user is a
+  row, and pipeline_dp bounds them with its own (unseeded) noise."""
+  del seed
   from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
   moved.refuse("select_words", moved_keywords, ps_lib.MOVED,
                ps_lib.EXAMPLE)

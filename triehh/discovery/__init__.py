@@ -1,8 +1,7 @@
-"""One TrieHH run from resolved parameters (:mod:`triehh.discovery.run`).
-
-:func:`triehh.discover` resolves the privacy arguments into
-:class:`~triehh.core.results.RunParams` (:mod:`triehh.theory.policy`) and calls
-:func:`~triehh.discovery.run.run`; repeated passes (:mod:`triehh.discovery.passes`)
-and availability (:mod:`triehh.discovery.availability`) resolve theirs and call it
-too, never the facade.
+"""TrieHH's runs: one run from resolved parameters (:mod:`.run`), the
+typed front of TrieHH's privacy objects (:mod:`.discover`: counts, passes,
+availability), repeated passes (:mod:`.passes`), users online
+(:mod:`.availability`), protected counts of the words found
+(:mod:`.counts`), deny lists and word choice. :func:`triehh.discover`
+(:mod:`triehh.mechanisms`) comes here for TrieHH.
 """

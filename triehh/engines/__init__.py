@@ -1,5 +1,6 @@
-"""The engines that run TrieHH: ``fast`` (numpy simulation) and ``tff``
-(TensorFlow Federated computations).
+"""The engines that run the mechanisms: ``fast`` (numpy simulation) and
+``tff`` (TensorFlow Federated computations), each declaring the mechanisms
+it runs (TrieHH and the noisy trie; :mod:`~triehh.engines.registry`).
 
 Modules: :mod:`~triehh.engines.registry` (engines by name, imported on first
 use), :mod:`~triehh.engines.rounds` (the round loop and stopping rule every

@@ -157,16 +157,16 @@ def engines_for(mechanism: str) -> list[str]:
 
 def is_built_in(name: str) -> bool:
   """Whether ``name`` is one of the project's own engines."""
-  return name in _MODULES
+  return name in _MODULES or name in _SERVED
 
 
 def names() -> list[str]:
   """The engine names :func:`get` knows, built-in or registered."""
-  return sorted(set(_MODULES) | set(_ENGINES))
+  return sorted(set(_MODULES) | set(_ENGINES) | set(_SERVED))
 
 
 def _check_name(name: str) -> None:
-  if name not in _ENGINES and name not in _MODULES:
+  if name not in _ENGINES and name not in _MODULES and name not in _SERVED:
     raise ValueError(f"unknown engine {name!r}; available: {names()}")
 
 
@@ -198,6 +198,10 @@ def get(name: str) -> Engine:
   _check_name(name)
   if name in _ENGINES:
     return _ENGINES[name]
+  if name not in _MODULES:  # serves mechanisms other than TrieHH only
+    engine = Engine(None, mechanisms=dict(_SERVED[name]), name=name)
+    _ENGINES[name] = engine
+    return engine
   try:
     module = importlib.import_module(_MODULES[name])
   except ImportError as err:

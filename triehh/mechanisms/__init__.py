@@ -9,7 +9,8 @@ mechanism            privacy object              engines
 triehh               Target, Mechanism, number   fast, tff (and registered)
 noisy_trie           NoisyTarget                 fast, tff (central or
                                                  distributed noise)
-partition_selection  PartitionSelectionTarget    fast (pipeline_dp, local)
+partition_selection  PartitionSelectionTarget    fast (pipeline_dp, local),
+                                                 beam (pipeline_dp on Beam)
 sfp                  SFPTarget                   fast
 iblt                 IBLTTarget (k-anonymity,    tff
                      not DP)
@@ -23,7 +24,8 @@ sweeps (:mod:`triehh.runs`) and ``triehh-run --mechanism=`` then run it.
 
 from triehh.mechanisms import registry
 from triehh.mechanisms import noisy_trie
+from triehh.mechanisms import partition_selection
 from triehh.mechanisms import triehh_mechanism
 
-for _module in (triehh_mechanism, noisy_trie):
+for _module in (triehh_mechanism, noisy_trie, partition_selection):
   registry.register(_module.MECHANISM)

@@ -1,0 +1,116 @@
+"""Tests of triehh.discover over every mechanism: one protocol, one result
+type, dispatch through the mechanism and engine registries."""
+
+import dp_accounting
+import pytest
+
+import triehh
+from triehh.baselines.partition_selection import PartitionSelectionTarget
+from triehh.core.release import Release
+from triehh.engines import registry as engines
+from triehh.mechanisms import protocol
+from triehh.mechanisms import registry
+from triehh.theory import dp_events
+
+_WORDS = ["sun"] * 3000 + ["moon"] * 2000 + ["star"] * 1000 + [
+    f"w{i}" for i in range(4000)]
+_USERS = triehh.Population.from_user_words(
+    _WORDS, alphabet="0123456789amnorstuw")
+
+_PRIVACY = {
+    "triehh": triehh.Target(4.0, delta=1e-8),
+    "noisy_trie": triehh.NoisyTarget(4.0, delta=1e-8),
+    "partition_selection": PartitionSelectionTarget(4.0, delta=1e-8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PRIVACY))
+def test_every_mechanism_returns_a_release_its_protocol_describes(name):
+  privacy = _PRIVACY[name]
+  mechanism = registry.for_privacy(privacy)
+  assert mechanism.name == name
+  result = triehh.discover(_USERS, privacy, seed=3)
+  assert isinstance(result, Release)
+  assert result.mechanism == name
+  assert {"sun", "moon", "star"} <= set(result.words)
+  assert result.per_round and result.seconds >= 0
+  # The protocol's own parts agree with the run's label.
+  params = mechanism.calibrate(privacy, _USERS.num_users,
+                               protocol.Shape.of(_USERS))
+  guarantee = mechanism.guarantee(params)
+  assert guarantee.epsilon == pytest.approx(result.guarantee.epsilon,
+                                            rel=1e-9)
+  assert guarantee.delta == result.guarantee.delta == 1e-8
+  assert guarantee.adjacencies == result.guarantee.adjacencies
+  assert guarantee.trust and guarantee.public
+  assert isinstance(mechanism.dp_event(params), dp_accounting.DpEvent)
+
+
+@pytest.mark.parametrize("name", ["triehh", "noisy_trie"])
+def test_the_dp_event_composes_to_the_runs_own_epsilon(name):
+  mechanism = registry.get(name)
+  params = mechanism.calibrate(_PRIVACY[name], _USERS.num_users,
+                               protocol.Shape.of(_USERS))
+  accountant = dp_events.PLDAccountant(
+      value_discretization_interval=1e-3)
+  accountant.compose(mechanism.dp_event(params))
+  assert accountant.get_epsilon(1e-8) == pytest.approx(
+      mechanism.guarantee(params).epsilon, rel=2e-3)
+
+
+def test_a_number_is_triehhs_target_epsilon_numpy_scalars_included():
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  for epsilon in (4, 4.0, np.float32(4.0), np.float64(4.0)):
+    assert triehh.discover(_WORDS, epsilon).mechanism == "triehh"
+
+
+def test_an_unknown_privacy_object_names_the_known_ones():
+  with pytest.raises(TypeError, match="NoisyTarget, PartitionSelection"
+                     "Target"):
+    triehh.discover(_WORDS, "4")
+
+
+@pytest.mark.parametrize("name", ["noisy_trie", "partition_selection"])
+@pytest.mark.parametrize("extra", [dict(counts=True),
+                                   dict(passes=triehh.Passes(2))])
+def test_triehhs_extras_are_refused_by_the_other_mechanisms(name, extra):
+  with pytest.raises(ValueError, match=f"the {name} mechanism runs alone"):
+    triehh.discover(_USERS, _PRIVACY[name], **extra)
+
+
+def test_an_engine_that_does_not_serve_the_mechanism_is_refused_first():
+  with pytest.raises(ValueError, match="engine 'fast' does not run the "
+                     "iblt_or_other mechanism"):
+    engines.get("fast").runner("iblt_or_other")
+  with pytest.raises(ValueError, match="engine 'beam' does not run the "
+                     "triehh mechanism; it runs .*partition_selection"):
+    triehh.discover(_USERS, _PRIVACY["triehh"], engine="beam")
+  with pytest.raises(ValueError, match="unknown engine 'nowhere'"):
+    triehh.discover(_USERS, _PRIVACY["noisy_trie"], engine="nowhere")
+
+
+@pytest.mark.parametrize("name", sorted(_PRIVACY))
+def test_data_larger_than_a_declared_size_is_refused(name):
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  privacy = dataclasses.replace(_PRIVACY[name], population_size=5_000)
+  with pytest.raises(ValueError, match="5,000"):
+    triehh.discover(_USERS, privacy)
+
+
+def test_registering_a_privacy_type_twice_for_two_mechanisms_is_refused():
+
+  class Other(protocol.BaseMechanism):
+    name = "other"
+    privacy_types = (triehh.NoisyTarget,)
+
+    def calibrate(self, privacy, population_size, shape):
+      raise NotImplementedError
+
+    guarantee = dp_event = run = calibrate
+
+  with pytest.raises(ValueError, match="NoisyTarget already asks for the "
+                     "noisy_trie mechanism"):
+    registry.register(Other())
+  with pytest.raises(TypeError, match="it lacks name, .*calibrate"):
+    registry.register(object())
+  assert "other" not in registry.names()
