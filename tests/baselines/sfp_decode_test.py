@@ -7,10 +7,10 @@ from unittest import mock
 from absl.testing import parameterized
 import numpy as np
 
-import triehh
 from tests.baselines.sfp_helpers import collision_variance
 from tests.baselines.sfp_helpers import NO_NOISE
 from tests.baselines.sfp_helpers import POPULATION
+from tests.baselines.sfp_helpers import run_sfp
 from tests.baselines.sfp_helpers import SMALL
 from tests.baselines.sfp_helpers import TOP
 from triehh.baselines import sfp
@@ -32,8 +32,8 @@ class DecodeTest(parameterized.TestCase):
   def test_word_sketch_counts_without_noise(self):
     # A whole-word sketch gives unbiased counts: only hash collisions
     # (variance (n - f) / (m - 1)) are left without noise.
-    result = triehh.sfp_discover(POPULATION, **NO_NOISE,
-                                 word_budget=0.5, seed=0, **SMALL)
+    result = run_sfp(POPULATION, **NO_NOISE,
+                     word_budget=0.5, seed=0, **SMALL)
     self.assertEqual(result.params.epsilon_word, math.inf)
     counts = dict(POPULATION.ground_truth())
     for word, f in TOP.items():
@@ -41,10 +41,10 @@ class DecodeTest(parameterized.TestCase):
       self.assertLess(abs(result.heavy_hitters[word] - f), 5 * sd, msg=word)
 
   def test_puzzle_hash_check_only_removes_candidates(self):
-    plain = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1, top_t=40,
-                                **SMALL)
-    checked = triehh.sfp_discover(POPULATION, epsilon=2.0, seed=1,
-                                  top_t=40, check_puzzle_hash=True, **SMALL)
+    plain = run_sfp(POPULATION, epsilon=2.0, seed=1, top_t=40,
+                    **SMALL)
+    checked = run_sfp(POPULATION, epsilon=2.0, seed=1,
+                      top_t=40, check_puzzle_hash=True, **SMALL)
     self.assertContainsSubset(set(checked.heavy_hitters),
                               set(plain.heavy_hitters))
     for word in checked.heavy_hitters:
@@ -55,8 +55,8 @@ class DecodeTest(parameterized.TestCase):
     # and the run used to stitch junk words with count 0.0.
     with self.assertRaisesRegex(ValueError,
                                 r"no user reported .* position.*too few"):
-      triehh.sfp_discover(["apple", "banana", "apple", "cherry", "apple"],
-                          epsilon=1.0, seed=0, k=64)
+      run_sfp(["apple", "banana", "apple", "cherry", "apple"],
+              epsilon=1.0, seed=0, k=64)
 
 
 class HashedSumsTest(parameterized.TestCase):
@@ -99,13 +99,13 @@ class StitchingOracleTest(parameterized.TestCase):
   def test_one_bucket_stitches_every_combination(self):
     # With a single puzzle bucket, Q_0 = Q_2 = {ab, ba}: the Cartesian
     # product holds the two real words and the two crossings.
-    result = triehh.sfp_discover(self.USERS, num_buckets=1, **self.OPTIONS)
+    result = run_sfp(self.USERS, num_buckets=1, **self.OPTIONS)
     self.assertEqual(set(result.heavy_hitters),
                      {"abba", "baab", "abab", "baba"})
     self.assertEqual(result.num_stitched, 4)
 
   def test_puzzle_hash_keeps_only_the_real_words(self):
-    result = triehh.sfp_discover(self.USERS, **self.OPTIONS)
+    result = run_sfp(self.USERS, **self.OPTIONS)
     salt = sfp_encoding.salts(result.params.hash_seed)[0]
     buckets = sfp_encoding.puzzle_buckets(
         sfp_encoding.pad_words(["abba", "baab"], 4), 256, salt)
@@ -122,7 +122,7 @@ class StitchingOracleTest(parameterized.TestCase):
   def test_single_word_counts_every_user(self):
     # Every report holds the word: at each position f = n_l, the estimate is
     # n_l and scaled by n / n_l it is n.
-    result = triehh.sfp_discover(["abba"] * 30, **self.OPTIONS)
+    result = run_sfp(["abba"] * 30, **self.OPTIONS)
     self.assertEqual(list(result.heavy_hitters), ["abba"])
     self.assertAlmostEqual(result.heavy_hitters["abba"], 30.0, places=9)
 
@@ -137,20 +137,20 @@ class PaperStitchingTest(parameterized.TestCase):
                  num_buckets=1, seed=0, **NO_NOISE)
 
   def test_drop_stitching_drops_a_character_after_a_pad(self):
-    result = triehh.sfp_discover(self.USERS, **self.OPTIONS)
+    result = run_sfp(self.USERS, **self.OPTIONS)
     self.assertEqual(set(result.heavy_hitters), {"bbab", "bbba"})
     self.assertEqual(result.params.stitching, "drop")
 
   def test_paper_stitching_keeps_the_part_before_the_first_pad(self):
-    result = triehh.sfp_discover(self.USERS, stitching="paper",
-                                 **self.OPTIONS)
+    result = run_sfp(self.USERS, stitching="paper",
+                     **self.OPTIONS)
     self.assertEqual(set(result.heavy_hitters), {"bbab", "bbba", "a"})
     self.assertEqual(result.num_stitched, 4)
     self.assertEqual(result.params.stitching, "paper")
 
   def test_unknown_stitching_is_refused(self):
     with self.assertRaisesRegex(ValueError, "stitching must be one of"):
-      triehh.sfp_discover(self.USERS, stitching="glue", **self.OPTIONS)
+      run_sfp(self.USERS, stitching="glue", **self.OPTIONS)
 
 
 class DecodeMemoryTest(parameterized.TestCase):
@@ -166,10 +166,11 @@ class DecodeMemoryTest(parameterized.TestCase):
 
   def test_decode_bytes_count_every_candidate_of_every_position(self):
     options = sfp._check_options(  # pylint: disable=protected-access
-        self._population(), top_t=20, length=10, num_buckets=256,
-        fragment_alphabet="data", word_budget=0.0, simulation="sketch",
-        chunk_size=1, num_threads=1, check_puzzle_hash=False,
-        max_candidates=10)
+        self._population(), sfp.SFPTarget(
+            4.0, top_t=20, length=10, num_buckets=256,
+            fragment_alphabet="data", word_budget=0.0,
+            check_puzzle_hash=False, max_candidates=10),
+        simulation="sketch", chunk_size=1, num_threads=1)
     self.assertEqual(sfp_decode.decode_bytes(options), 5 * 256 * 301**2 * 12)
 
   def test_too_large_an_alphabet_is_refused_before_any_report(self):
@@ -181,13 +182,14 @@ class DecodeMemoryTest(parameterized.TestCase):
           r"1\.3 GiB of memory, more than the 1\.0 GiB available; use a "
           r"fragment_alphabet of at most 263 characters \(besides the "
           r"padding\), or length <= 6 \(now 10\)$"):
-        sfp.check(self._population(), epsilon=4.0, fragment_alphabet="data")
+        sfp.check(self._population(),
+                  sfp.SFPTarget(4.0, fragment_alphabet="data"))
       # The letters alone fit: the same population is checked, not run.
-      self.assertIsNone(sfp.check(self._population(), epsilon=4.0,
-                                  fragment_alphabet="ab"))
+      self.assertIsNone(sfp.check(
+          self._population(), sfp.SFPTarget(4.0, fragment_alphabet="ab")))
     with mock.patch.object(memory, "available_bytes", return_value=2**31):
-      self.assertIsNone(sfp.check(self._population(), epsilon=4.0,
-                                  fragment_alphabet="data"))
+      self.assertIsNone(sfp.check(
+          self._population(), sfp.SFPTarget(4.0, fragment_alphabet="data")))
 
 
 class SketchesMemoryTest(parameterized.TestCase):
@@ -210,11 +212,13 @@ class SketchesMemoryTest(parameterized.TestCase):
           r"k=2,048 x m=1,024 cells would need about 11\.8 GiB of memory, "
           r"more than the 2\.0 GiB available; use k <= 347 at "
           r"length=1,000, or length <= 164 at k=2,048, or a smaller m$"):
-        triehh.sfp_discover(words, epsilon=4.0, length=1000)
+        run_sfp(words, epsilon=4.0, length=1000)
       population = population_lib.as_population(words, 10)
-      with self.assertRaisesRegex(memory.InsufficientMemoryError,
-                                  "500 fragment sketches"):
-        sfp.check(population, epsilon=4.0, length=1000, k=2048)
-      self.assertIsNone(sfp.check(population, epsilon=4.0, length=1000,
-                                  k=256))
-      self.assertIsNone(sfp.check(population, epsilon=4.0, length=1000))
+      # check makes the run's sketch check, at the default k (2048) too.
+      for target in (sfp.SFPTarget(4.0, length=1000, k=2048),
+                     sfp.SFPTarget(4.0, length=1000)):
+        with self.assertRaisesRegex(memory.InsufficientMemoryError,
+                                    "500 fragment sketches"):
+          sfp.check(population, target)
+      self.assertIsNone(sfp.check(population,
+                                  sfp.SFPTarget(4.0, length=1000, k=256)))

@@ -1,10 +1,12 @@
 """Populations and options shared by the SFP tests."""
 
+import dataclasses
 import math
 
 import numpy as np
 
 import triehh
+from triehh.baselines import sfp
 
 SMALL = dict(k=64, m=1024)  # few hash functions keep the decode fast
 # Reports without noise (no privacy guarantee): only hash collisions remain.
@@ -43,3 +45,21 @@ def collision_variance(counts, word):
   n = sum(counts.values())
   pairs = sum(f * (f - 1) for w, f in counts.items() if w != word)
   return (n - counts[word]) / (m - 1) + pairs / (k * (m - 1))
+
+
+# SFPTarget's fields; the other options of a run are sfp_discover's.
+TARGET_FIELDS = frozenset(f.name for f in dataclasses.fields(sfp.SFPTarget))
+
+
+def target_and_options(options):
+  """``options`` of the untyped call split: an SFPTarget of its fields, and
+  the run's keywords."""
+  fields = {k: v for k, v in options.items() if k in TARGET_FIELDS}
+  rest = {k: v for k, v in options.items() if k not in TARGET_FIELDS}
+  return sfp.SFPTarget(**fields), rest
+
+
+def run_sfp(users, **options):
+  """``sfp_discover(users, SFPTarget(<its fields>), <the rest>)``."""
+  target, rest = target_and_options(options)
+  return triehh.sfp_discover(users, target, **rest)

@@ -8,6 +8,7 @@ import numpy as np
 
 import triehh
 from tests.baselines.sfp_helpers import POPULATION
+from tests.baselines.sfp_helpers import run_sfp
 from tests.baselines.sfp_helpers import SMALL
 from tests.baselines.sfp_helpers import TOP
 from triehh.baselines import amplification
@@ -18,8 +19,8 @@ class PrivacyTest(parameterized.TestCase):
 
   def test_given_local_epsilon_reports_the_central_one(self):
     n = POPULATION.num_users
-    result = triehh.sfp_discover(POPULATION, epsilon_local=6.0, delta=1e-6,
-                                 **SMALL)
+    result = run_sfp(POPULATION, epsilon_local=6.0, delta=1e-6,
+                     **SMALL)
     self.assertEqual(result.params.epsilon_local, 6.0)
     self.assertAlmostEqual(
         triehh.sfp_local_epsilon(result.params.epsilon, 1e-6, n), 6.0,
@@ -31,21 +32,21 @@ class PrivacyTest(parameterized.TestCase):
   def test_infinite_epsilon_needs_allow_no_guarantee(self, **privacy):
     with self.assertRaisesRegex(ValueError, "no differential privacy guarantee"
                                 ".*allow_no_guarantee=True"):
-      triehh.sfp_discover(POPULATION, **privacy, **SMALL)
-    result = triehh.sfp_discover(POPULATION, allow_no_guarantee=True,
-                                 **privacy, **SMALL)
+      run_sfp(POPULATION, **privacy, **SMALL)
+    result = run_sfp(POPULATION, allow_no_guarantee=True,
+                     **privacy, **SMALL)
     self.assertEqual(result.params.epsilon, math.inf)
     self.assertIn("no differential privacy guarantee",
                   result.params.guarantee)
 
   def test_huge_epsilon_runs_without_overflow(self):
-    result = triehh.sfp_discover(POPULATION, epsilon=1e6, seed=0, **SMALL)
+    result = run_sfp(POPULATION, epsilon=1e6, seed=0, **SMALL)
     self.assertEqual(result.params.epsilon_local, 1e6)
     self.assertContainsSubset(set(TOP), set(result.heavy_hitters))
 
   def test_tiny_delta(self):
-    result = triehh.sfp_discover(POPULATION, epsilon=1.0, delta=5e-324,
-                                 seed=0, **SMALL)
+    result = run_sfp(POPULATION, epsilon=1.0, delta=5e-324,
+                     seed=0, **SMALL)
     self.assertGreaterEqual(result.params.epsilon_local, 1.0)
     self.assertEqual(result.params.delta, 5e-324)
 

@@ -1,6 +1,7 @@
 """Tests of SFP's run: recovery, determinism, options and their checks, and
 outputs pinned by seed."""
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -10,19 +11,29 @@ import numpy as np
 
 import triehh
 from tests.baselines.amplification_test import closed_form_delta
+from tests.baselines.sfp_helpers import NO_NOISE
 from tests.baselines.sfp_helpers import POPULATION
+from tests.baselines.sfp_helpers import run_sfp
 from tests.baselines.sfp_helpers import SMALL
 from tests.baselines.sfp_helpers import TOP
 from tests.baselines.sfp_helpers import user_words
+from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import sfp
+from triehh.baselines import sfp_clients
+from triehh.baselines import sfp_options
+from triehh.baselines import sfp_privacy
+from triehh.core import population as population_lib
+from triehh.core import release
+from triehh.theory.adjacency import Adjacency
+from triehh.theory.mechanism import Guarantee
 
 
 class RecoveryTest(parameterized.TestCase):
 
   @parameterized.parameters("sketch", "reports")
   def test_no_noise_recovers_the_true_top_words(self, simulation):
-    result = triehh.sfp_discover(POPULATION, epsilon=1e3, seed=0,
-                                 simulation=simulation, **SMALL)
+    result = run_sfp(POPULATION, epsilon=1e3, seed=0,
+                     simulation=simulation, **SMALL)
     self.assertGreaterEqual(result.params.epsilon_local, 1e3)
     found = result.heavy_hitters
     self.assertContainsSubset(set(TOP), set(found))
@@ -36,7 +47,7 @@ class RecoveryTest(parameterized.TestCase):
       self.assertEqual(ests, sorted(ests, reverse=True))
 
   def test_noisy_run_at_the_papers_privacy_finds_the_head(self):
-    result = triehh.sfp_discover(POPULATION, epsilon=4.0, seed=0, **SMALL)
+    result = run_sfp(POPULATION, epsilon=4.0, seed=0, **SMALL)
     self.assertGreaterEqual(result.params.epsilon_local, 4.0)
     self.assertContainsSubset({"the", "and", "you"}, set(result.heavy_hitters))
 
@@ -44,7 +55,7 @@ class RecoveryTest(parameterized.TestCase):
 class PhaseTimesTest(parameterized.TestCase):
 
   def test_phases_make_the_clients_and_server_times(self):
-    result = triehh.sfp_discover(POPULATION, epsilon=4.0, seed=0, **SMALL)
+    result = run_sfp(POPULATION, epsilon=4.0, seed=0, **SMALL)
     phases = result.phase_seconds
     self.assertEqual(set(phases), {"encode", "aggregate", "decode"})
     self.assertTrue(all(t > 0 for t in phases.values()), msg=phases)
@@ -56,20 +67,20 @@ class PhaseTimesTest(parameterized.TestCase):
 class DeterminismTest(parameterized.TestCase):
 
   def test_same_seed_same_result(self):
-    runs = [triehh.sfp_discover(POPULATION, epsilon=4.0, seed=7,
-                                num_threads=t, **SMALL) for t in (1, 2, 2)]
+    runs = [run_sfp(POPULATION, epsilon=4.0, seed=7,
+                    num_threads=t, **SMALL) for t in (1, 2, 2)]
     for other in runs[1:]:
       self.assertEqual(runs[0].heavy_hitters, other.heavy_hitters)
       self.assertEqual(runs[0].fragment_tops, other.fragment_tops)
       self.assertEqual(runs[0].params, other.params)
-    different = triehh.sfp_discover(POPULATION, epsilon=4.0, seed=8, **SMALL)
+    different = run_sfp(POPULATION, epsilon=4.0, seed=8, **SMALL)
     self.assertNotEqual(runs[0].fragment_tops, different.fragment_tops)
 
   def test_words_or_population_give_the_same_run(self):
     words = user_words()
-    a = triehh.sfp_discover(words, epsilon=4.0, seed=2, **SMALL)
-    b = triehh.sfp_discover(triehh.Population.from_user_words(words),
-                            epsilon=4.0, seed=2, **SMALL)
+    a = run_sfp(words, epsilon=4.0, seed=2, **SMALL)
+    b = run_sfp(triehh.Population.from_user_words(words),
+                epsilon=4.0, seed=2, **SMALL)
     self.assertEqual(a.heavy_hitters, b.heavy_hitters)
 
 
@@ -77,8 +88,8 @@ class ParamsTest(parameterized.TestCase):
 
   def test_params_and_defaults(self):
     n = 200
-    result = triehh.sfp_discover(["ab", "ba", "ab", "abba"] * 50,
-                                 epsilon=1.0, fragment_alphabet="ab")
+    result = run_sfp(["ab", "ba", "ab", "abba"] * 50,
+                     epsilon=1.0, fragment_alphabet="ab")
     p = result.params
     # The defaults of the paper's appendix: k = 2048, m = 1024, T = 20,
     # strings of 10 characters, 256 puzzle buckets, no word sketch.
@@ -126,61 +137,135 @@ class ParamsTest(parameterized.TestCase):
     args = dict(epsilon=1e3, seed=0, **SMALL)
     args.update(kwargs)
     with self.assertRaisesRegex(error, message):
-      triehh.sfp_discover(POPULATION, **args)
+      run_sfp(POPULATION, **args)
 
   @parameterized.named_parameters(
-      ("top_t", dict(top_t=0), r"top_t \(T\)"),
-      ("odd_length", dict(length=9), "length must be even"),
-      ("buckets", dict(num_buckets=300), "num_buckets"),
-      ("pad_in_alphabet", dict(fragment_alphabet="ab$"), "padding symbol"),
-      ("word_budget", dict(word_budget=1.0), "word_budget"),
-      ("simulation", dict(simulation="dense"), "simulation"),
-      ("stitching", dict(stitching="glue"), "stitching"),
+      ("top_t", dict(top_t=0), r"^top_t \(T\) must be >= 1, got 0$"),
+      ("odd_length", dict(length=9), "^length must be even"),
+      ("short_length", dict(length=1), "^length must be >= 2, got 1$"),
+      ("buckets", dict(num_buckets=300), r"^num_buckets must be in \[1, "),
+      ("pad_in_alphabet", dict(fragment_alphabet="ab$"),
+       "^fragment_alphabet must not contain the padding symbol"),
+      ("empty_alphabet", dict(fragment_alphabet=""),
+       "^fragment_alphabet must be a non-empty string"),
+      ("word_budget", dict(word_budget=1.0), r"^word_budget must be in \[0, "),
+      ("stitching", dict(stitching="glue"), "^stitching must be one of"),
       ("both_epsilons", dict(epsilon_local=5.0), "not both"),
-      ("no_epsilon", dict(epsilon=None), "give the central epsilon"),
-      ("delta", dict(delta=2.0), "delta"),
+      ("no_epsilon", dict(epsilon=None), "^give the central epsilon"),
+      ("delta", dict(delta=2.0), r"^delta must be in \(0, 1\)"),
       ("infinite", dict(epsilon=math.inf), "allow_no_guarantee"),
+      ("hash_functions", dict(k=0), r"^k \(number of hash functions\)"),
+      ("width", dict(m=1000), "power of two"),
+      ("max_candidates", dict(max_candidates=0), "^max_candidates must be"),
   )
-  def test_check_refuses_what_a_run_refuses_before_reporting(self, kwargs,
-                                                             message):
+  def test_a_bad_field_is_refused_when_the_target_is_built(self, kwargs,
+                                                           message):
     args = dict(epsilon=1e3)
     args.update(kwargs)
+    with self.assertRaisesRegex(ValueError, message):
+      sfp.SFPTarget(**args)
+
+  @parameterized.named_parameters(
+      ("puzzle_hash_text", dict(check_puzzle_hash="no"),
+       "^check_puzzle_hash must be True or False, got 'no'$"),
+      ("no_guarantee_text", dict(allow_no_guarantee=1),
+       "^allow_no_guarantee must be True or False, got 1$"),
+      ("top_t_float", dict(top_t=2.0), r"^top_t \(T\) must be an integer"),
+      ("alphabet_list", dict(fragment_alphabet=["a"]),
+       "^fragment_alphabet must be a non-empty string"),
+  )
+  def test_a_field_of_another_type_is_named(self, kwargs, message):
+    with self.assertRaisesRegex((TypeError, ValueError), message):
+      sfp.SFPTarget(1.0, **kwargs)
+
+  def test_a_target_is_frozen_and_keeps_its_checked_values(self):
+    target = sfp.SFPTarget(np.float64(4.0), top_t=np.int64(40))
+    self.assertEqual((target.epsilon, target.top_t), (4.0, 40))
+    self.assertIs(type(target.top_t), int)
+    self.assertEqual(sfp.SFPTarget(epsilon_local=np.float64(np.inf),
+                                   allow_no_guarantee=True).epsilon_local,
+                     math.inf)
+    with self.assertRaises(AttributeError):
+      target.top_t = 80  # pylint: disable=assigning-non-slot
+
+  @parameterized.named_parameters(
+      ("simulation", dict(simulation="dense"), "^simulation must be one of"),
+      ("threads", dict(num_threads=0), r"^num_threads must be in \[1, "),
+  )
+  def test_check_refuses_the_run_options_a_run_refuses(self, options,
+                                                       message):
+    target = sfp.SFPTarget(1e3, **SMALL)
     with self.assertRaisesRegex(ValueError, message) as raised:
-      sfp.check(POPULATION, **args)
+      sfp.check(POPULATION, target, **options)
     with self.assertRaisesRegex(ValueError, message) as ran:
-      triehh.sfp_discover(POPULATION, seed=0, **SMALL, **args)
+      triehh.sfp_discover(POPULATION, target, seed=0, **options)
     self.assertEqual(str(raised.exception), str(ran.exception))
-    self.assertIsNone(sfp.check(POPULATION, epsilon=1e3, length=12,
-                                fragment_alphabet="data"))
+    self.assertIsNone(sfp.check(POPULATION, sfp.SFPTarget(
+        1e3, length=12, fragment_alphabet="data")))
+
+  def test_check_refuses_what_the_population_does_not_allow(self):
+    few = triehh.Population.from_user_words(["ab", "ba", "ab"])
+    target = sfp.SFPTarget(1.0, **SMALL)
+    with self.assertRaisesRegex(ValueError, r"at least 5 users.*n=3"):
+      sfp.check(few, target)
+    with self.assertRaisesRegex(ValueError, "read off the users' words"):
+      sfp.check(few, sfp.SFPTarget(1.0, length=4, fragment_alphabet="data"))
+
+  @parameterized.parameters("epsilon", "delta", "epsilon_local", "top_t",
+                            "k", "m", "length", "num_buckets",
+                            "fragment_alphabet", "word_budget", "stitching",
+                            "check_puzzle_hash", "max_candidates",
+                            "allow_no_guarantee")
+  def test_an_old_keyword_names_its_new_home(self, keyword):
+    with self.assertRaisesRegex(TypeError, (
+        rf"^sfp_discover: {keyword}= is a field of triehh.SFPTarget, e.g. "
+        r"sfp_discover\(users, triehh.SFPTarget\(epsilon=4.0\)\)$")):
+      triehh.sfp_discover(POPULATION, **{keyword: 1})
+    # Before any work: with a target too, the old keyword is refused.
+    with self.assertRaisesRegex(TypeError, f"^sfp_discover: {keyword}="):
+      triehh.sfp_discover(POPULATION, sfp.SFPTarget(4.0), **{keyword: 1})
+
+  def test_a_missing_or_untyped_target_is_refused(self):
+    with self.assertRaisesRegex(TypeError, "^sfp_discover takes a "
+                                "triehh.SFPTarget as its target, none was "
+                                "given: e.g. sfp_discover"):
+      triehh.sfp_discover(POPULATION)
+    with self.assertRaisesRegex(TypeError, "got float 4.0"):
+      triehh.sfp_discover(POPULATION, 4.0)
+    with self.assertRaisesRegex(TypeError, "unexpected keyword argument "
+                                "'top_k'"):
+      triehh.sfp_discover(POPULATION, sfp.SFPTarget(4.0), top_k=3)
+    with self.assertRaisesRegex(TypeError, "check takes a triehh.SFPTarget"):
+      sfp.check(POPULATION, dict(epsilon=4.0))
 
   def test_missing_epsilon_and_padding_in_words(self):
     with self.assertRaisesRegex(ValueError, "give the central epsilon"):
-      triehh.sfp_discover(POPULATION, **SMALL)
+      run_sfp(POPULATION, **SMALL)
     words = triehh.Population.from_user_words(["a$b"] * 10, end_symbol="#")
     with self.assertRaisesRegex(ValueError, "padding symbol"):
-      triehh.sfp_discover(words, epsilon=1.0, **SMALL)
+      run_sfp(words, epsilon=1.0, **SMALL)
 
   def test_fragments_from_an_alphabet_read_off_the_data_are_refused(self):
     # Candidates built from such an alphabet can release a character only
     # one user types: no guarantee covers it.
     words = user_words() + ["zz\u00e9"]
     with self.assertRaisesRegex(ValueError, "read off the users' words"):
-      triehh.sfp_discover(words, epsilon=4.0, fragment_alphabet="data",
-                          **SMALL)
+      run_sfp(words, epsilon=4.0, fragment_alphabet="data",
+              **SMALL)
     public = triehh.Population.from_user_words(
         words, alphabet="abcdefghijklmnopqrstuvwxyz\u00e9")
-    self.assertIsNone(sfp.check(public, epsilon=4.0,
-                                fragment_alphabet="data"))
+    self.assertIsNone(sfp.check(public, sfp.SFPTarget(
+        4.0, fragment_alphabet="data")))
 
   def test_decode_threads_beyond_the_machine_are_refused(self):
     too_many = sfp.MAX_THREADS_PER_CPU * (os.cpu_count() or 1) + 1
     with self.assertRaisesRegex(ValueError, r"num_threads must be in \[1, "):
-      triehh.sfp_discover(POPULATION, epsilon=4.0, num_threads=too_many,
-                          **SMALL)
+      run_sfp(POPULATION, epsilon=4.0, num_threads=too_many,
+              **SMALL)
 
   def test_fewer_users_than_positions(self):
     with self.assertRaisesRegex(ValueError, r"at least 5 users.*n=4"):
-      triehh.sfp_discover(["apple", "pear", "apple", "fig"], epsilon=1.0)
+      run_sfp(["apple", "pear", "apple", "fig"], epsilon=1.0)
 
 
 def pinned_population():
@@ -263,7 +348,7 @@ class PinnedRunTest(parameterized.TestCase):
   def test_same_output_as_recorded(self, make_users, kwargs, heavy_hitters,
                                    per_position, num_stitched, epsilon_local,
                                    hash_seed, tops_digest):
-    result = triehh.sfp_discover(make_users(), num_threads=1, **kwargs)
+    result = run_sfp(make_users(), num_threads=1, **kwargs)
     self.assertEqual(list(result.heavy_hitters.items()), heavy_hitters)
     self.assertEqual(result.reports_per_position, per_position)
     self.assertEqual(result.num_stitched, num_stitched)
@@ -272,6 +357,90 @@ class PinnedRunTest(parameterized.TestCase):
     digest = hashlib.sha256(repr(result.fragment_tops).encode()).hexdigest()
     self.assertEqual(digest[:16], tops_digest)
 
+
+class ReleaseTest(parameterized.TestCase):
+  """The result is a Release, with the shuffled reports' guarantee."""
+
+  def test_the_result_is_a_release_of_the_central_guarantee(self):
+    result = triehh.sfp_discover(POPULATION, sfp.SFPTarget(4.0, **SMALL))
+    self.assertIsInstance(result, release.Release)
+    self.assertEqual(result.mechanism, "sfp")
+    self.assertNotIn("mechanism",
+                     {f.name for f in dataclasses.fields(result)})
+    self.assertEqual(result.words, tuple(result.heavy_hitters))
+    counts = list(result.heavy_hitters.values())
+    self.assertEqual(counts, sorted(counts, reverse=True))  # ranked
+    g = result.guarantee
+    self.assertIsInstance(g, Guarantee)
+    n = POPULATION.num_users
+    self.assertEqual((g.epsilon, g.delta, g.two_sided, g.n_source),
+                     (4.0, 1.0 / n**2, True, "data"))
+    # Balle et al.'s neighbours replace one user's data; n is fixed.
+    self.assertEqual(g.adjacencies, (Adjacency.REPLACE_ONE,
+                                     Adjacency.REPLACE_SPECIAL))
+    self.assertFalse(g.holds_for(Adjacency.ADD_OR_REMOVE_ONE))
+    self.assertIn("Balle et al. 2019", g.accounting)
+    self.assertIn(f"{result.params.epsilon_local:.6g}-LDP on its own",
+                  g.covers)
+    self.assertGreaterEqual(result.params.epsilon_local, 4.0)
+    self.assertIn("estimated counts", g.covers)
+    self.assertIn("shuffler", g.trust)
+    self.assertEqual(result.per_round, (release.RoundStats(
+        candidates=result.num_stitched, kept=len(result.heavy_hitters)),))
+    self.assertEqual(result.unprotected, {"num_outside_alphabet": 0,
+                                          "outside_characters": ""})
+
+  def test_a_given_local_epsilon_and_delta_derive_nothing_from_n(self):
+    result = triehh.sfp_discover(POPULATION, sfp.SFPTarget(
+        epsilon_local=6.0, delta=1e-6, **SMALL))
+    g = result.guarantee
+    self.assertEqual((g.delta, g.n_source), (1e-6, "unused"))
+    self.assertEqual(g.epsilon, result.params.epsilon)
+    self.assertLessEqual(g.epsilon, 6.0)
+    self.assertIn("6-LDP on its own", g.covers)
+    local = triehh.sfp_discover(POPULATION, sfp.SFPTarget(
+        epsilon_local=6.0, **SMALL))
+    self.assertEqual(local.guarantee.n_source, "data")  # delta = 1/n^2
+
+  def test_reports_without_noise_have_no_guarantee(self):
+    result = run_sfp(POPULATION, **NO_NOISE, **SMALL)
+    g = result.guarantee
+    self.assertEqual((g.epsilon, g.delta, g.adjacencies, g.two_sided),
+                     (math.inf, 1.0, (), False))
+    self.assertTrue(g.describe().startswith(
+        "no differential privacy guarantee"))
+
+  def test_same_output_as_the_steps_run_by_hand(self):
+    # The untyped call's steps, from the lower-level functions, with the
+    # options it took: the target changes the interface, not the draws.
+    users, seed = pinned_population(), 6
+    result = triehh.sfp_discover(
+        users, sfp.SFPTarget(2.0, top_t=30, k=32, m=256, word_budget=0.25),
+        seed=seed, num_threads=1)
+    pop = population_lib.as_population(users,
+                                       population_lib.DEFAULT_MAX_LENGTH)
+    opts = sfp_options.Options(
+        top_t=30, length=10, num_buckets=256,
+        fragment_alphabet="abcdefghijklmnopqrstuvwxyz", word_budget=0.25,
+        simulation="sketch", chunk_size=cms_lib.DEFAULT_CHUNK_SIZE,
+        num_threads=1, check_puzzle_hash=False, max_candidates=2_000_000,
+        stitching="drop")
+    privacy = sfp_privacy.calibrate(pop.num_users, 2.0, None, None, 0.25,
+                                    False)
+    rng = np.random.default_rng(seed)
+    hashing = sfp._hashing(privacy, None, 32, 256, rng)  # pylint: disable=protected-access
+    reports = sfp_clients.client_reports(pop, opts, hashing.frag_cms,
+                                         hashing.word_cms,
+                                         hashing.puzzle_salt, rng)
+    heavy, tops, counts, stitched = sfp._server(reports, hashing, opts)  # pylint: disable=protected-access
+    self.assertNotEmpty(heavy)
+    self.assertEqual(list(result.heavy_hitters.items()), list(heavy.items()))
+    self.assertEqual(result.fragment_tops, tops)
+    self.assertEqual(result.reports_per_position, tuple(counts))
+    self.assertEqual(result.num_stitched, stitched)
+    self.assertEqual(result.params.epsilon_local, privacy.epsilon_local)
+    self.assertEqual(result.params.epsilon_word, privacy.epsilon_word)
+    self.assertEqual(result.params.hash_seed, hashing.hash_seed)
 
 
 if __name__ == "__main__":

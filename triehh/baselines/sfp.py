@@ -44,12 +44,16 @@ report (one message, ``eps_local``-LDP by composition), and counts come from
 the word sketch. The default ``word_budget = 0`` is the paper's setting:
 the whole local budget goes to the fragment-and-position sketch.
 
-Central privacy. :func:`sfp_discover` takes the central ``(epsilon,
-delta)`` TrieHH is run at and gives SFP the local epsilon of
+Central privacy. :func:`sfp_discover` takes an :class:`SFPTarget`: the
+central ``(epsilon, delta)`` TrieHH is run at (or a local epsilon) and the
+parameters above, checked when it is built. SFP gets the local epsilon of
 :func:`triehh.baselines.amplification.sfp_local_epsilon` (privacy
 amplification by shuffling of the ``n`` one-message reports). An infinite
 epsilon (reports without noise) needs ``allow_no_guarantee=True``, as in
-:func:`triehh.discover`.
+:func:`triehh.discover`. The result is a :class:`triehh.core.release.
+Release`: its ``guarantee`` is the central one of the shuffled reports, for
+neighbours that replace one user's word (n is fixed: the shuffle bound
+depends on it), with the local epsilon said in its ``covers``.
 
 Several words per user. A user reports one word, drawn with probability
 equal to its local frequency ``f_i(w)`` (seeded), as a TrieHH participant
@@ -72,8 +76,8 @@ threads (:mod:`triehh.baselines.sfp_decode`). Neither changes a result.
 decode.
 
 Steps and modules. This module holds the public names (the defaults,
-:class:`SFPParams`, :class:`SFPResult`, :func:`check`), the option checks
-and :func:`sfp_discover`, which runs, in order:
+:class:`SFPTarget`, :class:`SFPParams`, :class:`SFPResult`, :func:`check`),
+the option checks and :func:`sfp_discover`, which runs, in order:
 :func:`triehh.baselines.sfp_privacy.calibrate` (central to local epsilon),
 :func:`triehh.baselines.sfp_clients.client_reports` (words, positions and
 the per-position sketches, over the strings and fragment keys of
@@ -88,6 +92,7 @@ was sent. The checked options they share are
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import string
@@ -96,6 +101,7 @@ import time
 import numpy as np
 
 from triehh.baselines import count_mean_sketch as cms_lib
+from triehh.baselines import moved
 from triehh.baselines import sfp_clients
 from triehh.baselines import sfp_decode
 from triehh.baselines import sfp_encoding
@@ -103,7 +109,11 @@ from triehh.baselines import sfp_options
 from triehh.baselines import sfp_privacy
 from triehh.core import population as population_lib
 from triehh.core import ranking
+from triehh.core import release
 from triehh.core import validation
+from triehh.theory import coverage
+from triehh.theory import mechanism as mechanism_lib
+from triehh.theory.adjacency import Adjacency
 
 DEFAULT_LENGTH = 10
 DEFAULT_NUM_BUCKETS = 256
@@ -111,6 +121,138 @@ DEFAULT_TOP_T = 20
 DEFAULT_FRAGMENT_ALPHABET = string.ascii_lowercase
 DEFAULT_STITCHING = "drop"
 DEFAULT_MAX_CANDIDATES = 2_000_000
+# The guarantee's parts (release_guarantee): the shuffle bound covers
+# neighbours that replace one user's word (n is fixed); a user whose word is
+# the empty one still sends a report.
+ADJACENCIES = (Adjacency.REPLACE_ONE, Adjacency.REPLACE_SPECIAL)
+ACCOUNTING = ("amplification by shuffling of one-message local reports "
+              "(Balle et al. 2019, Theorem 5.3)")
+NO_GUARANTEE = "none: the reports are sent without noise"
+PUBLIC = ("the hash functions (hash_seed), k, m, T, length, num_buckets, "
+          "the fragment alphabet, the word budget and n")
+TRUST = ("no one with a raw word: each report is randomized on the device; "
+         "a shuffler hides who sent which report (the central epsilon "
+         "rests on it, the local one does not)")
+
+
+@dataclasses.dataclass(frozen=True)
+class SFPTarget:
+  """An SFP run's privacy and parameters, checked when built.
+
+  Everything that changes the law of the output is here (the run's seeds,
+  simulation and threads are :func:`sfp_discover`'s keywords). Each field is
+  checked once, here: a bad value raises naming it, and nothing below
+  checks it again; what depends on the users (their number, a ``"data"``
+  fragment alphabet) is checked when the run starts.
+
+  Attributes:
+    epsilon: the central epsilon the shuffled reports must meet; SFP's
+      local epsilon follows from it (:func:`triehh.sfp_local_epsilon`).
+    delta: the central delta; None: ``1/n^2`` (n read off the data).
+    epsilon_local: run at this local epsilon instead of ``epsilon`` (give
+      one of them); the central epsilon reported is then the shuffle
+      bound's at ``delta``.
+    top_t: T, the tuples kept per position (the paper: 20 and 80).
+    k, m: CMS hash functions and width (``m`` a power of two).
+    length: pad or truncate strings to this even number of characters.
+    num_buckets: range of the puzzle hash, at most 256.
+    fragment_alphabet: Omega (None: the 26 lowercase letters; ``"data"``:
+      every character of the population's alphabet, which must have been
+      given; ``"paper"``: the authors' ``a-z . # / '``); ``$`` is always
+      added. Users whose word has other characters still report, but their
+      word cannot be found: ``params.num_outside_alphabet`` counts them.
+    word_budget: share of the local epsilon for a whole-word sketch used to
+      count the discovered words, in ``[0, 1)``; 0 (the paper's setting)
+      sends no word report.
+    stitching: ``"drop"`` drops stitched strings with a character after a
+      pad; ``"paper"`` keeps their part before the first pad, as the paper
+      authors' code does.
+    check_puzzle_hash: keep only stitched strings whose puzzle hash is
+      their bucket (not in the paper).
+    max_candidates: refuse to stitch more strings than this (a too large
+      T).
+    allow_no_guarantee: accept ``epsilon`` or ``epsilon_local`` = ``inf``
+      (reports without noise, no privacy guarantee).
+  """
+
+  epsilon: float | None = None
+  delta: float | None = None
+  _: dataclasses.KW_ONLY
+  epsilon_local: float | None = None
+  top_t: int = DEFAULT_TOP_T
+  k: int = cms_lib.DEFAULT_K
+  m: int = cms_lib.DEFAULT_M
+  length: int = DEFAULT_LENGTH
+  num_buckets: int = DEFAULT_NUM_BUCKETS
+  fragment_alphabet: str | None = None
+  word_budget: float = 0.0
+  stitching: str = DEFAULT_STITCHING
+  check_puzzle_hash: bool = False
+  max_candidates: int = DEFAULT_MAX_CANDIDATES
+  allow_no_guarantee: bool = False
+
+  def __post_init__(self):
+    put = functools.partial(object.__setattr__, self)
+    allow = sfp_options.check_switch("allow_no_guarantee",
+                                     self.allow_no_guarantee)
+    put("allow_no_guarantee", allow)
+    if self.epsilon_local is None:
+      if self.epsilon is None:
+        raise ValueError("give the central epsilon (and optionally delta), "
+                         "or epsilon_local")
+      put("epsilon", sfp_privacy.check_epsilon("epsilon", self.epsilon,
+                                               allow))
+    else:
+      if self.epsilon is not None:
+        raise ValueError("give either the central epsilon or "
+                         "epsilon_local, not both")
+      put("epsilon_local", sfp_privacy.check_epsilon(
+          "epsilon_local", self.epsilon_local, allow))
+    if self.delta is not None:
+      put("delta", validation.check_probability("delta", self.delta))
+    put("top_t", validation.check_int("top_t (T)", self.top_t))
+    put("k", validation.check_int("k (number of hash functions)", self.k, 1))
+    put("m", cms_lib.check_width(self.m))
+    length = validation.check_int("length", self.length, 2)
+    if length % 2:
+      raise ValueError(f"length must be even (2-character fragments), got "
+                       f"{length}")
+    put("length", length)
+    put("num_buckets", validation.check_int("num_buckets", self.num_buckets,
+                                            1, 256))
+    if self.fragment_alphabet not in (
+        None, sfp_options.FRAGMENT_ALPHABET_FROM_DATA,
+        sfp_options.FRAGMENT_ALPHABET_PAPER):
+      _check_alphabet(self.fragment_alphabet)
+    word_budget = validation.check_real("word_budget", self.word_budget)
+    if not 0.0 <= word_budget < 1.0:
+      raise ValueError(f"word_budget must be in [0, 1), got "
+                       f"{word_budget!r}")
+    put("word_budget", float(word_budget))
+    if self.stitching not in sfp_options.STITCHINGS:
+      raise ValueError("stitching must be one of "
+                       f"{', '.join(sfp_options.STITCHINGS)}, "
+                       f"got {self.stitching!r}")
+    put("check_puzzle_hash", sfp_options.check_switch(
+        "check_puzzle_hash", self.check_puzzle_hash))
+    put("max_candidates", validation.check_int("max_candidates",
+                                               self.max_candidates))
+
+  @property
+  def n_source(self) -> str:
+    """Where the n the run's parameters come from: |D| when the local
+    epsilon or delta is derived from it, else none."""
+    return coverage.n_source_of(
+        False, uses_n=self.epsilon_local is None or self.delta is None)
+
+
+# The keywords sfp_discover took before its target was typed.
+MOVED = dict.fromkeys(
+    ("epsilon", "delta", "epsilon_local", "top_t", "k", "m", "length",
+     "num_buckets", "fragment_alphabet", "word_budget", "stitching",
+     "check_puzzle_hash", "max_candidates", "allow_no_guarantee"),
+    "a field of triehh.SFPTarget")
+EXAMPLE = "sfp_discover(users, triehh.SFPTarget(epsilon=4.0))"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +280,8 @@ class SFPParams:
       report, but their word cannot be rebuilt.
     outside_characters: those characters, sorted.
     stitching: how stitched strings become words (``sfp_options.STITCHINGS``).
+    n_source: where the n the local epsilon (or delta) was derived from
+      comes from: ``"data"`` (|D|) or ``"unused"`` (both given).
   """
 
   epsilon: float
@@ -160,6 +304,7 @@ class SFPParams:
   num_outside_alphabet: int = 0
   outside_characters: str = ""
   stitching: str = DEFAULT_STITCHING
+  n_source: str = coverage.N_FROM_DATA
 
   @property
   def T(self) -> int:  # pylint: disable=invalid-name
@@ -170,9 +315,40 @@ class SFPParams:
     return dataclasses.asdict(self)
 
 
+def release_guarantee(params: SFPParams) -> mechanism_lib.Guarantee:
+  """The :class:`~triehh.theory.mechanism.Guarantee` of a run with
+  ``params``: the central ``(epsilon, delta)`` of the shuffled reports,
+  both directions, for neighbours that replace one user's word
+  (:data:`ADJACENCIES`), with the local epsilon in its ``covers``; none for
+  reports without noise."""
+  if math.isinf(params.epsilon):
+    return mechanism_lib.Guarantee(
+        epsilon=math.inf, delta=1.0, adjacencies=(), two_sided=False,
+        accounting=NO_GUARANTEE, n_source=params.n_source,
+        covers="nothing: epsilon_local = inf sends every report as it is",
+        public=PUBLIC, trust=TRUST)
+  n_note = (". n = |D| is read off the data (the shuffle bound depends on "
+            "it): only neighbours of the same size are covered"
+            if params.n_source == coverage.N_FROM_DATA else
+            ". n = |D| enters the bound only, as the number of reports "
+            "shuffled: neighbours of the same size")
+  covers = (
+      "the released words, their estimated counts and the kept fragment "
+      "tuples (all computed from the shuffled reports)"
+      + coverage.BOTH_DIRECTIONS.format("; ".join(
+          f"{a.value} ({a.meaning})" for a in ADJACENCIES))
+      + n_note + f". Each user's report is also {params.epsilon_local:.6g}"
+      "-LDP on its own (local epsilon), whether or not the shuffler is "
+      "trusted")
+  return mechanism_lib.Guarantee(
+      epsilon=params.epsilon, delta=params.delta, adjacencies=ADJACENCIES,
+      two_sided=True, accounting=ACCOUNTING, n_source=params.n_source,
+      covers=covers, public=PUBLIC, trust=TRUST)
+
+
 @dataclasses.dataclass
 class SFPResult:
-  """The outcome of one SFP run.
+  """The outcome of one SFP run (a :class:`triehh.core.release.Release`).
 
   Attributes:
     heavy_hitters: discovered word -> estimated count, largest first (ties
@@ -203,6 +379,32 @@ class SFPResult:
   num_stitched: int
   phase_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
+  mechanism = "sfp"  # unannotated: not a field
+
+  @property
+  def words(self) -> tuple[str, ...]:
+    """The discovered words, largest estimated count first."""
+    return tuple(self.heavy_hitters)
+
+  @property
+  def guarantee(self) -> mechanism_lib.Guarantee:
+    """What covers the output (:func:`release_guarantee`)."""
+    return release_guarantee(self.params)
+
+  @property
+  def per_round(self) -> tuple[release.RoundStats, ...]:
+    """One round: the strings stitched, and the words kept of them."""
+    return (release.RoundStats(candidates=self.num_stitched,
+                               kept=len(self.heavy_hitters)),)
+
+  @property
+  def unprotected(self) -> dict[str, object]:
+    """What the run read off the raw words, which no report carries
+    (simulation studies only): the users whose word has characters outside
+    the fragment alphabet, and those characters."""
+    return {"num_outside_alphabet": self.params.num_outside_alphabet,
+            "outside_characters": self.params.outside_characters}
+
 
 # ---- option checks ----------------------------------------------------------
 
@@ -224,25 +426,18 @@ def _check_alphabet(alphabet: str) -> str:
   return alphabet
 
 
-def _check_options(pop: population_lib.Population, *, top_t: int,
-                   length: int, num_buckets: int, fragment_alphabet,
-                   word_budget: float, simulation: str, chunk_size: int,
-                   num_threads: int | None, check_puzzle_hash: bool,
-                   max_candidates: int,
-                   stitching: str = DEFAULT_STITCHING) -> sfp_options.Options:
-  """Checks the non-privacy options against each other and the population."""
-  top_t = validation.check_int("top_t (T)", top_t)
-  length = validation.check_int("length", length, 2)
-  if length % 2:
-    raise ValueError(f"length must be even (2-character fragments), got "
-                     f"{length}")
+def _check_options(pop: population_lib.Population, target: SFPTarget, *,
+                   simulation: str, chunk_size: int,
+                   num_threads: int | None) -> sfp_options.Options:
+  """The target's non-privacy options against the population, with the
+  run's simulation and threads."""
+  length = target.length
   if pop.num_users < length // 2:
     raise ValueError(
         f"SFP needs at least {length // 2} users, one report for each of "
         f"the {length // 2} fragment positions (length={length}), got "
         f"n={pop.num_users}")
-  num_buckets = validation.check_int("num_buckets", num_buckets, 1, 256)
-  max_candidates = validation.check_int("max_candidates", max_candidates)
+  fragment_alphabet = target.fragment_alphabet
   if fragment_alphabet is None:
     fragment_alphabet = DEFAULT_FRAGMENT_ALPHABET
   elif fragment_alphabet == sfp_options.FRAGMENT_ALPHABET_FROM_DATA:
@@ -253,76 +448,56 @@ def _check_options(pop: population_lib.Population, *, top_t: int,
                                 if c != sfp_encoding.PAD)
   elif fragment_alphabet == sfp_options.FRAGMENT_ALPHABET_PAPER:
     fragment_alphabet = sfp_options.PAPER_FRAGMENT_ALPHABET
-  if stitching not in sfp_options.STITCHINGS:
-    raise ValueError("stitching must be one of "
-                     f"{', '.join(sfp_options.STITCHINGS)}, "
-                     f"got {stitching!r}")
-  word_budget = validation.check_real("word_budget", word_budget)
-  if not 0.0 <= word_budget < 1.0:
-    raise ValueError(f"word_budget must be in [0, 1), got {word_budget!r}")
   if simulation not in cms_lib.SIMULATIONS:
     raise ValueError(f"simulation must be one of {cms_lib.SIMULATIONS}, got "
                      f"{simulation!r}")
   if num_threads is None:
     num_threads = min(2, os.cpu_count() or 1)
   options = sfp_options.Options(
-      top_t=top_t, length=length, num_buckets=num_buckets,
+      top_t=target.top_t, length=length, num_buckets=target.num_buckets,
       fragment_alphabet=_check_alphabet(fragment_alphabet),
-      word_budget=float(word_budget), simulation=simulation,
+      word_budget=target.word_budget, simulation=simulation,
       chunk_size=chunk_size,
       num_threads=validation.check_int("num_threads", num_threads, 1,
                                        MAX_THREADS_PER_CPU
                                        * (os.cpu_count() or 1)),
-      check_puzzle_hash=sfp_options.check_switch("check_puzzle_hash",
-                                                 check_puzzle_hash),
-      max_candidates=max_candidates, stitching=stitching)
+      check_puzzle_hash=target.check_puzzle_hash,
+      max_candidates=target.max_candidates, stitching=target.stitching)
   sfp_decode.check_decode_fits(options)
   return options
 
 
-def _check_sketch(k: int, m: int, length: int) -> tuple[int, int]:
-  """``k`` and ``m`` if they are valid and the sketches of every fragment
-  position fit in memory; an error naming them otherwise."""
-  k = validation.check_int("k (number of hash functions)", k, 1)
-  m = cms_lib.check_width(m)
-  sfp_decode.check_sketches_fit(k, m, length)
-  return k, m
+def _calibrate(n: int, target: SFPTarget) -> sfp_privacy.Privacy:
+  """Step 1 on the target's privacy (:func:`sfp_privacy.calibrate`)."""
+  return sfp_privacy.calibrate(n, target.epsilon, target.delta,
+                               target.epsilon_local, target.word_budget,
+                               target.allow_no_guarantee)
 
 
-def check(population: population_lib.Population, *,
-          epsilon: float | None = None, delta: float | None = None,
-          top_t: int = DEFAULT_TOP_T, length: int = DEFAULT_LENGTH,
-          num_buckets: int = DEFAULT_NUM_BUCKETS,
-          fragment_alphabet: str | None = None, word_budget: float = 0.0,
-          epsilon_local: float | None = None, simulation: str = "sketch",
-          num_threads: int | None = None, check_puzzle_hash: bool = False,
-          max_candidates: int = DEFAULT_MAX_CANDIDATES,
-          allow_no_guarantee: bool = False,
-          stitching: str = DEFAULT_STITCHING, k: int | None = None,
-          m: int | None = None) -> None:
-  """Checks :func:`sfp_discover`'s options on ``population`` without running.
+def check(population: population_lib.Population, target: SFPTarget, *,
+          simulation: str = "sketch", num_threads: int | None = None
+          ) -> None:
+  """Checks an :func:`sfp_discover` run of ``target`` on ``population``
+  without running it.
 
-  The options are those of :func:`sfp_discover`; the checks are the ones it
-  makes before any report is drawn: the options against each other and the
-  population, then the privacy calibration (central to local epsilon).
-  When ``k`` or ``m`` is given (the other at its default), so are the
-  sketches: valid, and those of every fragment position (``length / 2``)
-  in memory; otherwise :func:`sfp_discover` checks them.
+  The checks are the ones the run makes before any report is drawn: the
+  target against the population (enough users for the fragment positions,
+  a ``"data"`` fragment alphabet public, the decode in memory), the run's
+  options, the privacy calibration (central to local epsilon), and the
+  sketches of every fragment position (``length / 2``) in memory.
 
   Raises:
     ValueError, TypeError: what :func:`sfp_discover` raises for them.
+    memory.InsufficientMemoryError: when the sketches or the decode would
+      not fit.
   """
-  options = _check_options(
-      population, top_t=top_t, length=length, num_buckets=num_buckets,
-      fragment_alphabet=fragment_alphabet, word_budget=word_budget,
-      simulation=simulation, chunk_size=cms_lib.DEFAULT_CHUNK_SIZE,
-      num_threads=num_threads, check_puzzle_hash=check_puzzle_hash,
-      max_candidates=max_candidates, stitching=stitching)
-  sfp_privacy.calibrate(population.num_users, epsilon, delta, epsilon_local,
-                        options.word_budget, allow_no_guarantee)
-  if k is not None or m is not None:
-    _check_sketch(cms_lib.DEFAULT_K if k is None else k,
-                  cms_lib.DEFAULT_M if m is None else m, options.length)
+  moved.check_target("check", target, SFPTarget,
+                     "check(population, triehh.SFPTarget(epsilon=4.0))")
+  _check_options(population, target, simulation=simulation,
+                 chunk_size=cms_lib.DEFAULT_CHUNK_SIZE,
+                 num_threads=num_threads)
+  _calibrate(population.num_users, target)
+  sfp_decode.check_sketches_fit(target.k, target.m, target.length)
 
 
 # ---- the run ----------------------------------------------------------------
@@ -390,8 +565,8 @@ def _server(reports: sfp_clients.ClientReports, hashing: _Hashing,
 
 
 def _params(privacy: sfp_privacy.Privacy, opts: sfp_options.Options,
-            hashing: _Hashing, n: int,
-            reports: sfp_clients.ClientReports) -> SFPParams:
+            hashing: _Hashing, n: int, reports: sfp_clients.ClientReports,
+            n_source: str) -> SFPParams:
   return SFPParams(
       epsilon=privacy.epsilon, delta=privacy.delta,
       epsilon_local=privacy.epsilon_local, top_t=opts.top_t,
@@ -403,76 +578,44 @@ def _params(privacy: sfp_privacy.Privacy, opts: sfp_options.Options,
       guarantee=privacy.guarantee,
       num_outside_alphabet=reports.num_outside_alphabet,
       outside_characters=reports.outside_characters,
-      stitching=opts.stitching)
+      stitching=opts.stitching, n_source=n_source)
 
 
-# Long function: its docstring documents its 22 arguments; the body is the
-# steps' calls.
-def sfp_discover(user_words, *, epsilon: float | None = None,
-                 delta: float | None = None,
-                 top_t: int = DEFAULT_TOP_T, seed: int | None = 0,
-                 k: int = cms_lib.DEFAULT_K, m: int = cms_lib.DEFAULT_M,
-                 length: int = DEFAULT_LENGTH,
-                 num_buckets: int = DEFAULT_NUM_BUCKETS,
-                 fragment_alphabet: str | None = None,
-                 word_budget: float = 0.0,
-                 epsilon_local: float | None = None,
-                 hash_seed: int | None = None,
+def sfp_discover(user_words, target: SFPTarget | None = None, *,
+                 seed: int | None = 0, hash_seed: int | None = None,
                  simulation: str = "sketch",
                  chunk_size: int = cms_lib.DEFAULT_CHUNK_SIZE,
-                 num_threads: int | None = None,
-                 check_puzzle_hash: bool = False,
-                 max_candidates: int = DEFAULT_MAX_CANDIDATES,
-                 allow_no_guarantee: bool = False,
-                 alphabet=None, unknown: str | None = None,
-                 stitching: str = DEFAULT_STITCHING) -> SFPResult:
+                 num_threads: int | None = None, alphabet=None,
+                 unknown: str | None = None,
+                 **moved_keywords) -> SFPResult:
   """Discovers heavy hitters with SFP at a central ``(epsilon, delta)``.
 
   Args:
     user_words: one entry per user, a ``str`` or a mapping word -> count, or
       a :class:`triehh.Population` (as for :func:`triehh.discover`).
-    epsilon, delta: the central privacy the shuffled reports must meet;
-      ``delta`` defaults to ``1/n^2``. SFP's local epsilon follows from
-      :func:`triehh.sfp_local_epsilon`.
-    top_t: T, the tuples kept per position (the paper: 20 and 80; default
-      20).
+    target: an :class:`SFPTarget`: the central privacy the shuffled reports
+      must meet (or a local epsilon) and SFP's parameters (T, the sketch,
+      the strings, the fragment alphabet, the word budget, the stitching).
     seed: a whole number >= 0 seeding the ``numpy.random.Generator`` (same
       seed, same result), or None (fresh entropy).
-    k, m: CMS hash functions and width (``m`` a power of two).
-    length: pad or truncate strings to this even number of characters.
-    num_buckets: range of the puzzle hash, at most 256.
-    fragment_alphabet: Omega (default the 26 lowercase letters; ``"data"``
-      for every character of the population; ``"paper"`` for the authors'
-      ``a-z . # / '``); ``$`` is always added. Users
-      whose word has other characters still report, but their word cannot
-      be found: ``params.num_outside_alphabet`` counts them.
-    word_budget: share of the local epsilon for a whole-word sketch used to
-      count the discovered words, in ``[0, 1)``; 0 (the paper's setting)
-      sends no word report.
-    epsilon_local: run at this local epsilon instead; the central epsilon
-      reported is then the shuffle bound's at ``delta``.
     hash_seed: seed of the public hash functions; by default drawn from
       ``seed``.
     simulation: ``"sketch"`` (fast, exact law of the server's sums) or
-      ``"reports"`` (every report materialised).
+      ``"reports"`` (every report materialised): the same law, other draws.
     chunk_size: users per chunk with ``simulation="reports"``.
-    num_threads: decode threads (default: up to 2 cores).
-    check_puzzle_hash: keep only stitched strings whose puzzle hash is
-      their bucket (not in the paper; off by default).
-    max_candidates: refuse to stitch more strings than this (a too large
-      T); raises ``ValueError``.
-    allow_no_guarantee: accept ``epsilon`` or ``epsilon_local`` = ``inf``
-      (reports without noise, no privacy guarantee).
+    num_threads: decode threads (default: up to 2 cores); the result does
+      not depend on them.
     alphabet, unknown: encoding options when ``user_words`` is not a
       Population (see :mod:`triehh.core.population`).
-    stitching: ``"drop"`` (default) drops stitched strings with a character
-      after a pad; ``"paper"`` keeps their part before the first pad, as
-      the paper authors' code does.
+    **moved_keywords: none; a keyword the untyped call took (``epsilon=``,
+      ``top_t=``, ...) is refused with a TypeError naming its
+      :class:`SFPTarget` field.
 
   Returns:
-    An :class:`SFPResult`.
+    An :class:`SFPResult` (a :class:`triehh.core.release.Release`).
 
   Raises:
+    TypeError: for a missing target or a moved keyword.
     ValueError: on a bad option; with fewer users than fragment positions,
       or when a position receives no report; when no word can be rebuilt
       from the fragment alphabet.
@@ -480,20 +623,16 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
       ``k x m`` sketches of the ``length / 2`` fragment positions would not
       fit in memory.
   """
+  moved.refuse("sfp_discover", moved_keywords, MOVED, EXAMPLE)
+  moved.check_target("sfp_discover", target, SFPTarget, EXAMPLE)
   pop = _as_population(user_words, alphabet, unknown)
-  opts = _check_options(
-      pop, top_t=top_t, length=length, num_buckets=num_buckets,
-      fragment_alphabet=fragment_alphabet, word_budget=word_budget,
-      simulation=simulation, chunk_size=chunk_size, num_threads=num_threads,
-      check_puzzle_hash=check_puzzle_hash, max_candidates=max_candidates,
-      stitching=stitching)
-  privacy = sfp_privacy.calibrate(pop.num_users, epsilon, delta,
-                                  epsilon_local, opts.word_budget,
-                                  allow_no_guarantee)
+  opts = _check_options(pop, target, simulation=simulation,
+                        chunk_size=chunk_size, num_threads=num_threads)
+  privacy = _calibrate(pop.num_users, target)
   validation.check_seed(seed)
-  k, m = _check_sketch(k, m, opts.length)
+  sfp_decode.check_sketches_fit(target.k, target.m, opts.length)
   rng = np.random.default_rng(seed)
-  hashing = _hashing(privacy, hash_seed, k, m, rng)
+  hashing = _hashing(privacy, hash_seed, target.k, target.m, rng)
 
   start = time.perf_counter()
   reports = sfp_clients.client_reports(pop, opts, hashing.frag_cms,
@@ -507,7 +646,8 @@ def sfp_discover(user_words, *, epsilon: float | None = None,
 
   return SFPResult(
       heavy_hitters=heavy,
-      params=_params(privacy, opts, hashing, pop.num_users, reports),
+      params=_params(privacy, opts, hashing, pop.num_users, reports,
+                     target.n_source),
       seed=seed, seconds=client_seconds + server_seconds,
       client_seconds=client_seconds, server_seconds=server_seconds,
       fragment_tops=tops, reports_per_position=tuple(counts),

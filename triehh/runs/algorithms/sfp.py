@@ -42,16 +42,23 @@ def sfp_config(data: Mapping[str, Any], *, epsilon: float,
           "simulation": simulation, "check_puzzle_hash": check_puzzle_hash}
 
 
+def sfp_target(config: Mapping) -> sfp_lib.SFPTarget:
+  """The :class:`~triehh.baselines.sfp.SFPTarget` of a cell's ``config``
+  (its ``simulation`` is a run option)."""
+  return sfp_lib.SFPTarget(
+      config["epsilon"], config["delta"], top_t=config["top_t"],
+      k=config["k"], m=config["m"], length=config["length"],
+      fragment_alphabet=config["fragment_alphabet"],
+      word_budget=config["word_budget"],
+      check_puzzle_hash=config["check_puzzle_hash"],
+      stitching=config.get("stitching", sfp_lib.DEFAULT_STITCHING))
+
+
 def call_sfp(population: population_lib.Population, config: Mapping,
              seed: int) -> sfp_lib.SFPResult:
   """``triehh.sfp_discover`` on ``population`` as ``config`` says."""
-  return sfp_lib.sfp_discover(
-      population, epsilon=config["epsilon"], delta=config["delta"],
-      top_t=config["top_t"], seed=seed, k=config["k"], m=config["m"],
-      length=config["length"], fragment_alphabet=config["fragment_alphabet"],
-      word_budget=config["word_budget"], simulation=config["simulation"],
-      check_puzzle_hash=config["check_puzzle_hash"],
-      stitching=config.get("stitching", sfp_lib.DEFAULT_STITCHING))
+  return sfp_lib.sfp_discover(population, sfp_target(config), seed=seed,
+                              simulation=config["simulation"])
 
 
 def sfp_record(result, data: datasets.Dataset, run: int, seed: int,
@@ -102,17 +109,11 @@ class SFP:
 
   def check(self, cell, population: population_lib.Population,
             seeds: Sequence[int] = (0,)) -> None:
-    """Its options and privacy calibration, as ``sfp_discover`` checks them
-    (:func:`triehh.baselines.sfp.check`)."""
+    """Its target, options, privacy calibration and sketches, as
+    ``sfp_discover`` checks them (:func:`triehh.baselines.sfp.check`)."""
     del seeds  # the options do not depend on the seed
-    c = cell.config
-    sfp_lib.check(
-        population, epsilon=c["epsilon"], delta=c["delta"],
-        top_t=c["top_t"], length=c["length"],
-        fragment_alphabet=c["fragment_alphabet"],
-        word_budget=c["word_budget"], simulation=c["simulation"],
-        check_puzzle_hash=c["check_puzzle_hash"],
-        stitching=c.get("stitching", sfp_lib.DEFAULT_STITCHING))
+    sfp_lib.check(population, sfp_target(cell.config),
+                  simulation=cell.config["simulation"])
 
   def call(self, population: population_lib.Population,
            config: Mapping[str, Any], seed: int,
