@@ -114,3 +114,17 @@ def test_registering_a_privacy_type_twice_for_two_mechanisms_is_refused():
   with pytest.raises(TypeError, match="it lacks name, .*calibrate"):
     registry.register(object())
   assert "other" not in registry.names()
+
+
+def test_sfp_is_a_mechanism_its_release_labelled_as_its_plan():
+  from triehh.baselines.sfp import SFPTarget  # pylint: disable=g-import-not-at-top
+  users = _WORDS * 5  # SFP's fragment positions need more users
+  privacy = SFPTarget(4.0, delta=1e-8)
+  mechanism = registry.for_privacy(privacy)
+  result = triehh.discover(users, privacy, seed=1)
+  assert isinstance(result, Release) and result.mechanism == "sfp"
+  assert result.words[:3] == ("sun", "moon", "star")  # ranked by estimate
+  plan = mechanism.calibrate(privacy, len(users), protocol.Shape(8))
+  assert mechanism.guarantee(plan) == result.guarantee
+  assert isinstance(mechanism.dp_event(plan),
+                    dp_accounting.UnsupportedDpEvent)
