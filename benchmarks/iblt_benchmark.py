@@ -121,7 +121,7 @@ def _triehh_row(pop, epsilon: float, params, seeds, truth) -> dict:
   """TrieHH's row on the TFF engine: a first run (compiling), then one run
   per seed."""
   import triehh  # pylint: disable=g-import-not-at-top
-  from triehh.analysis.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
+  from reports.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   triehh.discover(pop, triehh.Target(epsilon, sampling="fixed"), engine="tff",
                   seed=seeds[0])  # compiles
   trie_runs = [triehh.discover(
@@ -142,7 +142,7 @@ def _triehh_row(pop, epsilon: float, params, seeds, truth) -> dict:
 
 def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   """IBLT and TrieHH rows for one data set and epsilon."""
-  from triehh.analysis.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
+  from reports.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   params = policy.resolve_params(pop.num_users, pop.max_length,
@@ -181,7 +181,7 @@ def print_table(rows: list[dict]) -> None:
 
 def _default_population(epsilon: float, seeds):
   """The default population, or its subsample if IBLT's round cannot fit."""
-  from triehh.analysis.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
+  from reports.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top

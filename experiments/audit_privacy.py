@@ -43,9 +43,9 @@ from absl import flags
 
 from experiments import cli
 from experiments import flags as shared_flags
+from reports.reproduction import numbers as reproduction_numbers
 from triehh.analysis import audit as privacy_audit
 from triehh.analysis import audit_several_words as several_words
-from triehh.analysis.reproduction import numbers as reproduction_numbers
 from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 

@@ -5,10 +5,10 @@ who are not always online, and protected counts, with their guarantees.
   triehh-beyond --parts=passes,availability --runs=3
 
 Appends each run's record to ``<output_dir>/results.jsonl`` as it ends
-(:mod:`triehh.analysis.beyond.runs`), so that a second invocation with the
+(:mod:`reports.beyond.runs`), so that a second invocation with the
 same ``--output_dir`` skips the runs recorded (by config and seed), then
 writes ``<report_dir>/BEYOND.md`` and its figures (``beyond-*.png``) from
-the records (:mod:`triehh.analysis.beyond.report`); both directories
+the records (:mod:`reports.beyond.report`); both directories
 default to ``results/beyond``. Every flag, file and directory is checked
 before the first run:
 
@@ -33,7 +33,7 @@ before the first run:
     (``--counts_shares``) on the default data, the paper-calibrated
     single-word population and the Sentiment140 sample, next to SFP's
     count-mean-sketch estimates and IBLT's exact counts
-    (:mod:`triehh.analysis.beyond.counts`; ``--counts_runs``,
+    (:mod:`reports.beyond.counts`; ``--counts_runs``,
     ``--counts_sfp_runs``, ``--counts_iblt_runs`` seeds).
 
 Every point of (a)-(c) is ``--runs`` seeded runs (seeds ``--seed`` on), shown as
@@ -55,8 +55,8 @@ from absl import flags
 from experiments import cli
 from experiments import flags as shared_flags  # the flags declared below
 from experiments import paths
-from triehh.analysis.beyond import report as beyond_report
-from triehh.analysis.beyond import runs as beyond_runs
+from reports.beyond import report as beyond_report
+from reports.beyond import runs as beyond_runs
 from triehh.data import datasets as datasets_lib
 from triehh.data import synthetic
 from triehh.runs import records as records_lib

@@ -4,7 +4,7 @@ the noisy trie and central partition selection on the same populations.
   python -m experiments.field --output_dir=results/field
   triehh-field --users=1e4,1e5 --count_users= --num_seeds=3
 
-The grid (:mod:`triehh.analysis.field.runs`): the English population at
+The grid (:mod:`reports.field.runs`): the English population at
 ``--users`` (every mechanism at every ``--epsilons``; past 10^6 users
 partition selection's thresholding strategies only at
 ``--side_epsilons``), the English population as word counts at
@@ -39,8 +39,8 @@ from absl import flags
 from experiments import cli
 from experiments import flags as shared_flags  # the flags declared below
 from experiments import paths
-from triehh.analysis.field import report as field_report
-from triehh.analysis.field import runs as field_runs
+from reports.field import report as field_report
+from reports.field import runs as field_runs
 from triehh.core import population as population_lib
 from triehh.data import datasets as datasets_lib
 

@@ -6,7 +6,7 @@
 Runs the sweeps behind every table and figure (``triehh.runs.runner``: records
 in ``<output_dir>/results.jsonl``, so a second invocation resumes and skips
 recorded runs), then writes the figures and ``<output_dir>/REPORT.md`` with
-the paper's numbers beside ours (``triehh.analysis.reproduction``).
+the paper's numbers beside ours (``reports.reproduction``).
 
 Settings (``triehh.data.paper_populations``): ``single`` and ``oov`` are the
 paper-calibrated populations (the published top-100 with the shipped
@@ -17,7 +17,7 @@ and resampled to ``--multi_num_users`` (and ``--multi_large_num_users``,
 for the ablation of n). Without the file, ``multi`` is left out and the
 report says so.
 
-Ablations (``triehh.analysis.reproduction.ablations``): the one-word cells'
+Ablations (``reports.reproduction.ablations``): the one-word cells'
 SFP runs and TrieHH's at epsilon 1 and 4 also run on the other tails of
 ``--tails`` (``triehh.data.paper_populations.TAILS``), and the several-words
 cells at epsilon 4 under the paper's accounting and ``word_choice=
@@ -47,10 +47,10 @@ from absl import flags
 from experiments import cli
 from experiments import flags as shared_flags
 from experiments import paths
-from triehh.analysis import summary as analysis
-from triehh.analysis.reproduction import markdown
-from triehh.analysis.reproduction import numbers
-from triehh.analysis.reproduction import two_sided
+from reports import summary as analysis
+from reports.reproduction import markdown
+from reports.reproduction import numbers
+from reports.reproduction import two_sided
 from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 from triehh.runs import grid

@@ -21,7 +21,7 @@ Reads the ``results.jsonl`` files the drivers write and prints:
    vs. discovery rate with the theoretical lower bound" figure).
 3. With ``--plot_dir=DIR``: the figures of the results, each a PNG with
    its data as CSV beside it (same basename), one line each saying what
-   was drawn and where (``triehh.analysis.plots``): ``recall_vs_epsilon``
+   was drawn and where (``reports.plots``): ``recall_vs_epsilon``
    and ``f1_vs_epsilon`` (one panel per K, a line per algorithm and its
    options, means with the intervals above), ``f1_vs_k`` (F1@K and the
    paper's F1@K against K, a line per configuration coloured by epsilon),
@@ -38,7 +38,7 @@ Reads the ``results.jsonl`` files the drivers write and prints:
 Reading, de-duplication (the same ``config_key`` and seed twice: one run,
 the others dropped and counted), grouping, the Student t intervals (clipped
 to [0, 1] for proportions) and the discovery-rate bins are
-``triehh.analysis.summary``'s; its docstring defines each. This driver keeps the
+``reports.summary``'s; its docstring defines each. This driver keeps the
 flags and the printing. Errors print one line ``error: ...`` and exit 1; an
 output (``--csv_out``, its discovery CSV, a file of ``--plot_dir``) that is
 one of the results files read is refused before anything is read.
@@ -62,7 +62,7 @@ import pandas as pd
 from experiments import cli
 from experiments import flags as shared_flags
 from experiments import paths
-from triehh.analysis import summary as analysis
+from reports import summary as analysis
 from triehh.runs import records as records_lib
 
 FLAGS = flags.FLAGS
@@ -274,8 +274,8 @@ def check_csv_out(path: str | None) -> None:
 
 
 def _plots():
-  """:mod:`triehh.analysis.plots`, imported (with matplotlib) when asked."""
-  from triehh.analysis import plots  # pylint: disable=g-import-not-at-top
+  """:mod:`reports.plots`, imported (with matplotlib) when asked."""
+  from reports import plots  # pylint: disable=g-import-not-at-top
   return plots
 
 

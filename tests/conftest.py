@@ -165,11 +165,11 @@ _SLOW_TESTS = {
         "test_exact_law_matches_the_engine",  # 2.9 s at a load of 12
         "test_exact_law_equals_brute_force_enumeration",  # 0.5 s, imports
     ),
-    "tests/analysis/reproduction/markdown_test.py": (
+    "tests/reports/reproduction/markdown_test.py": (
         "test_the_epsilon_1_row_computes_the_threshold_share",  # 3.4 s
         "test_beyond_the_paper_several_words_delta_beside_the_papers",  # 4.0 s
     ),
-    "tests/analysis/field_test.py": (
+    "tests/reports/field_test.py": (
         # Their module fixture runs and reports the whole field grid: 8.6 s
         # of CPU (25 s wall at a load of 5).
         "test_every_mechanism_is_a_cell_with_its_seeds",
@@ -177,14 +177,14 @@ _SLOW_TESTS = {
         "test_guarantee_labels_name_directions_and_adjacencies",
         "test_a_second_invocation_runs_nothing",
     ),
-    "tests/analysis/reproduction/sfp_limits_test.py": (
+    "tests/reports/reproduction/sfp_limits_test.py": (
         # Each re-runs SFP on 6.8 million users.
         "test_padded_slots_rerun_the_record_and_count_the_pad_pairs",  # 1.9 s
         "test_with_a_slot_for_every_bucket_the_long_words_are_found",  # 0.6 s
         "test_padded_slots_refuse_a_record_the_rerun_does_not_match",  # 0.6 s
         "test_the_padding_note_prints_slots_and_lengths_never_found",  # 0.6 s
     ),
-    "tests/analysis/reproduction/ablations_test.py": (
+    "tests/reports/reproduction/ablations_test.py": (
         "test_the_caveat_is_proposition_2_at_small_n",  # 1.2 s
     ),
     "tests/runs/algorithms_test.py": (
@@ -194,7 +194,7 @@ _SLOW_TESTS = {
         "test_run_triehh_prints_and_records_the_protected_counts",  # 5 s
         "test_a_sweep_over_count_shares_is_summarized_per_share",  # 10 s
     ),
-    "tests/analysis/beyond_test.py": (
+    "tests/reports/beyond_test.py": (
         "test_the_counts_figure_is_drawn",  # 1 s
     ),
     "tests/discovery/counts_test.py": (
@@ -285,7 +285,7 @@ _SLOW_TESTS = {
     "tests/core/ranking_test.py": (
         "test_top_words_is_the_head_of_the_full_ranking",  # 0.6 s
     ),
-    "tests/analysis/reproduction/two_sided_test.py": (
+    "tests/reports/reproduction/two_sided_test.py": (
         "test_the_poisson_calibrations_meet_their_target",  # 0.8 s
         "test_the_section_leaves_the_papers_report_and_figures_as_they_were",  # 2.6 s
         "test_the_table_rows_are_the_two_calibrations",  # 2.8 s

@@ -33,7 +33,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # The layers, lowest first. "x.*" is the module or package x and everything
 # below it; "x" is the module x alone (here the package's __init__.py, the
 # facade). A module may import its own layer and lower ones only.
-# benchmarks < experiments: experiments/beyond.py runs
+# The report writers (reports) are above the library, which none of its
+# modules imports, and below the benchmarks: benchmarks/iblt_benchmark.py
+# imports reports.beyond.runs, and no report writer imports a benchmark or
+# a driver. benchmarks < experiments: experiments/beyond.py runs
 # benchmarks/iblt_benchmark.py, and no benchmark imports a driver.
 LAYERS = (
     ("triehh.core.*",),
@@ -41,18 +44,20 @@ LAYERS = (
     ("triehh.engines.*",),
     ("triehh.discovery.*",),
     ("triehh.baselines.*",),
+    ("triehh.mechanisms.*",),
     ("triehh.data.*",),
     ("triehh.runs.*",),
     ("triehh.analysis.*",),
     ("triehh.beam.*",),
     ("triehh.api", "triehh"),
+    ("reports.*",),
     ("benchmarks.*",),
     ("experiments.*",),
     ("tools.*",),
 )
 
 # The source folders the layers cover (the top-level names of LAYERS).
-PACKAGES = ("triehh", "benchmarks", "experiments", "tools")
+PACKAGES = ("triehh", "reports", "benchmarks", "experiments", "tools")
 
 # Top-level names whose imports are the project's own (resolved and checked);
 # every other import is a third-party or standard library one.

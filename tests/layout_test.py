@@ -24,7 +24,7 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FOLDERS = ("triehh", "experiments", "benchmarks")
+FOLDERS = ("triehh", "reports", "experiments", "benchmarks")
 MAX_FUNCTION_LINES = 60
 FUNCTION_REASON = "# Long function:"
 
@@ -99,6 +99,7 @@ def test_every_function_is_short_or_says_why():
 def test_the_project_has_files_to_check():
   files = {str(p.relative_to(ROOT)) for p in project_files()}
   assert "triehh/core/population.py" in files
+  assert "reports/summary.py" in files
   assert any(f.startswith("experiments/") for f in files)
   assert any(f.startswith("benchmarks/") for f in files)
 

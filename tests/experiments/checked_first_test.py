@@ -16,8 +16,8 @@ from experiments import reproduce_paper
 from experiments import run_triehh
 from experiments import summarize
 from experiments import sweep
+from reports.beyond import runs as beyond_runs
 from tests.experiments import drivers
-from triehh.analysis.beyond import runs as beyond_runs
 from triehh.data import datasets as datasets_lib
 from triehh.runs import records
 from triehh.runs import runner

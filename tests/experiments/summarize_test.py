@@ -16,9 +16,9 @@ from scipy import stats
 
 from experiments import summarize
 from experiments import sweep
+from reports import plots
+from reports import summary as analysis
 from tests.experiments import drivers
-from triehh.analysis import plots
-from triehh.analysis import summary as analysis
 from triehh.data import synthetic
 from triehh.runs import records as records_lib
 

@@ -890,7 +890,7 @@ def test_a_value_a_field_cannot_hold_is_a_bad_line(field, value, tmp_path):
     ("num_discovered", math.inf, "inf")])
 def test_a_metric_out_of_its_range_is_a_bad_line(name, value, high,
                                                   tmp_path):
-  # The kind summarize counts and warns of (triehh.analysis.summary).
+  # The kind summarize counts and warns of (reports.summary).
   raw = json.loads(triehh_record().to_json())
   raw["metrics"][name] = value
   path = lines_file(tmp_path / "results.jsonl", [json.dumps(raw)])

@@ -6,7 +6,7 @@ it is declared, are in :mod:`triehh.runs.schema`). ``experiments.run_triehh``,
 ``experiments.run_sfp`` and the sweeps append records with
 :class:`ResultsWriter`; :func:`read` reads them back, validating each line
 once (:meth:`RunRecord.from_dict`), for ``experiments.summarize``,
-:mod:`triehh.analysis.summary`, the reproduction and a sweep's resume
+:mod:`reports.summary`, the reproduction and a sweep's resume
 (:func:`completed`).
 
 Writing: :class:`ResultsWriter` appends each record as one complete line

@@ -104,7 +104,7 @@ class RunRecord:
 
   ``experiments.run_triehh`` and ``experiments.run_sfp`` (and a sweep over
   them and TFF's IBLT heavy hitters) write one per run;
-  ``experiments.summarize`` and :mod:`triehh.analysis.summary` read them
+  ``experiments.summarize`` and :mod:`reports.summary` read them
   back. As JSON (:meth:`to_json`) a record is one object on one line, keys
   sorted. A field declared with ``_only(...)`` (its ``algorithms``
   metadata; "(triehh)", "(sfp)", "(iblt)", "(partition_selection)" below)
@@ -188,7 +188,7 @@ class RunRecord:
   # run.
   matched_epsilon: float | None = _only(IBLT)
   matched_delta: float | None = _only(IBLT)
-  # (triehh, set by triehh.analysis.beyond's runs with users offline)
+  # (triehh, set by reports.beyond's runs with users offline)
   # Theorem 1's epsilon at the nominal n for the run's theta and batch size:
   # the label that ignores who is online; null outside Theorem 1 at n.
   nominal_epsilon: float | None = _when_set(TRIEHH)
@@ -359,12 +359,12 @@ class RunRecord:
   # (triehh and iblt) User-rounds sampled.
   num_participants: int | None = _only(TRIEHH, IBLT)
   votes_per_round: list[int] | None = _only(TRIEHH)  # (triehh)
-  # (triehh, set by triehh.analysis.beyond's fast-engine runs next to IBLT)
+  # (triehh, set by reports.beyond's fast-engine runs next to IBLT)
   # Bytes of a client's vote vector in each round, as the TFF engine sends
   # it: int32 counts for every extension of each prefix on the trie, padded
   # to a power of two.
   vote_bytes_per_round: list[int] | None = _when_set(TRIEHH)
-  # (triehh, set by triehh.analysis.beyond's runs with users offline) Users
+  # (triehh, set by reports.beyond's runs with users offline) Users
   # online in each round (the guarantee is Theorem 1's at the fewest).
   online_per_round: list[int] | None = _when_set(TRIEHH)
   reports_per_position: list[int] | None = _only(SFP)  # (sfp)

@@ -2,7 +2,7 @@
 
 An adapter (:class:`Algorithm`) is everything the grid
 (:mod:`triehh.runs.grid`), the runner (:mod:`triehh.runs.runner`) and the
-summaries (:mod:`triehh.analysis.summary`) need to know of one algorithm:
+summaries (:mod:`reports.summary`) need to know of one algorithm:
 which of :func:`~triehh.runs.grid.expand`'s keywords it reads and the cells
 they give, the ``config`` of a run, the checks before any run, the run, its
 record, and the labels naming a cell and a summarised configuration.
@@ -84,7 +84,7 @@ class Algorithm(Protocol):
     """One line naming a summarised configuration.
 
     ``values``: a summary's configuration fields
-    (:data:`triehh.analysis.summary.CONFIG_FIELDS`) over the fields of its
+    (:data:`reports.summary.CONFIG_FIELDS`) over the fields of its
     first record.
     """
 

@@ -1,0 +1,191 @@
+"""Tests of the field benchmark as a library: a tiny grid (n = 2,000, one
+epsilon) run for real, its report's rows and moonshot line, and resuming."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from reports.field import mechanisms
+from reports.field import report
+from reports.field import rows
+from reports.field import runs
+from triehh.data import datasets as datasets_lib
+
+N = 2000
+SETTINGS = runs.Settings(users=(N,), count_users=(), large_count_users=(),
+                         sfp_users=(N,), iblt_users=(), tff_users=(),
+                         epsilons=(4.0,),
+                         side_epsilons=(4.0,), moonshot_epsilons=(4.0,),
+                         num_seeds=2, ps_seeds=2, others=False)
+# IBLT and the noisy trie's TFF rows run TensorFlow Federated: tested on
+# their own (tff).
+RUN = tuple(m for m in mechanisms.MECHANISMS
+            if m != mechanisms.IBLT and m not in mechanisms.TFF_NOISY)
+
+
+@pytest.fixture(name="written", scope="module")
+def fixture_written(tmp_path_factory):
+  """The tiny grid run and reported once: (directory, plan, report)."""
+  out = tmp_path_factory.mktemp("field")
+  plan = runs.plan(SETTINGS, datasets_lib.DataCache(None))
+  seconds = runs.run(plan, str(out))
+  context = report.Context(command="python -m experiments.field",
+                           seconds=1.0, mechanism_seconds=seconds,
+                           written=runs.runs_left(plan.cells, str(out)))
+  path = report.write(str(out), str(out), SETTINGS, plan, context)
+  with open(path, encoding="utf-8") as f:
+    return out, plan, f.read()
+
+
+def test_every_mechanism_is_a_cell_with_its_seeds(written):
+  out, plan, _ = written
+  assert [c.mechanism for c in plan.cells] == list(RUN)
+  records = runs.recorded(str(out))
+  assert len(records) == 2 * len(RUN)
+  for record in records:
+    assert record["n"] == N and record["delta"] == pytest.approx(1 / N**2)
+    assert record["raw_strings"] == record["mechanism"].startswith("ps-")
+    assert 0 <= record["recall@10"] <= 1
+    assert record["words"] >= record["false_words"] >= 0
+  json.dumps(records)  # plain JSON
+
+
+def test_report_has_every_row_and_the_moonshot(written):
+  out, _, text = written
+  for name in RUN:
+    line = f"| {N:,} | 4 | {mechanisms.LABELS[name]} |"
+    assert sum(row.startswith(line) for row in text.splitlines()) == 1, name
+  assert (f"**n = {N:,}, ε = 4, δ = 2.5e-07 (1/n²), one word per user "
+          "(English)**, words some user holds over the best partition "
+          "selection's: ") in text
+  assert "noisy trie, k = 1, α = 1e-5 = **" in text
+  assert "; TrieHH Poisson = **" in text
+  assert "## Which to use when" in text and "## Left out" in text
+  assert "Sentiment140" in text  # IBLT's rows are pointed to
+  for name in (report.FIGURE_EPSILON, report.FIGURE_N):
+    assert (out / name).stat().st_size > 0
+    assert f"]({name})" in text
+
+
+def test_guarantee_labels_name_directions_and_adjacencies(written):
+  out, _, _ = written
+  labels = {r["mechanism"]: r["guarantee"] for r in runs.recorded(str(out))}
+  assert "one direction, REPLACE_SPECIAL" in labels[mechanisms.FIXED]
+  for name in (mechanisms.POISSON, mechanisms.NOISY_K1):
+    assert "two-sided, ADD_OR_REMOVE_ONE" in labels[name]
+  # The same relations as TrieHH's at a delta given to it.
+  assert labels["ps-truncated_geometric"].endswith(
+      "two-sided, ADD_OR_REMOVE_ONE, REPLACE_SPECIAL")
+  # Shuffling's bound: replace-one neighbours of a fixed n only.
+  assert labels[mechanisms.SFP].endswith("two-sided, REPLACE_ONE")
+
+
+def test_the_grid_places_the_slow_baselines_and_the_large_counts():
+  settings = runs.Settings(users=(N, 2 * N), count_users=(N,),
+                           large_count_users=(10 * N,), sfp_users=(2 * N,),
+                           iblt_users=(N,), tff_users=(N // 2,),
+                           tff_epsilons=(1.0,), epsilons=(1.0, 4.0),
+                           side_epsilons=(4.0,), others=False)
+  plan = runs.plan(settings, datasets_lib.DataCache(None))
+  cells = {(c.population, c.n, c.mechanism, c.epsilon) for c in plan.cells}
+  assert ("english", 2 * N, mechanisms.SFP, 4.0) in cells
+  assert ("english", N, mechanisms.IBLT, 4.0) in cells
+  # Not at the other n, nor off the side epsilons.
+  assert ("english", N, mechanisms.SFP, 4.0) not in cells
+  assert ("english", N, mechanisms.IBLT, 1.0) not in cells
+  # The large word counts: simulated mechanisms at the side epsilons only.
+  assert {(c.mechanism, c.epsilon) for c in plan.cells
+          if c.n == 10 * N} == {(m, 4.0) for m in mechanisms.SIMULATED}
+  assert {c.epsilon for c in plan.cells
+          if c.population == "english-counts" and c.n == N} == {1.0, 4.0}
+  # TFF's rows: their own small population, beside the fast noisy trie and
+  # the best partition selection strategy, at their epsilons only.
+  assert {(c.mechanism, c.epsilon) for c in plan.cells
+          if c.n == N // 2} == {
+              (m, 1.0) for m in (mechanisms.NOISY_K1, *mechanisms.TFF_NOISY,
+                                 mechanisms.PS[0])}
+  assert not any(c.mechanism in mechanisms.TFF_NOISY for c in plan.cells
+                 if c.n != N // 2)
+
+
+@pytest.mark.tff
+def test_iblt_cell_is_labelled_k_anonymity(tmp_path):
+  data = runs.plan(runs.Settings(users=(N,), count_users=(),
+                                 large_count_users=(), sfp_users=(),
+                                 iblt_users=(N,), tff_users=(),
+                                 epsilons=(4.0,),
+                                 side_epsilons=(4.0,), others=False),
+                   datasets_lib.DataCache(None)).data[("english", N)]
+  record = mechanisms.run(mechanisms.IBLT, data, 4.0, 1 / N**2, seed=0)
+  assert record["guarantee"] == "k-anonymity 14, not DP"
+  assert record["achieved_epsilon"] is None and not record["raw_strings"]
+  assert record["rounds"] == 1 and record["bytes_round_max"] > 0
+  assert record["words"] >= record["false_words"] == 0
+
+
+@pytest.mark.tff
+@pytest.mark.slow
+def test_tff_noisy_cells_run_and_label_their_noise():
+  data = runs.plan(runs.Settings(users=(), count_users=(),
+                                 large_count_users=(), sfp_users=(),
+                                 iblt_users=(), tff_users=(500,),
+                                 tff_epsilons=(4.0,), others=False),
+                   datasets_lib.DataCache(None)).data[("english", 500)]
+  for name, noise in mechanisms.TFF_NOISY.items():
+    record = mechanisms.run(name, data, 4.0, 1e-6, seed=0)
+    assert record["setting"].endswith(noise) and not record["raw_strings"]
+    # The distributed shares are split among the q n expected clients: n
+    # is read off the data, neighbours of the same size only.
+    assert record["guarantee"].endswith(
+        "two-sided, REPLACE_SPECIAL" if noise == "distributed"
+        else "two-sided, ADD_OR_REMOVE_ONE, REPLACE_SPECIAL")
+    assert ("distributed discrete Gaussian" in record["guarantee_full"]) == (
+        noise == "distributed")
+
+
+def test_a_second_invocation_runs_nothing(written):
+  out, plan, _ = written
+  assert runs.runs_left(plan.cells, str(out)) == 0
+  assert not runs.run(plan, str(out)).get(mechanisms.FIXED)
+
+
+def _row(mechanism, words, false=(0, 0)):
+  cell = runs.Cell("english", N, mechanism, 4.0, (0, 1))
+  return rows.Row(cell, tuple({"words": w, "false_words": f, "seed": s}
+                              for s, (w, f) in enumerate(zip(words, false))))
+
+
+def test_moonshot_divides_by_the_best_strategy():
+  table = [_row("ps-truncated_geometric", [100, 120]),
+           _row("ps-laplace_thresholding", [200, 220]),
+           _row("ps-gaussian_thresholding", [50, 70]),
+           _row(mechanisms.NOISY_K1, [105, 105]),
+           _row(mechanisms.NOISY_K2_X4, [110, 112], false=(3, 5)),
+           _row(mechanisms.POISSON, [21, 21])]
+  (shot,) = rows.moonshots(table, "english", (4.0, 1.0))
+  assert shot.best.cell.mechanism == "ps-laplace_thresholding"
+  assert shot.ratio(shot.noisy[mechanisms.NOISY_K1]) == pytest.approx(0.5)
+  # False words are not counted: (111 - 4) / 210.
+  assert shot.ratio(shot.noisy[mechanisms.NOISY_K2_X4]) == pytest.approx(
+      107 / 210)
+  assert shot.ratio(shot.poisson) == pytest.approx(0.1)
+  assert mechanisms.NOISY_K2 not in shot.noisy
+  assert math.isnan(shot.ratio(None))
+
+
+def test_upload_weights_each_round_by_participation():
+  assert mechanisms.upload([100.0, 300.0], [0.5, 0.1]) == {
+      "bytes_round_max": 300.0, "bytes_per_user": 80.0}
+
+
+def test_iblt_is_refused_where_corollary_1_has_no_batch():
+  data = runs.plan(runs.Settings(users=(N,), count_users=(),
+                                 large_count_users=(), sfp_users=(),
+                                 iblt_users=(N,), tff_users=(),
+                                 epsilons=(1.0,), others=False),
+                   datasets_lib.DataCache(None)).data[("english", N)]
+  with pytest.raises(mechanisms.Refused, match="too few for Theorem 1"):
+    mechanisms.run(mechanisms.IBLT, data, 1.0, 1 / N**2, seed=0)
