@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from dp_accounting import dp_event
-
 from triehh.baselines import partition_selection as ps_lib
 from triehh.core import population as population_lib
 from triehh.engines import registry as engines
@@ -56,7 +54,7 @@ class Plan:
     return ps_lib.ACCOUNTING
 
 
-class PartitionSelection(protocol.BaseMechanism):
+class PartitionSelection(protocol.TargetRunMechanism):
   """Partition selection (module docstring)."""
 
   name = NAME
@@ -77,17 +75,6 @@ class PartitionSelection(protocol.BaseMechanism):
 
   def guarantee(self, params: Plan):
     return ps_lib.release_guarantee(params)
-
-  def dp_event(self, params: Plan):
-    """PipelineDP's selection has no dp_accounting event: an
-    ``UnsupportedDpEvent``, which accountants refuse to compose."""
-    del params
-    return dp_event.UnsupportedDpEvent()
-
-  def run(self, population: population_lib.Population, params: Plan, rng,
-          engine: str, **engine_options) -> ps_lib.PartitionSelectionResult:
-    runner = engines.get(engine).runner(NAME)
-    return runner(population, params.target, seed=rng, **engine_options)
 
 
 engines.serve(engines.FAST, NAME,

@@ -30,6 +30,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from dp_accounting import dp_event as dp_event_lib
+
 from triehh.core import population as population_lib
 from triehh.core import release as release_lib
 from triehh.discovery import deny_list as deny_list_lib
@@ -168,3 +170,22 @@ class BaseMechanism:
     params = self.calibrate(privacy, n, Shape.of(population, declared))
     return self.run(population, params, request.seed, request.engine,
                     **request.engine_options)
+
+
+class TargetRunMechanism(BaseMechanism):
+  """A mechanism whose engines run its privacy object itself (the
+  baselines: ``runner(population, target, seed=...)``), its parameters a
+  plan holding that ``target``, its accountant one dp_accounting has no
+  event for."""
+
+  def dp_event(self, params):
+    """An ``UnsupportedDpEvent``, which accountants refuse to compose: the
+    mechanism's accountant is not one of dp_accounting's events."""
+    del params
+    return dp_event_lib.UnsupportedDpEvent()
+
+  def run(self, population: population_lib.Population, params, rng,
+          engine: str, **engine_options) -> release_lib.Release:
+    """The engine's runner of this mechanism on ``params.target``."""
+    runner = engines.get(engine).runner(self.name)
+    return runner(population, params.target, seed=rng, **engine_options)

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from dp_accounting import dp_event
-
 from triehh.baselines import sfp as sfp_lib
 from triehh.baselines import sfp_privacy
 from triehh.core import population as population_lib
@@ -54,7 +52,7 @@ class Plan:
     return self.privacy.epsilon_local
 
 
-class SFP(protocol.BaseMechanism):
+class SFP(protocol.TargetRunMechanism):
   """SFP (module docstring)."""
 
   name = NAME
@@ -72,17 +70,6 @@ class SFP(protocol.BaseMechanism):
 
   def guarantee(self, params: Plan):
     return sfp_lib.release_guarantee(params)
-
-  def dp_event(self, params: Plan):
-    """The shuffle bound has no dp_accounting event: an
-    ``UnsupportedDpEvent``, which accountants refuse to compose."""
-    del params
-    return dp_event.UnsupportedDpEvent()
-
-  def run(self, population: population_lib.Population, params: Plan, rng,
-          engine: str, **engine_options) -> sfp_lib.SFPResult:
-    runner = engines.get(engine).runner(NAME)
-    return runner(population, params.target, seed=rng, **engine_options)
 
 
 engines.serve(engines.FAST, NAME, "triehh.baselines.sfp:sfp_discover")
