@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from triehh.baselines import iblt_rounds
 from triehh.data import datasets
 from triehh.runs import algorithms
 from triehh.runs import grid
@@ -150,11 +151,15 @@ def test_iblt_arguments_are_triehh_batch_size_and_theta():
   pop = datasets.load_data(DATA).population
   params = triehh.discover(pop, triehh.Target(2.0, sampling="fixed"), seed=0).params
   arguments = iblt_algorithm.iblt_arguments(pop, cell.config)
-  assert (arguments["batch_size"], arguments["k_anonymity"]) == (
-      params.batch_size, params.theta)
+  target = arguments["target"]
+  assert target.batch == triehh.Target(2.0, sampling="fixed")
+  batch_size, n_source = iblt_rounds.round_size(
+      pop, arguments["max_length"], target.batch)
+  assert (batch_size, target.k_anonymity, n_source) == (
+      params.batch_size, params.theta, params.n_source)
   (given,) = grid.expand(algorithms=("iblt",), data=(DATA,),
                          epsilons=(2.0,), k_anonymities=(3,))
-  assert iblt_algorithm.iblt_arguments(pop, given.config)["k_anonymity"] == 3
+  assert iblt_algorithm.iblt_target(pop, given.config).k_anonymity == 3
 
 
 SUMMARY = {"dataset": "d", "setting": "single", "n_users": 12345,

@@ -9,9 +9,16 @@ its count, releasing those held by at least ``k_anonymity`` clients of the
 round. :func:`iblt_discover` runs that computation so that it can be
 compared with TrieHH on the same users:
 
+* Target. :func:`iblt_discover` takes an :class:`IBLTTarget`: the
+  k-anonymity threshold, the round's users (``batch``: a batch size, or a
+  :class:`triehh.Target` whose calibration gives TrieHH's), the sketch's
+  parameters and the rounds, each checked when it is built. The result is
+  a :class:`triehh.core.release.Release` whose ``guarantee`` says that
+  there is no differential privacy (epsilon ``inf``, delta 1, no
+  adjacency), with what k-anonymity means here in its ``covers``.
 * Users (:mod:`triehh.baselines.iblt_rounds`). Each IBLT round takes
   ``batch_size`` users (TrieHH's m, given or calibrated by Corollary 1 from
-  ``epsilon``) drawn through :mod:`triehh.engines.sampling` from
+  the target's ``epsilon``) drawn through :mod:`triehh.engines.sampling` from
   ``numpy.random.default_rng(seed)``: the first round's users exactly as
   TrieHH's first round draws them
   (:func:`~triehh.baselines.iblt_rounds.first_round_users`: for one-word
@@ -67,11 +74,16 @@ import time
 import numpy as np
 
 from triehh.baselines import iblt_rounds
+from triehh.baselines import moved
+from triehh.core import choices
 from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import progress
 from triehh.core import ranking
+from triehh.core import release
 from triehh.core import validation
+from triehh.theory import coverage
+from triehh.theory import mechanism as mechanism_lib
 
 DEFAULT_STRING_MAX_BYTES = 10
 DEFAULT_REPETITIONS = 3
@@ -93,6 +105,116 @@ MAX_K_ANONYMITY = 2**31 - 1
 # tuple's overhead.
 ROUND_BYTES_PER_USER = 16
 ROUND_BYTES_OVERHEAD = 400
+# What the release takes as public (Guarantee.public), and whom it trusts.
+PUBLIC = ("k_anonymity, the batch size, the number of rounds, the IBLT's "
+          "capacity, string_max_bytes and hash repetitions")
+TRUST = ("the server: it picks each round's users, and sums and decodes "
+         "their sketches, seeing every string of the round with its count "
+         "(TFF's secure sum, when asked, is computed in the clear here); "
+         "the k-anonymity threshold applies to what it releases")
+
+
+@dataclasses.dataclass(frozen=True)
+class IBLTTarget:
+  """An IBLT run's release rule and parameters, checked when built.
+
+  Everything that changes the law of the output is here (the seed, the
+  memory bounds and the TFF workers are :func:`iblt_discover`'s keywords).
+  Each field is checked once, here: a bad value raises naming it; what
+  depends on the users (a batch above them, a ``k_anonymity`` above a
+  round's users, a capacity below a round's strings) is checked when the
+  run starts.
+
+  Attributes:
+    k_anonymity: release strings sent by at least this many clients of a
+      round (at most the users of a round).
+    batch: the users per round: a whole number, or a :class:`triehh.Target`
+      (or :class:`triehh.Mechanism`) whose fixed-size calibration on the
+      population gives TrieHH's batch size (Corollary 1 for a target;
+      ``delta`` None: ``1/n^2``); its privacy only sizes the rounds.
+    capacity: distinct strings the sketch holds; None: the most distinct
+      cut strings of a round's participants. A smaller value is refused.
+    string_max_bytes: cut strings to this many UTF-8 bytes.
+    secure_sum_bitwidth: sum with TFF's secure sum at this bit width (1 to
+      62), or None for ``tff.federated_sum``.
+    num_rounds: IBLT rounds; None: 1 (``"sampled"``) or enough disjoint
+      passes to cover every user (``"disjoint"``).
+    rounds: ``"sampled"`` (each round a fresh TrieHH-style sample) or
+      ``"disjoint"`` (each round from the users not yet drawn).
+    repetitions: hash repetitions of the IBLT (at least 3).
+  """
+
+  k_anonymity: int
+  batch: int | mechanism_lib.Target | mechanism_lib.Mechanism
+  _: dataclasses.KW_ONLY
+  capacity: int | None = None
+  string_max_bytes: int = DEFAULT_STRING_MAX_BYTES
+  secure_sum_bitwidth: int | None = None
+  num_rounds: int | None = None
+  rounds: str = "sampled"
+  repetitions: int = DEFAULT_REPETITIONS
+
+  def __post_init__(self):
+    put = functools.partial(object.__setattr__, self)
+    put("k_anonymity", validation.check_int("k_anonymity", self.k_anonymity,
+                                            1, MAX_K_ANONYMITY))
+    put("batch", _checked_batch(self.batch))
+    if self.capacity is not None:
+      put("capacity", validation.check_int("capacity", self.capacity))
+    put("string_max_bytes", validation.check_int("string_max_bytes",
+                                                 self.string_max_bytes))
+    if self.secure_sum_bitwidth is not None:
+      put("secure_sum_bitwidth", validation.check_int(
+          "secure_sum_bitwidth", self.secure_sum_bitwidth, 1, 62))
+    if self.num_rounds is not None:
+      put("num_rounds", validation.check_int("num_rounds", self.num_rounds))
+    if self.rounds not in ROUNDS:
+      raise ValueError(f"rounds must be one of {ROUNDS}, got "
+                       f"{self.rounds!r}")
+    put("repetitions", validation.check_int("repetitions", self.repetitions,
+                                            3))
+
+
+def _checked_batch(batch):
+  """``batch`` as a whole number, or a Target or Mechanism of fixed-size
+  batches (its sampling named ``"fixed"``); an error naming ``batch``."""
+  if isinstance(batch, (mechanism_lib.Target, mechanism_lib.Mechanism)):
+    if batch.sampling not in (None, choices.FIXED) or (
+        isinstance(batch, mechanism_lib.Mechanism)
+        and batch.sampling_rate is not None):
+      raise ValueError(
+          "batch: IBLT rounds are fixed-size batches, and a Poisson "
+          "sampling gives no batch size; give the triehh.Target or "
+          "triehh.Mechanism sampling=None or 'fixed' (and a batch_size or "
+          "gamma, not a sampling_rate)")
+    if batch.schedule is not None:
+      raise ValueError("batch: a schedule chooses each round's users; IBLT "
+                       "draws them, so give a Target or Mechanism without "
+                       "one")
+    if batch.sampling is None:
+      batch = dataclasses.replace(batch, sampling=choices.FIXED)
+    return batch
+  if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)):
+    raise TypeError("batch must be the users per round (a whole number) or "
+                    "a triehh.Target whose calibration gives them, got "
+                    f"{batch!r:.60}")
+  return validation.check_int("batch (users per round)", batch)
+
+
+# The keywords iblt_discover and plan_run took before their target was
+# typed.
+MOVED = {
+    **dict.fromkeys(("k_anonymity", "capacity", "string_max_bytes",
+                     "secure_sum_bitwidth", "num_rounds", "rounds",
+                     "repetitions"), "a field of triehh.IBLTTarget"),
+    "batch_size": ("triehh.IBLTTarget's batch (a whole number, or a "
+                   "triehh.Target whose calibration gives it)"),
+    **dict.fromkeys(("epsilon", "delta"),
+                    "a field of the triehh.Target given as "
+                    "triehh.IBLTTarget's batch"),
+}
+EXAMPLE = ("iblt_discover(users, triehh.IBLTTarget(k_anonymity=14, "
+           "batch=triehh.Target(epsilon=4.0)))")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +244,8 @@ class IBLTParams:
       positives (TrieHH never reports a truncated word).
     truncated: those strings, sorted.
     privacy: the guarantee, in words.
+    n_source: where the n the batch size was derived from comes from
+      (``"data"``, ``"declared"``, or ``"unused"`` for a batch given).
   """
 
   k_anonymity: int
@@ -143,14 +267,32 @@ class IBLTParams:
   num_truncated: int
   truncated: tuple[str, ...]
   privacy: str
+  n_source: str = coverage.N_UNUSED
 
   def to_dict(self) -> dict:
     return dataclasses.asdict(self)
 
 
+def release_guarantee(params: IBLTParams) -> mechanism_lib.Guarantee:
+  """What covers a run with ``params``: no differential privacy (epsilon
+  ``inf``, delta 1, no adjacency); its ``accounting`` names k-anonymity and
+  its ``covers`` says what that means here."""
+  k = params.k_anonymity
+  covers = (
+      f"no differential privacy. k-anonymity (k={k}): every string sent by "
+      f"at least {k} clients of a round is released with its exact count, "
+      f"and a string of fewer clients is not; a string of {k} clients is "
+      "released whatever one of them holds, so one user's word can change "
+      "the output, and the counts are exact")
+  return mechanism_lib.Guarantee(
+      epsilon=math.inf, delta=1.0, adjacencies=(), two_sided=False,
+      accounting=f"k-anonymity (k={k}), not differential privacy",
+      n_source=params.n_source, covers=covers, public=PUBLIC, trust=TRUST)
+
+
 @dataclasses.dataclass
 class IBLTResult:
-  """The outcome of one IBLT run.
+  """The outcome of one IBLT run (a :class:`triehh.core.release.Release`).
 
   Attributes:
     heavy_hitters: released string -> count summed over the rounds, largest
@@ -160,6 +302,9 @@ class IBLTResult:
     seconds: wall time of the TFF rounds (sampling and setup excluded).
     round_seconds: wall time of each round's TFF call.
     round_users: each round's user indices, in sample order.
+    per_round: each round's :class:`~triehh.core.release.RoundStats`: the
+      strings it released and its users (the strings it decoded below
+      ``k_anonymity`` are not returned: ``candidates`` is None).
   """
 
   heavy_hitters: dict[str, int]
@@ -168,6 +313,26 @@ class IBLTResult:
   seconds: float
   round_seconds: tuple[float, ...]
   round_users: tuple[np.ndarray, ...]
+  per_round: tuple[release.RoundStats, ...] = ()
+
+  mechanism = "iblt"  # unannotated: not a field
+
+  @property
+  def words(self) -> tuple[str, ...]:
+    """The released strings, largest count first."""
+    return tuple(self.heavy_hitters)
+
+  @property
+  def guarantee(self) -> mechanism_lib.Guarantee:
+    """No differential privacy (:func:`release_guarantee`)."""
+    return release_guarantee(self.params)
+
+  @property
+  def unprotected(self) -> dict[str, object]:
+    """What the run read off the raw words (simulation studies only): the
+    released strings cut from longer words, false positives."""
+    return {"num_truncated": self.params.num_truncated,
+            "truncated": self.params.truncated}
 
   @property
   def seconds_per_client(self) -> float:
@@ -276,6 +441,7 @@ class RunPlan:
     sketch_shape: shape of a client's sketch.
     bytes_per_client: bytes of the tensors each client sends.
     memory_estimate_bytes: worker memory the largest round needs (estimate).
+    n_source: where the n the batch size came from (``IBLTParams``).
   """
 
   population: population_lib.Population
@@ -285,20 +451,16 @@ class RunPlan:
   sketch_shape: tuple[int, int, int]
   bytes_per_client: int
   memory_estimate_bytes: int
+  n_source: str = coverage.N_UNUSED
 
 
-def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
-             string_max_bytes: int = DEFAULT_STRING_MAX_BYTES,
-             secure_sum_bitwidth: int | None = None,
-             batch_size: int | None = None, epsilon: float | None = None,
-             delta: float | None = None, num_rounds: int | None = None,
-             rounds: str = "sampled", seed: int | None = 0,
+def plan_run(user_words, target: IBLTTarget | None = None, *,
+             seed: int | None = 0,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-             repetitions: int = DEFAULT_REPETITIONS,
              max_memory_fraction: float = DEFAULT_MAX_MEMORY_FRACTION,
              memory_bytes: int | None = None, alphabet=None,
-             unknown: str | None = None) -> RunPlan:
-  """Checks an IBLT run's options and draws its rounds, without running it.
+             unknown: str | None = None, **moved_keywords) -> RunPlan:
+  """Checks an IBLT run and draws its rounds, without running it.
 
   Takes :func:`iblt_discover`'s arguments (but ``workers``) and raises what
   it raises before any TFF call: a bad option, a capacity below a round's
@@ -308,28 +470,31 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
   Raises:
     TypeError, ValueError: on a bad option (named), a ``k_anonymity``
       above the users of a round, or a capacity below a round's distinct
-      strings.
+      strings; a TypeError for a missing target or a moved keyword.
     MemoryError: if a round would not fit in memory (with the estimate);
       :class:`~triehh.core.memory.InsufficientMemoryError` (also a
       ``ValueError``) before any draw if the rounds' users would not.
   """
+  moved.refuse("plan_run", moved_keywords, MOVED,
+               EXAMPLE.replace("iblt_discover", "plan_run"))
+  moved.check_target("plan_run", target, IBLTTarget,
+                     EXAMPLE.replace("iblt_discover", "plan_run"))
   seed = validation.check_seed(seed)
   if memory_bytes is not None:
     memory_bytes = validation.check_int("memory_bytes", memory_bytes)
+  validation.check_rate("max_memory_fraction", max_memory_fraction)
   options = {k: v for k, v in (("alphabet", alphabet), ("unknown", unknown))
              if v is not None}
   pop = population_lib.as_population(user_words, max_length, **options)
-  options, num_rounds = _checked_options(
-      k_anonymity=k_anonymity, capacity=capacity,
-      string_max_bytes=string_max_bytes,
-      secure_sum_bitwidth=secure_sum_bitwidth, rounds=rounds,
-      repetitions=repetitions, num_rounds=num_rounds,
-      max_memory_fraction=max_memory_fraction)
-  m = iblt_rounds.round_size(pop, max_length, batch_size, epsilon, delta)
-  _check_rounds(pop, m, options, num_rounds)
+  options = dict(k_anonymity=target.k_anonymity, capacity=target.capacity,
+                 string_max_bytes=target.string_max_bytes,
+                 secure_sum_bitwidth=target.secure_sum_bitwidth,
+                 rounds=target.rounds, repetitions=target.repetitions)
+  m, n_source = iblt_rounds.round_size(pop, max_length, target.batch)
+  _check_rounds(pop, m, options, target.num_rounds)
   with progress.said_if_slow("drawing the users of the IBLT rounds"):
-    drawn = iblt_rounds.draw_rounds(pop, m, options["rounds"], num_rounds,
-                                    seed)
+    drawn = iblt_rounds.draw_rounds(pop, m, options["rounds"],
+                                    target.num_rounds, seed)
   options["capacity"] = _capacity(pop, drawn, options["capacity"],
                                   options["string_max_bytes"])
   shape = sketch_shape(options["capacity"], options["string_max_bytes"],
@@ -341,34 +506,7 @@ def plan_run(user_words, *, k_anonymity: int, capacity: int | None = None,
   return RunPlan(
       population=pop, options=options, batch_size=m, drawn=tuple(drawn),
       sketch_shape=shape, bytes_per_client=per_client,
-      memory_estimate_bytes=estimate)
-
-
-def _checked_options(*, k_anonymity, capacity, string_max_bytes,
-                     secure_sum_bitwidth, rounds, repetitions, num_rounds,
-                     max_memory_fraction) -> tuple[dict, int | None]:
-  """The run's options checked (a :class:`RunPlan`'s ``options``, capacity
-  possibly ``None``), and ``num_rounds``."""
-  k_anonymity = validation.check_int("k_anonymity", k_anonymity, 1,
-                                     MAX_K_ANONYMITY)
-  string_max_bytes = validation.check_int("string_max_bytes",
-                                          string_max_bytes)
-  repetitions = validation.check_int("repetitions", repetitions, 3)
-  if secure_sum_bitwidth is not None:
-    secure_sum_bitwidth = validation.check_int("secure_sum_bitwidth",
-                                               secure_sum_bitwidth, 1, 62)
-  if rounds not in ROUNDS:
-    raise ValueError(f"rounds must be one of {ROUNDS}, got {rounds!r}")
-  if num_rounds is not None:
-    num_rounds = validation.check_int("num_rounds", num_rounds)
-  validation.check_rate("max_memory_fraction", max_memory_fraction)
-  if capacity is not None:
-    capacity = validation.check_int("capacity", capacity)
-  options = dict(k_anonymity=k_anonymity, capacity=capacity,
-                 string_max_bytes=string_max_bytes,
-                 secure_sum_bitwidth=secure_sum_bitwidth, rounds=rounds,
-                 repetitions=repetitions)
-  return options, num_rounds
+      memory_estimate_bytes=estimate, n_source=n_source)
 
 
 def rounds_bytes(num_rounds: int, batch_size: int) -> int:
@@ -418,21 +556,13 @@ def _capacity(pop: population_lib.Population,
   return capacity
 
 
-# Long function: its docstring documents its 18 arguments; the body is short.
-def iblt_discover(user_words, *, k_anonymity: int,
-                  capacity: int | None = None,
-                  string_max_bytes: int = DEFAULT_STRING_MAX_BYTES,
-                  secure_sum_bitwidth: int | None = None,
-                  batch_size: int | None = None,
-                  epsilon: float | None = None, delta: float | None = None,
-                  num_rounds: int | None = None, rounds: str = "sampled",
+def iblt_discover(user_words, target: IBLTTarget | None = None, *,
                   seed: int | None = 0,
                   max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                  repetitions: int = DEFAULT_REPETITIONS,
                   max_memory_fraction: float = DEFAULT_MAX_MEMORY_FRACTION,
-                  memory_bytes: int | None = None,
-                  workers=None, alphabet=None,
-                  unknown: str | None = None) -> IBLTResult:
+                  memory_bytes: int | None = None, workers=None,
+                  alphabet=None, unknown: str | None = None,
+                  **moved_keywords) -> IBLTResult:
   """Discovers heavy hitters with TFF's IBLT on TrieHH's sampled users.
 
   See the module docstring for the sampling, the counts, the privacy (k-
@@ -442,25 +572,13 @@ def iblt_discover(user_words, *, k_anonymity: int,
   Args:
     user_words: one entry per user, a ``str`` or a mapping word -> count, or
       a :class:`triehh.Population` (as for :func:`triehh.discover`).
-    k_anonymity: release strings sent by at least this many clients of a
-      round (at most the users of a round).
-    capacity: distinct strings the sketch holds; ``None``: the most distinct
-      cut strings of a round's participants. A smaller value is refused.
-    string_max_bytes: cut strings to this many UTF-8 bytes.
-    secure_sum_bitwidth: sum with TFF's secure sum at this bit width (1 to
-      62), or ``None`` for ``tff.federated_sum``.
-    batch_size: users per round; ``None``: TrieHH's batch size for
-      ``epsilon`` and ``delta`` (Corollary 1, ``delta`` defaults to 1/n^2).
-    epsilon, delta: TrieHH's target privacy, only to size the rounds.
-    num_rounds: IBLT rounds; ``None``: 1 (``"sampled"``) or enough disjoint
-      passes to cover every user (``"disjoint"``). Rounds whose users would
-      not fit in memory are refused before any is drawn.
-    rounds: ``"sampled"`` (each round a fresh TrieHH-style sample) or
-      ``"disjoint"`` (each round from the users not yet drawn).
+    target: an :class:`IBLTTarget`: the k-anonymity threshold, the users
+      per round (a number, or a :class:`triehh.Target` whose calibration
+      gives TrieHH's), the sketch and the rounds.
     seed: seed of the sampling (TrieHH's seed gives TrieHH's users).
     max_length: L, as for :func:`triehh.discover` (a given population must
-      use it); it does not cut IBLT strings, ``string_max_bytes`` does.
-    repetitions: hash repetitions of the IBLT (at least 3).
+      use it; a target's calibration uses it); it does not cut IBLT
+      strings, ``string_max_bytes`` does.
     max_memory_fraction: refuse rounds estimated to need more than this
       share of ``memory_bytes``.
     memory_bytes: memory to compare with (default: the physical memory).
@@ -468,25 +586,28 @@ def iblt_discover(user_words, *, k_anonymity: int,
       worker.
     alphabet, unknown: encoding options when ``user_words`` is not a
       Population.
+    **moved_keywords: none; a keyword the untyped call took
+      (``k_anonymity=``, ``batch_size=``, ``epsilon=`` ...) is refused with
+      a TypeError naming where it is now.
 
   Returns:
-    An :class:`IBLTResult`.
+    An :class:`IBLTResult` (a :class:`triehh.core.release.Release`).
 
   Raises:
+    TypeError: for a missing target or a moved keyword.
     ValueError: on a bad option (named), a ``k_anonymity`` above the users
       of a round, or a capacity below a round's distinct strings.
     MemoryError: if a round, or the rounds' users, would not fit in memory
       (with the estimate).
   """
-  plan = plan_run(
-      user_words, k_anonymity=k_anonymity, capacity=capacity,
-      string_max_bytes=string_max_bytes,
-      secure_sum_bitwidth=secure_sum_bitwidth, batch_size=batch_size,
-      epsilon=epsilon, delta=delta, num_rounds=num_rounds, rounds=rounds,
-      seed=seed, max_length=max_length, repetitions=repetitions,
-      max_memory_fraction=max_memory_fraction, memory_bytes=memory_bytes,
-      alphabet=alphabet, unknown=unknown)
-  counts, truncated, round_seconds, not_decoded = _run_rounds(plan, workers)
+  moved.refuse("iblt_discover", moved_keywords, MOVED, EXAMPLE)
+  moved.check_target("iblt_discover", target, IBLTTarget, EXAMPLE)
+  plan = plan_run(user_words, target, seed=seed, max_length=max_length,
+                  max_memory_fraction=max_memory_fraction,
+                  memory_bytes=memory_bytes, alphabet=alphabet,
+                  unknown=unknown)
+  counts, truncated, round_seconds, not_decoded, kept = _run_rounds(
+      plan, workers)
   drawn = plan.drawn
   params = IBLTParams(
       **plan.options, batch_size=plan.batch_size, num_rounds=len(drawn),
@@ -497,20 +618,25 @@ def iblt_discover(user_words, *, k_anonymity: int,
       memory_estimate_bytes=plan.memory_estimate_bytes,
       num_not_decoded=not_decoded, num_truncated=len(truncated),
       truncated=tuple(sorted(truncated)),
-      privacy=privacy_statement(plan.options["k_anonymity"]))
+      privacy=privacy_statement(plan.options["k_anonymity"]),
+      n_source=plan.n_source)
   return IBLTResult(
       heavy_hitters=ranking.by_count(counts), params=params, seed=seed,
       seconds=float(sum(round_seconds)), round_seconds=tuple(round_seconds),
-      round_users=tuple(u for u, _ in drawn))
+      round_users=tuple(u for u, _ in drawn),
+      per_round=tuple(release.RoundStats(candidates=None, kept=k,
+                                         sampled=int(u.size))
+                      for k, (u, _) in zip(kept, drawn)))
 
 
 def _run_rounds(plan: RunPlan, workers
-                ) -> tuple[dict[str, int], set[str], list[float], int]:
+                ) -> tuple[dict[str, int], set[str], list[float], int,
+                           list[int]]:
   """Runs TFF's IBLT computation on each round of ``plan``.
 
   Returns the released strings with their counts summed over the rounds,
-  the truncated ones among them, each round's seconds and the number of
-  strings not decoded.
+  the truncated ones among them, each round's seconds, the number of
+  strings not decoded and each round's number of released strings.
   """
   pop, options = plan.population, plan.options
   string_max_bytes = options["string_max_bytes"]
@@ -521,6 +647,7 @@ def _run_rounds(plan: RunPlan, workers
   truncated: set[str] = set()
   round_seconds = []
   not_decoded = 0
+  kept = []
   with runtime.install(), progress.said_if_slow(
       f"{len(plan.drawn):,} round{'s' * (len(plan.drawn) != 1)} of TFF's "
       "IBLT computation"):
@@ -531,6 +658,7 @@ def _run_rounds(plan: RunPlan, workers
       out = comp(data)
       round_seconds.append(time.perf_counter() - start)
       not_decoded += int(out.num_not_decoded)
+      kept.append(len(out.heavy_hitters))
       long_cuts = {cut(t, string_max_bytes) for t in texts
                    if len(t.encode("utf-8")) > string_max_bytes}
       for raw, count in zip(out.heavy_hitters, out.heavy_hitters_counts):
@@ -539,4 +667,4 @@ def _run_rounds(plan: RunPlan, workers
         counts[text] = counts.get(text, 0) + int(count)
         if text in long_cuts:
           truncated.add(text)
-  return counts, truncated, round_seconds, not_decoded
+  return counts, truncated, round_seconds, not_decoded, kept

@@ -9,7 +9,7 @@ rank per sampled user and the word :func:`triehh.engines.sampling.words_of`
 picks (Algorithm 3's draw). Later rounds are drawn afresh (``"sampled"``)
 or from the users not yet drawn (``"disjoint"``), see
 :func:`draw_rounds`. :func:`round_size` is the number of users per round:
-given, or TrieHH's batch size at a target (epsilon, delta).
+given, or TrieHH's batch size for a :class:`triehh.Target` (epsilon, delta).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.engines import sampling
 from triehh.engines import vote_counts
+from triehh.theory import coverage
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 
@@ -73,17 +75,16 @@ def draw_rounds(pop: population_lib.Population, batch_size: int,
 
 
 def round_size(pop: population_lib.Population, max_length: int,
-               batch_size: int | None, epsilon: float | None,
-               delta: float | None) -> int:
-  """The users per round: given, or TrieHH's at (epsilon, delta) on ``pop``
-  (several words per user: per-round composition, as ``discover``)."""
+               batch) -> tuple[int, str]:
+  """The users per round, and where the n it was derived from comes from:
+  ``batch`` itself (a whole number, checked against the users; ``"unused"``),
+  or TrieHH's batch size on ``pop`` for ``batch``, a fixed-size
+  :class:`~triehh.theory.mechanism.Target` or ``Mechanism`` (several words
+  per user: per-round composition, as ``discover``)."""
   n = pop.num_users
-  if batch_size is None:
-    if epsilon is None:
-      raise ValueError("give batch_size, or epsilon (and optionally delta) "
-                       "for TrieHH's Corollary 1 batch size")
-    return policy.resolve_params(n, max_length, epsilon=epsilon, delta=delta,
-                                 single_word=pop.is_single_word).batch_size
-  if epsilon is not None or delta is not None:
-    raise ValueError("give either batch_size or epsilon/delta, not both")
-  return validation.check_int("batch_size", batch_size, 1, n)
+  if isinstance(batch, (mechanism.Target, mechanism.Mechanism)):
+    params = policy.resolve(n, max_length, batch,
+                            single_word=pop.is_single_word)
+    return params.batch_size, params.n_source
+  return (validation.check_int("batch (users per round)", batch, 1, n),
+          coverage.N_UNUSED)

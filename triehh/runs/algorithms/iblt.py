@@ -22,6 +22,7 @@ from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets
 from triehh.runs import records as records_lib
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 NAME = "iblt"
@@ -66,26 +67,37 @@ def matched_triehh_params(population: population_lib.Population,
       single_word=population.is_single_word)
 
 
-def iblt_arguments(population: population_lib.Population,
-                   config: Mapping) -> dict:
-  """``iblt_discover``'s keyword arguments for an IBLT cell, but the seed.
+def iblt_target(population: population_lib.Population,
+                config: Mapping) -> iblt_lib.IBLTTarget:
+  """An IBLT cell's :class:`~triehh.baselines.iblt.IBLTTarget`.
 
-  The batch size and (for ``k_anonymity`` None) the threshold are TrieHH's
-  at the cell's (epsilon, delta) on ``population``.
+  Its rounds hold TrieHH's batch size at the cell's (epsilon, delta) on
+  ``population`` (``batch``, a :class:`triehh.Target`), and its
+  ``k_anonymity`` is TrieHH's theta there when the cell gives none.
 
   Raises:
-    ValueError: if TrieHH's calibration cannot be met on ``population``.
+    ValueError: if TrieHH's calibration cannot be met on ``population``
+      (for ``k_anonymity`` None; otherwise when the run sizes its rounds).
   """
-  params = matched_triehh_params(population, config)
   k_anonymity = config["k_anonymity"]
-  return dict(
-      k_anonymity=params.theta if k_anonymity is None else k_anonymity,
-      batch_size=params.batch_size, capacity=config["capacity"],
+  if k_anonymity is None:
+    k_anonymity = matched_triehh_params(population, config).theta
+  return iblt_lib.IBLTTarget(
+      k_anonymity, mechanism.Target(config["epsilon"], config["delta"]),
+      capacity=config["capacity"],
       string_max_bytes=config["string_max_bytes"],
       secure_sum_bitwidth=config["secure_sum_bitwidth"],
       num_rounds=config["num_rounds"], rounds=config["rounds"],
-      max_length=config["data"]["max_length"],
       repetitions=config["repetitions"])
+
+
+def iblt_arguments(population: population_lib.Population,
+                   config: Mapping) -> dict:
+  """``iblt_discover``'s arguments for an IBLT cell, but the seed: its
+  :func:`iblt_target` and the data's ``max_length`` (TrieHH's L, which
+  the batch's calibration uses)."""
+  return dict(target=iblt_target(population, config),
+              max_length=config["data"]["max_length"])
 
 
 def call_iblt(population: population_lib.Population, config: Mapping,
