@@ -128,3 +128,38 @@ def test_sfp_is_a_mechanism_its_release_labelled_as_its_plan():
   assert mechanism.guarantee(plan) == result.guarantee
   assert isinstance(mechanism.dp_event(plan),
                     dp_accounting.UnsupportedDpEvent)
+
+
+def _iblt_target():
+  from triehh.baselines import IBLTTarget  # pylint: disable=g-import-not-at-top
+  return IBLTTarget(k_anonymity=20,
+                    batch=triehh.Target(4.0, sampling="fixed"))
+
+
+def test_iblt_is_a_mechanism_without_dp_on_its_own_engine():
+  mechanism = registry.for_privacy(_iblt_target())
+  assert mechanism.name == "iblt" and mechanism.default_engine == "tff"
+  plan = mechanism.calibrate(_iblt_target(), _USERS.num_users,
+                             protocol.Shape.of(_USERS))
+  # TrieHH's fixed-size batch for the same target and data.
+  assert plan.batch_size == triehh.discover(
+      _WORDS, triehh.Target(4.0, sampling="fixed")).params.batch_size
+  guarantee = mechanism.guarantee(plan)
+  assert guarantee.adjacencies == () and guarantee.epsilon == float("inf")
+  assert "not differential privacy" in guarantee.accounting
+  assert mechanism.dp_event(plan) is None
+  with pytest.raises(ValueError, match="engine 'fast' does not run the "
+                     "iblt mechanism"):
+    triehh.discover(_USERS, _iblt_target(), engine="fast")
+
+
+@pytest.mark.tff
+@pytest.mark.slow
+def test_iblt_runs_through_discover_on_tff_labelled_as_its_plan():
+  result = triehh.discover(_WORDS, _iblt_target(), seed=1)
+  assert isinstance(result, Release) and result.mechanism == "iblt"
+  assert result.words == ("sun", "moon", "star")  # ranked by count
+  mechanism = registry.get("iblt")
+  plan = mechanism.calibrate(_iblt_target(), len(_WORDS), protocol.Shape(8))
+  assert result.params.batch_size == plan.batch_size
+  assert result.guarantee == mechanism.guarantee(plan)

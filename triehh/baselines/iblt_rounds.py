@@ -81,10 +81,14 @@ def round_size(pop: population_lib.Population, max_length: int,
   or TrieHH's batch size on ``pop`` for ``batch``, a fixed-size
   :class:`~triehh.theory.mechanism.Target` or ``Mechanism`` (several words
   per user: per-round composition, as ``discover``)."""
-  n = pop.num_users
+  return round_size_for(pop.num_users, pop.is_single_word, max_length, batch)
+
+
+def round_size_for(n: int, single_word: bool, max_length: int,
+                   batch) -> tuple[int, str]:
+  """:func:`round_size` for ``n`` users (one word each, or several)."""
   if isinstance(batch, (mechanism.Target, mechanism.Mechanism)):
-    params = policy.resolve(n, max_length, batch,
-                            single_word=pop.is_single_word)
+    params = policy.resolve(n, max_length, batch, single_word=single_word)
     return params.batch_size, params.n_source
   return (validation.check_int("batch (users per round)", batch, 1, n),
           coverage.N_UNUSED)

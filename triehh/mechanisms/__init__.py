@@ -23,10 +23,12 @@ sweeps (:mod:`triehh.runs`) and ``triehh-run --mechanism=`` then run it.
 """
 
 from triehh.mechanisms import registry
+from triehh.mechanisms import iblt
 from triehh.mechanisms import noisy_trie
 from triehh.mechanisms import partition_selection
 from triehh.mechanisms import sfp
 from triehh.mechanisms import triehh_mechanism
 
-for _module in (triehh_mechanism, noisy_trie, partition_selection, sfp):
+for _module in (triehh_mechanism, noisy_trie, partition_selection, sfp,
+                iblt):
   registry.register(_module.MECHANISM)
