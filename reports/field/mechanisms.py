@@ -227,18 +227,14 @@ def _noisy(name, data, epsilon, delta, seed) -> dict:
 
 def _partition_selection(name, data, epsilon, delta, seed) -> dict:
   result = partition_selection.select_words(
-      data.population, epsilon=epsilon, delta=delta,
-      strategy=name[len("ps-"):], max_partitions_contributed=1, seed=seed)
-  p = result.params
+      data.population, partition_selection.PartitionSelectionTarget(
+          epsilon, delta, strategy=name[len("ps-"):],
+          max_partitions_contributed=1), seed=seed)
   record = dict(released=result.words, rounds=1, raw_strings=True,
                 calibrated=None, setting="max_partitions_contributed=1",
                 bytes_round_max=data.raw_bytes,
                 bytes_per_user=data.raw_bytes)
-  return _guarantee(record, mechanism.Guarantee(
-      epsilon=p.epsilon, delta=p.delta,
-      adjacencies=tuple(Adjacency.of(a) for a in p.adjacency.split(", ")),
-      two_sided=True, accounting=p.accounting, n_source=p.n_source,
-      covers=p.covers))
+  return _guarantee(record, result.guarantee)
 
 
 def _tff_noisy(name, data, epsilon, delta, seed) -> dict:
@@ -252,7 +248,7 @@ def _tff_noisy(name, data, epsilon, delta, seed) -> dict:
 
 def _sfp(name, data, epsilon, delta, seed) -> dict:
   del name  # one configuration: the paper's
-  result = sfp.sfp_discover(data.population, epsilon=epsilon, delta=delta,
+  result = sfp.sfp_discover(data.population, sfp.SFPTarget(epsilon, delta),
                             seed=seed)
   p = result.params
   # A report: the fragment's position and CMS row (two bytes) and m signs.
@@ -273,10 +269,10 @@ def _sfp(name, data, epsilon, delta, seed) -> dict:
 def _iblt(name, data, epsilon, delta, seed) -> dict:
   del name
   try:
-    result = iblt.iblt_discover(data.population,
-                                k_anonymity=IBLT_K_ANONYMITY,
-                                epsilon=epsilon, delta=delta, seed=seed,
-                                max_length=data.population.max_length)
+    result = iblt.iblt_discover(
+        data.population, iblt.IBLTTarget(
+            IBLT_K_ANONYMITY, mechanism.Target(epsilon, delta)),
+        seed=seed, max_length=data.population.max_length)
   except ValueError as err:  # Corollary 1's batch: n too small for epsilon
     raise Refused(str(err)) from err
   p = result.params

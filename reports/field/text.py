@@ -31,16 +31,19 @@ def _mechanism_bullets() -> list[str]:
       "TensorFlow Federated (`engine=\"tff\"`, `noise=\"central\"` or "
       "`\"distributed\"`) on 1,000 users.",
       "- **Partition selection** (central, pipeline_dp): `triehh.baselines."
-      "partition_selection.select_words(pop, epsilon=ε, delta=δ, "
-      "strategy=..., max_partitions_contributed=1)`, strategies truncated "
-      "geometric, Laplace thresholding and Gaussian thresholding.",
+      "partition_selection.select_words(pop, triehh."
+      "PartitionSelectionTarget(ε, δ, strategy=..., "
+      "max_partitions_contributed=1))`, strategies truncated geometric, "
+      "Laplace thresholding and Gaussian thresholding.",
       "- **SFP** (the paper's local-DP baseline, Apple's sequence fragment "
-      "puzzle): `triehh.sfp_discover(pop, epsilon=ε, delta=δ, seed=s)`, the "
+      "puzzle): `triehh.sfp_discover(pop, triehh.SFPTarget(ε, δ), "
+      "seed=s)`, the "
       "paper's parameters (k = 2048, m = 1024, T = 20); each user sends one "
       "local report, the central (ε, δ) by amplification by shuffling.",
       "- **IBLT** (TFF's `tff.analytics.heavy_hitters.iblt`, k-anonymity, "
       "not differential privacy): `triehh.iblt_discover(pop, "
-      f"k_anonymity={mech.IBLT_K_ANONYMITY}, epsilon=ε, delta=δ, seed=s)`, "
+      f"triehh.IBLTTarget({mech.IBLT_K_ANONYMITY}, "
+      "batch=triehh.Target(ε, δ)), seed=s)`, "
       "one round of TrieHH's Corollary 1 batch at (ε, δ) through "
       "TensorFlow Federated: its ε only sizes the batch.",
   ]
