@@ -160,6 +160,7 @@ def test_iblt_runs_through_discover_on_tff_labelled_as_its_plan():
   assert isinstance(result, Release) and result.mechanism == "iblt"
   assert result.words == ("sun", "moon", "star")  # ranked by count
   mechanism = registry.get("iblt")
-  plan = mechanism.calibrate(_iblt_target(), len(_WORDS), protocol.Shape(8))
+  plan = mechanism.calibrate(_iblt_target(), len(_WORDS), protocol.Shape.of(
+      triehh.Population.from_user_words(_WORDS)))
   assert result.params.batch_size == plan.batch_size
   assert result.guarantee == mechanism.guarantee(plan)
