@@ -2,7 +2,7 @@
 
 ``benchmarks.exact_privacy_check`` (both accountants, the empty and remove
 adjacencies) and ``benchmarks.exact_replace_one`` (the Poisson accountant,
-replace-one) draw populations of :mod:`triehh.theory.exact_validation` in
+replace-one) draw populations of :mod:`checks.exact_validation` in
 chunks, check them on worker processes and keep the worst ratio per
 group: the chunks, the parallel map with its merge, the worst case and the
 epsilon a record is at are here.
@@ -16,7 +16,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Hashable
 
-from triehh.theory import exact_validation as ev
+from checks import exact_validation as ev
 
 Chunk = tuple[int, int, int, int | None]
 

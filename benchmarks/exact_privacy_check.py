@@ -1,9 +1,9 @@
 """The privacy claims of TrieHH checked against exact output laws.
 
 Draws ``--num_populations`` small populations
-(:func:`triehh.theory.exact_validation.case_for`: even numbers Poisson
+(:func:`checks.exact_validation.case_for`: even numbers Poisson
 sampling, odd numbers fixed-size sampling inside Theorem 1's conditions;
-the families of :data:`~triehh.theory.exact_validation.FAMILIES` take
+the families of :data:`~checks.exact_validation.FAMILIES` take
 turns), and for every kind of user of each population that votes, as the
 differing user, compares the exact hockey-stick divergences of the
 neighbouring populations (:mod:`triehh.theory.exact`, float64) with the
@@ -42,7 +42,7 @@ from absl import flags
 
 from benchmarks import exact_checks as checks
 from benchmarks.exact_checks import Worst
-from triehh.theory import exact_validation as ev
+from checks import exact_validation as ev
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_populations", 10_000, "Populations to draw.")

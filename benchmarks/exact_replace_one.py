@@ -1,10 +1,10 @@
 """The Poisson accountant's replace-one claim checked against exact laws.
 
 Draws ``--num_populations`` Poisson-sampled populations (the even numbers
-of :func:`triehh.theory.exact_validation.case_for`'s sequence; the families
-of :data:`~triehh.theory.exact_validation.FAMILIES` take turns), each with
+of :func:`checks.exact_validation.case_for`'s sequence; the families
+of :data:`~checks.exact_validation.FAMILIES` take turns), each with
 the differing user's replacement drawn to be hard
-(:func:`~triehh.theory.exact_validation._replacement`). For every kind of
+(:func:`~checks.exact_validation._replacement`). For every kind of
 user that votes, as the differing user (its words replaced by the case's
 replacement, or by the first differing user's words where it holds the
 replacement already), compares the exact hockey-stick divergences of D and
@@ -37,7 +37,7 @@ from absl import flags
 from benchmarks import exact_checks as checks
 from benchmarks.exact_checks import Worst
 from triehh.theory import exact
-from triehh.theory import exact_validation as ev
+from checks import exact_validation as ev
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_populations", 10_000,

@@ -300,7 +300,7 @@ _SLOW_TESTS = {
         "BruteForceTest::test_matches_brute_force17",  # 0.6 s
         "EngineAgreementTest",  # 0.7 s
     ),
-    "tests/theory/exact_validation_test.py": (
+    "tests/checks/exact_validation_test.py": (
         "CheckCanFailTest::test_rate_divided_by_three_is_caught",  # 1.4 s
         "ClaimsHoldTest",  # 2.9 s
         "CoverageTest::test_divergences_are_not_trivial",  # 2.1 s

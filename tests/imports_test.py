@@ -50,14 +50,15 @@ LAYERS = (
     ("triehh.analysis.*",),
     ("triehh.beam.*",),
     ("triehh.api", "triehh"),
-    ("reports.*",),
+    ("reports.*", "checks.*"),
     ("benchmarks.*",),
     ("experiments.*",),
     ("tools.*",),
 )
 
 # The source folders the layers cover (the top-level names of LAYERS).
-PACKAGES = ("triehh", "reports", "benchmarks", "experiments", "tools")
+PACKAGES = ("triehh", "reports", "checks", "benchmarks", "experiments",
+            "tools")
 
 # Top-level names whose imports are the project's own (resolved and checked);
 # every other import is a third-party or standard library one.

@@ -24,7 +24,7 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FOLDERS = ("triehh", "reports", "experiments", "benchmarks")
+FOLDERS = ("triehh", "reports", "checks", "experiments", "benchmarks")
 MAX_FUNCTION_LINES = 60
 FUNCTION_REASON = "# Long function:"
 

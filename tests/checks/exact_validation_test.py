@@ -12,7 +12,7 @@ import numpy as np
 
 from triehh.core import choices
 from triehh.theory import exact
-from triehh.theory import exact_validation as ev
+from checks import exact_validation as ev
 from triehh.theory import poisson
 from triehh.theory import privacy
 from triehh.theory.adjacency import Adjacency
