@@ -556,6 +556,8 @@ def _capacity(pop: population_lib.Population,
   return capacity
 
 
+# Long function: its docstring documents its ten arguments; the body is
+# short.
 def iblt_discover(user_words, target: IBLTTarget | None = None, *,
                   seed: int | None = 0,
                   max_length: int = population_lib.DEFAULT_MAX_LENGTH,

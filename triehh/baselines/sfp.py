@@ -581,6 +581,8 @@ def _params(privacy: sfp_privacy.Privacy, opts: sfp_options.Options,
       stitching=opts.stitching, n_source=n_source)
 
 
+# Long function: its docstring documents its ten arguments; the body is
+# the steps' calls.
 def sfp_discover(user_words, target: SFPTarget | None = None, *,
                  seed: int | None = 0, hash_seed: int | None = None,
                  simulation: str = "sketch",
