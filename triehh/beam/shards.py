@@ -284,19 +284,6 @@ def add_counts(many: Iterable[dict[str, int]]) -> dict[str, int]:
   return total
 
 
-def report_of(counts: dict[str, int], source: str) -> report_lib.LoadReport:
-  """The :class:`LoadReport` of summed counts (no example places: those
-  are per shard)."""
-  report = report_lib.LoadReport(source=source,
-                                 rows_read=counts.get("rows_read", 0))
-  for key, n in sorted(counts.items()):
-    if key.startswith("skipped:") and n:
-      report.skipped[key[len("skipped:"):]] = n
-  report.num_users = counts.get("num_users", 0)
-  report.users_without_words = counts.get("users_without_words", 0)
-  return report
-
-
 def iter_user_counts(part: UserPart) -> Iterator[tuple[str, int]]:
   """The report counts one merged user adds."""
   if part.usable:
