@@ -32,12 +32,19 @@ PARTITION_SELECTION_DEFAULTS = {"max_partitions_contributed": 1}
 def partition_selection_config(
     data: Mapping[str, Any], *, epsilon: float, delta: float | None = None,
     strategy: str = ps_lib.DEFAULT_STRATEGY,
-    max_partitions_contributed: int = 1) -> dict:
+    max_partitions_contributed: int = 1,
+    population_size: int | None = None) -> dict:
   """A partition-selection run's ``config``: everything but the seed that
-  changes it (delta None: ``1/n^2``)."""
-  return {"algorithm": NAME, "data": dict(data), "epsilon": epsilon,
-          "delta": delta, "strategy": strategy,
-          "max_partitions_contributed": max_partitions_contributed}
+  changes it (delta None: ``1/n^2``, of the declared public
+  ``population_size`` if given, else of the population's own n).
+  ``population_size`` is a key only when given, so a config that declares
+  none keeps the key it had before it could."""
+  config = {"algorithm": NAME, "data": dict(data), "epsilon": epsilon,
+            "delta": delta, "strategy": strategy,
+            "max_partitions_contributed": max_partitions_contributed}
+  if population_size is not None:
+    config["population_size"] = population_size
+  return config
 
 
 def partition_selection_target(config: Mapping
@@ -46,7 +53,8 @@ def partition_selection_target(config: Mapping
   PartitionSelectionTarget` of a cell's ``config``."""
   return ps_lib.PartitionSelectionTarget(
       config["epsilon"], config["delta"], strategy=config["strategy"],
-      max_partitions_contributed=config["max_partitions_contributed"])
+      max_partitions_contributed=config["max_partitions_contributed"],
+      population_size=config.get("population_size"))
 
 
 def call_partition_selection(population: population_lib.Population,
@@ -133,9 +141,11 @@ class PartitionSelection:
         config_key)
 
   def cell_label_parts(self, config: Mapping[str, Any]) -> list[str]:
+    declared = ([f"declared n={config['population_size']}"]
+                if config.get("population_size") is not None else [])
     return labels.privacy_parts(config) + [
         config["strategy"],
-        f"k={config['max_partitions_contributed']}"]
+        f"k={config['max_partitions_contributed']}"] + declared
 
   def label(self, values: Mapping[str, Any]) -> str:
     parts = [NAME, f"{values['dataset']} {values['setting']}",
