@@ -85,13 +85,18 @@ def test_the_cache_loads_each_data_set_once_whatever_the_key_order():
 
 def test_the_registry_says_what_each_data_set_reads_and_holds():
   assert list(datasets.DATASETS) == ["default", "sentiment140", "file",
-                                     "synthetic", "paper"]
+                                     "synthetic", "paper", "ingested"]
   # The data sets whose options a loader.DataSpec reads.
   assert [n for n, k in datasets.DATASETS.items()
           if k.load is datasets.DATASETS["file"].load] == list(
               loader.FILE_DATASETS)
   assert [n for n, k in datasets.DATASETS.items() if k.needs_file] == [
-      "sentiment140", "file"]
+      "sentiment140", "file", "ingested"]
+  # An ingested folder holds every setting, with no option but its path:
+  # the others were the ingestion's.
+  assert datasets.DATASETS["ingested"].settings == settings.SETTINGS
+  assert not any(datasets.DATASETS["ingested"].takes(option, "oov")
+                 for option in datasets.OPTIONS if option != "data_path")
   assert not datasets.DATASETS["default"].file
   assert datasets.DATASETS["synthetic"].settings == ("single",)
   assert datasets.DATASETS["paper"].settings == settings.SETTINGS
@@ -136,7 +141,7 @@ def test_options_are_the_records_config_data():
     (("sentiment140", "single"), {}, "--dataset=sentiment140 needs "
      "--data_path"),
     (("default", "multi"), {}, "--setting=multi needs a text data set "
-     "(--dataset=sentiment140, file or paper)"),
+     "(--dataset=sentiment140, file, paper or ingested)"),
     (("default", "single"), {"user_column": "u"}, "--user_column applies to "
      "--dataset=file only, not --dataset=default"),
     (("default", "single"), {"num_users": 5, "oov_num_users": 5},
@@ -157,7 +162,7 @@ def test_one_data_set_and_setting_are_checked_against_the_options(
 def test_a_default_data_set_named_with_a_file_is_refused():
   with pytest.raises(ValueError, match=re.escape(
       "--dataset=default reads no file; drop --data_path or choose "
-      "--dataset=sentiment140, file, synthetic or paper")):
+      "--dataset=sentiment140, file, synthetic, paper or ingested")):
     datasets.check_options(["default"], ["single"], {"data_path": "x"})
 
 

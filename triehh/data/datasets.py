@@ -11,7 +11,10 @@ need text), the options that apply to it, how its options are built
 :func:`check_options` refuses options that a list of data sets and
 settings would silently ignore; :class:`DataCache` loads each data set once
 per process and encodes its population once (file data sets are also
-cached on disk across processes by :mod:`triehh.data.loader`).
+cached on disk across processes by :mod:`triehh.data.loader`). The data
+set ``ingested`` is the folder an ingestion wrote
+(:mod:`triehh.data.ingested`): read as written, at the setting and L it
+was ingested with.
 
 The options carry the names of the drivers' flags, and the messages of
 :func:`check_options` name them as flags (``--data_path``).
@@ -30,6 +33,7 @@ from triehh.core import files
 from triehh.core import population as population_lib
 from triehh.core import ranking
 from triehh.data import cache as cache_lib
+from triehh.data import ingested as ingested_lib
 from triehh.data import loader
 from triehh.data import paper_populations
 from triehh.data import report as report_lib
@@ -241,6 +245,59 @@ def _build_paper(setting: str, values: Options) -> dict:
       seed=values.get("data_seed", 0))
 
 
+def _build_ingested(setting: str, values: Options) -> dict:
+  options = _base("ingested", setting, values)
+  if values.get("data_path"):
+    options["data_path"] = os.path.abspath(values["data_path"])
+  return options
+
+
+def _load_ingested(options: Options, cache_dir: str | None) -> Dataset:
+  """The population an ingestion wrote to the folder ``data_path``
+  (:func:`triehh.data.ingested.read_population`), which must have been
+  written for the options' setting and L.
+
+  Raises:
+    report.DataError: naming the folder: not an ingestion's, unreadable,
+      malformed, or written for another setting or L.
+  """
+  del cache_dir  # read as written: the folder is the population
+  path = options["data_path"]
+  try:
+    spec = ingested_lib.read_spec(path)
+  except (OSError, ValueError, TypeError) as err:
+    raise report_lib.DataError(_unreadable(
+        path, err, os.path.join(path, ingested_lib.SPEC))) from err
+  for name, want, got in (("setting", options["setting"], spec.setting),
+                          ("max_length", options["max_length"],
+                           spec.max_length)):
+    if want != got:
+      raise report_lib.DataError(
+          f"{path} holds a population ingested with {name}={got}, not "
+          f"{name}={want}: read it with {name}={got}")
+  try:
+    loaded = ingested_lib.read_population(path)
+  except (OSError, ValueError, TypeError, KeyError) as err:
+    raise report_lib.DataError(_unreadable(path, err)) from err
+  return Dataset(loaded.population, loaded.truth, f"ingested:{loaded.name}",
+                 loaded.setting, report=loaded.report, info=loaded.info)
+
+
+def _unreadable(path: str, err: Exception, file: str | None = None) -> str:
+  """Why the folder ``path`` is no ingestion one can read, on one line
+  (``file``: the file a message that names none is about)."""
+  reason = " ".join(str(err).split()) or type(err).__name__
+  if isinstance(err, FileNotFoundError) and not err.strerror:
+    return reason  # read_spec's: the folder is no ingestion's
+  if isinstance(err, OSError) and err.strerror:
+    where = os.fsdecode(err.filename) if err.filename is not None else path
+    reason = f"{where}: {err.strerror}"
+  elif file is not None and file not in reason:
+    reason = f"{file}: {reason}"
+  return (f"{path} is not a folder an ingestion wrote, or it is damaged: "
+          f"{reason}")
+
+
 def _load_paper(options: Options, cache_dir: str | None) -> Dataset:
   paper = paper_populations.from_options(options, cache_dir)
   return Dataset(paper.population, paper.truth, paper.name, paper.setting,
@@ -283,6 +340,12 @@ DATASETS: dict[str, DataSetKind] = {kind.name: kind for kind in (
         file="a Sentiment140 file: the tail's counts, or multi's users",
         needs_file=False, text=True, options=("num_users", "data_seed"),
         setting_options={}, build=_build_paper, load=_load_paper),
+    DataSetKind(
+        "ingested", "reads the folder --data_path an ingestion wrote "
+        "(triehh.beam.ingest), at the setting and max_length it was "
+        "ingested with", file="a folder an ingestion wrote",
+        needs_file=True, text=True, options=(), setting_options={},
+        build=_build_ingested, load=_load_ingested),
 )}
 
 
