@@ -52,10 +52,37 @@ from triehh.data import paper_populations
 FLAGS = flags.FLAGS
 NUM_USERS = 10_000
 EPSILON = 2.0
-for _name in ("num_users", "max_length", "theta", "batch_size", "gamma",
-              "epsilon", "delta", "confidence", "seed", "data_path",
-              "data_seed", "adjacency"):
-  flags.declare_key_flag(_name)
+SEVERAL_WORDS_EPSILON = 4.0
+shared_flags.declare(__name__, "theta", "batch_size", "gamma", "delta",
+                     "seed", "data_seed")
+shared_flags.declare(
+    __name__, "num_users", default=None, help_text=(
+        f"n, users in the base population D, e.g. 1e4 (default "
+        f"{NUM_USERS:,}); --mechanism=several_words: the sample's users "
+        "resampled to n (default: as they are)."))
+shared_flags.declare(
+    __name__, "max_length", help_text=(
+        "L, the maximum characters of the target word; the trie has "
+        "max_length + 1 levels (--mechanism=several_words: default the "
+        "paper's 9, its 10 levels)."))
+shared_flags.declare(
+    __name__, "epsilon", default=None, help_text=(
+        f"Target epsilon to calibrate (Corollary 1); default {EPSILON:g} "
+        "without --theta (--mechanism=several_words: "
+        f"{SEVERAL_WORDS_EPSILON:g})."))
+shared_flags.declare(
+    __name__, "confidence", help_text="The simultaneous confidence of the "
+    "Monte Carlo bound.")
+shared_flags.declare(
+    __name__, "data_path", help_text="--mechanism=several_words: the "
+    "Sentiment140 file (default: the sample, from $TRIEHH_SENTIMENT140 or "
+    "../shared/data beside the repository).")
+shared_flags.declare(
+    __name__, "adjacency", default="replace",
+    parser=flags.EnumParser(list(privacy_audit.ADJACENCIES)),
+    help_text="The audited family of neighbours: 'replace' (D' replaces "
+    "one user's word by the target, same n) or 'add' (D plus a user "
+    "holding it).")
 flags.DEFINE_integer("runs_per_side", 2000, "Engine runs per population and "
                      "side for the Monte Carlo bound (0: exact path only; "
                      "else at least 2).", lower_bound=0)
@@ -73,25 +100,12 @@ flags.DEFINE_integer("audit_words", 40, "--mechanism=several_words: how many "
                      "words nearest the threshold to audit.", lower_bound=1)
 ONE_WORD_ONLY = ("runs_per_side", "variants", "adjacency", "gamma",
                  "confidence", "seed")
-SEVERAL_WORDS_EPSILON = 4.0
 HEADER = ("exact eps: exact loss (a lower bound over the audited family of "
           "populations, not a certificate); thm eps: Theorem 1's epsilon.")
 
 
 def _fmt(value: float) -> str:
   return "inf" if math.isinf(value) else f"{value:.4f}"
-
-
-def _adjacency() -> str:
-  """The audited family of neighbours (``--adjacency``, shared with
-  run_triehh, whose values are dp_accounting's relations): 'replace' by
-  default."""
-  adjacency = shared_flags.value_or("adjacency", "replace")
-  if adjacency not in privacy_audit.ADJACENCIES:
-    raise ValueError(f"--adjacency={adjacency} is a run's relation; the "
-                     "audit's families are "
-                     f"{' and '.join(privacy_audit.ADJACENCIES)}")
-  return adjacency
 
 
 # Flags only the several-word audit reads (the Sentiment140 sample, and the
@@ -118,7 +132,7 @@ def main(argv):
   if FLAGS.theta is None and epsilon is None:
     epsilon = EPSILON
   runs = FLAGS.runs_per_side
-  adjacency = _adjacency()
+  adjacency = FLAGS.adjacency
   # The flags are checked when parsed; the parameters before any output.
   for variant in FLAGS.variants:
     privacy_audit.make_setup(

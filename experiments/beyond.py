@@ -2,7 +2,7 @@
 who are not always online, and protected counts, with their guarantees.
 
   python -m experiments.beyond --output_dir=results/beyond
-  triehh-beyond --parts=passes,availability --runs=3
+  triehh-beyond --parts=passes,availability --num_runs=3
 
 Appends each run's record to ``<output_dir>/results.jsonl`` as it ends
 (:mod:`reports.beyond.runs`), so that a second invocation with the
@@ -36,12 +36,12 @@ before the first run:
     (:mod:`reports.beyond.counts`; ``--counts_runs``,
     ``--counts_sfp_runs``, ``--counts_iblt_runs`` seeds).
 
-Every point of (a)-(c) is ``--runs`` seeded runs (seeds ``--seed`` on), shown as
-mean ± 95% Student-t interval. Without the Sentiment140 sample (``--
-sentiment140_path``, ``$TRIEHH_SENTIMENT140`` or ``../shared/data`` beside
-the repository) its parts are skipped with a note (a ``--sentiment140_path``
-that cannot be read is an error); ``--iblt_runs=0`` skips (a) (it needs
-TensorFlow Federated).
+Every point of (a)-(c) is ``--num_runs`` seeded runs (seeds ``--seed``
+on), shown as mean ± 95% Student-t interval. Without the Sentiment140
+sample (``--sentiment140_path``, ``$TRIEHH_SENTIMENT140`` or
+``../shared/data`` beside the repository) its parts are skipped with a
+note (a ``--sentiment140_path`` that cannot be read is an error);
+``--iblt_runs=0`` skips (a) (it needs TensorFlow Federated).
 """
 
 from __future__ import annotations
@@ -63,17 +63,22 @@ from triehh.runs import records as records_lib
 
 FLAGS = flags.FLAGS
 DEFAULT_OUTPUT_DIR = "results/beyond"
-for _name in ("report_dir", "output_dir", "seed", "cache_dir",
-              "sentiment140_path"):
-  flags.declare_key_flag(_name)
+shared_flags.declare(__name__, "seed", "cache_dir", "sentiment140_path")
+shared_flags.declare(
+    __name__, "output_dir", default=DEFAULT_OUTPUT_DIR,
+    help_text="Where results.jsonl is kept and resumed from.")
+shared_flags.declare(
+    __name__, "report_dir", help_text="Where BEYOND.md and its figures go "
+    "(default: --output_dir).")
+shared_flags.declare(
+    __name__, "num_runs", default=10, help_text="Seeded runs per point of "
+    "(b) and (c), and TrieHH's runs per point of (a).")
 shared_flags.DEFINE_count("default_users", synthetic.DEFAULT_NUM_USERS,
                           "Users of the default data (b, c, d).",
                           lower_bound=100)
 shared_flags.DEFINE_count("iblt_default_users", 100_000,
                           "Users of the default data's subsample in (a).",
                           lower_bound=100)
-flags.DEFINE_integer("runs", 10, "Seeded runs per point of (b) and (c), "
-                     "and TrieHH's runs per point of (a).", lower_bound=1)
 flags.DEFINE_integer("iblt_runs", 1, "IBLT runs (seeds) per point of (a); 0 "
                      "skips (a).", lower_bound=0)
 shared_flags.DEFINE_values("iblt_epsilons", ["1", "4"],
@@ -118,7 +123,7 @@ flags.register_validator(
 # The parts each part-specific flag applies to; given with none of them in
 # --parts, it would do nothing and is refused.
 _PART_FLAGS = {
-    "runs": ("iblt", "passes", "availability"),
+    "num_runs": ("iblt", "passes", "availability"),
     "iblt_runs": ("iblt",),
     "iblt_default_users": ("iblt",),
     "iblt_epsilons": ("iblt",),
@@ -165,7 +170,7 @@ def settings() -> beyond_runs.Settings:
     except ValueError as err:  # named by the flag, not the library's name
       raise type(err)(str(err).replace("num_users", f"--{name}")) from None
   return beyond_runs.Settings(
-      parts=tuple(FLAGS.parts), runs=FLAGS.runs, iblt_runs=FLAGS.iblt_runs,
+      parts=tuple(FLAGS.parts), runs=FLAGS.num_runs, iblt_runs=FLAGS.iblt_runs,
       seed=FLAGS.seed, default_users=FLAGS.default_users,
       iblt_default_users=FLAGS.iblt_default_users,
       iblt_epsilons=tuple(float(e) for e in FLAGS.iblt_epsilons),

@@ -7,9 +7,13 @@ kept (finished runs are already in results.jsonl), or with the one line
 ``interrupted`` before ``main`` runs (while the driver's modules are
 imported, see ``experiments/__init__.py``, or its flags parsed); ``--help``
 prints the driver's docstring and every flag it reads (its own and the
-shared flags it declares, ``experiments.flags``), one line of help each. A
-flag of another driver or a shared flag the driver does not read is refused
-like an unknown one (every driver's process defines all the shared flags).
+shared flags it declares, ``experiments.flags``), each with the driver's
+default, help and values: the shared flags are read as the running driver
+declares them (``experiments.flags.apply_uses``). A flag of another driver
+or a shared flag the driver does not read is refused like an unknown one
+(every driver's process defines all the shared flags), with the reason the
+driver gives where it gives one; a renamed flag is refused naming its new
+name (``error: --users is now --num_users``).
 An OSError is said as ``error: <path>: <the system's reason>``
 (``experiments.paths``), and a warning as one line ``warning: ...``.
 
@@ -32,6 +36,7 @@ from absl import flags
 from absl import logging
 
 import experiments
+from experiments import flags as shared_flags
 from experiments import paths
 
 FLAGS = flags.FLAGS
@@ -77,7 +82,9 @@ def show_warning(message, category, filename, lineno, file=None,
 
 
 def help_text(module: types.ModuleType) -> str:
-  """The module's docstring and its key flags (own and adopted)."""
+  """The module's docstring and its key flags (own and adopted), as the
+  module reads them (:func:`parse_flags` applies its declarations
+  first)."""
   doc = (module.__doc__ or "").strip()
   flag_help = FLAGS.module_help(module)
   return f"{doc}\n\nFlags:\n{flag_help}\n\n(--helpfull: every flag, " \
@@ -85,16 +92,20 @@ def help_text(module: types.ModuleType) -> str:
 
 
 def parse_flags(argv: list[str], module: types.ModuleType) -> list[str]:
-  """Parses ``argv``; ``--help`` prints :func:`help_text` and exits 0.
+  """Parses ``argv`` as ``module`` reads the shared flags
+  (``experiments.flags.apply_uses``); ``--help`` prints :func:`help_text`
+  and exits 0.
 
-  A flag that cannot be parsed or fails its check exits with one
-  ``error:`` line and status 1.
+  A flag that cannot be parsed or fails its check, a renamed flag and a
+  flag ``module`` does not read exit with one ``error:`` line and status 1.
   """
+  shared_flags.apply_uses(module.__name__)
   if any(arg in HELP_ARGS for arg in argv[1:]):
     sys.stdout.write(help_text(module))
     sys.exit(0)
   try:
     check_flag_files(argv[1:])
+    check_renamed_flags(argv)
     check_own_flags(argv, module)
     return FLAGS(argv)
   except flags.Error as err:
@@ -187,21 +198,53 @@ def _flag_name(arg: str) -> str | None:
   return None
 
 
+def _given_names(argv: list[str]):
+  """The names of the flags ``argv`` gives (``--name=v``, ``-name``,
+  ``--noname``), up to ``--``."""
+  for arg in argv[1:]:
+    if arg == "--":
+      return
+    if arg.startswith("-") and arg != "-":
+      yield arg.lstrip("-").split("=", 1)[0]
+
+
+def check_renamed_flags(argv: list[str]) -> None:
+  """Refuses a flag given by its old name
+  (``experiments.flags.RENAMED``), naming the new one.
+
+  Raises:
+    flags.Error: ``--users is now --num_users``.
+  """
+  for name in _given_names(argv):
+    if name in FLAGS:
+      continue
+    old = name if name in shared_flags.RENAMED else (
+        name[2:] if name.startswith("no") and name[2:] in
+        shared_flags.RENAMED else None)
+    if old is not None:
+      raise flags.Error(f"--{old} is now --{shared_flags.RENAMED[old]}")
+
+
 def check_own_flags(argv: list[str], module: types.ModuleType) -> None:
   """Refuses a project flag on the command line that is not one of
   ``module``'s key flags (its own, the shared ones it declares, those of
-  the drivers it adopts), as absl refuses an unknown one.
+  the drivers it adopts), as absl refuses an unknown one, saying why where
+  the driver says (``experiments.flags.refuse``).
 
   Raises:
     flags.Error: naming the first such flag.
   """
   own = {flag.name for flag in FLAGS.get_key_flags_for_module(module)}
+  why = shared_flags.refused(module.__name__)
   for arg in argv[1:]:
     if arg == "--":
       break
     name = _flag_name(arg)
     if name is None or name in own:
       continue
+    if name in why:
+      raise flags.Error(f"--{name} is not a flag of this command: "
+                        f"{why[name]}")
     if FLAGS.find_module_defining_flag(name, "").startswith("experiments."):
       raise flags.Error(f"--{name} is not a flag of this command (--help "
                         "lists its flags)")

@@ -2,10 +2,10 @@
 the noisy trie and central partition selection on the same populations.
 
   python -m experiments.field --output_dir=results/field
-  triehh-field --users=1e4,1e5 --count_users= --num_seeds=3
+  triehh-field --num_users=1e4,1e5 --count_users= --num_runs=3
 
 The grid (:mod:`reports.field.runs`): the English population at
-``--users`` (every mechanism at every ``--epsilons``; past 10^6 users
+``--num_users`` (every mechanism at every ``--epsilons``; past 10^6 users
 partition selection's thresholding strategies only at
 ``--side_epsilons``), the English population as word counts at
 ``--count_users`` (TrieHH and the noisy trie; ``--large_count_users`` at
@@ -14,10 +14,10 @@ partition selection's thresholding strategies only at
 ``--tff_users`` and ``--tff_epsilons``, and, with ``--others``, the paper's
 single-word and OOV populations and the Sentiment140 sample (one word and
 several words per user) at ``--side_epsilons``; delta = 1/n^2 everywhere.
-TrieHH and the noisy trie run ``--num_seeds`` seeds (``--seed`` on),
-partition selection ``--ps_seeds`` runs. The moonshot ratios (noisy trie,
+TrieHH and the noisy trie run ``--num_runs`` seeds (``--seed`` on),
+partition selection ``--ps_runs`` runs. The moonshot ratios (noisy trie,
 TrieHH Poisson over the best partition selection strategy, words released)
-are taken at the largest ``--users`` and ``--moonshot_epsilons``.
+are taken at the largest ``--num_users`` and ``--moonshot_epsilons``.
 
 Appends each run to ``<output_dir>/results.jsonl`` as it ends, so that a
 second invocation with the same ``--output_dir`` runs only what is
@@ -47,16 +47,40 @@ from triehh.data import datasets as datasets_lib
 FLAGS = flags.FLAGS
 DEFAULT_OUTPUT_DIR = "results/field"
 _DEFAULTS = field_runs.Settings()
-for _name in ("report_dir", "output_dir", "seed", "cache_dir", "epsilons",
-              "sentiment140_path"):
-  flags.declare_key_flag(_name)
+
+
+def _counts(name: str) -> list[str]:
+  """The default of a list-of-n flag: the Settings field ``name``."""
+  return [f"{n:.0e}" for n in getattr(_DEFAULTS, name)]
+
+
+def _count_item():
+  return shared_flags.count_item(2, population_lib.MAX_USERS)
+
+
+shared_flags.declare(__name__, "seed", "cache_dir", "sentiment140_path")
+shared_flags.declare(
+    __name__, "output_dir", default=DEFAULT_OUTPUT_DIR,
+    help_text="Where results.jsonl is kept and resumed from.")
+shared_flags.declare(
+    __name__, "report_dir", help_text="Where FIELD.md and its figures go "
+    "(default: --output_dir).")
+shared_flags.declare(
+    __name__, "epsilons", default=[f"{e:g}" for e in _DEFAULTS.epsilons],
+    help_text="Target central epsilons of the English populations.")
+shared_flags.declare(
+    __name__, "num_users", default=_counts("users"),
+    parser=shared_flags.ValuesParser(_count_item()),
+    help_text="n of the English population (every mechanism), a list.")
+shared_flags.declare(
+    __name__, "num_runs", default=_DEFAULTS.num_seeds,
+    help_text="Seeded runs per cell of TrieHH and the noisy trie.")
 
 
 def _define_counts(name: str, help_text: str, allow_empty: bool = True):
   """A list-of-n flag whose default is the Settings field of its name."""
-  shared_flags.DEFINE_values(
-      name, [f"{n:.0e}" for n in getattr(_DEFAULTS, name)], help_text,
-      shared_flags.count_item(2, population_lib.MAX_USERS), allow_empty=allow_empty)
+  shared_flags.DEFINE_values(name, _counts(name), help_text, _count_item(),
+                             allow_empty=allow_empty)
 
 
 def _define_epsilons(name: str, help_text: str):
@@ -67,8 +91,6 @@ def _define_epsilons(name: str, help_text: str):
       shared_flags.number_item())
 
 
-_define_counts("users", "n of the English population (every mechanism).",
-               allow_empty=False)
 _define_counts("count_users", "n of the English population as word counts "
                "(TrieHH and the noisy trie only); empty: none.")
 _define_counts("large_count_users", "More n of the word counts, at "
@@ -85,10 +107,7 @@ _define_epsilons("side_epsilons", "Epsilons of the paper's and Sentiment140 "
                  "populations, and of the thresholding strategies past 10^6 "
                  "users.")
 _define_epsilons("moonshot_epsilons", "Epsilons of the moonshot ratios.")
-flags.DEFINE_integer("num_seeds", _DEFAULTS.num_seeds,
-                     "Seeded runs per cell of TrieHH and the noisy trie.",
-                     lower_bound=1)
-flags.DEFINE_integer("ps_seeds", _DEFAULTS.ps_seeds,
+flags.DEFINE_integer("ps_runs", _DEFAULTS.ps_seeds,
                      "Runs per cell of partition selection.", lower_bound=1)
 flags.DEFINE_boolean("others", True, "Run the paper's single-word "
                      "population and the Sentiment140 sample too.")
@@ -96,19 +115,18 @@ flags.DEFINE_boolean("others", True, "Run the paper's single-word "
 
 def settings() -> field_runs.Settings:
   """The grid the flags ask for."""
-  epsilons = shared_flags.value_or(
-      "epsilons", [f"{e:g}" for e in _DEFAULTS.epsilons])
-  users = {int(n) for n in FLAGS.users}
+  epsilons = FLAGS.epsilons
+  users = {int(n) for n in FLAGS.num_users}
   for name in ("sfp_users", "iblt_users"):  # (tff_users: their own)
     outside = [n for n in FLAGS[name].value if int(n) not in users]
-    if outside and FLAGS[name].present:  # they pick among --users': a
-      # value given outside them would run nowhere (defaults may)
+    if outside and FLAGS[name].present:  # they pick among --num_users':
+      # a value given outside them would run nowhere (defaults may)
       raise ValueError(
-          f"--{name}: {int(outside[0]):,} is not one of --users "
+          f"--{name}: {int(outside[0]):,} is not one of --num_users "
           f"({', '.join(f'{n:,}' for n in sorted(users))}); these runs use "
-          "the populations --users builds")
+          "the populations --num_users builds")
   return field_runs.Settings(
-      users=tuple(int(n) for n in FLAGS.users),
+      users=tuple(int(n) for n in FLAGS.num_users),
       count_users=tuple(int(n) for n in FLAGS.count_users),
       large_count_users=tuple(int(n) for n in FLAGS.large_count_users),
       sfp_users=tuple(int(n) for n in FLAGS.sfp_users),
@@ -118,7 +136,7 @@ def settings() -> field_runs.Settings:
       epsilons=tuple(float(e) for e in epsilons),
       side_epsilons=tuple(float(e) for e in FLAGS.side_epsilons),
       moonshot_epsilons=tuple(float(e) for e in FLAGS.moonshot_epsilons),
-      num_seeds=FLAGS.num_seeds, ps_seeds=FLAGS.ps_seeds, seed=FLAGS.seed,
+      num_seeds=FLAGS.num_runs, ps_seeds=FLAGS.ps_runs, seed=FLAGS.seed,
       others=FLAGS.others,
       sample_path=shared_flags.sentiment140_sample() if FLAGS.others
       else None)

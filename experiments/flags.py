@@ -1,12 +1,20 @@
 """Every flag that two or more drivers read, defined once, and its helpers.
 
-Each flag has one name, one default and one help text here; a driver
-declares the flags it reads as its key flags (``flags.declare_key_flag``),
-so its ``--help`` lists them, and ``experiments.cli`` refuses the others.
-Where a driver's natural default differs from the flag's, the driver says
-so in the flag's help and applies it when the flag is not given
-(:func:`value_or`): e.g. ``reproduce_paper`` takes the paper's L when
-``--max_length`` is not given, ``theory_tables`` epsilon 2.
+Each flag has one name here, and one meaning across the drivers (a count
+of users is ``--num_users``, of seeded runs ``--num_runs``, a declared
+public n ``--population_size``). A driver declares the shared flags it
+reads (:func:`declare`: they become its key flags), and where it reads one
+differently from its definition, how: its own default, its own help and
+its own parser (the values it takes; the audit's ``--adjacency`` names its
+families, the field's ``--num_users`` is a list). ``experiments.cli``
+applies the running driver's declarations before its flags are parsed
+(:func:`apply_uses`), so that its ``--help`` shows only the flags it reads,
+each with its default, help and values, and refuses every other flag of
+the project (:func:`refuse` says why, where a user would expect the
+driver to read it). A default that depends on other flags (the audit's
+epsilon) is said in the help and applied when the flag is not given
+(:func:`value_or`). A renamed flag is refused naming its new name
+(:data:`RENAMED`).
 
 The groups:
 
@@ -38,8 +46,12 @@ help, next to the parsers and readers they share.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import re
+import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 import typing
 from typing import Any
@@ -209,15 +221,12 @@ flags.DEFINE_enum("dataset", "default", list(datasets_lib.DATASETS),
 DEFINE_count("num_users", synthetic.DEFAULT_NUM_USERS,
              "Users in the default and synthetic populations (and in the "
              "paper population, default: its setting's n), e.g. 200000 or "
-             "2e5; audit_privacy: n, users in the base population D "
-             "(default 10,000 there).")
+             "2e5.")
 flags.DEFINE_string("data_path", None,
-                    "Input file of --dataset=sentiment140, file or "
-                    "synthetic (paper: a Sentiment140 file for the tail or "
-                    "multi); reproduce_paper: the Sentiment140 file of the "
-                    "several-words setting (default: the sample, from "
-                    "$TRIEHH_SENTIMENT140 or ../shared/data beside the "
-                    "repository).")
+                    "Input of --dataset=sentiment140, file or synthetic (a "
+                    "file), or of --dataset=ingested (the folder "
+                    "triehh-ingest wrote); paper: a Sentiment140 file for "
+                    "the tail or multi.")
 flags.DEFINE_enum("data_format", "auto",
                   ["auto", "csv", "tsv", "jsonl", "parquet"],
                   "Format of --dataset=file; 'auto' goes by the extension.")
@@ -240,9 +249,7 @@ flags.DEFINE_string("dictionary_path", None,
                     "line); default: the 50,000 most frequent English words "
                     "of wordfreq.")
 DEFINE_count("oov_num_users", data_lib.DEFAULT_OOV_NUM_USERS,
-             "oov: users drawn from the OOV word frequencies "
-             "(reproduce_paper: users of the paper-calibrated OOV "
-             "population).")
+             "oov: users drawn from the OOV word frequencies.")
 flags.DEFINE_integer("data_seed", 0,
                      "Seed of the oov and synthetic draws.", lower_bound=0)
 flags.DEFINE_float("zipf_exponent", None,
@@ -254,27 +261,18 @@ flags.DEFINE_string("cache_dir", data_lib.default_cache_dir(),
 
 # ---- a run: privacy target, seeds, output ------------------------------------
 
-flags.DEFINE_float("epsilon", 4.0,
-                   "Target central epsilon (theory_tables: of the Table 1 "
-                   "block, default 2 there; audit_privacy: the target to "
-                   "calibrate (Corollary 1), default 2 there when no "
-                   "--theta is given).")
+flags.DEFINE_float("epsilon", 4.0, "Target central epsilon.")
 flags.DEFINE_float("delta", None, "Target delta; default 1/n^2.")
 flags.DEFINE_integer("max_length", population_lib.DEFAULT_MAX_LENGTH,
                      "L, the maximum characters per word; the trie has "
-                     "max_length + 1 levels (the end symbol) in every "
-                     "driver (audit_privacy: of the target word; "
-                     "reproduce_paper: default the paper's 9, its 10 "
-                     "levels).",
+                     "max_length + 1 levels (the end symbol).",
                      lower_bound=1, upper_bound=MAX_LENGTH_LIMIT)
 flags.DEFINE_integer("num_runs", 1, "Independent runs (seeds seed, seed+1, "
                      "...).", lower_bound=1)
 flags.DEFINE_integer("seed", 0, "Seed of the first run.", lower_bound=0)
 flags.DEFINE_string("output_dir", None,
                     "If set, append one JSON line per run to "
-                    "<output_dir>/results.jsonl (sweep, reproduce_paper: "
-                    "required; beyond: default results/beyond; field: "
-                    "default results/field).")
+                    "<output_dir>/results.jsonl.")
 DEFINE_values("ks", ["10", "50", "100"], "K values for the metrics.",
               count_item(1))
 flags.DEFINE_integer("show", 30, "Heavy hitters to print per run.",
@@ -288,19 +286,29 @@ flags.DEFINE_integer("theta", None,
                      lower_bound=1)
 flags.DEFINE_float("gamma", None, "Batch size factor: m = gamma * sqrt(n).")
 DEFINE_count("batch_size", None, "Users sampled per round, m.")
-# The audit's families of neighbours (triehh.analysis.audit.ADJACENCIES).
-AUDIT_ADJACENCIES = ("replace", "add")
+# A run's relations are dp_accounting's; the audit reads the flag as its
+# own families of neighbours (experiments.audit_privacy declares them).
 flags.DEFINE_enum(
-    "adjacency", None, list(Adjacency.__members__) + list(AUDIT_ADJACENCIES),
-    "The neighbouring populations. run_triehh, sweep: the relation the "
-    "guarantee must cover, in dp_accounting's names: ADD_OR_REMOVE_ONE (one "
-    "user added or removed; needs --population_size, or --delta with "
-    "parameters that do not depend on n), REPLACE_ONE (one user's words "
-    "replaced by any others; Poisson sampling's replace-one accountant) or "
-    "REPLACE_SPECIAL (by the empty word, the paper's); default: what the "
-    "accountant proves. audit_privacy: the audited family, 'replace' (D' "
-    "replaces one user's word by the target, same n; default there) or "
-    "'add' (D plus a user holding it).")
+    "adjacency", None, list(Adjacency.__members__),
+    "The neighbouring populations the guarantee must cover, in "
+    "dp_accounting's names: ADD_OR_REMOVE_ONE (one user added or removed; "
+    "needs --population_size, or --delta with parameters that do not "
+    "depend on n), REPLACE_ONE (one user's words replaced by any others; "
+    "Poisson sampling's replace-one accountant) or REPLACE_SPECIAL (by the "
+    "empty word, the paper's); default: what the accountant proves.")
+DEFINE_count(
+    "population_size", None,
+    "A declared, public number of users (a number you state, not read off "
+    "the data; 2e5 is taken): delta = 1/n^2 is derived from it instead of "
+    "the data's own n, so that the guarantee also covers "
+    "ADD_OR_REMOVE_ONE.")
+flags.DEFINE_string(
+    "words_out", None,
+    "Write the released words to this file once the run ends (whole: a "
+    "file is never left half-written): .csv, rank,word rows under '#' lines "
+    "stating the guarantee, or .json, the words with the guarantee "
+    "(epsilon, delta, adjacency, accounting, covers) and the mechanism's "
+    "name and parameters. One run's release: needs --num_runs=1.")
 
 # ---- SFP ---------------------------------------------------------------------
 
@@ -308,42 +316,28 @@ flags.DEFINE_integer("top_t", sfp.DEFAULT_TOP_T,
                      "T, the tuples SFP keeps per fragment position (the "
                      "paper used 20 and 80).", lower_bound=1)
 DEFINE_values("top_ts", None,
-              "SFP's T values, tuples kept per fragment position (sweep: "
-              "default --top_t; reproduce_paper: T in the OOV setting, "
-              "default 20,80, and 20 in the single-word setting, as the "
-              "paper).", count_item(1))
+              "SFP's T values, tuples kept per fragment position.",
+              count_item(1))
 flags.DEFINE_integer("cms_k", count_mean_sketch.DEFAULT_K,
                      "Count Mean Sketch hash functions (the paper: 2048).",
                      lower_bound=1)
 
 # ---- grids and reports -------------------------------------------------------
 
-DEFINE_values("settings", None,
-              "Settings: single, oov, multi (sweep: default --setting; "
-              "oov and multi apply to the text data sets only; "
-              "reproduce_paper: the settings to run, default all three).",
+DEFINE_values("settings", None, "Settings: single, oov, multi.",
               choice_item(list(datasets_lib.SETTINGS)))
-DEFINE_values("epsilons", None,
-              "Target central epsilons (sweep: default --epsilon; "
-              "reproduce_paper: TrieHH's, default 1,2,4,8; theory_tables: "
-              "of the minimum-population table, default 1,2,4,8; field: "
-              "of the English populations, default 0.5,1,2,4,8).",
-              number_item())
-flags.DEFINE_integer("workers", 1, "Processes running cells (reproduce_paper:"
-                     " default 2).", lower_bound=1)
+DEFINE_values("epsilons", None, "Target central epsilons.", number_item())
+flags.DEFINE_integer("workers", 1, "Processes running cells.", lower_bound=1)
 flags.DEFINE_string("report_dir", None,
-                    "Where the report and its figures go (beyond: BEYOND.md; "
-                    "field: FIELD.md; reproduce_paper: REPORT.md; default: "
-                    "--output_dir, beyond's results/beyond, field's "
-                    "results/field).")
+                    "Where the report and its figures go (default: "
+                    "--output_dir).")
 flags.DEFINE_string("sentiment140_path", None,
-                    "Sentiment140 file of beyond and field (default: "
-                    "$TRIEHH_SENTIMENT140, else the sample "
-                    "../shared/data/sentiment140_sample.csv.gz beside the "
-                    "repository; its parts are skipped when it is absent).")
+                    "The Sentiment140 file (default: $TRIEHH_SENTIMENT140, "
+                    "else the sample ../shared/data/sentiment140_sample.csv.gz"
+                    " beside the repository; its parts are skipped when it "
+                    "is absent).")
 flags.DEFINE_float("confidence", 0.95,
-                   "Confidence level of the intervals (audit_privacy: the "
-                   "simultaneous confidence of the Monte Carlo bound).")
+                   "Confidence level of the intervals.")
 
 
 def _is_positive_finite(value) -> bool:
@@ -376,6 +370,138 @@ DATA_FLAGS = ("dataset", "num_users", "data_path", "data_format",
               "data_seed", "zipf_exponent", "cache_dir")
 RUN_FLAGS = ("epsilon", "delta", "max_length", "num_runs", "seed",
              "output_dir", "ks")
+
+# Flags renamed so that one idea has one name: the old name -> the new one.
+# An old name given is refused naming the new one (experiments.cli).
+RENAMED = {"users": "num_users", "runs": "num_runs", "num_seeds": "num_runs",
+           "ps_seeds": "ps_runs"}
+
+
+# ---- which shared flags a driver reads, and how ------------------------------
+
+
+class _AsDefined:
+  """The value of a :class:`Use` field the driver leaves as defined."""
+
+  def __repr__(self) -> str:
+    return "AS_DEFINED"
+
+
+AS_DEFINED: Any = _AsDefined()
+
+
+@dataclasses.dataclass(frozen=True)
+class Use:
+  """How one driver reads a shared flag, where it differs from the flag's
+  definition.
+
+  Attributes:
+    default: the driver's default (a value or its command-line text, parsed
+      by the flag's parser); :data:`AS_DEFINED`: the flag's.
+    help_text: the driver's help text; None: the flag's.
+    parser: the driver's parser (the values it takes; a list instead of one
+      value); None: the flag's.
+  """
+
+  default: Any = AS_DEFINED
+  help_text: str | None = None
+  parser: flags.ArgumentParser | None = None
+
+
+# Driver module name -> flag name -> its Use; -> refused flag -> why.
+_USES: dict[str, dict[str, Use]] = {}
+_REFUSED: dict[str, dict[str, str]] = {}
+
+
+def _key(module_name: str) -> str:
+  """The name absl files a module's key flags under: a driver run as
+  ``python -m`` (``__main__``) under ``sys.argv[0]``, as absl does."""
+  return sys.argv[0] if module_name == "__main__" else module_name
+
+
+def declare(module_name: str, *names: str, default: Any = AS_DEFINED,
+            help_text: str | None = None,
+            parser: flags.ArgumentParser | None = None) -> None:
+  """Declares that the driver ``module_name`` (its ``__name__``) reads the
+  shared flags ``names``: they become its key flags, which its ``--help``
+  lists and ``experiments.cli`` accepts. ``default``, ``help_text`` and
+  ``parser`` (one flag only) say how the driver reads it where it differs
+  from the definition (:class:`Use`)."""
+  use = Use(default, help_text, parser)
+  if use != Use() and len(names) != 1:
+    raise ValueError("a driver's own default, help or parser is declared "
+                     "for one flag at a time")
+  module_name = _key(module_name)
+  for name in names:
+    FLAGS.register_key_flag_for_module(module_name, FLAGS[name])
+    if use != Use():
+      _USES.setdefault(module_name, {})[name] = use
+
+
+def adopt(module_name: str, driver: types.ModuleType, *,
+          leave_out: Sequence[str] = ()) -> None:
+  """Declares that ``module_name`` reads the flags of the driver ``driver``
+  (its own and the shared ones it declares, read as it reads them), but
+  ``leave_out``. A flag two adopted drivers read differently is read as
+  the first adopted reads it; ``module_name``'s own :func:`declare`
+  overrides both."""
+  module_name = _key(module_name)
+  for flag in FLAGS.get_key_flags_for_module(driver):
+    if flag.name not in leave_out:
+      FLAGS.register_key_flag_for_module(module_name, flag)
+  for name, use in _USES.get(_key(driver.__name__), {}).items():
+    if name not in leave_out:
+      _USES.setdefault(module_name, {}).setdefault(name, use)
+
+
+def refuse(module_name: str, names: Sequence[str], why: str) -> None:
+  """Says why the driver ``module_name`` does not read ``names``, flags of
+  other drivers that a user might give it: its refusal
+  (``experiments.cli``) adds ``why``."""
+  for name in names:
+    if name not in FLAGS:
+      raise KeyError(f"no flag --{name}")
+    _REFUSED.setdefault(_key(module_name), {})[name] = why
+
+
+def refused(module_name: str) -> dict[str, str]:
+  """The flags ``module_name`` refuses with a reason (:func:`refuse`)."""
+  return dict(_REFUSED.get(_key(module_name), {}))
+
+
+def uses(module_name: str) -> dict[str, Use]:
+  """How ``module_name`` reads the shared flags it reads differently."""
+  return dict(_USES.get(_key(module_name), {}))
+
+
+# absl's EnumFlag begins its help with its values: "<a|b>: ".
+_ENUM_VALUES = re.compile(r"^<[^>]*>: ")
+
+
+def apply_uses(module_name: str) -> None:
+  """Makes the shared flags read as the driver ``module_name`` declared
+  (:func:`declare`): its defaults, help texts and parsers, so that parsing
+  the command line, ``--help`` and the values read are the driver's.
+
+  ``experiments.cli`` calls this once per process, for the driver that
+  runs, before its flags are parsed (``absl.testing.flagsaver`` undoes it).
+  """
+  for name, use in uses(module_name).items():
+    flag = FLAGS[name]
+    if use.parser is not None:
+      flag.parser = use.parser
+      flag.serializer = (flags.CsvListSerializer(",")
+                         if isinstance(use.parser, ValuesParser)
+                         else flags.ArgumentSerializer())
+    text = flag.help if use.help_text is None else use.help_text
+    if isinstance(flag.parser, flags.EnumParser):
+      text = (f"<{'|'.join(flag.parser.enum_values)}>: "
+              + _ENUM_VALUES.sub("", text))
+    flag.help = text
+    if use.default is not AS_DEFINED:
+      FLAGS.set_default(name, use.default)
+    elif use.parser is not None and flag.default is not None:
+      FLAGS.set_default(name, flag.default_unparsed)
 
 
 # ---- reading them ------------------------------------------------------------
@@ -425,23 +551,39 @@ def check_data_flags(datasets: Sequence[str] | None = None,
     ValueError: naming the flag and what it needs.
   """
   plural = datasets is not None
+  names = list(datasets) if plural else [FLAGS.dataset]
   pairs = datasets_lib.check_options(
-      list(datasets) if plural else [FLAGS.dataset],
-      list(settings) if settings is not None else [FLAGS.setting],
+      names, list(settings) if settings is not None else [FLAGS.setting],
       _given_data_options(),
       chosen=given("dataset") if chosen is None else chosen, plural=plural)
-  check_data_paths()
+  check_data_paths(names)
   return pairs
 
 
-def check_data_paths() -> None:
+# The data set whose --data_path is a folder (the others read a file).
+INGESTED = "ingested"
+
+
+def check_data_paths(datasets: Sequence[str] = ()) -> None:
   """Refuses a ``--data_path`` or ``--dictionary_path`` that cannot be read
   and a ``--cache_dir`` that is not a directory, with the system's reason.
+  ``--data_path`` is a folder for the data set ``ingested`` (when it is
+  one of ``datasets``) and a file for the others.
 
   Raises:
     ValueError: ``--flag=path: reason`` (``experiments.paths``).
   """
-  for name in ("data_path", "dictionary_path"):
+  folder = INGESTED in datasets
+  if folder and FLAGS.data_path:
+    files = [d for d in datasets
+             if d != INGESTED and datasets_lib.kind(d).file]
+    if files:
+      raise ValueError(f"--data_path is a folder for --dataset={INGESTED} "
+                       f"and a file for {', '.join(files)}: give them in "
+                       "separate runs")
+    paths.check_input_dir("data_path", FLAGS.data_path)
+  for name in ("dictionary_path",) if folder else ("data_path",
+                                                   "dictionary_path"):
     if FLAGS[name].value:
       paths.check_input_file(name, FLAGS[name].value)
   if FLAGS.cache_dir:  # made when needed; unwritable: no caching, a warning
@@ -472,6 +614,12 @@ def load_dataset() -> Dataset:
   except memory.InsufficientMemoryError as err:
     raise memory.InsufficientMemoryError(
         f"flag {_size_flag(str(err))}: {err}") from err
+  except data_lib.DataError as err:
+    if FLAGS.dataset != INGESTED:
+      raise
+    # The setting and L an ingested folder was written for, as flags.
+    raise data_lib.DataError(re.sub(r"(?<![-\w])(setting|max_length)=",
+                                    r"--\1=", str(err))) from err
   if dataset.report is not None:
     origin = (f" (cached population {dataset.cache_path})"
               if dataset.cache_path else "")

@@ -9,10 +9,14 @@ table ``word_users.tsv`` (single), the users' bags ``bags-*.jsonl``
 load report ``counts.tsv`` and ``spec.json`` (``triehh.beam.tables``
 reads them back: ``tables.read_population(output_dir)``). It equals what
 the in-memory loader builds from the files concatenated in path order.
+The drivers that read data sets run on the folder with
+``--dataset=ingested --data_path=<output_dir>`` (and the same
+``--setting`` and ``--max_length``).
 
   python -m experiments.ingest --input='logs/part-*.csv' --output_dir=pop
   triehh-ingest --input='logs/part-*.jsonl.gz' --setting=multi \\
       --output_dir=pop --runner=DirectRunner --users_sharded
+  triehh-run --dataset=ingested --data_path=pop --setting=multi
 
 ``--users_sharded`` says each user's rows are all in one file: shards are
 then built whole and only word tables are combined (memory bounded by a
@@ -36,17 +40,27 @@ from absl import app
 from absl import flags
 
 from experiments import cli
-from experiments import flags as shared_flags  # pylint: disable=unused-import
+from experiments import flags as shared_flags
 from triehh.core import beam_import
 from triehh.data import loader
 from triehh.data import readers
 from triehh.data import settings as settings_lib
 
 FLAGS = flags.FLAGS
-for _name in ("data_format", "data_encoding", "setting", "user_column",
-              "text_column", "min_word_length", "dictionary_path",
-              "oov_num_users", "data_seed", "max_length", "output_dir"):
-  flags.declare_key_flag(_name)
+shared_flags.declare(__name__, "data_encoding", "setting", "min_word_length",
+                     "dictionary_path", "oov_num_users", "data_seed",
+                     "max_length")
+shared_flags.declare(
+    __name__, "data_format", help_text="Format of the --input files "
+    "(--layout=file); 'auto' goes by the extension.")
+shared_flags.declare(__name__, "user_column", help_text="Column naming the "
+                     "user (--layout=file).")
+shared_flags.declare(__name__, "text_column", help_text="Column holding the "
+                     "text (--layout=file).")
+shared_flags.declare(
+    __name__, "output_dir", help_text="The folder the population is written "
+    "to (required); the drivers read it with --dataset=ingested "
+    "--data_path=<output_dir>.")
 flags.DEFINE_string("input", None,
                     "The input files: a path or a glob (quote it), e.g. "
                     "'logs/part-*.csv'.")

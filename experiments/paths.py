@@ -74,6 +74,23 @@ def check_input_file(flag: str, path: str) -> None:
     raise flag_error(flag, path, err) from None
 
 
+def check_input_dir(flag: str, path: str) -> None:
+  """Refuses ``path`` unless it is a directory whose files can be listed
+  and read.
+
+  Raises:
+    ValueError: naming the flag, the path and the reason.
+  """
+  try:
+    mode = os.stat(path).st_mode
+    if not stat.S_ISDIR(mode):
+      raise os_error(errno.ENOTDIR, path)
+    if not os.access(path, os.R_OK | os.X_OK):
+      raise os_error(errno.EACCES, path)
+  except OSError as err:
+    raise flag_error(flag, path, err) from None
+
+
 def check_dir(flag: str, path: str, *, create: bool = False,
               writable: bool = True, value: str | None = None) -> None:
   """Refuses ``path`` unless it is a directory (that one can write into,

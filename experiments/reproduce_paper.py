@@ -64,10 +64,36 @@ FLAGS = flags.FLAGS
 EPSILONS = ["1", "2", "4", "8"]
 TOP_TS = ["20", "80"]
 WORKERS = 2
-for _name in ("output_dir", "report_dir", "settings", "epsilons", "seed",
-              "workers", "max_length", "oov_num_users", "data_path",
-              "cache_dir", "cms_k", "top_ts"):
-  flags.declare_key_flag(_name)
+shared_flags.declare(__name__, "seed", "cache_dir", "cms_k")
+shared_flags.declare(
+    __name__, "output_dir", help_text="Where results.jsonl is kept and "
+    "resumed from (required).")
+shared_flags.declare(
+    __name__, "report_dir", help_text="Where REPORT.md and its figures go "
+    "(default: --output_dir).")
+shared_flags.declare(
+    __name__, "settings", default=list(datasets_lib.SETTINGS),
+    help_text="The settings to run: single, oov, multi.")
+shared_flags.declare(__name__, "epsilons", default=EPSILONS,
+                     help_text="TrieHH's target central epsilons.")
+shared_flags.declare(__name__, "workers", default=WORKERS,
+                     help_text="Processes running cells.")
+shared_flags.declare(
+    __name__, "max_length", default=paper_populations.PAPER_MAX_LENGTH,
+    help_text="L, the maximum characters per word; the trie has "
+    "max_length + 1 levels (the end symbol): the paper's 9 characters, its "
+    "10 levels.")
+shared_flags.declare(
+    __name__, "oov_num_users", help_text="Users of the paper-calibrated OOV "
+    "population.")
+shared_flags.declare(
+    __name__, "data_path", help_text="The Sentiment140 file of the "
+    "several-words setting (default: the sample, from $TRIEHH_SENTIMENT140 "
+    "or ../shared/data beside the repository).")
+shared_flags.declare(
+    __name__, "top_ts", default=TOP_TS, help_text="SFP's T in the OOV "
+    "setting, tuples kept per fragment position (the single-word setting "
+    "runs T = 20, as the paper).")
 
 shared_flags.DEFINE_values(
     "sfp_epsilons", ["1", "4"], "SFP's epsilons (the paper reports SFP at 1 "

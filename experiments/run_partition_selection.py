@@ -21,6 +21,7 @@ finished runs kept in results.jsonl.
 
 from __future__ import annotations
 
+import re
 import sys
 
 from absl import app
@@ -31,8 +32,12 @@ from experiments import single_run
 from triehh.baselines import partition_selection
 
 FLAGS = flags.FLAGS
-for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + ("show",):
-  flags.declare_key_flag(_name)
+shared_flags.declare(
+    __name__, *shared_flags.DATA_FLAGS,
+    *[name for name in shared_flags.RUN_FLAGS if name != "max_length"],
+    "show", "population_size", "words_out")
+shared_flags.refuse(__name__, ["max_length"], "partition selection releases "
+                    "whole words, with no length cap")
 
 flags.DEFINE_enum("partition_strategy", partition_selection.DEFAULT_STRATEGY,
                   list(partition_selection.STRATEGIES),
@@ -48,7 +53,20 @@ def run_config(strategy: str) -> dict:
   return _algorithm().partition_selection_config(
       shared_flags.data_options(), epsilon=FLAGS.epsilon, delta=FLAGS.delta,
       strategy=strategy,
-      max_partitions_contributed=FLAGS.max_partitions_contributed)
+      max_partitions_contributed=FLAGS.max_partitions_contributed,
+      population_size=FLAGS.population_size)
+
+
+def check_target() -> None:
+  """Refuses, before any data is read, a target the library refuses (a
+  declared ``--population_size`` too small for the default delta), naming
+  the flags."""
+  try:
+    _algorithm().partition_selection_target(
+        run_config(FLAGS.partition_strategy))
+  except ValueError as err:
+    raise ValueError(re.sub(r"(?<![-\w])(population_size|delta)\b", r"--\1",
+                            str(err))) from None
 
 
 def _algorithm():
@@ -81,20 +99,11 @@ def _run_line(run: int, seed: int, result, found: int) -> str:
           f"{result.seconds:.2f} s")
 
 
-def check_flags() -> None:
-  """Refuses a flag partition selection does not use: ``--max_length``
-  (the words are released whole, with no length cap)."""
-  if shared_flags.given("max_length"):
-    raise ValueError(
-        f"--max_length={FLAGS.max_length} does not apply to partition "
-        "selection: it releases whole words, with no length cap")
-
-
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  check_flags()
   shared_flags.check_data_flags()
+  check_target()
   single_run.run_all(single_run.Algorithm(
       prepare=lambda data: None, built="built",
       config=lambda: run_config(FLAGS.partition_strategy),

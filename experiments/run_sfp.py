@@ -30,9 +30,9 @@ from triehh.baselines import sfp_encoding
 from triehh.core import memory
 
 FLAGS = flags.FLAGS
-for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
-    "show", "top_t", "cms_k"):
-  flags.declare_key_flag(_name)
+shared_flags.declare(__name__, *shared_flags.DATA_FLAGS,
+                     *shared_flags.RUN_FLAGS, "show", "top_t", "cms_k",
+                     "words_out")
 
 flags.DEFINE_integer("cms_m", count_mean_sketch.DEFAULT_M,
                      "Count Mean Sketch width (a power of two).",

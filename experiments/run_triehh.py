@@ -42,9 +42,15 @@ from triehh.theory import mechanism
 from triehh.theory.adjacency import Adjacency
 
 FLAGS = flags.FLAGS
-for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
-    "show", "theta", "gamma", "batch_size", "adjacency"):
-  flags.declare_key_flag(_name)
+shared_flags.declare(__name__, *shared_flags.DATA_FLAGS,
+                     *shared_flags.RUN_FLAGS, "show", "theta", "gamma",
+                     "batch_size", "adjacency", "words_out")
+shared_flags.declare(
+    __name__, "population_size", help_text=(
+        "A declared, public number of users (a number you state, not read "
+        "off the data; 2e5 is taken): delta = 1/n^2 and the batch are "
+        "derived from it instead of the data's own n, so Poisson runs also "
+        "cover ADD_OR_REMOVE_ONE."))
 
 # A string, checked against the registry when the flags are checked, so an
 # engine registered before then (triehh.register_engine) can be chosen.
@@ -80,12 +86,6 @@ flags.DEFINE_float("count_share", None,
 flags.DEFINE_float("count_sample_rate", None,
                    "With --counts: the probability that a user joins the "
                    "counting sample, in (0, 1] (default 1).")
-shared_flags.DEFINE_count(
-    "population_size", None,
-    "A declared, public number of users (a number you state, not read off "
-    "the data; 2e5 is taken): delta = 1/n^2 and the batch are derived from "
-    "it instead of the data's own n, so Poisson runs also cover "
-    "ADD_OR_REMOVE_ONE.")
 flags.DEFINE_bool("allow_no_guarantee", False,
                   "Run parameters outside Theorem 1 (reported as epsilon = "
                   "inf) instead of refusing them.")
@@ -218,14 +218,8 @@ def counting_options() -> dict:
 
 
 def neighbour_options() -> dict:
-  """``--adjacency`` (one of dp_accounting's names, not the audit's) and
+  """``--adjacency`` (one of dp_accounting's names) and
   ``--population_size`` (None: not given)."""
-  if FLAGS.adjacency in shared_flags.AUDIT_ADJACENCIES:
-    raise ValueError(
-        f"--adjacency={FLAGS.adjacency} is audit_privacy's; a run's guarantee "
-        f"names dp_accounting's relations: {', '.join(Adjacency.__members__)}"
-        f" ({Adjacency.ADD_OR_REMOVE_ONE.value} for 'add', "
-        f"{Adjacency.REPLACE_SPECIAL.value} for the paper's)")
   return {"adjacency": FLAGS.adjacency,
           "population_size": FLAGS.population_size}
 

@@ -4,14 +4,17 @@ run_partition_selection).
 Build the population of the data flags, then ``--num_runs`` runs with the
 seeds ``--seed``, ``--seed`` + 1, ...: each prints its heavy hitters and
 metrics and, with ``--output_dir``, appends its record to results.jsonl as
-soon as it ends (``triehh.runs.records.RunRecord``). The algorithm supplies
-what differs (:class:`Algorithm`). On Ctrl-C the driver exits 130 saying
-how many finished runs were kept (``experiments.cli``).
+soon as it ends (``triehh.runs.records.RunRecord``). With ``--words_out``
+the one run's released words and their guarantee are written to a file
+(``triehh.core.release_file``: .csv or .json, written whole). The algorithm
+supplies what differs (:class:`Algorithm`). On Ctrl-C the driver exits 130
+saying how many finished runs were kept (``experiments.cli``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 import types
@@ -24,6 +27,7 @@ from experiments import cli
 from experiments import flags as shared_flags
 from experiments import paths
 from triehh.core import population as population_lib
+from triehh.core import release_file
 from triehh.runs import records
 
 FLAGS = flags.FLAGS
@@ -70,8 +74,48 @@ class Algorithm:
 _WRITER: list[records.ResultsWriter] = []
 
 
+def check_words_out() -> str | None:
+  """``--words_out``, checked before any work: a .csv or .json file that
+  can be written, and one run to write (each run is another release of
+  the same users, which one run's guarantee does not cover).
+
+  Raises:
+    ValueError: naming the flag.
+  """
+  path = FLAGS.words_out
+  if not path:
+    return None
+  try:
+    release_file.file_format(path)
+  except ValueError:
+    ext = os.path.splitext(path)[1]
+    raise ValueError(f"--words_out={path}: give a .csv or .json file (the "
+                     "extension chooses the format)"
+                     + (f", not {ext}" if ext else "")) from None
+  if FLAGS.num_runs != 1:
+    raise ValueError(f"--words_out writes one run's release: give "
+                     f"--num_runs=1, not {FLAGS.num_runs} (each run releases "
+                     "the same users' words again; one run's guarantee does "
+                     "not cover several)")
+  paths.check_output_file("words_out", path)
+  return path
+
+
+def write_words(path: str, result) -> None:
+  """Writes ``result``'s words and guarantee to ``path`` (``--words_out``);
+  a failed write names the file."""
+  try:
+    release_file.write(path, result)
+  except OSError as err:
+    raise paths.with_path(err, path) from None
+  except ValueError as err:
+    raise ValueError(f"--words_out={path}: {err}") from None
+  print(f"released words and their guarantee written to {path}")
+
+
 def run_all(algorithm: Algorithm) -> None:
   """Loads the data set and runs ``algorithm`` ``--num_runs`` times."""
+  words_out = check_words_out()
   writer = shared_flags.results_writer()
   _WRITER[:] = [writer]
   with Timer() as load:
@@ -100,6 +144,8 @@ def run_all(algorithm: Algorithm) -> None:
         print(algorithm.note)
     shared_flags.print_metrics(values)
     _write(writer, algorithm.record(result, data, run, seed, values, config))
+    if words_out:
+      write_words(words_out, result)
     sys.stdout.flush()
   if writer.path:
     print(f"results appended to {writer.path}")

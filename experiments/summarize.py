@@ -66,9 +66,15 @@ from reports import summary as analysis
 from triehh.runs import records as records_lib
 
 FLAGS = flags.FLAGS
-for _name in shared_flags.DATA_FLAGS + shared_flags.RUN_FLAGS + (
-    "confidence",):
-  flags.declare_key_flag(_name)
+# Flags of the run drivers that mean nothing to the summariser.
+_RUN_FLAGS = ("epsilon", "delta", "num_runs", "seed", "ks")
+shared_flags.declare(__name__, *shared_flags.DATA_FLAGS, "max_length",
+                     "confidence")
+shared_flags.declare(
+    __name__, "output_dir", help_text="Directories of results to read (each "
+    "its results.jsonl), comma separated.")
+shared_flags.refuse(__name__, _RUN_FLAGS, "a flag of the run drivers; the "
+                    "summariser reports every configuration in the results")
 
 shared_flags.DEFINE_values(
     "results", [], "results.jsonl files to read (a directory stands for its "
@@ -248,10 +254,6 @@ def print_discovery_table(groups: Sequence[Group], table: pd.DataFrame,
 
 # ---- driver ----------------------------------------------------------------
 
-# Flags of the run drivers that mean nothing to the summariser.
-_RUN_FLAGS = ("epsilon", "delta", "num_runs", "seed", "ks")
-
-
 def _discovery_csv_path(path: str) -> str:
   stem, ext = os.path.splitext(path)
   return f"{stem}_discovery{ext or '.csv'}"
@@ -375,11 +377,6 @@ def check_outputs_are_not_inputs() -> None:
 
 def check_flags() -> None:
   """Flag combinations, checked before anything is read or printed."""
-  given = [f"--{name}" for name in _RUN_FLAGS
-           if not FLAGS[name].using_default_value]
-  if given:
-    raise ValueError(f"{', '.join(given)}: flags of the run drivers; the "
-                     "summariser reports every configuration in the results")
   if not FLAGS.truth_from_dataset:
     data = [f"--{name}" for name in shared_flags.DATA_FLAGS
             if name != "cache_dir" and not FLAGS[name].using_default_value]

@@ -89,11 +89,32 @@ from triehh.runs import records
 from triehh.runs import runner
 
 FLAGS = flags.FLAGS
-flags.adopt_module_key_flags(run_triehh)
-flags.adopt_module_key_flags(run_sfp)
-flags.adopt_module_key_flags(run_partition_selection)
-for _name in ("settings", "epsilons", "top_ts", "workers"):
-  flags.declare_key_flag(_name)
+# Flags that print or write a single run's words: a sweep's runs are in
+# results.jsonl.
+_PRINT_FLAGS = ("show", "words_out")
+for _driver in (run_triehh, run_sfp, run_partition_selection):
+  shared_flags.adopt(__name__, _driver, leave_out=_PRINT_FLAGS)
+shared_flags.refuse(__name__, _PRINT_FLAGS, "a sweep prints and writes no "
+                    "words (its runs are in <output_dir>/results.jsonl)")
+shared_flags.declare(__name__, "workers")
+shared_flags.declare(
+    __name__, "settings", help_text="Settings: single, oov, multi (default: "
+    "--setting; oov and multi apply to the text data sets only).")
+shared_flags.declare(
+    __name__, "epsilons",
+    help_text="Target central epsilons (default: --epsilon).")
+shared_flags.declare(
+    __name__, "top_ts", help_text="SFP's T values, tuples kept per fragment "
+    "position (default: --top_t).")
+shared_flags.declare(
+    __name__, "output_dir", help_text="Where results.jsonl is kept and "
+    "resumed from (required).")
+shared_flags.declare(
+    __name__, "population_size", help_text="A declared, public number of "
+    "users (2e5 is taken) for the TrieHH and partition-selection cells: "
+    "delta = 1/n^2 (and TrieHH's batch) are derived from it instead of the "
+    "data's own n, so that Poisson TrieHH and partition selection also "
+    "cover ADD_OR_REMOVE_ONE.")
 
 
 def _k_anonymity(text: str) -> int | str:
@@ -167,7 +188,7 @@ flags.DEFINE_bool("progress", True,
 _TRIEHH_FLAGS = ("engine", "engines", "num_sub_rounds", "max_num_prefixes",
                  "theta", "gamma", "batch_size", "allow_no_guarantee",
                  "counts", "count_share", "count_sample_rate", "count_shares",
-                 "adjacency", "population_size")
+                 "adjacency")
 _TFF_FLAGS = tuple(run_triehh.TFF_FLAGS)
 _SFP_FLAGS = ("top_t", "top_ts", "cms_k", "cms_m", "sfp_length",
               "fragment_alphabet", "word_budget", "simulation",
@@ -177,8 +198,6 @@ _IBLT_FLAGS = ("k_anonymities", "iblt_capacity", "iblt_string_max_bytes",
                "iblt_secure_sum_bitwidth")
 _PARTITION_FLAGS = ("partition_strategy", "partition_strategies",
                     "max_partitions_contributed")
-# Flags that print a single run's words: a sweep prints none.
-_PRINT_FLAGS = ("show",)
 # Plural flag -> the singular flag it replaces.
 _LISTS = {"engines": "engine", "datasets": "dataset", "settings": "setting",
           "epsilons": "epsilon", "deltas": "delta"}
@@ -241,7 +260,6 @@ def _data_options(datasets: list[str], settings: list[str]) -> list[dict]:
 
 def _refuse_flags_of_absent_algorithms(algorithms: list[str]) -> None:
   """Refuses the flags of an algorithm the sweep has no cell of."""
-  _refuse(_PRINT_FLAGS, "applies to no cell: a sweep prints no words")
   if "triehh" not in algorithms:
     _refuse(_TRIEHH_FLAGS + _TFF_FLAGS, "applies to TrieHH cells only; add "
             "triehh to --algorithms")
@@ -253,6 +271,10 @@ def _refuse_flags_of_absent_algorithms(algorithms: list[str]) -> None:
   if "partition_selection" not in algorithms:
     _refuse(_PARTITION_FLAGS, "applies to partition-selection cells only; "
             "add partition_selection to --algorithms")
+  if not {"triehh", "partition_selection"} & set(algorithms):
+    _refuse(("population_size",), "applies to TrieHH and "
+            "partition-selection cells only; add triehh or "
+            "partition_selection to --algorithms")
 
 
 def _theta(algorithms: list[str]) -> dict | None:
@@ -317,7 +339,8 @@ def check_flags() -> list[grid.Cell]:
       deltas=deltas, top_ts=top_ts, k_anonymities=k_anonymities,
       partition_strategies=_partition_strategies(),
       partition_options={"max_partitions_contributed":
-                         FLAGS.max_partitions_contributed},
+                         FLAGS.max_partitions_contributed,
+                         "population_size": FLAGS.population_size},
       triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
                       "max_num_prefixes": FLAGS.max_num_prefixes,
                       "allow_no_guarantee": FLAGS.allow_no_guarantee,

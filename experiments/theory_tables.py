@@ -14,7 +14,7 @@ Table 1 (its L = 10 levels) is ``--max_length=9``.
   triehh-theory-tables --epsilons=1,4 --populations=1e4,1e6
 
 Without ``--epsilon``: epsilon 2 (Table 1); without ``--epsilons``: 1, 2, 4
-and 8.
+and 8 (the defaults its ``--help`` shows).
 
 Errors print one line ``error: ...`` and exit 1.
 """
@@ -36,8 +36,12 @@ MAX_POPULATION = 10**12
 # The defaults of --epsilon and --epsilons here.
 EPSILON = 2.0
 EPSILONS = ["1", "2", "4", "8"]
-for _name in ("epsilon", "max_length", "epsilons"):
-  flags.declare_key_flag(_name)
+shared_flags.declare(__name__, "max_length")
+shared_flags.declare(__name__, "epsilon", default=EPSILON,
+                     help_text="Target central epsilon of Table 1.")
+shared_flags.declare(__name__, "epsilons", default=EPSILONS,
+                     help_text="Target central epsilons of the "
+                     "minimum-population table.")
 shared_flags.DEFINE_values(
     "populations", ["1e4", "1e5", "1e6", "1e7"],
     "Values of n (whole numbers of users, 1 to 1e12), e.g. 1e4,1e6.",
@@ -59,7 +63,7 @@ def main(argv):
   length = FLAGS.max_length
   levels = privacy.levels_for_length(length)
   lengths = f"L = {length} characters, {levels} levels"
-  epsilon = shared_flags.value_or("epsilon", EPSILON)
+  epsilon = FLAGS.epsilon
   print(f"Table 1: epsilon = {epsilon}, {lengths}")
   print(f"{'n':>10} | {'theta':>5} {'gamma':>8} (delta<=1/300n) | "
         f"{'theta':>5} {'gamma':>8} (delta<=1/n^2)")
@@ -75,7 +79,7 @@ def main(argv):
   print()
   print(f"Minimum n for worst-case discovery rate >= {FLAGS.probability} "
         f"(delta = 1/n^2, {lengths})")
-  epsilons = [float(e) for e in shared_flags.value_or("epsilons", EPSILONS)]
+  epsilons = [float(e) for e in FLAGS.epsilons]
   print(f"{'frequency':>10} | " + " ".join(f"{'eps=' + str(e):>14}"
                                            for e in epsilons))
   for f in FLAGS.frequencies:

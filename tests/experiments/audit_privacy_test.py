@@ -126,10 +126,13 @@ def test_help_says_lower_bound_and_default_adjacency():
   out = drivers.run_module("experiments.audit_privacy", "--help")
   assert "lower bounds over that family" in out.stdout
   # --adjacency is shared with run_triehh (dp_accounting's relations); the
-  # audit takes replace (its default) and add.
-  assert "|replace|add>" in out.stdout
-  assert "'replace' (D' replaces one user's word" in out.stdout
-  assert "default there" in out.stdout
+  # audit's help shows its own values, replace (its default) and add.
+  flag = " ".join(out.stdout.split("  --adjacency: ")[1].split("\n  --")[0]
+                 .split())
+  assert flag.startswith("<replace|add>: The audited family")
+  assert "'replace' (D' replaces one user's word" in flag
+  assert "(default: 'replace')" in flag
+  assert "REPLACE_ONE" not in out.stdout
 
 
 def _tiny_sentiment140(tmp_path) -> str:

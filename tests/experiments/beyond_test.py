@@ -15,7 +15,7 @@ from tests.experiments import drivers
 from triehh.data import datasets as datasets_lib
 
 
-_FLAGS = ("--parts=passes,availability", "--runs=2", "--default_users=5e4",
+_FLAGS = ("--parts=passes,availability", "--num_runs=2", "--default_users=5e4",
           "--pass_counts=1,2", "--fractions=1,0.5", "--cache_dir=")
 _FIGURES = ("beyond-passes.png", "beyond-availability.png")
 

@@ -110,3 +110,107 @@ def test_a_sweep_checks_its_lists_with_the_same_rules(tmp_path):
     with pytest.raises(ValueError, match=re.escape(
         "--oov_num_users applies to --settings=oov only")):
       shared_flags.check_data_flags(["default"], ["single"], chosen=False)
+
+
+# ---- --dataset=ingested: the folder triehh-ingest writes ---------------------
+
+EXAMPLE = "data/example_users.csv"
+
+
+def _ingest(tmp_path, setting: str = "single") -> str:
+  """The folder the ingestion (Apache Beam) writes for the example file."""
+  pytest.importorskip("apache_beam", reason="apache-beam is not installed")
+  import os  # pylint: disable=g-import-not-at-top
+  from tests.experiments import drivers  # pylint: disable=g-import-not-at-top
+  from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
+  from triehh.data import loader  # pylint: disable=g-import-not-at-top
+  out = str(tmp_path / f"ingested-{setting}")
+  ingest.ingest(loader.DataSpec(os.path.join(drivers.ROOT, EXAMPLE),
+                                setting=setting), out)
+  return out
+
+
+def _records(path) -> list[dict]:
+  return [json.loads(line) for line in
+          (path / "results.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("setting", ["single", "multi"])
+def test_triehh_runs_on_an_ingested_folder_as_on_its_file(tmp_path,
+                                                          setting):
+  import os  # pylint: disable=g-import-not-at-top
+  from experiments import run_triehh  # pylint: disable=g-import-not-at-top
+  from tests.experiments import drivers  # pylint: disable=g-import-not-at-top
+  folder = _ingest(tmp_path, setting)
+  run = ("--theta=3", "--batch_size=200", "--allow_no_guarantee",
+         "--num_runs=2", "--cache_dir=", f"--setting={setting}", "--show=5")
+  code, out, err = drivers.run_in_process(
+      run_triehh, "--dataset=ingested", f"--data_path={folder}", *run,
+      f"--output_dir={tmp_path / 'ingested'}")
+  assert code == 0, err
+  assert f"data: ingested:example_users.csv ({setting})" in out
+  code, _, err = drivers.run_in_process(
+      run_triehh, "--dataset=file",
+      f"--data_path={os.path.join(drivers.ROOT, EXAMPLE)}", *run,
+      f"--output_dir={tmp_path / 'file'}")
+  assert code == 0, err
+  ingested, read = _records(tmp_path / "ingested"), _records(tmp_path / "file")
+  assert [r["n_users"] for r in ingested] == [r["n_users"] for r in read]
+  assert ingested[0]["discovered"]
+  if setting == "single":
+    # The same users: the same words for the same seeds. (Several-word
+    # users hold the same bags, their words numbered in another order, so
+    # the draws differ.)
+    assert [r["discovered"] for r in ingested] == [r["discovered"]
+                                                   for r in read]
+  assert ingested[0]["config"]["data"] == {
+      "dataset": "ingested", "setting": setting, "max_length": 10,
+      "data_path": folder}
+
+
+def test_an_ingested_folder_is_read_at_its_setting_and_length(tmp_path):
+  from experiments import run_triehh  # pylint: disable=g-import-not-at-top
+  from tests.experiments import drivers  # pylint: disable=g-import-not-at-top
+  folder = _ingest(tmp_path)
+  for flag, said in (("--setting=multi", "ingested with --setting=single, "
+                      "not --setting=multi: read it with --setting=single"),
+                     ("--max_length=6", "ingested with --max_length=10, "
+                      "not --max_length=6: read it with --max_length=10")):
+    code, out, err = drivers.run_in_process(
+        run_triehh, "--dataset=ingested", f"--data_path={folder}", flag)
+    assert (code, out) == (1, "")
+    assert err == f"error: {folder} holds a population {said}\n"
+
+
+def test_a_missing_or_malformed_ingested_folder_is_one_line(tmp_path):
+  from experiments import run_triehh  # pylint: disable=g-import-not-at-top
+  from experiments import run_sfp  # pylint: disable=g-import-not-at-top
+  from tests.experiments import drivers  # pylint: disable=g-import-not-at-top
+  (tmp_path / "empty").mkdir()
+  (tmp_path / "file.csv").write_text("user,text\n")
+  broken = tmp_path / "broken"
+  broken.mkdir()
+  (broken / "spec.json").write_text("{not json")
+  cases = [
+      (tmp_path / "absent", f"error: --data_path={tmp_path / 'absent'}: No "
+       "such file or directory"),
+      (tmp_path / "file.csv", f"error: --data_path={tmp_path / 'file.csv'}: "
+       "Not a directory"),
+      (tmp_path / "empty", f"error: {tmp_path / 'empty'} holds no spec.json: "
+       "not the output of an ingestion"),
+      (broken, f"error: {broken} is not a folder an ingestion wrote, or it "
+       f"is damaged: {broken / 'spec.json'}: Expecting property name"),
+  ]
+  for driver in (run_triehh, run_sfp):
+    for path, said in cases:
+      code, out, err = drivers.run_in_process(
+          driver, "--dataset=ingested", f"--data_path={path}")
+      assert (code, out) == (1, ""), (driver, path)
+      assert err.startswith(said) and len(err.splitlines()) == 1, err
+  code, _, err = drivers.run_in_process(run_triehh, "--dataset=ingested")
+  assert err == "error: --dataset=ingested needs --data_path\n"
+  code, _, err = drivers.run_in_process(
+      run_triehh, "--dataset=ingested", f"--data_path={broken}",
+      "--data_format=csv")
+  assert err == ("error: --data_format applies to --dataset=file only, not "
+                 "--dataset=ingested\n")

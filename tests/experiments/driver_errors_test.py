@@ -131,7 +131,7 @@ def test_every_console_command_has_a_real_help():
   for name in os.listdir(drivers_dir):
     if name.endswith(".py"):
       with open(os.path.join(drivers_dir, name), encoding="utf-8") as f:
-        if "__main__" in f.read():
+        if 'if __name__ == "__main__":' in f.read():
           modules.add(f"experiments.{name[:-3]}")
   assert {entry.split(":")[0] for entry in scripts.values()} == modules
   assert set(scripts) == {"triehh-run", "triehh-sfp", "triehh-summarize",
@@ -157,10 +157,10 @@ def test_every_console_command_has_a_real_help():
                           "--workers", "--progress") + shared,
          "triehh-audit": ("--num_users", "--epsilon", "--theta",
                           "--variants", "--runs_per_side", "--confidence"),
-         "triehh-beyond": ("--report_dir", "--runs", "--parts",
+         "triehh-beyond": ("--report_dir", "--num_runs", "--parts",
                            "--sentiment140_path"),
-         "triehh-field": ("--report_dir", "--output_dir", "--num_seeds",
-                          "--ps_seeds", "--users", "--epsilons",
+         "triehh-field": ("--report_dir", "--output_dir", "--num_runs",
+                          "--ps_runs", "--num_users", "--epsilons",
                           "--sentiment140_path"),
          "triehh-ingest": ("--input", "--runner", "--users_sharded",
                            "--setting", "--output_dir")}

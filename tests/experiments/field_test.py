@@ -10,9 +10,9 @@ import pytest
 
 from tests.experiments import drivers
 
-_FLAGS = ("--users=2000", "--count_users=5e4", "--epsilons=4",
-          "--side_epsilons=4", "--moonshot_epsilons=4", "--num_seeds=2",
-          "--ps_seeds=2", "--noothers", "--cache_dir=",
+_FLAGS = ("--num_users=2000", "--count_users=5e4", "--epsilons=4",
+          "--side_epsilons=4", "--moonshot_epsilons=4", "--num_runs=2",
+          "--ps_runs=2", "--noothers", "--cache_dir=",
           "--large_count_users=", "--sfp_users=2000", "--iblt_users=",
           "--tff_users=")
 
@@ -44,14 +44,14 @@ def test_writes_the_report_then_resumes(tmp_path):
 @pytest.mark.parametrize("flags_given, said", [
     (("--large_count_users=1e19",), "error: flag --large_count_users=1e19: "
      "'1e19' is not a whole number from 2 to 4,611,686,018,427,387,903"),
-    (("--users=1e3", "--sfp_users=1e10"), "error: --sfp_users: "
-     "10,000,000,000 is not one of --users (1,000); these runs use the "
-     "populations --users builds"),
+    (("--num_users=1e3", "--sfp_users=1e10"), "error: --sfp_users: "
+     "10,000,000,000 is not one of --num_users (1,000); these runs use the "
+     "populations --num_users builds"),
 ])
 def test_user_counts_the_field_cannot_run_are_named(tmp_path, flags_given,
                                                     said):
   # 1e19 ended in multinomial's OverflowError; an --sfp_users outside
-  # --users ran no SFP row and said nothing.
+  # --num_users ran no SFP row and said nothing.
   from experiments import field  # pylint: disable=g-import-not-at-top
   code, _, err = drivers.run_in_process(
       field, *flags_given, f"--output_dir={tmp_path}")

@@ -90,6 +90,12 @@ def test_the_renamed_flags_are_gone(modules):
   del modules
   for name in ("thresholds", "sfp_k", "sfp_show"):
     assert name not in FLAGS, name
+  # One name per idea: each old name is gone, and its new name is a flag.
+  assert shared_flags.RENAMED == {"users": "num_users", "runs": "num_runs",
+                                  "num_seeds": "num_runs",
+                                  "ps_seeds": "ps_runs"}
+  for old, new in shared_flags.RENAMED.items():
+    assert old not in FLAGS and new in FLAGS, (old, new)
   audit = importlib.import_module("experiments.audit_privacy")
   own = {f.name for f in FLAGS.get_key_flags_for_module(audit)}
   assert "runs_per_side" in own and "num_runs" not in own
@@ -226,3 +232,25 @@ def test_no_default_or_help_example_writes_into_docs(modules):
   with flagsaver.flagsaver(output_dir="out"):
     assert modules["experiments.beyond"].report_dir() == "out"
     assert modules["experiments.reproduce_paper"].report_dir() == "out"
+
+
+def test_a_drivers_own_reading_is_declared_for_one_flag_at_a_time():
+  with pytest.raises(ValueError, match="one flag at a time"):
+    shared_flags.declare("experiments.some_driver", "epsilon", "delta",
+                         default=1.0)
+  with pytest.raises(KeyError, match="no flag --bogus"):
+    shared_flags.refuse("experiments.some_driver", ["bogus"], "why")
+
+
+def test_shared_flags_help_names_no_driver(modules):
+  # How a driver reads a shared flag differently is the driver's
+  # declaration, shown by its own --help only.
+  del modules
+  for module, defined in FLAGS.flags_by_module_dict().items():
+    if module != "experiments.flags":
+      continue
+    for flag in defined:
+      for driver in ("run_triehh", "run_sfp", "sweep", "audit_privacy",
+                     "theory_tables", "reproduce_paper", "beyond", "field",
+                     "summarize"):
+        assert f"{driver}:" not in flag.help, (flag.name, driver)

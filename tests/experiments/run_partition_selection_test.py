@@ -68,8 +68,9 @@ def test_sweep_cells_per_strategy_and_a_summary(tmp_path):
 @pytest.mark.parametrize("flags, needle", [
     (("--partition_strategy=policy_gaussian",), "--partition_strategy"),
     (("--max_partitions_contributed=0",), "--max_partitions_contributed"),
-    (("--max_length=1",), "error: --max_length=1 does not apply to partition "
-     "selection: it releases whole words, with no length cap"),
+    (("--max_length=1",), "error: --max_length is not a flag of this "
+     "command: partition selection releases whole words, with no length "
+     "cap"),
 ])
 def test_bad_flags_are_named(flags, needle):
   status, _, err = drivers.run_in_process(run_partition_selection, *flags)
@@ -82,3 +83,64 @@ def test_a_sweep_refuses_partition_flags_without_its_cells(tmp_path):
       f"--output_dir={tmp_path}")
   assert status == 1
   assert "add partition_selection to --algorithms" in err
+
+
+def test_a_declared_population_size_reaches_the_library(tmp_path,
+                                                         monkeypatch):
+  from triehh.baselines import partition_selection as ps_lib  # pylint: disable=g-import-not-at-top
+  targets = []
+  select_words = ps_lib.select_words
+
+  def spy(population, target, **kwargs):
+    targets.append(target)
+    return select_words(population, target, **kwargs)
+
+  monkeypatch.setattr(ps_lib, "select_words", spy)
+  status, out, err = drivers.run_in_process(
+      run_partition_selection, *COMMON, "--population_size=3e3", "--show=0",
+      f"--output_dir={tmp_path}")
+  assert status == 0, err
+  (target,) = targets
+  assert (target.population_size, target.delta) == (3000, None)
+  (record,) = read(tmp_path)
+  # delta = 1/N^2 of the declared N, which covers add/remove neighbours.
+  assert record["delta"] == pytest.approx(3000**-2)
+  assert record["n_source"] == "declared"
+  assert record["adjacency"] == "ADD_OR_REMOVE_ONE, REPLACE_SPECIAL"
+  assert record["config"]["population_size"] == 3000
+  assert "ADD_OR_REMOVE_ONE, REPLACE_SPECIAL" in out
+  # Without the flag the config has no such key (earlier records' keys).
+  status, _, err = drivers.run_in_process(
+      run_partition_selection, *COMMON, "--show=0",
+      f"--output_dir={tmp_path / 'without'}")
+  assert status == 0, err
+  (record,) = read(tmp_path / "without")
+  assert "population_size" not in record["config"]
+  assert record["n_source"] == "data"
+
+
+def test_a_population_size_too_small_for_the_default_delta_is_named():
+  status, out, err = drivers.run_in_process(
+      run_partition_selection, *COMMON, "--population_size=1")
+  assert (status, out) == (1, "")
+  assert err.startswith("error: --population_size=1 is too few users for "
+                        "the default --delta")
+  assert len(err.splitlines()) == 1
+
+
+def test_sweep_cells_declare_the_population_size_too(tmp_path):
+  status, _, err = drivers.run_in_process(
+      sweep, "--algorithms=partition_selection", *COMMON[:1], "--epsilons=4",
+      "--population_size=4000", "--noprogress", "--cache_dir=",
+      f"--output_dir={tmp_path}")
+  assert status == 0, err
+  (record,) = read(tmp_path)
+  assert record["config"]["population_size"] == 4000
+  assert record["delta"] == pytest.approx(4000**-2)
+  assert record["n_source"] == "declared"
+  status, _, err = drivers.run_in_process(
+      sweep, "--algorithms=sfp", "--population_size=4000",
+      f"--output_dir={tmp_path / 'sfp'}")
+  assert status == 1
+  assert ("--population_size applies to TrieHH and partition-selection "
+          "cells only") in err

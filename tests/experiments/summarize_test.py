@@ -243,9 +243,12 @@ def test_missing_file_is_a_clear_error(tmp_path):
 
 def test_run_driver_flags_and_files_without_records(tmp_path):
   path = write_lines(tmp_path / "results.jsonl", ["{}", "# notes"])
-  with flagsaver.flagsaver(results=[path], epsilon=1.0):
-    with pytest.raises(ValueError, match="--epsilon: flags of the run"):
-      summarize.main(["summarize"])
+  code, out, err = drivers.run_in_process(summarize, f"--results={path}",
+                                          "--epsilon=1")
+  assert (code, out) == (1, "")
+  assert err == ("error: --epsilon is not a flag of this command: a flag of "
+                 "the run drivers; the summariser reports every "
+                 "configuration in the results\n")
   with flagsaver.flagsaver(results=[path]):
     with pytest.raises(ValueError, match="no run records"):
       summarize.main(["summarize"])

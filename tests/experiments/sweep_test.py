@@ -87,7 +87,10 @@ def test_records_equal_those_of_run_triehh_and_run_sfp(tmp_path):
     (("--epsilons=0,1",), "--epsilons=0,1: '0' is not a positive finite"),
     (("--algorithms=triehh,bogus",), "--algorithms=triehh,bogus: unknown "
      "value 'bogus': use triehh, sfp, iblt"),
-    (("--show=3",), "--show applies to no cell"),
+    (("--show=3",), "--show is not a flag of this command: a sweep prints "
+     "and writes no words"),
+    (("--words_out=words.csv",), "--words_out is not a flag of this "
+     "command: a sweep prints and writes no words"),
     (("--datasets=file",), "needs --data_path"),
     (("--k_anonymities=5",), "--k_anonymities applies to IBLT cells only; "
      "add iblt to --algorithms"),
