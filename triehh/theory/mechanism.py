@@ -266,6 +266,21 @@ def check_noise_multipliers(multipliers, num_levels: int | None = None
   return tuple(out)
 
 
+def with_sampling(privacy: Target | Mechanism,
+                  fixed_only: dict | None = None) -> Target | Mechanism:
+  """``privacy`` with its sampling named: :func:`default_sampling`'s
+  choice where it is not, checked where it is (against its batch size or
+  gamma, its schedule and ``fixed_only``)."""
+  given = privacy if isinstance(privacy, Mechanism) else None
+  sampling = default_sampling(
+      privacy.sampling, batch_size=None if given is None else given.batch_size,
+      gamma=None if given is None else given.gamma,
+      fixed_only={**(fixed_only or {}), "schedule": privacy.schedule})
+  if sampling == privacy.sampling:
+    return privacy
+  return dataclasses.replace(privacy, sampling=sampling)
+
+
 _SHAPE_OPTIONS = ("sampling", "adjacency", "population_size",
                   "num_sub_rounds", "max_num_prefixes", "word_choice",
                   "allow_no_guarantee", "schedule")
@@ -273,8 +288,10 @@ _SHAPE_OPTIONS = ("sampling", "adjacency", "population_size",
 
 def from_options(options) -> Target | Mechanism:
   """The Target (``epsilon`` given) or Mechanism (``theta`` with its
-  sampling) of keyword-style options (a sweep cell's config, say): the
-  keys of :meth:`Target.run_options`, missing ones at their defaults."""
+  sampling) of keyword-style options (a sweep cell's config, a driver's
+  flags): ``epsilon``, ``delta``, ``theta``, ``gamma``, ``batch_size``,
+  ``sampling_rate`` and the shape's fields, missing ones (or None) at their
+  defaults."""
   shape = {name: options[name] for name in _SHAPE_OPTIONS
            if options.get(name) is not None}
   if options.get("epsilon") is not None:

@@ -1,6 +1,11 @@
 """The privacy policy of a run: which parameters are refused, which epsilon
 and delta are reported, and from which proof.
 
+Its entry is :func:`resolve`, which turns a typed privacy (a
+:class:`~triehh.theory.mechanism.Target` or a
+:class:`~triehh.theory.mechanism.Mechanism`, checked when built) into the
+run's :class:`~triehh.core.results.RunParams`:
+
 * ``(epsilon, delta)`` are calibrated by Corollary 1 (``delta`` defaults to
   ``1/n^2``) and reported as Theorem 1 gives them at the integer batch size.
 * ``theta`` with ``gamma`` or ``batch_size``: reported by Theorem 1; outside
@@ -48,6 +53,7 @@ from triehh.core import validation
 from triehh.theory import coverage
 from triehh.theory import crowding
 from triehh.theory import limits
+from triehh.theory import mechanism
 from triehh.theory import poisson
 from triehh.theory import poisson_calibration
 from triehh.theory import privacy
@@ -123,25 +129,61 @@ def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
                   asked=asked, declared=declared, delta_from_n=delta_from_n)
 
 
-def resolve(n: int, max_length: int, privacy, *, single_word: bool = True,
+def resolve(n: int, max_length: int,
+            privacy: mechanism.Target | mechanism.Mechanism, *,
+            single_word: bool = True,
             delta_from_n: bool = False) -> results.RunParams:
-  """:func:`resolve_params` for a typed privacy
-  (:class:`~triehh.theory.mechanism.Target` or ``Mechanism``, checked when
-  it was built, its sampling named): only ``n`` and ``max_length`` are
-  checked here."""
+  """Turns a typed privacy into run parameters with their guarantee.
+
+  ``privacy`` is a :class:`~triehh.theory.mechanism.Target` (``(epsilon,
+  delta)`` to calibrate for) or a :class:`~triehh.theory.mechanism.
+  Mechanism` (theta with its sampling), checked when it was built, its
+  sampling named (:func:`triehh.theory.mechanism.default_sampling`
+  decides the user-facing default; internal callers that run the paper's
+  batches name ``"fixed"``): only ``n`` and ``max_length`` are checked
+  here.
+
+  ``delta`` defaults to ``1/n^2``. Fixed-size sampling: parameters outside
+  Theorem 1 (a prefix cap included), or where its unproven direction is
+  known to fail, raise ``ValueError`` unless ``allow_no_guarantee`` (then
+  epsilon is ``inf``). ``single_word=False`` with ``word_choice="per_round"``
+  (users redraw one of several words every round) is accounted by per-round
+  composition: delta is ``L`` times Theorem 1's. ``sampling="poisson"``: see
+  :func:`_poisson`. A fixed ``schedule`` has no guarantee.
+
+  ``privacy.adjacency`` asks for a neighbouring relation (:mod:`triehh.
+  theory.adjacency`); by default the guarantee covers what its accountant
+  proves (:func:`triehh.theory.coverage.covered`). ``REPLACE_ONE`` is
+  proven for Poisson sampling (its own accountant); ``ADD_OR_REMOVE_ONE``
+  needs parameters that do not depend on |D|. ``privacy.population_size``
+  declares a public n to derive the parameters from (``delta = 1/n^2``,
+  ``batch_size = gamma sqrt(n)``, ...) instead of |D| = ``n``.
+  ``delta_from_n``: the caller derived ``delta`` from |D| (a share of the
+  default ``1/n^2``), so the parameters depend on it.
+  """
+  if not isinstance(privacy, (mechanism.Target, mechanism.Mechanism)):
+    raise TypeError("privacy must be a triehh.Target or a triehh.Mechanism, "
+                    f"got {privacy!r:.80}")
   n = limits.check_users("n (number of users)", n)
   max_length = validation.check_int("max_length", max_length)
   if privacy.sampling is None:
     raise ValueError("the run's sampling must be named (mechanism."
                      "default_sampling decides the default)")
-  options = privacy.run_options()
-  schedule = options.pop("schedule")
-  asked = options.pop("adjacency")
-  params = _resolve(n, max_length, single_word=single_word,
-                    asked=None if asked is None else Adjacency.of(asked),
-                    declared=options.pop("population_size"),
-                    delta_from_n=delta_from_n, **options)
-  if schedule is None:
+  given = (dict(epsilon=privacy.epsilon, gamma=None, batch_size=None,
+                sampling_rate=None)
+           if isinstance(privacy, mechanism.Target) else
+           dict(epsilon=None, gamma=privacy.gamma,
+                batch_size=privacy.batch_size,
+                sampling_rate=privacy.sampling_rate))
+  params = _resolve(n, max_length, delta=privacy.delta, theta=privacy.theta,
+                    num_sub_rounds=privacy.num_sub_rounds,
+                    max_num_prefixes=privacy.max_num_prefixes,
+                    allow_no_guarantee=privacy.allow_no_guarantee,
+                    word_choice=privacy.word_choice, single_word=single_word,
+                    sampling=privacy.sampling, asked=privacy.adjacency,
+                    declared=privacy.population_size,
+                    delta_from_n=delta_from_n, **given)
+  if privacy.schedule is None:
     return params
   return _without_guarantee(
       params, "a fixed schedule chooses each round's users, and the "
