@@ -35,6 +35,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.discovery.availability import diurnal
   from triehh.discovery.availability import OnlineResult
   from triehh.discovery.counts import Counting
+  from triehh.discovery.counts import CountTarget
   from triehh.discovery.passes import discover_passes
   from triehh.discovery.passes import Passes
   from triehh.discovery.passes import PassesResult
@@ -78,6 +79,7 @@ _PUBLIC = {
     "diurnal": "triehh.discovery.availability",
     "OnlineResult": "triehh.discovery.availability",
     "Counting": "triehh.discovery.counts",
+    "CountTarget": "triehh.discovery.counts",
     "discover_passes": "triehh.discovery.passes",
     "Passes": "triehh.discovery.passes",
     "PassesResult": "triehh.discovery.passes",
@@ -103,8 +105,8 @@ __all__ = [
     "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal", "WordCounts", "count_words",
-    "Adjacency", "Counting", "Guarantee", "Mechanism", "NoisyTarget",
-    "OnlineUsers", "Passes", "Target",
+    "Adjacency", "Counting", "CountTarget", "Guarantee", "Mechanism",
+    "NoisyTarget", "OnlineUsers", "Passes", "Target",
 ]
 
 

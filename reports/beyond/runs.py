@@ -432,10 +432,9 @@ def _triehh_run(config, dataset, seed: int, run_index: int):
 
 def _passes_run(config, dataset, seed: int, run_index: int):
   result = passes_lib.discover_passes(
-      dataset.population, num_passes=config["num_passes"],
-      epsilon=config["epsilon"], delta=config["delta"],
-      composition=config["composition"], seed=seed,
-      max_length=config["data"]["max_length"])
+      dataset.population, triehh_algorithm.privacy_of(config),
+      passes_lib.Passes(config["num_passes"], config["composition"]),
+      seed=seed, max_length=config["data"]["max_length"])
   values = metrics.precision_recall_f1(result.words, dataset.truth, KS)
   return passes_record(result, dataset, run_index, seed, values, config)
 
@@ -478,11 +477,10 @@ def _availability_run(config, dataset, seed: int, run_index: int):
   """A run with users offline: the TrieHH record, with the online counts
   and the epsilon at n."""
   result = availability_lib.discover_online(
-      dataset.population, availability=config["availability"],
-      epsilon=config["epsilon"], delta=config["delta"],
-      calibrate_to=config["calibrate_to"], seed=seed,
-      max_length=config["data"]["max_length"],
-      allow_no_guarantee=config["allow_no_guarantee"])
+      dataset.population, triehh_algorithm.privacy_of(config),
+      availability_lib.OnlineUsers(config["availability"],
+                                   config["calibrate_to"]),
+      seed=seed, max_length=config["data"]["max_length"])
   values = metrics.precision_recall_f1(result.heavy_hitters, dataset.truth,
                                        KS)
   record = triehh_algorithm.triehh_record(result, dataset, run_index, seed,

@@ -27,7 +27,8 @@ def _theorem_1(n, levels, theta, m):
 
 
 def test_everyone_online_has_discovers_parameters(pop):
-  result = availability.discover_online(pop, availability=1.0, epsilon=4.0)
+  result = availability.discover_online(pop, triehh.Target(4.0),
+                                        triehh.OnlineUsers(1.0))
   ref = triehh.discover(pop, triehh.Target(4.0, sampling="fixed"))
   assert (result.params.theta, result.params.batch_size) == (
       ref.params.theta, ref.params.batch_size)
@@ -40,7 +41,8 @@ def test_everyone_online_has_discovers_parameters(pop):
 
 
 def test_fraction_recalibrated_to_the_online_count(pop):
-  result = availability.discover_online(pop, availability=0.3, epsilon=4.0)
+  result = availability.discover_online(pop, triehh.Target(4.0),
+                                        triehh.OnlineUsers(0.3))
   info = result.availability
   assert info.online_per_round == (12_000,) * 11
   assert info.worst_online == 12_000 and info.nominal_n == 40_000
@@ -56,8 +58,8 @@ def test_fraction_recalibrated_to_the_online_count(pop):
 
 def test_nominal_calibration_reports_the_larger_epsilon(pop):
   full = triehh.discover(pop, triehh.Target(2.0, sampling="fixed"))
-  result = availability.discover_online(pop, availability=0.5, epsilon=2.0,
-                                        calibrate_to="nominal")
+  result = availability.discover_online(
+      pop, triehh.Target(2.0), triehh.OnlineUsers(0.5, "nominal"))
   theta, m = full.params.theta, full.params.batch_size
   assert (result.params.theta, result.params.batch_size) == (theta, m)
   assert result.params.epsilon == pytest.approx(
@@ -67,11 +69,11 @@ def test_nominal_calibration_reports_the_larger_epsilon(pop):
 
 def test_nominal_calibration_refused_outside_theorem_1(pop):
   with pytest.raises(ValueError, match=r"2000 of n=40000 users online"):
-    availability.discover_online(pop, availability=0.05, epsilon=4.0,
-                                 calibrate_to="nominal")
-  result = availability.discover_online(pop, availability=0.05, epsilon=4.0,
-                                        calibrate_to="nominal",
-                                        allow_no_guarantee=True)
+    availability.discover_online(pop, triehh.Target(4.0),
+                                 triehh.OnlineUsers(0.05, "nominal"))
+  result = availability.discover_online(
+      pop, triehh.Target(4.0, allow_no_guarantee=True),
+      triehh.OnlineUsers(0.05, "nominal"))
   assert math.isinf(result.params.epsilon)
   assert result.params.accounting == "none"
 
@@ -81,9 +83,9 @@ def test_batches_are_drawn_from_online_users():
   pop = population_lib.Population.from_user_words(words, max_length=2)
   probs = np.zeros(600)
   probs[:300] = 1.0  # only the users of "ab" are ever online
-  result = availability.discover_online(pop, availability=probs, theta=5,
-                                        batch_size=40, max_length=2,
-                                        allow_no_guarantee=True)
+  result = availability.discover_online(
+      pop, triehh.Mechanism(theta=5, batch_size=40, allow_no_guarantee=True),
+      triehh.OnlineUsers(probs), max_length=2)
   assert result.words == ("ab",)
   assert result.availability.online_per_round == (300,) * 3
   assert result.unprotected.votes_per_round == (40, 40, 40)
@@ -97,12 +99,10 @@ def test_same_seed_same_result():
   pop = synthetic.english_population(20_000, seed=2,
                                      distribution="zipf").encode()
   probs = availability.diurnal(np.random.default_rng(0).random(20_000), 11)
-  a = availability.discover_online(pop, availability=probs, epsilon=4.0,
-                                   seed=1)
-  b = availability.discover_online(pop, availability=probs, epsilon=4.0,
-                                   seed=1)
-  c = availability.discover_online(pop, availability=probs, epsilon=4.0,
-                                   seed=2)
+  online = triehh.OnlineUsers(probs)
+  a = availability.discover_online(pop, triehh.Target(4.0), online, seed=1)
+  b = availability.discover_online(pop, triehh.Target(4.0), online, seed=1)
+  c = availability.discover_online(pop, triehh.Target(4.0), online, seed=2)
   assert a.words and a.words == b.words
   assert a.availability == b.availability
   assert a.availability.online_per_round != c.availability.online_per_round
@@ -128,29 +128,29 @@ def test_diurnal():
 def test_bad_availability(bad, message):
   pop = population_lib.Population.from_user_words(["ab"] * 600, max_length=2)
   with pytest.raises(ValueError, match=message):
-    availability.discover_online(pop, availability=bad, theta=5,
-                                 batch_size=40, max_length=2)
+    availability.discover_online(
+        pop, triehh.Mechanism(theta=5, batch_size=40),
+        triehh.OnlineUsers(bad), max_length=2)
 
 
 def test_needs_individual_users():
   pop = population_lib.Population.from_word_frequencies(
       ["ab", "cd"], [10_000, 10_000], max_length=2)
   with pytest.raises(ValueError, match="needs individual users"):
-    availability.discover_online(pop, availability=0.5, epsilon=4.0,
-                                 max_length=2)
+    availability.discover_online(pop, triehh.Target(4.0),
+                                 triehh.OnlineUsers(0.5), max_length=2)
 
 
 def test_bad_calibration(pop):
   with pytest.raises(ValueError, match="calibrate_to must be one of"):
-    availability.discover_online(pop, availability=0.5, epsilon=4.0,
-                                 calibrate_to="both")
+    triehh.OnlineUsers(0.5, calibrate_to="both")
 
 
 def test_discover_availability_argument(pop):
   via_api = triehh.discover(pop, triehh.Target(4.0), seed=3,
                             availability=triehh.OnlineUsers(0.5))
-  direct = availability.discover_online(pop, availability=0.5, epsilon=4.0,
-                                        seed=3)
+  direct = availability.discover_online(pop, triehh.Target(4.0),
+                                        triehh.OnlineUsers(0.5), seed=3)
   assert isinstance(via_api, availability.OnlineResult)
   assert via_api.words == direct.words
   assert via_api.availability == direct.availability
@@ -199,3 +199,26 @@ def test_a_numpy_fraction_is_a_fraction():
   assert (triehh.discover(words, 4.0, availability=online, seed=1).words
           == triehh.discover(words, 4.0, availability=triehh.OnlineUsers(0.5),
                              seed=1).words)
+
+
+@pytest.mark.parametrize("privacy, match", [
+    (triehh.Target(4.0, sampling="poisson"),
+     "availability runs fixed-size batches"),
+    (triehh.Mechanism(theta=5, gamma=1.0), "gamma cannot be given"),
+    (triehh.Target(4.0, max_num_prefixes=3), "max_num_prefixes cannot be"),
+    (triehh.Target(4.0, theta=5), "give either"),
+    (triehh.Target(4.0, population_size=1000),
+     "population_size=1000 is not supported with availability"),
+])
+def test_refuses_a_privacy_an_availability_model_cannot_run(privacy, match):
+  pop = population_lib.Population.from_user_words(["ab"] * 600, max_length=2)
+  with pytest.raises(ValueError, match=match):
+    availability.discover_online(pop, privacy, triehh.OnlineUsers(0.5),
+                                 max_length=2)
+
+
+def test_availability_is_an_online_users():
+  pop = population_lib.Population.from_user_words(["ab"] * 600, max_length=2)
+  with pytest.raises(TypeError, match="availability must be a "
+                     "triehh.OnlineUsers"):
+    availability.discover_online(pop, triehh.Target(4.0), 0.5, max_length=2)

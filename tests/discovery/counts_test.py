@@ -68,29 +68,32 @@ def test_several_word_intervals_cover_the_population_frequency():
 ])
 def test_count_words_refuses_a_list_that_is_not_published(words, match):
   with pytest.raises(ValueError, match=match):
-    counts.count_words(["sun", "moon"], words, epsilon=1.0, max_length=4)
+    counts.count_words(["sun", "moon"], words, counts.CountTarget(1.0),
+                       max_length=4)
 
 
 def test_count_words_refuses_a_single_string():
   with pytest.raises(TypeError, match="words must be a sequence"):
-    counts.count_words(["sun"], "sun", epsilon=1.0)
+    counts.count_words(["sun"], "sun", counts.CountTarget(1.0))
 
 
 @pytest.mark.parametrize("rate", [0.0, 1.5])
 def test_count_words_refuses_a_sample_rate_outside(rate):
-  with pytest.raises(ValueError, match=f"count_sample_rate={rate}"):
-    counts.count_words(["sun"], ["sun"], epsilon=1.0, sample_rate=rate)
+  with pytest.raises(ValueError, match=f"sample_rate must be in .* got "
+                     f"sample_rate={rate}"):
+    counts.count_words(["sun"], ["sun"],
+                       counts.CountTarget(1.0, sample_rate=rate))
 
 
 def test_count_words_of_one_user_says_it_is_too_few():
   with pytest.raises(ValueError, match="n=1 user is too few for the default "
                      "delta"):
-    triehh.count_words(["sun"], ["sun"], epsilon=1.0)
+    triehh.count_words(["sun"], ["sun"], triehh.CountTarget(1.0))
 
 
 def test_count_words_is_consistent():
-  result = triehh.count_words(_USERS, ["moon", "sun"], epsilon=2.0,
-                              delta=1e-6, sample_rate=1.0, seed=4)
+  result = triehh.count_words(_USERS, ["moon", "sun"], triehh.CountTarget(
+      2.0, delta=1e-6, sample_rate=1.0), seed=4)
   assert result.words == ("moon", "sun")
   assert result.estimate == result.noisy_sums[:2]
   assert result.other_estimate == result.noisy_sums[2]
@@ -100,8 +103,8 @@ def test_count_words_is_consistent():
   assert result.epsilon <= 2.0 and result.delta == 1e-6
   assert result.discovery_epsilon is None
   assert abs(result.estimate[0] - 200) < 6 * result.noise_std
-  again = triehh.count_words(_USERS, ["moon", "sun"], epsilon=2.0,
-                             delta=1e-6, sample_rate=1.0, seed=4)
+  again = triehh.count_words(_USERS, ["moon", "sun"],
+                             triehh.CountTarget(2.0, delta=1e-6), seed=4)
   assert again == result
 
 
@@ -169,7 +172,7 @@ _README_USERS = (["sun"] * 3000 + ["moon"] * 2000 + ["star"] * 1000
     (True, TypeError, "seed must be an integer")])
 def test_count_words_names_a_bad_seed(seed, error, match):
   with pytest.raises(error, match=match):
-    triehh.count_words(_README_USERS, ["sun"], epsilon=1.0, seed=seed)
+    triehh.count_words(_README_USERS, ["sun"], 1.0, seed=seed)
 
 
 @pytest.mark.parametrize("epsilon", [1e3, 1e9])
@@ -177,7 +180,8 @@ def test_a_huge_epsilon_stops_at_the_least_sigma(epsilon):
   # The noise search stopped at sigma 1e-6, whose Gaussian distribution
   # holds billions of cells (8 GB, or past 120 s): it stops at a tenth of
   # a user, more private than asked, and reports what it gives.
-  counted = triehh.count_words(_README_USERS, ["sun"], epsilon=epsilon)
+  counted = triehh.count_words(_README_USERS, ["sun"],
+                               triehh.CountTarget(epsilon))
   assert counts.theory.LEAST_SIGMA <= counted.noise_std < 0.2
   assert counted.epsilon <= epsilon
 
@@ -193,5 +197,29 @@ def test_a_huge_total_epsilon_with_discovery_stops_at_the_least_sigma():
                                      dict(epsilon=1.0, sample_rate=1e-12)])
 def test_a_tiny_epsilon_or_rate_is_calibrated(options):
   # Gaussian epsilons of 0 ended in "math domain error".
-  counted = triehh.count_words(_README_USERS, ["sun"], **options)
+  counted = triehh.count_words(_README_USERS, ["sun"],
+                               triehh.CountTarget(**options))
   assert counted.epsilon <= options["epsilon"]
+
+
+@pytest.mark.parametrize("name", ["epsilon", "delta", "sample_rate"])
+def test_count_words_names_the_home_of_an_old_keyword(name):
+  with pytest.raises(TypeError, match=f"count_words: {name}= is a field of "
+                     "triehh.CountTarget"):
+    triehh.count_words(_README_USERS, ["sun"], **{name: 0.5})
+
+
+@pytest.mark.parametrize("privacy, error, match", [
+    ("1.0", TypeError, "privacy must be a triehh.CountTarget"),
+    (True, TypeError, "privacy must be a triehh.CountTarget"),
+    (triehh.Target(1.0), TypeError, "privacy must be a triehh.CountTarget"),
+])
+def test_count_words_takes_a_count_target(privacy, error, match):
+  with pytest.raises(error, match=match):
+    triehh.count_words(_README_USERS, ["sun"], privacy)
+
+
+def test_a_number_is_the_count_targets_epsilon():
+  assert (triehh.count_words(_README_USERS, ["sun"], 1.0, seed=2)
+          == triehh.count_words(_README_USERS, ["sun"],
+                                triehh.CountTarget(epsilon=1.0), seed=2))

@@ -70,7 +70,8 @@ def test_bad_composition():
 
 
 def test_one_pass_is_discover(pop):
-  one = passes.discover_passes(pop, num_passes=1, epsilon=4.0, seed=3)
+  one = passes.discover_passes(pop, triehh.Target(4.0), passes.Passes(1),
+                               seed=3)
   ref = triehh.discover(pop, triehh.Target(4.0, sampling="fixed"), seed=3)  # as passes run
   assert one.words == ref.words
   assert one.params.epsilon == ref.params.epsilon
@@ -79,7 +80,8 @@ def test_one_pass_is_discover(pop):
 
 
 def test_passes_union_totals_and_deny_lists(pop):
-  result = passes.discover_passes(pop, num_passes=3, epsilon=4.0, seed=0)
+  result = passes.discover_passes(pop, triehh.Target(4.0), passes.Passes(3),
+                                  seed=0)
   n = pop.num_users
   found = []
   for index, run in enumerate(result.passes):
@@ -99,17 +101,17 @@ def test_passes_union_totals_and_deny_lists(pop):
 
 
 def test_same_seed_same_result(pop):
-  a = passes.discover_passes(pop, num_passes=2, epsilon=2.0, seed=5)
-  b = passes.discover_passes(pop, num_passes=2, epsilon=2.0, seed=5)
-  c = passes.discover_passes(pop, num_passes=2, epsilon=2.0, seed=6)
+  a = passes.discover_passes(pop, 2.0, passes.Passes(2), seed=5)
+  b = passes.discover_passes(pop, 2.0, passes.Passes(2), seed=5)
+  c = passes.discover_passes(pop, 2.0, passes.Passes(2), seed=6)
   assert a.words == b.words
   assert [r.seed for r in a.passes] == [r.seed for r in b.passes]
   assert a.passes[1].seed != c.passes[1].seed
 
 
 def test_advanced_totals_recomputed(pop):
-  result = passes.discover_passes(pop, num_passes=2, epsilon=4.0,
-                                  delta=1e-6, composition="advanced")
+  result = passes.discover_passes(
+      pop, triehh.Target(4.0, delta=1e-6), passes.Passes(2, "advanced"))
   eps_p = max(r.params.epsilon for r in result.passes)
   dlt_p = max(r.params.delta for r in result.passes)
   eps, dlt = _advanced(eps_p, dlt_p, 2, 5e-7)
@@ -121,19 +123,22 @@ def test_advanced_totals_recomputed(pop):
 def test_refuses_a_per_pass_share_theorem_1_cannot_give(pop):
   with pytest.raises(ValueError, match=r"50 passes .* each pass \(epsilon="
                      r"0\.02.* Theorem 1 cannot give for n=200000"):
-    passes.discover_passes(pop, num_passes=50, epsilon=1.0, composition="basic")
+    passes.discover_passes(pop, triehh.Target(1.0),
+                           passes.Passes(50, "basic"))
 
 
 def test_refuses_fixed_parameters(pop):
   with pytest.raises(ValueError, match="theta cannot be given"):
-    passes.discover_passes(pop, num_passes=2, epsilon=1.0, theta=10)
+    passes.discover_passes(pop, triehh.Target(1.0, theta=10),
+                           passes.Passes(2))
 
 
 def test_several_words_per_run():
   users = [{"apple": 3, "pear": 1}, {"apple": 1, "plum": 1}] * 5000
   pop = population_lib.Population.from_user_words(users, max_length=5)
-  result = passes.discover_passes(pop, num_passes=2, epsilon=8.0,
-                                  word_choice="per_run", max_length=5)
+  result = passes.discover_passes(
+      pop, triehh.Target(8.0, word_choice="per_run"), passes.Passes(2),
+      max_length=5)
   assert result.passes[0].words == ("apple",) or "apple" in result.words
   assert "apple" in result.passes[0].words
   assert "apple" not in result.passes[1].words
@@ -144,7 +149,8 @@ def test_several_words_per_run():
 def test_discover_num_passes(pop):
   via_api = triehh.discover(pop, triehh.Target(4.0), seed=4,
                             passes=triehh.Passes(2))
-  direct = passes.discover_passes(pop, num_passes=2, epsilon=4.0, seed=4)
+  direct = passes.discover_passes(pop, triehh.Target(4.0), passes.Passes(2),
+                                  seed=4)
   assert isinstance(via_api, passes.PassesResult)
   assert via_api.words == direct.words
   assert via_api.params == direct.params
@@ -154,3 +160,23 @@ def test_discover_num_passes(pop):
   with pytest.raises(ValueError, match="cannot be combined"):
     triehh.discover(pop, triehh.Target(4.0), passes=triehh.Passes(2),
                     availability=triehh.OnlineUsers(0.5))
+
+
+@pytest.mark.parametrize("privacy, match", [
+    (triehh.Target(4.0, sampling="poisson"),
+     "passes runs fixed-size batches"),
+    (triehh.Target(4.0, adjacency="replace_one"),
+     "adjacency='REPLACE_ONE' is not supported with passes"),
+    (triehh.Target(4.0, population_size=300_000),
+     "population_size=300000 is not supported with passes"),
+    (triehh.Mechanism(theta=10, batch_size=500),
+     "batch_size, theta cannot be given"),
+])
+def test_refuses_a_privacy_the_passes_cannot_calibrate(pop, privacy, match):
+  with pytest.raises(ValueError, match=match):
+    passes.discover_passes(pop, privacy, passes.Passes(2))
+
+
+def test_passes_are_a_passes(pop):
+  with pytest.raises(TypeError, match="passes must be a triehh.Passes"):
+    passes.discover_passes(pop, triehh.Target(4.0), 2)

@@ -65,10 +65,10 @@ def test_an_engine_without_count_counts_by_the_fast_law(toy):
   assert len(toy) == 1 and result.counts is not None
   want = triehh.discover(WORDS * 50, engine=registry.FAST, **options)
   assert result.counts == want.counts  # same law, same draws
-  given = triehh.count_words(WORDS, ["sun", "moon"], epsilon=1.0, seed=4,
-                             engine=TOY)
+  given = triehh.count_words(WORDS, ["sun", "moon"], triehh.CountTarget(1.0),
+                             seed=4, engine=TOY)
   assert given.noisy_sums == triehh.count_words(
-      WORDS, ["sun", "moon"], epsilon=1.0, seed=4).noisy_sums
+      WORDS, ["sun", "moon"], triehh.CountTarget(1.0), seed=4).noisy_sums
 
 
 def test_an_engine_counts_with_its_own_count(toy):
@@ -81,8 +81,9 @@ def test_an_engine_counts_with_its_own_count(toy):
     return np.arange(len(words) + 1, dtype=np.float64) * noise_std
 
   registry.register(TOY, registry.get(TOY).run, count=count)
-  result = triehh.count_words(WORDS, ["sun", "moon"], epsilon=1.0,
-                              sample_rate=0.5, engine=TOY)
+  result = triehh.count_words(WORDS, ["sun", "moon"],
+                              triehh.CountTarget(1.0, sample_rate=0.5),
+                              engine=TOY)
   assert seen == [(len(WORDS), ("sun", "moon"), 0.5)]
   sigma = result.noise_std
   assert result.noisy_sums == (0.0, sigma, 2 * sigma)

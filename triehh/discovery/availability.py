@@ -3,11 +3,11 @@
 In production only online users can be sampled, and against an adversary
 who knows who is online, the guarantee of a round is set by the number of
 online users, not by n (the paper's remark). :func:`discover_online` runs
-TrieHH under an availability model:
+TrieHH under an availability model, an :class:`OnlineUsers`:
 
-* ``availability=f`` (a float in (0, 1]): in every round a uniform random
+* ``OnlineUsers(f)`` (a float in (0, 1]): in every round a uniform random
   subset of ``round(f n)`` users is online;
-* ``availability=p``, an array ``[n]`` (per-user probability, the same
+* ``OnlineUsers(p)``, an array ``[n]`` (per-user probability, the same
   every round) or ``[n, R]`` (per user, per round; round ``r`` uses column
   ``r mod R``): user ``u`` is online in round ``r`` with probability
   ``p[u, r]``, independently. :func:`diurnal` builds such an array from a
@@ -32,11 +32,12 @@ conditions must hold for every round's count (``4 <= theta <= sqrt(n_r)``,
 user redrawn every round pay ``L`` times Theorem 1's delta, as without an
 availability model.
 
-Which theta and m. ``calibrate_to="online"`` (the default) calibrates
-theta and m by Corollary 1 for the target ``(epsilon, delta)`` at
-``n_min``: the target holds against an adversary who knows who is online,
-and the batch shrinks with the online fraction (m is about proportional to
-the online count). ``calibrate_to="nominal"`` keeps the theta and m
+Which theta and m. ``OnlineUsers(..., calibrate_to="online")`` (the
+default) calibrates theta and m by Corollary 1 for the target ``(epsilon,
+delta)`` at ``n_min``: the target holds against an adversary who knows who
+is online, and the batch shrinks with the online fraction (m is about
+proportional to the online count). ``calibrate_to="nominal"`` keeps the
+theta and m
 calibrated for n, as a deployment planned for n users would, and reports
 the epsilon they really achieve at ``n_min`` (larger than the target; no
 guarantee once m exceeds ``n_min / (theta + 1)``). ``delta`` defaults to
@@ -53,16 +54,17 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
 from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import results
 from triehh.core import validation
+from triehh.discovery import passes as passes_lib
 from triehh.discovery import run as discovery_run
 from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
 from triehh.theory import coverage
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 AVAILABILITY_STREAM = 1000
@@ -209,71 +211,67 @@ def _round_guarantee(n_r: int, params: results.RunParams, max_length: int,
   if params.batch_size > n_r:
     return math.inf, 1.0, (f"the batch of m={params.batch_size} users is "
                            f"larger than the {n_r} online users")
-  try:
-    p = policy.resolve_params(n_r, max_length, theta=params.theta,
+  given = mechanism.Mechanism(theta=params.theta,
                               batch_size=params.batch_size,
-                              word_choice=word_choice,
-                              single_word=single_word)
+                              sampling=choices.FIXED, word_choice=word_choice)
+  try:
+    p = policy.resolve(n_r, max_length, given, single_word=single_word)
   except ValueError as err:
     return math.inf, 1.0, str(err).split(". Pass allow_no_guarantee")[0]
   return p.epsilon, p.delta, ""
 
 
-def discover_online(user_words, *, availability, epsilon: float | None = None,
-                    delta: float | None = None, calibrate_to: str = ONLINE,
-                    theta: int | None = None, batch_size: int | None = None,
+def discover_online(user_words, privacy, availability: OnlineUsers, *,
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
                     seed: int | None = 0, engine: str = registry.FAST,
-                    word_choice: str = choices.PER_ROUND,
-                    allow_no_guarantee: bool = False, alphabet=None,
-                    unknown: str | None = None,
-                    end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
-                    **discover_options) -> OnlineResult:
+                    **engine_options) -> OnlineResult:
   """TrieHH where each round samples from the users online then.
 
   Args:
     user_words: as for :func:`triehh.discover`; the users must be listed
       one by one (not given by word frequencies).
-    availability: a fraction online per round, or per-user probabilities
-      ``[n]`` or ``[n, R]`` (module docstring; :func:`diurnal`).
-    epsilon, delta: the target privacy (``delta`` defaults to ``1/n^2``).
-    calibrate_to: ``"online"`` (theta and m for the worst online count) or
-      ``"nominal"`` (for n); see the module docstring.
-    theta, batch_size: give both instead of ``(epsilon, delta)``.
-    max_length, seed, engine, word_choice, alphabet, unknown, end_symbol: as
-      for :func:`triehh.discover`.
-    allow_no_guarantee: run when a round's online count is outside
-      Theorem 1 (reported with ``epsilon = inf``).
-    **discover_options: other :func:`triehh.discover` arguments
-      (``num_sub_rounds``, engine options).
+    privacy: a :class:`triehh.Target` (``(epsilon, delta)`` to calibrate
+      theta and m for; ``delta`` defaults to ``1/n^2``) or a number, its
+      epsilon; or a :class:`triehh.Mechanism` with ``theta`` and
+      ``batch_size``. Fixed-size batches (Theorem 1): Poisson sampling,
+      ``gamma``, a prefix cap, a schedule, an adjacency and a declared
+      population size are refused. Its ``allow_no_guarantee`` runs when a
+      round's online count is outside Theorem 1 (reported with ``epsilon =
+      inf``); its ``num_sub_rounds`` and ``word_choice`` are the run's.
+    availability: an :class:`OnlineUsers`: who is online (a fraction per
+      round, or per-user probabilities ``[n]`` or ``[n, R]``,
+      :func:`diurnal`) and what theta and m are calibrated for (module
+      docstring).
+    max_length, seed, engine: as for :func:`triehh.discover`.
+    **engine_options: passed to the engine (e.g. TFF workers).
 
   Returns:
     An :class:`OnlineResult`; its ``params`` hold the nominal n and the
     achieved ``(epsilon, delta)``, its ``availability`` the online counts.
   """
-  _check_options(calibrate_to, discover_options)
-  options = population_lib.encoding_options(alphabet, unknown, end_symbol)
-  population = population_lib.as_population(user_words, max_length, **options)
+  if not isinstance(availability, OnlineUsers):
+    raise TypeError("availability must be a triehh.OnlineUsers, got "
+                    f"{availability!r:.60}: e.g. triehh.OnlineUsers(0.5)")
+  privacy = _checked_privacy(mechanism.of(privacy))
+  calibrate_to = availability.calibrate_to
+  population = population_lib.as_population(user_words, max_length)
   population.check_user_array("an availability model (a fixed schedule)")
   n = population.num_users
   rng = generator(seed)
-  model, fraction, online = _model(availability, n, population.num_levels,
-                                   rng)
+  model, fraction, online = _model(availability.online, n,
+                                   population.num_levels, rng)
   counts = tuple(n if o is None else int(o.size) for o in online)
-  base, base_n = _calibrated(
-      population, max_length, min(counts), calibrate_to, epsilon=epsilon,
-      delta=delta, theta=theta, batch_size=batch_size,
-      word_choice=word_choice)
+  base, base_n = _calibrated(population, max_length, min(counts),
+                             calibrate_to, privacy)
   info, problems = _achieved(
-      population, base, max_length, counts, word_choice, allow_no_guarantee,
-      model=model, fraction=fraction, calibrate_to=calibrate_to)
+      population, base, max_length, counts, privacy.word_choice,
+      privacy.allow_no_guarantee, model=model, fraction=fraction,
+      calibrate_to=calibrate_to)
   schedule = [_batch(rng, n, o, base.batch_size) for o in online]
-  params, engine_options = _run_params(base, base_n, info, problems,
-                                       max_length, word_choice,
-                                       discover_options)
+  params = _run_params(base, base_n, info, problems, max_length, privacy)
   result = discovery_run.run(population, params, seed=seed, engine=engine,
                              schedule=schedule,
-                             allow_no_guarantee=allow_no_guarantee,
+                             allow_no_guarantee=privacy.allow_no_guarantee,
                              **engine_options)
   return OnlineResult(heavy_hitters=result.heavy_hitters,
                       params=result.params, trie=result.trie,
@@ -282,41 +280,41 @@ def discover_online(user_words, *, availability, epsilon: float | None = None,
                       availability=info)
 
 
-def _check_options(calibrate_to: str, discover_options: dict) -> None:
-  """Refuses a calibration not in ``CALIBRATIONS`` and the options that an
-  availability model sets itself or cannot take."""
-  if calibrate_to not in CALIBRATIONS:
-    raise ValueError(f"calibrate_to must be one of {CALIBRATIONS}, got "
-                     f"{calibrate_to!r}")
+def _checked_privacy(privacy):
+  """``privacy`` if an availability model can run it (fixed-size batches,
+  theta and m given or calibrated), else a ValueError naming what it
+  cannot take."""
   for name in ("schedule", "gamma", "max_num_prefixes"):
-    if name in discover_options:
+    if getattr(privacy, name, None) is not None:
       raise ValueError(f"{name} cannot be given with an availability model")
+  passes_lib.check_fixed_only(privacy, "availability")
+  if getattr(privacy, "sampling_rate", None) is not None:
+    raise ValueError("sampling_rate is for sampling='poisson'")
+  mechanism.default_sampling(privacy.sampling,
+                             fixed_only={"availability": True})
+  return privacy
 
 
 def _calibrated(population: population_lib.Population, max_length: int,
-                worst: int, calibrate_to: str, *, epsilon: float | None,
-                delta: float | None, theta: int | None,
-                batch_size: int | None, word_choice: str
+                worst: int, calibrate_to: str, privacy
                 ) -> tuple[results.RunParams, int]:
   """The run's theta and m (given, or calibrated for the worst online count
   or for n, module docstring), and the n they were calibrated for."""
   n = population.num_users
-  if theta is not None or batch_size is not None:
-    if theta is None or batch_size is None or epsilon is not None:
-      raise ValueError("give either (epsilon, delta), or theta with "
-                       "batch_size")
+  if isinstance(privacy, mechanism.Mechanism):
     base_n = n
+  elif privacy.theta is not None:
+    raise ValueError("give either (epsilon, delta), or theta with "
+                     "batch_size")
   else:
-    if epsilon is None:
-      raise ValueError("give epsilon (and optionally delta), or theta with "
-                       "batch_size")
     base_n = worst if calibrate_to == ONLINE else n
-    delta = 1.0 / n**2 if delta is None else delta
+    if privacy.delta is None:
+      privacy = dataclasses.replace(privacy, delta=1.0 / n**2)
+  fixed = dataclasses.replace(privacy, sampling=choices.FIXED,
+                              allow_no_guarantee=True)
   try:
-    base = policy.resolve_params(
-        base_n, max_length, epsilon=epsilon, delta=delta, theta=theta,
-        batch_size=batch_size, allow_no_guarantee=True,
-        word_choice=word_choice, single_word=population.is_single_word)
+    base = policy.resolve(base_n, max_length, fixed,
+                          single_word=population.is_single_word)
   except ValueError as err:
     raise ValueError(f"calibrating for {base_n} users ({calibrate_to}; "
                      f"worst online count {worst} of n={n}): {err}") from None
@@ -354,11 +352,10 @@ def _achieved(population: population_lib.Population,
 
 
 def _run_params(base: results.RunParams, base_n: int, info: Availability,
-                problems: list[str], max_length: int, word_choice: str,
-                discover_options: dict) -> tuple[results.RunParams, dict]:
-  """The run's parameters (with its guarantee's note), and the engine's
-  options: ``discover_options`` but ``num_sub_rounds``."""
-  engine_options = dict(discover_options)
+                problems: list[str], max_length: int,
+                privacy) -> results.RunParams:
+  """The run's parameters (with its guarantee's note): the sub-rounds and
+  word choice of ``privacy``."""
   counts, worst, n = info.online_per_round, info.worst_online, info.nominal_n
   origin = ("given" if base.target_epsilon is None
             else f"calibrated for {base_n} users")
@@ -371,15 +368,15 @@ def _run_params(base: results.RunParams, base_n: int, info: Availability,
       theta=base.theta, gamma=base.batch_size / math.sqrt(worst),
       batch_size=base.batch_size, epsilon=info.epsilon, delta=info.delta,
       n=n, max_length=max_length, levels=max_length + 1,
-      num_sub_rounds=engine_options.pop("num_sub_rounds", 1),
+      num_sub_rounds=privacy.num_sub_rounds,
       target_epsilon=base.target_epsilon, target_delta=base.target_delta,
-      guarantee=note, word_choice=word_choice,
+      guarantee=note, word_choice=privacy.word_choice,
       accounting=policy.NO_GUARANTEE if problems else ACCOUNTING,
       covers=base.covers, sampling=choices.FIXED, adjacency="",
       n_source=base.n_source)
   if not problems:  # labelled by the worst round's guarantee, not base's
     params = coverage.label(params, n, None, True, None)
-  return params, engine_options
+  return params
 
 
 def _batch(rng: np.random.Generator, n: int, online: np.ndarray | None,

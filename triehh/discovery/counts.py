@@ -27,6 +27,8 @@ only the users' contributions to their counts.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,6 +41,8 @@ from triehh.core import validation
 from triehh.engines import registry
 from triehh.theory import counting as theory
 from triehh.theory import coverage
+from triehh.theory import limits
+from triehh.theory import mechanism
 
 DEFAULT_CONFIDENCE = 0.95
 # The defaults of triehh.discover(counts=True), measured (docs/counts.md,
@@ -72,6 +76,64 @@ class Counting:
     object.__setattr__(self, "share", theory.check_count_share(self.share))
     object.__setattr__(self, "sample_rate",
                        theory.check_sample_rate(self.sample_rate))
+
+
+@dataclasses.dataclass(frozen=True)
+class CountTarget:
+  """``(epsilon, delta)`` for counting a published word list
+  (:func:`count_words`): the counting phase alone, Gaussian noise on a
+  Poisson sample of the users, both directions.
+
+  Attributes:
+    epsilon: the target epsilon (> 0).
+    delta: the target delta, in (0, 1); None: ``1/n^2`` of the
+      population's size.
+    sample_rate: q in (0, 1], the probability that a user joins the
+      counting sample.
+  """
+
+  epsilon: float
+  delta: float | None = None
+  sample_rate: float = 1.0
+
+  def __post_init__(self):
+    object.__setattr__(self, "epsilon",
+                       validation.check_positive("epsilon", self.epsilon))
+    if self.delta is not None:
+      object.__setattr__(self, "delta",
+                         limits.check_delta("delta", self.delta))
+    object.__setattr__(self, "sample_rate", theory.check_sample_rate(
+        self.sample_rate, "sample_rate"))
+
+  @classmethod
+  def of(cls, privacy) -> "CountTarget":
+    """``privacy`` as a CountTarget: a number is ``CountTarget(epsilon=
+    privacy)``; anything else is a TypeError naming what to pass."""
+    if isinstance(privacy, cls):
+      return privacy
+    if isinstance(privacy, numbers.Real) and not isinstance(privacy, bool):
+      return cls(epsilon=privacy)
+    raise TypeError("privacy must be a triehh.CountTarget (epsilon, delta, "
+                    "sample_rate) or a number (the target epsilon), got "
+                    f"{privacy!r:.80}")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Release:
+  """The noise, sampling and guarantee of released counts: the fields of
+  :class:`triehh.theory.counting.Composition` that a
+  :class:`~triehh.core.results.WordCounts` holds (counts of a given list
+  have no discovery phase)."""
+
+  noise_std: float
+  sample_rate: float
+  epsilon: float
+  delta: float
+  counting_epsilon: float
+  counting_delta: float
+  accounting: str
+  discovery_epsilon: float | None = None
+  discovery_delta: float | None = None
 
 
 def counting_generator(seed: int | None) -> np.random.Generator:
@@ -125,17 +187,15 @@ def noisy_sums(population: population_lib.Population, words: Sequence[str],
       population, words, sample_rate, noise_std, rng), dtype=np.float64)
 
 
-def word_counts(sums: np.ndarray, words: Sequence[str], *, n: int,
-                sample_rate: float, noise_std: float, confidence: float,
-                epsilon: float, delta: float, counting_epsilon: float,
-                counting_delta: float, accounting: str,
-                discovery_epsilon: float | None = None,
-                discovery_delta: float | None = None,
-                several_words: bool = False) -> results.WordCounts:
+def _word_counts(sums: np.ndarray, words: Sequence[str], release, *, n: int,
+                 confidence: float,
+                 several_words: bool = False) -> results.WordCounts:
   """The :class:`~triehh.core.results.WordCounts` of released ``sums``
-  (``sample_rate`` and ``confidence`` checked by the caller)."""
-  est, lower, upper = _estimate(sums, sample_rate, noise_std, confidence,
-                                several_words=several_words)
+  (``release``: a :class:`_Release` or a :class:`triehh.theory.counting.
+  Composition`, its sample rate and ``confidence`` checked by the
+  caller)."""
+  est, lower, upper = _estimate(sums, release.sample_rate, release.noise_std,
+                                confidence, several_words=several_words)
 
   def floats(values) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
@@ -145,12 +205,14 @@ def word_counts(sums: np.ndarray, words: Sequence[str], *, n: int,
       lower=floats(lower[:-1]), upper=floats(upper[:-1]),
       other_estimate=float(est[-1]), other_lower=float(lower[-1]),
       other_upper=float(upper[-1]), noisy_sums=floats(sums), n=int(n),
-      confidence=float(confidence), noise_std=float(noise_std),
-      sample_rate=float(sample_rate), epsilon=float(epsilon),
-      delta=float(delta), counting_epsilon=float(counting_epsilon),
-      counting_delta=float(counting_delta),
-      discovery_epsilon=discovery_epsilon, discovery_delta=discovery_delta,
-      accounting=accounting)
+      confidence=float(confidence), noise_std=float(release.noise_std),
+      sample_rate=float(release.sample_rate),
+      epsilon=float(release.epsilon), delta=float(release.delta),
+      counting_epsilon=float(release.counting_epsilon),
+      counting_delta=float(release.counting_delta),
+      discovery_epsilon=release.discovery_epsilon,
+      discovery_delta=release.discovery_delta,
+      accounting=release.accounting)
 
 
 def check_words(words: Sequence[str],
@@ -182,9 +244,29 @@ def check_words(words: Sequence[str],
   return tuple(words)
 
 
-# Long function: its docstring documents its arguments; the body is short.
-def count_words(users, words: Sequence[str], *, epsilon: float,
-                delta: float | None = None, sample_rate: float = 1.0,
+# The keywords count_words took before its privacy was typed.
+_MOVED = ("epsilon", "delta", "sample_rate")
+
+
+def _refuse_moved(function):
+  """``function``, refusing a keyword of the untyped call with a TypeError
+  naming the type that holds it now."""
+
+  @functools.wraps(function)
+  def checked(*args, **kwargs):
+    for name in kwargs:
+      if name in _MOVED:
+        raise TypeError(
+            f"count_words: {name}= is a field of triehh.CountTarget, e.g. "
+            "count_words(users, words, triehh.CountTarget(epsilon=1.0)); "
+            "see help(triehh.count_words)")
+    return function(*args, **kwargs)
+
+  return checked
+
+
+@_refuse_moved
+def count_words(users, words: Sequence[str], privacy, *,
                 confidence: float = DEFAULT_CONFIDENCE,
                 max_length: int = population_lib.DEFAULT_MAX_LENGTH,
                 seed: int | None = 0, engine: str = registry.FAST,
@@ -204,63 +286,63 @@ def count_words(users, words: Sequence[str], *, epsilon: float,
       word -> count mappings, or a :class:`~triehh.core.population.Population`).
     words: the published words (distinct, non-empty, at most
       ``max_length`` characters of the population's alphabet).
-    epsilon, delta: the counting phase's guarantee, both directions
-      (``delta`` defaults to ``1/n^2``).
-    sample_rate: q in (0, 1], the probability that a user is sampled.
+    privacy: a :class:`CountTarget`, the counting phase's guarantee (both
+      directions; ``delta`` defaults to ``1/n^2``) and its sample rate, or
+      a number, its epsilon.
     confidence: the intervals' nominal coverage.
     max_length, seed, engine, alphabet, unknown, end_symbol: as
       :func:`triehh.discover`.
   """
   registry.get(engine)
   validation.check_seed(seed)
-  epsilon = validation.check_positive("epsilon", epsilon)
-  sample_rate = theory.check_sample_rate(sample_rate)
+  target = CountTarget.of(privacy)
   confidence = check_confidence(confidence)
   population = population_lib.as_population(
       users, max_length, **population_lib.encoding_options(
           alphabet, unknown, end_symbol))
   words = check_words(words, population)
   n = population.num_users
-  delta = (coverage.default_delta(n) if delta is None
-           else validation.check_probability("delta", delta))
-  sigma = theory.calibrate_noise(epsilon, delta, sample_rate)
+  delta = coverage.default_delta(n) if target.delta is None else target.delta
+  sample_rate = target.sample_rate
+  sigma = theory.calibrate_noise(target.epsilon, delta, sample_rate)
   sums = noisy_sums(population, words, sample_rate, sigma,
                     counting_generator(seed), engine)
   got = theory.gaussian_epsilon(sigma, sample_rate, delta)
-  return word_counts(
-      sums, words, n=n, sample_rate=sample_rate, noise_std=sigma,
-      confidence=confidence, epsilon=got, delta=delta, counting_epsilon=got,
-      counting_delta=delta, accounting=theory.GAUSSIAN,
+  return _word_counts(
+      sums, words, _Release(
+          noise_std=sigma, sample_rate=sample_rate, epsilon=got, delta=delta,
+          counting_epsilon=got, counting_delta=delta,
+          accounting=theory.GAUSSIAN),
+      n=n, confidence=confidence,
       several_words=not population.is_single_word)
 
 
 def count_discovered(result: results.DiscoveryResult,
-                     population: population_lib.Population, *,
-                     epsilon: float, delta: float, counting_epsilon: float,
-                     counting_delta: float, sample_rate: float,
+                     population: population_lib.Population,
+                     total: mechanism.Target, split: theory.BudgetSplit, *,
+                     sample_rate: float,
                      engine: str = registry.FAST) -> results.WordCounts:
   """Counts of ``result.words`` on the population the run saw, within the
-  total ``(epsilon, delta)`` of both phases.
+  ``total`` target of both phases (its delta given).
 
   The noise is the smallest for which discovery (``result.params``)
-  followed by counting is ``(epsilon, delta)``-DP by PLD composition
-  (:func:`triehh.theory.counting.calibrate_total`), starting from the one
-  calibrated for the basic-composition share ``(counting_epsilon,
-  counting_delta)``, which always meets it. Drawn from
-  :func:`counting_generator` of the run's seed; intervals at
+  followed by counting is ``(total.epsilon, total.delta)``-DP by PLD
+  composition (:func:`triehh.theory.counting.calibrate_total`), starting
+  from the one calibrated for ``split``'s basic-composition share
+  ``(counting_epsilon, counting_delta)``, which always meets it. Drawn
+  from :func:`counting_generator` of the run's seed; intervals at
   :data:`DEFAULT_CONFIDENCE`.
   """
+  if total.delta is None:
+    raise ValueError("count_discovered needs the total delta: the "
+                     "default 1/n^2 resolved (split_total)")
   words = result.words
-  total = theory.calibrate_total(result.params, epsilon, delta, sample_rate,
-                                 counting_epsilon, counting_delta)
-  sums = noisy_sums(population, words, sample_rate, total.noise_std,
+  composed = theory.calibrate_total(result.params, total.epsilon,
+                                    total.delta, sample_rate,
+                                    split.counting_epsilon,
+                                    split.counting_delta)
+  sums = noisy_sums(population, words, sample_rate, composed.noise_std,
                     counting_generator(result.seed), engine)
-  return word_counts(
-      sums, words, n=population.num_users, sample_rate=sample_rate,
-      noise_std=total.noise_std, confidence=DEFAULT_CONFIDENCE,
-      epsilon=total.epsilon, delta=total.delta,
-      counting_epsilon=total.counting_epsilon,
-      counting_delta=total.counting_delta, accounting=total.accounting,
-      discovery_epsilon=total.discovery_epsilon,
-      discovery_delta=total.discovery_delta,
-      several_words=not population.is_single_word)
+  return _word_counts(sums, words, composed, n=population.num_users,
+                      confidence=DEFAULT_CONFIDENCE,
+                      several_words=not population.is_single_word)

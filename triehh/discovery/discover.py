@@ -102,25 +102,20 @@ def discover(user_words, privacy=None, *,
                       f"{kind.__name__}(...)")
   registry.get(engine)  # fails before any work on the input
   privacy = mechanism.of(privacy)
-  options = privacy.run_options()
   max_length = validation.check_int("max_length", max_length)
-  counting_request = _counting_request(counts, options, passes, availability)
-  options["sampling"] = mechanism.default_sampling(
-      options["sampling"], batch_size=options["batch_size"],
-      gamma=options["gamma"], fixed_only={
-          "passes": passes, "availability": availability,
-          "schedule": options["schedule"]})
+  counting_request = _counting_request(counts, privacy, passes, availability)
+  # A replace checks the sampling named against the rest of the privacy.
+  privacy = mechanism.with_sampling(privacy, fixed_only={
+      "passes": passes, "availability": availability})
   if passes is not None or availability is not None:
-    return _repeated(user_words, options, passes, availability,
+    return _repeated(user_words, privacy, passes, availability,
                      max_length=max_length, seed=seed, engine=engine,
                      deny_list=deny_list, **engine_options)
   population = population_lib.as_population(user_words, max_length)
   if deny_list is not None:
     population = deny_list_lib.apply(population, deny_list)
-  if options["schedule"] is not None:
-    discovery_run.check_schedule(options["schedule"], population)
-  if privacy.sampling != options["sampling"]:  # a replace checks it again
-    privacy = dataclasses.replace(privacy, sampling=options["sampling"])
+  if privacy.schedule is not None:
+    discovery_run.check_schedule(privacy.schedule, population)
   if counting_request is None:
     return run_once(population, privacy, seed=seed, engine=engine,
                     **engine_options)
@@ -159,7 +154,7 @@ def check_moved(privacy, engine_options: dict) -> None:
                     " or a number (the target epsilon)")
 
 
-def _counting_request(counts, options: dict, passes,
+def _counting_request(counts, privacy, passes,
                       availability) -> counts_lib.Counting | None:
   """The counting asked for (``counts=True`` takes the defaults), checked
   against the rest of the call, or None."""
@@ -173,53 +168,31 @@ def _counting_request(counts, options: dict, passes,
     raise TypeError("counts must be True, False or a triehh.Counting, got "
                     f"{counts!r}")
   check_counting(True, request.share, request.sample_rate,
-                 epsilon=options["epsilon"],
-                 allow_no_guarantee=options["allow_no_guarantee"],
+                 epsilon=(privacy.epsilon
+                          if isinstance(privacy, mechanism.Target) else None),
+                 allow_no_guarantee=privacy.allow_no_guarantee,
                  num_passes=passes, availability=availability,
-                 schedule=options["schedule"])
+                 schedule=privacy.schedule)
   return request
 
 
-_REPEATED_FIXED_ONLY = ("adjacency", "population_size")
-
-
-def _repeated(user_words, options: dict, passes, availability, *,
+def _repeated(user_words, privacy, passes, availability, *,
               max_length: int, seed, engine: str, deny_list,
               **engine_options):
   """:func:`discover` with ``passes`` or ``availability``: fixed-size
   batches under Theorem 1 (``REPLACE_SPECIAL``, n read off the data)."""
-  for name in _REPEATED_FIXED_ONLY:
-    if options[name] is not None:
-      raise ValueError(f"{name}={options[name]!r} is not supported with "
-                       f"{'passes' if passes is not None else 'availability'}"
-                       ", which run fixed-size batches covered by Theorem 1 "
-                       "for REPLACE_SPECIAL")
-  if options["sampling_rate"] is not None:
-    raise ValueError("sampling_rate is for sampling='poisson'")
-  common = dict(epsilon=options["epsilon"], delta=options["delta"],
-                max_length=max_length, seed=seed, engine=engine,
-                word_choice=options["word_choice"],
-                num_sub_rounds=options["num_sub_rounds"], **engine_options)
-  fixed = {k: options[k] for k in ("theta", "gamma", "batch_size",
-                                   "max_num_prefixes", "schedule")
-           if options[k] is not None}
-  if options["allow_no_guarantee"]:
-    fixed["allow_no_guarantee"] = True
   if passes is not None:
     if availability is not None:
       raise ValueError("passes and availability cannot be combined")
     return passes_lib.discover_passes(
-        user_words, num_passes=passes.num_passes,
-        composition=passes.composition, deny_list=deny_list or (),
-        **common, **fixed)
+        user_words, privacy, passes, deny_list=deny_list or (),
+        max_length=max_length, seed=seed, engine=engine, **engine_options)
   population = population_lib.as_population(user_words, max_length)
   if deny_list is not None:
     population = deny_list_lib.apply(population, deny_list)
-  common.pop("max_length")
   return availability_lib.discover_online(
-      population, availability=availability.online,
-      calibrate_to=availability.calibrate_to, max_length=max_length,
-      **common, **fixed)
+      population, privacy, availability, max_length=max_length, seed=seed,
+      engine=engine, **engine_options)
 
 
 def run_with_counts(population: population_lib.Population,
@@ -236,19 +209,30 @@ def run_with_counts(population: population_lib.Population,
   total_delta, split = split_total(
       population.num_users if declared is None else declared,
       privacy.epsilon, privacy.delta, counting.share)
-  discovery = dataclasses.replace(privacy, epsilon=split.discovery_epsilon,
-                                  delta=split.discovery_delta)
+  discovery, delta_from_n = discovery_share(privacy, counting,
+                                            population.num_users)
   result = run_once(population, discovery, seed=seed, engine=engine,
-                    delta_from_n=privacy.delta is None and declared is None,
-                    **engine_options)
+                    delta_from_n=delta_from_n, **engine_options)
   counts = counts_lib.count_discovered(
-      result, population, epsilon=privacy.epsilon, delta=total_delta,
-      counting_epsilon=split.counting_epsilon,
-      counting_delta=split.counting_delta, sample_rate=counting.sample_rate,
-      engine=engine)
+      result, population, dataclasses.replace(privacy, delta=total_delta),
+      split, sample_rate=counting.sample_rate, engine=engine)
   return dataclasses.replace(result, counts=counts,
                              guarantee=counted_guarantee(result.guarantee,
                                                          counts))
+
+
+def discovery_share(privacy: mechanism.Target, counting: counts_lib.Counting,
+                    num_users: int) -> tuple[mechanism.Target, bool]:
+  """Discovery's share of the total target ``privacy`` when ``counting``
+  takes the rest (:func:`split_total`, ``delta = 1/n^2`` of the declared
+  population size, else of the ``num_users`` present), and whether its
+  delta was derived from |D| (``run_once``'s ``delta_from_n``)."""
+  declared = privacy.population_size
+  _, split = split_total(num_users if declared is None else declared,
+                         privacy.epsilon, privacy.delta, counting.share)
+  return (dataclasses.replace(privacy, epsilon=split.discovery_epsilon,
+                              delta=split.discovery_delta),
+          privacy.delta is None and declared is None)
 
 
 def counted_guarantee(discovery: mechanism.Guarantee,

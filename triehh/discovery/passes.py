@@ -47,7 +47,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from triehh.core import alphabet as alphabet_lib
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import results
@@ -272,31 +271,28 @@ def pass_seed(seed: int | None, index: int) -> int | None:
       1, np.uint64)[0] >> np.uint64(1))
 
 
-def discover_passes(user_words, *, num_passes: int, epsilon: float,
-                    delta: float | None = None, composition: str = BEST,
+def discover_passes(user_words, privacy, passes: Passes, *,
                     deny_list: Iterable[str] = (),
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
                     seed: int | None = 0, engine: str = registry.FAST,
-                    word_choice: str = choices.PER_ROUND,
-                    alphabet=None, unknown: str | None = None,
-                    end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL,
-                    **discover_options) -> PassesResult:
-  """Runs ``num_passes`` TrieHH passes within a total ``(epsilon, delta)``.
+                    **engine_options) -> PassesResult:
+  """Runs ``passes.num_passes`` TrieHH passes within a total target.
 
   Args:
     user_words: as for :func:`triehh.discover` (a Population included).
-    num_passes: P, passes to run (each denies the words found before it).
-    epsilon, delta: the total privacy target (``delta`` defaults to
-      ``1/n^2``).
-    composition: ``"best"``, ``"basic"`` or ``"advanced"`` (module
+    privacy: the TOTAL target of the passes: a :class:`triehh.Target`
+      (``delta`` defaults to ``1/n^2``) or a number, its epsilon. Every pass
+      is calibrated from its share (fixed-size batches, Theorem 1), so a
+      ``theta``, a Mechanism (``gamma``, ``batch_size``), a prefix cap,
+      ``allow_no_guarantee``, a schedule, an adjacency, a declared
+      population size and Poisson sampling are refused; its
+      ``num_sub_rounds`` and ``word_choice`` are every pass's.
+    passes: a :class:`Passes`: P, and how the total is split (module
       docstring).
     deny_list: words denied in every pass (before any is found).
-    max_length, seed, engine, word_choice, alphabet, unknown, end_symbol: as
-      for :func:`triehh.discover` (``seed`` is the first pass's).
-    **discover_options: other :func:`triehh.discover` arguments (e.g.
-      ``num_sub_rounds``, engine options); the parameters are always
-      calibrated, so ``theta``, ``gamma``, ``batch_size``, a prefix cap and
-      ``allow_no_guarantee`` are refused.
+    max_length, seed, engine: as for :func:`triehh.discover` (``seed`` is
+      the first pass's).
+    **engine_options: passed to the engine (e.g. TFF workers).
 
   Returns:
     A :class:`PassesResult`.
@@ -305,53 +301,81 @@ def discover_passes(user_words, *, num_passes: int, epsilon: float,
     ValueError: for a bad argument, or when Theorem 1 cannot give the
       per-pass share for this n (the message names the per-pass values).
   """
-  given = sorted(set(discover_options) & set(_CALIBRATED_ONLY))
-  if given:
-    raise ValueError(f"discover_passes calibrates every pass from the total "
-                     f"(epsilon, delta); {', '.join(given)} cannot be given")
-  options = population_lib.encoding_options(alphabet, unknown, end_symbol)
-  population = population_lib.as_population(user_words, max_length, **options)
+  if not isinstance(passes, Passes):
+    raise TypeError(f"passes must be a triehh.Passes, got {passes!r:.60}: "
+                    "e.g. triehh.Passes(2)")
+  target = _total_target(mechanism_lib.of(privacy))
+  population = population_lib.as_population(user_words, max_length)
   n = population.num_users
-  target_delta = 1.0 / n**2 if delta is None else delta
-  budget = split_budget(epsilon, target_delta, num_passes, composition)
-  choices.check_word_choice(word_choice)
-  engine_options = dict(discover_options)
-  num_sub_rounds = engine_options.pop("num_sub_rounds", 1)
-  pass_params = _pass_params(population, max_length, budget, num_sub_rounds,
-                             word_choice, num_passes=num_passes,
-                             epsilon=epsilon, target_delta=target_delta)
+  target_delta = 1.0 / n**2 if target.delta is None else target.delta
+  budget = split_budget(target.epsilon, target_delta, passes.num_passes,
+                        passes.composition)
+  pass_params = _pass_params(population, max_length, budget, target,
+                             target_delta=target_delta)
   denied = set(w.lower() for w in _words(deny_list))
   start = time.perf_counter()
-  passes, deny_lists, words = _run_passes(population, pass_params, denied,
-                                          num_passes, seed, engine,
-                                          engine_options)
+  runs, deny_lists, words = _run_passes(population, pass_params, denied,
+                                        passes.num_passes, seed, engine,
+                                        engine_options)
   seconds = time.perf_counter() - start
-  params = _composed(budget, epsilon, target_delta,
-                     [r.params for r in passes])
-  return PassesResult(words=tuple(words), passes=tuple(passes),
+  params = _composed(budget, target.epsilon, target_delta,
+                     [r.params for r in runs])
+  return PassesResult(words=tuple(words), passes=tuple(runs),
                       deny_lists=tuple(deny_lists), params=params, seed=seed,
                       seconds=seconds)
 
 
+def _total_target(privacy) -> mechanism_lib.Target:
+  """``privacy`` as the passes' total :class:`~triehh.theory.mechanism.
+  Target`, or a ValueError naming what they cannot take."""
+  given = sorted(name for name in _CALIBRATED_ONLY
+                 if getattr(privacy, name, None) is not None
+                 and getattr(privacy, name) is not False)
+  if given:
+    raise ValueError(f"discover_passes calibrates every pass from the total "
+                     f"(epsilon, delta); {', '.join(given)} cannot be given")
+  check_fixed_only(privacy, "passes")
+  if not isinstance(privacy, mechanism_lib.Target):
+    raise ValueError("discover_passes calibrates every pass from the total "
+                     "(epsilon, delta): give a triehh.Target")
+  mechanism_lib.default_sampling(privacy.sampling,
+                                 fixed_only={"passes": True})
+  return privacy
+
+
+def check_fixed_only(privacy, runs: str) -> None:
+  """A ValueError naming the field of ``privacy`` that ``runs`` (passes or
+  availability, fixed-size batches under Theorem 1 for ``REPLACE_SPECIAL``,
+  n read off the data) cannot take: an adjacency, a declared population
+  size."""
+  for name in ("adjacency", "population_size"):
+    value = getattr(privacy, name)
+    if value is not None:
+      shown = value.value if name == "adjacency" else value
+      raise ValueError(f"{name}={shown!r} is not supported with {runs}, "
+                       "which run fixed-size batches covered by Theorem 1 "
+                       "for REPLACE_SPECIAL")
+
+
 def _pass_params(population: population_lib.Population, max_length: int,
-                 budget: Budget, num_sub_rounds: int, word_choice: str, *,
-                 num_passes: int, epsilon: float,
+                 budget: Budget, target: mechanism_lib.Target, *,
                  target_delta: float) -> results.RunParams:
   """Every pass's parameters: Theorem 1 at the per-pass ``budget``,
   calibrated once (every pass has the same n, budget and kind of users)."""
   n = population.num_users
   try:
-    return policy.resolve_params(
-        n, max_length, epsilon=budget.epsilon, delta=budget.delta,
-        num_sub_rounds=num_sub_rounds, word_choice=word_choice,
+    return policy.resolve(
+        n, max_length, dataclasses.replace(
+            target, epsilon=budget.epsilon, delta=budget.delta,
+            sampling=choices.FIXED),
         single_word=population.is_single_word)
   except ValueError as err:
     raise ValueError(
-        f"{num_passes} passes within (epsilon={epsilon:g}, delta="
-        f"{target_delta:.3g}) leave each pass (epsilon={budget.epsilon:.4g}, "
-        f"delta={budget.delta:.3g}) by {budget.composition} composition, "
-        f"which Theorem 1 cannot give for n={n} users: {err}. Use fewer "
-        "passes or a larger epsilon") from None
+        f"{budget.num_passes} passes within (epsilon={target.epsilon:g}, "
+        f"delta={target_delta:.3g}) leave each pass (epsilon="
+        f"{budget.epsilon:.4g}, delta={budget.delta:.3g}) by "
+        f"{budget.composition} composition, which Theorem 1 cannot give for "
+        f"n={n} users: {err}. Use fewer passes or a larger epsilon") from None
 
 
 def _run_passes(population: population_lib.Population,
