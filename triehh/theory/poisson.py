@@ -68,7 +68,7 @@ words per user: given both picks, the level is such a pair; the picks of u
 in D and in D' are independent of everything else, so the level is a
 mixture with the product weights of pairs the product dominates, hence
 dominated (joint convexity), a pick per round or per run alike.
-``tests/theory/exact_validation_test.py`` checks it against the exact
+``tests/checks/exact_validation_test.py`` checks it against the exact
 output law of tiny populations.
 
 Composition. The L levels are adaptive (each sees the trie so far) and each
