@@ -299,7 +299,7 @@ def privacy_options() -> dict:
 
 def run_config(privacy: dict, options: dict) -> dict:
   """A run's ``config`` (everything but the seed that changes its result)."""
-  return _algorithm().triehh_config(
+  return _algorithm().ADAPTER.config(
       shared_flags.data_options(), engine=FLAGS.engine, **privacy,
       num_sub_rounds=FLAGS.num_sub_rounds,
       max_num_prefixes=FLAGS.max_num_prefixes,

@@ -37,6 +37,7 @@ from triehh.runs import records as records_lib
 from triehh.runs.algorithms import iblt as iblt_algorithm
 from triehh.runs.algorithms import sfp as sfp_algorithm
 from triehh.runs.algorithms import triehh as triehh_algorithm
+from triehh.theory import mechanism
 
 COUNTS = "counts"
 ROLES = TRIEHH_COUNTS, SFP_COUNTS, IBLT_COUNTS = (
@@ -85,8 +86,8 @@ def counts_part(settings: runs_lib.Settings,
     for epsilon, share in grid(settings):
       part.points.append(runs_lib.Point(
           COUNTS, TRIEHH_COUNTS, name, n, triehh_algorithm.triehh_config(
-              options, epsilon=epsilon, sampling="poisson", counts=True,
-              count_share=share), seeds))
+              options, mechanism.Target(epsilon, sampling="poisson"),
+              counting=counts_lib.Counting(share=share)), seeds))
     for epsilon in wanted.epsilons if wanted.sfp_runs else ():
       part.points.append(runs_lib.Point(
           COUNTS, SFP_COUNTS, name, n,

@@ -58,6 +58,7 @@ from triehh.engines import registry
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import iblt as iblt_algorithm
 from triehh.runs.algorithms import triehh as triehh_algorithm
+from triehh.theory import mechanism
 
 PARTS = IBLT, PASSES, AVAILABILITY, COUNTS = (
     "iblt", "passes", "availability", "counts")
@@ -280,11 +281,12 @@ def iblt_part(settings: Settings, datasets: datasets_lib.DataCache) -> Part:
           Point(role=IBLT_RUNS, config=config, seeds=settings.iblt_seeds,
                 **point),
           Point(role=TRIEHH_RUNS, seeds=settings.seeds, **point,
-                config=triehh_algorithm.triehh_config(options,
-                                                      epsilon=epsilon)),
+                config=triehh_algorithm.triehh_config(
+                    options, mechanism.Target(epsilon, sampling="fixed"))),
           Point(role=TFF_RUNS, seeds=settings.iblt_seeds[:1], **point,
                 config=triehh_algorithm.triehh_config(
-                    options, engine=registry.TFF, epsilon=epsilon))]
+                    options, mechanism.Target(epsilon, sampling="fixed"),
+                    engine=registry.TFF))]
   return part
 
 
@@ -306,8 +308,9 @@ def passes_part(settings: Settings, datasets: datasets_lib.DataCache
   for name, options, n in data:
     for count in settings.pass_counts:
       config = dict(triehh_algorithm.triehh_config(
-          options, epsilon=settings.total_epsilon), num_passes=count,
-                    composition=passes_lib.BEST)
+          options, mechanism.Target(settings.total_epsilon,
+                                    sampling="fixed")),
+                    num_passes=count, composition=passes_lib.BEST)
       part.points.append(Point(PASSES, PASSES, name, n, config,
                                settings.seeds))
   return part
@@ -322,7 +325,8 @@ def availability_part(settings: Settings,
   for calibrate_to in availability_lib.CALIBRATIONS:
     for fraction in settings.fractions:
       config = dict(triehh_algorithm.triehh_config(
-          options, epsilon=settings.total_epsilon, allow_no_guarantee=True),
+          options, mechanism.Target(settings.total_epsilon, sampling="fixed",
+                                    allow_no_guarantee=True)),
                     availability=fraction, calibrate_to=calibrate_to)
       part.points.append(Point(AVAILABILITY, AVAILABILITY, "default data", n,
                                config, settings.seeds))

@@ -87,9 +87,15 @@ def test_cell_labels_name_algorithm_data_and_options():
                          theta={"theta": 5, "gamma": None,
                                 "batch_size": 100})
   assert given.label == "triehh/fast default:words.csv/single theta=5"
-  (poisson,) = grid.expand(data=(DATA,), triehh_options={
-      "sampling": "poisson", "sampling_rate": 0.01})
-  assert poisson.label == "triehh/fast default/single eps=4 poisson q=0.01"
+  (poisson,) = grid.expand(data=(DATA,), theta={"theta": 15},
+                           triehh_options={"sampling": "poisson",
+                                           "sampling_rate": 0.01})
+  assert poisson.label == ("triehh/fast default/single theta=15 poisson "
+                           "q=0.01")
+  # A rate is calibrated from (epsilon, delta): such a cell is refused.
+  with pytest.raises(ValueError, match="give either .* sampling_rate"):
+    grid.expand(data=(DATA,), triehh_options={"sampling": "poisson",
+                                              "sampling_rate": 0.01})
 
 
 def test_iblt_cells_cross_epsilons_deltas_and_k_anonymities():

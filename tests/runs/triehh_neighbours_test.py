@@ -7,13 +7,15 @@ from triehh.data import datasets
 from triehh.runs import grid
 from triehh.runs import records
 from triehh.runs.algorithms import triehh as triehh_algorithm
+from triehh.theory import mechanism
 
 DATA = {"dataset": "default", "setting": "single", "num_users": 30000,
         "max_length": 10}
 
 # config_key of triehh_config(DATA, **options) as computed before configs
 # could hold adjacency and population_size: results.jsonl files written then
-# must still resume.
+# must still resume. (The options are now the keyword values of a cell,
+# ADAPTER.config's.)
 KEYS_BEFORE = [
     ({"epsilon": 4.0}, "92d6b4f4abb69e58"),
     ({"epsilon": 4.0, "sampling": "poisson"}, "980a766b3c80d008"),
@@ -26,11 +28,11 @@ KEYS_BEFORE = [
 
 @pytest.mark.parametrize("options, key", KEYS_BEFORE)
 def test_a_config_asking_for_neither_keeps_its_key(options, key):
-  config = triehh_algorithm.triehh_config(DATA, **options)
+  config = triehh_algorithm.ADAPTER.config(DATA, **options)
   assert records.config_key(config) == key
-  assert records.config_key(triehh_algorithm.triehh_config(
+  assert records.config_key(triehh_algorithm.ADAPTER.config(
       DATA, adjacency=None, population_size=None, **options)) == key
-  given = triehh_algorithm.triehh_config(
+  given = triehh_algorithm.ADAPTER.config(
       DATA, adjacency="replace_one", population_size=40000, **options)
   assert (given["adjacency"], given["population_size"]) == ("REPLACE_ONE",
                                                            40000)
@@ -54,7 +56,8 @@ def test_sweep_cells_with_the_defaults_keep_their_keys():
 ])
 def test_bad_options_are_refused_naming_them(options, error):
   with pytest.raises(ValueError, match=error):
-    triehh_algorithm.triehh_config(DATA, epsilon=4.0, **options)
+    triehh_algorithm.triehh_config(
+        DATA, mechanism.Target(4.0, sampling="fixed", **options))
 
 
 def _dataset(num_users: int = 3000) -> datasets.Dataset:
@@ -65,9 +68,9 @@ def _dataset(num_users: int = 3000) -> datasets.Dataset:
 def test_a_run_passes_them_on_and_its_record_holds_them():
   data = _dataset()
   config = triehh_algorithm.triehh_config(
-      dict(DATA, num_users=3000, max_length=4), epsilon=4.0,
-      sampling="poisson", adjacency="ADD_OR_REMOVE_ONE",
-      population_size=3000)
+      dict(DATA, num_users=3000, max_length=4), mechanism.Target(
+          4.0, sampling="poisson", adjacency="ADD_OR_REMOVE_ONE",
+          population_size=3000))
   adapter = triehh_algorithm.ADAPTER
   result = adapter.call(data.population, config, seed=1)
   record = adapter.record(result, data, run=0, seed=1, config=config)
@@ -75,8 +78,8 @@ def test_a_run_passes_them_on_and_its_record_holds_them():
   assert (record.n_source, record.population_size) == ("declared", 3000)
   assert records.RunRecord.from_json(record.to_json()) == record
   plain = triehh_algorithm.triehh_config(
-      dict(DATA, num_users=3000, max_length=4), epsilon=4.0,
-      sampling="poisson")
+      dict(DATA, num_users=3000, max_length=4),
+      mechanism.Target(4.0, sampling="poisson"))
   record = adapter.record(adapter.call(data.population, plain, seed=1), data,
                           run=0, seed=1, config=plain)
   assert (record.adjacency, record.n_source, record.population_size) == (

@@ -21,7 +21,6 @@ from typing import Any
 from triehh.core import choices
 from triehh.core import metrics
 from triehh.core import population as population_lib
-from triehh.core import validation
 from triehh.data import datasets
 from triehh.discovery import counts as counts_lib
 from triehh.discovery import discover as discover_lib
@@ -31,7 +30,6 @@ from triehh.runs import records as records_lib
 from triehh.runs.algorithms import labels
 from triehh.theory import mechanism
 from triehh.theory import policy
-from triehh.theory.adjacency import Adjacency
 
 NAME = "triehh"
 # Options of a TrieHH cell other than its engine, data and privacy, with the
@@ -43,91 +41,109 @@ TRIEHH_DEFAULTS = {"num_sub_rounds": 1, "max_num_prefixes": None,
                    "adjacency": None, "population_size": None}
 
 
-def triehh_config(data: Mapping[str, Any], *, engine: str = registry.FAST,
-                  epsilon: float | None = None, delta: float | None = None,
-                  theta: int | None = None, gamma: float | None = None,
-                  batch_size: int | None = None, num_sub_rounds: int = 1,
-                  max_num_prefixes: int | None = None,
-                  allow_no_guarantee: bool = False,
+def triehh_config(data: Mapping[str, Any],
+                  privacy: mechanism.Target | mechanism.Mechanism, *,
+                  engine: str = registry.FAST,
+                  counting: counts_lib.Counting | None = None,
                   tff_secure_sum: bool | None = None,
-                  tff_max_user_contribution: int | None = None,
-                  sampling: str = "fixed",
-                  sampling_rate: float | None = None,
-                  word_choice: str = choices.PER_ROUND,
-                  counts: bool = False, count_share: float | None = None,
-                  count_sample_rate: float | None = None,
-                  adjacency: str | None = None,
-                  population_size: int | None = None) -> dict:
+                  tff_max_user_contribution: int | None = None) -> dict:
   """A TrieHH run's ``config``: everything but the seed that changes it.
 
+  ``privacy`` is the cell's :class:`~triehh.theory.mechanism.Target` or
+  :class:`~triehh.theory.mechanism.Mechanism`, its sampling named (a
+  schedule is refused: a config holds no arrays); ``counting``, if given,
+  the protected counts of the words found within its (then total) target.
   ``tff_secure_sum`` is None for an engine without TFF options (as
   run_triehh records it).
-  ``sampling`` and ``sampling_rate`` are keys of Poisson configs only, so a
-  fixed-size config (and its ``config_key``) is the one written before
-  Poisson sampling existed; ``word_choice`` is a key only when not
-  ``"per_round"``, for the same reason; ``counts``, ``count_share`` and
-  ``count_sample_rate`` (defaults filled in) only with ``counts``;
-  ``adjacency`` (its name, :class:`~triehh.theory.adjacency.Adjacency`)
-  and ``population_size`` only when given, so a config that asks for
-  neither keeps the key it had before they existed.
+
+  The keys are those of the configs written before the privacy was typed,
+  so that results files resume: ``sampling`` and ``sampling_rate`` are
+  keys of Poisson configs only, so a fixed-size config (and its
+  ``config_key``) is the one written before Poisson sampling existed;
+  ``word_choice`` is a key only when not ``"per_round"``, for the same
+  reason; ``counts``, ``count_share`` and ``count_sample_rate`` only with
+  ``counting``; ``adjacency`` (its name,
+  :class:`~triehh.theory.adjacency.Adjacency`) and ``population_size``
+  only when given, so a config that asks for neither keeps the key it had
+  before they existed. :func:`privacy_of` reads the privacy back.
   """
+  if not isinstance(privacy, (mechanism.Target, mechanism.Mechanism)):
+    raise TypeError("privacy must be a triehh.Target or a triehh.Mechanism, "
+                    f"got {privacy!r:.80}")
+  if privacy.sampling is None:
+    raise ValueError("name the cell's sampling: sampling='fixed' or "
+                     "'poisson' (its config says which)")
+  if privacy.schedule is not None:
+    raise ValueError("a sweep cell's config cannot hold a schedule")
+  given = isinstance(privacy, mechanism.Mechanism)
   config = {"algorithm": NAME, "engine": engine, "data": dict(data),
-            "epsilon": epsilon, "delta": delta, "theta": theta,
-            "gamma": gamma, "batch_size": batch_size,
-            "num_sub_rounds": num_sub_rounds,
-            "max_num_prefixes": max_num_prefixes,
-            "allow_no_guarantee": allow_no_guarantee,
+            "epsilon": None if given else privacy.epsilon,
+            "delta": privacy.delta, "theta": privacy.theta,
+            "gamma": privacy.gamma if given else None,
+            "batch_size": privacy.batch_size if given else None,
+            "num_sub_rounds": privacy.num_sub_rounds,
+            "max_num_prefixes": privacy.max_num_prefixes,
+            "allow_no_guarantee": privacy.allow_no_guarantee,
             "tff_secure_sum": tff_secure_sum,
             "tff_max_user_contribution": tff_max_user_contribution}
-  choices.check_sampling(sampling)
-  if sampling != choices.FIXED:
-    config.update(sampling=sampling, sampling_rate=sampling_rate)
-  elif sampling_rate is not None:
-    raise ValueError("sampling_rate is for sampling='poisson'")
-  choices.check_word_choice(word_choice)
-  if word_choice != choices.PER_ROUND:  # a key only when not the default
-    config["word_choice"] = word_choice
-  config.update(_counting(counts, count_share, count_sample_rate, epsilon,
-                          allow_no_guarantee))
-  config.update(neighbours_of_options(adjacency, population_size))
+  if privacy.sampling != choices.FIXED:
+    config.update(sampling=privacy.sampling,
+                  sampling_rate=privacy.sampling_rate if given else None)
+  if privacy.word_choice != choices.PER_ROUND:  # a key only when not default
+    config["word_choice"] = privacy.word_choice
+  if counting is not None:
+    discover_lib.check_counting(
+        True, counting.share, counting.sample_rate,
+        epsilon=None if given else privacy.epsilon,
+        allow_no_guarantee=privacy.allow_no_guarantee)
+    config.update(counts=True, count_share=counting.share,
+                  count_sample_rate=counting.sample_rate)
+  if privacy.adjacency is not None:
+    config["adjacency"] = privacy.adjacency.value
+  if privacy.population_size is not None:
+    config["population_size"] = privacy.population_size
   return config
 
 
-def neighbours_of_options(adjacency: str | None,
-                          population_size: int | None) -> dict:
-  """The config keys of an adjacency asked for and a declared public n
-  (none for None), checked."""
-  out = {}
-  if adjacency is not None:
-    out["adjacency"] = Adjacency.of(adjacency).value
-  if population_size is not None:
-    out["population_size"] = validation.check_int(
-        "population_size (the declared, public number of users)",
-        population_size)
-  return out
+# The keywords of a cell's values (grid_values, a driver's flags) that
+# make its privacy (mechanism.from_options), and the config's other keys.
+_PRIVACY_OPTIONS = frozenset({
+    "epsilon", "delta", "theta", "gamma", "batch_size", "sampling_rate",
+    "sampling", "adjacency", "population_size", "num_sub_rounds",
+    "max_num_prefixes", "word_choice", "allow_no_guarantee"})
+_COUNTING_OPTIONS = ("counts", "count_share", "count_sample_rate")
+_TFF_OPTIONS = ("tff_secure_sum", "tff_max_user_contribution")
 
 
-def _counting(counts: bool, share: float | None, rate: float | None,
-              epsilon: float | None, allow_no_guarantee: bool) -> dict:
-  """The config keys of protected counts, checked as ``discover`` checks
-  them (ValueError naming the option)."""
+def config_of_values(data: Mapping[str, Any], values: Mapping[str, Any]
+                     ) -> dict:
+  """:func:`triehh_config` of keyword-style values (a cell's
+  :meth:`TrieHH.grid_values`, a driver's flags): the engine, the
+  privacy's options (:func:`triehh.theory.mechanism.from_options`;
+  sampling ``"fixed"`` when not named, as a config without the key),
+  ``counts``, ``count_share`` and ``count_sample_rate`` (checked as
+  ``discover`` checks them), and the TFF options recorded.
+
+  Raises:
+    TypeError: for a key that is none of those.
+  """
+  unknown = (set(values) - _PRIVACY_OPTIONS - set(_COUNTING_OPTIONS)
+             - set(_TFF_OPTIONS) - {"engine"})
+  if unknown:
+    raise TypeError(f"a TrieHH config takes no {', '.join(sorted(unknown))}")
+  options = {name: values[name] for name in _PRIVACY_OPTIONS
+             if name in values}
+  options.setdefault("sampling", choices.FIXED)
+  counts, share, rate = (values.get(name) for name in _COUNTING_OPTIONS)
   request = discover_lib.check_counting(
-      counts, share, rate, epsilon=epsilon,
-      allow_no_guarantee=allow_no_guarantee)
-  if request is None:
-    return {}
-  return {"counts": True, "count_share": request[0],
-          "count_sample_rate": request[1]}
-
-
-def sampling_of(config: Mapping) -> dict:
-  """``discover``'s sampling (and word-choice) arguments for a TrieHH
-  ``config``, with the adjacency asked for and the declared n."""
-  return {"sampling": config.get("sampling", choices.FIXED),
-          "sampling_rate": config.get("sampling_rate"),
-          "word_choice": config.get("word_choice", choices.PER_ROUND),
-          "adjacency": config.get("adjacency"),
-          "population_size": config.get("population_size")}
+      False if counts is None else counts, share, rate,
+      epsilon=options.get("epsilon"),
+      allow_no_guarantee=options.get("allow_no_guarantee") or False)
+  return triehh_config(
+      data, mechanism.from_options(options),
+      engine=values.get("engine", registry.FAST),
+      counting=None if request is None else counts_lib.Counting(*request),
+      **{name: values.get(name) for name in _TFF_OPTIONS})
 
 
 def check_triehh_population(n: int) -> None:
@@ -144,30 +160,40 @@ def call_triehh(population: population_lib.Population, config: Mapping,
   """One TrieHH run of ``config`` on ``population`` at ``seed``.
 
   A cell's run is always one run on a built population with its sampling
-  named, so it goes straight to :func:`triehh.discovery.discover.run_once`
-  (what ``triehh.discover`` ends with), or to
-  :func:`~triehh.discovery.discover.run_with_counts` when the cell counts
-  its words; the run's ``max_length`` is the population's, built from
-  ``config["data"]``. ``engine_options`` are the engine's keyword
-  arguments (TFF: secure_sum, workers, timeouts, max_user_contribution).
+  named: its privacy (:func:`privacy_of`) goes straight to
+  :func:`triehh.discovery.discover.run_once` (what ``triehh.discover``
+  ends with, resolving it with :func:`triehh.theory.policy.resolve`), or
+  to :func:`~triehh.discovery.discover.run_with_counts` when the cell
+  counts its words (:func:`counting_of`); the run's ``max_length`` is the
+  population's, built from ``config["data"]``. ``engine_options`` are the
+  engine's keyword arguments (TFF: secure_sum, workers, timeouts,
+  max_user_contribution).
   """
   privacy = privacy_of(config)
   options = dict(seed=seed, engine=config["engine"],
                  **dict(engine_options or {}))
-  if config.get("counts"):  # the budget split, the run, then the counts
-    return discover_lib.run_with_counts(
-        population, privacy, counting=counts_lib.Counting(
-            config["count_share"], config["count_sample_rate"]), **options)
+  counting = counting_of(config)
+  if counting is not None:  # the budget split, the run, then the counts
+    return discover_lib.run_with_counts(population, privacy,
+                                        counting=counting, **options)
   return discover_lib.run_once(population, privacy, **options)
 
 
 def privacy_of(config: Mapping) -> mechanism.Target | mechanism.Mechanism:
-  """The typed privacy of a TrieHH ``config`` (its sampling named)."""
+  """The typed privacy of a TrieHH ``config`` (its sampling named: a
+  config without the key is fixed-size), as :func:`triehh_config` wrote
+  it."""
   return mechanism.from_options({
-      **{name: config.get(name) for name in
-         ("epsilon", "delta", "theta", "gamma", "batch_size",
-          "num_sub_rounds", "max_num_prefixes", "allow_no_guarantee")},
-      **sampling_of(config)})
+      **{name: config.get(name) for name in _PRIVACY_OPTIONS},
+      "sampling": config.get("sampling", choices.FIXED)})
+
+
+def counting_of(config: Mapping) -> counts_lib.Counting | None:
+  """The protected counts a TrieHH ``config`` asks for, or None."""
+  if not config.get("counts"):
+    return None
+  return counts_lib.Counting(config["count_share"],
+                             config["count_sample_rate"])
 
 
 def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
@@ -275,7 +301,7 @@ class TrieHH:
     return out
 
   def config(self, data: Mapping[str, Any], **values: Any) -> dict:
-    return triehh_config(data, **values)
+    return config_of_values(data, values)
 
   def uses_tensorflow(self, config: Mapping[str, Any]) -> bool:
     return registry.uses_tensorflow(config["engine"])
@@ -283,24 +309,19 @@ class TrieHH:
   def check(self, cell, population: population_lib.Population,
             seeds: Sequence[int] = (0,)) -> None:
     """The population's size and Theorem 1's range or calibration
-    (:func:`triehh.theory.policy.resolve_params`, as ``discover`` resolves
-    them)."""
+    (:func:`triehh.theory.policy.resolve`, as the run resolves them)."""
     del seeds  # the parameters do not depend on the seed
     c = cell.config
     n = population.num_users
     check_triehh_population(n)
-    epsilon, delta = c["epsilon"], c["delta"]
-    if c.get("counts"):  # discovery runs at its share of the total
-      _, split = discover_lib.split_total(
-          c.get("population_size") or n, epsilon, delta, c["count_share"])
-      epsilon, delta = split.discovery_epsilon, split.discovery_delta
-    policy.resolve_params(
-        n, c["data"]["max_length"], epsilon=epsilon, delta=delta,
-        theta=c["theta"], gamma=c["gamma"],
-        batch_size=c["batch_size"], num_sub_rounds=c["num_sub_rounds"],
-        max_num_prefixes=c["max_num_prefixes"],
-        allow_no_guarantee=c["allow_no_guarantee"],
-        single_word=population.is_single_word, **sampling_of(c))
+    privacy, delta_from_n = privacy_of(c), False
+    counting = counting_of(c)
+    if counting is not None:  # discovery runs at its share of the total
+      privacy, delta_from_n = discover_lib.discovery_share(
+          privacy, counting, n)
+    policy.resolve(n, c["data"]["max_length"], privacy,
+                   single_word=population.is_single_word,
+                   delta_from_n=delta_from_n)
 
   def call(self, population: population_lib.Population,
            config: Mapping[str, Any], seed: int,
