@@ -48,6 +48,7 @@ from triehh.analysis import audit as privacy_audit
 from triehh.analysis import audit_several_words as several_words
 from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
+from triehh.theory import mechanism
 
 FLAGS = flags.FLAGS
 NUM_USERS = 10_000
@@ -134,11 +135,13 @@ def main(argv):
   runs = FLAGS.runs_per_side
   adjacency = FLAGS.adjacency
   # The flags are checked when parsed; the parameters before any output.
+  privacy = mechanism.from_options({
+      "epsilon": epsilon, "delta": FLAGS.delta, "theta": FLAGS.theta,
+      "batch_size": FLAGS.batch_size, "gamma": FLAGS.gamma,
+      "sampling": "fixed"})
   for variant in FLAGS.variants:
-    privacy_audit.make_setup(
-        num_users, FLAGS.max_length, theta=FLAGS.theta,
-        batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,
-        delta=FLAGS.delta, variant=variant, adjacency=adjacency)
+    privacy_audit.make_setup(num_users, FLAGS.max_length, privacy,
+                             variant=variant, adjacency=adjacency)
   print(f"adjacency: {adjacency}. {HEADER}")
   print(f"{'variant':>16} {'n':>7} {'L':>3} {'theta':>5} {'m':>5} "
         f"{'thm eps':>8} {'thm delta':>9} {'exact eps':>9} "
@@ -146,10 +149,8 @@ def main(argv):
         "worst event")
   for variant in FLAGS.variants:
     exact, mc = privacy_audit.audit(
-        num_users, FLAGS.max_length, theta=FLAGS.theta,
-        batch_size=FLAGS.batch_size, gamma=FLAGS.gamma, epsilon=epsilon,
-        delta=FLAGS.delta, variant=variant, adjacency=adjacency,
-        num_runs=runs, confidence=FLAGS.confidence,
+        num_users, FLAGS.max_length, privacy, variant=variant,
+        adjacency=adjacency, num_runs=runs, confidence=FLAGS.confidence,
         seed=FLAGS.seed)
     s = exact.setup
     shown = mc if mc is not None else exact
@@ -196,14 +197,15 @@ def _several_words_population():
 def _several_words_setups(n: int, max_length: int):
   theta = FLAGS.theta
   if theta is not None:
-    return [several_words.make_setup(n, max_length, accounting=a,
-                                     theta=theta, batch_size=FLAGS.batch_size)
+    given = mechanism.Mechanism(theta=theta, batch_size=FLAGS.batch_size,
+                                sampling="fixed")
+    return [several_words.make_setup(n, max_length, given, accounting=a)
             for a in several_words.ACCOUNTINGS], None
   epsilon = shared_flags.value_or("epsilon", SEVERAL_WORDS_EPSILON)
   delta = (FLAGS.delta if FLAGS.delta is not None
            else reproduction_numbers.PAPER_MULTI_DELTA)
-  return [several_words.make_setup(n, max_length, accounting=a,
-                                   epsilon=epsilon, delta=delta)
+  target = mechanism.Target(epsilon, delta=delta, sampling="fixed")
+  return [several_words.make_setup(n, max_length, target, accounting=a)
           for a in several_words.ACCOUNTINGS], (epsilon, delta)
 
 

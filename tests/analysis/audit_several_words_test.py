@@ -120,8 +120,8 @@ def test_exact_law_matches_the_engine():
 def test_bag_of_one_word_reduces_to_the_one_word_audit(k):
   n, length = 300, 2
   # Theorem 1's delta is 1/12 here: audit at a small delta, as a real one.
-  setup1 = dataclasses.replace(
-      one_word.make_setup(n, length, theta=4, batch_size=30), delta=1e-6)
+  setup1 = dataclasses.replace(one_word.make_setup(
+      n, length, triehh.Mechanism(theta=4, batch_size=30)), delta=1e-6)
   w = one_word.TARGET_CHAR * length
   bags = [{w: 1}] * k + [{one_word.OTHER_WORD: 1}] * (n - k - 1) + [{w: 1}]
   pop = population_lib.Population.from_user_words(bags, max_length=length)
@@ -168,10 +168,9 @@ def test_certified_levels_pass_surely():
 
 def test_real_setups_calibrate_as_the_library():
   n = 659_775
-  ours = sw.make_setup(n, 9, accounting="per_round", epsilon=4.0,
-                       delta=1 / (300 * n))
-  paper = sw.make_setup(n, 9, accounting="paper", epsilon=4.0,
-                        delta=1 / (300 * n))
+  target = triehh.Target(4.0, delta=1 / (300 * n))
+  ours = sw.make_setup(n, 9, target, accounting="per_round")
+  paper = sw.make_setup(n, 9, target, accounting="paper")
   assert (ours.theta, ours.batch_size) == (13, 16_731)
   assert (paper.theta, paper.batch_size) == (12, 18_126)
   assert ours.delta == pytest.approx(ours.levels * ours.delta_one)
@@ -212,10 +211,10 @@ def one_line(excinfo):
 
 
 @pytest.mark.parametrize("call, needle", [
-    (lambda: sw.make_setup(10_000, 9, accounting="bogus", epsilon=4.0),
+    (lambda: sw.make_setup(10_000, 9, 4.0, accounting="bogus"),
      "accounting"),
-    (lambda: sw.make_setup(1, 9, epsilon=4.0), "n must be"),
-    (lambda: sw.make_setup(10_000, 9, epsilon=0.01), "no guarantee"),
+    (lambda: sw.make_setup(1, 9, 4.0), "n must be"),
+    (lambda: sw.make_setup(10_000, 9, triehh.Target(0.01)), "no guarantee"),
     (lambda: sw.voter_total_law(np.array([0.5, 1.5])), "shares"),
 ])
 def test_bad_setup_is_one_line_error(call, needle):

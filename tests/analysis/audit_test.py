@@ -9,13 +9,16 @@ from triehh.analysis import audit as pa
 from triehh.analysis import audit_bounds
 from triehh.core import memory
 from triehh.core import population as population_lib
+from triehh.theory.mechanism import Mechanism
+from triehh.theory.mechanism import Target
 
 
 @pytest.mark.parametrize("variant", pa.VARIANTS)
 def test_engine_matches_exact_depth_distribution(variant):
   """The real engine (with the broken variants' schedules) follows the exact
   model: each depth frequency of w's path lies in its 99.9 % interval."""
-  setup = pa.make_setup(300, 2, theta=4, batch_size=30, variant=variant)
+  setup = pa.make_setup(300, 2, Mechanism(theta=4, batch_size=30),
+                        variant=variant)
   k = 35
   exact_d, exact_d_prime = pa._path_distributions(setup, np.array([k]))
   pop, pop_prime = pa.build_populations(setup, k)
@@ -36,7 +39,7 @@ PAPER_CELLS = [(10**4, 2.0), (10**4, 4.0), (10**5, 2.0), (10**5, 4.0)]
 @pytest.mark.parametrize("n,epsilon", PAPER_CELLS)
 @pytest.mark.parametrize("variant", ["correct", "with_replacement"])
 def test_exact_loss_within_theorem(n, epsilon, variant):
-  setup = pa.make_setup(n, 10, epsilon=epsilon, variant=variant)
+  setup = pa.make_setup(n, 10, Target(epsilon), variant=variant)
   assert setup.delta <= 1 / n**2
   result = pa.exact_audit(setup)
   assert 0 < result.epsilon <= setup.epsilon
@@ -45,7 +48,7 @@ def test_exact_loss_within_theorem(n, epsilon, variant):
 
 def test_monte_carlo_lower_bound_within_theorem():
   # Small enough that the whole-trie event is audited too.
-  setup = pa.make_setup(400, 2, theta=4, batch_size=40)
+  setup = pa.make_setup(400, 2, Mechanism(theta=4, batch_size=40))
   result = pa.monte_carlo_audit(setup, num_runs=300, confidence=0.95)
   assert result.setup.sizes[1] <= pa.WHOLE_TRIE_MAX_USERS
   assert result.lower <= setup.epsilon
@@ -54,7 +57,7 @@ def test_monte_carlo_lower_bound_within_theorem():
 
 
 def test_theta_one_caught_by_monte_carlo():
-  setup = pa.make_setup(2500, 1, theta=10, batch_size=50,
+  setup = pa.make_setup(2500, 1, Mechanism(theta=10, batch_size=50),
                         variant="theta_one")
   exact = pa.exact_audit(setup)
   assert math.isinf(exact.epsilon) and exact.worst.k == 0
@@ -64,34 +67,49 @@ def test_theta_one_caught_by_monte_carlo():
 
 
 def test_double_vote_caught_by_exact_path():
-  setup = pa.make_setup(1000, 1, theta=12, batch_size=32,
+  setup = pa.make_setup(1000, 1, Mechanism(theta=12, batch_size=32),
                         variant="double_vote")
   broken = pa.exact_audit(setup)
   assert broken.violates and broken.epsilon > 1.5 * setup.epsilon
-  correct = pa.exact_audit(pa.make_setup(1000, 1, theta=12, batch_size=32))
+  correct = pa.exact_audit(pa.make_setup(
+      1000, 1, Mechanism(theta=12, batch_size=32)))
   assert not correct.violates
   # Printed, a result stays short: the audited sizes are left out.
   assert len(correct.populations) > 100 and len(repr(correct)) < 1000
 
 
 def test_planned_populations_include_threshold_sizes():
-  setup = pa.make_setup(10**4, 10, epsilon=2.0)
+  setup = pa.make_setup(10**4, 10, Target(2.0))
   ks = pa.planned_populations(setup, 1000, 0.95)
   assert {0, setup.theta - 1, setup.theta} <= set(ks)
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(theta=3, batch_size=10), "theta >= 4"),
-    (dict(theta=4, batch_size=10, variant="nope"), "variant"),
-    (dict(theta=4, batch_size=10, adjacency="swap"), "adjacency"),
+@pytest.mark.parametrize("privacy,kwargs,message", [
+    (Mechanism(theta=3, batch_size=10), {}, "theta >= 4"),
+    (Mechanism(theta=4, batch_size=10), dict(variant="nope"), "variant"),
+    (Mechanism(theta=4, batch_size=10), dict(adjacency="swap"), "adjacency"),
+    (Target(4.0, sampling="poisson"), {}, "covers fixed-size batches"),
+    (Mechanism(theta=4, sampling_rate=0.1), {}, "not sampling_rate"),
+    (Target(4.0, num_sub_rounds=2), {}, "does not model num_sub_rounds=2"),
+    (Target(4.0, max_num_prefixes=3), {},
+     "does not model max_num_prefixes=3"),
+    (Target(4.0, allow_no_guarantee=True), {},
+     "does not model allow_no_guarantee=True"),
+    (Target(4.0, adjacency="replace_one"), {}, "does not model adjacency"),
 ])
-def test_bad_setup(kwargs, message):
+def test_bad_setup(privacy, kwargs, message):
   with pytest.raises(ValueError, match=message):
-    pa.make_setup(100, 2, **kwargs)
+    pa.make_setup(10**4, 2, privacy, **kwargs)
+
+
+def test_a_number_is_the_target_epsilon_and_the_batches_fixed_size():
+  assert pa.make_setup(10**4, 10, 4.0) == pa.make_setup(
+      10**4, 10, Target(4.0, sampling="fixed"))
 
 
 def test_replace_adjacency_keeps_size():
-  setup = pa.make_setup(400, 2, theta=4, batch_size=40, adjacency="replace")
+  setup = pa.make_setup(400, 2, Mechanism(theta=4, batch_size=40),
+                        adjacency="replace")
   assert setup.sizes == (400, 400)
   pop, pop_prime = pa.build_populations(setup, 5)
   assert pop.num_users == pop_prime.num_users == 400
@@ -100,13 +118,13 @@ def test_replace_adjacency_keeps_size():
 def test_default_adjacency_is_the_papers_replace():
   """By default D' keeps n users (one word replaced), as docs/privacy.md's
   adjacency does; adding a user is the option."""
-  setup = pa.make_setup(400, 2, theta=4, batch_size=40)
+  setup = pa.make_setup(400, 2, Mechanism(theta=4, batch_size=40))
   assert setup.adjacency == "replace" and setup.sizes == (400, 400)
-  exact, _ = pa.audit(10**4, 10, epsilon=4.0, num_runs=0)
+  exact, _ = pa.audit(10**4, 10, Target(4.0), num_runs=0)
   assert exact.setup.adjacency == "replace"
-  added, _ = pa.audit(10**4, 10, epsilon=4.0, num_runs=0, adjacency="add")
+  added, _ = pa.audit(10**4, 10, Target(4.0), num_runs=0, adjacency="add")
   assert added.setup.sizes == (10**4, 10**4 + 1)
-  replaced = pa.exact_audit(pa.make_setup(10**4, 10, epsilon=4.0,
+  replaced = pa.exact_audit(pa.make_setup(10**4, 10, Target(4.0),
                                           adjacency="replace"))
   assert exact.epsilon == replaced.epsilon != added.epsilon
 
@@ -116,7 +134,8 @@ def test_default_adjacency_is_the_papers_replace():
 def test_unscheduled_variants_run_on_word_counts(variant, adjacency):
   """D and D' are given by word counts, and the engine draws the same
   depths and tries from them as from the users listed one by one."""
-  setup = pa.make_setup(300, 2, theta=4, batch_size=30, variant=variant,
+  setup = pa.make_setup(300, 2, Mechanism(theta=4, batch_size=30),
+                        variant=variant,
                         adjacency=adjacency)
   size_prime = 300 + (adjacency == "add")
   w = pa.TARGET_CHAR * 2
@@ -139,7 +158,7 @@ def test_unscheduled_variants_run_on_word_counts(variant, adjacency):
 
 
 def test_ten_billion_users_are_audited():
-  exact, mc = pa.audit(10**10, 2, epsilon=2.0, num_runs=2, seed=0)
+  exact, mc = pa.audit(10**10, 2, Target(2.0), num_runs=2, seed=0)
   assert exact.setup.n == 10**10 and not exact.violates
   assert mc.num_runs == 2 and mc.lower <= exact.setup.epsilon
 
@@ -153,14 +172,15 @@ def test_listed_populations_that_do_not_fit_are_refused_first(
     tiny_memory, monkeypatch):
   monkeypatch.setattr(pa, "exact_audit", lambda *a, **k: pytest.fail("ran"))
   with pytest.raises(memory.InsufficientMemoryError) as err:
-    pa.audit(20_000, 2, theta=4, batch_size=200, variant="double_vote",
+    pa.audit(20_000, 2, Mechanism(theta=4, batch_size=200),
+             variant="double_vote",
              num_runs=10)
   assert str(err.value) == (
       "n=20,000 users listed one by one for variant='double_vote' would need "
       "about 1.9 MiB of memory, more than the 1.0 MiB available; use n <= "
       "10,485 or num_runs=0 (the exact path only); the other variants run on "
       "word counts (Population.from_word_frequencies), for any n up to 2^62")
-  setup = pa.make_setup(20_000, 2, theta=4, batch_size=200,
+  setup = pa.make_setup(20_000, 2, Mechanism(theta=4, batch_size=200),
                         variant="with_replacement")
   with pytest.raises(memory.InsufficientMemoryError, match="n=20,000 users"):
     pa.build_populations(setup, 5)
@@ -172,17 +192,17 @@ def test_runs_that_do_not_fit_are_refused_before_the_exact_path(
   with pytest.raises(memory.InsufficientMemoryError, match=(
       r"^num_runs=1,000,000,000 runs would need about 14.9 GiB of memory, "
       r"more than the 1.0 MiB available; use num_runs <= 65,536$")):
-    pa.audit(10**4, 10, epsilon=4.0, num_runs=10**9)
+    pa.audit(10**4, 10, Target(4.0), num_runs=10**9)
   for bad in (-5, 1, 2.5, True):
     with pytest.raises(ValueError, match="num_runs must be 0 .* or an "
                        "integer >= 2"):
-      pa.audit(10**4, 10, epsilon=4.0, num_runs=bad)
+      pa.audit(10**4, 10, Target(4.0), num_runs=bad)
 
 
 def test_an_exact_scan_that_does_not_fit_is_refused_first(tiny_memory,
                                                           monkeypatch):
   monkeypatch.setattr(pa, "round_pass", lambda *a: pytest.fail("computed"))
-  setup = pa.make_setup(10**6, 2, theta=4, batch_size=1000)
+  setup = pa.make_setup(10**6, 2, Mechanism(theta=4, batch_size=1000))
   # k = 0 .. 44,000: 36 bytes for each of theta + 120 + 3 (levels) terms.
   with pytest.raises(memory.InsufficientMemoryError, match=(
       r"^the exact laws of 44,001 populations \(k holders of w at "

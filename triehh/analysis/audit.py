@@ -53,6 +53,7 @@ from scipy import stats
 
 from triehh.analysis import audit_bounds
 from triehh.analysis import audit_memory
+from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.discovery import discover as discover_lib
@@ -106,15 +107,18 @@ class AuditSetup:
     return self.n, self.n + (self.adjacency == "add")
 
 
-def make_setup(n: int, max_length: int, *, theta: int | None = None,
-               batch_size: int | None = None, gamma: float | None = None,
-               epsilon: float | None = None, delta: float | None = None,
+def make_setup(n: int, max_length: int, privacy, *,
                variant: str = "correct", adjacency: str = "replace"
                ) -> AuditSetup:
-  """The setup for theta with batch_size or gamma, or calibrated (eps, delta).
+  """The setup of a Theorem 1 configuration.
 
-  ``delta`` defaults to ``1/n^2`` when calibrating. Parameters outside
-  Theorem 1 raise ``ValueError`` (there is no claim to audit).
+  ``privacy``: a :class:`~triehh.theory.mechanism.Mechanism` (theta with
+  batch_size or gamma), or a :class:`~triehh.theory.mechanism.Target`
+  (``(epsilon, delta)`` calibrated by Corollary 1; ``delta`` defaults to
+  ``1/n^2``) or a number, its epsilon: the paper's fixed-size batches, one
+  word per user, no prefix cap, schedule or sub-rounds. ``adjacency`` is
+  how ``D'`` is built (module docstring). Parameters outside Theorem 1
+  raise ``ValueError`` (there is no claim to audit).
   """
   if variant not in VARIANTS:
     raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
@@ -126,10 +130,9 @@ def make_setup(n: int, max_length: int, *, theta: int | None = None,
   if not isinstance(max_length, (int, np.integer)) or max_length < 1:
     raise ValueError(f"max_length must be a positive integer, got "
                      f"{max_length!r}")
+  audited = theorem_1_privacy(privacy, "the audit")
   try:
-    params = policy.resolve_params(int(n), int(max_length), epsilon=epsilon,
-                                   delta=delta, theta=theta, gamma=gamma,
-                                   batch_size=batch_size)
+    params = policy.resolve(int(n), int(max_length), audited)
   except ValueError as err:  # no claim to audit: say so, without run advice
     reason = str(err).split(". Pass allow_no_guarantee")[0]
     raise ValueError(f"no Theorem 1 guarantee to audit: {reason}") from None
@@ -137,6 +140,38 @@ def make_setup(n: int, max_length: int, *, theta: int | None = None,
                     batch_size=params.batch_size, max_length=int(max_length),
                     epsilon=params.epsilon, delta=params.delta,
                     variant=variant, adjacency=adjacency)
+
+
+# The fields of a Target or Mechanism that an audited configuration leaves
+# at their defaults: the audit models one-word users sampled in fixed-size
+# batches, one vote count per level.
+_UNAUDITED = {"adjacency": None, "population_size": None,
+              "num_sub_rounds": 1, "max_num_prefixes": None,
+              "allow_no_guarantee": False, "schedule": None}
+
+
+def theorem_1_privacy(privacy, who: str = "the audit"
+                      ) -> mechanism.Target | mechanism.Mechanism:
+  """``privacy`` (a Target, a Mechanism or a number, the target epsilon)
+  as the fixed-size TrieHH that Theorem 1 covers, or a ValueError naming
+  the field ``who`` does not model (Poisson sampling, a sampling rate,
+  sub-rounds, a prefix cap, a schedule, ``allow_no_guarantee``, an
+  adjacency, a declared n)."""
+  privacy = mechanism.of(privacy)
+  if privacy.sampling not in (None, choices.FIXED):
+    raise ValueError(f"{who} covers fixed-size batches (Theorem 1), got "
+                     f"sampling={privacy.sampling!r}")
+  if getattr(privacy, "sampling_rate", None) is not None:
+    raise ValueError(f"{who} covers fixed-size batches (Theorem 1): give "
+                     "batch_size or gamma, not sampling_rate")
+  for name, default in _UNAUDITED.items():
+    value = getattr(privacy, name)
+    if value is not None if default is None else value != default:
+      raise ValueError(f"{who} does not model {name}={value!r:.60}: leave it "
+                       "at its default")
+  if privacy.sampling is None:
+    privacy = dataclasses.replace(privacy, sampling=choices.FIXED)
+  return privacy
 
 
 # ---- exact path ------------------------------------------------------------
@@ -478,21 +513,20 @@ def _counts(items: list) -> dict:
   return counts
 
 
-def audit(n: int, max_length: int, *, theta: int | None = None,
-          batch_size: int | None = None, gamma: float | None = None,
-          epsilon: float | None = None, delta: float | None = None,
-          variant: str = "correct", adjacency: str = "replace",
-          num_runs: int = 2000, confidence: float = 0.95, seed: int = 0
+def audit(n: int, max_length: int, privacy, *, variant: str = "correct",
+          adjacency: str = "replace", num_runs: int = 2000,
+          confidence: float = 0.95, seed: int = 0
           ) -> tuple[AuditResult, AuditResult]:
   """Audits one configuration: ``(exact result, Monte Carlo result)``.
 
-  Give ``theta`` with ``batch_size`` or ``gamma``, or ``epsilon`` (and
-  optionally ``delta``, default ``1/n^2``) to calibrate by Corollary 1.
-  ``num_runs=0`` skips the Monte Carlo path (its result is then ``None``).
+  ``privacy``: a :class:`triehh.Mechanism` (theta with ``batch_size`` or
+  ``gamma``), or a :class:`triehh.Target` (``epsilon``, optionally
+  ``delta``, default ``1/n^2``, calibrated by Corollary 1) or a number, its
+  epsilon; fixed-size batches (:func:`make_setup`). ``num_runs=0`` skips
+  the Monte Carlo path (its result is then ``None``).
   """
-  setup = make_setup(n, max_length, theta=theta, batch_size=batch_size,
-                     gamma=gamma, epsilon=epsilon, delta=delta,
-                     variant=variant, adjacency=adjacency)
+  setup = make_setup(n, max_length, privacy, variant=variant,
+                     adjacency=adjacency)
   if num_runs != 0:  # refused before the exact path runs
     if (isinstance(num_runs, bool) or not isinstance(num_runs, (int, np.integer))
         or num_runs < 2):

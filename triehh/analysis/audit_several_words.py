@@ -51,9 +51,12 @@ import time
 import numpy as np
 from scipy import special
 
+from triehh.analysis import audit as audit_lib
 from triehh.analysis import audit_bounds
 from triehh.analysis import audit_memory
+from triehh.core import choices
 from triehh.core import population as population_lib
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 ACCOUNTINGS = ("per_round", "paper")
@@ -92,31 +95,38 @@ class Setup:
     return self.max_length + 1
 
 
-def make_setup(n: int, max_length: int, *, accounting: str = "per_round",
-               epsilon: float | None = None, delta: float | None = None,
-               theta: int | None = None,
-               batch_size: int | None = None) -> Setup:
+def make_setup(n: int, max_length: int, privacy, *,
+               accounting: str = "per_round") -> Setup:
   """theta and m as the library calibrates them for ``accounting``.
 
-  ``"per_round"`` calibrates as a several-word run with per-round redraws
-  (theta for delta / L); ``"paper"`` as one word per user (Theorem 1's
-  delta, what Corollary 2 states). Or give ``theta`` and ``batch_size``.
+  ``privacy``: a :class:`~triehh.theory.mechanism.Target` (or a number,
+  its epsilon) to calibrate theta and m for, or a
+  :class:`~triehh.theory.mechanism.Mechanism` giving them (theta with
+  ``batch_size``); fixed-size batches, redrawn every round
+  (:func:`triehh.analysis.audit.theorem_1_privacy`). ``"per_round"``
+  calibrates as a several-word run with per-round redraws (theta for delta
+  / L); ``"paper"`` as one word per user (Theorem 1's delta, what
+  Corollary 2 states).
   """
   if accounting not in ACCOUNTINGS:
     raise ValueError(f"accounting must be one of {ACCOUNTINGS}, got "
                      f"{accounting!r}")
   if not isinstance(n, (int, np.integer)) or n < 2:
     raise ValueError(f"n must be an integer of at least 2 users, got {n!r}")
+  audited = audit_lib.theorem_1_privacy(privacy, "the several-word audit")
+  if audited.word_choice != choices.PER_ROUND:
+    raise ValueError("the several-word audit covers words redrawn every "
+                     f"round (word_choice='per_round'), got "
+                     f"word_choice={audited.word_choice!r}")
   try:
-    params = policy.resolve_params(
-        int(n), int(max_length), epsilon=epsilon, delta=delta, theta=theta,
-        batch_size=batch_size, single_word=accounting == "paper",
-        sampling="fixed")
+    params = policy.resolve(int(n), int(max_length), audited,
+                            single_word=accounting == "paper")
   except ValueError as err:
     reason = str(err).split(". Pass allow_no_guarantee")[0]
     raise ValueError(f"no guarantee to audit: {reason}") from None
-  one = policy.resolve_params(int(n), int(max_length), theta=params.theta,
-                              batch_size=params.batch_size, sampling="fixed")
+  one = policy.resolve(int(n), int(max_length), mechanism.Mechanism(
+      theta=params.theta, batch_size=params.batch_size,
+      sampling=choices.FIXED))
   return Setup(n=int(n), theta=params.theta, batch_size=params.batch_size,
                max_length=int(max_length), epsilon=params.epsilon,
                delta=params.delta, accounting=accounting,
