@@ -72,6 +72,7 @@ from triehh.engines import rounds
 from triehh.engines import sampling
 from triehh.engines import thinning
 from triehh.engines import vote_counts
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 FLAGS = flags.FLAGS
@@ -216,7 +217,8 @@ def one_word_rows() -> list[tuple[int, float, float | None]]:
   for n, both in sizes:
     pop = zipf_population(n, per_user=both).encode()
     fast_engine.prepare(pop)
-    params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
+    params = policy.resolve(n, pop.max_length,
+                            mechanism.Target(FLAGS.epsilon, sampling="fixed"))
     theta, m = params.theta, params.batch_size
 
     def count_level(seed):
@@ -304,7 +306,8 @@ def several_words_rows(n: int) -> None:
   the fused table against the three gathers."""
   pop = several_words_population(n)
   fast_engine.prepare(pop)
-  params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
+  params = policy.resolve(n, pop.max_length,
+                          mechanism.Target(FLAGS.epsilon, sampling="fixed"))
   m = params.batch_size
   kwargs = dict(theta=params.theta, batch_size=m)
 
@@ -390,8 +393,8 @@ def floor_row(n: int, sampling: str = choices.FIXED) -> None:
   """
   pop = zipf_population(n, per_user=False).encode()
   fast_engine.prepare(pop)
-  params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon,
-                                 sampling=sampling)
+  params = policy.resolve(n, pop.max_length,
+                          mechanism.Target(FLAGS.epsilon, sampling=sampling))
   theta, m = params.theta, params.batch_size
   rate = params.sampling_rate if sampling == choices.POISSON else None
   p = rate if rate is not None else m / n

@@ -144,9 +144,10 @@ def compare(name: str, pop, epsilon: float, seeds) -> list[dict]:
   """IBLT and TrieHH rows for one data set and epsilon."""
   from reports.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
+  from triehh.theory import mechanism  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top
-  params = policy.resolve_params(pop.num_users, pop.max_length,
-                                 epsilon=epsilon)
+  params = policy.resolve(pop.num_users, pop.max_length,
+                          mechanism.Target(epsilon, sampling="fixed"))
   k = FLAGS.k_anonymity or params.theta
   m = params.batch_size
   truth = pop.ground_truth()
@@ -184,10 +185,11 @@ def _default_population(epsilon: float, seeds):
   from reports.beyond import runs as beyond_runs  # pylint: disable=g-import-not-at-top
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
+  from triehh.theory import mechanism  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   pop = synthetic.english_population(FLAGS.num_users).encode()
-  params = policy.resolve_params(pop.num_users, pop.max_length,
-                                 epsilon=epsilon)
+  params = policy.resolve(pop.num_users, pop.max_length,
+                          mechanism.Target(epsilon, sampling="fixed"))
   capacity = beyond_runs.first_round_capacity(pop, params.batch_size, seeds,
                                               FLAGS.string_max_bytes)
   try:

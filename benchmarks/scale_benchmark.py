@@ -27,6 +27,7 @@ from triehh.core import population as population_lib
 from triehh.data import synthetic
 from triehh.engines import fast as fast_engine
 from triehh.engines import vote_counts
+from triehh.theory import mechanism
 from triehh.theory import policy
 
 FLAGS = flags.FLAGS
@@ -74,7 +75,8 @@ def main(argv):
     start = time.perf_counter()
     fast_engine.prepare(pop)
     prepared = time.perf_counter() - start
-    params = policy.resolve_params(n, pop.max_length, epsilon=FLAGS.epsilon)
+    params = policy.resolve(n, pop.max_length,
+                            mechanism.Target(FLAGS.epsilon, sampling="fixed"))
     walls, cpus, found = [], [], []
     for seed in range(FLAGS.repeats):
       t0, c0 = time.perf_counter(), time.process_time()

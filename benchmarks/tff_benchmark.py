@@ -196,6 +196,7 @@ def main(argv):
              "TRIEHH_SENTIMENT140")
   from triehh import data  # pylint: disable=g-import-not-at-top
   from triehh.engines import fast as fast_engine  # pylint: disable=g-import-not-at-top
+  from triehh.theory import mechanism  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   start = time.perf_counter()
   from triehh.engines.tff import computations  # pylint: disable=g-import-not-at-top
@@ -206,8 +207,8 @@ def main(argv):
   loaded = data.load(data.DataSpec(path, dataset="sentiment140",
                                    setting="single"))
   pop = loaded.population.encode()
-  params = policy.resolve_params(pop.num_users, pop.max_length,
-                              epsilon=FLAGS.epsilon)
+  params = policy.resolve(pop.num_users, pop.max_length,
+                          mechanism.Target(FLAGS.epsilon, sampling="fixed"))
   start = time.perf_counter()
   runtime_lib.get_runtime()
   started = time.perf_counter() - start
@@ -231,8 +232,9 @@ def main(argv):
   if FLAGS.multi:
     multi = data.load(data.DataSpec(path, dataset="sentiment140",
                                     setting="multi")).population.encode()
-    multi_params = policy.resolve_params(multi.num_users, multi.max_length,
-                                      epsilon=FLAGS.epsilon)
+    multi_params = policy.resolve(
+        multi.num_users, multi.max_length,
+        mechanism.Target(FLAGS.epsilon, sampling="fixed"))
     costs = round_costs(multi, multi_params, runtime_lib, computations, engine,
                         fast_engine, FLAGS.repeats)
     print(f"\nseveral words per user ({multi!r}, m={costs['m']}): tff engine "

@@ -225,7 +225,7 @@ def neighbour_options() -> dict:
 
 
 # The library's words for what a flag sets -> the flag (the errors of
-# triehh.theory.policy.resolve_params, said in the drivers' terms).
+# triehh.theory.policy.resolve, said in the drivers' terms).
 _FLAG_TERMS = (
     (re.compile(r"(?<![-\w])population_size\b"), "--population_size"),
     (re.compile(r"(?<![-\w])allow_no_guarantee=True"), "--allow_no_guarantee"),

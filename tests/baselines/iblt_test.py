@@ -198,8 +198,9 @@ def test_batch_size_from_epsilon_is_triehh_batch_size_on_several_words():
       pop, triehh.Target(4.0, sampling="fixed"), seed=0).params
   plan = iblt.plan_run(pop, iblt.IBLTTarget(1, triehh.Target(4.0)), seed=0)
   assert plan.batch_size == trie_params.batch_size
-  assert plan.batch_size != policy.resolve_params(
-      pop.num_users, pop.max_length, epsilon=4.0).batch_size
+  assert plan.batch_size != policy.resolve(
+      pop.num_users, pop.max_length,
+      triehh.Target(4.0, sampling="fixed")).batch_size
   assert plan.options["capacity"] == 3 == len(
       {str(w) for w in pop.vocabulary[plan.drawn[0][1]]})
 
@@ -346,12 +347,13 @@ def test_the_result_is_a_release_without_differential_privacy():
 
 
 def test_same_rounds_and_counts_as_the_old_keywords_computed():
-  # The untyped call sized the rounds by resolve_params at (epsilon,
-  # delta) and drew them with draw_rounds: a Target batch gives the same.
+  # The untyped call sized the rounds by the policy at (epsilon, delta),
+  # fixed-size batches, one word per user, and drew them with draw_rounds:
+  # a Target batch gives the same.
   pop = triehh.Population.from_user_words(
       [w for w, c in HEAVY.items() for _ in range(c * 40)])
-  m = policy.resolve_params(pop.num_users, pop.max_length, epsilon=4.0,
-                            delta=1e-6).batch_size
+  m = policy.resolve(pop.num_users, pop.max_length, triehh.Target(
+      4.0, 1e-6, sampling="fixed")).batch_size
   result = iblt.iblt_discover(
       pop, target(2, triehh.Target(4.0, 1e-6), num_rounds=2), seed=8)
   drawn = iblt_rounds.draw_rounds(pop, m, "sampled", 2, 8)

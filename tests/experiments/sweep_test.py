@@ -394,6 +394,7 @@ def test_iblt_cells_run_resume_and_summarize(tmp_path):
   from triehh.baselines import iblt  # pylint: disable=g-import-not-at-top
   from triehh.core import metrics  # pylint: disable=g-import-not-at-top
   from triehh.data import synthetic  # pylint: disable=g-import-not-at-top
+  from triehh.theory import mechanism  # pylint: disable=g-import-not-at-top
   from triehh.theory import policy  # pylint: disable=g-import-not-at-top
   # 2,000 users, 93 per round at epsilon 8; strings cut at 3 bytes, so
   # some outputs are truncated ("tha" of "that").
@@ -413,7 +414,7 @@ def test_iblt_cells_run_resume_and_summarize(tmp_path):
   assert [r["seed"] for r in runs] == [3, 4]
   pop = synthetic.english_population(2000, seed=0)
   truth = pop.ground_truth()
-  params = policy.resolve_params(2000, 10, epsilon=8.0)
+  params = policy.resolve(2000, 10, mechanism.Target(8.0, sampling="fixed"))
   for record in runs:
     # No (epsilon, delta): k-anonymity, said plainly.
     assert record["epsilon"] is None and record["delta"] is None

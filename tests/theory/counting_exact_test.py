@@ -24,6 +24,7 @@ from triehh.theory import counting
 from triehh.theory import pld
 from triehh.theory import poisson
 from triehh.theory import policy
+from triehh.theory.mechanism import Target
 
 
 def _gaussian_hockey(t: float, sigma: float, q: float, present_first: bool
@@ -114,8 +115,8 @@ def _discovery_then_counting(sampling: str, rate: float):
   """Discovery (n = 10^5, L = 4, epsilon 2) and counting calibrated to a
   total of (its epsilon + 1, 1e-8): the discovery parameters, sigma and the
   library's composition."""
-  discovery = policy.resolve_params(10**5, 4, epsilon=2.0, delta=5e-9,
-                                    sampling=sampling)
+  discovery = policy.resolve(10**5, 4, Target(2.0, delta=5e-9,
+                                              sampling=sampling))
   total_epsilon, total_delta = discovery.epsilon + 1.0, 1e-8
   sigma = counting.calibrate_noise_to_total(discovery, total_epsilon,
                                             total_delta, rate)

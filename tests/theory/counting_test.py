@@ -11,6 +11,8 @@ from triehh.theory import counting
 from triehh.theory import hockey_stick
 from triehh.theory import poisson
 from triehh.theory import policy
+from triehh.theory.mechanism import Mechanism
+from triehh.theory.mechanism import Target
 
 
 @pytest.mark.parametrize("share", [0.0, 1.0, 1.5, -0.2, math.nan])
@@ -79,14 +81,13 @@ def test_gaussian_epsilon_is_the_worse_direction(rate):
 
 
 def _poisson_params(n, delta, rate=0.05, theta=12, max_length=4):
-  return policy.resolve_params(n, max_length, theta=theta,
-                               sampling_rate=rate, delta=delta,
-                               sampling=choices.POISSON)
+  return policy.resolve(n, max_length, Mechanism(
+      theta=theta, sampling_rate=rate, delta=delta, sampling=choices.POISSON))
 
 
 def _fixed_params(n, epsilon, delta):
-  return policy.resolve_params(n, 4, epsilon=epsilon, delta=delta,
-                               sampling=choices.FIXED)
+  return policy.resolve(n, 4, Target(epsilon, delta=delta,
+                                     sampling=choices.FIXED))
 
 
 # Each accounting call costs ~0.1-1 s: the grids below are pairwise covering
@@ -217,8 +218,8 @@ def test_compose_refuses_a_delta_discovery_used_up():
 
 
 def test_compose_refuses_a_run_without_guarantee():
-  params = policy.resolve_params(100, 4, theta=1, gamma=5.0,
-                                 allow_no_guarantee=True)
+  params = policy.resolve(100, 4, Mechanism(
+      theta=1, gamma=5.0, allow_no_guarantee=True, sampling=choices.FIXED))
   assert not params.has_guarantee
   with pytest.raises(ValueError, match="without a privacy guarantee"):
     counting.compose(params, 1.0, 1.0, 0.5)

@@ -7,13 +7,15 @@ from triehh.theory import counting
 from triehh.theory import dp_events
 from triehh.theory import poisson
 from triehh.theory import policy
+from triehh.theory.mechanism import Mechanism
+from triehh.theory.mechanism import Target
 
 _Relation = dp_accounting.NeighboringRelation
 
 
 def _poisson_params(n, epsilon, **kwargs):
-  return policy.resolve_params(n, 10, epsilon=epsilon, delta=1 / n**2,
-                               sampling="poisson", **kwargs)
+  return policy.resolve(n, 10, Target(epsilon, delta=1 / n**2,
+                                      sampling="poisson", **kwargs))
 
 
 @pytest.mark.parametrize("n,epsilon", [(10**4, 4.0), (10**6, 1.0),
@@ -68,7 +70,7 @@ def test_replace_one_reads_the_swap_product_accountant():
 
 
 def test_theorem_1_composes_only_for_replace_special():
-  params = policy.resolve_params(10**6, 10, epsilon=4.0)
+  params = policy.resolve(10**6, 10, Target(4.0, sampling="fixed"))
   assert params.adjacency == "REPLACE_SPECIAL"
   event = dp_events.run_event(params)
   assert isinstance(event, dp_events.TheoremOneDpEvent)
@@ -81,8 +83,8 @@ def test_theorem_1_composes_only_for_replace_special():
 
 
 def test_a_run_without_guarantee_has_no_event():
-  params = policy.resolve_params(10**4, 10, theta=2, batch_size=5000,
-                                 allow_no_guarantee=True)
+  params = policy.resolve(10**4, 10, Mechanism(
+      theta=2, batch_size=5000, allow_no_guarantee=True, sampling="fixed"))
   with pytest.raises(ValueError, match="no privacy guarantee"):
     dp_events.run_event(params)
 

@@ -17,9 +17,16 @@ from triehh.theory import poisson_calibration
 from triehh.theory import policy
 from triehh.theory import privacy
 from triehh.theory import utility
+from triehh.theory import mechanism
 from triehh.theory.mechanism import Mechanism
 from triehh.theory.mechanism import NoisyTarget
 from triehh.theory.mechanism import Target
+
+
+def _privacy(**fields):
+  """The Target (``epsilon`` given) or Mechanism of keyword ``fields``, the
+  paper's fixed-size batches unless ``sampling`` says otherwise."""
+  return mechanism.from_options({"sampling": "fixed", **fields})
 
 
 def theorem1(n, levels, theta, gamma):
@@ -29,12 +36,13 @@ def theorem1(n, levels, theta, gamma):
   return eps, delta
 
 
-class ResolveParamsTest(parameterized.TestCase):
+class ResolveTest(parameterized.TestCase):
 
   @parameterized.parameters((10_000, 10, 20, 2.0), (40_000, 5, 12, 3.0),
                             (1_000_000, 10, 10, 50.0))
   def test_theta_and_gamma_get_theorem1(self, n, max_length, theta, gamma):
-    p = policy.resolve_params(n, max_length, theta=theta, gamma=gamma)
+    p = policy.resolve(n, max_length, Mechanism(
+        theta=theta, gamma=gamma, sampling="fixed"))
     batch = math.floor(gamma * math.sqrt(n))
     eps, delta = theorem1(n, max_length + 1, theta, batch / math.sqrt(n))
     self.assertEqual((p.theta, p.batch_size, p.levels),
@@ -48,14 +56,15 @@ class ResolveParamsTest(parameterized.TestCase):
                      "in the direction its proof covers.")
 
   def test_batch_size_is_used_as_given(self):
-    p = policy.resolve_params(10_000, 10, theta=20, batch_size=250)
+    p = policy.resolve(10_000, 10, Mechanism(
+        theta=20, batch_size=250, sampling="fixed"))
     self.assertEqual((p.batch_size, p.gamma), (250, 2.5))
     self.assertAlmostEqual(p.epsilon, theorem1(10_000, 11, 20, 2.5)[0],
                            places=10)
 
   def test_epsilon_is_calibrated_below_the_target(self):
     n = 1_000_000
-    p = policy.resolve_params(n, 10, epsilon=2.0)
+    p = policy.resolve(n, 10, Target(2.0, sampling="fixed"))
     self.assertEqual((p.target_epsilon, p.target_delta), (2.0, 1 / n**2))
     eps, delta = theorem1(n, 11, p.theta, p.batch_size / math.sqrt(n))
     self.assertAlmostEqual(p.epsilon, eps, places=10)
@@ -68,9 +77,10 @@ class ResolveParamsTest(parameterized.TestCase):
 
   def test_outside_theorem1_is_refused_or_reported_without_guarantee(self):
     with self.assertRaisesRegex(ValueError, "theta >= 4.*allow_no_guarantee"):
-      policy.resolve_params(10_000, 10, theta=2, batch_size=100)
-    p = policy.resolve_params(10_000, 10, theta=2, batch_size=100,
-                              allow_no_guarantee=True)
+      policy.resolve(10_000, 10, Mechanism(
+          theta=2, batch_size=100, sampling="fixed"))
+    p = policy.resolve(10_000, 10, Mechanism(
+        theta=2, batch_size=100, allow_no_guarantee=True, sampling="fixed"))
     self.assertEqual((p.epsilon, p.delta), (math.inf, 1.0))
     self.assertFalse(p.has_guarantee)
     self.assertTrue(p.guarantee.startswith("no differential privacy"))
@@ -78,12 +88,14 @@ class ResolveParamsTest(parameterized.TestCase):
   def test_cap_is_refused_or_reported_without_guarantee(self):
     with self.assertRaisesRegex(
         ValueError, "max_num_prefixes=3 .*vote ranks.*allow_no_guarantee"):
-      policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
-                            max_num_prefixes=3)
+      policy.resolve(10_000, 10, Mechanism(
+          theta=20, gamma=2.0, max_num_prefixes=3, sampling="fixed"))
     with self.assertRaisesRegex(ValueError, "max_num_prefixes=3"):
-      policy.resolve_params(10_000, 10, epsilon=4.0, max_num_prefixes=3)
-    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
-                              max_num_prefixes=3, allow_no_guarantee=True)
+      policy.resolve(10_000, 10, Target(
+          4.0, max_num_prefixes=3, sampling="fixed"))
+    p = policy.resolve(10_000, 10, Mechanism(
+        theta=20, gamma=2.0, max_num_prefixes=3, allow_no_guarantee=True,
+        sampling="fixed"))
     self.assertEqual((p.epsilon, p.delta), (math.inf, 1.0))
     self.assertFalse(p.has_guarantee)
     self.assertEqual(p.accounting, "none")
@@ -92,21 +104,23 @@ class ResolveParamsTest(parameterized.TestCase):
     self.assertEqual((p.theta, p.batch_size, p.max_num_prefixes), (20, 200, 3))
 
   def test_cap_outside_theorem1_names_both_problems(self):
-    p = policy.resolve_params(10_000, 10, theta=2, batch_size=100,
-                              max_num_prefixes=3, allow_no_guarantee=True)
+    p = policy.resolve(10_000, 10, Mechanism(
+        theta=2, batch_size=100, max_num_prefixes=3, allow_no_guarantee=True,
+        sampling="fixed"))
     self.assertIn("theta >= 4", p.guarantee)
     self.assertIn("max_num_prefixes=3", p.guarantee)
 
   def test_calibrated_cap_keeps_the_calibrated_parameters(self):
-    plain = policy.resolve_params(10_000, 10, epsilon=4.0)
-    capped = policy.resolve_params(10_000, 10, epsilon=4.0, max_num_prefixes=3,
-                                   allow_no_guarantee=True)
+    plain = policy.resolve(10_000, 10, Target(4.0, sampling="fixed"))
+    capped = policy.resolve(10_000, 10, Target(
+        4.0, max_num_prefixes=3, allow_no_guarantee=True, sampling="fixed"))
     self.assertEqual((capped.theta, capped.batch_size, capped.target_epsilon),
                      (plain.theta, plain.batch_size, 4.0))
     self.assertEqual(capped.epsilon, math.inf)
 
   def test_outputs_covered_and_accounting_are_stated(self):
-    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0)
+    p = policy.resolve(10_000, 10, Mechanism(
+        theta=20, gamma=2.0, sampling="fixed"))
     self.assertEqual((p.accounting, p.word_choice),
                      ("Theorem 1 (one direction)", "per_round"))
     self.assertIn("discovered words and prefixes", p.covers)
@@ -130,10 +144,12 @@ class ReverseDirectionTest(parameterized.TestCase):
   def test_are_refused_or_run_without_guarantee(self, n, max_length, theta,
                                                 batch_size, family):
     with self.assertRaisesRegex(ValueError, "does not prove fails") as caught:
-      policy.resolve_params(n, max_length, theta=theta, batch_size=batch_size)
+      policy.resolve(n, max_length, Mechanism(
+          theta=theta, batch_size=batch_size, sampling="fixed"))
     self.assertIn("allow_no_guarantee", str(caught.exception))
-    p = policy.resolve_params(n, max_length, theta=theta,
-                              batch_size=batch_size, allow_no_guarantee=True)
+    p = policy.resolve(n, max_length, Mechanism(
+        theta=theta, batch_size=batch_size, allow_no_guarantee=True,
+        sampling="fixed"))
     self.assertFalse(p.has_guarantee)
     self.assertEqual(p.accounting, "none")
     failure = crowding.reverse_lower_bound(
@@ -142,7 +158,7 @@ class ReverseDirectionTest(parameterized.TestCase):
     self.assertEqual(failure.family, family)
 
   def test_paper_operating_points_are_labelled_not_refused(self):
-    p = policy.resolve_params(10_000, 10, epsilon=4.0)
+    p = policy.resolve(10_000, 10, Target(4.0, sampling="fixed"))
     self.assertTrue(p.has_guarantee)
     self.assertFalse(p.two_sided)
     failure = crowding.reverse_lower_bound(10_000, p.batch_size, p.theta, 11,
@@ -155,7 +171,7 @@ class PoissonTest(parameterized.TestCase):
 
   def test_calibrated(self):
     n = 100_000
-    p = policy.resolve_params(n, 10, epsilon=2.0, sampling="poisson")
+    p = policy.resolve(n, 10, Target(2.0, sampling="poisson"))
     cal = poisson_calibration.calibrate(n, 11, 2.0, 1 / n**2)
     self.assertEqual((p.theta, p.sampling_rate), (cal.theta, cal.rate))
     self.assertEqual(p.batch_size, round(cal.rate * n))
@@ -166,16 +182,17 @@ class PoissonTest(parameterized.TestCase):
     self.assertTrue(p.two_sided)
 
   def test_several_words_pay_nothing_more(self):
-    one = policy.resolve_params(10**5, 10, epsilon=2.0, sampling="poisson")
-    several = policy.resolve_params(10**5, 10, epsilon=2.0, sampling="poisson",
-                                    single_word=False)
+    one = policy.resolve(10**5, 10, Target(2.0, sampling="poisson"))
+    several = policy.resolve(10**5, 10, Target(
+        2.0, sampling="poisson"), single_word=False)
     self.assertEqual((one.theta, one.sampling_rate, one.delta),
                      (several.theta, several.sampling_rate, several.delta))
 
   @parameterized.parameters(dict(sampling_rate=0.05), dict(batch_size=5000),
                             dict(gamma=5000 / math.sqrt(10**5)))
   def test_given_theta_and_a_rate(self, **rate):
-    p = policy.resolve_params(10**5, 10, theta=15, sampling="poisson", **rate)
+    p = policy.resolve(10**5, 10, _privacy(
+        theta=15, sampling="poisson", **rate))
     self.assertAlmostEqual(p.sampling_rate, 0.05)
     self.assertAlmostEqual(
         p.epsilon, poisson.epsilon_for_delta(0.05, 15, 11, 1e-10))
@@ -184,23 +201,27 @@ class PoissonTest(parameterized.TestCase):
 
   def test_no_finite_epsilon_is_refused(self):
     with self.assertRaisesRegex(ValueError, "no finite epsilon"):
-      policy.resolve_params(1000, 3, theta=1, sampling_rate=0.5,
-                            sampling="poisson")
-    p = policy.resolve_params(1000, 3, theta=1, sampling_rate=0.5,
-                              sampling="poisson", allow_no_guarantee=True)
+      policy.resolve(1000, 3, Mechanism(
+          theta=1, sampling_rate=0.5, sampling="poisson"))
+    p = policy.resolve(1000, 3, Mechanism(
+        theta=1, sampling_rate=0.5, sampling="poisson",
+        allow_no_guarantee=True))
     self.assertEqual((p.epsilon, p.accounting), (math.inf, "none"))
 
   def test_bad_combinations(self):
-    with self.assertRaisesRegex(ValueError, "at most one"):
-      policy.resolve_params(1000, 3, theta=5, sampling_rate=0.1,
-                            batch_size=10, sampling="poisson")
+    with self.assertRaisesRegex(ValueError, "give one of sampling_rate, "
+                                "batch_size and gamma, not sampling_rate and "
+                                "batch_size"):
+      policy.resolve(1000, 3, Mechanism(
+          theta=5, sampling_rate=0.1, batch_size=10, sampling="poisson"))
     with self.assertRaisesRegex(ValueError, "is for sampling='poisson'"):
-      policy.resolve_params(1000, 3, theta=5, sampling_rate=0.1)
+      policy.resolve(1000, 3, Mechanism(
+          theta=5, sampling_rate=0.1, sampling="fixed"))
     with self.assertRaisesRegex(ValueError, "sampling must be one of"):
-      policy.resolve_params(1000, 3, epsilon=1.0, sampling="bernoulli")
+      policy.resolve(1000, 3, Target(1.0, sampling="bernoulli"))
     with self.assertRaisesRegex(ValueError, "sampling_rate must be in"):
-      policy.resolve_params(1000, 3, theta=5, sampling_rate=1.5,
-                            sampling="poisson")
+      policy.resolve(1000, 3, Mechanism(
+          theta=5, sampling_rate=1.5, sampling="poisson"))
 
 
 class SeveralWordsTest(parameterized.TestCase):
@@ -209,8 +230,8 @@ class SeveralWordsTest(parameterized.TestCase):
   @parameterized.parameters((10_000, 10, 20, 2.0), (40_000, 5, 12, 3.0))
   def test_per_round_redraws_report_levels_times_delta(self, n, max_length,
                                                        theta, gamma):
-    p = policy.resolve_params(n, max_length, theta=theta, gamma=gamma,
-                              single_word=False)
+    p = policy.resolve(n, max_length, Mechanism(
+        theta=theta, gamma=gamma, sampling="fixed"), single_word=False)
     levels = max_length + 1
     eps, delta_1 = theorem1(n, levels, theta,
                             math.floor(gamma * math.sqrt(n)) / math.sqrt(n))
@@ -221,8 +242,9 @@ class SeveralWordsTest(parameterized.TestCase):
     self.assertIn(f"L*delta_1 = {levels} x", p.guarantee)
 
   def test_per_run_choice_gets_theorem1(self):
-    p = policy.resolve_params(10_000, 10, theta=20, gamma=2.0,
-                              single_word=False, word_choice="per_run")
+    p = policy.resolve(10_000, 10, Mechanism(
+        theta=20, gamma=2.0, word_choice="per_run",
+        sampling="fixed"), single_word=False)
     self.assertAlmostEqual(p.delta / theorem1(10_000, 11, 20, 2.0)[1], 1.0,
                            places=10)
     self.assertEqual((p.accounting, p.word_choice),
@@ -230,8 +252,8 @@ class SeveralWordsTest(parameterized.TestCase):
 
   @parameterized.parameters(10_000, 1_000_000)
   def test_calibration_keeps_levels_times_delta_below_the_target(self, n):
-    p = policy.resolve_params(n, 10, epsilon=4.0, single_word=False)
-    one = policy.resolve_params(n, 10, epsilon=4.0)
+    p = policy.resolve(n, 10, Target(4.0, sampling="fixed"), single_word=False)
+    one = policy.resolve(n, 10, Target(4.0, sampling="fixed"))
     delta_1 = theorem1(n, 11, p.theta, p.gamma)[1]
     self.assertAlmostEqual(p.delta / (11 * delta_1), 1.0, places=10)
     self.assertLessEqual(p.delta, 1 / n**2)
@@ -246,14 +268,16 @@ class SeveralWordsTest(parameterized.TestCase):
 
   def test_bad_word_choice(self):
     with self.assertRaisesRegex(ValueError, "word_choice must be one of"):
-      policy.resolve_params(10_000, 10, epsilon=4.0, word_choice="per_user")
+      policy.resolve(10_000, 10, Target(
+          4.0, word_choice="per_user", sampling="fixed"))
 
 
   @parameterized.named_parameters(
       ("both", dict(epsilon=1.0, theta=10, gamma=2.0), "not both"),
-      ("theta_alone", dict(theta=10), "exactly one"),
-      ("theta_both", dict(theta=10, gamma=2.0, batch_size=3), "exactly one"),
-      ("gamma_alone", dict(gamma=2.0), "need theta"),
+      ("theta_alone", dict(theta=10), "give one of sampling_rate"),
+      ("theta_both", dict(theta=10, gamma=2.0, batch_size=3),
+       "not batch_size and gamma"),
+      ("gamma_alone", dict(gamma=2.0), "give epsilon"),
       ("nothing", dict(), "give epsilon"),
       ("bad_cap", dict(epsilon=4.0, max_num_prefixes=0), "max_num_prefixes"),
       ("batch_too_big", dict(theta=10, batch_size=10_001),
@@ -273,7 +297,7 @@ class SeveralWordsTest(parameterized.TestCase):
   )
   def test_bad_arguments(self, kwargs, message):
     with self.assertRaisesRegex(ValueError, message):
-      policy.resolve_params(10_000, 10, allow_no_guarantee=True, **kwargs)
+      policy.resolve(10_000, 10, _privacy(allow_no_guarantee=True, **kwargs))
 
   @parameterized.named_parameters(
       ("float_batch", dict(theta=10, batch_size=2.5), "batch_size must be an"),
@@ -291,20 +315,21 @@ class SeveralWordsTest(parameterized.TestCase):
   )
   def test_bad_types(self, kwargs, message):
     with self.assertRaisesRegex(TypeError, message):
-      policy.resolve_params(10_000, 10, allow_no_guarantee=True, **kwargs)
+      policy.resolve(10_000, 10, _privacy(allow_no_guarantee=True, **kwargs))
 
 
   def test_max_length_must_be_an_integer(self):
     with self.assertRaisesRegex(TypeError, "max_length must be an integer, "
                                 "got True"):
-      policy.resolve_params(10_000, True, epsilon=4.0)
+      policy.resolve(10_000, True, Target(4.0, sampling="fixed"))
 
 
 class CheckContributionTest(parameterized.TestCase):
 
   def setUp(self):
     super().setUp()
-    self.params = policy.resolve_params(10_000, 10, theta=20, gamma=2.0)
+    self.params = policy.resolve(10_000, 10, Mechanism(
+        theta=20, gamma=2.0, sampling="fixed"))
     self.several = population_lib.Population.from_user_words(
         [{"ab": 1, "b": 2}, {"a": 1}])
     self.one = population_lib.Population.from_user_words(["ab", "b"])
@@ -336,7 +361,7 @@ class AdjacencyTest(parameterized.TestCase):
 
   def test_default_poisson_runs_calibrated_from_the_data_cover_equal_sizes(self):
     # delta = 1/n^2 is read off |D|: D and D + u would run other rates.
-    p = policy.resolve_params(10_000, 10, epsilon=4.0, sampling="poisson")
+    p = policy.resolve(10_000, 10, Target(4.0, sampling="poisson"))
     self.assertEqual(p.adjacencies, ("REPLACE_SPECIAL",))
     self.assertEqual(p.n_source, policy.N_FROM_DATA)
     self.assertIn("REPLACE_SPECIAL", p.covers)
@@ -347,13 +372,13 @@ class AdjacencyTest(parameterized.TestCase):
       dict(epsilon=4.0, delta=1e-8),
       dict(theta=20, sampling_rate=0.3, delta=1e-8))
   def test_parameters_free_of_n_cover_add_or_remove(self, **kwargs):
-    p = policy.resolve_params(10_000, 10, sampling="poisson", **kwargs)
+    p = policy.resolve(10_000, 10, _privacy(sampling="poisson", **kwargs))
     self.assertEqual(p.adjacencies, ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"))
     self.assertEqual(p.n_source, policy.N_UNUSED)
 
   def test_a_declared_population_size_is_public(self):
-    p = policy.resolve_params(9_000, 10, epsilon=4.0, sampling="poisson",
-                              population_size=10_000)
+    p = policy.resolve(9_000, 10, Target(
+        4.0, sampling="poisson", population_size=10_000))
     self.assertEqual(p.adjacencies, ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"))
     self.assertEqual((p.n, p.population_size, p.n_source),
                      (9_000, 10_000, policy.N_DECLARED))
@@ -362,21 +387,21 @@ class AdjacencyTest(parameterized.TestCase):
   def test_add_or_remove_asked_of_parameters_from_the_data_is_refused(self):
     with self.assertRaisesRegex(ValueError, "ADD_OR_REMOVE_ONE .* not "
                                 "covered.*population_size"):
-      policy.resolve_params(10_000, 10, epsilon=4.0, sampling="poisson",
-                            adjacency="ADD_OR_REMOVE_ONE")
+      policy.resolve(10_000, 10, Target(
+          4.0, sampling="poisson", adjacency="ADD_OR_REMOVE_ONE"))
     with self.assertRaisesRegex(ValueError, "not covered"):
-      policy.resolve_params(10_000, 10, theta=20, batch_size=3000,
-                            delta=1e-8, sampling="poisson",
-                            adjacency="ADD_OR_REMOVE_ONE")
+      policy.resolve(10_000, 10, Mechanism(
+          theta=20, batch_size=3000, delta=1e-8, sampling="poisson",
+          adjacency="ADD_OR_REMOVE_ONE"))
 
   def test_replace_one_has_its_own_accountant(self):
-    p = policy.resolve_params(10_000, 10, epsilon=4.0, delta=1e-8,
-                              sampling="poisson", adjacency="REPLACE_ONE")
+    p = policy.resolve(10_000, 10, Target(
+        4.0, delta=1e-8, sampling="poisson", adjacency="REPLACE_ONE"))
     self.assertEqual(p.adjacencies, ("ADD_OR_REMOVE_ONE", "REPLACE_ONE",
                                      "REPLACE_SPECIAL"))
     self.assertEqual(p.accounting, policy.POISSON_REPLACE_ACCOUNTANT)
-    plain = policy.resolve_params(10_000, 10, epsilon=4.0, delta=1e-8,
-                                  sampling="poisson")
+    plain = policy.resolve(10_000, 10, Target(
+        4.0, delta=1e-8, sampling="poisson"))
     self.assertLess(p.sampling_rate / p.theta,
                     plain.sampling_rate / plain.theta)
     self.assertLessEqual(poisson.delta_for_epsilon(
@@ -388,21 +413,21 @@ class AdjacencyTest(parameterized.TestCase):
 
   @parameterized.parameters("REPLACE_ONE", "ADD_OR_REMOVE_ONE")
   def test_theorem_1_covers_replace_special_only(self, asked):
-    p = policy.resolve_params(10**6, 10, epsilon=4.0)
+    p = policy.resolve(10**6, 10, Target(4.0, sampling="fixed"))
     self.assertEqual(p.adjacencies, ("REPLACE_SPECIAL",))
     self.assertIn("(REPLACE_SPECIAL)", p.covers)
     with self.assertRaisesRegex(ValueError, "REPLACE_SPECIAL only"):
-      policy.resolve_params(10**6, 10, epsilon=4.0, adjacency=asked)
+      policy.resolve(10**6, 10, Target(4.0, adjacency=asked, sampling="fixed"))
 
   def test_no_guarantee_names_no_adjacency(self):
-    p = policy.resolve_params(10_000, 10, theta=2, batch_size=5000,
-                              allow_no_guarantee=True)
+    p = policy.resolve(10_000, 10, Mechanism(
+        theta=2, batch_size=5000, allow_no_guarantee=True, sampling="fixed"))
     self.assertEqual(p.adjacency, "")
 
   def test_a_declared_size_below_the_batch_is_refused(self):
     with self.assertRaisesRegex(ValueError, "more than the n=100 users"):
-      policy.resolve_params(100, 10, theta=20, gamma=10.0,
-                            population_size=10**6)
+      policy.resolve(100, 10, Mechanism(
+          theta=20, gamma=10.0, population_size=10**6, sampling="fixed"))
 
 
 def test_resolve_computes_a_target_once_per_population_size():
@@ -420,9 +445,11 @@ def test_a_delta_of_one_or_more_is_no_guarantee():
   # Per-round composition over 21 levels adds their deltas up to 1: the
   # run was labelled (19.4, 1)-DP with has_guarantee true.
   with pytest.raises(ValueError, match="a delta of 1 or more bounds nothing"):
-    policy.resolve_params(1000, 20, theta=4, batch_size=60, single_word=False)
-  params = policy.resolve_params(1000, 20, theta=4, batch_size=60,
-                                 single_word=False, allow_no_guarantee=True)
+    policy.resolve(1000, 20, Mechanism(
+        theta=4, batch_size=60, sampling="fixed"), single_word=False)
+  params = policy.resolve(1000, 20, Mechanism(
+      theta=4, batch_size=60, allow_no_guarantee=True,
+      sampling="fixed"), single_word=False)
   assert not params.has_guarantee and params.epsilon == math.inf
 
 
@@ -434,8 +461,8 @@ def test_a_theta_above_n_is_refused_before_any_accounting(sampling, kwargs,
     monkeypatch.setattr(poisson, name, lambda *a, **k: 1 / 0)
   with pytest.raises(ValueError, match=r"theta=1,000,000,000 is more than "
                      r"the n=10,000 users"):
-    policy.resolve_params(10_000, 10, theta=10**9, sampling=sampling,
-                          **kwargs)
+    policy.resolve(10_000, 10, _privacy(
+        theta=10**9, sampling=sampling, **kwargs))
 
 
 def test_a_declared_population_smaller_than_the_one_present_is_refused():
@@ -451,12 +478,12 @@ _TAKES_A_DELTA = [
     ("delta", lambda d: Target(4.0, delta=d)),
     ("delta", lambda d: Mechanism(theta=20, sampling_rate=0.3, delta=d)),
     ("delta", lambda d: NoisyTarget(4.0, delta=d)),
-    ("delta", lambda d: policy.resolve_params(
-        10_000, 10, epsilon=4.0, delta=d, sampling="poisson")),
-    ("delta", lambda d: policy.resolve_params(
-        10_000, 10, theta=20, sampling_rate=0.3, delta=d, sampling="poisson")),
-    ("delta", lambda d: policy.resolve_params(10**6, 10, epsilon=4.0,
-                                              delta=d)),
+    ("delta", lambda d: policy.resolve(10_000, 10, Target(
+        4.0, delta=d, sampling="poisson"))),
+    ("delta", lambda d: policy.resolve(10_000, 10, Mechanism(
+        theta=20, sampling_rate=0.3, delta=d, sampling="poisson"))),
+    ("delta", lambda d: policy.resolve(10**6, 10, Target(
+        4.0, delta=d, sampling="fixed"))),
     ("delta", lambda d: privacy.calibrate(10**6, 11, 4.0, d)),
     ("delta", lambda d: privacy.lambert_theta(d)),
     ("delta", lambda d: poisson.epsilon_for_delta(0.05, 15, 11, d)),
@@ -501,7 +528,7 @@ _TOO_MANY = (r"^n \(number of users\) must be at most 2\*\*62 - 1 = "
     lambda n: privacy.calibrate(n, 11, 4.0, 1e-12),
     lambda n: privacy.check_conditions(n, 15, 12.0),
     lambda n: poisson_calibration.calibrate(n, 11, 4.0, 1e-12),
-    lambda n: policy.resolve_params(n, 10, epsilon=4.0, delta=1e-12),
+    lambda n: policy.resolve(n, 10, Target(4.0, delta=1e-12, sampling="fixed")),
     lambda n: policy.resolve(n, 10, Target(4.0, delta=1e-12,
                                            sampling="poisson")),
     lambda n: utility.discovery_rate(100, n, 1000, 15, 11),

@@ -15,7 +15,7 @@ and a mechanism to its dp_accounting ``DpEvent``
   paper (:mod:`triehh.theory.privacy`), for ``REPLACE_SPECIAL`` in one
   direction.
 
-Both go through :func:`triehh.theory.policy.resolve_params`, the one place
+Both go through :func:`triehh.theory.policy.resolve`, the one place
 that decides what a run may do and what its label says; this module gives
 that decision its types.
 """

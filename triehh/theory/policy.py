@@ -72,63 +72,6 @@ _REFUSED = (". Pass allow_no_guarantee=True to run without a privacy "
             "guarantee")
 
 
-# Long function: its docstring documents the arguments of every run; the
-# body dispatches to the two samplings.
-def resolve_params(n: int, max_length: int, *, epsilon: float | None = None,
-                   delta: float | None = None, theta: int | None = None,
-                   gamma: float | None = None, batch_size: int | None = None,
-                   num_sub_rounds: int = 1,
-                   max_num_prefixes: int | None = None,
-                   allow_no_guarantee: bool = False,
-                   word_choice: str = choices.PER_ROUND,
-                   single_word: bool = True, sampling: str = choices.FIXED,
-                   sampling_rate: float | None = None,
-                   adjacency: Adjacency | str | None = None,
-                   population_size: int | None = None,
-                   delta_from_n: bool = False) -> results.RunParams:
-  """Turns either ``(epsilon, delta)`` or ``theta`` with ``gamma``/``batch_size``
-  into run parameters with their guarantee.
-
-  ``sampling`` defaults to the paper's fixed-size batches for the internal
-  callers that run them (passes, availability, audits, baselines); the
-  user-facing default is decided by
-  :func:`triehh.theory.mechanism.default_sampling`.
-
-  ``delta`` defaults to ``1/n^2``. Fixed-size sampling: parameters outside
-  Theorem 1 (a prefix cap included), or where its unproven direction is
-  known to fail, raise ``ValueError`` unless ``allow_no_guarantee`` (then
-  epsilon is ``inf``). ``single_word=False`` with ``word_choice="per_round"``
-  (users redraw one of several words every round) is accounted by per-round
-  composition: delta is ``L`` times Theorem 1's. ``sampling="poisson"``: see
-  :func:`_poisson`.
-
-  ``adjacency`` asks for a neighbouring relation (:mod:`triehh.theory.
-  adjacency`); by default the guarantee covers what its accountant proves
-  (:func:`triehh.theory.coverage.covered`). ``REPLACE_ONE`` is proven for Poisson sampling (its
-  own accountant); ``ADD_OR_REMOVE_ONE`` needs parameters that do not
-  depend on |D|. ``population_size`` declares a public n to derive the
-  parameters from (``delta = 1/n^2``, ``batch_size = gamma sqrt(n)``, ...)
-  instead of |D| = ``n``. ``delta_from_n``: the caller derived ``delta``
-  from |D| (a share of the default ``1/n^2``), so the parameters depend on
-  it.
-  """
-  n, max_length, num_sub_rounds, epsilon = _checked_arguments(
-      n, max_length, num_sub_rounds, epsilon, delta, max_num_prefixes,
-      word_choice, sampling)
-  asked = None if adjacency is None else Adjacency.of(adjacency)
-  declared = (None if population_size is None else limits.check_users(
-      "population_size (the declared, public number of users)",
-      population_size))
-  return _resolve(n, max_length, epsilon=epsilon, delta=delta, theta=theta,
-                  gamma=gamma, batch_size=batch_size,
-                  num_sub_rounds=num_sub_rounds,
-                  max_num_prefixes=max_num_prefixes,
-                  allow_no_guarantee=allow_no_guarantee,
-                  word_choice=word_choice, single_word=single_word,
-                  sampling=sampling, sampling_rate=sampling_rate,
-                  asked=asked, declared=declared, delta_from_n=delta_from_n)
-
-
 def resolve(n: int, max_length: int,
             privacy: mechanism.Target | mechanism.Mechanism, *,
             single_word: bool = True,
@@ -199,7 +142,7 @@ def _resolve(n: int, max_length: int, *, epsilon, delta, theta, gamma,
              allow_no_guarantee, word_choice, single_word, sampling,
              sampling_rate, asked, declared,
              delta_from_n) -> results.RunParams:
-  """:func:`resolve_params` on checked arguments."""
+  """:func:`resolve` on checked arguments."""
   if declared is not None and declared < n:
     raise ValueError(
         f"population_size={declared:,} is smaller than the n={n:,} users "
@@ -289,24 +232,6 @@ def _check_vacuous(params: results.RunParams,
       f"over L={params.levels} levels, delta={params.delta:.3g}: a delta of "
       "1 or more bounds nothing. Use a larger theta or a smaller batch, or "
       "epsilon to calibrate them", allow_no_guarantee)
-
-
-def _checked_arguments(n, max_length, num_sub_rounds, epsilon, delta,
-                       max_num_prefixes, word_choice,
-                       sampling) -> tuple[int, int, int, float | None]:
-  """The arguments every run takes, checked before anything is computed
-  (delta's type only: each calibration checks its range)."""
-  choices.check_word_choice(word_choice)
-  choices.check_sampling(sampling)
-  n = limits.check_users("n (number of users)", n)
-  if epsilon is not None:
-    epsilon = validation.check_positive("epsilon", epsilon)
-  if delta is not None:
-    validation.check_real("delta", delta)
-  if max_num_prefixes is not None:
-    validation.check_int("max_num_prefixes", max_num_prefixes)
-  return (n, validation.check_int("max_length", max_length),
-          validation.check_int("num_sub_rounds", num_sub_rounds), epsilon)
 
 
 def _capped(params: results.RunParams, max_num_prefixes: int | None,

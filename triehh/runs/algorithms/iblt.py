@@ -60,10 +60,12 @@ def iblt_config(data: Mapping[str, Any], *, epsilon: float,
 def matched_triehh_params(population: population_lib.Population,
                           config: Mapping):
   """TrieHH's calibration at an IBLT cell's (epsilon, delta) on ``population``
-  (:func:`triehh.theory.policy.resolve_params`, as ``discover`` resolves it)."""
-  return policy.resolve_params(
+  (:func:`triehh.theory.policy.resolve`, fixed-size batches, as
+  ``discover`` resolves them)."""
+  return policy.resolve(
       population.num_users, config["data"]["max_length"],
-      epsilon=config["epsilon"], delta=config["delta"],
+      mechanism.Target(config["epsilon"], delta=config["delta"],
+                       sampling="fixed"),
       single_word=population.is_single_word)
 
 
