@@ -426,9 +426,9 @@ def test_iblt_cells_run_resume_and_summarize(tmp_path):
     assert record["target_epsilon"] is None
     # The rounds TrieHH's sampling gives for the seed; released: every cut
     # string sent by at least k = 2 users of a round, with its count.
-    plan = iblt.plan_run(pop, k_anonymity=2, batch_size=params.batch_size,
-                         capacity=100, string_max_bytes=3, num_rounds=2,
-                         seed=record["seed"])
+    plan = iblt.plan_run(pop, iblt.IBLTTarget(
+        2, params.batch_size, capacity=100, string_max_bytes=3,
+        num_rounds=2), seed=record["seed"])
     released, truncated = collections.Counter(), set()
     for _, words in plan.drawn:
       sent = collections.Counter(iblt.cut(str(w), 3)
