@@ -90,13 +90,14 @@ def _iblt_row(pop, k: int, m: int, capacity: int, seeds, truth) -> dict:
   runtime = runtime_lib.get_runtime()
   pid = runtime._processes[0].pid  # pylint: disable=protected-access
   rss_before = _peak_rss_mb(pid)
-  options = dict(k_anonymity=k, batch_size=m, capacity=capacity,
-                 string_max_bytes=FLAGS.string_max_bytes,
-                 max_memory_fraction=FLAGS.max_memory_fraction)
+  target = iblt.IBLTTarget(k, m, capacity=capacity,
+                           string_max_bytes=FLAGS.string_max_bytes)
+  options = dict(max_memory_fraction=FLAGS.max_memory_fraction)
   start = time.perf_counter()
-  iblt.iblt_discover(pop, seed=seeds[0], **options)  # compiles
+  iblt.iblt_discover(pop, target, seed=seeds[0], **options)  # compiles
   first = time.perf_counter() - start
-  iblt_runs = [iblt.iblt_discover(pop, seed=s, **options) for s in seeds]
+  iblt_runs = [iblt.iblt_discover(pop, target, seed=s, **options)
+               for s in seeds]
   rss_after = _peak_rss_mb(pid)
   p = iblt_runs[0].params
   print(f"  IBLT: first run {first:.1f} s (compiles); sketch {p.sketch_shape}"
