@@ -208,7 +208,8 @@ def counting_options() -> dict:
   try:
     request = discover_lib.check_counting(
         FLAGS.counts, FLAGS.count_share, FLAGS.count_sample_rate,
-        epsilon=FLAGS.epsilon, allow_no_guarantee=FLAGS.allow_no_guarantee)
+        epsilon=FLAGS.epsilon, allow_no_guarantee=FLAGS.allow_no_guarantee,
+        adjacency=FLAGS.adjacency)
   except ValueError as err:
     raise counting_in_flag_terms(err) from err
   if request is None:

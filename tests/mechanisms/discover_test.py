@@ -164,3 +164,56 @@ def test_iblt_runs_through_discover_on_tff_labelled_as_its_plan():
       triehh.Population.from_user_words(_WORDS)))
   assert result.params.batch_size == plan.batch_size
   assert result.guarantee == mechanism.guarantee(plan)
+
+
+def test_fixed_size_batches_for_another_declared_size_are_refused():
+  # Sized for the declared n, drawn from |D|: each user sampled more often
+  # than accounted (an exact computation found delta 6.3e6 times the label).
+  with pytest.raises(ValueError, match="population_size=20,000 is declared, "
+                     "but the data holds 10,000 users: fixed-size batches"):
+    triehh.discover(_WORDS, triehh.Target(4.0, sampling="fixed",
+                                          population_size=20_000))
+  # The declared size of the data itself, and Poisson's rate, are covered.
+  same = triehh.discover(_WORDS, triehh.Target(4.0, sampling="fixed",
+                                               population_size=10_000))
+  assert same.guarantee.n_source == "declared"
+  larger = triehh.discover(_WORDS, triehh.Target(4.0,
+                                                 population_size=20_000))
+  assert larger.guarantee.adjacencies[0].value == "ADD_OR_REMOVE_ONE"
+
+
+def test_counts_with_replace_one_asked_are_refused():
+  with pytest.raises(ValueError, match="counts=True cannot go with "
+                     "adjacency='REPLACE_ONE'"):
+    triehh.discover(_WORDS, triehh.Target(4.0, delta=1e-8,
+                                          adjacency="REPLACE_ONE"),
+                    counts=True)
+
+
+def test_a_runs_guarantee_with_counts_is_the_total_of_both_phases():
+  result = triehh.discover(_WORDS, triehh.Target(4.0, delta=1e-8),
+                           counts=True)
+  assert result.guarantee.epsilon == result.counts.epsilon <= 4.0
+  assert result.guarantee.delta == result.counts.delta
+  assert result.params.epsilon < result.guarantee.epsilon  # discovery's
+
+
+def test_distributed_noise_for_another_declared_size_is_refused(
+    monkeypatch):
+  # Refused before the engine runs: the runner is a stand-in that fails,
+  # the TFF engine's option check one that says the noise is distributed.
+  from triehh.mechanisms import noisy_trie  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(noisy_trie, "_checked_options",
+                      lambda *args: noisy_trie.DISTRIBUTED)
+  engines.register("split_noise", None,
+                   mechanisms={"noisy_trie": lambda *a, **k: 1 / 0})
+  try:
+    mechanism = registry.get("noisy_trie")
+    params = mechanism.calibrate(
+        triehh.NoisyTarget(4.0, population_size=20_000), 20_000,
+        protocol.Shape(8, single_word=True, declared=True))
+    with pytest.raises(ValueError, match="declared population_size=20,000 "
+                       "with 10,000 users present"):
+      mechanism.run(_USERS, params, 0, "split_noise")
+  finally:
+    engines._ENGINES.pop("split_noise")  # pylint: disable=protected-access

@@ -102,6 +102,13 @@ class NoisyTrie(protocol.BaseMechanism):
     if noise == DISTRIBUTED:
       n = (population.num_users if params.population_size is None
            else params.population_size)
+      if n != population.num_users:
+        raise ValueError(
+            f"distributed noise split among the clients of a declared "
+            f"population_size={n:,} with {population.num_users:,} users "
+            "present: the shares of the absent clients are missing, so each "
+            "round's noise is smaller than the label's sigma; declare the "
+            "data's own size, or use noise='central'")
       extra = dict(measurements=[],
                    expected_clients=max(1, round(params.sampling_rate * n)))
     start = time.perf_counter()

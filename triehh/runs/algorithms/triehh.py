@@ -95,7 +95,8 @@ def triehh_config(data: Mapping[str, Any],
     discover_lib.check_counting(
         True, counting.share, counting.sample_rate,
         epsilon=None if given else privacy.epsilon,
-        allow_no_guarantee=privacy.allow_no_guarantee)
+        allow_no_guarantee=privacy.allow_no_guarantee,
+        adjacency=privacy.adjacency)
     config.update(counts=True, count_share=counting.share,
                   count_sample_rate=counting.sample_rate)
   if privacy.adjacency is not None:
@@ -138,7 +139,8 @@ def config_of_values(data: Mapping[str, Any], values: Mapping[str, Any]
   request = discover_lib.check_counting(
       False if counts is None else counts, share, rate,
       epsilon=options.get("epsilon"),
-      allow_no_guarantee=options.get("allow_no_guarantee") or False)
+      allow_no_guarantee=options.get("allow_no_guarantee") or False,
+      adjacency=options.get("adjacency"))
   return triehh_config(
       data, mechanism.from_options(options),
       engine=values.get("engine", registry.FAST),
