@@ -147,3 +147,23 @@ def test_a_composition_too_long_is_refused_before_it_starts(monkeypatch):
                      r"about [\d.]+ (minutes|hours) to account for Poisson "
                      r"sampling"):
     accountant.compose(event)
+
+
+def test_the_release_event_of_a_counted_run_is_the_whole_run():
+  import triehh  # pylint: disable=g-import-not-at-top
+  users = ["sun"] * 3000 + ["moon"] * 2000 + [f"w{i}" for i in range(5000)]
+  result = triehh.discover(users, Target(4.0, delta=1e-8), counts=True)
+
+  def epsilon(event):
+    accountant = dp_events.PLDAccountant(value_discretization_interval=1e-3)
+    accountant.compose(event)
+    return accountant.get_epsilon(1e-8)
+
+  # Discovery's event alone under-counts (its share of the budget); the
+  # release's composes the counting phase and gives the run's own total.
+  assert epsilon(dp_events.run_event(result.params)) < 3.5
+  assert epsilon(dp_events.release_event(result)) == pytest.approx(
+      result.counts.epsilon, rel=2e-3)
+  uncounted = triehh.discover(users, Target(4.0, delta=1e-8))
+  assert (dp_events.release_event(uncounted)
+          == dp_events.run_event(uncounted.params))

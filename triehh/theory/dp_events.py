@@ -21,7 +21,7 @@ nothing, the same pair) this accountant composes it too.
 Example::
 
     accountant = dp_events.PLDAccountant(value_discretization_interval=1e-3)
-    accountant.compose(dp_events.run_event(result.params))
+    accountant.compose(dp_events.release_event(result))  # counts included
     accountant.compose(my_other_release_event)
     accountant.get_epsilon(target_delta=1e-10)
 """
@@ -95,6 +95,21 @@ def run_event(params: results.RunParams) -> dp_event.DpEvent:
     return dp_event.SelfComposedDpEvent(
         TrieHHLevelDpEvent(params.sampling_rate, params.theta), params.levels)
   return TheoremOneDpEvent(params.epsilon, params.delta)
+
+
+def release_event(result: results.DiscoveryResult) -> dp_event.DpEvent:
+  """The ``DpEvent`` of the whole of a TrieHH run: discovery
+  (:func:`run_event`) and, when the run counted its words, the counting
+  phase after it (``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``,
+  sensitivity 1, :mod:`triehh.theory.counting`), composed. Export this,
+  not ``run_event(result.params)``, which is discovery's alone."""
+  discovery = run_event(result.params)
+  counts = getattr(result, "counts", None)
+  if counts is None:
+    return discovery
+  return dp_event.ComposedDpEvent([
+      discovery, dp_event.PoissonSampledDpEvent(
+          counts.sample_rate, dp_event.GaussianDpEvent(counts.noise_std))])
 
 
 def _check_run_params(params) -> None:
