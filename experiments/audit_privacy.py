@@ -4,7 +4,7 @@ Neighbouring populations D and D' of one family (by default D' is D with one
 user's word replaced by the target word, same n; ``--adjacency=add``: D plus
 one user holding it); the exact privacy loss on the target's trie path and a
 Monte Carlo lower bound from runs of the fast engine (see
-:mod:`triehh.analysis.audit`). Both are lower bounds over that family of
+:mod:`checks.audit`). Both are lower bounds over that family of
 populations, not certificates: only Theorem 1 proves an epsilon.
 
   python -m experiments.audit_privacy --num_users=10000 --epsilon=2 \\
@@ -19,7 +19,7 @@ Without ``--num_users``: n = 10,000; without ``--epsilon`` and ``--theta``:
 epsilon 2.
 
 ``--mechanism=several_words`` audits several words per user redrawn every
-round (:mod:`triehh.analysis.audit_several_words`, exact only) on the
+round (:mod:`checks.audit_several_words`, exact only) on the
 Sentiment140 sample's users under the paper's tokenizer (``--data_path``,
 else the sample found as the other drivers find it), resampled to
 ``--num_users`` if given (seed ``--data_seed``, as the report does), at
@@ -41,11 +41,11 @@ import sys
 from absl import app
 from absl import flags
 
+from checks import audit as privacy_audit
+from checks import audit_several_words as several_words
 from experiments import cli
 from experiments import flags as shared_flags
 from reports.reproduction import numbers as reproduction_numbers
-from triehh.analysis import audit as privacy_audit
-from triehh.analysis import audit_several_words as several_words
 from triehh.data import datasets as datasets_lib
 from triehh.data import paper_populations
 from triehh.theory import mechanism

@@ -161,7 +161,7 @@ _SLOW_TESTS = {
     "tests/data/tokenize_test.py": (
         "test_sample_matches_the_reference",  # 3.9 s
     ),
-    "tests/analysis/audit_several_words_test.py": (
+    "tests/checks/audit_several_words_test.py": (
         "test_exact_law_matches_the_engine",  # 2.9 s at a load of 12
         "test_exact_law_equals_brute_force_enumeration",  # 0.5 s, imports
     ),
@@ -276,7 +276,7 @@ _SLOW_TESTS = {
         "PoissonTest::test_calibrated",  # 2.5 s
         "ResolveParamsTest::test_theta_and_gamma_get_theorem11",  # 1.1 s
     ),
-    "tests/analysis/audit_test.py": (
+    "tests/checks/audit_test.py": (
         "test_engine_matches_exact_depth_distribution",  # 0.53 s
         "test_monte_carlo_lower_bound_within_theorem",  # 0.9 s
         "test_planned_populations_include_threshold_sizes",  # 0.52 s

@@ -47,7 +47,6 @@ LAYERS = (
     ("triehh.mechanisms.*",),
     ("triehh.data.*",),
     ("triehh.runs.*",),
-    ("triehh.analysis.*",),
     ("triehh.beam.*",),
     ("triehh.api", "triehh"),
     ("reports.*", "checks.*"),

@@ -36,6 +36,24 @@ def test_an_unknown_name_is_an_attribute_error():
     raise AssertionError("no AttributeError")
 
 
+def test_the_audit_moved_out_of_the_library_and_says_where():
+  try:
+    triehh.audit  # pylint: disable=pointless-statement
+  except AttributeError as err:
+    assert str(err) == ("module 'triehh' has no attribute 'audit'; it moved "
+                        "out of triehh: from checks.audit import audit")
+  else:
+    raise AssertionError("no AttributeError")
+  assert "audit" not in triehh.__all__ and "audit" not in dir(triehh)
+
+
+def test_the_moved_names_are_where_their_messages_say():
+  from checks import audit  # pylint: disable=import-outside-toplevel
+  assert triehh._MOVED == {"audit": "from checks.audit import audit"}
+  assert callable(audit.audit)
+  assert not set(triehh._MOVED) & set(triehh._PUBLIC)
+
+
 def test_importing_the_package_loads_no_heavy_library():
   code = ("import sys, triehh; print(sorted(m for m in ('numpy', 'pandas', "
           "'scipy', 'tensorflow', 'pyarrow') if m in sys.modules))")

@@ -2,8 +2,8 @@
 
 TrieHH (Zhu, Kairouz, McMahan, Sun, Li; AISTATS 2020) as an exact fast
 simulator and as TensorFlow Federated computations, with the paper's
-privacy and utility theory, and an empirical audit of the privacy loss
-(:func:`audit`).
+privacy and utility theory. The empirical audit of the privacy loss checks
+the library from outside it: ``from checks.audit import audit``.
 """
 
 import typing
@@ -11,7 +11,6 @@ import typing
 from triehh.core import lazy_names
 
 if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
-  from triehh.analysis.audit import audit
   from triehh.api import count_words
   from triehh.api import discover
   from triehh.api import engine_names
@@ -55,7 +54,6 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
 # tool pays only for what it calls (pandas, scipy.stats and TensorFlow are
 # heavy). ``tests/package_test.py`` checks that every name resolves.
 _PUBLIC = {
-    "audit": "triehh.analysis.audit",
     "count_words": "triehh.api",
     "discover": "triehh.api",
     "engine_names": "triehh.api",
@@ -99,7 +97,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Alphabet", "Calibration", "DiscoveryResult", "Population", "RunParams",
-    "Trie", "Unprotected", "audit", "calibrate", "discover", "discovery_rate", "discovery_rates",
+    "Trie", "Unprotected", "calibrate", "discover", "discovery_rate",
+    "discovery_rates",
     "engine_names", "guarantee", "min_population", "precision_recall_f1",
     "register_engine", "top_k",
     "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
@@ -110,5 +109,12 @@ __all__ = [
 ]
 
 
+# Names that left the package, and the import that gives each now: reading
+# one is an AttributeError that says where it is (tests/package_test.py).
+_MOVED = {
+    # The empirical privacy audit, an independent check of the library.
+    "audit": "from checks.audit import audit",
+}
+
 __getattr__, __dir__ = lazy_names.attribute_functions(
-    __name__, globals(), _PUBLIC)
+    __name__, globals(), _PUBLIC, _MOVED)

@@ -21,3 +21,17 @@ def test_a_name_is_imported_on_first_use_then_kept(monkeypatch):
   with pytest.raises(AttributeError, match="module 'pkg' has no attribute "
                                            "'other'"):
     getattr_("other")
+
+
+def test_a_moved_name_is_an_attribute_error_saying_where_it_is_now():
+  getattr_, dir_ = lazy_names.attribute_functions(
+      "pkg", {}, {}, moved={"gone": "from other.place import gone"})
+  with pytest.raises(AttributeError) as excinfo:
+    getattr_("gone")
+  assert str(excinfo.value) == (
+      "module 'pkg' has no attribute 'gone'; it moved out of pkg: "
+      "from other.place import gone")
+  assert "gone" not in dir_()
+  with pytest.raises(AttributeError, match=r"^module 'pkg' has no attribute "
+                                           r"'other'$"):
+    getattr_("other")

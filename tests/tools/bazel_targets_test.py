@@ -10,8 +10,8 @@ tests/imports_test.py (every import, in functions too). Checked:
   its test module imports, and those that the test helpers it imports and
   the conftest.py files it runs under import (the `_DEPS` entries of
   tests/BUILD; the failure message gives the entries to write);
-- a py_library of triehh/, reports/, benchmarks/ or experiments/ provides,
-  in its srcs or direct deps, every module its modules import;
+- a py_library of triehh/, reports/, checks/, benchmarks/ or experiments/
+  provides, in its srcs or direct deps, every module its modules import;
 - neither kind of target depends on a library none of its modules imports;
 - every module of those folders is in exactly one py_library, every dep
   names a target, and the libraries' deps have no cycle (Bazel refuses one).
@@ -32,10 +32,11 @@ from tests import imports_test
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 # Folders whose BUILD files are read (with their subfolders), besides the root.
-BUILD_FOLDERS = ("triehh", "reports", "benchmarks", "experiments", "tests",
-                 "tools")
-# Folders whose modules are in py_libraries that must provide their imports.
-LIBRARY_FOLDERS = ("triehh", "reports", "benchmarks", "experiments")
+BUILD_FOLDERS = ("triehh", "reports", "checks", "benchmarks", "experiments",
+                 "tests", "tools")
+# Folders whose modules are in py_libraries that must provide their imports
+# (with their subfolders: triehh/ holds one library per layer).
+LIBRARY_FOLDERS = ("triehh", "reports", "checks", "benchmarks", "experiments")
 # Folders whose modules are imported (and read for their imports).
 SOURCE_FOLDERS = imports_test.PACKAGES + ("tests",)
 BUILD_NAMES = ("BUILD.bazel", "BUILD")
@@ -495,6 +496,12 @@ def test_the_builds_are_found(here):
       project.targets["//triehh/engines:engines"].srcs)
   assert "tests/core/trie_test.py" in (
       project.targets["//tests:core/trie_test"].srcs)
+  # Each folder of triehh/ is a library, and the checks are one outside it.
+  assert "triehh/mechanisms/protocol.py" in (
+      project.targets["//triehh/mechanisms:mechanisms"].srcs)
+  assert {"checks/audit.py", "checks/exact_validation.py"} <= set(
+      project.targets["//checks:checks"].srcs)
+  assert project.is_project_library("//checks:checks")
 
 
 def test_every_test_file_has_a_target_with_the_deps_it_imports(here):

@@ -5,6 +5,9 @@ module is imported the first time the name is read, so that importing the
 package stays cheap (``triehh`` loads neither numpy nor pandas, and
 ``triehh.engines.tff`` not TensorFlow, until a name that needs them is
 used).
+
+A name that moved out of the package is listed with where it is now: reading
+it is an AttributeError that says so.
 """
 
 from __future__ import annotations
@@ -15,16 +18,21 @@ from typing import Any
 
 
 def attribute_functions(package: str, namespace: dict[str, Any],
-                        public: Mapping[str, str]
+                        public: Mapping[str, str],
+                        moved: Mapping[str, str] | None = None
                         ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
   """The ``__getattr__`` and ``__dir__`` of ``package``, whose globals are
   ``namespace`` and whose public names are the keys of ``public`` (each
-  mapped to the module that defines it)."""
+  mapped to the module that defines it); ``moved`` maps a name that left
+  the package to the import that gives it now (not listed by ``__dir__``)."""
 
   def getattr_(name: str) -> Any:
     module = public.get(name)
     if module is None:
-      raise AttributeError(f"module {package!r} has no attribute {name!r}")
+      where = (moved or {}).get(name)
+      now = f"; it moved out of {package}: {where}" if where else ""
+      raise AttributeError(
+          f"module {package!r} has no attribute {name!r}{now}")
     value = getattr(importlib.import_module(module), name)
     namespace[name] = value
     return value

@@ -1,11 +1,11 @@
-"""What the privacy audit (:mod:`triehh.analysis.audit`) would allocate,
+"""What the privacy audit (:mod:`checks.audit`) would allocate,
 checked before it does.
 
 Three sizes grow with the audited population: the exact path computes the
 law of w's path for every number k of holders it scans (about ``n /
 batch_size`` of them), the variants that fix each round's users
 (``SCHEDULED_VARIANTS``) list ``D`` and ``D'`` user by user, and the
-several-words audit (:mod:`triehh.analysis.audit_several_words`) keeps
+several-words audit (:mod:`checks.audit_several_words`) keeps
 arrays per (user, word) entry of the population. The other
 variants run on populations given by word counts, whose memory does not
 grow with n. Each check refuses, before anything is allocated, with the
@@ -20,7 +20,7 @@ from triehh.core import memory
 
 
 class AuditSetup(Protocol):
-  """What the checks read of :class:`triehh.analysis.audit.AuditSetup`."""
+  """What the checks read of :class:`checks.audit.AuditSetup`."""
 
   n: int
   batch_size: int
@@ -110,7 +110,7 @@ class SeveralWordPopulation(Protocol):
 def check_several_words_fits(population: SeveralWordPopulation) -> None:
   """Raises :class:`~triehh.core.memory.InsufficientMemoryError` if the
   per-entry arrays of the several-words audit
-  (:mod:`triehh.analysis.audit_several_words`) would not fit."""
+  (:mod:`checks.audit_several_words`) would not fit."""
   entries = len(population.entry_word)
   memory.check_fits(
       f"the several-words audit of {population.num_users:,} users "

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import triehh
-from triehh.analysis import audit as one_word
-from triehh.analysis import audit_bounds
-from triehh.analysis import audit_several_words as sw
+from checks import audit as one_word
+from checks import audit_bounds
+from checks import audit_several_words as sw
 from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.discovery import discover as discover_lib

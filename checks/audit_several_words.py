@@ -51,9 +51,9 @@ import time
 import numpy as np
 from scipy import special
 
-from triehh.analysis import audit as audit_lib
-from triehh.analysis import audit_bounds
-from triehh.analysis import audit_memory
+from checks import audit as audit_lib
+from checks import audit_bounds
+from checks import audit_memory
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.theory import mechanism
@@ -103,7 +103,7 @@ def make_setup(n: int, max_length: int, privacy, *,
   its epsilon) to calibrate theta and m for, or a
   :class:`~triehh.theory.mechanism.Mechanism` giving them (theta with
   ``batch_size``); fixed-size batches, redrawn every round
-  (:func:`triehh.analysis.audit.theorem_1_privacy`). ``"per_round"``
+  (:func:`checks.audit.theorem_1_privacy`). ``"per_round"``
   calibrates as a several-word run with per-round redraws (theta for delta
   / L); ``"paper"`` as one word per user (Theorem 1's delta, what
   Corollary 2 states).

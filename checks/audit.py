@@ -30,7 +30,7 @@ confidence simultaneously for all events (Bonferroni):
 whole-trie event is chosen on one half of the runs and measured on the
 other half, so choosing it does not bias the bound. The statistics of both
 paths (hypergeometric tails, the hockey-stick divergence, Clopper-Pearson
-bounds) are in :mod:`triehh.analysis.audit_bounds`.
+bounds) are in :mod:`checks.audit_bounds`.
 
 Broken variants (``VARIANTS``) show that the audit detects violations:
 ``"theta_one"`` (threshold 1), ``"with_replacement"`` (each round samples
@@ -39,7 +39,7 @@ users with replacement, a user drawn twice votes twice) and
 real engine through its ``schedule`` hook; the claimed epsilon stays that of
 the correct configuration. The other variants run on populations given by
 word counts, for any n; sizes that would not fit in memory are refused
-first (:mod:`triehh.analysis.audit_memory`).
+first (:mod:`checks.audit_memory`).
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from triehh.analysis import audit_bounds
-from triehh.analysis import audit_memory
+from checks import audit_bounds
+from checks import audit_memory
 from triehh.core import choices
 from triehh.core import population as population_lib
 from triehh.core import validation

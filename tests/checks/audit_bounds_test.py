@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from triehh.analysis import audit_bounds
+from checks import audit_bounds
 
 
 def test_hypergeom_tail_matches_scipy():

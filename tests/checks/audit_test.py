@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from triehh.analysis import audit as pa
-from triehh.analysis import audit_bounds
+from checks import audit as pa
+from checks import audit_bounds
 from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.theory.mechanism import Mechanism

@@ -1,6 +1,6 @@
 """The statistics of the privacy audit: laws of w's path and their losses.
 
-:mod:`triehh.analysis.audit` follows the target word's path in the trie;
+:mod:`checks.audit` follows the target word's path in the trie;
 these are the computations it makes on it, free of any population or run:
 exact hypergeometric tails (the vote count of a prefix in a round of
 fixed-size sampling), the law of the depth the path reaches, the epsilon
