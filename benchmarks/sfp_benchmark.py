@@ -100,11 +100,11 @@ def scores_of(result, truth) -> dict[str, float]:
 
 def sfp_rows(name: str, pop, truth, eps: float, top_t: int) -> list[tuple]:
   """The rows of SFP at ``top_t``: label, times, scores, note."""
-  options = SFP_OPTIONS.get(name, {})
+  target = triehh.SFPTarget(eps, top_t=top_t, **SFP_OPTIONS.get(name, {}))
   times, scores, phases = [], [], {p: [] for p in PHASES}
   for seed in range(FLAGS.repeats):
-    result = triehh.sfp_discover(pop, epsilon=eps, top_t=top_t, seed=seed,
-                                 num_threads=FLAGS.num_threads, **options)
+    result = triehh.sfp_discover(pop, target, seed=seed,
+                                 num_threads=FLAGS.num_threads)
     times.append(result.seconds)
     scores.append(scores_of(result, truth))
     for phase in PHASES:
@@ -114,9 +114,8 @@ def sfp_rows(name: str, pop, truth, eps: float, top_t: int) -> list[tuple]:
   rows = [(f"SFP T={top_t}", times, scores,
            f"{note}   eps_local={result.params.epsilon_local:.2f}")]
   if FLAGS.with_reports:
-    result = triehh.sfp_discover(pop, epsilon=eps, top_t=top_t, seed=0,
-                                 simulation="reports",
-                                 num_threads=FLAGS.num_threads, **options)
+    result = triehh.sfp_discover(pop, target, seed=0, simulation="reports",
+                                 num_threads=FLAGS.num_threads)
     rows.append((f"SFP T={top_t} reports", [result.seconds],
                  [scores_of(result, truth)],
                  f"clients {result.client_seconds:.2f} s + server "

@@ -17,8 +17,11 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.api import register_engine
   from triehh.baselines.amplification import sfp_local_epsilon
   from triehh.baselines.iblt import iblt_discover
+  from triehh.baselines.iblt import IBLTTarget
+  from triehh.baselines.partition_selection import PartitionSelectionTarget
   from triehh.baselines.sfp import sfp_discover
   from triehh.baselines.sfp import SFPResult
+  from triehh.baselines.sfp import SFPTarget
   from triehh.core.alphabet import Alphabet
   from triehh.core.metrics import discovery_rates
   from triehh.core.metrics import precision_recall_f1
@@ -60,8 +63,11 @@ _PUBLIC = {
     "register_engine": "triehh.api",
     "sfp_local_epsilon": "triehh.baselines.amplification",
     "iblt_discover": "triehh.baselines.iblt",
+    "IBLTTarget": "triehh.baselines.iblt",
+    "PartitionSelectionTarget": "triehh.baselines.partition_selection",
     "sfp_discover": "triehh.baselines.sfp",
     "SFPResult": "triehh.baselines.sfp",
+    "SFPTarget": "triehh.baselines.sfp",
     "Alphabet": "triehh.core.alphabet",
     "discovery_rates": "triehh.core.metrics",
     "precision_recall_f1": "triehh.core.metrics",
@@ -102,6 +108,7 @@ __all__ = [
     "engine_names", "guarantee", "min_population", "precision_recall_f1",
     "register_engine", "top_k",
     "SFPResult", "iblt_discover", "sfp_discover", "sfp_local_epsilon",
+    "IBLTTarget", "PartitionSelectionTarget", "SFPTarget",
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal", "WordCounts", "count_words",
     "Adjacency", "Counting", "CountTarget", "Guarantee", "Mechanism",
