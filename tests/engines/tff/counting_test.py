@@ -176,7 +176,7 @@ def test_count_after_discovery_counts_each_users_word(tff_context,
   state, codes = discovered
   proc = process.build_triehh_process(ALPHABET, L, 5,
                                       client_data=clients.ONE_WORD,
-                                      counting_noise_std=0.0)
+                                      counting=counting.CountingSpec(0.0))
   assert isinstance(proc, process.TrieHHProcess)
   words, other = process.decode_counts(state, proc.count(state, codes),
                                        ALPHABET)
@@ -190,7 +190,7 @@ def test_count_with_noise_uses_the_dp_aggregator(tff_context, discovered):
   state, codes = discovered
   proc = process.build_triehh_process(ALPHABET, L, 5,
                                       client_data=clients.ONE_WORD,
-                                      counting_noise_std=2.0)
+                                      counting=counting.CountingSpec(2.0))
   output = proc.count(state, codes)
   assert "dp_query_metrics" in output.measurements
   words, _ = process.decode_counts(state, output, ALPHABET)
@@ -210,7 +210,7 @@ def test_dataset_and_several_word_clients_count_one_word_each(tff_context,
   want = {"a": 0.0, "at": 1.0, "on": 0.0, "to": 2.0, "tea": 0.0}
   proc = process.build_triehh_process(ALPHABET, L, 5,
                                       client_data=clients.DATASET,
-                                      counting_noise_std=0.0)
+                                      counting=counting.CountingSpec(0.0))
   assert process.decode_counts(state, proc.count(state, datasets),
                                ALPHABET) == (want, 1.0)
   pop = population_lib.Population.from_user_words(
@@ -224,7 +224,7 @@ def test_dataset_and_several_word_clients_count_one_word_each(tff_context,
             for u, rank in zip(range(4), (3, 6, 0, 0))]
   sampled = process.build_triehh_process(
       ALPHABET, L, 5, client_data=clients.SAMPLED_WORD,
-      counting_noise_std=0.0)
+      counting=counting.CountingSpec(0.0))
   assert process.decode_counts(state, sampled.count(state, packed),
                                ALPHABET) == (
                                    {"a": 0.0, "at": 1.0, "on": 1.0, "to": 1.0,
@@ -232,7 +232,7 @@ def test_dataset_and_several_word_clients_count_one_word_each(tff_context,
   # top_words clients count their most frequent word, as dataset clients do.
   top = process.build_triehh_process(
       ALPHABET, L, 5, client_data=clients.TOP_WORDS, max_user_contribution=2,
-      counting_noise_std=0.0)
+      counting=counting.CountingSpec(0.0))
   assert process.decode_counts(state, top.count(state, packed),
                                ALPHABET) == (want, 1.0)
 
@@ -242,7 +242,7 @@ def test_a_state_with_more_words_than_the_capacity_fails(tff_context,
   state, codes = discovered
   proc = process.build_triehh_process(ALPHABET, L, 5,
                                       client_data=clients.ONE_WORD,
-                                      counting_noise_std=0.0,
+                                      counting=counting.CountingSpec(0.0),
                                       word_capacity=4)
   with pytest.raises(runtime.ComputationError, match="word_capacity=4"):
     proc.count(state, codes)
@@ -251,14 +251,16 @@ def test_a_state_with_more_words_than_the_capacity_fails(tff_context,
 def test_counting_options_need_the_counting_round():
   plain = process.build_triehh_process(ALPHABET, L, 5)
   assert not isinstance(plain, process.TrieHHProcess)
-  with pytest.raises(ValueError, match="word_capacity and "
-                     "counting_expected_clients need counting_noise_std"):
+  with pytest.raises(ValueError, match="word_capacity needs counting"):
     process.build_triehh_process(ALPHABET, L, 5, word_capacity=8)
   with pytest.raises(ValueError, match="noise_std must be a finite number"):
-    process.build_triehh_process(ALPHABET, L, 5, counting_noise_std=-1.0)
+    process.build_triehh_process(ALPHABET, L, 5,
+                                 counting=counting.CountingSpec(-1.0))
   with pytest.raises(ValueError, match="expected_clients must be >= 1"):
-    process.build_triehh_process(ALPHABET, L, 5, counting_noise_std=1.0,
-                                 counting_mechanism=DDG)
+    process.build_triehh_process(ALPHABET, L, 5,
+                                 counting=counting.CountingSpec(1.0, DDG))
+  with pytest.raises(TypeError, match="counting must be a .*CountingSpec"):
+    process.build_triehh_process(ALPHABET, L, 5, counting=1.0)
 
 
 def test_decode_counts_wants_one_count_per_word_and_other(discovered):

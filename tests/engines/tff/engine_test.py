@@ -11,6 +11,7 @@ from triehh.core import trie as trie_lib
 from triehh.engines import fast as fast_engine
 from triehh.engines import sampling
 from triehh.engines.tff import engine
+from triehh.engines.tff import runtime
 import triehh
 from tests import paper_example
 from tests.engines.tff.helpers import POPULATIONS, assert_same_trie
@@ -203,6 +204,22 @@ def test_bad_arguments_are_rejected():
     engine.run(pop, theta=2, batch_size=10, rng=rng, max_user_contribution=0)
   with pytest.raises(ValueError, match="invalid TFF worker address"):
     engine.run(pop, theta=2, batch_size=10, rng=rng, workers="localhost")
+  with pytest.raises(ValueError, match=r"rpc_timeout \(seconds\) must be a "
+                     "positive finite number"):
+    engine.run(pop, theta=2, batch_size=10, rng=rng, rpc_timeout=0)
+  # The connection keywords are the engine's only others, as in a signature.
+  with pytest.raises(TypeError, match="run\\(\\) got an unexpected keyword "
+                     "argument 'worker'"):
+    engine.run(pop, theta=2, batch_size=10, rng=rng, worker="h:1")
+
+
+def test_the_connection_options_are_checked_as_one():
+  connection = runtime.Connection("h:1, h:2", connect_timeout=2)
+  assert connection == runtime.Connection(["h:1", "h:2"], 2.0)
+  assert connection.workers == ("h:1", "h:2")
+  assert runtime.Connection().workers is None
+  with pytest.raises(TypeError, match="workers must be 'host:port,...'"):
+    runtime.Connection(5)
 
 
 # ---- one-word rounds: cell counts, then the clients inside the cells --------

@@ -19,6 +19,7 @@ from triehh.core import alphabet as alphabet_lib
 from triehh.core import population as population_lib
 from triehh.engines.tff import clients
 from triehh.engines.tff import computations
+from triehh.engines.tff import counting
 from triehh.engines.tff import process
 from triehh.engines.tff import runtime
 
@@ -333,10 +334,10 @@ def test_bad_thresholds_are_named_when_built(kwargs, error, message):
      "max_num_prefixes must be an integer, got 2.5"),
     (dict(num_sub_rounds=2.0), TypeError,
      "num_sub_rounds must be an integer, got 2.0"),
-    (dict(counting_noise_std=1.0, word_capacity=2.7), TypeError,
+    (dict(counting=counting.CountingSpec(1.0), word_capacity=2.7), TypeError,
      "word_capacity must be an integer, got 2.7"),
-    (dict(counting_noise_std=1.0, counting_expected_clients=9.5), TypeError,
-     "counting_expected_clients must be an integer, got 9.5"),
+    (dict(counting=counting.CountingSpec(1.0, expected_clients=9.5)),
+     TypeError, "expected_clients must be an integer, got 9.5"),
     (dict(max_num_prefixes=0), ValueError,
      r"max_num_prefixes must be in \[1, 2147483647\], got 0"),
     (dict(alphabet=5), TypeError,
@@ -358,8 +359,9 @@ def test_numpy_integers_are_sizes():
   proc = process.build_triehh_process(
       "aehiot", np.int64(3), np.int32(2), vote_capacity=np.int16(4),
       max_num_prefixes=np.int64(2), num_sub_rounds=np.int8(1),
-      max_user_contribution=np.uint8(1), counting_noise_std=1.0,
-      word_capacity=np.int32(3), counting_expected_clients=np.int64(5))
+      max_user_contribution=np.uint8(1),
+      counting=counting.CountingSpec(1.0, expected_clients=np.int64(5)),
+      word_capacity=np.int32(3))
   assert isinstance(proc, process.TrieHHProcess)
 
 

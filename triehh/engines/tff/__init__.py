@@ -7,8 +7,8 @@ process: server state, server update, aggregation),
 :mod:`triehh.engines.tff.clients` (client data and client votes),
 :mod:`triehh.engines.tff.engine` (the driver behind ``engine="tff"``),
 :mod:`triehh.engines.tff.runtime` (TFF workers and execution contexts) and
-:mod:`triehh.engines.tff.worker` (``python -m triehh.engines.tff.worker --port=N`` starts a
-worker); the noisy trie's :mod:`triehh.engines.tff.noisy_process` (its
+:mod:`triehh.engines.tff.worker` (``python -m triehh.engines.tff.worker``
+starts a worker on the port it is given); the noisy trie's :mod:`triehh.engines.tff.noisy_process` (its
 process, central or distributed noise) and
 :mod:`triehh.engines.tff.noisy_engine` (its driver, behind
 ``triehh.discover(..., triehh.NoisyTarget(...), engine="tff")``). Importing this package does not import TensorFlow; its modules do
@@ -38,6 +38,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.engines.tff.computations import RoundOutput
   from triehh.engines.tff.computations import SecureSumBitwidthFactory
   from triehh.engines.tff.computations import ServerState
+  from triehh.engines.tff.counting import CountingSpec
   from triehh.engines.tff.process import build_triehh_process
   from triehh.engines.tff.process import decode_frontier
   from triehh.engines.tff.process import decode_state
@@ -47,6 +48,7 @@ _PUBLIC = {
     "RoundOutput": "triehh.engines.tff.computations",
     "SecureSumBitwidthFactory": "triehh.engines.tff.computations",
     "ServerState": "triehh.engines.tff.computations",
+    "CountingSpec": "triehh.engines.tff.counting",
     "build_triehh_process": "triehh.engines.tff.process",
     "decode_frontier": "triehh.engines.tff.process",
     "decode_state": "triehh.engines.tff.process",

@@ -25,8 +25,8 @@ are those of the fast engine) and checks that the TFF server state
 Where it runs: by default on one local TFF worker (TFF's C++
 ``worker_binary``) started on a loopback port for this Python process; with
 ``workers="host:port,..."`` on already-running workers (start them with
-``python -m triehh.engines.tff.worker --port=N``), the clients of each call
-split across them. See :mod:`triehh.engines.tff.runtime` for failure handling.
+``python -m triehh.engines.tff.worker``, its port given), the clients of
+each call split across them. See :mod:`triehh.engines.tff.runtime` for failure handling.
 
 Vote capacity: per round the driver uses the process whose client vote
 vectors hold the smallest power of two of frontier prefixes that is at least
@@ -63,13 +63,10 @@ def run(population: population_lib.Population, *, theta: int,
         max_num_prefixes: int | None = None,
         schedule: Sequence[np.ndarray] | None = None,
         sampling_rate: float | None = None,
-        workers: str | Sequence[str] | None = None,
         secure_sum: bool = False,
         max_user_contribution: int | None = None,
         vote_capacity: int | None = None,
-        connect_timeout: float = runtime_lib.DEFAULT_CONNECT_TIMEOUT,
-        rpc_timeout: float = runtime_lib.DEFAULT_RPC_TIMEOUT
-        ) -> trie_lib.Trie:
+        **connection) -> trie_lib.Trie:
   """Runs TrieHH with TFF until the trie stops growing or has L + 1 levels.
 
   Args:
@@ -77,8 +74,6 @@ def run(population: population_lib.Population, *, theta: int,
     theta, batch_size, rng, num_sub_rounds, max_num_prefixes, schedule,
       sampling_rate: as in :func:`triehh.engines.fast.run` (same meaning,
       same randomness).
-    workers: ``"host:port,..."`` (or a list) of running TFF workers; ``None``
-      starts one local worker.
     secure_sum: aggregate votes with ``tff.federated_secure_sum_bitwidth``
       (:class:`computations.SecureSumBitwidthFactory`; the bit width is the
       smallest that holds a round's summed votes).
@@ -90,12 +85,18 @@ def run(population: population_lib.Population, *, theta: int,
       does not cover.
     vote_capacity: fixed number of frontier prefixes the client vote vectors
       hold (``None``: per round, the next power of two).
-    connect_timeout, rpc_timeout: seconds to reach a worker, and for one
-      call; past them the run stops with :class:`runtime.WorkerError`.
+    **connection: where it runs, the fields of
+      :class:`~triehh.engines.tff.runtime.Connection` (the engine options
+      the drivers' ``--tff_*`` flags set, checked as one): ``workers``,
+      ``"host:port,..."`` (or a list) of running TFF workers (``None``
+      starts one local worker); ``connect_timeout`` and ``rpc_timeout``,
+      seconds to reach a worker and for one call, past which the run stops
+      with :class:`runtime.WorkerError`.
 
   Returns:
     The grown :class:`~triehh.core.trie.Trie`, equal to the fast engine's.
   """
+  where = runtime_lib.Connection.of(connection, "run")
   rounds.check_theta(theta)
   _check_options(secure_sum, max_user_contribution, vote_capacity)
   population = _with_clients(population)
@@ -103,8 +104,7 @@ def run(population: population_lib.Population, *, theta: int,
   bitwidth = (_round_bitwidth(population, batch_size, schedule,
                               sampling_rate, contribution)
               if secure_sum else None)
-  runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
-                                    rpc_timeout=rpc_timeout)
+  runtime = where.runtime()
   counter = _ProcessVotes(
       population, theta=theta, max_num_prefixes=max_num_prefixes,
       num_sub_rounds=num_sub_rounds, client_mode=mode,

@@ -20,15 +20,18 @@ sub-rounds per level, and the aggregation process's state);
 a :class:`~triehh.engines.tff.computations.RoundOutput` (the level's votes,
 whether the level is done, the aggregation's measurements).
 
-Counting: with ``counting_noise_std=sigma`` the process also has a
-``count`` computation, the counting phase of the same pipeline: once the
+Counting: with ``counting=CountingSpec(sigma)`` (a
+:class:`~triehh.engines.tff.counting.CountingSpec`: the noise, the TFF DP
+aggregator and the clients it expects) the process also has a ``count``
+computation, the counting phase of the same pipeline: once the
 discovery rounds are done, ``count(state, clients)`` has a fresh sample of
 clients count the discovered words of ``state`` (one word each, a one-hot
 vector over the words plus "other") through a TFF DP aggregator, and
 :func:`decode_counts` names the noisy counts (see
 :mod:`triehh.engines.tff.counting`)::
 
-  process = build_triehh_process("mnostu", 4, 2, counting_noise_std=3.0)
+  process = build_triehh_process("mnostu", 4, 2,
+                                 counting=CountingSpec(noise_std=3.0))
   ...  # the discovery rounds, as above
   output = process.count(state, [codes_1, codes_2, ...])
   decode_counts(state, output, "mnostu")  # ({'sun': 41.7, ...}, other)
@@ -44,6 +47,7 @@ mechanism of sensitivity 1 on a Poisson sample of its own; its
 
 from __future__ import annotations
 
+import dataclasses
 import reprlib
 from collections.abc import Iterable, Mapping
 
@@ -83,7 +87,7 @@ def _checked_sizes(num_extensions: int, sizes: dict) -> dict:
   """``sizes`` (the integer arguments of :func:`build_triehh_process`) as
   ints, ``None`` kept where allowed, each in range or an error naming it."""
   optional = ("max_num_prefixes", "vote_capacity", "word_capacity",
-              "counting_expected_clients")
+              "expected_clients")
   # max_length and word_capacity size a dimension one larger.
   high = dict(max_length=INT32_MAX - 1, word_capacity=INT32_MAX - 1)
   checked = {}
@@ -128,9 +132,7 @@ def build_triehh_process(
     max_user_contribution: int = 1,
     aggregation_factory: tff.aggregators.UnweightedAggregationFactory | None
     = None,
-    counting_noise_std: float | None = None,
-    counting_mechanism: str = counting_lib.GAUSSIAN,
-    counting_expected_clients: int | None = None,
+    counting: counting_lib.CountingSpec | None = None,
     word_capacity: int | None = None) -> tff.templates.IterativeProcess:
   """The TrieHH ``tff.templates.IterativeProcess``.
 
@@ -159,32 +161,36 @@ def build_triehh_process(
       ``tff.aggregators.SecureSumFactory(upper_bound_threshold=c,
       lower_bound_threshold=0)`` with ``c = max_user_contribution``, or
       :class:`~triehh.engines.tff.computations.SecureSumBitwidthFactory`.
-    counting_noise_std: sigma; if given, the process is a
-      :class:`TrieHHProcess`, whose ``count`` adds N(0, sigma^2) noise to
-      each word's count (``None``: no counting round).
-    counting_mechanism: ``"gaussian"`` (TFF's
+    counting: a :class:`~triehh.engines.tff.counting.CountingSpec`; if
+      given, the process is a :class:`TrieHHProcess`, whose ``count`` adds
+      N(0, sigma^2) noise (``counting.noise_std``) to each word's count
+      through ``counting.mechanism``: ``"gaussian"`` (TFF's
       ``DifferentiallyPrivateFactory`` with a ``GaussianSumQuery``) or
       ``"distributed_discrete_gaussian"`` (clients add discrete Gaussian
-      shares, summed securely; see :mod:`triehh.engines.tff.counting`).
-    counting_expected_clients: clients expected in the counting round (the
-      distributed mechanism splits the noise among them).
+      shares, summed securely, split among ``counting.expected_clients``;
+      see :mod:`triehh.engines.tff.counting`). ``None``: no counting round.
     word_capacity: words the counting vectors hold (a state with more fails
       ``count``); ``None``: 64.
 
   Returns:
     The process: ``initialize() -> ServerState`` (the root-only trie),
     ``next(state, clients) -> (ServerState, RoundOutput)`` with ``clients``
-    a list of client data; and with ``counting_noise_std``,
+    a list of client data; and with ``counting``,
     ``count(state, clients) -> CountOutput`` (:class:`TrieHHProcess`).
   """
   alphabet = as_alphabet(alphabet)
   theta = validation.check_int("theta", theta)
+  if counting is not None and not isinstance(counting,
+                                             counting_lib.CountingSpec):
+    raise TypeError("counting must be a triehh.engines.tff.counting."
+                    f"CountingSpec or None, got {counting!r:.60}")
   sizes = _checked_sizes(alphabet.num_extensions, dict(
       max_length=max_length, max_num_prefixes=max_num_prefixes,
       num_sub_rounds=num_sub_rounds, vote_capacity=vote_capacity,
       max_user_contribution=max_user_contribution,
       word_capacity=word_capacity,
-      counting_expected_clients=counting_expected_clients))
+      expected_clients=None if counting is None
+      else counting.expected_clients))
   _check_factory(aggregation_factory)
   characters = "".join(alphabet.characters)
   spec = computations.ProcessSpec(
@@ -196,24 +202,23 @@ def build_triehh_process(
       spec, theta=theta, max_num_prefixes=sizes["max_num_prefixes"],
       num_sub_rounds=sizes["num_sub_rounds"],
       aggregation_factory=aggregation_factory)
-  return _with_counting(process, spec, counting_noise_std, counting_mechanism,
-                        sizes["counting_expected_clients"],
-                        sizes["word_capacity"])
+  if counting is not None and sizes["expected_clients"] is not None:
+    counting = dataclasses.replace(
+        counting, expected_clients=sizes["expected_clients"])
+  return _with_counting(process, spec, counting, sizes["word_capacity"])
 
 
 def _with_counting(process: tff.templates.IterativeProcess,
-                   spec: computations.ProcessSpec, noise_std: float | None,
-                   mechanism: str, expected_clients: int | None,
+                   spec: computations.ProcessSpec,
+                   counting: counting_lib.CountingSpec | None,
                    word_capacity: int | None
                    ) -> tff.templates.IterativeProcess:
-  """``process``, with its counting round if ``noise_std`` is given."""
-  if noise_std is None:
-    if word_capacity is not None or expected_clients is not None:
-      raise ValueError("word_capacity and counting_expected_clients need "
-                       "counting_noise_std (the counting round)")
+  """``process``, with its counting round if ``counting`` is given."""
+  if counting is None:
+    if word_capacity is not None:
+      raise ValueError("word_capacity needs counting (the counting round: "
+                       "counting=CountingSpec(noise_std))")
     return process
-  counting = counting_lib.CountingSpec(noise_std, mechanism,
-                                       expected_clients=expected_clients)
   count = counting_lib.counting_round_computation(
       spec, process.state_type.member, counting,
       counting_lib.DEFAULT_WORD_CAPACITY if word_capacity is None

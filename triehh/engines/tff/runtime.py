@@ -35,11 +35,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import dataclasses
 import functools
 import gc
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import grpc
 import tensorflow_federated as tff
@@ -175,7 +176,8 @@ class WorkerContext(tff.framework.AsyncContext):
       self._raw_channel.close()
       raise WorkerError(
           address, f"unreachable: no connection within {connect_timeout:g} s "
-          "(is `python -m triehh.engines.tff.worker --port=PORT` running there?)"
+          "(is a TFF worker, `python -m triehh.engines.tff.worker`, serving "
+          "that port?)"
       ) from None
     channel = grpc.intercept_channel(self._raw_channel,
                                      _Deadline(self._rpc_timeout))
@@ -307,6 +309,50 @@ class Runtime:
 
 _RUNTIMES: dict[tuple, Runtime] = {}
 _LOCK = threading.Lock()
+
+
+@dataclasses.dataclass(frozen=True)
+class Connection:
+  """Where the TFF engines run and how long they wait: their connection
+  options (``discover(..., engine="tff", workers=..., rpc_timeout=...)``),
+  checked as one before any connection.
+
+  Attributes:
+    workers: ``"host:port,..."`` (or a sequence of them) of running TFF
+      workers, held as a tuple of checked addresses; None: one local worker
+      started for this Python process.
+    connect_timeout: seconds to reach a worker.
+    rpc_timeout: seconds a worker may take for one call.
+  """
+
+  workers: str | Sequence[str] | None = None
+  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+  rpc_timeout: float = DEFAULT_RPC_TIMEOUT
+
+  def __post_init__(self):
+    if self.workers is not None:
+      object.__setattr__(self, "workers", tuple(parse_workers(self.workers)))
+    for name in ("connect_timeout", "rpc_timeout"):
+      object.__setattr__(self, name, validation.check_positive(
+          f"{name} (seconds)", getattr(self, name)))
+
+  @classmethod
+  def of(cls, options: Mapping[str, object], caller: str) -> "Connection":
+    """The connection of an engine's keyword ``options`` (its fields), or
+    the TypeError Python gives ``caller`` for a keyword it does not take."""
+    for name in options:
+      if name not in _CONNECTION_FIELDS:
+        raise TypeError(f"{caller}() got an unexpected keyword argument "
+                        f"{name!r}")
+    return cls(**options)
+
+  def runtime(self) -> "Runtime":
+    """The (cached) runtime of this connection (:func:`get_runtime`)."""
+    return get_runtime(self.workers, connect_timeout=self.connect_timeout,
+                       rpc_timeout=self.rpc_timeout)
+
+
+_CONNECTION_FIELDS = ("workers", "connect_timeout", "rpc_timeout")
 
 
 def get_runtime(workers: str | Sequence[str] | None = None, *,
