@@ -32,10 +32,12 @@ def test_a_config_asking_for_neither_keeps_its_key(options, key):
   assert records.config_key(config) == key
   assert records.config_key(triehh_algorithm.ADAPTER.config(
       DATA, adjacency=None, population_size=None, **options)) == key
+  # ADD_OR_REMOVE_ONE: counts refuse REPLACE_ONE (their Gaussian is proven
+  # for adding or removing a user).
   given = triehh_algorithm.ADAPTER.config(
-      DATA, adjacency="replace_one", population_size=40000, **options)
-  assert (given["adjacency"], given["population_size"]) == ("REPLACE_ONE",
-                                                           40000)
+      DATA, adjacency="add_or_remove_one", population_size=40000, **options)
+  assert (given["adjacency"], given["population_size"]) == (
+      "ADD_OR_REMOVE_ONE", 40000)
   assert records.config_key(given) != key
 
 
