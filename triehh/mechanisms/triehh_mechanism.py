@@ -21,7 +21,6 @@ In one place, what makes it up:
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 
 import numpy as np
@@ -55,7 +54,7 @@ class TrieHH(protocol.BaseMechanism):
     """theta and the sampling for ``privacy`` at ``population_size``
     (:func:`triehh.theory.policy.resolve`); its sampling is chosen as
     :func:`triehh.discover` chooses it when not named."""
-    privacy = _with_sampling(privacy_lib.of(privacy))
+    privacy = privacy_lib.with_sampling(privacy_lib.of(privacy))
     return policy.resolve(population_size, shape.max_length, privacy,
                           single_word=shape.single_word,
                           delta_from_n=(not shape.declared
@@ -83,17 +82,6 @@ class TrieHH(protocol.BaseMechanism):
         seed=request.seed, engine=request.engine,
         deny_list=request.deny_list, **request.extras,
         **request.engine_options)
-
-
-def _with_sampling(privacy):
-  """``privacy`` with its sampling named (the default where it is not)."""
-  options = privacy.run_options()
-  sampling = privacy_lib.default_sampling(
-      options["sampling"], batch_size=options["batch_size"],
-      gamma=options["gamma"], fixed_only={"schedule": options["schedule"]})
-  if sampling == privacy.sampling:
-    return privacy
-  return dataclasses.replace(privacy, sampling=sampling)
 
 
 MECHANISM = TrieHH()

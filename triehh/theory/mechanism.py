@@ -89,16 +89,6 @@ class _Shape:
   def _set(self, name: str, value) -> None:
     object.__setattr__(self, name, value)
 
-  def _shape_options(self) -> dict:
-    return dict(sampling=self.sampling,
-                adjacency=None if self.adjacency is None
-                else self.adjacency.value,
-                population_size=self.population_size,
-                num_sub_rounds=self.num_sub_rounds,
-                max_num_prefixes=self.max_num_prefixes,
-                word_choice=self.word_choice,
-                allow_no_guarantee=self.allow_no_guarantee,
-                schedule=self.schedule)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,11 +122,6 @@ class Target(_Shape):
       self._set("theta", validation.check_int("theta", self.theta))
     self._check_shape()
 
-  def run_options(self) -> dict:
-    """The keyword arguments of the runs below :func:`triehh.discover`."""
-    return dict(epsilon=self.epsilon, delta=self.delta, theta=self.theta,
-                gamma=None, batch_size=None, sampling_rate=None,
-                **self._shape_options())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,11 +171,6 @@ class Mechanism(_Shape):
       self._set("delta", limits.check_delta("delta", self.delta))
     self._check_shape()
 
-  def run_options(self) -> dict:
-    """The keyword arguments of the runs below :func:`triehh.discover`."""
-    return dict(epsilon=None, delta=self.delta, theta=self.theta,
-                gamma=self.gamma, batch_size=self.batch_size,
-                sampling_rate=self.sampling_rate, **self._shape_options())
 
 
 @dataclasses.dataclass(frozen=True)
