@@ -62,7 +62,7 @@ from triehh.baselines import iblt
 from triehh.baselines import partition_selection
 from triehh.baselines import sfp
 from triehh.core import metrics
-from triehh.discovery import discover as discover_lib
+from triehh.mechanisms import discover as discover_lib
 from triehh.engines import noisy
 from triehh.theory import mechanism
 from triehh.theory.adjacency import Adjacency
