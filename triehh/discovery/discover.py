@@ -91,7 +91,6 @@ def discover(user_words, privacy=None, *,
   Returns:
     A :class:`~triehh.core.results.DiscoveryResult`.
   """
-  check_moved(privacy, engine_options)
   validation.check_seed(seed)
   for name, value, kind in (("passes", passes, passes_lib.Passes),
                             ("availability", availability,
@@ -121,37 +120,6 @@ def discover(user_words, privacy=None, *,
                     **engine_options)
   return run_with_counts(population, privacy, counting=counting_request,
                          seed=seed, engine=engine, **engine_options)
-
-
-# The keywords discover took before its privacy was typed, and the type
-# that holds each now.
-_MOVED = {
-    **dict.fromkeys(("epsilon", "delta", "theta", "gamma", "batch_size",
-                     "sampling_rate", "sampling", "num_sub_rounds",
-                     "max_num_prefixes", "word_choice", "allow_no_guarantee",
-                     "schedule", "adjacency", "population_size"),
-                    "triehh.Target or triehh.Mechanism"),
-    "count_share": "triehh.Counting", "count_sample_rate": "triehh.Counting",
-    "num_passes": "triehh.Passes", "composition": "triehh.Passes",
-    "calibrate_to": "triehh.OnlineUsers",
-    **dict.fromkeys(("alphabet", "unknown", "end_symbol"),
-                    "triehh.Population (build one and pass it)"),
-}
-
-
-def check_moved(privacy, engine_options: dict) -> None:
-  """A TypeError naming the type that holds a keyword of the untyped call,
-  or a missing privacy."""
-  for name in engine_options:
-    if name in _MOVED:
-      holder = _MOVED[name].split(" or ")[0].split(" (")[0]
-      raise TypeError(
-          f"discover: {name}= is a field of {_MOVED[name]}, e.g. "
-          f"discover(users, {holder}(...)); see help(triehh.discover)")
-  if privacy is None:
-    raise TypeError("discover needs its privacy: a triehh.Target (epsilon, "
-                    "delta, ...), a triehh.Mechanism (theta and its sampling)"
-                    " or a number (the target epsilon)")
 
 
 def _counting_request(counts, privacy, passes,

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from triehh.core import population as population_lib
 from triehh.core import release as release_lib
 from triehh.core import validation
-from triehh.discovery import discover as triehh_discover
 from triehh.engines import registry as engines
 from triehh.mechanisms import protocol
 from triehh.mechanisms import registry
@@ -63,7 +62,7 @@ def discover(user_words, privacy=None, *,
     each with ``words``, ``guarantee``, ``params``, ``seconds``,
     ``per_round`` and ``unprotected``.
   """
-  triehh_discover.check_moved(privacy, engine_options)
+  check_moved(privacy, engine_options)
   validation.check_seed(seed)
   mechanism = registry.for_privacy(privacy)
   engine = mechanism.default_engine if engine is None else engine
@@ -75,3 +74,35 @@ def discover(user_words, privacy=None, *,
       max_length=max_length, seed=seed, engine=engine, deny_list=deny_list,
       extras=extras, engine_options=engine_options)
   return mechanism.release(user_words, privacy, request)
+
+
+# The keywords discover took before its privacy was typed, and the type
+# that holds each now.
+_MOVED = {
+    **dict.fromkeys(("epsilon", "delta", "theta", "gamma", "batch_size",
+                     "sampling_rate", "sampling", "num_sub_rounds",
+                     "max_num_prefixes", "word_choice", "allow_no_guarantee",
+                     "schedule", "adjacency", "population_size"),
+                    "triehh.Target or triehh.Mechanism"),
+    "count_share": "triehh.Counting", "count_sample_rate": "triehh.Counting",
+    "num_passes": "triehh.Passes", "composition": "triehh.Passes",
+    "calibrate_to": "triehh.OnlineUsers",
+    **dict.fromkeys(("alphabet", "unknown", "end_symbol"),
+                    "triehh.Population (build one and pass it)"),
+}
+
+
+def check_moved(privacy, engine_options: dict) -> None:
+  """A TypeError naming the type that holds a keyword of the untyped call,
+  or a missing privacy."""
+  for name in engine_options:
+    if name in _MOVED:
+      holder = _MOVED[name].split(" or ")[0].split(" (")[0]
+      raise TypeError(
+          f"discover: {name}= is a field of {_MOVED[name]}, e.g. "
+          f"discover(users, {holder}(...)); see help(triehh.discover)")
+  if privacy is None:
+    raise TypeError("discover needs its privacy: a triehh.Target (epsilon, "
+                    "delta, ...), a triehh.Mechanism (theta and its sampling)"
+                    ", another mechanism's privacy object (a triehh."
+                    "NoisyTarget, ...) or a number (the target epsilon)")
