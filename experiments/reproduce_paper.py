@@ -290,7 +290,7 @@ def _series(planned: Sequence[Planned], data: dict[str, dict],
             datasets: datasets_lib.DataCache) -> list[numbers.Series]:
   path = records_lib.results_path(FLAGS.output_dir)
   got, _ = records_lib.read(path)
-  kept = [r.to_dict() for r in analysis.deduplicate(got)[0]]
+  kept = [r.flat() for r in analysis.deduplicate(got)[0]]
   by_key: dict[str, list[dict]] = {}
   for record in kept:
     by_key.setdefault(record["config_key"], []).append(record)

@@ -19,7 +19,10 @@ counted (:func:`deduplicate`).
 
 Configurations. Runs are pooled only when every field in ``CONFIG_FIELDS``
 agrees (so runs at another delta, L, batch size or sketch size are never
-averaged together, nor counts at another share or sample rate); when two
+averaged together, nor counts at another share or sample rate; a field is
+read at the top of a record or in its ``params``, :meth:`RunRecord.get`;
+a registered mechanism's runs pool by the privacy fields their ``config``
+asked for, ``options``); when two
 configurations print alike, a ``variant`` names the fields in which they
 differ. IBLT runs are their own algorithm: they have no epsilon
 (k-anonymity is not differential privacy; their ``epsilon`` and ``delta``
@@ -94,10 +97,15 @@ CONFIG_FIELDS = DISPLAY_FIELDS + (
     "iblt_capacity", "iblt_num_rounds", "string_max_bytes",
     "round_draw", "secure_sum_bitwidth", "repetitions", "sampling",
     "sampling_rate", "count_share", "count_sample_rate",
-    "max_partitions_contributed")
+    "max_partitions_contributed", "options")
 # IBLT fields read from the record's config (what was asked for): field ->
 # config key.
 _IBLT_CONFIG = {"iblt_capacity": "capacity", "iblt_num_rounds": "num_rounds"}
+# A registered mechanism's configuration field: what its config asked for
+# (its privacy object's fields) but these, as JSON; None for the built-in
+# algorithms, whose fields above tell their configurations apart.
+OPTIONS = "options"
+_NOT_OPTIONS = ("algorithm", "engine", "data", "epsilon", "delta")
 # CSV columns and variant labels that differ from the record field: SFP's
 # sketch size (the flags --cms_k, --cms_m); "k" is the metrics' K.
 _COLUMN = {"k": "cms_k", "m": "cms_m"}
@@ -244,7 +252,11 @@ def config_of(record: records_lib.RunRecord) -> tuple:
     elif field == "n_users":
       value = int(record.n_users)
     elif field == "sampling":  # fixed-size runs, old and new, pool together
-      value = "poisson" if record.sampling == "poisson" else None
+      value = "poisson" if record.get("sampling") == "poisson" else None
+    elif field == OPTIONS:
+      value = (None if record.algorithm in ALGORITHMS else json.dumps(
+          {k: v for k, v in record.config.items() if k not in _NOT_OPTIONS},
+          sort_keys=True, default=str))
     else:
       value = record.get(field)
       if isinstance(value, (list, dict)):
@@ -262,9 +274,12 @@ def _sort_value(value):
 
 
 def _config_sort_key(config: tuple) -> tuple:
+  """Built-in algorithms in their order, then registered mechanisms by
+  name; then the configuration's fields."""
   algorithm = config[0]
-  order = ALGORITHMS.index(algorithm) if algorithm in ALGORITHMS else 99
-  return (order,) + tuple(_sort_value(v) for v in config[1:])
+  order = (ALGORITHMS.index(algorithm) if algorithm in ALGORITHMS
+           else len(ALGORITHMS))
+  return (order, str(algorithm)) + tuple(_sort_value(v) for v in config[1:])
 
 
 @dataclasses.dataclass
@@ -283,7 +298,7 @@ class Group:
     """One line naming the configuration (its algorithm's adapter's label,
     :mod:`triehh.runs.algorithms`, then the ``variant``)."""
     first = self.records[0]
-    values = dict(first.to_dict() if isinstance(first, records_lib.RunRecord)
+    values = dict(first.flat() if isinstance(first, records_lib.RunRecord)
                   else first)
     values.update(zip(CONFIG_FIELDS, self.config))
     parts = [algorithms_lib.get(self.get("algorithm")).label(values)]

@@ -430,7 +430,7 @@ def _triehh_run(config, dataset, seed: int, run_index: int):
   record = adapter.record(result, dataset, run_index, seed, config, None,
                           F1_KS)
   if config["engine"] == registry.FAST:
-    record.vote_bytes_per_round = vote_bytes(result.trie)
+    record.params.vote_bytes_per_round = vote_bytes(result.trie)
   return record
 
 
@@ -458,23 +458,25 @@ def passes_record(result: passes_lib.PassesResult,
       dataset=dataset.name, setting=dataset.setting, n_users=first.params.n,
       run=run_index, seed=seed, epsilon=p.epsilon, delta=p.delta,
       target_epsilon=p.target_epsilon, target_delta=p.target_delta,
-      theta=first.params.theta, gamma=first.params.gamma,
-      batch_size=first.params.batch_size,
-      max_length=first.params.max_length, levels=first.params.levels,
-      num_sub_rounds=first.params.num_sub_rounds,
-      max_num_prefixes=first.params.max_num_prefixes,
-      word_choice=first.params.word_choice,
       accounting=(f"{p.composition} composition of {p.num_passes} "
                   f"pass{'es' if p.num_passes != 1 else ''}, each by "
                   f"{first.params.accounting}"),
-      covers=p.covers, sampling=first.params.sampling,
-      sampling_rate=first.params.sampling_rate,
-      rounds=sum(r.rounds for r in result.passes),
-      votes_per_round=[v for r in result.passes for v in r.votes_per_round],
+      covers=p.covers, rounds=sum(r.rounds for r in result.passes),
       num_participants=sum(r.num_participants for r in result.passes),
       discovered=list(result.words),
       reported_counts=[votes[w] for w in result.words],
-      metrics=dict(values), seconds=result.seconds, config=dict(config))
+      metrics=dict(values), seconds=result.seconds, config=dict(config),
+      params=records_lib.TrieHHParams(
+          theta=first.params.theta, gamma=first.params.gamma,
+          batch_size=first.params.batch_size,
+          max_length=first.params.max_length, levels=first.params.levels,
+          num_sub_rounds=first.params.num_sub_rounds,
+          max_num_prefixes=first.params.max_num_prefixes,
+          word_choice=first.params.word_choice,
+          sampling=first.params.sampling,
+          sampling_rate=first.params.sampling_rate,
+          votes_per_round=[v for r in result.passes
+                           for v in r.votes_per_round]))
 
 
 def _availability_run(config, dataset, seed: int, run_index: int):
@@ -490,8 +492,8 @@ def _availability_run(config, dataset, seed: int, run_index: int):
   record = triehh_algorithm.triehh_record(result, dataset, run_index, seed,
                                           values, config)
   info = result.availability
-  record.online_per_round = list(info.online_per_round)
-  record.nominal_epsilon = info.nominal_epsilon
+  record.params.online_per_round = list(info.online_per_round)
+  record.params.nominal_epsilon = info.nominal_epsilon
   return record
 
 

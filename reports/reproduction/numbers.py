@@ -79,7 +79,9 @@ class Series:
       sample's own users) or ``multi-n`` (resampled to the paper's n).
     epsilon: the central target epsilon.
     top_t: SFP's T (None for TrieHH).
-    records: the runs' records (dicts of ``triehh.runs.records.RunRecord``).
+    records: the runs' records, each as one flat dict
+      (``triehh.runs.records.RunRecord.flat``: its params beside the
+      common fields).
     truth: the population's ground truth (word -> weight).
     n: the number of users.
     data: a description of the data, for the report.

@@ -102,7 +102,7 @@ def test_a_sweep_runs_the_toy_engine(toy, tmp_path):
   records = read(tmp_path)
   assert [(r["engine"], r["run"]) for r in records] == [(TOY, 0), (TOY, 1)]
   assert records[0]["config"]["engine"] == TOY
-  assert records[0]["tff_secure_sum"] is None
+  assert records[0]["params"]["tff_secure_sum"] is None
   assert len(toy) == 2
   # TFF flags apply to no toy cell.
   code, _, err = drivers.run_in_process(

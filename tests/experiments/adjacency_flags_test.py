@@ -69,9 +69,10 @@ def test_default_run_covers_replace_special_with_n_read_off_the_data(
           "ADD_OR_REMOVE_ONE)") in out
   # The rate is printed rounded down (safe_format.rate_down).
   (record,) = _records(tmp_path)
-  assert "rate q=0.3756 " in out and record["sampling_rate"] > 0.3756
+  own = record["params"]
+  assert "rate q=0.3756 " in out and own["sampling_rate"] > 0.3756
   assert (record["adjacency"], record["n_source"],
-          record["population_size"]) == ("REPLACE_SPECIAL", "data", None)
+          own["population_size"]) == ("REPLACE_SPECIAL", "data", None)
   assert "adjacency" not in record["config"]
   assert "population_size" not in record["config"]
   # The same flags as the run written before these fields: the same key.
@@ -88,7 +89,8 @@ def test_replace_one_with_a_declared_n_is_printed_and_recorded(tmp_path):
   (record,) = _records(tmp_path)
   assert record["adjacency"] == ("ADD_OR_REMOVE_ONE, REPLACE_ONE, "
                                  "REPLACE_SPECIAL")
-  assert (record["n_source"], record["population_size"]) == ("declared", 4000)
+  assert (record["n_source"], record["params"]["population_size"]) == (
+      "declared", 4000)
   assert record["n_users"] == 3000
   assert record["delta"] == pytest.approx(1 / 4000**2)
   assert (record["config"]["adjacency"],
@@ -140,8 +142,8 @@ def test_counts_print_sigma_rounded_up_and_the_rate_given(tmp_path):
   assert line.endswith("sample rate q=0.7")
   sigma = float(line.split("sigma=")[1].split(",")[0])
   (record,) = _records(tmp_path)
-  assert record["count_noise_std"] <= sigma < record["count_noise_std"] * (
-      1 + 1e-3)
+  noise_std = record["params"]["count_noise_std"]
+  assert noise_std <= sigma < noise_std * (1 + 1e-3)
 
 
 def test_an_old_record_still_reads_and_its_runs_are_resumed(tmp_path):

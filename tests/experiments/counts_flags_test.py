@@ -26,15 +26,16 @@ def test_run_triehh_prints_and_records_the_protected_counts(tmp_path):
   assert "privacy in total (discovery, then counting): (" in out
   assert "protected counts, word:estimate [95% interval]" in out
   (record,) = _records(tmp_path)
-  assert record["schema_version"] == 2
+  assert record["schema_version"] == 3
   assert record["epsilon"] <= 4.0 and record["target_epsilon"] == 4.0
   assert record["delta"] == pytest.approx(1 / 5000**2)
-  assert record["discovery_epsilon"] < record["epsilon"]
-  assert record["count_share"] == 0.2 and record["count_sample_rate"] == 1.0
+  assert record["params"]["discovery_epsilon"] < record["epsilon"]
+  assert record["params"]["count_share"] == 0.2
+  assert record["params"]["count_sample_rate"] == 1.0
   assert record["config"]["counts"] is True
   assert record["config"]["count_share"] == 0.2
-  assert set(record["protected_counts"]) == set(record["discovered"])
-  for estimate, lower, upper in record["protected_counts"].values():
+  assert set(record["params"]["protected_counts"]) == set(record["discovered"])
+  for estimate, lower, upper in record["params"]["protected_counts"].values():
     assert lower < estimate < upper
   assert {"count_error@10", "count_coverage@10"} <= set(record["metrics"])
 
@@ -79,7 +80,7 @@ def test_a_sweep_over_count_shares_is_summarized_per_share(tmp_path):
       "--num_runs=2", "--noprogress", f"--output_dir={tmp_path}")
   assert code == 0, err
   got = _records(tmp_path)
-  assert sorted((r["count_share"], r["seed"]) for r in got) == [
+  assert sorted((r["params"]["count_share"], r["seed"]) for r in got) == [
       (0.1, 0), (0.1, 1), (0.3, 0), (0.3, 1)]
   assert len({r["config_key"] for r in got}) == 2
   code, out, err = drivers.run_in_process(summarize,

@@ -41,7 +41,7 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
   assert len(records) == 22
   poisson = [r for r in records if r.get("sampling") == "poisson"]
   assert len(poisson) == 8
-  assert all(0 < r["sampling_rate"] < 1 and r["config"]["sampling"] ==
+  assert all(0 < r["params"]["sampling_rate"] < 1 and r["config"]["sampling"] ==
              "poisson" for r in poisson)
   assert {(r["setting"], r["target_epsilon"], r["seed"]) for r in poisson} == {
       (s, e, seed) for s in ("single", "oov") for e in (1.0, 4.0)
@@ -50,7 +50,7 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
   assert not any("sampling" in r["config"] for r in records
                  if r not in poisson)
   sfp = [r for r in records if r["algorithm"] == "sfp"]
-  assert {r["fragment_alphabet"] for r in sfp} == {
+  assert {r["params"]["fragment_alphabet"] for r in sfp} == {
       "abcdefghijklmnopqrstuvwxyz.#/'"}
   assert {r["config"]["stitching"] for r in sfp} == {"paper"}
   assert {r["config"]["data"]["max_length"] for r in records} == {9}
@@ -124,7 +124,7 @@ def test_several_words_run_the_three_accountings(tmp_path):
   assert proc.returncode == 0, proc.stderr
   assert "3 cells, 3 runs left" in proc.stdout
   with open(out / "results.jsonl", encoding="utf-8") as f:
-    records = {(r["word_choice"], r["config"]["epsilon"]): r
+    records = {(r["params"]["word_choice"], r["config"]["epsilon"]): r
                for r in map(json.loads, f)}
   ours = records[("per_round", 4.0)]
   paper = records[("per_round", None)]
@@ -132,9 +132,9 @@ def test_several_words_run_the_three_accountings(tmp_path):
   assert ours["target_delta"] == per_run["target_delta"] == 5e-9
   # The paper's accounting: theta and m of Corollary 1 at the full delta,
   # the same as per_run's, run with per-round redraws (accounted L * delta).
-  assert (paper["theta"], paper["batch_size"]) == (
-      per_run["theta"], per_run["batch_size"])
-  assert paper["theta"] == ours["theta"] - 1
+  assert (paper["params"]["theta"], paper["params"]["batch_size"]) == (
+      per_run["params"]["theta"], per_run["params"]["batch_size"])
+  assert paper["params"]["theta"] == ours["params"]["theta"] - 1
   assert paper["delta"] == pytest.approx(10 * per_run["delta"])
   assert ours["delta"] <= 5e-9 and per_run["delta"] <= 5e-9
   text = (out / "REPORT.md").read_text(encoding="utf-8")

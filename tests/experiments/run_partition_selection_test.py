@@ -34,8 +34,8 @@ def test_each_run_writes_a_record_with_its_guarantee(tmp_path):
   assert (first["epsilon"], first["delta"]) == (4.0, N**-2)
   assert first["adjacency"] == "REPLACE_SPECIAL"  # delta from |D|
   assert first["n_source"] == "data"
-  assert first["strategy"] == "gaussian_thresholding"
-  assert first["max_partitions_contributed"] == 1
+  assert first["params"]["strategy"] == "gaussian_thresholding"
+  assert first["params"]["max_partitions_contributed"] == 1
   assert first["reported_counts"] == []
   truth = synthetic.english_population(N, seed=0).ground_truth()
   for record in (first, second):
@@ -54,9 +54,9 @@ def test_sweep_cells_per_strategy_and_a_summary(tmp_path):
       "--cache_dir=", f"--output_dir={tmp_path}")
   assert status == 0, err
   swept = read(tmp_path)
-  assert [r["strategy"] for r in swept] == ["truncated_geometric",
+  assert [r["params"]["strategy"] for r in swept] == ["truncated_geometric",
                                             "laplace_thresholding"]
-  assert {r["max_partitions_contributed"] for r in swept} == {2}
+  assert {r["params"]["max_partitions_contributed"] for r in swept} == {2}
   assert all(r["config"]["delta"] is None for r in swept)
   status, out, err = drivers.run_in_process(summarize,
                                             f"--results={tmp_path}")

@@ -26,22 +26,24 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert len(lines) == 2
   first, second = (json.loads(l) for l in lines)
   for key in ("algorithm", "dataset", "setting", "epsilon", "delta",
-              "epsilon_local", "top_t", "n_users", "run", "seed",
-              "discovered", "reported_counts", "metrics", "seconds"):
+              "n_users", "run", "seed", "discovered", "reported_counts",
+              "metrics", "seconds", "accounting", "adjacency"):
     assert key in first
+  for key in ("epsilon_local", "top_t", "k", "m", "reports_per_position"):
+    assert key in first["params"]  # SFP's own
   assert first["algorithm"] == "sfp"
   assert (first["run"], second["run"]) == (0, 1)
   assert (first["seed"], second["seed"]) == (0, 1)
-  assert first["n_users"] == 30000 and first["top_t"] == 30
+  assert first["n_users"] == 30000 and first["params"]["top_t"] == 30
   assert first["epsilon"] == 4.0 and first["delta"] == 30000**-2
-  assert first["epsilon_local"] == pytest.approx(
+  assert first["params"]["epsilon_local"] == pytest.approx(
       triehh.sfp_local_epsilon(4.0, 30000**-2, 30000))
   truth = synthetic.english_population(30000, seed=0).ground_truth()
   for record in (first, second):
     assert record["metrics"] == pytest.approx(triehh.precision_recall_f1(
         dict(zip(record["discovered"], record["reported_counts"])), truth))
-    assert len(record["reports_per_position"]) == 5
-    assert sum(record["reports_per_position"]) == 30000
+    assert len(record["params"]["reports_per_position"]) == 5
+    assert sum(record["params"]["reports_per_position"]) == 30000
   assert "the" in first["discovered"]
 
 

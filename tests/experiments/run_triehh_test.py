@@ -29,9 +29,10 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert len(lines) == 2
   first, second = (json.loads(l) for l in lines)
   for key in ("algorithm", "engine", "setting", "epsilon", "delta", "n_users",
-              "theta", "gamma", "batch_size", "run", "seed", "rounds",
-              "discovered", "metrics", "seconds"):
+              "run", "seed", "rounds", "discovered", "metrics", "seconds"):
     assert key in first
+  for key in ("theta", "gamma", "batch_size", "levels", "votes_per_round"):
+    assert key in first["params"]  # TrieHH's own
   assert first["algorithm"] == "triehh" and first["engine"] == "fast"
   assert (first["run"], second["run"]) == (0, 1)
   assert (first["seed"], second["seed"]) == (0, 1)
@@ -39,14 +40,15 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   # By default: Poisson sampling, theta and the rate of the two-sided
   # accountant for the target.
   cal = poisson_calibration.calibrate(30000, 11, 4.0, 30000**-2)
-  assert (first["theta"], first["sampling_rate"]) == (cal.theta, cal.rate)
-  assert first["sampling"] == "poisson"
-  assert first["batch_size"] == round(cal.expected_batch_size)
+  assert (first["params"]["theta"], first["params"]["sampling_rate"]) == (
+      cal.theta, cal.rate)
+  assert first["params"]["sampling"] == "poisson"
+  assert first["params"]["batch_size"] == round(cal.expected_batch_size)
   assert first["epsilon"] == pytest.approx(cal.epsilon)
-  assert first["has_guarantee"] and first["levels"] == 11
+  assert first["has_guarantee"] and first["params"]["levels"] == 11
   assert "both directions" in proc.stdout
   # Covering the words, not the votes, in both directions.
-  assert first["word_choice"] == "per_round"
+  assert first["params"]["word_choice"] == "per_round"
   assert first["accounting"] == "Poisson accountant (two-sided)"
   assert "not their vote counts" in first["covers"]
   assert "in both directions" in first["covers"]
@@ -57,7 +59,7 @@ def test_default_data_writes_one_line_per_run(tmp_path):
     assert record["metrics"] == pytest.approx(triehh.precision_recall_f1(
         dict(zip(record["discovered"], record["reported_counts"])), truth))
     assert all(truth.get(w, 0) > 0 for w in record["discovered"])
-    assert len(record["votes_per_round"]) == record["rounds"]
+    assert len(record["params"]["votes_per_round"]) == record["rounds"]
   assert "the" in first["discovered"]
   # The default data set is stored in the cache; the same run reads it back
   # and records the same runs.
@@ -71,8 +73,7 @@ def test_default_data_writes_one_line_per_run(tmp_path):
   assert "read from the cache" in again.stdout, again.stdout
   runs = [json.loads(l) for l in
           (tmp_path / "again" / "results.jsonl").read_text().splitlines()]
-  keep = ("theta", "sampling_rate", "discovered", "reported_counts",
-          "metrics")
+  keep = ("params", "discovered", "reported_counts", "metrics")
   assert [{k: r[k] for k in keep} for r in runs[2:]] == [
       {k: r[k] for k in keep} for r in (first, second)]
 
@@ -84,10 +85,11 @@ def test_fixed_size_sampling_is_labelled_one_sided(tmp_path):
   assert "one direction: Theorem 1's proof" in proc.stdout
   record = json.loads((tmp_path / "results.jsonl").read_text())
   cal = triehh.calibrate(30000, 11, 4.0, 30000**-2)
-  assert (record["theta"], record["batch_size"]) == (cal.theta, cal.batch_size)
-  assert record["gamma"] == pytest.approx(cal.batch_size / math.sqrt(30000))
+  own = record["params"]
+  assert (own["theta"], own["batch_size"]) == (cal.theta, cal.batch_size)
+  assert own["gamma"] == pytest.approx(cal.batch_size / math.sqrt(30000))
   assert record["epsilon"] == pytest.approx(cal.epsilon)
-  assert (record["sampling"], record["sampling_rate"]) == ("fixed", None)
+  assert (own["sampling"], own["sampling_rate"]) == ("fixed", None)
   assert record["accounting"] == "Theorem 1 (one direction)"
   assert "in one direction only" in record["covers"]
 
@@ -121,7 +123,8 @@ def test_theta_and_batch_size_given_directly(tmp_path):
   assert proc.returncode == 0, proc.stderr
   assert "privacy: NONE" in proc.stdout
   record = json.loads((tmp_path / "results.jsonl").read_text())
-  assert (record["theta"], record["batch_size"]) == (2, 2000)
+  assert (record["params"]["theta"],
+          record["params"]["batch_size"]) == (2, 2000)
   assert record["epsilon"] is None and record["has_guarantee"] is False
   both = run_driver("--num_users=20000", "--theta=12", "--gamma=2",
                     "--epsilon=3")

@@ -42,8 +42,8 @@ def test_tff_engine_writes_the_fast_engine_results(tmp_path):
   tff_runs, fast_runs = records(tmp_path / "tff"), records(tmp_path / "fast")
   assert [r["engine"] for r in tff_runs] == ["tff", "tff"]
   assert tff_runs[0]["discovered"]  # something was found
-  assert [r["tff_secure_sum"] for r in tff_runs] == [False, False]
-  assert [r["tff_secure_sum"] for r in fast_runs] == [None, None]
+  assert [r["params"]["tff_secure_sum"] for r in tff_runs] == [False, False]
+  assert [r["params"]["tff_secure_sum"] for r in fast_runs] == [None, None]
   for got, want in zip(tff_runs, fast_runs):
     # The engine and its configuration differ; every result must not.
     for key in ("engine", "seconds", "config_key", "tff_secure_sum",

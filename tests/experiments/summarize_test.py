@@ -94,7 +94,8 @@ def test_run_counts(records, summary):
   stdout, table, _ = summary
   assert len(records) == 15
   expected = collections.Counter(
-      config_name(r["algorithm"], r.get("theta"), r.get("top_t"))
+      config_name(r["algorithm"], r["params"].get("theta"),
+                  r["params"].get("top_t"))
       for r in records)
   assert expected == {"triehh theta=13": 3, "triehh theta=4": 10,
                       "sfp T=80": 2}
@@ -119,7 +120,8 @@ def test_means_and_intervals_match_the_records(records, summary):
   _, table, _ = summary
   values = collections.defaultdict(lambda: collections.defaultdict(list))
   for r in records:
-    name = config_name(r["algorithm"], r.get("theta"), r.get("top_t"))
+    name = config_name(r["algorithm"], r["params"].get("theta"),
+                       r["params"].get("top_t"))
     for metric, value in r["metrics"].items():
       values[name][metric].append(value)
   checked = clipped = 0
@@ -171,7 +173,7 @@ def test_discovery_rate_lies_above_the_bound(records, summary):
                         for c in ("theta", "batch_size", "levels"))
     assert levels == 11  # L + 1: the worst case over word lengths
     runs = [set(r["discovered"]) for r in records
-            if r["algorithm"] == "triehh" and r["theta"] == theta]
+            if r["algorithm"] == "triehh" and r["params"]["theta"] == theta]
     assert len(runs) == rows.iloc[0]["runs"]
     found = np.array([sum(w in s for s in runs) / len(runs) for w in words])
     edges = np.append(rows["freq_low"].to_numpy(), rows["freq_high"].iloc[-1])
@@ -210,7 +212,7 @@ def test_malformed_and_foreign_lines_are_skipped_and_counted(
   bad_metric = json.loads(sfp_line)
   bad_metric["metrics"]["recall@10"] = "high"
   no_theta = json.loads(good[0])
-  del no_theta["theta"]
+  del no_theta["params"]["theta"]
   path = write_lines(tmp_path / "results.jsonl", good[:4] + [
       "not json", sfp_line[:40], "", '{"algorithm": "other", "metrics": {}}',
       "[1, 2]", json.dumps(bad_metric), json.dumps(no_theta), good[-1]])
@@ -237,8 +239,11 @@ def test_missing_file_is_a_clear_error(tmp_path):
   (tmp_path / "empty").mkdir()
   with pytest.raises(FileNotFoundError, match="empty/results.jsonl"):
     analysis.results_paths([], [str(tmp_path / "empty")])
-  with pytest.raises(ValueError, match="--results"):
+  with pytest.raises(ValueError, match="results=FILE"):
     analysis.results_paths([], [])
+  code, _, err = drivers.run_in_process(summarize)
+  assert (code, err) == (1, "error: give the results to summarise: "
+                         "--results=FILE[,FILE] or --output_dir=DIR[,DIR]\n")
 
 
 def test_run_driver_flags_and_files_without_records(tmp_path):
@@ -278,7 +283,9 @@ def test_single_run_has_no_interval_and_duplicate_runs_are_dropped(
 
 def test_runs_differing_outside_the_display_are_not_pooled(results_lines):
   line = next(l for l in results_lines if '"triehh"' in l)
-  other = dict(json.loads(line), max_length=8, levels=9, seed=7)
+  other = json.loads(line)
+  other["params"].update(max_length=8, levels=9)
+  other["seed"] = 7
   groups = analysis.group_runs([records_lib.RunRecord.from_json(line),
                                 records_lib.RunRecord.from_dict(other)])
   assert len(groups) == 2

@@ -232,13 +232,13 @@ def test_runs_are_keyed_by_config_and_seed(tmp_path, fake_runs):
 def test_records_keep_beyond_fields_and_others_are_unchanged():
   beyond = _record({"epsilon": 4.0}, 0, 0.5, vote_bytes_per_round=[512],
                    online_per_round=[N] * 11, nominal_epsilon=float("inf"))
-  raw = json.loads(beyond.to_json())
+  raw = json.loads(beyond.to_json())["params"]
   assert raw["vote_bytes_per_round"] == [512]
   assert raw["online_per_round"] == [N] * 11
   assert raw["nominal_epsilon"] is None  # no guarantee at n
   back = records.RunRecord.from_json(beyond.to_json())
-  assert back.vote_bytes_per_round == [512]
-  plain = json.loads(_record({"epsilon": 4.0}, 0, 0.5).to_json())
+  assert back.params.vote_bytes_per_round == [512]
+  plain = json.loads(_record({"epsilon": 4.0}, 0, 0.5).to_json())["params"]
   for name in ("vote_bytes_per_round", "online_per_round",
                "nominal_epsilon"):
     assert name not in plain
@@ -365,6 +365,7 @@ def test_a_shared_iblt_record_without_count_metrics_is_scored_in_the_row():
   part = runs.Part("counts", [point],
                    truths={"default data": {"a": 400, "b": 300, "c": 10}})
   record = _record(config, 0, 0.5, algorithm="iblt", engine=None,
+                   theta=None, gamma=None, levels=None,
                    discovered=["a", "b"], reported_counts=[20, 12],
                    n_users=N, num_participants=N // 20)
   assert "count_error@10" not in record.metrics

@@ -66,17 +66,17 @@ def test_runs_without_guarantee_pool_and_earlier_layouts_are_skipped(
   no_guarantee = [run(seed, 0.2, epsilon=None, has_guarantee=False,
                       target_epsilon=None) for seed in (1, 2)]
   path = write(tmp_path / "r.jsonl", [old_sfp, sfp, *no_guarantee, old_theta,
-                                      dict(sfp, schema_version=3), "{torn"])
+                                      dict(sfp, schema_version=4), "{torn"])
   got, reports = analysis.load_runs([path])
   assert reports[0].records == 3 and reports[0].num_skipped == 4
   assert reports[0].skipped == {
       "run record without schema_version (an earlier layout, not read)": 2,
-      "run record of schema_version 3 (only 1 and 2 are read)": 1,
+      "run record of schema_version 4 (only 1, 2 and 3 are read)": 1,
       "not JSON": 1}
   assert reports[0].skipped_lines == [1, 5, 6, 7]
   assert reports[0].summary() == (
       f"{path}: 3 run records, 4 lines skipped (1 not JSON, 1 run record of "
-      "schema_version 3 (only 1 and 2 are read), 2 run record without "
+      "schema_version 4 (only 1, 2 and 3 are read), 2 run record without "
       "schema_version (an earlier layout, not read); line 1, 5, 6, 7)")
   assert str(reports[0].bad[3]) == (
       f"{path}:7: not JSON (Expecting property name enclosed in double "

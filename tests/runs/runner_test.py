@@ -1,6 +1,7 @@
 """Tests of triehh.runs.runner: plans, per-cell locks and running cells."""
 
 import fcntl
+import json
 import multiprocessing
 import os
 import sys
@@ -115,6 +116,38 @@ def test_run_cell_skips_seeds_recorded_since_the_plan(tmp_path):
   got, _ = records.read(str(tmp_path / "results.jsonl"))
   assert sorted(r.seed for r in got) == [0, 1]
   assert cache.loads == 1
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_sweep_resumes_over_records_of_an_earlier_version(tmp_path,
+                                                            version):
+  # A results.jsonl written by versions 1 and 2 (every field at the top;
+  # version 1's reported counts as "counts") is read, upgraded, and its
+  # runs are not run again: their config_key is the cell's.
+  cells = grid.expand(data=(DATA,), epsilons=(4.0,))
+  cache = datasets.DataCache()
+  runner.run_plan(runner.plan(cells, 0, 2), str(tmp_path), datasets=cache)
+  path = tmp_path / records.RESULTS_FILE
+  new, _ = records.read(str(path))
+  lines = []
+  for line in path.read_text().splitlines():
+    raw = json.loads(line)
+    raw.update(raw.pop("params"), schema_version=version)
+    if version == 1:
+      raw["counts"] = raw.pop("reported_counts")
+    lines.append(json.dumps(raw))
+  path.write_text("\n".join(lines) + "\n")
+  old, bad = records.read(str(path))
+  assert bad == [] and old == new
+  done = records.completed(str(path))
+  assert done == {(cells[0].key, 0), (cells[0].key, 1)}
+  assert runner.plan(cells, 0, 2, done=done) == []
+  # One more seed: only it runs, and the file then holds both versions.
+  runner.run_plan(runner.plan(cells, 0, 3, done=done), str(tmp_path),
+                  datasets=cache)
+  got, bad = records.read(str(path))
+  assert bad == [] and [r.seed for r in got] == [0, 1, 2]
+  assert json.loads(path.read_text().splitlines()[-1])["schema_version"] == 3
 
 
 def test_a_triehh_cell_on_one_user_writes_nothing(tmp_path):

@@ -50,6 +50,11 @@ RunRecord = schema.RunRecord
 RecordError = schema.RecordError
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 ALGORITHMS = schema.ALGORITHMS
+algorithms = schema.algorithms
+TrieHHParams = schema.TrieHHParams
+SFPParams = schema.SFPParams
+IBLTParams = schema.IBLTParams
+PartitionSelectionParams = schema.PartitionSelectionParams
 config_key = schema.config_key
 schema_problem = schema.schema_problem
 as_number = schema.as_number
@@ -94,8 +99,8 @@ def results_paths(results: Sequence[str], output_dirs: Sequence[str]
     if os.path.realpath(path) not in {os.path.realpath(p) for p in paths}:
       paths.append(path)
   if not paths:
-    raise ValueError("give the results to summarise: --results=FILE[,FILE] "
-                     "or --output_dir=DIR[,DIR]")
+    raise ValueError("give the results to summarise: results=FILE[,FILE] "
+                     "or output_dir=DIR[,DIR]")
   return paths
 
 
@@ -123,20 +128,20 @@ def check_output_dir(output_dir: str | os.PathLike) -> str:
   """
   output_dir = _path("output_dir", output_dir)
   if os.path.exists(output_dir) and not os.path.isdir(output_dir):
-    raise ValueError(f"--output_dir={output_dir} is a file, not a directory")
+    raise ValueError(f"output_dir={output_dir} is a file, not a directory")
   try:
     os.makedirs(output_dir, exist_ok=True)
   except OSError as err:
-    raise ValueError(f"--output_dir={output_dir}: cannot create it "
+    raise ValueError(f"output_dir={output_dir}: cannot create it "
                      f"({err.strerror})") from None
   path = results_path(output_dir)
   if os.path.exists(path) and not os.path.isfile(path):
-    raise ValueError(f"--output_dir={output_dir}: {path} is not a regular "
+    raise ValueError(f"output_dir={output_dir}: {path} is not a regular "
                      "file (a directory?); move it away or choose another "
-                     "--output_dir")
+                     "output_dir")
   target = path if os.path.exists(path) else output_dir
   if not os.access(target, os.W_OK):
-    raise ValueError(f"--output_dir={output_dir}: {target} is not writable")
+    raise ValueError(f"output_dir={output_dir}: {target} is not writable")
   return path
 
 

@@ -113,29 +113,32 @@ def iblt_record(result: iblt_lib.IBLTResult, data: datasets.Dataset,
                 run: int, seed: int, values: Mapping[str, float],
                 config: Mapping, config_key: str = ""
                 ) -> records_lib.RunRecord:
-  """The results.jsonl record of one IBLT run: no (epsilon, delta)."""
+  """The results.jsonl record of one IBLT run: no (epsilon, delta); IBLT's
+  own fields as its params (:class:`~triehh.runs.schema.IBLTParams`)."""
   p = result.params
   matched = matched_triehh_params(data.population, config)
   return records_lib.RunRecord(
       algorithm=NAME, dataset=data.name, setting=data.setting, n_users=p.n,
       run=run, seed=seed, epsilon=None, delta=None, has_guarantee=False,
       target_epsilon=None, target_delta=None, accounting=policy.NO_GUARANTEE,
-      privacy=p.privacy, matched_epsilon=matched.target_epsilon,
-      matched_delta=matched.target_delta, k_anonymity=p.k_anonymity,
-      capacity=p.capacity, string_max_bytes=p.string_max_bytes,
-      secure_sum_bitwidth=p.secure_sum_bitwidth, round_draw=p.rounds,
-      repetitions=p.repetitions, sketch_shape=list(p.sketch_shape),
-      bytes_per_client=p.bytes_per_client,
-      memory_estimate_bytes=p.memory_estimate_bytes,
-      batch_size=p.batch_size, max_length=p.max_length, rounds=p.num_rounds,
-      num_participants=p.users_sampled, distinct_users=p.distinct_users,
-      num_not_decoded=p.num_not_decoded, num_truncated=p.num_truncated,
-      truncated=list(p.truncated), discovered=list(result.heavy_hitters),
+      rounds=p.num_rounds, num_participants=p.users_sampled,
+      discovered=list(result.heavy_hitters),
       reported_counts=list(result.heavy_hitters.values()),
-      metrics=dict(values),
-      seconds=result.seconds, seconds_per_client=result.seconds_per_client,
-      round_seconds=list(result.round_seconds), config=dict(config),
-      config_key=config_key)
+      metrics=dict(values), seconds=result.seconds, config=dict(config),
+      config_key=config_key, params=records_lib.IBLTParams(
+          privacy=p.privacy, matched_epsilon=matched.target_epsilon,
+          matched_delta=matched.target_delta, k_anonymity=p.k_anonymity,
+          capacity=p.capacity, string_max_bytes=p.string_max_bytes,
+          secure_sum_bitwidth=p.secure_sum_bitwidth, round_draw=p.rounds,
+          repetitions=p.repetitions, sketch_shape=list(p.sketch_shape),
+          bytes_per_client=p.bytes_per_client,
+          memory_estimate_bytes=p.memory_estimate_bytes,
+          batch_size=p.batch_size, max_length=p.max_length,
+          distinct_users=p.distinct_users,
+          seconds_per_client=result.seconds_per_client,
+          round_seconds=list(result.round_seconds),
+          num_not_decoded=p.num_not_decoded, num_truncated=p.num_truncated,
+          truncated=list(p.truncated)))
 
 
 class IBLT:

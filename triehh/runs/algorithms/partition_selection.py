@@ -70,19 +70,21 @@ def partition_selection_record(result: ps_lib.PartitionSelectionResult,
                                values: Mapping[str, float], config: Mapping,
                                config_key: str = ""
                                ) -> records_lib.RunRecord:
-  """The results.jsonl record of one partition-selection run."""
+  """The results.jsonl record of one partition-selection run: its
+  guarantee, and its strategy and input as its params
+  (:class:`~triehh.runs.schema.PartitionSelectionParams`)."""
   p = result.params
   return records_lib.RunRecord(
       algorithm=NAME, dataset=data.name, setting=data.setting, n_users=p.n,
       run=run, seed=seed, epsilon=p.epsilon, delta=p.delta,
       target_epsilon=config["epsilon"], target_delta=p.delta,
-      privacy=p.privacy, accounting=p.accounting, covers=p.covers,
-      adjacency=p.adjacency, n_source=p.n_source, strategy=p.strategy,
-      max_partitions_contributed=p.max_partitions_contributed,
-      num_rows=p.num_rows, num_candidates=p.num_candidates,
-      discovered=list(result.words), reported_counts=[],
+      accounting=p.accounting, covers=p.covers, adjacency=p.adjacency,
+      n_source=p.n_source, discovered=list(result.words), reported_counts=[],
       metrics=dict(values), seconds=result.seconds, config=dict(config),
-      config_key=config_key)
+      config_key=config_key, params=records_lib.PartitionSelectionParams(
+          privacy=p.privacy, strategy=p.strategy,
+          max_partitions_contributed=p.max_partitions_contributed,
+          num_rows=p.num_rows, num_candidates=p.num_candidates))
 
 
 def score(result: ps_lib.PartitionSelectionResult,

@@ -154,7 +154,7 @@ def check_triehh_population(n: int) -> None:
     raise ValueError(
         f"the population has {n} user{'s' if n != 1 else ''}: TrieHH needs "
         "at least 2 (and Theorem 1 many more; see experiments.theory_tables)"
-        "; use a larger data set or --num_users")
+        "; use a larger data set or num_users")
 
 
 def call_triehh(population: population_lib.Population, config: Mapping,
@@ -203,55 +203,60 @@ def triehh_record(result, data: datasets.Dataset, run: int, seed: int,
                   engine_options: Mapping | None = None, config_key: str = ""
                   ) -> records_lib.RunRecord:
   """The results.jsonl record of one TrieHH run (with its protected counts,
-  their metrics and the total guarantee when it counted)."""
+  their metrics and the total guarantee when it counted): its guarantee
+  and results, and TrieHH's own fields as its params
+  (:class:`~triehh.runs.schema.TrieHHParams`)."""
   options = engine_options or {}
   p = result.params
   values = dict(values)
-  extra = {}
-  if result.counts is not None:
-    values.update(count_metrics.protected_count_metrics(
-        result.counts, data.truth, count_metrics.ks_of(values)))
-    extra = counted_fields(result, config)
-  return records_lib.RunRecord(
-      algorithm=NAME, engine=result.engine, dataset=data.name,
-      setting=data.setting, n_users=p.n, run=run, seed=seed,
-      has_guarantee=p.has_guarantee, **{
-          "epsilon": p.epsilon, "delta": p.delta,
-          "target_epsilon": p.target_epsilon,
-          "target_delta": p.target_delta, **extra},
+  guarantee = dict(epsilon=p.epsilon, delta=p.delta,
+                   target_epsilon=p.target_epsilon,
+                   target_delta=p.target_delta)
+  params = records_lib.TrieHHParams(
       theta=p.theta, gamma=p.gamma, batch_size=p.batch_size,
       max_length=p.max_length, levels=p.levels,
       num_sub_rounds=p.num_sub_rounds, max_num_prefixes=p.max_num_prefixes,
-      word_choice=p.word_choice, accounting=p.accounting, covers=p.covers,
-      adjacency=p.adjacency, n_source=p.n_source or None,
-      population_size=p.population_size,
+      word_choice=p.word_choice, population_size=p.population_size,
       sampling=p.sampling, sampling_rate=p.sampling_rate,
       tff_secure_sum=options.get("secure_sum"),
       tff_max_user_contribution=options.get("max_user_contribution"),
       tff_workers=len(options.get("workers", [])) or None,
-      rounds=result.rounds, votes_per_round=result.votes_per_round,
-      num_participants=result.num_participants,
+      votes_per_round=result.votes_per_round)
+  if result.counts is not None:
+    values.update(count_metrics.protected_count_metrics(
+        result.counts, data.truth, count_metrics.ks_of(values)))
+    guarantee = counted(result, config, params)
+  return records_lib.RunRecord(
+      algorithm=NAME, engine=result.engine, dataset=data.name,
+      setting=data.setting, n_users=p.n, run=run, seed=seed,
+      has_guarantee=p.has_guarantee, **guarantee, accounting=p.accounting,
+      covers=p.covers, adjacency=p.adjacency, n_source=p.n_source or None,
+      rounds=result.rounds, num_participants=result.num_participants,
       discovered=list(result.heavy_hitters),
       reported_counts=list(result.heavy_hitters.values()),
       metrics=values, seconds=result.seconds, config=dict(config),
-      config_key=config_key)
+      config_key=config_key, params=params)
 
 
-def counted_fields(result, config: Mapping) -> dict:
-  """A record's fields of a run with protected counts: the total (epsilon,
-  delta) in place of discovery's, each phase, the counts and their
-  options."""
+def counted(result, config: Mapping,
+            params: records_lib.TrieHHParams) -> dict:
+  """A run with protected counts: its record's guarantee, the total
+  (epsilon, delta) in place of discovery's; each phase, the counts and
+  their options put in ``params``."""
   c, p = result.counts, result.params
+  params.discovery_epsilon, params.discovery_delta = p.epsilon, p.delta
+  params.count_epsilon = c.counting_epsilon
+  params.count_delta = c.counting_delta
+  params.count_accounting = c.accounting
+  params.count_share = config["count_share"]
+  params.count_sample_rate = c.sample_rate
+  params.count_noise_std = c.noise_std
+  params.count_confidence = c.confidence
+  params.protected_counts = {w: [e, lo, up] for w, e, lo, up in zip(
+      c.words, c.estimate, c.lower, c.upper)}
   return dict(
       epsilon=c.epsilon, delta=c.delta, target_epsilon=config["epsilon"],
-      target_delta=c.delta if config["delta"] is None else config["delta"],
-      discovery_epsilon=p.epsilon, discovery_delta=p.delta,
-      count_epsilon=c.counting_epsilon, count_delta=c.counting_delta,
-      count_accounting=c.accounting, count_share=config["count_share"],
-      count_sample_rate=c.sample_rate, count_noise_std=c.noise_std,
-      count_confidence=c.confidence,
-      protected_counts={w: [e, lo, up] for w, e, lo, up in zip(
-          c.words, c.estimate, c.lower, c.upper)})
+      target_delta=c.delta if config["delta"] is None else config["delta"])
 
 
 class TrieHH:
