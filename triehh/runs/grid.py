@@ -1,7 +1,8 @@
 """The cells of an experiment grid, and their checks before any run.
 
 A *cell* is one configuration (algorithm, engine, data set and setting,
-privacy target, SFP's T, IBLT's k-anonymity and every other option): its
+privacy target, SFP's T, IBLT's k-anonymity and every other option; a
+registered mechanism's privacy object): its
 ``config`` is the ``config`` of the :class:`triehh.runs.records.RunRecord`
 its runs write, and its ``key`` the record's ``config_key``. What a cell of
 each algorithm holds, how it is checked and run, is that algorithm's
@@ -75,8 +76,10 @@ def _grid(epsilons: Sequence[float], deltas: Sequence[float | None],
           options: Mapping[str, Any]) -> dict[str, Any]:
   """expand()'s axes and options, every adapter's defaults filled in."""
   defaults: dict[str, Any] = {}
-  for adapter in algorithms_lib.ALGORITHMS.values():
-    for name, value in adapter.grid_options.items():
+  for declared in [adapter.grid_options
+                   for adapter in algorithms_lib.ALGORITHMS.values()] + [
+                       algorithms_lib.MECHANISM_GRID_OPTIONS]:
+    for name, value in declared.items():
       defaults.setdefault(name, value)
   for name in options:
     if name not in defaults:
@@ -93,15 +96,19 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
   """The cells of a grid, data set by data set.
 
   Args:
-    algorithms: names of :data:`triehh.runs.algorithms.ALGORITHMS`
-      ("triehh", "sfp", "iblt").
+    algorithms: names of :func:`triehh.runs.algorithms.names`
+      ("triehh", "sfp", "iblt", "partition_selection", or any registered
+      mechanism, swept by its protocol:
+      :mod:`triehh.runs.algorithms.mechanism`).
     data: data-set options, one per data set and setting.
     epsilons, deltas: central privacy targets (delta None: 1/n^2).
     **options: the algorithms' own keywords, each declared with its default
       and documented by an adapter (``grid_options``), e.g. TrieHH's
-      ``engines`` and ``theta``, SFP's ``top_ts``, IBLT's ``k_anonymities``.
-      Each algorithm's values are checked whether or not it is in
-      ``algorithms``.
+      ``engines`` and ``theta``, SFP's ``top_ts``, IBLT's ``k_anonymities``,
+      a registered mechanism's ``mechanism_options={name: {field:
+      value}}``. Each built-in algorithm's values are checked whether or
+      not it is in ``algorithms``; a mechanism's options name a registered
+      mechanism.
 
   Raises:
     ValueError: for an unknown algorithm or engine, or an empty grid.
@@ -109,9 +116,13 @@ def expand(*, algorithms: Sequence[str] = ("triehh",),
   """
   grid = _grid(epsilons, deltas, options)
   adapters = [algorithms_lib.get(name) for name in algorithms]
+  for name in grid["mechanism_options"] or {}:
+    algorithms_lib.get(name)  # a registered mechanism
   # Every algorithm's values, so that a bad one is refused in any grid.
   values = {name: adapter.grid_values(grid)
             for name, adapter in algorithms_lib.ALGORITHMS.items()}
+  values.update((adapter.name, adapter.grid_values(grid))
+                for adapter in adapters if adapter.name not in values)
   cells = []
   for data_options in data:
     for adapter in adapters:

@@ -8,9 +8,13 @@ they give, the ``config`` of a run, the checks before any run, the run, its
 record, and the labels naming a cell and a summarised configuration.
 
 :data:`ALGORITHMS` is the table, in the order summaries list the
-algorithms (that of :data:`triehh.runs.records.ALGORITHMS`, the algorithms
-a record may name). A new algorithm is a module here with its adapter,
-added to the table.
+algorithms (that of :data:`triehh.runs.records.ALGORITHMS`, the built-in
+algorithms). Every other mechanism registered in :mod:`triehh.mechanisms`
+is swept by the adapter built from its protocol
+(:class:`~triehh.runs.algorithms.mechanism.Mechanism`): :func:`get` falls
+back to it, and :func:`names` lists it. A mechanism needs an adapter of
+its own only to sweep what its protocol does not say (TrieHH's counts,
+IBLT's matched batch size): a module here, added to the table.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from triehh.core import metrics
 from triehh.core import population as population_lib
 from triehh.data import datasets
 from triehh.runs import records as records_lib
+from triehh.mechanisms import registry as mechanisms
 from triehh.runs.algorithms import iblt
+from triehh.runs.algorithms import mechanism
 from triehh.runs.algorithms import partition_selection
 from triehh.runs.algorithms import sfp
 from triehh.runs.algorithms import triehh
@@ -95,13 +101,29 @@ ALGORITHMS: dict[str, Algorithm] = {
                     partition_selection.ADAPTER)}
 
 
+# The keywords of expand() read by the adapter of the mechanisms without
+# an adapter of their own, with their defaults.
+MECHANISM_GRID_OPTIONS = mechanism.Mechanism.grid_options
+
+
+def names() -> list[str]:
+  """The algorithms a sweep runs: those of :data:`ALGORITHMS`, then every
+  other registered mechanism (:func:`triehh.mechanisms.registry.names`)."""
+  return list(ALGORITHMS) + [name for name in mechanisms.names()
+                             if name not in ALGORITHMS]
+
+
 def get(name: str) -> Algorithm:
-  """The adapter of algorithm ``name``.
+  """The adapter of algorithm ``name``: its own (:data:`ALGORITHMS`), else
+  that of the registered mechanism ``name``
+  (:class:`~triehh.runs.algorithms.mechanism.Mechanism`).
 
   Raises:
     ValueError: for an unknown algorithm.
   """
-  if name not in ALGORITHMS:
-    raise ValueError(f"unknown algorithm {name!r}; choose from "
-                     f"{', '.join(ALGORITHMS)}")
-  return ALGORITHMS[name]
+  if name in ALGORITHMS:
+    return ALGORITHMS[name]
+  if isinstance(name, str) and name in mechanisms.names():
+    return mechanism.Mechanism(name)
+  raise ValueError(f"unknown algorithm {name!r}; choose from "
+                   f"{', '.join(names())}")

@@ -19,6 +19,7 @@ from triehh.core import population as population_lib
 from triehh.data import datasets
 from triehh.runs import records as records_lib
 from triehh.runs.algorithms import labels
+from triehh.runs.algorithms import mechanism as mechanism_adapter
 
 NAME = "sfp"
 # Options of an SFP cell other than its data, privacy and T.
@@ -64,27 +65,29 @@ def call_sfp(population: population_lib.Population, config: Mapping,
 def sfp_record(result, data: datasets.Dataset, run: int, seed: int,
                values: Mapping[str, float], config: Mapping,
                config_key: str = "") -> records_lib.RunRecord:
-  """The results.jsonl record of one SFP run."""
+  """The results.jsonl record of one SFP run: the shuffled reports'
+  guarantee, and SFP's own fields as its params."""
   p = result.params
   return records_lib.RunRecord(
       algorithm=NAME, dataset=data.name, setting=data.setting, n_users=p.n,
       run=run, seed=seed, epsilon=p.epsilon, delta=p.delta,
       has_guarantee=math.isfinite(p.epsilon),
       target_epsilon=config["epsilon"], target_delta=p.delta,
-      epsilon_local=p.epsilon_local, epsilon_fragment=p.epsilon_fragment,
-      epsilon_word=p.epsilon_word, top_t=p.top_t, k=p.k, m=p.m,
-      length=p.length, num_buckets=p.num_buckets,
-      fragment_alphabet=p.fragment_alphabet, word_budget=p.word_budget,
-      simulation=p.simulation, check_puzzle_hash=p.check_puzzle_hash,
-      hash_seed=p.hash_seed,
-      reports_per_position=list(result.reports_per_position),
-      num_stitched=result.num_stitched,
+      **mechanism_adapter.guarantee_fields(result.guarantee),
       discovered=list(result.heavy_hitters),
       reported_counts=list(result.heavy_hitters.values()),
-      metrics=dict(values),
-      seconds=result.seconds, client_seconds=result.client_seconds,
-      server_seconds=result.server_seconds, config=dict(config),
-      config_key=config_key)
+      metrics=dict(values), seconds=result.seconds, config=dict(config),
+      config_key=config_key, params=records_lib.SFPParams(
+          epsilon_local=p.epsilon_local, epsilon_fragment=p.epsilon_fragment,
+          epsilon_word=p.epsilon_word, top_t=p.top_t, k=p.k, m=p.m,
+          length=p.length, num_buckets=p.num_buckets,
+          fragment_alphabet=p.fragment_alphabet, word_budget=p.word_budget,
+          simulation=p.simulation, check_puzzle_hash=p.check_puzzle_hash,
+          hash_seed=p.hash_seed,
+          reports_per_position=list(result.reports_per_position),
+          num_stitched=result.num_stitched,
+          client_seconds=result.client_seconds,
+          server_seconds=result.server_seconds))
 
 
 class SFP:
