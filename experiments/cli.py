@@ -15,7 +15,10 @@ or a shared flag the driver does not read is refused like an unknown one
 driver gives where it gives one; a renamed flag is refused naming its new
 name (``error: --users is now --num_users``).
 An OSError is said as ``error: <path>: <the system's reason>``
-(``experiments.paths``), and a warning as one line ``warning: ...``.
+(``experiments.paths``), and a warning as one line ``warning: ...``. The
+library names its own arguments in its messages (``data_path``); an error
+says them as the flags that set them (``experiments.flags.said_as_flags``:
+``--data_path``).
 
 This module defines no flags.
 """
@@ -59,8 +62,15 @@ def command_line(module_name: str) -> str:
 
 def error_line(err: BaseException) -> str:
   """``error: <message>`` on one line; an OSError names its path and the
-  system's reason (``experiments.paths.describe``)."""
-  text = paths.describe(err) if isinstance(err, OSError) else str(err)
+  system's reason (``experiments.paths.describe``). A message of the
+  project's names the library's arguments as the flags that set them
+  (``experiments.flags.said_as_flags``: ``data_path`` -> ``--data_path``);
+  the system's reason is left as it is."""
+  if isinstance(err, OSError) and err.strerror:
+    text = paths.describe(err)
+  else:
+    text = shared_flags.said_as_flags(
+        paths.describe(err) if isinstance(err, OSError) else str(err))
   text = " ".join(text.split()) or type(err).__name__
   return f"error: {text}"
 

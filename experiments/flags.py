@@ -212,12 +212,49 @@ def DEFINE_count(name: str, default: int | None, help_text: str, *,
 # pylint: enable=invalid-name
 
 
+# ---- the library's argument names, said as flags -----------------------------
+
+# The library names its own arguments in its messages (``data_path``,
+# ``dataset=file``, ``output_dir``), never a command-line flag: this is the
+# one table that says them as the flags that set them (:func:`said_as_flags`,
+# applied to every error a driver prints, ``experiments.cli``). An option of
+# a data set named alone is its flag; ``dataset=``, ``setting=`` and the
+# others below, followed by a value, are the flag given that value (and
+# ``dataset`` alone where it is missing: "given without dataset"). A
+# ``num_users=`` or ``max_length=`` with its value is left as it is: the
+# library states an argument's value after the flag that set it (the memory
+# refusals of :func:`load_dataset`). A name inside a word, a path, a
+# placeholder (``<output_dir>``) or before a quoted Python value
+# (``setting='single'``) is not an argument's.
+_ALONE = ("output_dir",) + datasets_lib.OPTIONS
+_WITH_VALUE = ("dataset", "datasets", "setting", "settings", "data_path",
+               "data_format", "output_dir", "results")
+_ARGUMENT_FLAGS = (
+    (re.compile(r"(?<![-\w./\\<])(" + "|".join(_ALONE)
+                + r")\b(?![=/\\]|\.\w)"), r"--\1"),
+    (re.compile(r"(?<![-\w./\\<])(" + "|".join(_WITH_VALUE)
+                + r")=(?![\'\"(\[{])"), r"--\1="),
+    # A data set option missing: "given without dataset".
+    (re.compile(r"(?<=without )(datasets?|settings?)\b(?!=)"), r"--\1"),
+)
+
+
+def said_as_flags(text: str) -> str:
+  """``text``, a library's message, with the arguments it names said as
+  the flags that set them (``data_path`` -> ``--data_path``,
+  ``dataset=file`` -> ``--dataset=file``); a flag already said as one is
+  left as it is."""
+  for pattern, flag in _ARGUMENT_FLAGS:
+    text = pattern.sub(flag, text)
+  return text
+
+
 # ---- the data set ------------------------------------------------------------
 
 flags.DEFINE_enum("dataset", "default", list(datasets_lib.DATASETS),
-                  "Data set: " + "; ".join(
+                  "Data set: " + said_as_flags("; ".join(
                       f"'{kind.name}' {kind.description}"
-                      for kind in datasets_lib.DATASETS.values()) + ".")
+                      for kind in datasets_lib.DATASETS.values())) + ".")
 DEFINE_count("num_users", synthetic.DEFAULT_NUM_USERS,
              "Users in the default and synthetic populations (and in the "
              "paper population, default: its setting's n), e.g. 200000 or "
@@ -552,10 +589,13 @@ def check_data_flags(datasets: Sequence[str] | None = None,
   """
   plural = datasets is not None
   names = list(datasets) if plural else [FLAGS.dataset]
-  pairs = datasets_lib.check_options(
-      names, list(settings) if settings is not None else [FLAGS.setting],
-      _given_data_options(),
-      chosen=given("dataset") if chosen is None else chosen, plural=plural)
+  try:
+    pairs = datasets_lib.check_options(
+        names, list(settings) if settings is not None else [FLAGS.setting],
+        _given_data_options(),
+        chosen=given("dataset") if chosen is None else chosen, plural=plural)
+  except ValueError as err:
+    raise ValueError(said_as_flags(str(err))) from None
   check_data_paths(names)
   return pairs
 
@@ -615,11 +655,13 @@ def load_dataset() -> Dataset:
     raise memory.InsufficientMemoryError(
         f"flag {_size_flag(str(err))}: {err}") from err
   except data_lib.DataError as err:
-    if FLAGS.dataset != INGESTED:
+    text = said_as_flags(str(err))
+    if FLAGS.dataset == INGESTED:
+      # The L an ingested folder was written for, as a flag.
+      text = re.sub(r"(?<![-\w])max_length=", "--max_length=", text)
+    if text == str(err):
       raise
-    # The setting and L an ingested folder was written for, as flags.
-    raise data_lib.DataError(re.sub(r"(?<![-\w])(setting|max_length)=",
-                                    r"--\1=", str(err))) from err
+    raise data_lib.DataError(text) from err
   if dataset.report is not None:
     origin = (f" (cached population {dataset.cache_path})"
               if dataset.cache_path else "")

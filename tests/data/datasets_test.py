@@ -135,22 +135,22 @@ def test_options_are_the_records_config_data():
 
 
 @pytest.mark.parametrize("names, given, message", [
-    (("default", "single"), {"data_path": "x.csv"}, "--data_path=x.csv "
-     "given without --dataset: say how to read it: --dataset=sentiment140 "
-     "(the Sentiment140 layout), --dataset=file"),
-    (("sentiment140", "single"), {}, "--dataset=sentiment140 needs "
-     "--data_path"),
-    (("default", "multi"), {}, "--setting=multi needs a text data set "
-     "(--dataset=sentiment140, file, paper or ingested)"),
-    (("default", "single"), {"user_column": "u"}, "--user_column applies to "
-     "--dataset=file only, not --dataset=default"),
+    (("default", "single"), {"data_path": "x.csv"}, "data_path=x.csv "
+     "given without dataset: say how to read it: dataset=sentiment140 "
+     "(the Sentiment140 layout), dataset=file"),
+    (("sentiment140", "single"), {}, "dataset=sentiment140 needs "
+     "data_path"),
+    (("default", "multi"), {}, "setting=multi needs a text data set "
+     "(dataset=sentiment140, file, paper or ingested)"),
+    (("default", "single"), {"user_column": "u"}, "user_column applies to "
+     "dataset=file only, not dataset=default"),
     (("default", "single"), {"num_users": 5, "oov_num_users": 5},
-     "--oov_num_users applies to --setting=oov only"),
-    (("paper", "oov"), {"oov_num_users": 5}, "--oov_num_users applies to "
-     "--dataset=sentiment140 or file only, not --dataset=paper"),
+     "oov_num_users applies to setting=oov only"),
+    (("paper", "oov"), {"oov_num_users": 5}, "oov_num_users applies to "
+     "dataset=sentiment140 or file only, not dataset=paper"),
     (("file", "single"), {"data_path": "u.csv", "data_seed": 1},
-     "--data_seed applies to --dataset=synthetic or paper and "
-     "--setting=oov only"),
+     "data_seed applies to dataset=synthetic or paper and "
+     "setting=oov only"),
 ])
 def test_one_data_set_and_setting_are_checked_against_the_options(
     names, given, message):
@@ -161,8 +161,8 @@ def test_one_data_set_and_setting_are_checked_against_the_options(
 
 def test_a_default_data_set_named_with_a_file_is_refused():
   with pytest.raises(ValueError, match=re.escape(
-      "--dataset=default reads no file; drop --data_path or choose "
-      "--dataset=sentiment140, file, synthetic, paper or ingested")):
+      "dataset=default reads no file; drop data_path or choose "
+      "dataset=sentiment140, file, synthetic, paper or ingested")):
     datasets.check_options(["default"], ["single"], {"data_path": "x"})
 
 
@@ -174,11 +174,12 @@ def test_lists_of_data_sets_and_settings_give_their_pairs():
   assert datasets.check_options(["paper"], ["oov"], {"num_users": 9}) == [
       ("paper", "oov")]
   with pytest.raises(ValueError, match=re.escape(
-      "--settings=oov applies to no data set of --datasets")):
+      "settings=oov applies to no data set of datasets=default (oov and "
+      "multi need text data)")):
     datasets.check_options(["default"], ["single", "oov"], {}, plural=True)
   with pytest.raises(ValueError, match=re.escape(
-      "--zipf_exponent applies to --datasets=synthetic only, not "
-      "--datasets=default,file")):
+      "zipf_exponent applies to datasets=synthetic only, not "
+      "datasets=default,file")):
     datasets.check_options(["default", "file"], ["single"],
                            {"data_path": "u", "zipf_exponent": 1.1},
                            plural=True)

@@ -271,13 +271,14 @@ def test_jsonl_without_the_text_field_names_the_fields_it_has(tmp_path):
     readers.read(path, text_column="msg")
 
 
-def test_format_and_encoding_errors_name_their_flags(tmp_path):
-  # A .zip said "one of sentiment140, ...", not a --data_format value.
+def test_format_and_encoding_errors_name_their_arguments(tmp_path):
+  # A .zip said "one of sentiment140, ...", not a data_format value; the
+  # library names its arguments (the drivers say them as flags).
   path = helpers.write(str(tmp_path / "d.zip"), b"user,text\n")
   with pytest.raises(report_lib.DataError,
-                     match=r"give --data_format \(one of csv, tsv, jsonl, "
+                     match=r"give data_format \(one of csv, tsv, jsonl, "
                            r"parquet\)$"):
     readers.read(path)
   with pytest.raises(ValueError, match=r"unsupported encoding 'utf-16' "
-                                       r"\(--data_encoding\): use one of"):
+                                       r"\(data_encoding\): use one of"):
     readers.read(path, "csv", encoding="utf-16")

@@ -254,3 +254,51 @@ def test_shared_flags_help_names_no_driver(modules):
                      "theory_tables", "reproduce_paper", "beyond", "field",
                      "summarize"):
         assert f"{driver}:" not in flag.help, (flag.name, driver)
+
+
+@pytest.mark.parametrize("library, said", [
+    # A library message names its arguments; a driver says them as flags.
+    ("data_path=x.csv given without dataset: say how to read it: "
+     "dataset=sentiment140 (the Sentiment140 layout), dataset=file",
+     "--data_path=x.csv given without --dataset: say how to read it: "
+     "--dataset=sentiment140 (the Sentiment140 layout), --dataset=file"),
+    ("oov_num_users applies to settings=oov only",
+     "--oov_num_users applies to --settings=oov only"),
+    ("give data_format (one of csv, tsv, jsonl, parquet)",
+     "give --data_format (one of csv, tsv, jsonl, parquet)"),
+    ("output_dir=out: out/results.jsonl is not a regular file (a "
+     "directory?); move it away or choose another output_dir",
+     "--output_dir=out: out/results.jsonl is not a regular file (a "
+     "directory?); move it away or choose another --output_dir"),
+    ("give the results to summarise: results=FILE[,FILE] or "
+     "output_dir=DIR[,DIR]", "give the results to summarise: "
+     "--results=FILE[,FILE] or --output_dir=DIR[,DIR]"),
+    ("TrieHH needs at least 2; use a larger data set or num_users",
+     "TrieHH needs at least 2; use a larger data set or --num_users"),
+    # Said already, a value stated after its flag, a path, a placeholder, a
+    # quoted Python value and a word that holds the name: left as they are.
+    ("--data_path=x: needs --dataset", "--data_path=x: needs --dataset"),
+    ("flag --num_users=2e5: num_users=200,000 users drawn one by one",
+     "flag --num_users=2e5: num_users=200,000 users drawn one by one"),
+    ("/tmp/data_path/x.csv and data_path.csv: Not a directory",
+     "/tmp/data_path/x.csv and data_path.csv: Not a directory"),
+    ("its runs are in <output_dir>/results.jsonl",
+     "its runs are in <output_dir>/results.jsonl"),
+    ("DataSpec(setting='single', dataset=\"file\")",
+     "DataSpec(setting='single', dataset=\"file\")"),
+    ("the dataset's setting and my_data_path", "the dataset's setting and "
+     "my_data_path"),
+])
+def test_the_librarys_argument_names_are_said_as_flags(library, said):
+  assert shared_flags.said_as_flags(library) == said
+  assert shared_flags.said_as_flags(said) == said  # said once
+
+
+def test_a_driver_says_a_library_error_in_flag_terms():
+  from experiments import cli  # pylint: disable=g-import-not-at-top
+  assert cli.error_line(ValueError("dataset=file needs data_path")) == (
+      "error: --dataset=file needs --data_path")
+  # The system's reason for a path is left as it is.
+  assert cli.error_line(FileNotFoundError(2, "No such file or directory",
+                                          "data_path")) == (
+      "error: data_path: No such file or directory")

@@ -16,8 +16,9 @@ set ``ingested`` is the folder an ingestion wrote
 (:mod:`triehh.data.ingested`): read as written, at the setting and L it
 was ingested with.
 
-The options carry the names of the drivers' flags, and the messages of
-:func:`check_options` name them as flags (``--data_path``).
+The options carry the names of the drivers' flags; the messages of
+:func:`check_options` name them as the library's arguments (``data_path``,
+``dataset=file``), which the drivers say as flags.
 :func:`sentiment140_sample` finds the Sentiment140 sample.
 """
 
@@ -314,34 +315,34 @@ DATASETS: dict[str, DataSetKind] = {kind.name: kind for kind in (
         text=False, options=("num_users",), setting_options={},
         build=_build_default, load=_load_default),
     DataSetKind(
-        "sentiment140", "reads --data_path in the official Sentiment140 "
+        "sentiment140", "reads data_path in the official Sentiment140 "
         "layout (csv, csv.gz or trainingandtestdata.zip) with the paper's "
         "tokenizer", file="the Sentiment140 layout", needs_file=True,
         text=True, options=_TEXT_OPTIONS, setting_options=_OOV_OPTIONS,
         build=_text_builder("sentiment140"), load=_load_text),
     DataSetKind(
         "file", "reads user-keyed text (CSV/TSV with a header, JSON Lines, "
-        "Parquet) from --data_path",
+        "Parquet) from data_path",
         file="user-keyed CSV/TSV/JSON Lines/Parquet", needs_file=True,
         text=True, options=("data_format", "user_column", "text_column")
         + _TEXT_OPTIONS, setting_options=_OOV_OPTIONS,
         build=_text_builder("file"), load=_load_text),
     DataSetKind(
-        "synthetic", "draws --num_users users from the frequency table "
-        "--data_path (word<TAB>weight lines) or, without it, from the "
+        "synthetic", "draws num_users users from the frequency table "
+        "data_path (word<TAB>weight lines) or, without it, from the "
         "English list (scale tests)", file="a word<TAB>weight table",
         needs_file=False, text=False,
         options=("num_users", "zipf_exponent", "data_seed"),
         setting_options={}, build=_build_synthetic, load=_load_synthetic),
     DataSetKind(
-        "paper", "is the paper-calibrated population of --setting "
+        "paper", "is the paper-calibrated population of the setting "
         "(triehh.data.paper_populations: the published top-100 over shipped "
-        "Sentiment140 word counts; multi needs --data_path)",
+        "Sentiment140 word counts; multi needs data_path)",
         file="a Sentiment140 file: the tail's counts, or multi's users",
         needs_file=False, text=True, options=("num_users", "data_seed"),
         setting_options={}, build=_build_paper, load=_load_paper),
     DataSetKind(
-        "ingested", "reads the folder --data_path an ingestion wrote "
+        "ingested", "reads the folder data_path an ingestion wrote "
         "(triehh.beam.ingest), at the setting and max_length it was "
         "ingested with", file="a folder an ingestion wrote",
         needs_file=True, text=True, options=(), setting_options={},
@@ -389,14 +390,14 @@ def _scope(option: str, datasets: Sequence[str], settings: Sequence[str],
         by_setting.setdefault(setting, []).append(k.name)
   these = f"not {ds}={','.join(datasets)}"
   if not by_setting:
-    return f"--{option} applies to {ds}={_either(everywhere)} only, {these}"
+    return f"{option} applies to {ds}={_either(everywhere)} only, {these}"
   if not everywhere:
     if not set(by_setting) & set(settings):
-      return f"--{option} applies to {st}={_either(list(by_setting))} only"
+      return f"{option} applies to {st}={_either(list(by_setting))} only"
     owners = sorted({n for names in by_setting.values() for n in names},
                     key=list(DATASETS).index)
-    return f"--{option} applies to {ds}={_either(owners)} only, {these}"
-  return (f"--{option} applies to {ds}={_either(everywhere)} and "
+    return f"{option} applies to {ds}={_either(owners)} only, {these}"
+  return (f"{option} applies to {ds}={_either(everywhere)} and "
           f"{st}={_either(list(by_setting))} only")
 
 
@@ -412,8 +413,8 @@ def check_options(datasets: Sequence[str], settings: Sequence[str],
       :data:`OPTIONS` are not looked at.
     chosen: whether the data sets were named explicitly (a ``data_path``
       without them is ambiguous).
-    plural: the messages name the lists ``--datasets`` and ``--settings``
-      instead of ``--dataset`` and ``--setting``.
+    plural: the messages name the lists ``datasets`` and ``settings``
+      instead of ``dataset`` and ``setting``.
 
   Returns:
     The (data set, setting) pairs to build: each data set with each of the
@@ -423,8 +424,7 @@ def check_options(datasets: Sequence[str], settings: Sequence[str],
     ValueError: naming an option that no pair would read, a data set
       without the file it needs, or a setting that no data set holds.
   """
-  ds, st = ("--datasets", "--settings") if plural else ("--dataset",
-                                                        "--setting")
+  ds, st = ("datasets", "settings") if plural else ("dataset", "setting")
   kinds = [kind(name) for name in datasets]
   for setting in settings:
     settings_lib.check_setting(setting)
@@ -432,14 +432,14 @@ def check_options(datasets: Sequence[str], settings: Sequence[str],
   readers = [k.name for k in DATASETS.values() if k.file]
   if "data_path" in given and not chosen:
     ways = [f"{ds}={k.name} ({k.file})" for k in DATASETS.values() if k.file]
-    raise ValueError(f"--data_path={path} given without {ds}: say how to "
+    raise ValueError(f"data_path={path} given without {ds}: say how to "
                      f"read it: {_either(ways)}")
   needs = [k.name for k in kinds if k.needs_file]
   if needs and not path:
-    raise ValueError(f"{ds}={','.join(needs)} needs --data_path")
+    raise ValueError(f"{ds}={','.join(needs)} needs data_path")
   if path and not any(k.file for k in kinds):
     raise ValueError(f"{ds}={','.join(datasets)} reads no file; drop "
-                     f"--data_path or choose {ds}={_either(readers)}")
+                     f"data_path or choose {ds}={_either(readers)}")
   pairs = [(k.name, s) for k in kinds for s in settings if s in k.settings]
   if not pairs:
     text = [k.name for k in DATASETS.values() if k.text]
@@ -448,7 +448,8 @@ def check_options(datasets: Sequence[str], settings: Sequence[str],
   unused = sorted(set(settings) - {s for _, s in pairs})
   if unused:
     raise ValueError(f"{st}={','.join(unused)} applies to no data set of "
-                     f"{ds} (oov and multi need text data)")
+                     f"{ds}={','.join(datasets)} (oov and multi need text "
+                     "data)")
   for option in OPTIONS:
     if option in given and option != "data_path" and not any(
         DATASETS[d].takes(option, s) for d, s in pairs):

@@ -66,7 +66,7 @@ SENTIMENT140_TEXT = "text"
 SENTIMENT140_ENCODING = "latin-1"
 
 FORMATS = ("sentiment140", "csv", "tsv", "jsonl", "parquet")
-# The formats of user-keyed files, told by extension or --data_format.
+# The formats of user-keyed files, told by extension or data_format.
 FILE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 ENCODINGS = ("utf-8", "latin-1")
 _ENCODING_ALIASES = {
@@ -85,7 +85,7 @@ def normalise_encoding(encoding: str) -> str:
   """``"utf-8"`` or ``"latin-1"`` for any of their usual spellings."""
   key = encoding.strip().lower().replace("_", "-")
   if key not in _ENCODING_ALIASES:
-    raise ValueError(f"unsupported encoding {encoding!r} (--data_encoding): "
+    raise ValueError(f"unsupported encoding {encoding!r} (data_encoding): "
                      f"use one of {', '.join(ENCODINGS)}")
   return _ENCODING_ALIASES[key]
 
@@ -102,7 +102,7 @@ def detect_format(path: str) -> str:
       return fmt
   raise report_lib.DataError(
       f"cannot tell the format of {path} from its name: give "
-      f"--data_format (one of {', '.join(FILE_FORMATS)})")
+      f"data_format (one of {', '.join(FILE_FORMATS)})")
 
 
 def read(path: str, file_format: str = "auto", *,
@@ -159,7 +159,7 @@ def _read_format(path: str, fmt: str, report: report_lib.LoadReport,
   if fmt != "parquet" and _is_parquet(path):
     raise report_lib.DataError(
         f"{path} is a Parquet file, not {fmt}: read it as parquet "
-        "(--dataset=file)")
+        "(dataset=file)")
   if fmt == "sentiment140":
     return csv_reader.read_csv(
         path, report, encoding=encoding, delimiter=",", quoted=True,
@@ -192,7 +192,7 @@ def _looks_like(path: str, fmt: str) -> str:
     return ""
   if fmt != "jsonl" and start.startswith(b"{"):
     return (" (it looks like JSON Lines: read it as jsonl, e.g. "
-            "--dataset=file)")
+            "dataset=file)")
   if fmt in ("csv", "sentiment140") and b"\t" in start and b"," not in start:
-    return " (it looks tab-separated: read it as tsv, e.g. --dataset=file)"
+    return " (it looks tab-separated: read it as tsv, e.g. dataset=file)"
   return ""

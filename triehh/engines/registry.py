@@ -36,8 +36,8 @@ FAST = "fast"
 TFF = "tff"
 # The mechanism an engine's ``run`` runs (:mod:`triehh.mechanisms`).
 TRIEHH = "triehh"
-# The keyword options of the TFF engine's run that the drivers set (its
-# --tff_* flags): where it runs and how it sums the votes.
+# The keyword options of the TFF engine's run that the drivers set (with
+# flags of their own): where it runs and how it sums the votes.
 TFF_OPTIONS = frozenset({"secure_sum", "workers", "connect_timeout",
                          "rpc_timeout", "max_user_contribution"})
 

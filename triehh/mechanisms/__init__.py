@@ -19,7 +19,7 @@ iblt                 IBLTTarget (k-anonymity,    tff
 A new mechanism is a module with a :class:`~protocol.BaseMechanism`
 subclass (or anything meeting :class:`~protocol.MechanismType`) and one
 line: ``registry.register(MyMechanism())``. :func:`triehh.discover`,
-sweeps (:mod:`triehh.runs`) and ``triehh-run --mechanism=`` then run it.
+sweeps (:mod:`triehh.runs`) and the ``triehh-run`` command then run it.
 """
 
 from triehh.mechanisms import registry
