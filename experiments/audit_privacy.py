@@ -93,10 +93,12 @@ shared_flags.DEFINE_values(
     shared_flags.choice_item(privacy_audit.VARIANTS))
 flags.register_validator("runs_per_side", lambda runs: runs != 1,
                          "--runs_per_side must be 0 or at least 2")
-flags.DEFINE_enum("mechanism", "one_word", ["one_word", "several_words"],
-                  "one_word: Theorem 1's mechanism on the audit's built "
-                  "populations; several_words: users' bags of words redrawn "
-                  "every round, on the Sentiment140 sample (exact only).")
+shared_flags.declare(
+    __name__, "mechanism", default="one_word", help_text=(
+        "one_word: Theorem 1's mechanism on the audit's built populations; "
+        "several_words: users' bags of words redrawn every round, on the "
+        "Sentiment140 sample (exact only)."),
+    parser=flags.EnumParser(["one_word", "several_words"]))
 flags.DEFINE_integer("audit_words", 40, "--mechanism=several_words: how many "
                      "words nearest the threshold to audit.", lower_bound=1)
 ONE_WORD_ONLY = ("runs_per_side", "variants", "adjacency", "gamma",

@@ -30,6 +30,7 @@ import re
 import shlex
 import stat
 import sys
+import textwrap
 import types
 import warnings
 from collections.abc import Callable
@@ -94,22 +95,41 @@ def show_warning(message, category, filename, lineno, file=None,
 def help_text(module: types.ModuleType) -> str:
   """The module's docstring and its key flags (own and adopted), as the
   module reads them (:func:`parse_flags` applies its declarations
-  first)."""
+  first), then each heading of flags it declares
+  (``experiments.flags.add_section``) with its note and flags."""
   doc = (module.__doc__ or "").strip()
   flag_help = FLAGS.module_help(module)
+  for section, note in shared_flags.sections(module.__name__).items():
+    flag_help += "\n" + _section_help(section, note)
   return f"{doc}\n\nFlags:\n{flag_help}\n\n(--helpfull: every flag, " \
          "including absl's)\n"
 
 
+def _section_help(section: str, note: str) -> str:
+  """A heading of flags: its name, its note wrapped beneath (indented as a
+  flag's help is, so that no line of it reads as a flag), its flags."""
+  lines = textwrap.wrap(note, 80, initial_indent="    ",
+                        subsequent_indent="    ", break_on_hyphens=False)
+  flag_help = FLAGS.module_help(section).lstrip("\n")
+  head, _, rest = flag_help.partition("\n")
+  return "\n".join(["", head or f"{section}:", *lines, *([rest] if rest
+                                                          else [])])
+
+
 def parse_flags(argv: list[str], module: types.ModuleType) -> list[str]:
   """Parses ``argv`` as ``module`` reads the shared flags
-  (``experiments.flags.apply_uses``); ``--help`` prints :func:`help_text`
-  and exits 0.
+  (``experiments.flags.apply_uses``), after the flags ``module`` makes
+  when the command line is parsed (its ``prepare_flags``, if any:
+  triehh-run's mechanisms' flags); ``--help`` prints :func:`help_text` and
+  exits 0.
 
   A flag that cannot be parsed or fails its check, a renamed flag and a
   flag ``module`` does not read exit with one ``error:`` line and status 1.
   """
   shared_flags.apply_uses(module.__name__)
+  prepare = getattr(module, "prepare_flags", None)
+  if prepare is not None:  # flags made when the command line is parsed
+    prepare()
   if any(arg in HELP_ARGS for arg in argv[1:]):
     sys.stdout.write(help_text(module))
     sys.exit(0)
@@ -238,13 +258,16 @@ def check_renamed_flags(argv: list[str]) -> None:
 def check_own_flags(argv: list[str], module: types.ModuleType) -> None:
   """Refuses a project flag on the command line that is not one of
   ``module``'s key flags (its own, the shared ones it declares, those of
-  the drivers it adopts), as absl refuses an unknown one, saying why where
-  the driver says (``experiments.flags.refuse``).
+  the drivers it adopts, those under its headings of flags:
+  ``experiments.flags.add_section``), as absl refuses an unknown one,
+  saying why where the driver says (``experiments.flags.refuse``).
 
   Raises:
     flags.Error: naming the first such flag.
   """
   own = {flag.name for flag in FLAGS.get_key_flags_for_module(module)}
+  for section in shared_flags.sections(module.__name__):
+    own |= {flag.name for flag in FLAGS.get_key_flags_for_module(section)}
   why = shared_flags.refused(module.__name__)
   for arg in argv[1:]:
     if arg == "--":

@@ -26,7 +26,10 @@ The groups:
   ``--delta``, ``--max_length``, ``--num_runs``, ``--seed``,
   ``--output_dir``, ``--ks``), and ``--show``.
 - TrieHH's parameters given directly (``--theta``, ``--gamma``,
-  ``--batch_size``), SFP's (``--top_t``, ``--top_ts``, ``--cms_k``).
+  ``--batch_size``), SFP's (``--top_t``, ``--top_ts``, ``--cms_k``,
+  ``--fragment_alphabet``, ``--word_budget``, ``--check_puzzle_hash``),
+  partition selection's (``--max_partitions_contributed``), and
+  ``--mechanism``, whose values each driver that reads it declares.
 - Grids and reports: ``--settings``, ``--epsilons``, ``--workers``,
   ``--report_dir``, ``--confidence``.
 
@@ -358,6 +361,32 @@ DEFINE_values("top_ts", None,
 flags.DEFINE_integer("cms_k", count_mean_sketch.DEFAULT_K,
                      "Count Mean Sketch hash functions (the paper: 2048).",
                      lower_bound=1)
+flags.DEFINE_string("fragment_alphabet", None,
+                    "Omega, the characters of candidate fragments: default "
+                    "the 26 lowercase letters, 'data' for every character of "
+                    "the data, or the characters themselves.")
+flags.DEFINE_float("word_budget", 0.0,
+                   "Share of the local epsilon for a whole-word sketch that "
+                   "counts the discovered words (0: discovery only, as in "
+                   "the paper).")
+flags.DEFINE_boolean("check_puzzle_hash", False,
+                     "Keep only stitched strings whose puzzle hash is their "
+                     "bucket (not in the paper).")
+
+# ---- partition selection -----------------------------------------------------
+
+flags.DEFINE_integer("max_partitions_contributed", 1,
+                     "Words a user counts towards, at most (a user with more "
+                     "distinct words contributes a seeded uniform choice).",
+                     lower_bound=1)
+
+# ---- the mechanism -----------------------------------------------------------
+
+# Each driver that reads it declares the values it takes (its parser), its
+# default and its help: triehh-run's registered mechanisms, the audit's
+# families of TrieHH.
+flags.DEFINE_string("mechanism", None,
+                    "The mechanism to run (each driver says its values).")
 
 # ---- grids and reports -------------------------------------------------------
 
@@ -397,6 +426,9 @@ flags.register_validator(
     "--gamma must be a positive finite number")
 flags.register_validator("confidence", lambda c: 0 < c < 1,
                          "--confidence must be in the open interval (0, 1)")
+flags.register_validator(
+    "word_budget", lambda v: math.isfinite(v) and 0 <= v < 1,
+    "--word_budget must be in [0, 1)")
 # The flags above are this module's; those that drivers define with
 # DEFINE_values and DEFINE_count are the drivers'.
 flags.disclaim_key_flags()
@@ -509,6 +541,38 @@ def refused(module_name: str) -> dict[str, str]:
 def uses(module_name: str) -> dict[str, Use]:
   """How ``module_name`` reads the shared flags it reads differently."""
   return dict(_USES.get(_key(module_name), {}))
+
+
+def key(module_name: str) -> str:
+  """The name absl files the key flags of the driver ``module_name`` (its
+  ``__name__``) under."""
+  return _key(module_name)
+
+
+# Driver module name -> its help's headings of flags -> the note under each.
+_SECTIONS: dict[str, dict[str, str]] = {}
+
+
+def add_section(module_name: str, section: str, names: Sequence[str],
+                note: str = "") -> None:
+  """Declares that the driver ``module_name`` also reads the flags
+  ``names``, listed in its ``--help`` under the heading ``section`` with
+  ``note`` beneath it (``experiments.cli``): triehh-run's flags of one
+  mechanism (``experiments.mechanism_flags``)."""
+  for name in names:
+    FLAGS.register_key_flag_for_module(section, FLAGS[name])
+  _SECTIONS.setdefault(_key(module_name), {})[section] = note
+
+
+def clear_sections(module_name: str) -> None:
+  """Forgets the headings :func:`add_section` gave ``module_name``."""
+  _SECTIONS.pop(_key(module_name), None)
+
+
+def sections(module_name: str) -> dict[str, str]:
+  """The driver's headings of flags (:func:`add_section`) -> their
+  notes."""
+  return dict(_SECTIONS.get(_key(module_name), {}))
 
 
 # absl's EnumFlag begins its help with its values: "<a|b>: ".

@@ -35,17 +35,13 @@ FLAGS = flags.FLAGS
 shared_flags.declare(
     __name__, *shared_flags.DATA_FLAGS,
     *[name for name in shared_flags.RUN_FLAGS if name != "max_length"],
-    "show", "population_size", "words_out")
+    "show", "population_size", "max_partitions_contributed", "words_out")
 shared_flags.refuse(__name__, ["max_length"], "partition selection releases "
                     "whole words, with no length cap")
 
 flags.DEFINE_enum("partition_strategy", partition_selection.DEFAULT_STRATEGY,
                   list(partition_selection.STRATEGIES),
                   "pipeline_dp's partition selection strategy.")
-flags.DEFINE_integer("max_partitions_contributed", 1,
-                     "Words a user counts towards, at most (a user with more "
-                     "distinct words contributes a seeded uniform choice).",
-                     lower_bound=1)
 
 
 def run_config(strategy: str) -> dict:

@@ -15,7 +15,6 @@ finished runs kept in results.jsonl.
 
 from __future__ import annotations
 
-import math
 import sys
 
 from absl import app
@@ -32,6 +31,7 @@ from triehh.core import memory
 FLAGS = flags.FLAGS
 shared_flags.declare(__name__, *shared_flags.DATA_FLAGS,
                      *shared_flags.RUN_FLAGS, "show", "top_t", "cms_k",
+                     "fragment_alphabet", "word_budget", "check_puzzle_hash",
                      "words_out")
 
 flags.DEFINE_integer("cms_m", count_mean_sketch.DEFAULT_M,
@@ -40,23 +40,9 @@ flags.DEFINE_integer("cms_m", count_mean_sketch.DEFAULT_M,
 flags.DEFINE_integer("sfp_length", sfp.DEFAULT_LENGTH,
                      "Strings are padded with '$' or truncated to this length.",
                      lower_bound=2)
-flags.DEFINE_string("fragment_alphabet", None,
-                    "Omega, the characters of candidate fragments: default "
-                    "the 26 lowercase letters, 'data' for every character of "
-                    "the data, or the characters themselves.")
-flags.DEFINE_float("word_budget", 0.0,
-                   "Share of the local epsilon for a whole-word sketch that "
-                   "counts the discovered words (0: discovery only, as in "
-                   "the paper).")
 flags.DEFINE_enum("simulation", "sketch", list(count_mean_sketch.SIMULATIONS),
                   "'sketch': draw the server's sums from their exact law; "
                   "'reports': materialise every client report.")
-flags.DEFINE_boolean("check_puzzle_hash", False,
-                     "Keep only stitched strings whose puzzle hash is their "
-                     "bucket (not in the paper).")
-flags.register_validator(
-    "word_budget", lambda v: math.isfinite(v) and 0 <= v < 1,
-    "--word_budget must be in [0, 1)")
 
 
 def run_config(t: int) -> dict:

@@ -18,6 +18,18 @@ own n. ``--population_size`` declares a public n to derive them from (then
 Poisson runs also cover ``ADD_OR_REMOVE_ONE``); ``--adjacency`` asks for a
 relation and fails when the run does not cover it.
 
+``--mechanism`` runs another registered mechanism on the same data
+(``docs/mechanisms.md``): ``noisy_trie``, ``partition_selection``, ``sfp``,
+``iblt``, or one registered in the process. Its flags are made from the
+fields of its privacy object (``experiments.mechanism_flags``) and listed
+below under ``--mechanism=NAME``; ``--epsilon``, ``--delta`` and
+``--population_size`` are shared where its object has those fields. Each
+run prints the released words and their guarantee, and ``--words_out``
+writes them; results.jsonl records are TrieHH's (``--output_dir``).
+
+  triehh-run --mechanism=noisy_trie --false_positive_rate=1e-6 \\
+      --dataset=ingested --data_path=pop --words_out=words.csv
+
 Errors print one line ``error: ...`` and exit 1; Ctrl-C exits 130 with the
 finished runs kept in results.jsonl. The TFF engine is quiet unless
 ``--verbosity=0`` (or higher) asks for TensorFlow's INFO logs.
@@ -33,6 +45,7 @@ from absl import app
 from absl import flags
 
 from experiments import flags as shared_flags
+from experiments import mechanism_flags
 from experiments import single_run
 from triehh.core import safe_format
 from triehh.core import validation
@@ -51,6 +64,46 @@ shared_flags.declare(
         "off the data; 2e5 is taken): delta = 1/n^2 and the batch are "
         "derived from it instead of the data's own n, so Poisson runs also "
         "cover ADD_OR_REMOVE_ONE."))
+
+
+
+class _Mechanisms(flags.EnumParser):
+  """``--mechanism``'s values: the registered mechanisms' names when the
+  flag is parsed (so a mechanism registered in the process before then is
+  one of them)."""
+
+  def __init__(self):
+    super().__init__([mechanism_flags.TRIEHH])
+
+  @property
+  def enum_values(self) -> list[str]:
+    from triehh.mechanisms import registry as mechanisms  # pylint: disable=g-import-not-at-top
+    return mechanisms.names()
+
+  @enum_values.setter
+  def enum_values(self, values) -> None:
+    del values  # read from the registry
+
+
+shared_flags.declare(
+    __name__, "mechanism", default=mechanism_flags.TRIEHH, help_text=(
+        "The mechanism to run: triehh (TrieHH, read from the flags above), "
+        "or another registered one, read from the flags listed under its "
+        "heading below (made from its privacy object's fields); it runs on "
+        "its default engine unless --engine names another that runs it."),
+    parser=_Mechanisms())
+
+# TrieHH's flags that the other mechanisms do not read (but where a
+# mechanism's privacy object has a field of the same name:
+# experiments.mechanism_flags.owners).
+TRIEHH_FLAGS = ("epsilon", "delta", "population_size", "theta", "gamma",
+                "batch_size", "adjacency", "sampling", "sampling_rate",
+                "counts", "count_share", "count_sample_rate",
+                "allow_no_guarantee", "num_sub_rounds", "max_num_prefixes",
+                "tff_secure_sum", "tff_max_user_contribution", "output_dir")
+# What to do instead, said with the refusal of a TrieHH flag.
+_INSTEAD = {"output_dir": "results.jsonl records are TrieHH's; write the "
+                          "release with --words_out"}
 
 # A string, checked against the registry when the flags are checked, so an
 # engine registered before then (triehh.register_engine) can be chosen.
@@ -424,9 +477,176 @@ def _run_line(run: int, seed: int, result, found: int) -> str:
           f"{c.delta:.3g}):\n  {shown}{more}")
 
 
+# ---- another registered mechanism --------------------------------------------
+
+
+def prepare_flags() -> None:
+  """Makes every registered mechanism's flags, as the command line is
+  parsed (``experiments.cli``; ``experiments.mechanism_flags``)."""
+  mechanism_flags.generate(__name__)
+
+
+def chosen_mechanism() -> str:
+  """``--mechanism`` (TrieHH where the flags were not parsed as this
+  driver reads them)."""
+  return FLAGS.mechanism or mechanism_flags.TRIEHH
+
+
+def mechanism_engine(mechanism) -> str:
+  """``--engine`` if given, else the mechanism's default; it must run the
+  mechanism.
+
+  Raises:
+    ValueError: naming the engines that run it.
+  """
+  engine = (check_engine(FLAGS.engine) if shared_flags.given("engine")
+            else mechanism.default_engine)
+  serving = registry.engines_for(mechanism.name)
+  if engine not in serving:
+    raise ValueError(f"--engine={engine} does not run --mechanism="
+                     f"{mechanism.name}; {', '.join(serving) or 'none'} "
+                     f"{'does' if len(serving) == 1 else 'do'}")
+  return engine
+
+
+def mechanism_engine_options(name: str, engine: str) -> dict:
+  """The TFF flags given, as the options of ``name``'s runner on
+  ``engine`` (those it takes: ``experiments.mechanism_flags``).
+
+  Raises:
+    ValueError: naming a TFF flag the engine does not take for it.
+  """
+  taken = mechanism_flags.engine_options_taken(name, engine)
+  options = {}
+  for flag, option in TFF_FLAGS.items():
+    if not shared_flags.given(flag):
+      continue
+    if engine != registry.TFF:
+      raise ValueError(f"--{flag} is a flag of the TFF engine, and "
+                       f"--mechanism={name} runs on --engine={engine}")
+    if option not in taken:
+      takes = [f"--{other}" for other, o in TFF_FLAGS.items() if o in taken]
+      raise ValueError(
+          f"--{flag} is not read by --mechanism={name} on the TFF engine ("
+          + (f"it reads {', '.join(takes)} only)" if takes
+             else "it reads no TFF flag)"))
+    options[option] = FLAGS[flag].value
+  return options
+
+
+def _check_population(mechanism, made, engine: str,
+                      data: shared_flags.Dataset) -> None:
+  """The mechanism takes the data's population (the noisy trie needs its
+  alphabet fixed before the data), said in flag terms."""
+  from triehh.mechanisms import protocol  # pylint: disable=g-import-not-at-top
+  check = getattr(mechanism, "population", None)
+  if check is None:
+    return
+  population = data.population
+  try:
+    check(population, protocol.Request(max_length=population.max_length,
+                                       seed=None, engine=engine))
+  except ValueError as err:
+    if population.alphabet_from_data and "public alphabet" in str(err):
+      raise ValueError(
+          f"--mechanism={mechanism.name} needs a public alphabet, fixed "
+          f"before the data is seen, and --dataset={FLAGS.dataset} reads its "
+          "alphabet off the users' words (a candidate built from it can "
+          "release a character only one user types): run it on a data set "
+          "whose alphabet is fixed, as the default one's and an ingested "
+          "folder's are") from None
+    raise ValueError(_mechanism_terms(err, made)) from None
+
+
+def _mechanism_terms(err: Exception, made) -> str:
+  """A mechanism's refusal with its fields and the run's arguments said as
+  flags."""
+  return mechanism_flags.in_flag_terms(str(in_flag_terms(ValueError(err))),
+                                       made)
+
+
+def _release(made, population, privacy, seed: int, engine: str,
+             options: dict):
+  """One run: ``triehh.discover`` of the privacy object."""
+  import triehh  # pylint: disable=g-import-not-at-top
+  try:
+    return triehh.discover(population, privacy,
+                           max_length=population.max_length, seed=seed,
+                           engine=engine, **options)
+  except ValueError as err:
+    raise ValueError(_mechanism_terms(err, made)) from None
+
+
+def _release_lines(mechanism, privacy, engine: str, release) -> list[str]:
+  """The lines printed after the first run: the mechanism, its privacy
+  object, its guarantee."""
+  guarantee = release.guarantee
+  describe = getattr(guarantee, "describe", None)
+  said = describe() if describe is not None else str(guarantee)
+  summary = f": {mechanism.summary}" if mechanism.summary else ""
+  return [f"mechanism: {mechanism.name} ({engine} engine){summary}",
+          f"  {privacy!r}",
+          f"privacy: {said}"]
+
+
+# Rounds shown on a run's line.
+_ROUNDS_SHOWN = 12
+
+
+def _release_run_line(run: int, seed: int, release, found: int) -> str:
+  """A run's line, and its rounds: candidates -> kept (users sampled)."""
+  rounds = tuple(release.per_round)
+  line = (f"run {run} (seed {seed}): {found} word"
+          f"{'' if found == 1 else 's'} released in {len(rounds)} round"
+          f"{'' if len(rounds) == 1 else 's'}, "
+          f"{release.seconds * 1e3:.1f} ms")
+  if not rounds:
+    return line
+  said = []
+  for stats in rounds[:_ROUNDS_SHOWN]:
+    text = (f"{'?' if stats.candidates is None else f'{stats.candidates:,}'}"
+            f" -> {stats.kept:,}")
+    if stats.sampled is not None:
+      text += f" ({stats.sampled:,} users)"
+    said.append(text)
+  more = " ..." if len(rounds) > _ROUNDS_SHOWN else ""
+  return (f"{line}\n  per round, candidates -> kept: {', '.join(said)}"
+          f"{more}")
+
+
+def run_mechanism(name: str) -> None:
+  """Runs the registered mechanism ``name`` from its flags: its privacy
+  object built and checked, then ``--num_runs`` runs of ``triehh.discover``
+  on the data, each printing its words (and ``--words_out``)."""
+  from triehh.mechanisms import registry as mechanisms  # pylint: disable=g-import-not-at-top
+  mechanism = mechanisms.get(name)
+  made = mechanism_flags.current().get(name)
+  if made is None:
+    raise ValueError(f"--mechanism={name} has no privacy object the flags "
+                     "can build (none of its privacy types is a dataclass)")
+  engine = mechanism_engine(mechanism)
+  options = mechanism_engine_options(name, engine)
+  shared_flags.check_data_flags()
+  privacy = mechanism_flags.privacy_object(made)
+  single_run.run_all(single_run.Algorithm(
+      prepare=lambda data: _check_population(mechanism, made, engine, data),
+      built="built", config=dict,
+      call=lambda pop, config, seed: _release(made, pop, privacy, seed,
+                                              engine, options),
+      describe=lambda release: _release_lines(mechanism, privacy, engine,
+                                              release),
+      run_line=_release_run_line, word=lambda word, _: word, record=None,
+      found=lambda release: tuple(release.words)))
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  name = chosen_mechanism()
+  mechanism_flags.check_given(name, TRIEHH_FLAGS, instead=_INSTEAD)
+  if name != mechanism_flags.TRIEHH:
+    run_mechanism(name)
+    return
   options, privacy = check_flags()
   single_run.run_all(single_run.Algorithm(
       prepare=_prepare, built="built and encoded",

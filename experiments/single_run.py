@@ -52,12 +52,15 @@ class Algorithm:
     config: the runs' ``config``, made once the data line is printed.
     call: ``(population, config, seed) -> result``; the result has
       ``heavy_hitters`` (word -> count, or the words alone for an algorithm
-      that releases no counts, scored in their order) and ``params``.
+      that releases no counts, scored in their order; ``found`` says
+      otherwise) and ``params``.
     describe: the lines printed after the first run (its parameters).
     run_line: ``(run, seed, result, number of heavy hitters) -> line``.
     word: how one shown heavy hitter is printed, from its word and count.
+    record: ``(result, data, run, seed, metrics, config) -> RunRecord``;
+      None: the runs are not recorded (``--output_dir`` is not read).
     note: a line printed under the shown words when there are any.
-    record: ``(result, data, run, seed, metrics, config) -> RunRecord``.
+    found: ``result -> its heavy hitters`` (None: ``result.heavy_hitters``).
   """
 
   prepare: Callable[[shared_flags.Dataset], None]
@@ -67,8 +70,9 @@ class Algorithm:
   describe: Callable[[Any], list[str]]
   run_line: Callable[[int, int, Any, int], str]
   word: Callable[[str, Any], str]
-  record: Callable[..., records.RunRecord]
+  record: Callable[..., records.RunRecord] | None
   note: str | None = None
+  found: Callable[[Any], Any] | None = None
 
 
 _WRITER: list[records.ResultsWriter] = []
@@ -132,7 +136,8 @@ def run_all(algorithm: Algorithm) -> None:
     if run == 0:
       for line in algorithm.describe(result):
         print(line)
-    found = result.heavy_hitters
+    found = (result.heavy_hitters if algorithm.found is None
+             else algorithm.found(result))
     values = shared_flags.score(found, data.truth)
     hh = (list(found.items()) if isinstance(found, Mapping)
           else [(word, None) for word in found])
@@ -143,7 +148,9 @@ def run_all(algorithm: Algorithm) -> None:
       if hh and algorithm.note:
         print(algorithm.note)
     shared_flags.print_metrics(values)
-    _write(writer, algorithm.record(result, data, run, seed, values, config))
+    if algorithm.record is not None:
+      _write(writer, algorithm.record(result, data, run, seed, values,
+                                      config))
     if words_out:
       write_words(words_out, result)
     sys.stdout.flush()

@@ -93,7 +93,10 @@ FLAGS = flags.FLAGS
 # results.jsonl.
 _PRINT_FLAGS = ("show", "words_out")
 for _driver in (run_triehh, run_sfp, run_partition_selection):
-  shared_flags.adopt(__name__, _driver, leave_out=_PRINT_FLAGS)
+  # A sweep's mechanisms are its algorithms' cells, not triehh-run's
+  # --mechanism.
+  shared_flags.adopt(__name__, _driver,
+                     leave_out=_PRINT_FLAGS + ("mechanism",))
 shared_flags.refuse(__name__, _PRINT_FLAGS, "a sweep prints and writes no "
                     "words (its runs are in <output_dir>/results.jsonl)")
 shared_flags.declare(__name__, "workers")

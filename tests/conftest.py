@@ -63,6 +63,7 @@ _TFF_MODULES = (
 _TFF_TESTS = (
     "tests/runs/grid_test.py::test_an_iblt_cell_that_would_not_fit_in_memory_is_refused",
     "tests/experiments/sweep_test.py::test_iblt_cells_run_resume_and_summarize",
+    "tests/experiments/run_mechanisms_test.py::test_iblt_runs_on_tff_as_the_library_runs_it",
     "tests/docs/tutorial_test.py::test_the_notebook_runs_top_to_bottom",
 )
 

@@ -125,9 +125,15 @@ _HELPS = {
         ["  --epsilon: Target central epsilon.\n    (default: '4.0')",
          "  --adjacency: <ADD_OR_REMOVE_ONE|REPLACE_ONE|REPLACE_SPECIAL>: ",
          "  --population_size:", "  --words_out:", "  --num_runs:",
-         "'ingested' reads the folder --data_path"],
-        ["  --top_t:", "  --runs_per_side:", "replace|add", "  --users:",
-         "  --epsilons:", "  --runs:"]),
+         "'ingested' reads the folder --data_path",
+         "  --mechanism: <triehh|noisy_trie|partition_selection|sfp|iblt>: ",
+         # Each other mechanism's flags, under its heading.
+         "--mechanism=noisy_trie:", "  --false_positive_rate:",
+         "--mechanism=sfp:", "  --top_t:", "--mechanism=iblt:",
+         "  --k_anonymity:"],
+        ["  --runs_per_side:", "replace|add", "  --users:", "  --epsilons:",
+         "  --runs:", "  --partition_strategy:", "  --cms_m:",
+         "  --sfp_length:", "one_word|several_words"]),
     "run_sfp": (
         ["  --epsilon: Target central epsilon.\n    (default: '4.0')",
          "  --top_t:", "  --words_out:"],
