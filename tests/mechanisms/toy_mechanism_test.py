@@ -144,3 +144,10 @@ def test_the_toy_sweeps_records_summarizes_and_plots(toy, tmp_path):
   assert set(drawn["algorithm"]) == {NAME}
   assert sorted(set(drawn["epsilon"])) == list(EPSILONS)
   assert not drawn["mean"].map(math.isnan).any()
+  # A record may name a mechanism only while it is registered.
+  registry.unregister(NAME)
+  try:
+    left, bad = records.read(str(out / records.RESULTS_FILE))
+    assert left == [] and {b.kind for b in bad} == {records.schema.FOREIGN}
+  finally:
+    registry.register(toy.MECHANISM)
