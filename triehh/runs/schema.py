@@ -325,7 +325,7 @@ _PARAMS_NAMES = {algorithm: frozenset(name for name, _ in fields)
 _ALL_PARAMS_NAMES = frozenset().union(*_PARAMS_NAMES.values())
 
 
-# ---- The record ---------------------------------------------------------------
+# ---- The record --------------------------------------------------------------
 
 
 @dataclasses.dataclass(kw_only=True, init=False)
@@ -474,7 +474,7 @@ class RunRecord:
   # User-rounds sampled, null where not recorded.
   num_participants: int | None = None
 
-  # ---- The algorithm's own fields ----------------------------------------------
+  # ---- The algorithm's own fields --------------------------------------------
   # Its params record (PARAMS), or a registered mechanism's parameters as a
   # JSON object.
   params: Params = None
