@@ -41,6 +41,19 @@ TRIEHH_DEFAULTS = {"num_sub_rounds": 1, "max_num_prefixes": None,
                    "adjacency": None, "population_size": None}
 
 
+def _check_cell_privacy(privacy) -> None:
+  """Refuses a privacy a cell's config cannot hold: another type, an
+  unnamed sampling, a schedule."""
+  if not isinstance(privacy, (mechanism.Target, mechanism.Mechanism)):
+    raise TypeError("privacy must be a triehh.Target or a triehh.Mechanism, "
+                    f"got {privacy!r:.80}")
+  if privacy.sampling is None:
+    raise ValueError("name the cell's sampling: sampling='fixed' or "
+                     "'poisson' (its config says which)")
+  if privacy.schedule is not None:
+    raise ValueError("a sweep cell's config cannot hold a schedule")
+
+
 def triehh_config(data: Mapping[str, Any],
                   privacy: mechanism.Target | mechanism.Mechanism, *,
                   engine: str = registry.FAST,
@@ -67,14 +80,7 @@ def triehh_config(data: Mapping[str, Any],
   only when given, so a config that asks for neither keeps the key it had
   before they existed. :func:`privacy_of` reads the privacy back.
   """
-  if not isinstance(privacy, (mechanism.Target, mechanism.Mechanism)):
-    raise TypeError("privacy must be a triehh.Target or a triehh.Mechanism, "
-                    f"got {privacy!r:.80}")
-  if privacy.sampling is None:
-    raise ValueError("name the cell's sampling: sampling='fixed' or "
-                     "'poisson' (its config says which)")
-  if privacy.schedule is not None:
-    raise ValueError("a sweep cell's config cannot hold a schedule")
+  _check_cell_privacy(privacy)
   given = isinstance(privacy, mechanism.Mechanism)
   config = {"algorithm": NAME, "engine": engine, "data": dict(data),
             "epsilon": None if given else privacy.epsilon,
