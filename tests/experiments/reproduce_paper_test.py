@@ -39,10 +39,10 @@ def test_tiny_reproduction_writes_the_report_and_resumes(tmp_path):
   with open(out / "results.jsonl", encoding="utf-8") as f:
     records = [json.loads(line) for line in f]
   assert len(records) == 22
-  poisson = [r for r in records if r.get("sampling") == "poisson"]
+  poisson = [r for r in records if r["params"].get("sampling") == "poisson"]
   assert len(poisson) == 8
-  assert all(0 < r["params"]["sampling_rate"] < 1 and r["config"]["sampling"] ==
-             "poisson" for r in poisson)
+  assert all(0 < r["params"]["sampling_rate"] < 1
+             and r["config"]["sampling"] == "poisson" for r in poisson)
   assert {(r["setting"], r["target_epsilon"], r["seed"]) for r in poisson} == {
       (s, e, seed) for s in ("single", "oov") for e in (1.0, 4.0)
       for seed in (0, 1)}
