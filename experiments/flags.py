@@ -64,6 +64,7 @@ from absl import flags
 from experiments import paths
 from triehh import data as data_lib
 from triehh.baselines import count_mean_sketch
+from triehh.baselines import partition_selection
 from triehh.baselines import sfp
 from triehh.core import memory
 from triehh.core import metrics
@@ -361,6 +362,12 @@ DEFINE_values("top_ts", None,
 flags.DEFINE_integer("cms_k", count_mean_sketch.DEFAULT_K,
                      "Count Mean Sketch hash functions (the paper: 2048).",
                      lower_bound=1)
+flags.DEFINE_integer("cms_m", count_mean_sketch.DEFAULT_M,
+                     "Count Mean Sketch width (a power of two).",
+                     lower_bound=1)
+flags.DEFINE_integer("sfp_length", sfp.DEFAULT_LENGTH,
+                     "Strings are padded with '$' or truncated to this length.",
+                     lower_bound=2)
 flags.DEFINE_string("fragment_alphabet", None,
                     "Omega, the characters of candidate fragments: default "
                     "the 26 lowercase letters, 'data' for every character of "
@@ -375,6 +382,9 @@ flags.DEFINE_boolean("check_puzzle_hash", False,
 
 # ---- partition selection -----------------------------------------------------
 
+flags.DEFINE_enum("partition_strategy", partition_selection.DEFAULT_STRATEGY,
+                  list(partition_selection.STRATEGIES),
+                  "pipeline_dp's partition selection strategy.")
 flags.DEFINE_integer("max_partitions_contributed", 1,
                      "Words a user counts towards, at most (a user with more "
                      "distinct words contributes a seeded uniform choice).",

@@ -190,6 +190,17 @@ TRANSLATIONS: dict[tuple[str, str], Translation] = {
         "rounds)"),
 }
 
+# (privacy type's module.qualname, field) -> the flag name the other
+# drivers already give that idea (one name per idea across drivers): a
+# field's flag is its name unless it is here.
+FLAG_NAMES: dict[tuple[str, str], str] = {
+    ("triehh.baselines.sfp.SFPTarget", "k"): "cms_k",
+    ("triehh.baselines.sfp.SFPTarget", "m"): "cms_m",
+    ("triehh.baselines.sfp.SFPTarget", "length"): "sfp_length",
+    ("triehh.baselines.partition_selection.PartitionSelectionTarget",
+     "strategy"): "partition_strategy",
+}
+
 # The run's own flags, which no field of a privacy object can be.
 RUN_FLAGS = (*shared_flags.DATA_FLAGS, "max_length", "num_runs", "seed",
              "output_dir", "ks", "show", "words_out", "engine", "mechanism")
@@ -398,8 +409,8 @@ def _field(mechanism: str, kind: type, field: dataclasses.Field, hint: Any,
   default = (None if required else field.default
              if field.default is not dataclasses.MISSING
              else field.default_factory())
-  translation = TRANSLATIONS.get((f"{kind.__module__}.{kind.__qualname__}",
-                                  field.name))
+  qualified = f"{kind.__module__}.{kind.__qualname__}"
+  translation = TRANSLATIONS.get((qualified, field.name))
   if translation is not None:
     return Field(field.name, None, None, required, default,
                  translation=translation)
@@ -410,7 +421,7 @@ def _field(mechanism: str, kind: type, field: dataclasses.Field, hint: Any,
   if flag_kind is None:
     return Field(field.name, None, None, required, default,
                  why_not=f"no flag holds a {_type_name(hint)}")
-  name = field.name
+  name = FLAG_NAMES.get((qualified, field.name), field.name)
   convert = hint_enum(hint)
   if name in FLAGS:
     ours = (FLAGS[name] is _MADE.get(name) or name in driver_flags
@@ -424,16 +435,17 @@ def _field(mechanism: str, kind: type, field: dataclasses.Field, hint: Any,
       return Field(name, None, None, required, default,
                    why_not=f"--{name}, read by another, is a {existing} "
                    f"flag, and the field a {_type_name(hint)}")
-    return Field(name, name, flag_kind, required, default, shared=True,
-                 convert=convert)
-  text = plain_text(help_texts.get(name) or f"{kind.__name__}.{name}.",
-                    kind)
+    return Field(field.name, name, flag_kind, required, default,
+                 shared=True, convert=convert)
+  text = plain_text(help_texts.get(field.name)
+                    or f"{kind.__name__}.{field.name}.", kind)
   if required:
     text += f" (required with {section_name(mechanism)})"
   flag_default = None if required or (optional and default is None) else (
       default.name if isinstance(default, enum.Enum) else default)
   _define(name, flag_kind, flag_default, text, item, choices)
-  return Field(name, name, flag_kind, required, default, convert=convert)
+  return Field(field.name, name, flag_kind, required, default,
+               convert=convert)
 
 
 def hint_enum(hint: Any) -> Callable[[str], Any] | None:

@@ -29,19 +29,16 @@ from absl import flags
 
 from experiments import flags as shared_flags
 from experiments import single_run
-from triehh.baselines import partition_selection
 
 FLAGS = flags.FLAGS
 shared_flags.declare(
     __name__, *shared_flags.DATA_FLAGS,
     *[name for name in shared_flags.RUN_FLAGS if name != "max_length"],
-    "show", "population_size", "max_partitions_contributed", "words_out")
+    "show", "population_size", "max_partitions_contributed",
+    "partition_strategy", "words_out")
 shared_flags.refuse(__name__, ["max_length"], "partition selection releases "
                     "whole words, with no length cap")
 
-flags.DEFINE_enum("partition_strategy", partition_selection.DEFAULT_STRATEGY,
-                  list(partition_selection.STRATEGIES),
-                  "pipeline_dp's partition selection strategy.")
 
 
 def run_config(strategy: str) -> dict:

@@ -31,15 +31,9 @@ from triehh.core import memory
 FLAGS = flags.FLAGS
 shared_flags.declare(__name__, *shared_flags.DATA_FLAGS,
                      *shared_flags.RUN_FLAGS, "show", "top_t", "cms_k",
-                     "fragment_alphabet", "word_budget", "check_puzzle_hash",
+                     "cms_m", "sfp_length", "fragment_alphabet", "word_budget", "check_puzzle_hash",
                      "words_out")
 
-flags.DEFINE_integer("cms_m", count_mean_sketch.DEFAULT_M,
-                     "Count Mean Sketch width (a power of two).",
-                     lower_bound=1)
-flags.DEFINE_integer("sfp_length", sfp.DEFAULT_LENGTH,
-                     "Strings are padded with '$' or truncated to this length.",
-                     lower_bound=2)
 flags.DEFINE_enum("simulation", "sketch", list(count_mean_sketch.SIMULATIONS),
                   "'sketch': draw the server's sums from their exact law; "
                   "'reports': materialise every client report.")

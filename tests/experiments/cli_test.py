@@ -129,11 +129,11 @@ _HELPS = {
          "  --mechanism: <triehh|noisy_trie|partition_selection|sfp|iblt>: ",
          # Each other mechanism's flags, under its heading.
          "--mechanism=noisy_trie:", "  --false_positive_rate:",
-         "--mechanism=sfp:", "  --top_t:", "--mechanism=iblt:",
-         "  --k_anonymity:"],
+         "--mechanism=sfp:", "  --top_t:", "  --cms_m:", "  --sfp_length:",
+         "--mechanism=partition_selection:", "  --partition_strategy:",
+         "--mechanism=iblt:", "  --k_anonymity:"],
         ["  --runs_per_side:", "replace|add", "  --users:", "  --epsilons:",
-         "  --runs:", "  --partition_strategy:", "  --cms_m:",
-         "  --sfp_length:", "one_word|several_words"]),
+         "  --runs:", "one_word|several_words"]),
     "run_sfp": (
         ["  --epsilon: Target central epsilon.\n    (default: '4.0')",
          "  --top_t:", "  --words_out:"],

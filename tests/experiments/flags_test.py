@@ -105,7 +105,7 @@ def test_the_renamed_flags_are_gone(modules):
     ("experiments.theory_tables", ["--dataset=file"], "dataset"),
     ("experiments.audit_privacy", ["--num_runs", "5"], "num_runs"),
     ("experiments.run_sfp", ["--theta=3"], "theta"),
-    ("experiments.run_triehh", ["--cms_k=3"], "cms_k"),
+    ("experiments.run_triehh", ["--top_ts=3"], "top_ts"),
     ("experiments.summarize", ["--nosfp_show_missing", "--workers=2"],
      "workers"),
 ])

@@ -84,9 +84,13 @@ def test_every_field_is_a_flag_listed_under_its_mechanism():
       section(out, "noisy_trie").split())
   assert "  --k_anonymity:" in section(out, "iblt")
   assert "(required with --mechanism=iblt)" in section(out, "iblt")
+  # A field's flag has the name the other drivers give its idea.
+  assert "  --cms_k:" in section(out, "sfp")
+  assert "  --sfp_length:" in section(out, "sfp")
+  assert "  --partition_strategy:" in section(out, "partition_selection")
   # No other driver's flags.
-  for other in ("--partition_strategy", "--cms_m", "--sfp_length",
-                "--runs_per_side", "--epsilons", "--k_anonymities"):
+  for other in ("--runs_per_side", "--epsilons", "--k_anonymities", "--k",
+                "--length", "--strategy"):
     assert f"  {other}:" not in out, other
 
 
@@ -98,7 +102,7 @@ def test_every_field_is_a_flag_listed_under_its_mechanism():
      triehh.NoisyTarget(2.0, delta=1e-9, false_positive_rate=1e-6,
                         chars_per_level=2, population_size=200_000,
                         noise_multipliers=(2.0, 2.0, 1.5))),
-    (["--mechanism=partition_selection", "--strategy=laplace_thresholding",
+    (["--mechanism=partition_selection", "--partition_strategy=laplace_thresholding",
       "--max_partitions_contributed=2", "--population_size=1e5"],
      triehh.PartitionSelectionTarget(
          4.0, strategy="laplace_thresholding", max_partitions_contributed=2,
@@ -106,8 +110,8 @@ def test_every_field_is_a_flag_listed_under_its_mechanism():
     (["--mechanism=sfp"], triehh.SFPTarget(4.0)),
     # The run's --epsilon stands for SFP's central epsilon unless the local
     # one is given.
-    (["--mechanism=sfp", "--epsilon_local=2", "--top_t=5", "--k=16",
-      "--m=64", "--length=8", "--fragment_alphabet=abc",
+    (["--mechanism=sfp", "--epsilon_local=2", "--top_t=5", "--cms_k=16",
+      "--cms_m=64", "--sfp_length=8", "--fragment_alphabet=abc",
       "--check_puzzle_hash", "--stitching=paper", "--word_budget=0.25"],
      triehh.SFPTarget(epsilon_local=2.0, top_t=5, k=16, m=64, length=8,
                       fragment_alphabet="abc", check_puzzle_hash=True,
@@ -274,13 +278,13 @@ def test_naming_triehh_runs_it_as_before(tmp_path):
      "--output_dir is a flag of --mechanism=triehh, not of "
      "--mechanism=noisy_trie (results.jsonl records are TrieHH's; write the "
      "release with --words_out)"),
-    (["--mechanism=sfp", "--length=3"],
-     "--length must be even (2-character fragments), got 3"),
+    (["--mechanism=sfp", "--sfp_length=3"],
+     "--sfp_length must be even (2-character fragments), got 3"),
     (["--mechanism=sfp", "--epsilon=2", "--epsilon_local=1"],
      "give either the central --epsilon or --epsilon_local, not both"),
-    (["--mechanism=partition_selection", "--strategy=best"],
-     "--strategy must be one of 'truncated_geometric', "
-     "'laplace_thresholding', 'gaussian_thresholding', got 'best'"),
+    (["--mechanism=partition_selection", "--partition_strategy=best"],
+     "flag --partition_strategy=best: value should be one of "
+     "<truncated_geometric|laplace_thresholding|gaussian_thresholding>"),
     (["--mechanism=iblt"], "--mechanism=iblt needs --k_anonymity"),
     (["--mechanism=iblt", "--k_anonymity=3", "--batch_size=100",
       "--delta=1e-6"],
