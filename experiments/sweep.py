@@ -39,6 +39,11 @@ DP partition selection (``triehh.baselines.partition_selection``) at each
       --partition_strategies=truncated_geometric,gaussian_thresholding \
       --epsilons=4 --num_runs=3 --output_dir=out
 
+Any other registered mechanism (``--algorithms=noisy_trie``, ...) is swept
+by its protocol (``triehh.runs.algorithms.mechanism``): a cell per
+(``--epsilons``, ``--deltas``), its privacy object's other fields at their
+defaults, run through ``triehh.discover`` on its default engine.
+
 ``--counts`` makes TrieHH cells count their discovered words too
 (``docs/counts.md``; ``--epsilons``/``--deltas`` are then the total of
 both phases), a cell per ``--count_shares`` value (default ``--count_share``).
@@ -85,6 +90,7 @@ from triehh.core import progress as progress_lib
 from triehh.data import datasets as datasets_lib
 from triehh.engines import registry
 from triehh.runs import grid
+from triehh.runs import algorithms as algorithms_lib
 from triehh.runs import records
 from triehh.runs import runner
 
@@ -135,11 +141,19 @@ def _engine_item(text: str) -> str:
   return text
 
 
+def _algorithm_item(text: str) -> str:
+  """An item of --algorithms: a built-in algorithm or a registered
+  mechanism (:func:`triehh.runs.algorithms.names`)."""
+  return shared_flags.choice_item(algorithms_lib.names())(text)
+
+
 shared_flags.DEFINE_values(
     "algorithms", ["triehh"], "Algorithms: triehh, sfp, iblt (TFF's IBLT "
-    "heavy hitters on TrieHH's sampled users; k-anonymity, not DP) and/or "
-    "partition_selection (pipeline_dp's central DP partition selection).",
-    shared_flags.choice_item(records.ALGORITHMS))
+    "heavy hitters on TrieHH's sampled users; k-anonymity, not DP), "
+    "partition_selection (pipeline_dp's central DP partition selection) "
+    "and/or any registered mechanism (noisy_trie, ...: a cell per epsilon "
+    "and delta, its privacy object's other fields at their defaults).",
+    _algorithm_item)
 shared_flags.DEFINE_values(
     "engines", None, f"TrieHH engines: {' and/or '.join(registry.names())} "
     "or engines registered with triehh.register_engine (default: --engine).",

@@ -15,6 +15,7 @@ import pytest
 from experiments import sweep
 from tests.experiments import drivers
 from triehh.core import memory
+from triehh.runs import algorithms
 from triehh.runs import records
 from triehh.runs import runner
 
@@ -480,3 +481,32 @@ def test_iblt_cells_run_resume_and_summarize(tmp_path):
             if line.strip().startswith("iblt")]
   assert row.split()[:6] == ["iblt", "(k=2)", "default", "single", "2,000",
                              "none"]
+
+
+def test_a_registered_mechanism_is_an_algorithm_of_the_sweep(tmp_path):
+  # The noisy trie has no adapter of its own: its cells are its privacy
+  # object (NoisyTarget) at each epsilon, run through triehh.discover.
+  flags = ("--algorithms=noisy_trie", "--epsilons=2,4", "--num_runs=2",
+           *SMALL, f"--output_dir={tmp_path}")
+  status, out, err = drivers.run_in_process(sweep, *flags)
+  assert status == 0, err
+  assert "2 cells x 2 runs = 4 runs" in out
+  got = read(tmp_path)
+  assert [(r["algorithm"], r["engine"]) for r in got] == [
+      ("noisy_trie", "fast")] * 4
+  assert sorted((r["config"]["epsilon"], r["seed"]) for r in got) == [
+      (2.0, 0), (2.0, 1), (4.0, 0), (4.0, 1)]
+  for record in got:
+    assert record["config"]["false_positive_rate"] == 1e-5  # its default
+    assert 0 < record["epsilon"] <= record["config"]["epsilon"]
+    assert record["params"]["sigma"] and record["rounds"] >= 1
+    assert records.RunRecord.from_dict(record).to_dict() == record
+  status, again, err = drivers.run_in_process(sweep, *flags)
+  assert status == 0, err
+  assert "4 already in" in again and "0 to run" in again
+  status, _, err = drivers.run_in_process(sweep, "--algorithms=nothing",
+                                          *flags[1:])
+  assert "noisy_trie" in algorithms.names()
+  assert status == 1 and err == (
+      "error: flag --algorithms=nothing: unknown value 'nothing': use "
+      f"{', '.join(algorithms.names())}\n")
