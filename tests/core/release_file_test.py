@@ -67,11 +67,12 @@ def test_csv_states_the_guarantee_then_ranks_the_words(tmp_path):
   assert release_file.write(str(path), _release()) == str(path)
   lines = path.read_text(encoding="utf-8").splitlines()
   notes = [line for line in lines if line.startswith("#")]
-  assert notes[:7] == [
+  assert notes[:9] == [
       "# mechanism: triehh", "# epsilon: 1.5", "# delta: 1e-09",
       "# adjacency: ADD_OR_REMOVE_ONE, REPLACE_SPECIAL",
       "# two_sided: true", "# accounting: Poisson accountant (two-sided)",
-      "# covers: the set of words, both directions"]
+      "# covers: the set of words, both directions",
+      "# public: the alphabet", "# trust: the server"]
   rows = list(csv.reader(line for line in lines if not line.startswith("#")))
   # Words with a comma, a quote or a leading '#' survive as CSV fields.
   assert rows == [["rank", "word"], ["1", "the"], ["2", "a,b"],
@@ -92,11 +93,12 @@ def test_json_holds_words_guarantee_and_the_mechanism(tmp_path):
                     "two_sided": True,
                     "accounting": "Poisson accountant (two-sided)",
                     "covers": "the set of words,\n  both directions",
-                    "n_source": "declared", "public": "the alphabet",
-                    "trust": "the server"},
+                    "public": "the alphabet", "trust": "the server",
+                    "n_source": "declared"},
       "words": ["the", "a,b", "\"q\"", "#x"]}
-  assert list(got["guarantee"])[:6] == ["epsilon", "delta", "adjacency",
-                                        "two_sided", "accounting", "covers"]
+  assert list(got["guarantee"])[:8] == ["epsilon", "delta", "adjacency",
+                                        "two_sided", "accounting", "covers",
+                                        "public", "trust"]
 
 
 def test_no_guarantee_is_written_as_the_text_inf(tmp_path):

@@ -37,9 +37,10 @@ from typing import Any
 from triehh.core import files
 
 FORMATS = (".csv", ".json")
-# The guarantee's fields in the order a reader looks for them.
+# The guarantee's fields in the order a reader looks for them (the
+# ``.csv`` file's ``#`` lines: what is public and whom it trusts too).
 _FIRST = ("epsilon", "delta", "adjacency", "two_sided", "accounting",
-          "covers")
+          "covers", "public", "trust")
 
 
 def file_format(path: str) -> str:
