@@ -6,7 +6,9 @@ and the library no longer has fails here with the file and block. Where a
 bare expression's comment starts with a number (``x.epsilon  # 3.9984``),
 the value is checked against it to the digits the comment gives, so the
 printed numbers cannot drift from the code either. A file whose blocks
-run TensorFlow Federated is in the ``tff`` lane.
+run TensorFlow Federated is in the ``tff`` lane. A block that is a sketch
+(a signature, a fragment of a loop) says so on the line above it,
+``<!-- sketch: why -->``, and is not run.
 """
 
 import ast
@@ -23,14 +25,18 @@ import triehh  # pylint: disable=unused-import
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 _FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+_BLOCK = re.compile(r"^(<!-- sketch[^\n]*-->\n)?```python\n(.*?)^```",
+                    re.S | re.M)
 _TFF = ("tensorflow_federated", '"tff"', "engines.tff")
 # A number at the start of a comment: what the expression before it shows.
 _SHOWN = re.compile(r"#\s*([-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)(?![\w.])")
 
 
 def _blocks(path: pathlib.Path) -> list[str]:
-  return _BLOCK.findall(path.read_text(encoding="utf-8"))
+  """The file's python blocks to run: all but those right under a
+  ``<!-- sketch: ... -->`` line (a signature or a fragment, said so)."""
+  return [code for sketch, code in
+          _BLOCK.findall(path.read_text(encoding="utf-8")) if not sketch]
 
 
 def _params():
@@ -108,3 +114,10 @@ def test_the_blocks_run_and_show_what_they_print(path, monkeypatch):
       assert matches_shown(value, shown), (
           f"{where}, line {line}: {expression} is {value!r}, its comment "
           f"says {shown}")
+
+
+def test_a_block_said_to_be_a_sketch_is_not_run(tmp_path):
+  page = tmp_path / "page.md"
+  page.write_text("<!-- sketch: a signature -->\n```python\nf(a, *, b)\n```\n"
+                  "\n```python\nx = 1\n```\n", encoding="utf-8")
+  assert _blocks(page) == ["x = 1\n"]
