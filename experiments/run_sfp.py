@@ -31,8 +31,8 @@ from triehh.core import memory
 FLAGS = flags.FLAGS
 shared_flags.declare(__name__, *shared_flags.DATA_FLAGS,
                      *shared_flags.RUN_FLAGS, "show", "top_t", "cms_k",
-                     "cms_m", "sfp_length", "fragment_alphabet", "word_budget", "check_puzzle_hash",
-                     "words_out")
+                     "cms_m", "sfp_length", "fragment_alphabet",
+                     "word_budget", "check_puzzle_hash", "words_out")
 
 flags.DEFINE_enum("simulation", "sketch", list(count_mean_sketch.SIMULATIONS),
                   "'sketch': draw the server's sums from their exact law; "
