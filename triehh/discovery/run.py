@@ -47,6 +47,7 @@ def run(population: population_lib.Population, params: results.RunParams, *,
     **engine_options: passed to the engine (e.g. TFF workers).
   """
   runner = registry.get(engine)
+  grow = runner.runner(registry.TRIEHH)  # refuses an engine without TrieHH
   rng = np.random.default_rng(seed)
   # One-word populations spawn nothing: the same streams under both choices.
   if (params.word_choice == choices.PER_RUN
@@ -61,7 +62,7 @@ def run(population: population_lib.Population, params: results.RunParams, *,
   if params.sampling_rate is not None:  # engines take it for Poisson runs
     engine_options = {**engine_options, "sampling_rate": params.sampling_rate}
   start = time.perf_counter()
-  trie = runner.run(
+  trie = grow(
       population, theta=params.theta, batch_size=params.batch_size, rng=rng,
       num_sub_rounds=params.num_sub_rounds,
       max_num_prefixes=params.max_num_prefixes, schedule=schedule,

@@ -96,10 +96,10 @@ class NoisyTrie(protocol.BaseMechanism):
     """One run on ``engine`` (``noise="distributed"`` on TFF splits the
     noise among the clients, relabelled so)."""
     runner = engines.get(engine).runner(NAME)
-    noise = _checked_options(engine, engine_options)
-    guarantee = self.guarantee(params)
+    distributed = _checked_options(engine, engine_options) == DISTRIBUTED
+    accounted = noisy_trie.guarantee(params)  # the accountant, once
     extra = {}
-    if noise == DISTRIBUTED:
+    if distributed:
       n = (population.num_users if params.population_size is None
            else params.population_size)
       if n != population.num_users:
@@ -114,12 +114,13 @@ class NoisyTrie(protocol.BaseMechanism):
     start = time.perf_counter()
     result = runner(population, params, rng=rng, **engine_options, **extra)
     seconds = time.perf_counter() - start
-    if noise == DISTRIBUTED:
-      guarantee = _distributed(
-          _labelled(noisy_trie.guarantee(params), params.n_source,
-                    delta_from_n=params.n_source == coverage.N_FROM_DATA,
-                    distributed=True),
-          params.sigmas, extra["measurements"])
+    guarantee = _labelled(
+        accounted, params.n_source,
+        delta_from_n=params.n_source == coverage.N_FROM_DATA,
+        distributed=distributed)
+    if distributed:
+      guarantee = _distributed(guarantee, params.sigmas,
+                               extra["measurements"])
     return dataclasses.replace(result, params=params, guarantee=guarantee,
                                seconds=seconds)
 

@@ -21,15 +21,12 @@ In one place, what makes it up:
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from triehh.core import population as population_lib
 from triehh.core import results
 from triehh.discovery import discover as discover_lib
 from triehh.discovery import run as discovery_run
-from triehh.engines import registry as engines
 from triehh.mechanisms import protocol
 from triehh.theory import dp_events
 from triehh.theory import mechanism as privacy_lib
@@ -42,9 +39,10 @@ class TrieHH(protocol.BaseMechanism):
   """TrieHH (module docstring)."""
 
   name = NAME
-  # A number is the target epsilon (bool is refused by Target's check).
+  # A number is the target epsilon (bool is refused by Target's check);
+  # numpy's scalars are not subclasses of int, nor float32 of float.
   privacy_types = (privacy_lib.Target, privacy_lib.Mechanism, int, float,
-                   np.floating, np.integer, numbers.Real)
+                   np.floating, np.integer)
   summary = ("sampled users vote on the next character; prefixes with at "
              "least theta votes grow the trie (no added noise)")
   extras = frozenset({"counts", "passes", "availability"})
@@ -70,7 +68,6 @@ class TrieHH(protocol.BaseMechanism):
   def run(self, population: population_lib.Population,
           params: results.RunParams, rng, engine: str,
           **engine_options) -> results.DiscoveryResult:
-    engines.get(engine).runner(NAME)  # the engine must serve TrieHH
     return discovery_run.run(population, params, seed=rng, engine=engine,
                              **engine_options)
 
