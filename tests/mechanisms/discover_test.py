@@ -168,7 +168,7 @@ def test_iblt_runs_through_discover_on_tff_labelled_as_its_plan():
 
 def test_fixed_size_batches_for_another_declared_size_are_refused():
   # Sized for the declared n, drawn from |D|: each user sampled more often
-  # than accounted (an exact computation found delta 6.3e6 times the label).
+  # than accounted, which no proof bounds.
   with pytest.raises(ValueError, match="population_size=20,000 is declared, "
                      "but the data holds 10,000 users: fixed-size batches"):
     triehh.discover(_WORDS, triehh.Target(4.0, sampling="fixed",

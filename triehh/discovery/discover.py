@@ -281,10 +281,8 @@ def check_declared_size(privacy: mechanism.Target | mechanism.Mechanism,
   """Refuses fixed-size batches calibrated for a declared population size
   other than the data's: the batch is sized for the declared n and drawn
   from the users present, so each is sampled more often than the accountant
-  assumed, which no proof covers (an exact computation found delta at least
-  5.2e-6 where the label said 8.3e-13, for a declared 10^6 over 30,484
-  users). Poisson sampling's rate does not depend on n: a declared size at
-  least the data's is covered."""
+  assumed, which no proof covers. Poisson sampling's rate does not depend
+  on n: a declared size at least the data's is covered."""
   declared = privacy.population_size
   if (declared is None or declared == num_users
       or privacy.sampling != choices.FIXED):
