@@ -21,7 +21,9 @@ are taken at the largest ``--num_users`` and ``--moonshot_epsilons``.
 
 Appends each run to ``<output_dir>/results.jsonl`` as it ends, so that a
 second invocation with the same ``--output_dir`` runs only what is
-missing, then writes ``<report_dir>/FIELD.md`` and its figures
+missing (two at once on one ``--output_dir`` share its cells as two
+sweeps do, each run recorded once; a half-written last line is set aside:
+docs/sweeps.md), then writes ``<report_dir>/FIELD.md`` and its figures
 (``field-*.png``); both directories default to ``results/field``. Without
 the Sentiment140 sample (``--sentiment140_path``, ``$TRIEHH_SENTIMENT140``
 or ``../shared/data`` beside the repository) its rows are left out with a
@@ -58,7 +60,8 @@ def _count_item():
   return shared_flags.count_item(2, population_lib.MAX_USERS)
 
 
-shared_flags.declare(__name__, "seed", "cache_dir", "sentiment140_path")
+shared_flags.declare(__name__, "cache_dir", "sentiment140_path")
+shared_flags.declare_simulation_seed(__name__)
 shared_flags.declare(
     __name__, "output_dir", default=DEFAULT_OUTPUT_DIR,
     help_text="Where results.jsonl is kept and resumed from.")

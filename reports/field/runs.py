@@ -26,12 +26,14 @@ The simulated mechanisms run at ``num_seeds`` seeds, partition selection and
 the baselines at ``ps_seeds``. :func:`run` appends a JSON line per run to
 ``<output_dir>/results.jsonl`` as it ends (a refused run with its
 reason, :func:`refusal`) and skips the (cell, seed) pairs already there,
-so that a second invocation resumes.
+so that a second invocation resumes; two at once on one directory share
+its cells as two sweeps do, each cell run by one (:func:`run`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import time
@@ -40,6 +42,8 @@ from collections.abc import Callable
 from reports.field import mechanisms
 from reports.field import populations
 from triehh.data import datasets as datasets_lib
+from triehh.runs import records as records_lib
+from triehh.runs import runner as runner_lib
 
 RESULTS = "results.jsonl"
 
@@ -228,43 +232,86 @@ def refusal(cell: Cell, seed: int, reason: str) -> dict:
 
 
 def recorded(output_dir: str) -> list[dict]:
-  """The records of ``<output_dir>/results.jsonl`` (none if absent)."""
-  path = os.path.join(output_dir, RESULTS)
-  if not os.path.exists(path):
-    return []
-  with open(path, encoding="utf-8") as f:
-    return [json.loads(line) for line in f if line.strip()]
+  """The records of ``<output_dir>/results.jsonl`` (none if absent; an
+  unfinished last line left out, :func:`triehh.runs.records.json_lines`).
+
+  Raises:
+    ValueError: naming the file and the line of a line that is no record.
+  """
+  return records_lib.json_lines(os.path.join(output_dir, RESULTS))
+
+
+def _done(output_dir: str) -> set[tuple[tuple, int]]:
+  return {(record_key(r), r["seed"]) for r in recorded(output_dir)}
 
 
 def runs_left(cells: list[Cell], output_dir: str) -> int:
-  done = {(record_key(r), r["seed"]) for r in recorded(output_dir)}
+  done = _done(output_dir)
   return sum((c.key, s) not in done for c in cells for s in c.seeds)
+
+
+def lock_key(cell: Cell) -> str:
+  """The name of the cell's lock (:func:`triehh.runs.runner.cell_lock`)."""
+  text = json.dumps(list(cell.key), ensure_ascii=True)
+  return "field-" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def run(the_plan: Plan, output_dir: str, *,
         log: Callable[[str], None] = lambda text: None) -> dict[str, float]:
   """Runs and records the runs of the plan not in ``output_dir``; the
-  seconds each mechanism's runs took."""
-  done = {(record_key(r), r["seed"]) for r in recorded(output_dir)}
+  seconds each mechanism's runs took.
+
+  Two invocations on one ``output_dir`` share it as two sweeps do
+  (:mod:`triehh.runs.runner`): each cell runs under its lock, its seeds
+  recorded read again once the lock is held; a cell another process holds
+  is put off, then waited for once every other cell has run. Each record
+  is appended as one whole line under the file's lock
+  (:func:`triehh.runs.records.append_line`), so no run is recorded twice
+  and an unfinished last line (a full disk, a kill) is set aside.
+  """
   seconds: dict[str, float] = {}
   path = os.path.join(output_dir, RESULTS)
-  with open(path, "a", encoding="utf-8") as out:
-    for cell in the_plan.cells:
-      data = the_plan.data[(cell.population, cell.n)]
-      seeds = [s for s in cell.seeds if (cell.key, s) not in done]
-      if not seeds:
-        continue
-      start = time.perf_counter()
-      for seed in seeds:
-        try:
-          record = mechanisms.run(cell.mechanism, data, cell.epsilon,
-                                  cell.delta, seed)
-        except mechanisms.Refused as err:
-          record = refusal(cell, seed, str(err))
-        out.write(json.dumps(record, sort_keys=True) + "\n")
-        out.flush()
-      took = time.perf_counter() - start
-      seconds[cell.mechanism] = seconds.get(cell.mechanism, 0.0) + took
-      log(f"  {cell.population} n={cell.n:,} {cell.mechanism} "
-          f"eps={cell.epsilon:g}: {len(seeds)} runs, {took:.1f} s")
+  put_off = []
+  for cell in the_plan.cells:
+    if not _run_cell(the_plan, cell, output_dir, path, seconds, log,
+                     blocking=False):
+      put_off.append(cell)
+  for cell in put_off:
+    log(f"  {_label(cell)}: waiting for the other process running it")
+    _run_cell(the_plan, cell, output_dir, path, seconds, log, blocking=True)
   return seconds
+
+
+def _label(cell: Cell) -> str:
+  return (f"{cell.population} n={cell.n:,} {cell.mechanism} "
+          f"eps={cell.epsilon:g}")
+
+
+def _run_cell(the_plan: Plan, cell: Cell, output_dir: str, path: str,
+              seconds: dict[str, float], log, *, blocking: bool) -> bool:
+  """Runs the cell's seeds not recorded, under its lock; False (nothing
+  run) when another process holds it and not ``blocking``."""
+  fd = runner_lib.cell_lock(output_dir, lock_key(cell), blocking=blocking)
+  if fd is None:
+    log(f"  {_label(cell)}: another process is running it; put off")
+    return False
+  try:
+    done = _done(output_dir)
+    seeds = [s for s in cell.seeds if (cell.key, s) not in done]
+    if not seeds:
+      return True
+    data = the_plan.data[(cell.population, cell.n)]
+    start = time.perf_counter()
+    for seed in seeds:
+      try:
+        record = mechanisms.run(cell.mechanism, data, cell.epsilon,
+                                cell.delta, seed)
+      except mechanisms.Refused as err:
+        record = refusal(cell, seed, str(err))
+      records_lib.append_line(path, json.dumps(record, sort_keys=True))
+    took = time.perf_counter() - start
+    seconds[cell.mechanism] = seconds.get(cell.mechanism, 0.0) + took
+    log(f"  {_label(cell)}: {len(seeds)} runs, {took:.1f} s")
+  finally:
+    os.close(fd)
+  return True

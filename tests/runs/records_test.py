@@ -1102,3 +1102,28 @@ def test_a_field_nested_too_deeply_is_a_bad_line(field, tmp_path):
     put(raw, field, [_nested(records.schema.MAX_NESTING - 1)])
   record = records.RunRecord.from_dict(raw)
   assert records.RunRecord.from_json(record.to_json()) == record
+
+
+def test_append_line_sets_a_torn_line_aside_and_json_lines_skips_one(
+    tmp_path):
+  path = tmp_path / "results.jsonl"
+  path.write_text('{"seed": 0}\n{"seed": 1, "wor')
+  assert records.json_lines(path) == [{"seed": 0}]
+  said = []
+  records.append_line(path, '{"seed": 2}', log=said.append)
+  assert path.read_text() == '{"seed": 0}\n{"seed": 2}\n'
+  assert records.json_lines(path) == [{"seed": 0}, {"seed": 2}]
+  side = [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+  assert [p.read_text() for p in side] == ['{"seed": 1, "wor']
+  assert said == [f"warning: {path} ended in an unfinished line (a writer "
+                  f"was killed mid-line); moved it to {side[0]}"]
+  with pytest.raises(ValueError, match="must be one line"):
+    records.append_line(path, '{"a": 1}\n{"b": 2}')
+  assert records.json_lines(tmp_path / "absent.jsonl") == []
+
+
+def test_json_lines_names_the_file_and_line_of_a_bad_one(tmp_path):
+  path = tmp_path / "results.jsonl"
+  path.write_text('{"seed": 0}\n\nnot json\n')
+  with pytest.raises(ValueError, match=rf"^{path}:3: not a record \("):
+    records.json_lines(path)

@@ -31,6 +31,7 @@ import dataclasses
 import datetime
 import _signal
 import fcntl
+import json
 import os
 import signal
 import stat
@@ -316,13 +317,7 @@ class ResultsWriter:
     if self.path is None:
       return
     line = (record.to_json() + "\n").encode("utf-8")
-    fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-      fcntl.flock(fd, fcntl.LOCK_EX)
-      side = _set_aside_partial_line(fd, self.path)
-      if side:
-        self._log(f"warning: {self.path} ended in an unfinished line (a "
-                  f"writer was killed mid-line); moved it to {side}")
+    with _locked_for_append(self.path, self._log) as fd:
       # Ctrl-C waits until the line is written, counted and synced, so that
       # the count said on interrupt is the number of lines kept.
       with _ctrl_c_held():
@@ -335,8 +330,37 @@ class ResultsWriter:
           os.fsync(fd)
           self._unsynced = False
           self._synced_at = time.monotonic()
-    finally:
-      os.close(fd)  # also releases the lock
+
+
+@contextlib.contextmanager
+def _locked_for_append(path: str, log) -> Iterator[int]:
+  """An ``O_APPEND`` descriptor of ``path`` (made if needed) under its
+  exclusive lock, an unfinished last line set aside (said to ``log``)."""
+  fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+  try:
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    side = _set_aside_partial_line(fd, path)
+    if side:
+      log(f"warning: {path} ended in an unfinished line (a writer was "
+          f"killed mid-line); moved it to {side}")
+    yield fd
+  finally:
+    os.close(fd)  # also releases the lock
+
+
+def append_line(path: str | os.PathLike, text: str, *, log=None) -> None:
+  """Appends ``text`` and a newline to the JSON Lines file ``path`` as
+  :class:`ResultsWriter` appends a record (one whole line, under the
+  file's lock, an unfinished last line set aside first, synced): for a
+  results file of records of another kind (the field benchmark's)."""
+  path = _path("path", path)
+  if "\n" in text:
+    raise ValueError("text must be one line: it holds a newline")
+  log = log or (lambda said: print(said, file=sys.stderr))
+  with _locked_for_append(path, log) as fd:
+    with _ctrl_c_held():
+      _append_whole(fd, (text + "\n").encode("utf-8"), path)
+      os.fsync(fd)
 
 
 def _append_whole(fd: int, line: bytes, path: str) -> None:
@@ -494,6 +518,40 @@ def read_numbered(path: str | os.PathLike, *, strict: bool = False
         raise RecordError(kind, str(line)) from None
       bad.append(line)
   return records, bad
+
+
+def json_lines(path: str | os.PathLike) -> list[dict]:
+  """The JSON objects of the lines of ``path``, for a results file of
+  records of another kind than :class:`RunRecord` (the field benchmark's);
+  none if it does not exist. An unfinished last line (a writer killed
+  mid-line, say by a full disk) is left out, as :func:`read` leaves it
+  (:func:`append_line` sets it aside).
+
+  Raises:
+    ValueError: ``path:line: ...`` of a line that is not a JSON object.
+  """
+  path = _path("path", path)
+  out = []
+  try:
+    numbered = list(_lines(path))
+  except FileNotFoundError:
+    return []
+  for number, raw, unfinished in numbered:
+    if unfinished:
+      continue
+    try:
+      if raw is _TOO_LONG:
+        raise ValueError(f"longer than {MAX_RECORD_BYTES:,} bytes")
+      value = json.loads(raw)
+      if not isinstance(value, dict):
+        raise ValueError(f"a JSON {type(value).__name__}, not an object")
+    except (ValueError, RecursionError) as err:
+      raise ValueError(
+          f"{path}:{number}: not a record ({' '.join(str(err).split())}); "
+          "correct or remove the line, or choose another output_dir"
+          ) from None
+    out.append(value)
+  return out
 
 
 def _paths(paths) -> list[str]:

@@ -168,8 +168,10 @@ def lock_path(output_dir: str, key: str) -> str:
   return os.path.join(output_dir, LOCK_DIR, f"{key}.lock")
 
 
-def _lock(output_dir: str, key: str, blocking: bool) -> int | None:
-  """An fd holding the cell's lock, or None if another process holds it."""
+def cell_lock(output_dir: str, key: str, blocking: bool) -> int | None:
+  """An fd holding the lock of the cell ``key`` (a file name's worth of
+  text), or None if another process holds it (not ``blocking``); closing
+  the fd releases it. The sweeps' and the field benchmark's."""
   os.makedirs(os.path.join(output_dir, LOCK_DIR), exist_ok=True)
   fd = os.open(lock_path(output_dir, key), os.O_RDWR | os.O_CREAT, 0o644)
   try:
@@ -210,13 +212,13 @@ def run_cell(task: Task, output_dir: str, *,
   """
   cell = task.cell
   key, label = cell.key, cell.label
-  fd = _lock(output_dir, key, blocking=False)
+  fd = cell_lock(output_dir, key, blocking=False)
   if fd is None:
     on_event(Event("locked", key, label, pid=os.getpid()))
     if not blocking:
       return False
     on_event(Event("wait", key, label, pid=os.getpid()))
-    fd = _lock(output_dir, key, blocking=True)
+    fd = cell_lock(output_dir, key, blocking=True)
   try:
     done = (recorded.update() if recorded is not None else
             records_lib.completed(records_lib.results_path(output_dir)))
