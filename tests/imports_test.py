@@ -40,6 +40,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # benchmarks/iblt_benchmark.py, and no benchmark imports a driver.
 LAYERS = (
     ("triehh.core.*",),
+    ("triehh.secure.*",),
     ("triehh.theory.*",),
     ("triehh.engines.*",),
     ("triehh.discovery.*",),
