@@ -1,0 +1,122 @@
+"""The two-server accountant against computations written here: the
+discrete Laplace's privacy loss read off its pmf, the discrete Gaussian's
+hockey-stick divergence summed over the pmf of the composed steps, the
+tail of the sum of two noises as a double sum."""
+
+import math
+import string
+
+import numpy as np
+import pytest
+
+from triehh.theory import two_servers
+
+ENGLISH = ("'",) + tuple(string.ascii_lowercase)
+
+
+def _dg_pmf(sigma, support):
+  z = np.arange(-support, support + 1)
+  p = np.exp(-z.astype(float) ** 2 / (2 * sigma**2))
+  return z, p / p.sum()
+
+
+def _dg_delta(sigma, steps, sensitivity, epsilon):
+  """delta(epsilon) of ``steps`` discrete Gaussians of ``sigma`` moved by
+  ``sensitivity``: the sum S of the steps' draws has loss
+  ``(steps m^2 - 2 m S) / (2 sigma^2)`` (P centred at 0, Q at m)."""
+  z, p = _dg_pmf(sigma, int(20 * sigma) + 20)
+  total = np.array([1.0])
+  for _ in range(steps):
+    total = np.convolve(total, p)
+  s = np.arange(total.size) - steps * (z.size // 2)
+  loss = (steps * sensitivity**2 - 2 * sensitivity * s) / (2 * sigma**2)
+  return float(np.sum(total * np.clip(1 - np.exp(epsilon - loss), 0, None)))
+
+
+def test_laplace_epsilon_is_the_pmf_s_largest_log_ratio():
+  scale, m = 0.7, 2
+  z = np.arange(-200, 201)
+  log_p = -np.abs(z) / scale
+  worst = np.max(np.abs(log_p[m:] - log_p[:-m]))  # P(z) against P(z - m)
+  assert two_servers.laplace_epsilon([scale], m) == pytest.approx(worst)
+  assert two_servers.laplace_epsilon([scale, 2 * scale], m) == pytest.approx(
+      1.5 * worst)
+
+
+def test_laplace_pld_agrees_with_the_closed_form():
+  pld = two_servers.privacy_loss(two_servers.LAPLACE, [0.5, 0.5])
+  assert pld.get_epsilon_for_delta(0.0) == pytest.approx(4.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("sigma,steps,m", [(2.0, 1, 1), (3.0, 3, 2)])
+def test_gaussian_pld_bounds_the_direct_sum(sigma, steps, m):
+  pld = two_servers.privacy_loss(two_servers.GAUSSIAN, [sigma] * steps, m)
+  for epsilon in (0.5, 1.0, 2.0):
+    exact = _dg_delta(sigma, steps, m, epsilon)
+    library = pld.get_delta_for_epsilon(epsilon)
+    assert exact - 1e-12 <= library <= exact * 1.02 + 1e-9
+
+
+def test_calibrated_sigma_is_tight():
+  sigma = two_servers.calibrate_sigma(2.0, 1e-6, 2)
+  assert _dg_delta(sigma, 2, 1, 2.0) <= 1e-6
+  assert _dg_delta(sigma * 0.97, 2, 1, 2.0) > 1e-6
+
+
+@pytest.mark.parametrize("scale", [0.25, 1.0, 3.0])
+def test_sum_tail_is_the_double_sum(scale):
+  q = math.exp(-1 / scale)
+
+  def pmf(z):
+    return (1 - q) / (1 + q) * q ** abs(z)
+
+  def tail(k):  # P[Z >= k]
+    return q**k / (1 + q) if k >= 1 else 1 - q ** (1 - k) / (1 + q)
+
+  for threshold in (-3, 0, 1, 4, 9):
+    direct = sum(pmf(z) * tail(threshold - z) for z in range(-400, 401))
+    assert two_servers.sum_tail("laplace", scale, threshold) == pytest.approx(
+        direct, rel=1e-9, abs=1e-300)
+
+
+def test_threshold_is_the_least_within_budget():
+  for candidates in (10.0, 1e6, 2e14):
+    t = two_servers.threshold_for("laplace", 0.25, candidates, 0.1)
+    assert candidates * two_servers.sum_tail("laplace", 0.25, t) <= 0.1
+    assert candidates * two_servers.sum_tail("laplace", 0.25, t - 1) > 0.1
+
+
+def test_plan_per_length_thresholds():
+  plan = two_servers.plan(ENGLISH, 10, 4.0)
+  assert plan.steps == (50,) and plan.scales == (0.25,)
+  assert plan.epsilon == pytest.approx(4.0) and plan.delta == 0.0
+  # t end codes: words of 10 - t letters, 27^(10 - t) candidates each
+  assert plan.thresholds[0][:10] == (10, 9, 8, 7, 6, 6, 5, 4, 3, 2)
+  assert plan.thresholds[0][10] == two_servers.NEVER  # the empty word
+  for t, threshold in enumerate(plan.thresholds[0][:10]):
+    k = 27.0 ** (10 - t)
+    assert k * two_servers.sum_tail("laplace", 0.25, threshold) <= 0.1
+
+
+def test_plan_in_steps_splits_epsilon():
+  plan = two_servers.plan(ENGLISH, 10, 4.0, chars_per_step=4,
+                          max_frontier=1000)
+  assert plan.step_chars == (4, 8, 10)
+  assert plan.scales == pytest.approx((0.75, 0.75, 0.75))
+  assert plan.epsilon == pytest.approx(4.0)
+  assert plan.candidates(1)[0] == 1000 * 27**4
+
+
+def test_gaussian_plan_meets_its_target():
+  plan = two_servers.plan(ENGLISH, 4, 2.0, noise="gaussian", delta=1e-6)
+  assert plan.epsilon <= 2.0
+  assert _dg_delta(plan.scales[0], 1, 1, 2.0) <= 1e-6
+
+
+def test_refusals_name_the_argument():
+  with pytest.raises(ValueError, match="noise must be"):
+    two_servers.plan(ENGLISH, 10, 1.0, noise="skellam")
+  with pytest.raises(ValueError, match="delta"):
+    two_servers.plan(ENGLISH, 10, 1.0, noise="gaussian")
+  with pytest.raises(ValueError, match="max_length"):
+    two_servers.plan(ENGLISH, 13, 1.0)

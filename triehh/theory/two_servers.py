@@ -1,0 +1,240 @@
+"""The two-server walk's accountant, thresholds and plan
+(``docs/two-servers.md``).
+
+Against one server and any clients colluding with it, the other server's
+noise alone protects: at each step a discrete Laplace (scale ``b_r``) or
+discrete Gaussian (``sigma_r``) draw on every candidate's count, the counts
+moving by at most m (a user's words) in L1 and L2 norm. So:
+
+* discrete Laplace: pure DP, ``epsilon = sum_r m / b_r``, delta 0
+  (:func:`laplace_epsilon`);
+* discrete Gaussian: dp_accounting's privacy loss distribution of the
+  discrete Gaussian, composed over the steps (:func:`privacy_loss`),
+  sigma calibrated to a target (:func:`calibrate_sigma`).
+
+The released counts carry both servers' noise; :func:`sum_tail` is the
+exact tail of ``Z_0 + Z_1``, from which :func:`threshold_for` picks the
+least threshold a stated false-positive budget allows. :func:`plan` turns
+public values (alphabet, L, epsilon, delta, noise, words per user, the
+budget, the frontier cap) into a :class:`WalkPlan`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import numpy as np
+
+from triehh.core import discrete_noise
+from triehh.core import prefix_code as code_lib
+
+LAPLACE, GAUSSIAN = "laplace", "gaussian"
+NOISES = (LAPLACE, GAUSSIAN)
+# A threshold no count reaches: the empty word's class.
+NEVER = 2**62
+ACCOUNTING = ("two servers: the honest server's discrete {noise} noise on "
+              "every candidate of every step, composed over {steps} step(s)"
+              " ({proof})")
+
+
+def check_noise(noise: str) -> str:
+  """``noise`` if it is one of :data:`NOISES`; ValueError otherwise."""
+  if noise not in NOISES:
+    raise ValueError(f"noise must be {LAPLACE!r} or {GAUSSIAN!r}, got "
+                     f"{noise!r}")
+  return noise
+
+
+def laplace_epsilon(scales, words_per_user: int = 1) -> float:
+  """Pure epsilon of discrete Laplace noise of ``scales`` (one per step)
+  on counts moving by ``words_per_user`` in L1: ``sum m / b``."""
+  return float(sum(words_per_user / b for b in scales))
+
+
+def privacy_loss(noise: str, scales, words_per_user: int = 1):
+  """dp_accounting's privacy loss distribution of the steps, composed."""
+  from dp_accounting.pld import privacy_loss_distribution as pld  # pylint: disable=g-import-not-at-top
+  check_noise(noise)
+  out = None
+  for scale in scales:
+    if noise == LAPLACE:
+      step = pld.from_discrete_laplace_mechanism(
+          1.0 / scale, sensitivity=words_per_user)
+    else:
+      step = pld.from_discrete_gaussian_mechanism(
+          scale, sensitivity=words_per_user)
+    out = step if out is None else out.compose(step)
+  return out
+
+
+def epsilon_for(noise: str, scales, delta: float,
+                words_per_user: int = 1) -> float:
+  """The epsilon of the steps at ``delta`` (the Laplace's closed form,
+  the Gaussian's PLD)."""
+  if check_noise(noise) == LAPLACE:
+    return laplace_epsilon(scales, words_per_user)
+  return float(privacy_loss(noise, scales, words_per_user)
+               .get_epsilon_for_delta(delta))
+
+
+def calibrate_sigma(epsilon: float, delta: float, num_steps: int,
+                    words_per_user: int = 1, tolerance: float = 1e-3
+                    ) -> float:
+  """The least sigma (to ``tolerance`` relative) for which ``num_steps``
+  discrete Gaussian steps are (epsilon, delta)-DP."""
+  def ok(sigma):
+    return epsilon_for(GAUSSIAN, [sigma] * num_steps, delta,
+                       words_per_user) <= epsilon
+  low, high = 0.05, 1.0
+  while not ok(high):
+    low, high = high, high * 2
+    if high > 2**30:
+      raise ValueError(f"no sigma gives ({epsilon}, {delta})-DP")
+  while high / low > 1 + tolerance:
+    mid = math.sqrt(low * high)
+    low, high = (low, mid) if ok(mid) else (mid, high)
+  return high
+
+
+def _pmf(noise: str, scale: float) -> tuple[np.ndarray, int]:
+  """One server's noise pmf on ``[-M, M]`` and M (the tail past M below
+  1e-40)."""
+  if noise == LAPLACE:
+    m = int(math.ceil(93 * scale)) + 2
+    z = np.arange(-m, m + 1)
+    q = math.exp(-1.0 / scale)
+    return (1 - q) / (1 + q) * np.exp(-np.abs(z) / scale), m
+  m = int(math.ceil(14 * scale)) + 2
+  z = np.arange(-m, m + 1)
+  return discrete_noise.discrete_gaussian_pmf(scale, z), m
+
+
+@functools.lru_cache(maxsize=64)
+def _sum_tails(noise: str, scale: float) -> tuple[np.ndarray, int]:
+  pmf, m = _pmf(noise, scale)
+  both = np.convolve(pmf, pmf)
+  return np.cumsum(both[::-1])[::-1], 2 * m  # tails[i] = P[S >= i - 2m]
+
+
+def sum_tail(noise: str, scale: float, threshold) -> np.ndarray | float:
+  """``P[Z_0 + Z_1 >= threshold]`` for two independent draws of one
+  server's noise (``scale``: b, or sigma)."""
+  tails, m = _sum_tails(check_noise(noise), float(scale))
+  index = np.clip(np.asarray(threshold) + m, 0, tails.size)
+  out = np.where(index >= tails.size, 0.0,
+                 tails[np.minimum(index, tails.size - 1)])
+  return float(out) if np.ndim(out) == 0 else out
+
+
+def threshold_for(noise: str, scale: float, candidates: float,
+                  budget: float) -> int:
+  """The least integer T with ``candidates * P[Z_0 + Z_1 >= T] <=
+  budget``: noise-only candidates pass ``budget`` times on average."""
+  if candidates <= 0:
+    return NEVER
+  tails, m = _sum_tails(check_noise(noise), float(scale))
+  ok = np.flatnonzero(candidates * tails <= budget)
+  if not ok.size or ok[0] >= tails.size - 1:
+    raise ValueError(
+        f"no threshold keeps {candidates:.3g} candidates' noise-only passes "
+        f"at {budget:.3g}: the noise's tail is computed to 1e-40")
+  return int(ok[0]) - m
+
+
+@dataclasses.dataclass(frozen=True)
+class WalkPlan:
+  """One run's public plan.
+
+  Attributes:
+    characters, max_length: the prefix code's alphabet and L.
+    steps: the prefix lengths in bits the walk stops at (the last: bits).
+    noise: ``"laplace"`` or ``"gaussian"``.
+    scales: per step, one server's noise: b_r (Laplace) or sigma_r.
+    thresholds: per step, per t = 0..Δ_r end codes, the integer threshold.
+    epsilon, delta: the guarantee against either server with its clients.
+    words_per_user: m, the keys a user sends.
+    false_words: the budget: expected released words no user holds.
+    max_frontier: the live prefixes extended per step, at most.
+  """
+
+  characters: tuple[str, ...]
+  max_length: int
+  steps: tuple[int, ...]
+  noise: str
+  scales: tuple[float, ...]
+  thresholds: tuple[tuple[int, ...], ...]
+  epsilon: float
+  delta: float
+  words_per_user: int
+  false_words: float
+  max_frontier: int
+
+  @property
+  def code(self) -> code_lib.PrefixCode:
+    return code_lib.PrefixCode(self.characters, self.max_length)
+
+  @property
+  def bits(self) -> int:
+    return self.code.bits
+
+  @property
+  def step_chars(self) -> tuple[int, ...]:
+    """The steps in characters."""
+    return tuple(s // self.code.char_bits for s in self.steps)
+
+  @property
+  def accounting(self) -> str:
+    proof = ("pure: epsilon = sum m / b" if self.noise == LAPLACE else
+             "dp_accounting PLD of the discrete Gaussian")
+    return ACCOUNTING.format(noise=self.noise, steps=len(self.steps),
+                             proof=proof)
+
+  def candidates(self, step: int) -> list[int]:
+    """Per t, the candidates of ``step`` bounded by the frontier cap (the
+    exact count at the first step)."""
+    chars = (0,) + self.step_chars
+    sizes = self.code.class_sizes(chars[step], chars[step + 1])
+    live = 1 if step == 0 else self.max_frontier
+    return [live * s for s in sizes]
+
+
+def plan(characters, max_length: int, epsilon: float, *,
+         delta: float = 0.0, noise: str = LAPLACE,
+         chars_per_step: int | None = None, words_per_user: int = 1,
+         false_words: float = 1.0, max_frontier: int = 1) -> WalkPlan:
+  """The plan of ``docs/two-servers.md`` from public values: steps of
+  ``chars_per_step`` characters (None: one step of L), epsilon split
+  equally among them (Laplace: ``b = m R / epsilon``; Gaussian: one sigma
+  calibrated for R steps at ``delta``), and per step and class of end codes
+  the least threshold whose noise-only passes average at most
+  ``false_words / L``."""
+  code = code_lib.PrefixCode(tuple(characters), max_length)
+  check_noise(noise)
+  k = max_length if chars_per_step is None else chars_per_step
+  if not isinstance(k, int) or k < 1:
+    raise ValueError(f"chars_per_step must be a whole number >= 1, got "
+                     f"{chars_per_step!r}")
+  chars = list(range(k, max_length, k)) + [max_length]
+  steps = tuple(c * code.char_bits for c in chars)
+  num = len(steps)
+  if noise == LAPLACE:
+    scales = (words_per_user * num / epsilon,) * num
+    delta = 0.0
+  else:
+    if not 0 < delta < 1:
+      raise ValueError("the discrete Gaussian needs a delta in (0, 1), got "
+                       f"delta={delta!r}")
+    scales = (calibrate_sigma(epsilon, delta, num, words_per_user),) * num
+  draft = WalkPlan(tuple(characters), max_length, steps, noise, scales, (),
+                   epsilon, delta, words_per_user, false_words, max_frontier)
+  budget = false_words / max_length
+  thresholds = tuple(
+      tuple(threshold_for(noise, scales[r], k_t, budget)
+            for k_t in draft.candidates(r))
+      for r in range(num))
+  achieved = epsilon_for(noise, scales, delta, words_per_user)
+  return dataclasses.replace(draft, thresholds=thresholds,
+                             epsilon=min(achieved, epsilon)
+                             if noise == GAUSSIAN else achieved)
