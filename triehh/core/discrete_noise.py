@@ -202,17 +202,7 @@ def _laplace_rational(rng: np.random.Generator, t: int, s: int,
   out = np.empty(size, dtype=np.int64)
   pending = np.arange(size)
   while pending.size:
-    n = pending.size
-    u = rng.integers(0, t, dtype=np.int64, size=n)
-    # Bernoulli(exp(-u / t)), u < t: Algorithm 1's Bernoulli(u / (t K))
-    keep = _exp_below_one(n, lambda k, at: _below(rng, u[at], t * k))
-    u = u[keep]
-    v = _geometric_exp_one(rng, u.size)
-    if v.size and v.max() > 2**62 // t - 1:  # never in practice: exact anyway
-      x = u.astype(object) + t * v.astype(object)
-      y = np.array([int(a) // s for a in x], dtype=np.int64)
-    else:
-      y = (u + t * v) // s
+    y = _geometric(rng, t, s, pending.size)
     negative = rng.integers(0, 2, size=y.size).astype(bool)
     ok = ~(negative & (y == 0))
     values = np.where(negative, -y, y)[ok]
@@ -233,45 +223,156 @@ def discrete_laplace(rng: np.random.Generator,
                            n).reshape(shape)
 
 
+def _accept(rng: np.random.Generator, values: np.ndarray,
+            gamma_numerator: Callable[[int], int], den: int) -> np.ndarray:
+  """Bernoulli(exp(-gamma_numerator(v) / den)) for each v of ``values``
+  (non-negative int64), exactly: Python integers once per distinct value,
+  Algorithm 1 on its whole and fractional parts."""
+  present = np.bincount(values) > 0 if values.size else np.zeros(0, bool)
+  distinct = np.flatnonzero(present)
+  which = (np.cumsum(present) - 1)[values]
+  whole, rem = [], []
+  for value in distinct.tolist():
+    w, r = divmod(gamma_numerator(value), den)
+    whole.append(min(w, 2**62))  # beyond, the loop ends long before (below)
+    rem.append(r)
+  # A whole part capped at 2^62 changes nothing drawn: the product of
+  # Bernoulli(exp(-1)) stops at its first failure, and 2^62 successes in a
+  # row have probability exp(-2^62).
+  keep = _exp_minus_whole(rng, np.asarray(whole, dtype=np.int64)[which])
+  alive = np.flatnonzero(keep)
+  keep[alive] = _exp_below_one(
+      alive.size,
+      lambda k, at: _bernoulli_digits(rng, rem, den * k, which[alive[at]]))
+  return keep
+
+
+def _sigma_squared(sigma: float | fractions.Fraction) -> fractions.Fraction:
+  """``sigma``'s exact rational, squared; ValueError naming ``sigma`` if it
+  is not a positive finite number at most 2^40."""
+  try:
+    exact = fractions.Fraction(sigma)
+  except (TypeError, ValueError, OverflowError):
+    raise ValueError(f"sigma must be a positive finite number, got "
+                     f"{sigma!r}") from None
+  if not 0 < exact <= _MAX_PARAMETER:
+    raise ValueError(f"sigma must be a positive number at most 2^40, got "
+                     f"{sigma!r}")
+  return exact * exact
+
+
+# Below this sigma the law puts mass below exp(-2^19) off 0 (far below the
+# smallest double): its draws are 0.
+_NEGLIGIBLE_SIGMA = _MIN_PARAMETER
+
+
 def discrete_gaussian(rng: np.random.Generator,
                       sigma: float | fractions.Fraction,
                       size: int | tuple[int, ...]) -> np.ndarray:
   """``int64`` draws with ``P[X = x]`` proportional to
   ``exp(-x^2 / (2 sigma^2))``, exactly (CKS20 Algorithm 3); ``sigma`` (its
-  exact rational, squared exactly) in [2^-10, 2^40].
+  exact rational, squared exactly) positive, at most 2^40 (below 2^-10 the
+  draws are 0: the law's mass off 0 is below ``exp(-2^19)``).
 
   Each candidate Y is a discrete Laplace draw of scale ``t = floor(sigma) +
   1``, kept with probability ``exp(-(|Y| - sigma^2 / t)^2 / (2 sigma^2))``.
   """
-  exact = _exact(sigma, "sigma")
+  s2 = _sigma_squared(sigma)
   shape, n = _sizes(size)
-  s2 = exact * exact
+  if s2 < _NEGLIGIBLE_SIGMA**2:
+    return np.zeros(shape, dtype=np.int64)
   a, b = s2.numerator, s2.denominator
-  t = math.floor(exact) + 1
+  t = math.isqrt(a // b) + 1  # floor(sigma) + 1
   # gamma(y) = (|y| - s2 / t)^2 / (2 s2) = (|y| t b - a)^2 / den
   den = 2 * a * b * t * t
   out = np.empty(n, dtype=np.int64)
   pending = np.arange(n)
   while pending.size:
     y = _laplace_rational(rng, t, 1, pending.size)
-    magnitude = np.abs(y)
-    present = np.bincount(magnitude) > 0
-    distinct = np.flatnonzero(present)
-    which = (np.cumsum(present) - 1)[magnitude]
-    whole, rem = [], []
-    for value in distinct.tolist():
-      w, r = divmod((value * t * b - a) ** 2, den)
-      whole.append(w)
-      rem.append(r)
-    keep = _exp_minus_whole(rng, np.asarray(whole, dtype=np.int64)[which])
-    alive = np.flatnonzero(keep)
-    keep[alive] = _exp_below_one(
-        alive.size,
-        lambda k, at: _bernoulli_digits(rng, rem, den * k, which[alive[at]]))
+    keep = _accept(rng, np.abs(y), lambda v: (v * t * b - a) ** 2, den)
     values = y[keep]
     out[pending[:values.size]] = values
     pending = pending[values.size:]
   return out.reshape(shape)
+
+
+def discrete_gaussian_above(rng: np.random.Generator,
+                            sigma: float | fractions.Fraction,
+                            threshold: int, size: int) -> np.ndarray:
+  """``int64`` draws of the discrete Gaussian of parameter ``sigma``
+  conditioned on being at least ``threshold``, exactly.
+
+  At ``threshold <= sigma``: discrete Gaussian draws, those below rejected
+  (each kept with probability above 0.15). Above: ``threshold + G``, G
+  geometric of scale ``c >= sigma^2 / threshold`` (``P[G = g]``
+  proportional to ``exp(-g / c)``, Algorithm 2 without the sign), kept with
+  probability ``exp(-(g^2 + 2 g tau) / (2 sigma^2) + g / c)`` (at most 1;
+  the target over the proposal, up to a constant).
+  """
+  s2 = _sigma_squared(sigma)
+  tau = int(threshold)
+  shape, n = _sizes(size)
+  if s2 < _NEGLIGIBLE_SIGMA**2 and tau > 0:
+    raise ValueError(f"threshold={tau} is never reached at sigma={sigma!r}")
+  if tau <= 0 or tau * tau <= s2:
+    return _above_by_rejection(rng, sigma, tau, n).reshape(shape)
+  a, b = s2.numerator, s2.denominator
+  # scale c = t / s: sigma^2 / tau rounded up to 1/2^20, exactly >= it
+  s = 2**20
+  t = -(-(a * s) // (b * tau))
+  # gamma(g) = (g^2 + 2 g tau) / (2 s2) - g s / t
+  #          = (b t (g^2 + 2 g tau) - 2 a s g) / (2 a t)
+  den = 2 * a * t
+  out = np.empty(n, dtype=np.int64)
+  pending = np.arange(n)
+  while pending.size:
+    g = _geometric(rng, t, s, pending.size)
+    keep = _accept(rng, g,
+                   lambda v: b * t * (v * v + 2 * v * tau) - 2 * a * s * v,
+                   den)
+    values = tau + g[keep]
+    out[pending[:values.size]] = values
+    pending = pending[values.size:]
+  return out.reshape(shape)
+
+
+def _above_by_rejection(rng: np.random.Generator, sigma, tau: int,
+                        n: int) -> np.ndarray:
+  out = np.empty(n, dtype=np.int64)
+  filled = 0
+  while filled < n:
+    draws = discrete_gaussian(rng, sigma, max(2 * (n - filled), 16))
+    kept = draws[draws >= tau][:n - filled]
+    out[filled:filled + kept.size] = kept
+    filled += kept.size
+  return out
+
+
+def _geometric(rng: np.random.Generator, t: int, s: int,
+               size: int) -> np.ndarray:
+  """``int64`` G >= 0 with ``P[G = g]`` proportional to ``exp(-g s / t)``:
+  CKS20 Algorithm 2's magnitude (no sign, no rejection at 0)."""
+  out = np.empty(size, dtype=np.int64)
+  pending = np.arange(size)
+  while pending.size:
+    n = pending.size
+    u = rng.integers(0, t, dtype=np.int64, size=n)
+    # Bernoulli(exp(-u / t)), u < t: Algorithm 1's Bernoulli(u / (t K))
+    keep = _exp_below_one(n, lambda k, at: _below(rng, u[at], t * k))
+    u = u[keep]
+    v = _geometric_exp_one(rng, u.size)
+    y = _floor_ratio(u, v, t, s)
+    out[pending[:y.size]] = y
+    pending = pending[y.size:]
+  return out
+
+
+def _floor_ratio(u: np.ndarray, v: np.ndarray, t: int, s: int) -> np.ndarray:
+  """``(u + t v) // s``, in Python integers if int64 could overflow."""
+  if not v.size or int(v.max()) <= (2**62 // t) - 1:
+    return (u + t * v) // s
+  return np.array([(int(a) + t * int(c)) // s for a, c in zip(u, v)],
+                  dtype=np.int64)
 
 
 def discrete_gaussian_pmf(sigma: float, values: np.ndarray) -> np.ndarray:
