@@ -87,6 +87,10 @@ _SLOW_TESTS = {
     "tests/docs/tutorial_test.py": (
         "test_the_notebook_runs_top_to_bottom",  # 27 s at a load of 3
     ),
+    "tests/core/extras_test.py": (  # the core in a child process
+        "test_the_core_runs_without_tensorflow_beam_or_jax",  # 17 s at 10
+        "test_asking_for_an_extra_names_it_in_one_line",  # 3 s
+    ),
     "tests/api_test.py": (
         "test_unknown_engine_fails_without_importing_tensorflow",  # 2.1 s
         "DiscoverTest::test_bad_arguments_bad_cap",  # 1.5 s

@@ -6,15 +6,20 @@ package stays cheap (``triehh`` loads neither numpy nor pandas, and
 ``triehh.engines.tff`` not TensorFlow, until a name that needs them is
 used).
 
+A name whose module needs an extra that is not installed (TensorFlow
+Federated's, for ``triehh.engines.tff``) is a one-line
+:class:`triehh.core.extras.MissingExtra` naming the extra.
+
 A name that moved out of the package is listed with where it is now: reading
 it is an AttributeError that says so.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from triehh.core import extras
 
 
 def attribute_functions(package: str, namespace: dict[str, Any],
@@ -33,7 +38,7 @@ def attribute_functions(package: str, namespace: dict[str, Any],
       now = f"; it moved out of {package}: {where}" if where else ""
       raise AttributeError(
           f"module {package!r} has no attribute {name!r}{now}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(extras.import_module(module, f"{package}.{name}"), name)
     namespace[name] = value
     return value
 

@@ -22,11 +22,11 @@ it: :func:`options`, :func:`uses_tensorflow`.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from triehh.core import extras
 from triehh.core import population as population_lib
 from triehh.core import trie as trie_lib
 from triehh.engines import counting
@@ -95,7 +95,9 @@ class Engine:
     found = self.mechanisms[mechanism]
     if isinstance(found, str):
       module_name, function = found.split(":")
-      found = getattr(importlib.import_module(module_name), function)
+      found = getattr(extras.import_module(
+          module_name, f"the {mechanism} mechanism on engine "
+          f"{self.name or '?'!r}"), function)
       self.mechanisms[mechanism] = found
     return found
 
@@ -203,7 +205,9 @@ def get(name: str) -> Engine:
     _ENGINES[name] = engine
     return engine
   try:
-    module = importlib.import_module(_MODULES[name])
+    module = extras.import_module(_MODULES[name], f"engine {name!r}")
+  except extras.MissingExtra:
+    raise
   except ImportError as err:
     needs = _REQUIREMENTS.get(name, "its dependencies")
     raise ValueError(

@@ -110,8 +110,8 @@ def binary_path() -> str:
   spec = importlib.util.find_spec("tensorflow_federated")
   if spec is None or not spec.submodule_search_locations:
     raise WorkerStartError(
-        "tensorflow-federated is not installed; install the project's 'tff' "
-        "extra to run TFF workers")
+        "tensorflow-federated is not installed; TFF workers need the tff "
+        "extra: pip install 'triehh[tff]'")
   path = os.path.join(list(spec.submodule_search_locations)[0], "data",
                       "worker_binary")
   if not os.path.isfile(path):
