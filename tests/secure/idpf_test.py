@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
-
+from tests.secure import two_sample
 from triehh.secure import idpf
 
 MOD = 2**64
@@ -132,32 +131,17 @@ def _key_bits(alpha: int, count: int, seed: int, leak: bool = False
   if leak:
     raw = np.concatenate([raw, np.full((count, 1), alpha >> 7, np.uint8)],
                          axis=1)
-  return np.unpackbits(raw, axis=1)
-
-
-def _two_sample_p_value(first: np.ndarray, second: np.ndarray) -> float:
-  """The p-value that every bit position has one law in both samples: the
-  sum over positions (those not constant in both) of the 2x2 chi-square
-  statistics, chi-square with one degree of freedom per position."""
-  ones = np.stack([first.sum(axis=0), second.sum(axis=0)]).astype(float)
-  sizes = np.array([[first.shape[0]], [second.shape[0]]], dtype=float)
-  table = np.stack([ones, sizes - ones])  # (1/0, sample, position)
-  varying = (table.sum(axis=1) > 0).all(axis=0)
-  table = table[..., varying]
-  expected = (table.sum(axis=1, keepdims=True) * table.sum(
-      axis=0, keepdims=True) / table.sum(axis=(0, 1), keepdims=True))
-  statistic = ((table - expected)**2 / expected).sum()
-  return float(stats.chi2.sf(statistic, df=int(varying.sum())))
+  return two_sample.key_bits(raw.tobytes(), raw.shape[1])
 
 
 def test_one_servers_keys_for_two_points_have_one_law():
   first = _key_bits(0b00000000, 3000, seed=11)
   second = _key_bits(0b11111111, 3000, seed=12)
   assert first.shape[1] == 8 * idpf.key_bytes(8)
-  assert _two_sample_p_value(first, second) > 1e-3
+  assert two_sample.p_value(first, second) > 1e-3
 
 
 def test_the_view_test_rejects_keys_that_leak_a_bit_of_the_point():
   first = _key_bits(0b00000000, 3000, seed=11, leak=True)
   second = _key_bits(0b11111111, 3000, seed=12, leak=True)
-  assert _two_sample_p_value(first, second) < 1e-6
+  assert two_sample.p_value(first, second) < 1e-6

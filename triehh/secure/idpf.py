@@ -281,11 +281,13 @@ class Frontier:
     left, left_control, right, right_control = prg.expand(self.seeds)
     seeds = np.stack([left, right], axis=2)
     control = np.stack([left_control, right_control], axis=2)
-    seed_cw = self.keys.seed_cw[:, self.level][:, None, None, :]
-    control_cw = self.keys.control_cw[:, self.level][:, None, :]
-    mask = self.control[..., None]
-    seeds ^= mask[..., None] * seed_cw
-    control ^= mask & control_cw
+    # XOR the correction words where the parent's control bit is 1, on
+    # 8-byte words: seeds (n, m, 2, 2) ^= cw (n, 1, 1, 2) * bit (n, m, 1, 1).
+    seed_cw = self.keys.seed_cw[:, self.level].view(np.uint64)
+    mask = self.control.astype(np.uint64)[..., None, None]
+    seeds.view(np.uint64).__ixor__(seed_cw[:, None, None, :] * mask)
+    control ^= self.control[..., None] & self.keys.control_cw[:, self.level][
+        :, None, :]
     return seeds, control
 
   def expand(self, levels: int) -> Frontier:
@@ -312,6 +314,11 @@ class Frontier:
       raise ValueError(f"level must be in [{self.level}, {self.keys.bits}], "
                        f"got {level}")
     targets = np.asarray(prefixes, dtype=np.uint64).reshape(-1)
+    if targets.size == 0:
+      n = len(self.keys)
+      return Frontier(self.keys, level, targets,
+                      np.zeros((n, 0, SEED_BYTES), np.uint8),
+                      np.zeros((n, 0), np.uint8))
     shift = np.uint64(level - self.level)
     heads = targets >> shift
     parents = np.minimum(np.searchsorted(self.prefixes, heads),

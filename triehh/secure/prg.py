@@ -40,11 +40,13 @@ def _encryptor(use: str):
 
 
 def _sigma(blocks: np.ndarray) -> np.ndarray:
-  """``(xL xor xR) || xL`` for each 16-byte block (halves of 8 bytes)."""
-  out = np.empty_like(blocks)
-  out[..., :8] = blocks[..., :8] ^ blocks[..., 8:]
-  out[..., 8:] = blocks[..., :8]
-  return out
+  """``(xL xor xR) || xL`` for each 16-byte block (halves of 8 bytes),
+  ``blocks`` C-contiguous."""
+  halves = blocks.view(np.uint64)  # (..., 2): the two halves of each block
+  out = np.empty_like(halves)
+  np.bitwise_xor(halves[..., 0], halves[..., 1], out=out[..., 0])
+  out[..., 1] = halves[..., 0]
+  return out.view(np.uint8)
 
 
 def hash_blocks(use: str, blocks: np.ndarray) -> np.ndarray:
