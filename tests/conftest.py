@@ -202,6 +202,15 @@ _SLOW_TESTS = {
     "tests/reports/beyond_test.py": (
         "test_the_counts_figure_is_drawn",  # 1 s
     ),
+    "tests/secure/protocol_test.py": (
+        # 200 runs of the protocol and of the fast engine each: 5-20 s.
+        "test_the_protocol_and_the_fast_engine_are_equal_in_law",
+        "test_the_law_test_sees_a_wrong_threshold_or_noise_scale",
+    ),
+    "tests/secure/loopback_test.py": (  # two server processes: 0.7-2.5 s
+        "test_the_processes_release_what_the_in_process_walk_releases",
+        "test_a_server_that_dies_is_named_in_one_line_and_both_end",
+    ),
     "tests/discovery/counts_test.py": (
         "test_a_tiny_epsilon_or_rate_is_calibrated",  # 0.8 s
         "test_a_huge_total_epsilon_with_discovery_stops_at_the_least_sigma",  # 0.7 s

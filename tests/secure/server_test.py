@@ -28,9 +28,9 @@ def _true_counts(hashes, bits, level, candidates):
 
 def test_the_sums_of_both_servers_are_the_true_counts_at_every_step():
   rng = np.random.default_rng(4)
-  bits = 12
-  hashes = rng.choice(rng.integers(0, 2**bits, size=20), size=300)
-  plan = plan_lib.WalkPlan(bits, (4, 7, 12), (1.0, 1.0, 1.0), (3, 3, 3))
+  bits = 10
+  hashes = rng.choice(rng.integers(0, 2**bits, size=12), size=120)
+  plan = plan_lib.WalkPlan(bits, (4, 7, 10), (1.0, 1.0, 1.0), (3, 3, 3))
   servers = _servers(hashes, plan)
   for step, level in enumerate(plan.steps):
     sums = [server.sums() for server in servers]
@@ -49,10 +49,10 @@ def test_the_sums_of_both_servers_are_the_true_counts_at_every_step():
 
 def test_chunks_of_clients_add_up_to_the_whole(monkeypatch):
   rng = np.random.default_rng(5)
-  hashes = rng.integers(0, 2**10, size=97)
-  plan = plan_lib.WalkPlan(10, (10,), (1.0,), (1,))
+  hashes = rng.integers(0, 2**8, size=97)
+  plan = plan_lib.WalkPlan(8, (8,), (1.0,), (1,))
   whole = [server.sums() for server in _servers(hashes, plan)]
-  monkeypatch.setattr(server_lib, "CHUNK_BYTES", 16 * 1024 * 7)  # 7 clients
+  monkeypatch.setattr(server_lib, "CHUNK_BYTES", 16 * 256 * 7)  # 7 clients
   chunked = [server.sums() for server in _servers(hashes, plan)]
   for a, b in zip(whole, chunked):
     np.testing.assert_array_equal(a, b)
@@ -62,10 +62,10 @@ def test_each_server_adds_discrete_gaussian_noise_of_its_sigma():
   """The share minus the sums is the server's noise: its frequencies match
   the discrete Gaussian's pmf (chi-square), and not one of twice sigma."""
   hashes = np.zeros(10, dtype=np.uint64)
-  plan = plan_lib.WalkPlan(14, (14,), (2.0,), (0,), noise="gaussian")
+  plan = plan_lib.WalkPlan(12, (12,), (2.0,), (0,), noise="gaussian")
   server = _servers(hashes, plan)[1]
   noise = server_lib.signed(server.share() - server.sums())
-  assert noise.size == 2**14
+  assert noise.size == 2**12
 
   def p_value(sigma):
     values = np.arange(-8, 9)
