@@ -282,3 +282,133 @@ def test_a_mostly_malformed_piece_is_said_of_the_input_file(tmp_path):
   messages = [str(w.message) for w in said]
   assert any(f"of {piece.describe()} are malformed" in m for m in messages)
   assert all(str(path) + " (bytes 40 to" in m for m in messages), messages
+
+
+def test_a_rerun_touches_only_the_files_it_wrote(tmp_path):
+  # A rerun deleted the user's bags-notes.jsonl (it matched bags*.jsonl).
+  pattern, _ = _files(tmp_path, "csv", "", False)
+  spec = loader.DataSpec(path=pattern, setting="multi")
+  out = tmp_path / "out"
+  ingest.ingest(spec, str(out))
+  first = tables.read_population(str(out)).population
+  (out / "bags-notes.jsonl").write_text("the user's own notes\n")
+  (out / "notes.txt").write_text("the user's own file")
+  ingest.ingest(spec, str(out))
+  assert (out / "bags-notes.jsonl").read_text() == "the user's own notes\n"
+  assert (out / "notes.txt").read_text() == "the user's own file"
+  listed = json.loads((out / tables.MANIFEST).read_text())["files"]
+  assert tables.SPEC in listed and tables.COUNTS in listed
+  assert [n for n in listed if n.startswith("bags")]
+  assert sorted(os.listdir(out)) == sorted(
+      listed + [tables.MANIFEST, "bags-notes.jsonl", "notes.txt"])
+  again = tables.read_population(str(out)).population
+  assert again.ground_truth() == first.ground_truth()
+  # A single-word rerun replaces the multi tables it listed, no more.
+  ingest.ingest(dataclasses.replace(spec, setting="single"), str(out))
+  assert sorted(os.listdir(out)) == sorted(
+      [tables.MANIFEST, tables.SPEC, tables.COUNTS, tables.WORD_USERS,
+       "bags-notes.jsonl", "notes.txt"])
+
+
+def _staging_left(tmp_path) -> list[str]:
+  return [n for n in os.listdir(tmp_path) if ".ingesting-" in n]
+
+
+def test_a_full_disk_names_the_folder_and_leaves_the_earlier_one(
+    tmp_path, monkeypatch):
+  # ENOSPC inside Beam ended the ingestion with a traceback.
+  import errno  # pylint: disable=g-import-not-at-top
+  from apache_beam.io import textio  # pylint: disable=g-import-not-at-top
+  pattern, _ = _files(tmp_path, "csv", "", False)
+  spec = loader.DataSpec(path=pattern, setting="multi")
+  out = tmp_path / "out"
+  ingest.ingest(spec, str(out))
+  before = {p: open(p, "rb").read() for p in tables.output_files(str(out))}
+
+  def full(self, file_handle, encoded):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+  sink = textio._TextSink  # pylint: disable=protected-access
+  monkeypatch.setattr(sink, "write_encoded_record", full)
+  with pytest.raises(OSError) as caught:
+    ingest.ingest(spec, str(out))
+  monkeypatch.undo()
+  assert caught.value.errno == errno.ENOSPC
+  assert caught.value.filename == str(out)
+  assert caught.value.strerror.startswith(
+      "No space left on device writing the population (")
+  assert " free there); the earlier files are left as they were" in (
+      caught.value.strerror)
+  assert {p: open(p, "rb").read()
+          for p in tables.output_files(str(out))} == before
+  assert not _staging_left(tmp_path)
+
+
+@pytest.mark.parametrize("users_sharded", [False, True])
+def test_an_out_of_memory_shard_is_named_with_its_size(tmp_path, monkeypatch,
+                                                       users_sharded):
+  # A 916 MiB allocation in a shard ended the ingestion with a traceback.
+  pattern, _ = _files(tmp_path, "csv", "", users_sharded)
+  spec = loader.DataSpec(path=pattern, setting="single")
+  read = shards._read  # pylint: disable=protected-access
+
+  def big(spec, shard):
+    if "part-1.csv" in str(shard):
+      raise MemoryError
+    return read(spec, shard)
+
+  monkeypatch.setattr(shards, "_read", big)
+  with pytest.raises(MemoryError) as caught:
+    ingest.ingest(spec, str(tmp_path / "out"), users_sharded=users_sharded)
+  shard = tmp_path / "part-1.csv"
+  remedy = ("split the input into smaller files (users_sharded reads each "
+            "file whole)" if users_sharded else "give split_bytes (64 KiB "
+            "or more) to read plain text files in smaller pieces, or split "
+            "the input into smaller files")
+  assert str(caught.value) == (
+      f"out of memory reading the shard {shard} "
+      f"({os.path.getsize(shard):,} bytes): {remedy}")
+  assert not _staging_left(tmp_path)
+  assert not os.path.exists(tmp_path / "out")
+
+
+def test_sigterm_removes_the_staging_directory(tmp_path):
+  # SIGTERM (the default action) left .out.ingesting-* behind.
+  import signal  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  pattern, _ = _files(tmp_path, "csv", "", False)
+  reading = tmp_path / "reading"
+  code = (
+      "import sys, time\n"
+      "from triehh.beam import ingest, shards\n"
+      "from triehh.data import loader\n"
+      "read = shards._read\n"
+      "def slow(spec, shard):\n"
+      f"  open({str(reading)!r}, 'w').close()\n"
+      "  time.sleep(60)\n"
+      "  return read(spec, shard)\n"
+      "shards._read = slow\n"
+      f"spec = loader.DataSpec(path={pattern!r}, setting='multi')\n"
+      f"ingest.ingest(spec, {str(tmp_path / 'out')!r})\n")
+  root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  proc = subprocess.Popen([sys.executable, "-c", code], cwd=root,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+  try:
+    deadline = time.monotonic() + 120
+    while not reading.exists():
+      assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+      assert time.monotonic() < deadline, "the shard was never read"
+      time.sleep(0.1)
+    assert _staging_left(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+  finally:
+    if proc.poll() is None:
+      proc.kill()
+      proc.wait()
+  assert proc.returncode == 128 + signal.SIGTERM
+  assert not _staging_left(tmp_path)
+  assert not os.path.exists(tmp_path / "out")

@@ -127,3 +127,37 @@ def test_a_child_whose_parent_died_before_it_asked_ends_at_once():
 @pytest.mark.skipif(not _LINUX, reason="prctl is Linux's")
 def test_an_execed_child_dies_with_its_killed_parent():
   _kill_parent_then_check_child(_exec_parent, messages=0)
+
+
+def test_terminate_raises_runs_the_clean_up_and_restores_the_default():
+  code = (
+      "import os, signal, sys\n"
+      "from triehh.core import processes\n"
+      "try:\n"
+      "  with processes.terminate_raises():\n"
+      "    try:\n"
+      "      os.kill(os.getpid(), signal.SIGTERM)\n"
+      "      signal.pause()\n"
+      "    finally:\n"
+      "      print('cleaned up', flush=True)\n"
+      "except processes.Terminated as err:\n"
+      "  print('raised', err.code, flush=True)\n"
+      "print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)\n")
+  root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  out = subprocess.run([sys.executable, "-c", code], cwd=root, check=True,
+                       capture_output=True, text=True, timeout=60).stdout
+  assert out.split("\n") == ["cleaned up", "raised 143", "True", ""]
+
+
+def test_terminate_raises_leaves_a_handler_of_the_callers_alone():
+  def mine(signum, frame):
+    del signum, frame
+
+  previous = signal.signal(signal.SIGTERM, mine)
+  try:
+    with processes.terminate_raises():
+      assert signal.getsignal(signal.SIGTERM) is mine
+    assert signal.getsignal(signal.SIGTERM) is mine
+  finally:
+    signal.signal(signal.SIGTERM, previous)

@@ -109,3 +109,42 @@ def test_a_damaged_folder_is_one_line_naming_it(tmp_path, how, said):
   message = str(caught.value)
   assert message.startswith(said.format(folder=folder)), message
   assert "\n" not in message
+
+
+def _bags(path, *users) -> None:
+  with open(path, "w", encoding="utf-8") as f:
+    for k, words in enumerate(users):
+      f.write(json.dumps({"first": [0, k], "words": words}) + "\n")
+
+
+def test_only_the_ingestions_own_bags_are_read(tmp_path):
+  # A user's bags-notes.jsonl beside the tables was read as users' bags.
+  folder = tmp_path / "pop"
+  write_folder(folder, setting="multi")
+  os.remove(folder / ingested.WORD_USERS)
+  _bags(folder / "bags-00000-of-00001.jsonl", {"hello": 2}, {"world": 1})
+  (folder / "bags-notes.jsonl").write_text("the user's notes\n")
+  # A folder without files.json: Beam's shard names only.
+  assert [os.path.basename(p) for p in ingested.output_files(str(folder))
+          ] == ["bags-00000-of-00001.jsonl", ingested.COUNTS, ingested.SPEC]
+  assert ingested.read_bags(str(folder)) == [{"hello": 2}, {"world": 1}]
+  # With files.json: the files it lists.
+  _bags(folder / "bags-x.jsonl", {"peace": 1})
+  (folder / ingested.MANIFEST).write_text(json.dumps({"files": [
+      ingested.SPEC, ingested.COUNTS, "bags-x.jsonl"]}))
+  assert [os.path.basename(p) for p in ingested.output_files(str(folder))
+          ] == [ingested.MANIFEST, "bags-x.jsonl", ingested.COUNTS,
+                ingested.SPEC]
+  assert ingested.read_bags(str(folder)) == [{"peace": 1}]
+
+
+@pytest.mark.parametrize("listing", ['{"files": ["../x"]}', '["spec.json"]',
+                                     "{"])
+def test_a_damaged_file_list_is_named(tmp_path, listing):
+  folder = write_folder(tmp_path / "pop")
+  path = os.path.join(folder, ingested.MANIFEST)
+  with open(path, "w", encoding="utf-8") as f:
+    f.write(listing)
+  with pytest.raises(report_lib.DataError,
+                     match=rf"^{path}: not the list of an ingestion's files"):
+    ingested.output_files(folder)

@@ -20,9 +20,14 @@ Two layouts:
   by a shard and the vocabulary, not by the rows or the users.
 
 The tables are written to a new directory beside ``output_dir``, read
-back (which refuses a mostly malformed input), and only then moved into
-``output_dir`` in place of an earlier ingestion's: an ingestion that fails
-or is interrupted leaves the earlier population whole.
+back (which refuses a mostly malformed input), listed in ``files.json``
+and only then moved into ``output_dir`` in place of the files an earlier
+ingestion listed there; no other file of the folder is touched. An
+ingestion that fails, is interrupted (Ctrl-C) or terminated (SIGTERM:
+:func:`triehh.core.processes.terminate_raises`) removes its new directory
+and leaves the earlier population whole. A full disk and an out-of-memory
+shard are said in a line naming the folder and its free space, or the
+shard, its size and the remedy.
 
 Apache Beam is imported by this module only; ``import triehh`` does not
 import it.
@@ -30,6 +35,7 @@ import it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -40,6 +46,8 @@ from apache_beam.options import pipeline_options
 
 from triehh.beam import shards
 from triehh.beam import tables
+from triehh.core import memory
+from triehh.core import processes
 from triehh.data import loader
 
 
@@ -77,38 +85,99 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
   units = shards.split(spec, paths, split_bytes)
   parent = os.path.dirname(os.path.abspath(output_dir))
   os.makedirs(parent, exist_ok=True)
-  staging = tempfile.mkdtemp(
-      prefix=f".{os.path.basename(os.path.abspath(output_dir))}.ingesting-",
-      dir=parent)
-  try:
-    tables.write_spec(spec, staging)
-    with beam.Pipeline(options=pipeline_opts or options()) as p:
-      inputs = (p | "Shards" >> beam.Create(list(enumerate(units)))
-                | "Spread" >> beam.Reshuffle())
-      if users_sharded:
-        counts = _by_shard(spec, inputs, staging)
-      else:
-        counts = _by_user(spec, inputs, staging)
-      _ = (counts | "AddCounts" >> beam.CombinePerKey(sum)
-           | "FormatCounts" >> beam.MapTuple(lambda k, n: f"{k}\t{n}")
-           | "WriteCounts" >> _write(staging, tables.COUNTS))
-    tables.read_population(staging)  # refuses what cannot be used
-    _move_tables(staging, output_dir)
-  finally:
-    shutil.rmtree(staging, ignore_errors=True)
+  with processes.terminate_raises():  # SIGTERM: the staging is removed too
+    staging = tempfile.mkdtemp(
+        prefix=f".{os.path.basename(os.path.abspath(output_dir))}"
+        ".ingesting-", dir=parent)
+    try:
+      tables.write_spec(spec, staging)
+      with beam.Pipeline(options=pipeline_opts or options()) as p:
+        inputs = (p | "Shards" >> beam.Create(list(enumerate(units)))
+                  | "Spread" >> beam.Reshuffle())
+        if users_sharded:
+          counts = _by_shard(spec, inputs, staging)
+        else:
+          counts = _by_user(spec, inputs, staging)
+        _ = (counts | "AddCounts" >> beam.CombinePerKey(sum)
+             | "FormatCounts" >> beam.MapTuple(lambda k, n: f"{k}\t{n}")
+             | "WriteCounts" >> _write(staging, tables.COUNTS))
+      tables.read_population(staging)  # refuses what cannot be used
+      tables.write_manifest(staging)
+      _move_tables(staging, output_dir)
+    except Exception as err:  # pylint: disable=broad-except
+      said = _said(err, output_dir, users_sharded)
+      if said is None:
+        raise
+      raise said from None
+    finally:
+      shutil.rmtree(staging, ignore_errors=True)
   return paths
 
 
+def _causes(err: BaseException):
+  """``err`` and the exceptions it was raised from or during (Beam wraps a
+  worker's exception in a RuntimeError)."""
+  seen = set()
+  while err is not None and id(err) not in seen:
+    seen.add(id(err))
+    yield err
+    err = err.__cause__ or err.__context__
+
+
+def _said(err: Exception, output_dir: str, users_sharded: bool
+          ) -> BaseException | None:
+  """What a failed ingestion raises in place of ``err``: a SIGTERM, a full
+  disk (naming ``output_dir`` and the space left there), an out-of-memory
+  shard (naming it, its size and the remedy) or another OSError, as it
+  is; None: ``err`` as it is."""
+  for cause in _causes(err):
+    if isinstance(cause, processes.Terminated):
+      return cause
+    if isinstance(cause, OSError) and cause.errno == errno.ENOSPC:
+      return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} writing "
+                     f"the population ({_free(output_dir)} free there); "
+                     "the earlier files are left as they were",
+                     output_dir)
+    if isinstance(cause, shards.ShardMemoryError):
+      remedy = ("split the input into smaller files (users_sharded reads "
+                "each file whole)" if users_sharded else
+                "give split_bytes (64 KiB or more) to read plain text files "
+                "in smaller pieces, or split the input into smaller files")
+      return MemoryError(f"{cause}: {remedy}")
+    if isinstance(cause, MemoryError):
+      return MemoryError("out of memory building the population (not in "
+                         "reading one shard): run on a machine or runner "
+                         "with more memory")
+    if isinstance(cause, OSError) and cause is not err and cause.strerror:
+      return cause
+  return None
+
+
+def _free(output_dir: str) -> str:
+  """The free space of the file system ``output_dir`` is written to."""
+  try:
+    free = shutil.disk_usage(os.path.dirname(os.path.abspath(output_dir)))
+  except OSError:
+    return "unknown space"
+  return memory.format_bytes(free.free)
+
+
 def _move_tables(staging: str, output_dir: str) -> None:
-  """Replaces the tables of an earlier ingestion in ``output_dir`` (made if
-  needed) with those in ``staging``; other files there are left alone."""
+  """Replaces the files of an earlier ingestion in ``output_dir`` (made if
+  needed; those its ``files.json`` lists) with those in ``staging``; other
+  files there are left alone. The list goes first and comes back last, so
+  that a folder caught in between is read as one without a list (the new
+  tables, no stale bags)."""
   if os.path.exists(output_dir) and not os.path.isdir(output_dir):
     raise NotADirectoryError(f"output_dir={output_dir} is a file, not a "
                              "directory")
   os.makedirs(output_dir, exist_ok=True)
-  for path in tables.output_files(output_dir):
-    os.remove(path)
-  for path in tables.output_files(staging):
+  new = tables.output_files(staging)
+  names = {os.path.basename(path) for path in new}
+  for path in tables.output_files(output_dir):  # the list first
+    if os.path.basename(path) not in names or path.endswith(tables.MANIFEST):
+      os.remove(path)
+  for path in new[1:] + new[:1]:  # the list last
     os.replace(path, os.path.join(output_dir, os.path.basename(path)))
 
 

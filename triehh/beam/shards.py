@@ -21,6 +21,7 @@ tokens as the concatenated file would. Nothing here imports Apache Beam.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import os
 import warnings
@@ -53,6 +54,46 @@ class UserPart:
   first: Position
   usable: bool
   words: Words
+
+
+class ShardMemoryError(MemoryError):
+  """Out of memory reading or building one shard; names it and its size.
+
+  Attributes:
+    shard: the shard, as :meth:`~triehh.beam.pieces.Piece.describe` says it.
+    size: its bytes (None if unknown).
+  """
+
+  def __init__(self, shard: str, size: int | None):
+    said = f" ({size:,} bytes)" if size is not None else ""
+    super().__init__(f"out of memory reading the shard {shard}{said}")
+    self.shard, self.size = shard, size
+
+
+def _shard_size(piece: pieces_lib.Piece) -> int | None:
+  if piece.end is not None:
+    return piece.end - piece.start
+  try:
+    return os.path.getsize(piece.path) - piece.start
+  except OSError:
+    return None
+
+
+def _memory_named(read):
+  """``read(spec, index, path)``, a MemoryError raised as a
+  :class:`ShardMemoryError` naming the shard."""
+
+  @functools.wraps(read)
+  def wrapped(spec, index, path):
+    try:
+      return read(spec, index, path)
+    except ShardMemoryError:
+      raise
+    except MemoryError:
+      piece = _as_piece(path)
+      raise ShardMemoryError(piece.describe(), _shard_size(piece)) from None
+
+  return wrapped
 
 
 def expand(pattern: str) -> list[str]:
@@ -110,6 +151,7 @@ def _read(spec: loader.DataSpec, shard):
   return texts, row_user, num_users, tokens
 
 
+@_memory_named
 def read_shard(spec: loader.DataSpec, index: int, path
                ) -> tuple[dict[str, int], list[tuple[object, UserPart]],
                           dict[str, int]]:
@@ -137,6 +179,7 @@ def read_shard(spec: loader.DataSpec, index: int, path
   return counts, parts, {}
 
 
+@_memory_named
 def read_user_shard(spec: loader.DataSpec, index: int, path
                     ) -> tuple[dict[str, int], object]:
   """Reads shard ``index`` whose users have no row in any other shard, with
@@ -177,6 +220,7 @@ def read_user_shard(spec: loader.DataSpec, index: int, path
   return counts, bags
 
 
+@_memory_named
 def read_user_words(spec: loader.DataSpec, index: int, path
                     ) -> list[tuple[tuple[int, int], str]]:
   """``single``: each user's word, ``((index, rank), word)``, of shard

@@ -17,6 +17,7 @@ from triehh.data import loader
 from triehh.data.ingested import BAGS_PREFIX
 from triehh.data.ingested import BAGS_SUFFIX
 from triehh.data.ingested import COUNTS
+from triehh.data.ingested import MANIFEST
 from triehh.data.ingested import OOV_TOKENS
 from triehh.data.ingested import output_files
 from triehh.data.ingested import read_bags
@@ -27,9 +28,10 @@ from triehh.data.ingested import read_spec
 from triehh.data.ingested import SPEC
 from triehh.data.ingested import WORD_USERS
 
-__all__ = ["BAGS_PREFIX", "BAGS_SUFFIX", "COUNTS", "OOV_TOKENS", "SPEC",
-           "WORD_USERS", "output_files", "read_bags", "read_pairs",
-           "read_population", "read_report", "read_spec", "write_spec"]
+__all__ = ["BAGS_PREFIX", "BAGS_SUFFIX", "COUNTS", "MANIFEST", "OOV_TOKENS",
+           "SPEC", "WORD_USERS", "output_files", "read_bags", "read_pairs",
+           "read_population", "read_report", "read_spec", "write_manifest",
+           "write_spec"]
 
 
 def write_spec(spec: loader.DataSpec, output_dir: str) -> None:
@@ -41,3 +43,15 @@ def write_spec(spec: loader.DataSpec, output_dir: str) -> None:
     os.remove(path)
   with open(os.path.join(output_dir, SPEC), "w", encoding="utf-8") as f:
     json.dump(dataclasses.asdict(spec), f, indent=1, sort_keys=True)
+
+
+def write_manifest(output_dir: str) -> list[str]:
+  """Writes ``files.json``, the list of the files in ``output_dir`` (an
+  ingestion's own folder, holding nothing else: its staging directory);
+  the names listed."""
+  names = sorted(n for n in os.listdir(output_dir)
+                 if n != MANIFEST
+                 and os.path.isfile(os.path.join(output_dir, n)))
+  with open(os.path.join(output_dir, MANIFEST), "w", encoding="utf-8") as f:
+    json.dump({"files": names}, f, indent=1)
+  return names

@@ -11,17 +11,23 @@ that lives as long as the process, as the main thread does). The parent may
 die before the child asks: the child then checks that its parent is still
 the expected process, and stops at once if not. Where there is no ``prctl``,
 a daemon thread polls ``os.getppid()`` instead.
+
+A process ended by SIGTERM (the default action) runs no ``finally`` block
+either: :func:`terminate_raises` turns it into an exception
+(:class:`Terminated`) for the length of a block, so that the block's
+clean-up runs (an ingestion's staging directory, say).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 POLL_SECONDS = 0.5
@@ -103,3 +109,35 @@ def before_exec_die_with_parent(sig: int = signal.SIGTERM
       os.kill(os.getpid(), sig)
 
   return hook
+
+
+class Terminated(SystemExit):
+  """SIGTERM, raised by :func:`terminate_raises`; left uncaught, the process
+  exits with the status a kill by SIGTERM gives a shell (143)."""
+
+  def __init__(self, signum: int = signal.SIGTERM):
+    super().__init__(128 + signum)
+    self.signum = signum
+
+
+@contextlib.contextmanager
+def terminate_raises() -> Iterator[None]:
+  """While the block runs, SIGTERM raises :class:`Terminated` in the main
+  thread (once: a second SIGTERM is ignored while the first is cleaned up
+  after), where the signal's action is the default; it is restored after.
+  Elsewhere (another thread, a handler of the caller's) nothing changes."""
+  if (threading.current_thread() is not threading.main_thread()
+      or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+    yield
+    return
+
+  def handler(signum, frame):
+    del frame
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated(signum)
+
+  signal.signal(signal.SIGTERM, handler)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -17,7 +17,13 @@ A folder holds:
   numbers them);
 * ``oov``: ``oov_tokens.tsv``, ``word<TAB>tokens`` over every token; the
   dictionary's words are removed and the users drawn when it is read back
-  (:func:`triehh.data.settings.oov_table`, ``oov_from_counts``).
+  (:func:`triehh.data.settings.oov_table`, ``oov_from_counts``);
+* ``files.json``: ``{"files": [names]}``, the files above the ingestion
+  wrote, the only ones a later ingestion into the folder replaces or
+  removes and the only bags read: a file of the user's there is never
+  touched, even one named ``bags-*.jsonl``. (A folder written before the
+  list was kept: the names above, the bags as Beam names its shards,
+  ``bags-00000-of-00002.jsonl``.)
 
 Words never hold whitespace (the tokenizer splits on it), so the tables
 need no quoting. :func:`read_population` is what the data set ``ingested``
@@ -27,9 +33,9 @@ spec.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
+import re
 
 import numpy as np
 
@@ -45,15 +51,60 @@ WORD_USERS = "word_users.tsv"
 OOV_TOKENS = "oov_tokens.tsv"
 BAGS_PREFIX = "bags"
 BAGS_SUFFIX = ".jsonl"
+MANIFEST = "files.json"
+# The bags' files as Beam names its shards (a folder without MANIFEST).
+_BAGS_SHARD = re.compile(re.escape(BAGS_PREFIX) + r"-\d{5}-of-\d{5}"
+                         + re.escape(BAGS_SUFFIX))
 
 
 def output_files(output_dir: str) -> list[str]:
-  """The files of an earlier ingestion in ``output_dir``."""
-  names = [SPEC, COUNTS, WORD_USERS, OOV_TOKENS]
-  found = [os.path.join(output_dir, n) for n in names
-           if os.path.isfile(os.path.join(output_dir, n))]
-  return found + sorted(glob.glob(os.path.join(
-      output_dir, BAGS_PREFIX + "*" + BAGS_SUFFIX)))
+  """The files an ingestion wrote in ``output_dir`` (its ``files.json``
+  and those it lists; without it, the tables' names and Beam's shards of
+  bags), the list first, then sorted by name."""
+  manifest = os.path.join(output_dir, MANIFEST)
+  if os.path.isfile(manifest):
+    names = [n for n in read_manifest(output_dir) if n != MANIFEST]
+    first = [manifest]
+  else:
+    names = [SPEC, COUNTS, WORD_USERS, OOV_TOKENS] + [
+        n for n in _listing(output_dir) if _BAGS_SHARD.fullmatch(n)]
+    first = []
+  return first + sorted(os.path.join(output_dir, n) for n in set(names)
+                        if os.path.isfile(os.path.join(output_dir, n)))
+
+
+def _listing(output_dir: str) -> list[str]:
+  try:
+    return os.listdir(output_dir)
+  except FileNotFoundError:
+    return []
+
+
+def read_manifest(output_dir: str) -> list[str]:
+  """The names ``<output_dir>/files.json`` lists.
+
+  Raises:
+    report.DataError: naming the file, if it is not such a list.
+  """
+  path = os.path.join(output_dir, MANIFEST)
+  with open(path, encoding="utf-8") as f:
+    try:
+      names = json.load(f)["files"]
+    except (ValueError, KeyError, TypeError) as err:
+      raise report_lib.DataError(
+          f"{path}: not the list of an ingestion's files ({err})") from None
+  if not isinstance(names, list) or not all(
+      isinstance(n, str) and n and os.path.basename(n) == n
+      and n not in (".", "..") for n in names):
+    raise report_lib.DataError(f"{path}: not the list of an ingestion's "
+                               "files (file names in this folder)")
+  return names
+
+
+def is_bags(path: str) -> bool:
+  """Whether ``path``, a file of an ingestion, holds users' bags."""
+  name = os.path.basename(path)
+  return name.startswith(BAGS_PREFIX) and name.endswith(BAGS_SUFFIX)
 
 
 def read_spec(output_dir: str) -> loader.DataSpec:
@@ -106,8 +157,7 @@ def read_report(output_dir: str) -> report_lib.LoadReport:
 
 def read_bags(output_dir: str) -> list[dict[str, int]]:
   """``multi``: the users' bags, in the order of their first row."""
-  paths = sorted(glob.glob(os.path.join(
-      output_dir, BAGS_PREFIX + "*" + BAGS_SUFFIX)))
+  paths = [p for p in output_files(output_dir) if is_bags(p)]
   users = []
   for path in paths:
     with open(path, encoding="utf-8") as f:
