@@ -57,3 +57,19 @@ def test_user_counts_the_field_cannot_run_are_named(tmp_path, flags_given,
       field, *flags_given, f"--output_dir={tmp_path}")
   assert code == 1
   assert err.strip().splitlines()[-1] == said
+
+
+def test_a_malformed_results_line_is_named_by_file_and_line(tmp_path):
+  # It was said as a bare JSON error: "Expecting ',' delimiter: line 1...".
+  from experiments import field  # pylint: disable=g-import-not-at-top
+  results = tmp_path / "results.jsonl"
+  results.write_text('{"seed": 0}\n{"seed": 1 "n": 2}\n')
+  code, _, err = drivers.run_in_process(
+      field, f"--output_dir={tmp_path}", "--num_users=2000",
+      "--count_users=", "--large_count_users=", "--sfp_users=",
+      "--iblt_users=", "--tff_users=", "--noothers", "--cache_dir=")
+  assert code == 1
+  assert err.strip().splitlines()[-1] == (
+      f"error: {results}:2: not a record (Expecting ',' delimiter: line 1 "
+      "column 12 (char 11)); correct or remove the line, or choose another "
+      "--output_dir")
