@@ -199,7 +199,7 @@ def print_compact_table(groups: Sequence[Group], table: pd.DataFrame,
       name += f" (k={group.get('k_anonymity')})"
       eps = "none"
     elif eps is not None:
-      eps = f"{eps:g}"
+      eps = analysis.epsilon_text(group)
     rows.append((name, f"{group.get('dataset')} {group.get('setting')}",
                  f"{group.get('n_users'):,}", eps or "?",
                  str(int(recall["runs"].iloc[0])),
@@ -220,6 +220,9 @@ def print_compact_table(groups: Sequence[Group], table: pd.DataFrame,
   for r in [header] + rows:
     print("  " + "  ".join(c.ljust(w) if i < 2 or i == 7 else c.rjust(w)
                            for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+  note = analysis.ceiling_note(groups)
+  if note:
+    print(f"  {note}")
 
 
 def print_discovery_table(groups: Sequence[Group], table: pd.DataFrame,

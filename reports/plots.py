@@ -41,7 +41,6 @@ points.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import math
 import os
@@ -53,6 +52,7 @@ import pandas as pd
 
 from reports import summary as analysis
 from reports.reproduction import figures
+from reports.reproduction import style
 from triehh.core import files
 
 plt = figures.plt
@@ -81,9 +81,6 @@ _SHORT = {"num_users": "n", "top_t": "T", "max_length": "L",
 _FOLLOW_EPSILON = ("epsilon", "delta", "theta", "gamma", "batch_size",
                    "sampling_rate", "k_anonymity", "matched_epsilon",
                    "matched_delta")
-# Colours of the epsilons the paper's figures do not colour.
-_MORE_COLORS = ("tab:purple", "tab:brown", "tab:pink", "tab:olive",
-                "tab:cyan")
 
 
 @dataclasses.dataclass
@@ -99,6 +96,14 @@ class Series:
   label: str
   algorithm: str
   config_ids: list[int]
+
+  def legend(self, groups: Sequence[analysis.Group]) -> str:
+    """Its label in legends: with the targets its mechanism cannot use
+    (:func:`reports.summary.ceiling`)."""
+    hit = [f"ε={groups[i].get('epsilon'):g} achieves "
+           f"{analysis.ceiling(groups[i]):.3g}" for i in self.config_ids
+           if analysis.ceiling(groups[i]) is not None]
+    return self.label + (f" (ceiling: {'; '.join(hit)})" if hit else "")
 
 
 def epsilon_of(group: analysis.Group) -> float:
@@ -253,22 +258,40 @@ def discovery_rows(rates: pd.DataFrame, groups: Sequence[analysis.Group],
 
 
 def epsilon_colors(epsilons: Sequence[float]) -> dict[float, str]:
-  """A colour per epsilon: the paper's (``figures.epsilon_color``), others
-  in turn from more colours; grey for ``inf`` (no guarantee)."""
-  more = itertools.cycle(_MORE_COLORS)
-  colors = {}
-  for epsilon in sorted(set(epsilons)):
-    color = figures.epsilon_color(epsilon)
-    if color == "tab:gray" and math.isfinite(epsilon):
-      color = next(more)
-    colors[epsilon] = color
-  return colors
+  """A colour per epsilon (:func:`reports.reproduction.style.epsilon_color`:
+  further along an ordered colormap for a larger one; grey for ``inf``,
+  no guarantee)."""
+  return {e: style.epsilon_color(e) for e in sorted(set(epsilons))}
 
 
-def _epsilon_text(epsilon: float, algorithm: str) -> str:
+def _epsilon_text(epsilon: float, algorithm: str,
+                  group: analysis.Group | None = None) -> str:
+  """``ε=4``; IBLT's ``matched ε=4``; at a ceiling ``ε=8 (ceiling:
+  achieves 4.04)``."""
   if not math.isfinite(epsilon):
     return "no guarantee"
+  if group is not None and analysis.ceiling(group) is not None:
+    return f"ε={analysis.epsilon_text(group)}"
   return f"{'matched ' if algorithm == 'iblt' else ''}ε={epsilon:g}"
+
+
+def _title(groups: Sequence[analysis.Group], ids) -> str:
+  """The line of a title saying what the data of configurations ``ids``
+  are: population(s), n and delta."""
+  chosen = [groups[int(i)] for i in dict.fromkeys(ids)]
+  populations = ", ".join(dict.fromkeys(
+      f"{g.get('dataset')} {g.get('setting')}" for g in chosen))
+  deltas = {g.get("delta") for g in chosen if g.get("delta") is not None}
+  ns = [g.get("n_users") for g in chosen]
+  if deltas and all(abs(d * n * n - 1) < 1e-6 for d, n in
+                    ((g.get("delta"), g.get("n_users")) for g in chosen
+                     if g.get("delta") is not None)):
+    delta = "1/n²"
+  elif len(deltas) == 1:
+    delta = deltas.pop()
+  else:
+    delta = "per line" if deltas else "none (no DP)"
+  return style.about(populations, ns, delta=delta)
 
 
 def _write(plot_dir: str, name: str, rows: pd.DataFrame, fig) -> str:
@@ -299,9 +322,10 @@ def _epsilon_axis(ax, epsilons: Sequence[float], iblt: bool) -> None:
 
 
 def _panels(rows: pd.DataFrame, column: str, panels: Sequence[tuple],
-            ylabel, clip, title: str):
+            ylabel, clip, title: str, legends: Mapping[str, str]):
   """One panel per ``(value, heading)`` of ``column``: a line per series
-  against epsilon, with its interval; the figure."""
+  against epsilon, with its interval (``legends``: a series' text in the
+  legend); the figure."""
   labels = list(dict.fromkeys(rows["series"]))
   fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8),
                            squeeze=False)
@@ -313,14 +337,14 @@ def _panels(rows: pd.DataFrame, column: str, panels: Sequence[tuple],
         continue
       figures.band(ax, line["epsilon"].to_numpy(float),
                    line["mean"].to_numpy(float),
-                   line["half_width"].to_numpy(float), f"C{i % 10}", label,
-                   _STYLES.get(line["algorithm"].iloc[0], "-") + "o",
-                   clip=clip, ms=4)
+                   line["half_width"].to_numpy(float), f"C{i % 10}",
+                   legends.get(label, label),
+                   _STYLES.get(line["algorithm"].iloc[0], "-")
+                   + "osD^vPX*"[i % 8], clip=clip, ms=4)
     _epsilon_axis(ax, here["epsilon"], (here["algorithm"] == "iblt").any())
     ax.set_ylabel(ylabel(value))
-    ax.set_title(f"{title}: {heading}", fontsize=9)
+    style.title(ax, f"{title}: {heading}")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
   return fig
 
 
@@ -334,9 +358,15 @@ def _left_out(groups: Sequence[analysis.Group]) -> str:
           "epsilon left out" if count else "")
 
 
+def _finish(fig, groups: Sequence[analysis.Group], ids) -> None:
+  """The figure's title (its data) and legend."""
+  style.suptitle(fig, _title(groups, ids))
+  style.legend(fig)
+
+
 def _metric_vs_epsilon(plot_dir: str, name: str, metric: str,
-                       rows: pd.DataFrame,
-                       groups: Sequence[analysis.Group]) -> str:
+                       rows: pd.DataFrame, groups: Sequence[analysis.Group],
+                       legends: Mapping[str, str]) -> str:
   """``recall_vs_epsilon`` or ``f1_vs_epsilon``: one panel per K."""
   rows = _finite(rows[rows["metric"] == metric])
   if rows.empty:
@@ -345,9 +375,10 @@ def _metric_vs_epsilon(plot_dir: str, name: str, metric: str,
   ks = sorted(rows["k"].unique())
   what = {"recall": "recall", "f1": "F1"}[metric]
   fig = _panels(rows, "k", [(k, f"K={k}") for k in ks],
-                lambda k: f"{what}@{k}", (0, 1), f"{what}@K")
+                lambda k: f"{what}@{k}", (0, 1), f"{what}@K", legends)
   for ax in fig.axes:
     ax.set_ylim(-0.02, 1.02)
+  _finish(fig, groups, rows["config_id"])
   path = _write(plot_dir, name, rows, fig)
   return (f"wrote {path} and .csv: {what}@K against epsilon, one panel per "
           f"K ({', '.join(map(str, ks))}), {rows['series'].nunique()} "
@@ -355,12 +386,12 @@ def _metric_vs_epsilon(plot_dir: str, name: str, metric: str,
           + _left_out(groups))
 
 
-def _f1_vs_k(plot_dir: str, rows: pd.DataFrame) -> str:
+def _f1_vs_k(plot_dir: str, rows: pd.DataFrame,
+             groups: Sequence[analysis.Group]) -> str:
   """``f1_vs_k``: F1@K and the paper's F1@K, a line per configuration."""
   if rows.empty:
     return _not_drawn(plot_dir, F1_VS_K, "no f1@K in the records")
   metrics = [m for m in ("f1", "f1_paper") if (rows["metric"] == m).any()]
-  colors = epsilon_colors(rows["epsilon"])
   fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 3.8),
                            squeeze=False)
   for ax, metric in zip(axes[0], metrics):
@@ -368,19 +399,19 @@ def _f1_vs_k(plot_dir: str, rows: pd.DataFrame) -> str:
         "config_id", sort=True):
       line = line.sort_values("k")
       first = line.iloc[0]
-      label = (f"{first['series']}, "
-               f"{_epsilon_text(first['epsilon'], first['algorithm'])}")
+      label = (f"{first['series']}, " + _epsilon_text(
+          first["epsilon"], first["algorithm"], groups[config_id]))
+      look = style.epsilon_line(first["epsilon"], rows["epsilon"])
       figures.band(ax, line["k"].to_numpy(float), line["mean"].to_numpy(float),
-                   line["half_width"].to_numpy(float),
-                   colors[first["epsilon"]], label,
-                   _STYLES.get(first["algorithm"], "-") + "o", ms=3)
+                   line["half_width"].to_numpy(float), look.pop("color"),
+                   label, _STYLES.get(first["algorithm"], "-"), **look)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("K")
     ax.set_ylabel("F1@K" if metric == "f1" else "F1@K (paper: 2r/(r+1))")
-    ax.set_title("F1 of the top K words" if metric == "f1" else
-                 "The paper's F1 (precision taken as 1)", fontsize=9)
+    style.title(ax, "F1 of the top K words" if metric == "f1" else
+                "The paper's F1 (precision taken as 1)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+  _finish(fig, groups, rows["config_id"])
   path = _write(plot_dir, F1_VS_K, rows, fig)
   ks = sorted(rows["k"].unique())
   return (f"wrote {path} and .csv: {' and '.join(metrics)} against K "
@@ -388,7 +419,8 @@ def _f1_vs_k(plot_dir: str, rows: pd.DataFrame) -> str:
           "configuration(s) coloured by epsilon")
 
 
-def _discovery(plot_dir: str, rows: pd.DataFrame | None) -> str:
+def _discovery(plot_dir: str, rows: pd.DataFrame | None,
+               groups: Sequence[analysis.Group]) -> str:
   """``discovery_vs_frequency``: rates per bin, Proposition 2 dashed."""
   if rows is None:
     return _not_drawn(plot_dir, DISCOVERY, "needs the population: "
@@ -396,30 +428,29 @@ def _discovery(plot_dir: str, rows: pd.DataFrame | None) -> str:
   if rows.empty:
     return _not_drawn(plot_dir, DISCOVERY, "no TrieHH runs on the "
                       "population")
-  colors = epsilon_colors(rows["epsilon"])
   fig, ax = plt.subplots(figsize=(6.2, 4.2))
   bounds = 0
   for config_id, line in rows.groupby("config_id", sort=True):
     first = line.iloc[0]
-    color = colors[first["epsilon"]]
+    look = style.epsilon_line(first["epsilon"], rows["epsilon"])
     seen = line[line["rate"].notna()]
-    epsilon = _epsilon_text(first["epsilon"], "triehh")
-    ax.plot(seen["freq_mid"], seen["rate"], "o-", color=color, ms=3,
-            label=f"{first['series']}, {epsilon}")
+    epsilon = _epsilon_text(first["epsilon"], "triehh", groups[config_id])
+    ax.plot(seen["freq_mid"], seen["rate"], "-",
+            label=f"{first['series']}, {epsilon}", **look)
     bound = line[line["bound_words"].notna()]
     if not bound.empty:
       bounds += 1
-      ax.plot(bound["freq_mid"], bound["bound_words"], "--", color=color,
-              lw=1)
+      ax.plot(bound["freq_mid"], bound["bound_words"], "--",
+              color=look["color"], lw=1, zorder=look["zorder"])
   ax.set_xscale("log")
   ax.set_ylim(-0.02, 1.02)
   ax.set_xlabel("word frequency (bin mid)")
   ax.set_ylabel("discovery rate")
-  ax.set_title("Discovery rate per frequency bin"
-               + ("\n(dashed: Proposition 2 worst case, bin mean)"
-                  if bounds else ""), fontsize=9)
+  style.title(ax, "Discovery rate per frequency bin"
+              + ("\n(dashed: Proposition 2 worst case, bin mean)"
+                 if bounds else ""))
   ax.grid(True, alpha=0.3)
-  ax.legend(fontsize=7)
+  _finish(fig, groups, rows["config_id"])
   path = _write(plot_dir, DISCOVERY, rows, fig)
   return (f"wrote {path} and .csv: discovery rate against word frequency, "
           f"{rows['config_id'].nunique()} TrieHH configuration(s), "
@@ -427,17 +458,19 @@ def _discovery(plot_dir: str, rows: pd.DataFrame | None) -> str:
 
 
 def _cost(plot_dir: str, rows: pd.DataFrame,
-          groups: Sequence[analysis.Group]) -> str:
+          groups: Sequence[analysis.Group],
+          legends: Mapping[str, str]) -> str:
   """``cost_vs_epsilon``: a panel per cost the records hold."""
   if rows.empty:
     return _not_drawn(plot_dir, COST, "no configuration with an epsilon")
   names = [n for n in COSTS if (rows["metric"] == n).any()]
   fig = _panels(rows, "metric", [(n, COSTS[n][1]) for n in names],
-                lambda n: COSTS[n][1], (0, None), "per run")
+                lambda n: COSTS[n][1], (0, None), "per run", legends)
   for ax, name in zip(fig.axes, names):
     means = rows[rows["metric"] == name]["mean"]
     if means.min() > 0 and means.max() > 20 * means.min():
       ax.set_yscale("log")  # seconds of algorithms far apart
+  _finish(fig, groups, rows["config_id"])
   path = _write(plot_dir, COST, rows, fig)
   counts = rows.groupby("metric")["series"].nunique()
   shown = ", ".join(f"{COSTS[n][1]} ({counts[n]} series)" for n in names)
@@ -458,12 +491,15 @@ def draw(plot_dir: str, groups: Sequence[analysis.Group],
     confidence: the level of the intervals of rounds, users and seconds.
   """
   series = series_of(groups)
+  legends = {s.label: s.legend(groups) for s in series}
   rows = metric_rows(table, groups, series, ("recall", "f1", "f1_paper"))
-  lines = [_metric_vs_epsilon(plot_dir, name, metric, rows, groups)
+  lines = [_metric_vs_epsilon(plot_dir, name, metric, rows, groups, legends)
            for name, metric in ((RECALL, "recall"), (F1, "f1"))]
   lines.append(_f1_vs_k(plot_dir, rows[rows["metric"].isin(("f1",
-                                                             "f1_paper"))]))
+                                                             "f1_paper"))],
+                        groups))
   lines.append(_discovery(plot_dir, None if rates is None else
-                          discovery_rows(rates, groups, series)))
-  lines.append(_cost(plot_dir, cost_rows(groups, series, confidence), groups))
+                          discovery_rows(rates, groups, series), groups))
+  lines.append(_cost(plot_dir, cost_rows(groups, series, confidence), groups,
+                     legends))
   return lines

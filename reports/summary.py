@@ -282,6 +282,11 @@ def _config_sort_key(config: tuple) -> tuple:
   return (order, str(algorithm)) + tuple(_sort_value(v) for v in config[1:])
 
 
+# A target epsilon the mechanism cannot use: its runs achieve less than
+# this share of it (a calibration lands within a few percent of its target).
+CEILING_SHARE = 0.9
+
+
 @dataclasses.dataclass
 class Group:
   """The runs of one configuration."""
@@ -302,9 +307,51 @@ class Group:
                   else first)
     values.update(zip(CONFIG_FIELDS, self.config))
     parts = [algorithms_lib.get(self.get("algorithm")).label(values)]
+    if ceiling(self) is not None:
+      asked = f"epsilon={self.get('epsilon'):g}"
+      parts[0] = (parts[0].replace(asked, f"epsilon={epsilon_text(self)}", 1)
+                  if asked in parts[0] else
+                  f"{parts[0]}, epsilon={epsilon_text(self)}")
     if self.variant:
       parts.append(self.variant)
     return ", ".join(parts)
+
+
+def ceiling(group: Group) -> float | None:
+  """The epsilon the runs of ``group`` achieve when it is clearly below
+  the target they asked for (under ``CEILING_SHARE`` of it): the
+  mechanism's ceiling there, which a larger target does not raise; else
+  None (and for runs given their parameters, without a target)."""
+  target = group.get("epsilon")
+  if target is None or not math.isfinite(target):
+    return None
+  achieved = [r.epsilon for r in group.records
+              if r.target_epsilon is not None and r.epsilon is not None]
+  if not achieved or max(achieved) >= CEILING_SHARE * target:
+    return None
+  return max(achieved)
+
+
+def epsilon_text(group: Group) -> str:
+  """The target epsilon of ``group`` as tables and legends name it:
+  ``8``, or at a :func:`ceiling` ``8 (ceiling: achieves 4.04)``."""
+  target, reached = group.get("epsilon"), ceiling(group)
+  text = "?" if target is None else f"{target:g}"
+  return text if reached is None else (
+      f"{text} (ceiling: achieves {reached:.3g})")
+
+
+def ceiling_note(groups: Sequence[Group]) -> str | None:
+  """One line under a table with a :func:`ceiling`, saying what it
+  means; None without one."""
+  hit = [g for g in groups if ceiling(g) is not None]
+  if not hit:
+    return None
+  shown = "; ".join(f"{g.get('algorithm')} at n={g.get('n_users'):,} "
+                    f"asked epsilon={g.get('epsilon'):g}, achieves "
+                    f"{ceiling(g):.3g}" for g in hit)
+  return (f"note: {shown}: the mechanism's ceiling there (a larger target "
+          "does not raise it), so the row's guarantee is the achieved one.")
 
 
 def group_runs(records: Iterable[records_lib.RunRecord]) -> list[Group]:

@@ -18,6 +18,7 @@ from reports.beyond import counts
 from reports.beyond import rows as rows_lib
 from reports.beyond import runs as runs_lib
 from reports.reproduction import figures as paper_figures
+from reports.reproduction import style
 from triehh.discovery import availability as availability_lib
 from triehh.discovery import counts as counts_lib
 
@@ -31,25 +32,30 @@ def f1_figure(rows: Sequence[Mapping], path: str) -> str:
                            squeeze=False)
   ks = runs_lib.F1_KS
   for ax, name in zip(axes[0], names):
-    for row in (r for r in rows if r["data"] == name):
+    mine = [r for r in rows if r["data"] == name]
+    epsilons = [r["epsilon"] for r in mine]
+    for row in mine:
       stats = [rows_lib.mean_half(rows_lib.metric(row, f"f1@{k}"))
                for k in ks]
       mean = np.array([s[0] for s in stats])
       half = np.array([s[1] for s in stats])
-      style = "--" if row["algorithm"].startswith("IBLT") else "-"
+      dashes = "--" if row["algorithm"].startswith("IBLT") else "-"
       label = f"{row['algorithm'].split(',')[0]} (ε={row['epsilon']:g}" + (
-          f", k={row['algorithm'].split('k=')[1]})" if style == "--" else ")")
-      color = paper_figures.epsilon_color(row["epsilon"])
-      ax.plot(ks, mean, style, color=color, label=label, marker="o", ms=3)
+          f", k={row['algorithm'].split('k=')[1]})" if dashes == "--"
+          else ")")
+      line = style.epsilon_line(row["epsilon"], epsilons)
+      color = line["color"]
+      ax.plot(ks, mean, dashes, label=label, **line)
       ax.fill_between(ks, np.clip(mean - half, 0, 1),
                       np.clip(mean + half, 0, 1), color=color, alpha=0.15,
                       lw=0)
     ax.set_xlabel("K")
     ax.set_ylabel("F1@K")
     ax.set_ylim(0, 1.02)
-    ax.set_title(name, fontsize=9)
+    style.title(ax, f"{name}\n" + style.about(
+        "", [r["n"] for r in mine if "n" in r] or "?", delta="1/n²"))
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+  style.legend(fig)
   return paper_figures.save(fig, path)
 
 
@@ -58,22 +64,24 @@ def passes_figure(rows: Sequence[Mapping], path: str,
   """Recall@K vs the number of passes at the total epsilon."""
   fig, ax = plt.subplots(figsize=(5.2, 3.8))
   colors = {10: "tab:green", 50: "tab:blue", 100: "tab:purple"}
-  for name, style in zip(dict.fromkeys(r["data"] for r in rows), ("-", "--")):
+  for name, dashes in zip(dict.fromkeys(r["data"] for r in rows), ("-", "--")):
     ok = [r for r in rows if r["data"] == name and not r["error"]]
     for k in runs_lib.KS:
       stats = [rows_lib.mean_half(rows_lib.metric(r, f"recall@{k}"))
                for r in ok]
       ax.errorbar([r["passes"] for r in ok], [s[0] for s in stats],
-                  yerr=[s[1] for s in stats], fmt="o" + style,
+                  yerr=[s[1] for s in stats], fmt="o" + dashes,
                   color=colors[k], ms=3, capsize=2,
                   label=f"{name.split(' (')[0]}, recall@{k}")
   ax.set_xlabel("passes (total ε fixed)")
   ax.set_ylabel("recall@K")
   ax.set_ylim(0, 1.02)
-  ax.set_title(f"Recall vs passes at total ε = {total_epsilon:g}",
-               fontsize=9)
+  ns = ", ".join(f"{name.split(' (')[0]}: n = {n:,}" for name, n in
+                 dict.fromkeys((r["data"], r["n"]) for r in rows if "n" in r))
+  style.title(ax, f"Recall vs passes at total ε = {total_epsilon:g}, "
+              f"δ = 1/n²\n{ns}")
   ax.grid(True, alpha=0.3)
-  ax.legend(fontsize=6)
+  style.legend(fig, columns=2)
   return paper_figures.save(fig, path)
 
 
@@ -103,12 +111,14 @@ def availability_figure(rows: Sequence[Mapping], path: str,
     ax.set_xscale("log")
     ax.set_xlabel("fraction of users online per round")
     ax.grid(True, alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+  style.legend(fig)
   left.set_ylabel("recall@50")
   left.set_ylim(0, 1.02)
   right.set_ylabel("achieved ε (worst round)")
   right.axhline(total_epsilon, color="gray", lw=0.8, ls=":")
-  fig.suptitle(f"Default data, target ε = {total_epsilon:g}", fontsize=9)
+  style.suptitle(fig, style.about(
+      "Default data", [r["n"] for r in rows if "n" in r] or "?",
+      total_epsilon, "1/n²").replace("ε =", "target ε ="))
   return paper_figures.save(fig, path)
 
 
@@ -123,12 +133,12 @@ def counts_figure(rows: Sequence[Mapping], path: str,
   colors = dict(zip(names, ("tab:blue", "tab:orange", "tab:green")))
   default = counts_lib.DEFAULT_COUNT_SHARE
 
-  def curve(ax, mine, x, style, label):
+  def curve(ax, mine, x, fmt, label):
     stats = [rows_lib.mean_half(rows_lib.metric(r, "count_error@10"))
              for r in mine]
     if stats:
       ax.errorbar(x, [s[0] for s in stats], yerr=[s[1] for s in stats],
-                  fmt=style, color=colors[mine[0]["data"]], ms=3, capsize=2,
+                  fmt=fmt, color=colors[mine[0]["data"]], ms=3, capsize=2,
                   label=label)
 
   for name in names:
@@ -156,9 +166,10 @@ def counts_figure(rows: Sequence[Mapping], path: str,
     ax.minorticks_off()
     ax.set_ylabel("median relative error, top-10 counts")
     ax.grid(True, alpha=0.3, which="both")
-    low, high = ax.get_ylim()
-    ax.set_ylim(low / 30, high)  # room for the legend below the curves
-    ax.legend(fontsize=6, loc="lower left")
-  fig.suptitle("Protected counts (mean ± 95% CI over seeds; a word not "
-               "found counts as 1)", fontsize=9)
+  ns = ", ".join(f"{name.split(' (')[0].split(',')[0]}: n = {n:,}"
+                 for name, n in dict.fromkeys((r["data"], r["n"])
+                                              for r in rows if "n" in r))
+  style.suptitle(fig, "Protected counts (mean ± 95% CI over seeds; a word "
+                 f"not found counts as 1), δ = 1/n²\n{ns}")
+  style.legend(fig, columns=2)
   return paper_figures.save(fig, path)

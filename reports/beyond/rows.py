@@ -83,8 +83,9 @@ def iblt_rows(part: runs_lib.Part, records: Recorded,
     if any(g is None for g in got):
       continue
     iblt, fast, tff = got
-    rows += [iblt_row(name, epsilon, iblt),
-             triehh_row(name, epsilon, fast, tff)]
+    n = {"n": points[runs_lib.IBLT_RUNS].n_users}
+    rows += [dict(iblt_row(name, epsilon, iblt), **n),
+             dict(triehh_row(name, epsilon, fast, tff), **n)]
   return rows, notes
 
 
@@ -134,8 +135,8 @@ def passes_rows(part: runs_lib.Part, records: Recorded,
   rows = []
   for point in part.points:
     c = point.config
-    row = dict(data=point.data, passes=c["num_passes"], scores=[],
-               error=refused.get(point.key))
+    row = dict(data=point.data, n=point.n_users, passes=c["num_passes"],
+               scores=[], error=refused.get(point.key))
     runs = None if row["error"] else point_records(point, records)
     if runs is None:
       if row["error"]:
@@ -185,7 +186,7 @@ def availability_rows(part: runs_lib.Part, records: Recorded) -> list[dict]:
     if runs is None:
       continue
     rows.append(dict(
-        calibrate_to=point.config["calibrate_to"],
+        calibrate_to=point.config["calibrate_to"], n=point.n_users,
         fraction=point.config["availability"],
         scores=[r.metrics for r in runs],
         worst_online=min(runs[0].online_per_round),

@@ -11,6 +11,7 @@ from reports.field import mechanisms
 from reports.field import populations
 from reports.field import rows as rows_lib
 from reports.reproduction import figures as paper_figures
+from reports.reproduction import style
 
 plt = paper_figures.plt
 
@@ -50,9 +51,9 @@ def _finish(ax, xlabel: str, title: str) -> None:
   ax.set_yscale("log")
   ax.set_xlabel(xlabel)
   ax.set_ylabel("words released (mean ± 95% CI)")
-  ax.set_title(title, fontsize=9)
+  style.title(ax, title)
   ax.grid(True, alpha=0.3, which="both")
-  ax.legend(fontsize=7)
+  style.legend(ax.figure, columns=2)
 
 
 def words_vs_epsilon(table: Sequence[rows_lib.Row], n: int,
@@ -61,7 +62,7 @@ def words_vs_epsilon(table: Sequence[rows_lib.Row], n: int,
   fig, ax = plt.subplots(figsize=(6.4, 4.4))
   _curves(ax, table, (populations.ENGLISH, populations.ENGLISH_COUNTS), n=n)
   epsilons = sorted({r.cell.epsilon for r in table if r.cell.n == n})
-  _finish(ax, "ε", f"English, n = {n:,}, δ = 1/n²")
+  _finish(ax, "ε", style.about("English", n, delta="1/n²"))
   ax.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
   ax.minorticks_off()
   return paper_figures.save(fig, path)
@@ -74,5 +75,9 @@ def words_vs_n(table: Sequence[rows_lib.Row], epsilon: float,
   fig, ax = plt.subplots(figsize=(6.4, 4.4))
   _curves(ax, table, (populations.ENGLISH, populations.ENGLISH_COUNTS),
           epsilon=epsilon)
-  _finish(ax, "n (users)", f"English, ε = {epsilon:g}, δ = 1/n²")
+  english = (populations.ENGLISH, populations.ENGLISH_COUNTS)
+  ns = sorted({r.cell.n for r in table if r.cell.epsilon == epsilon
+               and r.cell.population in english})
+  _finish(ax, "n (users)", style.about(
+      "English", ns or "on the x axis", epsilon, "1/n²"))
   return paper_figures.save(fig, path)

@@ -3,45 +3,35 @@
 Each function draws one figure from :mod:`reports.reproduction.numbers` and
 writes it to ``path``; means are lines, 95% intervals over runs are shaded.
 Their colours per epsilon (:func:`epsilon_color`), interval bands
-(:func:`band`) and atomic saving (:func:`save`) are shared with the other
+(:func:`band`) and saving (:func:`save`) are shared with the other
 figures of the package (:mod:`reports.plots`,
-:mod:`reports.beyond.figures`).
+:mod:`reports.beyond.figures`, :mod:`reports.field.figures`); the rules
+they all follow are :mod:`reports.reproduction.style`'s.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
+from reports.reproduction import numbers
+from reports.reproduction import style
 
-from reports.reproduction import numbers  # pylint: disable=g-import-not-at-top,wrong-import-position
-from triehh.core import files  # pylint: disable=g-import-not-at-top,wrong-import-position
-
-DPI = 110
-_COLORS = {1.0: "tab:red", 2.0: "tab:orange", 4.0: "tab:blue",
-           8.0: "tab:green"}
+plt = style.plt
+DPI = style.DPI
 
 
 def epsilon_color(epsilon: float) -> str:
-  """The colour of ``epsilon``'s curves in every figure (the paper's)."""
-  return _COLORS.get(float(epsilon), "tab:gray")
+  """The colour of ``epsilon``'s curves in every figure
+  (:func:`reports.reproduction.style.epsilon_color`)."""
+  return style.epsilon_color(epsilon)
 
 
 def save(fig, path: str) -> str:
-  """Writes ``fig`` to ``path`` at the figures' resolution (whole or not at
-  all) and closes it."""
-  fig.tight_layout()
-  try:
-    with files.replacing(path, suffix=os.path.splitext(path)[1]) as tmp:
-      fig.savefig(tmp, dpi=DPI)
-  finally:
-    plt.close(fig)
-  return path
+  """Writes ``fig`` to ``path`` (:func:`reports.reproduction.style.save`:
+  whole or not at all) and closes it; ``path``."""
+  return style.save(fig, path)
 
 
 def band(ax, x, mean, half, color, label, style="-",
@@ -51,7 +41,8 @@ def band(ax, x, mean, half, color, label, style="-",
   ``ax.plot``) and ``mean ± half`` shaded, cut to ``clip`` (None: not cut);
   nothing shaded where ``half`` is NaN. A lone point gets an error bar, as
   a band of one point would not show."""
-  ax.plot(x, mean, style, color=color, label=label, lw=1.6, **line)
+  line.setdefault("lw", 1.6)
+  ax.plot(x, mean, style, color=color, label=label, **line)
   if np.all(np.isnan(half)):
     return
   low, high = np.asarray(mean - half), np.asarray(mean + half)
@@ -64,21 +55,34 @@ def band(ax, x, mean, half, color, label, style="-",
     ax.fill_between(x, low, high, color=color, alpha=0.2, lw=0)
 
 
+def _data_line(series: Sequence[numbers.Series]) -> str:
+  """The title's line of the data: n and the runs' delta (1/n² when it
+  is that)."""
+  ns = sorted({s.n for s in series})
+  record = series[0].records[0]
+  delta = record.get("target_delta") or record.get("delta")
+  if delta is not None and all(abs(delta * n * n - 1) < 1e-6 for n in ns):
+    delta = "1/n²"
+  return style.about("", ns, delta=delta)
+
+
 def fix_prob(path: str, frequencies: Sequence[float],
              data: dict[float, list[int]]) -> str:
   """``fig-fix-prob``: minimum n for a 0.9 worst-case rate vs frequency."""
   fig, ax = plt.subplots(figsize=(5.2, 3.8))
+  epsilons = list(data)
   for epsilon, ns in data.items():
-    ax.plot(frequencies, ns, "o-", color=epsilon_color(epsilon), ms=3,
-            label=f"ε={epsilon:g}")
+    ax.plot(frequencies, ns, "-", label=f"ε={epsilon:g}",
+            **style.epsilon_line(epsilon, epsilons))
   ax.set_xscale("log")
   ax.set_yscale("log")
   ax.set_xlabel("sequence frequency")
   ax.set_ylabel("minimum n")
-  ax.set_title("Min n for worst-case discovery rate ≥ 0.9\n"
-               "(L = 10 levels, δ = 1/n²)", fontsize=9)
+  style.title(ax, "Min n for worst-case discovery rate ≥ 0.9\n"
+              "(theory, any population: n on the y axis, L = 10 levels, "
+              "δ = 1/n²)")
   ax.grid(True, which="both", alpha=0.3)
-  ax.legend()
+  style.legend(fig)
   return save(fig, path)
 
 
@@ -86,24 +90,28 @@ def frequency(path: str, series: Sequence[numbers.Series], title: str,
               bound: bool) -> str:
   """``fig-freq-*``: discovery rate vs frequency; Proposition 2 dashed."""
   fig, ax = plt.subplots(figsize=(5.2, 3.8))
+  epsilons = [s.epsilon for s in series]
   for s in series:
     mids, mean, half, _, word_bound = numbers.discovery_by_frequency(s)
-    color = epsilon_color(s.epsilon)
-    ax.plot(mids, mean, "o-", color=color, ms=3, label=f"ε={s.epsilon:g}")
+    line = style.epsilon_line(s.epsilon, epsilons)
+    color = line["color"]
+    ax.plot(mids, mean, "-", label=f"ε={s.epsilon:g}", **line)
     if not np.all(np.isnan(half)):
       ax.fill_between(mids, np.clip(mean - half, 0, 1),
                       np.clip(mean + half, 0, 1), color=color, alpha=0.2,
                       lw=0)
     if bound:
-      ax.plot(mids, word_bound, "--", color=color, lw=1)
+      ax.plot(mids, word_bound, "--", color=color, lw=1,
+              zorder=line["zorder"])
   ax.set_xscale("log")
   ax.set_ylim(-0.02, 1.02)
   ax.set_xlabel("word frequency")
   ax.set_ylabel("discovery rate")
-  ax.set_title(title + ("\n(dashed: Proposition 2 worst case, bin mean)"
-                        if bound else ""), fontsize=9)
+  style.title(ax, f"{title}\n{_data_line(series)}"
+              + ("\n(dashed: Proposition 2 worst case, bin mean)"
+                 if bound else ""))
   ax.grid(True, alpha=0.3)
-  ax.legend(fontsize=8)
+  style.legend(fig)
   return save(fig, path)
 
 
@@ -111,19 +119,23 @@ def top_k(path: str, series: Sequence[numbers.Series], k_max: int,
           metric: str, title: str) -> str:
   """F1 (the paper's) or recall of the top K words vs K."""
   fig, ax = plt.subplots(figsize=(5.2, 3.8))
+  epsilons = [s.epsilon for s in series]
   for s in series:
     curves = (numbers.f1_paper_curves(s, k_max) if metric == "f1_paper"
               else numbers.recall_curves(s, k_max))
     mean, half = numbers.mean_ci(curves)
     ks = np.arange(1, mean.size + 1)
-    style = "-" if s.algorithm == "triehh" else ("--" if s.top_t == 20
-                                                 else ":")
-    band(ax, ks, mean, half, epsilon_color(s.epsilon), s.label, style)
+    dashes = "-" if s.algorithm == "triehh" else ("--" if s.top_t == 20
+                                                  else ":")
+    line = style.epsilon_line(s.epsilon, epsilons)
+    color = line.pop("color")
+    band(ax, ks, mean, half, color, s.label, dashes,
+         markevery=max(1, ks.size // 12), **line)
   ax.set_ylim(-0.02, 1.02)
   ax.set_xlabel("K")
   ax.set_ylabel("F1 (paper: 2r/(r+1))" if metric == "f1_paper"
                 else "recall")
-  ax.set_title(title, fontsize=9)
+  style.title(ax, f"{title}\n{_data_line(series)}")
   ax.grid(True, alpha=0.3)
-  ax.legend(fontsize=8)
+  style.legend(fig)
   return save(fig, path)

@@ -405,7 +405,8 @@ def test_the_counts_figure_is_drawn(tmp_path):
   from reports.beyond import figures  # pylint: disable=g-import-not-at-top
 
   def row(role, epsilon, share, error):
-    return dict(data="default data", role=role, epsilon=epsilon, share=share,
+    return dict(data="default data", n=N, role=role, epsilon=epsilon,
+                share=share,
                 scores=[{"count_error@10": error}, {"count_error@10": error}])
 
   rows = [row(counts.TRIEHH_COUNTS, e, 0.1, 1e-3 / e) for e in (1.0, 4.0)]
