@@ -501,3 +501,35 @@ def test_hostile_records_are_skipped_and_the_rest_summarized(tmp_path,
           "3, 4)") in out
   assert f"warning: {path}:3: metrics['recall@9999" in err
   assert ": 2 runs\n" in out
+
+
+def test_a_target_epsilon_above_the_ceiling_is_named_by_what_it_achieves(
+    tmp_path):
+  # TrieHH Poisson at n = 10^5 gives epsilon = 8 the parameters of
+  # epsilon = 4: the table said "8" with no word.
+  lines = []
+  for target, achieved, recall in ((4.0, 3.99998, 0.9), (8.0, 4.04, 0.9)):
+    for seed in range(2):
+      lines.append(records_lib.RunRecord(
+          algorithm="triehh", engine="fast", dataset="d", setting="single",
+          n_users=1000, run=0, seed=seed, epsilon=achieved, delta=1e-6,
+          target_epsilon=target, target_delta=1e-6, theta=10,
+          batch_size=100, levels=11, max_length=10, discovered=["a"],
+          reported_counts=[5.0], seconds=0.1,
+          metrics={"recall@10": recall, "precision": 1.0},
+          config={"algorithm": "triehh", "epsilon": target}).to_json())
+  (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
+  code, out, err = drivers.run_in_process(
+      summarize, f"--output_dir={tmp_path}", "--table_k=10")
+  assert code in (0, None), err
+  table = out[out.index("the paper's Table 2"):].splitlines()
+  rows = [line for line in table if line.strip().startswith("triehh ")]
+  assert len(rows) == 2
+  assert "8 (ceiling: achieves 4.04)" in rows[1]
+  assert "ceiling" not in rows[0] and " 4 " in rows[0]
+  assert table[4].strip() == (
+      "note: triehh at n=1,000 asked epsilon=8, achieves 4.04: the "
+      "mechanism's ceiling there (a larger target does not raise it), so "
+      "the row's guarantee is the achieved one.")
+  assert out.count("epsilon=8 (ceiling: achieves 4.04)") == 1  # its block
+  assert "epsilon=4 (ceiling" not in out
