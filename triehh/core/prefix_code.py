@@ -143,20 +143,24 @@ class PrefixCode:
     return sizes
 
   def extensions(self, prefixes: Sequence[int], from_chars: int,
-                 to_chars: int) -> np.ndarray:
+                 to_chars: int, t: int | None = None) -> np.ndarray:
     """Every valid extension of the live ``prefixes`` (``uint64``), in
-    order: the explicit candidate set (for small walks and the protocol)."""
+    order; with ``t``, those ending in t end codes only: the explicit
+    candidate set (for small walks and the protocol)."""
     delta = to_chars - from_chars
     c = self.char_bits
-    tails = [0] if from_chars else []
-    body = [0]
-    for k in range(1, delta + 1):
-      body = [(b << c) | code for b in body
-              for code in range(1, self.num_symbols + 1)]
-      tails.extend(b << (c * (delta - k)) for b in body)
-    tails = np.array(sorted(set(tails)), dtype=np.uint64)
-    if not from_chars:
-      tails = tails[tails != 0]
+    classes = range(delta + 1) if t is None else [t]
+    tails = []
+    for pad in classes:
+      if pad == delta and not from_chars:
+        continue  # the empty word
+      body = np.zeros(1, dtype=np.uint64)
+      for _ in range(delta - pad):
+        codes = np.arange(1, self.num_symbols + 1, dtype=np.uint64)
+        body = ((body[:, None] << np.uint64(c)) | codes[None, :]).reshape(-1)
+      tails.append(body << np.uint64(c * pad))
+    tails = np.sort(np.concatenate(tails)) if tails else np.zeros(
+        0, dtype=np.uint64)
     prefixes = np.asarray(prefixes, dtype=np.uint64)
     out = (prefixes[:, None] << np.uint64(c * delta)) | tails[None, :]
     return out.reshape(-1)

@@ -118,6 +118,14 @@ def _sum_tails(noise: str, scale: float) -> tuple[np.ndarray, int]:
   return np.cumsum(both[::-1])[::-1], 2 * m  # tails[i] = P[S >= i - 2m]
 
 
+def sum_law(noise: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
+  """``(z, pmf)``: the law of ``Z_0 + Z_1`` on its support (cut where the
+  tail is below 1e-40)."""
+  tails, m = _sum_tails(check_noise(noise), float(scale))
+  pmf = tails - np.append(tails[1:], 0.0)
+  return np.arange(-m, m + 1), pmf
+
+
 def sum_tail(noise: str, scale: float, threshold) -> np.ndarray | float:
   """``P[Z_0 + Z_1 >= threshold]`` for two independent draws of one
   server's noise (``scale``: b, or sigma)."""
