@@ -105,7 +105,8 @@ def availability_figure(rows: Sequence[Mapping], path: str,
     for f, e in zip(x, eps):
       if not math.isfinite(e):
         right.annotate("no guarantee", (f, 0.95),
-                       xycoords=("data", "axes fraction"), fontsize=7,
+                       xycoords=("data", "axes fraction"),
+                       fontsize=style.LEGEND_FONTSIZE,
                        color=color, rotation=90, ha="center", va="top")
   for ax in (left, right):
     ax.set_xscale("log")

@@ -139,7 +139,6 @@ def legend(fig, columns: int | None = None) -> None:
     width = fig.get_figwidth() * 72  # points
     per_entry = 0.55 * LEGEND_FONTSIZE * max(len(t) for t in labels) + 40
     columns = max(1, min(len(labels), int(width // per_entry)))
-  fig.tight_layout()
   fig.legend(handles, labels, loc="upper center", ncol=columns,
              bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_FONTSIZE,
              frameon=False)
@@ -179,8 +178,7 @@ def problems(fig) -> list[str]:
 def save(fig, path: str) -> str:
   """Writes ``fig`` to ``path`` at ``DPI`` with its legend (whole or not
   at all) and closes it; ``path``."""
-  if not fig.legends:
-    fig.tight_layout()
+  fig.tight_layout()
   try:
     with files.replacing(path, suffix=os.path.splitext(path)[1]) as tmp:
       fig.savefig(tmp, dpi=DPI, bbox_inches="tight")
