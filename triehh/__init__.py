@@ -41,6 +41,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.discovery.passes import discover_passes
   from triehh.discovery.passes import Passes
   from triehh.discovery.passes import PassesResult
+  from triehh.mechanisms.two_servers import TwoServerTarget
   from triehh.theory.adjacency import Adjacency
   from triehh.theory.mechanism import Guarantee
   from triehh.theory.mechanism import Mechanism
@@ -87,6 +88,7 @@ _PUBLIC = {
     "discover_passes": "triehh.discovery.passes",
     "Passes": "triehh.discovery.passes",
     "PassesResult": "triehh.discovery.passes",
+    "TwoServerTarget": "triehh.mechanisms.two_servers",
     "Adjacency": "triehh.theory.adjacency",
     "Guarantee": "triehh.theory.mechanism",
     "Mechanism": "triehh.theory.mechanism",
@@ -112,7 +114,7 @@ __all__ = [
     "OnlineResult", "PassesResult", "discover_online", "discover_passes",
     "diurnal", "WordCounts", "count_words",
     "Adjacency", "Counting", "CountTarget", "Guarantee", "Mechanism",
-    "NoisyTarget", "OnlineUsers", "Passes", "Target",
+    "NoisyTarget", "OnlineUsers", "Passes", "Target", "TwoServerTarget",
 ]
 
 

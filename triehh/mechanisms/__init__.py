@@ -14,6 +14,8 @@ partition_selection  PartitionSelectionTarget    fast (pipeline_dp, local),
 sfp                  SFPTarget                   fast
 iblt                 IBLTTarget (k-anonymity,    tff
                      not DP)
+two_servers          TwoServerTarget             fast, protocol (two server
+                                                 processes, loopback)
 ===================  ==========================  =============================
 
 A new mechanism is a module with a :class:`~protocol.BaseMechanism`
@@ -28,7 +30,8 @@ from triehh.mechanisms import noisy_trie
 from triehh.mechanisms import partition_selection
 from triehh.mechanisms import sfp
 from triehh.mechanisms import triehh_mechanism
+from triehh.mechanisms import two_servers
 
 for _module in (triehh_mechanism, noisy_trie, partition_selection, sfp,
-                iblt):
+                iblt, two_servers):
   registry.register(_module.MECHANISM)

@@ -1,0 +1,103 @@
+"""The two-server mechanism behind the one protocol: discover runs it on
+both engines, its guarantee names the trust model and the neighbours, its
+plan follows the target."""
+
+import numpy as np
+import pytest
+
+import triehh
+from triehh.engines import registry as engines
+from triehh.mechanisms import registry
+from triehh.mechanisms import two_servers
+from triehh.theory.adjacency import Adjacency
+
+USERS = ["sun"] * 300 + ["moon"] * 200 + ["star"] * 60 + ["sky"] * 2 + [
+    "w1", "toolongawordforl"]
+
+
+def test_discover_releases_the_heavy_words_with_the_trust_model():
+  result = triehh.discover(USERS, triehh.TwoServerTarget(4.0), seed=0)
+  assert result.mechanism == "two_servers"
+  assert result.words[:3] == ("sun", "moon", "star")
+  assert np.all(np.abs(result.noisy_counts[:3] - [300, 200, 60]) < 10)
+  assert "w1" not in result.words and "toolongawordforl" not in result.words
+  guarantee = result.guarantee
+  assert (guarantee.epsilon, guarantee.delta) == (pytest.approx(4.0), 0.0)
+  assert guarantee.adjacencies == (Adjacency.ADD_OR_REMOVE_ONE,
+                                   Adjacency.REPLACE_SPECIAL)
+  assert "collude with any set of clients" in guarantee.trust
+  assert "REPLACE_ONE at twice epsilon" in guarantee.covers
+  assert "research prototype" in result.prototype
+  assert result.per_round[0].candidates == sum(27**k for k in range(1, 11))
+  assert result.params.upload_bytes <= 10_000
+  again = triehh.discover(USERS, triehh.TwoServerTarget(4.0), seed=0)
+  assert again.words == result.words
+
+
+def test_registered_with_its_engines():
+  assert registry.get("two_servers") is two_servers.MECHANISM
+  assert registry.for_privacy(triehh.TwoServerTarget(1.0)).name == (
+      "two_servers")
+  assert {"fast", "protocol"} <= set(engines.engines_for("two_servers"))
+
+
+def _params(target, n=1000, max_length=10, declared=False):
+  from triehh.mechanisms import protocol
+  return two_servers.MECHANISM.calibrate(
+      target, n, protocol.Shape(max_length, declared=declared))
+
+
+def test_plan_follows_the_target():
+  several = _params(triehh.TwoServerTarget(2.0, words_per_user=2))
+  assert several.plan.scales == (pytest.approx(1.0),)
+  assert several.upload_bytes == 4 * two_servers.key_bytes(50, 1)
+  steps = _params(triehh.TwoServerTarget(2.0, chars_per_step=5))
+  assert steps.plan.step_chars == (5, 10) and steps.n_source == "data"
+  assert two_servers.MECHANISM.guarantee(steps).adjacencies == (
+      Adjacency.REPLACE_SPECIAL,)
+  gaussian = _params(triehh.TwoServerTarget(2.0, noise="gaussian"))
+  assert gaussian.plan.delta == pytest.approx(1e-6)
+  assert gaussian.n_source == "data"
+  declared = _params(triehh.TwoServerTarget(2.0, noise="gaussian",
+                                            population_size=1000),
+                     declared=True)
+  assert two_servers.MECHANISM.guarantee(declared).adjacencies == (
+      Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
+
+
+def test_several_words_per_user_send_at_most_m():
+  population = triehh.Population.from_user_words(
+      [{"sun": 2, "moon": 1, "star": 1}] * 50 + [{"sun": 1}] * 10)
+  code = two_servers.MECHANISM.calibrate(
+      triehh.TwoServerTarget(1.0, words_per_user=2), 60,
+      two_servers.protocol.Shape(10, single_word=False)).plan.code
+  ids, keys = two_servers.client_counts(population, code, 2,
+                                        np.random.default_rng(0))
+  assert keys.sum() == 50 * 2 + 10
+  assert dict(zip(code.decode(ids), keys))["sun"] > 10
+
+
+def test_protocol_engine_runs_the_same_walk():
+  users = ["ab"] * 300 + ["ba"] * 200 + ["aab"] * 100
+  population = triehh.Population.from_user_words(users, alphabet="ab",
+                                                 max_length=3)
+  target = triehh.TwoServerTarget(1.0, alphabet="ab")
+  for engine in ("fast", "protocol"):
+    result = triehh.discover(population, target, seed=3, engine=engine,
+                             max_length=3)
+    assert result.words[:3] == ("ab", "ba", "aab")
+    assert result.per_round[0].candidates == 14
+
+
+def test_refusals_name_the_field():
+  with pytest.raises(ValueError, match="max_upload_bytes=1,000"):
+    _params(triehh.TwoServerTarget(1.0, max_upload_bytes=1000))
+  with pytest.raises(ValueError, match="false_words"):
+    triehh.TwoServerTarget(1.0, false_words=0)
+  with pytest.raises(ValueError, match="noise must be"):
+    triehh.TwoServerTarget(1.0, noise="skellam")
+  with pytest.raises(ValueError, match="lower max_length"):
+    _params(triehh.TwoServerTarget(1.0), max_length=13)
+  with pytest.raises(ValueError, match="takes no options"):
+    triehh.discover(USERS, triehh.TwoServerTarget(1.0), seed=0,
+                    workers=2)
