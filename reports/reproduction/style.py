@@ -156,7 +156,7 @@ def problems(fig) -> list[str]:
     size = min((t.get_fontsize() for t in box.get_texts()), default=math.inf)
     if size < LEGEND_FONTSIZE:
       found.append(f"legend font {size:g} pt < {LEGEND_FONTSIZE} pt")
-  titles = " ".join([fig._suptitle.get_text() if fig._suptitle else ""]  # pylint: disable=protected-access
+  titles = " ".join([fig.get_suptitle()]
                     + [ax.get_title() for ax in fig.axes])
   if not _N.search(titles) or not re.search("[εδ]", titles):
     found.append(f"titles {titles.strip()!r} do not say n and ε or δ")
