@@ -55,7 +55,8 @@ NUM_USERS = 10_000
 EPSILON = 2.0
 SEVERAL_WORDS_EPSILON = 4.0
 shared_flags.declare(__name__, "theta", "batch_size", "gamma", "delta",
-                     "seed", "data_seed")
+                     "data_seed")
+shared_flags.declare_simulation_seed(__name__)
 shared_flags.declare(
     __name__, "num_users", default=None, help_text=(
         f"n, users in the base population D, e.g. 1e4 (default "

@@ -63,7 +63,8 @@ from triehh.runs import records as records_lib
 
 FLAGS = flags.FLAGS
 DEFAULT_OUTPUT_DIR = "results/beyond"
-shared_flags.declare(__name__, "seed", "cache_dir", "sentiment140_path")
+shared_flags.declare(__name__, "cache_dir", "sentiment140_path")
+shared_flags.declare_simulation_seed(__name__)
 shared_flags.declare(
     __name__, "output_dir", default=DEFAULT_OUTPUT_DIR,
     help_text="Where results.jsonl is kept and resumed from.")

@@ -308,9 +308,12 @@ flags.DEFINE_integer("max_length", population_lib.DEFAULT_MAX_LENGTH,
                      "L, the maximum characters per word; the trie has "
                      "max_length + 1 levels (the end symbol).",
                      lower_bound=1, upper_bound=MAX_LENGTH_LIMIT)
-flags.DEFINE_integer("num_runs", 1, "Independent runs (seeds seed, seed+1, "
-                     "...).", lower_bound=1)
-flags.DEFINE_integer("seed", 0, "Seed of the first run.", lower_bound=0)
+flags.DEFINE_integer("num_runs", 1, "Independent runs (with --seed: seeds "
+                     "seed, seed+1, ...).", lower_bound=1)
+flags.DEFINE_integer("seed", None, "Seed of the first run (run r: seed + r) "
+                     "for a reproducible simulation: whoever knows it can "
+                     "undo the noise. Unset: each run draws fresh entropy, "
+                     "recorded nowhere.", lower_bound=0)
 flags.DEFINE_string("output_dir", None,
                     "If set, append one JSON line per run to "
                     "<output_dir>/results.jsonl.")
@@ -515,6 +518,21 @@ def declare(module_name: str, *names: str, default: Any = AS_DEFINED,
     FLAGS.register_key_flag_for_module(module_name, FLAGS[name])
     if use != Use():
       _USES.setdefault(module_name, {})[name] = use
+
+
+# --seed of the drivers that are simulations by nature (a sweep, a report):
+# repeatable by default.
+SIMULATION_SEED = 0
+SIMULATION_SEED_HELP = ("Seed of the first run (run r: seed + r): these "
+                        "runs are a simulation, repeatable.")
+
+
+def declare_simulation_seed(module_name: str) -> None:
+  """Declares that the driver ``module_name``, a simulation by nature (a
+  sweep, a report's runs), reads ``--seed`` with the default
+  :data:`SIMULATION_SEED`, where a run's driver draws fresh entropy."""
+  declare(module_name, "seed", default=SIMULATION_SEED,
+          help_text=SIMULATION_SEED_HELP)
 
 
 def adopt(module_name: str, driver: types.ModuleType, *,

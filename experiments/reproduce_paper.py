@@ -64,7 +64,8 @@ FLAGS = flags.FLAGS
 EPSILONS = ["1", "2", "4", "8"]
 TOP_TS = ["20", "80"]
 WORKERS = 2
-shared_flags.declare(__name__, "seed", "cache_dir", "cms_k")
+shared_flags.declare(__name__, "cache_dir", "cms_k")
+shared_flags.declare_simulation_seed(__name__)
 shared_flags.declare(
     __name__, "output_dir", help_text="Where results.jsonl is kept and "
     "resumed from (required).")

@@ -87,9 +87,9 @@ def _describe(result) -> list[str]:
           f"distinct words, n={p.n:,}; {p.accounting}"]
 
 
-def _run_line(run: int, seed: int, result, found: int) -> str:
-  return (f"run {run} (seed {seed}): {found} words released in "
-          f"{result.seconds:.2f} s")
+def _run_line(run: int, seed: int | None, result, found: int) -> str:
+  return (f"run {run} ({single_run.seed_said(seed)}): {found} words "
+          f"released in {result.seconds:.2f} s")
 
 
 def main(argv):

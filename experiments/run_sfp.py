@@ -75,9 +75,9 @@ def _describe(result) -> list[str]:
           f"  {p.guarantee}"]
 
 
-def _run_line(run: int, seed: int, result, found: int) -> str:
-  return (f"run {run} (seed {seed}): {found} heavy hitters from "
-          f"{result.num_stitched} stitched strings, clients "
+def _run_line(run: int, seed: int | None, result, found: int) -> str:
+  return (f"run {run} ({single_run.seed_said(seed)}): {found} heavy "
+          f"hitters from {result.num_stitched} stitched strings, clients "
           f"{result.client_seconds:.2f} s + server "
           f"{result.server_seconds:.2f} s")
 

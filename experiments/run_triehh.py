@@ -321,7 +321,7 @@ def _said_as_flags(text: str, terms) -> str:
   return text
 
 
-def call(population, config: dict, seed: int, options: dict):
+def call(population, config: dict, seed: int | None, options: dict):
   """:func:`~triehh.runs.algorithms.triehh.call_triehh`; its refusals name
   the flags (:func:`in_flag_terms`)."""
   try:
@@ -459,11 +459,11 @@ def _count_lines(result) -> list[str]:
           f"q={c.sample_rate:g}"]  # as given (--count_sample_rate)
 
 
-def _run_line(run: int, seed: int, result, found: int) -> str:
-  line = (f"run {run} (seed {seed}, {result.engine} engine): {found} heavy "
-          f"hitters in {result.rounds} rounds, {result.num_votes} votes from "
-          f"{result.num_participants} sampled users, "
-          f"{result.seconds*1e3:.1f} ms")
+def _run_line(run: int, seed: int | None, result, found: int) -> str:
+  line = (f"run {run} ({single_run.seed_said(seed)}, {result.engine} "
+          f"engine): {found} heavy hitters in {result.rounds} rounds, "
+          f"{result.num_votes} votes from {result.num_participants} sampled "
+          f"users, {result.seconds*1e3:.1f} ms")
   c = result.counts
   if c is None or not FLAGS.show:
     return line
@@ -565,7 +565,7 @@ def _mechanism_terms(err: Exception, made) -> str:
                                        made)
 
 
-def _release(made, population, privacy, seed: int, engine: str,
+def _release(made, population, privacy, seed: int | None, engine: str,
              options: dict):
   """One run: ``triehh.discover`` of the privacy object."""
   import triehh  # pylint: disable=g-import-not-at-top
@@ -593,10 +593,11 @@ def _release_lines(mechanism, privacy, engine: str, release) -> list[str]:
 _ROUNDS_SHOWN = 12
 
 
-def _release_run_line(run: int, seed: int, release, found: int) -> str:
+def _release_run_line(run: int, seed: int | None, release,
+                      found: int) -> str:
   """A run's line, and its rounds: candidates -> kept (users sampled)."""
   rounds = tuple(release.per_round)
-  line = (f"run {run} (seed {seed}): {found} word"
+  line = (f"run {run} ({single_run.seed_said(seed)}): {found} word"
           f"{'' if found == 1 else 's'} released in {len(rounds)} round"
           f"{'' if len(rounds) == 1 else 's'}, "
           f"{release.seconds * 1e3:.1f} ms")

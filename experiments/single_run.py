@@ -1,8 +1,10 @@
 """The loop of the drivers that run one algorithm (run_triehh, run_sfp,
 run_partition_selection).
 
-Build the population of the data flags, then ``--num_runs`` runs with the
-seeds ``--seed``, ``--seed`` + 1, ...: each prints its heavy hitters and
+Build the population of the data flags, then ``--num_runs`` runs, each
+drawing fresh entropy (recorded nowhere, as the line printed before them
+says) or, with ``--seed``, seeded ``--seed``, ``--seed`` + 1, ... (a
+reproducible simulation): each prints its heavy hitters and
 metrics and, with ``--output_dir``, appends its record to results.jsonl as
 soon as it ends (``triehh.runs.records.RunRecord``). With ``--words_out``
 the one run's released words and their guarantee are written to a file
@@ -50,12 +52,14 @@ class Algorithm:
     prepare: checks and prepares the loaded data set (timed with the load).
     built: how the data line says the population was made ready.
     config: the runs' ``config``, made once the data line is printed.
-    call: ``(population, config, seed) -> result``; the result has
+    call: ``(population, config, seed) -> result`` (seed None: fresh
+      entropy); the result has
       ``heavy_hitters`` (word -> count, or the words alone for an algorithm
       that releases no counts, scored in their order; ``found`` says
       otherwise) and ``params``.
     describe: the lines printed after the first run (its parameters).
-    run_line: ``(run, seed, result, number of heavy hitters) -> line``.
+    run_line: ``(run, seed, result, number of heavy hitters) -> line``
+      (:func:`seed_said` says the seed).
     word: how one shown heavy hitter is printed, from its word and count.
     record: ``(result, data, run, seed, metrics, config) -> RunRecord``;
       None: the runs are not recorded (``--output_dir`` is not read).
@@ -66,9 +70,9 @@ class Algorithm:
   prepare: Callable[[shared_flags.Dataset], None]
   built: str
   config: Callable[[], dict]
-  call: Callable[[population_lib.Population, dict, int], Any]
+  call: Callable[[population_lib.Population, dict, int | None], Any]
   describe: Callable[[Any], list[str]]
-  run_line: Callable[[int, int, Any, int], str]
+  run_line: Callable[[int, int | None, Any, int], str]
   word: Callable[[str, Any], str]
   record: Callable[..., records.RunRecord] | None
   note: str | None = None
@@ -76,6 +80,23 @@ class Algorithm:
 
 
 _WRITER: list[records.ResultsWriter] = []
+
+# Printed before the runs of a driver given no --seed.
+FRESH_LINE = ("randomness: each run draws fresh entropy, recorded nowhere "
+              "(--seed=N makes a reproducible simulation: run r uses seed "
+              "N + r, and whoever knows it can undo the noise)")
+
+
+def run_seed(run: int) -> int | None:
+  """The seed of run ``run``: ``--seed`` + ``run``, or None (fresh
+  entropy) without ``--seed``."""
+  return None if FLAGS.seed is None else FLAGS.seed + run
+
+
+def seed_said(seed: int | None) -> str:
+  """A run's seed on its line: ``seed 3``, or ``fresh entropy``."""
+  return "fresh entropy" if seed is None else f"seed {seed}"
+
 
 
 def check_words_out() -> str | None:
@@ -130,8 +151,10 @@ def run_all(algorithm: Algorithm) -> None:
   print(f"data: {data.name} ({data.setting}), {pop!r}, {how} "
         f"in {load.seconds:.2f} s")
   config = algorithm.config()
+  if FLAGS.seed is None:
+    print(FRESH_LINE)
   for run in range(FLAGS.num_runs):
-    seed = FLAGS.seed + run
+    seed = run_seed(run)
     result = algorithm.call(pop, config, seed)
     if run == 0:
       for line in algorithm.describe(result):

@@ -136,10 +136,13 @@ def print_metric_table(groups: Sequence[Group], table: pd.DataFrame,
   for index, group in enumerate(groups):
     rows = table[table["config_id"] == index]
     runs = int(rows["runs"].max())
-    seeds = {r.get("seed") for r in group.records}
+    seeded = [r.get("seed") for r in group.records
+              if r.get("seed") is not None]  # fresh entropy: no seed
+    seeds = set(seeded)
     note = ""
-    if len(seeds) < len(group.records):
-      note = (f"  [warning: {len(group.records)} records but "
+    if len(seeds) < len(seeded):
+      which = "" if len(seeded) == len(group.records) else "seeded "
+      note = (f"  [warning: {len(seeded)} {which}records but "
               f"{len(seeds)} distinct seeds: runs appended twice?]")
     print()
     print(f"{group.label}: {runs} run{'s' if runs != 1 else ''}{note}")

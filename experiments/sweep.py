@@ -106,6 +106,7 @@ for _driver in (run_triehh, run_sfp, run_partition_selection):
 shared_flags.refuse(__name__, _PRINT_FLAGS, "a sweep prints and writes no "
                     "words (its runs are in <output_dir>/results.jsonl)")
 shared_flags.declare(__name__, "workers")
+shared_flags.declare_simulation_seed(__name__)
 shared_flags.declare(
     __name__, "settings", help_text="Settings: single, oov, multi (default: "
     "--setting; oov and multi apply to the text data sets only).")

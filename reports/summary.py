@@ -165,10 +165,13 @@ class FileReport:
 
 def deduplicate(records: Iterable[records_lib.RunRecord]
                 ) -> tuple[list[records_lib.RunRecord], int]:
-  """The first record of every ``(config_key, seed)``; how many were dropped."""
+  """The first record of every ``(config_key, seed)``; how many were dropped.
+  Runs that drew fresh entropy have no seed: each is its own run, and only
+  a line appended twice (the same record) is dropped."""
   kept, seen, dropped = [], set(), 0
   for record in records:
-    key = (record.config_key, json.dumps(record.seed))
+    key = (record.config_key, json.dumps(record.seed) if record.seed
+           is not None else record.to_json())
     if key in seen:
       dropped += 1
       continue

@@ -228,7 +228,7 @@ def test_ctrl_c_exits_130_and_keeps_finished_runs(tmp_path):
       drivers.interruptible(
           "experiments.run_triehh", "--num_users=20000", "--epsilon=8",
           # fixed-size batches: calibrated at once, unlike Poisson sampling
-          "--sampling=fixed", "--num_runs=100000", "--show=0",
+          "--sampling=fixed", "--num_runs=100000", "--show=0", "--seed=0",
           f"--output_dir={tmp_path}"),
       cwd=drivers.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
       text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))

@@ -149,7 +149,7 @@ def test_the_noisy_trie_runs_on_an_ingested_folder_and_writes_its_words(
   words_out = str(tmp_path / "words.csv")
   code, out, err = run("--mechanism=noisy_trie", "--dataset=ingested",
                        f"--data_path={folder}", f"--words_out={words_out}",
-                       "--cache_dir=")
+                       "--cache_dir=", "--seed=0")
   assert (code, err) == (0, ""), err
   # An ingested folder's alphabet is its spec's characters, fixed before
   # the data: public, as the noisy trie needs.
@@ -189,7 +189,8 @@ def test_the_noisy_trie_refuses_an_alphabet_read_off_the_data():
 def test_sfp_is_the_librarys_run_of_its_target(tmp_path):
   words_out = str(tmp_path / "words.json")
   code, out, err = run("--mechanism=sfp", "--num_users=20000", "--top_t=10",
-                       "--cache_dir=", f"--words_out={words_out}")
+                       "--cache_dir=", f"--words_out={words_out}",
+                       "--seed=0")
   assert (code, err) == (0, ""), err
   want = triehh.discover(default_population(20000),
                          triehh.SFPTarget(4.0, top_t=10), seed=0)
@@ -226,7 +227,7 @@ def test_partition_selection_runs_on_each_of_its_engines(tmp_path, engine):
 def test_iblt_runs_on_tff_as_the_library_runs_it(tmp_path):
   words_out = str(tmp_path / "words.json")
   code, out, err = run("--mechanism=iblt", "--k_anonymity=3",
-                       "--num_users=5000", "--cache_dir=",
+                       "--num_users=5000", "--cache_dir=", "--seed=0",
                        f"--words_out={words_out}")
   assert (code, err) == (0, ""), err
   want = triehh.discover(
@@ -247,7 +248,8 @@ def test_naming_triehh_runs_it_as_before(tmp_path):
   outputs = []
   for name, extra in (("plain", ()), ("named", ("--mechanism=triehh",))):
     code, out, err = run(*extra, "--num_users=20000", "--cache_dir=",
-                         "--num_runs=2", f"--output_dir={tmp_path / name}")
+                         "--num_runs=2", "--seed=0",
+                         f"--output_dir={tmp_path / name}")
     assert (code, err) == (0, ""), err
     lines = (tmp_path / name / "results.jsonl").read_text().splitlines()
     # The printed lines, but the timings and the results file's path.
@@ -385,7 +387,7 @@ def test_a_mechanism_registered_in_the_process_runs_from_its_flags(
   words_out = str(tmp_path / "words.json")
   code, out, err = run("--mechanism=toy_gaussian", "--words=the,of,and,zzz",
                        "--threshold_sigmas=2", "--epsilon=2",
-                       "--num_users=20000", "--cache_dir=",
+                       "--num_users=20000", "--cache_dir=", "--seed=0",
                        f"--words_out={words_out}")
   assert (code, err) == (0, ""), err
   want = triehh.discover(

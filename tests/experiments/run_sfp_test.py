@@ -33,7 +33,8 @@ def test_default_data_writes_one_line_per_run(tmp_path):
     assert key in first["params"]  # SFP's own
   assert first["algorithm"] == "sfp"
   assert (first["run"], second["run"]) == (0, 1)
-  assert (first["seed"], second["seed"]) == (0, 1)
+  assert (first["seed"], second["seed"]) == (None, None)  # fresh entropy
+  assert (first["randomness"], second["randomness"]) == ("fresh", "fresh")
   assert first["n_users"] == 30000 and first["params"]["top_t"] == 30
   assert first["epsilon"] == 4.0 and first["delta"] == 30000**-2
   assert first["params"]["epsilon_local"] == pytest.approx(

@@ -35,7 +35,10 @@ def test_default_data_writes_one_line_per_run(tmp_path):
     assert key in first["params"]  # TrieHH's own
   assert first["algorithm"] == "triehh" and first["engine"] == "fast"
   assert (first["run"], second["run"]) == (0, 1)
-  assert (first["seed"], second["seed"]) == (0, 1)
+  # No --seed: each run draws fresh entropy, which no record keeps.
+  assert (first["seed"], second["seed"]) == (None, None)
+  assert (first["randomness"], second["randomness"]) == ("fresh", "fresh")
+  assert "run 1 (fresh entropy, fast engine): " in proc.stdout
   assert first["n_users"] == 30000
   # By default: Poisson sampling, theta and the rate of the two-sided
   # accountant for the target.
@@ -61,21 +64,22 @@ def test_default_data_writes_one_line_per_run(tmp_path):
     assert all(truth.get(w, 0) > 0 for w in record["discovered"])
     assert len(record["params"]["votes_per_round"]) == record["rounds"]
   assert "the" in first["discovered"]
-  # The default data set is stored in the cache; the same run reads it back
-  # and records the same runs.
+  # The default data set is stored in the cache; the same seeded runs (a
+  # simulation) read it back and record the same runs.
   again = run_driver("--num_users=30000", "--num_runs=2", "--epsilon=4",
-                     f"--output_dir={tmp_path / 'again'}",
+                     "--seed=0", f"--output_dir={tmp_path / 'again'}",
                      f"--cache_dir={tmp_path / 'cache'}")
   assert "built and encoded" in again.stdout
   again = run_driver("--num_users=30000", "--num_runs=2", "--epsilon=4",
-                     f"--output_dir={tmp_path / 'again'}",
+                     "--seed=0", f"--output_dir={tmp_path / 'again'}",
                      f"--cache_dir={tmp_path / 'cache'}")
   assert "read from the cache" in again.stdout, again.stdout
   runs = [json.loads(l) for l in
           (tmp_path / "again" / "results.jsonl").read_text().splitlines()]
+  assert [r["seed"] for r in runs] == [0, 1, 0, 1]
   keep = ("params", "discovered", "reported_counts", "metrics")
   assert [{k: r[k] for k in keep} for r in runs[2:]] == [
-      {k: r[k] for k in keep} for r in (first, second)]
+      {k: r[k] for k in keep} for r in runs[:2]]
 
 
 def test_fixed_size_sampling_is_labelled_one_sided(tmp_path):

@@ -135,3 +135,103 @@ def test_a_words_file_in_a_missing_folder_is_refused_before_any_work(
   assert (code, out) == (1, "")
   assert err == (f"error: --words_out={path}: {tmp_path / 'absent'}: No such "
                  "file or directory\n")
+
+
+# ---- randomness: fresh entropy by default, --seed for a simulation ----------
+
+
+def _without_seconds(record):
+  """``record`` without its wall times (at any depth)."""
+  if not isinstance(record, dict):
+    return record
+  return {k: _without_seconds(v) for k, v in record.items()
+          if "seconds" not in k}
+
+
+@pytest.fixture
+def known_entropy(monkeypatch):
+  """The entropy every fresh ``numpy.random.SeedSequence()`` draws, fixed
+  to a number a test can look for (numpy reads it from the module's
+  ``randbits``), so that a leak of it can be seen."""
+  import numpy.random.bit_generator as bit_generator  # pylint: disable=g-import-not-at-top
+  entropy = 0x9F3B_51C7_2E84_D6A0_17C5_8B3E_44F2_9D61
+  monkeypatch.setattr(bit_generator, "randbits", lambda bits: entropy)
+  return entropy
+
+
+def _leaks(text: str, entropy: int) -> bool:
+  """Whether ``text`` holds ``entropy`` in decimal or hex, or any number
+  the entropy seeds (the first state word of numpy's default generator)."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  state = np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0]
+  return any(str(v) in text.lower() for v in (
+      entropy, f"{entropy:x}", f"{entropy:#x}", int(state)))
+
+
+@pytest.mark.parametrize("module, more, files", [
+    (run_triehh, ("--words_out=words.csv", "--output_dir=."),
+     ["results.jsonl", "words.csv"]),
+    # Another mechanism's runs are not recorded: its words file alone.
+    (run_triehh, ("--mechanism=noisy_trie", "--words_out=words.json"),
+     ["words.json"]),
+    (run_sfp, ("--top_t=5", "--words_out=words.json", "--output_dir=."),
+     ["results.jsonl", "words.json"]),
+])
+def test_without_a_seed_nothing_written_or_printed_holds_the_entropy(
+    module, more, files, tmp_path, monkeypatch, known_entropy):
+  monkeypatch.chdir(tmp_path)
+  code, out, err = drivers.run_in_process(module, *SMALL, *more)
+  assert code == 0, err
+  assert out.count("randomness: each run draws fresh entropy, recorded "
+                   "nowhere (--seed=N makes a reproducible simulation") == 1
+  assert "(fresh entropy" in out and "(seed " not in out
+  assert sorted(os.listdir(tmp_path)) == files
+  written = {name: (tmp_path / name).read_text(encoding="utf-8")
+             for name in files}
+  for name, text in {**written, "stdout": out, "stderr": err}.items():
+    assert not _leaks(text, known_entropy), name
+  words = [text for name, text in written.items() if name.startswith("words")]
+  assert "fresh entropy (not recorded)" in words[0]
+  for record in (_records(tmp_path) if "results.jsonl" in written else ()):
+    assert (record["seed"], record["randomness"]) == (None, "fresh")
+
+
+def test_the_leak_check_finds_a_seed_that_is_written(known_entropy):
+  # _leaks can fail: the entropy, or the state it seeds, written is found.
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  seq = np.random.default_rng().bit_generator.seed_seq
+  assert _leaks(f"seed={seq.entropy}", known_entropy)
+  assert _leaks(hex(known_entropy), known_entropy)
+  assert not _leaks("seed=12345", known_entropy)
+
+
+def test_runs_without_a_seed_differ(tmp_path):
+  # Two unseeded runs of the same flags: Poisson sampling of 20,000 users
+  # gives each discovered word thousands of votes, equal in both runs with
+  # a chance far below 1e-6 per word.
+  for name in ("a", "b"):
+    code, _, err = drivers.run_in_process(
+        run_triehh, *SMALL, f"--output_dir={tmp_path / name}")
+    assert code == 0, err
+  (a,), (b,) = _records(tmp_path / "a"), _records(tmp_path / "b")
+  assert a["config_key"] == b["config_key"] and a["discovered"]
+  assert (a["discovered"], a["reported_counts"]) != (
+      b["discovered"], b["reported_counts"])
+
+
+@pytest.mark.parametrize("module, more", [
+    (run_triehh, ()), (run_sfp, ("--top_t=5",)),
+    (run_partition_selection, ())])
+def test_a_seed_makes_a_reproducible_simulation(module, more, tmp_path):
+  outs = []
+  for name in ("a", "b"):
+    code, out, err = drivers.run_in_process(
+        module, *SMALL, *more, "--num_runs=2", "--seed=7",
+        f"--output_dir={tmp_path / name}")
+    assert code == 0, err
+    assert "fresh entropy" not in out and "run 1 (seed 8" in out
+    outs.append([_without_seconds(r) for r in _records(tmp_path / name)])
+  assert [(r["seed"], r["randomness"]) for r in outs[0]] == [
+      (7, "seed"), (8, "seed")]
+  if module is not run_partition_selection:  # python-dp's noise is unseeded
+    assert outs[0] == outs[1]

@@ -325,7 +325,8 @@ class IBLTResult:
   @property
   def guarantee(self) -> mechanism_lib.Guarantee:
     """No differential privacy (:func:`release_guarantee`)."""
-    return release_guarantee(self.params)
+    return dataclasses.replace(release_guarantee(self.params),
+                               randomness=release.randomness(self.seed))
 
   @property
   def unprotected(self) -> dict[str, object]:
@@ -455,7 +456,7 @@ class RunPlan:
 
 
 def plan_run(user_words, target: IBLTTarget | None = None, *,
-             seed: int | None = 0,
+             seed: int | None = None,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
              max_memory_fraction: float = DEFAULT_MAX_MEMORY_FRACTION,
              memory_bytes: int | None = None, alphabet=None,
@@ -559,7 +560,7 @@ def _capacity(pop: population_lib.Population,
 # Long function: its docstring documents its ten arguments; the body is
 # short.
 def iblt_discover(user_words, target: IBLTTarget | None = None, *,
-                  seed: int | None = 0,
+                  seed: int | None = None,
                   max_length: int = population_lib.DEFAULT_MAX_LENGTH,
                   max_memory_fraction: float = DEFAULT_MAX_MEMORY_FRACTION,
                   memory_bytes: int | None = None, workers=None,
@@ -577,7 +578,8 @@ def iblt_discover(user_words, target: IBLTTarget | None = None, *,
     target: an :class:`IBLTTarget`: the k-anonymity threshold, the users
       per round (a number, or a :class:`triehh.Target` whose calibration
       gives TrieHH's), the sketch and the rounds.
-    seed: seed of the sampling (TrieHH's seed gives TrieHH's users).
+    seed: seed of the sampling (TrieHH's seed gives TrieHH's users); None
+      (the default): fresh entropy, kept nowhere.
     max_length: L, as for :func:`triehh.discover` (a given population must
       use it; a target's calibration uses it); it does not cut IBLT
       strings, ``string_max_bytes`` does.

@@ -253,7 +253,8 @@ class PartitionSelectionResult:
   @property
   def guarantee(self) -> mechanism_lib.Guarantee:
     """What covers :attr:`words` (:func:`release_guarantee`)."""
-    return release_guarantee(self.params)
+    return dataclasses.replace(release_guarantee(self.params),
+                               randomness=release.randomness(self.seed))
 
   @property
   def per_round(self) -> tuple[release.RoundStats, ...]:

@@ -354,7 +354,7 @@ class SFPResult:
     heavy_hitters: discovered word -> estimated count, largest first (ties
       by word).
     params: the :class:`SFPParams`.
-    seed: the seed of the run.
+    seed: the seed of the run (None: fresh entropy, recorded nowhere).
     seconds: wall time of clients plus server (population building
       excluded); ``client_seconds`` + ``server_seconds``.
     fragment_tops: per position, the kept tuples ``(bucket, fragment,
@@ -389,7 +389,8 @@ class SFPResult:
   @property
   def guarantee(self) -> mechanism_lib.Guarantee:
     """What covers the output (:func:`release_guarantee`)."""
-    return release_guarantee(self.params)
+    return dataclasses.replace(release_guarantee(self.params),
+                               randomness=release.randomness(self.seed))
 
   @property
   def per_round(self) -> tuple[release.RoundStats, ...]:
@@ -584,7 +585,7 @@ def _params(privacy: sfp_privacy.Privacy, opts: sfp_options.Options,
 # Long function: its docstring documents its ten arguments; the body is
 # the steps' calls.
 def sfp_discover(user_words, target: SFPTarget | None = None, *,
-                 seed: int | None = 0, hash_seed: int | None = None,
+                 seed: int | None = None, hash_seed: int | None = None,
                  simulation: str = "sketch",
                  chunk_size: int = cms_lib.DEFAULT_CHUNK_SIZE,
                  num_threads: int | None = None, alphabet=None,
@@ -598,8 +599,9 @@ def sfp_discover(user_words, target: SFPTarget | None = None, *,
     target: an :class:`SFPTarget`: the central privacy the shuffled reports
       must meet (or a local epsilon) and SFP's parameters (T, the sketch,
       the strings, the fragment alphabet, the word budget, the stitching).
-    seed: a whole number >= 0 seeding the ``numpy.random.Generator`` (same
-      seed, same result), or None (fresh entropy).
+    seed: None (the default): fresh entropy, kept nowhere; a whole number
+      >= 0 seeds the ``numpy.random.Generator`` for a simulation (same
+      seed, same result; whoever knows it can undo the noise).
     hash_seed: seed of the public hash functions; by default drawn from
       ``seed``.
     simulation: ``"sketch"`` (fast, exact law of the server's sums) or

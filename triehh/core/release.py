@@ -14,7 +14,25 @@ SFP's fragments) stay where they are.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Any, Protocol, runtime_checkable
+
+# How a run without a seed drew its randomness: numpy's SeedSequence() from
+# the operating system (128 bits), kept nowhere.
+FRESH_ENTROPY = "fresh entropy (not recorded)"
+
+
+def randomness(seed) -> str:
+  """How a run seeded ``seed`` drew its randomness, in words: fresh entropy
+  for None (the guarantee holds: nobody knows the draw), the seed and what
+  knowing it means for a whole number (a simulation), ``""`` for anything
+  else (a generator the caller holds, who says what it is)."""
+  if seed is None:
+    return FRESH_ENTROPY
+  if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+    return (f"seed {int(seed)} (a simulation: whoever knows the seed can "
+            "undo the noise)")
+  return ""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,9 +38,10 @@ from triehh.core import files
 
 FORMATS = (".csv", ".json")
 # The guarantee's fields in the order a reader looks for them (the
-# ``.csv`` file's ``#`` lines: what is public and whom it trusts too).
+# ``.csv`` file's ``#`` lines: what is public, whom it trusts and how the
+# run drew its randomness too).
 _FIRST = ("epsilon", "delta", "adjacency", "two_sided", "accounting",
-          "covers", "public", "trust")
+          "covers", "public", "trust", "randomness")
 
 
 def file_format(path: str) -> str:

@@ -230,7 +230,7 @@ class DiscoveryResult:
     trie: the grown :class:`~triehh.core.trie.Trie` (one level per round; its
       vote counts are unprotected).
     engine: the engine that ran ("fast" or "tff").
-    seed: the seed of the run.
+    seed: the seed of the run (None: fresh entropy, recorded nowhere).
     seconds: wall time of the run, population encoding excluded.
     counts: the protected counts of :attr:`words`
       (:class:`WordCounts`, whose ``epsilon, delta`` are the total of both

@@ -223,7 +223,7 @@ def _round_guarantee(n_r: int, params: results.RunParams, max_length: int,
 
 def discover_online(user_words, privacy, availability: OnlineUsers, *,
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                    seed: int | None = 0, engine: str = registry.FAST,
+                    seed: int | None = None, engine: str = registry.FAST,
                     **engine_options) -> OnlineResult:
   """TrieHH where each round samples from the users online then.
 

@@ -269,7 +269,7 @@ def _refuse_moved(function):
 def count_words(users, words: Sequence[str], privacy, *,
                 confidence: float = DEFAULT_CONFIDENCE,
                 max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                seed: int | None = 0, engine: str = registry.FAST,
+                seed: int | None = None, engine: str = registry.FAST,
                 alphabet=None, unknown: str | None = None,
                 end_symbol: str = alphabet_lib.DEFAULT_END_SYMBOL
                 ) -> results.WordCounts:

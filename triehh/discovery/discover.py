@@ -39,7 +39,7 @@ from triehh.theory.adjacency import Adjacency
 # short.
 def discover(user_words, privacy=None, *,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-             seed: int | None = 0, engine: str = registry.FAST,
+             seed: int | None = None, engine: str = registry.FAST,
              deny_list: Iterable[str] | None = None,
              counts: bool | counts_lib.Counting = False,
              passes: passes_lib.Passes | None = None,
@@ -66,12 +66,13 @@ def discover(user_words, privacy=None, *,
       (``result.unprotected``), and names its adjacency
       (``result.params.adjacency``, ``docs/privacy.md``).
     max_length: L, the maximum characters per word (L + 1 trie levels).
-    seed: a whole number >= 0 seeding the ``numpy.random.Generator``
-      (same seed, same result), or None (fresh entropy). The guarantee is
-      over the run's randomness: it assumes the seed is secret. With a
-      known seed (the default 0 is for repeatable simulations) the run is a
-      function of the data and protects nothing; deploy with None
-      (``docs/privacy.md``, "What the label does not cover").
+    seed: None (the default): fresh entropy from the operating system
+      (numpy's ``SeedSequence()``, 128 bits), kept nowhere: the guarantee
+      is over the run's randomness and assumes it secret. A whole number
+      >= 0 seeds the ``numpy.random.Generator`` for a simulation that asks
+      for one (same seed, same result): whoever knows it can undo the
+      noise, so the run protects nothing (``docs/privacy.md``, "What the
+      label does not cover"). ``result.guarantee.randomness`` says which.
     engine: a registered engine's name (:func:`triehh.engine_names`).
     deny_list: words whose users abstain, or pick among their other words
       (:mod:`triehh.discovery.deny_list`); n and the guarantee are unchanged.

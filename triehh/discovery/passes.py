@@ -49,6 +49,7 @@ import numpy as np
 
 from triehh.core import choices
 from triehh.core import population as population_lib
+from triehh.core import release
 from triehh.core import results
 from triehh.core import validation
 from triehh.discovery import deny_list as deny_list_lib
@@ -241,7 +242,8 @@ class PassesResult:
         accounting=self.params.guarantee, n_source="data",
         covers=self.params.covers,
         public=mechanism_lib.TRIEHH_PUBLIC,
-        trust=mechanism_lib.TRIEHH_TRUST)
+        trust=mechanism_lib.TRIEHH_TRUST,
+        randomness=release.randomness(self.seed))
 
   @property
   def per_round(self) -> tuple:
@@ -274,7 +276,7 @@ def pass_seed(seed: int | None, index: int) -> int | None:
 def discover_passes(user_words, privacy, passes: Passes, *,
                     deny_list: Iterable[str] = (),
                     max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-                    seed: int | None = 0, engine: str = registry.FAST,
+                    seed: int | None = None, engine: str = registry.FAST,
                     **engine_options) -> PassesResult:
   """Runs ``passes.num_passes`` TrieHH passes within a total target.
 

@@ -10,6 +10,7 @@ engine up by name (:mod:`triehh.engines.registry`) and times its run.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from triehh.core import choices
 from triehh.core import population as population_lib
+from triehh.core import release
 from triehh.core import results
 from triehh.core import validation
 from triehh.discovery import word_choice as word_choice_lib
@@ -37,7 +39,8 @@ def run(population: population_lib.Population, params: results.RunParams, *,
     params: the run's parameters and guarantee (:mod:`triehh.theory.policy`);
       ``num_sub_rounds``, ``max_num_prefixes`` and ``sampling_rate`` are
       read from them.
-    seed: seed of the run's ``numpy.random.Generator``.
+    seed: seed of the run's ``numpy.random.Generator`` (None: fresh
+      entropy, which the guarantee's ``randomness`` says and nothing keeps).
     engine: a registered engine's name.
     schedule: fixed user indices per round instead of sampling, already
       valid (:func:`triehh.discovery.discover.discover` checks a caller's
@@ -71,7 +74,8 @@ def run(population: population_lib.Population, params: results.RunParams, *,
   return results.DiscoveryResult(
       heavy_hitters=trie.heavy_hitters(), params=params, trie=trie,
       engine=engine, seed=seed, seconds=seconds,
-      guarantee=mechanism.Guarantee.of(params))
+      guarantee=dataclasses.replace(mechanism.Guarantee.of(params),
+                                    randomness=release.randomness(seed)))
 
 
 def check_schedule(schedule: Sequence[np.ndarray],

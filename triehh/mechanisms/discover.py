@@ -10,6 +10,7 @@ in the engine registry and must serve it
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from triehh.core import population as population_lib
@@ -18,13 +19,14 @@ from triehh.core import validation
 from triehh.engines import registry as engines
 from triehh.mechanisms import protocol
 from triehh.mechanisms import registry
+from triehh.theory import mechanism as mechanism_lib
 
 
 # Long function: its docstring documents its ten arguments; the body is
 # short.
 def discover(user_words, privacy=None, *,
              max_length: int = population_lib.DEFAULT_MAX_LENGTH,
-             seed: int | None = 0, engine: str | None = None,
+             seed: int | None = None, engine: str | None = None,
              deny_list: Iterable[str] | None = None,
              counts=False, passes=None, availability=None,
              **engine_options) -> release_lib.Release:
@@ -42,11 +44,13 @@ def discover(user_words, privacy=None, *,
       :class:`triehh.SFPTarget`, :class:`triehh.IBLTTarget`, or one you
       registered. Each is checked when built and carries the run's shape.
     max_length: L, the maximum characters per word.
-    seed: a whole number >= 0 seeding the run (same seed, same result), or
-      None (fresh entropy). The guarantee is over the run's randomness: it
-      assumes the seed is secret. With a known seed (the default 0 is for
-      repeatable simulations) the run is a function of the data and
-      protects nothing; deploy with None (``docs/privacy.md``).
+    seed: None (the default): fresh entropy, numpy's ``SeedSequence()``
+      from the operating system (128 bits), kept nowhere, so the
+      guarantee, which is over the run's randomness, holds. A whole number
+      >= 0 is for simulations that ask for one (same seed, same result):
+      whoever knows it can undo the noise, so the run protects nothing
+      (``docs/privacy.md``). The result's ``guarantee.randomness`` says
+      which (:func:`triehh.core.release.randomness`).
     engine: a registered engine that serves the mechanism
       (:func:`triehh.engine_names`); None: the mechanism's default.
     deny_list: words whose users abstain, or pick among their other words.
@@ -73,7 +77,21 @@ def discover(user_words, privacy=None, *,
   request = protocol.Request(
       max_length=max_length, seed=seed, engine=engine, deny_list=deny_list,
       extras=extras, engine_options=engine_options)
-  return mechanism.release(user_words, privacy, request)
+  return said_randomness(mechanism.release(user_words, privacy, request),
+                         seed)
+
+
+def said_randomness(result, seed: int | None):
+  """``result`` with its guarantee saying how the run drew its randomness
+  (``randomness``), where its mechanism left that unsaid and the guarantee
+  is a field of the result (the noisy trie's, a registered mechanism's)."""
+  guarantee = getattr(result, "guarantee", None)
+  if (not isinstance(guarantee, mechanism_lib.Guarantee)
+      or guarantee.randomness or not dataclasses.is_dataclass(result)
+      or "guarantee" not in {f.name for f in dataclasses.fields(result)}):
+    return result
+  return dataclasses.replace(result, guarantee=dataclasses.replace(
+      guarantee, randomness=release_lib.randomness(seed)))
 
 
 # The keywords discover took before its privacy was typed, and the type

@@ -50,6 +50,9 @@ READ_VERSIONS = (1, 2, 3)
 ALGORITHMS = ("triehh", "sfp", "iblt", "partition_selection")
 TRIEHH, SFP, IBLT, PARTITION_SELECTION = ALGORITHMS
 
+# A record's randomness: a seeded run (a simulation), or fresh entropy
+# (its seed null).
+SEEDED, FRESH = "seed", "fresh"
 # Why a JSON value is not a run record, in kinds shared by many lines
 # (``experiments.summarize`` counts skipped lines by kind). A record of
 # another schema version has its own kind: the text of schema_problem().
@@ -385,8 +388,14 @@ class RunRecord:
   n_users: int
   # Index of the run within its invocation (0, 1, ...).
   run: int
-  # Seed of the run (``--seed`` + ``run``).
-  seed: int
+  # Seed of the run (``--seed`` + ``run``), a simulation's; null for a
+  # run that drew fresh entropy (recorded nowhere: randomness "fresh").
+  seed: int | None
+  # How the run drew its randomness: "seed" (the seed above: a simulation,
+  # whoever knows it can undo the noise) or "fresh" (fresh entropy, seed
+  # null); set from the seed when not given. Records written before it
+  # existed lack it, and were all seeded.
+  randomness: str | None = None
   # Everything given that changes the result except the seed: the
   # algorithm's options as asked for (target epsilon and delta, theta, batch
   # size, T, sketch size, ...; null where not given; a registered
@@ -510,6 +519,8 @@ class RunRecord:
       self.epsilon, self.delta = None, None
     if not self.config_key:
       self.config_key = config_key(self.config)
+    if self.randomness is None:
+      self.randomness = FRESH if self.seed is None else SEEDED
 
   def __getattr__(self, name: str):
     # Only for names that are not the record's own: a params field.
@@ -756,10 +767,10 @@ def check(raw: Any) -> None:
   if not isinstance(raw["params"], Mapping):
     _bad("params", "a JSON object", raw["params"])
   _check_numbers(raw)
-  for name in ("run", "seed"):  # what a sweep keys and counts runs by
-    value = raw[name]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-      _bad(name, "a whole number >= 0", value)
+  value = raw["run"]  # what a sweep keys and counts runs by, with the seed
+  if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    _bad("run", "a whole number >= 0", value)
+  _check_seed(raw)
   key = raw.get("config_key")  # null or "": computed from the config
   if key is not None and not isinstance(key, str):
     _bad("config_key", "a string", key)
@@ -770,6 +781,21 @@ def check(raw: Any) -> None:
   _check_labels(raw)
   _check_metrics(raw["metrics"])
   _check_discovered(raw["discovered"])
+
+
+def _check_seed(raw: Mapping[str, Any]) -> None:
+  """A whole seed >= 0 (randomness "seed" or absent), or a null one with
+  randomness "fresh" (a run that drew fresh entropy)."""
+  seed, randomness = raw["seed"], raw.get("randomness")
+  if randomness not in (None, SEEDED, FRESH):
+    _bad("randomness", f'"{SEEDED}", "{FRESH}" or null', randomness)
+  if randomness == FRESH:
+    if seed is not None:
+      _bad("seed", 'null where randomness is "fresh" (fresh entropy is '
+           "recorded nowhere)", seed)
+  elif isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    _bad("seed", 'a whole number >= 0 (or null, with randomness "fresh")',
+         seed)
 
 
 def _check_nesting(raw: Mapping[str, Any]) -> None:

@@ -331,6 +331,11 @@ class Guarantee:
       seen (the alphabet, a declared population size, a candidate list).
     trust: the trust model: who must be trusted with what for the
       guarantee to hold (the server that sums the votes, a shuffler).
+    randomness: how the run drew its randomness, which the guarantee
+      assumes secret (:func:`triehh.core.release.randomness`: fresh
+      entropy, never recorded, or a simulation's seed); ``""`` where not
+      said (a guarantee of parameters alone). Not compared: two runs of
+      the same parameters have the same guarantee.
   """
 
   epsilon: float
@@ -342,6 +347,7 @@ class Guarantee:
   covers: str
   public: str = ""
   trust: str = ""
+  randomness: str = dataclasses.field(default="", compare=False)
 
   @classmethod
   def of(cls, params) -> "Guarantee":
