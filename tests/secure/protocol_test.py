@@ -1,0 +1,158 @@
+"""The two-server walk's entry point: its arguments, its release, the view
+of one server, and its law against the fast engine's."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.secure import two_sample
+from triehh.engines import two_servers as engine
+from triehh.secure import hashing
+from triehh.secure import idpf
+from triehh.secure import protocol
+
+
+def test_heavy_words_are_found_by_their_salted_hashes():
+  salt = b"a public salt"
+  words = ["apple"] * 40 + ["pear"] * 25 + ["fig"] * 2 + [
+      f"rare{i}" for i in range(30)]
+  hashes = hashing.hash_words(words, salt, 20)
+  release = protocol.run_walk(hashes, 20, [5, 10, 15, 20], [1.0] * 4,
+                              [10] * 4, seed=3, transport="inprocess")
+  found = set(release.frontiers[-1])
+  assert found == set(hashing.hash_words(["apple", "pear"], salt,
+                                         20).tolist())
+  assert abs(release.frontiers[-1][int(hashes[0])] - 40) < 15
+  cost = release.cost
+  assert cost.clients == 97 and cost.key_bytes == idpf.key_bytes(20) == 524
+  assert cost.upload_bytes_per_client == 2 * 524
+  assert cost.candidates[0] == 32 and len(cost.candidates) == 4
+  assert cost.exchanged_bytes == 16 * sum(cost.candidates)
+  assert "research prototype" in release.prototype
+  assert "do not collude with each other" in release.trust_model
+
+
+def test_a_seed_gives_one_release_and_no_seed_fresh_ones():
+  hashes = np.arange(60) % 3
+  args = (hashes, 8, [4, 8], [2.0, 2.0], [5, 5])
+  first = protocol.run_walk(*args, seed=9, transport="inprocess")
+  again = protocol.run_walk(*args, seed=9, transport="inprocess")
+  assert first.frontiers == again.frontiers
+  fresh = {tuple(protocol.run_walk(*args, seed=None, transport="inprocess")
+                 .frontiers[-1].items()) for _ in range(4)}
+  assert len(fresh) > 1
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(hashes=[16]), r"hashes must be in \[0, 2\^bits\) with bits=4"),
+    (dict(hashes=[[1]]), "hashes must be a 1-d array"),
+    (dict(transport="grpc"), "transport must be one of loopback, inprocess"),
+    (dict(payloads=[[1]]), "payloads need payload_sigma"),
+    (dict(seed=-1), "seed must be None or an integer >= 0"),
+    (dict(steps=[2, 3]), "steps must end at bits=4"),
+])
+def test_bad_arguments_are_one_line_naming_them(change, match):
+  args = dict(hashes=[1], bits=4, steps=[2, 4], sigmas=[1.0, 1.0],
+              thresholds=[1, 1], seed=0, transport="inprocess")
+  args.update(change)
+  with pytest.raises(ValueError, match=match):
+    protocol.run_walk(**args)
+
+
+def test_payload_sums_are_released_at_the_last_step():
+  hashes = np.array([3] * 30 + [12] * 20, dtype=np.uint64)
+  payloads = np.stack([np.arange(50), np.ones(50, dtype=np.int64)], axis=1)
+  release = protocol.run_walk(hashes, 4, [4], [1.0], [10], seed=2,
+                              payloads=payloads, payload_sigma=1.0,
+                              transport="inprocess", noise="gaussian")
+  assert set(release.payloads) == {3, 12}
+  assert abs(release.payloads[3][0] - sum(range(30))) < 10
+  assert abs(release.payloads[12][1] - 20) < 10
+  assert release.cost.exchanged_bytes == 16 * (16 + 2 * 2)
+
+
+def test_one_servers_keys_for_two_words_have_one_law():
+  """Server 1's keys of 2,000 clients of "apple" against 2,000 of "zebra"
+  (two-sample test on every bit it holds); the test sees a key that
+  carries one bit of the hash (one where the two hashes differ)."""
+  salt = b"salt"
+  first, second = (
+      protocol.client_keys(np.repeat(hashing.hash_words([w], salt, 16), 2000),
+                           16, rng=np.random.default_rng(seed))[1]
+      for w, seed in (("apple", 1), ("zebra", 2)))
+  size = idpf.key_bytes(16)
+  bits = [two_sample.key_bits(keys.to_bytes(), size)
+          for keys in (first, second)]
+  assert two_sample.p_value(*bits) > 1e-3
+  hashes = [int(h) for h in hashing.hash_words(["apple", "zebra"], salt, 16)]
+  differ = hashes[0] ^ hashes[1]
+  where = (differ & -differ).bit_length() - 1  # a bit where they differ
+  leaked = [np.concatenate([b, np.full((2000, 1), h >> where & 1, np.uint8)],
+                           axis=1) for b, h in zip(bits, hashes)]
+  assert two_sample.p_value(*leaked) < 1e-6
+
+
+# Equal in law: the real protocol (its servers' keys, sums and noise)
+# against the fast engine, which draws the release from the counts alone.
+
+_HASHES = np.array([1] * 6 + [2] * 4 + [0b101000] * 3 + [0b111111] * 2,
+                   dtype=np.uint64)
+_PLAN = dict(bits=6, steps=[3, 6], sigmas=[1.0, 1.0], thresholds=[4, 4],
+             noise="gaussian")
+_RUNS = 200
+
+
+def _outcome(frontiers) -> tuple:
+  """A run as one category: the kept candidates of each step and the noisy
+  count of the heavy prefix 000 (true count 10) at the first step, in 4
+  bins."""
+  heavy = frontiers[0].get(0)
+  heavy_bin = -1 if heavy is None else int(np.digitize(heavy, [9, 10, 12]))
+  return tuple(tuple(sorted(f)) for f in frontiers) + (heavy_bin,)
+
+
+def _p_value(first: list, second: list) -> float:
+  """Chi-square test that two samples of outcomes have one law (outcomes
+  seen fewer than 10 times in both together pooled)."""
+  counts = [collections.Counter(first), collections.Counter(second)]
+  total = counts[0] + counts[1]
+  common = sorted((k for k, v in total.items() if v >= 10), key=repr)
+  table = [[c[k] for k in common] + [sum(v for k, v in c.items()
+                                         if k not in common)]
+           for c in counts]
+  table = np.array(table)
+  table = table[:, table.sum(axis=0) > 0]
+  return float(stats.chi2_contingency(table)[1])
+
+
+@pytest.fixture(scope="module")
+def protocol_outcomes():
+  return [_outcome(protocol.run_walk(_HASHES, seed=seed, transport="inprocess",
+                                     **_PLAN).frontiers)
+          for seed in range(_RUNS)]
+
+
+def _engine_outcomes(seed: int, **changes) -> list:
+  counts = dict(collections.Counter(_HASHES.tolist()))
+  plan = dict(_PLAN, **changes)
+  rng = np.random.default_rng(seed)
+  return [_outcome(engine.run_walk(counts, plan["bits"], plan["steps"],
+                                   plan["sigmas"], plan["thresholds"], rng,
+                                   noise=plan["noise"]))
+          for _ in range(_RUNS)]
+
+
+def test_the_protocol_and_the_fast_engine_are_equal_in_law(
+    protocol_outcomes):
+  assert _p_value(protocol_outcomes, _engine_outcomes(100)) > 1e-3
+
+
+@pytest.mark.parametrize("changes", [dict(thresholds=[5, 5]),
+                                     dict(sigmas=[1.6, 1.6])])
+def test_the_law_test_sees_a_wrong_threshold_or_noise_scale(
+    protocol_outcomes, changes):
+  assert _p_value(protocol_outcomes, _engine_outcomes(101, **changes)) < 1e-4
