@@ -20,11 +20,11 @@ from triehh.theory import noisy_trie
 
 LAW_WORDS = ["ab"] * 5 + ["b"] * 4 + ["ba"] * 3 + ["a"] * 2 + ["bb"]
 LAW_PARAMS = noisy_trie.NoisyTrieParams(sigma=1.5, num_levels=3,
-                                        threshold=2.5, sampling_rate=0.8)
-# The same parameters with a threshold a third of sigma higher: the change
-# the law test must see.
+                                        threshold=3, sampling_rate=0.8)
+# The same parameters with the threshold one higher (the noisy sums are
+# integers): the change the law test must see.
 HIGHER_PARAMS = noisy_trie.NoisyTrieParams(sigma=1.5, num_levels=3,
-                                           threshold=3.0, sampling_rate=0.8)
+                                           threshold=4, sampling_rate=0.8)
 FAST_RUNS = 4000
 # Both sides are seeded, so each p-value is a fixed number; with equal laws
 # a statistic falls below its threshold with this chance (two statistics).

@@ -8,63 +8,81 @@ import dp_accounting
 import numpy as np
 import pytest
 from scipy import optimize
-from scipy import special
-from scipy import stats
 
+from triehh.theory import dp_events
 from triehh.theory import noisy_trie
 from triehh.theory import pld
 from triehh.theory.adjacency import Adjacency
 
 
-def _gaussian_delta(mu: float, epsilon: float) -> float:
-  """delta(epsilon) of the Gaussian mechanism of sensitivity / sigma = mu
-  (Balle and Wang, ICML 2018, Theorem 8), in logs for small deltas."""
-  a = special.log_ndtr(-epsilon / mu + mu / 2)
-  b = epsilon + special.log_ndtr(-epsilon / mu - mu / 2)
-  return math.exp(a) * -math.expm1(b - a)
+def _pmf(sigma: float, x: np.ndarray) -> np.ndarray:
+  """The discrete Gaussian's pmf, normalised by a direct sum (independent
+  of the library)."""
+  span = np.arange(-int(60 * sigma) - 60, int(60 * sigma) + 61)
+  z = float(np.exp(-span.astype(float) ** 2 / (2 * sigma**2)).sum())
+  return np.exp(-np.asarray(x, float) ** 2 / (2 * sigma**2)) / z
 
 
-def _gaussian_epsilon(mu: float, delta: float) -> float:
-  return optimize.brentq(lambda e: _gaussian_delta(mu, e) - delta, 0.0, 200.0,
-                         xtol=1e-12)
+def _composed_delta(sigma: float, levels: int, epsilon: float) -> float:
+  """delta(epsilon) of ``levels`` unsampled discrete Gaussians of sigma,
+  exactly in double precision: under P (user present, noise x per round)
+  the loss is ``sum_r (1 - 2 x_r) / (2 sigma^2)``, a function of S = sum_r
+  x_r, whose pmf is the pmf convolved ``levels`` times (direct, positive
+  terms: no cancellation)."""
+  x = np.arange(-int(45 * sigma) - 5, int(45 * sigma) + 6)
+  one = _pmf(sigma, x)
+  law = one
+  for _ in range(levels - 1):
+    law = np.convolve(law, one)
+  s = np.arange(law.size) + levels * x[0]
+  loss = (levels - 2 * s) / (2 * sigma**2)
+  gain = -np.expm1(np.minimum(epsilon - loss, 0.0))  # (1 - e^(eps - L))_+
+  return float((law * gain).sum())
+
+
+def _composed_epsilon(sigma: float, levels: int, delta: float) -> float:
+  return optimize.brentq(lambda e: _composed_delta(sigma, levels, e) - delta,
+                         0.0, 300.0, xtol=1e-10)
 
 
 @pytest.mark.parametrize("sigma,levels,delta", [
-    (5.769, 11, 1e-12), (21.76, 11, 1e-12), (2.0, 4, 1e-6), (1.0, 1, 1e-3)])
-def test_without_sampling_the_levels_are_one_gaussian(sigma, levels, delta):
-  # L Gaussians of sigma compose to one of sigma / sqrt(L); the PLD is
-  # pessimistic and within its discretisation of the exact epsilon.
+    (5.769, 11, 1e-12), (21.76, 4, 1e-12), (2.0, 4, 1e-6), (1.0, 1, 1e-3)])
+def test_without_sampling_epsilon_meets_the_exact_discrete_composition(
+    sigma, levels, delta):
+  # The rounds' exact delta(epsilon), from the pmf convolved in the test:
+  # the accountant's epsilon meets delta, and is tight (pessimistic by its
+  # grid and the truncation's slack only).
   params = noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=levels,
                                       false_positive_rate=1e-3)
-  mu = math.sqrt(levels) / sigma
-  exact = _gaussian_epsilon(mu, delta)
   computed = noisy_trie.epsilon(params, delta)
-  assert exact - 1e-6 <= computed <= exact + 2e-3 * max(1.0, exact)
-  assert _gaussian_delta(mu, computed) <= delta * (1 + 1e-6)
-  # dp_accounting's PLD of the composed rounds, pessimistic: not below.
-  assert _pld_epsilon([sigma] * levels, delta) >= computed - 1e-9
+  exact = _composed_epsilon(sigma, levels, delta)
+  assert _composed_delta(sigma, levels, computed) <= delta
+  assert exact <= computed <= exact + 2e-3 * max(1.0, exact)
 
 
 def _pld_epsilon(sigmas, delta):
-  accountant = dp_accounting.pld.PLDAccountant(
-      dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
-      value_discretization_interval=1e-4)
+  """dp_accounting's discrete-Gaussian PLD of the rounds, its own
+  truncation, composed round by round."""
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  composed = None
   for sigma in sigmas:
-    accountant.compose(dp_accounting.GaussianDpEvent(sigma))
-  return accountant.get_epsilon(delta)
+    one = pld_lib.from_discrete_gaussian_mechanism(
+        sigma, value_discretization_interval=1e-4)
+    composed = one if composed is None else composed.compose(one)
+  return composed.get_epsilon_for_delta(delta)
 
 
 @pytest.mark.parametrize("delta", [1e-16, 1e-18, 1e-30])
-def test_without_sampling_epsilon_is_exact_past_the_pld(delta):
-  # Below ~1e-15 the PLD accountant answers inf; the closed form still
-  # meets delta, tightly (epsilon 1e-6 smaller does not).
+def test_without_sampling_epsilon_meets_delta_past_the_pld(delta):
+  # Below ~1e-15 the PLD accountant answers inf; the zCDP bound still meets
+  # delta (the exact composition says so), and grows as delta shrinks.
   params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=6,
                                       false_positive_rate=1e-3)
   computed = noisy_trie.epsilon(params, delta)
-  mu = math.sqrt(6) / 4.0
   assert math.isfinite(computed)
-  assert _gaussian_delta(mu, computed) <= delta
-  assert _gaussian_delta(mu, computed - 1e-6) > delta
+  assert _composed_delta(4.0, 6, computed) <= delta
+  # zCDP is looser than exact, but not by much here
+  assert computed <= 1.5 * _composed_epsilon(4.0, 6, delta)
   assert noisy_trie.epsilon(params, delta) > noisy_trie.epsilon(params, 1e-12)
 
 
@@ -82,40 +100,33 @@ def test_subsampled_runs_refuse_a_delta_past_the_pld():
 
 def _subsampled_loss(sigma: float, rate: float, grid: float,
                      remove: bool) -> pld.LossDistribution:
-  """The loss of one level's dominating pair, discretised from the
-  Gaussians' CDFs: REMOVE (P = (1 - q) N(0, s^2) + q N(1, s^2) against Q =
-  N(0, s^2), under P) or ADD (Q against P, under Q). Each cell of x takes
-  its largest loss, rounded up to the grid (pessimistic)."""
-  edges = np.linspace(-40 * sigma, 1 + 40 * sigma, 400_001)
-  cdf0 = special.ndtr(edges / sigma)
-  cdf1 = special.ndtr((edges - 1) / sigma)
-  mass_q = np.diff(cdf0)
-  mass_p = (1 - rate) * mass_q + rate * np.diff(cdf1)
-  loss = np.log1p(rate * np.expm1((2 * edges - 1) / (2 * sigma**2)))
-  if remove:  # loss increases in x: a cell's largest is at its right edge
-    cells, mass = np.ceil(loss[1:] / grid - 1e-9), mass_p
-    tail = (1 - rate) * (1 - cdf0[-1]) + rate * (1 - cdf1[-1])
-    low_tail = (1 - rate) * cdf0[0] + rate * cdf1[0]
+  """The loss of one round's dominating pair on the integers: REMOVE (P =
+  (1 - q) N_Z(0, s^2) + q N_Z(1, s^2) against Q = N_Z(0, s^2), under P) or
+  ADD (Q against P, under Q); each loss rounded up to the grid
+  (pessimistic). The support is exact up to a mass below 1e-300."""
+  x = np.arange(-int(40 * sigma) - 2, int(40 * sigma) + 3)
+  mass_q = _pmf(sigma, x)
+  mass_p = (1 - rate) * mass_q + rate * _pmf(sigma, x - 1)
+  loss = np.log1p(rate * np.expm1((2 * x - 1) / (2 * sigma**2)))
+  if remove:
+    cells, mass = np.ceil(loss / grid - 1e-9), mass_p
   else:
-    cells, mass = np.ceil(-loss[:-1] / grid - 1e-9), mass_q
-    tail, low_tail = cdf0[0], 1 - cdf0[-1]
+    cells, mass = np.ceil(-loss / grid - 1e-9), mass_q
   cells = cells.astype(np.int64)
   lower = int(cells.min())
   probs = np.bincount(cells - lower, weights=mass)
-  probs[0] += low_tail  # beyond the grid, losses below the lowest kept
-  return pld.LossDistribution(grid, lower, probs, float(tail))
+  return pld.LossDistribution(grid, lower, probs, 0.0)
 
 
 @pytest.mark.parametrize("sigma,rate,levels,delta", [
     (3.0, 0.5, 11, 1e-12), (6.0, 0.1, 11, 1e-10), (1.5, 0.3, 4, 1e-6)])
-def test_subsampled_gaussian_matches_a_direct_composition(sigma, rate, levels,
-                                                          delta):
-  # The dominating pair of the subsampled Gaussian, discretised from the
-  # normal CDFs and composed by direct convolution (triehh.theory.pld),
-  # both directions. Its grid g makes it pessimistic by at most levels * g
-  # in epsilon: delta(e + levels * g) <= true delta(e) <= delta(e). So the
-  # accountant's epsilon meets its delta there, and is tight (3 % less
-  # epsilon does not).
+def test_subsampled_discrete_gaussian_matches_a_direct_composition(
+    sigma, rate, levels, delta):
+  # The dominating pair of the subsampled discrete Gaussian, on its integer
+  # support, composed by direct convolution (triehh.theory.pld), both
+  # directions. Its grid g makes it pessimistic by at most levels * g in
+  # epsilon. So the accountant's epsilon meets its delta there, and is
+  # tight (3 % less epsilon does not).
   grid = 5e-4
   params = noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=levels,
                                       sampling_rate=rate,
@@ -128,16 +139,27 @@ def test_subsampled_gaussian_matches_a_direct_composition(sigma, rate, levels,
   assert both.delta(computed * 0.97 + levels * grid) > delta
 
 
-@pytest.mark.parametrize("rate", [1.0, 0.5, 0.1])
-def test_pld_epsilon_is_below_the_rdp_bound(rate):
+def test_pld_epsilon_is_below_the_zcdp_and_rdp_bounds():
+  # Unsampled, the discrete Gaussian has the continuous one's RDP (CKS20,
+  # Theorem 4): an RDP accountant of GaussianDpEvent(sigma) bounds it.
   params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=11,
-                                      sampling_rate=rate,
                                       false_positive_rate=1e-3)
   rdp = dp_accounting.rdp.RdpAccountant()
-  rdp.compose(noisy_trie.dp_event(params))
+  rdp.compose(dp_accounting.GaussianDpEvent(4.0), 11)
   pld_epsilon = noisy_trie.epsilon(params, 1e-12)
   assert pld_epsilon <= rdp.get_epsilon(1e-12)
   assert pld_epsilon >= 0.85 * rdp.get_epsilon(1e-12)  # RDP is not far off
+
+
+def test_dp_accountings_own_accountants_refuse_the_event():
+  """Never a smaller epsilon from a continuous stand-in: refused."""
+  params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=11,
+                                      sampling_rate=0.5,
+                                      false_positive_rate=1e-3)
+  for accountant in (dp_accounting.rdp.RdpAccountant(),
+                     dp_accounting.pld.PLDAccountant()):
+    with pytest.raises(dp_accounting.UnsupportedEventError):
+      accountant.compose(noisy_trie.dp_event(params))
 
 
 def test_sampling_amplifies():
@@ -147,17 +169,20 @@ def test_sampling_amplifies():
   assert eps[0] > eps[1] > eps[2] > 0
 
 
-def test_dp_event_is_levels_of_the_subsampled_gaussian():
+def test_dp_event_is_levels_of_the_subsampled_discrete_gaussian():
   params = noisy_trie.NoisyTrieParams(sigma=3.0, num_levels=7,
                                       sampling_rate=0.25,
                                       false_positive_rate=1e-4)
   assert noisy_trie.dp_event(params) == dp_accounting.SelfComposedDpEvent(
-      dp_accounting.PoissonSampledDpEvent(
-          0.25, dp_accounting.GaussianDpEvent(3.0)), 7)
+      dp_events.DiscreteGaussianDpEvent(3.0, 0.25), 7)
   full = noisy_trie.NoisyTrieParams(sigma=3.0, num_levels=7,
                                     false_positive_rate=1e-4)
   assert noisy_trie.dp_event(full) == dp_accounting.SelfComposedDpEvent(
-      dp_accounting.GaussianDpEvent(3.0), 7)
+      dp_events.DiscreteGaussianDpEvent(3.0), 7)
+  accountant = dp_events.PLDAccountant(value_discretization_interval=1e-4)
+  accountant.compose(noisy_trie.dp_event(params))
+  assert accountant.get_epsilon(1e-10) == pytest.approx(
+      noisy_trie.epsilon(params, 1e-10), rel=1e-3)
 
 
 @pytest.mark.parametrize("epsilon", [4.0, 1.0])
@@ -168,9 +193,8 @@ def test_calibration_meets_the_target_with_the_smallest_sigma(epsilon):
       sigma=params.sigma * 0.99, num_levels=11,
       sampling_rate=params.sampling_rate, false_positive_rate=1e-5)
   assert noisy_trie.epsilon(smaller, 1e-12) > epsilon
-  assert params.threshold == pytest.approx(
-      params.sigma * stats.norm.isf(1e-5), rel=1e-9)
-  assert params.false_positive_rate == pytest.approx(1e-5, rel=1e-9)
+  _assert_smallest_integer_threshold(params.sigma, params.threshold, 1e-5)
+  assert params.false_positive_rate <= 1e-5
 
 
 def test_calibration_picks_the_rate_with_the_smallest_count():
@@ -185,19 +209,43 @@ def test_calibration_picks_the_rate_with_the_smallest_count():
   assert only.smallest_count > params.smallest_count
 
 
+def _tail(sigma: float, tau: int) -> float:
+  return float(_pmf(sigma, np.arange(tau, tau + int(60 * sigma) + 60)).sum())
+
+
+def _assert_smallest_integer_threshold(sigma, tau, alpha):
+  """tau is an integer, its tail (summed in the test) at most alpha, the
+  tail of tau - 1 above it."""
+  assert isinstance(tau, int)
+  assert _tail(sigma, tau) <= alpha * (1 + 1e-12)
+  assert _tail(sigma, tau - 1) > alpha
+
+
 def test_params_derive_threshold_and_rate_from_each_other():
   by_rate = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=3,
                                        false_positive_rate=0.01)
-  assert by_rate.threshold == pytest.approx(2.0 * 2.3263478740, rel=1e-9)
-  by_tau = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=3,
-                                      threshold=by_rate.threshold)
-  assert by_tau.false_positive_rate == pytest.approx(0.01, rel=1e-9)
-  assert by_tau == by_rate
+  # the continuous quantile is 4.65; the discrete tail at 5 is 0.012
+  assert by_rate.threshold == 6
+  _assert_smallest_integer_threshold(2.0, by_rate.threshold, 0.01)
+  assert by_rate.false_positive_rate == pytest.approx(_tail(2.0, 6),
+                                                      rel=1e-12)
+  by_tau = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=3, threshold=6)
+  assert by_tau.false_positive_rate == by_rate.false_positive_rate
+  # a real threshold is rounded up: the noisy sums are integers
+  assert noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=3,
+                                    threshold=4.2).threshold == 5
   with pytest.raises(ValueError, match="disagree"):
     noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=3, threshold=1.0,
                                false_positive_rate=0.01)
   with pytest.raises(ValueError, match="threshold or false_positive_rate"):
     noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=3)
+
+
+@pytest.mark.parametrize("sigma,alpha", [(0.7, 0.05), (3.3, 1e-5),
+                                         (40.0, 1e-9), (2.0, 0.6)])
+def test_threshold_for_is_the_smallest_integer_meeting_the_rate(sigma, alpha):
+  _assert_smallest_integer_threshold(
+      sigma, noisy_trie.threshold_for(sigma, alpha), alpha)
 
 
 @pytest.mark.parametrize("field,value", [
@@ -236,18 +284,18 @@ def test_guarantee_names_both_adjacencies_and_no_n():
 @pytest.mark.parametrize("sigma,multipliers,levels,delta", [
     (3.913, (4.0,), 6, 1e-12), (5.0, (8.0, 4.0, 2.0), 11, 1e-12),
     (2.0, (0.5, 3.0), 4, 1e-6)])
-def test_rounds_of_different_noise_are_one_gaussian(sigma, multipliers,
-                                                     levels, delta):
-  # Gaussians of sigma_r compose to one of mu^2 = sum 1 / sigma_r^2 (an
-  # independent, closed-form check of the composed PLD).
+def test_rounds_of_different_noise_compose(sigma, multipliers, levels,
+                                           delta):
+  # dp_accounting's discrete-Gaussian PLD of the rounds, composed one by
+  # one in the test, and the zCDP bound, which is looser.
   params = noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=levels,
                                       false_positive_rate=1e-3,
                                       noise_multipliers=multipliers)
-  mu = math.sqrt(sum(1 / s**2 for s in params.sigmas))
-  exact = _gaussian_epsilon(mu, delta)
   computed = noisy_trie.epsilon(params, delta)
-  assert exact - 1e-6 <= computed <= exact + 2e-3 * max(1.0, exact)
-  assert _pld_epsilon(params.sigmas, delta) >= computed - 1e-9
+  direct = _pld_epsilon(params.sigmas, delta)
+  assert direct * (1 - 2e-3) <= computed <= direct * (1 + 2e-3) + 1e-3
+  rho = sum(0.5 / s**2 for s in params.sigmas)
+  assert computed <= rho + 2 * math.sqrt(rho * math.log(1 / delta))
   # More noise on a round than the uniform run: a smaller epsilon.
   uniform = noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=levels,
                                        false_positive_rate=1e-3)
@@ -262,13 +310,17 @@ def test_a_round_has_its_own_noise_and_threshold_at_one_rate():
   assert params.sigmas == (8.0, 4.0, 2.0, 2.0)
   first, last = params.at_round(0), params.at_round(3)
   assert (first.sigma, last.sigma) == (8.0, 2.0)
-  assert first.threshold == pytest.approx(4 * last.threshold, rel=1e-12)
+  alpha = params.false_positive_rate  # the base's, at most 1e-5
+  assert alpha <= 1e-5
   for r in range(4):
-    assert params.at_round(r).false_positive_rate == pytest.approx(1e-5,
-                                                                   rel=1e-9)
-    assert params.at_round(r).noise_multipliers == ()
+    round_params = params.at_round(r)
+    _assert_smallest_integer_threshold(round_params.sigma,
+                                       round_params.threshold, alpha)
+    assert round_params.false_positive_rate <= alpha
+    assert round_params.noise_multipliers == ()
+  assert first.threshold > 3 * last.threshold
   assert noisy_trie.dp_event(params) == dp_accounting.ComposedDpEvent(
-      [dp_accounting.GaussianDpEvent(s) for s in (8.0, 4.0, 2.0, 2.0)])
+      [dp_events.DiscreteGaussianDpEvent(s) for s in (8.0, 4.0, 2.0, 2.0)])
   plain = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=4,
                                      false_positive_rate=1e-5)
   assert plain.at_round(2) is plain
@@ -291,7 +343,9 @@ def test_calibration_with_multipliers_meets_the_target_tightly():
 
 @pytest.mark.parametrize("multipliers,match", [
     ((0.0,), r"noise_multipliers\[0\]"), ((1.0, math.inf), "finite"),
-    ((2.0,) * 5, "more than the 4 rounds"), ("4", "sequence")])
+    ((2.0,) * 5, "more than the 4 rounds"), ("4", "sequence"),
+    ((1e-300,), r"noise_multipliers\[0\]=1e-300 is outside"),
+    ((1.0, 1e4), r"noise_multipliers\[1\]=10000 is outside")])
 def test_multipliers_are_checked_at_construction(multipliers, match):
   with pytest.raises(ValueError, match=match):
     noisy_trie.NoisyTrieParams(sigma=1.0, num_levels=4,

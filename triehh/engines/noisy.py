@@ -1,4 +1,5 @@
-"""The noisy trie, simulated fast: Gaussian noise on a public candidate set.
+"""The noisy trie, simulated fast: discrete Gaussian noise on a public
+candidate set.
 
 The mechanism and its privacy are :mod:`triehh.theory.noisy_trie`'s; this
 module runs it on a :class:`~triehh.core.population.Population`. Round r
@@ -20,16 +21,35 @@ A round, from the run's generator, in this order:
    :func:`~triehh.engines.sampling.words_of`), as the other engines do.
    q = 1 draws nothing here.
 2. *Noise on the candidates some word extends* (the explicit ones, with
-   zero votes or not): ``sigma * rng.standard_normal(m)``.
+   zero votes or not): ``discrete_gaussian(rng, sigma, m)``
+   (:mod:`triehh.core.discrete_noise`), exact: integer votes plus integer
+   noise, against the integer threshold tau.
 3. *The other candidates*, which no user can vote for, all ``F * E - m`` of
    them: each would pass independently with probability alpha =
-   ``P[N(0, sigma^2) >= tau]``. Instead of a normal draw for each (``F * E``
-   reaches 10^14 at k = 11), the number passing is drawn as
-   ``rng.binomial(F * E - m, alpha)``, which of them as a uniform subset
-   (``rng.choice``), and their noisy sums from the normal law above tau
-   (``sigma * isf(alpha * rng.random(size))``). Equal in law: the passing
-   set of i.i.d. Bernoulli(alpha) indicators is a uniform subset of a
-   Binomial size, and a value given that it passes has that law.
+   ``P[Z >= tau]``, Z discrete Gaussian (its tail summed in double
+   precision). Instead of a draw for each (``F * E`` reaches 10^14 at k =
+   11), the number passing is drawn as ``rng.binomial(F * E - m, alpha)``,
+   which of them as a uniform subset (``rng.choice``), and their noisy sums
+   from the discrete Gaussian given that it reaches tau
+   (``discrete_gaussian_above``, exact). Equal in law: the passing set of
+   i.i.d. Bernoulli(alpha) indicators is a uniform subset of a Binomial
+   size, and a value given that it passes has that law.
+
+What is exact, and what is not. The noise on every count a user can change
+(step 2: every candidate some word extends, voted for this round or not)
+and the values released for the other candidates (step 3's noisy sums) are
+drawn exactly, with integer arithmetic. Step 3's *how many and which* of
+the other candidates pass is drawn in floating point (alpha in double
+precision, numpy's binomial and choice), for candidates no user's word
+extends: their sums are 0 whatever the data. The data enters that draw only
+through how many such candidates there are, ``F * E - m`` (m, the explicit
+candidates, moves by at most a user's number of words when the user is
+added or removed), never through a value, so no released value carries a
+float's low-order bits. Its law differs from the exact one (the same
+Bernoulli(exact tail) indicators drawn one by one) only by alpha's double
+rounding and the 53-bit uniforms of numpy's samplers: a total variation we
+estimate near 2^-50 per round (not proven), outside the accounted
+mechanism; docs/noisy-trie.md says so.
 
 Passing candidates ending in ``$`` are released words; the others are the
 next frontier. A frontier prefix no user holds (a false positive) stays on
@@ -44,8 +64,7 @@ import dataclasses
 from typing import Protocol
 
 import numpy as np
-from scipy import special
-
+from triehh.core import discrete_noise
 from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import release
@@ -106,7 +125,8 @@ class NoisyTrieResult:
   Attributes:
     words: the released words, by round, each round's by noisy sum (largest
       first). The empty word (``$`` alone, which no user holds) is dropped.
-    noisy_counts: ``float64 [len(words)]`` their noisy sums.
+    noisy_counts: ``int64 [len(words)]`` their noisy sums (votes plus
+      discrete Gaussian noise).
     false_words: ``bool [len(words)]`` whether no user holds the word
       (simulation only).
     levels: per round, its :class:`LevelStats`.
@@ -271,7 +291,8 @@ def run(population: population_lib.Population, params: NoisyParams,
     false_words.append(released[2])
   return NoisyTrieResult(
       words=tuple(words),
-      noisy_counts=np.concatenate(counts) if counts else np.zeros(0),
+      noisy_counts=(np.concatenate(counts) if counts
+                    else np.zeros(0, dtype=np.int64)),
       false_words=(np.concatenate(false_words) if false_words
                    else np.zeros(0, dtype=bool)),
       levels=tuple(levels))
@@ -392,7 +413,8 @@ def draw_passing(explicit: np.ndarray, votes: np.ndarray,
   explicit ones (increasing ids) and their votes: the passing candidates
   (increasing), their noisy sums, and which explicit candidate each is
   (its index, ``-1``: one of the others)."""
-  noisy = votes + params.sigma * rng.standard_normal(explicit.size)
+  noisy = votes + discrete_noise.discrete_gaussian(rng, params.sigma,
+                                                   explicit.size)
   keep = noisy >= params.threshold
   pool, pool_noisy = _other_passing(explicit, num_candidates, params, rng)
   candidates = np.concatenate([explicit[keep], pool])
@@ -417,7 +439,7 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
   alpha = params.false_positive_rate
   size = int(rng.binomial(others, alpha)) if others > 0 else 0
   if not size:
-    return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
   memory.check_fits(
       f"false_positive_rate={alpha:g} over {num_candidates:,} candidates "
       f"({size:,} passing by noise alone in one round)",
@@ -429,6 +451,7 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
   # The rank-j candidate outside voted is j plus the voted ones below it.
   below = voted - np.arange(voted.size, dtype=np.int64)
   picked = ranks + np.searchsorted(below, ranks, side="right")
-  values = -params.sigma * special.ndtri(alpha * rng.random(size))
+  values = discrete_noise.discrete_gaussian_above(
+      rng, params.sigma, int(params.threshold), size)
   return picked, values
 

@@ -1,4 +1,5 @@
-"""The noisy trie: TrieHH with Gaussian noise on a public candidate set.
+"""The noisy trie: TrieHH with discrete Gaussian noise on a public
+candidate set.
 
 The mechanism, per round r = 1..R (``R = ceil((L + 1) / k)`` for words of
 at most L characters and k characters per round):
@@ -11,15 +12,19 @@ at most L characters and k characters per round):
    user). A participant whose word's prefix is on the frontier adds a
    one-hot vector over C_r: 1 at its word's next k symbols (or up to its
    ``$``); others add nothing.
-3. The server gets the sums plus independent N(0, sigma_r^2) noise on
-   every candidate, and keeps the candidates whose noisy sum is at least
-   the threshold tau_r. Those ending in ``$`` are released words; the others
+3. The server gets the sums plus independent discrete Gaussian noise
+   ``N_Z(0, sigma_r^2)`` (``P[X = x]`` proportional to ``exp(-x^2 / (2
+   sigma_r^2))`` on the integers, drawn exactly:
+   :mod:`triehh.core.discrete_noise`) on every candidate, and keeps the
+   candidates whose noisy sum, an integer, is at least the integer
+   threshold tau_r. Those ending in ``$`` are released words; the others
    are the next frontier.
 
 The noise may differ by round: ``sigma_r = sigma * m_r`` for public
 multipliers m_r fixed in advance (:attr:`NoisyTrieParams.noise_multipliers`,
-1 past the last one given), and ``tau_r = sigma_r * Phi^-1(1 - alpha)``, the
-same false-positive rate alpha in every round. Early rounds count short
+1 past the last one given, each in [1e-3, 1e3]), and tau_r the smallest
+integer with ``P[N_Z(0, sigma_r^2) >= tau_r] <= alpha``, the same
+false-positive rate alpha (at most) in every round. Early rounds count short
 prefixes, which many users share: more noise there costs few words and
 leaves budget for the later rounds, where a word's own count decides.
 
@@ -27,34 +32,37 @@ The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
 
 * *One round.* Fix the published trie before the round, hence C_r. Adding
   or removing one user u changes the vector of sums over C_r by a vector
-  that is zero or one-hot: L2 sensitivity 1. Without sampling the round's
-  noisy sums are the Gaussian mechanism ``GaussianDpEvent(sigma)``; with
+  that is zero or one-hot: L2 sensitivity 1 (and one coordinate changes by
+  1). Without sampling the round's noisy sums are the discrete Gaussian
+  mechanism on one coordinate (the others' laws do not change); with
   Poisson sampling u's contribution is present with probability q,
-  independently of the other users', which is ``PoissonSampledDpEvent(q,
-  GaussianDpEvent(sigma))`` (dp_accounting's PLD of the subsampled
-  Gaussian, ``ADD_OR_REMOVE_ONE``, both directions: its REMOVE and ADD
-  distributions). Several words per user: u's word is drawn independently
+  independently of the other users', which is its Poisson-subsampled
+  version (:mod:`triehh.theory.discrete_gaussian`: dp_accounting's PLD of
+  the discrete Gaussian, ``ADD_OR_REMOVE_ONE``, both directions). Several words per user: u's word is drawn independently
   of everything else, its contribution is still zero or one-hot, so the
   pair of output laws is a mixture of pairs each dominated by the same
   pair, and the hockey-stick divergence is jointly convex.
 * *Threshold.* Which candidates pass is a function of the noisy sums alone:
   post-processing, it costs nothing. tau only sets precision: a candidate
-  nobody votes for passes with probability alpha = P[N(0, sigma^2) >= tau]
-  (the false-positive rate per candidate).
-* *Exact without sampling.* At q = 1 the R Gaussians of sigma_r compose
-  to one Gaussian mechanism of sensitivity / sigma = mu, mu^2 = sum_r
-  1 / sigma_r^2 (the privacy loss of a Gaussian is Gaussian, and the
-  losses of the adaptive rounds add), whose delta(epsilon) is Balle and
-  Wang's (ICML 2018, Theorem 8): ``Phi(-eps/mu + mu/2) - e^eps
-  Phi(-eps/mu - mu/2)``, computed in logs (:func:`gaussian_epsilon`) at
-  any delta. With q < 1 dp_accounting's PLD accountant composes the
-  subsampled rounds.
+  nobody votes for passes with probability alpha = ``P[N_Z(0, sigma^2) >=
+  tau]`` (the false-positive rate per candidate, the pmf summed).
+* *The discrete law's accountant.* The continuous Gaussian's epsilon is
+  not an upper bound for the discrete Gaussian (at sigma = 2, delta = 1e-6
+  it leaves the discrete law a delta of 1.17e-6), so the closed form of R
+  continuous Gaussians (Balle and Wang, ICML 2018) no longer accounts a
+  run. dp_accounting's PLD of the discrete Gaussian composes
+  the rounds (pessimistic; the truncation of its support accounted), and
+  without sampling the zCDP bound (CKS20: ``1 / (2 sigma_r^2)`` per round,
+  composed and converted) caps it and answers below delta = 1e-15
+  (:func:`triehh.theory.discrete_gaussian.epsilon`).
 * *R rounds.* C_r depends only on earlier outputs, so the run is the
   adaptive composition of R such mechanisms, round r's dominated by the
   same pair (at sigma_r) whatever C_r is: ``SelfComposedDpEvent(level, R)``,
   or ``ComposedDpEvent`` of the R rounds' events when sigma_r differ (the
   multipliers are fixed before the run), whose PLD dp_accounting composes
-  (:func:`epsilon`). Stopping early is post-processing.
+  (:func:`epsilon`); a level is a
+  :class:`triehh.theory.dp_events.DiscreteGaussianDpEvent`. Stopping early
+  is post-processing.
 * *Neighbours.* ``ADD_OR_REMOVE_ONE``: above. ``REPLACE_SPECIAL`` (u's
   words replaced by the empty word): a user with the empty word adds
   nothing in any round, the same law as u absent, so the same pair. The
@@ -66,30 +74,53 @@ The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 
 import dp_accounting
 from scipy import special
 
+from triehh.core import discrete_noise
 from triehh.core import progress
 from triehh.core import validation
+from triehh.theory import discrete_gaussian
+from triehh.theory import dp_events
 from triehh.theory import limits
 from triehh.theory import mechanism as mechanism_lib
 from triehh.theory.adjacency import Adjacency
 from triehh.theory.mechanism import Guarantee
 
-# Round multipliers of the noise: checked as the target checks them.
-check_multipliers = mechanism_lib.check_noise_multipliers
+# The round multipliers taken: beyond, a round's noise is a thousandth or a
+# thousand times the base (1e-300 made sigma_r^2 underflow to 0).
+MULTIPLIER_RANGE = (1e-3, 1e3)
+
+
+def check_multipliers(multipliers, num_levels: int | None = None
+                      ) -> tuple[float, ...]:
+  """The round multipliers, checked as the target checks them and within
+  MULTIPLIER_RANGE; ValueError naming ``noise_multipliers``."""
+  checked = mechanism_lib.check_noise_multipliers(multipliers, num_levels)
+  low, high = MULTIPLIER_RANGE
+  for i, m in enumerate(checked):
+    if not low <= m <= high:
+      raise ValueError(
+          f"noise_multipliers[{i}]={m:g} is outside [{low:g}, {high:g}]: a "
+          "round's noise is sigma times its multiplier; give multipliers "
+          "in that range (or change sigma)")
+  return checked
+
+
 # The neighbouring relations the guarantee covers (module docstring).
 ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
-ACCOUNTING = "noisy trie (Gaussian PLD, two-sided)"
-# Without sampling, the rounds compose to one Gaussian mechanism, whose
-# epsilon is exact in closed form at any delta; dp_accounting's PLD
-# accountant answers epsilon = inf below about 1e-15 (floating point), so a
-# subsampled run is refused a smaller delta.
-ACCOUNTING_EXACT = "noisy trie (Gaussian composition, exact, two-sided)"
-SMALLEST_PLD_DELTA = 1e-15
+ACCOUNTING = "noisy trie (discrete Gaussian PLD, two-sided)"
+# Without sampling, the discrete Gaussian's PLD capped by its zCDP bound,
+# which alone answers below SMALLEST_PLD_DELTA (dp_accounting's PLD answers
+# epsilon = inf below about 1e-15, floating point), so a subsampled run is
+# refused a smaller delta.
+ACCOUNTING_EXACT = ("noisy trie (discrete Gaussian PLD and zCDP, "
+                    "two-sided)")
+SMALLEST_PLD_DELTA = discrete_gaussian.SMALLEST_PLD_DELTA
 COVERS = ("the released words, the published trie and every noisy count, "
           "for neighbours of any size (no parameter depends on n)")
 PUBLIC = ("the alphabet, the maximum word length L, the characters per "
@@ -109,16 +140,20 @@ _SIGMA_TOLERANCE = 1e-3
 class NoisyTrieParams:
   """The parameters of a noisy-trie run (module docstring).
 
-  Give ``threshold`` or ``false_positive_rate`` (the other is derived,
-  ``threshold = sigma * Phi^-1(1 - false_positive_rate)``), or both if they
-  agree.
+  Give ``threshold`` or ``false_positive_rate`` (the other is derived:
+  ``threshold`` the smallest integer whose tail ``P[N_Z(0, sigma^2) >=
+  threshold]`` is at most ``false_positive_rate``), or both if they agree.
 
   Attributes:
-    sigma: standard deviation of the Gaussian noise on each candidate.
-    threshold: tau, the smallest noisy sum that passes.
+    sigma: the discrete Gaussian's parameter (``P[X = x]`` proportional to
+      ``exp(-x^2 / (2 sigma^2))``; its standard deviation is at most sigma,
+      and within 1e-8 of it from sigma = 1) of the noise on each candidate.
+    threshold: tau, the smallest noisy sum that passes: an integer (a real
+      one given is rounded up: the noisy sums are integers).
     sampling_rate: q, each user's probability of taking part in a round.
-    false_positive_rate: alpha, ``P[N(0, sigma^2) >= tau]``: the chance a
-      candidate with no vote passes.
+    false_positive_rate: alpha, ``P[N_Z(0, sigma^2) >= tau]``: the chance a
+      candidate with no vote passes (the pmf summed in double precision; at
+      most the rate asked for).
     num_levels: R, the rounds accounted for (a run may stop earlier).
     chars_per_level: k, symbols per candidate (``$`` included).
     noise_multipliers: m_r of the first rounds (round r's noise is
@@ -146,8 +181,8 @@ class NoisyTrieParams:
 
   def __post_init__(self):
     sigma = validation.check_positive("sigma", self.sigma)
-    if not math.isfinite(sigma):
-      raise ValueError(f"sigma must be finite, got {sigma}")
+    if not math.isfinite(sigma) or sigma > 2.0**40:
+      raise ValueError(f"sigma must be finite and at most 2^40, got {sigma}")
     object.__setattr__(self, "sigma", sigma)
     object.__setattr__(self, "num_levels",
                        validation.check_int("num_levels", self.num_levels))
@@ -174,16 +209,17 @@ class NoisyTrieParams:
     if tau is None:
       tau = derived
     tau = validation.check_real("threshold", tau)
-    if not math.isfinite(tau):
-      raise ValueError(f"threshold must be finite, got {tau}")
-    if derived is not None and not math.isclose(tau, derived, rel_tol=1e-9,
-                                                abs_tol=1e-9 * self.sigma):
+    if not math.isfinite(tau) or abs(tau) > 2.0**53:
+      raise ValueError(f"threshold must be finite (at most 2^53 in size), "
+                       f"got {tau}")
+    tau = math.ceil(tau)  # the noisy sums are integers
+    if derived is not None and tau != derived:
       raise ValueError(f"threshold {tau} and false_positive_rate {alpha} "
                        f"disagree at sigma={self.sigma} (that rate gives "
                        f"{derived}); give one of them")
-    object.__setattr__(self, "threshold", float(tau))
+    object.__setattr__(self, "threshold", tau)
     object.__setattr__(self, "false_positive_rate",
-                       float(special.ndtr(-tau / self.sigma)))
+                       discrete_noise.discrete_gaussian_tail(self.sigma, tau))
 
   def multiplier(self, r: int) -> float:
     """m_r, round r's noise over the base (r = 0, 1, ...)."""
@@ -197,14 +233,14 @@ class NoisyTrieParams:
                  for r in range(self.num_levels))
 
   def at_round(self, r: int) -> "NoisyTrieParams":
-    """Round r's parameters: its sigma and threshold, no multipliers (the
-    same false-positive rate)."""
+    """Round r's parameters: its sigma and threshold (the smallest integer
+    whose tail at that sigma is at most the base's false-positive rate),
+    no multipliers."""
     if not self.noise_multipliers:
       return self
     m = self.multiplier(r)
-    return dataclasses.replace(self, sigma=self.sigma * m,
-                               threshold=self.threshold * m,
-                               false_positive_rate=None,
+    return dataclasses.replace(self, sigma=self.sigma * m, threshold=None,
+                               false_positive_rate=self.false_positive_rate,
                                noise_multipliers=())
 
   @property
@@ -215,12 +251,21 @@ class NoisyTrieParams:
     return self.threshold / self.sampling_rate
 
 
-def threshold_for(sigma: float, false_positive_rate: float) -> float:
-  """tau such that ``P[N(0, sigma^2) >= tau] = false_positive_rate``."""
+def threshold_for(sigma: float, false_positive_rate: float) -> int:
+  """The smallest integer tau with ``P[N_Z(0, sigma^2) >= tau] <=
+  false_positive_rate`` (the discrete Gaussian's tail, summed)."""
   sigma = validation.check_positive("sigma", sigma)
-  false_positive_rate = validation.check_probability(
-      "false_positive_rate", false_positive_rate)
-  return float(-sigma * special.ndtri(false_positive_rate))
+  alpha = validation.check_probability("false_positive_rate",
+                                       false_positive_rate)
+  tail = functools.partial(discrete_noise.discrete_gaussian_tail, sigma)
+  # the continuous quantile is within a few units of the discrete one
+  tau = math.ceil(-sigma * special.ndtri(alpha)) if alpha < 1 else 0
+  while tail(tau) > alpha:
+    tau += 1
+  lowest = -math.ceil(40 * sigma) - 2  # P[X >= lowest] is 1 in doubles
+  while tau > lowest and tail(tau - 1) <= alpha:
+    tau -= 1
+  return int(tau)
 
 
 def rounds_for(max_length: int, chars_per_level: int = 1) -> int:
@@ -232,11 +277,10 @@ def rounds_for(max_length: int, chars_per_level: int = 1) -> int:
 
 
 def level_event(sigma: float, sampling_rate: float):
-  """One round's ``DpEvent``: the Gaussian, Poisson-subsampled if q < 1."""
-  gaussian = dp_accounting.GaussianDpEvent(sigma)
-  if sampling_rate >= 1.0:
-    return gaussian
-  return dp_accounting.PoissonSampledDpEvent(sampling_rate, gaussian)
+  """One round's ``DpEvent``: the discrete Gaussian, Poisson-subsampled if
+  q < 1 (:class:`triehh.theory.dp_events.DiscreteGaussianDpEvent`; not a
+  ``GaussianDpEvent``, whose PLD would under-count the discrete law)."""
+  return dp_events.DiscreteGaussianDpEvent(sigma, min(sampling_rate, 1.0))
 
 
 def dp_event(params: NoisyTrieParams):
@@ -251,40 +295,12 @@ def dp_event(params: NoisyTrieParams):
 
 def epsilon(params: NoisyTrieParams, delta: float, *,
             discretization: float = DEFAULT_DISCRETIZATION) -> float:
-  """The run's epsilon at ``delta``, both directions (dp_accounting's PLD
-  accountant, pessimistic, ``ADD_OR_REMOVE_ONE``; module docstring)."""
+  """The run's epsilon at ``delta``, both directions (the discrete
+  Gaussian's PLD, pessimistic, ``ADD_OR_REMOVE_ONE``, capped by its zCDP
+  bound without sampling; module docstring)."""
   limits.check_delta("delta", delta)
   return _epsilon(params.sigma, params.sampling_rate, params.num_levels,
                   delta, discretization, params.noise_multipliers)
-
-
-def gaussian_log_delta(mu: float, epsilon_value: float) -> float:
-  """ln delta(epsilon) of the Gaussian mechanism of sensitivity / sigma =
-  ``mu`` (module docstring), without cancellation for tiny deltas."""
-  a = special.log_ndtr(-epsilon_value / mu + mu / 2)
-  b = epsilon_value + special.log_ndtr(-epsilon_value / mu - mu / 2)
-  if b >= a:  # rounding at delta ~ 0 relative to the terms
-    return -math.inf
-  return a + math.log(-math.expm1(b - a))
-
-
-def gaussian_epsilon(mu: float, delta: float) -> float:
-  """The smallest epsilon (rounded up) at which the Gaussian mechanism of
-  sensitivity / sigma = ``mu`` is (epsilon, delta)-DP."""
-  target = math.log(delta)
-  if gaussian_log_delta(mu, 0.0) <= target:
-    return 0.0
-  hi = max(1.0, mu * mu)
-  while gaussian_log_delta(mu, hi) > target:
-    hi *= 2.0
-  lo = 0.0
-  while hi - lo > 1e-12 * max(1.0, hi):  # delta decreases in epsilon
-    mid = 0.5 * (lo + hi)
-    if gaussian_log_delta(mu, mid) > target:
-      lo = mid
-    else:
-      hi = mid
-  return hi
 
 
 def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
@@ -292,24 +308,13 @@ def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
              multipliers: tuple[float, ...] = ()) -> float:
   scales = [multipliers[r] if r < len(multipliers) else 1.0
             for r in range(num_levels)]
-  if rate >= 1.0:
-    mu = math.sqrt(sum(1.0 / (sigma * m) ** 2 for m in scales))
-    return gaussian_epsilon(mu, delta)
-  if delta < SMALLEST_PLD_DELTA:
+  if rate < 1.0 and delta < SMALLEST_PLD_DELTA:
     raise ValueError(
         f"delta={delta:g} is below {SMALLEST_PLD_DELTA:g}, the smallest the "
         "PLD accountant of a subsampled noisy trie answers: use "
-        "sampling rate 1 (exact at any delta) or a larger delta")
-  accountant = dp_accounting.pld.PLDAccountant(
-      dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
-      value_discretization_interval=discretization)
-  # Rounds of equal noise compose as one self-composed event.
-  counts: dict[float, int] = {}
-  for m in scales:
-    counts[m] = counts.get(m, 0) + 1
-  for m, count in counts.items():
-    accountant.compose(level_event(sigma * m, rate), count)
-  return float(accountant.get_epsilon(delta))
+        "sampling rate 1 (zCDP-accounted at any delta) or a larger delta")
+  return discrete_gaussian.epsilon([sigma * m for m in scales], rate, delta,
+                                   discretization)
 
 
 def guarantee(params: NoisyTrieParams, delta: float | None = None

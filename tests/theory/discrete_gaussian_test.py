@@ -1,0 +1,82 @@
+"""Tests of triehh.theory.discrete_gaussian: the discrete law's accountant
+against the hockey-stick divergence summed from its pmf."""
+
+import math
+
+import numpy as np
+import pytest
+
+from triehh.theory import discrete_gaussian
+from triehh.theory import dp_events
+
+
+def _hockey_stick(sigma: float, epsilon: float) -> float:
+  """delta(epsilon) of one discrete Gaussian round, sensitivity 1, summed in
+  the test from the pmf (normalised by a direct sum): ``sum_x max(0, P(x)
+  - e^eps P(x - 1))``."""
+  x = np.arange(-int(60 * sigma) - 60, int(60 * sigma) + 61).astype(float)
+  log_p = -x**2 / (2 * sigma**2)
+  log_q = -(x - 1)**2 / (2 * sigma**2)
+  log_z = np.logaddexp.reduce(log_p)
+  return float(np.maximum(np.exp(log_p - log_z)
+                          - math.exp(epsilon) * np.exp(log_q - log_z),
+                          0.0).sum())
+
+
+def _continuous_epsilon(sigma: float, delta: float) -> float:
+  """The continuous Gaussian's exact epsilon at delta (Balle and Wang)."""
+  from scipy import optimize  # pylint: disable=g-import-not-at-top
+  from scipy import special  # pylint: disable=g-import-not-at-top
+  mu = 1.0 / sigma
+
+  def d(e):
+    return special.ndtr(-e / mu + mu / 2) - math.exp(e) * special.ndtr(
+        -e / mu - mu / 2)
+
+  return optimize.brentq(lambda e: d(e) - delta, 0.0, 100.0, xtol=1e-12)
+
+
+@pytest.mark.parametrize("sigma,delta", [(0.8, 1e-6), (1.0, 1e-3),
+                                         (2.0, 1e-6), (5.0, 1e-10),
+                                         (20.0, 1e-12)])
+def test_one_round_meets_the_summed_hockey_stick_tightly(sigma, delta):
+  computed = discrete_gaussian.epsilon([sigma], 1.0, delta, 1e-4)
+  assert _hockey_stick(sigma, computed) <= delta
+  assert _hockey_stick(sigma, computed - 2e-3 * max(1.0, computed)) > delta
+  assert math.isclose(discrete_gaussian.hockey_stick_delta(sigma, computed),
+                      _hockey_stick(sigma, computed), rel_tol=1e-9,
+                      abs_tol=1e-300)
+
+
+def test_the_continuous_gaussian_under_counts_the_discrete_law():
+  """The figures the docstrings quote: at sigma = 2, delta = 1e-6, the
+  continuous epsilon (2.254) leaves the discrete law a delta of 1.17e-6."""
+  eps = _continuous_epsilon(2.0, 1e-6)
+  assert eps == pytest.approx(2.254, abs=5e-4)
+  assert _hockey_stick(2.0, eps) == pytest.approx(1.17e-6, rel=5e-3)
+  assert discrete_gaussian.epsilon([2.0], 1.0, 1e-6, 1e-4) > eps
+
+
+@pytest.mark.parametrize("sigma", [0.5, 2.0, 7.0])
+def test_the_zcdp_bound_holds_and_is_looser(sigma):
+  for delta in (1e-6, 1e-12):
+    bound = discrete_gaussian.zcdp_epsilon([sigma], delta)
+    assert _hockey_stick(sigma, bound) <= delta
+    assert bound >= discrete_gaussian.pld_epsilon([sigma], 1.0, delta, 1e-4)
+  assert math.isfinite(discrete_gaussian.epsilon([sigma] * 3, 1.0, 1e-30,
+                                                 1e-4))
+
+
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 10.0, 300.0])
+def test_the_truncated_mass_is_negligible(sigma):
+  assert 0.0 <= discrete_gaussian.truncated_mass(sigma) < 1e-58
+
+
+def test_the_event_composes_in_the_project_accountant():
+  event = dp_events.DiscreteGaussianDpEvent(3.0, 0.5)
+  accountant = dp_events.PLDAccountant(value_discretization_interval=1e-4)
+  accountant.compose(event, 4)
+  assert accountant.get_epsilon(1e-10) == pytest.approx(
+      discrete_gaussian.epsilon([3.0] * 4, 0.5, 1e-10, 1e-4), rel=1e-3)
+  with pytest.raises(ValueError, match="sampling_rate"):
+    dp_events.DiscreteGaussianDpEvent(3.0, 1.5)

@@ -1,0 +1,145 @@
+"""The discrete Gaussian mechanism's privacy: its PLD, composed, and zCDP.
+
+Every noise that protects a release is drawn exactly from the discrete
+Gaussian ``N_Z(0, sigma^2)`` (:mod:`triehh.core.discrete_noise`; Canonne,
+Kamath and Steinke 2020, "CKS20"), added to integer sums of sensitivity 1.
+Its accountant is for that law, not the continuous Gaussian's:
+
+* *PLD.* dp_accounting's ``from_discrete_gaussian_mechanism`` (pessimistic,
+  both directions when Poisson-sampled), with the noise's support truncated
+  at ``T = ceil(sigma * sqrt(120 ln 10)) + 1``. The sampler does not
+  truncate: coupling the two laws, they differ on an event of probability
+  m = ``P[|X| > T]`` (below 1e-59) per round, so delta grows by at most
+  ``R m (1 + e^epsilon)``. :func:`epsilon` asks the PLD for epsilon at
+  ``delta (1 - 1e-3)`` and checks that slack fits in the rest.
+* *zCDP.* CKS20 Theorem 4: the discrete Gaussian is ``1 / (2 sigma^2)``-zCDP
+  at sensitivity 1, as the continuous one; R rounds compose to
+  ``rho = sum_r 1 / (2 sigma_r^2)`` and CKS20 Corollary 13 converts to
+  ``(epsilon, delta)`` at any delta. Looser than the PLD; used without
+  sampling where the PLD cannot answer (delta below 1e-15) or cannot hold
+  the losses (:func:`epsilon`).
+
+The continuous Gaussian's accountant is *not* an upper bound here: at
+sigma = 2 and delta = 1e-6 the continuous epsilon (2.254) leaves the discrete
+law a delta of 1.17e-6 (the hockey-stick divergence summed from the pmf;
+``tests/theory/discrete_gaussian_test.py``), so its events are not stand-ins
+for a PLD accountant (:mod:`triehh.theory.dp_events`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+from scipy import optimize
+
+from triehh.core import discrete_noise
+
+# Below this delta dp_accounting's PLD answers epsilon = inf (floating
+# point); the zCDP bound answers at any delta.
+SMALLEST_PLD_DELTA = 1e-15
+# The part of delta kept for the truncation's slack (module docstring).
+_SLACK_SHARE = 1e-3
+# The noise's support in the PLD: P[|X| > T] below 1e-59.
+_TRUNCATION_SIGMAS = math.sqrt(120.0 * math.log(10.0))
+
+
+def truncation_bound(sigma: float) -> int:
+  """T, where the PLD truncates the noise's support."""
+  return int(math.ceil(sigma * _TRUNCATION_SIGMAS)) + 1
+
+
+def truncated_mass(sigma: float) -> float:
+  """``P[|X| > T]`` of the discrete Gaussian, doubled (a safe margin on
+  its double-precision sum)."""
+  return 4.0 * discrete_noise.discrete_gaussian_tail(
+      sigma, truncation_bound(sigma) + 1)
+
+
+# Cached: a calibration asks for the same (sigma, q, grid) many times, and a
+# build costs up to a second at small sigma. Read only (compose returns new).
+@functools.lru_cache(maxsize=128)
+def round_pld(sigma: float, sampling_rate: float, discretization: float):
+  """One round's dp_accounting ``PrivacyLossDistribution``: the discrete
+  Gaussian of ``sigma`` at sensitivity 1, Poisson-sampled at
+  ``sampling_rate`` (both directions) or not (pessimistic)."""
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  return pld_lib.from_discrete_gaussian_mechanism(
+      sigma, sensitivity=1, truncation_bound=truncation_bound(sigma),
+      pessimistic_estimate=True,
+      value_discretization_interval=discretization,
+      sampling_prob=sampling_rate)
+
+
+def composed_pld(sigmas: Sequence[float], sampling_rate: float,
+                 discretization: float):
+  """The PLD of rounds at ``sigmas`` (adaptive composition; rounds of one
+  sigma self-composed)."""
+  counts: dict[float, int] = {}
+  for sigma in sigmas:
+    counts[sigma] = counts.get(sigma, 0) + 1
+  composed = None
+  for sigma, count in counts.items():
+    one = round_pld(sigma, sampling_rate, discretization)
+    part = one.self_compose(count) if count > 1 else one
+    composed = part if composed is None else composed.compose(part)
+  return composed
+
+
+def pld_epsilon(sigmas: Sequence[float], sampling_rate: float, delta: float,
+                discretization: float) -> float:
+  """epsilon at ``delta`` of the untruncated rounds by their PLD (module
+  docstring); inf if the truncation's slack does not fit."""
+  pld = composed_pld(sigmas, sampling_rate, discretization)
+  eps = float(pld.get_epsilon_for_delta(delta * (1.0 - _SLACK_SHARE)))
+  if not math.isfinite(eps):
+    return math.inf
+  slack = sum(truncated_mass(s) for s in sigmas) * (1.0 + math.exp(
+      min(eps, 700.0)))
+  return eps if slack <= _SLACK_SHARE * delta else math.inf
+
+
+def zcdp_epsilon(sigmas: Sequence[float], delta: float) -> float:
+  """epsilon at ``delta`` of the unsampled rounds from their zCDP (CKS20
+  Theorem 4 and Corollary 13), minimised over the Renyi order."""
+  rho = sum(0.5 / (s * s) for s in sigmas)
+  log_delta = math.log(delta)
+
+  def eps_at(log_alpha_minus_one: float) -> float:
+    am1 = math.exp(log_alpha_minus_one)  # alpha - 1 > 0
+    alpha = 1.0 + am1
+    return (alpha * rho + (-log_delta - math.log(am1)
+                           + alpha * math.log1p(-1.0 / alpha)) / am1)
+
+  best = optimize.minimize_scalar(eps_at, bounds=(-20.0, 40.0),
+                                  method="bounded",
+                                  options={"xatol": 1e-10})
+  # Any order gives a valid bound: the minimiser's, rounded up a little.
+  return max(0.0, float(best.fun)) * (1.0 + 1e-9)
+
+
+def epsilon(sigmas: Sequence[float], sampling_rate: float, delta: float,
+            discretization: float) -> float:
+  """The rounds' epsilon at ``delta``, both directions: the PLD's
+  (:func:`pld_epsilon`) and, without sampling, no more than the zCDP
+  bound's (:func:`zcdp_epsilon`, the only one below
+  ``SMALLEST_PLD_DELTA``)."""
+  if sampling_rate >= 1.0:
+    bound = zcdp_epsilon(sigmas, delta)
+    if delta < SMALLEST_PLD_DELTA:
+      return bound
+    return min(bound, pld_epsilon(sigmas, 1.0, delta, discretization))
+  return pld_epsilon(sigmas, sampling_rate, delta, discretization)
+
+
+def hockey_stick_delta(sigma: float, epsilon_value: float) -> float:
+  """delta(epsilon) of one unsampled round, summed directly from the pmf
+  (``sum_x max(0, P[X = x] - e^epsilon P[X = x - 1])``): the exact
+  divergence in double precision, for checks."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  width = truncation_bound(sigma) + 2
+  x = np.arange(-width, width + 1, dtype=np.float64)
+  p = discrete_noise.discrete_gaussian_pmf(sigma, x)
+  q = discrete_noise.discrete_gaussian_pmf(sigma, x - 1.0)
+  return float(np.maximum(p - math.exp(epsilon_value) * q, 0.0).sum())
