@@ -217,3 +217,49 @@ def test_distributed_noise_for_another_declared_size_is_refused(
       mechanism.run(_USERS, params, 0, "split_noise")
   finally:
     engines._ENGINES.pop("split_noise")  # pylint: disable=protected-access
+
+
+# ---- randomness: fresh entropy unless a simulation asks for a seed ----------
+
+
+@pytest.mark.parametrize("name", sorted(_PRIVACY))
+def test_without_a_seed_the_run_draws_fresh_entropy_and_says_so(name):
+  result = triehh.discover(_USERS, _PRIVACY[name])
+  assert result.guarantee.randomness == "fresh entropy (not recorded)"
+  seeded = triehh.discover(_USERS, _PRIVACY[name], seed=5)
+  assert seeded.guarantee.randomness == (
+      "seed 5 (a simulation: whoever knows the seed can undo the noise)")
+  # The same parameters, the same guarantee: how the run drew its
+  # randomness is said, not compared.
+  assert seeded.guarantee == result.guarantee
+
+
+def test_runs_without_a_seed_differ_and_a_seed_repeats():
+  # The noisy trie's released sums carry Gaussian noise of sigma > 1:
+  # two fresh draws agree with probability 0.
+  noisy = _PRIVACY["noisy_trie"]
+  first, second = (triehh.discover(_USERS, noisy) for _ in range(2))
+  assert first.words and not (
+      first.words == second.words
+      and (first.noisy_counts == second.noisy_counts).all())
+  again = [triehh.discover(_USERS, noisy, seed=11) for _ in range(2)]
+  assert again[0].words == again[1].words
+  assert again[0].noisy_counts == pytest.approx(again[1].noisy_counts)
+  # TrieHH: the sampled users' votes differ between fresh runs.
+  votes = [triehh.discover(_WORDS, 4.0).unprotected.votes for _ in range(2)]
+  assert votes[0] != votes[1]
+
+
+def test_the_other_entry_points_draw_fresh_entropy_by_default():
+  sfp = triehh.sfp_discover(_WORDS, triehh.SFPTarget(epsilon=4.0, top_t=5))
+  assert sfp.seed is None
+  assert sfp.guarantee.randomness == "fresh entropy (not recorded)"
+  assert triehh.sfp_discover(
+      _WORDS, triehh.SFPTarget(epsilon=4.0, top_t=5),
+      seed=2).guarantee.randomness.startswith("seed 2 (a simulation")
+  passes = triehh.discover(_WORDS, triehh.Target(4.0, sampling="fixed"),
+                           passes=triehh.Passes(2))
+  assert passes.seed is None
+  assert passes.guarantee.randomness == "fresh entropy (not recorded)"
+  counted = triehh.discover(_WORDS, 4.0, counts=True)
+  assert counted.guarantee.randomness == "fresh entropy (not recorded)"

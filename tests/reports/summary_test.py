@@ -284,3 +284,16 @@ def test_at_most_max_bins_frequency_bins():
   with pytest.raises(ValueError, match=(
       "^--num_bins must be from 1 to 10,000, got 10001$")):
     analysis.frequency_bins(frequencies, analysis.MAX_BINS + 1)
+
+
+def test_runs_without_a_seed_are_each_their_own_run(tmp_path):
+  # Fresh entropy keeps no seed: two runs of one configuration are two
+  # runs; only the same line appended twice is dropped.
+  fresh = [run(None, recall, randomness="fresh", config={"x": 1})
+           for recall in (0.5, 0.7)]
+  got, _ = analysis.load_runs([write(tmp_path / "r.jsonl",
+                                     fresh + fresh[:1])])
+  kept, dropped = analysis.deduplicate(got)
+  assert dropped == 1
+  assert [r.metrics["recall@10"] for r in kept] == [0.5, 0.7]
+  assert {(r.seed, r.randomness) for r in kept} == {(None, "fresh")}

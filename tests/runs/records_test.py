@@ -7,6 +7,7 @@ import math
 import multiprocessing
 import os
 import pathlib
+import re
 import signal
 import stat
 import threading
@@ -115,7 +116,8 @@ def test_json_round_trip_keeps_every_field():
 
 # The fields every record holds at the top, whatever its algorithm.
 COMMON = {"schema_version", "algorithm", "engine", "dataset", "setting",
-          "n_users", "run", "seed", "config", "config_key", "epsilon",
+          "n_users", "run", "seed", "randomness", "config", "config_key",
+          "epsilon",
           "delta", "has_guarantee", "target_epsilon", "target_delta",
           "accounting", "covers", "adjacency", "n_source", "discovered",
           "reported_counts", "metrics", "seconds", "rounds",
@@ -1127,3 +1129,43 @@ def test_json_lines_names_the_file_and_line_of_a_bad_one(tmp_path):
   path.write_text('{"seed": 0}\n\nnot json\n')
   with pytest.raises(ValueError, match=rf"^{path}:3: not a record \("):
     records.json_lines(path)
+
+
+# ---- a run without a seed: fresh entropy, recorded nowhere -----------------
+
+
+def test_a_run_without_a_seed_is_recorded_as_fresh_entropy():
+  assert triehh_record().randomness == "seed"
+  fresh = triehh_record(seed=None)
+  assert fresh.randomness == "fresh"
+  raw = json.loads(fresh.to_json())
+  assert (raw["seed"], raw["randomness"]) == (None, "fresh")
+  assert records.RunRecord.from_json(fresh.to_json()) == fresh
+  assert fresh.config_key == triehh_record().config_key  # not in the config
+
+
+@pytest.mark.parametrize("seed, randomness, said", [
+    (None, None, 'seed: must be a whole number >= 0 (or null, with '
+     'randomness "fresh"), got None'),
+    (3, "fresh", 'seed: must be null where randomness is "fresh"'),
+    (None, "seed", "seed: must be a whole number >= 0"),
+    (-1, "seed", "seed: must be a whole number >= 0"),
+    (3, "secret", 'randomness: must be "seed", "fresh" or null'),
+])
+def test_a_seed_and_its_randomness_must_agree(seed, randomness, said):
+  raw = json.loads(triehh_record().to_json())
+  raw["seed"] = seed
+  if randomness is None:
+    del raw["randomness"]
+  else:
+    raw["randomness"] = randomness
+  with pytest.raises(records.RecordError, match=re.escape(said)):
+    records.RunRecord.from_dict(raw)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_record_written_before_randomness_reads_as_seeded(version):
+  raw = flat(triehh_record, version)
+  del raw["randomness"]
+  got = records.RunRecord.from_dict(raw)
+  assert (got.seed, got.randomness) == (3, "seed")
