@@ -175,3 +175,28 @@ def test_more_passing_candidates_than_memory_holds_are_refused(monkeypatch):
   monkeypatch.setattr(noisy.memory, "available_bytes", lambda: 10**6)
   with pytest.raises(MemoryError, match=r"false_positive_rate=0\.3\d* over "):
     noisy.run(_population(), _params(1.0, 0.5, 9), rng=0)
+
+
+def test_a_round_too_large_for_memory_is_refused_before_allocating(
+    monkeypatch):
+  """10^6 users at a large chars_per_level allocated 7.46 GiB before any
+  check; the estimate refuses first, naming the size, the limit and the
+  fix (here on 2 words, 480 bytes, with the memory limit lowered)."""
+  pop = _population({"ab": 50, "b": 50}, max_length=3, alphabet=LETTERS)
+  monkeypatch.setattr(noisy.memory, "available_bytes", lambda: 300)
+  with pytest.raises(MemoryError) as info:
+    noisy.run(pop, _params(1.0, 0.01, 1, chars_per_level=9), rng=0)
+  text = str(info.value)
+  assert "\n" not in text
+  for part in ("chars_per_level=9 over 2 words", "about 480 bytes",
+               "more than the 300 bytes available",
+               "lower chars_per_level (at most 4 is ever useful"):
+    assert part in text
+  # a smaller k fits the same limit and runs
+  noisy.run(pop, _params(1.0, 1e-9, 4, chars_per_level=1), rng=0)
+
+
+def test_extensions_beyond_int64_are_refused():
+  pop = _population({"ab": 50, "b": 50}, max_length=3, alphabet=LETTERS)
+  with pytest.raises(ValueError, match="chars_per_level=40 gives"):
+    noisy.run(pop, _params(1.0, 0.01, 1, chars_per_level=40), rng=0)

@@ -70,6 +70,17 @@ def test_a_bad_noisy_target_is_refused_when_built():
     triehh.NoisyTarget(4.0, chars_per_level=1.5)
 
 
+@pytest.mark.parametrize("multipliers", [(1e-300,), (1.0, 1e9)])
+def test_round_multipliers_outside_their_range_are_refused_in_one_line(
+    multipliers):
+  # (1e-300,) ended in a ZeroDivisionError inside the accountant.
+  with pytest.raises(ValueError, match=r"noise_multipliers\[\d\]=") as info:
+    triehh.discover(_USERS, triehh.NoisyTarget(
+        4.0, noise_multipliers=multipliers), seed=0)
+  assert "\n" not in str(info.value)
+  assert "[0.001, 1000]" in str(info.value)
+
+
 # The tff engine's runs: tests/engines/tff/noisy_engine_test.py. Its options
 # and labels are checked here without TensorFlow.
 

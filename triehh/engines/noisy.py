@@ -61,9 +61,11 @@ rounds. The population's n is never read by the mechanism.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Protocol
 
 import numpy as np
+
 from triehh.core import discrete_noise
 from triehh.core import memory
 from triehh.core import population as population_lib
@@ -258,6 +260,33 @@ def checked_rounds(params: NoisyParams, max_length: int) -> int:
   return rounds
 
 
+# Peak bytes of a round per word and symbol of its k-symbol chunk: the
+# chunk padded (int16) and as int64, its base-A values (int64 [V, k + 1]),
+# the end and validity masks.
+_BYTES_PER_WORD_SYMBOL = 24
+
+
+def check_round_memory(num_words: int, num_characters: int, chars: int,
+                       max_length: int) -> None:
+  """Refuses, before anything is allocated, a ``chars_per_level`` whose
+  round arrays (every word's k-symbol chunk, ``int64 [V, k + 1]`` among
+  them) would not fit in memory, or whose extensions (``A^k``) overflow
+  int64: one line naming the size, the limit and what to lower."""
+  useful = max_length + 1
+  if chars * math.log2(max(num_characters, 2)) >= 62:
+    raise ValueError(
+        f"chars_per_level={chars} gives {num_characters}^{chars} extensions "
+        "per prefix, beyond 2^62 (int64 candidate ids); lower "
+        f"chars_per_level (at most {useful} is ever useful for words of "
+        f"{max_length} characters)")
+  memory.check_fits(
+      f"chars_per_level={chars} over {num_words:,} words (a round's arrays "
+      f"of {num_words:,} x {chars + 1} symbols)",
+      num_words * (chars + 1) * _BYTES_PER_WORD_SYMBOL,
+      f"lower chars_per_level (at most {useful} is ever useful for words of "
+      f"{max_length} characters)")
+
+
 def run(population: population_lib.Population, params: NoisyParams,
         rng: np.random.Generator | int) -> NoisyTrieResult:
   """Runs the noisy trie (module docstring) on ``population``.
@@ -276,6 +305,8 @@ def run(population: population_lib.Population, params: NoisyParams,
   rng = np.random.default_rng(rng)
   k, max_length = params.chars_per_level, population.max_length
   rounds = checked_rounds(params, max_length)
+  check_round_memory(population.codes.shape[0], population.alphabet.size,
+                     k, max_length)
   frontier = _Frontier(np.zeros((1, 0), dtype=np.int16),
                        np.zeros(1, dtype=np.int64))
   words, counts, false_words, levels = [], [], [], []
