@@ -4,12 +4,14 @@ of one server, and its law against the fast engine's."""
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from tests.secure import two_sample
+from triehh.core import prefix_code
 from triehh.engines import two_servers as engine
 from triehh.secure import hashing
 from triehh.secure import idpf
@@ -98,21 +100,36 @@ def test_one_servers_keys_for_two_words_have_one_law():
 
 # Equal in law: the real protocol (its servers' keys, sums and noise)
 # against the fast engine, which draws the release from the counts alone.
+# Two plans: 6-bit hashes, two steps, discrete Gaussian; and the prefix code
+# of words of at most 3 characters over "abc", one character per step,
+# discrete Laplace, thresholds per trailing end codes, a frontier of 2.
 
-_HASHES = np.array([1] * 6 + [2] * 4 + [0b101000] * 3 + [0b111111] * 2,
-                   dtype=np.uint64)
-_PLAN = dict(bits=6, steps=[3, 6], sigmas=[1.0, 1.0], thresholds=[4, 4],
-             noise="gaussian")
+_CODE = prefix_code.PrefixCode(tuple("abc"), 3)
+_WORDS = ["a"] * 3 + ["ab"] * 4 + ["abc"] * 5 + ["b"] * 2 + ["ca"] * 4
+_CASES = {
+    "hashes": (np.array([1] * 6 + [2] * 4 + [0b101000] * 3 + [0b111111] * 2,
+                        dtype=np.uint64),
+               dict(bits=6, steps=[3, 6], sigmas=[1.0, 1.0],
+                    thresholds=[4, 4], noise="gaussian")),
+    "words": (_CODE.encode(_WORDS)[0],
+              dict(bits=6, steps=[2, 4, 6], sigmas=[1.0, 1.0, 1.0],
+                   thresholds=[[3, 4], [3, 4], [3, 4]], noise="laplace",
+                   code=_CODE, max_frontier=2)),
+}
 _RUNS = 200
 
 
-def _outcome(frontiers) -> tuple:
-  """A run as one category: the kept candidates of each step and the noisy
-  count of the heavy prefix 000 (true count 10) at the first step, in 4
-  bins."""
-  heavy = frontiers[0].get(0)
-  heavy_bin = -1 if heavy is None else int(np.digitize(heavy, [9, 10, 12]))
-  return tuple(tuple(sorted(f)) for f in frontiers) + (heavy_bin,)
+def _released(frontiers) -> tuple:
+  """A run as one category: the kept candidates of the last step and how
+  many the first step kept."""
+  return (tuple(sorted(frontiers[-1])), len(frontiers[0]))
+
+
+def _heavy(frontiers) -> int:
+  """The noisy count of the first step's heaviest kept candidate (true count
+  10 or 9), in bins of width 2 (-1: none kept)."""
+  heavy = max(frontiers[0].values(), default=None)
+  return -1 if heavy is None else int(np.digitize(heavy, [6, 8, 10, 12, 14]))
 
 
 def _p_value(first: list, second: list) -> float:
@@ -129,30 +146,43 @@ def _p_value(first: list, second: list) -> float:
   return float(stats.chi2_contingency(table)[1])
 
 
-@pytest.fixture(scope="module")
-def protocol_outcomes():
-  return [_outcome(protocol.run_walk(_HASHES, seed=seed, transport="inprocess",
-                                     **_PLAN).frontiers)
-          for seed in range(_RUNS)]
+@functools.lru_cache(maxsize=None)
+def _protocol_runs(case: str) -> list:
+  ids, plan = _CASES[case]
+  return [protocol.run_walk(ids, seed=seed, transport="inprocess",
+                            **plan).frontiers for seed in range(_RUNS)]
 
 
-def _engine_outcomes(seed: int, **changes) -> list:
-  counts = dict(collections.Counter(_HASHES.tolist()))
-  plan = dict(_PLAN, **changes)
+def _engine_runs(case: str, seed: int, **changes) -> list:
+  ids, plan = _CASES[case]
+  plan = dict(plan, **changes)
+  counts = dict(collections.Counter(ids.tolist()))
   rng = np.random.default_rng(seed)
-  return [_outcome(engine.run_walk(counts, plan["bits"], plan["steps"],
-                                   plan["sigmas"], plan["thresholds"], rng,
-                                   noise=plan["noise"]))
-          for _ in range(_RUNS)]
+  return [engine.run_walk(
+      counts, plan["bits"], plan["steps"], plan["sigmas"],
+      plan["thresholds"], rng, noise=plan["noise"], code=plan.get("code"),
+      max_frontier=plan.get("max_frontier")) for _ in range(_RUNS)]
 
 
-def test_the_protocol_and_the_fast_engine_are_equal_in_law(
-    protocol_outcomes):
-  assert _p_value(protocol_outcomes, _engine_outcomes(100)) > 1e-3
+def _p_values(first: list, second: list) -> tuple[float, float]:
+  """The two tests' p-values: the released sets, the heavy noisy count."""
+  return tuple(_p_value([statistic(f) for f in first],
+                        [statistic(f) for f in second])
+               for statistic in (_released, _heavy))
 
 
-@pytest.mark.parametrize("changes", [dict(thresholds=[5, 5]),
-                                     dict(sigmas=[1.6, 1.6])])
-def test_the_law_test_sees_a_wrong_threshold_or_noise_scale(
-    protocol_outcomes, changes):
-  assert _p_value(protocol_outcomes, _engine_outcomes(101, **changes)) < 1e-4
+@pytest.mark.parametrize("case", sorted(_CASES))
+def test_the_protocol_and_the_fast_engine_are_equal_in_law(case):
+  released, heavy = _p_values(_protocol_runs(case), _engine_runs(case, 100))
+  assert released > 1e-3 and heavy > 1e-3
+
+
+@pytest.mark.parametrize("case, changes", [
+    ("hashes", dict(thresholds=[5, 5])),
+    ("hashes", dict(sigmas=[1.6, 1.6])),
+    ("words", dict(thresholds=[[4, 5], [4, 5], [4, 5]])),
+])
+def test_the_law_test_sees_a_wrong_threshold_or_noise_scale(case, changes):
+  released, _ = _p_values(_protocol_runs(case),
+                          _engine_runs(case, 101, **changes))
+  assert released < 1e-4
