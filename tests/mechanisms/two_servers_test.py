@@ -101,3 +101,19 @@ def test_refusals_name_the_field():
   with pytest.raises(ValueError, match="takes no options"):
     triehh.discover(USERS, triehh.TwoServerTarget(1.0), seed=0,
                     workers=2)
+
+
+def test_max_candidates_caps_each_step_and_frees_the_plan_of_n():
+  target = triehh.TwoServerTarget(4.0, chars_per_step=2, max_candidates=10**5)
+  params = _params(target, n=10**6)
+  per_prefix = sum(27**k for k in range(3))  # 2 letters, 1, or the prefix
+  assert params.plan.max_frontier == 10**5 // per_prefix
+  assert params.n_source == "unused"
+  result = triehh.discover(USERS * 20, target, seed=1)
+  assert result.words[:3] == ("sun", "moon", "star")
+  assert all(r.candidates <= 10**5 for r in result.per_round)
+  with pytest.raises(ValueError, match="give chars_per_step too"):
+    _params(triehh.TwoServerTarget(4.0, max_candidates=10**5))
+  with pytest.raises(ValueError, match="lower chars_per_step"):
+    _params(triehh.TwoServerTarget(4.0, chars_per_step=4,
+                                   max_candidates=10**5))

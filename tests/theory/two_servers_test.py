@@ -120,3 +120,14 @@ def test_refusals_name_the_argument():
     two_servers.plan(ENGLISH, 10, 1.0, noise="gaussian")
   with pytest.raises(ValueError, match="max_length"):
     two_servers.plan(ENGLISH, 13, 1.0)
+
+
+def test_live_prefixes_take_their_own_budget():
+  plan = two_servers.plan(ENGLISH, 10, 4.0, chars_per_step=5,
+                          max_frontier=100, live_budget=25.0)
+  live = plan.thresholds[0][0]  # 5 letters, no end: extended, not released
+  k = 27.0**5
+  assert k * two_servers.sum_tail("laplace", 0.5, live) <= 25.0
+  assert k * two_servers.sum_tail("laplace", 0.5, live - 1) > 25.0
+  words = plan.thresholds[1][0]  # 10 letters, released at the last step
+  assert 100 * k * two_servers.sum_tail("laplace", 0.5, words) <= 0.1

@@ -45,6 +45,9 @@ from triehh.theory import two_servers as theory
 
 NAME = "two_servers"
 PROTOCOL = "protocol"
+# Under max_candidates, a step may pass this share of its frontier cap in
+# noise-only live prefixes (extended, never released).
+LIVE_SHARE = 4
 ENGLISH = "'abcdefghijklmnopqrstuvwxyz"
 PROTOTYPE = ("research prototype: the protocol has no audited or "
              "constant-time cryptographic code")
@@ -72,6 +75,9 @@ class TwoServerTarget:
       data (a word with another is not sent).
     chars_per_step: characters per step of the walk (None: one step, every
       string of up to L characters a candidate).
+    max_candidates: the candidates a step may evaluate, the servers' work
+      per client (None: unbounded); with steps, the live prefixes a step
+      extends are capped to fit it (else at n times words_per_user).
     words_per_user: m, the distinct words a user sends at most.
     max_upload_bytes: the most a client may upload per run (its keys).
     population_size: a declared, public n (None: the population's size).
@@ -83,6 +89,7 @@ class TwoServerTarget:
   false_words: float = 1.0
   alphabet: str = ENGLISH
   chars_per_step: int | None = None
+  max_candidates: int | None = None
   words_per_user: int = 1
   max_upload_bytes: int = 10_000
   population_size: int | None = None
@@ -103,7 +110,8 @@ class TwoServerTarget:
         set(self.alphabet)) < len(self.alphabet):
       raise ValueError("alphabet must be a string of distinct characters, "
                        f"got {self.alphabet!r:.60}")
-    for name in ("chars_per_step", "words_per_user", "max_upload_bytes"):
+    for name in ("chars_per_step", "max_candidates", "words_per_user",
+                 "max_upload_bytes"):
       value = getattr(self, name)
       if value is not None:
         object.__setattr__(self, name, validation.check_int(name, value))
@@ -225,6 +233,30 @@ def protocol_frontiers(counts, params: TwoServerParams, seed, **options):
   return list(walk.frontiers)
 
 
+def _frontier(privacy: TwoServerTarget, max_length: int, n: int) -> int:
+  """The live prefixes a step extends, at most: what ``max_candidates``
+  leaves room for, else every key's (n m); 1 for the one-step walk."""
+  k = privacy.chars_per_step
+  if k is None or k >= max_length:
+    if privacy.max_candidates is not None:
+      raise ValueError(
+          f"max_candidates={privacy.max_candidates:,} bounds each step, but "
+          f"the one-step walk evaluates every string of up to {max_length} "
+          "characters: give chars_per_step too")
+    return 1
+  if privacy.max_candidates is None:
+    return n * privacy.words_per_user
+  code = code_lib.PrefixCode(tuple(privacy.alphabet), max_length)
+  first = sum(code.class_sizes(0, k))
+  per_prefix = sum(code.class_sizes(k, min(2 * k, max_length)))
+  if first > privacy.max_candidates or per_prefix > privacy.max_candidates:
+    raise ValueError(
+        f"a step of chars_per_step={k} evaluates {max(first, per_prefix):,} "
+        f"candidates, more than max_candidates={privacy.max_candidates:,}: "
+        "lower chars_per_step or raise max_candidates")
+  return privacy.max_candidates // per_prefix
+
+
 def _cap(plan: theory.WalkPlan) -> int | None:
   return plan.max_frontier if len(plan.steps) > 1 else None
 
@@ -247,13 +279,15 @@ class TwoServers(protocol.BaseMechanism):
                if privacy.delta is None else privacy.delta)
     steps = privacy.chars_per_step
     several = steps is not None and steps < shape.max_length
-    frontier = population_size * privacy.words_per_user if several else 1
+    frontier = _frontier(privacy, shape.max_length, population_size)
     plan = theory.plan(tuple(privacy.alphabet), shape.max_length,
                        privacy.epsilon, delta=delta, noise=privacy.noise,
                        chars_per_step=steps,
                        words_per_user=privacy.words_per_user,
                        false_words=privacy.false_words,
-                       max_frontier=frontier)
+                       max_frontier=frontier,
+                       live_budget=None if privacy.max_candidates is None
+                       else frontier / LIVE_SHARE)
     upload = 2 * privacy.words_per_user * key_bytes(plan.bits,
                                                     len(plan.steps))
     if upload > privacy.max_upload_bytes:
@@ -262,7 +296,8 @@ class TwoServers(protocol.BaseMechanism):
           f" word(s), two key shares of {plan.bits} bits), more than "
           f"max_upload_bytes={privacy.max_upload_bytes:,}: raise it, or "
           "lower words_per_user or max_length")
-    uses_n = several or (gaussian and privacy.delta is None)
+    uses_n = (several and privacy.max_candidates is None) or (
+        gaussian and privacy.delta is None)
     n_source = coverage.n_source_of(shape.declared, uses_n)
     return TwoServerParams(plan, n_source, population_size, upload)
 

@@ -211,13 +211,16 @@ class WalkPlan:
 def plan(characters, max_length: int, epsilon: float, *,
          delta: float = 0.0, noise: str = LAPLACE,
          chars_per_step: int | None = None, words_per_user: int = 1,
-         false_words: float = 1.0, max_frontier: int = 1) -> WalkPlan:
+         false_words: float = 1.0, max_frontier: int = 1,
+         live_budget: float | None = None) -> WalkPlan:
   """The plan of ``docs/two-servers.md`` from public values: steps of
   ``chars_per_step`` characters (None: one step of L), epsilon split
   equally among them (Laplace: ``b = m R / epsilon``; Gaussian: one sigma
   calibrated for R steps at ``delta``), and per step and class of end codes
   the least threshold whose noise-only passes average at most
-  ``false_words / L``."""
+  ``false_words / L``; a step's live prefixes (not released, extended at
+  most ``max_frontier`` of them) at most ``live_budget`` (None: the same
+  ``false_words / L``)."""
   code = code_lib.PrefixCode(tuple(characters), max_length)
   check_noise(noise)
   k = max_length if chars_per_step is None else chars_per_step
@@ -238,9 +241,11 @@ def plan(characters, max_length: int, epsilon: float, *,
   draft = WalkPlan(tuple(characters), max_length, steps, noise, scales, (),
                    epsilon, delta, words_per_user, false_words, max_frontier)
   budget = false_words / max_length
+  live = budget if live_budget is None else max(budget, live_budget)
   thresholds = tuple(
-      tuple(threshold_for(noise, scales[r], k_t, budget)
-            for k_t in draft.candidates(r))
+      tuple(threshold_for(noise, scales[r], k_t,
+                          live if t == 0 and r < num - 1 else budget)
+            for t, k_t in enumerate(draft.candidates(r)))
       for r in range(num))
   achieved = epsilon_for(noise, scales, delta, words_per_user)
   return dataclasses.replace(draft, thresholds=thresholds,

@@ -1,0 +1,121 @@
+"""The two-server mechanism against central partition selection: true
+words released on the field benchmark's English population.
+
+For each (n, epsilon) of ``--cells``, delta = 1/n^2 and n public as in
+``FIELD.md``:
+``--runs`` seeded runs of each two-server plan (``triehh.discover(pop,
+triehh.TwoServerTarget(...), seed=s)``, the fast engine) and of central
+partition selection, truncated geometric, one word per user counted
+(``reports.field.mechanisms.run("ps-truncated_geometric", ...)``, the
+field benchmark's own runner). A true word is a released word some user
+holds. Printed: mean ± 95% Student-t half-width of the true words, false
+words, the ratio of the means (its interval from both relative
+half-widths), the upload per client and the guarantee. No setting is tuned
+on the population: the plans are ``docs/two-servers.md``'s rule.
+
+  python -m benchmarks.two_servers_field --cells=1e6:4,1e6:1,1e5:1,1e5:4
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from absl import app
+from absl import flags
+
+import triehh
+from reports import summary
+from reports.field import mechanisms as field_mechanisms
+from reports.field import populations
+from triehh.data import datasets as datasets_lib
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("cells", ["1e6:4", "1e6:1", "1e5:1", "1e5:4"],
+                  "n:epsilon cells of the English population, or "
+                  "population:epsilon (s140-multi, s140-single, paper-single: "
+                  "their own n).")
+flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
+                     lower_bound=2)
+flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
+flags.DEFINE_boolean("variants", True, "Also the walk in steps of 5 "
+                     "characters and the discrete Gaussian.")
+PS = "ps-truncated_geometric"
+PLANS = {
+    "two servers, discrete Laplace, one step": {},
+    "two servers, discrete Laplace, steps of 5 characters": {
+        "chars_per_step": 5},
+    "two servers, discrete Laplace, steps of 2 characters, 10^7 "
+    "candidates a step": {"chars_per_step": 2, "max_candidates": 10**7},
+    "two servers, discrete Laplace, steps of 1 character, 10^5 "
+    "candidates a step": {"chars_per_step": 1, "max_candidates": 10**5},
+    "two servers, discrete Gaussian, one step": {"noise": "gaussian"},
+}
+
+
+def _interval(values) -> tuple[float, float]:
+  mean, _, half = summary.mean_interval(list(values))
+  return float(mean), float(half)
+
+
+def _two_servers(data, epsilon, delta, options, seed) -> dict:
+  alphabet = "".join(data.population.alphabet.characters)
+  result = triehh.discover(data.population, triehh.TwoServerTarget(
+      epsilon, delta=delta, population_size=data.n, alphabet=alphabet,
+      **options), seed=seed)
+  true = sum(1 for w in result.words if data.truth.get(w, 0) > 0)
+  return dict(true=true, false=len(result.words) - true,
+              upload=result.params.upload_bytes,
+              guarantee=field_mechanisms.label(result.guarantee),
+              candidates=sum(r.candidates for r in result.per_round))
+
+
+def _central(data, epsilon, delta, seed) -> dict:
+  record = field_mechanisms.run(PS, data, epsilon, delta, seed)
+  return dict(true=record["words"] - record["false_words"],
+              false=record["false_words"], guarantee=record["guarantee"])
+
+
+def main(argv):
+  del argv
+  datasets = datasets_lib.DataCache(FLAGS.cache_dir)
+  plans = PLANS if FLAGS.variants else dict(list(PLANS.items())[:1])
+  print("| population, n | ε | mechanism | runs | true words | false words | ratio to "
+        "central | upload per client (bytes) | candidates per run | "
+        "guarantee |")
+  print("|---|---|---|---|---|---|---|---|---|---|")
+  for cell in FLAGS.cells:
+    name, eps_text = cell.split(":")
+    if name[0].isdigit():
+      data = populations.load(populations.ENGLISH, int(float(name)), datasets)
+    else:
+      data = populations.load(name, None, datasets,
+                              datasets_lib.sentiment140_sample())
+    n, epsilon = data.n, float(eps_text)
+    delta = 1.0 / n**2
+    start = time.perf_counter()
+    central = [_central(data, epsilon, delta, s) for s in range(FLAGS.runs)]
+    c_mean, c_half = _interval(r["true"] for r in central)
+    print(f"| {data.name}, {n:,} | {epsilon:g} | partition selection, truncated "
+          f"geometric (central) | {FLAGS.runs} | {c_mean:,.1f} ± "
+          f"{c_half:,.1f} | {np.mean([r['false'] for r in central]):.1f} | "
+          f"1 | raw word | – | {central[0]['guarantee']} |", flush=True)
+    for label, options in plans.items():
+      runs = [_two_servers(data, epsilon, delta, options, s)
+              for s in range(FLAGS.runs)]
+      mean, half = _interval(r["true"] for r in runs)
+      f_mean, f_half = _interval(r["false"] for r in runs)
+      ratio = mean / c_mean
+      rel = math.hypot(half / mean if mean else 0.0,
+                       c_half / c_mean if c_mean else 0.0)
+      print(f"| {data.name}, {n:,} | {epsilon:g} | {label} | {FLAGS.runs} | {mean:,.1f}"
+            f" ± {half:,.1f} | {f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}"
+            f"** ± {ratio * rel:.3f} | {runs[0]['upload']:,} | "
+            f"{runs[0]['candidates']:.3g} | {runs[0]['guarantee']} |",
+            flush=True)
+    print(f"<!-- {cell}: {time.perf_counter() - start:.0f} s -->", flush=True)
+
+
+if __name__ == "__main__":
+  app.run(main)
