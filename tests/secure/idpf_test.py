@@ -111,6 +111,10 @@ def test_bad_input_is_named():
     idpf.gen(0, 65)
   with pytest.raises(ValueError, match="payloads must have one row"):
     idpf.gen_many([1, 2], 3, payloads=[[1, 2]])
+  header = bytearray(idpf.gen(1, 3)[0].to_bytes())
+  header[4] = 0  # a key of 0 bits
+  with pytest.raises(ValueError, match="the bits 1 to 64"):
+    idpf.Keys.from_bytes(bytes(header))
   with pytest.raises(ValueError, match="whole number of keys"):
     idpf.Keys.from_bytes(idpf.gen(1, 3)[0].to_bytes() + b"x")
   with pytest.raises(ValueError, match="extending a prefix"):

@@ -3,6 +3,7 @@ releases, talk over 127.0.0.1 only, and end, even when one fails."""
 
 from __future__ import annotations
 
+import collections
 import socket
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import psutil
 import pytest
 
 from triehh.core import prefix_code
+from triehh.engines import two_servers as engine
 from triehh.secure import loopback
 from triehh.secure import protocol
 from triehh.secure import transport
@@ -50,6 +52,14 @@ def test_the_processes_release_what_the_in_process_walk_releases():
       isinstance(k, int) and isinstance(v, int)
       for frontier in real.frontiers for k, v in frontier.items())
   assert real.transport == "loopback"
+  fast = engine.run_walk(dict(collections.Counter(ids.tolist())), code.bits,
+                         [4, 8], [0.5, 0.5], [[3, 3, 3], 3],
+                         np.random.default_rng(0), noise="laplace", code=code,
+                         max_frontier=3)
+  assert [type(f) for f in fast] == [type(f) for f in real.frontiers]
+  assert {type(x) for f in fast for item in f.items() for x in item} == {
+      type(x) for f in real.frontiers for item in f.items() for x in item
+  } == {int}
   assert real.cost.candidates == local.cost.candidates
   # The shares (8 bytes per candidate each way) and the messages' headers.
   assert real.cost.exchanged_bytes < real.cost.measured_peer_bytes < (

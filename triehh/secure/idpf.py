@@ -118,6 +118,9 @@ class Keys:
     if raw[2] != VERSION:
       raise ValueError(f"IDPF key version {raw[2]}; this reads {VERSION}")
     party, bits = int(raw[3]), int(raw[4])
+    if party not in (0, 1) or not 1 <= bits <= MAX_BITS:
+      raise ValueError(f"an IDPF key of party {party} and {bits} bits: the "
+                       f"party is 0 or 1, the bits 1 to {MAX_BITS}")
     d = int.from_bytes(bytes(raw[6:8]), "little")
     size = key_bytes(bits, d)
     if raw.size % size:
