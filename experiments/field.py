@@ -159,17 +159,18 @@ def main(argv):
   plan = field_runs.plan(wanted, datasets)
   left = field_runs.runs_left(plan.cells, output_dir)
   print(f"{left} runs left", flush=True)
+  ran = []  # fewer than left when another invocation shares output_dir
   seconds = field_runs.run(plan, output_dir,
-                           log=lambda text: print(text, flush=True))
+                           log=lambda text: print(text, flush=True), ran=ran)
   command = cli.command_line("experiments.field")
   context = field_report.Context(
       command=command, seconds=time.perf_counter() - start,
-      mechanism_seconds=seconds, written=left)
+      mechanism_seconds=seconds, written=len(ran))
   try:
     path = field_report.write(report_dir, output_dir, wanted, plan, context)
   except OSError as err:  # a full disk: name where it was writing
     raise paths.with_path(err, report_dir) from None
-  print(f"{left} runs run (the others read from {output_dir}/"
+  print(f"{len(ran)} runs run (the others read from {output_dir}/"
         f"{field_runs.RESULTS}); wrote {path} in "
         f"{time.perf_counter() - start:.0f} s")
 

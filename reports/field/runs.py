@@ -257,9 +257,11 @@ def lock_key(cell: Cell) -> str:
 
 
 def run(the_plan: Plan, output_dir: str, *,
-        log: Callable[[str], None] = lambda text: None) -> dict[str, float]:
+        log: Callable[[str], None] = lambda text: None,
+        ran: list[tuple[Cell, int]] | None = None) -> dict[str, float]:
   """Runs and records the runs of the plan not in ``output_dir``; the
-  seconds each mechanism's runs took.
+  seconds each mechanism's runs took. ``ran``, if given, is appended the
+  ``(cell, seed)`` of each run this call recorded.
 
   Two invocations on one ``output_dir`` share it as two sweeps do
   (:mod:`triehh.runs.runner`): each cell runs under its lock, its seeds
@@ -271,14 +273,16 @@ def run(the_plan: Plan, output_dir: str, *,
   """
   seconds: dict[str, float] = {}
   path = os.path.join(output_dir, RESULTS)
+  ran = [] if ran is None else ran
   put_off = []
   for cell in the_plan.cells:
-    if not _run_cell(the_plan, cell, output_dir, path, seconds, log,
+    if not _run_cell(the_plan, cell, output_dir, path, seconds, log, ran,
                      blocking=False):
       put_off.append(cell)
   for cell in put_off:
     log(f"  {_label(cell)}: waiting for the other process running it")
-    _run_cell(the_plan, cell, output_dir, path, seconds, log, blocking=True)
+    _run_cell(the_plan, cell, output_dir, path, seconds, log, ran,
+              blocking=True)
   return seconds
 
 
@@ -288,7 +292,8 @@ def _label(cell: Cell) -> str:
 
 
 def _run_cell(the_plan: Plan, cell: Cell, output_dir: str, path: str,
-              seconds: dict[str, float], log, *, blocking: bool) -> bool:
+              seconds: dict[str, float], log, ran: list, *,
+              blocking: bool) -> bool:
   """Runs the cell's seeds not recorded, under its lock; False (nothing
   run) when another process holds it and not ``blocking``."""
   fd = runner_lib.cell_lock(output_dir, lock_key(cell), blocking=blocking)
@@ -309,6 +314,7 @@ def _run_cell(the_plan: Plan, cell: Cell, output_dir: str, path: str,
       except mechanisms.Refused as err:
         record = refusal(cell, seed, str(err))
       records_lib.append_line(path, json.dumps(record, sort_keys=True))
+      ran.append((cell, seed))
     took = time.perf_counter() - start
     seconds[cell.mechanism] = seconds.get(cell.mechanism, 0.0) + took
     log(f"  {_label(cell)}: {len(seeds)} runs, {took:.1f} s")

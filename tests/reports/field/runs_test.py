@@ -57,9 +57,10 @@ def test_a_cell_another_process_runs_is_put_off_and_not_run_twice(
     return _record(name, data, epsilon, delta, seed)
 
   monkeypatch.setattr(mechanisms, "run", fake)
-  said = []
-  runs.run(plan, str(tmp_path), log=said.append)
+  said, ran = [], []
+  runs.run(plan, str(tmp_path), log=said.append, ran=ran)
   assert calls == [(second.mechanism, s) for s in second.seeds]
+  assert ran == [(second, s) for s in second.seeds]
   records = _lines(tmp_path)
   assert len(records) == 6
   assert len(set(_pairs(records))) == 6
