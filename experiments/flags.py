@@ -230,7 +230,7 @@ def DEFINE_count(name: str, default: int | None, help_text: str, *,
 # refusals of :func:`load_dataset`). A name inside a word, a path, a
 # placeholder (``<output_dir>``) or before a quoted Python value
 # (``setting='single'``) is not an argument's.
-_ALONE = ("output_dir",) + datasets_lib.OPTIONS
+_ALONE = ("output_dir", "split_bytes", "users_sharded") + datasets_lib.OPTIONS
 _WITH_VALUE = ("dataset", "datasets", "setting", "settings", "data_path",
                "data_format", "output_dir", "results")
 _ARGUMENT_FLAGS = (

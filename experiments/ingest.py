@@ -24,7 +24,15 @@ shard, not by the rows). ``--beam_arg`` (repeatable) passes a further
 Beam pipeline option (e.g. ``--direct_num_workers=2``, or a cluster
 runner's).
 
-Errors print one line ``error: ...`` and exit 1.
+Only the files an ingestion lists in ``<output_dir>/files.json`` are
+replaced by the next one into that folder; the user's own files there are
+left alone. The tables are written to a new folder beside ``--output_dir``
+and moved in once whole: a failure, Ctrl-C or SIGTERM removes it and leaves
+the earlier population as it was.
+
+Errors print one line ``error: ...`` and exit 1 (a full disk names the
+folder and its free space; an out-of-memory shard names it, its size and
+``--split_bytes``); SIGTERM exits 143 after one line ``terminated: ...``.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from experiments import cli
 from experiments import flags as shared_flags
 from triehh.core import beam_import
 from triehh.core import extras
+from triehh.core import processes
 from triehh.data import loader
 from triehh.data import readers
 from triehh.data import settings as settings_lib
@@ -184,6 +193,12 @@ def main(argv):
     if (isinstance(err.__context__, KeyboardInterrupt)
         or str(err).startswith("KeyboardInterrupt")):
       raise KeyboardInterrupt from None
+    raise
+  except MemoryError as err:  # a shard too large: one line, its remedy
+    raise ValueError(str(err)) from None
+  except processes.Terminated:
+    print(f"terminated: nothing written to {FLAGS.output_dir}; its earlier "
+          "files are as they were", file=sys.stderr)
     raise
   seconds = time.perf_counter() - start
   loaded = tables.read_population(FLAGS.output_dir)

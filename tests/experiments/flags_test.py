@@ -275,6 +275,9 @@ def test_shared_flags_help_names_no_driver(modules):
      "--results=FILE[,FILE] or --output_dir=DIR[,DIR]"),
     ("TrieHH needs at least 2; use a larger data set or num_users",
      "TrieHH needs at least 2; use a larger data set or --num_users"),
+    ("give split_bytes, or smaller files (users_sharded reads each whole)",
+     "give --split_bytes, or smaller files (--users_sharded reads each "
+     "whole)"),
     # Said already, a value stated after its flag, a path, a placeholder, a
     # quoted Python value and a word that holds the name: left as they are.
     ("--data_path=x: needs --dataset", "--data_path=x: needs --dataset"),

@@ -94,3 +94,104 @@ def test_flags_refused_before_the_pipeline_name_themselves(tmp_path, flag,
   assert code == 1
   assert err.strip().splitlines() == [said]
   assert not (tmp_path / "out").exists()
+
+
+def _two_shards(tmp_path):
+  (tmp_path / "in-0.csv").write_text("user,text\nu1,hello world hello\n")
+  (tmp_path / "in-1.csv").write_text("user,text\nu3,hello there\n")
+  return f"--input={tmp_path / 'in-*.csv'}"
+
+
+def test_a_full_disk_is_one_line_and_the_earlier_population_stays(
+    tmp_path, monkeypatch):
+  # ENOSPC in Beam's writer ended triehh-ingest with a traceback.
+  import errno  # pylint: disable=g-import-not-at-top
+  from apache_beam.io import textio  # pylint: disable=g-import-not-at-top
+  given = _two_shards(tmp_path)
+  out = tmp_path / "out"
+  code, _, err = drivers.run_in_process(ingest, given, f"--output_dir={out}")
+  assert code in (0, None), err
+  before = {p: open(p, "rb").read() for p in tables.output_files(str(out))}
+
+  def full(self, file_handle, encoded):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+  sink = textio._TextSink  # pylint: disable=protected-access
+  monkeypatch.setattr(sink, "write_encoded_record", full)
+  code, _, err = drivers.run_in_process(ingest, given, f"--output_dir={out}")
+  assert code == 1
+  lines = err.strip().splitlines()
+  assert len(lines) == 1, err
+  assert lines[0].startswith(f"error: {out}: No space left on device "
+                             "writing the population (")
+  assert lines[0].endswith(" free there); the earlier files are left as "
+                           "they were")
+  assert {p: open(p, "rb").read()
+          for p in tables.output_files(str(out))} == before
+
+
+def test_an_out_of_memory_shard_is_one_line_naming_split_bytes(
+    tmp_path, monkeypatch):
+  # A 916 MiB allocation reading a shard ended it with a traceback.
+  from triehh.beam import shards  # pylint: disable=g-import-not-at-top
+  given = _two_shards(tmp_path)
+
+  def big(spec, shard):
+    raise MemoryError
+
+  monkeypatch.setattr(shards, "_read", big)
+  code, _, err = drivers.run_in_process(
+      ingest, given, f"--output_dir={tmp_path / 'out'}")
+  assert code == 1
+  lines = err.strip().splitlines()
+  assert len(lines) == 1, err
+  assert lines[0].startswith("error: out of memory reading the shard "
+                             f"{tmp_path}/in-")
+  assert lines[0].endswith(" bytes): give --split_bytes (64 KiB or more) to "
+                           "read plain text files in smaller pieces, or "
+                           "split the input into smaller files")
+  assert not (tmp_path / "out").exists()
+
+
+def test_sigterm_says_one_line_and_leaves_no_staging(tmp_path):
+  import os  # pylint: disable=g-import-not-at-top
+  import signal  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  given = _two_shards(tmp_path)
+  out, reading = tmp_path / "out", tmp_path / "reading"
+  code = (
+      "import sys, time\n"
+      "from triehh.beam import shards\n"
+      "read = shards._read\n"
+      "def slow(spec, shard):\n"
+      f"  open({str(reading)!r}, 'w').close()\n"
+      "  time.sleep(60)\n"
+      "  return read(spec, shard)\n"
+      "shards._read = slow\n"
+      "from experiments import ingest\n"
+      f"sys.argv = ['triehh-ingest', {given!r}, '--output_dir={out}']\n"
+      "ingest.run()\n")
+  root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, text=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+  try:
+    deadline = time.monotonic() + 120
+    while not reading.exists():
+      assert proc.poll() is None, proc.stderr.read()[-2000:]
+      assert time.monotonic() < deadline, "the shard was never read"
+      time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+  finally:
+    if proc.poll() is None:
+      proc.kill()
+      proc.wait()
+  assert proc.returncode == 128 + signal.SIGTERM
+  assert err.strip().splitlines() == [
+      f"terminated: nothing written to {out}; its earlier files are as "
+      "they were"]
+  assert not [n for n in os.listdir(tmp_path) if ".ingesting-" in n]
+  assert not out.exists()
