@@ -376,3 +376,14 @@ def test_a_huge_epsilon_stops_at_the_least_sigma(monkeypatch):
 def test_arguments_outside_their_range_are_named(call, match):
   with pytest.raises(ValueError, match=match):
     call()
+
+
+def test_a_round_whose_rate_underflows_scales_the_threshold():
+  """At sigma = 0.01 the tail at 1 is 0 in doubles: round r's threshold is
+  the base's times its multiplier, rounded up."""
+  params = noisy_trie.NoisyTrieParams(sigma=0.01, num_levels=3, threshold=0.5,
+                                      noise_multipliers=(1000.0,))
+  assert params.threshold == 1 and params.false_positive_rate == 0.0
+  first = params.at_round(0)
+  assert (first.sigma, first.threshold) == (10.0, 1000)
+  assert params.at_round(1).threshold == 1

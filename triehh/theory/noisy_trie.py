@@ -234,11 +234,17 @@ class NoisyTrieParams:
 
   def at_round(self, r: int) -> "NoisyTrieParams":
     """Round r's parameters: its sigma and threshold (the smallest integer
-    whose tail at that sigma is at most the base's false-positive rate),
-    no multipliers."""
+    whose tail at that sigma is at most the base's false-positive rate; the
+    base threshold times the multiplier, rounded up, if that rate is 0 in
+    double precision), no multipliers."""
     if not self.noise_multipliers:
       return self
     m = self.multiplier(r)
+    if self.false_positive_rate == 0.0:  # the tail under a double's range
+      return dataclasses.replace(self, sigma=self.sigma * m,
+                                 threshold=math.ceil(self.threshold * m),
+                                 false_positive_rate=None,
+                                 noise_multipliers=())
     return dataclasses.replace(self, sigma=self.sigma * m, threshold=None,
                                false_positive_rate=self.false_positive_rate,
                                noise_multipliers=())

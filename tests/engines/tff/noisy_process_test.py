@@ -26,6 +26,12 @@ def client_codes(pop):
   return list(pop.codes[pop.user_word].astype(np.int32))
 
 
+def central_next(proc, state, data, sigma, capacity):
+  """``proc.next`` with the round's exact noise from the state's seed."""
+  return proc.next(state, data,
+                   noisy_process.central_noise(state, sigma, capacity))
+
+
 def test_a_tiny_noise_releases_the_words_above_the_threshold(tff_context):
   pop = population()
   proc = noisy_process.build_noisy_trie_process(
@@ -33,7 +39,7 @@ def test_a_tiny_noise_releases_the_words_above_the_threshold(tff_context):
   state = noisy_process.with_noise_seed(proc.initialize(), [3, 4])
   sums = []
   for _ in range(L + 1):
-    state, output = proc.next(state, client_codes(pop))
+    state, output = central_next(proc, state, client_codes(pop), 1e-6, 8)
     sums.append(np.asarray(output.sums))
   # Candidates $, a, b; then a$ aa ab b$ ba bb (frontier a, b); then ab$,
   # ba$ (bb has 1 user, below 3.5).
@@ -53,15 +59,21 @@ def test_the_central_noise_is_the_seeds_and_has_sigma(tff_context):
   noise = []
   for seed in range(150):
     state = noisy_process.initial_state(L, [seed, 7])
-    _, output = proc.next(state, client_codes(pop))
+    _, output = central_next(proc, state, client_codes(pop), 2.0, 4)
     noise.append(np.asarray(output.sums) - [0, 11, 12])
+    np.testing.assert_array_equal(
+        noise[-1], noisy_process.central_noise(state, 2.0, 4)[:3])
   noise = np.concatenate(noise)
-  again = proc.next(noisy_process.initial_state(L, [0, 7]),
-                    client_codes(pop))[1]
-  np.testing.assert_array_equal(np.asarray(again.sums) - [0, 11, 12],
+  np.testing.assert_array_equal(noise, np.rint(noise))  # integers
+  start = noisy_process.initial_state(L, [0, 7])
+  again = central_next(proc, start, client_codes(pop), 2.0, 4)
+  np.testing.assert_array_equal(np.asarray(again[1].sums) - [0, 11, 12],
                                 noise[:3])
-  # 450 draws of N(0, 4): the mean within 4.5 standard errors, the variance
-  # within 25 % (chi-square, 449 degrees of freedom: about 5 sd).
+  # the seed advances: the next round's noise is another draw
+  assert not np.array_equal(noisy_process.central_noise(again[0], 2.0, 4),
+                            noisy_process.central_noise(start, 2.0, 4))
+  # 450 discrete Gaussian draws of sigma 2 (variance 4 to 1e-8): the mean
+  # within 4.5 standard errors, the variance within 25 % (about 5 sd).
   assert abs(noise.mean()) < 4.5 * 2.0 / np.sqrt(noise.size)
   assert 0.75 * 4.0 < noise.var() < 1.25 * 4.0
   fresh = [np.asarray(proc.initialize().noise_seed) for _ in range(2)]
@@ -77,7 +89,7 @@ def test_clients_vote_for_the_fast_engines_candidate(tff_context, chars):
                                  sigma=1e-6, threshold=-1e9)
   proc = noisy_process.build_process(spec)
   state = noisy_process.initial_state(4, [0, 0])
-  state, output = proc.next(state, client_codes(pop))
+  state, output = central_next(proc, state, client_codes(pop), 1e-6, 64)
   ext = noisy.Extensions.of(3, chars, 4, 0)
   frontier = noisy._Frontier(np.zeros((1, 0), np.int16), np.zeros(1, np.int64))
   cand = noisy._word_candidates(pop, frontier, ext, 0)
@@ -110,7 +122,7 @@ def test_sampled_word_clients_vote_with_the_word_their_rank_draws(
       client_data=clients.SAMPLED_WORD)
   state = noisy_process.initial_state(L, [0, 0])
   for _ in range(L + 1):
-    state, _ = proc.next(state, packed)
+    state, _ = central_next(proc, state, packed, 1e-6, 8)
   assert sorted(noisy_process.decode_words(state, pop.alphabet)) == sorted(
       words)
 
@@ -167,10 +179,11 @@ def test_a_round_beyond_the_capacity_fails(tff_context):
   proc = noisy_process.build_noisy_trie_process(
       pop.alphabet, L, sigma=1.0, threshold=3.0, capacity=4)
   state = noisy_process.initial_state(L, [0, 0])
-  state, _ = proc.next(state, client_codes(pop))  # 3 candidates
+  state, _ = central_next(proc, state, client_codes(pop), 1.0,
+                          4)  # 3 candidates
   assert np.asarray(state.frontier).shape[0] == 2
   with pytest.raises(runtime.ComputationError, match="capacity=4"):
-    proc.next(state, client_codes(pop))  # 6 candidates
+    central_next(proc, state, client_codes(pop), 1.0, 4)  # 6 candidates
 
 
 @pytest.mark.parametrize("args, error, match", [

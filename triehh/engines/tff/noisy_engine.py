@@ -13,10 +13,11 @@ one rank each (:func:`~triehh.engines.sampling.draw_word_ranks`): the
 client draws its word with it. The run stops, as the fast engine's, when
 the frontier is empty or after R rounds.
 
-Central mode: equal in law to the fast engine (same votes' law, N(0,
-sigma^2) on every candidate, the same threshold), not draw for draw
-(TensorFlow's normals are not numpy's, and the fast engine draws the
-candidates no user can vote for by a binomial). Distributed mode: the law
+Central mode: equal in law to the fast engine (same votes' law, exact
+discrete Gaussian noise on every candidate,
+:func:`~triehh.engines.tff.noisy_process.central_noise`, the same integer
+threshold), not draw for draw (the noise comes from the state's seed, and
+the fast engine draws the candidates no user can vote for by a binomial). Distributed mode: the law
 of :mod:`triehh.engines.tff.noisy_process`'s distributed discrete
 Gaussian, accounted as the central one.
 
@@ -146,17 +147,31 @@ def _round(population: population_lib.Population, params: noisy.NoisyParams,
   data = engine_lib._client_data(  # pylint: disable=protected-access
       population, engine_lib._codes32(population), users, ranks,  # pylint: disable=protected-access
       spec.client_mode)
-  process = noisy_process.build_process(_with_capacity(spec, num_candidates))
-  state, output = process.next(state, data)
+  spec = _with_capacity(spec, num_candidates)
+  process = noisy_process.build_process(spec)
+  if spec.noise == noisy_process.CENTRAL:
+    state, output = process.next(state, data, noisy_process.central_noise(
+        state, spec.sigma, spec.capacity, num_candidates))
+  else:
+    state, output = process.next(state, data)
   state = noisy_process._as(noisy_process.NoisyState, state)  # pylint: disable=protected-access
   output = noisy_process._as(noisy_process.NoisyRoundOutput, output)  # pylint: disable=protected-access
   if measurements is not None:
     measurements.append(output.measurements)
   frontier, released, stats = _mirrored_round(
       population, params, frontier, ext, p, users, ranks,
-      np.asarray(output.sums, dtype=np.float64))
+      _as_integers(output.sums, spec.noise))
   _check_agreement(state, frontier, released, found_before, population)
   return state, frontier, released, stats
+
+
+def _as_integers(sums, noise: str) -> np.ndarray:
+  """TFF's noisy sums: ``int64`` in central mode (integers held exactly in
+  float64), ``float64`` as they are in distributed mode."""
+  sums = np.asarray(sums, dtype=np.float64)
+  if noise != noisy_process.CENTRAL:
+    return sums
+  return np.rint(sums).astype(np.int64)
 
 
 def _check_candidates(num_candidates: int, num_frontier: int, size: int,

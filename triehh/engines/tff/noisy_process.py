@@ -10,17 +10,21 @@ fast engine. Every client of the round sends the one-hot vector of its
 word's candidate (the zero vector if its prefix is not on the frontier or
 its word has no extension there), ``float32 [C]`` for a capacity ``C`` fixed
 when the process is built (entries from ``F * E`` on stay zero; a round with
-more candidates fails). The sums get Gaussian noise, and the server keeps
+more candidates fails). The sums get noise, and the server keeps
 the candidates whose noisy sum reaches the threshold: those ending in ``$``
 are released words (the empty word dropped), the others the next frontier.
 
 Noise, by ``noise``:
 
 * ``"central"``: the clients' vectors are summed exactly
-  (``tff.aggregators.SumFactory``) and the server adds N(0, sigma^2) to
-  each of the ``F * E`` sums, drawn by ``tf.random.stateless_normal`` from
-  the state's ``noise_seed`` (advanced every round). This is the law the
-  accountant (:func:`triehh.theory.noisy_trie.epsilon`) accounts for, exactly.
+  (``tff.aggregators.SumFactory``) and the server adds discrete Gaussian
+  noise ``N_Z(0, sigma^2)`` to each of the ``F * E`` sums: ``next(state,
+  client data, noise)`` takes the round's noise, ``int64 [capacity]``, which
+  :func:`central_noise` draws exactly (:mod:`triehh.core.discrete_noise`,
+  integer arithmetic: TensorFlow has no exact sampler, and a floating-point
+  Gaussian leaks through its low-order bits) from the state's
+  ``noise_seed`` (advanced every round). This is the law the accountant
+  (:func:`triehh.theory.noisy_trie.epsilon`) accounts for, exactly.
   ``initialize`` draws the seed unseeded, fresh; a simulation may fix it
   (:func:`with_noise_seed`). The seed is the noise: it must stay with the
   server, like the state, never published.
@@ -67,6 +71,7 @@ import tensorflow_federated as tff
 from tensorflow_federated.python.aggregators import discretization
 from tensorflow_federated.python.aggregators import distributed_dp
 
+from triehh.core import discrete_noise
 from triehh.core import validation
 from triehh.engines import noisy
 from triehh.engines.tff import clients
@@ -217,6 +222,24 @@ def initial_state(max_length: int, noise_seed) -> NoisyState:
       noise_seed=np.asarray(noise_seed, dtype=np.int64).reshape(2))
 
 
+def central_noise(state: NoisyState, sigma: float, capacity: int,
+                  num_candidates: int | None = None) -> np.ndarray:
+  """The central mode's noise for the round ``state`` is at: ``int64
+  [capacity]``, its first ``num_candidates`` (None: all) exact discrete
+  Gaussian draws of ``sigma`` from the state's ``noise_seed`` (the rest 0,
+  never read), for ``next(state, client data, noise)``."""
+  state = _as(NoisyState, state)
+  seed = np.asarray(state.noise_seed, dtype=np.int64).reshape(2)
+  rng = np.random.default_rng(seed.view(np.uint64).tolist())
+  count = capacity if num_candidates is None else int(num_candidates)
+  if not 0 <= count <= capacity:
+    raise ValueError(f"num_candidates={count} is outside [0, capacity="
+                     f"{capacity}]")
+  noise = np.zeros(capacity, dtype=np.int64)
+  noise[:count] = discrete_noise.discrete_gaussian(rng, sigma, count)
+  return noise
+
+
 def with_noise_seed(state: NoisyState, seed) -> NoisyState:
   """``state`` with its noise seed set (two integers): for a reproducible
   simulation only; a deployment keeps :func:`initialize`'s fresh seed."""
@@ -319,16 +342,16 @@ def _server_step_computation(spec: NoisySpec,
 
   @tff.tensorflow.computation(state_type(spec.max_length),
                               tff.TensorType(np.float32, [spec.capacity]),
-                              measurements_type)
-  def server_step(state, summed, measurements):
+                              measurements_type,
+                              tff.TensorType(np.int64, [spec.capacity]))
+  def server_step(state, summed, measurements, noise):
     depth = tf.shape(state.frontier)[1]
     size = tf.gather(tf.constant(sizes), depth)
     num_candidates = tf.cast(tf.shape(state.frontier)[0], tf.int64) * size
     sums = tf.cast(summed[:num_candidates], tf.float64)
     seed = state.noise_seed
-    if central:
-      sums += spec.sigma * tf.random.stateless_normal(
-          tf.reshape(num_candidates, [1]), seed=seed, dtype=tf.float64)
+    if central:  # integer votes (exact in float64) plus the integer noise
+      sums = tf.round(sums) + tf.cast(noise[:num_candidates], tf.float64)
       seed += tf.constant([0, 1], tf.int64)
     kept = tf.reshape(tf.where(sums >= spec.threshold), [-1])
     values = tf.gather(sums, kept)
@@ -384,6 +407,8 @@ def build_process(spec: NoisySpec) -> tff.templates.IterativeProcess:
   frontier_of = _frontier_computation(spec)
   server_step = _server_step_computation(spec, measurements_type)
   width = spec.max_length + 1
+  noise_type = tff.FederatedType(tff.TensorType(np.int64, [spec.capacity]),
+                                 tff.SERVER)
 
   @tff.tensorflow.computation
   def fresh_state():
@@ -399,14 +424,29 @@ def build_process(spec: NoisySpec) -> tff.templates.IterativeProcess:
   def initialize_fn():
     return tff.federated_eval(fresh_state, tff.SERVER)
 
-  @tff.federated_computation(server_state_type, data_type)
-  def next_fn(state, data):
+  def round_of(state, data, noise):
     frontier = tff.federated_broadcast(tff.federated_map(frontier_of, state))
     vectors = tff.federated_map(client_vector, (frontier, data))
     summed = aggregation.next(aggregation.initialize(), vectors)
     updated = tff.federated_map(server_step, (state, summed.result,
-                                              summed.measurements))
+                                              summed.measurements, noise))
     return updated[0], updated[1]
+
+  if spec.noise == CENTRAL:
+
+    @tff.federated_computation(server_state_type, data_type, noise_type)
+    def next_fn(state, data, noise):
+      return round_of(state, data, noise)
+
+  else:
+
+    @tff.tensorflow.computation
+    def no_noise():
+      return tf.zeros([spec.capacity], tf.int64)
+
+    @tff.federated_computation(server_state_type, data_type)
+    def next_fn(state, data):
+      return round_of(state, data, tff.federated_eval(no_noise, tff.SERVER))
 
   return tff.templates.IterativeProcess(initialize_fn, next_fn)
 
@@ -420,17 +460,19 @@ def build_noisy_trie_process(
   """The noisy trie as a ``tff.templates.IterativeProcess`` (module
   docstring), for a TFF user's own loop::
 
-    process = build_noisy_trie_process("mnostu", 4, sigma=2.0, threshold=9.0)
+    process = build_noisy_trie_process("mnostu", 4, sigma=2.0, threshold=9,
+                                       capacity=1024)
     state = process.initialize()
     for _ in range(5):  # R = ceil((L + 1) / k) rounds at most
-      state, output = process.next(state, [codes_1, codes_2, ...])
-    decode_words(state, "mnostu")  # {'sun': 41.3, ...}
+      noise = central_noise(state, 2.0, 1024)  # "central" only
+      state, output = process.next(state, [codes_1, codes_2, ...], noise)
+    decode_words(state, "mnostu")  # {'sun': 41.0, ...}
 
   Args:
     alphabet: the public alphabet (an ``Alphabet`` or its characters).
     max_length: L, characters per word kept.
-    sigma, threshold: the noise's standard deviation and tau (calibrate them
-      with :func:`triehh.theory.noisy_trie.calibrate`).
+    sigma, threshold: the discrete Gaussian's parameter and tau (calibrate
+      them with :func:`triehh.theory.noisy_trie.calibrate`).
     chars_per_level: k.
     capacity: candidates a round may have (at most :data:`MAX_CANDIDATES`);
       a round with more fails.
