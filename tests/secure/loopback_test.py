@@ -4,6 +4,7 @@ releases, talk over 127.0.0.1 only, and end, even when one fails."""
 from __future__ import annotations
 
 import collections
+import re
 import socket
 import subprocess
 import sys
@@ -101,4 +102,20 @@ def test_no_port_to_bind_is_one_line_and_starts_nothing(monkeypatch):
   with pytest.raises(transport.ProtocolError,
                      match=r"^cannot bind a port on 127\.0\.0\.1 "):
     protocol.run_walk([1, 2], 4, [4], [1.0], [1], seed=0)
+  assert not _server_processes()
+
+
+def test_a_step_refused_by_a_server_keeps_the_steps_released_before():
+  """Step 1 would evaluate 8 x 2^20 candidates (every prefix passes step 0),
+  more than a server takes: the error says so, and what step 0 released
+  comes with it."""
+  with pytest.raises(transport.ProtocolError) as raised:
+    protocol.run_walk([1, 2, 3], 23, [3, 23], [1.0, 1.0], [-100, 1], seed=0,
+                      noise="gaussian", timeout=20.0)
+  message = str(raised.value)
+  assert re.match(r"server [01]: ValueError: step 1 would evaluate up to "
+                  r"8,388,608 candidates \(8 live prefixes\)", message)
+  assert message.endswith(": set max_frontier, or raise thresholds[0] (after "
+                          "1 released step(s))")
+  assert [sorted(f) for f in raised.value.frontiers] == [list(range(8))]
   assert not _server_processes()

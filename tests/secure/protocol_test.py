@@ -16,6 +16,7 @@ from triehh.engines import two_servers as engine
 from triehh.secure import hashing
 from triehh.secure import idpf
 from triehh.secure import protocol
+from triehh.secure import server as server_lib
 
 
 def test_heavy_words_are_found_by_their_salted_hashes():
@@ -63,6 +64,22 @@ def test_bad_arguments_are_one_line_naming_them(change, match):
   args.update(change)
   with pytest.raises(ValueError, match=match):
     protocol.run_walk(**args)
+
+
+def test_a_refused_step_keeps_the_steps_released_before(monkeypatch):
+  monkeypatch.setattr(server_lib, "MAX_CANDIDATES", 100)
+  with pytest.raises(protocol.transport.ProtocolError,
+                     match=r"^step 1 would evaluate up to 256 candidates "
+                     r"\(16 live prefixes\), more than 100: set max_frontier"
+                     r", or raise thresholds\[0\] \(after 1 released"):
+    protocol.run_walk(np.arange(30) % 5, 8, [4, 8], [1.0, 1.0], [-50, 3],
+                      seed=0, transport="inprocess")
+  try:
+    protocol.run_walk(np.arange(30) % 5, 8, [4, 8], [1.0, 1.0], [-50, 3],
+                      seed=0, transport="inprocess")
+  except protocol.transport.ProtocolError as error:
+    assert [sorted(f) for f in error.frontiers] == [list(range(16))]
+    assert error.frontiers[0][0] > 10  # 30 clients under prefix 0
 
 
 def test_payload_sums_are_released_at_the_last_step():

@@ -90,11 +90,8 @@ def _accept_both(control: socket.socket, token: str, children, logs,
 
 def _released(header: dict, parts: list[bytes], d: int):
   """A server's message as (frontiers, payload sums or None)."""
-  frontiers = []
-  for r in range(int(header["steps"])):
-    prefixes = np.frombuffer(parts[2 * r], dtype="<u8").tolist()
-    counts = np.frombuffer(parts[2 * r + 1], dtype="<i8").tolist()
-    frontiers.append(dict(zip(prefixes, counts)))
+  frontiers = [_frontier(parts[2 * r:2 * r + 2])
+               for r in range(int(header["steps"]))]
   sums = None
   if header.get("payload"):
     rows = np.frombuffer(parts[-1], dtype="<i8").reshape(-1, d).tolist()
@@ -102,10 +99,24 @@ def _released(header: dict, parts: list[bytes], d: int):
   return tuple(frontiers), sums
 
 
+def _frontier(parts: list[bytes]) -> dict[int, int]:
+  """One step's release from its two parts (prefixes, noisy counts)."""
+  return dict(zip(np.frombuffer(parts[0], dtype="<u8").tolist(),
+                  np.frombuffer(parts[1], dtype="<i8").tolist()))
+
+
 def _outcomes(channels, children, logs, timeout: float) -> list:
   """Each server's last message (header, parts), read as they come; fails
-  at once, naming it, when a server process ends without sending it."""
+  at once, naming it, when a server process ends without sending it, with
+  the steps released before (``ProtocolError.frontiers``)."""
   outcomes, deadline = {}, time.monotonic() + timeout
+  done = {0: [], 1: []}  # the steps each server said it released
+
+  def failed(message: str) -> transport.ProtocolError:
+    # Both servers release the same steps; either's word is enough.
+    released = max(done.values(), key=len)
+    said = f" (after {len(released)} released step(s))" if released else ""
+    return transport.ProtocolError(message + said, released)
   while len(outcomes) < 2:
     waiting = [party for party in (0, 1) if party not in outcomes]
     ready, _, _ = select.select([channels[p] for p in waiting], [], [], 0.1)
@@ -114,19 +125,25 @@ def _outcomes(channels, children, logs, timeout: float) -> list:
       try:
         header, parts = channel.recv()
       except transport.ProtocolError:
-        raise transport.ProtocolError(
-            _why(party, children[party], logs[party])) from None
-      if "progress" not in header:  # a step done: the wait starts again
+        raise failed(_why(party, children[party], logs[party])) from None
+      if "progress" in header:  # a step done: the wait starts again
+        done[party].append(_frontier(parts))
+      elif "error" in header:
+        # A broken connection to the other server: name the other's end.
+        other = children[1 - party]
+        if header["error"].startswith("ProtocolError") and other.poll() not in (
+            None, 0):
+          raise failed(_why(1 - party, other, logs[1 - party]))
+        raise failed(f"server {party}: {header['error']}")
+      else:
         outcomes[party] = (header, parts)
     for party in waiting:
       if party not in outcomes and children[party].poll() is not None:
-        raise transport.ProtocolError(
-            _why(party, children[party], logs[party]))
+        raise failed(_why(party, children[party], logs[party]))
     if ready:
       deadline = time.monotonic() + timeout
     elif time.monotonic() > deadline:
-      raise transport.ProtocolError(
-          f"the servers sent nothing for {timeout:g} s")
+      raise failed(f"the servers sent nothing for {timeout:g} s")
   return [outcomes[0], outcomes[1]]
 
 
@@ -152,11 +169,6 @@ def run_servers(keys, plan, entropy, payload_sigma: float | None,
                 "peer_port": found[0][1]["peer_port"]}
       channels[party].send(header, [keys[party].to_bytes()])
     outcomes = _outcomes(channels, children, logs, timeout)
-    errors = [f"server {party}: {header['error']}"
-              for party, (header, _) in enumerate(outcomes)
-              if "error" in header]
-    if errors:
-      raise transport.ProtocolError("; ".join(errors))
     released = [_released(header, parts, keys[0].d)
                 for header, parts in outcomes]
     if released[0] != released[1]:

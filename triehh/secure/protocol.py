@@ -195,7 +195,11 @@ def _inprocess(keys, plan, entropy, payload_sigma):
   frontiers, busy = [], 0.0
   while not servers[0].done:
     start = time.perf_counter()
-    shares = [server.share() for server in servers]
+    try:
+      shares = [server.share() for server in servers]
+    except ValueError as error:  # the steps done stay released
+      said = f" (after {len(frontiers)} released step(s))" if frontiers else ""
+      raise transport.ProtocolError(f"{error}{said}", frontiers) from None
     busy += (time.perf_counter() - start) / 2
     released = [server.finish(shares[1 - server.party]) for server in servers]
     if released[0] != released[1]:

@@ -28,6 +28,9 @@ from triehh.secure import plan as plan_lib
 # Bytes of seeds one chunk of clients expands at once (its candidates' seeds
 # at the deepest level, about twice that over the step's levels).
 CHUNK_BYTES = 2**25
+# The most candidates one step evaluates (each costs every client a PRG
+# call; the fast engine, triehh.engines.two_servers, runs larger plans).
+MAX_CANDIDATES = 2**22
 
 
 def signed(values: np.ndarray) -> np.ndarray:
@@ -71,6 +74,12 @@ class Server:
     """The sums mod 2^64 over the clients of this server's shares at every
     candidate of the current step (no noise); sets ``candidates``."""
     added = self.plan.added_bits(self.step)
+    live = self.frontier.prefixes.size
+    if live * 2**added > MAX_CANDIDATES:
+      raise ValueError(
+          f"step {self.step} would evaluate up to {live * 2**added:,} "
+          f"candidates ({live:,} live prefixes), more than {MAX_CANDIDATES:,}"
+          f": set max_frontier, or raise thresholds[{self.step - 1}]")
     self.candidates = self.plan.candidates(self.step, self.frontier.prefixes)
     del self.candidate_counts[self.step:]
     self.candidate_counts.append(self.candidates.size)

@@ -52,9 +52,10 @@ def walk(server: server_lib.Server, peer: transport.Channel,
     own = server.share()
     busy += time.perf_counter() - start
     released = server.finish(exchange(peer, server.party, own))
-    parts += [np.array(list(released), dtype="<u8").tobytes(),
-              np.array(list(released.values()), dtype="<i8").tobytes()]
-    control.send({"progress": server.step})
+    step_parts = [np.array(list(released), dtype="<u8").tobytes(),
+                  np.array(list(released.values()), dtype="<i8").tobytes()]
+    parts += step_parts
+    control.send({"progress": server.step}, step_parts)
   header = {"steps": len(server.plan.steps), "payload": False}
   if server.payload_sigma is not None and server.keys.d:
     start = time.perf_counter()
@@ -99,6 +100,7 @@ def serve(config: dict) -> None:
     control.send(*walk(server, peer, control))
   except Exception as error:  # pylint: disable=broad-except
     message = " ".join(f"{type(error).__name__}: {error}".split())
+    print(message, file=sys.stderr)
     try:
       control.send({"error": message})
     finally:

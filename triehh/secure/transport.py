@@ -30,7 +30,15 @@ MAX_PART_BYTES = 2**36
 
 
 class ProtocolError(RuntimeError):
-  """A server process or connection of the two-server protocol failed."""
+  """A server process or connection of the two-server protocol failed.
+
+  ``frontiers`` holds what the steps done before the failure released (per
+  step, ``{candidate: noisy count}``), so that no release is lost.
+  """
+
+  def __init__(self, message: str, frontiers: tuple = ()):
+    super().__init__(message)
+    self.frontiers = tuple(frontiers)
 
 
 def new_token() -> str:
