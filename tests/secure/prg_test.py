@@ -51,6 +51,7 @@ def test_convert_ranges_are_one_stream():
   np.testing.assert_array_equal(prg.convert(seeds, 4, 3), whole[:, 3:7])
   np.testing.assert_array_equal(prg.convert(seeds, 1, 0), whole[:, :1])
   assert prg.convert(seeds, 0).shape == (7, 0)
+  assert prg.convert(seeds[:0], 3).shape == (0, 3)
 
 
 def test_outputs_are_balanced_bits():

@@ -53,6 +53,7 @@ def test_a_seed_gives_one_release_and_no_seed_fresh_ones():
 @pytest.mark.parametrize("change, match", [
     (dict(hashes=[16]), r"hashes must be in \[0, 2\^bits\) with bits=4"),
     (dict(hashes=[[1]]), "hashes must be a 1-d array"),
+    (dict(hashes=[]), "hashes must hold at least one client's point"),
     (dict(transport="grpc"), "transport must be one of loopback, inprocess"),
     (dict(payloads=[[1]]), "payloads need payload_sigma"),
     (dict(seed=-1), "seed must be None or an integer >= 0"),

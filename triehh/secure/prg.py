@@ -92,7 +92,8 @@ def convert(seeds: np.ndarray, words: int, first_word: int = 0) -> np.ndarray:
   tweaks = np.zeros((counters.size, SEED_BYTES), dtype=np.uint8)
   tweaks[:, :8] = counters.astype("<u8").view(np.uint8).reshape(-1, 8)
   blocks = seeds[..., None, :] ^ tweaks  # (..., blocks, 16)
-  stream = hash_blocks("value", blocks).reshape(seeds.shape[:-1] + (-1,))
+  stream = hash_blocks("value", blocks).reshape(
+      seeds.shape[:-1] + (counters.size * SEED_BYTES,))
   values = stream.view("<u8").astype(np.uint64)
   start = first_word - 2 * first_block
   return values[..., start:start + words]

@@ -91,6 +91,8 @@ def _check_hashes(hashes, bits: int) -> np.ndarray:
   if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
     raise ValueError(f"hashes must be a 1-d array of integers (one per "
                      f"client), got shape {array.shape} of {array.dtype}")
+  if not array.size:
+    raise ValueError("hashes must hold at least one client's point")
   if array.size and (array.min() < 0 or (
       bits < 64 and array.astype(np.uint64).max() >> np.uint64(bits))):
     raise ValueError(f"hashes must be in [0, 2^bits) with bits={bits}: "
