@@ -219,6 +219,7 @@ _SLOW_TESTS = {
     "tests/secure/loopback_test.py": (  # two server processes: 0.7-2.5 s
         "test_the_processes_release_what_the_in_process_walk_releases",
         "test_a_server_that_dies_is_named_in_one_line_and_both_end",
+        "test_a_step_refused_by_a_server_keeps_the_steps_released_before",
     ),
     "tests/discovery/counts_test.py": (
         "test_a_tiny_epsilon_or_rate_is_calibrated",  # 0.8 s
