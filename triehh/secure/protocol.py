@@ -17,7 +17,9 @@ has no check of malformed keys, such as Poplar's sketching). Against a
 server and any clients, the other server's noise alone protects a client.
 
 Research prototype: no audited constant-time code; the loopback connections
-are not encrypted (between two real servers, use TLS).
+are not encrypted (between two real servers, use TLS); the servers' noise
+comes from numpy's PCG64 seeded by the operating system (a deployment would
+use a CSPRNG; the keys' seeds do, through `secrets`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from triehh.secure import server as server_lib
 from triehh.secure import transport
 
 PROTOTYPE = ("research prototype: no audited constant-time code; loopback "
-             "connections are not encrypted")
+             "connections are not encrypted; noise from numpy's PCG64, not a "
+             "CSPRNG")
 TRUST_MODEL = ("either server may collude with any set of clients; the "
                "servers do not collude with each other; honest-but-curious "
                "servers; honest clients (no check of malformed keys)")
