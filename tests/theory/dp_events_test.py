@@ -167,3 +167,28 @@ def test_the_release_event_of_a_counted_run_is_the_whole_run():
   uncounted = triehh.discover(users, Target(4.0, delta=1e-8))
   assert (dp_events.release_event(uncounted)
           == dp_events.run_event(uncounted.params))
+
+
+def test_get_epsilon_below_the_least_delta_warns_why_and_answers_inf():
+  params = policy.resolve(10_000, 10, Target(4.0, sampling="poisson",
+                                             population_size=10_000))
+  accountant = dp_events.PLDAccountant(value_discretization_interval=1e-3)
+  accountant.compose(dp_events.run_event(params))
+  least = accountant.least_delta()
+  assert 0 < least <= params.delta
+  with pytest.warns(dp_events.DeltaTooSmallWarning, match=(
+      r"^get_epsilon: no epsilon holds at target_delta=1e-10 below "
+      rf"{least:.3g}, the least the composed events reach .*inf")):
+    assert accountant.get_epsilon(1e-10) == float("inf")
+
+
+def test_get_epsilon_at_the_runs_own_delta_does_not_warn():
+  params = policy.resolve(10_000, 10, Target(4.0, sampling="poisson",
+                                             population_size=10_000))
+  accountant = dp_events.PLDAccountant(value_discretization_interval=1e-3)
+  accountant.compose(dp_events.run_event(params))
+  import warnings  # pylint: disable=g-import-not-at-top
+  with warnings.catch_warnings():
+    warnings.simplefilter("error", dp_events.DeltaTooSmallWarning)
+    assert accountant.get_epsilon(params.delta) == pytest.approx(
+        params.epsilon, rel=2e-3)

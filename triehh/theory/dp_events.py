@@ -24,12 +24,19 @@ Example::
     accountant.compose(dp_events.release_event(result))  # counts included
     accountant.compose(my_other_release_event)
     accountant.get_epsilon(target_delta=1e-10)
+
+At a ``target_delta`` below what the composed events can reach (their
+probability of an infinite privacy loss: a run's own delta is above it),
+no epsilon holds: ``get_epsilon`` answers ``inf``, as dp_accounting's
+accountants do, and warns (:class:`DeltaTooSmallWarning`) saying the
+least delta the composition reaches.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import attr
 import dp_accounting
@@ -207,6 +214,11 @@ def as_pld(loss: pld.TwoSided) -> pld_lib.PrivacyLossDistribution:
                                          pmf(loss.reverse))
 
 
+class DeltaTooSmallWarning(UserWarning):
+  """``get_epsilon`` was asked at a delta the composition cannot reach:
+  it answers ``inf`` (:meth:`PLDAccountant.get_epsilon`)."""
+
+
 class PLDAccountant(pld_privacy_accountant.PLDAccountant):
   """dp_accounting's PLD accountant that also knows TrieHH's events.
 
@@ -221,6 +233,32 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
                value_discretization_interval: float = 1e-4):
     super().__init__(neighboring_relation, value_discretization_interval)
     self._composed_any = False
+
+  def get_epsilon(self, target_delta: float) -> float:
+    """dp_accounting's epsilon at ``target_delta``; where none holds
+    (``inf``: the delta is below the composition's probability of an
+    infinite privacy loss), a :class:`DeltaTooSmallWarning` naming the
+    least delta it reaches."""
+    epsilon = super().get_epsilon(target_delta)
+    if math.isinf(epsilon):
+      least = self.least_delta()
+      reach = (f" below {least:.3g}, the least the composed events reach "
+               "(their probability of an infinite privacy loss)"
+               if least is not None and least > target_delta else "")
+      warnings.warn(
+          f"get_epsilon: no epsilon holds at target_delta={target_delta:g}"
+          f"{reach}, so the answer is inf; ask at a target_delta of at least "
+          "the sum of the deltas composed (a run's own delta)",
+          DeltaTooSmallWarning, stacklevel=2)
+    return epsilon
+
+  def least_delta(self) -> float | None:
+    """The least delta any epsilon reaches: the larger infinity mass of the
+    composed privacy loss distribution's two directions (None: unknown)."""
+    masses = [getattr(getattr(self._pld, side, None), "_infinity_mass", None)
+              for side in ("_pmf_remove", "_pmf_add")]
+    masses = [float(m) for m in masses if m is not None]
+    return max(masses) if masses else None
 
   def _compose_pld(self, other: pld_lib.PrivacyLossDistribution) -> None:
     self._pld = other if not self._composed_any else self._pld.compose(other)
