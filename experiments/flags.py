@@ -304,6 +304,11 @@ flags.DEFINE_string("cache_dir", data_lib.default_cache_dir(),
 
 flags.DEFINE_float("epsilon", 4.0, "Target central epsilon.")
 flags.DEFINE_float("delta", None, "Target delta; default 1/n^2.")
+flags.DEFINE_boolean(
+    "allow_delta_above_1_over_n", False,
+    "Run a delta above 1/n (n: --population_size, else the data's users), "
+    "which protects nobody (publishing one user's data at random meets "
+    "it), instead of refusing it; the guarantee then says so.")
 flags.DEFINE_integer("max_length", population_lib.DEFAULT_MAX_LENGTH,
                      "L, the maximum characters per word; the trie has "
                      "max_length + 1 levels (the end symbol).",
@@ -450,8 +455,8 @@ DATA_FLAGS = ("dataset", "num_users", "data_path", "data_format",
               "data_encoding", "setting", "user_column", "text_column",
               "min_word_length", "dictionary_path", "oov_num_users",
               "data_seed", "zipf_exponent", "cache_dir")
-RUN_FLAGS = ("epsilon", "delta", "max_length", "num_runs", "seed",
-             "output_dir", "ks")
+RUN_FLAGS = ("epsilon", "delta", "allow_delta_above_1_over_n",
+             "max_length", "num_runs", "seed", "output_dir", "ks")
 
 # Flags renamed so that one idea has one name: the old name -> the new one.
 # An old name given is refused naming the new one (experiments.cli).
@@ -810,12 +815,42 @@ def check_grid_output_dir() -> str:
   return path
 
 
+# A delta refused above 1/n (triehh.theory.limits.check_delta_for_n), said
+# as the flags that set it.
+_DELTA_TERMS = ((re.compile(r"(?<![-\w])delta=(?=\d)"), "--delta="),
+                (re.compile(r"(?<![-\w])give delta at most"),
+                 "give --delta at most"),
+                (re.compile(r"(?<![-\w])allow_delta_above_1_over_n=True"),
+                 "--allow_delta_above_1_over_n"))
+
+
+def delta_in_flag_terms(text: str) -> str:
+  """``text``, a library's refusal of a delta above 1/n, with ``delta``
+  and the opt-in said as ``--delta`` and ``--allow_delta_above_1_over_n``."""
+  for pattern, flag in _DELTA_TERMS:
+    text = pattern.sub(flag, text)
+  return text
+
+
 def score(discovered, truth: Mapping[str, float]) -> dict[str, float]:
   """Precision, recall and F1 at each K of ``--ks``."""
   return metrics.precision_recall_f1(discovered, truth, ks())
 
 
-def print_metrics(values: Mapping[str, float]) -> None:
+def print_metrics(values: Mapping[str, float], *, ranked: bool = True,
+                  released: int | None = None) -> None:
+  """The metrics at each K of ``--ks``. ``ranked`` False: the words are
+  a set in an order that tells nothing (partition selection's), so
+  precision@K, and F1 with it, mean nothing: the set's precision (share
+  of its ``released`` words some user holds) and recall@K instead."""
+  if not ranked:
+    print(f"  unranked: no top-K precision; set precision="
+          f"{values['precision']:.3f} (share of the {released:,} words "
+          "released that some user holds)")
+    for k in ks():
+      print(f"  K={k:<5d} recall={values[f'recall@{k}']:.3f} (share of "
+            f"the true top {k} in the set)")
+    return
   for k in ks():
     print(f"  K={k:<5d} precision={values[f'precision@{k}']:.3f}  "
           f"recall={values[f'recall@{k}']:.3f}  f1={values[f'f1@{k}']:.3f}")

@@ -47,7 +47,8 @@ def run_config(strategy: str) -> dict:
       shared_flags.data_options(), epsilon=FLAGS.epsilon, delta=FLAGS.delta,
       strategy=strategy,
       max_partitions_contributed=FLAGS.max_partitions_contributed,
-      population_size=FLAGS.population_size)
+      population_size=FLAGS.population_size,
+      allow_delta_above_1_over_n=FLAGS.allow_delta_above_1_over_n)
 
 
 def check_target() -> None:
@@ -84,12 +85,22 @@ def _describe(result) -> list[str]:
           f"{p.covers}; {p.privacy}",
           f"  {p.strategy}, at most {k} word{'' if k == 1 else 's'} per "
           f"user, {p.num_rows:,} (user, word) rows, {p.num_candidates:,} "
-          f"distinct words, n={p.n:,}; {p.accounting}"]
+          f"distinct words, n={p.n:,}; {p.accounting}"] + (
+              [f"  WEAK: {result.guarantee.caveat}"]
+              if result.guarantee.caveat else [])
 
 
 def _run_line(run: int, seed: int | None, result, found: int) -> str:
   return (f"run {run} ({single_run.seed_said(seed)}): {found} words "
           f"released in {result.seconds:.2f} s")
+
+
+def _call(population, config, seed):
+  """One selection; a delta refused above 1/n is said in the flags."""
+  try:
+    return _algorithm().call_partition_selection(population, config, seed)
+  except ValueError as err:
+    raise ValueError(shared_flags.delta_in_flag_terms(str(err))) from None
 
 
 def main(argv):
@@ -100,9 +111,10 @@ def main(argv):
   single_run.run_all(single_run.Algorithm(
       prepare=lambda data: None, built="built",
       config=lambda: run_config(FLAGS.partition_strategy),
-      call=_algorithm().call_partition_selection, describe=_describe,
+      call=_call, describe=_describe,
       run_line=_run_line, word=lambda word, count: word, record=record,
-      note="  (alphabetical: partition selection releases no counts)"))
+      note="  (alphabetical: partition selection releases no counts)",
+      ranked=False))
 
 
 def run():

@@ -46,7 +46,8 @@ def run_config(t: int) -> dict:
       top_t=t, k=FLAGS.cms_k, m=FLAGS.cms_m, length=FLAGS.sfp_length,
       fragment_alphabet=FLAGS.fragment_alphabet,
       word_budget=FLAGS.word_budget, simulation=FLAGS.simulation,
-      check_puzzle_hash=FLAGS.check_puzzle_hash)
+      check_puzzle_hash=FLAGS.check_puzzle_hash,
+      allow_delta_above_1_over_n=FLAGS.allow_delta_above_1_over_n)
 
 
 def _algorithm():
@@ -72,7 +73,13 @@ def _describe(result) -> list[str]:
           f"  T={p.top_t}, k={p.k}, m={p.m}, length={p.length}, "
           f"{p.num_buckets} puzzle buckets, |Omega|={len(p.fragment_alphabet)}"
           f" + '{sfp_encoding.PAD}', n={p.n}",
-          f"  {p.guarantee}"]
+          f"  {p.guarantee}"] + _caveat_lines(result)
+
+
+def _caveat_lines(result) -> list[str]:
+  """What makes the guarantee weak (a delta above 1/n, opted in to)."""
+  caveat = result.guarantee.caveat
+  return [f"  WEAK: {caveat}"] if caveat else []
 
 
 def _run_line(run: int, seed: int | None, result, found: int) -> str:
@@ -111,11 +118,13 @@ def check_sketch_flags() -> None:
 
 
 def _call(population, config, seed):
-  """One SFP run; a stitching too large for the library's candidate bound
-  is said in the flag's terms."""
+  """One SFP run; a stitching too large for the library's candidate bound,
+  and a delta above 1/n, are said in the flags' terms."""
   try:
     return _algorithm().call_sfp(population, config, seed)
   except ValueError as err:
+    if "1/n" in str(err):
+      raise ValueError(shared_flags.delta_in_flag_terms(str(err))) from None
     if "max_candidates" not in str(err):
       raise
     raise ValueError(f"flag --top_t={FLAGS.top_t}: {err} (triehh-sfp keeps "

@@ -99,7 +99,8 @@ shared_flags.declare(
 TRIEHH_FLAGS = ("epsilon", "delta", "population_size", "theta", "gamma",
                 "batch_size", "adjacency", "sampling", "sampling_rate",
                 "counts", "count_share", "count_sample_rate",
-                "allow_no_guarantee", "num_sub_rounds", "max_num_prefixes",
+                "allow_no_guarantee", "allow_delta_above_1_over_n",
+                "num_sub_rounds", "max_num_prefixes",
                 "tff_secure_sum", "tff_max_user_contribution", "output_dir")
 # What to do instead, said with the refusal of a TrieHH flag.
 _INSTEAD = {"output_dir": "results.jsonl records are TrieHH's; write the "
@@ -283,6 +284,11 @@ def neighbour_options() -> dict:
 _FLAG_TERMS = (
     (re.compile(r"(?<![-\w])population_size\b"), "--population_size"),
     (re.compile(r"(?<![-\w])allow_no_guarantee=True"), "--allow_no_guarantee"),
+    (re.compile(r"(?<![-\w])allow_delta_above_1_over_n=True"),
+     "--allow_delta_above_1_over_n"),
+    # limits.check_delta_for_n's refusals: the delta asked for, or theta's.
+    (re.compile(r"(?<![-\w])(delta|theta)=(?=\d)"), r"--\1="),
+    (re.compile(r"(?<![-\w])give delta at most"), "give --delta at most"),
     (re.compile(r"(?<![-\w])sampling='poisson'"), "--sampling=poisson"),
     (re.compile(r"(?<![-\w])sampling=[\"']fixed[\"']"), "--sampling=fixed"),
     (re.compile(r"(?<![-\w])max_length <="), "--max_length <="),
@@ -358,6 +364,7 @@ def run_config(privacy: dict, options: dict) -> dict:
       num_sub_rounds=FLAGS.num_sub_rounds,
       max_num_prefixes=FLAGS.max_num_prefixes,
       allow_no_guarantee=FLAGS.allow_no_guarantee,
+      allow_delta_above_1_over_n=FLAGS.allow_delta_above_1_over_n,
       tff_secure_sum=options.get("secure_sum"),
       tff_max_user_contribution=options.get("max_user_contribution"),
       **sampling_options(), **counting_options(), **neighbour_options())
@@ -423,6 +430,9 @@ def _describe(result) -> list[str]:
             f"  {p.guarantee}"]
   if p.has_guarantee:
     lines.append(_neighbours_line(p))
+  caveat = getattr(result.guarantee, "caveat", "")
+  if caveat:  # a delta above 1/n, opted in to
+    lines.insert(1, f"  WEAK: {caveat}")
   return lines + _count_lines(result)
 
 
@@ -637,7 +647,8 @@ def run_mechanism(name: str) -> None:
       describe=lambda release: _release_lines(mechanism, privacy, engine,
                                               release),
       run_line=_release_run_line, word=lambda word, _: word, record=None,
-      found=lambda release: tuple(release.words)))
+      found=lambda release: tuple(release.words),
+      ranked=getattr(mechanism, "ranked", True)))
 
 
 def main(argv):

@@ -65,6 +65,8 @@ class Algorithm:
       None: the runs are not recorded (``--output_dir`` is not read).
     note: a line printed under the shown words when there are any.
     found: ``result -> its heavy hitters`` (None: ``result.heavy_hitters``).
+    ranked: whether the words come ranked (False: a set, scored as one,
+      with no top-K precision: ``experiments.flags.print_metrics``).
   """
 
   prepare: Callable[[shared_flags.Dataset], None]
@@ -77,6 +79,7 @@ class Algorithm:
   record: Callable[..., records.RunRecord] | None
   note: str | None = None
   found: Callable[[Any], Any] | None = None
+  ranked: bool = True
 
 
 _WRITER: list[records.ResultsWriter] = []
@@ -165,12 +168,15 @@ def run_all(algorithm: Algorithm) -> None:
     hh = (list(found.items()) if isinstance(found, Mapping)
           else [(word, None) for word in found])
     print(algorithm.run_line(run, seed, result, len(hh)))
+    for note in getattr(result, "notes", ()):  # no word found: why
+      print(f"  note: {note}")
     if FLAGS.show:  # --show=0: no words, no ellipsis
       shown = ", ".join(algorithm.word(w, v) for w, v in hh[:FLAGS.show])
       print(f"  {shown}{' ...' if len(hh) > FLAGS.show else ''}")
       if hh and algorithm.note:
         print(algorithm.note)
-    shared_flags.print_metrics(values)
+    shared_flags.print_metrics(values, ranked=algorithm.ranked,
+                               released=len(hh))
     if algorithm.record is not None:
       _write(writer, algorithm.record(result, data, run, seed, values,
                                       config))

@@ -128,6 +128,13 @@ def test_users_listed_one_by_one_or_counted_give_the_same_rows():
      r"^population_size \(the declared, public number of users\) must be"),
     ({"epsilon": 1.0, "population_size": 1}, ValueError,
      r"^population_size=1 is too few users for the default delta"),
+    ({"epsilon": 1.0, "delta": 5e-324}, ValueError,
+     r"^delta must be at least 2\.2250738585072014e-308, the least normal "
+     r"float: a smaller \(subnormal\) delta cannot be accounted"),
+    ({"epsilon": 1.0, "delta": 1e-320}, ValueError,
+     r"^delta must be at least"),
+    ({"epsilon": 1.0, "allow_delta_above_1_over_n": 1}, TypeError,
+     r"^allow_delta_above_1_over_n must be True or False"),
 ])
 def test_a_bad_field_is_refused_when_the_target_is_built(fields, error,
                                                          needle):
@@ -264,3 +271,17 @@ def test_rows_beyond_memory_are_refused_before_they_are_built(monkeypatch):
   with pytest.raises(MemoryError, match=r"2,000,000,000 \(user, word\) "
                      r"rows for pipeline_dp would need about 238\.4 GiB"):
     ps.user_word_rows(pop, 1, np.random.default_rng(0))
+
+
+def test_select_words_refuses_a_delta_above_1_over_n_unless_opted_in():
+  pop = Population.from_user_words(["ab"] * 300 + ["cd"] * 100)
+  with pytest.raises(ValueError, match=r"^delta=0\.01 is above 1/n = 1/400 "
+                     r".*allow_delta_above_1_over_n=True"):
+    ps.select_words(pop, ps.PartitionSelectionTarget(4.0, 0.01))
+  result = ps.select_words(pop, ps.PartitionSelectionTarget(
+      4.0, 0.01, allow_delta_above_1_over_n=True))
+  assert result.words == ("ab", "cd")
+  assert result.guarantee.caveat.startswith(
+      "delta=0.01 exceeds 1/n = 1/400 = 0.0025")
+  assert ps.select_words(pop, ps.PartitionSelectionTarget(
+      4.0, 1 / 400)).guarantee.caveat == ""

@@ -13,6 +13,7 @@ from tests.baselines.sfp_helpers import SMALL
 from tests.baselines.sfp_helpers import TOP
 from triehh.baselines import amplification
 from triehh.baselines import sfp_privacy
+from triehh.theory import limits
 
 
 class PrivacyTest(parameterized.TestCase):
@@ -45,10 +46,26 @@ class PrivacyTest(parameterized.TestCase):
     self.assertContainsSubset(set(TOP), set(result.heavy_hitters))
 
   def test_tiny_delta(self):
-    result = run_sfp(POPULATION, epsilon=1.0, delta=5e-324,
+    result = run_sfp(POPULATION, epsilon=1.0, delta=limits.LEAST_DELTA,
                      seed=0, **SMALL)
     self.assertGreaterEqual(result.params.epsilon_local, 1.0)
-    self.assertEqual(result.params.delta, 5e-324)
+    self.assertEqual(result.params.delta, limits.LEAST_DELTA)
+
+  def test_subnormal_delta_is_refused_naming_it(self):
+    with self.assertRaisesRegex(ValueError, r"^delta must be at least .*"
+                                r"subnormal.*delta=5e-324"):
+      triehh.SFPTarget(1.0, 5e-324)
+
+  def test_delta_above_1_over_n_needs_the_opt_in(self):
+    n = POPULATION.num_users
+    with self.assertRaisesRegex(ValueError, r"^delta=0\.5 is above 1/n .*"
+                                r"allow_delta_above_1_over_n=True"):
+      run_sfp(POPULATION, epsilon=1.0, delta=0.5, seed=0, **SMALL)
+    result = run_sfp(POPULATION, epsilon=1.0, delta=0.5, seed=0,
+                     allow_delta_above_1_over_n=True, **SMALL)
+    self.assertIn(f"exceeds 1/n = 1/{n:,}", result.guarantee.describe())
+    quiet = run_sfp(POPULATION, epsilon=1.0, delta=0.5 / n, seed=0, **SMALL)
+    self.assertEqual(quiet.guarantee.caveat, "")
 
   def test_calibrate_splits_the_local_epsilon_between_the_sketches(self):
     n = 10_000

@@ -23,7 +23,7 @@ from triehh.mechanisms import registry
 from triehh.theory.adjacency import Adjacency
 
 FLAGS = flags.FLAGS
-BUILT_IN = ("noisy_trie", "partition_selection", "sfp", "iblt")
+BUILT_IN = ("noisy_trie", "partition_selection", "sfp", "iblt", "two_servers")
 EXAMPLE = os.path.join(drivers.ROOT, "data", "example_users.csv")
 
 
@@ -61,7 +61,8 @@ def section(help_text: str, mechanism: str) -> str:
 def test_every_field_is_a_flag_listed_under_its_mechanism():
   code, out, err = run("--help")
   assert (code, err) == (0, "")
-  assert ("  --mechanism: <triehh|noisy_trie|partition_selection|sfp|iblt>: "
+  assert ("  --mechanism: <triehh|noisy_trie|partition_selection|sfp|iblt|"
+          "two_servers>: "
           in out)
   made = mechanism_flags.current()
   assert sorted(made) == sorted(BUILT_IN)
@@ -274,8 +275,8 @@ def test_naming_triehh_runs_it_as_before(tmp_path):
      "--theta is a flag of --mechanism=triehh, not of "
      "--mechanism=partition_selection"),
     (["--mechanism=sfp", "--population_size=1000"],
-     "--population_size is read by --mechanism=triehh, noisy_trie and "
-     "partition_selection, not by --mechanism=sfp"),
+     "--population_size is read by --mechanism=triehh, noisy_trie, "
+     "partition_selection and two_servers, not by --mechanism=sfp"),
     (["--mechanism=noisy_trie", "--output_dir=out"],
      "--output_dir is a flag of --mechanism=triehh, not of "
      "--mechanism=noisy_trie (results.jsonl records are TrieHH's; write the "
@@ -302,7 +303,7 @@ def test_naming_triehh_runs_it_as_before(tmp_path):
      "--tff_rpc_timeout is not read by --mechanism=iblt on the TFF engine "
      "(it reads --tff_workers only)"),
     (["--mechanism=bogus"], "flag --mechanism=bogus: value should be one of "
-     "<triehh|noisy_trie|partition_selection|sfp|iblt>"),
+     "<triehh|noisy_trie|partition_selection|sfp|iblt|two_servers>"),
     (["--mechanism=noisy_trie", "--noise_multipliers=2,x"],
      "flag --noise_multipliers=2,x: 'x' is not a number"),
     (["--mechanism=noisy_trie", "--words_out=w.txt"],
@@ -362,8 +363,8 @@ def test_a_mechanism_registered_in_the_process_runs_from_its_flags(
   del toys
   code, out, err = run("--help")
   assert (code, err) == (0, "")
-  assert ("<triehh|noisy_trie|partition_selection|sfp|iblt|toy_gaussian|"
-          "toy_floor>" in out)
+  assert ("<triehh|noisy_trie|partition_selection|sfp|iblt|two_servers|"
+          "toy_gaussian|toy_floor>" in out.replace("\n    ", ""))  # wrapped
   toy = section(out, "toy_gaussian")
   assert ("  --words: the public candidate words (fixed before the data is "
           "seen).\n    (default: 'the,of,and,to,a,in,is,you,that,it')") in toy
@@ -410,7 +411,24 @@ def test_an_unregistered_mechanism_is_no_choice_and_has_no_flags():
   code, out, err = run("--mechanism=toy_gaussian")
   assert (code, out) == (1, "")
   assert err == ("error: flag --mechanism=toy_gaussian: value should be one "
-                 "of <triehh|noisy_trie|partition_selection|sfp|iblt>\n")
+                 "of <triehh|noisy_trie|partition_selection|sfp|iblt|"
+                 "two_servers>\n")
   code, out, err = run("--words=the")  # made for no mechanism
   assert (code, out) == (1, "")
   assert err.startswith("error: Unknown command line flag 'words'")
+
+
+@pytest.mark.parametrize("mechanism", ["noisy_trie", "partition_selection",
+                                       "sfp"])
+def test_every_mechanism_reads_the_opt_in_flag_and_its_refusal_names_it(
+    mechanism):
+  args = (f"--mechanism={mechanism}", "--num_users=1000", "--cache_dir=",
+          "--delta=0.01")
+  assert privacy_of(*args, "--allow_delta_above_1_over_n"
+                    ).allow_delta_above_1_over_n
+  assert not privacy_of(*args).allow_delta_above_1_over_n
+  code, out, err = run(*args)
+  assert code == 1
+  assert err.startswith("error: --delta=0.01 is above 1/n = 1/1,000"), err
+  assert "--allow_delta_above_1_over_n" in err
+  assert "allow_delta_above_1_over_n=True" not in err

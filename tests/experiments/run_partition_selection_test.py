@@ -144,3 +144,35 @@ def test_sweep_cells_declare_the_population_size_too(tmp_path):
   assert status == 1
   assert ("--population_size applies to TrieHH and partition-selection "
           "cells only") in err
+
+
+def test_an_unranked_set_prints_set_precision_and_recall_not_top_k():
+  status, out, err = drivers.run_in_process(run_partition_selection,
+                                            *COMMON, "--show=0")
+  assert status == 0, err
+  assert "precision=0.000" not in out
+  assert "K=10    precision" not in out
+  (said,) = [line for line in out.splitlines() if "unranked" in line]
+  assert said.startswith("  unranked: no top-K precision; set precision=")
+  assert "K=10    recall=" in out
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (("--delta=0.5",), "error: --delta=0.5 is above 1/n = 1/2,000"),
+    (("--delta=1e-320",), "error: --delta must be at least"),
+])
+def test_a_delta_too_large_or_subnormal_is_refused_naming_the_flag(flags,
+                                                                   needle):
+  status, out, err = drivers.run_in_process(run_partition_selection,
+                                            *COMMON, *flags)
+  assert status == 1
+  assert err.startswith(needle), err
+  assert "words released" not in out
+
+
+def test_opted_in_the_delta_above_1_over_n_runs_and_says_so():
+  status, out, err = drivers.run_in_process(
+      run_partition_selection, *COMMON, "--delta=0.5",
+      "--allow_delta_above_1_over_n", "--show=0")
+  assert status == 0, err
+  assert "  WEAK: delta=0.5 exceeds 1/n = 1/2,000" in out

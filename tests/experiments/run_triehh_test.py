@@ -154,3 +154,46 @@ def test_help_loads_neither_scipy_nor_the_discovery():
   proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
                         text=True, check=True)
   assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_a_delta_above_1_over_n_is_refused_naming_the_flags():
+  result = run_driver("--num_users=1000", "--delta=0.5", "--cache_dir=")
+  assert result.returncode == 1
+  (line,) = result.stderr.strip().splitlines()
+  assert line.startswith("error: --delta=0.5 is above 1/n = 1/1,000 = "
+                         "0.001, which protects nobody")
+  assert line.endswith("give --delta at most 1/n (1/n^2 is the default), "
+                       "or pass --allow_delta_above_1_over_n to run it "
+                       "anyway")
+  assert "heavy hitters" not in result.stdout
+
+
+def test_the_delta_of_theta_and_batch_size_given_is_refused_naming_them():
+  result = run_driver("--dataset=file", "--data_path=data/example_users.csv",
+                      "--setting=multi", "--theta=4", "--batch_size=60",
+                      "--cache_dir=")
+  assert result.returncode == 1
+  assert result.stderr.startswith(
+      "error: --theta=4 and its sampling as given give a guarantee whose "
+      "delta, 0.917, is above 1/n = 1/398")
+  assert "--allow_delta_above_1_over_n to run them anyway" in result.stderr
+
+
+def test_opted_in_the_privacy_lines_say_the_delta_protects_nobody():
+  result = run_driver("--num_users=1000", "--delta=0.5",
+                      "--allow_delta_above_1_over_n", "--cache_dir=",
+                      "--seed=0")
+  assert result.returncode == 0, result.stderr
+  assert ("  WEAK: delta=0.5 exceeds 1/n = 1/1,000 = 0.001: it protects "
+          "nobody" in result.stdout)
+
+
+def test_a_run_that_finds_no_word_prints_why():
+  result = run_driver("--num_users=100", "--cache_dir=", "--seed=0")
+  assert result.returncode == 0, result.stderr
+  assert "0 heavy hitters" in result.stdout
+  note = [line for line in result.stdout.splitlines()
+          if line.startswith("  note: ")]
+  assert len(note) == 1
+  assert "no word found: a word needs theta=" in note[0]
+  assert "holders among the n=100 users" in note[0]

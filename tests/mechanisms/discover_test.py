@@ -1,6 +1,8 @@
 """Tests of triehh.discover over every mechanism: one protocol, one result
 type, dispatch through the mechanism and engine registries."""
 
+import dataclasses
+
 import dp_accounting
 import pytest
 
@@ -263,3 +265,68 @@ def test_the_other_entry_points_draw_fresh_entropy_by_default():
   assert passes.guarantee.randomness == "fresh entropy (not recorded)"
   counted = triehh.discover(_WORDS, 4.0, counts=True)
   assert counted.guarantee.randomness == "fresh entropy (not recorded)"
+
+
+# A delta of 1e-3 is above 1/n = 1e-4 for the 10,000 users of _USERS.
+_ABOVE = {
+    "triehh": triehh.Target(4.0, delta=1e-3),
+    "noisy_trie": triehh.NoisyTarget(4.0, delta=1e-3),
+    "partition_selection": PartitionSelectionTarget(4.0, delta=1e-3),
+    "sfp": triehh.SFPTarget(4.0, 1e-3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ABOVE))
+def test_a_delta_above_1_over_n_is_refused_before_the_run(name, monkeypatch):
+  mechanism = registry.for_privacy(_ABOVE[name])
+  monkeypatch.setattr(type(mechanism), "run", _no_run)
+  with pytest.raises(ValueError, match=(
+      r"^delta=0\.001 is above 1/n = 1/10,000 = 0\.0001, which protects "
+      r"nobody .*pass allow_delta_above_1_over_n=True to run it anyway$")):
+    triehh.discover(_USERS, _ABOVE[name], seed=3)
+
+
+def _no_run(*args, **kwargs):
+  raise AssertionError("ran")
+
+
+@pytest.mark.parametrize("name", ["triehh", "partition_selection"])
+def test_opted_in_the_run_says_its_delta_protects_nobody(name):
+  privacy = dataclasses.replace(_ABOVE[name], allow_delta_above_1_over_n=True)
+  result = triehh.discover(_USERS, privacy, seed=3)
+  assert result.guarantee.delta == pytest.approx(1e-3, rel=1e-6)
+  assert result.guarantee.describe().endswith(
+      "; WEAK: delta=0.001 exceeds 1/n = 1/10,000 = 0.0001: it protects "
+      "nobody (publishing one user's data at random meets it)")
+  plain = triehh.discover(_USERS, _PRIVACY[name], seed=3)
+  assert plain.guarantee.caveat == "" and "WEAK" not in (
+      plain.guarantee.describe())
+
+
+@pytest.mark.parametrize("name", ["triehh", "partition_selection"])
+def test_the_bound_is_1_over_the_declared_size(name):
+  # 1e-4 is 1/n of the data's 10,000 users, above 1/20,000 declared.
+  privacy = dataclasses.replace(_PRIVACY[name], delta=1e-4,
+                                population_size=20_000)
+  with pytest.raises(ValueError, match=r"^delta=0\.0001 is above 1/n = "
+                     r"1/20,000"):
+    triehh.discover(_USERS, privacy, seed=3)
+  triehh.discover(_USERS, dataclasses.replace(privacy, population_size=None),
+                  seed=3)
+
+
+def test_the_delta_of_given_parameters_is_refused_naming_them():
+  users = ["ab"] * 200 + ["ba"] * 150 + ["c"] * 50
+  with pytest.raises(ValueError, match=(
+      r"^theta=4 and its sampling as given give a guarantee whose delta, "
+      r"0\.0833, is above 1/n = 1/400 .*allow_delta_above_1_over_n=True")):
+    triehh.discover(users, triehh.Mechanism(theta=4, batch_size=40),
+                    max_length=2)
+
+
+def test_counts_and_passes_refuse_it_too():
+  with pytest.raises(ValueError, match=r"^delta=0\.001 is above 1/n"):
+    triehh.discover(_WORDS, _ABOVE["triehh"], counts=True)
+  with pytest.raises(ValueError, match=r"^delta=0\.001 is above 1/n"):
+    triehh.discover(_WORDS, triehh.Target(4.0, delta=1e-3),
+                    passes=triehh.Passes(2))

@@ -80,3 +80,31 @@ def test_guarantee_of_a_run_without_one():
 def test_an_unknown_sampling_is_refused():
   with pytest.raises(ValueError, match="sampling must be one of"):
     accountants.for_sampling("bernoulli")
+
+
+@pytest.mark.parametrize("accountant", [accountants.POISSON,
+                                        accountants.THEOREM_1])
+@pytest.mark.parametrize("given", ["x", 4.0, None])
+def test_calibrate_refuses_what_is_not_a_target_naming_it(accountant, given):
+  with pytest.raises(TypeError, match=r"^target must be a triehh\.Target "
+                     r"\(epsilon, delta, \.\.\.\) .*; got "):
+    accountant.calibrate(10_000, 10, given)
+
+
+def test_calibrate_refuses_another_mechanisms_target_naming_its_type():
+  from triehh.theory.mechanism import NoisyTarget  # pylint: disable=g-import-not-at-top
+  with pytest.raises(TypeError, match=r"^target must be .*; got NoisyTarget"):
+    accountants.POISSON.calibrate(10_000, 10, NoisyTarget(4.0))
+
+
+@pytest.mark.parametrize("method", ["guarantee", "dp_event"])
+def test_guarantee_and_event_refuse_what_is_not_a_mechanism(method):
+  with pytest.raises(TypeError, match=r"^mechanism must be a "
+                     r"triehh\.Mechanism .*; got str 'x'"):
+    getattr(accountants.POISSON, method)("x", 10_000, 10)
+
+
+def test_calibrate_keeps_the_opt_in_to_a_delta_above_1_over_n():
+  target = Target(4.0, delta=0.5, allow_delta_above_1_over_n=True)
+  assert accountants.POISSON.calibrate(
+      10_000, 10, target).allow_delta_above_1_over_n

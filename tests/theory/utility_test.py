@@ -279,3 +279,21 @@ def test_level_rate_says_which_count_is_out_of_range():
   with pytest.raises(ValueError, match=r"^count must be in \[0, n=100000\] "
                      r"\(users holding the sequence\), got 1000000$"):
     utility.level_rate(10**6, 10**5, 100, 10)
+
+
+def test_nothing_found_says_the_holders_a_word_needs_against_n():
+  assert utility.nothing_found(21, 3710.5, 10_000) == (
+      "no word found: a word needs theta=21 votes in every round, so about "
+      "theta/q = 57 holders among the n=10,000 users (q n = 3,710.5 "
+      "sampled per round): no word reached it in this run")
+
+
+def test_nothing_found_says_when_no_word_can_be_expected():
+  line = utility.nothing_found(12, 38.0, 100)
+  assert "theta/q = 32 holders among the n=100 users" in line
+  assert line.endswith(": no word reached it in this run")
+  line = utility.nothing_found(50, 30.0, 100)
+  assert "theta/q = 167 holders" in line
+  assert line.endswith("more than there are users, so no word can be "
+                       "expected; ask for a larger epsilon, or run on more "
+                       "users")

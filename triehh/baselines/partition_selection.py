@@ -114,6 +114,8 @@ class PartitionSelectionTarget:
       population's): the default delta is derived from it, and the
       guarantee covers ``ADD_OR_REMOVE_ONE``
       (:func:`triehh.theory.coverage.add_or_remove`).
+    allow_delta_above_1_over_n: run a delta above ``1/n``, which protects
+      nobody, instead of refusing it; the guarantee then says so.
   """
 
   epsilon: float
@@ -122,12 +124,14 @@ class PartitionSelectionTarget:
   strategy: str = DEFAULT_STRATEGY
   max_partitions_contributed: int = 1
   population_size: int | None = None
+  allow_delta_above_1_over_n: bool = False
 
   def __post_init__(self):
     put = functools.partial(object.__setattr__, self)
     put("epsilon", validation.check_positive("epsilon", self.epsilon))
     if self.delta is not None:
-      put("delta", validation.check_probability("delta", self.delta))
+      put("delta", limits.check_delta("delta", self.delta))
+    limits.check_opt_in(self.allow_delta_above_1_over_n)
     validation.check_choice("strategy", self.strategy, STRATEGIES)
     put("max_partitions_contributed", validation.check_int(
         "max_partitions_contributed", self.max_partitions_contributed))
@@ -214,7 +218,10 @@ def release_guarantee(params: PartitionSelectionParams
   return mechanism_lib.Guarantee(
       epsilon=params.epsilon, delta=params.delta, adjacencies=relations,
       two_sided=True, accounting=params.accounting,
-      n_source=params.n_source, covers=covers, public=public, trust=TRUST)
+      n_source=params.n_source, covers=covers, public=public, trust=TRUST,
+      caveat=limits.delta_above_1_over_n(params.delta, (
+          getattr(params, "population_size", None)
+          or getattr(params, "n", None))))
 
 
 _N_NOTES = {
@@ -279,7 +286,8 @@ def check(population: population_lib.Population,
     TypeError: for a population or target of another type.
     ValueError: a population of fewer than 2 users (``delta = 1/n^2``
       would be 1, no guarantee), or of more users than the declared
-      ``population_size``.
+      ``population_size``, or a delta above ``1/n`` not opted in to
+      (:func:`triehh.theory.limits.check_delta_for_n`).
   """
   if not isinstance(population, population_lib.Population):
     raise TypeError("population must be a triehh Population, got "
@@ -299,6 +307,9 @@ def check(population: population_lib.Population,
         "the population holds: declare the public number of users (at "
         "least those present), or leave it out")
   if target.delta is not None:
+    limits.check_delta_for_n(
+        target.delta, n if declared is None else declared,
+        allowed=target.allow_delta_above_1_over_n)
     return target.delta
   return 1.0 / (n if declared is None else declared)**2
 

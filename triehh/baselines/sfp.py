@@ -112,6 +112,7 @@ from triehh.core import ranking
 from triehh.core import release
 from triehh.core import validation
 from triehh.theory import coverage
+from triehh.theory import limits
 from triehh.theory import mechanism as mechanism_lib
 from triehh.theory.adjacency import Adjacency
 
@@ -173,6 +174,8 @@ class SFPTarget:
       T).
     allow_no_guarantee: accept ``epsilon`` or ``epsilon_local`` = ``inf``
       (reports without noise, no privacy guarantee).
+    allow_delta_above_1_over_n: run a delta above ``1/n``, which protects
+      nobody, instead of refusing it; the guarantee then says so.
   """
 
   epsilon: float | None = None
@@ -190,9 +193,11 @@ class SFPTarget:
   check_puzzle_hash: bool = False
   max_candidates: int = DEFAULT_MAX_CANDIDATES
   allow_no_guarantee: bool = False
+  allow_delta_above_1_over_n: bool = False
 
   def __post_init__(self):
     put = functools.partial(object.__setattr__, self)
+    limits.check_opt_in(self.allow_delta_above_1_over_n)
     allow = sfp_options.check_switch("allow_no_guarantee",
                                      self.allow_no_guarantee)
     put("allow_no_guarantee", allow)
@@ -209,7 +214,7 @@ class SFPTarget:
       put("epsilon_local", sfp_privacy.check_epsilon(
           "epsilon_local", self.epsilon_local, allow))
     if self.delta is not None:
-      put("delta", validation.check_probability("delta", self.delta))
+      put("delta", limits.check_delta("delta", self.delta))
     put("top_t", validation.check_int("top_t (T)", self.top_t))
     put("k", validation.check_int("k (number of hash functions)", self.k, 1))
     put("m", cms_lib.check_width(self.m))
@@ -343,7 +348,9 @@ def release_guarantee(params: SFPParams) -> mechanism_lib.Guarantee:
   return mechanism_lib.Guarantee(
       epsilon=params.epsilon, delta=params.delta, adjacencies=ADJACENCIES,
       two_sided=True, accounting=ACCOUNTING, n_source=params.n_source,
-      covers=covers, public=PUBLIC, trust=TRUST)
+      covers=covers, public=PUBLIC, trust=TRUST,
+      caveat=limits.delta_above_1_over_n(params.delta,
+                                         getattr(params, "n", None)))
 
 
 @dataclasses.dataclass
@@ -469,7 +476,10 @@ def _check_options(pop: population_lib.Population, target: SFPTarget, *,
 
 
 def _calibrate(n: int, target: SFPTarget) -> sfp_privacy.Privacy:
-  """Step 1 on the target's privacy (:func:`sfp_privacy.calibrate`)."""
+  """Step 1 on the target's privacy (:func:`sfp_privacy.calibrate`); a
+  delta above ``1/n`` refused unless the target opts in."""
+  limits.check_delta_for_n(target.delta, n,
+                           allowed=target.allow_delta_above_1_over_n)
   return sfp_privacy.calibrate(n, target.epsilon, target.delta,
                                target.epsilon_local, target.word_budget,
                                target.allow_no_guarantee)

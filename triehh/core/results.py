@@ -237,6 +237,9 @@ class DiscoveryResult:
       phases), or None when counts were not requested.
     guarantee: the :class:`~triehh.theory.mechanism.Guarantee` covering
       :attr:`words` (and :attr:`counts`, when counted: then the total).
+    notes: one-line statements about the result that its public values
+      explain (no word found: how many holders a word needs against n);
+      empty when there is nothing to say.
 
   A :class:`~triehh.core.release.Release` of the ``"triehh"`` mechanism.
   """
@@ -251,6 +254,7 @@ class DiscoveryResult:
   seconds: float
   counts: WordCounts | None = None
   guarantee: object = None
+  notes: tuple[str, ...] = ()
 
   @property
   def words(self) -> tuple[str, ...]:

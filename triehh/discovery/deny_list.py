@@ -33,17 +33,19 @@ ABSTAIN = ""  # the word of an abstaining user: an empty sequence
 
 
 def _lowered(deny_words) -> set[str]:
-  """The denied words, lower-cased; TypeError unless a collection of str."""
+  """The denied words, lower-cased; TypeError unless a collection of str,
+  naming ``deny_list`` (the argument of discover and its callers)."""
   if isinstance(deny_words, (str, bytes)):
-    raise TypeError("deny_words must be a collection of words, not a single "
-                    "string")
+    raise TypeError(f"deny_list must be a collection of words, not a single "
+                    f"string: e.g. deny_list=[{deny_words!r:.40}]")
   if not isinstance(deny_words, Iterable):
     raise TypeError("deny_list must be a collection of words, got "
                     f"{deny_words!r:.40}")
   deny = set()
   for word in deny_words:
     if not isinstance(word, str):
-      raise TypeError(f"every denied word must be a str, got {word!r}")
+      raise TypeError(f"every word of deny_list must be a str, got "
+                      f"{word!r:.40}")
     deny.add(word.lower())
   return deny
 

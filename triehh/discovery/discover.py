@@ -30,6 +30,7 @@ from triehh.discovery import passes as passes_lib
 from triehh.discovery import run as discovery_run
 from triehh.engines import registry
 from triehh.theory import counting
+from triehh.theory import limits
 from triehh.theory import mechanism
 from triehh.theory import policy
 from triehh.theory.adjacency import Adjacency
@@ -150,13 +151,14 @@ def _repeated(user_words, privacy, passes, availability, *,
               **engine_options):
   """:func:`discover` with ``passes`` or ``availability``: fixed-size
   batches under Theorem 1 (``REPLACE_SPECIAL``, n read off the data)."""
-  if passes is not None:
-    if availability is not None:
-      raise ValueError("passes and availability cannot be combined")
-    return passes_lib.discover_passes(
-        user_words, privacy, passes, deny_list=deny_list or (),
-        max_length=max_length, seed=seed, engine=engine, **engine_options)
+  if passes is not None and availability is not None:
+    raise ValueError("passes and availability cannot be combined")
   population = population_lib.as_population(user_words, max_length)
+  check_delta(privacy, population.num_users)
+  if passes is not None:
+    return passes_lib.discover_passes(
+        population, privacy, passes, deny_list=deny_list or (),
+        max_length=max_length, seed=seed, engine=engine, **engine_options)
   if deny_list is not None:
     population = deny_list_lib.apply(population, deny_list)
   return availability_lib.discover_online(
@@ -174,6 +176,7 @@ def run_with_counts(population: population_lib.Population,
   :func:`run_once` at discovery's share, then the protected counts
   (:func:`triehh.discovery.counts.count_discovered`) at counting's,
   attached to the result."""
+  check_delta(privacy, population.num_users)
   declared = privacy.population_size
   total_delta, split = split_total(
       population.num_users if declared is None else declared,
@@ -277,6 +280,24 @@ def check_counting(counts: bool, count_share: float | None,
   return share, rate
 
 
+def check_delta(privacy: mechanism.Target | mechanism.Mechanism,
+                num_users: int, params: results.RunParams | None = None
+                ) -> None:
+  """Refuses a delta above ``1/n`` (n: the declared population size, else
+  ``num_users``), asked for or, with ``params``, the one the run's
+  parameters give, unless ``privacy.allow_delta_above_1_over_n``
+  (:func:`triehh.theory.limits.check_delta_for_n`)."""
+  n = (num_users if privacy.population_size is None
+       else privacy.population_size)
+  allowed = privacy.allow_delta_above_1_over_n
+  limits.check_delta_for_n(privacy.delta, n, allowed=allowed)
+  if params is not None and params.has_guarantee:
+    given = (f"theta={params.theta} and its sampling as given"
+             if isinstance(privacy, mechanism.Mechanism)
+             else "the calibrated parameters")
+    limits.check_delta_for_n(params.delta, n, allowed=allowed, source=given)
+
+
 def check_declared_size(privacy: mechanism.Target | mechanism.Mechanism,
                         num_users: int) -> None:
   """Refuses fixed-size batches calibrated for a declared population size
@@ -307,9 +328,11 @@ def run_once(population: population_lib.Population,
   ``delta_from_n``: ``privacy``'s delta was derived from |D| (a share of
   the default ``1/n^2``)."""
   check_declared_size(privacy, population.num_users)
+  check_delta(privacy, population.num_users)
   params = policy.resolve(population.num_users, population.max_length,
                           privacy, single_word=population.is_single_word,
                           delta_from_n=delta_from_n)
+  check_delta(privacy, population.num_users, params)
   return discovery_run.run(population, params, seed=seed, engine=engine,
                            schedule=privacy.schedule,
                            allow_no_guarantee=privacy.allow_no_guarantee,

@@ -25,6 +25,7 @@ from triehh.discovery import word_choice as word_choice_lib
 from triehh.engines import registry
 from triehh.theory import mechanism
 from triehh.theory import policy
+from triehh.theory import utility
 
 
 def run(population: population_lib.Population, params: results.RunParams, *,
@@ -71,11 +72,24 @@ def run(population: population_lib.Population, params: results.RunParams, *,
       max_num_prefixes=params.max_num_prefixes, schedule=schedule,
       **engine_options)
   seconds = time.perf_counter() - start
+  found = trie.heavy_hitters()
   return results.DiscoveryResult(
-      heavy_hitters=trie.heavy_hitters(), params=params, trie=trie,
+      heavy_hitters=found, params=params, trie=trie,
       engine=engine, seed=seed, seconds=seconds,
+      notes=() if found or schedule is not None else (
+          nothing_found(params, population.num_users),),
       guarantee=dataclasses.replace(mechanism.Guarantee.of(params),
                                     randomness=release.randomness(seed)))
+
+
+def nothing_found(params: results.RunParams, num_users: int) -> str:
+  """Why a run of ``params`` on ``num_users`` users found no word
+  (:func:`triehh.theory.utility.nothing_found`): the users a round samples
+  (``q n`` under Poisson sampling, else the batch) against theta."""
+  per_round = (params.sampling_rate * num_users
+               if params.sampling_rate is not None
+               else min(params.batch_size, num_users))
+  return utility.nothing_found(params.theta, per_round, num_users)
 
 
 def check_schedule(schedule: Sequence[np.ndarray],

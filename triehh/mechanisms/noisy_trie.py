@@ -32,6 +32,7 @@ from triehh.core import population as population_lib
 from triehh.engines import registry as engines
 from triehh.mechanisms import protocol
 from triehh.theory import coverage
+from triehh.theory import limits
 from triehh.theory import mechanism as privacy_lib
 from triehh.theory import noisy_trie
 
@@ -85,7 +86,8 @@ class NoisyTrie(protocol.BaseMechanism):
     """The accountant's guarantee at the calibrated delta, said for where
     n came from."""
     return _labelled(noisy_trie.guarantee(params), params.n_source,
-                     delta_from_n=params.n_source == coverage.N_FROM_DATA)
+                     delta_from_n=params.n_source == coverage.N_FROM_DATA,
+                     n=params.population_size)
 
   def dp_event(self, params: noisy_trie.NoisyTrieParams):
     return noisy_trie.dp_event(params)
@@ -117,7 +119,7 @@ class NoisyTrie(protocol.BaseMechanism):
     guarantee = _labelled(
         accounted, params.n_source,
         delta_from_n=params.n_source == coverage.N_FROM_DATA,
-        distributed=distributed)
+        distributed=distributed, n=params.population_size)
     if distributed:
       guarantee = _distributed(guarantee, params.sigmas,
                                extra["measurements"])
@@ -149,11 +151,12 @@ def _checked_options(engine: str, engine_options: dict) -> str:
 
 
 def _labelled(guarantee: privacy_lib.Guarantee, n_source: str, *,
-              delta_from_n: bool, distributed: bool = False
-              ) -> privacy_lib.Guarantee:
+              delta_from_n: bool, distributed: bool = False,
+              n: int | None = None) -> privacy_lib.Guarantee:
   """The accountant's guarantee, said for where n came from
   (:func:`triehh.theory.coverage.add_or_remove`): delta's, and the
-  distributed noise's split among the expected clients."""
+  distributed noise's split among the expected clients; a delta above
+  ``1/n`` said as its caveat."""
   if distributed and n_source == coverage.N_UNUSED:
     n_source = coverage.N_FROM_DATA
   covers = guarantee.covers
@@ -166,7 +169,8 @@ def _labelled(guarantee: privacy_lib.Guarantee, n_source: str, *,
               f"the same size ({reads} read n off the data)")
   return dataclasses.replace(
       guarantee, adjacencies=coverage.add_or_remove(n_source),
-      n_source=n_source, covers=covers + _PUBLIC_ALPHABET)
+      n_source=n_source, covers=covers + _PUBLIC_ALPHABET,
+      caveat=limits.delta_above_1_over_n(guarantee.delta, n))
 
 
 def _distributed(guarantee: privacy_lib.Guarantee, sigmas: tuple[float, ...],

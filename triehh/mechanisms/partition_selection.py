@@ -61,6 +61,7 @@ class PartitionSelection(protocol.TargetRunMechanism):
   privacy_types = (ps_lib.PartitionSelectionTarget,)
   summary = ("central DP partition selection (PipelineDP): the server "
              "sees the raw words")
+  ranked = False  # a set, alphabetically
 
   def population_size(self, privacy, population: population_lib.Population
                       ) -> int:

@@ -19,7 +19,8 @@ target: ``triehh.Target``, ``triehh.NoisyTarget``, ...) and implements:
 
 :class:`BaseMechanism` gives every mechanism the one flow of
 :func:`triehh.discover` (:meth:`BaseMechanism.release`): the population
-built, the deny list applied, the parameters calibrated, the run. A
+built, the deny list applied, the parameters calibrated (a delta above
+``1/n`` refused, :meth:`BaseMechanism.check_delta`), the run. A
 mechanism with more (TrieHH's counts, passes and availability) overrides
 ``release``.
 """
@@ -36,6 +37,7 @@ from triehh.core import population as population_lib
 from triehh.core import release as release_lib
 from triehh.discovery import deny_list as deny_list_lib
 from triehh.engines import registry as engines
+from triehh.theory import limits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +127,9 @@ class BaseMechanism:
   privacy_types: tuple[type, ...] = ()
   default_engine = engines.FAST
   summary = ""
+  # Whether its words come ranked by a protected score (False: a set, in
+  # an order that tells nothing: no top-K precision means anything).
+  ranked = True
   # The extras of Request this mechanism takes.
   extras: frozenset[str] = frozenset()
 
@@ -153,6 +158,19 @@ class BaseMechanism:
           "mechanism is calibrated for: declare the true size")
     return declared
 
+  def check_delta(self, privacy, n: int, params=None) -> None:
+    """Refuses a delta above ``1/n`` (n: the declared size, else the
+    data's), the target's or, with ``params``, the calibrated parameters',
+    unless ``privacy`` opts in
+    (:func:`triehh.theory.limits.check_delta_for_n`)."""
+    allowed = getattr(privacy, limits.DELTA_OPT_IN, False)
+    limits.check_delta_for_n(getattr(privacy, "delta", None), n,
+                             allowed=allowed)
+    if params is not None:
+      limits.check_delta_for_n(getattr(params, "delta", None), n,
+                               allowed=allowed,
+                               source=f"the {self.name} parameters")
+
   def check_extras(self, request: Request) -> None:
     """Refuses the extras this mechanism does not take."""
     for name in request.extras:
@@ -166,8 +184,10 @@ class BaseMechanism:
     self.check_extras(request)
     population = self.population(user_words, request)
     n = self.population_size(privacy, population)
+    self.check_delta(privacy, n)
     declared = getattr(privacy, "population_size", None) is not None
     params = self.calibrate(privacy, n, Shape.of(population, declared))
+    self.check_delta(privacy, n, params)
     return self.run(population, params, request.seed, request.engine,
                     **request.engine_options)
 

@@ -62,6 +62,9 @@ class _PolicyAccountant:
                           dataclasses.replace(privacy, sampling=self.sampling))
 
   def calibrate(self, n: int, max_length: int, target: Target) -> Mechanism:
+    _check_type("target", target, (Target,), "a triehh.Target (epsilon, "
+                "delta, ...) to calibrate TrieHH for; another mechanism's "
+                "target (a NoisyTarget, ...) is calibrated by triehh.discover")
     p = self.params(target, n, max_length)
     # Poisson: epsilon is reported at the target's delta; None keeps it
     # 1/n^2 of the population's (or the declared) size, as the target had
@@ -75,15 +78,32 @@ class _PolicyAccountant:
         num_sub_rounds=target.num_sub_rounds,
         max_num_prefixes=target.max_num_prefixes,
         word_choice=target.word_choice,
-        allow_no_guarantee=target.allow_no_guarantee, **batch)
+        allow_no_guarantee=target.allow_no_guarantee,
+        allow_delta_above_1_over_n=target.allow_delta_above_1_over_n,
+        **batch)
 
   def guarantee(self, mechanism: Mechanism, n: int,
                 max_length: int) -> Guarantee:
+    _check_type("mechanism", mechanism, (Mechanism, Target), _GIVEN)
     return Guarantee.of(self.params(mechanism, n, max_length))
 
   def dp_event(self, mechanism: Mechanism, n: int, max_length: int):
+    _check_type("mechanism", mechanism, (Mechanism, Target), _GIVEN)
     from triehh.theory import dp_events  # pylint: disable=g-import-not-at-top
     return dp_events.run_event(self.params(mechanism, n, max_length))
+
+
+_GIVEN = ("a triehh.Mechanism (theta and its sampling), e.g. the one "
+          "calibrate returns")
+
+
+def _check_type(name: str, value, kinds: tuple[type, ...],
+                takes: str) -> None:
+  """A TypeError naming ``name`` and what it takes, unless ``value`` is of
+  ``kinds``."""
+  if not isinstance(value, kinds):
+    raise TypeError(f"{name} must be {takes}; got "
+                    f"{type(value).__name__} {value!r:.60}")
 
 
 POISSON: Accountant = _PolicyAccountant(choices.POISSON)

@@ -64,6 +64,7 @@ class _Shape:
   word_choice: str = choices.PER_ROUND
   allow_no_guarantee: bool = False
   schedule: Sequence | None = None
+  allow_delta_above_1_over_n: bool = False
 
   def _check_shape(self) -> None:
     if self.sampling is not None:
@@ -85,6 +86,7 @@ class _Shape:
     if not isinstance(self.allow_no_guarantee, bool):
       raise TypeError("allow_no_guarantee must be True or False, got "
                       f"{self.allow_no_guarantee!r}")
+    limits.check_opt_in(self.allow_delta_above_1_over_n)
 
   def _set(self, name: str, value) -> None:
     object.__setattr__(self, name, value)
@@ -108,6 +110,9 @@ class Target(_Shape):
     population_size: a declared, public n (None: the population's size).
     num_sub_rounds, max_num_prefixes, word_choice, allow_no_guarantee,
       schedule: the run's shape (as :func:`triehh.discover` documents).
+    allow_delta_above_1_over_n: run a delta above ``1/n`` (n: the
+      declared size, else the data's), which protects nobody, instead of
+      refusing it; the guarantee then says so.
   """
 
   epsilon: float
@@ -193,6 +198,8 @@ class NoisyTarget:
     noise_multipliers: the first levels' noise over the others' (a level's
       sigma and threshold scaled by it; empty: the same every level),
       fixed before the data is seen; the calibration accounts for it.
+    allow_delta_above_1_over_n: run a delta above ``1/n``, which protects
+      nobody, instead of refusing it; the guarantee then says so.
   """
 
   epsilon: float
@@ -201,6 +208,7 @@ class NoisyTarget:
   chars_per_level: int = 1
   population_size: int | None = None
   noise_multipliers: tuple[float, ...] = ()
+  allow_delta_above_1_over_n: bool = False
 
   def __post_init__(self):
     object.__setattr__(self, "epsilon",
@@ -220,6 +228,7 @@ class NoisyTarget:
           self.population_size))
     object.__setattr__(self, "noise_multipliers",
                        check_noise_multipliers(self.noise_multipliers))
+    limits.check_opt_in(self.allow_delta_above_1_over_n)
 
 
 def check_noise_multipliers(multipliers, num_levels: int | None = None
@@ -263,7 +272,8 @@ def with_sampling(privacy: Target | Mechanism,
 
 _SHAPE_OPTIONS = ("sampling", "adjacency", "population_size",
                   "num_sub_rounds", "max_num_prefixes", "word_choice",
-                  "allow_no_guarantee", "schedule")
+                  "allow_no_guarantee", "schedule",
+                  "allow_delta_above_1_over_n")
 
 
 def from_options(options) -> Target | Mechanism:
@@ -336,6 +346,10 @@ class Guarantee:
       entropy, never recorded, or a simulation's seed); ``""`` where not
       said (a guarantee of parameters alone). Not compared: two runs of
       the same parameters have the same guarantee.
+    caveat: what makes the guarantee weak though it holds, said with it
+      (:meth:`describe`): a delta above ``1/n``, run only when the privacy
+      object opts in (:func:`triehh.theory.limits.delta_above_1_over_n`);
+      ``""``: none.
   """
 
   epsilon: float
@@ -348,6 +362,7 @@ class Guarantee:
   public: str = ""
   trust: str = ""
   randomness: str = dataclasses.field(default="", compare=False)
+  caveat: str = ""
 
   @classmethod
   def of(cls, params) -> "Guarantee":
@@ -365,7 +380,10 @@ class Guarantee:
                public=TRIEHH_PUBLIC + (
                    "; the declared population size"
                    if params.n_source == "declared" else ""),
-               trust=TRIEHH_TRUST)
+               trust=TRIEHH_TRUST,
+               caveat=limits.delta_above_1_over_n(
+                   params.delta, params.population_size or params.n)
+               if params.has_guarantee else "")
 
   @property
   def neighboring_relations(self) -> tuple:
@@ -385,5 +403,6 @@ class Guarantee:
     n = {"data": "n read off the data", "declared": "n declared public",
          "unused": "parameters free of n"}.get(self.n_source, "n not recorded")
     names = ", ".join(a.value for a in self.adjacencies)
+    caveat = f"; WEAK: {self.caveat}" if self.caveat else ""
     return (f"({self.epsilon:.6g}, {self.delta:.3g})-DP, {sides}, for "
-            f"{names} ({n}) [{self.accounting}]")
+            f"{names} ({n}) [{self.accounting}]{caveat}")

@@ -84,6 +84,24 @@ def poisson_discovery_rate(count, rate: float, theta: int,
   return float(out) if np.ndim(out) == 0 else out
 
 
+def nothing_found(theta: int, users_per_round: float, n: int) -> str:
+  """Why a run found no word, from its public parameters, in one line: a
+  word's prefix needs ``theta`` votes in each round, which its holders
+  give in expectation when about ``theta / q`` of the ``n`` users hold it
+  (``q = users_per_round / n``, each user's chance of taking part); where
+  that is more than ``n``, no word can be expected at this n."""
+  n = validation.check_int("n", n)
+  theta = validation.check_int("theta", theta)
+  needed = theta * n / users_per_round if users_per_round > 0 else math.inf
+  line = (f"no word found: a word needs theta={theta} votes in every round, "
+          f"so about theta/q = {needed:,.0f} holders among the n={n:,} users "
+          f"(q n = {users_per_round:,.1f} sampled per round)")
+  if needed > n:
+    return (line + ": more than there are users, so no word can be "
+            "expected; ask for a larger epsilon, or run on more users")
+  return line + ": no word reached it in this run"
+
+
 def min_population(frequency: float, epsilon: float, *,
                    num_levels: int = DEFAULT_NUM_LEVELS,
                    probability: float = 0.9,

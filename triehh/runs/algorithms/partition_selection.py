@@ -33,17 +33,21 @@ def partition_selection_config(
     data: Mapping[str, Any], *, epsilon: float, delta: float | None = None,
     strategy: str = ps_lib.DEFAULT_STRATEGY,
     max_partitions_contributed: int = 1,
-    population_size: int | None = None) -> dict:
+    population_size: int | None = None,
+    allow_delta_above_1_over_n: bool = False) -> dict:
   """A partition-selection run's ``config``: everything but the seed that
   changes it (delta None: ``1/n^2``, of the declared public
   ``population_size`` if given, else of the population's own n).
   ``population_size`` is a key only when given, so a config that declares
-  none keeps the key it had before it could."""
+  none keeps the key it had before it could; so is
+  ``allow_delta_above_1_over_n``, only when True."""
   config = {"algorithm": NAME, "data": dict(data), "epsilon": epsilon,
             "delta": delta, "strategy": strategy,
             "max_partitions_contributed": max_partitions_contributed}
   if population_size is not None:
     config["population_size"] = population_size
+  if allow_delta_above_1_over_n:
+    config["allow_delta_above_1_over_n"] = True
   return config
 
 
@@ -54,7 +58,9 @@ def partition_selection_target(config: Mapping
   return ps_lib.PartitionSelectionTarget(
       config["epsilon"], config["delta"], strategy=config["strategy"],
       max_partitions_contributed=config["max_partitions_contributed"],
-      population_size=config.get("population_size"))
+      population_size=config.get("population_size"),
+      allow_delta_above_1_over_n=config.get("allow_delta_above_1_over_n",
+                                            False))
 
 
 def call_partition_selection(population: population_lib.Population,

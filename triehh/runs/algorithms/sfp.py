@@ -35,12 +35,19 @@ def sfp_config(data: Mapping[str, Any], *, epsilon: float,
                length: int = SFP_DEFAULTS["length"],
                fragment_alphabet: str | None = None, word_budget: float = 0.0,
                simulation: str = "sketch",
-               check_puzzle_hash: bool = False) -> dict:
-  """An SFP run's ``config``: everything but the seed that changes it."""
-  return {"algorithm": NAME, "data": dict(data), "epsilon": epsilon,
-          "delta": delta, "top_t": top_t, "k": k, "m": m, "length": length,
-          "fragment_alphabet": fragment_alphabet, "word_budget": word_budget,
-          "simulation": simulation, "check_puzzle_hash": check_puzzle_hash}
+               check_puzzle_hash: bool = False,
+               allow_delta_above_1_over_n: bool = False) -> dict:
+  """An SFP run's ``config``: everything but the seed that changes it
+  (``allow_delta_above_1_over_n`` a key only when True, so a config
+  without it keeps its key)."""
+  config = {"algorithm": NAME, "data": dict(data), "epsilon": epsilon,
+            "delta": delta, "top_t": top_t, "k": k, "m": m,
+            "length": length, "fragment_alphabet": fragment_alphabet,
+            "word_budget": word_budget, "simulation": simulation,
+            "check_puzzle_hash": check_puzzle_hash}
+  if allow_delta_above_1_over_n:
+    config["allow_delta_above_1_over_n"] = True
+  return config
 
 
 def sfp_target(config: Mapping) -> sfp_lib.SFPTarget:
@@ -52,7 +59,9 @@ def sfp_target(config: Mapping) -> sfp_lib.SFPTarget:
       fragment_alphabet=config["fragment_alphabet"],
       word_budget=config["word_budget"],
       check_puzzle_hash=config["check_puzzle_hash"],
-      stitching=config.get("stitching", sfp_lib.DEFAULT_STITCHING))
+      stitching=config.get("stitching", sfp_lib.DEFAULT_STITCHING),
+      allow_delta_above_1_over_n=config.get("allow_delta_above_1_over_n",
+                                            False))
 
 
 def call_sfp(population: population_lib.Population, config: Mapping,

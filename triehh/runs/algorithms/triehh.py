@@ -109,6 +109,8 @@ def triehh_config(data: Mapping[str, Any],
     config["adjacency"] = privacy.adjacency.value
   if privacy.population_size is not None:
     config["population_size"] = privacy.population_size
+  if privacy.allow_delta_above_1_over_n:  # a key only when opted in
+    config["allow_delta_above_1_over_n"] = True
   return config
 
 
@@ -117,7 +119,8 @@ def triehh_config(data: Mapping[str, Any],
 _PRIVACY_OPTIONS = frozenset({
     "epsilon", "delta", "theta", "gamma", "batch_size", "sampling_rate",
     "sampling", "adjacency", "population_size", "num_sub_rounds",
-    "max_num_prefixes", "word_choice", "allow_no_guarantee"})
+    "max_num_prefixes", "word_choice", "allow_no_guarantee",
+    "allow_delta_above_1_over_n"})
 _COUNTING_OPTIONS = ("counts", "count_share", "count_sample_rate")
 _TFF_OPTIONS = ("tff_secure_sum", "tff_max_user_contribution")
 
