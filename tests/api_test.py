@@ -224,7 +224,8 @@ class DiscoverTest(parameterized.TestCase):
       triehh.discover(self.pop, triehh.Target(4.0), max_length=8)
 
   def test_engine_names(self):
-    self.assertEqual(triehh.engine_names(), ["beam", "fast", "tff"])
+    self.assertEqual(triehh.engine_names(),
+                     ["beam", "fast", "protocol", "tff"])
 
   def test_several_words_per_user(self):
     rng = np.random.default_rng(0)
@@ -638,7 +639,8 @@ def test_unknown_engine_fails_without_importing_tensorflow():
   proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
                         text=True, check=True, timeout=120)
   assert proc.stdout.splitlines() == [
-      "unknown engine 'gpu'; available: ['beam', 'fast', 'tff']", "[]"]
+      "unknown engine 'gpu'; available: ['beam', 'fast', 'protocol', "
+      "'tff']", "[]"]
 
 
 def test_missing_dependency_is_named(monkeypatch):

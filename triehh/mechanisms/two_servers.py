@@ -81,6 +81,8 @@ class TwoServerTarget:
     words_per_user: m, the distinct words a user sends at most.
     max_upload_bytes: the most a client may upload per run (its keys).
     population_size: a declared, public n (None: the population's size).
+    allow_delta_above_1_over_n: run a delta above ``1/n``, which protects
+      nobody, instead of refusing it (the discrete Gaussian's).
   """
 
   epsilon: float
@@ -93,6 +95,7 @@ class TwoServerTarget:
   words_per_user: int = 1
   max_upload_bytes: int = 10_000
   population_size: int | None = None
+  allow_delta_above_1_over_n: bool = False
 
   def __post_init__(self):
     object.__setattr__(self, "epsilon",
@@ -119,6 +122,7 @@ class TwoServerTarget:
       object.__setattr__(self, "population_size", limits.check_users(
           "population_size (the declared, public number of users)",
           self.population_size))
+    limits.check_opt_in(self.allow_delta_above_1_over_n)
 
 
 @dataclasses.dataclass(frozen=True)
