@@ -126,7 +126,8 @@ _HELPS = {
          "  --adjacency: <ADD_OR_REMOVE_ONE|REPLACE_ONE|REPLACE_SPECIAL>: ",
          "  --population_size:", "  --words_out:", "  --num_runs:",
          "'ingested' reads the folder --data_path",
-         "  --mechanism: <triehh|noisy_trie|partition_selection|sfp|iblt>: ",
+         "  --mechanism: <triehh|noisy_trie|partition_selection|sfp|iblt|"
+         "two_servers>: ",
          # Each other mechanism's flags, under its heading.
          "--mechanism=noisy_trie:", "  --false_positive_rate:",
          "--mechanism=sfp:", "  --top_t:", "  --cms_m:", "  --sfp_length:",
