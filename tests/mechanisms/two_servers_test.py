@@ -117,3 +117,9 @@ def test_max_candidates_caps_each_step_and_frees_the_plan_of_n():
   with pytest.raises(ValueError, match="lower chars_per_step"):
     _params(triehh.TwoServerTarget(4.0, chars_per_step=4,
                                    max_candidates=10**5))
+
+
+def test_protocol_engine_refuses_a_step_it_cannot_evaluate():
+  with pytest.raises(ValueError, match="give chars_per_step=4 or fewer"):
+    triehh.discover(["sun"] * 10, triehh.TwoServerTarget(4.0), seed=0,
+                    engine="protocol")

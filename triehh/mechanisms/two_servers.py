@@ -228,8 +228,18 @@ def fast_frontiers(counts, params: TwoServerParams, rng):
 def protocol_frontiers(counts, params: TwoServerParams, seed, **options):
   """The walk on the real protocol: one key per word sent, two server
   processes on loopback (small n: every candidate is evaluated)."""
+  from triehh.secure import plan as secure_plan  # pylint: disable=g-import-not-at-top
   from triehh.secure import protocol as secure  # pylint: disable=g-import-not-at-top
   plan = params.plan
+  most = secure_plan.MAX_STEP_BITS // plan.code.char_bits
+  widest = max(b - a for a, b in zip((0,) + plan.step_chars, plan.step_chars))
+  if widest > most:
+    raise ValueError(
+        f"the protocol engine evaluates every candidate on every key, at "
+        f"most {secure_plan.MAX_STEP_BITS} bits ({most} characters) a step; "
+        f"this plan adds {widest} characters in a step: give "
+        f"chars_per_step={most} or fewer (and max_candidates), or use the "
+        "fast engine")
   ids, keys = counts
   walk = secure.run_walk(np.repeat(ids, keys), plan.bits, plan.steps,
                          plan.scales, plan.thresholds, seed, noise=plan.noise,
