@@ -28,7 +28,9 @@ Only the files an ingestion lists in ``<output_dir>/files.json`` are
 replaced by the next one into that folder; the user's own files there are
 left alone. The tables are written to a new folder beside ``--output_dir``
 and moved in once whole: a failure, Ctrl-C or SIGTERM removes it and leaves
-the earlier population as it was.
+the earlier population as it was. One ingestion writes a folder at a
+time: a second one into it meanwhile exits 1 with one line, having written
+nothing (the lock is ``.<name>.ingest.lock`` beside the folder).
 
 Errors print one line ``error: ...`` and exit 1 (a full disk names the
 folder and its free space; an out-of-memory shard names it, its size and

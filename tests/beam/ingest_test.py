@@ -412,3 +412,38 @@ def test_sigterm_removes_the_staging_directory(tmp_path):
   assert proc.returncode == 128 + signal.SIGTERM
   assert not _staging_left(tmp_path)
   assert not os.path.exists(tmp_path / "out")
+
+
+def test_a_second_ingestion_into_a_held_folder_is_refused(tmp_path):
+  # Two ingestions into one folder were not locked against each other.
+  from triehh.core import files  # pylint: disable=g-import-not-at-top
+  pattern, _ = _files(tmp_path, "csv", "", False)
+  spec = loader.DataSpec(path=pattern, setting="multi")
+  out = tmp_path / "out"
+  ingest.ingest(spec, str(out))
+  before = {p: open(p, "rb").read() for p in tables.output_files(str(out))}
+  (tmp_path / "link").symlink_to(out)
+  held = files.lock(ingest.lock_path(str(out)))  # as a running ingestion
+  assert held is not None
+  try:
+    for name in (out, tmp_path / "link"):  # one folder, two names
+      with pytest.raises(BlockingIOError) as said:
+        ingest.ingest(dataclasses.replace(spec, setting="single"), str(name))
+      assert said.value.filename == str(name)
+      assert said.value.strerror.startswith(
+          "another ingestion is writing this folder")
+  finally:
+    os.close(held)
+  assert {p: open(p, "rb").read()
+          for p in tables.output_files(str(out))} == before
+  assert not _staging_left(tmp_path)
+  # Released, the lock file stays beside the folder, not in it, and a
+  # rerun takes it again.
+  lock = ingest.lock_path(str(out))
+  assert os.path.dirname(lock) == str(tmp_path) and os.path.isfile(lock)
+  ingest.ingest(dataclasses.replace(spec, setting="single"), str(out))
+  assert sorted(os.listdir(out)) == sorted(
+      [tables.MANIFEST, tables.SPEC, tables.COUNTS, tables.WORD_USERS])
+  assert sorted(tables.output_files(str(out))) == sorted(
+      str(out / n) for n in os.listdir(out))
+  assert tables.read_population(str(out)).population.num_users > 0

@@ -62,3 +62,16 @@ def test_a_special_file_is_refused_not_replaced(tmp_path, kind):
   assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
   if kind == "fifo":
     assert stat.S_ISFIFO(os.stat(path).st_mode)
+
+
+def test_a_held_lock_is_refused_until_its_fd_is_closed(tmp_path):
+  path = str(tmp_path / "x.lock")
+  first = files.lock(path)
+  assert first is not None and os.path.isfile(path)
+  assert files.lock(path) is None  # another open file: refused, not waited
+  os.close(first)
+  again = files.lock(path, blocking=True)
+  assert again is not None
+  os.close(again)
+  with pytest.raises(FileNotFoundError):
+    files.lock(str(tmp_path / "no-dir" / "x.lock"))

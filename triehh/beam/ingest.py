@@ -25,7 +25,10 @@ and only then moved into ``output_dir`` in place of the files an earlier
 ingestion listed there; no other file of the folder is touched. An
 ingestion that fails, is interrupted (Ctrl-C) or terminated (SIGTERM:
 :func:`triehh.core.processes.terminate_raises`) removes its new directory
-and leaves the earlier population whole. A full disk and an out-of-memory
+and leaves the earlier population whole. One ingestion writes a folder at
+a time: a second one started while the first runs raises BlockingIOError
+naming the folder, having written nothing (:func:`lock_path`, the lock).
+A full disk and an out-of-memory
 shard are said in a line naming the folder and its free space, or the
 shard, its size and the remedy.
 
@@ -46,6 +49,7 @@ from apache_beam.options import pipeline_options
 
 from triehh.beam import shards
 from triehh.beam import tables
+from triehh.core import files
 from triehh.core import memory
 from triehh.core import processes
 from triehh.data import loader
@@ -76,6 +80,7 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
     FileNotFoundError: no file matches ``spec.path``.
     ValueError: ``users_sharded`` with ``split_bytes`` (a cut may fall
       inside a user's rows).
+    BlockingIOError: another ingestion is writing ``output_dir``.
   """
   if users_sharded and split_bytes:
     raise ValueError("users_sharded needs each user's rows in one shard, "
@@ -86,9 +91,19 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
   parent = os.path.dirname(os.path.abspath(output_dir))
   os.makedirs(parent, exist_ok=True)
   with processes.terminate_raises():  # SIGTERM: the staging is removed too
-    staging = tempfile.mkdtemp(
-        prefix=f".{os.path.basename(os.path.abspath(output_dir))}"
-        ".ingesting-", dir=parent)
+    held = files.lock(lock_path(output_dir))
+    if held is None:
+      raise BlockingIOError(
+          errno.EWOULDBLOCK, "another ingestion is writing this folder: "
+          "wait for it to end or write to another folder (nothing was "
+          "written)", output_dir)
+    try:
+      staging = tempfile.mkdtemp(
+          prefix=f".{os.path.basename(os.path.abspath(output_dir))}"
+          ".ingesting-", dir=parent)
+    except BaseException:
+      os.close(held)
+      raise
     try:
       tables.write_spec(spec, staging)
       with beam.Pipeline(options=pipeline_opts or options()) as p:
@@ -111,7 +126,18 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
       raise said from None
     finally:
       shutil.rmtree(staging, ignore_errors=True)
+      os.close(held)  # releases the folder
   return paths
+
+
+def lock_path(output_dir: str) -> str:
+  """The lock file an ingestion into ``output_dir`` holds while it runs:
+  ``.<name>.ingest.lock`` beside the folder (its real path, so that two
+  names of one folder share it); never in it, so never taken for a table,
+  and left in place, empty, for the next."""
+  real = os.path.realpath(output_dir)
+  return os.path.join(os.path.dirname(real),
+                      f".{os.path.basename(real)}.ingest.lock")
 
 
 def _causes(err: BaseException):

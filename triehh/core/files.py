@@ -4,6 +4,12 @@ A report or figure is written to a temporary file beside its target and
 renamed over it (``os.replace``, atomic on one file system), so a full disk
 or a kill leaves the previous version whole, or no file, never half of one.
 
+One writer at a time: :func:`lock` takes an exclusive, non-blocking (or
+waiting) ``fcntl.flock`` on a lock file, released when its fd is closed or
+the process ends, even killed; the sweeps' cells
+(:func:`triehh.runs.runner.cell_lock`) and an ingestion's output folder
+(:func:`triehh.beam.ingest.ingest`) take theirs here.
+
 Every cache of the project (built populations, calibrations, the TFF
 worker's loopback wrapper) lives under :func:`default_cache_dir` unless told
 otherwise.
@@ -12,6 +18,8 @@ otherwise.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import functools
 import hashlib
 import os
@@ -25,6 +33,21 @@ def default_cache_dir() -> str:
   base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
       os.path.expanduser("~"), ".cache")
   return os.path.join(base, "triehh")
+
+
+def lock(path: str, blocking: bool = False) -> int | None:
+  """An fd holding the exclusive ``flock`` of the file ``path`` (made,
+  empty, if missing; its folder must exist), or None if another process
+  holds it and not ``blocking``; closing the fd releases it."""
+  fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+  try:
+    fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+  except OSError as err:
+    os.close(fd)
+    if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+      return None
+    raise
+  return fd
 
 
 @functools.lru_cache(maxsize=32)

@@ -52,8 +52,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
-import errno
-import fcntl
 import multiprocessing
 from multiprocessing import managers
 import os
@@ -63,6 +61,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from triehh.core import files
 from triehh.core import memory
 from triehh.core import metrics
 from triehh.core import processes
@@ -173,15 +172,7 @@ def cell_lock(output_dir: str, key: str, blocking: bool) -> int | None:
   text), or None if another process holds it (not ``blocking``); closing
   the fd releases it. The sweeps' and the field benchmark's."""
   os.makedirs(os.path.join(output_dir, LOCK_DIR), exist_ok=True)
-  fd = os.open(lock_path(output_dir, key), os.O_RDWR | os.O_CREAT, 0o644)
-  try:
-    fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-  except OSError as err:
-    os.close(fd)
-    if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-      return None
-    raise
-  return fd
+  return files.lock(lock_path(output_dir, key), blocking)
 
 
 # Records are synced to disk when the last sync is this old, and when the
