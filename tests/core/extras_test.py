@@ -160,8 +160,13 @@ def test_the_core_runs_without_tensorflow_beam_or_jax():
   assert got["loaded"] == []
   # The blocker was in force: pipeline_dp tries Apache Beam at import.
   assert "apache_beam" in got["asked"]
-  sun_moon = ["moon", "sun"]
-  assert [sorted(words) for words in got["words"]] == [sun_moon] * 3
+  found, noisy, selected = got["words"]
+  assert sorted(found) == sorted(noisy) == ["moon", "sun"]  # seeded runs
+  # Partition selection's noise is python-dp's, unseeded: a word of one
+  # user is kept with a chance of about delta.
+  assert {"moon", "sun"} <= set(selected)
+  assert all(word in ("moon", "sun") or word.startswith("w")
+             for word in selected)
   assert got["epsilon"] == pytest.approx(got["asked_epsilon"], rel=1e-3)
   assert got["help_status"] == 0
   # What the project's modules that ran imported comes with the core's
