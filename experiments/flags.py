@@ -817,7 +817,8 @@ def check_grid_output_dir() -> str:
 
 # A delta refused above 1/n (triehh.theory.limits.check_delta_for_n), said
 # as the flags that set it.
-_DELTA_TERMS = ((re.compile(r"(?<![-\w])delta=(?=\d)"), "--delta="),
+_DELTA_TERMS = ((re.compile(r"(?<![-\w])delta=(?=[\d.e+-]+ is above 1/n)"),
+                 "--delta="),
                 (re.compile(r"(?<![-\w])give delta at most"),
                  "give --delta at most"),
                 (re.compile(r"(?<![-\w])allow_delta_above_1_over_n=True"),

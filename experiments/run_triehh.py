@@ -287,7 +287,9 @@ _FLAG_TERMS = (
     (re.compile(r"(?<![-\w])allow_delta_above_1_over_n=True"),
      "--allow_delta_above_1_over_n"),
     # limits.check_delta_for_n's refusals: the delta asked for, or theta's.
-    (re.compile(r"(?<![-\w])(delta|theta)=(?=\d)"), r"--\1="),
+    (re.compile(r"(?<![-\w])delta=(?=[\d.e+-]+ is above 1/n)"), "--delta="),
+    (re.compile(r"(?<![-\w])theta=(?=\d+ and its sampling as given)"),
+     "--theta="),
     (re.compile(r"(?<![-\w])give delta at most"), "give --delta at most"),
     (re.compile(r"(?<![-\w])sampling='poisson'"), "--sampling=poisson"),
     (re.compile(r"(?<![-\w])sampling=[\"']fixed[\"']"), "--sampling=fixed"),
