@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from triehh.core import discrete_noise
 from triehh.core.population import Population
 from triehh.discovery import deny_list
 from triehh.engines import counting
@@ -85,7 +86,9 @@ def _per_user(items: np.ndarray, num_slots: int, rate: float, std: float,
   """The mechanism user by user: each user joins with probability rate."""
   joined = items[rng.random(items.size) < rate]
   sums = np.bincount(joined[joined >= 0], minlength=num_slots)
-  return sums + rng.normal(0.0, std, num_slots)
+  if std == 0:
+    return sums.astype(np.float64)
+  return sums + discrete_noise.discrete_gaussian(rng, std, num_slots)
 
 
 def _same_law(a: np.ndarray, b: np.ndarray) -> float:
@@ -127,5 +130,30 @@ def test_noisy_counts_have_the_law_of_per_user_sampling_with_noise():
                    for s in range(2000)])
   slow = np.array([_per_user(items, 2, 0.5, 2.0, np.random.default_rng(s))
                    for s in range(2000, 4000)])
+  assert np.array_equal(fast, np.round(fast))  # integer sums
   for k in range(2):
-    assert stats.ks_2samp(fast[:, k], slow[:, k]).pvalue > _ALPHA
+    assert _same_law(fast[:, k], slow[:, k]) > _ALPHA
+
+
+def test_the_noise_is_the_discrete_gaussian():
+  # Every user sampled: the sums less the users are the noise alone, whose
+  # law is the discrete Gaussian's pmf (computed here), and not at a wrong
+  # sigma.
+  counts = np.array([7, 0, 3])
+  noise = np.concatenate([
+      counting.noisy_counts(counts, 1.0, 1.5, np.random.default_rng(s))
+      - counts for s in range(3000)])
+  assert np.array_equal(noise, np.round(noise))
+  x = np.arange(-4, 5)
+  observed = np.array([np.sum(noise == v) for v in x]
+                      + [np.sum(np.abs(noise) > 4)])
+
+  def expected(sigma):
+    support = np.arange(-60, 61)
+    pmf = np.exp(-support**2 / (2 * sigma**2))
+    pmf /= pmf.sum()
+    inner = pmf[(support >= -4) & (support <= 4)]
+    return np.append(inner, 1 - inner.sum()) * noise.size
+
+  assert stats.chisquare(observed, expected(1.5)).pvalue > _ALPHA
+  assert stats.chisquare(observed, expected(1.8)).pvalue < 1e-6

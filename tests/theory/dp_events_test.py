@@ -162,6 +162,10 @@ def test_the_release_event_of_a_counted_run_is_the_whole_run():
   # Discovery's event alone under-counts (its share of the budget); the
   # release's composes the counting phase and gives the run's own total.
   assert epsilon(dp_events.run_event(result.params)) < 3.5
+  # The counting phase's event is the discrete law's, not a Gaussian's.
+  counted = dp_events.release_event(result).events[1]
+  assert counted == dp_events.DiscreteGaussianDpEvent(
+      result.counts.noise_std, result.counts.sample_rate)
   assert epsilon(dp_events.release_event(result)) == pytest.approx(
       result.counts.epsilon, rel=2e-3)
   uncounted = triehh.discover(users, Target(4.0, delta=1e-8))

@@ -8,8 +8,10 @@ published; -1 for a user holding the empty word, such as a deny-listed
 user, who adds nothing); a user with several words first draws one with
 probability proportional to its local counts (:func:`user_items`). Every
 user joins the sample independently with probability q; the K + 1 sums of
-the sampled users' one-hot vectors each get independent ``N(0, sigma^2)``
-noise (:func:`noisy_counts`).
+the sampled users' one-hot vectors each get independent discrete Gaussian
+noise ``N_Z(0, sigma^2)`` (``P[X = x]`` proportional to ``exp(-x^2 / (2
+sigma^2))``), drawn exactly (:mod:`triehh.core.discrete_noise`): the sums
+are integers (:func:`noisy_counts`).
 
 Count-level sampling. Users join independently, so the sampled users of a
 slot with ``c_k`` users are ``Binomial(c_k, q)``, independent over slots:
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from triehh.core import discrete_noise
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.engines import sampling
@@ -103,15 +106,16 @@ def check_noise_std(noise_std: float) -> float:
 
 def noisy_counts(item_counts: np.ndarray, sample_rate: float,
                  noise_std: float, rng: np.random.Generator) -> np.ndarray:
-  """``float64 [K + 1]``: the noisy sums of a Poisson sample.
+  """``float64 [K + 1]``: the noisy sums of a Poisson sample (integers).
 
   Args:
     item_counts: ``int64 [K + 1]`` users per slot (non-negative).
     sample_rate: q in (0, 1], the probability that a user is sampled.
-    noise_std: sigma >= 0 of the Gaussian noise added to every sum.
+    noise_std: sigma >= 0 of the discrete Gaussian noise added to every
+      sum (0: none).
     rng: draws, in this order, one call ``rng.binomial(item_counts, q)``
-      (the sampled users per slot) and one call ``rng.normal(0, sigma,
-      K + 1)``.
+      (the sampled users per slot) and ``K + 1`` exact discrete Gaussian
+      draws (``discrete_noise.discrete_gaussian(rng, sigma, K + 1)``).
   """
   counts = np.asarray(item_counts)
   if counts.ndim != 1 or counts.size == 0:
@@ -125,7 +129,9 @@ def noisy_counts(item_counts: np.ndarray, sample_rate: float,
   rate = validation.check_rate("sample_rate", sample_rate)
   std = check_noise_std(noise_std)
   sampled = rng.binomial(counts.astype(np.int64), rate)
-  return sampled.astype(np.float64) + rng.normal(0.0, std, counts.size)
+  if std > 0:
+    sampled = sampled + discrete_noise.discrete_gaussian(rng, std, counts.size)
+  return sampled.astype(np.float64)
 
 
 def noisy_sums(population: population_lib.Population, words: Sequence[str],

@@ -5,15 +5,20 @@ words (public: TrieHH published them) and an "other" slot make K + 1 slots.
 Every user joins the counting sample independently with probability q
 (Poisson sampling); a sampled user adds a one-hot vector over the slots (its
 word, or "other"; a user holding the empty word adds nothing), and each of
-the K + 1 sums gets independent Gaussian noise N(0, sigma^2).
+the K + 1 sums gets independent discrete Gaussian noise N_Z(0, sigma^2),
+drawn exactly (:mod:`triehh.core.discrete_noise`).
+
+Accounted for the discrete law (:mod:`triehh.theory.discrete_gaussian`),
+not the continuous Gaussian's, which under-counts it.
 
 Adjacency: add/remove one user. With u in D and not in D', the sums differ
 by ``B * e_k`` with B ~ Bernoulli(q) (u's slot k), an L2 change of at most
 1, so the pair of output laws is, along e_k, the Poisson-subsampled
-Gaussian pair ``(1 - q) N(0, sigma^2) + q N(1, sigma^2)`` vs ``N(0,
-sigma^2)``: dp_accounting's
-``from_gaussian_mechanism(sigma, sensitivity=1, sampling_prob=q)``, whose
-REMOVE and ADD distributions are the two directions. A user with several
+discrete Gaussian pair ``(1 - q) N_Z(0, sigma^2) + q N_Z(1, sigma^2)`` vs
+``N_Z(0, sigma^2)``: dp_accounting's ``from_discrete_gaussian_mechanism(
+sigma, sensitivity=1, sampling_prob=q)`` with its truncation's slack
+counted (:func:`triehh.theory.discrete_gaussian.round_pld`), whose REMOVE
+and ADD distributions are the two directions. A user with several
 words draws one by local frequency, independently of the sample: a mixture
 of such pairs, dominated by the same pair. Replacing u's word by the empty
 word (the paper's adjacency) gives the same pair: the empty word adds
@@ -46,6 +51,7 @@ from triehh.core import progress
 from triehh.core import results
 from triehh.core import validation
 from triehh.theory import _search
+from triehh.theory import discrete_gaussian
 from triehh.theory import hockey_stick
 from triehh.theory import limits
 from triehh.theory import poisson
@@ -67,16 +73,20 @@ LEAST_SIGMA = 0.1
 LEAST_SAMPLE_RATE = sys.float_info.epsilon
 # The first raise of an FFT epsilon that the direct sum refuses, relative.
 _FFT_NUDGE = 1e-6
+# The part of the total delta kept for the counting noise's truncation
+# slack (:mod:`triehh.theory.discrete_gaussian`).
+_SLACK_SHARE = 1e-3
 
-GAUSSIAN = ("Poisson-subsampled Gaussian (dp_accounting PLD), both "
-            "directions (ADD_OR_REMOVE_ONE, REPLACE_SPECIAL)")
+GAUSSIAN = ("Poisson-subsampled discrete Gaussian (dp_accounting PLD), "
+            "both directions (ADD_OR_REMOVE_ONE, REPLACE_SPECIAL)")
 COMPOSED_TWO_SIDED = (
     "PLD composition (dp_accounting): the Poisson accountant's discovery "
-    "and the Poisson-subsampled Gaussian counts, both directions "
+    "and the Poisson-subsampled discrete Gaussian counts, both directions "
     "({adjacency})")
 COMPOSED_ONE_DIRECTION = (
     "PLD composition (dp_accounting): discovery as an (epsilon, delta) "
-    "mechanism ({accounting}) and the Poisson-subsampled Gaussian counts; "
+    "mechanism ({accounting}) and the Poisson-subsampled discrete Gaussian "
+    "counts; "
     "one direction, the one discovery's proof covers ({adjacency})")
 # The relations the counting phase is proven for: a user whose words become
 # the empty word adds nothing, as a removed user. Replace-one is not proven
@@ -143,23 +153,21 @@ def check_sample_rate(sample_rate: float,
 @functools.lru_cache(maxsize=128)
 def gaussian_pld(noise_std: float, sample_rate: float,
                  discretization: float = DISCRETIZATION):
-  """The counting phase's dp_accounting ``PrivacyLossDistribution``
-  (pessimistic; REMOVE and ADD are its two directions; shared, read only)."""
-  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
-  return pld_lib.from_gaussian_mechanism(
-      standard_deviation=noise_std, sensitivity=1.0,
-      sampling_prob=sample_rate, pessimistic_estimate=True,
-      value_discretization_interval=discretization)
+  """The counting phase's dp_accounting ``PrivacyLossDistribution``: the
+  discrete Gaussian's, support truncated (pessimistic; REMOVE and ADD are
+  its two directions; shared, read only). Its truncation's slack is
+  counted by :func:`gaussian_epsilon` and :func:`compose`."""
+  return discrete_gaussian.round_pld(noise_std, sample_rate, discretization)
 
 
 def gaussian_epsilon(noise_std: float, sample_rate: float, delta: float,
                      discretization: float = DISCRETIZATION) -> float:
-  """The counting phase's epsilon at ``delta``: the larger of the REMOVE
-  and ADD directions."""
-  # pylint: disable=protected-access
-  pld = gaussian_pld(noise_std, sample_rate, discretization)
-  return max(pld._pmf_remove.get_epsilon_for_delta(delta),
-             pld._pmf_add.get_epsilon_for_delta(delta))
+  """The counting phase's epsilon at ``delta``, both directions, for the
+  discrete law (:func:`triehh.theory.discrete_gaussian.epsilon`: its PLD
+  with the truncation's slack, and unsampled no more than its zCDP
+  bound)."""
+  return discrete_gaussian.epsilon([noise_std], sample_rate, delta,
+                                   discretization)
 
 
 @functools.lru_cache(maxsize=256)
@@ -356,8 +364,10 @@ def _compose(discovery: results.RunParams, noise_std: float,
   """:func:`compose` on checked arguments."""
   counting_delta = delta - discovery.delta
   counting_epsilon = gaussian_epsilon(noise_std, sample_rate, counting_delta)
-  pld_epsilon = _composed_epsilon(discovery_pld(discovery),
-                                  gaussian_pld(noise_std, sample_rate), delta)
+  pld_epsilon = _with_slack(
+      _composed_epsilon(discovery_pld(discovery),
+                        gaussian_pld(noise_std, sample_rate),
+                        delta * (1.0 - _SLACK_SHARE)), noise_std, delta)
   basic = discovery.epsilon + counting_epsilon
   two_sided = discovery.two_sided
   adjacency = composed_adjacency(discovery)
@@ -370,6 +380,18 @@ def _compose(discovery: results.RunParams, noise_std: float,
       counting_epsilon=counting_epsilon, counting_delta=counting_delta,
       pld_epsilon=pld_epsilon, basic_epsilon=basic, accounting=accounting,
       two_sided=two_sided, noise_std=noise_std, sample_rate=sample_rate)
+
+
+def _with_slack(epsilon: float, noise_std: float, delta: float) -> float:
+  """``epsilon`` (found at ``delta (1 - _SLACK_SHARE)`` for the truncated
+  discrete Gaussian), or inf where the untruncated law's slack, ``P[|X| >
+  T] (1 + e^epsilon)`` (:mod:`triehh.theory.discrete_gaussian`), does not
+  fit in the rest of ``delta``."""
+  if not math.isfinite(epsilon):
+    return epsilon
+  slack = discrete_gaussian.truncated_mass(noise_std) * (
+      1.0 + math.exp(min(epsilon, 700.0)))
+  return epsilon if slack <= _SLACK_SHARE * delta else math.inf
 
 
 def _bracket(excess, guess: float, step: float = 1.001, tries: int = 8):
@@ -553,7 +575,8 @@ def _noise_to_total(discovery: results.RunParams, epsilon: float,
     # log(delta at the aim / delta), by the direct sum: no FFT error floor
     # (about 1e-15, above delta = 1/n^2 from n = 10^8 on).
     return _log_ratio(hockey_stick.composed_delta(
-        first, gaussian_pld(sigma, sample_rate), aim), delta)
+        first, gaussian_pld(sigma, sample_rate), aim),
+        delta * (1.0 - _SLACK_SHARE))
 
   guess = (exact_gaussian_sigma(first, aim, delta) if sample_rate == 1.0
            else None)

@@ -139,16 +139,16 @@ def run_event(params: results.RunParams) -> dp_event.DpEvent:
 def release_event(result: results.DiscoveryResult) -> dp_event.DpEvent:
   """The ``DpEvent`` of the whole of a TrieHH run: discovery
   (:func:`run_event`) and, when the run counted its words, the counting
-  phase after it (``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``,
-  sensitivity 1, :mod:`triehh.theory.counting`), composed. Export this,
+  phase after it (``DiscreteGaussianDpEvent(sigma, q)``: the discrete
+  Gaussian on integer sums of sensitivity 1, Poisson-sampled,
+  :mod:`triehh.theory.counting`), composed. Export this,
   not ``run_event(result.params)``, which is discovery's alone."""
   discovery = run_event(result.params)
   counts = getattr(result, "counts", None)
   if counts is None:
     return discovery
   return dp_event.ComposedDpEvent([
-      discovery, dp_event.PoissonSampledDpEvent(
-          counts.sample_rate, dp_event.GaussianDpEvent(counts.noise_std))])
+      discovery, DiscreteGaussianDpEvent(counts.noise_std, counts.sample_rate)])
 
 
 def _check_run_params(params) -> None:
