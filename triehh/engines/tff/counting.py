@@ -5,19 +5,22 @@ them. The domain is closed and public: the ``K`` discovered words plus an
 "other" slot, ``K + 1`` slots. Every user joins the counting sample
 independently with probability ``q`` (Poisson sampling); a sampled client
 sends the one-hot vector of its slot (the zero vector if it has no word),
-and the ``K + 1`` sums are released with i.i.d. Gaussian noise of standard
-deviation ``sigma``. A one-hot vector has L2 norm 1, so the clip at 1 never
+and the ``K + 1`` sums are released with i.i.d. noise of scale ``sigma``. A one-hot vector has L2 norm 1, so the clip at 1 never
 changes it and one user moves the sums by at most 1 in L2: the Gaussian
 mechanism of sensitivity 1. :mod:`triehh.engines.counting` is the same
-mechanism in numpy (per slot ``Binomial(c_k, q) + N(0, sigma^2)``); the two
-agree in distribution, not draw by draw (TensorFlow's noise is not
-numpy's).
+mechanism in numpy (per slot ``Binomial(c_k, q) + N_Z(0, sigma^2)``); the
+two agree in distribution, not draw by draw (the sampling draws differ).
 
-The sums are TFF's DP aggregators, not noise added here:
-
-* ``"gaussian"`` (central DP): ``tff.aggregators.DifferentiallyPrivateFactory``
-  with tensorflow_privacy's ``GaussianSumQuery(l2_norm_clip=1, stddev=sigma)``;
-  the server sees the exact sum and adds the noise.
+* ``"gaussian"`` (central DP), in :func:`noisy_counts_tff`: TFF sums the
+  one-hot vectors exactly (``tff.aggregators.SumFactory``) and the server
+  adds discrete Gaussian noise ``N_Z(0, sigma^2)`` drawn exactly in numpy
+  (:mod:`triehh.core.discrete_noise`; TensorFlow has no exact sampler, and
+  its float Gaussian leaks through its low-order bits): the law of
+  :mod:`triehh.engines.counting`, accounted by
+  :mod:`triehh.theory.counting`. The process's counting round
+  (:func:`counting_round_computation`) still takes this mechanism as
+  ``tff.aggregators.DifferentiallyPrivateFactory`` with tensorflow_privacy's
+  float ``GaussianSumQuery(l2_norm_clip=1, stddev=sigma)``.
 * ``"distributed_discrete_gaussian"``: ``tff.aggregators.DistributedDpSumFactory``
   with ``mechanism="distributed_dgauss"``: every client rotates, scales and
   rounds its vector to integers and adds its own discrete Gaussian share of
@@ -53,6 +56,7 @@ import tensorflow_privacy as tfp
 # (tff.learning.ddp_secure_aggregator); the counts need the sum.
 from tensorflow_federated.python.aggregators import distributed_dp
 
+from triehh.core import discrete_noise
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.engines import counting as numpy_counting
@@ -155,10 +159,14 @@ def slot_counts_computation(num_slots: int,
 
   Each client holds its slot (``int32``, ``-1``: no word) and sends its
   one-hot vector; the sums are ``spec``'s DP aggregation (initialized in
-  the round, so every call is a fresh release).
+  the round, so every call is a fresh release), except for ``"gaussian"``:
+  the exact sums, to which :func:`noisy_counts_tff` adds the exact
+  discrete noise.
   """
-  aggregation = spec.factory().create(
-      tff.TensorType(np.float32, [num_slots]))
+  vector_type = tff.TensorType(np.float32, [num_slots])
+  aggregation = (tff.aggregators.SumFactory().create(vector_type)
+                 if spec.mechanism == GAUSSIAN
+                 else spec.factory().create(vector_type))
 
   @tff.tensorflow.computation(tff.TensorType(np.int32))
   def one_hot(slot):
@@ -186,8 +194,9 @@ def noisy_counts_tff(items: np.ndarray, num_slots: int, sample_rate: float,
     sample_rate: q, each user's probability of joining the round (Poisson
       sampling, drawn in numpy from ``seed``: one uniform per user).
     noise_std: sigma of the noise on each slot's sum.
-    seed: seeds the sampling (TensorFlow draws the noise, unseeded). A
-      sequence of ``R`` seeds runs ``R`` independent rounds in one TFF call
+    seed: seeds the sampling and, for ``"gaussian"``, the exact discrete
+      Gaussian noise the server adds (numpy; the distributed mechanism's
+      noise is TensorFlow's, unseeded). A sequence of ``R`` seeds runs ``R`` independent rounds in one TFF call
       and returns ``[R, num_slots]``: the clients of round ``r`` send their
       one-hot vectors in row ``r`` of an ``R x num_slots`` vector (still L2
       norm 1), and the DP sum noises every entry independently. (Each
@@ -212,11 +221,14 @@ def noisy_counts_tff(items: np.ndarray, num_slots: int, sample_rate: float,
   spec = CountingSpec(float(noise_std), mechanism, expected_clients=expected,
                       bits=bits)
   # Client data: the entry of the client's one-hot vector (-1: none).
-  entries = []
+  entries, noise = [], []
   for row, one_seed in enumerate(seeds):
     rng = np.random.default_rng(int(one_seed))
     sampled = items[rng.random(items.size) < sample_rate]
     entries.append(np.where(sampled < 0, -1, row * num_slots + sampled))
+    if mechanism == GAUSSIAN and noise_std > 0:
+      noise.append(discrete_noise.discrete_gaussian(rng, float(noise_std),
+                                                    int(num_slots)))
   entries = np.concatenate(entries).astype(np.int32)
   if entries.size >= 2**24:  # float32 sums of ones are exact below 2**24
     raise ValueError(f"items: {entries.size:,} sampled clients in one call; "
@@ -225,6 +237,8 @@ def noisy_counts_tff(items: np.ndarray, num_slots: int, sample_rate: float,
   with runtime_lib.get_runtime(workers).install():
     counts = count(list(entries))
   counts = np.asarray(counts, dtype=np.float64).reshape(rounds, num_slots)
+  if noise:
+    counts = counts + np.stack(noise)  # integers, exact below 2**53
   return counts if np.ndim(seed) else counts[0]
 
 
@@ -234,8 +248,9 @@ def noisy_sums(population: population_lib.Population, words: Sequence[str],
   """``float64 [K + 1]``: the counting phase on ``population`` in TFF.
 
   Each user's slot (:func:`triehh.engines.counting.user_items`, drawn from
-  ``rng``) summed by :func:`noisy_counts_tff` with the central Gaussian
-  mechanism, its sampling seeded by one ``rng.integers(0, 2**31 - 1)``.
+  ``rng``) summed by :func:`noisy_counts_tff` with the central discrete
+  Gaussian mechanism, its sampling and noise seeded by one
+  ``rng.integers(0, 2**31 - 1)``.
   """
   items = numpy_counting.user_items(population, words, rng)
   return np.asarray(noisy_counts_tff(
