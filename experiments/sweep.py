@@ -64,13 +64,15 @@ first and comes back to it. ``--workers=N`` runs cells in N processes, at
 most one per CPU and per worker that fits in memory (a cap is said). A
 plan whose seeds would not fit in memory is refused before it is built;
 building the grid and checking its cells say what they are doing once they
-take over two seconds.
+take over two seconds (or the environment's ``TRIEHH_PROGRESS_AFTER``,
+``inf``: never, as a script that parses stderr should set it).
 Progress: a bar on stderr (off with ``--noprogress`` or when stderr is not a
 terminal: then one line per cell).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 import time
@@ -93,6 +95,7 @@ from triehh.runs import grid
 from triehh.runs import algorithms as algorithms_lib
 from triehh.runs import records
 from triehh.runs import runner
+from triehh.theory import limits
 
 FLAGS = flags.FLAGS
 # Flags that print or write a single run's words: a sweep's runs are in
@@ -324,6 +327,41 @@ def _counting(algorithms: list[str]) -> tuple[dict, list[float] | None]:
   return counting, list(FLAGS.count_shares)
 
 
+# The algorithms whose cells refuse a delta above 1/n unless opted in:
+# the built-in ones but IBLT (its m is TrieHH's at the same delta), and the
+# registered mechanisms whose privacy object has the opt-in field.
+_DELTA_REFUSERS = ("triehh", "sfp", "partition_selection")
+
+
+def _opts_in(name: str) -> bool:
+  """Whether the registered mechanism ``name``'s privacy object has the
+  opt-in field."""
+  adapter = algorithms_lib.get(name)
+  kind = getattr(adapter, "kind", None)
+  return kind is not None and limits.DELTA_OPT_IN in {
+      f.name for f in dataclasses.fields(kind)}
+
+
+def _delta_opt_in(algorithms: list[str]) -> dict[str, bool]:
+  """``--allow_delta_above_1_over_n`` as the cells' option (a key only
+  when given, so that the cells' configs stay as they were), refused when
+  no cell refuses such a delta."""
+  if not FLAGS.allow_delta_above_1_over_n:
+    return {}
+  if not any(a in _DELTA_REFUSERS or _opts_in(a) for a in algorithms):
+    raise ValueError("--allow_delta_above_1_over_n applies to no cell: "
+                     "only TrieHH, SFP, partition-selection and the noisy "
+                     "trie's cells refuse a delta above 1/n")
+  return {limits.DELTA_OPT_IN: True}
+
+
+def _mechanism_opt_in(algorithms: list[str], opt_in: dict) -> dict | None:
+  """The opt-in for each registered mechanism's cells that takes it."""
+  chosen = {a: dict(opt_in) for a in algorithms if opt_in
+            and a not in _DELTA_REFUSERS and a != "iblt" and _opts_in(a)}
+  return chosen or None
+
+
 def check_flags() -> list[grid.Cell]:
   """The sweep's cells; every flag checked before any data is read.
 
@@ -352,25 +390,29 @@ def check_flags() -> list[grid.Cell]:
   data = _data_options(_list("datasets"), _list("settings"))
   tff = run_triehh.tff_options() if takes else {}
   counting, count_shares = _counting(algorithms)
+  opt_in = _delta_opt_in(algorithms)
   return grid.expand(
       algorithms=algorithms, data=data, engines=engines, epsilons=epsilons,
       deltas=deltas, top_ts=top_ts, k_anonymities=k_anonymities,
       partition_strategies=_partition_strategies(),
       partition_options={"max_partitions_contributed":
                          FLAGS.max_partitions_contributed,
-                         "population_size": FLAGS.population_size},
+                         "population_size": FLAGS.population_size,
+                         **opt_in},
       triehh_options={"num_sub_rounds": FLAGS.num_sub_rounds,
                       "max_num_prefixes": FLAGS.max_num_prefixes,
                       "allow_no_guarantee": FLAGS.allow_no_guarantee,
                       **run_triehh.sampling_options(), **counting,
-                      **run_triehh.neighbour_options()},
+                      **run_triehh.neighbour_options(), **opt_in},
+      mechanism_options=_mechanism_opt_in(algorithms, opt_in),
       theta=theta, tff_options=tff, count_shares=count_shares,
       sfp_options={"k": FLAGS.cms_k, "m": FLAGS.cms_m,
                    "length": FLAGS.sfp_length,
                    "fragment_alphabet": FLAGS.fragment_alphabet,
                    "word_budget": FLAGS.word_budget,
                    "simulation": FLAGS.simulation,
-                   "check_puzzle_hash": FLAGS.check_puzzle_hash},
+                   "check_puzzle_hash": FLAGS.check_puzzle_hash,
+                   **opt_in},
       iblt_options={"capacity": FLAGS.iblt_capacity,
                     "string_max_bytes": FLAGS.iblt_string_max_bytes,
                     "num_rounds": FLAGS.iblt_num_rounds,
@@ -447,8 +489,14 @@ _WRITTEN: list[records.LineCount] = []
 
 
 # Seconds a step before the first run may take before the sweep says what
-# it is doing, and then between its progress lines.
-SLOW_SECONDS = 2.0
+# it is doing, and then between its progress lines; None: the library's
+# (triehh.core.progress.slow_seconds: 2 s, or TRIEHH_PROGRESS_AFTER).
+SLOW_SECONDS: float | None = None
+
+
+def _slow_seconds() -> float:
+  return (progress_lib.slow_seconds() if SLOW_SECONDS is None
+          else SLOW_SECONDS)
 
 
 class CheckProgress:
@@ -459,7 +507,7 @@ class CheckProgress:
   def __init__(self, cells: int):
     self.cells = cells
     self.start = self.said = time.monotonic()
-    self.every = SLOW_SECONDS
+    self.every = _slow_seconds()
 
   def __call__(self, checked: int) -> None:
     now = time.monotonic()
@@ -471,6 +519,18 @@ class CheckProgress:
     print(f"sweep: checked {checked:,}/{self.cells:,} cells before any run, "
           f"elapsed {_clock(elapsed)}, eta {_clock(eta)}", file=sys.stderr,
           flush=True)
+
+
+def in_flag_terms(err: ValueError) -> ValueError:
+  """``err``, a library's refusal, in the sweep's flags: triehh-run's
+  terms (:func:`experiments.run_triehh.in_flag_terms`), a delta as the
+  ``--deltas`` value it is when the sweep was given ``--deltas``."""
+  text = shared_flags.delta_in_flag_terms(
+      str(run_triehh.in_flag_terms(err)))
+  if FLAGS.deltas is not None:
+    text = text.replace("--delta=", "the --deltas value ").replace(
+        "give --delta at most", "give each of --deltas at most")
+  return err if text == str(err) else ValueError(text)
 
 
 def _plan(cells: list[grid.Cell], done) -> list[runner.Task]:
@@ -495,7 +555,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   with progress_lib.said_if_slow("building the grid's cells and the plan",
-                                 prefix="sweep", after=SLOW_SECONDS):
+                                 prefix="sweep", after=_slow_seconds()):
     cells = check_flags()
     path = shared_flags.check_grid_output_dir()
     _PATH[:] = [path]
@@ -516,7 +576,7 @@ def main(argv):
                      runner.seeds_of(FLAGS.seed, FLAGS.num_runs),
                      on_checked=CheckProgress(len(tasks)))
   except ValueError as err:  # the library's refusals, in the flags' terms
-    raise run_triehh.in_flag_terms(err) from err
+    raise in_flag_terms(err) from err
   progress = Progress(tasks, bar=FLAGS.progress and sys.stderr.isatty())
   _PROGRESS[:] = [progress]
   _WRITTEN[:] = [records.LineCount()]
@@ -526,6 +586,8 @@ def main(argv):
                     cache_dir=FLAGS.cache_dir or None, ks=shared_flags.ks(),
                     on_event=progress, datasets=datasets,
                     written=_WRITTEN[0])
+  except ValueError as err:  # the runs' refusals (the records kept)
+    raise in_flag_terms(err) from err
   finally:
     progress.close()
   print(f"sweep done: {progress.done} runs in "

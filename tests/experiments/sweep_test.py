@@ -190,6 +190,70 @@ def test_a_slow_step_before_the_runs_is_said(tmp_path, monkeypatch):
                              "elapsed "), said
 
 
+def test_the_timers_before_the_runs_follow_the_environment(monkeypatch,
+                                                           capsys):
+  # A loaded machine takes over two seconds a cell: the suite (as a script
+  # parsing stderr) sets TRIEHH_PROGRESS_AFTER=inf, which the sweep's own
+  # lines before the runs follow too.
+  clock = [0.0]
+  monkeypatch.setattr(sweep.time, "monotonic", lambda: clock[0])
+  monkeypatch.setattr(sweep, "SLOW_SECONDS", None)
+
+  def checked_lines(after: str) -> list[str]:
+    monkeypatch.setenv("TRIEHH_PROGRESS_AFTER", after)
+    clock[0] = 0.0
+    on_checked = sweep.CheckProgress(3)
+    for checked in (1, 2, 3):
+      clock[0] += 100.0
+      on_checked(checked)
+    return capsys.readouterr().err.splitlines()
+
+  assert checked_lines("inf") == []
+  assert checked_lines("2") == [
+      "sweep: checked 1/3 cells before any run, elapsed 0:01:40, eta "
+      "0:03:20",
+      "sweep: checked 2/3 cells before any run, elapsed 0:03:20, eta "
+      "0:01:40"]
+
+
+def test_a_delta_above_1_over_n_is_refused_in_flags_or_run_opted_in(
+    tmp_path):
+  code, out, err = drivers.run_in_process(
+      sweep, "--algorithms=triehh", "--deltas=0.01", FIXED, *SMALL,
+      f"--output_dir={tmp_path / 'refused'}")
+  assert code == 1, (out, err)
+  assert err == (
+      "error: the --deltas value 0.01 is above 1/n = 1/20,000 = 5e-05, which "
+      "protects nobody (publishing one user's data at random meets it): "
+      "give each of --deltas at most 1/n (1/n^2 is the default), or pass "
+      "--allow_delta_above_1_over_n to run it anyway\n")
+  code, out, err = drivers.run_in_process(
+      sweep, "--algorithms=partition_selection", "--delta=0.01", *SMALL,
+      f"--output_dir={tmp_path / 'refused'}")
+  assert code == 1 and err.startswith("error: cell [partition_selection "), err
+  assert "]: --delta=0.01 is above 1/n" in err and "give --delta at" in err
+  assert "allow_delta_above_1_over_n=True" not in err
+  code, out, err = drivers.run_in_process(
+      sweep, "--algorithms=iblt", "--delta=0.01",
+      "--allow_delta_above_1_over_n", *SMALL,
+      f"--output_dir={tmp_path / 'none'}")
+  assert code == 1 and err == (
+      "error: --allow_delta_above_1_over_n applies to no cell: only TrieHH, "
+      "SFP, partition-selection and the noisy trie's cells refuse a delta "
+      "above 1/n\n")
+  code, out, err = drivers.run_in_process(
+      sweep, "--algorithms=triehh,partition_selection,noisy_trie",
+      "--deltas=0.01", "--allow_delta_above_1_over_n", FIXED, *SMALL,
+      f"--output_dir={tmp_path / 'opted_in'}")
+  assert code == 0, err
+  got = read(tmp_path / "opted_in")
+  assert sorted(r["algorithm"] for r in got) == [
+      "noisy_trie", "partition_selection", "triehh"]
+  for record in got:
+    assert record["config"]["delta"] == 0.01
+    assert record["config"]["allow_delta_above_1_over_n"] is True, record
+
+
 def test_output_dir_is_required():
   code, _, err = drivers.run_in_process(sweep, "--epsilons=2")
   assert code == 1 and "needs --output_dir" in err
