@@ -220,6 +220,20 @@ def test_n_read_off_the_data_covers_neighbours_of_the_same_size_only():
   assert "only neighbours of the same size" in g.covers
 
 
+def test_its_randomness_says_the_seed_fixes_the_word_choice_only():
+  # python-dp's noise takes no seed: "seed N" alone would promise a
+  # repeatable run (a simulation) that a selection is not.
+  pop = crowd_and_singletons(num_singletons=20, crowd=500)
+  target = ps.PartitionSelectionTarget(1.0, 1e-8)
+  seeded = ps.select_words(pop, target, seed=7).guarantee.randomness
+  assert seeded == ("seed 7 for the word choice; PipelineDP's noise from "
+                    "python-dp's secure randomness (the operating system's), "
+                    "not reproducible")
+  fresh = ps.select_words(pop, target).guarantee.randomness
+  assert fresh.startswith("fresh entropy (not recorded) for the word choice; ")
+  assert "simulation" not in seeded + fresh
+
+
 def test_the_result_is_a_release_with_its_guarantee():
   pop = crowd_and_singletons(num_singletons=20, crowd=500)
   result = ps.select_words(pop, ps.PartitionSelectionTarget(1.0, 1e-8))

@@ -232,6 +232,20 @@ _N_NOTES = {
 }
 
 
+# Where a selection's noise comes from: python-dp takes no seed.
+UNSEEDED_NOISE = ("PipelineDP's noise from python-dp's secure randomness "
+                  "(the operating system's), not reproducible")
+
+
+def randomness(seed: int | None) -> str:
+  """How a selection seeded ``seed`` drew its randomness, in words: the
+  seed (or fresh entropy) for the several-word users' word choice only,
+  the noise unseeded (the module docstring)."""
+  choice = ("fresh entropy (not recorded)" if seed is None
+            else f"seed {int(seed)}")
+  return f"{choice} for the word choice; {UNSEEDED_NOISE}"
+
+
 @dataclasses.dataclass(frozen=True)
 class PartitionSelectionResult:
   """The outcome of one partition selection.
@@ -261,7 +275,7 @@ class PartitionSelectionResult:
   def guarantee(self) -> mechanism_lib.Guarantee:
     """What covers :attr:`words` (:func:`release_guarantee`)."""
     return dataclasses.replace(release_guarantee(self.params),
-                               randomness=release.randomness(self.seed))
+                               randomness=randomness(self.seed))
 
   @property
   def per_round(self) -> tuple[release.RoundStats, ...]:
