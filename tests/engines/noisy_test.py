@@ -8,6 +8,7 @@ import pytest
 
 from triehh.core import population as population_lib
 from triehh.engines import noisy
+from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
 
 WORDS = {"hello": 2000, "help": 1500, "he": 900, "world": 700, "a": 600,
@@ -200,3 +201,83 @@ def test_extensions_beyond_int64_are_refused():
   pop = _population({"ab": 50, "b": 50}, max_length=3, alphabet=LETTERS)
   with pytest.raises(ValueError, match="chars_per_level=40 gives"):
     noisy.run(pop, _params(1.0, 0.01, 1, chars_per_level=40), rng=0)
+
+
+# ---- the planned run (triehh.theory.noisy_plan) ---------------------------
+
+
+def _plan(sigma, *, bytes_per_run=10**9, rounds=9, false_words=1e-12,
+          prefix_rate=1e-15, n=8000, one_word=True, bytes_per_round=None,
+          max_length=8, alphabet_size=26):
+  return noisy_plan.NoisyPlan(
+      sigma=sigma, num_levels=rounds, noise_multipliers=(),
+      word_false_positive_rate=1e-15, prefix_false_positive_rate=prefix_rate,
+      budget=noisy_plan.UploadBudget(bytes_per_run, bytes_per_round),
+      population_size=n, max_length=max_length,
+      alphabet_size=alphabet_size, one_word=one_word,
+      false_words=false_words)
+
+
+def test_planned_tiny_noise_releases_the_words_within_length():
+  pop = _population(alphabet=LETTERS)
+  result = noisy.run_planned(pop, _plan(0.01), 0)
+  assert sorted(result.words) == sorted(w for w in WORDS if len(w) <= 8)
+  assert not result.false_words.any()
+  # A small frontier at first: several characters in the first rounds.
+  assert result.levels[0].chars > 1
+  assert sum(level.chars for level in result.levels) <= 9
+  again = noisy.run_planned(pop, _plan(0.01), 0)
+  assert again.words == result.words and again.levels == result.levels
+
+
+def test_planned_uploads_stay_within_the_budget():
+  pop = _population(alphabet=LETTERS)
+  plan = _plan(0.01, bytes_per_run=3000, bytes_per_round=1200)
+  result = noisy.run_planned(pop, plan, 0)
+  assert 0 < result.upload_bytes <= 3000
+  spent = 0
+  for r, level in enumerate(result.levels):
+    assert level.upload_bytes <= plan.round_allowance(r, spent) <= 1200
+    spent += level.upload_bytes
+  # The budget binds: fewer characters, or fewer words, than unbounded.
+  free = noisy.run_planned(pop, _plan(0.01), 0)
+  assert result.upload_bytes < free.upload_bytes
+
+
+def test_planned_false_words_stay_near_the_stated_expectation():
+  # Realistic noise on a small population: the word threshold of each
+  # round spends false_words / R over its word candidates, so the mean
+  # false words over runs stays about false_words (0.5 here).
+  pop = _population(alphabet=LETTERS)
+  plan = _plan(3.0, false_words=0.5, prefix_rate=0.1 / 27,
+               bytes_per_run=20_000)
+  falses, expected = [], []
+  for seed in range(30):
+    result = noisy.run_planned(pop, plan, seed)
+    falses.append(result.num_false_words)
+    assert {"hello", "help"} <= set(result.words)
+  assert np.mean(falses) < 1.0
+  loose = noisy.run_planned(pop, _plan(3.0, false_words=500.0,
+                                      prefix_rate=0.1 / 27,
+                                      bytes_per_run=20_000), 0)
+  assert loose.num_false_words > 5  # the rate is what sets them
+
+
+def test_planned_votes_count_for_words_on_the_frontier():
+  # 300 users hold "zz" nine times and "ab" once; with only "a" on the
+  # frontier every one of them votes "ab" (the frequency-drawn vote of
+  # the plain engine would give it about 30).
+  users = [{"zz": 9, "ab": 1}] * 300 + [{"ac": 1}] * 50
+  pop = population_lib.Population.from_user_words(users, max_length=4,
+                                                  alphabet="abcz")
+  word_a = list(pop.vocabulary).index("ab")
+  frontier = noisy._Frontier(
+      pop.codes[word_a:word_a + 1, :1].astype(np.int16),
+      np.array([pop.prefix_ids[1][word_a]], dtype=np.int64))
+  ext = noisy.Extensions.of(pop.alphabet.size, 1, pop.max_length, 1)
+  voted = noisy._planned_votes(pop, np.random.default_rng(0), frontier,
+                               ext, 1)
+  assert voted.votes.sum() == 350
+  assert sorted(voted.votes) == [50, 300]
+  plain = noisy._votes(pop, 1.0, np.random.default_rng(0), frontier, ext, 1)
+  assert plain.votes.sum() < 120

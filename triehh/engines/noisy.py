@@ -486,3 +486,184 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
       rng, params.sigma, int(params.threshold), size)
   return picked, values
 
+
+
+# ---- the planned run: rounds shaped by an upload budget -------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannedLevel:
+  """One round of a planned run: its :class:`LevelStats`, its characters
+  k_r, the frontier prefixes dropped to fit the budget, and its bytes per
+  client."""
+
+  stats: LevelStats
+  chars: int
+  num_dropped: int
+  upload_bytes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannedResult:
+  """A planned run's output: the released words (by round, each round's
+  by noisy sum), their noisy sums, which are false (simulation only), and
+  the rounds."""
+
+  words: tuple[str, ...]
+  noisy_counts: np.ndarray
+  false_words: np.ndarray
+  levels: tuple[PlannedLevel, ...]
+
+  @property
+  def num_false_words(self) -> int:
+    return int(self.false_words.sum())
+
+  @property
+  def upload_bytes(self) -> int:
+    """Bytes a client uploads over the run (every round, q = 1)."""
+    return sum(level.upload_bytes for level in self.levels)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Thresholds:
+  sigma: float
+  threshold: float
+  false_positive_rate: float
+
+
+def run_planned(population: population_lib.Population, plan,
+                rng: np.random.Generator | int) -> PlannedResult:
+  """Runs the noisy trie on ``plan``
+  (:class:`triehh.theory.noisy_plan.NoisyPlan`): each round's characters
+  from the public frontier and the budget, separate thresholds for words
+  and prefixes, and, with several words per user, each participant's vote
+  for one of its words whose prefix is on the frontier
+  (:mod:`triehh.theory.noisy_plan`)."""
+  from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(rng)
+  max_length, a = population.max_length, population.alphabet.size
+  frontier = _Frontier(np.zeros((1, 0), dtype=np.int16),
+                       np.zeros(1, dtype=np.int64))
+  parent = [None]  # public noisy count of each frontier prefix (root: none)
+  words, counts, false_words, levels = [], [], [], []
+  spent, p = 0, 0
+  for r in range(plan.num_levels):
+    if not frontier.real.size:
+      break
+    bits = [plan.cap_bits(c, r) for c in parent]
+    k, kept = noisy_plan.chars_for_round(plan, bits, r, p, spent)
+    if not k:
+      break
+    dropped = frontier.real.size - kept
+    if dropped:  # the prefixes of largest noisy count come first
+      frontier = _Frontier(frontier.codes[:kept], frontier.real[:kept])
+      bits = bits[:kept]
+    upload = plan.round_bytes(sum(bits), k, p)
+    check_round_memory(population.codes.shape[0], a, k, max_length)
+    ext = Extensions.of(a, k, max_length, p)
+    voted = _planned_votes(population, rng, frontier, ext, p)
+    candidates, values, source = _draw_two(voted, frontier.real.size, ext,
+                                           plan, r, rng)
+    explicit = source >= 0
+    real_words = np.full(candidates.size, -1, dtype=np.int64)
+    real_words[explicit] = voted.words[source[explicit]]
+    fpos, e = np.divmod(candidates, ext.size)
+    codes = np.concatenate(
+        [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
+        axis=1)
+    ends = ext.ends(e)
+    zero = voted.votes == 0
+    num_words = frontier.real.size * int(ext.offsets[k])
+    w_rate = plan.params(r, True, num_words).false_positive_rate
+    p_rate = plan.params(r, False).false_positive_rate
+    num_candidates = frontier.real.size * ext.size
+    stats = LevelStats(
+        prefix_length=p, num_frontier=frontier.real.size,
+        num_phantom=int((frontier.real < 0).sum()),
+        num_candidates=num_candidates, num_voted=int((~zero).sum()),
+        num_passing=int(candidates.size), num_released=int(ends.sum()),
+        expected_false_positives=(w_rate * num_words + p_rate * (
+            num_candidates - num_words)),
+        num_zero_vote=int(num_candidates - (~zero).sum()),
+        num_zero_vote_passing=int(
+            (~explicit).sum() + zero[source[explicit]].sum()),
+        num_false_positives=int((~explicit).sum()))
+    levels.append(PlannedLevel(stats, k, dropped, upload))
+    spent += upload
+    released = _released(population, codes[ends], values[ends],
+                         real_words[ends] < 0)
+    words.extend(released[0])
+    counts.append(released[1])
+    false_words.append(released[2])
+    p += k
+    order = np.argsort(-values[~ends], kind="stable")
+    frontier = _next_frontier(population, codes[~ends][order],
+                              real_words[~ends][order], p)
+    parent = [float(v) for v in values[~ends][order]]
+  return PlannedResult(
+      words=tuple(words),
+      noisy_counts=(np.concatenate(counts) if counts
+                    else np.zeros(0, dtype=np.int64)),
+      false_words=(np.concatenate(false_words) if false_words
+                   else np.zeros(0, dtype=bool)),
+      levels=tuple(levels))
+
+
+def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions, plan,
+              r: int, rng: np.random.Generator
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """:func:`draw_passing` for the word candidates (ending in ``$``) at the
+  word threshold and the prefix candidates at the prefix threshold, each
+  renumbered within its own kind; the union, by candidate id."""
+  e_size, w = ext.size, int(ext.offsets[ext.chars])
+  fpos, e = np.divmod(voted.candidates, e_size)
+  parts = []
+  for word, width, base in ((True, w, 0), (False, e_size - w, w)):
+    if width <= 0:
+      continue
+    mask = (e < w) if word else (e >= w)
+    local = fpos[mask] * width + (e[mask] - base)
+    params = plan.params(r, word, num_frontier * width)
+    cand, values, source = draw_passing(
+        local, voted.votes[mask], num_frontier * width,
+        _Thresholds(params.sigma, params.threshold,
+                    params.false_positive_rate), rng)
+    f, rest = np.divmod(cand, width)
+    mapped = np.full(source.size, -1, dtype=np.int64)
+    mapped[source >= 0] = np.flatnonzero(mask)[source[source >= 0]]
+    parts.append((f * e_size + base + rest, values, mapped))
+  candidates = np.concatenate([x[0] for x in parts])
+  values = np.concatenate([x[1] for x in parts])
+  source = np.concatenate([x[2] for x in parts])
+  order = np.argsort(candidates, kind="stable")
+  return candidates[order], values[order], source[order]
+
+
+def _planned_votes(population: population_lib.Population,
+                   rng: np.random.Generator, frontier: _Frontier,
+                   ext: Extensions, p: int) -> _Voted:
+  """The explicit candidates and their votes, every user taking part: one
+  word per user votes as in :func:`_votes`; with several words, each user
+  votes for one of its words whose candidate exists this round (its prefix
+  on the frontier), drawn by local frequency among those; a user with none
+  abstains."""
+  if population.is_single_word:
+    return _votes(population, 1.0, rng, frontier, ext, p)
+  cand = _word_candidates(population, frontier, ext, p)
+  valid = np.flatnonzero(cand >= 0)
+  candidates, first = np.unique(cand[valid], return_index=True)
+  words = valid[first].astype(np.int64)
+  entry_ok = cand[population.entry_word] >= 0
+  weight = np.where(entry_ok, population.entry_count, 0)
+  cum = np.cumsum(weight)
+  starts = population.user_offsets[:-1]
+  ends = population.user_offsets[1:]
+  before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0)
+  totals = np.where(ends > starts, cum[np.maximum(ends - 1, 0)], 0) - before
+  voters = np.flatnonzero(totals > 0)
+  target = before[voters] + rng.integers(0, totals[voters])
+  entries = np.searchsorted(cum, target, side="right")
+  chosen = cand[population.entry_word[entries]]
+  votes = np.bincount(np.searchsorted(candidates, chosen),
+                      minlength=candidates.size).astype(np.int64)
+  return _Voted(candidates, votes, words)

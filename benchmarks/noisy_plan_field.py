@@ -1,0 +1,116 @@
+"""The planned noisy trie against central partition selection: true words
+released under a per-client upload budget, no setting tuned on the
+population.
+
+For each cell of ``--cells`` (``n:epsilon`` of the English population, or
+``population:epsilon`` for ``paper-single`` and ``paper-oov`` at their own
+n), delta = 1/n^2 and n declared: the plan
+(:func:`triehh.theory.noisy_plan.plan`: the budget of ``--bytes_per_run``,
+a Zipf prior of exponent 1, at most one false word per run in
+expectation), computed once from (n, L, A, epsilon, delta) before the
+population is read, then ``--runs`` seeded runs of
+:func:`triehh.engines.noisy.run_planned`, and as many of central partition
+selection (truncated geometric, one word per user: the field
+benchmark's runner ``reports.field.mechanisms.run``, as
+``benchmarks.two_servers_field`` counts it). Printed: mean ± 95%
+Student-t half-width of the true words and false words, the ratio of the
+means (its interval from both relative half-widths), the bytes a client
+uploads per round (largest) and per run (mean), and the planned epsilon.
+
+  python -m benchmarks.noisy_plan_field --cells=1e6:4,1e6:1,1e5:4,1e5:1
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from absl import app
+from absl import flags
+
+from reports import summary
+from reports.field import mechanisms as field_mechanisms
+from reports.field import populations
+from triehh.data import datasets as datasets_lib
+from triehh.engines import noisy
+from triehh.theory import noisy_plan
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("cells", ["1e6:4", "1e6:1", "1e5:4", "1e5:1"],
+                  "n:epsilon cells of the English population, or "
+                  "population:epsilon (paper-single, paper-oov: their own n).")
+flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
+                     lower_bound=2)
+flags.DEFINE_integer("bytes_per_run", noisy_plan.DEFAULT_BYTES_PER_RUN,
+                     "A client's upload budget per run, in bytes.",
+                     lower_bound=1)
+flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
+
+
+PS = "ps-truncated_geometric"
+
+
+def _interval(values) -> tuple[float, float]:
+  mean, _, half = summary.mean_interval(list(values))
+  return float(mean), float(half)
+
+
+def _central(data, epsilon, delta, seed) -> dict:
+  record = field_mechanisms.run(PS, data, epsilon, delta, seed)
+  return dict(true=record["words"] - record["false_words"])
+
+
+def _planned(data, plan, seed) -> dict:
+  result = noisy.run_planned(data.population, plan, seed)
+  true = sum(1 for w in result.words if data.truth.get(w, 0) > 0)
+  return dict(true=true, false=len(result.words) - true,
+              run_bytes=result.upload_bytes,
+              round_bytes=max((level.upload_bytes for level in result.levels),
+                              default=0),
+              chars=[level.chars for level in result.levels])
+
+
+def main(argv):
+  del argv
+  datasets = datasets_lib.DataCache(FLAGS.cache_dir)
+  budget = noisy_plan.UploadBudget(FLAGS.bytes_per_run)
+  print("| population, n | ε | runs | central true words | planned true "
+        "words | false words | ratio to central | bytes per client per "
+        "round (max) | per run (mean) | k per round | plan (R, σ, ε) |")
+  print("|---|---|---|---|---|---|---|---|---|---|---|")
+  for cell in FLAGS.cells:
+    name, eps_text = cell.split(":")
+    if name[0].isdigit():
+      data = populations.load(populations.ENGLISH, int(float(name)), datasets)
+    else:
+      data = populations.load(name, None, datasets)
+    n, epsilon = data.n, float(eps_text)
+    delta = 1.0 / n**2
+    start = time.perf_counter()
+    pop = data.population
+    plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size, epsilon,
+                           delta, budget=budget,
+                           one_word=pop.is_single_word)
+    runs = [_planned(data, plan, s) for s in range(FLAGS.runs)]
+    central = [_central(data, epsilon, delta, s)
+               for s in range(FLAGS.runs)]
+    c_mean, c_half = _interval(r["true"] for r in central)
+    mean, half = _interval(r["true"] for r in runs)
+    f_mean, f_half = _interval(r["false"] for r in runs)
+    ratio = mean / c_mean
+    rel = math.hypot(half / mean if mean else 0.0,
+                     c_half / c_mean if c_mean else 0.0)
+    print(f"| {data.name}, {n:,} | {epsilon:g} | {FLAGS.runs} | "
+          f"{c_mean:,.1f} ± {c_half:,.1f} | {mean:,.1f} ± {half:,.1f} | "
+          f"{f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}** ± "
+          f"{ratio * rel:.3f} | {max(r['round_bytes'] for r in runs):,} | "
+          f"{np.mean([r['run_bytes'] for r in runs]):,.0f} | "
+          f"{','.join(map(str, runs[0]['chars']))} | R={plan.num_levels}, "
+          f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
+          f"ε={noisy_plan.epsilon(plan):.3g} |", flush=True)
+    print(f"<!-- {cell}: {time.perf_counter() - start:.0f} s -->", flush=True)
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,155 @@
+"""Tests of triehh.theory.noisy_plan: the round plan, its budget, its
+thresholds and its accountant, all computed before any data is read."""
+
+import functools
+import inspect
+import math
+
+import dp_accounting
+import pytest
+
+from triehh.theory import noisy_plan
+from triehh.theory import noisy_trie
+
+
+@functools.cache
+def _cached(**kwargs):
+  return noisy_plan.plan(**kwargs)
+
+
+def _plan(**kwargs):
+  args = dict(population_size=10**6, max_length=10, alphabet_size=27,
+              epsilon=4.0, delta=1e-12)
+  args.update(kwargs)
+  return _cached(**args)
+
+
+def test_the_plan_reads_no_population():
+  # Nothing of the data is an argument: only declared, public values.
+  names = set(inspect.signature(noisy_plan.plan).parameters)
+  assert names == {"population_size", "max_length", "alphabet_size",
+                   "epsilon", "delta", "budget", "zipf_exponent",
+                   "false_words", "one_word"}
+  assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12)  # them alone
+
+
+def test_the_plan_refuses_a_population_for_its_size():
+  class Raising:
+    def __getattr__(self, name):
+      raise AssertionError(f"the plan read population.{name}")
+
+  with pytest.raises((ValueError, TypeError)):
+    _plan(population_size=Raising())
+
+
+def test_first_round_fits_its_share_and_rounds_cover_every_length():
+  plan = _plan()
+  # k_0 = 3 at 20 bits: 20,440 counts of 20 bits = 51,100 bytes fit 1/8
+  # of 1 MB; k = 4's 551,881 do not.
+  assert noisy_plan.bits_for(10**6) == 20
+  assert plan.round_bytes(20, 3, 0) == 51_100
+  assert plan.round_bytes(20, 4, 0) > noisy_plan.FIRST_ROUND_SHARE * 10**6
+  assert plan.num_levels == 1 + (10 + 1 - 3)
+  assert plan.noise_multipliers == (noisy_plan.FIRST_MULTIPLIER,)
+
+
+def test_the_accountant_meets_the_target_and_agrees_with_an_independent_pld():
+  delta = 1e-6
+  plan = _plan(delta=delta, epsilon=2.0)
+  eps = noisy_plan.epsilon(plan)
+  assert eps <= 2.0
+  # The same R discrete Gaussian rounds, composed by dp_accounting's PLD
+  # directly (no helper of the project).
+  pld = None
+  for sigma in plan.sigmas:
+    one = dp_accounting.pld.privacy_loss_distribution.\
+        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
+                                         value_discretization_interval=1e-4)
+    pld = one if pld is None else pld.compose(one)
+  independent = pld.get_epsilon_for_delta(delta)
+  assert eps == pytest.approx(independent, rel=0.02)
+  # ...and the zCDP bound (CKS20) is above both.
+  rho = sum(1.0 / (2.0 * s * s) for s in plan.sigmas)
+  assert eps <= rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+  # The smallest sigma: 1% less noise misses the target.
+  tighter = [s * 0.99 for s in plan.sigmas]
+  pld = None
+  for sigma in tighter:
+    one = dp_accounting.pld.privacy_loss_distribution.\
+        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
+                                         value_discretization_interval=1e-4)
+    pld = one if pld is None else pld.compose(one)
+  assert pld.get_epsilon_for_delta(delta) > 2.0 * 0.995
+
+
+@pytest.mark.parametrize("frontier, k", [(1, 3), (10, 2), (2000, 1)])
+def test_characters_shrink_as_the_frontier_grows(frontier, k):
+  plan = _plan()
+  bits = [12] * frontier
+  chars, kept = noisy_plan.chars_for_round(plan, bits, 1, 3, 0)
+  assert (chars, kept) == (k, frontier)
+  allowance = plan.round_allowance(1, 0)
+  assert plan.round_bytes(sum(bits), chars, 3) <= allowance
+  assert plan.round_bytes(sum(bits), chars + 1, 3) > allowance
+
+
+def test_a_frontier_too_large_keeps_its_first_prefixes_within_budget():
+  plan = _plan()
+  bits = [12] * 100_000
+  chars, kept = noisy_plan.chars_for_round(plan, bits, 1, 3, 0)
+  assert chars == 1 and 0 < kept < 100_000
+  allowance = plan.round_allowance(1, 0)
+  assert plan.round_bytes(12 * kept, 1, 3) <= allowance
+  assert plan.round_bytes(12 * (kept + 1), 1, 3) > allowance
+  # A spent budget: nothing more runs.
+  assert noisy_plan.chars_for_round(plan, bits, 1, 3, 10**6) == (0, 0)
+
+
+def test_the_per_round_cap_binds():
+  plan = _plan(budget=noisy_plan.UploadBudget(10**6, bytes_per_round=5000))
+  assert plan.round_allowance(3, 0) == 5000
+  chars, kept = noisy_plan.chars_for_round(plan, [20] * 10, 3, 3, 0)
+  assert plan.round_bytes(20 * kept, chars, 3) <= 5000
+
+
+def test_a_budget_too_small_for_one_character_is_one_line():
+  with pytest.raises(ValueError, match="raise the budget"):
+    _plan(budget=noisy_plan.UploadBudget(100))
+
+
+def test_word_thresholds_bound_the_expected_false_words():
+  plan = _plan()
+  # Round r's rate times its word candidates, summed over the R rounds,
+  # is the stated false_words whatever the candidates.
+  total = 0.0
+  for r, num in enumerate([757, 1400, 3300, 3800, 3300, 2600, 1800, 1100,
+                           900]):
+    params = plan.params(r, True, num)
+    assert params.false_positive_rate <= plan.false_words / (
+        plan.num_levels * num)
+    total += params.false_positive_rate * num
+  assert total <= plan.false_words
+  # Prefixes: a looser threshold, the same sigma.
+  prefix, word = plan.params(2, False), plan.params(2, True, 3300)
+  assert prefix.sigma == word.sigma
+  assert prefix.threshold < word.threshold
+  assert prefix.false_positive_rate <= noisy_plan.PREFIX_SHARE / 28
+
+
+def test_one_word_caps_follow_the_parent_count():
+  plan = _plan()
+  assert plan.cap_bits(None, 0) == 20
+  sigma = plan.params(0, False).sigma
+  assert plan.cap_bits(100.0, 1) == noisy_plan.bits_for(
+      100 + noisy_plan.WRAP_SIGMAS * sigma)
+  several = _plan(one_word=False)
+  assert several.cap_bits(100.0, 1) == 20
+
+
+def test_same_accountant_as_the_noisy_trie():
+  plan = _plan(delta=1e-8, epsilon=1.0)
+  params = noisy_trie.NoisyTrieParams(
+      sigma=plan.sigma, num_levels=plan.num_levels, false_positive_rate=1e-5,
+      noise_multipliers=plan.noise_multipliers)
+  assert noisy_plan.epsilon(plan) == pytest.approx(
+      noisy_trie.epsilon(params, 1e-8), rel=1e-9)

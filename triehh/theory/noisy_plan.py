@@ -1,0 +1,288 @@
+"""The noisy trie's round plan: an upload budget, rounds shaped by the
+public frontier, and noise and thresholds chosen before the data is read.
+
+The mechanism is :mod:`triehh.theory.noisy_trie`'s (one-hot votes on a
+public candidate set, discrete Gaussian noise, a threshold), with three
+changes, all functions of public values and earlier releases:
+
+* *Characters per round from the frontier.* Round r extends the F_r
+  frontier prefixes (all of p_r symbols) by k_r symbols, k_r the largest
+  whose candidate vector fits the round's bytes (:func:`chars_for_round`):
+  many characters while the frontier is small, one later. If even one
+  character does not fit, the frontier keeps its prefixes of largest noisy
+  count that fit (post-processing of released counts).
+* *Bytes.* A client uploads one integer per candidate to a secure sum. The
+  coordinates of frontier prefix f's block are summed modulo ``2^b_f``,
+  ``b_f = ceil(log2(c_f + 1))`` bits, ``c_f`` a public cap on any count
+  below f: n in the first round and for several words per user; with one
+  word per user, f's released noisy count plus ``WRAP_SIGMAS`` of its
+  round's sigma (a child's count is at most its parent's; the noise is
+  added and the value released modulo the same ``2^b_f``, post-processing
+  of the noisy sum, so a wrap-around costs accuracy, never privacy). A
+  round costs ``ceil(sum_f E_r b_f / 8)`` bytes (E_r extensions per
+  prefix). Round r may spend the run's remaining bytes over its remaining
+  rounds, at most ``bytes_per_round``.
+* *Fixed rounds and noise.* R and every round's sigma_r are fixed before
+  the run (:func:`plan`); only k_r and the kept frontier adapt. A round's
+  L2 sensitivity is 1 whatever k_r (one one-hot vote), so the run is the
+  adaptive composition of R discrete Gaussian rounds with parameters fixed
+  in advance: the accountant of :func:`triehh.theory.noisy_trie.epsilon`,
+  unchanged. Running out of symbols or frontier early is post-processing.
+* *Two thresholds.* A candidate ending in ``$`` is a released word, the
+  others only next round's frontier: words pass at tau_word (false-positive
+  rate ``false_words / max_coordinates`` per candidate: at most
+  ``false_words`` false words per run in expectation, the budget bounding
+  the candidates), prefixes at tau_prefix (rate ``PREFIX_SHARE / (A + 1)``:
+  the false prefixes' extensions take at most that share of the
+  coordinates in expectation).
+
+Several words per user: each round a participant votes for one of its
+words whose prefix is on the frontier (drawn by local frequency among
+those), a function of the public frontier and its own words: still zero
+or one-hot, the same pair of laws per round (docs/noisy-trie.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from triehh.core import validation
+from triehh.theory import discrete_gaussian
+from triehh.theory import limits
+from triehh.theory import noisy_trie
+
+DEFAULT_BYTES_PER_RUN = 1_000_000
+# A one-word prefix's cap: its noisy count plus this many sigmas.
+WRAP_SIGMAS = 10.0
+# The expected share of the coordinates false prefixes may take.
+PREFIX_SHARE = 0.1
+# The first round's share of the run's coordinates.
+FIRST_ROUND_SHARE = 0.125
+# The first round's noise over the others' (its prefixes are shared by many).
+FIRST_MULTIPLIER = 2.0
+DEFAULT_FALSE_WORDS = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class UploadBudget:
+  """A client's upload budget: bytes per run and (None: no cap but the
+  run's) per round."""
+
+  bytes_per_run: int = DEFAULT_BYTES_PER_RUN
+  bytes_per_round: int | None = None
+
+  def __post_init__(self):
+    validation.check_int("bytes_per_run", self.bytes_per_run)
+    if self.bytes_per_round is not None:
+      validation.check_int("bytes_per_round", self.bytes_per_round)
+
+
+def extensions(alphabet_size: int, chars: int, max_length: int,
+               prefix_length: int) -> tuple[int, int]:
+  """(E, W): the extensions of a prefix of ``prefix_length`` symbols by
+  ``chars`` symbols within L characters, and how many of them end in
+  ``$`` (the first W)."""
+  words = sum(alphabet_size**j for j in range(chars))
+  if prefix_length + chars <= max_length:
+    return words + alphabet_size**chars, words
+  ending = sum(alphabet_size**j
+               for j in range(min(chars - 1, max_length - prefix_length) + 1))
+  return ending, ending
+
+
+def bits_for(cap: float) -> int:
+  """``ceil(log2(cap + 1))``: the bits of a secure sum of counts at most
+  ``cap`` (at least 1)."""
+  return max(1, math.ceil(math.log2(max(cap, 0.0) + 1.0)))
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyPlan:
+  """A planned noisy-trie run (module docstring).
+
+  Attributes:
+    sigma: the base sigma; round r's is ``sigma * noise_multipliers[r]``
+      (1 past them).
+    num_levels: R, the rounds accounted for.
+    noise_multipliers: m_r, fixed in advance.
+    word_false_positive_rate, prefix_false_positive_rate: the chance a
+      candidate with no vote passes, ending in ``$`` or not.
+    budget: the upload budget.
+    population_size: n, declared and public.
+    max_length, alphabet_size: L and A.
+    one_word: each user holds one word (the caps of the module docstring).
+    delta: the delta the guarantee is stated at.
+  """
+
+  sigma: float
+  num_levels: int
+  noise_multipliers: tuple[float, ...]
+  word_false_positive_rate: float
+  prefix_false_positive_rate: float
+  budget: UploadBudget
+  population_size: int
+  max_length: int
+  alphabet_size: int
+  one_word: bool = True
+  delta: float | None = None
+  sampling_rate: float = 1.0
+  false_words: float = DEFAULT_FALSE_WORDS
+
+  def params(self, r: int, word: bool, num_candidates: int | None = None
+             ) -> noisy_trie.NoisyTrieParams:
+    """Round r's sigma and threshold for words (or prefixes). Words, given
+    the round's ``num_candidates`` ending in ``$`` (public): the rate
+    ``word_false_positive_rate / (R * num_candidates)``, so the run
+    releases at most ``word_false_positive_rate`` false words in
+    expectation (capped at the budget's bound without it)."""
+    m = (self.noise_multipliers[r] if r < len(self.noise_multipliers)
+         else 1.0)
+    if not word:
+      rate = self.prefix_false_positive_rate
+    elif num_candidates:
+      rate = min(self.false_words / (self.num_levels * num_candidates), 0.5)
+    else:
+      rate = self.word_false_positive_rate
+    return noisy_trie.NoisyTrieParams(sigma=self.sigma * m, num_levels=1,
+                                      false_positive_rate=rate)
+
+  @property
+  def sigmas(self) -> tuple[float, ...]:
+    """sigma_r of the R rounds."""
+    return tuple(self.params(r, True).sigma for r in range(self.num_levels))
+
+  @property
+  def max_coordinates(self) -> int:
+    """The most candidates a run can count: every byte at one bit each."""
+    return 8 * self.budget.bytes_per_run
+
+  def cap_bits(self, noisy_count: float | None, r: int) -> int:
+    """b_f of a block whose parent's released noisy count is
+    ``noisy_count`` (None: the root, or several words per user)."""
+    if noisy_count is None or not self.one_word:
+      return bits_for(self.population_size)
+    cap = noisy_count + WRAP_SIGMAS * self.params(max(r - 1, 0), False).sigma
+    return bits_for(min(cap, self.population_size))
+
+  def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
+    """Bytes of a round whose blocks total ``bits`` per extension."""
+    e, _ = extensions(self.alphabet_size, chars, self.max_length,
+                      prefix_length)
+    return math.ceil(bits * e / 8)
+
+  def round_allowance(self, r: int, spent: int) -> int:
+    """Round r's bytes: the run's remaining over the remaining rounds,
+    capped by ``bytes_per_round``."""
+    left = max(self.budget.bytes_per_run - spent, 0)
+    share = left // max(self.num_levels - r, 1)
+    if r == 0:
+      share = min(share, math.floor(FIRST_ROUND_SHARE
+                                    * self.budget.bytes_per_run))
+    if self.budget.bytes_per_round is not None:
+      share = min(share, self.budget.bytes_per_round)
+    return share
+
+
+def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
+                    r: int, prefix_length: int, spent: int
+                    ) -> tuple[int, int]:
+  """(k_r, kept): the characters of round r and how many frontier prefixes
+  (the first ``kept`` of ``block_bits``, largest noisy count first) it
+  extends, from public values only. k_r = 0: nothing fits or no symbol is
+  left."""
+  left_symbols = plan.max_length + 1 - prefix_length
+  allowance = plan.round_allowance(r, spent)
+  total = sum(block_bits)
+  if left_symbols <= 0 or not block_bits:
+    return 0, 0
+  best = 0
+  for k in range(1, left_symbols + 1):
+    if plan.round_bytes(total, k, prefix_length) > allowance:
+      break
+    best = k
+  if best:
+    return best, len(block_bits)
+  kept, bits = 0, 0
+  for b in block_bits:
+    if plan.round_bytes(bits + b, 1, prefix_length) > allowance:
+      break
+    bits += b
+    kept += 1
+  return (1, kept) if kept else (0, 0)
+
+
+def plan(population_size: int, max_length: int, alphabet_size: int,
+         epsilon: float, delta: float, *,
+         budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
+         false_words: float = DEFAULT_FALSE_WORDS,
+         one_word: bool = True) -> NoisyPlan:
+  """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
+  budget, before any data is read (module docstring; docs/noisy-trie.md):
+
+  1. k_0: the most characters whose first-round vector (n's bits per
+     coordinate) fits ``FIRST_ROUND_SHARE`` of the run's bytes.
+  2. R = 1 + (L + 1 - k_0): the rounds that reach every length of word
+     if every round after the first can afford one character only (the
+     worst case); a run whose frontier allows more stops early.
+  3. Noise multipliers ``(FIRST_MULTIPLIER,)`` when the public prior is a
+     Zipf law of exponent ``zipf_exponent >= 1`` (the first round's
+     prefixes are shared by its head), else none; sigma the smallest
+     meeting the target (:func:`triehh.theory.noisy_trie.smallest_sigma`,
+     checked on the accountant's finer grid).
+  4. The false-positive rates of the module docstring: words
+     ``false_words`` per run in expectation, prefixes ``PREFIX_SHARE /
+     (A + 1)``.
+  """
+  n = limits.check_users("population_size", population_size)
+  validation.check_int("max_length", max_length)
+  validation.check_int("alphabet_size", alphabet_size)
+  validation.check_positive("epsilon", epsilon)
+  limits.check_delta("delta", delta)
+  validation.check_positive("zipf_exponent", zipf_exponent)
+  validation.check_positive("false_words", false_words)
+  first_bytes = FIRST_ROUND_SHARE * budget.bytes_per_run
+  if budget.bytes_per_round is not None:
+    first_bytes = min(first_bytes, budget.bytes_per_round)
+  k0 = 0
+  for k in range(1, max_length + 2):
+    e, _ = extensions(alphabet_size, k, max_length, 0)
+    if math.ceil(e * bits_for(n) / 8) > first_bytes:
+      break
+    k0 = k
+  if not k0:
+    raise ValueError(
+        f"an upload budget of {budget.bytes_per_run:,} bytes per run "
+        f"(bytes_per_round={budget.bytes_per_round}) cannot hold one "
+        f"character's {alphabet_size + 1} counts of {bits_for(n)} bits in "
+        "the first round: raise the budget")
+  rounds = 1 + (max_length + 1 - k0)
+  multipliers = ((FIRST_MULTIPLIER,) if zipf_exponent >= 1.0
+                 and rounds > 1 else ())
+  sigma = noisy_trie.smallest_sigma(rounds, epsilon, delta,
+                                    noise_multipliers=multipliers)
+  while discrete_gaussian.epsilon(
+      [sigma * (multipliers[r] if r < len(multipliers) else 1.0)
+       for r in range(rounds)], 1.0, delta,
+      noisy_trie.DEFAULT_DISCRETIZATION) > epsilon:
+    sigma *= 1.001
+  coordinates = 8 * budget.bytes_per_run
+  return NoisyPlan(
+      sigma=sigma, num_levels=rounds, noise_multipliers=multipliers,
+      word_false_positive_rate=min(false_words / coordinates, 0.5),
+      prefix_false_positive_rate=PREFIX_SHARE / (alphabet_size + 1),
+      budget=budget, population_size=n, max_length=max_length,
+      alphabet_size=alphabet_size, one_word=one_word, delta=delta,
+      false_words=false_words)
+
+
+def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:
+  """The run's epsilon at ``delta`` (None: the plan's): R discrete Gaussian
+  rounds at the planned sigmas (:func:`triehh.theory.noisy_trie.epsilon`'s
+  accountant)."""
+  delta = plan_.delta if delta is None else delta
+  return noisy_trie.epsilon(
+      noisy_trie.NoisyTrieParams(
+          sigma=plan_.sigma, num_levels=plan_.num_levels,
+          false_positive_rate=plan_.word_false_positive_rate,
+          noise_multipliers=plan_.noise_multipliers), delta)
