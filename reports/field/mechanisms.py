@@ -63,6 +63,7 @@ from triehh.baselines import partition_selection
 from triehh.baselines import sfp
 from triehh.core import metrics
 from triehh.mechanisms import discover as discover_lib
+from triehh.mechanisms import two_servers
 from triehh.engines import noisy
 from triehh.theory import mechanism
 from triehh.theory.adjacency import Adjacency
@@ -71,6 +72,9 @@ KS = (10, 100, 1000)
 FIXED, POISSON, NOISY_K1, NOISY_K2 = (
     "triehh-fixed", "triehh-poisson", "noisy-k1", "noisy-k2")
 NOISY_K2_X4, NOISY_K3_X4 = "noisy-k2-x4", "noisy-k3-x4"
+# Two non-colluding servers (docs/two-servers.md), the one-step walk on the
+# fast engine (its law; real servers cannot evaluate its candidates).
+TWO_SERVERS = "two-servers"
 PS = tuple(f"ps-{s}" for s in partition_selection.STRATEGIES)
 SFP, IBLT = "sfp", "iblt"
 # The paper's baseline and TFF's, slower than the rest: they run on the
@@ -81,9 +85,10 @@ TFF_CENTRAL, TFF_DISTRIBUTED = (
 # The noisy trie in TensorFlow Federated: seconds to minutes a run, on the
 # smallest population only (Settings.tff_users).
 TFF_NOISY = {TFF_CENTRAL: "central", TFF_DISTRIBUTED: "distributed"}
-MECHANISMS = ((FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4)
-              + tuple(TFF_NOISY) + PS + BASELINES)
-SIMULATED = (FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4)
+MECHANISMS = ((FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4,
+               TWO_SERVERS) + tuple(TFF_NOISY) + PS + BASELINES)
+SIMULATED = (FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4,
+             TWO_SERVERS)
 # IBLT's k: a string is released when at least this many clients of a round
 # send it (TFF's tutorial value, BEYOND.md's).
 IBLT_K_ANONYMITY = 14
@@ -94,6 +99,7 @@ LABELS = {
     NOISY_K2: "noisy trie, k = 2, α = 1e-7",
     NOISY_K2_X4: "noisy trie, k = 2, α = 1e-5, first level σ×4",
     NOISY_K3_X4: "noisy trie, k = 3, α = 1e-7, first level σ×4",
+    TWO_SERVERS: "two servers, one step (fast engine; research prototype)",
     TFF_CENTRAL: "noisy trie, k = 1, α = 1e-5, TFF, central noise",
     TFF_DISTRIBUTED: "noisy trie, k = 1, α = 1e-5, TFF, distributed noise",
     **{f"ps-{s}": f"partition selection, {s.replace('_', ' ')}"
@@ -125,6 +131,7 @@ def run(name: str, data: populations.Data, epsilon: float, delta: float,
                      f"{', '.join(MECHANISMS)}")
   runner: Callable[..., dict] = (
       _triehh if name in (FIXED, POISSON) else
+      _two_servers if name == TWO_SERVERS else
       _noisy if name in NOISY else _tff_noisy if name in TFF_NOISY else
       _sfp if name == SFP else
       _iblt if name == IBLT else _partition_selection)
@@ -223,6 +230,25 @@ def _noisy(name, data, epsilon, delta, seed) -> dict:
     result = noisy.run(data.population, first.params, rng=seed)
   return _noisy_record(result, first.params, first.guarantee,
                        calibrated=result is first)
+
+
+def _two_servers(name, data, epsilon, delta, seed) -> dict:
+  """The one-step two-server walk, n public, the population's alphabet
+  (each population's is public: its list's or its tokenizer's)."""
+  del name
+  result = discover_lib.discover(
+      data.population, two_servers.TwoServerTarget(
+          epsilon, delta=delta, population_size=data.n,
+          alphabet="".join(data.population.alphabet.characters)),
+      max_length=data.population.max_length, seed=seed)
+  plan = result.params.plan
+  key = float(result.params.upload_bytes)
+  record = dict(released=result.words, rounds=len(result.per_round),
+                raw_strings=False, calibrated=None,
+                setting=(f"discrete Laplace b={plan.scales[0]:.3g} per "
+                         f"server, {plan.bits}-bit IDPF keys"),
+                **upload([key], [1.0]))
+  return _guarantee(record, result.guarantee)
 
 
 def _partition_selection(name, data, epsilon, delta, seed) -> dict:

@@ -30,6 +30,13 @@ def _mechanism_bullets() -> list[str]:
       "sweep on the English population at n = 10⁶, ε = 4; and k = 1 in "
       "TensorFlow Federated (`engine=\"tff\"`, `noise=\"central\"` or "
       "`\"distributed\"`) on 1,000 users.",
+      "- **Two servers** (`docs/two-servers.md`, a research prototype): "
+      "`triehh.discover(pop, triehh.TwoServerTarget(ε, δ, "
+      "population_size=n, alphabet=...), seed=s)`, the one-step walk on "
+      "the fast engine: the law of two non-colluding servers each adding "
+      "discrete Laplace noise to every string of up to L letters (no pair "
+      "of servers can evaluate that many; `docs/two-servers.md` measures "
+      "the plans they can); a client uploads two IDPF keys.",
       "- **Partition selection** (central, pipeline_dp): `triehh.baselines."
       "partition_selection.select_words(pop, triehh."
       "PartitionSelectionTarget(ε, δ, strategy=..., "

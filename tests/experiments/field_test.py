@@ -27,10 +27,10 @@ def _run(report_dir, output_dir):
 def test_writes_the_report_then_resumes(tmp_path):
   out = tmp_path / "runs"
   proc = _run(tmp_path, out)
-  # 10 mechanisms (SFP, not IBLT) at n = 2,000 and 6 at 5e4 word counts;
+  # 11 mechanisms (SFP, not IBLT) at n = 2,000 and 7 at 5e4 word counts;
   # 2 seeds each.
-  assert "32 runs left" in proc.stdout and "wrote" in proc.stdout
-  assert len((out / "results.jsonl").read_text().splitlines()) == 32
+  assert "36 runs left" in proc.stdout and "wrote" in proc.stdout
+  assert len((out / "results.jsonl").read_text().splitlines()) == 36
   text = (tmp_path / "FIELD.md").read_text()
   assert "| 50,000 | 4 | noisy trie, k = 1, α = 1e-5 |" in text
   assert "over the best partition selection's: " in text
@@ -38,7 +38,7 @@ def test_writes_the_report_then_resumes(tmp_path):
   proc = _run(tmp_path / "again", out)
   assert "0 runs left" in proc.stdout
   again = (tmp_path / "again" / "FIELD.md").read_text()
-  assert "32 runs were recorded by an earlier invocation" in again
+  assert "36 runs were recorded by an earlier invocation" in again
 
 
 @pytest.mark.parametrize("flags_given, said", [
