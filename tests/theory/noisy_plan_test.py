@@ -138,10 +138,13 @@ def test_word_thresholds_bound_the_expected_false_words():
 
 def test_one_word_caps_follow_the_parent_count():
   plan = _plan()
+  first, later = plan.params(0, False).sigma, plan.params(1, False).sigma
+  assert first == 2 * later  # the first round's multiplier
+  # n = 10^6 and 20 sigma of noise: 20 bits.
   assert plan.cap_bits(None, 0) == 20
-  sigma = plan.params(0, False).sigma
+  # 100 + 10 sigma_0 + 20 sigma_1 = 100 + 40 sigma_1, about 300: 9 bits.
   assert plan.cap_bits(100.0, 1) == noisy_plan.bits_for(
-      100 + noisy_plan.WRAP_SIGMAS * sigma)
+      100 + 10 * first + 20 * later) == 9
   several = _plan(one_word=False)
   assert several.cap_bits(100.0, 1) == 20
 

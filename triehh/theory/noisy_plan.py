@@ -13,12 +13,14 @@ changes, all functions of public values and earlier releases:
   count that fit (post-processing of released counts).
 * *Bytes.* A client uploads one integer per candidate to a secure sum. The
   coordinates of frontier prefix f's block are summed modulo ``2^b_f``,
-  ``b_f = ceil(log2(c_f + 1))`` bits, ``c_f`` a public cap on any count
-  below f: n in the first round and for several words per user; with one
-  word per user, f's released noisy count plus ``WRAP_SIGMAS`` of its
-  round's sigma (a child's count is at most its parent's; the noise is
+  ``b_f = ceil(log2(c_f + 20 sigma_r + 1))`` bits (noisy values decoded
+  from ``[-10 sigma_r, c_f + 10 sigma_r]``), ``c_f`` a public cap on any
+  count below f: n in the first round and for several words per user;
+  with one word per user, f's released noisy count plus ``WRAP_SIGMAS`` of
+  its round's sigma (a child's count is at most its parent's; the noise is
   added and the value released modulo the same ``2^b_f``, post-processing
-  of the noisy sum, so a wrap-around costs accuracy, never privacy). A
+  of the noisy sum, so a wrap-around costs accuracy, never privacy). The
+  simulation does not draw the wrap-around. A
   round costs ``ceil(sum_f E_r b_f / 8)`` bytes (E_r extensions per
   prefix). Round r may spend the run's remaining bytes over its remaining
   rounds, at most ``bytes_per_round``.
@@ -158,12 +160,15 @@ class NoisyPlan:
     return 8 * self.budget.bytes_per_run
 
   def cap_bits(self, noisy_count: float | None, r: int) -> int:
-    """b_f of a block whose parent's released noisy count is
-    ``noisy_count`` (None: the root, or several words per user)."""
+    """b_f of a block of round r whose parent's released noisy count is
+    ``noisy_count`` (None: the root, or several words per user): the
+    counts' cap plus ``WRAP_SIGMAS`` of round r's sigma on either side
+    (noisy values are decoded from ``[-10 sigma_r, cap + 10 sigma_r]``)."""
+    noise = 2.0 * WRAP_SIGMAS * self.params(r, False).sigma
     if noisy_count is None or not self.one_word:
-      return bits_for(self.population_size)
+      return bits_for(self.population_size + noise)
     cap = noisy_count + WRAP_SIGMAS * self.params(max(r - 1, 0), False).sigma
-    return bits_for(min(cap, self.population_size))
+    return bits_for(min(cap, self.population_size) + noise)
 
   def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
     """Bytes of a round whose blocks total ``bits`` per extension."""
