@@ -234,6 +234,46 @@ def test_its_randomness_says_the_seed_fixes_the_word_choice_only():
   assert "simulation" not in seeded + fresh
 
 
+def test_the_holders_a_word_needs_are_the_keep_probabilitys_half_point():
+  # 1 + ln(k / (2 delta)) k / epsilon, by hand.
+  assert ps.holders_needed(1.0, 1e-8) == pytest.approx(
+      1 + np.log(5e7), rel=1e-12)  # 18.73
+  assert ps.holders_needed(2.0, 1e-8, 2) == pytest.approx(
+      1 + np.log(1e8), rel=1e-12)  # 19.42
+  # python-dp's own selection: below it words are mostly dropped, above it
+  # mostly kept (the statistical tests' overwhelming probability).
+  below, above = (Population.from_word_frequencies(
+      [f"x{i}" for i in range(100)], [users] * 100) for users in (14, 24))
+  target = ps.PartitionSelectionTarget(1.0, 1e-8)
+  assert len(ps.select_words(below, target).words) < 20
+  assert len(ps.select_words(above, target).words) > 80
+
+
+def test_a_selection_that_releases_nothing_says_why():
+  pop = crowd_and_singletons(num_singletons=300, crowd=5)
+  result = ps.select_words(pop, ps.PartitionSelectionTarget(1.0, 1e-8),
+                           seed=1)
+  assert result.words == ()
+  assert result.notes == (
+      "no word found: truncated_geometric selection keeps a word with "
+      "probability 1/2 at about 1 + ln(k/(2 delta)) k/epsilon = 19 holders "
+      "(epsilon=1, delta=1e-08, k=1) among the n=305 users: no word had "
+      "enough in this run",)
+  # One holder each: kept with probability delta, 1e-9.
+  tiny = Population.from_word_frequencies(["a", "b"], [1, 1])
+  (note,) = ps.select_words(tiny, ps.PartitionSelectionTarget(1.0, 1e-9)
+                            ).notes
+  assert "= 21 holders" in note and note.endswith(
+      "among the n=2 users: more than there are users, so no word can be "
+      "expected; ask for a larger epsilon, or run on more users")
+  found = crowd_and_singletons(num_singletons=20, crowd=500)
+  assert ps.select_words(found, target_of(1.0)).notes == ()
+
+
+def target_of(epsilon):
+  return ps.PartitionSelectionTarget(epsilon, 1e-8)
+
+
 def test_the_result_is_a_release_with_its_guarantee():
   pop = crowd_and_singletons(num_singletons=20, crowd=500)
   result = ps.select_words(pop, ps.PartitionSelectionTarget(1.0, 1e-8))

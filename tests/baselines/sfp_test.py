@@ -446,3 +446,43 @@ class ReleaseTest(parameterized.TestCase):
 if __name__ == "__main__":
   import absl.testing.absltest
   absl.testing.absltest.main()
+
+
+class NothingFoundTest(parameterized.TestCase):
+
+  def test_no_word_found_says_the_holders_a_word_needs(self):
+    words = ["sun"] * 5 + [f"w{i}" for i in range(300)]
+    result = triehh.sfp_discover(
+        words * 100, triehh.SFPTarget(epsilon=4.0, top_t=5, k=16, m=256),
+        seed=2)
+    self.assertEqual(result.words, ())
+    (note,) = result.notes
+    self.assertEqual(note, sfp.nothing_found(result.params,
+                                             result.reports_per_position))
+    # By hand: the sketch's variance of an absent item at the position of
+    # fewest reports, which needs the most holders (std grows as sqrt n_l).
+    fewest = min(result.reports_per_position)
+    sketch = cms_lib.CountMeanSketch.create(
+        result.params.epsilon_fragment, k=16, m=256)
+    std = math.sqrt(sketch.variance(fewest))
+    needed, worst = sfp.holders_needed(result.params,
+                                       result.reports_per_position)
+    self.assertAlmostEqual(worst, std, places=9)
+    self.assertAlmostEqual(needed, std * 30_500 / fewest, places=6)
+    self.assertIn(f"about {needed:,.0f} holders among the n=30,500 users",
+                  note)
+    self.assertIn(f"each of the {len(result.reports_per_position)} "
+                  "positions", note)
+    self.assertTrue(note.endswith("no word's fragments were kept and "
+                                  "stitched in this run"), note)
+    # Fewer users than a word needs: none can be expected.
+    # (std = sqrt(5 (c^2 - 1) / 4) = 8.96 at epsilon 0.5: 179 holders of 100.)
+    small = dataclasses.replace(result.params, n=100, epsilon_fragment=0.5)
+    self.assertIn("about 179 holders among the n=100 users for one standard "
+                  "deviation: more than there are users",
+                  sfp.nothing_found(small, (5, 5)))
+
+  def test_a_run_that_finds_words_has_no_note(self):
+    result = run_sfp(user_words(), seed=0, **NO_NOISE, **SMALL)
+    self.assertTrue(result.words)
+    self.assertEqual(result.notes, ())

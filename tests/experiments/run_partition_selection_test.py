@@ -20,6 +20,20 @@ def read(path) -> list[dict]:
           (path / "results.jsonl").read_text().splitlines()]
 
 
+def test_a_selection_that_releases_nothing_says_why():
+  # 100 users, epsilon 0.1, delta 1e-12: a word needs about 1 + ln(1/(2
+  # delta)) / epsilon = 270 holders; a word of 10 is kept with probability
+  # about delta e^(10 epsilon) / (e^epsilon - 1), 3e-11.
+  status, out, err = drivers.run_in_process(
+      run_partition_selection, "--num_users=100", "--epsilon=0.1",
+      "--delta=1e-12", "--cache_dir=", "--seed=1")
+  assert status == 0, err
+  assert ("\n  note: no word found: truncated_geometric selection keeps a "
+          "word with probability 1/2 at about 1 + ln(k/(2 delta)) k/epsilon "
+          "= 270 holders (epsilon=0.1, delta=1e-12, k=1) among the n=100 "
+          "users: more than there are users") in out
+
+
 def test_each_run_writes_a_record_with_its_guarantee(tmp_path):
   status, out, err = drivers.run_in_process(
       run_partition_selection, *COMMON, "--num_runs=2",

@@ -162,3 +162,30 @@ def noisy_trie_engine_result():
   return noisy.NoisyTrieResult(
       words=("toy",), noisy_counts=np.array([10.0]),
       false_words=np.array([False]), levels=())
+
+
+def test_a_run_that_releases_no_word_says_the_holders_a_word_needs():
+  # tau / q holders: hand-made parameters, then a run that finds nothing.
+  params = noisy_trie.NoisyTrieParams(sigma=5.0, num_levels=3, threshold=20,
+                                      sampling_rate=0.5)
+  few = noisy_mechanism.nothing_found(params, 30)
+  assert few.startswith("no word found: a word needs a noisy sum of at "
+                        "least tau=20 (noise sigma=5) in every round, so "
+                        "about tau/q = 40 holders among the n=30 users "
+                        "(q n = 15.0 sampled per round): more than there "
+                        "are users")
+  enough = noisy_mechanism.nothing_found(params, 100)
+  assert enough.endswith("among the n=100 users (q n = 50.0 sampled per "
+                         "round): no word reached it in this run")
+  # 5 holders of "sun" against a tau of about 20 at epsilon 4.
+  sparse = triehh.Population.from_user_words(
+      ["sun"] * 5 + [f"w{i}" for i in range(200)],
+      alphabet="0123456789amnorstuw")
+  result = triehh.discover(sparse, triehh.NoisyTarget(4.0, delta=1e-8),
+                           seed=0)
+  assert result.words == ()
+  assert result.notes == (noisy_mechanism.nothing_found(result.params, 205),)
+  needed = result.params.threshold / result.params.sampling_rate
+  assert 5 < needed and f"tau/q = {needed:,.0f} holders" in result.notes[0]
+  found = triehh.discover(_USERS, triehh.NoisyTarget(4.0), seed=0)
+  assert found.words and found.notes == ()

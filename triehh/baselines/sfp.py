@@ -400,6 +400,13 @@ class SFPResult:
                                randomness=release.randomness(self.seed))
 
   @property
+  def notes(self) -> tuple[str, ...]:
+    """One-line statements its public values explain: no word found,
+    :func:`nothing_found`; empty otherwise."""
+    return () if self.heavy_hitters else (
+        nothing_found(self.params, self.reports_per_position),)
+
+  @property
   def per_round(self) -> tuple[release.RoundStats, ...]:
     """One round: the strings stitched, and the words kept of them."""
     return (release.RoundStats(candidates=self.num_stitched,
@@ -412,6 +419,46 @@ class SFPResult:
     the fragment alphabet, and those characters."""
     return {"num_outside_alphabet": self.params.num_outside_alphabet,
             "outside_characters": self.params.outside_characters}
+
+
+def holders_needed(params: SFPParams, reports_per_position
+                   ) -> tuple[float, float]:
+  """``(needed, std)``: about how many of the n users must hold a word for
+  its fragment to stand one standard deviation above the fragment
+  sketch's noise at every position, and that deviation where it is
+  largest against the position's share of users. At a position of
+  ``n_l`` reports the noise's variance is the count-mean sketch's
+  (:meth:`~triehh.baselines.count_mean_sketch.CountMeanSketch.variance`
+  of an absent item), and a word's holders report there about ``n_l / n``
+  of the time: ``needed = max_l std_l n / n_l``."""
+  m = params.m
+  c2 = cms_lib.c_epsilon(params.epsilon_fragment)**2
+  needed, worst = 0.0, 0.0
+  for n_l in reports_per_position:
+    std = math.sqrt((m / (m - 1.0))**2 * n_l * (c2 - 1.0) / 4.0
+                    + n_l / (m - 1.0))
+    here = std * params.n / n_l if n_l else math.inf
+    if here >= needed:
+      needed, worst = here, std
+  return needed, worst
+
+
+def nothing_found(params: SFPParams, reports_per_position) -> str:
+  """Why a run of ``params`` found no word, in one line: the holders a
+  word needs (:func:`holders_needed`) against the n users."""
+  needed, std = holders_needed(params, reports_per_position)
+  line = (f"no word found: a word's fragments must stand out of the "
+          f"fragment sketch's noise at each of the "
+          f"{len(reports_per_position)} positions (standard deviation about "
+          f"{std:,.0f} at {min(reports_per_position, default=0):,} to "
+          f"{max(reports_per_position, default=0):,} reports a position, "
+          f"epsilon_fragment={params.epsilon_fragment:.3g}, m={params.m}), "
+          f"so about {needed:,.0f} holders among the n={params.n:,} users "
+          "for one standard deviation")
+  if needed > params.n:
+    return (line + ": more than there are users, so no word can be "
+            "expected; ask for a larger epsilon, or run on more users")
+  return line + ": no word's fragments were kept and stitched in this run"
 
 
 # ---- option checks ----------------------------------------------------------

@@ -8,7 +8,11 @@ selection, SFP and IBLT each return their own result type, and each of them
 is a :class:`Release` (a structural protocol: ``isinstance(result,
 Release)`` holds for every one), so code written against a release runs on
 any mechanism; the extra fields of a mechanism's own type (TrieHH's trie,
-SFP's fragments) stay where they are.
+SFP's fragments) stay where they are. TrieHH, the noisy trie, partition
+selection and SFP also carry ``notes``: one-line statements the public
+values explain (a run that released no word: the holders a word needs
+against n), empty otherwise; not part of the protocol, so read them as
+``getattr(result, "notes", ())``.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import dataclasses
 import time
 
 from triehh.core import population as population_lib
+from triehh.engines import noisy as noisy_engine
 from triehh.engines import registry as engines
 from triehh.mechanisms import protocol
 from triehh.theory import coverage
@@ -123,8 +124,48 @@ class NoisyTrie(protocol.BaseMechanism):
     if distributed:
       guarantee = _distributed(guarantee, params.sigmas,
                                extra["measurements"])
-    return dataclasses.replace(result, params=params, guarantee=guarantee,
-                               seconds=seconds)
+    return _with_notes(dataclasses.replace(
+        result, params=params, guarantee=guarantee, seconds=seconds),
+                       population.num_users)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyTrieRelease(noisy_engine.NoisyTrieResult):
+  """A noisy-trie run's :class:`~triehh.engines.noisy.NoisyTrieResult`
+  with its notes: one-line statements its public values explain (no word
+  found: :func:`nothing_found`); empty when there is nothing to say."""
+
+  notes: tuple[str, ...] = ()
+
+
+def _with_notes(result, num_users: int):
+  """``result`` as a :class:`NoisyTrieRelease`, with a note when it
+  released no word."""
+  notes = () if result.words else (nothing_found(result.params, num_users),)
+  if isinstance(result, NoisyTrieRelease):
+    return dataclasses.replace(result, notes=notes)
+  fields = {f.name: getattr(result, f.name)
+            for f in dataclasses.fields(result)}
+  return NoisyTrieRelease(**fields, notes=notes)
+
+
+def nothing_found(params: noisy_trie.NoisyTrieParams, n: int) -> str:
+  """Why a run of ``params`` on ``n`` users released no word, in one line:
+  a word's prefix needs a noisy sum of at least tau in every round, which
+  its holders give in expectation when about ``tau / q`` of the ``n`` users
+  hold it (each takes part with probability q and votes once); more than
+  ``n``: no word can be expected at this n."""
+  tau, q = params.threshold, params.sampling_rate
+  needed = tau / q if q > 0 else float("inf")
+  line = (f"no word found: a word needs a noisy sum of at least tau={tau:g} "
+          f"(noise sigma={params.sigma:.4g}) in every round, so about "
+          f"tau/q = {needed:,.0f} holders among the n={n:,} users "
+          f"(q n = {q * n:,.1f} sampled per round)")
+  if needed > n:
+    return (line + ": more than there are users, so no word can be "
+            "expected; ask for a larger epsilon or false_positive_rate, or "
+            "run on more users")
+  return line + ": no word reached it in this run"
 
 
 def _checked_options(engine: str, engine_options: dict) -> str:
