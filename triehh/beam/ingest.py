@@ -105,17 +105,7 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
       os.close(held)
       raise
     try:
-      tables.write_spec(spec, staging)
-      with beam.Pipeline(options=pipeline_opts or options()) as p:
-        inputs = (p | "Shards" >> beam.Create(list(enumerate(units)))
-                  | "Spread" >> beam.Reshuffle())
-        if users_sharded:
-          counts = _by_shard(spec, inputs, staging)
-        else:
-          counts = _by_user(spec, inputs, staging)
-        _ = (counts | "AddCounts" >> beam.CombinePerKey(sum)
-             | "FormatCounts" >> beam.MapTuple(lambda k, n: f"{k}\t{n}")
-             | "WriteCounts" >> _write(staging, tables.COUNTS))
+      _build_tables(spec, units, staging, users_sharded, pipeline_opts)
       tables.read_population(staging)  # refuses what cannot be used
       tables.write_manifest(staging)
       _move_tables(staging, output_dir)
@@ -128,6 +118,25 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
       shutil.rmtree(staging, ignore_errors=True)
       os.close(held)  # releases the folder
   return paths
+
+
+def _build_tables(spec: loader.DataSpec, units: list, staging: str,
+                  users_sharded: bool,
+                  pipeline_opts: pipeline_options.PipelineOptions | None
+                  ) -> None:
+  """Writes ``spec`` and the tables of ``units`` into ``staging`` (one
+  Beam pipeline)."""
+  tables.write_spec(spec, staging)
+  with beam.Pipeline(options=pipeline_opts or options()) as p:
+    inputs = (p | "Shards" >> beam.Create(list(enumerate(units)))
+              | "Spread" >> beam.Reshuffle())
+    if users_sharded:
+      counts = _by_shard(spec, inputs, staging)
+    else:
+      counts = _by_user(spec, inputs, staging)
+    _ = (counts | "AddCounts" >> beam.CombinePerKey(sum)
+         | "FormatCounts" >> beam.MapTuple(lambda k, n: f"{k}\t{n}")
+         | "WriteCounts" >> _write(staging, tables.COUNTS))
 
 
 def lock_path(output_dir: str) -> str:
