@@ -49,7 +49,10 @@ def test_first_round_fits_its_share_and_rounds_cover_every_length():
   assert noisy_plan.bits_for(10**6) == 20
   assert plan.round_bytes(20, 3, 0) == 51_100
   assert plan.round_bytes(20, 4, 0) > noisy_plan.FIRST_ROUND_SHARE * 10**6
-  assert plan.num_levels == 1 + (10 + 1 - 3)
+  assert plan.num_levels == 10 + 1 - 3
+  # The last two symbols cost one character's extensions.
+  assert noisy_plan.extensions(27, 2, 10, 9)[0] == noisy_plan.extensions(
+      27, 1, 10, 9)[0] == 28
   assert plan.noise_multipliers == (noisy_plan.FIRST_MULTIPLIER,)
 
 

@@ -227,9 +227,12 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
 
   1. k_0: the most characters whose first-round vector (n's bits per
      coordinate) fits ``FIRST_ROUND_SHARE`` of the run's bytes.
-  2. R = 1 + (L + 1 - k_0): the rounds that reach every length of word
-     if every round after the first can afford one character only (the
-     worst case); a run whose frontier allows more stops early.
+  2. R = L + 1 - k_0: the rounds that reach every length of word if
+     every round after the first can afford one character only (the
+     worst case): rounds of one character up to L - 1 symbols, then the
+     last two symbols in one round, whose A + 1 extensions (a letter and
+     ``$``, or ``$``) cost what one character's do. A run whose frontier
+     allows more characters stops early.
   3. Noise multipliers ``(FIRST_MULTIPLIER,)`` when the public prior is a
      Zipf law of exponent ``zipf_exponent >= 1`` (the first round's
      prefixes are shared by its head), else none; sigma the smallest
@@ -261,7 +264,7 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
         f"(bytes_per_round={budget.bytes_per_round}) cannot hold one "
         f"character's {alphabet_size + 1} counts of {bits_for(n)} bits in "
         "the first round: raise the budget")
-  rounds = 1 + (max_length + 1 - k0)
+  rounds = max(max_length + 1 - k0, 1)
   multipliers = ((FIRST_MULTIPLIER,) if zipf_exponent >= 1.0
                  and rounds > 1 else ())
   sigma = noisy_trie.smallest_sigma(rounds, epsilon, delta,
