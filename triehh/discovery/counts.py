@@ -7,12 +7,16 @@ q, plus ``N(0, sigma^2)`` (:mod:`triehh.engines.counting`; its privacy in
 
 * the estimated users of slot k: ``N_hat_k = S_k / q`` (unbiased);
 * its share of the n users: ``p_hat_k = N_hat_k / n``;
-* a confidence interval ``N_hat_k +- z * sqrt(V_k)`` with ``V_k = c_k (1 -
-  q) / q + sigma^2 / q^2``, the variance of ``N_hat_k`` from the sampling
-  (binomial) and the noise, where ``c_k`` is estimated by ``N_hat_k``
-  clipped at 0. This is a normal approximation (the noise is Gaussian; the
-  binomial sampling error is approximately so when ``c_k q (1 - q)`` is not
-  small); with q = 1 there is no sampling error and the interval is exact.
+* a confidence interval ``N_hat_k +- (z * sqrt(V_k) + 1 / (2 q))`` with
+  ``V_k = c_k (1 - q) / q + sigma^2 / q^2``, the variance of ``N_hat_k``
+  from the sampling (binomial) and the noise (at most: the discrete
+  Gaussian's variance is below sigma^2), where ``c_k`` is estimated by
+  ``N_hat_k`` clipped at 0. A normal approximation with a continuity
+  correction: ``S_k`` is an integer (binomial plus discrete Gaussian), so
+  the half-step ``1 / (2 q)`` of ``N_hat_k``'s lattice is added; without
+  it the coverage at q = 0.1, sigma = 0.5 fell to 0.85 for a nominal 0.9.
+  On the lattice the coverage is at least about nominal, not exactly it
+  (q = 1, sigma = 2: ``P[|X| <= 3] = 0.93`` for a nominal 0.9).
 * Users with several words: the target is the population frequency
   ``c_k = sum_i f_i(w_k)`` (``Population.true_weights``), and each user's
   one draw adds ``sum_i f_i (1 - f_i) <= c_k`` to the variance (times 1/q
@@ -150,7 +154,8 @@ def estimate(noisy_sums: np.ndarray, sample_rate: float, noise_std: float,
   """``(estimate, lower, upper)`` of the users per slot (module docstring):
   ``S / q`` and the normal-approximation interval of variance ``c (1 - q)
   / q + sigma^2 / q^2`` (plus ``c`` when users hold ``several_words``),
-  ``c`` the estimate clipped at 0."""
+  ``c`` the estimate clipped at 0, widened by the continuity correction
+  ``1 / (2 q)`` (the sums are integers)."""
   return _estimate(noisy_sums, theory.check_sample_rate(sample_rate),
                    noise_std, check_confidence(confidence),
                    several_words=several_words)
@@ -166,7 +171,9 @@ def _estimate(noisy_sums: np.ndarray, q: float, noise_std: float,
   variance = c * (1.0 - q) / q + (noise_std / q) ** 2
   if several_words:
     variance = variance + c
-  half = float(special.ndtri(0.5 + confidence / 2.0)) * np.sqrt(variance)
+  # The continuity correction: half the lattice step of S / q.
+  half = (float(special.ndtri(0.5 + confidence / 2.0)) * np.sqrt(variance)
+          + 0.5 / q)
   return est, est - half, est + half
 
 
