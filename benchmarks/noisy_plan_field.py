@@ -3,8 +3,8 @@ released under a per-client upload budget, no setting tuned on the
 population.
 
 For each cell of ``--cells`` (``n:epsilon`` of the English population, or
-``population:epsilon`` for ``paper-single`` and ``paper-oov`` at their own
-n), delta = 1/n^2 and n declared: the plan
+``population:epsilon`` for ``paper-single``, ``paper-oov`` and
+``s140-multi`` at their own n), delta = 1/n^2 and n declared: the plan
 (:func:`triehh.theory.noisy_plan.plan`: the budget of ``--bytes_per_run``,
 a Zipf prior of exponent 1, at most one false word per run in
 expectation), computed once from (n, L, A, epsilon, delta) before the
@@ -39,13 +39,17 @@ from triehh.theory import noisy_plan
 FLAGS = flags.FLAGS
 flags.DEFINE_list("cells", ["1e6:4", "1e6:1", "1e5:4", "1e5:1"],
                   "n:epsilon cells of the English population, or "
-                  "population:epsilon (paper-single, paper-oov: their own n).")
+                  "population:epsilon (paper-single, paper-oov, s140-multi: their "
+                  "own n).")
 flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
                      lower_bound=2)
 flags.DEFINE_integer("bytes_per_run", noisy_plan.DEFAULT_BYTES_PER_RUN,
                      "A client's upload budget per run, in bytes.",
                      lower_bound=1)
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
+flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
+                     "each user votes for one of its words on the frontier "
+                     "(false: by local frequency over all of its words).")
 
 
 PS = "ps-truncated_geometric"
@@ -62,7 +66,8 @@ def _central(data, epsilon, delta, seed) -> dict:
 
 
 def _planned(data, plan, seed) -> dict:
-  result = noisy.run_planned(data.population, plan, seed)
+  result = noisy.run_planned(data.population, plan, seed,
+                             frontier_votes=FLAGS.frontier_votes)
   true = sum(1 for w in result.words if data.truth.get(w, 0) > 0)
   return dict(true=true, false=len(result.words) - true,
               run_bytes=result.upload_bytes,
@@ -84,7 +89,8 @@ def main(argv):
     if name[0].isdigit():
       data = populations.load(populations.ENGLISH, int(float(name)), datasets)
     else:
-      data = populations.load(name, None, datasets)
+      data = populations.load(name, None, datasets,
+                              datasets_lib.sentiment140_sample())
     n, epsilon = data.n, float(eps_text)
     delta = 1.0 / n**2
     start = time.perf_counter()

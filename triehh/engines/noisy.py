@@ -532,13 +532,16 @@ class _Thresholds:
 
 
 def run_planned(population: population_lib.Population, plan,
-                rng: np.random.Generator | int) -> PlannedResult:
+                rng: np.random.Generator | int, *,
+                frontier_votes: bool = True) -> PlannedResult:
   """Runs the noisy trie on ``plan``
   (:class:`triehh.theory.noisy_plan.NoisyPlan`): each round's characters
   from the public frontier and the budget, separate thresholds for words
   and prefixes, and, with several words per user, each participant's vote
   for one of its words whose prefix is on the frontier
-  (:mod:`triehh.theory.noisy_plan`)."""
+  (:mod:`triehh.theory.noisy_plan`; ``frontier_votes=False``: by local
+  frequency over all of its words, as :func:`run` draws them, for
+  comparison)."""
   from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(rng)
   max_length, a = population.max_length, population.alphabet.size
@@ -561,7 +564,9 @@ def run_planned(population: population_lib.Population, plan,
     upload = plan.round_bytes(sum(bits), k, p)
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
-    voted = _planned_votes(population, rng, frontier, ext, p)
+    voted = (_planned_votes(population, rng, frontier, ext, p)
+             if frontier_votes else
+             _votes(population, 1.0, rng, frontier, ext, p))
     candidates, values, source = _draw_two(voted, frontier.real.size, ext,
                                            plan, r, rng)
     explicit = source >= 0
