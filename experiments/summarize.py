@@ -147,6 +147,9 @@ def print_metric_table(groups: Sequence[Group], table: pd.DataFrame,
     print()
     print(f"{group.label}: {runs} run{'s' if runs != 1 else ''}{note}")
     per_k = rows[rows["k"].notna()]
+    if not analysis.ranked(group):
+      print("  unranked: no top-K precision (nor F1@K); set precision "
+            "below (share of the released words some user holds)")
     if not per_k.empty:
       _print_k_rows(per_k, ("precision", "recall", "f1"))
     print_count_rows(per_k)

@@ -427,11 +427,26 @@ def _frame(rows: Sequence[Mapping]) -> pd.DataFrame:
   return table
 
 
+def ranked(group: Group) -> bool:
+  """Whether ``group``'s words come ranked (:func:`scored_metrics`)."""
+  return algorithms_lib.ranked(group.get("algorithm"))
+
+
+def scored_metrics(record: records_lib.RunRecord) -> dict[str, float]:
+  """``record``'s metrics, but those that mean nothing for it: an
+  unranked set's precision@K and F1@K (records written before they were
+  dropped: :func:`triehh.core.metrics.set_metrics`)."""
+  if algorithms_lib.ranked(record.algorithm):
+    return dict(record.metrics)
+  return metrics.set_metrics(record.metrics)
+
+
 def _metric_values(groups: Sequence[Group]) -> pd.DataFrame:
-  """One row per (configuration, run, metric): ``config_id, name, value``."""
+  """One row per (configuration, run, metric): ``config_id, name, value``
+  (:func:`scored_metrics`)."""
   rows = [(index, name, records_lib.as_number(value))
           for index, group in enumerate(groups) for r in group.records
-          for name, value in r.metrics.items()]
+          for name, value in scored_metrics(r).items()]
   return pd.DataFrame(rows, columns=["config_id", "name", "value"])
 
 

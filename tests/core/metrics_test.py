@@ -185,3 +185,12 @@ def test_discovery_rates_refuses_runs_or_words_of_the_wrong_kind(runs, words,
   # as found by no run.
   with pytest.raises(TypeError, match=match):
     metrics.discovery_rates(runs, words)
+
+
+def test_an_unranked_sets_metrics_drop_the_top_k_ranking_ones():
+  values = metrics.precision_recall_f1(["b", "a"], {"a": 3, "b": 2, "c": 1},
+                                       ks=(1, 2))
+  assert metrics.set_metrics(values) == {
+      "recall@1": 1.0, "f1_paper@1": 1.0, "recall@2": 1.0,
+      "f1_paper@2": 1.0, "precision": 1.0, "num_discovered": 2.0}
+  assert values["precision@1"] == 0.0  # "b" cut first: what is dropped

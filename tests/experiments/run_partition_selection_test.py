@@ -56,8 +56,14 @@ def test_each_run_writes_a_record_with_its_guarantee(tmp_path):
     assert set(record["discovered"]) <= set(truth)
     assert record["discovered"] == sorted(record["discovered"])
     assert "the" in record["discovered"]  # held by a few hundred users
+    # A set: recall@K and its precision, no top-K precision (nor F1@K) of
+    # an alphabetical cut.
+    scores = triehh.precision_recall_f1(record["discovered"], truth)
     assert record["metrics"] == pytest.approx(
-        triehh.precision_recall_f1(record["discovered"], truth))
+        {name: value for name, value in scores.items()
+         if not name.startswith(("precision@", "f1@"))})
+    assert "recall@10" in record["metrics"] and "precision" in record[
+        "metrics"] and "precision@10" not in record["metrics"]
 
 
 def test_sweep_cells_per_strategy_and_a_summary(tmp_path):

@@ -42,9 +42,11 @@ def results_dirs(tmp_path_factory):
   invocations = {
       "triehh": (run_triehh, "--num_runs=3", "--sampling=fixed"),
       # theta and the batch size given directly (inside Theorem 1) put the
-      # bound's rise from 0 to 1 in bins holding dozens of words.
+      # bound's rise from 0 to 1 in bins holding dozens of words. Their
+      # delta, 0.083, is above 1/n: opted in to, the records are a
+      # simulation of the discovery rate, not a guarantee.
       "theta": (run_triehh, "--num_runs=10", "--seed=100", "--theta=4",
-                "--batch_size=3000"),
+                "--batch_size=3000", "--allow_delta_above_1_over_n"),
       # 0.3 s per run with a 64-function sketch; T=80 reports false words.
       "sfp": (run_sfp, "--num_runs=2", "--cms_k=64", "--top_t=80"),
   }
@@ -533,3 +535,37 @@ def test_a_target_epsilon_above_the_ceiling_is_named_by_what_it_achieves(
       "the row's guarantee is the achieved one.")
   assert out.count("epsilon=8 (ceiling: achieves 4.04)") == 1  # its block
   assert "epsilon=4 (ceiling" not in out
+
+
+def test_an_unranked_set_is_summarised_without_top_k_precision(tmp_path,
+                                                               capsys):
+  # Hand-made records: partition selection's (written with the precision@K
+  # of an alphabetical cut, 0.0) and TrieHH's.
+  from tests.reports import summary_test  # pylint: disable=g-import-not-at-top
+  rows = [summary_test.run(
+      seed, 0.5, algorithm="partition_selection", engine=None, theta=None,
+      batch_size=None, levels=None, max_length=None,
+      strategy="truncated_geometric", max_partitions_contributed=1,
+      metrics={"precision@10": 0.0, "recall@10": 0.5, "f1@10": 0.0,
+               "precision": 1.0, "num_discovered": 3.0})
+          for seed in (0, 1)] + [summary_test.run(
+              seed, 0.4, metrics={"precision@10": 0.75, "recall@10": 0.4,
+                                  "precision": 1.0})
+                                 for seed in (0, 1)]
+  path = write_lines(tmp_path / "results.jsonl", map(json.dumps, rows))
+  with flagsaver.flagsaver(results=[path], output_dir=None):
+    summarize.main(["summarize"])
+  out = capsys.readouterr().out
+  block = out[out.index("partition_selection, d single"):]
+  block = block[:block.index("\n\n")] if "\n\n" in block else block
+  assert "unranked: no top-K precision (nor F1@K); set precision below" in (
+      block)
+  row = next(line for line in block.splitlines()
+             if line.split()[:1] == ["10"])
+  # precision@K and F1@K: "-", not the records' 0.000.
+  assert row.split() == ["10", "-", "0.500", "±", "0.000", "-"], block
+  assert "  precision: 1.000" in block
+  triehh_block = out[out.index("\ntriehh"):]
+  triehh_block = triehh_block[:triehh_block.index("\n\n", 1)]
+  assert "unranked" not in triehh_block
+  assert "0.750" in triehh_block

@@ -297,3 +297,39 @@ def test_runs_without_a_seed_are_each_their_own_run(tmp_path):
   assert dropped == 1
   assert [r.metrics["recall@10"] for r in kept] == [0.5, 0.7]
   assert {(r.seed, r.randomness) for r in kept} == {(None, "fresh")}
+
+
+def partition_selection(seed, recall, precision, **metrics):
+  """A partition-selection record with its metrics as given."""
+  return record(seed, recall, algorithm="partition_selection", engine=None,
+                theta=None, batch_size=None, levels=None, max_length=None,
+                strategy="truncated_geometric", max_partitions_contributed=1,
+                metrics={"recall@10": recall, "precision": precision,
+                         "num_discovered": 3.0, **metrics})
+
+
+def test_an_unranked_set_has_no_top_k_precision_in_the_table():
+  # Records written before partition selection dropped them still hold
+  # the precision@K of an alphabetical cut: the table leaves it out.
+  old = [partition_selection(seed, 0.5, 1.0, **{"precision@10": 0.0,
+                                                "f1@10": 0.0,
+                                                "f1_paper@10": 2 / 3})
+         for seed in (0, 1)]
+  ranked = [record(seed, 0.5, metrics={"precision@10": 0.8,
+                                       "recall@10": 0.5, "precision": 1.0})
+            for seed in (0, 1)]
+  groups = analysis.group_runs(old + ranked)
+  assert {g.get("algorithm"): analysis.ranked(g) for g in groups} == {
+      "partition_selection": False, "triehh": True}
+  table = analysis.metric_table(groups, 0.95)
+  by_algorithm = {g.get("algorithm"): i for i, g in enumerate(groups)}
+  unranked = table[table["config_id"] == by_algorithm["partition_selection"]]
+  assert sorted(zip(unranked["metric"], unranked["k"].astype(object).where(
+      unranked["k"].notna(), None))) == [
+          ("f1_paper", 10), ("num_discovered", None), ("precision", None),
+          ("recall", 10)]
+  assert unranked[unranked["metric"] == "precision"]["mean"].item() == 1.0
+  kept = table[table["config_id"] == by_algorithm["triehh"]]
+  at_k = kept[(kept["metric"] == "precision") & kept["k"].notna()]
+  assert at_k["mean"].item() == pytest.approx(0.8)
+  assert analysis.scored_metrics(ranked[0]) == ranked[0].metrics

@@ -126,6 +126,20 @@ def precision_recall_f1(discovered: Mapping[str, float] | Iterable[str],
   return out
 
 
+# The per-K metrics of a ranking: a set in an order that tells nothing
+# (partition selection's, alphabetical) has no top K to score.
+RANKING_METRICS = ("precision", "f1")
+
+
+def set_metrics(values: Mapping[str, float]) -> dict[str, float]:
+  """``values`` (:func:`precision_recall_f1`) of an unranked set: without
+  ``precision@K`` and ``f1@K``, which would score an arbitrary cut; the
+  set's ``precision``, ``recall@K`` and ``f1_paper@K`` (of recall alone)
+  stay."""
+  return {name: value for name, value in values.items()
+          if not ("@" in name and name.partition("@")[0] in RANKING_METRICS)}
+
+
 def _num_held(words: set[str], truth: Mapping[str, float]) -> int:
   """How many of ``words`` some user holds (a positive true weight)."""
   if isinstance(truth, ranking.RankedCounts):

@@ -113,6 +113,17 @@ def names() -> list[str]:
                              if name not in ALGORITHMS]
 
 
+def ranked(name: str) -> bool:
+  """Whether algorithm ``name``'s words come ranked (False: a set, whose
+  records and summaries carry no precision@K:
+  :func:`triehh.core.metrics.set_metrics`); a name no mechanism is
+  registered under is taken as ranked."""
+  try:
+    return bool(getattr(mechanisms.get(name), "ranked", True))
+  except ValueError:
+    return True
+
+
 def get(name: str) -> Algorithm:
   """The adapter of algorithm ``name``: its own (:data:`ALGORITHMS`), else
   that of the registered mechanism ``name``

@@ -78,7 +78,8 @@ def partition_selection_record(result: ps_lib.PartitionSelectionResult,
                                ) -> records_lib.RunRecord:
   """The results.jsonl record of one partition-selection run: its
   guarantee, and its strategy and input as its params
-  (:class:`~triehh.runs.schema.PartitionSelectionParams`)."""
+  (:class:`~triehh.runs.schema.PartitionSelectionParams`); ``values``
+  without precision@K and F1@K (:func:`triehh.core.metrics.set_metrics`)."""
   p = result.params
   return records_lib.RunRecord(
       algorithm=NAME, dataset=data.name, setting=data.setting, n_users=p.n,
@@ -86,7 +87,8 @@ def partition_selection_record(result: ps_lib.PartitionSelectionResult,
       target_epsilon=config["epsilon"], target_delta=p.delta,
       accounting=p.accounting, covers=p.covers, adjacency=p.adjacency,
       n_source=p.n_source, discovered=list(result.words), reported_counts=[],
-      metrics=dict(values), seconds=result.seconds, config=dict(config),
+      metrics=metrics.set_metrics(values), seconds=result.seconds,
+      config=dict(config),
       config_key=config_key, params=records_lib.PartitionSelectionParams(
           privacy=p.privacy, strategy=p.strategy,
           max_partitions_contributed=p.max_partitions_contributed,
@@ -96,8 +98,10 @@ def partition_selection_record(result: ps_lib.PartitionSelectionResult,
 def score(result: ps_lib.PartitionSelectionResult,
           truth: Mapping[str, float],
           ks: Sequence[int] = metrics.DEFAULT_KS) -> dict[str, float]:
-  """The metrics of a run: its words in their (alphabetical) order."""
-  return metrics.precision_recall_f1(list(result.words), truth, ks)
+  """The metrics of a run's set (:func:`triehh.core.metrics.set_metrics`:
+  no top-K precision of its alphabetical order)."""
+  return metrics.set_metrics(
+      metrics.precision_recall_f1(list(result.words), truth, ks))
 
 
 class PartitionSelection:
