@@ -2,13 +2,16 @@
 computations, its calibration, and its parameters."""
 
 import dataclasses
+import json
 import math
+import os
 
 import dp_accounting
 import numpy as np
 import pytest
 from scipy import optimize
 
+from triehh.theory import calibration_store
 from triehh.theory import dp_events
 from triehh.theory import noisy_trie
 from triehh.theory import pld
@@ -387,3 +390,81 @@ def test_a_round_whose_rate_underflows_scales_the_threshold():
   first = params.at_round(0)
   assert (first.sigma, first.threshold) == (10.0, 1000)
   assert params.at_round(1).threshold == 1
+
+
+
+# A small calibration (three rounds, q = 1 only): half a second of CPU,
+# searched once for the tests of the store below.
+_SMALL = dict(num_levels=3, epsilon_target=4.0, delta=1e-6,
+              sampling_rates=(1.0,))
+
+
+def _forget_in_process():
+  noisy_trie._remembered.cache_clear()  # pylint: disable=protected-access
+
+
+@pytest.fixture(name="searched", scope="module")
+def _searched(tmp_path_factory):
+  """The small calibration, searched, and the entry it stored."""
+  where = str(tmp_path_factory.mktemp("store"))
+  before = calibration_store._directory  # pylint: disable=protected-access
+  calibration_store.configure(where)
+  _forget_in_process()
+  try:
+    params = noisy_trie.calibrate(**_SMALL)
+  finally:
+    calibration_store._directory = before  # pylint: disable=protected-access
+    _forget_in_process()
+  (name,) = os.listdir(os.path.join(where, "calibrations"))
+  with open(os.path.join(where, "calibrations", name), encoding="utf-8") as f:
+    return params, name, json.load(f)
+
+
+@pytest.fixture(name="store")
+def _store(tmp_path, monkeypatch):
+  """A fresh calibration store in tmp_path, nothing remembered in process."""
+  monkeypatch.setattr(calibration_store, "_directory",
+                      calibration_store._directory)  # restored afterwards
+  calibration_store.configure(str(tmp_path))
+  _forget_in_process()
+  os.makedirs(os.path.join(str(tmp_path), "calibrations"))
+  yield os.path.join(str(tmp_path), "calibrations")
+  _forget_in_process()
+
+
+def _searches(monkeypatch, answer):
+  """The calls to the search from now on, which answers ``answer``."""
+  calls = []
+  monkeypatch.setattr(noisy_trie, "_calibrated",
+                      lambda *args: calls.append(args) or answer)
+  return calls
+
+
+def test_a_stored_calibration_is_read_back_and_remembered(store, searched,
+                                                          monkeypatch):
+  params, name, entry = searched
+  with open(os.path.join(store, name), "w", encoding="utf-8") as f:
+    json.dump(entry, f)
+  calls = _searches(monkeypatch, None)
+  assert noisy_trie.calibrate(**_SMALL) == params  # from the disk
+  os.remove(os.path.join(store, name))
+  assert noisy_trie.calibrate(**_SMALL) == params  # from the process
+  # alpha and k are not the calibration's: the same sigma and rate.
+  other = noisy_trie.calibrate(**_SMALL, false_positive_rate=1e-3,
+                               chars_per_level=2)
+  assert (other.sigma, other.sampling_rate, other.chars_per_level) == (
+      params.sigma, 1.0, 2)
+  assert not calls
+
+
+@pytest.mark.parametrize("factor", [0.9, 1.1])
+def test_a_stored_sigma_not_private_or_not_smallest_is_searched_again(
+    store, searched, monkeypatch, factor):
+  params, name, entry = searched
+  wrong = json.loads(json.dumps(entry))
+  wrong["answer"]["sigma"] *= factor
+  with open(os.path.join(store, name), "w", encoding="utf-8") as f:
+    json.dump(wrong, f)
+  calls = _searches(monkeypatch, params)
+  assert noisy_trie.calibrate(**_SMALL) == params
+  assert len(calls) == 1

@@ -84,6 +84,7 @@ from scipy import special
 from triehh.core import discrete_noise
 from triehh.core import progress
 from triehh.core import validation
+from triehh.theory import calibration_store
 from triehh.theory import discrete_gaussian
 from triehh.theory import dp_events
 from triehh.theory import limits
@@ -134,6 +135,8 @@ DEFAULT_FALSE_POSITIVE_RATE = 1e-5
 DEFAULT_SAMPLING_RATES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 # Relative precision of the calibrated sigma.
 _SIGMA_TOLERANCE = 1e-3
+# The code that answers a calibration: the store's key (:func:`calibrate`).
+_SOURCES = (__file__, discrete_gaussian.__file__, discrete_noise.__file__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -397,7 +400,9 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   ``discretization`` grid (sigma raised by 0.1 % steps until it meets it).
   ``noise_multipliers`` (fixed in advance) scale the first rounds' noise;
   sigma is their base. Below ``SMALLEST_PLD_DELTA`` only q = 1 (exact) is
-  tried. Nothing here depends on n.
+  tried. Nothing here depends on n. The answer is remembered in the
+  process and on disk (:mod:`triehh.theory.calibration_store`; a stored
+  one is used when the accountant confirms it).
   """
   validation.check_int("num_levels", num_levels)
   multipliers = check_multipliers(noise_multipliers, num_levels)
@@ -410,12 +415,69 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
     raise ValueError("sampling_rates is empty")
   if delta < SMALLEST_PLD_DELTA and rates[0] >= 1.0:
     rates = rates[:1]  # subsampled rounds are not accounted that far
+  sigma, rate = _remembered(num_levels, float(epsilon_target), float(delta),
+                            tuple(rates), multipliers, float(discretization))
+  return NoisyTrieParams(sigma=sigma, num_levels=num_levels,
+                         sampling_rate=rate,
+                         false_positive_rate=false_positive_rate,
+                         chars_per_level=chars_per_level,
+                         noise_multipliers=multipliers)
+
+
+@functools.lru_cache(maxsize=64)
+def _remembered(num_levels: int, epsilon_target: float, delta: float,
+                rates: tuple[float, ...], multipliers: tuple[float, ...],
+                discretization: float) -> tuple[float, float]:
+  """``(sigma, rate)`` of :func:`calibrate`: once per process, and a
+  stored answer (:mod:`calibration_store`) when the accountant confirms it
+  (:func:`_confirmed`); a new one is stored. Neither alpha nor k changes
+  them."""
+  arguments = {"num_levels": num_levels, "epsilon": epsilon_target,
+               "delta": delta, "sampling_rates": list(rates),
+               "noise_multipliers": list(multipliers),
+               "discretization": discretization}
+  stored = calibration_store.load("noisy_trie", arguments, _SOURCES)
+  if stored is not None:
+    found = _confirmed(stored, num_levels, epsilon_target, delta, rates,
+                       multipliers, discretization)
+    if found is not None:
+      return found
   with progress.said_if_slow(
       f"calibrating the noisy trie for epsilon={epsilon_target:g}, "
       f"delta={delta:.3g} over {num_levels} rounds"):
-    return _calibrated(num_levels, epsilon_target, delta, rates,
-                       false_positive_rate, chars_per_level, multipliers,
-                       discretization)
+    params = _calibrated(num_levels, epsilon_target, delta, list(rates),
+                         DEFAULT_FALSE_POSITIVE_RATE, 1, multipliers,
+                         discretization)
+  calibration_store.save("noisy_trie", arguments, _SOURCES,
+                         {"sigma": params.sigma, "rate": params.sampling_rate})
+  return params.sigma, params.sampling_rate
+
+
+def _confirmed(stored: dict, num_levels: int, epsilon_target: float,
+               delta: float, rates: tuple[float, ...],
+               multipliers: tuple[float, ...],
+               discretization: float) -> tuple[float, float] | None:
+  """A stored ``(sigma, rate)`` if the rate is one of ``rates``, sigma
+  meets the target on the ``discretization`` grid and sigma / (1 +
+  tolerance) does not on the search's or that grid (or is below the least
+  sigma searched), as :func:`_calibrated` answers; else None. The rate's
+  optimality is the search's and is not re-checked."""
+  sigma = calibration_store.finite_float(stored.get("sigma"))
+  rate = calibration_store.finite_float(stored.get("rate"))
+  if (sigma is None or rate is None or rate not in rates
+      or not LEAST_SIGMA / 2.0 <= sigma <= 2.0**40):
+    return None
+
+  def meets(s: float, grid: float) -> bool:
+    return _epsilon(s, rate, num_levels, delta, grid,
+                    multipliers) <= epsilon_target
+
+  smaller = sigma / (1.0 + _SIGMA_TOLERANCE)
+  if not meets(sigma, discretization) or (
+      sigma >= 2.0 * LEAST_SIGMA and meets(smaller, SEARCH_DISCRETIZATION)
+      and meets(smaller, discretization)):
+    return None
+  return sigma, rate
 
 
 def _calibrated(num_levels: int, epsilon_target: float, delta: float,
