@@ -74,6 +74,7 @@ _TFF_TESTS = (
 # The comment is the longest measured time.
 _SLOW_TESTS = {
     "tests/theory/noisy_trie_test.py": (
+        "test_calibration_with_multipliers_meets_the_target_tightly",  # 12 s wall
         "test_a_huge_epsilon_stops_at_the_least_sigma",  # 6.3 s
         "test_calibration_picks_the_rate_with_the_smallest_count",  # 3.9 s
         "test_calibration_meets_the_target_with_the_smallest_sigma",  # 0.8 s
@@ -128,6 +129,9 @@ _SLOW_TESTS = {
         "ParamsTest::test_params_and_defaults",  # 0.8 s
     ),
     "tests/beam/ingest_test.py": (  # each runs a Beam pipeline: 2-5 s
+        "test_a_rerun_touches_only_the_files_it_wrote",  # 29 s wall
+        "test_a_full_disk_names_the_folder_and_leaves_the_earlier_one",  # 18 s wall
+        "test_a_second_ingestion_into_a_held_folder_is_refused",  # 14 s wall
         "test_a_failed_ingestion_leaves_the_earlier_one_whole",
         "test_csv_shards_equal_the_concatenated_file",
         "test_other_formats_equal_the_concatenated_file",
@@ -222,6 +226,7 @@ _SLOW_TESTS = {
         "test_a_step_refused_by_a_server_keeps_the_steps_released_before",
     ),
     "tests/discovery/counts_test.py": (
+        "test_intervals_cover_at_their_nominal_rate",  # 30-42 s wall each
         "test_a_tiny_epsilon_or_rate_is_calibrated",  # 0.8 s
         "test_a_huge_total_epsilon_with_discovery_stops_at_the_least_sigma",  # 0.7 s
         "test_discover_with_counts_reports_the_total_and_each_phase",  # 2.5 s
@@ -237,6 +242,7 @@ _SLOW_TESTS = {
         "test_counting_alone_meets_its_delta_tightly",  # 0.6 s
     ),
     "tests/theory/counting_test.py": (
+        "test_the_direct_epsilon_is_the_least_the_direct_sum_allows",  # 50 s wall
         "test_calibrate_noise_to_total_meets_the_total_tightly",  # 4.1 s
         "test_repeated_accounting_with_equal_arguments_is_cached",  # 2.1 s
         "test_calibrate_total_is_compose_at_the_calibrated_sigma",  # 2.0 s
@@ -250,6 +256,7 @@ _SLOW_TESTS = {
         "test_discover_deny_list_argument",  # 0.52 s
     ),
     "tests/engines/fast_test.py": (
+        "test_full_sample_and_threshold_one_discovers_every_short_word",  # 15 s wall
         "test_a_trillion_users_from_word_frequencies",  # 5.1 s
         "test_different_seeds_differ",  # 2.6 s
         "test_discovery_rate_matches_proposition_2",  # 1.3 s
@@ -358,6 +365,10 @@ _SLOW_TESTS = {
         "MinPopulationTest::test_discover_finds_the_word_as_often_as_predicted",  # 2.7 s wall
     ),
     "tests/engines/noisy_test.py": (
+        "test_zero_vote_candidates_pass_at_the_false_positive_rate",  # 21 s wall
+        "test_more_passing_candidates_than_memory_holds_are_refused",  # 6 s wall
+        "test_same_seed_same_result_and_seeds_differ",  # 6 s wall
+        "test_a_word_of_many_users_is_found_and_a_rare_one_is_not",  # 5 s wall
         "test_monte_carlo_privacy_loss_stays_below_the_claim",  # 5.0 s
         "test_planned_false_words_stay_near_the_stated_expectation",  # 3 s wall
     ),
@@ -376,12 +387,19 @@ _SLOW_TESTS = {
         "test_cost_figure_shows_what_the_records_hold",  # the same fixture
     ),
     "tests/mechanisms/noisy_trie_test.py": (
+        "test_a_run_that_releases_no_word_says_the_holders_a_word_needs",  # 23 s wall
+        "test_the_distributed_noise_reads_n_for_its_split",  # 7-9 s wall
         "test_the_noisy_trie_finds_the_frequent_words_and_labels_them",  # 2.4 s
         "test_a_registered_engine_runs_the_noisy_trie_through_the_registry",  # 1.2 s
         "test_what_the_noisy_trie_does_not_run_with_is_refused",  # 1.1 s
         "test_parameters_free_of_the_data_cover_add_or_remove",  # 1.1 s
     ),
     "tests/mechanisms/discover_test.py": (
+        "test_without_a_seed_the_run_draws_fresh_entropy_and_says_so",  # 49 s wall at 12
+        "test_runs_without_a_seed_differ_and_a_seed_repeats",  # 37 s wall
+        "test_the_other_entry_points_draw_fresh_entropy_by_default",  # 17 s wall
+        "test_a_runs_guarantee_with_counts_is_the_total_of_both_phases",  # 12 s wall
+        "test_opted_in_the_run_says_its_delta_protects_nobody",  # 5 s wall
         "test_every_mechanism_returns_a_release_its_protocol_describes",  # 2.3 s
         "test_sfp_is_a_mechanism_its_release_labelled_as_its_plan",  # 1.4 s
         "test_distributed_noise_for_another_declared_size_is_refused",  # 1.3 s
@@ -395,6 +413,7 @@ _SLOW_TESTS = {
         "test_the_papers_figures_keep_the_rules",  # 1.2 s
     ),
     "tests/core/word_votes_test.py": (
+        "test_compiled_ranking_of_sorted_runs_is_the_two_numpy_sorts",  # 5 s wall
         "test_ranked_is_by_count_and_both_paths_build_it",  # 1.6 s
     ),
     "tests/theory/two_servers_test.py": (
@@ -405,6 +424,8 @@ _SLOW_TESTS = {
         "test_released_words_are_held_and_sorted",  # 1.4 s
     ),
     "tests/docs/python_blocks_test.py": (
+        "test_the_blocks_run_and_show_what_they_print[docs/counts.md]",  # 10 s wall
+        "test_the_blocks_run_and_show_what_they_print[docs/guide.md]",  # 5 s wall
         "test_the_blocks_run_and_show_what_they_print[docs/mechanisms.md]",  # 1.3 s
         "test_the_blocks_run_and_show_what_they_print[docs/sfp.md]",  # 1.8 s wall
     ),
@@ -413,6 +434,7 @@ _SLOW_TESTS = {
         "ComposedDeltaTest::test_is_dp_accountings_direct_sum_gaussians",  # 0.9 s
     ),
     "tests/experiments/data_flags_test.py": (
+        "test_file_dataset_in_each_setting",  # 8 s wall
         "test_triehh_runs_on_an_ingested_folder_as_on_its_file",  # 1.1 s
         "test_an_ingested_folder_is_read_at_its_setting_and_length",  # 0.9 s
     ),
@@ -439,6 +461,24 @@ _SLOW_TESTS = {
     ),
     "tests/theory/dp_events_test.py": (
         "test_a_run_reads_its_own_epsilon_in_dp_accountings_accountant",  # 1.3 s wall
+    ),
+    # Round two (docs/testing.md): wall times at a load of 12, about
+    # 8 s of wall per s of CPU.
+    "tests/engines/two_servers_test.py": (
+        "test_shortcut_has_the_law_of_every_candidate",  # 100 s wall at 12
+        "test_false_passes_average_the_budget",  # 57 s wall
+    ),
+    "tests/engines/counting_test.py": (
+        "test_the_noise_is_the_discrete_gaussian",  # 40 s wall
+        "test_noisy_counts_have_the_law_of_per_user_sampling_with_noise",  # 39 s wall
+    ),
+    "tests/experiments/cli_test.py": (
+        "FlagFileTest::test_a_missing_flag_file_is_named_in_one_line",  # 9 s wall
+        "test_the_help_of_a_driver_run_as_a_module_lists_its_shared_flags",  # 7 s wall
+        "QuietLibrariesTest",  # 2.5-5 s wall each
+    ),
+    "tests/engines/sampling_test.py": (
+        "test_sampled_users_are_distinct_and_uniform",  # 5 s wall
     ),
 }
 
