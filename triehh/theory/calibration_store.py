@@ -17,6 +17,11 @@ searches (so a changed accountant never reads an old answer) and the numpy
 and scipy versions (its numerics). Entries are written to a temporary file
 and renamed, so concurrent writers and readers never see half an entry.
 
+The noisy trie's calibration (:func:`triehh.theory.noisy_trie.calibrate`,
+about a second of CPU at 11 rounds) is kept here too (kind ``noisy_trie``):
+its sigma must meet the target and sigma / 1.001 must not; the rate's
+optimality is taken as the search's.
+
 Faults never stop a calibration: an unreadable, malformed or mistyped entry
 is a miss, and a directory that cannot be made or written means no caching.
 
