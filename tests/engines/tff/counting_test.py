@@ -183,24 +183,45 @@ def test_count_after_discovery_counts_each_users_word(tff_context,
                                       client_data=clients.ONE_WORD,
                                       counting=counting.CountingSpec(0.0))
   assert isinstance(proc, process.TrieHHProcess)
-  words, other = process.decode_counts(state, proc.count(state, codes),
-                                       ALPHABET)
+  output = proc.count(state, codes, proc.central_noise(seed=0))
+  assert output.counts.dtype == np.int64  # exact integer sums
+  words, other = process.decode_counts(state, output, ALPHABET)
   assert list(words) == ["a", "at", "on", "to", "tea"]  # discovery order
   assert set(words) == set(process.decode_state(state, ALPHABET))
   assert words == {w: float(WORDS.count(w)) for w in words}
   assert other == len(WORDS) - sum(words.values())
 
 
-def test_count_with_noise_uses_the_dp_aggregator(tff_context, discovered):
+def test_count_adds_the_exact_noise_it_is_given(tff_context, discovered):
   state, codes = discovered
   proc = process.build_triehh_process(ALPHABET, L, 5,
                                       client_data=clients.ONE_WORD,
-                                      counting=counting.CountingSpec(2.0))
-  output = proc.count(state, codes)
-  assert "dp_query_metrics" in output.measurements
-  words, _ = process.decode_counts(state, output, ALPHABET)
-  noise = np.array([c - WORDS.count(w) for w, c in words.items()])
-  assert np.all(noise != 0) and np.all(np.abs(noise) < 5 * 2.0)
+                                      counting=counting.CountingSpec(2.0),
+                                      word_capacity=8)
+  noise = proc.central_noise(seed=4)
+  assert noise.dtype == np.int64 and noise.shape == (9,)
+  np.testing.assert_array_equal(noise, proc.central_noise(seed=4))
+  np.testing.assert_array_equal(
+      noise, counting.central_noise(2.0, 8, np.random.default_rng(4)))
+  output = proc.count(state, codes, noise)
+  words, other = process.decode_counts(state, output, ALPHABET)
+  exact = [WORDS.count(w) for w in words]
+  exact.append(len(WORDS) - sum(exact))
+  np.testing.assert_array_equal(output.counts, np.array(exact) + noise[:6])
+  assert np.any(noise[:6] != 0) and other == exact[-1] + noise[5]
+
+
+def test_central_noise_checks_its_arguments():
+  with pytest.raises(ValueError, match="noise_std must be a finite number"):
+    counting.central_noise(-1.0, 4)
+  with pytest.raises(ValueError, match="seed must be None, an integer"):
+    counting.central_noise(1.0, 4, seed=1.5)
+  assert counting.central_noise(0.0, 3, seed=0).tolist() == [0, 0, 0, 0]
+  distributed = process.build_triehh_process(
+      ALPHABET, L, 5, counting=counting.CountingSpec(
+          1.0, DDG, expected_clients=10))
+  with pytest.raises(ValueError, match="central_noise is for .*'gaussian'"):
+    distributed.central_noise()
 
 
 def test_dataset_and_several_word_clients_count_one_word_each(tff_context,
@@ -216,7 +237,8 @@ def test_dataset_and_several_word_clients_count_one_word_each(tff_context,
   proc = process.build_triehh_process(ALPHABET, L, 5,
                                       client_data=clients.DATASET,
                                       counting=counting.CountingSpec(0.0))
-  assert process.decode_counts(state, proc.count(state, datasets),
+  zero = proc.central_noise()
+  assert process.decode_counts(state, proc.count(state, datasets, zero),
                                ALPHABET) == (want, 1.0)
   pop = population_lib.Population.from_user_words(
       users[:4], max_length=L, alphabet=process.as_alphabet(ALPHABET))
@@ -230,7 +252,7 @@ def test_dataset_and_several_word_clients_count_one_word_each(tff_context,
   sampled = process.build_triehh_process(
       ALPHABET, L, 5, client_data=clients.SAMPLED_WORD,
       counting=counting.CountingSpec(0.0))
-  assert process.decode_counts(state, sampled.count(state, packed),
+  assert process.decode_counts(state, sampled.count(state, packed, zero),
                                ALPHABET) == (
                                    {"a": 0.0, "at": 1.0, "on": 1.0, "to": 1.0,
                                     "tea": 1.0}, 0.0)
@@ -238,7 +260,7 @@ def test_dataset_and_several_word_clients_count_one_word_each(tff_context,
   top = process.build_triehh_process(
       ALPHABET, L, 5, client_data=clients.TOP_WORDS, max_user_contribution=2,
       counting=counting.CountingSpec(0.0))
-  assert process.decode_counts(state, top.count(state, packed),
+  assert process.decode_counts(state, top.count(state, packed, zero),
                                ALPHABET) == (want, 1.0)
 
 
@@ -250,7 +272,7 @@ def test_a_state_with_more_words_than_the_capacity_fails(tff_context,
                                       counting=counting.CountingSpec(0.0),
                                       word_capacity=4)
   with pytest.raises(runtime.ComputationError, match="word_capacity=4"):
-    proc.count(state, codes)
+    proc.count(state, codes, proc.central_noise())
 
 
 def test_counting_options_need_the_counting_round():
@@ -266,6 +288,63 @@ def test_counting_options_need_the_counting_round():
                                  counting=counting.CountingSpec(1.0, DDG))
   with pytest.raises(TypeError, match="counting must be a .*CountingSpec"):
     process.build_triehh_process(ALPHABET, L, 5, counting=1.0)
+
+
+# The process's own counting round (count(state, clients, noise)) against
+# the numpy engine: the discovered words' users, a Poisson sample of them
+# per round (seeded), the noise from central_noise.
+PROCESS_DRAWS = 100
+
+
+@pytest.fixture(scope="module")
+def process_draws(tff_runtime_module, discovered):
+  """``[PROCESS_DRAWS, K + 1]`` counting rounds of the process at SIGMA and
+  RATE, and the users of each slot (the numpy engine's input)."""
+  state, codes = discovered
+  proc = process.build_triehh_process(ALPHABET, L, 5,
+                                      client_data=clients.ONE_WORD,
+                                      counting=counting.CountingSpec(SIGMA),
+                                      word_capacity=8)
+  codes = np.array(codes)
+  draws = []
+  with tff_runtime_module.get_runtime().install():
+    for draw in range(PROCESS_DRAWS):
+      rng = np.random.default_rng([7, draw])
+      sampled = codes[rng.random(len(codes)) < RATE]
+      draws.append(proc.count(state, list(sampled),
+                              proc.central_noise(seed=rng)).counts)
+  num_words = len(process.decode_state(state, ALPHABET))
+  words, _ = process.decode_counts(state, np.zeros(num_words + 1), ALPHABET)
+  slot_users = np.array([WORDS.count(w) for w in words])  # discovery order
+  slot_users = np.append(slot_users, len(WORDS) - slot_users.sum())
+  return np.array(draws), slot_users
+
+
+def numpy_engine_draws(slot_users, sigma):
+  rng = np.random.default_rng(1)
+  return np.array([numpy_counting.noisy_counts(slot_users, RATE, sigma, rng)
+                   for _ in range(NUMPY_DRAWS)])
+
+
+def test_the_process_counting_round_draws_the_numpy_engines_law(
+    process_draws):
+  draws, slot_users = process_draws
+  assert draws.dtype == np.int64  # integer sums plus integer noise
+  p_values = distribution_statistics(draws, numpy_engine_draws(slot_users,
+                                                               SIGMA))
+  threshold = FALSE_ALARM / len(p_values)
+  assert min(p_values.values()) > threshold, {
+      name: p for name, p in p_values.items() if p <= threshold}
+
+
+def test_the_statistic_rejects_the_numpy_engine_at_a_wrong_sigma(
+    process_draws):
+  # The same comparison fails when the laws differ: sigma 1.5 times too
+  # large.
+  draws, slot_users = process_draws
+  p_values = distribution_statistics(draws, numpy_engine_draws(
+      slot_users, 1.5 * SIGMA))
+  assert min(p_values.values()) <= FALSE_ALARM / len(p_values), p_values
 
 
 def test_decode_counts_wants_one_count_per_word_and_other(discovered):

@@ -5,9 +5,11 @@ them. The domain is closed and public: the ``K`` discovered words plus an
 "other" slot, ``K + 1`` slots. Every user joins the counting sample
 independently with probability ``q`` (Poisson sampling); a sampled client
 sends the one-hot vector of its slot (the zero vector if it has no word),
-and the ``K + 1`` sums are released with i.i.d. noise of scale ``sigma``. A one-hot vector has L2 norm 1, so the clip at 1 never
-changes it and one user moves the sums by at most 1 in L2: the Gaussian
-mechanism of sensitivity 1. :mod:`triehh.engines.counting` is the same
+and the ``K + 1`` sums are released with i.i.d. noise of scale ``sigma``.
+A one-hot vector has L2 norm 1, so one user moves the sums by at most 1 in
+L2: the discrete Gaussian mechanism of sensitivity 1 (the distributed
+mechanism clips at 1, which never changes a one-hot vector).
+:mod:`triehh.engines.counting` is the same
 mechanism in numpy (per slot ``Binomial(c_k, q) + N_Z(0, sigma^2)``); the
 two agree in distribution, not draw by draw (the sampling draws differ).
 
@@ -18,9 +20,11 @@ two agree in distribution, not draw by draw (the sampling draws differ).
   its float Gaussian leaks through its low-order bits): the law of
   :mod:`triehh.engines.counting`, accounted by
   :mod:`triehh.theory.counting`. The process's counting round
-  (:func:`counting_round_computation`) still takes this mechanism as
-  ``tff.aggregators.DifferentiallyPrivateFactory`` with tensorflow_privacy's
-  float ``GaussianSumQuery(l2_norm_clip=1, stddev=sigma)``.
+  (:func:`counting_round_computation`) is the same: TFF sums the one-hot
+  vectors exactly as ``int32``, and ``count(state, client data, noise)``
+  takes the server's noise, ``int64 [word_capacity + 1]``, which
+  :func:`central_noise` draws exactly outside the TF graph from the round's
+  seed; the counts are integers. No float noise remains in this mechanism.
 * ``"distributed_discrete_gaussian"``: ``tff.aggregators.DistributedDpSumFactory``
   with ``mechanism="distributed_dgauss"``: every client rotates, scales and
   rounds its vector to integers and adds its own discrete Gaussian share of
@@ -51,7 +55,6 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
-import tensorflow_privacy as tfp
 # TFF 0.87 exports this sum only wrapped in a mean
 # (tff.learning.ddp_secure_aggregator); the counts need the sum.
 from tensorflow_federated.python.aggregators import distributed_dp
@@ -105,11 +108,11 @@ class CountingSpec:
       validation.check_int("bits", self.bits, high=22)
 
   def factory(self) -> tff.aggregators.UnweightedAggregationFactory:
-    """The TFF DP aggregation factory of this spec."""
+    """The TFF aggregation factory of this spec: for ``"gaussian"``, the
+    exact sum (``tff.aggregators.SumFactory``; the server adds the exact
+    discrete noise, :func:`central_noise`), else the distributed DP sum."""
     if self.mechanism == GAUSSIAN:
-      return tff.aggregators.DifferentiallyPrivateFactory(
-          tfp.GaussianSumQuery(l2_norm_clip=L2_CLIP,
-                               stddev=float(self.noise_std)))
+      return tff.aggregators.SumFactory()
     return distributed_dp.DistributedDpSumFactory(
         noise_multiplier=float(self.noise_std) / L2_CLIP,
         expected_clients_per_round=int(self.expected_clients),
@@ -120,14 +123,40 @@ class CountOutput(NamedTuple):
   """What a counting round returns.
 
   Attributes:
-    counts: ``float32 [K + 1]`` the noisy sums: one per discovered word (in
-      the order of ``ServerState.heavy_hitters``, discovery order), then
-      "other".
+    counts: ``[K + 1]`` the noisy sums: one per discovered word (in the
+      order of ``ServerState.heavy_hitters``, discovery order), then
+      "other"; ``int64`` for ``"gaussian"`` (exact sums plus exact discrete
+      noise), ``float32`` for the distributed mechanism.
     measurements: the DP aggregation process's measurements.
   """
 
   counts: object
   measurements: object = ()
+
+
+def central_noise(noise_std: float, word_capacity: int,
+                  seed: int | np.random.Generator | None = None
+                  ) -> np.ndarray:
+  """The ``"gaussian"`` counting round's noise, for ``count(state, client
+  data, noise)``: ``int64 [word_capacity + 1]`` exact discrete Gaussian
+  draws of ``noise_std`` (:mod:`triehh.core.discrete_noise`; zeros if it is
+  0). ``seed``: ``None`` draws fresh entropy from the OS (a deployment: the
+  noise must stay with the server); an integer or a ``numpy`` Generator
+  repeats it (a simulation)."""
+  numpy_counting.check_noise_std(noise_std)
+  word_capacity = validation.check_int("word_capacity", word_capacity)
+  if isinstance(seed, np.random.Generator):
+    rng = seed
+  elif seed is None or (not isinstance(seed, bool)
+                        and isinstance(seed, (int, np.integer))):
+    rng = np.random.default_rng(seed)
+  else:
+    raise ValueError("seed must be None, an integer or a numpy Generator, "
+                     f"got {seed!r:.60}")
+  if noise_std == 0:
+    return np.zeros(word_capacity + 1, dtype=np.int64)
+  return np.asarray(discrete_noise.discrete_gaussian(
+      rng, float(noise_std), word_capacity + 1), dtype=np.int64)
 
 
 def check_arguments(items: np.ndarray, num_slots: int, sample_rate: float,
@@ -325,8 +354,13 @@ def counting_round_computation(process_spec: clients.ProcessSpec,
                                state_type: tff.types.Type,
                                counting: CountingSpec,
                                word_capacity: int) -> tff.Computation:
-  """``(state@SERVER, data@CLIENTS) -> CountOutput@SERVER``: the counting
-  round over the words of a TrieHH server state.
+  """The counting round over the words of a TrieHH server state:
+  ``(state@SERVER, data@CLIENTS, noise@SERVER) -> CountOutput@SERVER`` for
+  ``"gaussian"`` (``noise``: :func:`central_noise`, ``int64
+  [word_capacity + 1]``; the one-hot vectors are summed exactly as
+  ``int32`` and the counts are the sums plus the noise, ``int64``), and
+  ``(state@SERVER, data@CLIENTS) -> CountOutput@SERVER`` for the
+  distributed mechanism (its DP sum, ``float32``).
 
   ``state_type`` is the process's server state type (a
   ``ServerState``); the server broadcasts ``state.heavy_hitters`` (the
@@ -341,8 +375,9 @@ def counting_round_computation(process_spec: clients.ProcessSpec,
   if word_capacity < 1:
     raise ValueError(f"word_capacity must be >= 1, got {word_capacity}")
   length = word_capacity + 1
-  aggregation = counting.factory().create(tff.TensorType(np.float32,
-                                                         [length]))
+  central = counting.mechanism == GAUSSIAN
+  dtype = np.int32 if central else np.float32
+  aggregation = counting.factory().create(tff.TensorType(dtype, [length]))
   words_type = tff.TensorType(np.int32, [None, process_spec.max_length + 1])
   words_of = _words_computation(state_type, word_capacity)
   codes_of = _client_codes(process_spec)
@@ -351,24 +386,45 @@ def counting_round_computation(process_spec: clients.ProcessSpec,
                               clients.client_data_type(process_spec))
   def one_hot(words, data):
     return tf.one_hot(_word_slot(words, codes_of(data)), length,
-                      dtype=tf.float32)
+                      dtype=tf.as_dtype(dtype))
 
-  @tff.tensorflow.computation(words_type, tff.TensorType(np.float32,
-                                                         [length]))
-  def kept(words, sums):
-    return sums[:tf.shape(words)[0] + 1]
+  sums_type = tff.TensorType(dtype, [length])
+  noise_type = tff.TensorType(np.int64, [length])
 
-  @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
-                             tff.FederatedType(
-                                 clients.client_data_type(process_spec),
-                                 tff.CLIENTS))
-  def count(state, data):
+  @tff.tensorflow.computation(words_type, sums_type, noise_type)
+  def kept(words, sums, noise):
+    size = tf.shape(words)[0] + 1
+    if central:  # exact integer sums plus the exact integer noise
+      return tf.cast(sums[:size], tf.int64) + noise[:size]
+    return sums[:size]
+
+  def round_of(state, data, noise):
     words = tff.federated_map(words_of, state)
     vectors = tff.federated_map(one_hot,
                                 (tff.federated_broadcast(words), data))
     summed = aggregation.next(aggregation.initialize(), vectors)
     return tff.federated_zip(CountOutput(
-        counts=tff.federated_map(kept, (words, summed.result)),
+        counts=tff.federated_map(kept, (words, summed.result, noise)),
         measurements=summed.measurements))
+
+  state_at_server = tff.FederatedType(state_type, tff.SERVER)
+  data_at_clients = tff.FederatedType(clients.client_data_type(process_spec),
+                                      tff.CLIENTS)
+  if central:
+
+    @tff.federated_computation(state_at_server, data_at_clients,
+                               tff.FederatedType(noise_type, tff.SERVER))
+    def count(state, data, noise):
+      return round_of(state, data, noise)
+
+  else:
+
+    @tff.tensorflow.computation
+    def no_noise():
+      return tf.zeros([length], tf.int64)
+
+    @tff.federated_computation(state_at_server, data_at_clients)
+    def count(state, data):
+      return round_of(state, data, tff.federated_eval(no_noise, tff.SERVER))
 
   return count

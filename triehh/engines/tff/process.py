@@ -24,24 +24,28 @@ Counting: with ``counting=CountingSpec(sigma)`` (a
 :class:`~triehh.engines.tff.counting.CountingSpec`: the noise, the TFF DP
 aggregator and the clients it expects) the process also has a ``count``
 computation, the counting phase of the same pipeline: once the
-discovery rounds are done, ``count(state, clients)`` has a fresh sample of
-clients count the discovered words of ``state`` (one word each, a one-hot
-vector over the words plus "other") through a TFF DP aggregator, and
-:func:`decode_counts` names the noisy counts (see
-:mod:`triehh.engines.tff.counting`)::
+discovery rounds are done, ``count(state, clients, noise)`` has a fresh
+sample of clients count the discovered words of ``state`` (one word each, a
+one-hot vector over the words plus "other"): TFF sums the vectors exactly
+and the server adds ``noise``, exact discrete Gaussian draws made outside
+the TF graph (:meth:`TrieHHProcess.central_noise`), and
+:func:`decode_counts` names the noisy counts, integers (see
+:mod:`triehh.engines.tff.counting`; the ``"distributed_discrete_gaussian"``
+mechanism's ``count(state, clients)`` takes no noise)::
 
   process = build_triehh_process("mnostu", 4, 2,
                                  counting=CountingSpec(noise_std=3.0))
   ...  # the discovery rounds, as above
-  output = process.count(state, [codes_1, codes_2, ...])
-  decode_counts(state, output, "mnostu")  # ({'sun': 41.7, ...}, other)
+  noise = process.central_noise()  # fresh OS entropy; seed=...: simulation
+  output = process.count(state, [codes_1, codes_2, ...], noise)
+  decode_counts(state, output, "mnostu")  # ({'sun': 41.0, ...}, other)
 
 Privacy: the (epsilon, delta) of the paper's Theorem 1 holds when the
 clients of each round are a uniform sample of the population (of the size
 or rate that theta was calibrated for, :func:`triehh.calibrate`) and each
 casts at most one vote (``max_user_contribution=1``). Choosing the clients
-is the caller's loop's job here. The counting round is the Gaussian
-mechanism of sensitivity 1 on a Poisson sample of its own; its
+is the caller's loop's job here. The counting round is the discrete
+Gaussian mechanism of sensitivity 1 on a Poisson sample of its own; its
 (epsilon, delta) composes with the discovery's.
 """
 
@@ -163,9 +167,10 @@ def build_triehh_process(
       :class:`~triehh.engines.tff.computations.SecureSumBitwidthFactory`.
     counting: a :class:`~triehh.engines.tff.counting.CountingSpec`; if
       given, the process is a :class:`TrieHHProcess`, whose ``count`` adds
-      N(0, sigma^2) noise (``counting.noise_std``) to each word's count
-      through ``counting.mechanism``: ``"gaussian"`` (TFF's
-      ``DifferentiallyPrivateFactory`` with a ``GaussianSumQuery``) or
+      discrete Gaussian noise of ``sigma = counting.noise_std`` to each
+      word's count through ``counting.mechanism``: ``"gaussian"`` (TFF sums
+      exactly, the server adds the exact noise it is given,
+      :meth:`TrieHHProcess.central_noise`) or
       ``"distributed_discrete_gaussian"`` (clients add discrete Gaussian
       shares, summed securely, split among ``counting.expected_clients``;
       see :mod:`triehh.engines.tff.counting`). ``None``: no counting round.
@@ -176,7 +181,8 @@ def build_triehh_process(
     The process: ``initialize() -> ServerState`` (the root-only trie),
     ``next(state, clients) -> (ServerState, RoundOutput)`` with ``clients``
     a list of client data; and with ``counting``,
-    ``count(state, clients) -> CountOutput`` (:class:`TrieHHProcess`).
+    ``count(state, clients, noise) -> CountOutput`` (``"gaussian"``;
+    without ``noise`` for the distributed mechanism) (:class:`TrieHHProcess`).
   """
   alphabet = as_alphabet(alphabet)
   theta = validation.check_int("theta", theta)
@@ -219,27 +225,46 @@ def _with_counting(process: tff.templates.IterativeProcess,
       raise ValueError("word_capacity needs counting (the counting round: "
                        "counting=CountingSpec(noise_std))")
     return process
+  if word_capacity is None:
+    word_capacity = counting_lib.DEFAULT_WORD_CAPACITY
   count = counting_lib.counting_round_computation(
-      spec, process.state_type.member, counting,
-      counting_lib.DEFAULT_WORD_CAPACITY if word_capacity is None
-      else word_capacity)
-  return TrieHHProcess(process, count)
+      spec, process.state_type.member, counting, word_capacity)
+  return TrieHHProcess(process, count, counting, word_capacity)
 
 
 class TrieHHProcess(tff.templates.IterativeProcess):
   """The TrieHH process with its counting round, ``count``."""
 
   def __init__(self, process: tff.templates.IterativeProcess,
-               count: tff.Computation):
+               count: tff.Computation,
+               counting: counting_lib.CountingSpec | None = None,
+               word_capacity: int = counting_lib.DEFAULT_WORD_CAPACITY):
     super().__init__(process.initialize, process.next)
     self._count = count
+    self._counting = counting
+    self._word_capacity = word_capacity
 
   @property
   def count(self) -> tff.Computation:
-    """``(state, clients) -> CountOutput``: the noisy counts of the words of
-    ``state`` (discovery order, then "other") over ``clients``, a fresh
-    sample of client data of the process's kind."""
+    """``(state, clients, noise) -> CountOutput``: the noisy counts of the
+    words of ``state`` (discovery order, then "other") over ``clients``, a
+    fresh sample of client data of the process's kind; ``noise`` is
+    :meth:`central_noise`'s (``"gaussian"`` only: the distributed
+    mechanism's ``count(state, clients)`` takes none)."""
     return self._count
+
+  def central_noise(self, seed=None) -> np.ndarray:
+    """The ``"gaussian"`` counting round's noise for ``count(state,
+    clients, noise)``: ``int64 [word_capacity + 1]`` exact discrete
+    Gaussian draws (:func:`triehh.engines.tff.counting.central_noise`;
+    ``seed=None``: fresh OS entropy, one draw per round)."""
+    if self._counting is None or (self._counting.mechanism
+                                  != counting_lib.GAUSSIAN):
+      raise ValueError("central_noise is for counting=CountingSpec(noise_std, "
+                       "mechanism='gaussian') only; the distributed "
+                       "mechanism's count(state, clients) takes no noise")
+    return counting_lib.central_noise(self._counting.noise_std,
+                                      self._word_capacity, seed)
 
 
 def _field(state, name: str) -> np.ndarray:
