@@ -844,10 +844,14 @@ def print_metrics(values: Mapping[str, float], *, ranked: bool = True,
   a set in an order that tells nothing (partition selection's), so
   precision@K, and F1 with it, mean nothing: the set's precision (share
   of its ``released`` words some user holds) and recall@K instead."""
-  if not ranked:
+  if not ranked and not released:
+    print("  unranked: no top-K precision; no word released, so no set "
+          "precision")
+  elif not ranked:
     print(f"  unranked: no top-K precision; set precision="
           f"{values['precision']:.3f} (share of the {released:,} words "
           "released that some user holds)")
+  if not ranked:
     for k in ks():
       print(f"  K={k:<5d} recall={values[f'recall@{k}']:.3f} (share of "
             f"the true top {k} in the set)")

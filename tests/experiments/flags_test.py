@@ -305,3 +305,19 @@ def test_a_driver_says_a_library_error_in_flag_terms():
   assert cli.error_line(FileNotFoundError(2, "No such file or directory",
                                           "data_path")) == (
       "error: data_path: No such file or directory")
+
+
+@pytest.mark.parametrize("released, said", [
+    (0, "no word released, so no set precision"),
+    (3, "set precision=0.667 (share of the 3 words released"),
+])
+def test_an_unranked_set_states_its_precision_only_when_it_has_words(
+    capsys, released, said):
+  with flagsaver.flagsaver(ks=[10]):
+    shared_flags.print_metrics({"precision": 2 / 3 if released else 0.0,
+                                "recall@10": 0.0}, ranked=False,
+                               released=released)
+  out = capsys.readouterr().out
+  assert said in out
+  assert "precision=0.000" not in out
+  assert "K=10    recall=0.000" in out
