@@ -516,6 +516,7 @@ class PlannedResult:
 
   @property
   def num_false_words(self) -> int:
+    """Released words no user holds."""
     return int(self.false_words.sum())
 
   @property
@@ -531,6 +532,8 @@ class _Thresholds:
   false_positive_rate: float
 
 
+# Long function: a round's steps in order (plan, votes, noise, release,
+# next frontier), which would otherwise pass a dozen arrays between helpers.
 def run_planned(population: population_lib.Population, plan,
                 rng: np.random.Generator | int, *,
                 frontier_votes: bool = True) -> PlannedResult:
@@ -577,22 +580,8 @@ def run_planned(population: population_lib.Population, plan,
         [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
         axis=1)
     ends = ext.ends(e)
-    zero = voted.votes == 0
-    num_words = frontier.real.size * int(ext.offsets[k])
-    w_rate = plan.params(r, True, num_words).false_positive_rate
-    p_rate = plan.params(r, False).false_positive_rate
-    num_candidates = frontier.real.size * ext.size
-    stats = LevelStats(
-        prefix_length=p, num_frontier=frontier.real.size,
-        num_phantom=int((frontier.real < 0).sum()),
-        num_candidates=num_candidates, num_voted=int((~zero).sum()),
-        num_passing=int(candidates.size), num_released=int(ends.sum()),
-        expected_false_positives=(w_rate * num_words + p_rate * (
-            num_candidates - num_words)),
-        num_zero_vote=int(num_candidates - (~zero).sum()),
-        num_zero_vote_passing=int(
-            (~explicit).sum() + zero[source[explicit]].sum()),
-        num_false_positives=int((~explicit).sum()))
+    stats = _planned_stats(plan, r, frontier, ext, p, voted, candidates,
+                           source, ends)
     levels.append(PlannedLevel(stats, k, dropped, upload))
     spent += upload
     released = _released(population, codes[ends], values[ends],
@@ -612,6 +601,30 @@ def run_planned(population: population_lib.Population, plan,
       false_words=(np.concatenate(false_words) if false_words
                    else np.zeros(0, dtype=bool)),
       levels=tuple(levels))
+
+
+def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
+                   p: int, voted: _Voted, candidates: np.ndarray,
+                   source: np.ndarray, ends: np.ndarray) -> LevelStats:
+  """A planned round's :class:`LevelStats` (expected false positives at
+  the word and prefix rates)."""
+  explicit = source >= 0
+  zero = voted.votes == 0
+  num_words = frontier.real.size * int(ext.offsets[ext.chars])
+  w_rate = plan.params(r, True, num_words).false_positive_rate
+  p_rate = plan.params(r, False).false_positive_rate
+  num_candidates = frontier.real.size * ext.size
+  return LevelStats(
+      prefix_length=p, num_frontier=frontier.real.size,
+      num_phantom=int((frontier.real < 0).sum()),
+      num_candidates=num_candidates, num_voted=int((~zero).sum()),
+      num_passing=int(candidates.size), num_released=int(ends.sum()),
+      expected_false_positives=(w_rate * num_words + p_rate * (
+          num_candidates - num_words)),
+      num_zero_vote=int(num_candidates - (~zero).sum()),
+      num_zero_vote_passing=int(
+          (~explicit).sum() + zero[source[explicit]].sum()),
+      num_false_positives=int((~explicit).sum()))
 
 
 def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions, plan,

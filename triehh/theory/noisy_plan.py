@@ -217,6 +217,8 @@ def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
   return (1, kept) if kept else (0, 0)
 
 
+# Long function: the rule's four steps, in the order docs/noisy-trie.md
+# gives them, after the checks of its arguments.
 def plan(population_size: int, max_length: int, alphabet_size: int,
          epsilon: float, delta: float, *,
          budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
