@@ -349,6 +349,8 @@ def _words_computation(state_type: tff.types.Type,
   return words_of
 
 
+# Long function: its TFF computations close over the types it builds
+# (the one-hot length, the sums' dtype), so they are defined inside it.
 @functools.lru_cache(maxsize=None)
 def counting_round_computation(process_spec: clients.ProcessSpec,
                                state_type: tff.types.Type,
@@ -407,9 +409,19 @@ def counting_round_computation(process_spec: clients.ProcessSpec,
         counts=tff.federated_map(kept, (words, summed.result, noise)),
         measurements=summed.measurements))
 
-  state_at_server = tff.FederatedType(state_type, tff.SERVER)
-  data_at_clients = tff.FederatedType(clients.client_data_type(process_spec),
-                                      tff.CLIENTS)
+  return _round_entry(round_of, central,
+                      tff.FederatedType(state_type, tff.SERVER),
+                      tff.FederatedType(
+                          clients.client_data_type(process_spec),
+                          tff.CLIENTS), noise_type)
+
+
+def _round_entry(round_of, central: bool, state_at_server: tff.Type,
+                 data_at_clients: tff.Type,
+                 noise_type: tff.types.TensorType) -> tff.Computation:
+  """The counting round's federated computation: ``round_of(state, data,
+  noise)`` with the server's ``noise`` passed in (``central``), or with
+  zeros in its place (the distributed mechanism, whose DP sum noises)."""
   if central:
 
     @tff.federated_computation(state_at_server, data_at_clients,
@@ -417,14 +429,14 @@ def counting_round_computation(process_spec: clients.ProcessSpec,
     def count(state, data, noise):
       return round_of(state, data, noise)
 
-  else:
+    return count
 
-    @tff.tensorflow.computation
-    def no_noise():
-      return tf.zeros([length], tf.int64)
+  @tff.tensorflow.computation
+  def no_noise():
+    return tf.zeros(noise_type.shape, tf.int64)
 
-    @tff.federated_computation(state_at_server, data_at_clients)
-    def count(state, data):
-      return round_of(state, data, tff.federated_eval(no_noise, tff.SERVER))
+  @tff.federated_computation(state_at_server, data_at_clients)
+  def count_distributed(state, data):
+    return round_of(state, data, tff.federated_eval(no_noise, tff.SERVER))
 
-  return count
+  return count_distributed
