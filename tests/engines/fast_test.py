@@ -177,11 +177,13 @@ def test_different_seeds_differ():
   pop = synthetic.english_population(20000, seed=3)
   a = triehh.discover(pop,
                       triehh.Mechanism(
-                          theta=4, batch_size=3000, allow_no_guarantee=True),
+                          theta=4, batch_size=3000, allow_no_guarantee=True,
+                          allow_delta_above_1_over_n=True),
                       seed=1)
   b = triehh.discover(pop,
                       triehh.Mechanism(
-                          theta=4, batch_size=3000, allow_no_guarantee=True),
+                          theta=4, batch_size=3000, allow_no_guarantee=True,
+                          allow_delta_above_1_over_n=True),
                       seed=2)
   assert a.heavy_hitters != b.heavy_hitters
 
