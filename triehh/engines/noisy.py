@@ -338,14 +338,9 @@ def _round(population: population_lib.Population, params: NoisyParams,
   num_candidates = frontier.real.size * ext.size
   candidates, values, source = draw_passing(
       voted.candidates, voted.votes, num_candidates, params, rng)
+  real_words, codes, ends = _passing_codes(population, frontier, ext, voted,
+                                           candidates, source)
   explicit = source >= 0
-  real_words = np.full(candidates.size, -1, dtype=np.int64)
-  real_words[explicit] = voted.words[source[explicit]]
-  fpos, e = np.divmod(candidates, ext.size)
-  codes = np.concatenate(
-      [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
-      axis=1)
-  ends = ext.ends(e)
   zero = voted.votes == 0
   stats = LevelStats(
       prefix_length=p, num_frontier=frontier.real.size,
@@ -373,6 +368,21 @@ def _next_frontier(population: population_lib.Population, codes: np.ndarray,
   ids = population.prefix_ids[depth]
   real = np.where(real_words >= 0, ids[np.maximum(real_words, 0)], -1)
   return _Frontier(codes[:, :depth], real.astype(np.int64))
+
+
+def _passing_codes(population, frontier: _Frontier, ext: Extensions, voted,
+                   candidates: np.ndarray, source: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The passing candidates' real word ids (-1: no user's word), their
+  codes (frontier prefix then extension) and which of them end a word."""
+  explicit = source >= 0
+  real_words = np.full(candidates.size, -1, dtype=np.int64)
+  real_words[explicit] = voted.words[source[explicit]]
+  fpos, e = np.divmod(candidates, ext.size)
+  codes = np.concatenate(
+      [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
+      axis=1)
+  return real_words, codes, ext.ends(e)
 
 
 def _released(population: population_lib.Population, codes: np.ndarray,
@@ -572,14 +582,8 @@ def run_planned(population: population_lib.Population, plan,
              _votes(population, 1.0, rng, frontier, ext, p))
     candidates, values, source = _draw_two(voted, frontier.real.size, ext,
                                            plan, r, rng)
-    explicit = source >= 0
-    real_words = np.full(candidates.size, -1, dtype=np.int64)
-    real_words[explicit] = voted.words[source[explicit]]
-    fpos, e = np.divmod(candidates, ext.size)
-    codes = np.concatenate(
-        [frontier.codes[fpos], ext.decode(e, population.alphabet.end_code)],
-        axis=1)
-    ends = ext.ends(e)
+    real_words, codes, ends = _passing_codes(population, frontier, ext,
+                                             voted, candidates, source)
     stats = _planned_stats(plan, r, frontier, ext, p, voted, candidates,
                            source, ends)
     levels.append(PlannedLevel(stats, k, dropped, upload))
