@@ -22,16 +22,13 @@ uploads per round (largest) and per run (mean), and the planned epsilon.
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 from absl import app
 from absl import flags
 
-from reports import summary
-from reports.field import mechanisms as field_mechanisms
-from reports.field import populations
+from benchmarks import field_cells
 from triehh.data import datasets as datasets_lib
 from triehh.engines import noisy
 from triehh.theory import noisy_plan
@@ -50,19 +47,6 @@ flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
                      "each user votes for one of its words on the frontier "
                      "(false: by local frequency over all of its words).")
-
-
-PS = "ps-truncated_geometric"
-
-
-def _interval(values) -> tuple[float, float]:
-  mean, _, half = summary.mean_interval(list(values))
-  return float(mean), float(half)
-
-
-def _central(data, epsilon, delta, seed) -> dict:
-  record = field_mechanisms.run(PS, data, epsilon, delta, seed)
-  return dict(true=record["words"] - record["false_words"])
 
 
 def _planned(data, plan, seed) -> dict:
@@ -85,32 +69,24 @@ def main(argv):
         "round (max) | per run (mean) | k per round | plan (R, σ, ε) |")
   print("|---|---|---|---|---|---|---|---|---|---|---|")
   for cell in FLAGS.cells:
-    name, eps_text = cell.split(":")
-    if name[0].isdigit():
-      data = populations.load(populations.ENGLISH, int(float(name)), datasets)
-    else:
-      data = populations.load(name, None, datasets,
-                              datasets_lib.sentiment140_sample())
-    n, epsilon = data.n, float(eps_text)
-    delta = 1.0 / n**2
+    loaded = field_cells.load(cell, datasets)
+    data, n, epsilon, delta = (loaded.data, loaded.n, loaded.epsilon,
+                               loaded.delta)
     start = time.perf_counter()
     pop = data.population
     plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size, epsilon,
                            delta, budget=budget,
                            one_word=pop.is_single_word)
     runs = [_planned(data, plan, s) for s in range(FLAGS.runs)]
-    central = [_central(data, epsilon, delta, s)
-               for s in range(FLAGS.runs)]
-    c_mean, c_half = _interval(r["true"] for r in central)
-    mean, half = _interval(r["true"] for r in runs)
-    f_mean, f_half = _interval(r["false"] for r in runs)
-    ratio = mean / c_mean
-    rel = math.hypot(half / mean if mean else 0.0,
-                     c_half / c_mean if c_mean else 0.0)
+    central = [field_cells.central(loaded, s) for s in range(FLAGS.runs)]
+    c_mean, c_half = field_cells.interval(r["true"] for r in central)
+    mean, half = field_cells.interval(r["true"] for r in runs)
+    f_mean, f_half = field_cells.interval(r["false"] for r in runs)
+    ratio, r_half = field_cells.ratio(mean, half, c_mean, c_half)
     print(f"| {data.name}, {n:,} | {epsilon:g} | {FLAGS.runs} | "
           f"{c_mean:,.1f} ± {c_half:,.1f} | {mean:,.1f} ± {half:,.1f} | "
           f"{f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}** ± "
-          f"{ratio * rel:.3f} | {max(r['round_bytes'] for r in runs):,} | "
+          f"{r_half:.3f} | {max(r['round_bytes'] for r in runs):,} | "
           f"{np.mean([r['run_bytes'] for r in runs]):,.0f} | "
           f"{','.join(map(str, runs[0]['chars']))} | R={plan.num_levels}, "
           f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "

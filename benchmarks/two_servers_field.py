@@ -18,7 +18,6 @@ on the population: the plans are ``docs/two-servers.md``'s rule.
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -26,9 +25,8 @@ from absl import app
 from absl import flags
 
 import triehh
-from reports import summary
+from benchmarks import field_cells
 from reports.field import mechanisms as field_mechanisms
-from reports.field import populations
 from triehh.data import datasets as datasets_lib
 
 FLAGS = flags.FLAGS
@@ -41,7 +39,6 @@ flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("variants", True, "Also the walk in steps of 5 "
                      "characters and the discrete Gaussian.")
-PS = "ps-truncated_geometric"
 PLANS = {
     "two servers, discrete Laplace, one step": {},
     "two servers, discrete Laplace, steps of 5 characters": {
@@ -52,11 +49,6 @@ PLANS = {
     "candidates a step": {"chars_per_step": 1, "max_candidates": 10**5},
     "two servers, discrete Gaussian, one step": {"noise": "gaussian"},
 }
-
-
-def _interval(values) -> tuple[float, float]:
-  mean, _, half = summary.mean_interval(list(values))
-  return float(mean), float(half)
 
 
 def _two_servers(data, epsilon, delta, options, seed) -> dict:
@@ -71,12 +63,6 @@ def _two_servers(data, epsilon, delta, options, seed) -> dict:
               candidates=sum(r.candidates for r in result.per_round))
 
 
-def _central(data, epsilon, delta, seed) -> dict:
-  record = field_mechanisms.run(PS, data, epsilon, delta, seed)
-  return dict(true=record["words"] - record["false_words"],
-              false=record["false_words"], guarantee=record["guarantee"])
-
-
 def main(argv):
   del argv
   datasets = datasets_lib.DataCache(FLAGS.cache_dir)
@@ -86,17 +72,12 @@ def main(argv):
         "guarantee |")
   print("|---|---|---|---|---|---|---|---|---|---|")
   for cell in FLAGS.cells:
-    name, eps_text = cell.split(":")
-    if name[0].isdigit():
-      data = populations.load(populations.ENGLISH, int(float(name)), datasets)
-    else:
-      data = populations.load(name, None, datasets,
-                              datasets_lib.sentiment140_sample())
-    n, epsilon = data.n, float(eps_text)
-    delta = 1.0 / n**2
+    loaded = field_cells.load(cell, datasets)
+    data, n, epsilon, delta = (loaded.data, loaded.n, loaded.epsilon,
+                               loaded.delta)
     start = time.perf_counter()
-    central = [_central(data, epsilon, delta, s) for s in range(FLAGS.runs)]
-    c_mean, c_half = _interval(r["true"] for r in central)
+    central = [field_cells.central(loaded, s) for s in range(FLAGS.runs)]
+    c_mean, c_half = field_cells.interval(r["true"] for r in central)
     print(f"| {data.name}, {n:,} | {epsilon:g} | partition selection, truncated "
           f"geometric (central) | {FLAGS.runs} | {c_mean:,.1f} ± "
           f"{c_half:,.1f} | {np.mean([r['false'] for r in central]):.1f} | "
@@ -104,14 +85,12 @@ def main(argv):
     for label, options in plans.items():
       runs = [_two_servers(data, epsilon, delta, options, s)
               for s in range(FLAGS.runs)]
-      mean, half = _interval(r["true"] for r in runs)
-      f_mean, f_half = _interval(r["false"] for r in runs)
-      ratio = mean / c_mean
-      rel = math.hypot(half / mean if mean else 0.0,
-                       c_half / c_mean if c_mean else 0.0)
+      mean, half = field_cells.interval(r["true"] for r in runs)
+      f_mean, f_half = field_cells.interval(r["false"] for r in runs)
+      ratio, r_half = field_cells.ratio(mean, half, c_mean, c_half)
       print(f"| {data.name}, {n:,} | {epsilon:g} | {label} | {FLAGS.runs} | {mean:,.1f}"
             f" ± {half:,.1f} | {f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}"
-            f"** ± {ratio * rel:.3f} | {runs[0]['upload']:,} | "
+            f"** ± {r_half:.3f} | {runs[0]['upload']:,} | "
             f"{runs[0]['candidates']:.3g} | {runs[0]['guarantee']} |",
             flush=True)
     print(f"<!-- {cell}: {time.perf_counter() - start:.0f} s -->", flush=True)

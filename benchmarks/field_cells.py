@@ -1,0 +1,73 @@
+"""The field benchmarks' cells and their central baseline, without flags.
+
+A cell is ``n:epsilon`` (the English population of ``reports.field``, n
+users) or ``population:epsilon`` (``paper-single``, ``paper-oov``,
+``s140-single``, ``s140-multi``: their own n); delta = 1/n^2 and n public,
+as in ``FIELD.md``. The baseline is central partition selection, truncated
+geometric, one word per user (the field benchmark's own runner,
+``reports.field.mechanisms.run``). Used by ``benchmarks.two_servers_field``
+and ``benchmarks.noisy_plan_field``; it defines no command-line flags, so
+both can import it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from reports import summary
+from reports.field import mechanisms as field_mechanisms
+from reports.field import populations
+from triehh.data import datasets as datasets_lib
+
+PS = "ps-truncated_geometric"
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+  """A loaded cell: its population, epsilon and delta = 1/n^2."""
+
+  data: populations.Data
+  epsilon: float
+  delta: float
+
+  @property
+  def n(self) -> int:
+    return self.data.n
+
+
+def load(cell: str, datasets: datasets_lib.DataCache) -> Cell:
+  """The cell ``name:epsilon`` (``name`` a number: the English population
+  of that many users)."""
+  name, eps_text = cell.split(":")
+  if name[0].isdigit():
+    data = populations.load(populations.ENGLISH, int(float(name)), datasets)
+  else:
+    data = populations.load(name, None, datasets,
+                            datasets_lib.sentiment140_sample())
+  return Cell(data, float(eps_text), 1.0 / data.n**2)
+
+
+def interval(values) -> tuple[float, float]:
+  """Mean and 95% Student-t half-width."""
+  mean, _, half = summary.mean_interval(list(values))
+  return float(mean), float(half)
+
+
+def central(cell: Cell, seed: int) -> dict:
+  """One seeded run of central partition selection: its true and false
+  words and its guarantee's label."""
+  record = field_mechanisms.run(PS, cell.data, cell.epsilon, cell.delta,
+                                seed)
+  return dict(true=record["words"] - record["false_words"],
+              false=record["false_words"], guarantee=record["guarantee"])
+
+
+def ratio(mean: float, half: float, c_mean: float, c_half: float
+          ) -> tuple[float, float]:
+  """The ratio of the means and its half-width from both relative
+  half-widths."""
+  value = mean / c_mean
+  rel = math.hypot(half / mean if mean else 0.0,
+                   c_half / c_mean if c_mean else 0.0)
+  return value, value * rel
