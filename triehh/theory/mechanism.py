@@ -200,6 +200,14 @@ class NoisyTarget:
       fixed before the data is seen; the calibration accounts for it.
     allow_delta_above_1_over_n: run a delta above ``1/n``, which protects
       nobody, instead of refusing it; the guarantee then says so.
+    upload_budget: a client's upload budget
+      (:class:`triehh.theory.noisy_plan.UploadBudget`, bytes per run and
+      per round): the planned noisy trie, its rounds shaped by the public
+      frontier within the budget, its noise and thresholds chosen from
+      n, L, the alphabet and the target before the data is read (the plan
+      chooses the characters per level, the noise multipliers and the
+      false-positive rates: give none of them with it); None: the classic
+      noisy trie.
   """
 
   epsilon: float
@@ -209,6 +217,7 @@ class NoisyTarget:
   population_size: int | None = None
   noise_multipliers: tuple[float, ...] = ()
   allow_delta_above_1_over_n: bool = False
+  upload_budget: noisy_plan.UploadBudget | None = None
 
   def __post_init__(self):
     object.__setattr__(self, "epsilon",
@@ -229,6 +238,28 @@ class NoisyTarget:
     object.__setattr__(self, "noise_multipliers",
                        check_noise_multipliers(self.noise_multipliers))
     limits.check_opt_in(self.allow_delta_above_1_over_n)
+    self._check_upload_budget()
+
+  def _check_upload_budget(self) -> None:
+    """An UploadBudget or None; with one, none of the settings the plan
+    chooses."""
+    budget = self.upload_budget
+    if budget is None:
+      return
+    if not isinstance(budget, noisy_plan.UploadBudget):
+      raise TypeError(
+          "upload_budget must be a triehh.UploadBudget (bytes_per_run, "
+          f"bytes_per_round) or None, got {budget!r:.60}")
+    given = [name for name, value, default in (
+        ("chars_per_level", self.chars_per_level, 1),
+        ("noise_multipliers", self.noise_multipliers, ()),
+        ("false_positive_rate", self.false_positive_rate, 1e-5))
+             if value != default]
+    if given:
+      raise ValueError(
+          f"{' and '.join(given)} given with upload_budget: the budget's "
+          "plan chooses the characters per round, the noise multipliers "
+          "and the false-positive rates; give the budget alone")
 
 
 def check_noise_multipliers(multipliers, num_levels: int | None = None
@@ -406,3 +437,9 @@ class Guarantee:
     caveat = f"; WEAK: {self.caveat}" if self.caveat else ""
     return (f"({self.epsilon:.6g}, {self.delta:.3g})-DP, {sides}, for "
             f"{names} ({n}) [{self.accounting}]{caveat}")
+
+
+# Imported last: noisy_plan imports noisy_trie, which imports this module
+# (Guarantee, check_noise_multipliers), a cycle an import at the top would
+# break; NoisyTarget's annotation names it.
+from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
