@@ -142,10 +142,9 @@ def _import_beam():
     with beam_import.quiet():
       from apache_beam.options import pipeline_options  # pylint: disable=g-import-not-at-top
       from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
-      from triehh.beam import tables  # pylint: disable=g-import-not-at-top
   except ImportError as err:
     raise extras.missing("triehh-ingest", err) from err
-  return pipeline_options, ingest, tables
+  return pipeline_options, ingest
 
 
 def beam_options(pipeline_options):
@@ -179,7 +178,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   spec = spec_from_flags()
-  pipeline_options, ingest, tables = _import_beam()
+  pipeline_options, ingest = _import_beam()
   if not (FLAGS["verbosity"].present and FLAGS.verbosity >= 0):
     # A failing shard or a bad option is said once, by the error line: not
     # also by Beam's log (with a traceback).
@@ -187,10 +186,13 @@ def main(argv):
   options = beam_options(pipeline_options)
   start = time.perf_counter()
   try:
-    paths = ingest.ingest(spec, FLAGS.output_dir,
-                          users_sharded=FLAGS.users_sharded,
-                          split_bytes=FLAGS.split_bytes or None,
-                          pipeline_opts=options)
+    # The population said is the one this run wrote, read back while it
+    # held the folder's lock: another ingestion may rewrite the folder as
+    # soon as the lock is released.
+    paths, loaded = ingest.ingest_read(spec, FLAGS.output_dir,
+                                       users_sharded=FLAGS.users_sharded,
+                                       split_bytes=FLAGS.split_bytes or None,
+                                       pipeline_opts=options)
   except RuntimeError as err:  # Beam wraps a Ctrl-C in its workers
     if (isinstance(err.__context__, KeyboardInterrupt)
         or str(err).startswith("KeyboardInterrupt")):
@@ -203,7 +205,6 @@ def main(argv):
           "files are as they were", file=sys.stderr)
     raise
   seconds = time.perf_counter() - start
-  loaded = tables.read_population(FLAGS.output_dir)
   report = loaded.report
   print(f"{len(paths):,} file(s) read on {FLAGS.runner} in {seconds:.1f} s "
         f"({report.rows_read / max(seconds, 1e-9):,.0f} rows/s)")

@@ -127,6 +127,18 @@ def _both(tmp_path, spec: loader.DataSpec, whole: str, users_sharded: bool):
   return got, want
 
 
+@pytest.mark.parametrize("setting", ["single", "multi", "oov"])
+def test_ingest_read_returns_the_population_the_folder_holds(tmp_path,
+                                                             setting):
+  pattern, _ = _files(tmp_path, "csv", "", False)
+  spec = loader.DataSpec(path=pattern, setting=setting, oov_num_users=500,
+                         seed=3)
+  out = str(tmp_path / "out")
+  paths, got = ingest.ingest_read(spec, out)
+  assert paths == shards.expand(pattern)
+  _assert_same(got, tables.read_population(out))
+
+
 @pytest.mark.parametrize("users_sharded", [False, True])
 @pytest.mark.parametrize("setting", ["single", "multi", "oov"])
 def test_csv_shards_equal_the_concatenated_file(tmp_path, setting,

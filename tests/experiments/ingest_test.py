@@ -26,6 +26,36 @@ def test_ingest_writes_the_population_and_says_its_report(tmp_path):
   assert pop.ground_truth() == {"hello": 2, "apple": 1}
 
 
+def test_the_population_said_is_read_back_under_the_lock(tmp_path,
+                                                        monkeypatch):
+  # The driver read the folder again after the ingestion had released its
+  # lock: a second ingestion could rewrite it in between, and the lines
+  # said another population than the one written.
+  import fcntl  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  given = _two_shards(tmp_path)
+  out = tmp_path / "out"
+  read, reads = tables.read_population, []
+
+  def probed(path):
+    # A second writer tries the lock (.out.ingest.lock beside the folder).
+    with open(tmp_path / ".out.ingest.lock", "a") as probe:
+      try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held = False
+      except BlockingIOError:
+        held = True
+    reads.append((os.path.basename(path), held))
+    return read(path)
+
+  monkeypatch.setattr(tables, "read_population", probed)
+  code, stdout, err = drivers.run_in_process(ingest, given,
+                                             f"--output_dir={out}")
+  assert code in (0, None), err
+  assert reads and all(held for _, held in reads), reads
+  assert "population (single): 2 users, 1 distinct words" in stdout
+
+
 def test_missing_input_is_one_error_line(tmp_path):
   code, _, err = drivers.run_in_process(
       ingest, f"--input={tmp_path / 'none-*.csv'}",

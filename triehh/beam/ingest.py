@@ -4,7 +4,8 @@
 Sentiment140; plain or compressed, as :mod:`triehh.data.readers` reads
 them), one shard per element, with the in-memory loader's own functions
 (:mod:`triehh.beam.shards`), and writes the population's tables
-(:mod:`triehh.beam.tables`). :func:`triehh.beam.tables.read_population` reads
+(:mod:`triehh.beam.tables`); :func:`ingest_read` also returns the
+population it wrote, read back under the folder's lock. :func:`triehh.beam.tables.read_population` reads
 them back into what :func:`triehh.data.loader.build` returns on the shards
 concatenated in path order: the same population and the same report counts.
 
@@ -66,7 +67,21 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
            pipeline_opts: pipeline_options.PipelineOptions | None = None
            ) -> list[str]:
   """Runs the ingestion of ``spec.path`` (a file or a glob) into
-  ``output_dir``; returns the files read, in order.
+  ``output_dir``; returns the files read, in order (as
+  :func:`ingest_read`, whose arguments and errors these are)."""
+  return ingest_read(spec, output_dir, users_sharded=users_sharded,
+                     split_bytes=split_bytes, pipeline_opts=pipeline_opts)[0]
+
+
+def ingest_read(spec: loader.DataSpec, output_dir: str, *,
+                users_sharded: bool = False, split_bytes: int | None = None,
+                pipeline_opts: pipeline_options.PipelineOptions | None = None
+                ) -> tuple[list[str], loader.LoadedData]:
+  """Runs the ingestion of ``spec.path`` (a file or a glob) into
+  ``output_dir``; returns the files read, in order, and the population
+  written, read back from the tables this ingestion wrote while it held
+  the folder's lock (never from the folder after the lock is released,
+  which another ingestion may have rewritten by then).
 
   Args:
     spec: what to read and build (``spec.path`` a file or a glob).
@@ -106,7 +121,7 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
       raise
     try:
       _build_tables(spec, units, staging, users_sharded, pipeline_opts)
-      tables.read_population(staging)  # refuses what cannot be used
+      loaded = tables.read_population(staging)  # refuses what cannot be used
       tables.write_manifest(staging)
       _move_tables(staging, output_dir)
     except Exception as err:  # pylint: disable=broad-except
@@ -117,7 +132,7 @@ def ingest(spec: loader.DataSpec, output_dir: str, *,
     finally:
       shutil.rmtree(staging, ignore_errors=True)
       os.close(held)  # releases the folder
-  return paths
+  return paths, loaded
 
 
 def _build_tables(spec: loader.DataSpec, units: list, staging: str,
