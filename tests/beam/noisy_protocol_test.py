@@ -11,6 +11,7 @@ from triehh.beam import noisy_protocol  # pylint: disable=g-import-not-at-top
 from triehh.core import alphabet as alphabet_lib  # pylint: disable=g-import-not-at-top
 from triehh.core import population as population_lib  # pylint: disable=g-import-not-at-top
 from triehh.engines import noisy  # pylint: disable=g-import-not-at-top
+from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
 from triehh.theory import noisy_trie  # pylint: disable=g-import-not-at-top
 from tests.engines import noisy_law  # pylint: disable=g-import-not-at-top
 from tests.engines.noisy_law import LAW_PARAMS  # pylint: disable=g-import-not-at-top
@@ -132,6 +133,9 @@ def test_the_guarantee_is_the_fast_engines():
      "params account for 2 rounds, but words of up to 2 characters at 1 "
      "per round need 3"),
     (dict(params=object()), "params must be NoisyTrieParams, got object"),
+    (dict(params=noisy_plan.plan(1000, 2, 2, 4.0, 1e-6)),
+     "params: a plan of the noisy trie for an upload_budget runs on the "
+     "fast engine only"),
     (dict(alphabet="ab"), "alphabet must be an Alphabet, got str"),
 ])
 def test_bad_options_are_named(options, match):

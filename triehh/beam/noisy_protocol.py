@@ -45,6 +45,7 @@ from triehh.beam import protocol
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import validation
 from triehh.engines import noisy
+from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
 
 
@@ -66,6 +67,10 @@ class NoisyRounds:
   seeds: tuple[int, ...] = (0,)
 
   def __post_init__(self):
+    if isinstance(self.params, noisy_plan.NoisyPlan):
+      raise ValueError("params: a plan of the noisy trie for an "
+                       "upload_budget runs on the fast engine only (Beam "
+                       "runs the classic rounds: NoisyTrieParams)")
     if not isinstance(self.params, noisy_trie.NoisyTrieParams):
       raise ValueError(f"params must be NoisyTrieParams, got "
                        f"{type(self.params).__name__}")

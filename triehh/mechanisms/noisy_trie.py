@@ -31,6 +31,7 @@ import time
 from triehh.core import population as population_lib
 from triehh.engines import noisy as noisy_engine
 from triehh.engines import registry as engines
+from triehh.mechanisms import planned_noisy_trie as planned
 from triehh.mechanisms import protocol
 from triehh.theory import coverage
 from triehh.theory import limits
@@ -69,7 +70,10 @@ class NoisyTrie(protocol.BaseMechanism):
   def calibrate(self, privacy: privacy_lib.NoisyTarget, population_size: int,
                 shape: protocol.Shape) -> noisy_trie.NoisyTrieParams:
     """sigma, tau and q for the target over ``ceil((L + 1) / k)`` rounds;
-    delta ``1/n^2`` of ``population_size`` unless the target gives it."""
+    delta ``1/n^2`` of ``population_size`` unless the target gives it.
+    With an upload budget, the plan (:func:`planned.calibrate`)."""
+    if privacy.upload_budget is not None:
+      return planned.calibrate(privacy, population_size, shape)
     delta = (coverage.default_delta(population_size)
              if privacy.delta is None else privacy.delta)
     params = noisy_trie.calibrate(
@@ -86,18 +90,25 @@ class NoisyTrie(protocol.BaseMechanism):
                 ) -> privacy_lib.Guarantee:
     """The accountant's guarantee at the calibrated delta, said for where
     n came from."""
+    if isinstance(params, planned.CalibratedPlan):
+      return planned.guarantee(params)
     return _labelled(noisy_trie.guarantee(params), params.n_source,
                      delta_from_n=params.n_source == coverage.N_FROM_DATA,
                      n=params.population_size)
 
   def dp_event(self, params: noisy_trie.NoisyTrieParams):
+    if isinstance(params, planned.CalibratedPlan):
+      return planned.dp_event(params)
     return noisy_trie.dp_event(params)
 
   def run(self, population: population_lib.Population,
           params: noisy_trie.NoisyTrieParams, rng, engine: str,
           **engine_options):
     """One run on ``engine`` (``noise="distributed"`` on TFF splits the
-    noise among the clients, relabelled so)."""
+    noise among the clients, relabelled so); a plan's on the fast engine
+    only (:func:`planned.run`)."""
+    if isinstance(params, planned.CalibratedPlan):
+      return planned.run(population, params, rng, engine, **engine_options)
     runner = engines.get(engine).runner(NAME)
     distributed = _checked_options(engine, engine_options) == DISTRIBUTED
     accounted = noisy_trie.guarantee(params)  # the accountant, once

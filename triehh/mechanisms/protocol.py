@@ -51,17 +51,21 @@ class Shape:
     declared: whether the population size is the declared, public one
       (else it was read off the data: the guarantee then holds between
       neighbours of the same size only).
+    alphabet_size: A, the characters of the population's alphabet (public
+      where the mechanism checks it is: the noisy trie's); None: not said.
   """
 
   max_length: int
   single_word: bool = True
   declared: bool = False
+  alphabet_size: int | None = None
 
   @classmethod
   def of(cls, population: population_lib.Population,
          declared: bool = False) -> "Shape":
     """The shape of ``population``."""
-    return cls(population.max_length, population.is_single_word, declared)
+    return cls(population.max_length, population.is_single_word, declared,
+               population.alphabet.size)
 
 
 @dataclasses.dataclass(frozen=True)

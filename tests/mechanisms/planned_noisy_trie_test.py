@@ -1,0 +1,194 @@
+"""Tests of the planned noisy trie as a mechanism: triehh.discover with a
+NoisyTarget that has an upload budget."""
+
+import dataclasses
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+
+import triehh
+from triehh.engines import noisy as noisy_engine
+from triehh.mechanisms import noisy_trie as noisy_mechanism
+from triehh.mechanisms import planned_noisy_trie as planned
+from triehh.mechanisms import protocol
+from triehh.theory import dp_events
+from triehh.theory import noisy_plan
+from triehh.theory.adjacency import Adjacency
+
+_ALPHABET = "0123456789amnorstuw"
+_WORDS = ["sun"] * 3000 + ["moon"] * 2000 + ["star"] * 1000 + [
+    f"w{i}" for i in range(4000)]
+_USERS = triehh.Population.from_user_words(_WORDS, alphabet=_ALPHABET)
+_BUDGET = triehh.UploadBudget(200_000)
+_TARGET = triehh.NoisyTarget(4.0, upload_budget=_BUDGET)
+_MECHANISM = noisy_mechanism.MECHANISM
+
+
+def _fields(plan) -> dict:
+  return {f.name: getattr(plan, f.name)
+          for f in dataclasses.fields(noisy_plan.NoisyPlan)}
+
+
+@pytest.fixture(scope="module")
+def release():
+  return triehh.discover(_USERS, _TARGET, seed=0)
+
+
+def test_a_budget_runs_the_planned_trie_and_finds_the_frequent_words(
+    release):
+  assert isinstance(release, planned.PlannedNoisyTrieRelease)
+  assert isinstance(release.params, planned.CalibratedPlan)
+  assert {"sun", "moon", "star"} <= set(release.words)
+  assert release.num_false_words == 0 and release.notes == ()
+  assert release.mechanism == "noisy_trie"
+  assert len(release.per_round) == len(release.levels) >= 1
+  assert release.unprotected == {"false_words": ()}
+  again = triehh.discover(_USERS, _TARGET, seed=0)
+  assert again.words == release.words
+
+
+def test_the_release_carries_the_planned_upload_within_the_budget(release):
+  per_round = release.upload_bytes_per_round
+  assert per_round == tuple(level.upload_bytes for level in release.levels)
+  assert release.upload_bytes == sum(per_round) > 0
+  assert release.upload_bytes <= _BUDGET.bytes_per_run
+  # Each round's bytes recomputed from its characters and its blocks'
+  # bits: at least one bit per candidate, at most n's bits.
+  plan = release.params
+  for level in release.levels:
+    candidates = level.stats.num_candidates
+    assert math.ceil(candidates / 8) <= level.upload_bytes
+    assert level.upload_bytes <= math.ceil(
+        candidates * noisy_plan.bits_for(4 * plan.population_size) / 8)
+  assert release.chars_per_round == tuple(l.chars for l in release.levels)
+
+
+def test_the_plan_is_the_one_computed_from_public_values_alone(release):
+  # n, L, A, one word, epsilon, delta = 1/n^2, the budget: nothing else.
+  n, length, size = 10_000, _USERS.max_length, _USERS.alphabet.size
+  want = noisy_plan.plan(n, length, size, 4.0, 1.0 / n**2, budget=_BUDGET,
+                         one_word=True)
+  assert _fields(release.params) == _fields(want)
+  # calibrate is handed the public shape only, never the population.
+  by_hand = _MECHANISM.calibrate(
+      _TARGET, n, protocol.Shape(length, single_word=True,
+                                 alphabet_size=size))
+  assert by_hand == release.params
+
+
+def test_other_data_of_the_same_public_shape_gets_the_same_plan(release):
+  words = ["zzz"] * 9000 + ["a"] * 1000
+  other = triehh.Population.from_user_words(
+      [w.replace("z", "w") for w in words], alphabet=_ALPHABET,
+      max_length=_USERS.max_length)
+  assert other.num_users == _USERS.num_users
+  result = triehh.discover(other, _TARGET, seed=3)
+  assert result.params == release.params
+  assert result.guarantee == release.guarantee
+
+
+def test_a_declared_n_covers_add_or_remove_and_n_from_data_does_not(
+    release):
+  assert release.guarantee.adjacencies == (Adjacency.REPLACE_SPECIAL,)
+  assert release.guarantee.n_source == "data"
+  assert "same size" in release.guarantee.covers
+  declared = triehh.discover(
+      _USERS, triehh.NoisyTarget(4.0, delta=1e-8, population_size=20_000,
+                                 upload_budget=_BUDGET), seed=0)
+  g = declared.guarantee
+  assert g.adjacencies == (Adjacency.ADD_OR_REMOVE_ONE,
+                           Adjacency.REPLACE_SPECIAL)
+  assert g.n_source == "declared" and g.delta == 1e-8
+  assert declared.params.population_size == 20_000
+  assert "any size" in g.covers and "200,000 bytes" in g.covers
+  assert "declared population size" in g.public
+
+
+def _exact_delta(sigmas, epsilon: float) -> float:
+  """delta(epsilon) of R discrete Gaussian rounds at ``sigmas`` on sums of
+  sensitivity 1, summed exactly from the pmfs (no accountant): the loss of
+  a round is ``(2 X + 1) / (2 sigma^2)``, X ~ N_Z(0, sigma^2); rounds of one
+  sigma grouped (their X summed by convolution); at most two groups."""
+  groups = {}
+  for s in sigmas:
+    groups[s] = groups.get(s, 0) + 1
+  laws = []  # (values of the group's loss, their probabilities)
+  for sigma, count in groups.items():
+    x = np.arange(-math.ceil(45 * sigma), math.ceil(45 * sigma) + 1)
+    pmf = np.exp(-x.astype(float)**2 / (2 * sigma**2))
+    pmf /= pmf.sum()
+    total, support = pmf, x
+    for _ in range(count - 1):
+      total = np.convolve(total, pmf)
+      support = np.arange(support[0] + x[0], support[-1] + x[-1] + 1)
+    laws.append(((2 * support + count) / (2 * sigma**2), total))
+  assert len(laws) <= 2
+  if len(laws) == 1:
+    laws.append((np.zeros(1), np.ones(1)))
+  (l0, p0), (l1, p1) = laws
+  # sum over l0 of p0 * E[(1 - e^(eps - l0 - L1))_+], L1 sorted ascending:
+  # tails from the top, accumulated smallest first.
+  tail = np.cumsum(p1[::-1])[::-1]
+  tail_exp = np.cumsum((p1 * np.exp(-l1))[::-1])[::-1]
+  tail, tail_exp = np.append(tail, 0.0), np.append(tail_exp, 0.0)
+  first = np.searchsorted(l1, epsilon - l0, side="right")
+  inner = tail[first] - np.exp(epsilon - l0) * tail_exp[first]
+  return float(np.sum(p0 * np.maximum(inner, 0.0)))
+
+
+def test_the_guarantee_checks_against_an_exact_sum(release):
+  plan, g = release.params, release.guarantee
+  assert len(plan.noise_multipliers) <= 1 and plan.num_levels > 2
+  sigmas = plan.sigmas
+  assert g.epsilon <= 4.0 and g.delta == 1e-8
+  assert _exact_delta(sigmas, g.epsilon) <= g.delta * (1 + 1e-6)
+  # Tight: 3% less epsilon needs more delta.
+  assert _exact_delta(sigmas, 0.97 * g.epsilon) > g.delta
+  # The exact sum itself, against the one-round closed form's neighbour:
+  # more noise, less delta.
+  assert _exact_delta([2 * s for s in sigmas], g.epsilon) < g.delta / 100
+
+
+def test_the_dp_event_composes_to_the_guarantee(release):
+  plan, g = release.params, release.guarantee
+  event = _MECHANISM.dp_event(plan)
+  assert isinstance(event, dp_accounting.ComposedDpEvent)
+  assert [e.sigma for e in event.events] == pytest.approx(list(plan.sigmas))
+  accountant = dp_events.PLDAccountant(value_discretization_interval=1e-4)
+  accountant.compose(event)
+  assert accountant.get_epsilon(g.delta) == pytest.approx(g.epsilon,
+                                                          rel=0.02)
+  assert noisy_plan.epsilon(plan) == pytest.approx(g.epsilon, rel=1e-9)
+
+
+@pytest.mark.parametrize("engine", ["tff", "beam", "protocol"])
+def test_other_engines_refuse_a_budget_in_one_line(release, engine):
+  with pytest.raises(ValueError, match="^upload_budget: the planned noisy "
+                     f"trie runs on the 'fast' engine only, not '{engine}'"
+                     ) as raised:
+    _MECHANISM.run(_USERS, release.params, 0, engine)
+  assert "\n" not in str(raised.value)
+
+
+def test_the_fast_engine_takes_no_options_with_a_plan(release):
+  with pytest.raises(ValueError, match="takes no engine options, got noise"):
+    _MECHANISM.run(_USERS, release.params, 0, "fast", noise="central")
+
+
+def test_a_release_with_no_word_says_why():
+  few = triehh.Population.from_user_words(["sun"] * 6 + ["w1"] * 4,
+                                          alphabet=_ALPHABET)
+  result = triehh.discover(few, triehh.NoisyTarget(
+      0.5, upload_budget=_BUDGET), seed=0)
+  assert result.words == ()
+  (note,) = result.notes
+  assert note.startswith("no word found: a word's prefixes need noisy sums")
+  assert "more than there are users" in note
+
+
+def test_the_run_is_the_engines_planned_run(release):
+  raw = noisy_engine.run_planned(_USERS, release.params, 0)
+  assert raw.words == release.words
+  assert raw.upload_bytes == release.upload_bytes

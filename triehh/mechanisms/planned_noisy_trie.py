@@ -1,0 +1,231 @@
+"""The noisy trie's planned rounds, as the noisy-trie mechanism runs them
+for a :class:`~triehh.theory.mechanism.NoisyTarget` with an
+``upload_budget`` (``docs/noisy-trie.md``, "Rounds within an upload
+budget").
+
+* parameters: :func:`calibrate`, the plan of
+  :func:`triehh.theory.noisy_plan.plan` from the public n (declared, else
+  the data's size), L, the alphabet's size, the target and the budget:
+  nothing else of the population is read;
+* accountant: :func:`triehh.theory.noisy_plan.epsilon`'s, R discrete
+  Gaussian rounds at the planned sigma_r (:func:`guarantee`,
+  :func:`dp_event`: dp_accounting's ``ComposedDpEvent`` of
+  :class:`~triehh.theory.dp_events.DiscreteGaussianDpEvent`);
+* engine: the fast engine's :func:`triehh.engines.noisy.run_planned`
+  only; the others refuse a budgeted target (:func:`check_engine`);
+* release: :class:`PlannedNoisyTrieRelease`, with the bytes a client
+  uploads in each round and over the run (public: functions of the plan
+  and the released counts).
+
+The plan reads n (its first round's bits, hence R and sigma, and every
+block's cap), so with n read off the data the guarantee covers neighbours
+of the same size only (``REPLACE_SPECIAL``); with a declared n, neighbours
+of any size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from triehh.core import population as population_lib
+from triehh.core import release
+from triehh.engines import noisy as noisy_engine
+from triehh.engines import registry as engines
+from triehh.mechanisms import protocol
+from triehh.theory import coverage
+from triehh.theory import limits
+from triehh.theory import mechanism as privacy_lib
+from triehh.theory import noisy_plan
+from triehh.theory import noisy_trie
+
+_PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
+                    "treated as public: fix it before seeing the data")
+
+
+@dataclasses.dataclass(frozen=True)
+class CalibratedPlan(noisy_plan.NoisyPlan):
+  """A :class:`~triehh.theory.noisy_plan.NoisyPlan` calibrated for a
+  target, with where its n came from (``"declared"`` or ``"data"``)."""
+
+  n_source: str = coverage.N_FROM_DATA
+
+
+def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
+              shape: protocol.Shape) -> CalibratedPlan:
+  """The plan for the target's budget from public values only: n
+  (``population_size``: declared, else the data's), L, the alphabet's
+  size, whether each user holds one word, epsilon and delta (``1/n^2``
+  unless the target gives it)."""
+  if shape.alphabet_size is None:
+    raise ValueError("the planned noisy trie needs the alphabet's size "
+                     "(public) in the shape it is calibrated for")
+  delta = (coverage.default_delta(population_size)
+           if privacy.delta is None else privacy.delta)
+  plan = noisy_plan.plan(population_size, shape.max_length,
+                         shape.alphabet_size, privacy.epsilon, delta,
+                         budget=privacy.upload_budget,
+                         one_word=shape.single_word)
+  fields = {f.name: getattr(plan, f.name)
+            for f in dataclasses.fields(noisy_plan.NoisyPlan)}
+  return CalibratedPlan(**fields, n_source=(
+      coverage.N_DECLARED if shape.declared else coverage.N_FROM_DATA))
+
+
+def as_params(plan: noisy_plan.NoisyPlan) -> noisy_trie.NoisyTrieParams:
+  """The plan's rounds as the accountant's parameters: R rounds at sigma
+  times the multipliers, every user in every round (q = 1), at the
+  plan's delta."""
+  return noisy_trie.NoisyTrieParams(
+      sigma=plan.sigma, num_levels=plan.num_levels,
+      false_positive_rate=plan.word_false_positive_rate,
+      noise_multipliers=plan.noise_multipliers, delta=plan.delta,
+      population_size=plan.population_size)
+
+
+def dp_event(plan: noisy_plan.NoisyPlan):
+  """The run's ``DpEvent``: R discrete Gaussian rounds at the planned
+  sigma_r (:func:`triehh.theory.noisy_trie.dp_event`)."""
+  return noisy_trie.dp_event(as_params(plan))
+
+
+def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
+  """The accountant's guarantee at the plan's delta, said for where n came
+  from and for the budget."""
+  accounted = noisy_trie.guarantee(as_params(plan))
+  declared = plan.n_source == coverage.N_DECLARED
+  neighbours = (
+      "for neighbours of any size (the plan reads the declared, public n)"
+      if declared else "for neighbours of the same size (the plan's "
+      "rounds, noise and block sizes read n off the data)")
+  budget = plan.budget
+  per_round = ("" if budget.bytes_per_round is None else
+               f", at most {budget.bytes_per_round:,} per round")
+  covers = ("the released words, the published trie and every noisy "
+            f"count, {neighbours}; {plan.num_levels} rounds planned within "
+            f"an upload budget of {budget.bytes_per_run:,} bytes per client "
+            f"per run{per_round}, each round's characters and kept "
+            "prefixes chosen from public values only" + _PUBLIC_ALPHABET)
+  public = (noisy_trie.PUBLIC + "; the upload budget and the plan (rounds, "
+            "noise, thresholds)" + ("; the declared population size"
+                                    if declared else ""))
+  return dataclasses.replace(
+      accounted, adjacencies=coverage.add_or_remove(plan.n_source),
+      n_source=plan.n_source, covers=covers, public=public,
+      caveat=limits.delta_above_1_over_n(accounted.delta,
+                                         plan.population_size))
+
+
+def check_engine(engine: str, engine_options: dict) -> None:
+  """ValueError unless ``engine`` is the fast engine, with no options: the
+  planned rounds run there only."""
+  if engine != engines.FAST:
+    raise ValueError(
+        f"upload_budget: the planned noisy trie runs on the {engines.FAST!r} "
+        f"engine only, not {engine!r}; give no upload_budget to run the "
+        "classic noisy trie there")
+  if engine_options:
+    raise ValueError("the noisy trie's fast engine takes no engine "
+                     f"options, got {', '.join(sorted(engine_options))}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannedNoisyTrieRelease:
+  """A planned run's :class:`~triehh.core.release.Release`.
+
+  Attributes:
+    words: the released words, by round, each round's by noisy sum.
+    noisy_counts: ``int64 [len(words)]`` their noisy sums.
+    false_words: ``bool [len(words)]`` whether no user holds the word
+      (simulation only: not covered, :attr:`unprotected`).
+    levels: per round, its
+      :class:`~triehh.engines.noisy.PlannedLevel` (statistics, characters,
+      prefixes dropped to fit the budget, bytes per client).
+    params: the :class:`CalibratedPlan`; guarantee: what it guarantees.
+    seconds: wall time of the run.
+    notes: one-line statements its public values explain (no word found).
+  """
+
+  mechanism = "noisy_trie"
+
+  words: tuple[str, ...]
+  noisy_counts: np.ndarray
+  false_words: np.ndarray
+  levels: tuple[noisy_engine.PlannedLevel, ...]
+  params: object = None
+  guarantee: object = None
+  seconds: float = 0.0
+  notes: tuple[str, ...] = ()
+
+  @property
+  def num_false_words(self) -> int:
+    """Released words no user holds."""
+    return int(self.false_words.sum())
+
+  @property
+  def per_round(self) -> tuple[release.RoundStats, ...]:
+    """Each round's candidates and the prefixes and words it kept."""
+    return tuple(release.RoundStats(candidates=level.stats.num_candidates,
+                                    kept=level.stats.num_passing)
+                 for level in self.levels)
+
+  @property
+  def unprotected(self) -> dict[str, tuple[str, ...]]:
+    """``{"false_words": ...}``: released words no user holds (simulation
+    only: NOT covered by the guarantee)."""
+    return {"false_words": tuple(
+        w for w, false in zip(self.words, self.false_words) if false)}
+
+  @property
+  def chars_per_round(self) -> tuple[int, ...]:
+    """k_r, each round's characters."""
+    return tuple(level.chars for level in self.levels)
+
+  @property
+  def upload_bytes_per_round(self) -> tuple[int, ...]:
+    """The bytes a client uploads in each round (every user takes part in
+    every round); public."""
+    return tuple(level.upload_bytes for level in self.levels)
+
+  @property
+  def upload_bytes(self) -> int:
+    """The bytes a client uploads over the run; public."""
+    return sum(self.upload_bytes_per_round)
+
+
+def run(population: population_lib.Population, plan: CalibratedPlan, rng,
+        engine: str, **engine_options) -> PlannedNoisyTrieRelease:
+  """One planned run on the fast engine
+  (:func:`triehh.engines.noisy.run_planned`), with its guarantee."""
+  check_engine(engine, engine_options)
+  accounted = guarantee(plan)  # before the data is read
+  start = time.perf_counter()
+  result = noisy_engine.run_planned(population, plan, rng)
+  seconds = time.perf_counter() - start
+  notes = () if result.words else (
+      nothing_found(plan, population.num_users),)
+  return PlannedNoisyTrieRelease(
+      words=result.words, noisy_counts=result.noisy_counts,
+      false_words=result.false_words, levels=result.levels, params=plan,
+      guarantee=accounted, seconds=seconds, notes=notes)
+
+
+def nothing_found(plan: noisy_plan.NoisyPlan, n: int) -> str:
+  """Why a planned run on ``n`` users released no word, in one line: a
+  word's prefix needs a noisy sum of at least the prefix threshold in every
+  round before its last (each user votes in every round), the largest in
+  the first round; more holders than ``n``: none can be expected."""
+  first, later = plan.params(0, False), plan.params(plan.num_levels - 1,
+                                                    False)
+  needed = max(first.threshold, later.threshold)
+  line = (f"no word found: a word's prefixes need noisy sums of at least "
+          f"{first.threshold:g} in the first round (sigma={first.sigma:.4g})"
+          f" and {later.threshold:g} in the last (sigma={later.sigma:.4g}), "
+          f"so about {needed:,.0f} holders among the n={n:,} users")
+  if needed > n:
+    return (line + ": more than there are users, so no word can be "
+            "expected; ask for a larger epsilon or upload budget, or run on "
+            "more users")
+  return line + ": no word reached it in this run"
