@@ -15,14 +15,19 @@ configuration is that object.
 * Config: ``{"algorithm": name, "engine": engine, "data": {...}}`` and the
   privacy object's fields beside them, as ``dataclasses.asdict`` gives
   them (tuples as JSON arrays); the object is rebuilt from them with
-  ``type(**fields)`` (:func:`privacy_of`, arrays as tuples).
+  ``type(**fields)`` (:func:`privacy_of`, arrays as tuples, objects as
+  the dataclass their field's type names: the noisy trie's
+  ``UploadBudget``).
 * Check: the engine serves the mechanism, and the mechanism calibrates the
   object on the population (``calibrate`` and ``guarantee``).
 * Run: :func:`triehh.discover` with the object, on the population.
 * Record: the release's guarantee (epsilon, delta, accounting, covers,
   adjacencies, n_source), its words and their metrics, seconds, rounds and
   users sampled (``per_round``), and as ``params`` the JSON object of its
-  parameters (``dataclasses.asdict(result.params)``).
+  parameters (``dataclasses.asdict(result.params)``), with the bytes a
+  client uploaded in each round and over the run where the release says
+  them (the planned noisy trie's ``upload_bytes_per_round``):
+  ``upload_bytes_per_round`` and ``upload_bytes_per_run`` there.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import dataclasses
 import enum
 import itertools
 import math
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,11 +93,49 @@ def _from_json(value):
   return value
 
 
+def _dataclass_of(hint: Any) -> type | None:
+  """The dataclass a field's type names (``X`` or ``X | None``), or None."""
+  for kind in (hint, *typing.get_args(hint)):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+      return kind
+  return None
+
+
 def privacy_of(kind: type, config: Mapping[str, Any]):
   """The privacy object of a cell's ``config``: ``kind(**fields)``, its
-  fields read from the config (JSON arrays as tuples)."""
-  return kind(**{f.name: _from_json(config[f.name]) for f in _fields(kind)
-                 if f.name in config})
+  fields read from the config (JSON arrays as tuples, a JSON object as the
+  dataclass its field's type names)."""
+  hints = typing.get_type_hints(kind)
+  fields = {}
+  for f in _fields(kind):
+    if f.name not in config:
+      continue
+    value, nested = config[f.name], _dataclass_of(hints.get(f.name))
+    if nested is not None and isinstance(value, Mapping):
+      value = privacy_of(nested, value)
+    fields[f.name] = _from_json(value)
+  return kind(**fields)
+
+
+def _params_of(result) -> Any:
+  """A record's params: the release's parameters as JSON, with its upload
+  (:func:`upload_fields`) when it says one."""
+  params = jsonable(result.params)
+  upload = upload_fields(result)
+  if upload and isinstance(params, dict):
+    return {**params, **upload}
+  return params
+
+
+def upload_fields(result) -> dict[str, Any]:
+  """The bytes a client uploaded per round and per run, where the release
+  says them (``upload_bytes_per_round``); empty otherwise."""
+  per_round = getattr(result, "upload_bytes_per_round", None)
+  if per_round is None:
+    return {}
+  per_round = [int(b) for b in per_round]
+  return {"upload_bytes_per_round": per_round,
+          "upload_bytes_per_run": sum(per_round)}
 
 
 def jsonable(value):
@@ -246,7 +290,7 @@ class Mechanism:
         metrics=metrics.precision_recall_f1(words, dataset.truth, ks),
         seconds=result.seconds, rounds=len(result.per_round),
         num_participants=sum(sampled) if sampled else None,
-        params=jsonable(result.params), config=dict(config),
+        params=_params_of(result), config=dict(config),
         config_key=config_key)
 
   def _options_text(self, config: Mapping[str, Any]) -> list[str]:
