@@ -18,10 +18,18 @@ def _cached(**kwargs):
 
 
 def _plan(**kwargs):
+  """The fixed rule's plan unless ``rule`` is given."""
   args = dict(population_size=10**6, max_length=10, alphabet_size=27,
-              epsilon=4.0, delta=1e-12)
+              epsilon=4.0, delta=1e-12, rule="fixed")
   args.update(kwargs)
   return _cached(**args)
+
+
+def _prior_plan(**kwargs):
+  args = dict(population_size=10**5, epsilon=4.0, delta=1e-10,
+              rule="prior")
+  args.update(kwargs)
+  return _plan(**args)
 
 
 def test_the_plan_reads_no_population():
@@ -29,8 +37,11 @@ def test_the_plan_reads_no_population():
   names = set(inspect.signature(noisy_plan.plan).parameters)
   assert names == {"population_size", "max_length", "alphabet_size",
                    "epsilon", "delta", "budget", "zipf_exponent",
-                   "false_words", "one_word"}
-  assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12)  # them alone
+                   "false_words", "one_word", "rule"}
+  assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12,
+                                    rule="fixed")  # them alone
+  # The prior rule too: the same declared values, the same plan.
+  assert _prior_plan() == noisy_plan.plan(10**5, 10, 27, 4.0, 1e-10)
 
 
 def test_the_plan_refuses_a_population_for_its_size():
@@ -159,3 +170,74 @@ def test_same_accountant_as_the_noisy_trie():
       noise_multipliers=plan.noise_multipliers)
   assert noisy_plan.epsilon(plan) == pytest.approx(
       noisy_trie.epsilon(params, 1e-8), rel=1e-9)
+
+
+def test_an_unknown_rule_is_named():
+  with pytest.raises(ValueError, match="rule must be one of"):
+    noisy_plan.plan(10**5, 10, 27, 4.0, 1e-10, rule="tuned")
+
+
+def test_block_bits_are_the_caps_of_each_count():
+  for one_word in (True, False):
+    plan = _plan(one_word=one_word)
+    counts = [None, -40.0, 0.0, 3.5, 255.0, 1e5, 999_990.0, 2e6]
+    for r in range(plan.num_levels):
+      assert plan.block_bits(counts, r) == [plan.cap_bits(c, r)
+                                            for c in counts]
+
+
+def test_the_prior_rule_chooses_within_its_options_and_budget():
+  plan = _prior_plan()
+  declared = noisy_plan._Declared(10**5, 10, 27, 4.0, 1e-10,
+                                  noisy_plan.UploadBudget(), 1.0, 1.0, True)
+  choices = noisy_plan.prior_choices(declared)
+  assert choices.first_multiplier in noisy_plan.MULTIPLIER_CHOICES
+  assert choices.prefix_share in noisy_plan.PREFIX_SHARE_CHOICES
+  assert 1 <= choices.rounds <= 10 + 1 - choices.first_chars
+  assert choices.sized_first_round
+  assert plan.num_levels == choices.rounds
+  assert plan.noise_multipliers == (
+      (choices.first_multiplier,) if choices.first_multiplier != 1.0 else ())
+  assert plan.prefix_false_positive_rate == pytest.approx(
+      choices.prefix_share / 28)
+  # The first round is its k_0 vector at its caps' bits, within half the
+  # run's bytes, and the engine's round 0 affords exactly k_0.
+  bits = plan.cap_bits(None, 0)
+  assert plan.first_round_bytes == plan.round_bytes(bits,
+                                                    choices.first_chars, 0)
+  assert plan.first_round_bytes <= noisy_plan.FIRST_ROUND_MAX_SHARE * 10**6
+  assert noisy_plan.chars_for_round(plan, [bits], 0, 0, 0) == (
+      choices.first_chars, 1)
+  # Remembered by its arguments: no second search.
+  before = noisy_plan.prior_choices.cache_info().hits
+  noisy_plan.prior_choices(declared)
+  assert noisy_plan.prior_choices.cache_info().hits == before + 1
+
+
+def test_the_prior_rule_does_no_worse_than_the_fixed_one_on_its_prior():
+  # Coordinate ascent from the fixed rule's values keeps a change only if
+  # it raises the prior's true words (at sigma from one round's); at the
+  # plans' exact sigmas the fixed rule does not score above the chosen.
+  from triehh.theory import noisy_prior  # pylint: disable=g-import-not-at-top
+  declared = noisy_plan._Declared(10**5, 10, 27, 1.0, 1e-10,
+                                  noisy_plan.UploadBudget(), 1.0, 1.0, True)
+  prior = noisy_prior.population(10**5, 10, 27)
+  chosen = noisy_prior.expected_true_words(
+      noisy_plan.build(declared, noisy_plan.prior_choices(declared)), prior)
+  fixed = noisy_prior.expected_true_words(
+      noisy_plan.build(declared, noisy_plan.fixed_choices(declared)), prior)
+  assert chosen >= fixed > 0
+
+
+def test_a_prior_plan_meets_its_target_by_an_independent_pld():
+  plan = _prior_plan(epsilon=1.0)
+  pld = None
+  for sigma in plan.sigmas:
+    one = dp_accounting.pld.privacy_loss_distribution.\
+        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
+                                         value_discretization_interval=1e-4)
+    pld = one if pld is None else pld.compose(one)
+  assert pld.get_epsilon_for_delta(1e-10) <= 1.0 * 1.01
+  assert noisy_plan.epsilon(plan) <= 1.0
+  assert noisy_plan.epsilon(plan) == pytest.approx(
+      pld.get_epsilon_for_delta(1e-10), rel=0.02)

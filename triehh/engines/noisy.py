@@ -566,7 +566,7 @@ def run_planned(population: population_lib.Population, plan,
   for r in range(plan.num_levels):
     if not frontier.real.size:
       break
-    bits = [plan.cap_bits(c, r) for c in parent]
+    bits = plan.block_bits(parent, r)
     k, kept = noisy_plan.chars_for_round(plan, bits, r, p, spent)
     if not k:
       break

@@ -38,6 +38,17 @@ changes, all functions of public values and earlier releases:
   the false prefixes' extensions take at most that share of the
   coordinates in expectation).
 
+* *Free choices from a public prior.* The first round's noise multiplier
+  m_0, its characters k_0 (and so its bytes), the prefixes' share of the
+  false-positive budget and R are the plan's free choices
+  (:class:`PlanChoices`). ``rule="prior"`` (the default) takes those with
+  the most true words in a simulated run on a synthetic population drawn
+  from the public prior of :mod:`triehh.theory.noisy_prior` at the
+  declared n, L and A (:func:`prior_choices`); ``rule="fixed"``, the
+  constants below (:func:`fixed_choices`). Either is a function of public
+  values only, computed before the data is read; the accountant is the
+  same.
+
 Several words per user: each round a participant votes for one of its
 words whose prefix is on the frontier (drawn by local frequency among
 those), a function of the public frontier and its own words: still zero
@@ -47,6 +58,7 @@ or one-hot, the same pair of laws per round (docs/noisy-trie.md).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 from triehh.core import validation
@@ -64,6 +76,17 @@ FIRST_ROUND_SHARE = 0.125
 # The first round's noise over the others' (its prefixes are shared by many).
 FIRST_MULTIPLIER = 2.0
 DEFAULT_FALSE_WORDS = 1.0
+# The rules for the plan's free choices: chosen on the public prior of
+# triehh.theory.noisy_prior, or the constants above.
+PRIOR, FIXED = "prior", "fixed"
+RULES = (PRIOR, FIXED)
+# The prior rule's choices (docs/noisy-trie.md): the first round's noise
+# multiplier, its characters (its vector within this share of the run's
+# bytes), the prefixes' share of the false-positive budget; R from 1 to
+# L + 1 - k_0.
+MULTIPLIER_CHOICES = (1.0, 1.5, 2.0, 3.0, 4.0)
+FIRST_ROUND_MAX_SHARE = 0.5
+PREFIX_SHARE_CHOICES = (0.01, 0.03, 0.1, 0.3)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +153,13 @@ class NoisyPlan:
   delta: float | None = None
   sampling_rate: float = 1.0
   false_words: float = DEFAULT_FALSE_WORDS
+  first_round_bytes: int | None = None
+
+  def round_sigma(self, r: int) -> float:
+    """sigma_r, round r's sigma."""
+    m = (self.noise_multipliers[r] if r < len(self.noise_multipliers)
+         else 1.0)
+    return self.sigma * m
 
   def params(self, r: int, word: bool, num_candidates: int | None = None
              ) -> noisy_trie.NoisyTrieParams:
@@ -138,16 +168,13 @@ class NoisyPlan:
     ``word_false_positive_rate / (R * num_candidates)``, so the run
     releases at most ``word_false_positive_rate`` false words in
     expectation (capped at the budget's bound without it)."""
-    m = (self.noise_multipliers[r] if r < len(self.noise_multipliers)
-         else 1.0)
     if not word:
       rate = self.prefix_false_positive_rate
     elif num_candidates:
       rate = min(self.false_words / (self.num_levels * num_candidates), 0.5)
     else:
       rate = self.word_false_positive_rate
-    return noisy_trie.NoisyTrieParams(sigma=self.sigma * m, num_levels=1,
-                                      false_positive_rate=rate)
+    return _round_params(self.round_sigma(r), rate)
 
   @property
   def sigmas(self) -> tuple[float, ...]:
@@ -164,11 +191,23 @@ class NoisyPlan:
     ``noisy_count`` (None: the root, or several words per user): the
     counts' cap plus ``WRAP_SIGMAS`` of round r's sigma on either side
     (noisy values are decoded from ``[-10 sigma_r, cap + 10 sigma_r]``)."""
-    noise = 2.0 * WRAP_SIGMAS * self.params(r, False).sigma
+    noise = 2.0 * WRAP_SIGMAS * self.round_sigma(r)
     if noisy_count is None or not self.one_word:
       return bits_for(self.population_size + noise)
-    cap = noisy_count + WRAP_SIGMAS * self.params(max(r - 1, 0), False).sigma
+    cap = noisy_count + WRAP_SIGMAS * self.round_sigma(max(r - 1, 0))
     return bits_for(min(cap, self.population_size) + noise)
+
+  def block_bits(self, noisy_counts, r: int) -> list[int]:
+    """:meth:`cap_bits` of each of ``noisy_counts`` (a list: None or a
+    float each) at round r, in one pass."""
+    noise = 2.0 * WRAP_SIGMAS * self.round_sigma(r)
+    whole = bits_for(self.population_size + noise)
+    if not self.one_word:
+      return [whole] * len(noisy_counts)
+    above = WRAP_SIGMAS * self.round_sigma(max(r - 1, 0))
+    n = self.population_size
+    return [whole if c is None else bits_for(min(c + above, n) + noise)
+            for c in noisy_counts]
 
   def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
     """Bytes of a round whose blocks total ``bits`` per extension."""
@@ -177,16 +216,26 @@ class NoisyPlan:
     return math.ceil(bits * e / 8)
 
   def round_allowance(self, r: int, spent: int) -> int:
-    """Round r's bytes: the run's remaining over the remaining rounds,
-    capped by ``bytes_per_round``."""
+    """Round r's bytes: the run's remaining over the remaining rounds
+    (the first round: ``first_round_bytes`` if set, else at most
+    ``FIRST_ROUND_SHARE`` of the run's), capped by ``bytes_per_round``."""
     left = max(self.budget.bytes_per_run - spent, 0)
     share = left // max(self.num_levels - r, 1)
-    if r == 0:
+    if r == 0 and self.first_round_bytes is not None:
+      share = min(self.first_round_bytes, left)
+    elif r == 0:
       share = min(share, math.floor(FIRST_ROUND_SHARE
                                     * self.budget.bytes_per_run))
     if self.budget.bytes_per_round is not None:
       share = min(share, self.budget.bytes_per_round)
     return share
+
+
+@functools.lru_cache(maxsize=4096)
+def _round_params(sigma: float, rate: float) -> noisy_trie.NoisyTrieParams:
+  """One round's parameters (its threshold from the rate), remembered."""
+  return noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=1,
+                                    false_positive_rate=rate)
 
 
 def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
@@ -217,15 +266,93 @@ def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
   return (1, kept) if kept else (0, 0)
 
 
-# Long function: the rule's four steps, in the order docs/noisy-trie.md
-# gives them, after the checks of its arguments.
+@dataclasses.dataclass(frozen=True)
+class PlanChoices:
+  """The plan's free choices (docs/noisy-trie.md).
+
+  Attributes:
+    first_multiplier: m_0, the first round's sigma over the others'.
+    first_chars: k_0, the first round's characters.
+    prefix_share: the prefix threshold's rate times A + 1.
+    rounds: R.
+    sized_first_round: the first round's bytes are exactly its k_0
+      vector's (the prior rule); else at most ``FIRST_ROUND_SHARE`` of the
+      run's and its even share (the fixed rule).
+  """
+
+  first_multiplier: float
+  first_chars: int
+  prefix_share: float
+  rounds: int
+  sized_first_round: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Declared:
+  """The public values a plan is computed from."""
+
+  n: int
+  max_length: int
+  alphabet_size: int
+  epsilon: float
+  delta: float
+  budget: UploadBudget
+  zipf_exponent: float
+  false_words: float
+  one_word: bool
+
+  def first_bytes(self, chars: int, bits: int | None = None) -> int:
+    """The first round's bytes at ``chars`` characters and ``bits`` per
+    count (None: n's)."""
+    e, _ = extensions(self.alphabet_size, chars, self.max_length, 0)
+    return math.ceil(e * (bits_for(self.n) if bits is None else bits) / 8)
+
+  def first_chars(self, share: float) -> list[int]:
+    """The k whose first-round vector (n's bits) fits ``share`` of the
+    run's bytes and the per-round cap."""
+    cap = share * self.budget.bytes_per_run
+    if self.budget.bytes_per_round is not None:
+      cap = min(cap, self.budget.bytes_per_round)
+    return [k for k in range(1, self.max_length + 2)
+            if self.first_bytes(k) <= cap]
+
+
 def plan(population_size: int, max_length: int, alphabet_size: int,
          epsilon: float, delta: float, *,
          budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
          false_words: float = DEFAULT_FALSE_WORDS,
-         one_word: bool = True) -> NoisyPlan:
+         one_word: bool = True, rule: str = PRIOR) -> NoisyPlan:
   """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
-  budget, before any data is read (module docstring; docs/noisy-trie.md):
+  budget, before any data is read (module docstring; docs/noisy-trie.md).
+
+  ``rule="fixed"``: the constants' rule (:func:`fixed_choices`).
+  ``rule="prior"``: the choices with the most true words on the public
+  prior of :mod:`triehh.theory.noisy_prior` at these values
+  (:func:`prior_choices`). Either way sigma is the smallest base meeting
+  the target over the R rounds (:func:`triehh.theory.noisy_trie.
+  smallest_sigma`, checked on the accountant's finer grid), words pass at
+  ``false_words`` per run in expectation, prefixes at ``prefix_share /
+  (A + 1)``.
+  """
+  n = limits.check_users("population_size", population_size)
+  validation.check_int("max_length", max_length)
+  validation.check_int("alphabet_size", alphabet_size)
+  validation.check_positive("epsilon", epsilon)
+  limits.check_delta("delta", delta)
+  validation.check_positive("zipf_exponent", zipf_exponent)
+  validation.check_positive("false_words", false_words)
+  if rule not in RULES:
+    raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+  declared = _Declared(n, max_length, alphabet_size, float(epsilon),
+                       float(delta), budget, float(zipf_exponent),
+                       float(false_words), bool(one_word))
+  choices = (fixed_choices(declared) if rule == FIXED
+             else prior_choices(declared))
+  return build(declared, choices)
+
+
+def fixed_choices(declared: _Declared) -> PlanChoices:
+  """The fixed rule:
 
   1. k_0: the most characters whose first-round vector (n's bits per
      coordinate) fits ``FIRST_ROUND_SHARE`` of the run's bytes.
@@ -235,55 +362,107 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
      last two symbols in one round, whose A + 1 extensions (a letter and
      ``$``, or ``$``) cost what one character's do. A run whose frontier
      allows more characters stops early.
-  3. Noise multipliers ``(FIRST_MULTIPLIER,)`` when the public prior is a
-     Zipf law of exponent ``zipf_exponent >= 1`` (the first round's
-     prefixes are shared by its head), else none; sigma the smallest
-     meeting the target (:func:`triehh.theory.noisy_trie.smallest_sigma`,
-     checked on the accountant's finer grid).
-  4. The false-positive rates of the module docstring: words
-     ``false_words`` per run in expectation, prefixes ``PREFIX_SHARE /
-     (A + 1)``.
+  3. m_0 = ``FIRST_MULTIPLIER`` when the public prior is a Zipf law of
+     exponent ``zipf_exponent >= 1`` (the first round's prefixes are
+     shared by its head), else 1.
+  4. Prefixes at ``PREFIX_SHARE / (A + 1)``.
   """
-  n = limits.check_users("population_size", population_size)
-  validation.check_int("max_length", max_length)
-  validation.check_int("alphabet_size", alphabet_size)
-  validation.check_positive("epsilon", epsilon)
-  limits.check_delta("delta", delta)
-  validation.check_positive("zipf_exponent", zipf_exponent)
-  validation.check_positive("false_words", false_words)
-  first_bytes = FIRST_ROUND_SHARE * budget.bytes_per_run
-  if budget.bytes_per_round is not None:
-    first_bytes = min(first_bytes, budget.bytes_per_round)
-  k0 = 0
-  for k in range(1, max_length + 2):
-    e, _ = extensions(alphabet_size, k, max_length, 0)
-    if math.ceil(e * bits_for(n) / 8) > first_bytes:
-      break
-    k0 = k
-  if not k0:
+  fits = declared.first_chars(FIRST_ROUND_SHARE)
+  if not fits:
+    budget = declared.budget
     raise ValueError(
         f"an upload budget of {budget.bytes_per_run:,} bytes per run "
         f"(bytes_per_round={budget.bytes_per_round}) cannot hold one "
-        f"character's {alphabet_size + 1} counts of {bits_for(n)} bits in "
-        "the first round: raise the budget")
-  rounds = max(max_length + 1 - k0, 1)
-  multipliers = ((FIRST_MULTIPLIER,) if zipf_exponent >= 1.0
-                 and rounds > 1 else ())
-  sigma = noisy_trie.smallest_sigma(rounds, epsilon, delta,
-                                    noise_multipliers=multipliers)
-  while discrete_gaussian.epsilon(
-      [sigma * (multipliers[r] if r < len(multipliers) else 1.0)
-       for r in range(rounds)], 1.0, delta,
-      noisy_trie.DEFAULT_DISCRETIZATION) > epsilon:
-    sigma *= 1.001
-  coordinates = 8 * budget.bytes_per_run
+        f"character's {declared.alphabet_size + 1} counts of "
+        f"{bits_for(declared.n)} bits in the first round: raise the budget")
+  k0 = max(fits)
+  rounds = max(declared.max_length + 1 - k0, 1)
+  m0 = (FIRST_MULTIPLIER if declared.zipf_exponent >= 1.0 and rounds > 1
+        else 1.0)
+  return PlanChoices(m0, k0, PREFIX_SHARE, rounds)
+
+
+def build(declared: _Declared, choices: PlanChoices,
+          sigma: float | None = None) -> NoisyPlan:
+  """The plan of ``choices``; sigma (None: the smallest meeting the
+  target, on the accountant's finer grid)."""
+  rounds = choices.rounds
+  multipliers = ((choices.first_multiplier,)
+                 if choices.first_multiplier != 1.0 and rounds > 1 else ())
+  if sigma is None:
+    sigma = noisy_trie.smallest_sigma(rounds, declared.epsilon,
+                                      declared.delta,
+                                      noise_multipliers=multipliers)
+    while discrete_gaussian.epsilon(
+        [sigma * (multipliers[r] if r < len(multipliers) else 1.0)
+         for r in range(rounds)], 1.0, declared.delta,
+        noisy_trie.DEFAULT_DISCRETIZATION) > declared.epsilon:
+      sigma *= 1.001
+  first_bytes = None
+  if choices.sized_first_round:
+    noise = 2.0 * WRAP_SIGMAS * sigma * choices.first_multiplier
+    first_bytes = declared.first_bytes(choices.first_chars,
+                                       bits_for(declared.n + noise))
+  coordinates = 8 * declared.budget.bytes_per_run
   return NoisyPlan(
       sigma=sigma, num_levels=rounds, noise_multipliers=multipliers,
-      word_false_positive_rate=min(false_words / coordinates, 0.5),
-      prefix_false_positive_rate=PREFIX_SHARE / (alphabet_size + 1),
-      budget=budget, population_size=n, max_length=max_length,
-      alphabet_size=alphabet_size, one_word=one_word, delta=delta,
-      false_words=false_words)
+      word_false_positive_rate=min(declared.false_words / coordinates, 0.5),
+      prefix_false_positive_rate=(choices.prefix_share
+                                  / (declared.alphabet_size + 1)),
+      budget=declared.budget, population_size=declared.n,
+      max_length=declared.max_length,
+      alphabet_size=declared.alphabet_size, one_word=declared.one_word,
+      delta=declared.delta, false_words=declared.false_words,
+      first_round_bytes=first_bytes)
+
+
+# The prior rule's passes of coordinate ascent, at most.
+PRIOR_PASSES = 3
+
+
+@functools.lru_cache(maxsize=64)
+def prior_choices(declared: _Declared) -> PlanChoices:
+  """The prior rule: coordinate ascent over R, m_0, k_0 and the prefix
+  share (in that order, from the fixed rule's values with a first round
+  sized to its vector; a change kept only if it raises the mean true
+  words of :func:`triehh.theory.noisy_prior.expected_true_words`), each
+  candidate's sigma from one round's (a Gaussian composition: sigma =
+  sigma_1 sqrt(1 / m_0^2 + R - 1)); at most ``PRIOR_PASSES`` passes.
+  Remembered by its arguments."""
+  from triehh.theory import noisy_prior  # pylint: disable=g-import-not-at-top
+  prior = noisy_prior.population(declared.n, declared.max_length,
+                                 declared.alphabet_size,
+                                 declared.zipf_exponent)
+  sigma_1 = noisy_trie.smallest_sigma(1, declared.epsilon, declared.delta)
+  scores = {}
+
+  def score(c: PlanChoices) -> float:
+    if c not in scores:
+      sigma = sigma_1 * math.sqrt(1.0 / c.first_multiplier**2
+                                  + c.rounds - 1)
+      scores[c] = noisy_prior.expected_true_words(
+          build(declared, c, sigma), prior)
+    return scores[c]
+
+  last = declared.max_length + 1
+  options = dict(
+      rounds=lambda c: range(1, last - c.first_chars + 1),
+      first_multiplier=lambda c: MULTIPLIER_CHOICES,
+      first_chars=lambda c: declared.first_chars(FIRST_ROUND_MAX_SHARE),
+      prefix_share=lambda c: PREFIX_SHARE_CHOICES)
+  best = dataclasses.replace(fixed_choices(declared), sized_first_round=True)
+  for _ in range(PRIOR_PASSES):
+    start = best
+    for name, values in options.items():
+      for value in values(best):
+        c = dataclasses.replace(best, **{name: value})
+        c = dataclasses.replace(c, rounds=max(min(
+            c.rounds, last - c.first_chars), 1))
+        if score(c) > score(best):
+          best = c
+    if best == start:
+      break
+  return best
 
 
 def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:
