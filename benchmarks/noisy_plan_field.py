@@ -1,21 +1,22 @@
 """The planned noisy trie against central partition selection: true words
 released under a per-client upload budget, no setting tuned on the
-population.
+population, each rule of ``--rules`` on the same seeds.
 
 For each cell of ``--cells`` (``n:epsilon`` of the English population, or
 ``population:epsilon`` for ``paper-single``, ``paper-oov`` and
-``s140-multi`` at their own n), delta = 1/n^2 and n declared: the plan
-(:func:`triehh.theory.noisy_plan.plan`: the budget of ``--bytes_per_run``,
-a Zipf prior of exponent 1, at most one false word per run in
-expectation), computed once from (n, L, A, epsilon, delta) before the
-population is read, then ``--runs`` seeded runs of
-:func:`triehh.engines.noisy.run_planned`, and as many of central partition
-selection (truncated geometric, one word per user: the field
-benchmark's runner ``reports.field.mechanisms.run``, as
-``benchmarks.two_servers_field`` counts it). Printed: mean ± 95%
+``s140-multi`` at their own n; :mod:`benchmarks.field_cells`), delta =
+1/n^2 and n declared: for each rule (``fixed``, ``prior``:
+:func:`triehh.theory.noisy_plan.plan`'s ``rule``; the budget of
+``--bytes_per_run``, a Zipf prior of exponent 1, at most one false word
+per run in expectation) the plan, computed once from (n, L, A, epsilon,
+delta) before the population is read, then ``--runs`` seeded runs of
+:func:`triehh.engines.noisy.run_planned` (seeds 0, 1, ...: the same for
+every rule), and as many of central partition selection (truncated
+geometric, one word per user). Printed, a row per rule: mean ± 95%
 Student-t half-width of the true words and false words, the ratio of the
 means (its interval from both relative half-widths), the bytes a client
-uploads per round (largest) and per run (mean), and the planned epsilon.
+uploads per round (largest) and per run (mean), the characters per round
+of seed 0, the plan's choices and epsilon, and the seconds the plan took.
 
   python -m benchmarks.noisy_plan_field --cells=1e6:4,1e6:1,1e5:4,1e5:1
 """
@@ -36,8 +37,10 @@ from triehh.theory import noisy_plan
 FLAGS = flags.FLAGS
 flags.DEFINE_list("cells", ["1e6:4", "1e6:1", "1e5:4", "1e5:1"],
                   "n:epsilon cells of the English population, or "
-                  "population:epsilon (paper-single, paper-oov, s140-multi: their "
-                  "own n).")
+                  "population:epsilon (paper-single, paper-oov, s140-multi: "
+                  "their own n).")
+flags.DEFINE_list("rules", list(noisy_plan.RULES[::-1]),
+                  "The plan's rules to run, each on the same seeds.")
 flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
                      lower_bound=2)
 flags.DEFINE_integer("bytes_per_run", noisy_plan.DEFAULT_BYTES_PER_RUN,
@@ -60,37 +63,49 @@ def _planned(data, plan, seed) -> dict:
               chars=[level.chars for level in result.levels])
 
 
+def _describe(plan) -> str:
+  """R, k_0's bytes, sigma, the multipliers, the prefix rate and epsilon."""
+  first = ("share" if plan.first_round_bytes is None
+           else f"{plan.first_round_bytes:,} B")
+  return (f"R={plan.num_levels}, first round {first}, "
+          f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
+          f"prefix rate {plan.prefix_false_positive_rate:.2g}, "
+          f"ε={noisy_plan.epsilon(plan):.3g}")
+
+
 def main(argv):
   del argv
   datasets = datasets_lib.DataCache(FLAGS.cache_dir)
   budget = noisy_plan.UploadBudget(FLAGS.bytes_per_run)
-  print("| population, n | ε | runs | central true words | planned true "
-        "words | false words | ratio to central | bytes per client per "
-        "round (max) | per run (mean) | k per round | plan (R, σ, ε) |")
-  print("|---|---|---|---|---|---|---|---|---|---|---|")
+  print("| population, n | ε | rule | runs | central true words | planned "
+        "true words | false words | ratio to central | bytes per client "
+        "per round (max) | per run (mean) | k per round (seed 0) | plan | "
+        "plan s |")
+  print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
   for cell in FLAGS.cells:
     loaded = field_cells.load(cell, datasets)
-    data, n, epsilon, delta = (loaded.data, loaded.n, loaded.epsilon,
-                               loaded.delta)
+    data, n, epsilon = loaded.data, loaded.n, loaded.epsilon
     start = time.perf_counter()
     pop = data.population
-    plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size, epsilon,
-                           delta, budget=budget,
-                           one_word=pop.is_single_word)
-    runs = [_planned(data, plan, s) for s in range(FLAGS.runs)]
     central = [field_cells.central(loaded, s) for s in range(FLAGS.runs)]
     c_mean, c_half = field_cells.interval(r["true"] for r in central)
-    mean, half = field_cells.interval(r["true"] for r in runs)
-    f_mean, f_half = field_cells.interval(r["false"] for r in runs)
-    ratio, r_half = field_cells.ratio(mean, half, c_mean, c_half)
-    print(f"| {data.name}, {n:,} | {epsilon:g} | {FLAGS.runs} | "
-          f"{c_mean:,.1f} ± {c_half:,.1f} | {mean:,.1f} ± {half:,.1f} | "
-          f"{f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}** ± "
-          f"{r_half:.3f} | {max(r['round_bytes'] for r in runs):,} | "
-          f"{np.mean([r['run_bytes'] for r in runs]):,.0f} | "
-          f"{','.join(map(str, runs[0]['chars']))} | R={plan.num_levels}, "
-          f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
-          f"ε={noisy_plan.epsilon(plan):.3g} |", flush=True)
+    for rule in FLAGS.rules:
+      planned = time.perf_counter()
+      plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size, epsilon,
+                             loaded.delta, budget=budget,
+                             one_word=pop.is_single_word, rule=rule)
+      planned = time.perf_counter() - planned
+      runs = [_planned(data, plan, s) for s in range(FLAGS.runs)]
+      mean, half = field_cells.interval(r["true"] for r in runs)
+      f_mean, f_half = field_cells.interval(r["false"] for r in runs)
+      ratio, r_half = field_cells.ratio(mean, half, c_mean, c_half)
+      print(f"| {data.name}, {n:,} | {epsilon:g} | {rule} | {FLAGS.runs} | "
+            f"{c_mean:,.1f} ± {c_half:,.1f} | {mean:,.1f} ± {half:,.1f} | "
+            f"{f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}** ± "
+            f"{r_half:.3f} | {max(r['round_bytes'] for r in runs):,} | "
+            f"{np.mean([r['run_bytes'] for r in runs]):,.0f} | "
+            f"{','.join(map(str, runs[0]['chars']))} | {_describe(plan)} | "
+            f"{planned:.1f} |", flush=True)
     print(f"<!-- {cell}: {time.perf_counter() - start:.0f} s -->", flush=True)
 
 
