@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("apache_beam", reason="apache-beam is not installed")
 
+from tests.beam import held_ingestion  # pylint: disable=g-import-not-at-top
 from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
 from triehh.beam import pieces  # pylint: disable=g-import-not-at-top
 from triehh.beam import shards  # pylint: disable=g-import-not-at-top
@@ -121,22 +122,11 @@ def _assert_same(got: loader.LoadedData, want: loader.LoadedData) -> None:
 
 def _both(tmp_path, spec: loader.DataSpec, whole: str, users_sharded: bool):
   out = str(tmp_path / "out")
-  ingest.ingest(spec, out, users_sharded=users_sharded)
-  got = tables.read_population(out)
+  paths, got = ingest.ingest_read(spec, out, users_sharded=users_sharded)
+  assert paths == shards.expand(spec.path)
+  _assert_same(got, tables.read_population(out))  # what it read back
   want = loader.build(dataclasses.replace(spec, path=whole))
   return got, want
-
-
-@pytest.mark.parametrize("setting", ["single", "multi", "oov"])
-def test_ingest_read_returns_the_population_the_folder_holds(tmp_path,
-                                                             setting):
-  pattern, _ = _files(tmp_path, "csv", "", False)
-  spec = loader.DataSpec(path=pattern, setting=setting, oov_num_users=500,
-                         seed=3)
-  out = str(tmp_path / "out")
-  paths, got = ingest.ingest_read(spec, out)
-  assert paths == shards.expand(pattern)
-  _assert_same(got, tables.read_population(out))
 
 
 @pytest.mark.parametrize("users_sharded", [False, True])
@@ -387,40 +377,17 @@ def test_an_out_of_memory_shard_is_named_with_its_size(tmp_path, monkeypatch,
 def test_sigterm_removes_the_staging_directory(tmp_path):
   # SIGTERM (the default action) left .out.ingesting-* behind.
   import signal  # pylint: disable=g-import-not-at-top
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  import time  # pylint: disable=g-import-not-at-top
   pattern, _ = _files(tmp_path, "csv", "", False)
   reading = tmp_path / "reading"
-  code = (
-      "import sys, time\n"
-      "from triehh.beam import ingest, shards\n"
+  code = held_ingestion.slow_shard_reads(str(reading)) + (
+      "from triehh.beam import ingest\n"
       "from triehh.data import loader\n"
-      "read = shards._read\n"
-      "def slow(spec, shard):\n"
-      f"  open({str(reading)!r}, 'w').close()\n"
-      "  time.sleep(60)\n"
-      "  return read(spec, shard)\n"
-      "shards._read = slow\n"
       f"spec = loader.DataSpec(path={pattern!r}, setting='multi')\n"
       f"ingest.ingest(spec, {str(tmp_path / 'out')!r})\n")
-  root = os.path.dirname(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))))
-  proc = subprocess.Popen([sys.executable, "-c", code], cwd=root,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-  try:
-    deadline = time.monotonic() + 120
-    while not reading.exists():
-      assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-      assert time.monotonic() < deadline, "the shard was never read"
-      time.sleep(0.1)
+  with held_ingestion.reading_a_shard(code, str(reading)) as proc:
     assert _staging_left(tmp_path)
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
-  finally:
-    if proc.poll() is None:
-      proc.kill()
-      proc.wait()
+    proc.communicate(timeout=30)
   assert proc.returncode == 128 + signal.SIGTERM
   assert not _staging_left(tmp_path)
   assert not os.path.exists(tmp_path / "out")

@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("apache_beam", reason="apache-beam is not installed")
 
 from experiments import ingest  # pylint: disable=g-import-not-at-top
+from tests.beam import held_ingestion  # pylint: disable=g-import-not-at-top
 from tests.experiments import drivers  # pylint: disable=g-import-not-at-top
 from triehh.beam import tables  # pylint: disable=g-import-not-at-top
 
@@ -186,39 +187,15 @@ def test_an_out_of_memory_shard_is_one_line_naming_split_bytes(
 def test_sigterm_says_one_line_and_leaves_no_staging(tmp_path):
   import os  # pylint: disable=g-import-not-at-top
   import signal  # pylint: disable=g-import-not-at-top
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  import time  # pylint: disable=g-import-not-at-top
   given = _two_shards(tmp_path)
   out, reading = tmp_path / "out", tmp_path / "reading"
-  code = (
-      "import sys, time\n"
-      "from triehh.beam import shards\n"
-      "read = shards._read\n"
-      "def slow(spec, shard):\n"
-      f"  open({str(reading)!r}, 'w').close()\n"
-      "  time.sleep(60)\n"
-      "  return read(spec, shard)\n"
-      "shards._read = slow\n"
+  code = held_ingestion.slow_shard_reads(str(reading)) + (
       "from experiments import ingest\n"
       f"sys.argv = ['triehh-ingest', {given!r}, '--output_dir={out}']\n"
       "ingest.run()\n")
-  root = os.path.dirname(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))))
-  proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, text=True,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-  try:
-    deadline = time.monotonic() + 120
-    while not reading.exists():
-      assert proc.poll() is None, proc.stderr.read()[-2000:]
-      assert time.monotonic() < deadline, "the shard was never read"
-      time.sleep(0.1)
+  with held_ingestion.reading_a_shard(code, str(reading)) as proc:
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
-  finally:
-    if proc.poll() is None:
-      proc.kill()
-      proc.wait()
   assert proc.returncode == 128 + signal.SIGTERM
   assert err.strip().splitlines() == [
       f"terminated: nothing written to {out}; its earlier files are as "
@@ -231,45 +208,18 @@ def test_a_second_ingestion_into_a_busy_folder_is_one_line(tmp_path):
   # Two triehh-ingest into one folder at once were not locked against
   # each other; the second now stops, and the first ends as it would have.
   import os  # pylint: disable=g-import-not-at-top
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  import time  # pylint: disable=g-import-not-at-top
   given = _two_shards(tmp_path)
   out, reading, go = tmp_path / "out", tmp_path / "reading", tmp_path / "go"
-  code = (
-      "import os, sys, time\n"
-      "from triehh.beam import shards\n"
-      "read = shards._read\n"
-      "def slow(spec, shard):\n"
-      f"  open({str(reading)!r}, 'w').close()\n"
-      "  deadline = time.monotonic() + 60\n"
-      f"  while not os.path.exists({str(go)!r}) and "
-      "time.monotonic() < deadline:\n"
-      "    time.sleep(0.05)\n"
-      "  return read(spec, shard)\n"
-      "shards._read = slow\n"
+  code = held_ingestion.slow_shard_reads(str(reading), release=str(go)) + (
       "from experiments import ingest\n"
       f"sys.argv = ['triehh-ingest', {given!r}, '--output_dir={out}']\n"
       "ingest.run()\n")
-  root = os.path.dirname(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))))
-  first = subprocess.Popen([sys.executable, "-c", code], cwd=root, text=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-  try:
-    deadline = time.monotonic() + 120
-    while not reading.exists():
-      assert first.poll() is None, first.stderr.read()[-2000:]
-      assert time.monotonic() < deadline, "the shard was never read"
-      time.sleep(0.1)
+  with held_ingestion.reading_a_shard(code, str(reading)) as first:
     (tmp_path / "in-2.csv").write_text("user,text\nu9,other\n")
     code2, _, err = drivers.run_in_process(ingest, given,
                                            f"--output_dir={out}")
     go.touch()
     stdout, first_err = first.communicate(timeout=120)
-  finally:
-    if first.poll() is None:
-      first.kill()
-      first.wait()
   assert code2 == 1
   assert err.strip().splitlines() == [
       f"error: {out}: another ingestion is writing this folder: wait for it "
