@@ -28,6 +28,7 @@ mechanism with more (TrieHH's counts, passes and availability) overrides
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -38,6 +39,7 @@ from triehh.core import release as release_lib
 from triehh.discovery import deny_list as deny_list_lib
 from triehh.engines import registry as engines
 from triehh.theory import limits
+from triehh.theory import noisy_plan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +90,14 @@ class Request:
   deny_list: Iterable[str] | None = None
   extras: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   engine_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def privacy_field_types(kind: type) -> dict[str, Any]:
+  """``typing.get_type_hints`` of a privacy object's class, its
+  annotations free to name ``noisy_plan`` (NoisyTarget's upload budget:
+  :data:`triehh.theory.mechanism.UPLOAD_BUDGET_MODULE`, which that module
+  cannot import)."""
+  return typing.get_type_hints(kind, localns={"noisy_plan": noisy_plan})
 
 
 class MechanismType(Protocol):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import sys
 from collections.abc import Mapping, Sequence
 
 from triehh.core import choices
@@ -178,6 +179,21 @@ class Mechanism(_Shape):
 
 
 
+# The module of the upload budget's type. It imports this one (through
+# triehh.theory.noisy_trie), so this one does not import it: the type is
+# looked up among the loaded modules (a budget exists only once its module
+# is), and NoisyTarget's annotation names it for
+# :func:`triehh.mechanisms.protocol.privacy_field_types`.
+UPLOAD_BUDGET_MODULE = "triehh.theory.noisy_plan"
+
+
+def upload_budget_type() -> type:
+  """:class:`triehh.theory.noisy_plan.UploadBudget`, once that module is
+  loaded (before: a type nothing is an instance of)."""
+  module = sys.modules.get(UPLOAD_BUDGET_MODULE)
+  return getattr(module, "UploadBudget", None) or type("UploadBudget", (), {})
+
+
 @dataclasses.dataclass(frozen=True)
 class NoisyTarget:
   """``(epsilon, delta)`` for the noisy trie (:mod:`triehh.theory.noisy_trie`,
@@ -246,7 +262,7 @@ class NoisyTarget:
     budget = self.upload_budget
     if budget is None:
       return
-    if not isinstance(budget, noisy_plan.UploadBudget):
+    if not isinstance(budget, upload_budget_type()):
       raise TypeError(
           "upload_budget must be a triehh.UploadBudget (bytes_per_run, "
           f"bytes_per_round) or None, got {budget!r:.60}")
@@ -438,8 +454,3 @@ class Guarantee:
     return (f"({self.epsilon:.6g}, {self.delta:.3g})-DP, {sides}, for "
             f"{names} ({n}) [{self.accounting}]{caveat}")
 
-
-# Imported last: noisy_plan imports noisy_trie, which imports this module
-# (Guarantee, check_noise_multipliers), a cycle an import at the top would
-# break; NoisyTarget's annotation names it.
-from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402

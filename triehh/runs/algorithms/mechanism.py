@@ -105,7 +105,7 @@ def privacy_of(kind: type, config: Mapping[str, Any]):
   """The privacy object of a cell's ``config``: ``kind(**fields)``, its
   fields read from the config (JSON arrays as tuples, a JSON object as the
   dataclass its field's type names)."""
-  hints = typing.get_type_hints(kind)
+  hints = protocol.privacy_field_types(kind)
   fields = {}
   for f in _fields(kind):
     if f.name not in config:
