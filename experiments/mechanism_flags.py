@@ -78,11 +78,14 @@ class Translation:
     value: ``() -> the field's value``, from those flags (ValueError naming
       them for a combination that gives none).
     help_text: what the help says of it.
+    define: makes those of its flags no driver defines (None: the
+      driver's).
   """
 
   flags: tuple[str, ...]
   value: Callable[[], Any]
   help_text: str
+  define: Callable[[], None] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,8 +183,39 @@ def _iblt_batch() -> Any:
                             sampling="fixed")
 
 
+UPLOAD_BUDGET_BYTES = "upload_budget_bytes"
+
+
+def _define_upload_budget_bytes() -> None:
+  """Makes ``--upload_budget_bytes`` (once: a flagsaver may delete it)."""
+  if UPLOAD_BUDGET_BYTES not in FLAGS:
+    _define(UPLOAD_BUDGET_BYTES, INT, None,
+            "A client's upload budget in bytes per run: the noisy trie's "
+            "planned rounds within it (NoisyTarget.upload_budget, "
+            "docs/noisy-trie.md); 0 or unset: the classic noisy trie.",
+            None, None)
+
+
+def _upload_budget() -> Any:
+  """NoisyTarget.upload_budget from ``--upload_budget_bytes``: an
+  UploadBudget of that many bytes per run, None for 0 or unset."""
+  from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
+  value = FLAGS[UPLOAD_BUDGET_BYTES].value
+  if value is None or value == 0:
+    return None
+  if value < 0:
+    raise ValueError(f"--{UPLOAD_BUDGET_BYTES} must be a number of bytes "
+                     f">= 0 (0: no budget), got {value}")
+  return noisy_plan.UploadBudget(bytes_per_run=value)
+
+
 # (privacy type's module.qualname, field) -> how the flags give it.
 TRANSLATIONS: dict[tuple[str, str], Translation] = {
+    ("triehh.theory.mechanism.NoisyTarget", "upload_budget"): Translation(
+        (UPLOAD_BUDGET_BYTES,), _upload_budget,
+        "upload_budget, a client's upload budget: --upload_budget_bytes "
+        "bytes per run (the planned noisy trie; 0 or unset: the classic "
+        "one)", define=_define_upload_budget_bytes),
     ("triehh.baselines.iblt.IBLTTarget", "batch"): Translation(
         ("batch_size", "epsilon", "delta"), _iblt_batch,
         "batch, the users per round: --batch_size, or else TrieHH's "
@@ -412,6 +446,8 @@ def _field(mechanism: str, kind: type, field: dataclasses.Field, hint: Any,
   qualified = f"{kind.__module__}.{kind.__qualname__}"
   translation = TRANSLATIONS.get((qualified, field.name))
   if translation is not None:
+    if translation.define is not None:
+      translation.define()
     return Field(field.name, None, None, required, default,
                  translation=translation)
   flag_kind, optional, item, choices = _kind_of(hint)
@@ -469,6 +505,7 @@ def generate(module_name: str) -> dict[str, MechanismFlags]:
   A field no flag can set (module docstring) keeps its default, and the
   help says why.
   """
+  from triehh.mechanisms import protocol  # pylint: disable=g-import-not-at-top
   from triehh.mechanisms import registry  # pylint: disable=g-import-not-at-top
   driver_flags = {flag.name for flag in
                   FLAGS.get_key_flags_for_module(shared_flags.key(
@@ -482,7 +519,7 @@ def generate(module_name: str) -> dict[str, MechanismFlags]:
     kind = privacy_type(mechanism)
     if kind is None:
       continue
-    hints = typing.get_type_hints(kind)
+    hints = protocol.privacy_field_types(kind)
     help_texts = attribute_help(kind)
     fields = tuple(_field(name, kind, f, hints[f.name], help_texts,
                           driver_flags)

@@ -624,7 +624,19 @@ def _release_run_line(run: int, seed: int | None, release,
     said.append(text)
   more = " ..." if len(rounds) > _ROUNDS_SHOWN else ""
   return (f"{line}\n  per round, candidates -> kept: {', '.join(said)}"
-          f"{more}")
+          f"{more}{_upload_line(release)}")
+
+
+def _upload_line(release) -> str:
+  """The bytes a client uploaded per round and per run, where the release
+  says them (the planned noisy trie); empty otherwise."""
+  per_round = getattr(release, "upload_bytes_per_round", None)
+  if per_round is None:
+    return ""
+  more = " ..." if len(per_round) > _ROUNDS_SHOWN else ""
+  return ("\n  a client uploaded, per round: "
+          f"{', '.join(f'{b:,}' for b in per_round[:_ROUNDS_SHOWN])}{more} "
+          f"bytes; per run: {sum(per_round):,} bytes")
 
 
 def run_mechanism(name: str) -> None:

@@ -103,6 +103,11 @@ def test_every_field_is_a_flag_listed_under_its_mechanism():
      triehh.NoisyTarget(2.0, delta=1e-9, false_positive_rate=1e-6,
                         chars_per_level=2, population_size=200_000,
                         noise_multipliers=(2.0, 2.0, 1.5))),
+    # A client's upload budget per run: the planned noisy trie; 0: none.
+    (["--mechanism=noisy_trie", "--upload_budget_bytes=1e6"],
+     triehh.NoisyTarget(4.0, upload_budget=triehh.UploadBudget(1_000_000))),
+    (["--mechanism=noisy_trie", "--upload_budget_bytes=0"],
+     triehh.NoisyTarget(4.0)),
     (["--mechanism=partition_selection", "--partition_strategy=laplace_thresholding",
       "--max_partitions_contributed=2", "--population_size=1e5"],
      triehh.PartitionSelectionTarget(
@@ -173,6 +178,21 @@ def test_the_noisy_trie_runs_on_an_ingested_folder_and_writes_its_words(
   rows = list(csv.reader([line for line in lines if line[0] != "#"]))
   assert rows == [["rank", "word"]] + [[str(i), w]
                                        for i, w in enumerate(want.words, 1)]
+
+
+def test_an_upload_budget_runs_the_planned_trie_and_says_its_uploads():
+  code, out, err = run("--mechanism=noisy_trie", "--num_users=3000",
+                       "--upload_budget_bytes=2e5", "--cache_dir=",
+                       "--seed=0")
+  assert (code, err) == (0, ""), err
+  want = triehh.discover(default_population(3000), triehh.NoisyTarget(
+      4.0, upload_budget=triehh.UploadBudget(200_000)), seed=0)
+  assert want.words and want.upload_bytes > 0
+  assert f"privacy: {want.guarantee.describe()}\n" in out
+  per_round = ", ".join(f"{b:,}" for b in want.upload_bytes_per_round)
+  assert (f"  a client uploaded, per round: {per_round} bytes; per run: "
+          f"{want.upload_bytes:,} bytes\n") in out
+  assert "upload_budget=UploadBudget(bytes_per_run=200000" in out
 
 
 def test_the_noisy_trie_refuses_an_alphabet_read_off_the_data():
@@ -309,6 +329,17 @@ def test_naming_triehh_runs_it_as_before(tmp_path):
     (["--mechanism=noisy_trie", "--words_out=w.txt"],
      "--words_out=w.txt: give a .csv or .json file (the extension chooses "
      "the format), not .txt"),
+    (["--mechanism=noisy_trie", "--upload_budget_bytes=1e6",
+      "--chars_per_level=2"],
+     "--chars_per_level given with --upload_budget_bytes: the budget's plan "
+     "chooses the characters per round, the noise multipliers and the "
+     "false-positive rates; give the budget alone"),
+    (["--mechanism=noisy_trie", "--upload_budget_bytes=-5"],
+     "--upload_budget_bytes must be a number of bytes >= 0 (0: no budget), "
+     "got -5"),
+    (["--mechanism=triehh", "--upload_budget_bytes=1e6"],
+     "--upload_budget_bytes is read by --mechanism=noisy_trie, not by "
+     "--mechanism=triehh"),
 ])
 def test_a_bad_flag_is_refused_in_flag_terms_before_any_data(args, said):
   code, out, err = run(*args)
