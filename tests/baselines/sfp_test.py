@@ -5,6 +5,7 @@ import dataclasses
 import hashlib
 import math
 import os
+import statistics
 
 from absl.testing import parameterized
 import numpy as np
@@ -448,39 +449,75 @@ if __name__ == "__main__":
   absl.testing.absltest.main()
 
 
+def _sun_run(per_100: int, seed: int) -> sfp.SFPResult:
+  """SFP at epsilon 4 (T=5, k=16, m=256) on 100 copies of ``per_100``
+  users holding "sun" and 300 holding one word each (``w0`` to ``w299``,
+  outside the fragment alphabet)."""
+  words = ["sun"] * per_100 + [f"w{i}" for i in range(300)]
+  return triehh.sfp_discover(
+      words * 100, triehh.SFPTarget(epsilon=4.0, top_t=5, k=16, m=256),
+      seed=seed)
+
+
 class NothingFoundTest(parameterized.TestCase):
 
   def test_no_word_found_says_the_holders_a_word_needs(self):
-    words = ["sun"] * 5 + [f"w{i}" for i in range(300)]
-    result = triehh.sfp_discover(
-        words * 100, triehh.SFPTarget(epsilon=4.0, top_t=5, k=16, m=256),
-        seed=2)
+    # 500 of 30,500 users held "sun" and no word was found; the note said
+    # 170 holders were enough "for one standard deviation", not that the
+    # decode keeps only the T largest of 186,624 estimates a position.
+    result = _sun_run(5, seed=2)
     self.assertEqual(result.words, ())
     (note,) = result.notes
     self.assertEqual(note, sfp.nothing_found(result.params,
                                              result.reports_per_position))
     # By hand: the sketch's variance of an absent item at the position of
-    # fewest reports, which needs the most holders (std grows as sqrt n_l).
+    # fewest reports, which needs the most holders (std grows as sqrt n_l),
+    # and the normal quantile of T among 256 buckets x 27^2 fragments.
     fewest = min(result.reports_per_position)
     sketch = cms_lib.CountMeanSketch.create(
         result.params.epsilon_fragment, k=16, m=256)
     std = math.sqrt(sketch.variance(fewest))
+    z = statistics.NormalDist().inv_cdf(1.0 - 5 / (256 * 27**2))
+    self.assertEqual(sfp.decode_cut(result.params)[0], 186_624)
+    self.assertAlmostEqual(sfp.decode_cut(result.params)[1], z, places=9)
     needed, worst = sfp.holders_needed(result.params,
                                        result.reports_per_position)
     self.assertAlmostEqual(worst, std, places=9)
-    self.assertAlmostEqual(needed, std * 30_500 / fewest, places=6)
+    self.assertAlmostEqual(needed, z * std * 30_500 / fewest, places=6)
+    self.assertGreater(needed, 500)  # so "sun" was not expected
+    self.assertIn(f"keeps the T=5 largest of 186,624 fragment estimates at "
+                  f"each of the {len(result.reports_per_position)} "
+                  f"positions", note)
+    self.assertIn(f"about {z:.1f} standard deviations up, at about "
+                  f"{z * std:,.0f}", note)
     self.assertIn(f"about {needed:,.0f} holders among the n=30,500 users",
                   note)
-    self.assertIn(f"each of the {len(result.reports_per_position)} "
-                  "positions", note)
-    self.assertTrue(note.endswith("no word's fragments were kept and "
-                                  "stitched in this run"), note)
+    self.assertTrue(note.endswith("no word's fragments were kept at every "
+                                  "position in this run"), note)
     # Fewer users than a word needs: none can be expected.
-    # (std = sqrt(5 (c^2 - 1) / 4) = 8.96 at epsilon 0.5: 179 holders of 100.)
+    # (std = sqrt(5 (c^2 - 1) / 4) = 8.96 at epsilon 0.5: 724 holders of
+    # 100 at z = 4.04.)
     small = dataclasses.replace(result.params, n=100, epsilon_fragment=0.5)
-    self.assertIn("about 179 holders among the n=100 users for one standard "
-                  "deviation: more than there are users",
-                  sfp.nothing_found(small, (5, 5)))
+    self.assertIn("about 724 holders among the n=100 users: more than "
+                  "there are users", sfp.nothing_found(small, (5, 5)))
+
+  def test_the_decode_cut_is_where_the_kept_estimates_end(self):
+    # The T-th kept estimate of each position is about z std, and a word
+    # is found with twice the holders the note names, not with 500.
+    result = _sun_run(5, seed=2)
+    _, z = sfp.decode_cut(result.params)
+    sketch = cms_lib.CountMeanSketch.create(4.0, k=16, m=256)
+    ratios = [tops[-1][2] / (z * math.sqrt(sketch.variance(n_l)))
+              for tops, n_l in zip(result.fragment_tops,
+                                   result.reports_per_position)]
+    self.assertLen(result.fragment_tops[0], 5)
+    self.assertBetween(float(np.mean(ratios)), 0.85, 1.25)
+    needed, _ = sfp.holders_needed(result.params,
+                                   result.reports_per_position)
+    self.assertLess(needed, 700)
+    for seed in range(3):
+      self.assertNotIn("sun", _sun_run(5, seed=seed).words)
+      self.assertIn("sun", _sun_run(14, seed=seed).words)  # 1,400 holders
 
   def test_a_run_that_finds_words_has_no_note(self):
     result = run_sfp(user_words(), seed=0, **NO_NOISE, **SMALL)

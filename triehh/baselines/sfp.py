@@ -99,6 +99,7 @@ import string
 import time
 
 import numpy as np
+from scipy import special
 
 from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import moved
@@ -421,16 +422,30 @@ class SFPResult:
             "outside_characters": self.params.outside_characters}
 
 
+def decode_cut(params: SFPParams) -> tuple[int, float]:
+  """``(tuples, z)``: the tuples ``(w, a)`` the decode ranks at a position
+  (``B |Omega|^2``, the padding in ``Omega``) and about how many standard
+  deviations of the fragment sketch's noise the ``T``-th largest of their
+  estimates reaches when none is held, by the normal tail ``P(Z > z) =
+  T / tuples`` (the estimates of absent tuples: about independent, each a
+  sum of many reports); 0 when ``T`` keeps half of them or more."""
+  tuples = params.num_buckets * (len(params.fragment_alphabet) + 1)**2
+  share = min(params.top_t / tuples, 0.5)
+  return tuples, float(-special.ndtri(share))
+
+
 def holders_needed(params: SFPParams, reports_per_position
                    ) -> tuple[float, float]:
   """``(needed, std)``: about how many of the n users must hold a word for
-  its fragment to stand one standard deviation above the fragment
-  sketch's noise at every position, and that deviation where it is
-  largest against the position's share of users. At a position of
-  ``n_l`` reports the noise's variance is the count-mean sketch's
-  (:meth:`~triehh.baselines.count_mean_sketch.CountMeanSketch.variance`
-  of an absent item), and a word's holders report there about ``n_l / n``
-  of the time: ``needed = max_l std_l n / n_l``."""
+  its fragment's expected estimate to reach the decode's cut, ``z`` noise
+  standard deviations (:func:`decode_cut`), at every position, and that
+  deviation where it is largest against the position's share of users.
+  At a position of ``n_l`` reports the noise's variance is the count-mean
+  sketch's (:meth:`~triehh.baselines.count_mean_sketch.CountMeanSketch.
+  variance` of an absent item), and a word's holders report there about
+  ``n_l / n`` of the time: ``needed = z max_l std_l n / n_l``. A word with
+  fewer holders is kept only if the noise lifts its fragment past the cut
+  at every position."""
   m = params.m
   c2 = cms_lib.c_epsilon(params.epsilon_fragment)**2
   needed, worst = 0.0, 0.0
@@ -440,25 +455,30 @@ def holders_needed(params: SFPParams, reports_per_position
     here = std * params.n / n_l if n_l else math.inf
     if here >= needed:
       needed, worst = here, std
-  return needed, worst
+  return decode_cut(params)[1] * needed, worst
 
 
 def nothing_found(params: SFPParams, reports_per_position) -> str:
-  """Why a run of ``params`` found no word, in one line: the holders a
-  word needs (:func:`holders_needed`) against the n users."""
+  """Why a run of ``params`` found no word, in one line: the decode's cut
+  in standard deviations of the noise (:func:`decode_cut`) and the holders
+  a word needs to reach it (:func:`holders_needed`) against the n users."""
+  tuples, z = decode_cut(params)
   needed, std = holders_needed(params, reports_per_position)
-  line = (f"no word found: a word's fragments must stand out of the "
-          f"fragment sketch's noise at each of the "
-          f"{len(reports_per_position)} positions (standard deviation about "
-          f"{std:,.0f} at {min(reports_per_position, default=0):,} to "
+  line = (f"no word found: the decode keeps the T={params.top_t:,} largest "
+          f"of {tuples:,} fragment estimates at each of the "
+          f"{len(reports_per_position)} positions, and noise alone "
+          f"(standard deviation about {std:,.0f} at "
+          f"{min(reports_per_position, default=0):,} to "
           f"{max(reports_per_position, default=0):,} reports a position, "
-          f"epsilon_fragment={params.epsilon_fragment:.3g}, m={params.m}), "
-          f"so about {needed:,.0f} holders among the n={params.n:,} users "
-          "for one standard deviation")
+          f"epsilon_fragment={params.epsilon_fragment:.3g}, m={params.m}) "
+          f"puts the T-th about {z:.1f} standard deviations up, at about "
+          f"{z * std:,.0f}; a word's fragments reach that at every position "
+          f"in expectation with about {needed:,.0f} holders among the "
+          f"n={params.n:,} users")
   if needed > params.n:
     return (line + ": more than there are users, so no word can be "
             "expected; ask for a larger epsilon, or run on more users")
-  return line + ": no word's fragments were kept and stitched in this run"
+  return line + ": no word's fragments were kept at every position in this run"
 
 
 # ---- option checks ----------------------------------------------------------
