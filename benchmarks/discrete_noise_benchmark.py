@@ -3,8 +3,10 @@
 Times :func:`triehh.core.discrete_noise.discrete_gaussian` and
 :func:`~triehh.core.discrete_noise.discrete_laplace` drawing ``--draws``
 values at each parameter of ``--sigmas`` (a scale for the Laplace law),
-the best of ``--repeats`` runs each, and prints draws per second beside
-numpy's floating-point ``standard_normal`` (not exact; for scale).
+and :func:`~triehh.core.discrete_noise.skellam` (whose cost grows with its
+mean) at each mean of ``--means``, the best of ``--repeats`` runs each, and
+prints draws per second beside numpy's floating-point ``standard_normal``
+(not exact; for scale).
 
   python -m benchmarks.discrete_noise_benchmark --draws=1000000
 """
@@ -24,6 +26,8 @@ flags.DEFINE_integer("draws", 1_000_000, "Values drawn per timing.",
                      lower_bound=1)
 flags.DEFINE_list("sigmas", ["1", "10", "100", "10000"],
                   "Parameters (sigma, or the Laplace scale) timed.")
+flags.DEFINE_list("means", ["0.001", "1", "10", "50"],
+                  "Skellam means timed (variance twice the mean).")
 flags.DEFINE_integer("repeats", 3, "Timings of each; the best is printed.",
                      lower_bound=1)
 
@@ -51,6 +55,12 @@ def main(argv: list[str]) -> None:
       seconds = best_seconds(lambda s=sampler: s(rng, value, n),
                              FLAGS.repeats)
       print(f"{name:<22}{value:>10g}{seconds:>10.3f}{n / seconds:>14,.0f}")
+  for text in FLAGS.means:
+    value = float(text)
+    seconds = best_seconds(
+        lambda v=value: discrete_noise.skellam(rng, v, n), FLAGS.repeats)
+    print(f"{'Skellam (mean)':<22}{value:>10g}{seconds:>10.3f}"
+          f"{n / seconds:>14,.0f}")
   seconds = best_seconds(lambda: rng.standard_normal(n), FLAGS.repeats)
   print(f"{'float normal (inexact)':<22}{'1':>10}{seconds:>10.3f}"
         f"{n / seconds:>14,.0f}")

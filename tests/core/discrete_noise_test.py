@@ -215,3 +215,86 @@ def test_tail_is_the_summed_pmf(sigma):
   x = np.arange(-5, 6)
   assert np.allclose(discrete_noise.discrete_gaussian_pmf(sigma, x), pmf(x),
                      rtol=1e-12)
+
+
+# ---- Poisson and Skellam ----------------------------------------------------
+
+
+@pytest.mark.parametrize("mean", [fractions.Fraction(1, 3),
+                                  fractions.Fraction(1, 2), 0.75, 2.25,
+                                  fractions.Fraction(73, 8)])
+def test_poisson_has_its_pmf(mean):
+  """The pieces (1/2s and a rest of at most 1/2, or two) sum to the law."""
+  draws = discrete_noise.poisson(np.random.default_rng(11), mean, 100_000)
+  assert draws.dtype == np.int64 and draws.min() >= 0
+  pmf = lambda x: stats.poisson.pmf(x, float(mean))
+  assert _chi_square_p(draws, pmf) > _P_REJECT
+  # a mean 5% off is told apart: the test can fail
+  wrong = lambda x: stats.poisson.pmf(x, 1.05 * float(mean))
+  assert _chi_square_p(draws, wrong) < _P_REJECT
+
+
+@pytest.mark.parametrize("mean", [fractions.Fraction(1, 2**20), 0.375,
+                                  fractions.Fraction(25, 4), 20.0])
+def test_skellam_has_its_pmf(mean):
+  draws = discrete_noise.skellam(np.random.default_rng(12), mean, 40_000)
+  assert draws.dtype == np.int64
+  m = float(mean)
+  assert _chi_square_p(draws, lambda x: stats.skellam.pmf(x, m, m)) > _P_REJECT
+  assert np.allclose(discrete_noise.skellam_pmf(m, np.arange(-6, 7)),
+                     stats.skellam.pmf(np.arange(-6, 7), m, m), rtol=1e-9)
+  if m > 0.1:
+    wrong = lambda x: stats.skellam.pmf(x, 1.1 * m, 1.1 * m)
+    assert _chi_square_p(draws, wrong) < _P_REJECT
+
+
+@pytest.mark.parametrize("mean,tau", [(fractions.Fraction(9, 2), 7),
+                                      (fractions.Fraction(12), 17),
+                                      (fractions.Fraction(1, 64), 2),
+                                      (fractions.Fraction(5), 0),
+                                      (fractions.Fraction(5), -2)])
+def test_skellam_above_has_the_conditioned_pmf(mean, tau):
+  """The tilted proposal (tau > 0) and plain rejection (tau <= 0) draw
+  the Skellam law given X >= tau; one threshold higher is seen."""
+  m = float(mean)
+  draws = discrete_noise.skellam_above(np.random.default_rng(13), mean, tau,
+                                       30_000)
+  assert draws.dtype == np.int64 and draws.min() >= tau
+
+  def conditioned(start):
+    mass = float(stats.skellam.sf(start - 1, m, m))
+    return lambda x: np.where(np.asarray(x) >= start,
+                              stats.skellam.pmf(x, m, m) / mass, 0.0)
+
+  assert _chi_square_p(draws, conditioned(tau)) > _P_REJECT
+  shifted = discrete_noise.skellam_above(np.random.default_rng(13), mean,
+                                         tau + 1, 30_000)
+  assert _chi_square_p(shifted, conditioned(tau)) < _P_REJECT
+
+
+@pytest.mark.parametrize("mean", [0.5, 3.0, 40.0])
+def test_skellam_tail_is_the_summed_pmf(mean):
+  for tau in (-3, 0, 1, 2, int(3 * mean) + 1, int(6 * math.sqrt(mean)) + 2):
+    direct = float(stats.skellam.pmf(np.arange(tau, tau + 2000), mean,
+                                     mean).sum())
+    assert math.isclose(discrete_noise.skellam_tail(mean, tau), direct,
+                        rel_tol=1e-9, abs_tol=1e-300)
+
+
+def test_poisson_same_seed_same_draws_and_fractions_exact():
+  a = discrete_noise.skellam(np.random.default_rng(1), 2.5, (4, 5))
+  b = discrete_noise.skellam(np.random.default_rng(1),
+                             fractions.Fraction(5, 2), (4, 5))
+  assert a.shape == (4, 5) and np.array_equal(a, b)
+  assert discrete_noise.poisson(np.random.default_rng(1), 1.0, 0).shape == (0,)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"),
+                                 2.0**21, 1e-300, "x"])
+def test_bad_means_are_refused_in_one_line(bad):
+  for draw in (discrete_noise.poisson, discrete_noise.skellam):
+    with pytest.raises(ValueError, match="mean") as info:
+      draw(np.random.default_rng(0), bad, 3)
+    assert "\n" not in str(info.value)
+  with pytest.raises(ValueError, match="mean"):
+    discrete_noise.skellam_above(np.random.default_rng(0), 0.3, 2, 3)

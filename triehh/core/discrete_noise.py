@@ -12,7 +12,13 @@ float is taken at its exact rational value (``fractions.Fraction``):
   ``exp(-|x| / scale)``;
 - :func:`discrete_gaussian`: ``P[X = x]`` proportional to
   ``exp(-x^2 / (2 sigma^2))``, ``sigma^2`` the exact square of ``sigma``;
-- :func:`bernoulli_exp`: Bernoulli(``exp(-num / den)``) (Algorithm 1).
+- :func:`bernoulli_exp`: Bernoulli(``exp(-num / den)``) (Algorithm 1);
+- :func:`poisson`, :func:`skellam` (``Poisson(mu) - Poisson(mu)``, variance
+  ``2 mu``) and :func:`skellam_above` (given ``X >= tau``), for a rational
+  mean: a sum of Poisson pieces of mean at most 1/2, each drawn by
+  rejection with rational acceptance probabilities (a draw costs about
+  ``2 mu`` pieces: 33,000 Skellam draws a second at mu = 50,
+  ``benchmarks/discrete_noise_benchmark.py``).
 
 Every step draws for all pending values at once (a rejection redraws the
 rejected ones only), so millions of draws take about a second
@@ -23,9 +29,9 @@ bits for a float sigma, compares a uniform 62-bit integer with the first
 62 bits of x / y (Python integers, once per distinct value) and, on a tie
 (probability ``2^-62``), the next 62 bits, and so on: exact either way.
 
-The pmf and tail (:func:`discrete_gaussian_pmf`,
-:func:`discrete_gaussian_tail`) are sums in double precision, for
-thresholds and tests.
+The pmfs and tails (:func:`discrete_gaussian_pmf`,
+:func:`discrete_gaussian_tail`, :func:`skellam_pmf`, :func:`skellam_tail`)
+are in double precision, for thresholds and tests.
 """
 
 from __future__ import annotations
@@ -409,3 +415,221 @@ def discrete_gaussian_tail(sigma: float, threshold: int) -> float:
     total += float(np.exp(-x * x / (2.0 * sigma * sigma)).sum())
     start += chunk
   return total / _normalizer(sigma)
+
+
+# ---- Poisson and Skellam laws, exactly -------------------------------------
+
+# Means of the Poisson and Skellam samplers: a draw costs about 2 mean
+# Poisson(<= 1/2) pieces; denominators beyond 2^60 would leave the int64
+# steps (rarer steps, and larger ones, use Python integers).
+_MIN_MEAN = fractions.Fraction(1, 2**40)
+_MAX_MEAN = fractions.Fraction(2**20)
+_MAX_MEAN_DENOMINATOR = 2**60
+# Values drawn at once by the pieces' loop (memory: a few int64 arrays).
+_PIECE_BATCH = 1 << 22
+
+
+def _exact_mean(mean: float | int | fractions.Fraction) -> fractions.Fraction:
+  """``mean``'s exact rational; ValueError naming ``mean`` if it is not in
+  [2^-40, 2^20] with a denominator of at most 2^60."""
+  try:
+    exact = fractions.Fraction(mean)
+  except (TypeError, ValueError, OverflowError):
+    raise ValueError(f"mean must be a positive finite number, got "
+                     f"{mean!r}") from None
+  if not _MIN_MEAN <= exact <= _MAX_MEAN or (
+      exact.denominator > _MAX_MEAN_DENOMINATOR):
+    raise ValueError(
+        f"mean must be between 2^-40 and 2^20 (with a denominator of at "
+        f"most 2^60), got {mean!r}")
+  return exact
+
+
+def _poisson_small(rng: np.random.Generator, a: int, b: int,
+                   size: int) -> np.ndarray:
+  """``size`` Poisson(lambda) draws, ``lambda = a / b <= 1/2``, exactly.
+
+  Proposal K: ``k = 0; while Bernoulli(lambda / (k + 1)): k += 1``, so
+  ``q_k = lambda^k / k! (1 - lambda / (k + 1))`` (the terms telescope to
+  1). With ``M = e^-lambda / (1 - lambda)``, ``p_k / (M q_k) = (1 - lambda)
+  / (1 - lambda / (k + 1)) = (b - a)(k + 1) / ((k + 1) b - a) <= 1``:
+  accepted with that probability (always at k = 0; on average ``e^lambda
+  (1 - lambda) >= 0.82`` of the proposals).
+  """
+  out = np.empty(size, dtype=np.int64)
+  filled = 0
+  while filled < size:
+    n = size - filled
+    k = np.zeros(n, dtype=np.int64)
+    active = np.flatnonzero(_draw_below(rng, a, b, n))
+    step = 2
+    while active.size:  # Bernoulli(a / (b step)) at the active positions
+      k[active] += 1
+      active = active[_draw_below(rng, a, b * step, active.size)]
+      step += 1
+    accept = np.ones(n, dtype=bool)
+    for value in np.unique(k[k > 0]).tolist():
+      at = np.flatnonzero(k == value)
+      j = value + 1
+      accept[at] = _draw_below(rng, (b - a) * j, j * b - a, at.size)
+    values = k[accept]
+    out[filled:filled + values.size] = values
+    filled += values.size
+  return out
+
+
+def _draw_below(rng: np.random.Generator, num: int, den: int,
+                size: int) -> np.ndarray:
+  """``size`` Bernoulli(num / den), Python integers ``0 <= num <= den``:
+  a uniform integer below ``den`` (int64 while it fits) below ``num``."""
+  if den < 2**63:
+    return rng.integers(0, den, dtype=np.int64, size=size) < num
+  return np.array([_bernoulli_big(rng, num, den) for _ in range(size)],
+                  dtype=bool)
+
+
+def _pieces(mean: fractions.Fraction) -> list[tuple[int, int, int]]:
+  """``mean`` as ``(count, a, b)``: ``count`` pieces of mean ``a / b <=
+  1/2`` each (Poisson is closed under sums): 1/2s for the whole part, and
+  the rest in one piece, or two if above 1/2."""
+  whole = mean.numerator // mean.denominator
+  rest = mean - whole
+  pieces = [(2 * whole, 1, 2)] if whole else []
+  if rest > fractions.Fraction(1, 2):
+    rest /= 2
+    pieces.append((2, rest.numerator, rest.denominator))
+  elif rest:
+    pieces.append((1, rest.numerator, rest.denominator))
+  return pieces
+
+
+def _poisson_exact(rng: np.random.Generator, mean: fractions.Fraction,
+                   n: int) -> np.ndarray:
+  """``n`` Poisson(mean) draws: the sum of the pieces' draws."""
+  out = np.zeros(n, dtype=np.int64)
+  if not n:
+    return out
+  for count, a, b in _pieces(mean):
+    per_batch = max(1, _PIECE_BATCH // n)
+    left = count
+    while left:
+      now = min(left, per_batch)
+      draws = _poisson_small(rng, a, b, n * now)
+      out += draws.reshape(n, now).sum(axis=1)
+      left -= now
+  return out
+
+
+def poisson(rng: np.random.Generator,
+            mean: float | int | fractions.Fraction,
+            size: int | tuple[int, ...]) -> np.ndarray:
+  """``int64`` Poisson(``mean``) draws, exactly, with integer arithmetic:
+  ``mean`` (its exact rational) in [2^-40, 2^20], a denominator of at most
+  2^52; the sum of pieces of mean at most 1/2, each drawn by rejection
+  (:func:`_poisson_small`). A draw costs about ``2 mean + 2`` pieces."""
+  exact = _exact_mean(mean)
+  shape, n = _sizes(size)
+  return _poisson_exact(rng, exact, n).reshape(shape)
+
+
+def skellam(rng: np.random.Generator,
+            mean: float | int | fractions.Fraction,
+            size: int | tuple[int, ...]) -> np.ndarray:
+  """``int64`` Skellam(``mean``) draws, ``Poisson(mean) - Poisson(mean)``
+  (variance ``2 mean``), exactly (:func:`poisson`). A sum of independent
+  Skellam draws is a Skellam draw of the summed means."""
+  exact = _exact_mean(mean)
+  shape, n = _sizes(size)
+  return (_poisson_exact(rng, exact, n)
+          - _poisson_exact(rng, exact, n)).reshape(shape)
+
+
+def _bernoulli_power(rng: np.random.Generator, c: int, d: int,
+                     powers: np.ndarray) -> np.ndarray:
+  """Bernoulli((d / c)^j) per element j of ``powers`` (``0 < d <= c``):
+  j Bernoulli(d / c) in a row, stopping at the first failure."""
+  out = np.ones(powers.size, dtype=bool)
+  left = powers.astype(np.int64, copy=True)
+  active = np.flatnonzero(left > 0)
+  while active.size:
+    out[active] = rng.integers(0, c, dtype=np.int64, size=active.size) < d
+    left[active] -= 1
+    active = active[out[active] & (left[active] > 0)]
+  return out
+
+
+# The tilt's grid, theta = c / 2^8, and its largest c (theta < 2^12): any
+# theta >= 1 is exact, these keep its means' denominators within 2^60.
+_TILT_BITS = 8
+_MAX_TILT = 2**20 - 1
+_MAX_ABOVE_DENOMINATOR = 2**40
+
+
+def skellam_above(rng: np.random.Generator,
+                  mean: float | int | fractions.Fraction, threshold: int,
+                  size: int | tuple[int, ...]) -> np.ndarray:
+  """``int64`` Skellam(``mean``) draws conditioned on being at least
+  ``threshold``, exactly (``mean``'s denominator at most 2^40).
+
+  At ``threshold <= 0``: Skellam draws, those below rejected (each kept
+  with probability at least 1/2). Above, from the tilted law
+  ``Poisson(mean theta) - Poisson(mean / theta)``, ``theta = c / 2^8`` in
+  [1, 2^12) (about where the tilted mean is ``threshold``): its pmf at x is
+  the Skellam pmf times ``K theta^x`` (K constant), so a draw x at least
+  ``threshold`` is kept with probability ``theta^-(x - threshold) <= 1``:
+  ``x - threshold`` Bernoulli(``2^8 / c``) in a row.
+  """
+  exact = _exact_mean(mean)
+  if exact.denominator > _MAX_ABOVE_DENOMINATOR:
+    raise ValueError(f"mean must have a denominator of at most 2^40 here, "
+                     f"got {mean!r}")
+  tau = int(threshold)
+  shape, n = _sizes(size)
+  out = np.empty(n, dtype=np.int64)
+  pending = np.arange(n)
+  if tau <= 0:
+    while pending.size:
+      x = skellam(rng, exact, max(2 * pending.size, 16))
+      kept = x[x >= tau][:pending.size]
+      out[pending[:kept.size]] = kept
+      pending = pending[kept.size:]
+    return out.reshape(shape)
+  m = float(exact)
+  theta = (tau + math.sqrt(tau * tau + 4.0 * m * m)) / (2.0 * m)
+  c = min(max(1 << _TILT_BITS, math.ceil(theta * (1 << _TILT_BITS))),
+          _MAX_TILT)
+  up = exact * c / (1 << _TILT_BITS)
+  down = exact * (1 << _TILT_BITS) / c
+  while pending.size:
+    x = _poisson_exact(rng, up, pending.size) - _poisson_exact(
+        rng, down, pending.size)
+    x = x[x >= tau]
+    kept = x[_bernoulli_power(rng, c, 1 << _TILT_BITS, x - tau)]
+    out[pending[:kept.size]] = kept
+    pending = pending[kept.size:]
+  return out.reshape(shape)
+
+
+def skellam_pmf(mean: float, values: np.ndarray) -> np.ndarray:
+  """``P[X = x]`` of Skellam(``mean``) at each of ``values``, ``e^(-2
+  mean) I_|x|(2 mean)`` (the scaled Bessel function), in double precision."""
+  from scipy import special  # pylint: disable=g-import-not-at-top
+  x = np.abs(np.asarray(values, dtype=np.float64))
+  return special.ive(x, 2.0 * float(mean))
+
+
+def skellam_tail(mean: float, threshold: int) -> float:
+  """``P[X >= threshold]`` of Skellam(``mean``), the pmf summed in double
+  precision until its terms fall below 1e-30 of the sum (they decrease
+  faster than geometrically past the mean's standard deviation)."""
+  tau = int(threshold)
+  if tau <= 0:  # by symmetry, P[X <= tau - 1] = P[X >= 1 - tau]
+    return 1.0 - skellam_tail(mean, 1 - tau)
+  sd = math.sqrt(2.0 * float(mean))
+  total, start, chunk = 0.0, tau, max(64, int(8 * sd) + 1)
+  while True:
+    terms = skellam_pmf(mean, np.arange(start, start + chunk))
+    total += float(terms.sum())
+    if not total or terms[-1] <= 1e-30 * total:
+      return total
+    start += chunk
