@@ -22,6 +22,7 @@ _STYLES = {
     mechanisms.NOISY_K2: ("tab:orange", "s--"),
     mechanisms.NOISY_K2_X4: ("tab:red", "D-."),
     mechanisms.NOISY_K3_X4: ("tab:cyan", "D:"),
+    mechanisms.NOISY_PLANNED: ("magenta", "P-"),
     mechanisms.TWO_SERVERS: ("black", "*-"),
     mechanisms.PS[0]: ("tab:green", "^-"),
     mechanisms.PS[1]: ("tab:olive", "^--"),

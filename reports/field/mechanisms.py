@@ -22,6 +22,17 @@ in the benchmark):
   done by the first run of a setting; the later seeds run
   :func:`triehh.engines.noisy.run` on the same parameters, which is what
   ``discover`` does after calibrating (the same words for the same seed).
+* ``noisy-planned-1mb``: the planned noisy trie, ``discover(pop,
+  NoisyTarget(eps, delta, population_size=n,
+  upload_budget=UploadBudget(1_000_000)))``: rounds shaped by the public
+  frontier within 1 MB per client per run, noise and thresholds planned
+  from (n, L, A, eps, delta) before the data is read
+  (:mod:`triehh.theory.noisy_plan`), no setting picked on a population.
+  Its plan is made by the first run of a cell (n, L and the alphabet
+  declared public); the later seeds run it
+  (:func:`triehh.mechanisms.planned_noisy_trie.run`). Its bytes are the
+  plan's: each round's secure-sum blocks of ``b_f`` bits per candidate,
+  every user in every round.
 * ``ps-<strategy>``: pipeline_dp's partition selection
   (:func:`triehh.baselines.partition_selection.select_words`, one word per
   user counted: ``max_partitions_contributed=1``); its noise is python-dp's
@@ -63,15 +74,20 @@ from triehh.baselines import partition_selection
 from triehh.baselines import sfp
 from triehh.core import metrics
 from triehh.mechanisms import discover as discover_lib
+from triehh.mechanisms import planned_noisy_trie
 from triehh.mechanisms import two_servers
 from triehh.engines import noisy
 from triehh.theory import mechanism
+from triehh.theory import noisy_plan
 from triehh.theory.adjacency import Adjacency
 
 KS = (10, 100, 1000)
 FIXED, POISSON, NOISY_K1, NOISY_K2 = (
     "triehh-fixed", "triehh-poisson", "noisy-k1", "noisy-k2")
 NOISY_K2_X4, NOISY_K3_X4 = "noisy-k2-x4", "noisy-k3-x4"
+# The planned noisy trie within a client's upload budget per run.
+NOISY_PLANNED = "noisy-planned-1mb"
+PLANNED_BYTES_PER_RUN = 1_000_000
 # Two non-colluding servers (docs/two-servers.md), the one-step walk on the
 # fast engine (its law; real servers cannot evaluate its candidates).
 TWO_SERVERS = "two-servers"
@@ -86,9 +102,10 @@ TFF_CENTRAL, TFF_DISTRIBUTED = (
 # smallest population only (Settings.tff_users).
 TFF_NOISY = {TFF_CENTRAL: "central", TFF_DISTRIBUTED: "distributed"}
 MECHANISMS = ((FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4,
-               TWO_SERVERS) + tuple(TFF_NOISY) + PS + BASELINES)
+               NOISY_PLANNED, TWO_SERVERS) + tuple(TFF_NOISY) + PS
+              + BASELINES)
 SIMULATED = (FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4,
-             TWO_SERVERS)
+             NOISY_PLANNED, TWO_SERVERS)
 # IBLT's k: a string is released when at least this many clients of a round
 # send it (TFF's tutorial value, BEYOND.md's).
 IBLT_K_ANONYMITY = 14
@@ -99,6 +116,7 @@ LABELS = {
     NOISY_K2: "noisy trie, k = 2, α = 1e-7",
     NOISY_K2_X4: "noisy trie, k = 2, α = 1e-5, first level σ×4",
     NOISY_K3_X4: "noisy trie, k = 3, α = 1e-7, first level σ×4",
+    NOISY_PLANNED: "noisy trie, planned rounds, 1 MB per client per run",
     TWO_SERVERS: "two servers, one step (fast engine; research prototype)",
     TFF_CENTRAL: "noisy trie, k = 1, α = 1e-5, TFF, central noise",
     TFF_DISTRIBUTED: "noisy trie, k = 1, α = 1e-5, TFF, distributed noise",
@@ -111,6 +129,8 @@ LABELS = {
 # tries.
 NOISY = {NOISY_K1: (1, 1e-5, ()), NOISY_K2: (2, 1e-7, ()),
          NOISY_K2_X4: (2, 1e-5, (4.0,)), NOISY_K3_X4: (3, 1e-7, (4.0,))}
+# Every noisy trie of the fast engine: the settings above and the plan.
+NOISY_VARIANTS = tuple(NOISY) + (NOISY_PLANNED,)
 
 
 class Refused(ValueError):
@@ -132,6 +152,7 @@ def run(name: str, data: populations.Data, epsilon: float, delta: float,
   runner: Callable[..., dict] = (
       _triehh if name in (FIXED, POISSON) else
       _two_servers if name == TWO_SERVERS else
+      _noisy_planned if name == NOISY_PLANNED else
       _noisy if name in NOISY else _tff_noisy if name in TFF_NOISY else
       _sfp if name == SFP else
       _iblt if name == IBLT else _partition_selection)
@@ -230,6 +251,37 @@ def _noisy(name, data, epsilon, delta, seed) -> dict:
     result = noisy.run(data.population, first.params, rng=seed)
   return _noisy_record(result, first.params, first.guarantee,
                        calibrated=result is first)
+
+
+def _noisy_planned(name, data, epsilon, delta, seed) -> dict:
+  """The planned noisy trie at 1 MB per client per run, n declared (the
+  population's); the plan made by the cell's first run, run by the
+  others."""
+  del name
+  target = mechanism.NoisyTarget(
+      epsilon, delta, population_size=data.n,
+      upload_budget=noisy_plan.UploadBudget(PLANNED_BYTES_PER_RUN))
+  key = (data.population.max_length, data.population.alphabet.size,
+         data.population.is_single_word, target)
+  first = _CALIBRATED.get(key)
+  if first is None:
+    result = discover_lib.discover(
+        data.population, target, max_length=data.population.max_length,
+        seed=seed)
+    _CALIBRATED[key] = first = result
+  else:
+    result = planned_noisy_trie.run(data.population, first.params, seed,
+                                    "fast")
+  plan = first.params
+  sigmas = plan.sigmas
+  record = dict(released=result.words, rounds=len(result.levels),
+                raw_strings=False, calibrated=result is first,
+                setting=(f"R={plan.num_levels}, σ={sigmas[-1]:.3g} (first "
+                         f"round {sigmas[0]:.3g}), k per round "
+                         f"{','.join(map(str, result.chars_per_round))}"),
+                **upload([float(b) for b in result.upload_bytes_per_round],
+                         [1.0] * len(result.levels)))
+  return _guarantee(record, first.guarantee)
 
 
 def _two_servers(name, data, epsilon, delta, seed) -> dict:

@@ -117,7 +117,7 @@ def moonshots(table: Sequence[Row], population: str,
     strategies = tuple(row for name in mechanisms.PS
                        if (row := find(table, population, n, name, epsilon)))
     best = max(strategies, key=lambda r: r.mean("words"))
-    noisy = {name: row for name in mechanisms.NOISY
+    noisy = {name: row for name in mechanisms.NOISY_VARIANTS
              if (row := find(table, population, n, name, epsilon))}
     out.append(Moonshot(
         n, epsilon, best, noisy,

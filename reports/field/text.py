@@ -30,6 +30,14 @@ def _mechanism_bullets() -> list[str]:
       "sweep on the English population at n = 10⁶, ε = 4; and k = 1 in "
       "TensorFlow Federated (`engine=\"tff\"`, `noise=\"central\"` or "
       "`\"distributed\"`) on 1,000 users.",
+      "- **Noisy trie, planned rounds** (`docs/noisy-trie.md`, \"Rounds "
+      "within an upload budget\"): `triehh.discover(pop, "
+      "triehh.NoisyTarget(ε, δ, population_size=n, upload_budget="
+      "triehh.UploadBudget(1_000_000)), seed=s)`: each round's characters "
+      "chosen from the public frontier so that a client uploads at most "
+      "1 MB per run, its noise and thresholds planned from (n, L, the "
+      "alphabet's size, ε, δ) before the data is read; no setting picked "
+      "on a population.",
       "- **Two servers** (`docs/two-servers.md`, a research prototype): "
       "`triehh.discover(pop, triehh.TwoServerTarget(ε, δ, "
       "population_size=n, alphabet=...), seed=s)`, the one-step walk on "
@@ -84,7 +92,9 @@ def introduction(settings: runs_lib.Settings) -> list[str]:
       "client uploads in a round: TrieHH's int32 vote vector over every "
       "extension of the trie's prefixes, padded to a power of two prefixes "
       "(as `BEYOND.md` counts it), the noisy trie's one-hot int32 vector "
-      "over its candidate set (4·|C_r|), partition selection's raw word "
+      "over its candidate set (4·|C_r|; the planned noisy trie: its "
+      "secure-sum blocks, each candidate in as many bits as its block's "
+      "public cap needs), partition selection's raw word "
       "(UTF-8 bytes, mean over users), SFP's report (m = 1024 signs and "
       "two bytes of position and row), IBLT's sketch tensors. *bytes per "
       "user per run*: the sum "
@@ -265,6 +275,7 @@ def which_to_use(table: Sequence[rows_lib.Row],
       f"{_n(b(mech.NOISY_K2, 'false_words'), 1)}); α trades them against "
       "the threshold."]
   lines += _first_level_line(table, big, eps, best)
+  lines += _planned_line(table, big, eps, best)
   lines += _few_users_line(table, small, eps) if small != big else []
   lines += _saturation_line(table, big)
   lines += _multi_line(table, eps)
@@ -293,6 +304,26 @@ def _first_level_line(table: Sequence[rows_lib.Row], n: int, eps: float,
           + "; ".join(parts) + ". Those settings were picked on this very "
           "cell (`docs/noisy-trie.md`); the rows at other n and ε show how "
           "they carry. Uploads of megabytes a round are the price."]
+
+
+def _planned_line(table: Sequence[rows_lib.Row], n: int, eps: float,
+                  best: float) -> list[str]:
+  """The planned noisy trie: words, false words and upload within its
+  budget, at the largest English n."""
+  row = rows_lib.find(table, _ENGLISH, n, mech.NOISY_PLANNED, eps)
+  if row is None:
+    return []
+  true = rows_lib.true_words(row)
+  return [
+      f"- **Within an upload budget** (n = {n:,}, ε = {eps:g}): the "
+      f"planned noisy trie released {_n(true)} true words "
+      f"({_ratio(true / best if best else math.nan)} of partition "
+      "selection's) and "
+      f"{_n(row.mean('false_words'), 1)} false words a run, a client "
+      f"uploading rounds of up to {_n(row.mean('bytes_round_max'))} bytes "
+      f"and {_n(row.mean('bytes_per_user'))} bytes over the run (its budget: "
+      f"{mech.PLANNED_BYTES_PER_RUN:,}); no setting was picked on a "
+      "population."]
 
 
 def _few_users_line(table: Sequence[rows_lib.Row], n: int,

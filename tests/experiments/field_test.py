@@ -27,18 +27,27 @@ def _run(report_dir, output_dir):
 def test_writes_the_report_then_resumes(tmp_path):
   out = tmp_path / "runs"
   proc = _run(tmp_path, out)
-  # 11 mechanisms (SFP, not IBLT) at n = 2,000 and 7 at 5e4 word counts;
+  # 12 mechanisms (SFP, not IBLT) at n = 2,000 and 8 at 5e4 word counts;
   # 2 seeds each.
-  assert "36 runs left" in proc.stdout and "wrote" in proc.stdout
-  assert len((out / "results.jsonl").read_text().splitlines()) == 36
+  assert "40 runs left" in proc.stdout and "wrote" in proc.stdout
+  assert len((out / "results.jsonl").read_text().splitlines()) == 40
   text = (tmp_path / "FIELD.md").read_text()
   assert "| 50,000 | 4 | noisy trie, k = 1, α = 1e-5 |" in text
+  # The planned noisy trie wherever the noisy trie runs, with its bytes
+  # per client per round (max) and per run, within its 1 MB.
+  for n in ("2,000", "50,000"):
+    (row,) = [line for line in text.splitlines() if line.startswith(
+        f"| {n} | 4 | noisy trie, planned rounds, 1 MB per client per run |")]
+    cells = [cell.strip() for cell in row.split("|")]
+    per_round, per_run = (float(c.replace(",", "")) for c in cells[13:15])
+    assert 0 < per_round <= per_run <= 1_000_000
+  assert "**Within an upload budget** (n = 2,000, ε = 4)" in text
   assert "over the best partition selection's: " in text
   assert text.splitlines()[-1].startswith("Wall time")
   proc = _run(tmp_path / "again", out)
   assert "0 runs left" in proc.stdout
   again = (tmp_path / "again" / "FIELD.md").read_text()
-  assert "36 runs were recorded by an earlier invocation" in again
+  assert "40 runs were recorded by an earlier invocation" in again
 
 
 @pytest.mark.parametrize("flags_given, said", [

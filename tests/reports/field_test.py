@@ -70,6 +70,24 @@ def test_report_has_every_row_and_the_moonshot(written):
     assert f"]({name})" in text
 
 
+def test_the_planned_noisy_trie_records_its_upload_within_the_budget(
+    written):
+  out, _, text = written
+  planned = [r for r in runs.recorded(str(out))
+             if r["mechanism"] == mechanisms.NOISY_PLANNED]
+  assert [r["seed"] for r in planned] == [0, 1]
+  assert [r["calibrated"] for r in planned] == [True, False]
+  for record in planned:
+    assert 0 < record["bytes_round_max"] <= record["bytes_per_user"]
+    assert record["bytes_per_user"] <= mechanisms.PLANNED_BYTES_PER_RUN
+    # n declared (the population's): both relations covered.
+    assert record["guarantee"].endswith(
+        "two-sided, ADD_OR_REMOVE_ONE, REPLACE_SPECIAL")
+    assert record["achieved_epsilon"] <= 4.0
+  assert f"{mechanisms.LABELS[mechanisms.NOISY_PLANNED]} = **" in text
+  assert "upload_budget=triehh.UploadBudget(1_000_000)" in text
+
+
 def test_guarantee_labels_name_directions_and_adjacencies(written):
   out, _, _ = written
   labels = {r["mechanism"]: r["guarantee"] for r in runs.recorded(str(out))}
