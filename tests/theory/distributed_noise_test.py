@@ -1,0 +1,144 @@
+"""Tests of triehh.theory.distributed_noise: the Skellam accountant, checked
+against hockey-stick divergences summed directly from scipy's pmfs."""
+
+import fractions
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from triehh.theory import distributed_noise
+
+
+def _pair(mean: float, rate: float, width: int):
+  """scipy's pmfs of the pair ``(1 - q) Sk + q (Sk + 1)`` and ``Sk`` on
+  ``[-width, width + 1]``."""
+  x = np.arange(-width, width + 2)
+  lower = stats.skellam.pmf(x, mean, mean)
+  upper = (1 - rate) * lower + rate * stats.skellam.pmf(x - 1, mean, mean)
+  return upper, lower
+
+
+def _loss(p: np.ndarray, q: np.ndarray):
+  """The privacy loss ``log(p / q)`` and its law under p (p, q > 0)."""
+  keep = (p > 0) & (q > 0)
+  return np.log(p[keep] / q[keep]), p[keep]
+
+
+def _compose(first, second):
+  """The law of the sum of two independent losses (values merged at
+  1e-12)."""
+  values = (first[0][:, None] + second[0][None, :]).ravel()
+  probs = (first[1][:, None] * second[1][None, :]).ravel()
+  keys, inverse = np.unique(np.round(values, 12), return_inverse=True)
+  return keys, np.bincount(inverse, weights=probs)
+
+
+def _delta(loss, eps: float) -> float:
+  """``E[(1 - e^(eps - L))_+]``: the hockey-stick divergence at eps."""
+  values, probs = loss
+  return float((probs * np.maximum(0.0, -np.expm1(eps - values))).sum())
+
+
+def _direct_delta(means, rate: float, eps: float) -> float:
+  """delta(eps) of rounds of ``means``, both directions (the larger),
+  from scipy's pmfs and the convolution of the privacy losses."""
+  worst = 0.0
+  for direction in (0, 1):
+    composed = None
+    for mean in means:
+      upper, lower = _pair(mean, rate, int(15 * math.sqrt(mean)) + 25)
+      one = _loss(upper, lower) if direction == 0 else _loss(lower, upper)
+      composed = one if composed is None else _compose(composed, one)
+    worst = max(worst, _delta(composed, eps))
+  return worst
+
+
+@pytest.mark.parametrize("mean,rate,delta", [(2.0, 1.0, 1e-5),
+                                             (10.0, 1.0, 1e-6),
+                                             (6.0, 0.3, 1e-6)])
+def test_one_round_is_the_hockey_stick_of_the_pmfs(mean, rate, delta):
+  """The PLD's epsilon leaves the exact pair at most its delta (it is
+  pessimistic), and is close: 3% less epsilon exceeds it."""
+  eps = distributed_noise.epsilon([mean], delta, sampling_rate=rate)
+  assert _direct_delta([mean], rate, eps) <= delta * (1 + 1e-9)
+  assert _direct_delta([mean], rate, 0.97 * eps) > delta
+
+
+@pytest.mark.parametrize("means,rate", [((4.0, 9.0), 1.0),
+                                        ((2.0, 2.0, 3.0), 1.0),
+                                        ((5.0, 5.0), 0.5)])
+def test_composed_rounds_are_the_convolved_losses(means, rate):
+  delta = 1e-6
+  eps = distributed_noise.epsilon(list(means), delta, sampling_rate=rate)
+  assert _direct_delta(means, rate, eps) <= delta * (1 + 1e-9)
+  assert _direct_delta(means, rate, 0.97 * eps) > delta
+
+
+def test_more_noise_less_epsilon_and_a_mean_off_is_seen():
+  small = distributed_noise.epsilon([8.0] * 3, 1e-8)
+  large = distributed_noise.epsilon([8.8] * 3, 1e-8)
+  assert large < small
+  # the 1-D Skellam pair at 30% less mean than accounted leaks more than
+  # the label says
+  eps = distributed_noise.epsilon([10.0], 1e-6)
+  assert _direct_delta([7.0], 1.0, eps) > 1e-6
+
+
+def test_the_plan_meets_its_target_from_public_values():
+  plan = distributed_noise.plan(2000, 1.0, 4.0, 1e-8, [2.0, 1.0, 1.0, 1.0],
+                                1e-5, dropout=0.1)
+  h, n = plan.min_clients, 2000
+  assert plan.epsilon(1e-8) <= 4.0
+  assert plan.delta_short == pytest.approx(1e-9)
+  # the shortfall, summed over the rounds, within delta_short; h + 1 not
+  p = 1.0 * (1 - 0.1)
+  log_pmf = [math.lgamma(n) - math.lgamma(k + 1) - math.lgamma(n - k)
+             + k * math.log(p) + (n - 1 - k) * math.log1p(-p)
+             for k in range(n)]
+  below = lambda hh: sum(math.exp(v) for v in log_pmf[:hh])
+  assert 4 * below(h) <= plan.delta_short < 4 * below(h + 1)
+  # shares rounded up on a power-of-two grid; round 0 has 4x the mean
+  for s in plan.share_means:
+    assert s.denominator & (s.denominator - 1) == 0
+  assert plan.accounted_means[0] == pytest.approx(
+      4 * plan.accounted_means[1], rel=2e-3)
+  # thresholds: the Skellam tail of the most shares at the rate (scipy)
+  for s, tau in zip(plan.share_means, plan.thresholds):
+    m = float(n * s)
+    assert stats.skellam.sf(tau - 1, m, m) <= 1e-5 < stats.skellam.sf(
+        tau - 2, m, m)
+  assert plan.wrap_probability <= distributed_noise.WRAP_BOUND
+  assert not plan.releases(h) and plan.releases(h + 1)
+
+
+def test_share_mean_rounds_up_never_down():
+  s = distributed_noise.share_mean(10.0, 3)
+  assert s >= fractions.Fraction(10, 3)
+  assert s - fractions.Fraction(10, 3) <= fractions.Fraction(10, 3) / 1024
+  assert s.denominator & (s.denominator - 1) == 0
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("dropout", 1.0, "dropout must be in"),
+    ("dropout", -0.1, "dropout must be in"),
+    ("min_clients", 0, "min_clients"),
+    ("min_clients", 2000, "min_clients=2000 must be below"),
+    ("share_means", (fractions.Fraction(1, 3),), "power-of-two"),
+    ("bits", 40, "bits"),
+])
+def test_bad_distributed_noise_is_refused(field, value, message):
+  good = dict(num_clients=2000, sampling_rate=1.0, dropout=0.1,
+              min_clients=1700, share_means=(fractions.Fraction(1, 128),),
+              thresholds=(20,), bits=12, delta_short=1e-9)
+  good[field] = value
+  with pytest.raises((ValueError, TypeError), match=message):
+    distributed_noise.DistributedNoise(**good)
+
+
+def test_too_few_clients_are_refused():
+  with pytest.raises(ValueError, match="cannot promise one honest share"):
+    distributed_noise.plan(5, 1.0, 4.0, 1e-12, [1.0] * 3, 1e-5)
+  with pytest.raises(ValueError, match="dropout"):
+    distributed_noise.plan(2000, 1.0, 4.0, 1e-8, [1.0], 1e-5, dropout=1.5)
