@@ -281,3 +281,42 @@ def test_planned_votes_count_for_words_on_the_frontier():
   assert sorted(voted.votes) == [50, 300]
   plain = noisy._votes(pop, 1.0, np.random.default_rng(0), frontier, ext, 1)
   assert plain.votes.sum() < 120
+
+
+# ---- distributed noise: Skellam shares ---------------------------------------
+
+
+def _shares(n: int, h: int, dropout: float):
+  import fractions  # pylint: disable=g-import-not-at-top
+  from triehh.theory import distributed_noise  # pylint: disable=g-import-not-at-top
+  return distributed_noise.DistributedNoise(
+      num_clients=n, sampling_rate=1.0, dropout=dropout, min_clients=h,
+      share_means=(fractions.Fraction(1, 64),) * 4, thresholds=(6,) * 4,
+      bits=12, delta_short=1e-9)
+
+
+def test_a_round_short_of_its_clients_stops_the_distributed_run():
+  """m - 1 >= h releases; at dropout 1/2 of 300 users, h = 290 is never
+  reached (m about 150): no round is released."""
+  population = population_lib.Population.from_user_words(
+      ["ab"] * 200 + ["b"] * 100, alphabet="ab", max_length=3)
+  params = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=4, threshold=6)
+  full = noisy.run(population, params, 0, distributed=_shares(300, 299, 0.0))
+  assert set(full.words) == {"ab", "b"} and full.levels
+  short = noisy.run(population, params, 0,
+                    distributed=_shares(300, 290, 0.5))
+  assert not short.words and not short.levels
+
+
+def test_distributed_votes_are_thinned_by_the_dropout():
+  """Each sampled user delivers with probability 1 - dropout: the noisy
+  sum of a 300-user word averages 150 at dropout 1/2 (noise of variance
+  2 m / 64, about 5)."""
+  population = population_lib.Population.from_user_words(
+      ["a"] * 300, max_length=1,
+      alphabet="a")
+  params = noisy_trie.NoisyTrieParams(sigma=2.0, num_levels=2, threshold=6)
+  sums = [noisy.run(population, params, seed,
+                    distributed=_shares(300, 100, 0.5)).noisy_counts[0]
+          for seed in range(40)]
+  assert abs(np.mean(sums) - 150) < 4 * math.sqrt((75 + 5) / 40)

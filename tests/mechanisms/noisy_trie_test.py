@@ -6,6 +6,7 @@ import pytest
 import triehh
 from triehh.engines import registry as engines
 from triehh.mechanisms import noisy_trie as noisy_mechanism
+from triehh.theory import distributed_noise
 from triehh.theory import noisy_trie
 from triehh.theory.adjacency import Adjacency
 
@@ -55,8 +56,8 @@ def test_parameters_free_of_the_data_cover_add_or_remove(target, n_source):
 @pytest.mark.parametrize("options, message", [
     (dict(counts=True), "runs alone"),
     (dict(passes=triehh.Passes(2)), "runs alone"),
-    (dict(workers=["x"]), "the noisy trie's fast engine takes no engine "
-     "options, got workers"),
+    (dict(workers=["x"]), "the noisy trie's fast engine takes noise and "
+     "dropout only, got workers"),
 ])
 def test_what_the_noisy_trie_does_not_run_with_is_refused(options, message):
   with pytest.raises(ValueError, match=message):
@@ -89,9 +90,12 @@ def test_round_multipliers_outside_their_range_are_refused_in_one_line(
     ("tff", dict(noise="laplace"), "noise must be 'central' or "
      "'distributed', got 'laplace'"),
     ("tff", dict(secure_sum=True), "the noisy trie's tff engine takes "
-     "connect_timeout, noise, rpc_timeout, workers; got secure_sum"),
-    ("fast", dict(noise="central"), "noise= is an option of the 'tff' "
-     "engine's noisy trie, not of engine='fast'"),
+     "connect_timeout, dropout, noise, rpc_timeout, workers; got "
+     "secure_sum"),
+    ("fast", dict(workers="h:1"), "the noisy trie's fast engine takes "
+     "noise and dropout only, got workers"),
+    ("fast", dict(dropout=0.2), "dropout is for noise='distributed' only"),
+    ("tff", dict(noise="distributed", dropout=1.0), "dropout must be in"),
 ])
 def test_engines_and_options_the_noisy_trie_does_not_take_are_refused(
     engine, options, message):
@@ -104,6 +108,28 @@ def test_the_tff_engine_takes_its_noise_and_where_it_runs():
   assert noisy_mechanism._checked_options("tff", {}) == "central"  # pylint: disable=protected-access
   assert noisy_mechanism._checked_options(  # pylint: disable=protected-access
       "tff", dict(noise="distributed", workers="h:1")) == "distributed"
+  assert noisy_mechanism._checked_options(  # pylint: disable=protected-access
+      "fast", dict(noise="distributed", dropout=0.0)) == "distributed"
+
+
+def test_the_fast_distributed_run_is_labelled_with_its_skellam_shares():
+  """The label names the Skellam accountant and its assumptions, covers
+  REPLACE_SPECIAL only, and its epsilon is that accountant's at delta."""
+  users = triehh.Population.from_user_words(
+      [w for w in ("sun", "sea", "son") for _ in range(400)],
+      alphabet="aenosu")
+  target = triehh.NoisyTarget(4.0, delta=1e-8)
+  result = triehh.discover(users, target, seed=0, engine="fast",
+                           noise="distributed", dropout=0.05)
+  g = result.guarantee
+  assert g.accounting == distributed_noise.ACCOUNTING
+  assert g.adjacencies == (Adjacency.REPLACE_SPECIAL,)
+  assert "accounted as the central Gaussian" not in g.covers
+  for said in ("at least h=", "dropout at most 0.05", "delta_short=",
+               "secure sum modulo 2^"):
+    assert said in g.covers
+  assert g.epsilon <= 4.0 and g.delta == 1e-8
+  assert set(result.words) == {"sun", "sea", "son"}
 
 
 @pytest.mark.parametrize("target, adjacencies, n_source", [

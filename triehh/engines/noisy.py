@@ -51,6 +51,19 @@ rounding and the 53-bit uniforms of numpy's samplers: a total variation we
 estimate near 2^-50 per round (not proven), outside the accounted
 mechanism; docs/noisy-trie.md says so.
 
+Distributed noise (``run(..., distributed=...)``, a
+:class:`triehh.theory.distributed_noise.DistributedNoise`): each sampled
+user delivers its vote and its Skellam share with probability ``1 -
+dropout``, so votes are thinned at ``q (1 - dropout)``; m, the delivering
+clients, is those voting plus a binomial of the others; a round with ``m -
+1 < h`` is not released and the run stops; else the noise on every
+candidate is ``Skellam(m s_r)``, the sum of m shares, exactly
+(:func:`~triehh.core.discrete_noise.skellam`, and
+:func:`~triehh.core.discrete_noise.skellam_above` for step 3, whose alpha
+is the Skellam tail at that mean). The secure sum's wrap-around (modulo
+``2^bits``, probability at most ``DistributedNoise.wrap_probability`` per
+candidate) is not drawn here.
+
 Passing candidates ending in ``$`` are released words; the others are the
 next frontier. A frontier prefix no user holds (a false positive) stays on
 it like any other: its extensions are candidates of the next round, all
@@ -244,6 +257,10 @@ class _Voted:
   candidates: np.ndarray  # int64 [m], increasing
   votes: np.ndarray  # int64 [m]
   words: np.ndarray  # a word extending each
+  # The round's clients (sampled): those drawn, and the users not drawn
+  # one by one (each a client with probability the sampling rate).
+  clients: int = 0
+  clients_outside: int = 0
 
 
 def checked_rounds(params: NoisyParams, max_length: int) -> int:
@@ -288,7 +305,8 @@ def check_round_memory(num_words: int, num_characters: int, chars: int,
 
 
 def run(population: population_lib.Population, params: NoisyParams,
-        rng: np.random.Generator | int) -> NoisyTrieResult:
+        rng: np.random.Generator | int, *,
+        distributed=None) -> NoisyTrieResult:
   """Runs the noisy trie (module docstring) on ``population``.
 
   Args:
@@ -297,6 +315,11 @@ def run(population: population_lib.Population, params: NoisyParams,
       and characters per round (a
       :class:`triehh.theory.noisy_trie.NoisyTrieParams`).
     rng: the run's generator, or a seed for one.
+    distributed: a :class:`triehh.theory.distributed_noise.DistributedNoise`
+      for Skellam shares in place of the discrete Gaussian
+      (:func:`skellam_round`): each sampled user delivers with probability
+      ``1 - dropout``; the noise is the delivered shares' sum, and a round
+      short of its clients stops the run.
 
   Raises:
     ValueError: if ``params.num_levels`` accounts for fewer rounds than
@@ -314,8 +337,12 @@ def run(population: population_lib.Population, params: NoisyParams,
     if not frontier.real.size:
       break
     ext = Extensions.of(population.alphabet.size, k, max_length, r * k)
-    frontier, released, stats = _round(population, params.at_round(r), rng,
-                                       frontier, ext, r * k)
+    at_round = (params.at_round(r) if distributed is None
+                else SkellamShares.of(params, distributed, r))
+    done = _round(population, at_round, rng, frontier, ext, r * k)
+    if done is None:  # fewer than h shares besides one: not released
+      break
+    frontier, released, stats = done
     levels.append(stats)
     words.extend(released[0])
     counts.append(released[1])
@@ -331,10 +358,16 @@ def run(population: population_lib.Population, params: NoisyParams,
 
 def _round(population: population_lib.Population, params: NoisyParams,
            rng: np.random.Generator, frontier: _Frontier, ext: Extensions,
-           p: int) -> tuple[_Frontier, tuple, LevelStats]:
+           p: int) -> tuple[_Frontier, tuple, LevelStats] | None:
   """One round: the next frontier, the released (words, noisy sums, false)
-  and the round's stats."""
+  and the round's stats; None if a :class:`SkellamShares` round is short
+  of its clients."""
   voted = _votes(population, params.sampling_rate, rng, frontier, ext, p)
+  if isinstance(params, SkellamShares):
+    params = params.delivered(voted.clients + int(rng.binomial(
+        voted.clients_outside, min(params.sampling_rate, 1.0))))
+    if params is None:
+      return None
   num_candidates = frontier.real.size * ext.size
   candidates, values, source = draw_passing(
       voted.candidates, voted.votes, num_candidates, params, rng)
@@ -413,7 +446,8 @@ def _votes(population: population_lib.Population, rate: float,
                         minlength=candidates.size).astype(np.int64)
     votes = (users if rate >= 1.0
              else sampling.poisson_cell_counts(users, rate, rng))
-    return _Voted(candidates, votes, words)
+    return _Voted(candidates, votes, words, clients=int(votes.sum()),
+                  clients_outside=int(population.num_users - users.sum()))
   voters = (np.arange(population.num_users) if rate >= 1.0
             else sampling.poisson_users(rng, population.num_users, rate))
   ranks = sampling.draw_word_ranks(rng, population, voters)
@@ -421,7 +455,7 @@ def _votes(population: population_lib.Population, rate: float,
   chosen = chosen[chosen >= 0]
   votes = np.bincount(np.searchsorted(candidates, chosen),
                       minlength=candidates.size).astype(np.int64)
-  return _Voted(candidates, votes, words)
+  return _Voted(candidates, votes, words, clients=int(voters.size))
 
 
 def _word_candidates(population: population_lib.Population,
@@ -454,8 +488,12 @@ def draw_passing(explicit: np.ndarray, votes: np.ndarray,
   explicit ones (increasing ids) and their votes: the passing candidates
   (increasing), their noisy sums, and which explicit candidate each is
   (its index, ``-1``: one of the others)."""
-  noisy = votes + discrete_noise.discrete_gaussian(rng, params.sigma,
-                                                   explicit.size)
+  if isinstance(params, SkellamRound):
+    noisy = votes + discrete_noise.skellam(rng, params.noise_mean,
+                                           explicit.size)
+  else:
+    noisy = votes + discrete_noise.discrete_gaussian(rng, params.sigma,
+                                                     explicit.size)
   keep = noisy >= params.threshold
   pool, pool_noisy = _other_passing(explicit, num_candidates, params, rng)
   candidates = np.concatenate([explicit[keep], pool])
@@ -492,10 +530,59 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
   # The rank-j candidate outside voted is j plus the voted ones below it.
   below = voted - np.arange(voted.size, dtype=np.int64)
   picked = ranks + np.searchsorted(below, ranks, side="right")
-  values = discrete_noise.discrete_gaussian_above(
-      rng, params.sigma, int(params.threshold), size)
+  if isinstance(params, SkellamRound):
+    values = discrete_noise.skellam_above(rng, params.noise_mean,
+                                          int(params.threshold), size)
+  else:
+    values = discrete_noise.discrete_gaussian_above(
+        rng, params.sigma, int(params.threshold), size)
   return picked, values
 
+
+@dataclasses.dataclass(frozen=True)
+class SkellamRound:
+  """A round of distributed noise (:class:`SkellamShares` once the
+  delivering clients are known): the delivered shares' Skellam mean ``m
+  s_r``, the threshold, and the pass rate of a candidate no one votes for
+  at that mean."""
+
+  noise_mean: object  # fractions.Fraction
+  threshold: int
+  false_positive_rate: float
+  sampling_rate: float
+  chars_per_level: int
+
+
+@dataclasses.dataclass(frozen=True)
+class SkellamShares:
+  """Round r of distributed noise before its clients deliver: each user
+  delivers (its vote and share) with probability ``sampling_rate = q (1 -
+  dropout)``."""
+
+  distributed: object  # triehh.theory.distributed_noise.DistributedNoise
+  round_index: int
+  sampling_rate: float
+  chars_per_level: int
+
+  @classmethod
+  def of(cls, params: NoisyParams, distributed, r: int) -> "SkellamShares":
+    return cls(distributed, r,
+               params.sampling_rate * (1.0 - distributed.dropout),
+               params.chars_per_level)
+
+  def delivered(self, delivered: int) -> SkellamRound | None:
+    """The round given m delivered shares: None (not released) when
+    ``m - 1 < h``; else the sum of m shares of mean s_r, Skellam of mean
+    ``m s_r`` exactly."""
+    if not self.distributed.releases(delivered):
+      return None
+    mean = self.distributed.noise_mean(self.round_index, delivered)
+    tau = self.distributed.thresholds[self.round_index]
+    return SkellamRound(
+        noise_mean=mean, threshold=tau,
+        false_positive_rate=discrete_noise.skellam_tail(float(mean), tau),
+        sampling_rate=self.sampling_rate,
+        chars_per_level=self.chars_per_level)
 
 
 # ---- the planned run: rounds shaped by an upload budget -------------------

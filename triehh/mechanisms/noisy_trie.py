@@ -17,10 +17,11 @@ In one place, what makes it up:
 The guarantee is labelled as every run's is: ``ADD_OR_REMOVE_ONE`` and
 ``REPLACE_SPECIAL`` when no parameter depends on |D| (delta given, or a
 declared population size), ``REPLACE_SPECIAL`` only when delta is ``1/n^2``
-of the population's own size. The distributed noise splits its shares among
-the ``q n`` expected clients, so it reads n too (the declared size, if
-any), and its guarantee is the central Gaussian's accounting, labelled as
-such.
+of the population's own size. The distributed noise (``noise=
+"distributed"``, fast and tff engines) is Skellam shares planned from n
+(the declared size, if any: it reads n too) by
+:func:`triehh.theory.distributed_noise.plan`; its guarantee is that
+accountant's, for ``REPLACE_SPECIAL`` only, labelled with its assumptions.
 """
 
 from __future__ import annotations
@@ -34,19 +35,19 @@ from triehh.engines import registry as engines
 from triehh.mechanisms import planned_noisy_trie as planned
 from triehh.mechanisms import protocol
 from triehh.theory import coverage
+from triehh.theory import distributed_noise
 from triehh.theory import limits
 from triehh.theory import mechanism as privacy_lib
 from triehh.theory import noisy_trie
+from triehh.theory.adjacency import Adjacency
 
 NAME = "noisy_trie"
 # The TFF engine's options for the noisy trie: its noise, where it runs.
-TFF_OPTIONS = frozenset({"noise", "workers", "connect_timeout",
+TFF_OPTIONS = frozenset({"noise", "dropout", "workers", "connect_timeout",
                          "rpc_timeout"})
 CENTRAL, DISTRIBUTED = "central", "distributed"
 _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
                     "treated as public: fix it before seeing the data")
-DISTRIBUTED_ACCOUNTING = ("; distributed discrete Gaussian accounted as the "
-                          "central Gaussian")
 
 
 class NoisyTrie(protocol.BaseMechanism):
@@ -104,9 +105,8 @@ class NoisyTrie(protocol.BaseMechanism):
   def run(self, population: population_lib.Population,
           params: noisy_trie.NoisyTrieParams, rng, engine: str,
           **engine_options):
-    """One run on ``engine`` (``noise="distributed"`` on TFF splits the
-    noise among the clients, relabelled so); a plan's on the fast engine
-    only (:func:`planned.run`)."""
+    """One run on ``engine`` (``noise="distributed"``: Skellam shares,
+    accounted so); a plan's on the fast engine only (:func:`planned.run`)."""
     if isinstance(params, planned.CalibratedPlan):
       return planned.run(population, params, rng, engine, **engine_options)
     runner = engines.get(engine).runner(NAME)
@@ -123,8 +123,13 @@ class NoisyTrie(protocol.BaseMechanism):
             "present: the shares of the absent clients are missing, so each "
             "round's noise is smaller than the label's sigma; declare the "
             "data's own size, or use noise='central'")
-      extra = dict(measurements=[],
-                   expected_clients=max(1, round(params.sampling_rate * n)))
+      extra = dict(distributed=distributed_noise.plan(
+          n, params.sampling_rate, accounted.epsilon, accounted.delta,
+          [params.multiplier(r) for r in range(params.num_levels)],
+          params.false_positive_rate, dropout=engine_options.pop(
+              "dropout", distributed_noise.DEFAULT_DROPOUT)))
+    if engine != engines.TFF:
+      engine_options.pop("noise", None)
     start = time.perf_counter()
     result = runner(population, params, rng=rng, **engine_options, **extra)
     seconds = time.perf_counter() - start
@@ -133,8 +138,7 @@ class NoisyTrie(protocol.BaseMechanism):
         delta_from_n=params.n_source == coverage.N_FROM_DATA,
         distributed=distributed, n=params.population_size)
     if distributed:
-      guarantee = _distributed(guarantee, params.sigmas,
-                               extra["measurements"])
+      guarantee = _distributed(guarantee, extra["distributed"])
     return _with_notes(dataclasses.replace(
         result, params=params, guarantee=guarantee, seconds=seconds),
                        population.num_users)
@@ -181,24 +185,32 @@ def nothing_found(params: noisy_trie.NoisyTrieParams, n: int) -> str:
 
 def _checked_options(engine: str, engine_options: dict) -> str:
   """The noise mode; ValueError for an option the engine does not take
-  for the noisy trie."""
+  for the noisy trie (the fast engine takes ``noise`` and, distributed,
+  ``dropout``)."""
   if engine != engines.TFF:
-    if "noise" in engine_options:
-      raise ValueError(f"noise= is an option of the {engines.TFF!r} "
-                       f"engine's noisy trie, not of engine={engine!r}")
-    if engine == engines.FAST and engine_options:
-      raise ValueError("the noisy trie's fast engine takes no engine "
-                       f"options, got {', '.join(sorted(engine_options))}")
-    return CENTRAL
-  unknown = set(engine_options) - TFF_OPTIONS
-  if unknown:
-    raise ValueError(f"the noisy trie's tff engine takes "
-                     f"{', '.join(sorted(TFF_OPTIONS))}; got "
-                     f"{', '.join(sorted(unknown))}")
+    if engine != engines.FAST and "noise" in engine_options:
+      raise ValueError(f"noise= is an option of the {engines.TFF!r} and "
+                       f"{engines.FAST!r} engines' noisy trie, not of "
+                       f"engine={engine!r}")
+    if engine == engines.FAST and set(engine_options) - {"noise",
+                                                          "dropout"}:
+      raise ValueError("the noisy trie's fast engine takes noise and "
+                       "dropout only, got "
+                       f"{', '.join(sorted(engine_options))}")
+  else:
+    unknown = set(engine_options) - TFF_OPTIONS
+    if unknown:
+      raise ValueError(f"the noisy trie's tff engine takes "
+                       f"{', '.join(sorted(TFF_OPTIONS))}; got "
+                       f"{', '.join(sorted(unknown))}")
   noise = engine_options.get("noise", CENTRAL)
   if noise not in (CENTRAL, DISTRIBUTED):
     raise ValueError(f"noise must be {CENTRAL!r} or {DISTRIBUTED!r}, got "
                      f"{noise!r}")
+  if "dropout" in engine_options:
+    if noise != DISTRIBUTED:
+      raise ValueError("dropout is for noise='distributed' only")
+    distributed_noise.check_dropout(engine_options["dropout"])
   return noise
 
 
@@ -225,26 +237,23 @@ def _labelled(guarantee: privacy_lib.Guarantee, n_source: str, *,
       caveat=limits.delta_above_1_over_n(guarantee.delta, n))
 
 
-def _distributed(guarantee: privacy_lib.Guarantee, sigmas: tuple[float, ...],
-                 measurements: list) -> privacy_lib.Guarantee:
-  """The central Gaussian's guarantee, labelled for the distributed discrete
-  Gaussian that ran (:mod:`triehh.engines.tff.noisy_process`): approximately
-  that law, with the rounds' effective noise multiplier said."""
-  from triehh.engines.tff import noisy_process  # pylint: disable=g-import-not-at-top
-  multipliers = [noisy_process.effective_noise_multiplier(m)
-                 for m in measurements]
-  at = (f"{sigmas[0]:.4g}" if min(sigmas) == max(sigmas) else
-        f"{min(sigmas):.4g} to {max(sigmas):.4g} (by round)")
-  measured = (f"; the run's rounds had {min(multipliers):.4g} to "
-              f"{max(multipliers):.4g} discrete Gaussian noise per unit of "
-              "their rounded sensitivity" if multipliers else "")
+def _distributed(guarantee: privacy_lib.Guarantee,
+                 plan: distributed_noise.DistributedNoise
+                 ) -> privacy_lib.Guarantee:
+  """The guarantee of the Skellam shares that ran
+  (:mod:`triehh.theory.distributed_noise`): that accountant's epsilon at
+  the same delta (``delta_short`` included), for ``REPLACE_SPECIAL`` only
+  (a client's own share and its delivery are seen; adding or removing a
+  client changes them), with its assumptions said."""
+  special = (Adjacency.REPLACE_SPECIAL,)
   return dataclasses.replace(
-      guarantee, accounting=guarantee.accounting + DISTRIBUTED_ACCOUNTING,
-      covers=(guarantee.covers + f"; accounted at sigma = {at} as if "
-              "the noise were N(0, sigma^2) on sums of sensitivity 1: the "
-              "clients' discrete Gaussian shares (raised for the rounding's "
-              "inflated sensitivity at the expected clients) sum to about "
-              f"that law, not exactly it{measured}"))
+      guarantee, epsilon=plan.epsilon(guarantee.delta), adjacencies=special,
+      accounting=distributed_noise.ACCOUNTING,
+      covers=(guarantee.covers.split(", for neighbours")[0]
+              + ", for a user's words replaced by the empty word (the user "
+              "still a client: its share and its delivery are seen, so "
+              "adding or removing a client is not covered)"
+              + _PUBLIC_ALPHABET + "; " + plan.describe()))
 
 
 MECHANISM = NoisyTrie()
