@@ -41,7 +41,10 @@ def test_the_plan_reads_no_population():
   assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12,
                                     rule="fixed")  # them alone
   # The prior rule too: the same declared values, the same plan.
-  assert _prior_plan() == noisy_plan.plan(10**5, 10, 27, 4.0, 1e-10)
+  assert _prior_plan() == noisy_plan.plan(10**5, 10, 27, 4.0, 1e-10,
+                                          rule="prior")
+  # The fixed rule is the default.
+  assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12)
 
 
 def test_the_plan_refuses_a_population_for_its_size():

@@ -41,13 +41,14 @@ changes, all functions of public values and earlier releases:
 * *Free choices from a public prior.* The first round's noise multiplier
   m_0, its characters k_0 (and so its bytes), the prefixes' share of the
   false-positive budget and R are the plan's free choices
-  (:class:`PlanChoices`). ``rule="prior"`` (the default) takes those with
+  (:class:`PlanChoices`). ``rule="fixed"`` (the default) takes the
+  constants below (:func:`fixed_choices`); ``rule="prior"``, those with
   the most true words in a simulated run on a synthetic population drawn
   from the public prior of :mod:`triehh.theory.noisy_prior` at the
-  declared n, L and A (:func:`prior_choices`); ``rule="fixed"``, the
-  constants below (:func:`fixed_choices`). Either is a function of public
-  values only, computed before the data is read; the accountant is the
-  same.
+  declared n, L and A (:func:`prior_choices`). Either is a function of
+  public values only, computed before the data is read; the accountant
+  is the same. Measured on the field's cells, neither is better on all
+  (docs/noisy-trie.md); the fixed rule stays the default.
 
 Several words per user: each round a participant votes for one of its
 words whose prefix is on the frontier (drawn by local frequency among
@@ -64,6 +65,7 @@ import math
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
 from triehh.theory import limits
+from triehh.theory import noisy_prior
 from triehh.theory import noisy_trie
 
 DEFAULT_BYTES_PER_RUN = 1_000_000
@@ -215,6 +217,16 @@ class NoisyPlan:
                       prefix_length)
     return math.ceil(bits * e / 8)
 
+  def extensions(self, chars: int, prefix_length: int) -> tuple[int, int]:
+    """:func:`extensions` at this plan's A and L."""
+    return extensions(self.alphabet_size, chars, self.max_length,
+                      prefix_length)
+
+  def chars_for_round(self, block_bits, r: int, prefix_length: int,
+                      spent: int) -> tuple[int, int]:
+    """:func:`chars_for_round` of this plan."""
+    return chars_for_round(self, block_bits, r, prefix_length, spent)
+
   def round_allowance(self, r: int, spent: int) -> int:
     """Round r's bytes: the run's remaining over the remaining rounds
     (the first round: ``first_round_bytes`` if set, else at most
@@ -321,7 +333,7 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
          epsilon: float, delta: float, *,
          budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
          false_words: float = DEFAULT_FALSE_WORDS,
-         one_word: bool = True, rule: str = PRIOR) -> NoisyPlan:
+         one_word: bool = True, rule: str = FIXED) -> NoisyPlan:
   """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
   budget, before any data is read (module docstring; docs/noisy-trie.md).
 
@@ -429,7 +441,6 @@ def prior_choices(declared: _Declared) -> PlanChoices:
   candidate's sigma from one round's (a Gaussian composition: sigma =
   sigma_1 sqrt(1 / m_0^2 + R - 1)); at most ``PRIOR_PASSES`` passes.
   Remembered by its arguments."""
-  from triehh.theory import noisy_prior  # pylint: disable=g-import-not-at-top
   prior = noisy_prior.population(declared.n, declared.max_length,
                                  declared.alphabet_size,
                                  declared.zipf_exponent)

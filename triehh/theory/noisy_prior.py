@@ -119,11 +119,10 @@ def _round_words(prior: PriorPopulation, alive: np.ndarray, depth: int,
 # Long function: one simulated run, a round's steps in the order of
 # run_planned (caps, characters, votes and noise, release, next frontier).
 def true_words(plan, prior: PriorPopulation, seed: int) -> int:
-  """The true words one simulated run of ``plan`` releases on ``prior``
-  (module docstring)."""
-  from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
+  """The true words one simulated run of ``plan`` (a
+  :class:`triehh.theory.noisy_plan.NoisyPlan`, through its methods)
+  releases on ``prior`` (module docstring)."""
   rng = np.random.default_rng(seed)
-  a, max_length = plan.alphabet_size, plan.max_length
   # The frontier, largest noisy count first: real prefix ids (-1: held by
   # no one) at depth p, and their noisy counts (None: the root).
   real, values = np.zeros(1, dtype=np.int64), [None]
@@ -132,12 +131,12 @@ def true_words(plan, prior: PriorPopulation, seed: int) -> int:
     if not real.size:
       break
     bits = plan.block_bits(values, r)
-    k, kept = noisy_plan.chars_for_round(plan, bits, r, p, spent)
+    k, kept = plan.chars_for_round(bits, r, p, spent)
     if not k:
       break
     real, bits = real[:kept], bits[:kept]
     spent += plan.round_bytes(sum(bits), k, p)
-    e, w = noisy_plan.extensions(a, k, max_length, p)
+    e, w = plan.extensions(k, p)
     mark = np.zeros(prior.ids[p].max() + 1, dtype=bool)
     mark[real[real >= 0]] = True
     alive = np.flatnonzero(mark[prior.ids[p]])
