@@ -47,7 +47,7 @@ if typing.TYPE_CHECKING:  # the same names, for type checkers and import checks
   from triehh.theory.mechanism import Mechanism
   from triehh.theory.mechanism import NoisyTarget
   from triehh.theory.mechanism import Target
-  from triehh.theory.noisy_plan import UploadBudget
+  from triehh.theory.upload_budget import UploadBudget
   from triehh.theory.privacy import calibrate
   from triehh.theory.privacy import Calibration
   from triehh.theory.privacy import guarantee
@@ -95,7 +95,7 @@ _PUBLIC = {
     "Mechanism": "triehh.theory.mechanism",
     "NoisyTarget": "triehh.theory.mechanism",
     "Target": "triehh.theory.mechanism",
-    "UploadBudget": "triehh.theory.noisy_plan",
+    "UploadBudget": "triehh.theory.upload_budget",
     "calibrate": "triehh.theory.privacy",
     "Calibration": "triehh.theory.privacy",
     "guarantee": "triehh.theory.privacy",

@@ -39,7 +39,6 @@ from triehh.core import release as release_lib
 from triehh.discovery import deny_list as deny_list_lib
 from triehh.engines import registry as engines
 from triehh.theory import limits
-from triehh.theory import noisy_plan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,11 +92,8 @@ class Request:
 
 
 def privacy_field_types(kind: type) -> dict[str, Any]:
-  """``typing.get_type_hints`` of a privacy object's class, its
-  annotations free to name ``noisy_plan`` (NoisyTarget's upload budget:
-  :data:`triehh.theory.mechanism.UPLOAD_BUDGET_MODULE`, which that module
-  cannot import)."""
-  return typing.get_type_hints(kind, localns={"noisy_plan": noisy_plan})
+  """``typing.get_type_hints`` of a privacy object's class."""
+  return typing.get_type_hints(kind)
 
 
 class MechanismType(Protocol):

@@ -21,13 +21,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import sys
 from collections.abc import Mapping, Sequence
 
 from triehh.core import choices
 from triehh.core import validation
 from triehh.theory import limits
 from triehh.theory.adjacency import Adjacency
+from triehh.theory.upload_budget import UploadBudget
 
 
 def default_sampling(sampling: str | None, *, batch_size=None, gamma=None,
@@ -179,21 +179,6 @@ class Mechanism(_Shape):
 
 
 
-# The module of the upload budget's type. It imports this one (through
-# triehh.theory.noisy_trie), so this one does not import it: the type is
-# looked up among the loaded modules (a budget exists only once its module
-# is), and NoisyTarget's annotation names it for
-# :func:`triehh.mechanisms.protocol.privacy_field_types`.
-UPLOAD_BUDGET_MODULE = "triehh.theory.noisy_plan"
-
-
-def upload_budget_type() -> type:
-  """:class:`triehh.theory.noisy_plan.UploadBudget`, once that module is
-  loaded (before: a type nothing is an instance of)."""
-  module = sys.modules.get(UPLOAD_BUDGET_MODULE)
-  return getattr(module, "UploadBudget", None) or type("UploadBudget", (), {})
-
-
 @dataclasses.dataclass(frozen=True)
 class NoisyTarget:
   """``(epsilon, delta)`` for the noisy trie (:mod:`triehh.theory.noisy_trie`,
@@ -217,7 +202,7 @@ class NoisyTarget:
     allow_delta_above_1_over_n: run a delta above ``1/n``, which protects
       nobody, instead of refusing it; the guarantee then says so.
     upload_budget: a client's upload budget
-      (:class:`triehh.theory.noisy_plan.UploadBudget`, bytes per run and
+      (:class:`triehh.theory.upload_budget.UploadBudget`, bytes per run and
       per round): the planned noisy trie, its rounds shaped by the public
       frontier within the budget, its noise and thresholds chosen from
       n, L, the alphabet and the target before the data is read (the plan
@@ -233,7 +218,7 @@ class NoisyTarget:
   population_size: int | None = None
   noise_multipliers: tuple[float, ...] = ()
   allow_delta_above_1_over_n: bool = False
-  upload_budget: noisy_plan.UploadBudget | None = None
+  upload_budget: UploadBudget | None = None
 
   def __post_init__(self):
     object.__setattr__(self, "epsilon",
@@ -262,7 +247,7 @@ class NoisyTarget:
     budget = self.upload_budget
     if budget is None:
       return
-    if not isinstance(budget, upload_budget_type()):
+    if not isinstance(budget, UploadBudget):
       raise TypeError(
           "upload_budget must be a triehh.UploadBudget (bytes_per_run, "
           f"bytes_per_round) or None, got {budget!r:.60}")

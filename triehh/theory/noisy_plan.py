@@ -67,8 +67,9 @@ from triehh.theory import discrete_gaussian
 from triehh.theory import limits
 from triehh.theory import noisy_prior
 from triehh.theory import noisy_trie
+from triehh.theory.upload_budget import DEFAULT_BYTES_PER_RUN
+from triehh.theory.upload_budget import UploadBudget
 
-DEFAULT_BYTES_PER_RUN = 1_000_000
 # A one-word prefix's cap: its noisy count plus this many sigmas.
 WRAP_SIGMAS = 10.0
 # The expected share of the coordinates false prefixes may take.
@@ -89,20 +90,6 @@ RULES = (PRIOR, FIXED)
 MULTIPLIER_CHOICES = (1.0, 1.5, 2.0, 3.0, 4.0)
 FIRST_ROUND_MAX_SHARE = 0.5
 PREFIX_SHARE_CHOICES = (0.01, 0.03, 0.1, 0.3)
-
-
-@dataclasses.dataclass(frozen=True)
-class UploadBudget:
-  """A client's upload budget: bytes per run and (None: no cap but the
-  run's) per round."""
-
-  bytes_per_run: int = DEFAULT_BYTES_PER_RUN
-  bytes_per_round: int | None = None
-
-  def __post_init__(self):
-    validation.check_int("bytes_per_run", self.bytes_per_run)
-    if self.bytes_per_round is not None:
-      validation.check_int("bytes_per_round", self.bytes_per_round)
 
 
 def extensions(alphabet_size: int, chars: int, max_length: int,
