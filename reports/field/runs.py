@@ -6,8 +6,7 @@ grid from :class:`Settings`:
 
 * the English population at each n of ``users``: every mechanism at every
   epsilon of ``epsilons``, but past ``ps_full_grid_users`` users the
-  thresholding strategies of partition selection (about as slow as the
-  truncated geometric one, 5-10 s a run at 10^6 users) only at
+  thresholding strategies of partition selection only at
   ``side_epsilons``;
 * the English population as word counts at each n of ``count_users``: the
   simulated mechanisms (TrieHH, the noisy trie) at every epsilon;
@@ -206,8 +205,7 @@ def plan(settings: Settings, datasets: datasets_lib.DataCache) -> Plan:
   if settings.others:
     result.notes.append(
         "On the paper's OOV population (6,000,000 rows) partition selection "
-        "runs its best strategy only (truncated geometric), about 25 s a "
-        "run.")
+        "runs its best strategy only (truncated geometric).")
   if settings.tff_users:
     result.notes.append(
         "The noisy trie runs in TensorFlow Federated on the English "

@@ -384,13 +384,24 @@ def user_word_rows(population: population_lib.Population,
       lambda available: (
           "pipeline_dp's local backend takes Python rows; at most about "
           f"{memory.most_that_fit(_BYTES_PER_ROW, available):,} fit"))
+  users, words = user_word_indices(population, max_partitions_contributed,
+                                   rng)
+  return list(zip(users.tolist(), vocabulary[words].tolist()))
+
+
+def user_word_indices(population: population_lib.Population,
+                      max_partitions_contributed: int,
+                      rng: np.random.Generator
+                      ) -> tuple[np.ndarray, np.ndarray]:
+  """The rows of :func:`user_word_rows` as two arrays, user and word index
+  (into the vocabulary): the same choice for the same ``rng``."""
   if population.is_single_word:
     if population.user_word is not None:
       words = population.user_word
     else:
       words = np.repeat(np.arange(population.num_words),
                         population.word_users)
-    return list(zip(range(words.size), vocabulary[words].tolist()))
+    return np.arange(words.size), words
   offsets, entry_word = population.user_offsets, population.entry_word
   per_user = np.diff(offsets)
   users = np.repeat(np.arange(per_user.size), per_user)
@@ -400,8 +411,7 @@ def user_word_rows(population: population_lib.Population,
     order = np.lexsort((rng.random(entry_word.size), users))
     place = np.arange(order.size) - offsets[users[order]]
     keep[order] = place < max_partitions_contributed
-  return list(zip(users[keep].tolist(),
-                  vocabulary[entry_word[keep]].tolist()))
+  return users[keep], entry_word[keep]
 
 
 def select_words(population: population_lib.Population,
