@@ -155,12 +155,12 @@ def test_tff_noisy_cells_run_and_label_their_noise():
   for name, noise in mechanisms.TFF_NOISY.items():
     record = mechanisms.run(name, data, 4.0, 1e-6, seed=0)
     assert record["setting"].endswith(noise) and not record["raw_strings"]
-    # The distributed shares are split among the q n expected clients: n
-    # is read off the data, neighbours of the same size only.
+    # The distributed mode's Skellam shares cover REPLACE_SPECIAL only (a
+    # client's own share and delivery are seen).
     assert record["guarantee"].endswith(
         "two-sided, REPLACE_SPECIAL" if noise == "distributed"
         else "two-sided, ADD_OR_REMOVE_ONE, REPLACE_SPECIAL")
-    assert ("distributed discrete Gaussian" in record["guarantee_full"]) == (
+    assert ("Skellam shares" in record["guarantee_full"]) == (
         noise == "distributed")
 
 

@@ -1,8 +1,13 @@
 """Tests of triehh.engines.tff.noisy_engine: the noisy trie run in TFF,
-equal in law to the fast engine (central noise)."""
+equal in law to the fast engine (central and distributed noise)."""
+
+import collections
+import dataclasses
+import fractions
 
 import numpy as np
 import pytest
+from scipy import stats
 
 pytest.importorskip("tensorflow_federated")
 
@@ -11,6 +16,7 @@ from triehh.core import population as population_lib
 from triehh.engines import noisy
 from triehh.engines.tff import noisy_engine
 from triehh.engines.tff import noisy_process
+from triehh.theory import distributed_noise
 from triehh.theory import noisy_trie
 from triehh.theory.adjacency import Adjacency
 from tests.engines import noisy_law
@@ -71,32 +77,113 @@ def test_discover_runs_the_central_noise_in_tff_and_labels_it(
 def test_discover_runs_the_distributed_noise_and_labels_its_accounting(
     tff_runtime_module):
   del tff_runtime_module
-  # Few clients: each adds its discrete Gaussian share (tens of ms each).
   users = triehh.Population.from_user_words(
       ["sun"] * 60 + ["moon"] * 45 + ["star"] * 35
       + [f"w{i}" for i in range(20)], alphabet="0123456789amnorstuw",
       max_length=5)
   target = triehh.NoisyTarget(4.0, delta=1e-6)
   result = triehh.discover(users, target, seed=0, max_length=5,
-                           engine="tff", noise="distributed")
+                           engine="tff", noise="distributed", dropout=0.05)
   assert {"sun", "moon", "star"} <= set(result.words)
   guarantee = result.guarantee
-  central = triehh.discover(users, target, seed=0, max_length=5).guarantee
-  assert guarantee.epsilon == central.epsilon
-  assert guarantee.accounting.endswith(
-      "distributed discrete Gaussian accounted as the central Gaussian")
-  assert "not exactly it" in guarantee.covers
-  assert "discrete Gaussian noise per unit" in guarantee.covers
-  # The noise is split among q n clients: n is read off the data.
+  assert guarantee.epsilon <= 4.0 and guarantee.delta == 1e-6
+  assert guarantee.accounting == distributed_noise.ACCOUNTING
+  assert "accounted as the central Gaussian" not in guarantee.covers
+  for said in ("at least h=", "dropout at most 0.05", "delta_short=",
+               "secure sum modulo 2^"):
+    assert said in guarantee.covers
   assert guarantee.adjacencies == (Adjacency.REPLACE_SPECIAL,)
-  assert "the noise's split among q n clients read n off" in guarantee.covers
+
+
+# ---- distributed noise: equal in law to the fast engine's Skellam law --------
+
+# Every candidate passes (tau = -40): each run releases the 42 words of
+# up to 2 letters of {a, ..., f} (37 of them nobody's), and their noisy sums
+# carry the noise's law.
+LAW_SHARES = distributed_noise.DistributedNoise(
+    num_clients=15, sampling_rate=0.8, dropout=0.1, min_clients=5,
+    share_means=(fractions.Fraction(1, 2),) * 3, thresholds=(-40,) * 3,
+    bits=8, delta_short=1e-3)
+DISTRIBUTED_TFF_RUNS = 250
+DISTRIBUTED_FAST_RUNS = 2000
+
+
+def _sums_p_value(runs, other) -> float:
+  """Chi-square test that the released noisy sums of ``runs`` and of
+  ``other`` follow one law: each word's sums in 5 cells split at the 10th,
+  30th, 70th and 90th percentiles of both sets' sums of it (a wider noise
+  moves mass to the outer cells)."""
+  def sums(rs):
+    found = collections.defaultdict(list)
+    for r in rs:
+      for w, c in zip(r.words, r.noisy_counts):
+        found[w].append(int(c))
+    return found
+  a, b = sums(runs), sums(other)
+  rows = ([], [])
+  for word in sorted(set(a) & set(b)):
+    edges = np.percentile(a[word] + b[word], [10, 30, 70, 90])
+    for row, values in zip(rows, (a[word], b[word])):
+      row.extend(np.bincount(np.searchsorted(edges, values, side="right"),
+                             minlength=5))
+  table = np.array(rows)
+  assert table.shape[1] >= 20
+  return stats.chi2_contingency(table[:, table.sum(axis=0) > 0]).pvalue
+
+
+def _shares_population():
+  return population_lib.Population.from_user_words(
+      LAW_WORDS, max_length=2, alphabet="abcdef")
+
+
+@pytest.fixture(scope="module")
+def distributed_law_runs(tff_runtime_module):
+  del tff_runtime_module
+  pop = _shares_population()
+  return [noisy_engine.run(pop, LAW_PARAMS, seed, noise="distributed",
+                           distributed=LAW_SHARES)
+          for seed in range(DISTRIBUTED_TFF_RUNS)]
+
+
+def _fast_distributed_runs(shares):
+  pop = _shares_population()
+  return [noisy.run(pop, LAW_PARAMS, seed, distributed=shares)
+          for seed in range(10**6, 10**6 + DISTRIBUTED_FAST_RUNS)]
+
+
+def test_distributed_noise_is_equal_in_law_to_the_fast_engine(
+    distributed_law_runs):
+  """Shares drawn per client and summed modulo 2^8 in TFF against the fast
+  engine's one Skellam(m s) draw per candidate."""
+  fast = _fast_distributed_runs(LAW_SHARES)
+  assert _sums_p_value(distributed_law_runs, fast) > noisy_law.FALSE_ALARM
+  # a run stops, releasing nothing, when a round has m - 1 < h = 5
+  released = [len(r.words) for r in distributed_law_runs]
+  assert set(released) <= {0, 42} and released.count(42) >= 0.95 * len(
+      released)
+
+
+def test_the_law_test_sees_a_share_mean_30_percent_off(distributed_law_runs):
+  wrong = dataclasses.replace(
+      LAW_SHARES, share_means=(fractions.Fraction(83, 128),) * 3)  # x1.3
+  fast = _fast_distributed_runs(wrong)
+  assert _sums_p_value(distributed_law_runs, fast) < noisy_law.FALSE_ALARM
+
+
+def test_the_distributed_mode_needs_its_plan():
+  pop = law_population()
+  with pytest.raises(ValueError, match="runs with its DistributedNoise"):
+    noisy_engine.run(pop, LAW_PARAMS, 0, noise="distributed")
+  with pytest.raises(ValueError, match="runs with its DistributedNoise"):
+    noisy_engine.run(pop, LAW_PARAMS, 0, distributed=LAW_SHARES)
 
 
 @pytest.mark.parametrize("options, match", [
     (dict(noise="laplace"), "noise must be 'central' or 'distributed', got "
      "'laplace'"),
     (dict(secure_sum=True), "the noisy trie's tff engine takes "
-     "connect_timeout, noise, rpc_timeout, workers; got secure_sum"),
+     "connect_timeout, dropout, noise, rpc_timeout, workers; got "
+     "secure_sum"),
 ])
 def test_discover_refuses_what_the_tff_noisy_trie_does_not_take(options,
                                                                  match):

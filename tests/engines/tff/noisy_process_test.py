@@ -1,7 +1,5 @@
 """Tests of triehh.engines.tff.noisy_process: the noisy trie's TFF process."""
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -127,51 +125,32 @@ def test_sampled_word_clients_vote_with_the_word_their_rank_draws(
       words)
 
 
-def test_the_distributed_noise_releases_the_heavy_words(tff_context):
-  pop = population(["ab"] * 40 + ["b"] * 30 + ["ba"] * 3 + ["a"] * 2)
+def test_the_distributed_sums_are_votes_plus_shares_modulo_2_bits(
+    tff_context):
+  """Each client adds its share modulo 2^bits; the server reads the secure
+  sum modulo 2^bits as a signed integer: a sum beyond 2^(bits-1) wraps."""
+  pop = population(["a"] * 3 + ["b"] * 2)
   proc = noisy_process.build_noisy_trie_process(
-      pop.alphabet, L, sigma=1.0, threshold=6.0, capacity=8,
-      noise=noisy_process.DISTRIBUTED, expected_clients=75)
-  state = proc.initialize()
-  for _ in range(L + 1):
-    state, output = proc.next(state, client_codes(pop))
-    assert output.measurements["actual_num_clients"] == 75
-    # At least sigma per unit of the rounded sensitivity, as predicted.
-    measured = noisy_process.effective_noise_multiplier(output.measurements)
-    assert 1.0 <= measured < 1.2
-    multiplier = noisy_process.distributed_noise_multiplier(1.0, 75, 20, 8)
-    assert measured == pytest.approx(noisy_process._effective_multiplier(  # pylint: disable=protected-access
-        multiplier, 75, 20, 8), rel=1e-4)
-  assert set(noisy_process.decode_words(state, pop.alphabet)) == {"ab", "b"}
+      pop.alphabet, L, sigma=1.0, threshold=-100.0, capacity=4,
+      noise=noisy_process.DISTRIBUTED, bits=4)
+  shares = np.zeros((5, 4), dtype=np.int64)
+  shares[:, 0] = [1, -2, 0, 3, 1]  # "$": no vote + 3
+  shares[:, 1] = [2, 2, 2, 1, 1]  # "a": 3 votes + 8 = 11, wraps to -5
+  shares[:, 2] = [-1, -1, -1, -1, -4]  # "b": 2 votes - 8 = -6
+  state = noisy_process.initial_state(L, [0, 0])
+  _, output = proc.next(state, client_codes(pop), list(shares))
+  np.testing.assert_array_equal(np.asarray(output.sums), [3, -5, -6])
 
 
-@pytest.mark.parametrize("sigma, clients, dim", [
-    (4.63, 10_000, 1024), (1.0, 75, 8), (20.0, 10**6, 65_536)])
-def test_the_distributed_noise_is_raised_for_the_rounding(sigma, clients,
-                                                          dim):
-  effective = functools.partial(noisy_process._effective_multiplier,  # pylint: disable=protected-access
-                                clients=clients, bits=20, dim=dim)
-  raised = noisy_process.distributed_noise_multiplier(sigma, clients, 20, dim)
-  assert effective(raised) >= sigma
-  assert effective(raised / 1.01) < sigma or raised == sigma
-  if dim > 8:  # rounding many coordinates inflates the sensitivity
-    assert effective(sigma) < 0.95 * sigma and raised > 1.05 * sigma
-
-
-def test_the_distributed_measurements_match_the_prediction(tff_context):
-  pop = population(["ab"] * 400 + ["b"] * 300)
-  proc = noisy_process.build_noisy_trie_process(
-      pop.alphabet, L, sigma=3.0, threshold=6.0, capacity=512,
-      noise=noisy_process.DISTRIBUTED, expected_clients=700)
-  _, output = proc.next(proc.initialize(), client_codes(pop))
-  measured = noisy_process.effective_noise_multiplier(output.measurements)
-  multiplier = noisy_process.distributed_noise_multiplier(3.0, 700, 20, 512)
-  assert multiplier > 3.0  # raised
-  assert 3.0 <= measured == pytest.approx(
-      noisy_process._effective_multiplier(multiplier, 700, 20, 512),  # pylint: disable=protected-access
-      rel=1e-4)
-  # sigma itself would have given less than sigma per unit.
-  assert noisy_process._effective_multiplier(3.0, 700, 20, 512) < 3.0  # pylint: disable=protected-access
+def test_client_shares_are_skellam_draws_in_the_candidates_only():
+  import fractions  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  shares = noisy_process.client_shares(rng, fractions.Fraction(1, 2), 3000,
+                                       8, 5)
+  assert shares.shape == (3000, 8) and not shares[:, 5:].any()
+  assert abs(shares[:, :5].var() - 1.0) < 0.05  # variance 2 x 1/2
+  with pytest.raises(ValueError, match="num_candidates=9"):
+    noisy_process.client_shares(rng, fractions.Fraction(1, 2), 3, 8, 9)
 
 
 def test_a_round_beyond_the_capacity_fails(tff_context):
@@ -199,11 +178,8 @@ def test_a_round_beyond_the_capacity_fails(tff_context):
      r"client vectors hold\) must be in \[1, 65536\], got 65537"),
     (dict(capacity=0), ValueError, "capacity"),
     (dict(noise="laplace"), ValueError, "noise must be one of"),
-    (dict(noise="distributed"), ValueError, "expected_clients must be >= 1"),
-    (dict(expected_clients=10), ValueError, "expected_clients is for the "
-     "'distributed' noise only"),
-    (dict(noise="distributed", expected_clients=10, bits=23), ValueError,
-     "bits"),
+    (dict(noise="distributed", bits=32), ValueError, "bits"),
+    (dict(noise="distributed", bits=1), ValueError, "bits"),
     (dict(client_mode="dataset"), ValueError, "client_data must be one of"),
 ])
 def test_bad_specs_are_one_line_errors_naming_them(args, error, match):

@@ -4,9 +4,10 @@
 Each round is one ``next`` of :func:`triehh.engines.tff.noisy_process.
 build_process`: the clients send one-hot vectors over the round's public
 candidate set, the noise is added (``"central"``: by the server, from a seed
-the run's generator draws; ``"distributed"``: discrete Gaussian shares by
-the clients, summed securely) and the server thresholds, grows the frontier
-and releases the words ending in ``$``. The driver draws the round's
+the run's generator draws; ``"distributed"``: Skellam shares by the
+clients, drawn exactly by the driver and handed to each with its data,
+summed securely modulo ``2**bits``) and the server thresholds, grows the
+frontier and releases the words ending in ``$``. The driver draws the round's
 participants from the run's generator (every user at q = 1, else
 :func:`triehh.engines.sampling.poisson_users`) and, for several-word users,
 one rank each (:func:`~triehh.engines.sampling.draw_word_ranks`): the
@@ -17,9 +18,14 @@ Central mode: equal in law to the fast engine (same votes' law, exact
 discrete Gaussian noise on every candidate,
 :func:`~triehh.engines.tff.noisy_process.central_noise`, the same integer
 threshold), not draw for draw (the noise comes from the state's seed, and
-the fast engine draws the candidates no user can vote for by a binomial). Distributed mode: the law
-of :mod:`triehh.engines.tff.noisy_process`'s distributed discrete
-Gaussian, accounted as the central one.
+the fast engine draws the candidates no user can vote for by a binomial).
+Distributed mode (a :class:`triehh.theory.distributed_noise.
+DistributedNoise`): each user delivers with probability ``q (1 -
+dropout)`` (:func:`~triehh.engines.sampling.poisson_users`); a round with
+m delivered clients, ``m - 1 < h``, is not released and the run stops;
+else each client adds its ``Skellam(s_r)`` share: the fast engine's law
+(:func:`triehh.engines.noisy.run` with ``distributed``), checked by
+``tests/engines/tff/noisy_engine_test.py``.
 
 The driver mirrors every round in numpy (the passing candidates' codes, the
 next frontier, the released words, the per-round
@@ -42,7 +48,6 @@ from triehh.core import population as population_lib
 from triehh.engines import noisy
 from triehh.engines import sampling
 from triehh.engines.tff import clients
-from triehh.engines.tff import counting
 from triehh.engines.tff import engine as engine_lib
 from triehh.engines.tff import noisy_process
 from triehh.engines.tff import runtime as runtime_lib
@@ -51,8 +56,7 @@ from triehh.engines.tff import runtime as runtime_lib
 def run(population: population_lib.Population, params: noisy.NoisyParams,
         rng: np.random.Generator | int, *,
         noise: str = noisy_process.CENTRAL,
-        expected_clients: int | None = None,
-        bits: int = counting.DEFAULT_BITS,
+        distributed=None,
         workers: str | Sequence[str] | None = None,
         connect_timeout: float = runtime_lib.DEFAULT_CONNECT_TIMEOUT,
         rpc_timeout: float = runtime_lib.DEFAULT_RPC_TIMEOUT,
@@ -64,19 +68,23 @@ def run(population: population_lib.Population, params: noisy.NoisyParams,
     params: as in :func:`triehh.engines.noisy.run`.
     rng: the run's generator, or a seed for one.
     noise: ``"central"`` or ``"distributed"``.
-    expected_clients: the distributed mode's clients per round (``None``:
-      ``q n`` rounded, at least 1).
-    bits: the distributed mode's secure-sum bit width.
+    distributed: the distributed mode's
+      :class:`~triehh.theory.distributed_noise.DistributedNoise` (required
+      by it, refused otherwise).
     workers, connect_timeout, rpc_timeout: where it runs
       (:func:`triehh.engines.tff.runtime.get_runtime`).
     measurements: if a list, each round's aggregation measurements are
       appended to it.
 
   Raises:
-    ValueError: as :func:`triehh.engines.noisy.run`; a bad ``noise``; a
-      round of more than ``noisy_process.MAX_CANDIDATES`` candidates.
+    ValueError: as :func:`triehh.engines.noisy.run`; a bad ``noise``, or
+      ``distributed`` missing or given with ``noise="central"``; a round of
+      more than ``noisy_process.MAX_CANDIDATES`` candidates.
   """
   rng = np.random.default_rng(rng)
+  if (noise == noisy_process.DISTRIBUTED) != (distributed is not None):
+    raise ValueError("noise='distributed' runs with its DistributedNoise "
+                     "(triehh.theory.distributed_noise.plan), and only it")
   k, max_length = params.chars_per_level, population.max_length
   rounds = noisy.checked_rounds(params, max_length)
   population = engine_lib._with_clients(population)  # pylint: disable=protected-access
@@ -91,11 +99,14 @@ def run(population: population_lib.Population, params: noisy.NoisyParams,
     for r in range(rounds):
       if not frontier.real.size:
         break
-      at_round = params.at_round(r)  # the round's sigma and threshold
-      spec = _spec(population, at_round, noise, expected_clients, bits)
-      state, frontier, words, stats = _round(
-          population, at_round, spec, rng, state, frontier, r * k,
-          sum(len(w[0]) for w in released), measurements)
+      at_round = (params.at_round(r) if distributed is None  # sigma, tau
+                  else noisy.SkellamShares.of(params, distributed, r))
+      spec = _spec(population, params.at_round(r), noise, distributed, r)
+      done = _round(population, at_round, spec, rng, state, frontier,
+                    r * k, sum(len(w[0]) for w in released), measurements)
+      if done is None:  # fewer than h shares besides one: not released
+        break
+      state, frontier, words, stats = done
       released.append(words)
       levels.append(stats)
   return _result(released, levels)
@@ -114,17 +125,15 @@ def _result(released: list, levels: list) -> noisy.NoisyTrieResult:
 
 
 def _spec(population: population_lib.Population, params: noisy.NoisyParams,
-          noise: str, expected_clients: int | None,
-          bits: int) -> noisy_process.NoisySpec:
-  """The run's process spec (its capacity set per round)."""
-  if noise == noisy_process.DISTRIBUTED and expected_clients is None:
-    expected_clients = max(1, round(params.sampling_rate
-                                    * population.num_users))
+          noise: str, distributed, r: int) -> noisy_process.NoisySpec:
+  """Round r's process spec (its capacity set per round)."""
   return noisy_process.NoisySpec(
       num_characters=population.alphabet.size,
       max_length=population.max_length, chars_per_level=params.chars_per_level,
-      capacity=1, sigma=params.sigma, threshold=params.threshold, noise=noise,
-      expected_clients=expected_clients, bits=bits,
+      capacity=1, sigma=params.sigma,
+      threshold=(params.threshold if distributed is None
+                 else distributed.thresholds[r]), noise=noise,
+      **({} if distributed is None else {"bits": distributed.bits}),
       client_mode=(clients.ONE_WORD if population.is_single_word
                    else clients.SAMPLED_WORD))
 
@@ -134,7 +143,8 @@ def _round(population: population_lib.Population, params: noisy.NoisyParams,
            state: noisy_process.NoisyState, frontier, p: int,
            found_before: int, measurements: list | None):
   """One round in TFF: the new state and frontier, the released (words,
-  noisy sums, false) and the round's stats."""
+  noisy sums, false) and the round's stats; None if a distributed round is
+  short of its clients."""
   ext = noisy.Extensions.of(population.alphabet.size, spec.chars_per_level,
                             population.max_length, p)
   num_candidates = frontier.real.size * ext.size
@@ -143,6 +153,11 @@ def _round(population: population_lib.Population, params: noisy.NoisyParams,
   rate = params.sampling_rate
   users = (np.arange(population.num_users) if rate >= 1.0
            else sampling.poisson_users(rng, population.num_users, rate))
+  shares = params
+  if isinstance(params, noisy.SkellamShares):
+    params = params.delivered(users.size)
+    if params is None:
+      return None
   ranks = sampling.draw_word_ranks(rng, population, users)
   data = engine_lib._client_data(  # pylint: disable=protected-access
       population, engine_lib._codes32(population), users, ranks,  # pylint: disable=protected-access
@@ -153,25 +168,24 @@ def _round(population: population_lib.Population, params: noisy.NoisyParams,
     state, output = process.next(state, data, noisy_process.central_noise(
         state, spec.sigma, spec.capacity, num_candidates))
   else:
-    state, output = process.next(state, data)
+    state, output = process.next(state, data, list(
+        noisy_process.client_shares(
+            rng, shares.distributed.share_means[shares.round_index],
+            users.size, spec.capacity, num_candidates)))
   state = noisy_process._as(noisy_process.NoisyState, state)  # pylint: disable=protected-access
   output = noisy_process._as(noisy_process.NoisyRoundOutput, output)  # pylint: disable=protected-access
   if measurements is not None:
     measurements.append(output.measurements)
   frontier, released, stats = _mirrored_round(
       population, params, frontier, ext, p, users, ranks,
-      _as_integers(output.sums, spec.noise))
+      _as_integers(output.sums))
   _check_agreement(state, frontier, released, found_before, population)
   return state, frontier, released, stats
 
 
-def _as_integers(sums, noise: str) -> np.ndarray:
-  """TFF's noisy sums: ``int64`` in central mode (integers held exactly in
-  float64), ``float64`` as they are in distributed mode."""
-  sums = np.asarray(sums, dtype=np.float64)
-  if noise != noisy_process.CENTRAL:
-    return sums
-  return np.rint(sums).astype(np.int64)
+def _as_integers(sums) -> np.ndarray:
+  """TFF's noisy sums as ``int64`` (integers held exactly in float64)."""
+  return np.rint(np.asarray(sums, dtype=np.float64)).astype(np.int64)
 
 
 def _check_candidates(num_candidates: int, num_frontier: int, size: int,

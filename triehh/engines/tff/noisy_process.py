@@ -28,27 +28,20 @@ Noise, by ``noise``:
   ``initialize`` draws the seed unseeded, fresh; a simulation may fix it
   (:func:`with_noise_seed`). The seed is the noise: it must stay with the
   server, like the state, never published.
-* ``"distributed"``: ``tff.aggregators.DistributedDpSumFactory`` with the
-  distributed discrete Gaussian (:class:`triehh.engines.tff.counting.
-  CountingSpec`): each client clips its vector at L2 norm 1 (a one-hot is
-  unchanged), rotates it (random DFT), scales and randomly rounds it to
-  integers, which inflates its L2 norm above 1 (up to the factory's
-  inflated bound), adds a discrete Gaussian share of scale
-  ``ceil(scale * sigma' / sqrt(expected_clients))``, and the shares are
-  added by a secure sum modulo ``2**bits``; the server unrotates and
-  unscales. sigma' is :func:`distributed_noise_multiplier`: sigma raised
-  until, with the expected clients, the noise per unit of the inflated
-  sensitivity is at least sigma. What remains different from the accounted
-  law: the noise is a sum of discrete Gaussians (close to, not equal to, a
-  discrete Gaussian; Kairouz, Liu and Steinke, ICML 2021, who bound the
-  gap), its variance scales with the clients who actually took part (fewer
-  than expected under Poisson sampling: less noise), and a client added or
-  removed also adds or removes its noise share. The run is *accounted as*
-  the central Gaussian of sigma; :func:`effective_noise_multiplier` says,
-  from TFF's measurements, how much noise a round had per unit of its
-  inflated sensitivity. TFF's C++ runtime computes the secure sum in the
-  clear (:mod:`triehh.engines.tff.runtime`) and TensorFlow draws this
-  mode's noise unseeded.
+* ``"distributed"``: Skellam shares
+  (:mod:`triehh.theory.distributed_noise`). ``next(state, client data,
+  shares)`` takes, with each client's data, its share: ``int64
+  [capacity]``, its first ``F * E`` entries exact Skellam draws of the
+  round's share mean (:func:`client_shares`; drawn in Python by
+  :func:`triehh.core.discrete_noise.skellam`, integer arithmetic, and
+  handed to the client with its data, since TensorFlow has no exact Poisson
+  sampler). Each client adds its share to its one-hot vector modulo
+  ``2**bits`` and the vectors are summed by
+  ``tff.federated_secure_sum_bitwidth`` (TFF's C++ runtime computes it in
+  the clear, :mod:`triehh.engines.tff.runtime`); the server reduces the sum
+  modulo ``2**bits`` and reads it in ``[-2**(bits-1), 2**(bits-1))``. The
+  sum of m shares is Skellam of m times the share mean, exactly: the law
+  the fast engine draws (:func:`triehh.engines.noisy.run`).
 
 Client data: ``"one_word"`` (``int32 [L + 1]`` codes) or ``"sampled_word"``
 (a :func:`triehh.engines.tff.clients.pack_words` tensor; the client votes
@@ -66,10 +59,6 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
-# The distributed sum's own arithmetic (its scale and inflated L2 bound), to
-# size its noise; TFF 0.87 exports neither.
-from tensorflow_federated.python.aggregators import discretization
-from tensorflow_federated.python.aggregators import distributed_dp
 
 from triehh.core import discrete_noise
 from triehh.core import validation
@@ -82,9 +71,8 @@ CENTRAL = "central"
 DISTRIBUTED = "distributed"
 NOISE_MODES = (CENTRAL, DISTRIBUTED)
 CLIENT_MODES = (clients.ONE_WORD, clients.SAMPLED_WORD)
-# DistributedDpSumFactory's default chance of a modular wrap per coordinate
-# (what counting.CountingSpec's factory uses).
-DDG_MODCLIP_PROB = 1e-4
+# The distributed mode's secure-sum bit widths (int64 sums of m clients).
+MAX_BITS = 31
 # The most candidates a round's client vectors hold (every client sends
 # one float per candidate).
 MAX_CANDIDATES = 2**16
@@ -103,9 +91,7 @@ class NoisySpec:
     sigma: the standard deviation of the noise on each candidate's sum.
     threshold: tau, the smallest noisy sum that passes.
     noise: ``"central"`` or ``"distributed"`` (module docstring).
-    expected_clients: the clients expected per round, among whom the
-      distributed mode splits the noise (required by it only).
-    bits: the distributed mode's secure-sum bit width (at most 22).
+    bits: the distributed mode's secure-sum bit width (at most 31).
     client_mode: ``"one_word"`` or ``"sampled_word"``.
   """
 
@@ -116,7 +102,6 @@ class NoisySpec:
   sigma: float
   threshold: float
   noise: str = CENTRAL
-  expected_clients: int | None = None
   bits: int = counting.DEFAULT_BITS
   client_mode: str = clients.ONE_WORD
 
@@ -134,11 +119,7 @@ class NoisySpec:
     object.__setattr__(self, "threshold", float(tau))
     validation.check_choice("noise", self.noise, NOISE_MODES)
     validation.check_choice("client_data", self.client_mode, CLIENT_MODES)
-    if self.noise == DISTRIBUTED:
-      self.counting_spec()  # checks expected_clients and bits
-    elif self.expected_clients is not None:
-      raise ValueError("expected_clients is for the 'distributed' noise "
-                       "only")
+    validation.check_int("bits", self.bits, low=2, high=MAX_BITS)
 
   @property
   def process_spec(self) -> clients.ProcessSpec:
@@ -146,15 +127,6 @@ class NoisySpec:
     return clients.ProcessSpec(num_extensions=self.num_characters + 1,
                                max_length=self.max_length, vote_capacity=1,
                                client_mode=self.client_mode)
-
-  def counting_spec(self) -> counting.CountingSpec:
-    """The distributed mode's DP sum (:class:`counting.CountingSpec`), its
-    noise raised by :func:`distributed_noise_multiplier`."""
-    spec = counting.CountingSpec(
-        self.sigma, counting.DISTRIBUTED_DISCRETE_GAUSSIAN,
-        expected_clients=self.expected_clients, bits=self.bits)
-    return dataclasses.replace(spec, noise_std=distributed_noise_multiplier(
-        self.sigma, spec.expected_clients, spec.bits, self.capacity))
 
   def extension_sizes(self) -> np.ndarray:
     """``int64 [L + 1]``: E, the extensions of a prefix of ``p`` symbols."""
@@ -194,8 +166,7 @@ class NoisyRoundOutput(NamedTuple):
 
   Attributes:
     sums: ``float64 [F * E]`` the noisy sums of the round's candidates.
-    measurements: the aggregation's measurements (the distributed mode's:
-      scale, inflated L2 bound, local noise, clients; ``()`` central).
+    measurements: the aggregation's measurements (``()``).
   """
 
   sums: object
@@ -247,6 +218,21 @@ def with_noise_seed(state: NoisyState, seed) -> NoisyState:
   return state._replace(noise_seed=np.asarray(seed, dtype=np.int64).reshape(2))
 
 
+def client_shares(rng: np.random.Generator, share_mean, num_clients: int,
+                  capacity: int, num_candidates: int) -> np.ndarray:
+  """The distributed mode's shares of a round's ``num_clients`` clients:
+  ``int64 [num_clients, capacity]``, the first ``num_candidates`` of each
+  row exact Skellam draws of ``share_mean`` (a ``fractions.Fraction``;
+  :func:`triehh.core.discrete_noise.skellam`), the rest 0 (never read)."""
+  if not 0 <= num_candidates <= capacity:
+    raise ValueError(f"num_candidates={num_candidates} is outside [0, "
+                     f"capacity={capacity}]")
+  shares = np.zeros((num_clients, capacity), dtype=np.int64)
+  shares[:, :num_candidates] = discrete_noise.skellam(
+      rng, share_mean, (num_clients, num_candidates))
+  return shares
+
+
 def _encode(chunk: tf.Tensor, offsets: tf.Tensor, num_characters: int,
             chars: int) -> tf.Tensor:
   """The extension of ``chunk`` (``int64 [k]`` symbols, ``-1`` past the
@@ -283,7 +269,9 @@ def _decode(ext: tf.Tensor, offsets: tf.Tensor, num_characters: int,
 
 
 def _client_vector_computation(spec: NoisySpec) -> tff.Computation:
-  """``(frontier, client data) -> float32 [C]``: the client's one-hot."""
+  """``(frontier, client data) -> float32 [C]``: the client's one-hot;
+  distributed, ``(frontier, client data, share) -> int64 [C]``: the
+  one-hot plus the share, modulo ``2**bits``."""
   k, a = spec.chars_per_level, spec.num_characters
   offsets = spec.offsets()
   sizes = spec.extension_sizes()
@@ -309,7 +297,17 @@ def _client_vector_computation(spec: NoisySpec) -> tff.Computation:
     index = tf.where(votes, tf.cast(position, tf.int64) * size + ext, -1)
     return tf.one_hot(index, spec.capacity, dtype=tf.float32)
 
-  return client_vector
+  if spec.noise == CENTRAL:
+    return client_vector
+
+  @tff.tensorflow.computation(tff.TensorType(np.int32, [None, None]),
+                              clients.client_data_type(spec.process_spec),
+                              tff.TensorType(np.int64, [spec.capacity]))
+  def client_share_vector(frontier, data, share):
+    one_hot = tf.cast(client_vector(frontier, data), tf.int64)
+    return tf.math.floormod(one_hot + share, 1 << spec.bits)
+
+  return client_share_vector
 
 
 def _frontier_computation(spec: NoisySpec) -> tff.Computation:
@@ -340,8 +338,10 @@ def _server_step_computation(spec: NoisySpec,
   offsets, sizes = spec.offsets(), spec.extension_sizes()
   central = spec.noise == CENTRAL
 
+  summed_type = (np.float32 if central else np.int64)
+
   @tff.tensorflow.computation(state_type(spec.max_length),
-                              tff.TensorType(np.float32, [spec.capacity]),
+                              tff.TensorType(summed_type, [spec.capacity]),
                               measurements_type,
                               tff.TensorType(np.int64, [spec.capacity]))
   def server_step(state, summed, measurements, noise):
@@ -353,6 +353,11 @@ def _server_step_computation(spec: NoisySpec,
     if central:  # integer votes (exact in float64) plus the integer noise
       sums = tf.round(sums) + tf.cast(noise[:num_candidates], tf.float64)
       seed += tf.constant([0, 1], tf.int64)
+    else:  # the secure sum modulo 2^bits, read as a signed integer
+      modulus = tf.constant(1 << spec.bits, tf.int64)
+      wrapped = tf.math.floormod(summed[:num_candidates], modulus)
+      sums = tf.cast(tf.where(wrapped >= modulus // 2, wrapped - modulus,
+                              wrapped), tf.float64)
     kept = tf.reshape(tf.where(sums >= spec.threshold), [-1])
     values = tf.gather(sums, kept)
     ext = kept % size
@@ -382,18 +387,18 @@ def _server_step_computation(spec: NoisySpec,
 
 
 def aggregation_process(spec: NoisySpec) -> tff.templates.AggregationProcess:
-  """Sums the clients' ``float32 [C]`` vectors: exactly (central mode, the
-  server adds the noise) or with the distributed discrete Gaussian."""
+  """Sums the clients' ``float32 [C]`` vectors exactly (central mode, the
+  server adds the noise)."""
   vector_type = tff.TensorType(np.float32, [spec.capacity])
-  if spec.noise == CENTRAL:
-    return tff.aggregators.SumFactory().create(vector_type)
-  return spec.counting_spec().factory().create(vector_type)
+  return tff.aggregators.SumFactory().create(vector_type)
 
 
+# Long function: the process's computations share its types and helpers.
 @functools.lru_cache(maxsize=None)
 def build_process(spec: NoisySpec) -> tff.templates.IterativeProcess:
   """The noisy-trie ``tff.templates.IterativeProcess`` of ``spec``:
-  ``initialize() -> NoisyState`` and ``next(state, client data) ->
+  ``initialize() -> NoisyState`` and ``next(state, client data, noise)``
+  (central) or ``next(state, client data, shares)`` (distributed) ``->
   (NoisyState, NoisyRoundOutput)``. Each ``next`` initializes its
   aggregation afresh (a round's release depends on no earlier one's
   aggregation state)."""
@@ -424,19 +429,17 @@ def build_process(spec: NoisySpec) -> tff.templates.IterativeProcess:
   def initialize_fn():
     return tff.federated_eval(fresh_state, tff.SERVER)
 
-  def round_of(state, data, noise):
-    frontier = tff.federated_broadcast(tff.federated_map(frontier_of, state))
-    vectors = tff.federated_map(client_vector, (frontier, data))
-    summed = aggregation.next(aggregation.initialize(), vectors)
-    updated = tff.federated_map(server_step, (state, summed.result,
-                                              summed.measurements, noise))
-    return updated[0], updated[1]
-
   if spec.noise == CENTRAL:
 
     @tff.federated_computation(server_state_type, data_type, noise_type)
     def next_fn(state, data, noise):
-      return round_of(state, data, noise)
+      frontier = tff.federated_broadcast(tff.federated_map(frontier_of,
+                                                           state))
+      vectors = tff.federated_map(client_vector, (frontier, data))
+      summed = aggregation.next(aggregation.initialize(), vectors)
+      updated = tff.federated_map(server_step, (state, summed.result,
+                                                summed.measurements, noise))
+      return updated[0], updated[1]
 
   else:
 
@@ -444,9 +447,23 @@ def build_process(spec: NoisySpec) -> tff.templates.IterativeProcess:
     def no_noise():
       return tf.zeros([spec.capacity], tf.int64)
 
-    @tff.federated_computation(server_state_type, data_type)
-    def next_fn(state, data):
-      return round_of(state, data, tff.federated_eval(no_noise, tff.SERVER))
+    @tff.tensorflow.computation
+    def no_measurements():
+      return ()
+
+    shares_type = tff.FederatedType(
+        tff.TensorType(np.int64, [spec.capacity]), tff.CLIENTS)
+
+    @tff.federated_computation(server_state_type, data_type, shares_type)
+    def next_fn(state, data, shares):
+      frontier = tff.federated_broadcast(tff.federated_map(frontier_of,
+                                                           state))
+      vectors = tff.federated_map(client_vector, (frontier, data, shares))
+      summed = tff.federated_secure_sum_bitwidth(vectors, spec.bits)
+      updated = tff.federated_map(server_step, (
+          state, summed, tff.federated_eval(no_measurements, tff.SERVER),
+          tff.federated_eval(no_noise, tff.SERVER)))
+      return updated[0], updated[1]
 
   return tff.templates.IterativeProcess(initialize_fn, next_fn)
 
@@ -455,7 +472,7 @@ def build_noisy_trie_process(
     alphabet: process_lib.AlphabetLike, max_length: int, sigma: float,
     threshold: float, *, chars_per_level: int = 1,
     capacity: int = 1024, noise: str = CENTRAL,
-    expected_clients: int | None = None, bits: int = counting.DEFAULT_BITS,
+    bits: int = counting.DEFAULT_BITS,
     client_data: str = clients.ONE_WORD) -> tff.templates.IterativeProcess:
   """The noisy trie as a ``tff.templates.IterativeProcess`` (module
   docstring), for a TFF user's own loop::
@@ -464,8 +481,9 @@ def build_noisy_trie_process(
                                        capacity=1024)
     state = process.initialize()
     for _ in range(5):  # R = ceil((L + 1) / k) rounds at most
-      noise = central_noise(state, 2.0, 1024)  # "central" only
+      noise = central_noise(state, 2.0, 1024)  # "central"
       state, output = process.next(state, [codes_1, codes_2, ...], noise)
+      # "distributed": next(state, codes, client_shares(rng, s, m, 1024, C))
     decode_words(state, "mnostu")  # {'sun': 41.0, ...}
 
   Args:
@@ -477,16 +495,14 @@ def build_noisy_trie_process(
     capacity: candidates a round may have (at most :data:`MAX_CANDIDATES`);
       a round with more fails.
     noise: ``"central"`` or ``"distributed"``.
-    expected_clients: clients per round, for ``"distributed"``.
-    bits: ``"distributed"``'s secure-sum bit width.
+    bits: ``"distributed"``'s secure-sum bit width (its modulus ``2**bits``).
     client_data: ``"one_word"`` or ``"sampled_word"``.
   """
   alphabet = process_lib.as_alphabet(alphabet)
   return build_process(NoisySpec(
       num_characters=alphabet.size, max_length=max_length,
       chars_per_level=chars_per_level, capacity=capacity, sigma=sigma,
-      threshold=threshold, noise=noise, expected_clients=expected_clients,
-      bits=bits, client_mode=client_data))
+      threshold=threshold, noise=noise, bits=bits, client_mode=client_data))
 
 
 def _as(cls, value):
@@ -508,74 +524,3 @@ def decode_words(state: NoisyState,
   sums = np.asarray(state.word_sums, dtype=np.float64).reshape(-1)
   codes = np.asarray(state.words).reshape(sums.size, -1)
   return {alphabet.decode_word(row): float(s) for row, s in zip(codes, sums)}
-
-
-def _effective_multiplier(multiplier: float, clients: int, bits: int,
-                          dim: int) -> float:
-  """:func:`effective_noise_multiplier` of ``DistributedDpSumFactory(
-  multiplier, clients, bits, l2_clip=1)`` on ``dim`` floats, ``clients``
-  taking part: the factory's own scale and inflated bound."""
-  # pylint: disable=protected-access
-  padded = math.ceil(max(dim, 1) / 2) * 2  # its DFT pads to an even size
-  local = multiplier / math.sqrt(clients)
-  k_stddevs = distributed_dp._clip_prob_to_num_stddevs(
-      DDG_MODCLIP_PROB)
-  scale = min(float(distributed_dp._heuristic_scale_factor(
-      local, counting.L2_CLIP, bits, clients, padded, k_stddevs)),
-              distributed_dp.MAX_SCALE_FACTOR)
-  inflated = float(discretization.inflated_l2_norm_bound(
-      l2_norm_bound=counting.L2_CLIP, gamma=1.0 / scale, beta=0.0,
-      dim=padded))
-  return (math.sqrt(clients) * math.ceil(local * scale)
-          / ((inflated + 1e-5) * scale))
-
-
-@functools.lru_cache(maxsize=None)
-def distributed_noise_multiplier(sigma: float, expected_clients: int,
-                                 bits: int, dim: int) -> float:
-  """The noise multiplier that ``DistributedDpSumFactory`` needs so that,
-  with ``expected_clients`` clients, its discrete Gaussian noise per unit of
-  the rounded (inflated) L2 sensitivity is at least sigma (it is less at
-  sigma itself: the rounding of ``dim`` coordinates inflates the norm
-  above 1), to a relative 1e-4, rounded up (relative margin 1e-6 on the
-  target, for TFF's float32 state). The effective multiplier increases with
-  the multiplier (in steps: the share's scale is rounded up), so: raised by
-  the missing ratio until it meets the target, then bisection."""
-  target = sigma * (1.0 + 1e-6)
-
-  def meets(multiplier: float) -> bool:
-    return _effective_multiplier(multiplier, expected_clients, bits,
-                                 dim) >= target
-
-  low = high = sigma
-  for _ in range(100):
-    if meets(high):
-      break
-    low = high
-    high *= max(target / _effective_multiplier(high, expected_clients, bits,
-                                               dim), 1.0 + 1e-6)
-  else:
-    raise RuntimeError(f"no noise multiplier gives sigma={sigma} per unit of "
-                       f"the rounded sensitivity at {expected_clients} "
-                       f"clients, {bits} bits, {dim} candidates")
-  while low < high and high / low > 1.0 + 1e-4:
-    middle = math.sqrt(low * high)
-    if meets(middle):
-      high = middle
-    else:
-      low = middle
-  return high
-
-
-def effective_noise_multiplier(measurements) -> float:
-  """A distributed round's noise per unit of sensitivity, from TFF's
-  measurements: ``sqrt(clients) * ceil(local scale) / inflated L2 bound``
-  (all scaled), the sum of the clients' discrete Gaussian shares read as one
-  Gaussian. The central mode's is sigma (the sensitivity is 1)."""
-  if isinstance(measurements, Mapping):
-    get = measurements.__getitem__
-  else:
-    get = functools.partial(getattr, measurements)
-  local = math.ceil(float(get("scaled_local_stddev")))
-  return (math.sqrt(float(get("actual_num_clients"))) * local
-          / float(get("scaled_inflated_l2")))
