@@ -400,6 +400,7 @@ _SLOW_TESTS = {
     ),
     "tests/mechanisms/noisy_trie_test.py": (
         "test_a_run_that_releases_no_word_says_the_holders_a_word_needs",  # 23 s wall
+        "test_the_fast_distributed_run_is_labelled_with_its_skellam_shares",  # 1.8 s
         "test_the_distributed_noise_reads_n_for_its_split",  # 7-9 s wall
         "test_the_noisy_trie_finds_the_frequent_words_and_labels_them",  # 2.4 s
         "test_a_registered_engine_runs_the_noisy_trie_through_the_registry",  # 1.2 s
@@ -506,6 +507,10 @@ _SLOW_TESTS = {
         "test_the_prior_rule_does_no_worse_than_the_fixed_one_on_its_prior",  # 1.4 s
         "test_a_prior_plan_meets_its_target_by_an_independent_pld",  # 0.7 s
         "test_a_frontier_too_large_keeps_its_first_prefixes_within_budget",  # 0.6 s
+    ),
+    "tests/theory/distributed_noise_test.py": (
+        "test_the_plan_meets_its_target_from_public_values",  # 1.0 s
+        "test_composed_rounds_are_the_convolved_losses",  # 0.5 s
     ),
     "tests/mechanisms/planned_noisy_trie_test.py": (
         "test_the_plan_is_the_one_computed_from_public_values_alone",  # 1.3 s
