@@ -95,11 +95,11 @@ import dataclasses
 import functools
 import math
 import os
+import statistics
 import string
 import time
 
 import numpy as np
-from scipy import special
 
 from triehh.baselines import count_mean_sketch as cms_lib
 from triehh.baselines import moved
@@ -431,7 +431,7 @@ def decode_cut(params: SFPParams) -> tuple[int, float]:
   sum of many reports); 0 when ``T`` keeps half of them or more."""
   tuples = params.num_buckets * (len(params.fragment_alphabet) + 1)**2
   share = min(params.top_t / tuples, 0.5)
-  return tuples, float(-special.ndtri(share))
+  return tuples, -statistics.NormalDist().inv_cdf(share)
 
 
 def holders_needed(params: SFPParams, reports_per_position
