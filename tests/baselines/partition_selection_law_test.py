@@ -7,6 +7,7 @@ about once in a million runs and a wrong epsilon fails every time.
 """
 
 import collections
+import importlib
 import itertools
 import math
 import string
@@ -178,3 +179,27 @@ def test_bad_input_is_named():
     law.keep_probabilities(np.arange(3), 1.0, 1e-8, "policy_gaussian")
   with pytest.raises(ValueError, match="counts"):
     law.keep_probabilities(np.array([-1]), 1.0, 1e-8, "truncated_geometric")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("epsilon, delta, k", [(1.0, 1e-8, 1),
+                                               (4.0, 1e-12, 1),
+                                               (0.5, 1e-6, 3)])
+def test_the_strategy_is_the_one_pipeline_dp_builds(strategy, epsilon,
+                                                     delta, k):
+  pipeline_dp = pytest.importorskip("pipeline_dp")
+  partition_selection = importlib.import_module(
+      "pipeline_dp.partition_selection")
+  member = pipeline_dp.PartitionSelectionStrategy[ps.STRATEGIES[strategy]]
+  accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon,
+                                                 total_delta=delta)
+  spec = accountant.request_budget(member.mechanism_type, name="selection")
+  accountant.compute_budgets()
+  theirs = partition_selection.create_partition_selection_strategy(
+      member, spec.eps, spec.delta, k)
+  ours = law.strategy_object(epsilon, delta, strategy, k)
+  counts = range(0, 400)
+  np.testing.assert_allclose(
+      [ours.probability_of_keep(c) for c in counts],
+      [theirs.probability_of_keep(c) for c in counts], rtol=1e-12,
+      atol=0.0)

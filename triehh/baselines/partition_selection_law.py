@@ -25,13 +25,14 @@ the library's release path (``select_words``).
 from __future__ import annotations
 
 import dataclasses
+import importlib
+from importlib import metadata
 import time
 
 import numpy as np
 
 from triehh.baselines import moved
 from triehh.baselines import partition_selection as ps_lib
-from triehh.core import beam_import
 from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.theory import adjacency as adjacency_lib
@@ -44,24 +45,25 @@ EXAMPLE = ("select_words_by_law(population, "
            "triehh.PartitionSelectionTarget(epsilon=4.0), seed=0)")
 
 
+# Strategy name -> python-dp's name of it (pipeline_dp's mapping,
+# pipeline_dp.partition_selection.PARTITION_STRATEGY_ENUM_TO_STR).
+PYDP_NAMES = {"truncated_geometric": "truncated_geometric",
+              "laplace_thresholding": "laplace",
+              "gaussian_thresholding": "gaussian"}
+
+
 def strategy_object(epsilon: float, delta: float, strategy: str,
                     max_partitions_contributed: int):
   """python-dp's selection strategy that pipeline_dp's ``select_partitions``
-  builds for a ``(epsilon, delta)`` budget: the budget split by the same
-  ``NaiveBudgetAccountant`` (one mechanism: all of it), then
-  ``pipeline_dp.partition_selection.create_partition_selection_strategy``.
-  """
+  builds for a ``(epsilon, delta)`` budget (its one mechanism gets all of
+  the ``NaiveBudgetAccountant``'s budget): ``pydp.algorithms.
+  partition_selection.create_partition_strategy``, as pipeline_dp calls
+  it. python-dp alone, without pipeline_dp's import of Beam (and gRPC)."""
   validation.check_choice("strategy", strategy, ps_lib.STRATEGIES)
-  pipeline_dp = beam_import.quietly("pipeline_dp")
-  from pipeline_dp import partition_selection  # pylint: disable=g-import-not-at-top
-  member = pipeline_dp.PartitionSelectionStrategy[ps_lib.STRATEGIES[strategy]]
-  accountant = pipeline_dp.NaiveBudgetAccountant(
-      total_epsilon=float(epsilon), total_delta=float(delta))
-  spec = accountant.request_budget(member.mechanism_type,
-                                   name="PartitionSelection")
-  accountant.compute_budgets()
-  return partition_selection.create_partition_selection_strategy(
-      member, spec.eps, spec.delta, int(max_partitions_contributed))
+  selection = importlib.import_module("pydp.algorithms.partition_selection")
+  return selection.create_partition_strategy(
+      PYDP_NAMES[strategy], float(epsilon), float(delta),
+      int(max_partitions_contributed))
 
 
 def keep_probabilities(counts: np.ndarray, epsilon: float, delta: float,
@@ -140,7 +142,6 @@ def select_words_by_law(population: population_lib.Population,
   keep = rng.random(present.size) < keep_probabilities(
       counts[present], target.epsilon, delta, target.strategy, k)
   words = tuple(sorted(population.vocabulary[present[keep]].tolist()))
-  pipeline_dp = beam_import.quietly("pipeline_dp")
   n_source = target.n_source
   params = ps_lib.PartitionSelectionParams(
       epsilon=float(target.epsilon), delta=float(delta),
@@ -148,7 +149,15 @@ def select_words_by_law(population: population_lib.Population,
       n=population.num_users, num_rows=num_rows,
       num_candidates=int(present.size), n_source=n_source,
       adjacency=adjacency_lib.names(coverage.add_or_remove(n_source)),
-      accounting=f"{ACCOUNTING} (pipeline-dp {pipeline_dp.__version__})",
+      accounting=(f"{ACCOUNTING} (pipeline-dp {_version('pipeline-dp')}, "
+                  f"python-dp {_version('python-dp')})"),
       population_size=target.population_size)
   return LawSelectionResult(words=words, params=params, seed=seed,
                             seconds=time.perf_counter() - start)
+
+
+def _version(package: str) -> str:
+  try:
+    return metadata.version(package)
+  except metadata.PackageNotFoundError:
+    return "not installed"
