@@ -19,6 +19,8 @@ partition selection ``--ps_runs`` runs. The moonshot ratios (noisy trie,
 TrieHH Poisson over the best partition selection strategy, words released)
 are taken at the largest ``--num_users`` and ``--moonshot_epsilons``.
 
+Cells run in ``--workers`` processes (default: one per CPU, at most
+4; :mod:`reports.field.pool`), this one alone writing the records.
 Appends each run to ``<output_dir>/results.jsonl`` as it ends, so that a
 second invocation with the same ``--output_dir`` runs only what is
 missing (two at once on one ``--output_dir`` share its cells as two
@@ -41,6 +43,7 @@ from absl import flags
 from experiments import cli
 from experiments import flags as shared_flags  # the flags declared below
 from experiments import paths
+from reports.field import pool as field_pool
 from reports.field import report as field_report
 from reports.field import runs as field_runs
 from triehh.core import population as population_lib
@@ -110,6 +113,11 @@ _define_epsilons("side_epsilons", "Epsilons of the paper's and Sentiment140 "
                  "populations, and of the thresholding strategies past 10^6 "
                  "users.")
 _define_epsilons("moonshot_epsilons", "Epsilons of the moonshot ratios.")
+shared_flags.declare(
+    __name__, "workers", default=field_pool.default_workers(),
+    help_text="Processes running cells (default: one per CPU, at most "
+    f"{field_pool.MAX_DEFAULT_WORKERS}); this one alone writes "
+    "results.jsonl.")
 flags.DEFINE_integer("ps_runs", _DEFAULTS.ps_seeds,
                      "Runs per cell of partition selection.", lower_bound=1)
 flags.DEFINE_boolean("others", True, "Run the paper's single-word "
@@ -160,12 +168,13 @@ def main(argv):
   left = field_runs.runs_left(plan.cells, output_dir)
   print(f"{left} runs left", flush=True)
   ran = []  # fewer than left when another invocation shares output_dir
-  seconds = field_runs.run(plan, output_dir,
+  workers = shared_flags.value_or("workers", field_pool.default_workers())
+  seconds = field_pool.run(plan, output_dir, workers=workers,
                            log=lambda text: print(text, flush=True), ran=ran)
   command = cli.command_line("experiments.field")
   context = field_report.Context(
       command=command, seconds=time.perf_counter() - start,
-      mechanism_seconds=seconds, written=len(ran))
+      mechanism_seconds=seconds, written=len(ran), workers=workers)
   try:
     path = field_report.write(report_dir, output_dir, wanted, plan, context)
   except OSError as err:  # a full disk: name where it was writing

@@ -147,6 +147,12 @@ class Refused(ValueError):
 _CALIBRATED: dict[tuple, object] = {}
 
 
+def forget_calibrations() -> None:
+  """Forgets the calibrated runs: the next run of each setting calibrates
+  (and is recorded ``calibrated``), whichever cells ran before."""
+  _CALIBRATED.clear()
+
+
 def run(name: str, data: populations.Data, epsilon: float, delta: float,
         seed: int) -> dict:
   """One run of mechanism ``name`` on ``data``, as a record."""

@@ -35,12 +35,15 @@ class Context:
     seconds: the invocation's wall time.
     mechanism_seconds: the wall time of each mechanism's runs (run now).
     written: runs run now (the others were read from results.jsonl).
+    workers: the processes that ran them (the mechanisms' seconds are
+      summed over them).
   """
 
   command: str
   seconds: float
   mechanism_seconds: Mapping[str, float]
   written: int
+  workers: int = 1
 
 
 def write(report_dir: str, output_dir: str, settings: runs_lib.Settings,
@@ -73,9 +76,12 @@ def wall_time_line(context: Context, table: Sequence[rows_lib.Row]) -> str:
   read = total - context.written
   earlier = (f"; {read} of its {total} runs were recorded by an earlier "
              "invocation and read from `results.jsonl`" if read > 0 else "")
+  processes = (f" in {context.workers} worker processes (runs by mechanism "
+               "summed over them)" if context.workers > 1 else "")
   return (f"Wall time {context.seconds:.0f} s from the command's start to "
           f"its last run (populations and {total} runs; this file and its "
-          "figures are written after) on a shared 2-core machine; runs by "
+          "figures are written after) on a shared 2-core machine"
+          f"{processes}; runs by "
           f"mechanism: {parts or 'none'}{earlier}.")
 
 

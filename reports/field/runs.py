@@ -239,12 +239,13 @@ def recorded(output_dir: str) -> list[dict]:
   return records_lib.json_lines(os.path.join(output_dir, RESULTS))
 
 
-def _done(output_dir: str) -> set[tuple[tuple, int]]:
+def recorded_runs(output_dir: str) -> set[tuple[tuple, int]]:
+  """The (cell key, seed) pairs recorded in ``output_dir``."""
   return {(record_key(r), r["seed"]) for r in recorded(output_dir)}
 
 
 def runs_left(cells: list[Cell], output_dir: str) -> int:
-  done = _done(output_dir)
+  done = recorded_runs(output_dir)
   return sum((c.key, s) not in done for c in cells for s in c.seeds)
 
 
@@ -278,13 +279,13 @@ def run(the_plan: Plan, output_dir: str, *,
                      blocking=False):
       put_off.append(cell)
   for cell in put_off:
-    log(f"  {_label(cell)}: waiting for the other process running it")
+    log(f"  {cell_label(cell)}: waiting for the other process running it")
     _run_cell(the_plan, cell, output_dir, path, seconds, log, ran,
               blocking=True)
   return seconds
 
 
-def _label(cell: Cell) -> str:
+def cell_label(cell: Cell) -> str:
   return (f"{cell.population} n={cell.n:,} {cell.mechanism} "
           f"eps={cell.epsilon:g}")
 
@@ -296,26 +297,37 @@ def _run_cell(the_plan: Plan, cell: Cell, output_dir: str, path: str,
   run) when another process holds it and not ``blocking``."""
   fd = runner_lib.cell_lock(output_dir, lock_key(cell), blocking=blocking)
   if fd is None:
-    log(f"  {_label(cell)}: another process is running it; put off")
+    log(f"  {cell_label(cell)}: another process is running it; put off")
     return False
   try:
-    done = _done(output_dir)
+    done = recorded_runs(output_dir)
     seeds = [s for s in cell.seeds if (cell.key, s) not in done]
     if not seeds:
       return True
-    data = the_plan.data[(cell.population, cell.n)]
     start = time.perf_counter()
-    for seed in seeds:
-      try:
-        record = mechanisms.run(cell.mechanism, data, cell.epsilon,
-                                cell.delta, seed)
-      except mechanisms.Refused as err:
-        record = refusal(cell, seed, str(err))
+    for seed, record in cell_records(the_plan, cell, seeds):
       records_lib.append_line(path, json.dumps(record, sort_keys=True))
       ran.append((cell, seed))
     took = time.perf_counter() - start
     seconds[cell.mechanism] = seconds.get(cell.mechanism, 0.0) + took
-    log(f"  {_label(cell)}: {len(seeds)} runs, {took:.1f} s")
+    log(f"  {cell_label(cell)}: {len(seeds)} runs, {took:.1f} s")
   finally:
     os.close(fd)
   return True
+
+
+def cell_records(the_plan: Plan, cell: Cell, seeds):
+  """``(seed, record)`` of each of the cell's ``seeds``, run in turn (a
+  refused run's record says why, :func:`refusal`). The cell's calibrations
+  are made afresh (:func:`reports.field.mechanisms.forget_calibrations`),
+  so that its records do not depend on which cells ran before it in this
+  process."""
+  mechanisms.forget_calibrations()
+  data = the_plan.data[(cell.population, cell.n)]
+  for seed in seeds:
+    try:
+      record = mechanisms.run(cell.mechanism, data, cell.epsilon,
+                              cell.delta, seed)
+    except mechanisms.Refused as err:
+      record = refusal(cell, seed, str(err))
+    yield seed, record
