@@ -142,3 +142,35 @@ def test_too_few_clients_are_refused():
     distributed_noise.plan(5, 1.0, 4.0, 1e-12, [1.0] * 3, 1e-5)
   with pytest.raises(ValueError, match="dropout"):
     distributed_noise.plan(2000, 1.0, 4.0, 1e-8, [1.0], 1e-5, dropout=1.5)
+
+
+def _bounded_search(monkeypatch) -> None:
+  """The accountant, failing when asked about a mean beyond 2^22 (the
+  samplers' largest, 2^20, times a multiplier of 2 squared): a search
+  without end fails the test rather than hang it."""
+  real = distributed_noise.epsilon
+
+  def bounded(means, *args, **kwargs):
+    assert max(means) <= 2**22, "the mean search went past the samplers'"
+    return real(means, *args, **kwargs)
+
+  monkeypatch.setattr(distributed_noise, "epsilon", bounded)
+
+
+def test_a_delta_below_the_pld_reach_is_refused_not_searched(monkeypatch):
+  """At delta - delta_short below 1e-15 the PLD answers epsilon = inf for
+  every mean: the plan refuses it, naming delta."""
+  _bounded_search(monkeypatch)
+  with pytest.raises(ValueError, match=r"delta=1e-16 .* below 1e-15"):
+    distributed_noise.plan(2000, 1.0, 4.0, 1e-16, [2.0, 1.0, 1.0], 1e-5)
+
+
+def test_a_mean_search_that_cannot_meet_the_target_ends(monkeypatch):
+  """Mixed means at delta 1e-15 (within the PLD's reach, but its
+  composition's truncation leaves epsilon = inf): ValueError, not a search
+  without end."""
+  assert math.isinf(distributed_noise.epsilon([50.0] * 4 + [5000.0] * 16,
+                                              1e-15))
+  _bounded_search(monkeypatch)
+  with pytest.raises(ValueError, match="no Skellam mean up to"):
+    distributed_noise.smallest_mean(4.0, 1e-15, [2.0] * 4 + [1.0] * 16)

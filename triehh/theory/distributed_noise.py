@@ -44,6 +44,7 @@ from scipy import stats
 
 from triehh.core import discrete_noise
 from triehh.core import validation
+from triehh.theory import discrete_gaussian
 
 ACCOUNTING = "Skellam shares (PLD from the pmfs, two-sided)"
 DEFAULT_DROPOUT = 0.1
@@ -61,6 +62,10 @@ _MAX_SHARE_BITS = 40
 WRAP_BOUND = 1e-12
 MAX_BITS = 31
 _MEAN_TOLERANCE = 1e-3
+# Below this delta dp_accounting's PLD answers epsilon = inf.
+SMALLEST_PLD_DELTA = discrete_gaussian.SMALLEST_PLD_DELTA
+# The largest base mean searched: the samplers' largest, 2^20.
+_MAX_SEARCHED_MEAN = float(2**20)
 
 
 def _support(mean: float) -> int:
@@ -144,7 +149,8 @@ def smallest_mean(epsilon_target: float, delta: float,
   """The smallest base mean mu (to a relative 1e-3, rounded up) whose
   rounds of means ``mu m_r^2`` meet ``(epsilon_target, delta)`` unsampled:
   bisection on ``log mu`` (epsilon decreases in mu: a larger Skellam is a
-  smaller one plus independent noise)."""
+  smaller one plus independent noise). ValueError if no mean up to 2^20
+  meets it (the PLD's epsilon is inf at too small a delta)."""
   squares = [float(m) ** 2 for m in multipliers]
 
   def meets(mu: float) -> bool:
@@ -153,6 +159,12 @@ def smallest_mean(epsilon_target: float, delta: float,
 
   hi = 1.0
   while not meets(hi):
+    if hi >= _MAX_SEARCHED_MEAN:
+      raise ValueError(
+          f"no Skellam mean up to {_MAX_SEARCHED_MEAN:g} meets "
+          f"epsilon={epsilon_target:g} at delta={delta:g} over "
+          f"{len(squares)} rounds (the PLD answers epsilon = inf at so "
+          "small a delta): give a larger delta or epsilon")
     hi *= 2.0
   lo = hi / 2.0
   while meets(lo) and lo > 1e-3:
@@ -358,6 +370,11 @@ def plan(num_clients: int, sampling_rate: float, epsilon_target: float,
   delta = validation.check_probability("delta", delta)
   short = validation.check_probability("short_share", short_share)
   delta_short = delta * short
+  if delta - delta_short < SMALLEST_PLD_DELTA:
+    raise ValueError(
+        f"delta={delta:g} leaves {delta - delta_short:g} to the Skellam "
+        f"PLD accountant (after delta_short), below {SMALLEST_PLD_DELTA:g}, "
+        "the smallest it answers: give a larger delta, or use central noise")
   h = min_clients_for(num_clients, sampling_rate, dropout, delta_short,
                       len(multipliers))
   mu = smallest_mean(epsilon_target, delta - delta_short, multipliers)
