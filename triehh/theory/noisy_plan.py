@@ -31,12 +31,12 @@ changes, all functions of public values and earlier releases:
   in advance: the accountant of :func:`triehh.theory.noisy_trie.epsilon`,
   unchanged. Running out of symbols or frontier early is post-processing.
 * *Two thresholds.* A candidate ending in ``$`` is a released word, the
-  others only next round's frontier: words pass at tau_word (false-positive
-  rate ``false_words / max_coordinates`` per candidate: at most
-  ``false_words`` false words per run in expectation, the budget bounding
-  the candidates), prefixes at tau_prefix (rate ``PREFIX_SHARE / (A + 1)``:
-  the false prefixes' extensions take at most that share of the
-  coordinates in expectation).
+  others only next round's frontier: words pass at round r's tau_word
+  (false-positive rate ``false_words / (R W_r)`` per candidate, W_r the
+  round's word candidates, public: at most ``false_words`` false words
+  per run in expectation), prefixes at tau_prefix (rate ``PREFIX_SHARE /
+  (A + 1)``: the false prefixes' extensions take at most that share of
+  the coordinates in expectation).
 
 * *Free choices from a public prior.* The first round's noise multiplier
   m_0, its characters k_0 (and so its bytes), the prefixes' share of the
