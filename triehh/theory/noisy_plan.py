@@ -35,8 +35,9 @@ changes, all functions of public values and earlier releases:
   (false-positive rate ``false_words / (R W_r)`` per candidate, W_r the
   round's word candidates, public: at most ``false_words`` false words
   per run in expectation), prefixes at tau_prefix (rate ``PREFIX_SHARE /
-  (A + 1)``: the false prefixes' extensions take at most that share of
-  the coordinates in expectation).
+  (A + 1)``: ``PREFIX_SHARE A^k / (A + 1)`` false prefixes per frontier
+  prefix at k characters in expectation; their share of the next round's
+  coordinates is not bounded).
 
 * *Free choices from a public prior.* The first round's noise multiplier
   m_0, its characters k_0 (and so its bytes), the prefixes' share of the
