@@ -1,12 +1,14 @@
 """Tests of the noisy trie as a mechanism: triehh.discover with a
 NoisyTarget."""
 
+import dp_accounting
 import pytest
 
 import triehh
 from triehh.engines import registry as engines
 from triehh.mechanisms import noisy_trie as noisy_mechanism
 from triehh.theory import distributed_noise
+from triehh.theory import dp_events
 from triehh.theory import noisy_trie
 from triehh.theory.adjacency import Adjacency
 
@@ -130,6 +132,42 @@ def test_the_fast_distributed_run_is_labelled_with_its_skellam_shares():
     assert said in g.covers
   assert g.epsilon <= 4.0 and g.delta == 1e-8
   assert set(result.words) == {"sun", "sea", "son"}
+
+
+def test_a_distributed_run_exports_its_skellam_rounds_not_the_gaussian():
+  """The run's DpEvent is the Skellam rounds its label accounts for: a
+  REPLACE_SPECIAL accountant composing it gives the label's epsilon at
+  delta less delta_short (the label's slack), the central discrete
+  Gaussian's event a different one, and an ADD_OR_REMOVE_ONE accountant
+  refuses it."""
+  users = triehh.Population.from_user_words(
+      [w for w in ("sun", "sea", "son") for _ in range(400)],
+      alphabet="aenosu")
+  result = triehh.discover(users, triehh.NoisyTarget(4.0, delta=1e-8),
+                           seed=0, engine="fast", noise="distributed",
+                           dropout=0.05)
+  event = noisy_mechanism.MECHANISM.dp_event(result.params)
+  means = result.params.skellam_means
+  assert len(means) == result.params.num_levels and min(means) > 0
+  special = dp_accounting.NeighboringRelation.REPLACE_SPECIAL
+
+  def epsilon_of(e, delta):
+    accountant = dp_events.PLDAccountant(
+        neighboring_relation=special,
+        value_discretization_interval=distributed_noise.DEFAULT_DISCRETIZATION)
+    accountant.compose(e)
+    return accountant.get_epsilon(delta)
+
+  short = float(result.guarantee.covers.split("delta_short=")[1].split()[0]
+                .rstrip(",;)"))
+  label = result.guarantee.epsilon
+  assert epsilon_of(event, 1e-8 - short) == pytest.approx(label, rel=1e-6)
+  assert epsilon_of(event, 1e-8) <= label
+  central = noisy_trie.dp_event(result.params)
+  assert abs(epsilon_of(central, 1e-8 - short) - label) > 1e-3
+  with pytest.raises(dp_accounting.UnsupportedEventError,
+                     match="REPLACE_SPECIAL only"):
+    dp_events.PLDAccountant().compose(event)
 
 
 @pytest.mark.parametrize("target, adjacencies, n_source", [

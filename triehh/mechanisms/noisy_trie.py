@@ -29,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import dp_accounting
+
 from triehh.core import population as population_lib
 from triehh.engines import noisy as noisy_engine
 from triehh.engines import registry as engines
@@ -36,6 +38,7 @@ from triehh.mechanisms import planned_noisy_trie as planned
 from triehh.mechanisms import protocol
 from triehh.theory import coverage
 from triehh.theory import distributed_noise
+from triehh.theory import dp_events
 from triehh.theory import limits
 from triehh.theory import mechanism as privacy_lib
 from triehh.theory import noisy_trie
@@ -98,8 +101,13 @@ class NoisyTrie(protocol.BaseMechanism):
                      n=params.population_size)
 
   def dp_event(self, params: noisy_trie.NoisyTrieParams):
+    """The run's ``DpEvent``: a plan's, the distributed shares' Skellam
+    rounds (:class:`DistributedParams`), else the discrete Gaussian's."""
     if isinstance(params, planned.CalibratedPlan):
       return planned.dp_event(params)
+    if isinstance(params, DistributedParams):
+      return dp_accounting.ComposedDpEvent(
+          [dp_events.SkellamDpEvent(m) for m in params.skellam_means])
     return noisy_trie.dp_event(params)
 
   def run(self, population: population_lib.Population,
@@ -139,9 +147,23 @@ class NoisyTrie(protocol.BaseMechanism):
         distributed=distributed, n=params.population_size)
     if distributed:
       guarantee = _distributed(guarantee, extra["distributed"])
+    if distributed:
+      params = DistributedParams(
+          **{f.name: getattr(params, f.name)
+             for f in dataclasses.fields(noisy_trie.NoisyTrieParams)},
+          skellam_means=extra["distributed"].accounted_means)
     return _with_notes(dataclasses.replace(
         result, params=params, guarantee=guarantee, seconds=seconds),
                        population.num_users)
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributedParams(noisy_trie.NoisyTrieParams):
+  """A distributed run's parameters: the calibration's, with the Skellam
+  noise its accountant counts each round (``h s_r``, the shares of the h
+  clients besides one), so that its ``DpEvent`` is the run's."""
+
+  skellam_means: tuple[float, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

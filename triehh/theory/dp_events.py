@@ -49,6 +49,7 @@ from triehh.core import choices
 from triehh.core import results
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
+from triehh.theory import distributed_noise
 from triehh.theory import pld
 from triehh.theory import poisson
 from triehh.theory.adjacency import Adjacency
@@ -122,6 +123,24 @@ class DiscreteGaussianDpEvent(dp_event.DpEvent):
     object.__setattr__(self, "sampling_rate", validation.check_rate(
         "sampling_rate", self.sampling_rate,
         "the probability that a user takes part in a round"))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SkellamDpEvent(dp_event.DpEvent):
+  """Skellam noise ``Sk(mean) = Poisson(mean) - Poisson(mean)`` on integer
+  sums one user moves by at most 1: a round of the noisy trie's distributed
+  mode, its noise the ``h s_r`` of the shares the accountant counts
+  (:mod:`triehh.theory.distributed_noise`). Accounted for
+  ``REPLACE_SPECIAL`` only (a client's own share and its delivery are seen,
+  so adding or removing a client is not covered); :class:`PLDAccountant`
+  composes its PLD (:func:`triehh.theory.distributed_noise.round_pld`),
+  dp_accounting's own accountants refuse it."""
+
+  mean: float
+
+  def __attrs_post_init__(self):
+    mean = validation.check_positive("mean", self.mean)
+    object.__setattr__(self, "mean", mean)
 
 
 def run_event(params: results.RunParams) -> dp_event.DpEvent:
@@ -282,6 +301,17 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         one = discrete_gaussian.round_pld(
             event.sigma, event.sampling_rate,
             self._value_discretization_interval)
+        self._compose_pld(one.self_compose(count) if count > 1 else one)
+      return None
+    if isinstance(event, SkellamDpEvent):
+      if relation is not Adjacency.REPLACE_SPECIAL:
+        return pld_privacy_accountant.CompositionErrorDetails(
+            invalid_event=event, error_message=(
+                "the distributed Skellam shares are accounted for "
+                f"REPLACE_SPECIAL only, not {relation.value}"))
+      if do_compose:
+        one = distributed_noise.round_pld(
+            event.mean, discretization=self._value_discretization_interval)
         self._compose_pld(one.self_compose(count) if count > 1 else one)
       return None
     if isinstance(event, TheoremOneDpEvent):
