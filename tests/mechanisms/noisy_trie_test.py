@@ -131,6 +131,8 @@ def test_the_fast_distributed_run_is_labelled_with_its_skellam_shares():
                "secure sum modulo 2^"):
     assert said in g.covers
   assert g.epsilon <= 4.0 and g.delta == 1e-8
+  assert "samples in secret" not in g.trust and "secure sum" in g.trust
+  assert "the dropout bound, h" in g.public
   assert set(result.words) == {"sun", "sea", "son"}
 
 

@@ -53,6 +53,14 @@ _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
                     "treated as public: fix it before seeing the data")
 
 
+# Whom a distributed run trusts, and for what.
+DISTRIBUTED_TRUST = (
+    "the secure sum: the server sees which clients delivered a share, never "
+    "an un-noised sum (only the sum modulo 2^b); the h clients whose "
+    "shares are counted add them honestly and do not collude with the "
+    "server; the server samples and thresholds")
+
+
 class NoisyTrie(protocol.BaseMechanism):
   """The noisy trie (module docstring)."""
 
@@ -270,7 +278,9 @@ def _distributed(guarantee: privacy_lib.Guarantee,
   special = (Adjacency.REPLACE_SPECIAL,)
   return dataclasses.replace(
       guarantee, epsilon=plan.epsilon(guarantee.delta), adjacencies=special,
-      accounting=distributed_noise.ACCOUNTING,
+      accounting=distributed_noise.ACCOUNTING, trust=DISTRIBUTED_TRUST,
+      public=(guarantee.public + "; n, q, the dropout bound, h, the share "
+              "means and the secure sum's modulus"),
       covers=(guarantee.covers.split(", for neighbours")[0]
               + ", for a user's words replaced by the empty word (the user "
               "still a client: its share and its delivery are seen, so "
