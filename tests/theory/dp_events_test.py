@@ -196,3 +196,26 @@ def test_get_epsilon_at_the_runs_own_delta_does_not_warn():
     warnings.simplefilter("error", dp_events.DeltaTooSmallWarning)
     assert accountant.get_epsilon(params.delta) == pytest.approx(
         params.epsilon, rel=2e-3)
+
+
+_RELATION = dp_accounting.NeighboringRelation
+
+
+@pytest.mark.parametrize("event, refused, accepted", [
+    (dp_events.DiscreteGaussianDpEvent(2.0), _RELATION.REPLACE_ONE,
+     _RELATION.ADD_OR_REMOVE_ONE),
+    (dp_events.SkellamDpEvent(8.0), _RELATION.ADD_OR_REMOVE_ONE,
+     _RELATION.REPLACE_SPECIAL),
+    (dp_events.SkellamDpEvent(8.0), _RELATION.REPLACE_ONE,
+     _RELATION.REPLACE_SPECIAL),
+    (dp_events.TheoremOneDpEvent(1.0, 1e-6), _RELATION.ADD_OR_REMOVE_ONE,
+     _RELATION.REPLACE_SPECIAL),
+])
+def test_a_round_event_is_composed_only_under_the_relations_it_covers(
+    event, refused, accepted):
+  with pytest.raises(dp_accounting.UnsupportedEventError,
+                     match=f"only, not {refused.name}"):
+    dp_events.PLDAccountant(neighboring_relation=refused).compose(event)
+  accountant = dp_events.PLDAccountant(neighboring_relation=accepted)
+  accountant.compose(event, 2)
+  assert 0.0 < accountant.get_epsilon(1e-5) < float("inf")

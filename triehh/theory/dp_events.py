@@ -283,6 +283,29 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
     self._pld = other if not self._composed_any else self._pld.compose(other)
     self._composed_any = True
 
+  @staticmethod
+  def _round_events(event: dp_event.DpEvent):
+    """``(relations covered, what it is, PLD of a discretisation)`` of the
+    project's one-round events, None for any other."""
+    if isinstance(event, DiscreteGaussianDpEvent):
+      return ((Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL),
+              "the discrete Gaussian event is",
+              lambda d: discrete_gaussian.round_pld(
+                  event.sigma, event.sampling_rate, d))
+    if isinstance(event, SkellamDpEvent):
+      return ((Adjacency.REPLACE_SPECIAL,),
+              "the distributed Skellam shares are",
+              lambda d: distributed_noise.round_pld(event.mean,
+                                                    discretization=d))
+    if isinstance(event, TheoremOneDpEvent):
+      return ((Adjacency.REPLACE_SPECIAL,),
+              "Theorem 1 (one direction) is",
+              lambda d: pld_lib.from_privacy_parameters(
+                  dp_accounting.pld.common.DifferentialPrivacyParameters(
+                      event.epsilon, event.delta),
+                  value_discretization_interval=d))
+    return None
+
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool):
     relation = Adjacency.of(self.neighboring_relation)
@@ -291,41 +314,18 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         self._compose_pld(level_pld(
             event, count, relation, self._value_discretization_interval))
       return None
-    if isinstance(event, DiscreteGaussianDpEvent):
-      if relation is Adjacency.REPLACE_ONE:
+    rounds = self._round_events(event)
+    if rounds is not None:
+      covered, what, pld_of = rounds
+      if relation not in covered:
         return pld_privacy_accountant.CompositionErrorDetails(
             invalid_event=event, error_message=(
-                "the discrete Gaussian event is accounted for "
-                "ADD_OR_REMOVE_ONE and REPLACE_SPECIAL, not REPLACE_ONE"))
+                f"{what} accounted for "
+                f"{' and '.join(r.value for r in covered)} only, not "
+                f"{relation.value}"))
       if do_compose:
-        one = discrete_gaussian.round_pld(
-            event.sigma, event.sampling_rate,
-            self._value_discretization_interval)
+        one = pld_of(self._value_discretization_interval)
         self._compose_pld(one.self_compose(count) if count > 1 else one)
-      return None
-    if isinstance(event, SkellamDpEvent):
-      if relation is not Adjacency.REPLACE_SPECIAL:
-        return pld_privacy_accountant.CompositionErrorDetails(
-            invalid_event=event, error_message=(
-                "the distributed Skellam shares are accounted for "
-                f"REPLACE_SPECIAL only, not {relation.value}"))
-      if do_compose:
-        one = distributed_noise.round_pld(
-            event.mean, discretization=self._value_discretization_interval)
-        self._compose_pld(one.self_compose(count) if count > 1 else one)
-      return None
-    if isinstance(event, TheoremOneDpEvent):
-      if relation is not Adjacency.REPLACE_SPECIAL:
-        return pld_privacy_accountant.CompositionErrorDetails(
-            invalid_event=event, error_message=(
-                "Theorem 1 covers REPLACE_SPECIAL only (in one direction), "
-                f"not {relation.value}"))
-      if do_compose:
-        one = pld_lib.from_privacy_parameters(
-            dp_accounting.pld.common.DifferentialPrivacyParameters(
-                event.epsilon, event.delta),
-            value_discretization_interval=self._value_discretization_interval)
-        self._compose_pld(one.self_compose(count))
       return None
     if (relation is Adjacency.REPLACE_SPECIAL
         and isinstance(event, dp_event.PoissonSampledDpEvent)
