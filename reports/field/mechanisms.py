@@ -248,17 +248,24 @@ def _noisy_record(result, params, guarantee, *, calibrated: bool | None,
   return _guarantee(record, guarantee)
 
 
-def _noisy(name, data, epsilon, delta, seed) -> dict:
-  target = _noisy_target(name, epsilon, delta)
-  key = (data.population.max_length, target)
+def _first_or_rerun(key, data, target, seed, rerun):
+  """``(first, result)``: a cell's first run of ``target`` (calibrated by
+  ``discover``, remembered under ``key``) and this seed's, the first
+  itself or ``rerun(first.params)`` on its parameters."""
   first = _CALIBRATED.get(key)
   if first is None:
-    result = discover_lib.discover(
+    first = _CALIBRATED[key] = discover_lib.discover(
         data.population, target, max_length=data.population.max_length,
         seed=seed)
-    _CALIBRATED[key] = first = result
-  else:
-    result = noisy.run(data.population, first.params, rng=seed)
+    return first, first
+  return first, rerun(first.params)
+
+
+def _noisy(name, data, epsilon, delta, seed) -> dict:
+  target = _noisy_target(name, epsilon, delta)
+  first, result = _first_or_rerun(
+      (data.population.max_length, target), data, target, seed,
+      lambda params: noisy.run(data.population, params, rng=seed))
   return _noisy_record(result, first.params, first.guarantee,
                        calibrated=result is first)
 
@@ -271,17 +278,11 @@ def _noisy_planned(name, data, epsilon, delta, seed) -> dict:
   target = mechanism.NoisyTarget(
       epsilon, delta, population_size=data.n,
       upload_budget=noisy_plan.UploadBudget(PLANNED_BYTES_PER_RUN))
-  key = (data.population.max_length, data.population.alphabet.size,
-         data.population.is_single_word, target)
-  first = _CALIBRATED.get(key)
-  if first is None:
-    result = discover_lib.discover(
-        data.population, target, max_length=data.population.max_length,
-        seed=seed)
-    _CALIBRATED[key] = first = result
-  else:
-    result = planned_noisy_trie.run(data.population, first.params, seed,
-                                    "fast")
+  first, result = _first_or_rerun(
+      (data.population.max_length, data.population.alphabet.size,
+       data.population.is_single_word, target), data, target, seed,
+      lambda plan: planned_noisy_trie.run(data.population, plan, seed,
+                                          "fast"))
   plan = first.params
   sigmas = plan.sigmas
   record = dict(released=result.words, rounds=len(result.levels),
