@@ -178,3 +178,30 @@ def test_command_line_refuses_a_port_in_use_in_one_line():
   assert lines[0].startswith(f"error: port {port} is already in use on "
                              "127.0.0.1"), lines
   assert "serving TFF computations" not in proc.stderr
+
+
+def test_two_runs_never_claim_one_port(monkeypatch, tmp_path):
+  """A claimed port is refused to another claim (another run, or this one
+  again) until released; a picked port already claimed is picked again;
+  a worker holds its port's claim while it serves and releases it."""
+  monkeypatch.setattr(worker.tempfile, "gettempdir", lambda: str(tmp_path))
+  port = _free_port()
+  claimed, fd = worker.claim_port(port)
+  assert claimed == port and fd is not None
+  with pytest.raises(worker.WorkerStartError,
+                     match=f"port {port} is claimed by another run"):
+    worker.claim_port(port)
+  other = _free_port()
+  picks = iter([port, other])
+  import portpicker  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(portpicker, "pick_unused_port", lambda: next(picks))
+  chosen, other_fd = worker.claim_port(None)
+  assert chosen == other
+  os.close(other_fd)
+  os.close(fd)
+  os.close(worker.claim_port(port)[1])  # released: claimable again
+  with worker.WorkerProcess(port) as serving:
+    with pytest.raises(worker.WorkerStartError, match="claimed"):
+      worker.claim_port(port)
+    assert serving.alive()
+  os.close(worker.claim_port(port)[1])

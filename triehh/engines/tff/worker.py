@@ -244,6 +244,43 @@ def check_port_free(port: int, bind: str = "loopback") -> None:
       return
 
 
+# Where the workers of this machine's runs claim their ports.
+PORT_CLAIMS = "triehh-tff-ports"
+_PICKS = 50
+
+
+def claim_port(port: int | None) -> tuple[int, int | None]:
+  """``(port, fd)``: ``port`` (None: an unused one, from portpicker) and the
+  fd holding the flock of its claim file, held while a worker serves it.
+
+  ``worker_binary`` (gRPC) sets ``SO_REUSEPORT``: two runs that picked the
+  same free port at once would both start, share it, and take each
+  other's calls (a worker that ends closes the other run's connections).
+  :func:`check_port_free` sees only a worker already listening; the claim
+  also orders two runs starting together. A given port claimed by another
+  run is refused; picked ports are picked again. A claim folder this
+  user cannot write (another user's) claims nothing (fd None)."""
+  folder = os.path.join(tempfile.gettempdir(), PORT_CLAIMS)
+  for _ in range(_PICKS if port is None else 1):
+    if port is None:
+      import portpicker  # pylint: disable=g-import-not-at-top
+      chosen = portpicker.pick_unused_port()
+    else:
+      chosen = int(port)
+    try:
+      os.makedirs(folder, exist_ok=True)
+      fd = files.lock(os.path.join(folder, f"{chosen}.lock"))
+    except PermissionError:
+      return chosen, None
+    if fd is not None:
+      return chosen, fd
+  if port is not None:
+    raise WorkerStartError(
+        f"port {port} is claimed by another run's TFF worker on this "
+        "machine: pick another port")
+  raise WorkerStartError(f"no unclaimed port in {_PICKS} picks")
+
+
 class WorkerProcess:
   """A ``worker_binary`` child process; stopped by :meth:`stop` or on exit.
 
@@ -253,22 +290,23 @@ class WorkerProcess:
 
   def __init__(self, port: int | None = None, *, bind: str = "loopback",
                log_path: str | None = None, ready_timeout: float = 60.0):
-    if port is None:
-      import portpicker  # pylint: disable=g-import-not-at-top
-      port = portpicker.pick_unused_port()
-    self.port = int(port)
+    self.port, self._port_lock = claim_port(port)
     self.address = f"127.0.0.1:{self.port}"
-    check_port_free(self.port, bind)
-    env = worker_environment(bind)
-    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # pylint: disable=consider-using-with
     try:
-      self._process = subprocess.Popen(  # pylint: disable=consider-using-with
-          worker_command(self.port), env=env, stdin=subprocess.DEVNULL,
-          stdout=log, stderr=log,
-          preexec_fn=processes.before_exec_die_with_parent(signal.SIGTERM))
-    finally:
-      if log_path:
-        log.close()
+      check_port_free(self.port, bind)
+      env = worker_environment(bind)
+      log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # pylint: disable=consider-using-with
+      try:
+        self._process = subprocess.Popen(  # pylint: disable=consider-using-with
+            worker_command(self.port), env=env, stdin=subprocess.DEVNULL,
+            stdout=log, stderr=log,
+            preexec_fn=processes.before_exec_die_with_parent(signal.SIGTERM))
+      finally:
+        if log_path:
+          log.close()
+    except BaseException:
+      self._release_port()
+      raise
     try:
       self.wait_ready(ready_timeout)
     except BaseException:
@@ -305,7 +343,8 @@ class WorkerProcess:
       channel.close()
 
   def stop(self, timeout: float = 10.0) -> None:
-    """Stops the worker (SIGTERM, then SIGKILL after ``timeout``)."""
+    """Stops the worker (SIGTERM, then SIGKILL after ``timeout``) and
+    releases its port's claim."""
     if self._process.poll() is None:
       self._process.terminate()
       try:
@@ -313,6 +352,13 @@ class WorkerProcess:
       except subprocess.TimeoutExpired:
         self._process.kill()
         self._process.wait()
+    self._release_port()
+
+  def _release_port(self) -> None:
+    """Releases the port's claim (:func:`claim_port`), once."""
+    lock, self._port_lock = self._port_lock, None
+    if lock is not None:
+      os.close(lock)
 
   def __enter__(self) -> "WorkerProcess":
     return self
