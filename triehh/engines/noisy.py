@@ -347,13 +347,19 @@ def run(population: population_lib.Population, params: NoisyParams,
     words.extend(released[0])
     counts.append(released[1])
     false_words.append(released[2])
-  return NoisyTrieResult(
-      words=tuple(words),
+  return NoisyTrieResult(words=tuple(words), levels=tuple(levels),
+                         **_joined(counts, false_words))
+
+
+def _joined(counts: list[np.ndarray], false_words: list[np.ndarray]
+            ) -> dict[str, np.ndarray]:
+  """The rounds' released noisy counts and false-word flags, each joined
+  into one array (empty ones of their dtypes when no round released)."""
+  return dict(
       noisy_counts=(np.concatenate(counts) if counts
                     else np.zeros(0, dtype=np.int64)),
       false_words=(np.concatenate(false_words) if false_words
-                   else np.zeros(0, dtype=bool)),
-      levels=tuple(levels))
+                   else np.zeros(0, dtype=bool)))
 
 
 def _round(population: population_lib.Population, params: NoisyParams,
@@ -685,13 +691,8 @@ def run_planned(population: population_lib.Population, plan,
     frontier = _next_frontier(population, codes[~ends][order],
                               real_words[~ends][order], p)
     parent = [float(v) for v in values[~ends][order]]
-  return PlannedResult(
-      words=tuple(words),
-      noisy_counts=(np.concatenate(counts) if counts
-                    else np.zeros(0, dtype=np.int64)),
-      false_words=(np.concatenate(false_words) if false_words
-                   else np.zeros(0, dtype=bool)),
-      levels=tuple(levels))
+  return PlannedResult(words=tuple(words), levels=tuple(levels),
+                       **_joined(counts, false_words))
 
 
 def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,

@@ -76,12 +76,20 @@ def composed_pld(sigmas: Sequence[float], sampling_rate: float,
                  discretization: float):
   """The PLD of rounds at ``sigmas`` (adaptive composition; rounds of one
   sigma self-composed)."""
+  return compose_rounds(
+      sigmas, lambda sigma: round_pld(sigma, sampling_rate, discretization))
+
+
+def compose_rounds(parameters: Sequence[float], one_round):
+  """The adaptive composition of rounds whose PLD is ``one_round(p)`` for
+  each ``p`` of ``parameters``: each distinct parameter's PLD built once
+  and self-composed over its rounds."""
   counts: dict[float, int] = {}
-  for sigma in sigmas:
-    counts[sigma] = counts.get(sigma, 0) + 1
+  for parameter in parameters:
+    counts[float(parameter)] = counts.get(float(parameter), 0) + 1
   composed = None
-  for sigma, count in counts.items():
-    one = round_pld(sigma, sampling_rate, discretization)
+  for parameter, count in counts.items():
+    one = one_round(parameter)
     part = one.self_compose(count) if count > 1 else one
     composed = part if composed is None else composed.compose(part)
   return composed

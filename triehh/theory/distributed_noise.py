@@ -120,15 +120,8 @@ def round_pld(mean: float, sampling_rate: float = 1.0,
 def composed_pld(means: Sequence[float], sampling_rate: float = 1.0,
                  discretization: float = DEFAULT_DISCRETIZATION):
   """The PLD of rounds of Skellam ``means`` (adaptive composition)."""
-  counts: dict[float, int] = {}
-  for mean in means:
-    counts[float(mean)] = counts.get(float(mean), 0) + 1
-  composed = None
-  for mean, count in counts.items():
-    one = round_pld(mean, sampling_rate, discretization)
-    part = one.self_compose(count) if count > 1 else one
-    composed = part if composed is None else composed.compose(part)
-  return composed
+  return discrete_gaussian.compose_rounds(
+      means, lambda mean: round_pld(mean, sampling_rate, discretization))
 
 
 def epsilon(means: Sequence[float], delta: float, *,
