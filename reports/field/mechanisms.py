@@ -287,12 +287,23 @@ def _noisy_planned(name, data, epsilon, delta, seed) -> dict:
   sigmas = plan.sigmas
   record = dict(released=result.words, rounds=len(result.levels),
                 raw_strings=False, calibrated=result is first,
-                setting=(f"R={plan.num_levels}, σ={sigmas[-1]:.3g} (first "
-                         f"round {sigmas[0]:.3g}), k per round "
-                         f"{','.join(map(str, result.chars_per_round))}"),
+                setting=_planned_setting(plan, result),
                 **upload([float(b) for b in result.upload_bytes_per_round],
                          [1.0] * len(result.levels)))
   return _guarantee(record, first.guarantee)
+
+
+def _planned_setting(plan, result) -> str:
+  """A planned run's R, sigmas and characters per round, in a few words."""
+  sigmas = plan.sigmas
+  chars = ",".join(str(level.chars) for level in result.levels
+                   if not level.verification)
+  if plan.verify:
+    return (f"R={plan.discovery_rounds}+1, σ={sigmas[-1]:.3g} verifying "
+            f"(discovery {sigmas[1] if len(sigmas) > 2 else sigmas[0]:.3g}, "
+            f"first round {sigmas[0]:.3g}), k per round {chars}")
+  return (f"R={plan.num_levels}, σ={sigmas[-1]:.3g} (first round "
+          f"{sigmas[0]:.3g}), k per round {chars}")
 
 
 def _two_servers(name, data, epsilon, delta, seed) -> dict:

@@ -36,8 +36,10 @@ def _mechanism_bullets() -> list[str]:
       "triehh.UploadBudget(1_000_000)), seed=s)`: each round's characters "
       "chosen from the public frontier so that a client uploads at most "
       "1 MB per run, its noise and thresholds planned from (n, L, the "
-      "alphabet's size, ε, δ) before the data is read; no setting picked "
-      "on a population.",
+      "alphabet's size, ε, δ) before the data is read; discovery rounds "
+      "at twice the noise pass words and prefixes loosely, then one "
+      "verification round decides the words (\"Discover, then verify\"); "
+      "no setting picked on a population.",
       "- **Two servers** (`docs/two-servers.md`, a research prototype): "
       "`triehh.discover(pop, triehh.TwoServerTarget(ε, δ, "
       "population_size=n, alphabet=...), seed=s)`, the one-step walk on "

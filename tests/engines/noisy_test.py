@@ -1,6 +1,7 @@
 """Tests of triehh.engines.noisy: the noisy trie's simulation, and a Monte
 Carlo check of its privacy claim."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -208,9 +209,10 @@ def test_extensions_beyond_int64_are_refused():
 
 def _plan(sigma, *, bytes_per_run=10**9, rounds=9, false_words=1e-12,
           prefix_rate=1e-15, n=8000, one_word=True, bytes_per_round=None,
-          max_length=8, alphabet_size=26):
+          max_length=8, alphabet_size=26, verify=False, multipliers=()):
   return noisy_plan.NoisyPlan(
-      sigma=sigma, num_levels=rounds, noise_multipliers=(),
+      sigma=sigma, num_levels=rounds, noise_multipliers=multipliers,
+      verify=verify,
       word_false_positive_rate=1e-15, prefix_false_positive_rate=prefix_rate,
       budget=noisy_plan.UploadBudget(bytes_per_run, bytes_per_round),
       population_size=n, max_length=max_length,
@@ -281,6 +283,90 @@ def test_planned_votes_count_for_words_on_the_frontier():
   assert sorted(voted.votes) == [50, 300]
   plain = noisy._votes(pop, 1.0, np.random.default_rng(0), frontier, ext, 1)
   assert plain.votes.sum() < 120
+
+
+# ---- discover, then verify -------------------------------------------------
+
+
+def test_verified_tiny_noise_releases_the_words_within_length_at_the_end():
+  pop = _population(alphabet=LETTERS)
+  result = noisy.run_planned(pop, _plan(0.01, rounds=10, verify=True), 0)
+  assert sorted(result.words) == sorted(w for w in WORDS if len(w) <= 8)
+  assert not result.false_words.any()
+  *discovery, last = result.levels
+  assert last.verification and last.chars == 0
+  assert not any(level.verification for level in discovery)
+  # Every word was found by discovery and is released by verification
+  # alone: its candidates are the words discovery passed.
+  assert last.stats.num_candidates == len(result.words)
+  assert last.stats.num_released == len(result.words)
+  plain = noisy.run_planned(pop, _plan(0.01), 0)
+  assert sorted(plain.words) == sorted(result.words)
+
+
+def test_verified_false_words_stay_near_the_stated_expectation():
+  # Discovery passes every candidate at the loose prefix rate, so many
+  # candidates no user holds reach the verification round; its threshold
+  # spends false_words over them: about false_words false words a run.
+  pop = _population(alphabet=LETTERS)
+  plan = _plan(2.0, rounds=10, false_words=0.5, prefix_rate=3.0 / 27,
+               bytes_per_run=40_000, verify=True, multipliers=(2.0,) * 9)
+  falses, candidates = [], []
+  for seed in range(30):
+    result = noisy.run_planned(pop, plan, seed)
+    falses.append(result.num_false_words)
+    candidates.append(result.levels[-1].stats.num_phantom)
+    assert {"hello", "help"} <= set(result.words)
+  assert np.mean(candidates) > 50  # false candidates reach verification
+  assert np.mean(falses) < 1.0
+  loose = noisy.run_planned(pop, dataclasses.replace(plan, false_words=500.0),
+                            0)
+  assert loose.num_false_words > 5  # the rate is what sets them
+
+
+def test_verified_uploads_keep_the_reserve_and_stay_within_the_budget():
+  pop = _population(alphabet=LETTERS)
+  plan = _plan(0.01, rounds=10, verify=True, bytes_per_run=3000)
+  result = noisy.run_planned(pop, plan, 0)
+  assert 0 < result.upload_bytes <= 3000
+  reserve = math.ceil(noisy_plan.VERIFY_RESERVE * 3000)
+  spent = 0
+  for r, level in enumerate(result.levels[:-1]):
+    assert level.upload_bytes <= plan.round_allowance(r, spent)
+    spent += level.upload_bytes
+  assert spent <= 3000 - reserve
+  assert result.levels[-1].upload_bytes <= 3000 - spent
+
+
+def test_verification_keeps_the_largest_candidates_that_fit():
+  pop = _population(alphabet=LETTERS)
+  found = noisy._Found()
+  codes = {w: pop.codes[i, :len(w) + 1].astype(np.int16)
+           for i, w in enumerate(pop.vocabulary)}
+  for word, value in (("help", 1500.0), ("hello", 2000.0), ("he", 900.0)):
+    found.add([codes[word]], [value], [list(pop.vocabulary).index(word)],
+              0.01)
+  plan = _plan(0.01, rounds=10, verify=True, bytes_per_run=10**6)
+  bits = plan.verification_bits([2000.0, 1500.0], [0.01, 0.01])
+  # A budget that holds the two largest counts' blocks and no third.
+  spent = plan.budget.bytes_per_run - math.ceil(sum(bits) / 8) - 0
+  level, (words, values, false) = noisy._verification_round(
+      pop, plan, found, spent, np.random.default_rng(0))
+  assert level.num_dropped == 1 and level.stats.num_candidates == 2
+  assert list(words) == ["hello", "help"] and not false.any()
+  assert list(values) == pytest.approx([2000, 1500], abs=1)
+
+
+def test_verification_votes_count_each_users_word_among_the_candidates():
+  # 300 users hold "zz" nine times and "ab" once; with only "ab" a
+  # candidate every one of them votes for it.
+  users = [{"zz": 9, "ab": 1}] * 300 + [{"ac": 1}] * 50
+  pop = population_lib.Population.from_user_words(users, max_length=4,
+                                                  alphabet="abcz")
+  cand = np.full(pop.num_words, -1, dtype=np.int64)
+  cand[list(pop.vocabulary).index("ab")] = 0
+  voted = noisy._votes_for(pop, cand, np.random.default_rng(0))
+  assert voted.candidates.tolist() == [0] and voted.votes.tolist() == [300]
 
 
 # ---- distributed noise: Skellam shares ---------------------------------------

@@ -43,8 +43,9 @@ def test_the_plan_reads_no_population():
   # The prior rule too: the same declared values, the same plan.
   assert _prior_plan() == noisy_plan.plan(10**5, 10, 27, 4.0, 1e-10,
                                           rule="prior")
-  # The fixed rule is the default.
-  assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12)
+  # Discover then verify is the default.
+  assert _plan(rule="verified") == noisy_plan.plan(10**6, 10, 27, 4.0,
+                                                   1e-12)
 
 
 def test_the_plan_refuses_a_population_for_its_size():
@@ -244,3 +245,57 @@ def test_a_prior_plan_meets_its_target_by_an_independent_pld():
   assert noisy_plan.epsilon(plan) <= 1.0
   assert noisy_plan.epsilon(plan) == pytest.approx(
       pld.get_epsilon_for_delta(1e-10), rel=0.02)
+
+
+# ---- discover, then verify (the default rule) -------------------------------
+
+
+def test_the_verified_rule_discovers_in_the_fixed_rounds_then_verifies():
+  fixed, plan = _plan(), _plan(rule="verified")
+  assert plan.verify and not fixed.verify
+  assert plan.num_levels == fixed.num_levels + 1
+  assert plan.discovery_rounds == fixed.num_levels
+  m, m0 = noisy_plan.DISCOVERY_MULTIPLIER, noisy_plan.FIRST_MULTIPLIER
+  assert plan.noise_multipliers == (m0 * m,) + (m,) * (fixed.num_levels - 1)
+  sigmas = plan.sigmas
+  assert sigmas[-1] == plan.sigma and sigmas[1] == pytest.approx(m * plan.sigma)
+  # Less noise where words are decided than the fixed rule's every round.
+  assert sigmas[-1] < 0.7 * fixed.sigmas[-1]
+  # Discovery: words and prefixes at the loose rate, nothing released.
+  loose = noisy_plan.DISCOVERY_PREFIX_SHARE / 28
+  for r in range(plan.discovery_rounds):
+    word, prefix = plan.params(r, True, 5000), plan.params(r, False)
+    assert word == prefix  # one threshold: the words are not released
+    assert loose / 2 < prefix.false_positive_rate <= loose
+  # Verification: false_words over its candidates (at most).
+  last = plan.num_levels - 1
+  assert (0.2 / 5000 < plan.params(last, True, 5000).false_positive_rate
+          <= 1.0 / 5000)
+  assert plan.params(last, True, 5000).threshold > plan.params(
+      0, True, 5000).threshold / noisy_plan.FIRST_MULTIPLIER / m
+
+
+def test_the_verified_rule_keeps_its_reserve_for_the_last_round():
+  plan = _plan(rule="verified")
+  reserve = math.ceil(noisy_plan.VERIFY_RESERVE * plan.budget.bytes_per_run)
+  spent = 0
+  for r in range(plan.discovery_rounds):
+    spent += plan.round_allowance(r, spent)  # every round spends it all
+  assert spent <= plan.budget.bytes_per_run - reserve
+  assert plan.round_allowance(plan.num_levels - 1, spent) == (
+      plan.budget.bytes_per_run - spent)
+
+
+def test_the_verified_plan_meets_its_target_by_an_independent_pld():
+  plan = _plan(rule="verified", epsilon=1.0, delta=1e-10,
+               population_size=10**5)
+  assert noisy_plan.epsilon(plan) <= 1.0
+  pld = None
+  for sigma in plan.sigmas:
+    one = dp_accounting.pld.privacy_loss_distribution.\
+        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
+                                         value_discretization_interval=1e-4)
+    pld = one if pld is None else pld.compose(one)
+  assert pld.get_epsilon_for_delta(1e-10) == pytest.approx(
+      noisy_plan.epsilon(plan), rel=0.02)
+  assert pld.get_epsilon_for_delta(1e-10) <= 1.0 * 1.005

@@ -604,6 +604,7 @@ class PlannedLevel:
   chars: int
   num_dropped: int
   upload_bytes: int
+  verification: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -647,7 +648,9 @@ def run_planned(population: population_lib.Population, plan,
   for one of its words whose prefix is on the frontier
   (:mod:`triehh.theory.noisy_plan`; ``frontier_votes=False``: by local
   frequency over all of its words, as :func:`run` draws them, for
-  comparison)."""
+  comparison). A plan that verifies keeps the words its discovery rounds
+  pass as candidates and releases only those its verification round
+  passes (:func:`_verification_round`)."""
   from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(rng)
   max_length, a = population.max_length, population.alphabet.size
@@ -656,7 +659,8 @@ def run_planned(population: population_lib.Population, plan,
   parent = [None]  # public noisy count of each frontier prefix (root: none)
   words, counts, false_words, levels = [], [], [], []
   spent, p = 0, 0
-  for r in range(plan.num_levels):
+  found = _Found()
+  for r in range(plan.discovery_rounds):
     if not frontier.real.size:
       break
     bits = plan.block_bits(parent, r)
@@ -681,18 +685,90 @@ def run_planned(population: population_lib.Population, plan,
                            source, ends)
     levels.append(PlannedLevel(stats, k, dropped, upload))
     spent += upload
-    released = _released(population, codes[ends], values[ends],
-                         real_words[ends] < 0)
-    words.extend(released[0])
-    counts.append(released[1])
-    false_words.append(released[2])
+    if plan.verify:
+      found.add(codes[ends], values[ends], real_words[ends],
+                plan.round_sigma(r))
+    else:
+      released = _released(population, codes[ends], values[ends],
+                           real_words[ends] < 0)
+      words.extend(released[0])
+      counts.append(released[1])
+      false_words.append(released[2])
     p += k
     order = np.argsort(-values[~ends], kind="stable")
     frontier = _next_frontier(population, codes[~ends][order],
                               real_words[~ends][order], p)
     parent = [float(v) for v in values[~ends][order]]
+  if plan.verify:
+    level, released = _verification_round(population, plan, found, spent,
+                                          rng)
+    levels.append(level)
+    words.extend(released[0])
+    counts.append(released[1])
+    false_words.append(released[2])
   return PlannedResult(words=tuple(words), levels=tuple(levels),
                        **_joined(counts, false_words))
+
+
+@dataclasses.dataclass
+class _Found:
+  """The word candidates the discovery rounds passed: their codes (with
+  ``$``), noisy counts, real word ids (-1: no user's word) and the sigma
+  each was measured at."""
+
+  codes: list = dataclasses.field(default_factory=list)
+  values: list = dataclasses.field(default_factory=list)
+  real: list = dataclasses.field(default_factory=list)
+  sigmas: list = dataclasses.field(default_factory=list)
+
+  def add(self, codes, values, real, sigma: float) -> None:
+    for code, value, word in zip(codes, values, real):
+      self.codes.append(code)
+      self.values.append(float(value))
+      self.real.append(int(word))
+      self.sigmas.append(sigma)
+
+
+def _verification_round(population: population_lib.Population, plan,
+                        found: _Found, spent: int, rng: np.random.Generator
+                        ) -> tuple[PlannedLevel, tuple]:
+  """The last round of a plan that verifies: the discovered word
+  candidates, largest noisy count first, as many as the run's remaining
+  bytes hold; each user votes for its word among them (several words: one
+  of those among them, by local frequency); noise at the round's sigma;
+  released at the word threshold for ``|V|`` candidates."""
+  r = plan.num_levels - 1
+  order = np.argsort(-np.asarray(found.values, dtype=np.float64),
+                     kind="stable")
+  bits = plan.verification_bits([found.values[i] for i in order],
+                                [found.sigmas[i] for i in order])
+  allowance = 8 * plan.round_allowance(r, spent)
+  kept = int(np.searchsorted(np.cumsum(bits), allowance, side="right"))
+  order, bits = order[:kept], bits[:kept]
+  real = np.asarray([found.real[i] for i in order], dtype=np.int64)
+  cand = np.full(population.num_words, -1, dtype=np.int64)
+  cand[real[real >= 0]] = np.flatnonzero(real >= 0)
+  voted = _votes_for(population, cand, rng)
+  params = plan.params(r, True, max(kept, 1))
+  passing, values, source = draw_passing(
+      voted.candidates, voted.votes, kept,
+      _Thresholds(params.sigma, params.threshold,
+                  params.false_positive_rate), rng)
+  zero = voted.votes == 0
+  explicit = source >= 0
+  stats = LevelStats(
+      prefix_length=0, num_frontier=kept, num_phantom=int((real < 0).sum()),
+      num_candidates=kept, num_voted=int((~zero).sum()),
+      num_passing=int(passing.size), num_released=int(passing.size),
+      expected_false_positives=params.false_positive_rate * kept,
+      num_zero_vote=int(kept - (~zero).sum()),
+      num_zero_vote_passing=int(
+          (~explicit).sum() + zero[source[explicit]].sum()),
+      num_false_positives=int((real[passing] < 0).sum()))
+  level = PlannedLevel(stats, 0, len(found.values) - kept,
+                       math.ceil(sum(bits) / 8), verification=True)
+  codes = [found.codes[i] for i in order[passing]]  # lengths differ
+  return level, _released(population, codes, values, real[passing] < 0)
 
 
 def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
@@ -759,8 +835,23 @@ def _planned_votes(population: population_lib.Population,
   abstains."""
   if population.is_single_word:
     return _votes(population, 1.0, rng, frontier, ext, p)
-  cand = _word_candidates(population, frontier, ext, p)
+  return _votes_for(population, _word_candidates(population, frontier, ext,
+                                                 p), rng)
+
+
+def _votes_for(population: population_lib.Population, cand: np.ndarray,
+               rng: np.random.Generator) -> _Voted:
+  """The explicit candidates and their votes when word w votes for
+  candidate ``cand[w]`` (-1: none), every user taking part: one word per
+  user, its word's; several, one of its words with a candidate, drawn by
+  local frequency among those (none: it abstains)."""
   valid = np.flatnonzero(cand >= 0)
+  if population.is_single_word:
+    candidates, first, inverse = np.unique(
+        cand[valid], return_index=True, return_inverse=True)
+    votes = np.bincount(inverse, weights=population.users_per_word[valid],
+                        minlength=candidates.size).astype(np.int64)
+    return _Voted(candidates, votes, valid[first].astype(np.int64))
   candidates, first = np.unique(cand[valid], return_index=True)
   words = valid[first].astype(np.int64)
   entry_ok = cand[population.entry_word] >= 0

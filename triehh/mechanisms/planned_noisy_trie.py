@@ -104,7 +104,7 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   per_round = ("" if budget.bytes_per_round is None else
                f", at most {budget.bytes_per_round:,} per round")
   covers = ("the released words, the published trie and every noisy "
-            f"count, {neighbours}; {plan.num_levels} rounds planned within "
+            f"count, {neighbours}; {_rounds(plan)} planned within "
             f"an upload budget of {budget.bytes_per_run:,} bytes per client "
             f"per run{per_round}, each round's characters and kept "
             "prefixes chosen from public values only" + _PUBLIC_ALPHABET)
@@ -116,6 +116,15 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
       n_source=plan.n_source, covers=covers, public=public,
       caveat=limits.delta_above_1_over_n(accounted.delta,
                                          plan.population_size))
+
+
+def _rounds(plan: noisy_plan.NoisyPlan) -> str:
+  """The planned rounds in words: R, or R - 1 discovery rounds and one
+  verification round."""
+  if plan.verify:
+    return (f"{plan.discovery_rounds} discovery rounds and one "
+            "verification round")
+  return f"{plan.num_levels} rounds"
 
 
 def check_engine(engine: str, engine_options: dict) -> None:
@@ -180,8 +189,10 @@ class PlannedNoisyTrieRelease:
 
   @property
   def chars_per_round(self) -> tuple[int, ...]:
-    """k_r, each round's characters."""
-    return tuple(level.chars for level in self.levels)
+    """k_r, each discovery round's characters (the verification round
+    extends nothing)."""
+    return tuple(level.chars for level in self.levels
+                 if not level.verification)
 
   @property
   def upload_bytes_per_round(self) -> tuple[int, ...]:
@@ -214,16 +225,17 @@ def run(population: population_lib.Population, plan: CalibratedPlan, rng,
 
 def nothing_found(plan: noisy_plan.NoisyPlan, n: int) -> str:
   """Why a planned run on ``n`` users released no word, in one line: a
-  word's prefix needs a noisy sum of at least the prefix threshold in every
-  round before its last (each user votes in every round), the largest in
-  the first round; more holders than ``n``: none can be expected."""
-  first, later = plan.params(0, False), plan.params(plan.num_levels - 1,
-                                                    False)
+  word needs a noisy count of at least the prefix threshold in every
+  discovery round (each user votes in every round), the largest in the
+  first round; more holders than ``n``: none can be expected."""
+  first = plan.params(0, False)
+  later = plan.params(max(plan.discovery_rounds - 1, 0), False)
   needed = max(first.threshold, later.threshold)
-  line = (f"no word found: a word's prefixes need noisy sums of at least "
+  line = (f"no word found: a word needs a noisy count of at least "
           f"{first.threshold:g} in the first round (sigma={first.sigma:.4g})"
-          f" and {later.threshold:g} in the last (sigma={later.sigma:.4g}), "
-          f"so about {needed:,.0f} holders among the n={n:,} users")
+          f" and {later.threshold:g} in the later discovery rounds "
+          f"(sigma={later.sigma:.4g}), so about {needed:,.0f} holders among "
+          f"the n={n:,} users")
   if needed > n:
     return (line + ": more than there are users, so no word can be "
             "expected; ask for a larger epsilon or upload budget, or run on "

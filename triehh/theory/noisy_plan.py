@@ -39,17 +39,36 @@ changes, all functions of public values and earlier releases:
   prefix at k characters in expectation; their share of the next round's
   coordinates is not bounded).
 
+* *Discover, then verify* (``rule="verified"``, the default). The R_d
+  rounds above grow the trie at ``DISCOVERY_MULTIPLIER`` times the noise,
+  every candidate (a word too) at the loose rate ``DISCOVERY_PREFIX_SHARE
+  / (A + 1)``; the words they pass are not released but kept as the
+  candidates V of one more round, the verification round, at sigma: each
+  user votes for its word if it is in V (several words: one of those in
+  V, by local frequency), and a word is released at rate ``false_words /
+  |V|``. V is a function of released noisy counts; the round is one more
+  one-hot vote: R = R_d + 1 discrete Gaussian rounds with sigmas fixed in
+  advance, the same accountant. The discovery rounds leave
+  ``VERIFY_RESERVE`` of the run's bytes to it; V's words past what the
+  remaining bytes hold are dropped, smallest noisy count first. Words are
+  decided once, at the lowest noise, instead of in every round at the
+  rounds' common noise; prefixes pass cheaply because a false one costs
+  bytes, not a released word.
+
 * *Free choices from a public prior.* The first round's noise multiplier
   m_0, its characters k_0 (and so its bytes), the prefixes' share of the
   false-positive budget and R are the plan's free choices
-  (:class:`PlanChoices`). ``rule="fixed"`` (the default) takes the
-  constants below (:func:`fixed_choices`); ``rule="prior"``, those with
-  the most true words in a simulated run on a synthetic population drawn
-  from the public prior of :mod:`triehh.theory.noisy_prior` at the
-  declared n, L and A (:func:`prior_choices`). Either is a function of
-  public values only, computed before the data is read; the accountant
-  is the same. Measured on the field's cells, neither is better on all
-  (docs/noisy-trie.md); the fixed rule stays the default.
+  (:class:`PlanChoices`). ``rule="fixed"`` takes the constants below
+  without a verification round (:func:`fixed_choices`); ``rule="prior"``,
+  those with the most true words in a simulated run on a synthetic
+  population drawn from the public prior of
+  :mod:`triehh.theory.noisy_prior` at the declared n, L and A
+  (:func:`prior_choices`); ``rule="verified"`` (the default), the fixed
+  rule's rounds then a verification round (:func:`verified_choices`),
+  its constants chosen once on that prior. Each is a function of public
+  values only, computed before the data is read; the accountant is the
+  same. Measured on the field's cells (docs/noisy-trie.md), the verified
+  rule releases the most true words.
 
 Several words per user: each round a participant votes for one of its
 words whose prefix is on the frontier (drawn by local frequency among
@@ -80,10 +99,19 @@ FIRST_ROUND_SHARE = 0.125
 # The first round's noise over the others' (its prefixes are shared by many).
 FIRST_MULTIPLIER = 2.0
 DEFAULT_FALSE_WORDS = 1.0
-# The rules for the plan's free choices: chosen on the public prior of
-# triehh.theory.noisy_prior, or the constants above.
-PRIOR, FIXED = "prior", "fixed"
-RULES = (PRIOR, FIXED)
+# Discover, then verify (the default rule): the discovery rounds' noise over
+# the verification round's, their candidates' (prefixes' and words') rate
+# times A + 1, and the share of the run's bytes kept for the verification
+# round. Chosen on the public prior of triehh.theory.noisy_prior before any
+# field measurement (docs/noisy-trie.md, "Discover, then verify").
+DISCOVERY_MULTIPLIER = 2.0
+DISCOVERY_PREFIX_SHARE = 3.0
+VERIFY_RESERVE = 0.05
+# The rules for the plan's free choices: discover then verify with the
+# constants above, chosen on the public prior of triehh.theory.noisy_prior,
+# or the constants above without a verification round.
+VERIFIED, PRIOR, FIXED = "verified", "prior", "fixed"
+RULES = (VERIFIED, PRIOR, FIXED)
 # The prior rule's choices (docs/noisy-trie.md): the first round's noise
 # multiplier, its characters (its vector within this share of the run's
 # bytes), the prefixes' share of the false-positive budget; R from 1 to
@@ -144,6 +172,17 @@ class NoisyPlan:
   sampling_rate: float = 1.0
   false_words: float = DEFAULT_FALSE_WORDS
   first_round_bytes: int | None = None
+  verify: bool = False
+
+  @property
+  def discovery_rounds(self) -> int:
+    """The rounds that grow the trie: all R, or R - 1 before the
+    verification round."""
+    return self.num_levels - 1 if self.verify else self.num_levels
+
+  def is_verification(self, r: int) -> bool:
+    """Whether round r is the verification round (the last of R)."""
+    return self.verify and r == self.num_levels - 1
 
   def round_sigma(self, r: int) -> float:
     """sigma_r, round r's sigma."""
@@ -157,8 +196,15 @@ class NoisyPlan:
     the round's ``num_candidates`` ending in ``$`` (public): the rate
     ``word_false_positive_rate / (R * num_candidates)``, so the run
     releases at most ``word_false_positive_rate`` false words in
-    expectation (capped at the budget's bound without it)."""
-    if not word:
+    expectation (capped at the budget's bound without it).
+
+    Discover then verify: every candidate of a discovery round at the
+    prefix rate (its words are the verification's candidates, not
+    released); the verification round's words at ``false_words /
+    num_candidates``, its only release."""
+    if self.is_verification(r) and num_candidates:
+      rate = min(self.false_words / num_candidates, 0.5)
+    elif not word or r < self.discovery_rounds and self.verify:
       rate = self.prefix_false_positive_rate
     elif num_candidates:
       rate = min(self.false_words / (self.num_levels * num_candidates), 0.5)
@@ -199,6 +245,19 @@ class NoisyPlan:
     return [whole if c is None else bits_for(min(c + above, n) + noise)
             for c in noisy_counts]
 
+  def verification_bits(self, noisy_counts, sigmas) -> list[int]:
+    """b_w of each word candidate of the verification round: one word per
+    user, its discovery noisy count (measured at ``sigmas``, one each)
+    plus ``WRAP_SIGMAS`` of that sigma, capped at n; several words, n.
+    Noisy values are decoded from ``WRAP_SIGMAS`` of the verification's
+    sigma on either side."""
+    noise = 2.0 * WRAP_SIGMAS * self.round_sigma(self.num_levels - 1)
+    n = self.population_size
+    if not self.one_word:
+      return [bits_for(n + noise)] * len(noisy_counts)
+    return [bits_for(min(c + WRAP_SIGMAS * s, n) + noise)
+            for c, s in zip(noisy_counts, sigmas)]
+
   def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
     """Bytes of a round whose blocks total ``bits`` per extension."""
     e, _ = extensions(self.alphabet_size, chars, self.max_length,
@@ -218,9 +277,17 @@ class NoisyPlan:
   def round_allowance(self, r: int, spent: int) -> int:
     """Round r's bytes: the run's remaining over the remaining rounds
     (the first round: ``first_round_bytes`` if set, else at most
-    ``FIRST_ROUND_SHARE`` of the run's), capped by ``bytes_per_round``."""
+    ``FIRST_ROUND_SHARE`` of the run's), capped by ``bytes_per_round``.
+    Discover then verify: the discovery rounds leave ``VERIFY_RESERVE``
+    of the run's bytes to the verification round, which may spend all
+    that is left."""
     left = max(self.budget.bytes_per_run - spent, 0)
-    share = left // max(self.num_levels - r, 1)
+    if self.verify and r < self.discovery_rounds:
+      reserve = math.ceil(VERIFY_RESERVE * self.budget.bytes_per_run)
+      left = max(left - reserve, 0)
+      share = left // max(self.discovery_rounds - r, 1)
+    else:
+      share = left // max(self.num_levels - r, 1)
     if r == 0 and self.first_round_bytes is not None:
       share = min(self.first_round_bytes, left)
     elif r == 0:
@@ -278,6 +345,10 @@ class PlanChoices:
     sized_first_round: the first round's bytes are exactly its k_0
       vector's (the prior rule); else at most ``FIRST_ROUND_SHARE`` of the
       run's and its even share (the fixed rule).
+    verify: the last of the R rounds verifies the words the others
+      discovered (the verified rule).
+    discovery_multiplier: with ``verify``, every discovery round's sigma
+      over the verification round's (the first's times m_0 besides).
   """
 
   first_multiplier: float
@@ -285,6 +356,8 @@ class PlanChoices:
   prefix_share: float
   rounds: int
   sized_first_round: bool = False
+  verify: bool = False
+  discovery_multiplier: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -321,11 +394,13 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
          epsilon: float, delta: float, *,
          budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
          false_words: float = DEFAULT_FALSE_WORDS,
-         one_word: bool = True, rule: str = FIXED) -> NoisyPlan:
+         one_word: bool = True, rule: str = VERIFIED) -> NoisyPlan:
   """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
   budget, before any data is read (module docstring; docs/noisy-trie.md).
 
-  ``rule="fixed"``: the constants' rule (:func:`fixed_choices`).
+  ``rule="verified"`` (the default): discover, then verify
+  (:func:`verified_choices`). ``rule="fixed"``: the constants' rule
+  without a verification round (:func:`fixed_choices`).
   ``rule="prior"``: the choices with the most true words on the public
   prior of :mod:`triehh.theory.noisy_prior` at these values
   (:func:`prior_choices`). Either way sigma is the smallest base meeting
@@ -346,8 +421,8 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   declared = _Declared(n, max_length, alphabet_size, float(epsilon),
                        float(delta), budget, float(zipf_exponent),
                        float(false_words), bool(one_word))
-  choices = (fixed_choices(declared) if rule == FIXED
-             else prior_choices(declared))
+  choices = {VERIFIED: verified_choices, FIXED: fixed_choices,
+             PRIOR: prior_choices}[rule](declared)
   return build(declared, choices)
 
 
@@ -382,13 +457,37 @@ def fixed_choices(declared: _Declared) -> PlanChoices:
   return PlanChoices(m0, k0, PREFIX_SHARE, rounds)
 
 
+def verified_choices(declared: _Declared) -> PlanChoices:
+  """Discover, then verify (docs/noisy-trie.md): the fixed rule's k_0, its
+  R_d = L + 1 - k_0 rounds and m_0 for discovery, each discovery round's
+  sigma ``DISCOVERY_MULTIPLIER`` times the verification round's, every
+  discovery candidate at ``DISCOVERY_PREFIX_SHARE / (A + 1)``; then one
+  verification round: R = R_d + 1 rounds accounted."""
+  fixed = fixed_choices(declared)
+  return dataclasses.replace(
+      fixed, rounds=fixed.rounds + 1, prefix_share=DISCOVERY_PREFIX_SHARE,
+      verify=True, discovery_multiplier=DISCOVERY_MULTIPLIER)
+
+
+def _multipliers(choices: PlanChoices) -> tuple[float, ...]:
+  """m_r of the rounds (1 past them): the first round's m_0 alone, or,
+  discover then verify, every discovery round's multiplier (the first's
+  times m_0), the verification round's 1."""
+  rounds = choices.rounds
+  if choices.verify:
+    m = choices.discovery_multiplier
+    return ((choices.first_multiplier * m,) + (m,) * (rounds - 2)
+            if rounds > 1 else ())
+  return ((choices.first_multiplier,)
+          if choices.first_multiplier != 1.0 and rounds > 1 else ())
+
+
 def build(declared: _Declared, choices: PlanChoices,
           sigma: float | None = None) -> NoisyPlan:
   """The plan of ``choices``; sigma (None: the smallest meeting the
   target, on the accountant's finer grid)."""
   rounds = choices.rounds
-  multipliers = ((choices.first_multiplier,)
-                 if choices.first_multiplier != 1.0 and rounds > 1 else ())
+  multipliers = _multipliers(choices)
   if sigma is None:
     sigma = noisy_trie.smallest_sigma(rounds, declared.epsilon,
                                       declared.delta,
@@ -413,7 +512,7 @@ def build(declared: _Declared, choices: PlanChoices,
       max_length=declared.max_length,
       alphabet_size=declared.alphabet_size, one_word=declared.one_word,
       delta=declared.delta, false_words=declared.false_words,
-      first_round_bytes=first_bytes)
+      first_round_bytes=first_bytes, verify=choices.verify)
 
 
 # The prior rule's passes of coordinate ascent, at most.
