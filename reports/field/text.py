@@ -39,7 +39,8 @@ def _mechanism_bullets() -> list[str]:
       "alphabet's size, ε, δ) before the data is read; discovery rounds "
       "at twice the noise pass words and prefixes loosely, then one "
       "verification round decides the words (\"Discover, then verify\"); "
-      "no setting picked on a population.",
+      "its constants chosen on a public prior (`docs/noisy-trie.md` names "
+      "the five cells a first prototype was tried on).",
       "- **Two servers** (`docs/two-servers.md`, a research prototype): "
       "`triehh.discover(pop, triehh.TwoServerTarget(ε, δ, "
       "population_size=n, alphabet=...), seed=s)`, the one-step walk on "
@@ -332,8 +333,9 @@ def _planned_line(table: Sequence[rows_lib.Row], n: int, eps: float,
       f"{_n(row.mean('false_words'), 1)} false words a run, a client "
       f"uploading rounds of up to {_n(row.mean('bytes_round_max'))} bytes "
       f"and {_n(row.mean('bytes_per_user'))} bytes over the run (its budget: "
-      f"{mech.PLANNED_BYTES_PER_RUN:,}); no setting was picked on a "
-      "population."]
+      f"{mech.PLANNED_BYTES_PER_RUN:,}); its constants were chosen on a "
+      "public prior (`docs/noisy-trie.md` lists the five field cells a "
+      "first prototype was tried on)."]
 
 
 def _few_users_line(table: Sequence[rows_lib.Row], n: int,
