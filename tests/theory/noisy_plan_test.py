@@ -32,6 +32,18 @@ def _prior_plan(**kwargs):
   return _plan(**args)
 
 
+def _independent_epsilon(sigmas, delta: float) -> float:
+  """epsilon at ``delta`` of discrete Gaussian rounds at ``sigmas``,
+  composed by dp_accounting's PLD directly (no helper of the project)."""
+  pld = None
+  for sigma in sigmas:
+    one = dp_accounting.pld.privacy_loss_distribution.\
+        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
+                                         value_discretization_interval=1e-4)
+    pld = one if pld is None else pld.compose(one)
+  return pld.get_epsilon_for_delta(delta)
+
+
 def test_the_plan_reads_no_population():
   # Nothing of the data is an argument: only declared, public values.
   names = set(inspect.signature(noisy_plan.plan).parameters)
@@ -78,26 +90,14 @@ def test_the_accountant_meets_the_target_and_agrees_with_an_independent_pld():
   assert eps <= 2.0
   # The same R discrete Gaussian rounds, composed by dp_accounting's PLD
   # directly (no helper of the project).
-  pld = None
-  for sigma in plan.sigmas:
-    one = dp_accounting.pld.privacy_loss_distribution.\
-        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
-                                         value_discretization_interval=1e-4)
-    pld = one if pld is None else pld.compose(one)
-  independent = pld.get_epsilon_for_delta(delta)
+  independent = _independent_epsilon(plan.sigmas, delta)
   assert eps == pytest.approx(independent, rel=0.02)
   # ...and the zCDP bound (CKS20) is above both.
   rho = sum(1.0 / (2.0 * s * s) for s in plan.sigmas)
   assert eps <= rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
   # The smallest sigma: 1% less noise misses the target.
   tighter = [s * 0.99 for s in plan.sigmas]
-  pld = None
-  for sigma in tighter:
-    one = dp_accounting.pld.privacy_loss_distribution.\
-        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
-                                         value_discretization_interval=1e-4)
-    pld = one if pld is None else pld.compose(one)
-  assert pld.get_epsilon_for_delta(delta) > 2.0 * 0.995
+  assert _independent_epsilon(tighter, delta) > 2.0 * 0.995
 
 
 @pytest.mark.parametrize("frontier, k", [(1, 3), (10, 2), (2000, 1)])
@@ -235,16 +235,10 @@ def test_the_prior_rule_does_no_worse_than_the_fixed_one_on_its_prior():
 
 def test_a_prior_plan_meets_its_target_by_an_independent_pld():
   plan = _prior_plan(epsilon=1.0)
-  pld = None
-  for sigma in plan.sigmas:
-    one = dp_accounting.pld.privacy_loss_distribution.\
-        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
-                                         value_discretization_interval=1e-4)
-    pld = one if pld is None else pld.compose(one)
-  assert pld.get_epsilon_for_delta(1e-10) <= 1.0 * 1.01
+  independent = _independent_epsilon(plan.sigmas, 1e-10)
+  assert independent <= 1.0 * 1.01
   assert noisy_plan.epsilon(plan) <= 1.0
-  assert noisy_plan.epsilon(plan) == pytest.approx(
-      pld.get_epsilon_for_delta(1e-10), rel=0.02)
+  assert noisy_plan.epsilon(plan) == pytest.approx(independent, rel=0.02)
 
 
 # ---- discover, then verify (the default rule) -------------------------------
@@ -290,12 +284,6 @@ def test_the_verified_plan_meets_its_target_by_an_independent_pld():
   plan = _plan(rule="verified", epsilon=1.0, delta=1e-10,
                population_size=10**5)
   assert noisy_plan.epsilon(plan) <= 1.0
-  pld = None
-  for sigma in plan.sigmas:
-    one = dp_accounting.pld.privacy_loss_distribution.\
-        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
-                                         value_discretization_interval=1e-4)
-    pld = one if pld is None else pld.compose(one)
-  assert pld.get_epsilon_for_delta(1e-10) == pytest.approx(
-      noisy_plan.epsilon(plan), rel=0.02)
-  assert pld.get_epsilon_for_delta(1e-10) <= 1.0 * 1.005
+  independent = _independent_epsilon(plan.sigmas, 1e-10)
+  assert independent == pytest.approx(noisy_plan.epsilon(plan), rel=0.02)
+  assert independent <= 1.0 * 1.005
