@@ -5,7 +5,9 @@ population, each rule of ``--rules`` on the same seeds.
 For each cell of ``--cells`` (``n:epsilon`` of the English population, or
 ``population:epsilon`` for ``paper-single``, ``paper-oov`` and
 ``s140-multi`` at their own n; :mod:`benchmarks.field_cells`), delta =
-1/n^2 and n declared: for each rule (``fixed``, ``prior``:
+1/n^2 and n declared: for each rule (``chosen``: the rule and sampling
+rate chosen on the public prior, :func:`triehh.mechanisms.plan_choice.
+choose`, as ``triehh.discover`` plans; ``verified``, ``fixed``, ``prior``:
 :func:`triehh.theory.noisy_plan.plan`'s ``rule``; the budget of
 ``--bytes_per_run``, a Zipf prior of exponent 1, at most one false word
 per run in expectation) the plan, computed once from (n, L, A, epsilon,
@@ -32,6 +34,7 @@ from absl import flags
 from benchmarks import field_cells
 from triehh.data import datasets as datasets_lib
 from triehh.engines import noisy
+from triehh.mechanisms import plan_choice
 from triehh.theory import noisy_plan
 
 FLAGS = flags.FLAGS
@@ -39,13 +42,20 @@ flags.DEFINE_list("cells", ["1e6:4", "1e6:1", "1e5:4", "1e5:1"],
                   "n:epsilon cells of the English population, or "
                   "population:epsilon (paper-single, paper-oov, s140-multi: "
                   "their own n).")
-flags.DEFINE_list("rules", list(noisy_plan.RULES[::-1]),
-                  "The plan's rules to run, each on the same seeds.")
+# The rule and q chosen on the prior (triehh.mechanisms.plan_choice), as
+# triehh.discover plans a budgeted target.
+CHOSEN = "chosen"
+flags.DEFINE_list("rules", [CHOSEN, *noisy_plan.RULES],
+                  "The plan's rules to run, each on the same seeds "
+                  f"({CHOSEN!r}: rule and q chosen on the public prior).")
 flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
                      lower_bound=2)
 flags.DEFINE_integer("bytes_per_run", noisy_plan.DEFAULT_BYTES_PER_RUN,
                      "A client's upload budget per run, in bytes.",
                      lower_bound=1)
+flags.DEFINE_float("sampling_rate", 1.0, "q: each user's probability of "
+                   "taking part in a round; the budget per run is then a "
+                   "client's expected bytes.")
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
                      "each user votes for one of its words on the frontier "
@@ -57,7 +67,7 @@ def _planned(data, plan, seed) -> dict:
                              frontier_votes=FLAGS.frontier_votes)
   true = sum(1 for w in result.words if data.truth.get(w, 0) > 0)
   return dict(true=true, false=len(result.words) - true,
-              run_bytes=result.upload_bytes,
+              run_bytes=plan.sampling_rate * result.upload_bytes,
               round_bytes=max((level.upload_bytes for level in result.levels),
                               default=0),
               chars=[level.chars for level in result.levels])
@@ -67,7 +77,9 @@ def _describe(plan) -> str:
   """R, k_0's bytes, sigma, the multipliers, the prefix rate and epsilon."""
   first = ("share" if plan.first_round_bytes is None
            else f"{plan.first_round_bytes:,} B")
-  return (f"R={plan.num_levels}, first round {first}, "
+  rule = "verified" if plan.verify else "no verification"
+  return (f"{rule}, R={plan.num_levels}, q={plan.sampling_rate:g}, "
+          f"first round {first}, "
           f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
           f"prefix rate {plan.prefix_false_positive_rate:.2g}, "
           f"ε={noisy_plan.epsilon(plan):.3g}")
@@ -76,7 +88,8 @@ def _describe(plan) -> str:
 def main(argv):
   del argv
   datasets = datasets_lib.DataCache(FLAGS.cache_dir)
-  budget = noisy_plan.UploadBudget(FLAGS.bytes_per_run)
+  budget = noisy_plan.UploadBudget(FLAGS.bytes_per_run,
+                                   sampling_rate=FLAGS.sampling_rate)
   print("| population, n | ε | rule | runs | central true words | planned "
         "true words | false words | ratio to central | bytes per client "
         "per round (max) | per run (mean) | k per round (seed 0) | plan | "
@@ -91,9 +104,14 @@ def main(argv):
     c_mean, c_half = field_cells.interval(r["true"] for r in central)
     for rule in FLAGS.rules:
       planned = time.perf_counter()
-      plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size, epsilon,
-                             loaded.delta, budget=budget,
-                             one_word=pop.is_single_word, rule=rule)
+      if rule == CHOSEN:
+        plan = plan_choice.choose(n, pop.max_length, pop.alphabet.size,
+                                  epsilon, loaded.delta, budget=budget,
+                                  one_word=pop.is_single_word)
+      else:
+        plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size,
+                               epsilon, loaded.delta, budget=budget,
+                               one_word=pop.is_single_word, rule=rule)
       planned = time.perf_counter() - planned
       runs = [_planned(data, plan, s) for s in range(FLAGS.runs)]
       mean, half = field_cells.interval(r["true"] for r in runs)

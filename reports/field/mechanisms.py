@@ -289,7 +289,7 @@ def _noisy_planned(name, data, epsilon, delta, seed) -> dict:
                 raw_strings=False, calibrated=result is first,
                 setting=_planned_setting(plan, result),
                 **upload([float(b) for b in result.upload_bytes_per_round],
-                         [1.0] * len(result.levels)))
+                         [plan.sampling_rate] * len(result.levels)))
   return _guarantee(record, first.guarantee)
 
 
@@ -298,11 +298,13 @@ def _planned_setting(plan, result) -> str:
   sigmas = plan.sigmas
   chars = ",".join(str(level.chars) for level in result.levels
                    if not level.verification)
+  q = f"q={plan.sampling_rate:g}, "
   if plan.verify:
-    return (f"R={plan.discovery_rounds}+1, σ={sigmas[-1]:.3g} verifying "
-            f"(discovery {sigmas[1] if len(sigmas) > 2 else sigmas[0]:.3g}, "
-            f"first round {sigmas[0]:.3g}), k per round {chars}")
-  return (f"R={plan.num_levels}, σ={sigmas[-1]:.3g} (first round "
+    return (f"verified, {q}R={plan.discovery_rounds}+1, σ={sigmas[-1]:.3g} "
+            f"verifying (discovery "
+            f"{sigmas[1] if len(sigmas) > 2 else sigmas[0]:.3g}, first round "
+            f"{sigmas[0]:.3g}), k per round {chars}")
+  return (f"fixed, {q}R={plan.num_levels}, σ={sigmas[-1]:.3g} (first round "
           f"{sigmas[0]:.3g}), k per round {chars}")
 
 

@@ -369,6 +369,29 @@ def test_verification_votes_count_each_users_word_among_the_candidates():
   assert voted.candidates.tolist() == [0] and voted.votes.tolist() == [300]
 
 
+def test_planned_sampling_thins_the_votes_and_counts_expected_bytes():
+  pop = _population(alphabet=LETTERS)
+  plan = dataclasses.replace(
+      _plan(0.01, rounds=10, verify=True, bytes_per_run=3000,
+            multipliers=(1.0,) * 9),
+      sampling_rate=0.5,
+      budget=noisy_plan.UploadBudget(3000, sampling_rate=0.5))
+  counts = {}
+  for seed in range(20):
+    result = noisy.run_planned(pop, plan, seed)
+    for word, value in zip(result.words, result.noisy_counts):
+      counts.setdefault(word, []).append(value)
+    # A client's expected bytes (q times each round's vector) within the
+    # budget, its rounds up to twice what q = 1 allows.
+    assert 0.5 * result.upload_bytes <= 3000
+  # About half of each word's users vote: hello (2000) about 1000.
+  assert np.mean(counts["hello"]) == pytest.approx(1000, abs=25)
+  assert np.std(counts["hello"]) > 5  # binomial, not a fixed half
+  whole = noisy.run_planned(pop, dataclasses.replace(
+      plan, sampling_rate=1.0, budget=noisy_plan.UploadBudget(3000)), 0)
+  assert dict(zip(whole.words, whole.noisy_counts))["hello"] == 2000
+
+
 # ---- distributed noise: Skellam shares ---------------------------------------
 
 

@@ -11,6 +11,7 @@ import pytest
 import triehh
 from triehh.engines import noisy as noisy_engine
 from triehh.mechanisms import noisy_trie as noisy_mechanism
+from triehh.mechanisms import plan_choice
 from triehh.mechanisms import planned_noisy_trie as planned
 from triehh.mechanisms import protocol
 from triehh.theory import dp_events
@@ -70,9 +71,20 @@ def test_the_release_carries_the_planned_upload_within_the_budget(release):
 def test_the_plan_is_the_one_computed_from_public_values_alone(release):
   # n, L, A, one word, epsilon, delta = 1/n^2, the budget: nothing else.
   n, length, size = 10_000, _USERS.max_length, _USERS.alphabet.size
-  want = noisy_plan.plan(n, length, size, 4.0, 1.0 / n**2, budget=_BUDGET,
-                         one_word=True)
+  want = plan_choice.choose(n, length, size, 4.0, 1.0 / n**2,
+                            budget=_BUDGET, one_word=True)
   assert _fields(release.params) == _fields(want)
+  # ...the candidate with the most true words on the prior, a plan of
+  # noisy_plan.plan at its own rule and q.
+  scored = plan_choice.candidates(n, length, size, 4.0, 1.0 / n**2, _BUDGET,
+                                  True)
+  best = max(c.true_words for c, _ in scored)
+  (chosen,) = [c for c, p in scored if p == want][:1]
+  assert chosen.true_words == best
+  assert _fields(want) == _fields(noisy_plan.plan(
+      n, length, size, 4.0, 1.0 / n**2, one_word=True, rule=chosen.rule,
+      budget=dataclasses.replace(_BUDGET,
+                                 sampling_rate=chosen.sampling_rate)))
   # calibrate is handed the public shape only, never the population.
   by_hand = _MECHANISM.calibrate(
       _TARGET, n, protocol.Shape(length, single_word=True,

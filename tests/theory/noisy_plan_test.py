@@ -287,3 +287,42 @@ def test_the_verified_plan_meets_its_target_by_an_independent_pld():
   independent = _independent_epsilon(plan.sigmas, 1e-10)
   assert independent == pytest.approx(noisy_plan.epsilon(plan), rel=0.02)
   assert independent <= 1.0 * 1.005
+
+
+# ---- sampling: the budget in expectation ------------------------------------
+
+
+def test_sampling_lowers_sigma_and_is_accounted_with_amplification():
+  budget = noisy_plan.UploadBudget(10**6, sampling_rate=0.5)
+  full = _plan(rule="verified", population_size=10**5, delta=1e-10)
+  half = _plan(rule="verified", population_size=10**5, delta=1e-10,
+               budget=budget)
+  assert half.sampling_rate == 0.5 and full.sampling_rate == 1.0
+  assert half.sigma < 0.8 * full.sigma  # amplification by sampling
+  eps = noisy_plan.epsilon(half)
+  assert eps <= 4.0
+  # dp_accounting's PLD of the same rounds, each Poisson-sampled at q.
+  pld = None
+  for sigma in half.sigmas:
+    one = dp_accounting.pld.privacy_loss_distribution.\
+        from_discrete_gaussian_mechanism(sigma, sensitivity=1,
+                                         value_discretization_interval=1e-3,
+                                         sampling_prob=0.5)
+    pld = one if pld is None else pld.compose(one)
+  assert pld.get_epsilon_for_delta(1e-10) == pytest.approx(eps, rel=0.03)
+
+
+def test_sampling_lets_a_round_grow_by_one_over_q():
+  full = _plan(rule="verified")
+  half = _plan(rule="verified",
+               budget=noisy_plan.UploadBudget(10**6, sampling_rate=0.5))
+  for r, spent in ((1, 60_000), (4, 400_000)):
+    assert half.round_allowance(r, spent) in (
+        2 * full.round_allowance(r, spent),
+        2 * full.round_allowance(r, spent) + 1)
+  capped = _plan(rule="verified", budget=noisy_plan.UploadBudget(
+      10**6, bytes_per_round=150_000, sampling_rate=0.25))
+  assert capped.round_allowance(1, 60_000) == 150_000
+  # The first round's characters fit its share of the expected bytes.
+  assert half.round_bytes(noisy_plan.bits_for(10**6), 3, 0) <= (
+      half.round_allowance(0, 0))

@@ -674,9 +674,10 @@ def run_planned(population: population_lib.Population, plan,
     upload = plan.round_bytes(sum(bits), k, p)
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
-    voted = (_planned_votes(population, rng, frontier, ext, p)
+    q = plan.sampling_rate
+    voted = (_planned_votes(population, rng, frontier, ext, p, q)
              if frontier_votes else
-             _votes(population, 1.0, rng, frontier, ext, p))
+             _votes(population, q, rng, frontier, ext, p))
     candidates, values, source = _draw_two(voted, frontier.real.size, ext,
                                            plan, r, rng)
     real_words, codes, ends = _passing_codes(population, frontier, ext,
@@ -684,7 +685,7 @@ def run_planned(population: population_lib.Population, plan,
     stats = _planned_stats(plan, r, frontier, ext, p, voted, candidates,
                            source, ends)
     levels.append(PlannedLevel(stats, k, dropped, upload))
-    spent += upload
+    spent += upload * q  # a client's expected bytes
     if plan.verify:
       found.add(codes[ends], values[ends], real_words[ends],
                 plan.round_sigma(r))
@@ -748,7 +749,7 @@ def _verification_round(population: population_lib.Population, plan,
   real = np.asarray([found.real[i] for i in order], dtype=np.int64)
   cand = np.full(population.num_words, -1, dtype=np.int64)
   cand[real[real >= 0]] = np.flatnonzero(real >= 0)
-  voted = _votes_for(population, cand, rng)
+  voted = _votes_for(population, cand, rng, plan.sampling_rate)
   params = plan.params(r, True, max(kept, 1))
   passing, values, source = draw_passing(
       voted.candidates, voted.votes, kept,
@@ -827,30 +828,33 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions, plan,
 
 def _planned_votes(population: population_lib.Population,
                    rng: np.random.Generator, frontier: _Frontier,
-                   ext: Extensions, p: int) -> _Voted:
+                   ext: Extensions, p: int, rate: float = 1.0) -> _Voted:
   """The explicit candidates and their votes, every user taking part: one
   word per user votes as in :func:`_votes`; with several words, each user
   votes for one of its words whose candidate exists this round (its prefix
   on the frontier), drawn by local frequency among those; a user with none
-  abstains."""
+  abstains. Each user takes part with probability ``rate``."""
   if population.is_single_word:
-    return _votes(population, 1.0, rng, frontier, ext, p)
+    return _votes(population, rate, rng, frontier, ext, p)
   return _votes_for(population, _word_candidates(population, frontier, ext,
-                                                 p), rng)
+                                                 p), rng, rate)
 
 
 def _votes_for(population: population_lib.Population, cand: np.ndarray,
-               rng: np.random.Generator) -> _Voted:
+               rng: np.random.Generator, rate: float = 1.0) -> _Voted:
   """The explicit candidates and their votes when word w votes for
-  candidate ``cand[w]`` (-1: none), every user taking part: one word per
-  user, its word's; several, one of its words with a candidate, drawn by
-  local frequency among those (none: it abstains)."""
+  candidate ``cand[w]`` (-1: none), each user taking part with
+  probability ``rate``: one word per user, its word's; several, one of its
+  words with a candidate, drawn by local frequency among those (none: it
+  abstains)."""
   valid = np.flatnonzero(cand >= 0)
   if population.is_single_word:
     candidates, first, inverse = np.unique(
         cand[valid], return_index=True, return_inverse=True)
-    votes = np.bincount(inverse, weights=population.users_per_word[valid],
+    users = np.bincount(inverse, weights=population.users_per_word[valid],
                         minlength=candidates.size).astype(np.int64)
+    votes = (users if rate >= 1.0
+             else sampling.poisson_cell_counts(users, rate, rng))
     return _Voted(candidates, votes, valid[first].astype(np.int64))
   candidates, first = np.unique(cand[valid], return_index=True)
   words = valid[first].astype(np.int64)
@@ -862,6 +866,8 @@ def _votes_for(population: population_lib.Population, cand: np.ndarray,
   before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0)
   totals = np.where(ends > starts, cum[np.maximum(ends - 1, 0)], 0) - before
   voters = np.flatnonzero(totals > 0)
+  if rate < 1.0:  # Poisson sampling: each user independently
+    voters = voters[rng.random(voters.size) < rate]
   target = before[voters] + rng.integers(0, totals[voters])
   entries = np.searchsorted(cum, target, side="right")
   chosen = cand[population.entry_word[entries]]

@@ -5,8 +5,10 @@ budget").
 
 * parameters: :func:`calibrate`, the plan of
   :func:`triehh.theory.noisy_plan.plan` from the public n (declared, else
-  the data's size), L, the alphabet's size, the target and the budget:
-  nothing else of the population is read;
+  the data's size), L, the alphabet's size, the target and the budget,
+  its rule and sampling rate chosen on the public prior
+  (:mod:`triehh.mechanisms.plan_choice`): nothing else of the population
+  is read;
 * accountant: :func:`triehh.theory.noisy_plan.epsilon`'s, R discrete
   Gaussian rounds at the planned sigma_r (:func:`guarantee`,
   :func:`dp_event`: dp_accounting's ``ComposedDpEvent`` of
@@ -34,6 +36,7 @@ from triehh.core import population as population_lib
 from triehh.core import release
 from triehh.engines import noisy as noisy_engine
 from triehh.engines import registry as engines
+from triehh.mechanisms import plan_choice
 from triehh.mechanisms import protocol
 from triehh.theory import coverage
 from triehh.theory import limits
@@ -58,16 +61,18 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
   """The plan for the target's budget from public values only: n
   (``population_size``: declared, else the data's), L, the alphabet's
   size, whether each user holds one word, epsilon and delta (``1/n^2``
-  unless the target gives it)."""
+  unless the target gives it): the rule and sampling rate (the budget's q,
+  when it gives one) chosen on the public prior by
+  :func:`triehh.mechanisms.plan_choice.choose`."""
   if shape.alphabet_size is None:
     raise ValueError("the planned noisy trie needs the alphabet's size "
                      "(public) in the shape it is calibrated for")
   delta = (coverage.default_delta(population_size)
            if privacy.delta is None else privacy.delta)
-  plan = noisy_plan.plan(population_size, shape.max_length,
-                         shape.alphabet_size, privacy.epsilon, delta,
-                         budget=privacy.upload_budget,
-                         one_word=shape.single_word)
+  plan = plan_choice.choose(population_size, shape.max_length,
+                            shape.alphabet_size, privacy.epsilon, delta,
+                            budget=privacy.upload_budget,
+                            one_word=shape.single_word)
   fields = {f.name: getattr(plan, f.name)
             for f in dataclasses.fields(noisy_plan.NoisyPlan)}
   return CalibratedPlan(**fields, n_source=(
@@ -76,13 +81,14 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
 
 def as_params(plan: noisy_plan.NoisyPlan) -> noisy_trie.NoisyTrieParams:
   """The plan's rounds as the accountant's parameters: R rounds at sigma
-  times the multipliers, every user in every round (q = 1), at the
-  plan's delta."""
+  times the multipliers, each user in each round with the budget's
+  probability q (1: every round), at the plan's delta."""
   return noisy_trie.NoisyTrieParams(
       sigma=plan.sigma, num_levels=plan.num_levels,
       false_positive_rate=plan.word_false_positive_rate,
       noise_multipliers=plan.noise_multipliers, delta=plan.delta,
-      population_size=plan.population_size)
+      population_size=plan.population_size,
+      sampling_rate=plan.sampling_rate)
 
 
 def dp_event(plan: noisy_plan.NoisyPlan):
@@ -103,6 +109,10 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   budget = plan.budget
   per_round = ("" if budget.bytes_per_round is None else
                f", at most {budget.bytes_per_round:,} per round")
+  if plan.sampling_rate < 1.0:
+    per_round += (f", in expectation: each user takes part in each round "
+                  f"with probability q={plan.sampling_rate:g} (Poisson "
+                  "sampling, amplification accounted)")
   covers = ("the released words, the published trie and every noisy "
             f"count, {neighbours}; {_rounds(plan)} planned within "
             f"an upload budget of {budget.bytes_per_run:,} bytes per client "
@@ -202,8 +212,10 @@ class PlannedNoisyTrieRelease:
 
   @property
   def upload_bytes(self) -> int:
-    """The bytes a client uploads over the run; public."""
-    return sum(self.upload_bytes_per_round)
+    """The bytes a client uploads over the run, in expectation (q times
+    the rounds' vectors; q = 1: every round); public."""
+    return round(self.params.sampling_rate
+                 * sum(self.upload_bytes_per_round))
 
 
 def run(population: population_lib.Population, plan: CalibratedPlan, rng,

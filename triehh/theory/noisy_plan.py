@@ -227,11 +227,7 @@ class NoisyPlan:
     ``noisy_count`` (None: the root, or several words per user): the
     counts' cap plus ``WRAP_SIGMAS`` of round r's sigma on either side
     (noisy values are decoded from ``[-10 sigma_r, cap + 10 sigma_r]``)."""
-    noise = 2.0 * WRAP_SIGMAS * self.round_sigma(r)
-    if noisy_count is None or not self.one_word:
-      return bits_for(self.population_size + noise)
-    cap = noisy_count + WRAP_SIGMAS * self.round_sigma(max(r - 1, 0))
-    return bits_for(min(cap, self.population_size) + noise)
+    return self.block_bits([noisy_count], r)[0]
 
   def block_bits(self, noisy_counts, r: int) -> list[int]:
     """:meth:`cap_bits` of each of ``noisy_counts`` (a list: None or a
@@ -242,8 +238,21 @@ class NoisyPlan:
       return [whole] * len(noisy_counts)
     above = WRAP_SIGMAS * self.round_sigma(max(r - 1, 0))
     n = self.population_size
-    return [whole if c is None else bits_for(min(c + above, n) + noise)
+    return [whole if c is None else bits_for(min(self._cap(c + above), n)
+                                             + noise)
             for c in noisy_counts]
+
+  def _cap(self, count: float) -> float:
+    """A cap on this round's count below a prefix whose count is at most
+    ``count`` in the previous round: ``count`` itself at q = 1; with
+    sampling, the two rounds sample the users apart, so ``WRAP_SIGMAS``
+    binomial deviations of both are added (a larger count wraps around:
+    accuracy, never privacy)."""
+    q = self.sampling_rate
+    if q >= 1.0:
+      return count
+    users = max(count, 1.0) / q  # the holders the sampled count suggests
+    return count + WRAP_SIGMAS * math.sqrt(2.0 * users * q * (1.0 - q))
 
   def verification_bits(self, noisy_counts, sigmas) -> list[int]:
     """b_w of each word candidate of the verification round: one word per
@@ -255,7 +264,7 @@ class NoisyPlan:
     n = self.population_size
     if not self.one_word:
       return [bits_for(n + noise)] * len(noisy_counts)
-    return [bits_for(min(c + WRAP_SIGMAS * s, n) + noise)
+    return [bits_for(min(self._cap(c + WRAP_SIGMAS * s), n) + noise)
             for c, s in zip(noisy_counts, sigmas)]
 
   def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
@@ -278,6 +287,9 @@ class NoisyPlan:
     """Round r's bytes: the run's remaining over the remaining rounds
     (the first round: ``first_round_bytes`` if set, else at most
     ``FIRST_ROUND_SHARE`` of the run's), capped by ``bytes_per_round``.
+    ``spent`` is a client's expected bytes so far; with sampling rate q a
+    round's vector may be 1/q times its share (its expected bytes are q
+    times its vector's).
     Discover then verify: the discovery rounds leave ``VERIFY_RESERVE``
     of the run's bytes to the verification round, which may spend all
     that is left."""
@@ -293,6 +305,7 @@ class NoisyPlan:
     elif r == 0:
       share = min(share, math.floor(FIRST_ROUND_SHARE
                                     * self.budget.bytes_per_run))
+    share = math.floor(share / self.sampling_rate)  # its expected bytes
     if self.budget.bytes_per_round is not None:
       share = min(share, self.budget.bytes_per_round)
     return share
@@ -383,7 +396,7 @@ class _Declared:
   def first_chars(self, share: float) -> list[int]:
     """The k whose first-round vector (n's bits) fits ``share`` of the
     run's bytes and the per-round cap."""
-    cap = share * self.budget.bytes_per_run
+    cap = share * self.budget.bytes_per_run / self.budget.rate
     if self.budget.bytes_per_round is not None:
       cap = min(cap, self.budget.bytes_per_round)
     return [k for k in range(1, self.max_length + 2)
@@ -488,13 +501,14 @@ def build(declared: _Declared, choices: PlanChoices,
   target, on the accountant's finer grid)."""
   rounds = choices.rounds
   multipliers = _multipliers(choices)
+  q = declared.budget.rate
   if sigma is None:
     sigma = noisy_trie.smallest_sigma(rounds, declared.epsilon,
-                                      declared.delta,
+                                      declared.delta, sampling_rate=q,
                                       noise_multipliers=multipliers)
     while discrete_gaussian.epsilon(
         [sigma * (multipliers[r] if r < len(multipliers) else 1.0)
-         for r in range(rounds)], 1.0, declared.delta,
+         for r in range(rounds)], q, declared.delta,
         noisy_trie.DEFAULT_DISCRETIZATION) > declared.epsilon:
       sigma *= 1.001
   first_bytes = None
@@ -512,7 +526,7 @@ def build(declared: _Declared, choices: PlanChoices,
       max_length=declared.max_length,
       alphabet_size=declared.alphabet_size, one_word=declared.one_word,
       delta=declared.delta, false_words=declared.false_words,
-      first_round_bytes=first_bytes, verify=choices.verify)
+      first_round_bytes=first_bytes, verify=choices.verify, sampling_rate=q)
 
 
 # The prior rule's passes of coordinate ascent, at most.
@@ -572,4 +586,5 @@ def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:
       noisy_trie.NoisyTrieParams(
           sigma=plan_.sigma, num_levels=plan_.num_levels,
           false_positive_rate=plan_.word_false_positive_rate,
-          noise_multipliers=plan_.noise_multipliers), delta)
+          noise_multipliers=plan_.noise_multipliers,
+          sampling_rate=plan_.sampling_rate), delta)

@@ -81,17 +81,27 @@ def _strings(rng: np.random.Generator, max_length: int, alphabet_size: int,
   return symbols, lengths
 
 
-@functools.lru_cache(maxsize=8)
-def population(population_size: int, max_length: int, alphabet_size: int,
-               zipf_exponent: float = 1.0) -> PriorPopulation:
-  """The prior's population at the declared n, L, A (module docstring)."""
+def drawn(population_size: int, max_length: int, alphabet_size: int,
+          zipf_exponent: float = 1.0
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The prior's strings with users at the declared n, L, A (module
+  docstring): symbols (the end symbol A after each string, padding
+  after it), lengths and users; a string drawn twice appears twice."""
   rng = np.random.default_rng(PRIOR_SEED)
   symbols, lengths = _strings(rng, max_length, alphabet_size,
                               PRIOR_VOCABULARY)
   weights = 1.0 / np.arange(1, PRIOR_VOCABULARY + 1) ** zipf_exponent
   counts = rng.multinomial(population_size, weights / weights.sum())
   keep = counts > 0
-  symbols, lengths, counts = symbols[keep], lengths[keep], counts[keep]
+  return symbols[keep], lengths[keep], counts[keep]
+
+
+@functools.lru_cache(maxsize=8)
+def population(population_size: int, max_length: int, alphabet_size: int,
+               zipf_exponent: float = 1.0) -> PriorPopulation:
+  """The prior's population at the declared n, L, A (module docstring)."""
+  symbols, lengths, counts = drawn(population_size, max_length,
+                                   alphabet_size, zipf_exponent)
   ids = [np.zeros(counts.size, dtype=np.int64)]
   for d in range(max_length + 1):
     key = ids[-1] * (alphabet_size + 2) + symbols[:, d]

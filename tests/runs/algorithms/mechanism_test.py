@@ -24,7 +24,8 @@ def test_a_budget_in_a_config_comes_back_as_the_budget_from_json():
   (cell,) = _cells(_BUDGET)
   config = json.loads(json.dumps(cell.config))
   assert config["upload_budget"] == {"bytes_per_run": 200_000,
-                                     "bytes_per_round": 60_000}
+                                     "bytes_per_round": 60_000,
+                                     "sampling_rate": None}
   privacy = cell.adapter.privacy(config)
   assert privacy == triehh.NoisyTarget(4.0, upload_budget=_BUDGET)
   (classic,) = _cells(None)
@@ -46,7 +47,9 @@ def test_a_planned_run_records_its_uploads_and_a_classic_one_none():
     per_round = back.get("upload_bytes_per_round")
     assert per_round == list(result.upload_bytes_per_round)
     assert max(per_round) <= 60_000
-    assert back.get("upload_bytes_per_run") == sum(per_round) == (
-        result.upload_bytes)
+    q = result.params.sampling_rate
+    assert back.get("upload_bytes_per_run") == result.upload_bytes == round(
+        q * sum(per_round))
     assert back.params["budget"] == {"bytes_per_run": 200_000,
-                                     "bytes_per_round": 60_000}
+                                     "bytes_per_round": 60_000,
+                                     "sampling_rate": q}  # the chosen

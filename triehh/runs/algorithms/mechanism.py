@@ -128,14 +128,17 @@ def _params_of(result) -> Any:
 
 
 def upload_fields(result) -> dict[str, Any]:
-  """The bytes a client uploaded per round and per run, where the release
-  says them (``upload_bytes_per_round``); empty otherwise."""
+  """The bytes a client uploads in each round it takes part in and over
+  the run (in expectation: the release's ``upload_bytes``, q times the
+  rounds' sum), where the release says them (``upload_bytes_per_round``);
+  empty otherwise."""
   per_round = getattr(result, "upload_bytes_per_round", None)
   if per_round is None:
     return {}
   per_round = [int(b) for b in per_round]
   return {"upload_bytes_per_round": per_round,
-          "upload_bytes_per_run": sum(per_round)}
+          "upload_bytes_per_run": int(getattr(result, "upload_bytes",
+                                              sum(per_round)))}
 
 
 def jsonable(value):

@@ -1,0 +1,83 @@
+"""Tests of triehh.mechanisms.plan_choice: the planned run's rule and
+sampling rate, chosen on the public prior before any data is read."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+from triehh.mechanisms import plan_choice
+from triehh.theory import noisy_plan
+from triehh.theory import noisy_prior
+from triehh.theory.upload_budget import SAMPLING_RATES
+from triehh.theory.upload_budget import UploadBudget
+
+_N, _L, _A = 20_000, 8, 27
+
+
+def test_the_choice_reads_no_population():
+  names = set(inspect.signature(plan_choice.choose).parameters)
+  assert names == {"population_size", "max_length", "alphabet_size",
+                   "epsilon", "delta", "budget", "one_word"}
+
+
+def test_the_prior_population_is_the_priors_draw():
+  pop = plan_choice.prior_population(_N, _L, _A)
+  assert pop.num_users == _N and pop.is_single_word
+  assert pop.alphabet.size == _A and pop.max_length == _L
+  _, lengths, counts = noisy_prior.drawn(_N, _L, _A)
+  assert counts.sum() == _N
+  # A string drawn twice is one word: at most as many words as draws.
+  assert pop.num_words <= counts.size
+  assert max(len(w) for w in pop.vocabulary) == lengths.max()
+  assert plan_choice.prior_population(_N, _L, _A) is pop  # remembered
+
+
+def _scored(budget, epsilon=4.0):
+  return plan_choice.candidates(_N, _L, _A, epsilon, 1.0 / _N**2, budget,
+                                True)
+
+
+def test_every_rule_and_rate_is_tried_and_the_best_is_chosen():
+  budget = UploadBudget(1_000_000)
+  scored = _scored(budget)
+  tried = [(c.rule, c.sampling_rate) for c, _ in scored]
+  assert tried == [(rule, q) for rule in plan_choice.CANDIDATE_RULES
+                   for q in SAMPLING_RATES]
+  for c, plan in scored:
+    assert plan.sampling_rate == c.sampling_rate
+    assert plan.verify == (c.rule == noisy_plan.VERIFIED)
+    assert noisy_plan.epsilon(plan) <= 4.0
+  chosen = plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget)
+  best = max(c.true_words for c, _ in scored)
+  assert [c.true_words for c, p in scored if p == chosen][0] == best
+
+
+def test_noise_binds_every_user_votes_and_bytes_bind_q_is_smaller():
+  # A roomy budget: counts near the threshold, q = 1 finds the most.
+  roomy = {(c.rule, c.sampling_rate): c.true_words
+           for c, _ in _scored(UploadBudget(1_000_000))}
+  best = max(roomy, key=roomy.get)
+  assert best[1] == 1.0
+  # A budget of 6 kB: the frontier does not fit; sampling lets a round's
+  # vector grow by 1/q and a q < 1 candidate finds more.
+  tight = {(c.rule, c.sampling_rate): c.true_words
+           for c, _ in _scored(UploadBudget(6_000))}
+  best = max(tight, key=tight.get)
+  assert best[1] < 1.0
+  assert tight[best] > max(v for k, v in tight.items() if k[1] == 1.0)
+
+
+def test_a_given_rate_is_kept():
+  scored = _scored(UploadBudget(1_000_000, sampling_rate=0.5))
+  assert {c.sampling_rate for c, _ in scored} == {0.5}
+  assert {c.rule for c, _ in scored} == set(plan_choice.CANDIDATE_RULES)
+
+
+def test_scores_are_the_engines_true_words_on_the_prior():
+  (c, plan), *_ = _scored(UploadBudget(1_000_000))
+  from triehh.engines import noisy  # pylint: disable=g-import-not-at-top
+  prior = plan_choice.prior_population(_N, _L, _A)
+  runs = [noisy.run_planned(prior, plan, s) for s in plan_choice.PRIOR_SEEDS]
+  assert c.true_words == pytest.approx(np.mean(
+      [len(r.words) - r.num_false_words for r in runs]))

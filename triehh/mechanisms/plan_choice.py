@@ -1,0 +1,109 @@
+"""The planned noisy trie's rule and sampling rate, chosen on a public
+prior by the engine itself, before the data is read (``docs/noisy-trie.md``,
+"Choosing the rule and q on the prior").
+
+Under an upload budget two regimes pull apart. Where the noise binds
+(counts near the threshold), every user should vote in every round (q = 1)
+and words are best decided once, at the lowest noise (discover, then
+verify: ``rule="verified"``). Where the bytes bind (a frontier of thousands
+of prefixes, each far above the threshold), sampling q < 1 lets a round's
+vector grow by 1/q within the same expected bytes per client, and the
+rule without a verification round spends less on discovery
+(``rule="fixed"``). Which regime a population is in depends on n, L, A,
+epsilon and the budget; :func:`choose` reads only those: it runs each
+candidate plan (``CANDIDATE_RULES`` x ``SAMPLING_RATES``) with the fast
+engine on the public prior of :mod:`triehh.theory.noisy_prior` drawn at
+the declared n, L and A (one word per user), and keeps the plan with the
+most true words over ``PRIOR_SEEDS`` (ties: the first, verified at q = 1).
+Every candidate is accounted as itself, so the choice, a function of
+public values, changes nothing in the guarantee of the plan chosen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from triehh.core import population as population_lib
+from triehh.engines import noisy as noisy_engine
+from triehh.theory import noisy_plan
+from triehh.theory import noisy_prior
+from triehh.theory.upload_budget import SAMPLING_RATES
+from triehh.theory.upload_budget import UploadBudget
+
+CANDIDATE_RULES = (noisy_plan.VERIFIED, noisy_plan.FIXED)
+# The prior's runs: the engine's seeds, the same for every candidate.
+PRIOR_SEEDS = (1, 2)
+# The prior's symbols: A distinct characters with no case to fold.
+_FIRST_SYMBOL = 0x4E00
+
+
+@functools.lru_cache(maxsize=16)
+def prior_population(population_size: int, max_length: int,
+                     alphabet_size: int) -> population_lib.Population:
+  """The public prior's strings (:func:`triehh.theory.noisy_prior.drawn`)
+  as a one-word-per-user population of the engine, over A characters of
+  its own."""
+  symbols, lengths, counts = noisy_prior.drawn(population_size, max_length,
+                                               alphabet_size)
+  alphabet = "".join(chr(_FIRST_SYMBOL + j) for j in range(alphabet_size))
+  users: dict[str, int] = {}
+  for row, length, count in zip(symbols, lengths, counts):
+    word = "".join(alphabet[j] for j in row[:length])
+    users[word] = users.get(word, 0) + int(count)
+  pop = population_lib.Population.from_word_frequencies(
+      list(users), list(users.values()), max_length=max_length,
+      alphabet=alphabet)
+  pop.encode()
+  return pop
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+  """One candidate plan and its mean true words on the prior."""
+
+  rule: str
+  sampling_rate: float
+  true_words: float
+
+
+@functools.lru_cache(maxsize=64)
+def candidates(population_size: int, max_length: int, alphabet_size: int,
+               epsilon: float, delta: float, budget: UploadBudget,
+               one_word: bool) -> tuple[tuple[Candidate, noisy_plan.NoisyPlan],
+                                        ...]:
+  """Every candidate plan with its score on the prior, in the order tried
+  (``CANDIDATE_RULES`` x the rates: ``SAMPLING_RATES``, or the budget's
+  own q when it gives one). Remembered by its arguments."""
+  prior = prior_population(population_size, max_length, alphabet_size)
+  rates = (SAMPLING_RATES if budget.sampling_rate is None
+           else (budget.sampling_rate,))
+  scored = []
+  for rule in CANDIDATE_RULES:
+    for q in rates:
+      plan = noisy_plan.plan(
+          population_size, max_length, alphabet_size, epsilon, delta,
+          budget=dataclasses.replace(budget, sampling_rate=q),
+          one_word=one_word, rule=rule)
+      true = [_true_words(noisy_engine.run_planned(prior, plan, seed))
+              for seed in PRIOR_SEEDS]
+      scored.append((Candidate(rule, q, float(np.mean(true))), plan))
+  return tuple(scored)
+
+
+def choose(population_size: int, max_length: int, alphabet_size: int,
+           epsilon: float, delta: float, *,
+           budget: UploadBudget = UploadBudget(),
+           one_word: bool = True) -> noisy_plan.NoisyPlan:
+  """The candidate plan with the most true words on the prior (module
+  docstring), from declared and public values only."""
+  scored = candidates(population_size, max_length, alphabet_size,
+                      float(epsilon), float(delta), budget, bool(one_word))
+  best = max(range(len(scored)), key=lambda i: (scored[i][0].true_words, -i))
+  return scored[best][1]
+
+
+def _true_words(result: noisy_engine.PlannedResult) -> int:
+  return len(result.words) - result.num_false_words
