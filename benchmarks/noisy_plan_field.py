@@ -25,6 +25,7 @@ of seed 0, the plan's choices and epsilon, and the seconds the plan took.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -53,9 +54,10 @@ flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
 flags.DEFINE_integer("bytes_per_run", noisy_plan.DEFAULT_BYTES_PER_RUN,
                      "A client's upload budget per run, in bytes.",
                      lower_bound=1)
-flags.DEFINE_float("sampling_rate", 1.0, "q: each user's probability of "
+flags.DEFINE_float("sampling_rate", None, "q: each user's probability of "
                    "taking part in a round; the budget per run is then a "
-                   "client's expected bytes.")
+                   "client's expected bytes. Unset: chosen on the prior "
+                   "by the 'chosen' rule, 1 for the others.")
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
                      "each user votes for one of its words on the frontier "
@@ -110,7 +112,9 @@ def main(argv):
                                   one_word=pop.is_single_word)
       else:
         plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size,
-                               epsilon, loaded.delta, budget=budget,
+                               epsilon, loaded.delta,
+                               budget=dataclasses.replace(
+                                   budget, sampling_rate=budget.rate),
                                one_word=pop.is_single_word, rule=rule)
       planned = time.perf_counter() - planned
       runs = [_planned(data, plan, s) for s in range(FLAGS.runs)]

@@ -81,3 +81,13 @@ def test_scores_are_the_engines_true_words_on_the_prior():
   runs = [noisy.run_planned(prior, plan, s) for s in plan_choice.PRIOR_SEEDS]
   assert c.true_words == pytest.approx(np.mean(
       [len(r.words) - r.num_false_words for r in runs]))
+
+
+def test_below_the_subsampled_accountants_delta_every_user_votes():
+  scored = plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
+                                  UploadBudget(1_000_000), True)
+  assert {c.sampling_rate for c, _ in scored} == {1.0}
+  # A given q < 1 there is the plan's own error, named.
+  with pytest.raises(ValueError, match="delta=1e-16 is below"):
+    plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
+                           UploadBudget(1_000_000, sampling_rate=0.5), True)

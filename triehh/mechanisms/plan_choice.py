@@ -28,6 +28,7 @@ import numpy as np
 
 from triehh.core import population as population_lib
 from triehh.engines import noisy as noisy_engine
+from triehh.theory import discrete_gaussian
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_prior
 from triehh.theory.upload_budget import SAMPLING_RATES
@@ -76,10 +77,14 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
                                         ...]:
   """Every candidate plan with its score on the prior, in the order tried
   (``CANDIDATE_RULES`` x the rates: ``SAMPLING_RATES``, or the budget's
-  own q when it gives one). Remembered by its arguments."""
+  own q when it gives one; q = 1 alone below the smallest delta the
+  subsampled accountant answers). Remembered by its arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
   rates = (SAMPLING_RATES if budget.sampling_rate is None
            else (budget.sampling_rate,))
+  if delta < discrete_gaussian.SMALLEST_PLD_DELTA:
+    # The subsampled accountant cannot answer there: every user votes.
+    rates = tuple(q for q in rates if q >= 1.0) or rates
   scored = []
   for rule in CANDIDATE_RULES:
     for q in rates:
