@@ -201,6 +201,7 @@ _SLOW_TESTS = {
         "test_report_has_every_row_and_the_moonshot",
         "test_guarantee_labels_name_directions_and_adjacencies",
         "test_a_second_invocation_runs_nothing",
+        "test_the_planned_noisy_trie_records_its_upload_within_the_budget",  # 8 s
     ),
     "tests/reports/reproduction/sfp_limits_test.py": (
         # Each re-runs SFP on 6.8 million users.
@@ -381,6 +382,22 @@ _SLOW_TESTS = {
         "test_a_word_of_many_users_is_found_and_a_rare_one_is_not",  # 5 s wall
         "test_monte_carlo_privacy_loss_stays_below_the_claim",  # 5.0 s
         "test_planned_false_words_stay_near_the_stated_expectation",  # 3 s wall
+        "test_verified_false_words_stay_near_the_stated_expectation",  # 2.4 s
+        "test_planned_sampling_thins_the_votes_and_counts_expected_bytes",  # 0.6 s
+    ),
+    # The plan's choice runs six plans on the prior (1-10 s each, load 0).
+    "tests/mechanisms/plan_choice_test.py": (
+        "test_every_rule_and_rate_is_tried_and_the_best_is_chosen",  # 9.9 s
+        "test_noise_binds_every_user_votes_and_bytes_bind_q_is_smaller",  # 6.4 s
+        "test_a_given_rate_is_kept",  # 3.0 s
+        "test_below_the_subsampled_accountants_delta_every_user_votes",  # 1.2 s
+        "test_scores_are_the_engines_true_words_on_the_prior",  # 0.9 s
+    ),
+    "tests/reports/field/pool_test.py": (
+        "test_two_workers_record_what_one_process_records",  # 23.6 s
+    ),
+    "tests/runs/algorithms/mechanism_test.py": (
+        "test_a_planned_run_records_its_uploads_and_a_classic_one_none",  # 7.7 s
     ),
     "tests/theory/noisy_plan_test.py": (
         "test_first_round_fits_its_share_and_rounds_cover_every_length",  # 10 s wall at 12
@@ -391,6 +408,15 @@ _SLOW_TESTS = {
         "test_same_accountant_as_the_noisy_trie",
         "test_one_word_caps_follow_the_parent_count",
         "test_the_per_round_cap_binds",
+        # Round three: single process at a load of 2-3.
+        "test_block_bits_are_the_caps_of_each_count",  # 1.5 s
+        "test_the_prior_rule_chooses_within_its_options_and_budget",  # 1.4 s
+        "test_the_prior_rule_does_no_worse_than_the_fixed_one_on_its_prior",  # 1.4 s
+        "test_a_prior_plan_meets_its_target_by_an_independent_pld",  # 0.7 s
+        "test_a_frontier_too_large_keeps_its_first_prefixes_within_budget",  # 0.6 s
+        # Sampled plans: the subsampled accountant's sigma search.
+        "test_sampling_lowers_sigma_and_is_accounted_with_amplification",  # 1.6 s
+        "test_sampling_lets_a_round_grow_by_one_over_q",  # 1.5 s
     ),
     "tests/reports/plots_test.py": (
         "test_discovery_figure_holds_the_binned_rates",  # 3.7 s
@@ -501,13 +527,6 @@ _SLOW_TESTS = {
     # Round three: single process at a load of 2-3.
     "tests/theory/noisy_prior_test.py": (
         "test_the_simulated_run_tracks_the_engine_on_the_prior",  # 1.5 s
-    ),
-    "tests/theory/noisy_plan_test.py": (
-        "test_block_bits_are_the_caps_of_each_count",  # 1.5 s
-        "test_the_prior_rule_chooses_within_its_options_and_budget",  # 1.4 s
-        "test_the_prior_rule_does_no_worse_than_the_fixed_one_on_its_prior",  # 1.4 s
-        "test_a_prior_plan_meets_its_target_by_an_independent_pld",  # 0.7 s
-        "test_a_frontier_too_large_keeps_its_first_prefixes_within_budget",  # 0.6 s
     ),
     "tests/theory/distributed_noise_test.py": (
         "test_the_plan_meets_its_target_from_public_values",  # 1.0 s

@@ -1,5 +1,8 @@
-"""Tests of tests/conftest.py: how a pytest-xdist worker ends."""
+"""Tests of tests/conftest.py: how a pytest-xdist worker ends, and its
+lists of slow tests."""
 
+import ast
+import collections
 import os
 import pathlib
 import subprocess
@@ -53,3 +56,20 @@ def test_a_worker_slow_to_collect_its_garbage_ends_without_a_traceback(
   assert "Traceback" not in output and "KeyboardInterrupt" not in output, (
       output)
   assert "kept object seen at exit" in done.stderr, output
+
+
+def _slow_tests_keys() -> list[str]:
+  tree = ast.parse((ROOT / "tests" / "conftest.py").read_text())
+  (node,) = [n for n in tree.body if isinstance(n, ast.Assign)
+             and getattr(n.targets[0], "id", None) == "_SLOW_TESTS"]
+  return [k.value for k in node.value.keys]
+
+
+def test_each_module_is_listed_once_among_the_slow_tests():
+  # A module listed twice in the dict literal keeps only its last list: the
+  # tests of the first would run in the fast lane unnoticed.
+  keys = _slow_tests_keys()
+  twice = [k for k, c in collections.Counter(keys).items() if c > 1]
+  assert not twice, f"listed more than once in _SLOW_TESTS: {twice}"
+  missing = [k for k in keys if not (ROOT / k).is_file()]
+  assert not missing, f"_SLOW_TESTS names modules that are gone: {missing}"
