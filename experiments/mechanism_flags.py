@@ -184,15 +184,23 @@ def _iblt_batch() -> Any:
 
 
 UPLOAD_BUDGET_BYTES = "upload_budget_bytes"
+UPLOAD_SAMPLING_RATE = "upload_sampling_rate"
 
 
 def _define_upload_budget_bytes() -> None:
-  """Makes ``--upload_budget_bytes`` (once: a flagsaver may delete it)."""
+  """Makes ``--upload_budget_bytes`` and ``--upload_sampling_rate`` (once:
+  a flagsaver may delete them)."""
   if UPLOAD_BUDGET_BYTES not in FLAGS:
     _define(UPLOAD_BUDGET_BYTES, INT, None,
             "A client's upload budget in bytes per run: the noisy trie's "
             "planned rounds within it (NoisyTarget.upload_budget, "
             "docs/noisy-trie.md); 0 or unset: the classic noisy trie.",
+            None, None)
+  if UPLOAD_SAMPLING_RATE not in FLAGS:
+    _define(UPLOAD_SAMPLING_RATE, FLOAT, None,
+            "With --upload_budget_bytes: q, each user's probability of "
+            "taking part in a planned round (the budget is then a client's "
+            "expected bytes); unset: chosen on the public prior.",
             None, None)
 
 
@@ -201,21 +209,30 @@ def _upload_budget() -> Any:
   UploadBudget of that many bytes per run, None for 0 or unset."""
   from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
   value = FLAGS[UPLOAD_BUDGET_BYTES].value
+  rate = FLAGS[UPLOAD_SAMPLING_RATE].value
   if value is None or value == 0:
+    if rate is not None:
+      raise ValueError(f"--{UPLOAD_SAMPLING_RATE} given without "
+                       f"--{UPLOAD_BUDGET_BYTES}: it is the planned rounds' "
+                       "sampling rate; give a budget too")
     return None
   if value < 0:
     raise ValueError(f"--{UPLOAD_BUDGET_BYTES} must be a number of bytes "
                      f">= 0 (0: no budget), got {value}")
-  return noisy_plan.UploadBudget(bytes_per_run=value)
+  if rate is not None and not 0 < rate <= 1:
+    raise ValueError(f"--{UPLOAD_SAMPLING_RATE} must be in (0, 1], got "
+                     f"{rate}")
+  return noisy_plan.UploadBudget(bytes_per_run=value, sampling_rate=rate)
 
 
 # (privacy type's module.qualname, field) -> how the flags give it.
 TRANSLATIONS: dict[tuple[str, str], Translation] = {
     ("triehh.theory.mechanism.NoisyTarget", "upload_budget"): Translation(
-        (UPLOAD_BUDGET_BYTES,), _upload_budget,
+        (UPLOAD_BUDGET_BYTES, UPLOAD_SAMPLING_RATE), _upload_budget,
         "upload_budget, a client's upload budget: --upload_budget_bytes "
         "bytes per run (the planned noisy trie; 0 or unset: the classic "
-        "one)", define=_define_upload_budget_bytes),
+        "one), --upload_sampling_rate its q (unset: chosen on the prior)",
+        define=_define_upload_budget_bytes),
     ("triehh.baselines.iblt.IBLTTarget", "batch"): Translation(
         ("batch_size", "epsilon", "delta"), _iblt_batch,
         "batch, the users per round: --batch_size, or else TrieHH's "

@@ -108,6 +108,10 @@ def test_every_field_is_a_flag_listed_under_its_mechanism():
      triehh.NoisyTarget(4.0, upload_budget=triehh.UploadBudget(1_000_000))),
     (["--mechanism=noisy_trie", "--upload_budget_bytes=0"],
      triehh.NoisyTarget(4.0)),
+    (["--mechanism=noisy_trie", "--upload_budget_bytes=1e6",
+      "--upload_sampling_rate=0.5"],
+     triehh.NoisyTarget(4.0, upload_budget=triehh.UploadBudget(
+         1_000_000, sampling_rate=0.5))),
     (["--mechanism=partition_selection", "--partition_strategy=laplace_thresholding",
       "--max_partitions_contributed=2", "--population_size=1e5"],
      triehh.PartitionSelectionTarget(
@@ -337,6 +341,12 @@ def test_naming_triehh_runs_it_as_before(tmp_path):
     (["--mechanism=noisy_trie", "--upload_budget_bytes=-5"],
      "--upload_budget_bytes must be a number of bytes >= 0 (0: no budget), "
      "got -5"),
+    (["--mechanism=noisy_trie", "--upload_sampling_rate=0.5"],
+     "--upload_sampling_rate given without --upload_budget_bytes: it is the "
+     "planned rounds' sampling rate; give a budget too"),
+    (["--mechanism=noisy_trie", "--upload_budget_bytes=1e6",
+      "--upload_sampling_rate=2"],
+     "--upload_sampling_rate must be in (0, 1], got 2.0"),
     (["--mechanism=triehh", "--upload_budget_bytes=1e6"],
      "--upload_budget_bytes is read by --mechanism=noisy_trie, not by "
      "--mechanism=triehh"),
