@@ -44,6 +44,7 @@ from scipy import stats
 
 from triehh.core import discrete_noise
 from triehh.core import validation
+from triehh.theory import _search
 from triehh.theory import discrete_gaussian
 
 ACCOUNTING = "Skellam shares (PLD from the pmfs, two-sided)"
@@ -162,13 +163,7 @@ def smallest_mean(epsilon_target: float, delta: float,
   lo = hi / 2.0
   while meets(lo) and lo > 1e-3:
     hi, lo = lo, lo / 2.0
-  while hi / lo > 1.0 + _MEAN_TOLERANCE:
-    mid = math.sqrt(lo * hi)
-    if meets(mid):
-      hi = mid
-    else:
-      lo = mid
-  return hi
+  return _search.log_bisect(meets, lo, hi, _MEAN_TOLERANCE)
 
 
 def threshold_for(mean: float, false_positive_rate: float) -> int:

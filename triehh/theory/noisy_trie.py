@@ -85,6 +85,7 @@ from triehh.core import discrete_noise
 from triehh.core import progress
 from triehh.core import validation
 from triehh.theory import calibration_store
+from triehh.theory import _search
 from triehh.theory import discrete_gaussian
 from triehh.theory import dp_events
 from triehh.theory import limits
@@ -372,13 +373,7 @@ def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
     if lo / 2.0 < LEAST_SIGMA:
       return lo  # more private than asked: the accountant reports it
     lo /= 2.0
-  while hi / lo > 1.0 + _SIGMA_TOLERANCE:
-    mid = math.sqrt(lo * hi)
-    if meets(mid):
-      hi = mid
-    else:
-      lo = mid
-  return hi
+  return _search.log_bisect(meets, lo, hi, _SIGMA_TOLERANCE)
 
 
 def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
