@@ -1,6 +1,6 @@
 """The theory's searches: bisection over the integers (the population
-searches), bisection and regula falsi on a log scale (the calibrations of a
-rate or a noise)."""
+searches) and regula falsi on a log scale (the calibrations of a rate or a
+noise)."""
 
 from __future__ import annotations
 
@@ -16,20 +16,6 @@ def first_true(predicate: Callable[[int], bool], lo: int, hi: int) -> int:
   while hi - lo > 1:  # predicate(lo) false, predicate(hi) true
     mid = (lo + hi) // 2
     if predicate(mid):
-      hi = mid
-    else:
-      lo = mid
-  return hi
-
-
-def log_bisect(meets: Callable[[float], bool], lo: float, hi: float,
-               tolerance: float) -> float:
-  """The smallest x meeting a monotone target, to a relative
-  ``tolerance`` and rounded up: bisection on log(x) between ``lo`` (not
-  meeting it) and ``hi`` (meeting it); returns the end that meets it."""
-  while hi / lo > 1.0 + tolerance:
-    mid = math.sqrt(lo * hi)
-    if meets(mid):
       hi = mid
     else:
       lo = mid

@@ -44,8 +44,8 @@ from scipy import stats
 
 from triehh.core import discrete_noise
 from triehh.core import validation
-from triehh.theory import _search
 from triehh.theory import discrete_gaussian
+from triehh.theory import noise_search
 
 ACCOUNTING = "Skellam shares (PLD from the pmfs, two-sided)"
 DEFAULT_DROPOUT = 0.1
@@ -163,7 +163,7 @@ def smallest_mean(epsilon_target: float, delta: float,
   lo = hi / 2.0
   while meets(lo) and lo > 1e-3:
     hi, lo = lo, lo / 2.0
-  return _search.log_bisect(meets, lo, hi, _MEAN_TOLERANCE)
+  return noise_search.log_bisect(meets, lo, hi, _MEAN_TOLERANCE)
 
 
 def threshold_for(mean: float, false_positive_rate: float) -> int:

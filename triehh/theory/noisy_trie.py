@@ -85,11 +85,11 @@ from triehh.core import discrete_noise
 from triehh.core import progress
 from triehh.core import validation
 from triehh.theory import calibration_store
-from triehh.theory import _search
 from triehh.theory import discrete_gaussian
 from triehh.theory import dp_events
 from triehh.theory import limits
 from triehh.theory import mechanism as mechanism_lib
+from triehh.theory import noise_search
 from triehh.theory.adjacency import Adjacency
 from triehh.theory.mechanism import Guarantee
 
@@ -137,7 +137,8 @@ DEFAULT_SAMPLING_RATES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 # Relative precision of the calibrated sigma.
 _SIGMA_TOLERANCE = 1e-3
 # The code that answers a calibration: the store's key (:func:`calibrate`).
-_SOURCES = (__file__, discrete_gaussian.__file__, discrete_noise.__file__)
+_SOURCES = (__file__, discrete_gaussian.__file__, discrete_noise.__file__,
+            noise_search.__file__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -373,7 +374,7 @@ def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
     if lo / 2.0 < LEAST_SIGMA:
       return lo  # more private than asked: the accountant reports it
     lo /= 2.0
-  return _search.log_bisect(meets, lo, hi, _SIGMA_TOLERANCE)
+  return noise_search.log_bisect(meets, lo, hi, _SIGMA_TOLERANCE)
 
 
 def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
