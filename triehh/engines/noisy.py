@@ -443,17 +443,12 @@ def _votes(population: population_lib.Population, rate: float,
            p: int) -> _Voted:
   """The explicit candidates of the round and their votes (step 1)."""
   cand = _word_candidates(population, frontier, ext, p)
-  valid = np.flatnonzero(cand >= 0)
-  candidates, first, inverse = np.unique(cand[valid], return_index=True,
-                                         return_inverse=True)
-  words = valid[first].astype(np.int64)
   if population.is_single_word:
-    users = np.bincount(inverse, weights=population.users_per_word[valid],
-                        minlength=candidates.size).astype(np.int64)
-    votes = (users if rate >= 1.0
-             else sampling.poisson_cell_counts(users, rate, rng))
-    return _Voted(candidates, votes, words, clients=int(votes.sum()),
-                  clients_outside=int(population.num_users - users.sum()))
+    voted = _votes_for(population, cand, rng, rate)
+    held = int(population.users_per_word[cand >= 0].sum())
+    return dataclasses.replace(voted, clients=int(voted.votes.sum()),
+                               clients_outside=population.num_users - held)
+  _, candidates, words, _ = _explicit(cand)
   voters = (np.arange(population.num_users) if rate >= 1.0
             else sampling.poisson_users(rng, population.num_users, rate))
   ranks = sampling.draw_word_ranks(rng, population, voters)
@@ -625,7 +620,8 @@ class PlannedResult:
 
   @property
   def upload_bytes(self) -> int:
-    """Bytes a client uploads over the run (every round, q = 1)."""
+    """Bytes a client taking part in every round uploads over the run
+    (times the plan's q: a client's expected bytes)."""
     return sum(level.upload_bytes for level in self.levels)
 
 
@@ -840,6 +836,17 @@ def _planned_votes(population: population_lib.Population,
                                                  p), rng, rate)
 
 
+def _explicit(cand: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+  """The words with a candidate (``cand[w] >= 0``), the distinct
+  candidates (increasing), a word voting for each, and each such word's
+  candidate's index."""
+  valid = np.flatnonzero(cand >= 0)
+  candidates, first, inverse = np.unique(cand[valid], return_index=True,
+                                         return_inverse=True)
+  return valid, candidates, valid[first].astype(np.int64), inverse
+
+
 def _votes_for(population: population_lib.Population, cand: np.ndarray,
                rng: np.random.Generator, rate: float = 1.0) -> _Voted:
   """The explicit candidates and their votes when word w votes for
@@ -847,17 +854,13 @@ def _votes_for(population: population_lib.Population, cand: np.ndarray,
   probability ``rate``: one word per user, its word's; several, one of its
   words with a candidate, drawn by local frequency among those (none: it
   abstains)."""
-  valid = np.flatnonzero(cand >= 0)
+  valid, candidates, words, inverse = _explicit(cand)
   if population.is_single_word:
-    candidates, first, inverse = np.unique(
-        cand[valid], return_index=True, return_inverse=True)
     users = np.bincount(inverse, weights=population.users_per_word[valid],
                         minlength=candidates.size).astype(np.int64)
     votes = (users if rate >= 1.0
              else sampling.poisson_cell_counts(users, rate, rng))
-    return _Voted(candidates, votes, valid[first].astype(np.int64))
-  candidates, first = np.unique(cand[valid], return_index=True)
-  words = valid[first].astype(np.int64)
+    return _Voted(candidates, votes, words)
   entry_ok = cand[population.entry_word] >= 0
   weight = np.where(entry_ok, population.entry_count, 0)
   cum = np.cumsum(weight)

@@ -232,15 +232,21 @@ class NoisyPlan:
   def block_bits(self, noisy_counts, r: int) -> list[int]:
     """:meth:`cap_bits` of each of ``noisy_counts`` (a list: None or a
     float each) at round r, in one pass."""
+    above = WRAP_SIGMAS * self.round_sigma(max(r - 1, 0))
+    return self._capped_bits(noisy_counts, [above] * len(noisy_counts), r)
+
+  def _capped_bits(self, noisy_counts, margins, r: int) -> list[int]:
+    """The bits of round r's counts below each of ``noisy_counts`` (None:
+    n) plus its margin, capped at n (several words: n), with ``WRAP_SIGMAS``
+    of round r's sigma on either side for the noise."""
     noise = 2.0 * WRAP_SIGMAS * self.round_sigma(r)
     whole = bits_for(self.population_size + noise)
     if not self.one_word:
       return [whole] * len(noisy_counts)
-    above = WRAP_SIGMAS * self.round_sigma(max(r - 1, 0))
     n = self.population_size
-    return [whole if c is None else bits_for(min(self._cap(c + above), n)
+    return [whole if c is None else bits_for(min(self._cap(c + m), n)
                                              + noise)
-            for c in noisy_counts]
+            for c, m in zip(noisy_counts, margins)]
 
   def _cap(self, count: float) -> float:
     """A cap on this round's count below a prefix whose count is at most
@@ -260,12 +266,9 @@ class NoisyPlan:
     plus ``WRAP_SIGMAS`` of that sigma, capped at n; several words, n.
     Noisy values are decoded from ``WRAP_SIGMAS`` of the verification's
     sigma on either side."""
-    noise = 2.0 * WRAP_SIGMAS * self.round_sigma(self.num_levels - 1)
-    n = self.population_size
-    if not self.one_word:
-      return [bits_for(n + noise)] * len(noisy_counts)
-    return [bits_for(min(self._cap(c + WRAP_SIGMAS * s), n) + noise)
-            for c, s in zip(noisy_counts, sigmas)]
+    return self._capped_bits(noisy_counts,
+                             [WRAP_SIGMAS * s for s in sigmas],
+                             self.num_levels - 1)
 
   def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
     """Bytes of a round whose blocks total ``bits`` per extension."""
