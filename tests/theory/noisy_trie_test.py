@@ -89,13 +89,16 @@ def test_without_sampling_epsilon_meets_delta_past_the_pld(delta):
   assert noisy_trie.epsilon(params, delta) > noisy_trie.epsilon(params, 1e-12)
 
 
-def test_subsampled_runs_refuse_a_delta_past_the_pld():
+def test_subsampled_runs_past_the_pld_are_accounted_unamplified():
   params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=6,
                                       sampling_rate=0.5,
                                       false_positive_rate=1e-3)
-  with pytest.raises(ValueError, match="sampling rate 1"):
-    noisy_trie.epsilon(params, 1e-18)
-  # Calibration keeps to q = 1 there, and meets the target.
+  unsampled = dataclasses.replace(params, sampling_rate=1.0)
+  assert (noisy_trie.epsilon(params, 1e-18)
+          == noisy_trie.epsilon(unsampled, 1e-18))
+  assert _composed_delta(4.0, 6, noisy_trie.epsilon(params, 1e-18)) <= 1e-18
+  # Calibration keeps to q = 1 there (sampling would only thin counts),
+  # and meets the target.
   calibrated = noisy_trie.calibrate(6, 4.0, 1e-18)
   assert calibrated.sampling_rate == 1.0
   assert noisy_trie.epsilon(calibrated, 1e-18) <= 4.0

@@ -118,8 +118,8 @@ ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
 ACCOUNTING = "noisy trie (discrete Gaussian PLD, two-sided)"
 # Without sampling, the discrete Gaussian's PLD capped by its zCDP bound,
 # which alone answers below SMALLEST_PLD_DELTA (dp_accounting's PLD answers
-# epsilon = inf below about 1e-15, floating point), so a subsampled run is
-# refused a smaller delta.
+# epsilon = inf below about 1e-15, floating point); it holds, unamplified,
+# for subsampled rounds too (triehh.theory.discrete_gaussian).
 ACCOUNTING_EXACT = ("noisy trie (discrete Gaussian PLD and zCDP, "
                     "two-sided)")
 SMALLEST_PLD_DELTA = discrete_gaussian.SMALLEST_PLD_DELTA
@@ -319,11 +319,6 @@ def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
              multipliers: tuple[float, ...] = ()) -> float:
   scales = [multipliers[r] if r < len(multipliers) else 1.0
             for r in range(num_levels)]
-  if rate < 1.0 and delta < SMALLEST_PLD_DELTA:
-    raise ValueError(
-        f"delta={delta:g} is below {SMALLEST_PLD_DELTA:g}, the smallest the "
-        "PLD accountant of a subsampled noisy trie answers: use "
-        "sampling rate 1 (zCDP-accounted at any delta) or a larger delta")
   return discrete_gaussian.epsilon([sigma * m for m in scales], rate, delta,
                                    discretization)
 
@@ -395,9 +390,10 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   the target. The answer is checked by :func:`epsilon` on the
   ``discretization`` grid (sigma raised by 0.1 % steps until it meets it).
   ``noise_multipliers`` (fixed in advance) scale the first rounds' noise;
-  sigma is their base. Below ``SMALLEST_PLD_DELTA`` only q = 1 (exact) is
-  tried. Nothing here depends on n. The answer is remembered in the
-  process and on disk (:mod:`triehh.theory.calibration_store`; a stored
+  sigma is their base. Below ``SMALLEST_PLD_DELTA`` only q = 1 is tried
+  (sampling is accounted unamplified there, so it only thins counts).
+  Nothing here depends on n. The answer is remembered in the process and
+  on disk (:mod:`triehh.theory.calibration_store`; a stored
   one is used when the accountant confirms it).
   """
   validation.check_int("num_levels", num_levels)
@@ -410,7 +406,7 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   if not rates:
     raise ValueError("sampling_rates is empty")
   if delta < SMALLEST_PLD_DELTA and rates[0] >= 1.0:
-    rates = rates[:1]  # subsampled rounds are not accounted that far
+    rates = rates[:1]  # sampling is not amplified there: q = 1 is best
   sigma, rate = _remembered(num_levels, float(epsilon_target), float(delta),
                             tuple(rates), multipliers, float(discretization))
   return NoisyTrieParams(sigma=sigma, num_levels=num_levels,
