@@ -10,6 +10,7 @@ from triehh.mechanisms import plan_choice
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_prior
 from triehh.theory.upload_budget import SAMPLING_RATES
+from triehh.theory.upload_budget import SMALLEST_SAMPLING_RATE
 from triehh.theory.upload_budget import UploadBudget
 
 _N, _L, _A = 20_000, 8, 27
@@ -41,9 +42,8 @@ def _scored(budget, epsilon=4.0):
 def test_every_rule_and_rate_is_tried_and_the_best_is_chosen():
   budget = UploadBudget(1_000_000)
   scored = _scored(budget)
-  tried = [(c.rule, c.sampling_rate) for c, _ in scored]
-  assert tried == [(rule, q) for rule in plan_choice.CANDIDATE_RULES
-                   for q in SAMPLING_RATES]
+  for rule in plan_choice.CANDIDATE_RULES:
+    assert _tried(scored, rule)[:len(SAMPLING_RATES)] == list(SAMPLING_RATES)
   for c, plan in scored:
     assert plan.sampling_rate == c.sampling_rate
     assert plan.verify == (c.rule == noisy_plan.VERIFIED)
@@ -51,6 +51,25 @@ def test_every_rule_and_rate_is_tried_and_the_best_is_chosen():
   chosen = plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget)
   best = max(c.true_words for c, _ in scored)
   assert [c.true_words for c, p in scored if p == chosen][0] == best
+
+
+def _tried(scored, rule):
+  return [c.sampling_rate for c, _ in scored if c.rule == rule]
+
+
+def _halved_while_better(scored, rule):
+  """The rule's rates: SAMPLING_RATES, then halvings, each made only when
+  the rate before it found more than every rate before that."""
+  rates = _tried(scored, rule)
+  found = [c.true_words for c, _ in scored if c.rule == rule]
+  assert rates[:len(SAMPLING_RATES)] == list(SAMPLING_RATES)
+  for i in range(len(SAMPLING_RATES), len(rates)):
+    assert rates[i] == rates[i - 1] / 2
+    assert found[i - 1] > max(found[:i - 1])
+  last = len(rates) - 1
+  assert (found[last] <= max(found[:last])
+          or rates[last] / 2 < SMALLEST_SAMPLING_RATE)
+  return rates
 
 
 def test_noise_binds_every_user_votes_and_bytes_bind_q_is_smaller():
@@ -61,11 +80,19 @@ def test_noise_binds_every_user_votes_and_bytes_bind_q_is_smaller():
   assert best[1] == 1.0
   # A budget of 6 kB: the frontier does not fit; sampling lets a round's
   # vector grow by 1/q and a q < 1 candidate finds more.
-  tight = {(c.rule, c.sampling_rate): c.true_words
-           for c, _ in _scored(UploadBudget(6_000))}
+  scored = _scored(UploadBudget(6_000))
+  tight = {(c.rule, c.sampling_rate): c.true_words for c, _ in scored}
   best = max(tight, key=tight.get)
   assert best[1] < 1.0
   assert tight[best] > max(v for k, v in tight.items() if k[1] == 1.0)
+  for rule in plan_choice.CANDIDATE_RULES:
+    _halved_while_better(scored, rule)
+  # At 3 kB the smallest of SAMPLING_RATES finds the most: halving goes
+  # past it while it finds more, and stops.
+  tighter = _scored(UploadBudget(3_000))
+  longest = max(len(_halved_while_better(tighter, rule))
+                for rule in plan_choice.CANDIDATE_RULES)
+  assert longest > len(SAMPLING_RATES)
 
 
 def test_a_given_rate_is_kept():
@@ -83,11 +110,15 @@ def test_scores_are_the_engines_true_words_on_the_prior():
       [len(r.words) - r.num_false_words for r in runs]))
 
 
-def test_below_the_subsampled_accountants_delta_every_user_votes():
+def test_below_the_subsampled_accountants_delta_rates_are_unamplified():
+  # Below delta = 1e-15 a sampled plan is accounted as the unsampled one:
+  # its candidates are tried all the same, each within the target.
   scored = plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
-                                  UploadBudget(1_000_000), True)
-  assert {c.sampling_rate for c, _ in scored} == {1.0}
-  # A given q < 1 there is the plan's own error, named.
-  with pytest.raises(ValueError, match="delta=1e-16 is below"):
-    plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
-                           UploadBudget(1_000_000, sampling_rate=0.5), True)
+                                  UploadBudget(6_000), True)
+  assert min(c.sampling_rate for c, _ in scored) < 1.0
+  for c, plan in scored:
+    assert noisy_plan.epsilon(plan) <= 4.0
+  given = plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
+                                 UploadBudget(6_000, sampling_rate=0.5),
+                                 True)
+  assert {c.sampling_rate for c, _ in given} == {0.5}

@@ -11,11 +11,17 @@ vector grow by 1/q within the same expected bytes per client, and the
 rule without a verification round spends less on discovery
 (``rule="fixed"``). Which regime a population is in depends on n, L, A,
 epsilon and the budget; :func:`choose` reads only those: it runs each
-candidate plan (``CANDIDATE_RULES`` x ``SAMPLING_RATES``) with the fast
-engine on the public prior of :mod:`triehh.theory.noisy_prior` drawn at
-the declared n, L and A (one word per user), and keeps the plan with the
-most true words over ``PRIOR_SEEDS`` (ties: the first, verified at q = 1).
-Every candidate is accounted as itself, so the choice, a function of
+candidate plan with the fast engine on the public prior of
+:mod:`triehh.theory.noisy_prior` drawn at the declared n, L and A (one
+word per user), and keeps the plan with the most true words over
+``PRIOR_SEEDS`` (ties: the first, verified at q = 1). The candidates: each
+rule of ``CANDIDATE_RULES`` at each q of ``SAMPLING_RATES``, then at q
+halved again and again while the rule's last q found more than every q
+before it, down to ``SMALLEST_SAMPLING_RATE`` (at n = 10^9 the frontier
+of tens of thousands of prefixes only fits a megabyte per run at q near
+1/16; at n = 10^5 halving stops at once). Every candidate is accounted as
+itself (below delta = 1e-15 a sampled round unamplified:
+:mod:`triehh.theory.discrete_gaussian`), so the choice, a function of
 public values, changes nothing in the guarantee of the plan chosen.
 """
 
@@ -28,10 +34,10 @@ import numpy as np
 
 from triehh.core import population as population_lib
 from triehh.engines import noisy as noisy_engine
-from triehh.theory import discrete_gaussian
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_prior
 from triehh.theory.upload_budget import SAMPLING_RATES
+from triehh.theory.upload_budget import SMALLEST_SAMPLING_RATE
 from triehh.theory.upload_budget import UploadBudget
 
 CANDIDATE_RULES = (noisy_plan.VERIFIED, noisy_plan.FIXED)
@@ -76,18 +82,15 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
                one_word: bool) -> tuple[tuple[Candidate, noisy_plan.NoisyPlan],
                                         ...]:
   """Every candidate plan with its score on the prior, in the order tried
-  (``CANDIDATE_RULES`` x the rates: ``SAMPLING_RATES``, or the budget's
-  own q when it gives one; q = 1 alone below the smallest delta the
-  subsampled accountant answers). Remembered by its arguments."""
+  (for each rule of ``CANDIDATE_RULES``: the rates of ``SAMPLING_RATES``,
+  then halved while the last found the most so far, module docstring; or
+  the budget's own q alone when it gives one). Remembered by its
+  arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
-  rates = (SAMPLING_RATES if budget.sampling_rate is None
-           else (budget.sampling_rate,))
-  if delta < discrete_gaussian.SMALLEST_PLD_DELTA:
-    # The subsampled accountant cannot answer there: every user votes.
-    rates = tuple(q for q in rates if q >= 1.0) or rates
   scored = []
   for rule in CANDIDATE_RULES:
-    for q in rates:
+
+    def scored_at(q: float, rule: str = rule) -> Candidate:
       plan = noisy_plan.plan(
           population_size, max_length, alphabet_size, epsilon, delta,
           budget=dataclasses.replace(budget, sampling_rate=q),
@@ -95,6 +98,16 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
       true = [_true_words(noisy_engine.run_planned(prior, plan, seed))
               for seed in PRIOR_SEEDS]
       scored.append((Candidate(rule, q, float(np.mean(true))), plan))
+      return scored[-1][0]
+
+    if budget.sampling_rate is not None:
+      scored_at(budget.sampling_rate)
+      continue
+    found = [scored_at(q).true_words for q in SAMPLING_RATES]
+    q = SAMPLING_RATES[-1]
+    while found[-1] > max(found[:-1]) and q / 2 >= SMALLEST_SAMPLING_RATE:
+      q /= 2
+      found.append(scored_at(q).true_words)
   return tuple(scored)
 
 

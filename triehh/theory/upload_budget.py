@@ -13,8 +13,11 @@ import dataclasses
 from triehh.core import validation
 
 DEFAULT_BYTES_PER_RUN = 1_000_000
-# The sampling rates a planned run chooses among (None: chosen).
+# The sampling rates a planned run chooses among (None: chosen): these
+# always, then halved while the rule finds more on the prior, down to
+# SMALLEST_SAMPLING_RATE (triehh.mechanisms.plan_choice).
 SAMPLING_RATES = (1.0, 0.5, 0.25)
+SMALLEST_SAMPLING_RATE = 2.0**-10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,9 +31,9 @@ class UploadBudget:
   a round's vector may be 1/q times larger; ``bytes_per_round`` still caps
   any one round a client takes part in. The cost: each count is thinned
   to about q of its users, against noise that sampling amplification
-  lowers less. None (the default): the planned run chooses q among
-  ``SAMPLING_RATES``, and its rule, on a public prior before the data is
-  read (:mod:`triehh.mechanisms.plan_choice`, ``docs/noisy-trie.md``)."""
+  lowers less. None (the default): the planned run chooses q (among
+  ``SAMPLING_RATES``, and halved further while that finds more), and its
+  rule, on a public prior before the data is read (:mod:`triehh.mechanisms.plan_choice`, ``docs/noisy-trie.md``)."""
 
   bytes_per_run: int = DEFAULT_BYTES_PER_RUN
   bytes_per_round: int | None = None
