@@ -1,7 +1,7 @@
 """The field benchmarks' cells and their central baseline, without flags.
 
 A cell is ``n:epsilon`` (the English population of ``reports.field``, n
-users) or ``population:epsilon`` (``paper-single``, ``paper-oov``,
+users; past 10^6 as word counts, as in ``FIELD.md``) or ``population:epsilon`` (``paper-single``, ``paper-oov``,
 ``s140-single``, ``s140-multi``: their own n); delta = 1/n^2 and n public,
 as in ``FIELD.md``. The baseline is central partition selection, truncated
 geometric, one word per user (the field benchmark's own runner,
@@ -21,6 +21,8 @@ from reports.field import populations
 from triehh.data import datasets as datasets_lib
 
 PS = "ps-truncated_geometric"
+# The English population has a row per user up to this n, word counts past.
+ROWS_UP_TO = 10**6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +43,10 @@ def load(cell: str, datasets: datasets_lib.DataCache) -> Cell:
   of that many users)."""
   name, eps_text = cell.split(":")
   if name[0].isdigit():
-    data = populations.load(populations.ENGLISH, int(float(name)), datasets)
+    n = int(float(name))
+    # Past a million users, as FIELD.md has it: the same law as word counts.
+    data = populations.load(populations.ENGLISH if n <= ROWS_UP_TO
+                            else populations.ENGLISH_COUNTS, n, datasets)
   else:
     data = populations.load(name, None, datasets,
                             datasets_lib.sentiment140_sample())

@@ -9,7 +9,8 @@ grid from :class:`Settings`:
   thresholding strategies of partition selection only at
   ``side_epsilons``;
 * the English population as word counts at each n of ``count_users``: the
-  simulated mechanisms (TrieHH, the noisy trie) at every epsilon;
+  simulated mechanisms (TrieHH, the noisy trie, two servers) and the
+  truncated geometric partition selection at every epsilon;
 * the paper's single-word population and the Sentiment140 sample (one word
   and several words per user, when present): every mechanism but the slow
   baselines at ``side_epsilons``; the paper's OOV population (6M users):
@@ -137,9 +138,9 @@ def _seeds(settings: Settings, name: str) -> tuple[int, ...]:
 
 def _names(settings: Settings, data: populations.Data) -> tuple[str, ...]:
   """The mechanisms that run on ``data``."""
-  if data.name == populations.ENGLISH_COUNTS:
-    return mechanisms.SIMULATED
-  if data.name == populations.PAPER_OOV:  # 6M rows: the best strategy only
+  if data.name in (populations.ENGLISH_COUNTS, populations.PAPER_OOV):
+    # Partition selection's best strategy only: drawn from its law by
+    # word count (reports.field.mechanisms), no row per user.
     return mechanisms.SIMULATED + mechanisms.PS[:1]
   english = data.name == populations.ENGLISH
   if english and data.n not in settings.users:  # only for TFF's rows
@@ -197,15 +198,15 @@ def plan(settings: Settings, datasets: datasets_lib.DataCache) -> Plan:
                            settings.epsilons if english
                            else settings.side_epsilons)
   counts = settings.count_users + settings.large_count_users
-  if counts:
+  if counts or settings.others:
+    where = ([f"the word-count populations ({', '.join(f'{n:,}' for n in counts)} users)"]
+             if counts else []) + (
+                 ["the paper's OOV population (6,000,000 users)"]
+                 if settings.others else [])
     result.notes.append(
-        "Partition selection does not run on the word-count populations "
-        f"({', '.join(f'{n:,}' for n in counts)} users): it "
-        "takes a row per user (about 4 GB and 100 s a run at 10^7).")
-  if settings.others:
-    result.notes.append(
-        "On the paper's OOV population (6,000,000 rows) partition selection "
-        "runs its best strategy only (truncated geometric).")
+        f"On {' and '.join(where)} partition selection runs its best "
+        "strategy only (truncated geometric), drawn from its law by word "
+        "count.")
   if settings.tff_users:
     result.notes.append(
         "The noisy trie runs in TensorFlow Federated on the English "

@@ -114,9 +114,11 @@ def test_the_grid_places_the_slow_baselines_and_the_large_counts():
   # Not at the other n, nor off the side epsilons.
   assert ("english", N, mechanisms.SFP, 4.0) not in cells
   assert ("english", N, mechanisms.IBLT, 1.0) not in cells
-  # The large word counts: simulated mechanisms at the side epsilons only.
+  # The large word counts: simulated mechanisms and partition selection's
+  # best strategy (drawn from its law) at the side epsilons only.
   assert {(c.mechanism, c.epsilon) for c in plan.cells
-          if c.n == 10 * N} == {(m, 4.0) for m in mechanisms.SIMULATED}
+          if c.n == 10 * N} == {(m, 4.0) for m in mechanisms.SIMULATED
+                                + mechanisms.PS[:1]}
   assert {c.epsilon for c in plan.cells
           if c.population == "english-counts" and c.n == N} == {1.0, 4.0}
   # TFF's rows: their own small population, beside the fast noisy trie and
