@@ -56,6 +56,8 @@ def write(report_dir: str, output_dir: str, settings: runs_lib.Settings,
   lines = [TITLE, "", f"Produced by `{context.command}`.", ""]
   lines += text.introduction(settings)
   lines += text.moonshot_section(shots)
+  lines += text.every_cell_section(rows_lib.every_cell_ratios(
+      table, text.CELL_RATIO_MECHANISMS))
   lines += _figures(table, settings, report_dir)
   for name, mine in rows_lib.by_population(table).items():
     lines += population_section(name, mine, plan)

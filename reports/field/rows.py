@@ -162,3 +162,36 @@ def by_population(table: Sequence[Row]) -> Mapping[str, list[Row]]:
   for row in table:
     out.setdefault(row.cell.population, []).append(row)
   return out
+
+
+@dataclasses.dataclass(frozen=True)
+class CellRatios:
+  """At one (population, n, epsilon) where central partition selection
+  ran: the federated mechanisms' true words over its best strategy's."""
+
+  population: str
+  n: int
+  epsilon: float
+  central: Row  # the partition selection strategy releasing the most
+  ratios: dict[str, float]  # mechanism -> ratio of means (those that ran)
+
+
+def every_cell_ratios(table: Sequence[Row], names: Sequence[str]
+                      ) -> list[CellRatios]:
+  """The ratio of each of ``names`` at every (population, n, epsilon)
+  where a partition selection strategy ran, in the table's order."""
+  out, seen = [], set()
+  for row in table:
+    c = row.cell
+    key = (c.population, c.n, c.epsilon)
+    if key in seen or c.mechanism not in mechanisms.PS or not row.records:
+      continue
+    seen.add(key)
+    strategies = [r for name in mechanisms.PS
+                  if (r := find(table, c.population, c.n, name, c.epsilon))]
+    best = max(strategies, key=true_words)
+    ratios = {name: true_words(r) / true_words(best)
+              for name in names
+              if (r := find(table, c.population, c.n, name, c.epsilon))}
+    out.append(CellRatios(c.population, c.n, c.epsilon, best, ratios))
+  return out

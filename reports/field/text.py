@@ -163,6 +163,53 @@ def moonshot_section(shots: Sequence[rows_lib.Moonshot]) -> list[str]:
   return lines
 
 
+# The mechanisms of the every-cell table, in its column order.
+CELL_RATIO_MECHANISMS = (mech.NOISY_PLANNED, *mech.NOISY, mech.POISSON,
+                         mech.TWO_SERVERS)
+# The planned trie's target: this ratio at n >= 10^5, epsilon >= 1.
+PLANNED_TARGET = 0.45
+
+
+def every_cell_section(cells: Sequence[rows_lib.CellRatios]) -> list[str]:
+  """Each federated mechanism's true words over central partition
+  selection's best strategy at every cell where it ran, and where the
+  planned trie is short of its target."""
+  lines = ["## Federated against central, every cell", ""]
+  if not cells:
+    return lines + ["Not measured: no cell ran partition selection.", ""]
+  names = [n for n in CELL_RATIO_MECHANISMS
+           if any(n in c.ratios for c in cells)]
+  lines += [
+      "True words (released words some user holds) over the true words of "
+      "the partition selection strategy that released the most, at every "
+      "(population, n, ε) where partition selection ran; ratios of the "
+      "means over the rows' seeds (the rows below give each mean with its "
+      "interval). Central releases words of any length, the tries at most "
+      "L letters.", "",
+      "| population | n | ε | central true words | "
+      + " | ".join(mech.LABELS[n] for n in names) + " |",
+      "|---|---|---|---|" + "---|" * len(names)]
+  for c in cells:
+    lines.append(
+        f"| {c.population} | {c.n:,} | {c.epsilon:g} | "
+        f"{rows_lib.ci(c.central, 'words', 1)} | "
+        + " | ".join(_ratio(c.ratios.get(n, math.nan)) for n in names)
+        + " |")
+  graded = [c for c in cells if c.n >= 10**5 and c.epsilon >= 1
+            and mech.NOISY_PLANNED in c.ratios]
+  short = [c for c in graded if c.ratios[mech.NOISY_PLANNED] < PLANNED_TARGET]
+  if graded:
+    where = "; ".join(
+        f"{c.population} n = {c.n:,} ε = {c.epsilon:g} "
+        f"({_ratio(c.ratios[mech.NOISY_PLANNED])})" for c in short)
+    lines += ["", f"{mech.LABELS[mech.NOISY_PLANNED]}: at "
+              f"{PLANNED_TARGET:g}× central or more at "
+              f"{len(graded) - len(short)} of the {len(graded)} cells with "
+              f"n ≥ 10⁵ and ε ≥ 1" + (f"; short at {where}." if short
+                                       else ".")]
+  return lines + [""]
+
+
 def guarantees_section(table: Sequence[rows_lib.Row]) -> list[str]:
   """Each mechanism's full guarantee label, at one representative cell."""
   lines = ["## Guarantees", "",

@@ -3,6 +3,7 @@ epsilon) run for real, its report's rows and moonshot line, and resuming."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -12,6 +13,7 @@ from reports.field import mechanisms
 from reports.field import report
 from reports.field import rows
 from reports.field import runs
+from reports.field import text as text_lib
 from triehh.data import datasets as datasets_lib
 
 N = 2000
@@ -63,6 +65,9 @@ def test_report_has_every_row_and_the_moonshot(written):
           "selection's: ") in text
   assert "noisy trie, k = 1, α = 1e-5 = **" in text
   assert "; TrieHH Poisson = **" in text
+  assert "## Federated against central, every cell" in text
+  assert sum(row.startswith(f"| english | {N:,} | 4 | ")
+             for row in text.splitlines()) == 1
   assert "## Which to use when" in text and "## Left out" in text
   assert "Sentiment140" in text  # IBLT's rows are pointed to
   for name in (report.FIGURE_EPSILON, report.FIGURE_N):
@@ -194,6 +199,29 @@ def test_moonshot_divides_by_the_best_strategy():
   assert shot.ratio(shot.poisson) == pytest.approx(0.1)
   assert mechanisms.NOISY_K2 not in shot.noisy
   assert math.isnan(shot.ratio(None))
+
+
+def test_every_cell_divides_each_mechanism_by_the_best_strategy():
+  table = [_row("ps-truncated_geometric", [100, 120]),
+           _row("ps-laplace_thresholding", [200, 220]),
+           _row(mechanisms.NOISY_PLANNED, [84, 86], false=(1, 1)),
+           _row(mechanisms.TWO_SERVERS, [231, 231])]
+  (cell,) = rows.every_cell_ratios(table, text_lib.CELL_RATIO_MECHANISMS)
+  assert (cell.population, cell.n, cell.epsilon) == ("english", N, 4.0)
+  assert cell.central.cell.mechanism == "ps-laplace_thresholding"
+  assert cell.ratios == {mechanisms.NOISY_PLANNED: pytest.approx(84 / 210),
+                         mechanisms.TWO_SERVERS: pytest.approx(1.1)}
+  lines = text_lib.every_cell_section([cell])
+  assert any(line.startswith(f"| english | {N:,} | 4 | 210.0 ± ")
+             and "| 0.40 |" in line and "| 1.10 |" in line
+             for line in lines)
+  # N < 10^5: no cell is graded against the planned trie's target.
+  assert not any("cells with n ≥ 10⁵" in line for line in lines)
+  big = dataclasses.replace(cell, n=10**5)
+  (summary,) = [line for line in text_lib.every_cell_section([big])
+                if "cells with n ≥ 10⁵" in line]
+  assert "at 0.45× central or more at 0 of the 1 cells" in summary
+  assert "short at english n = 100,000 ε = 4 (0.40)" in summary
 
 
 def test_upload_weights_each_round_by_participation():
