@@ -369,6 +369,45 @@ def test_verification_votes_count_each_users_word_among_the_candidates():
   assert voted.candidates.tolist() == [0] and voted.votes.tolist() == [300]
 
 
+def test_verification_votes_go_to_the_users_word_measured_lowest():
+  # 300 users hold "zz" nine times and "ab" once, 50 hold "ac" and "ab";
+  # all three are candidates. By local frequency most of the 300 would
+  # vote "zz"; with discovery's counts as priority (zz 900 > ab 40 > ac
+  # 30) each votes for its word measured lowest: "ab" for the 300, "ac"
+  # for the 50.
+  users = [{"zz": 9, "ab": 1}] * 300 + [{"ac": 1, "ab": 5}] * 50
+  pop = population_lib.Population.from_user_words(users, max_length=4,
+                                                  alphabet="abcz")
+  vocab = list(pop.vocabulary)
+  cand = np.full(pop.num_words, -1, dtype=np.int64)
+  for i, word in enumerate(["zz", "ab", "ac"]):
+    cand[vocab.index(word)] = i
+  by_frequency = noisy._votes_for(pop, cand, np.random.default_rng(0))
+  assert dict(zip(by_frequency.candidates.tolist(),
+                  by_frequency.votes.tolist()))[0] > 200
+  voted = noisy._votes_for(pop, cand, np.random.default_rng(0),
+                           priority=np.array([900.0, 40.0, 30.0]))
+  assert dict(zip(voted.candidates.tolist(), voted.votes.tolist())) == {
+      0: 0, 1: 300, 2: 50}
+  # Ties: drawn by local frequency among the tied words.
+  tied = noisy._votes_for(pop, cand, np.random.default_rng(0),
+                          priority=np.array([5.0, 5.0, 30.0]))
+  votes = dict(zip(tied.candidates.tolist(), tied.votes.tolist()))
+  assert votes[0] > 200 and votes[1] == 300 - votes[0] + 50
+
+
+def test_least_per_user_marks_each_users_smallest_key():
+  users = [{"ab": 1, "ac": 1}, {"zz": 2}, {"ab": 1, "zz": 1, "ac": 3}]
+  pop = population_lib.Population.from_user_words(users, max_length=4,
+                                                  alphabet="abcz")
+  vocab = list(pop.vocabulary)
+  rank = {"ab": 2.0, "ac": 1.0, "zz": 7.0}
+  key = np.array([rank[vocab[w]] for w in pop.entry_word])
+  least = noisy._least_per_user(pop, key)
+  marked = [vocab[w] for w in pop.entry_word[least]]
+  assert marked == ["ac", "zz", "ac"]
+
+
 def test_planned_sampling_thins_the_votes_and_counts_expected_bytes():
   pop = _population(alphabet=LETTERS)
   plan = dataclasses.replace(

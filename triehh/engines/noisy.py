@@ -731,9 +731,10 @@ def _verification_round(population: population_lib.Population, plan,
                         ) -> tuple[PlannedLevel, tuple]:
   """The last round of a plan that verifies: the discovered word
   candidates, largest noisy count first, as many as the run's remaining
-  bytes hold; each user votes for its word among them (several words: one
-  of those among them, by local frequency); noise at the round's sigma;
-  released at the word threshold for ``|V|`` candidates."""
+  bytes hold; each user votes for its word among them (several words: the
+  one of its words among them with the smallest discovery count, ties by
+  local frequency); noise at the round's sigma; released at the word
+  threshold for ``|V|`` candidates."""
   r = plan.num_levels - 1
   order = np.argsort(-np.asarray(found.values, dtype=np.float64),
                      kind="stable")
@@ -745,7 +746,10 @@ def _verification_round(population: population_lib.Population, plan,
   real = np.asarray([found.real[i] for i in order], dtype=np.int64)
   cand = np.full(population.num_words, -1, dtype=np.int64)
   cand[real[real >= 0]] = np.flatnonzero(real >= 0)
-  voted = _votes_for(population, cand, rng, plan.sampling_rate)
+  # Several words: the vote goes to the user's word of V that discovery
+  # measured lowest (public), where one vote counts most.
+  voted = _votes_for(population, cand, rng, plan.sampling_rate,
+                     priority=np.asarray([found.values[i] for i in order]))
   params = plan.params(r, True, max(kept, 1))
   passing, values, source = draw_passing(
       voted.candidates, voted.votes, kept,
@@ -822,6 +826,18 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions, plan,
   return candidates[order], values[order], source[order]
 
 
+def _least_per_user(population: population_lib.Population,
+                    key: np.ndarray) -> np.ndarray:
+  """Whether each (user, word) entry has its user's smallest ``key``."""
+  starts = population.user_offsets[:-1]
+  filled = starts < population.user_offsets[1:]
+  least = np.full(starts.size, np.inf)
+  if key.size:
+    least[filled] = np.minimum.reduceat(key, starts[filled])
+  users = np.repeat(np.arange(starts.size), np.diff(population.user_offsets))
+  return key == least[users]
+
+
 def _planned_votes(population: population_lib.Population,
                    rng: np.random.Generator, frontier: _Frontier,
                    ext: Extensions, p: int, rate: float = 1.0) -> _Voted:
@@ -848,12 +864,14 @@ def _explicit(cand: np.ndarray
 
 
 def _votes_for(population: population_lib.Population, cand: np.ndarray,
-               rng: np.random.Generator, rate: float = 1.0) -> _Voted:
+               rng: np.random.Generator, rate: float = 1.0,
+               priority: np.ndarray | None = None) -> _Voted:
   """The explicit candidates and their votes when word w votes for
   candidate ``cand[w]`` (-1: none), each user taking part with
   probability ``rate``: one word per user, its word's; several, one of its
   words with a candidate, drawn by local frequency among those (none: it
-  abstains)."""
+  abstains). ``priority`` (public, per candidate index): several words
+  draw only among a user's words whose candidate has the smallest."""
   valid, candidates, words, inverse = _explicit(cand)
   if population.is_single_word:
     users = np.bincount(inverse, weights=population.users_per_word[valid],
@@ -862,6 +880,10 @@ def _votes_for(population: population_lib.Population, cand: np.ndarray,
              else sampling.poisson_cell_counts(users, rate, rng))
     return _Voted(candidates, votes, words)
   entry_ok = cand[population.entry_word] >= 0
+  if priority is not None:
+    entry_ok &= _least_per_user(population, np.where(
+        entry_ok, np.asarray(priority, dtype=np.float64)[
+            np.maximum(cand[population.entry_word], 0)], np.inf))
   weight = np.where(entry_ok, population.entry_count, 0)
   cum = np.cumsum(weight)
   starts = population.user_offsets[:-1]
