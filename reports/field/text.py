@@ -201,7 +201,7 @@ def every_cell_section(cells: Sequence[rows_lib.CellRatios]) -> list[str]:
   if graded:
     where = "; ".join(
         f"{c.population} n = {c.n:,} ε = {c.epsilon:g} "
-        f"({_ratio(c.ratios[mech.NOISY_PLANNED])})" for c in short)
+        f"({c.ratios[mech.NOISY_PLANNED]:.3f})" for c in short)
     lines += ["", f"{mech.LABELS[mech.NOISY_PLANNED]}: at "
               f"{PLANNED_TARGET:g}× central or more at "
               f"{len(graded) - len(short)} of the {len(graded)} cells with "

@@ -221,7 +221,7 @@ def test_every_cell_divides_each_mechanism_by_the_best_strategy():
   (summary,) = [line for line in text_lib.every_cell_section([big])
                 if "cells with n ≥ 10⁵" in line]
   assert "at 0.45× central or more at 0 of the 1 cells" in summary
-  assert "short at english n = 100,000 ε = 4 (0.40)" in summary
+  assert "short at english n = 100,000 ε = 4 (0.400)" in summary
 
 
 def test_upload_weights_each_round_by_participation():
