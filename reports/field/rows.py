@@ -174,6 +174,7 @@ class CellRatios:
   epsilon: float
   central: Row  # the partition selection strategy releasing the most
   ratios: dict[str, float]  # mechanism -> ratio of means (those that ran)
+  halves: dict[str, float]  # mechanism -> the ratio's 95% half-width
 
 
 def every_cell_ratios(table: Sequence[Row], names: Sequence[str]
@@ -190,8 +191,21 @@ def every_cell_ratios(table: Sequence[Row], names: Sequence[str]
     strategies = [r for name in mechanisms.PS
                   if (r := find(table, c.population, c.n, name, c.epsilon))]
     best = max(strategies, key=true_words)
-    ratios = {name: true_words(r) / true_words(best)
-              for name in names
-              if (r := find(table, c.population, c.n, name, c.epsilon))}
-    out.append(CellRatios(c.population, c.n, c.epsilon, best, ratios))
+    ran = {name: r for name in names
+           if (r := find(table, c.population, c.n, name, c.epsilon))}
+    out.append(CellRatios(
+        c.population, c.n, c.epsilon, best,
+        {name: true_words(r) / true_words(best) for name, r in ran.items()},
+        {name: _ratio_half(r, best) for name, r in ran.items()}))
   return out
+
+
+def _ratio_half(row: Row, central: Row) -> float:
+  """The half-width of true_words(row) / true_words(central) from both
+  rows' relative half-widths (words; NaN for one seed)."""
+  mean, half = row.mean_half("words")
+  c_mean, c_half = central.mean_half("words")
+  if not mean or not c_mean:
+    return math.nan
+  return (true_words(row) / true_words(central)
+          * math.hypot(half / mean, c_half / c_mean))

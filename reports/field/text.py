@@ -170,6 +170,14 @@ CELL_RATIO_MECHANISMS = (mech.NOISY_PLANNED, *mech.NOISY, mech.POISSON,
 PLANNED_TARGET = 0.45
 
 
+def _ratio_ci(cell: rows_lib.CellRatios, name: str) -> str:
+  value = cell.ratios.get(name, math.nan)
+  half = cell.halves.get(name, math.nan)
+  if math.isnan(value) or math.isnan(half):
+    return _ratio(value)
+  return f"{value:.2f} ± {half:.2f}"
+
+
 def every_cell_section(cells: Sequence[rows_lib.CellRatios]) -> list[str]:
   """Each federated mechanism's true words over central partition
   selection's best strategy at every cell where it ran, and where the
@@ -183,7 +191,8 @@ def every_cell_section(cells: Sequence[rows_lib.CellRatios]) -> list[str]:
       "True words (released words some user holds) over the true words of "
       "the partition selection strategy that released the most, at every "
       "(population, n, ε) where partition selection ran; ratios of the "
-      "means over the rows' seeds (the rows below give each mean with its "
+      "means over the rows' seeds, ± the 95% half-width from both rows' "
+      "relative half-widths (the rows below give each mean with its "
       "interval). Central releases words of any length, the tries at most "
       "L letters.", "",
       "| population | n | ε | central true words | "
@@ -193,8 +202,7 @@ def every_cell_section(cells: Sequence[rows_lib.CellRatios]) -> list[str]:
     lines.append(
         f"| {c.population} | {c.n:,} | {c.epsilon:g} | "
         f"{rows_lib.ci(c.central, 'words', 1)} | "
-        + " | ".join(_ratio(c.ratios.get(n, math.nan)) for n in names)
-        + " |")
+        + " | ".join(_ratio_ci(c, n) for n in names) + " |")
   graded = [c for c in cells if c.n >= 10**5 and c.epsilon >= 1
             and mech.NOISY_PLANNED in c.ratios]
   short = [c for c in graded if c.ratios[mech.NOISY_PLANNED] < PLANNED_TARGET]

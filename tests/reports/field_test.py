@@ -211,9 +211,16 @@ def test_every_cell_divides_each_mechanism_by_the_best_strategy():
   assert cell.central.cell.mechanism == "ps-laplace_thresholding"
   assert cell.ratios == {mechanisms.NOISY_PLANNED: pytest.approx(84 / 210),
                          mechanisms.TWO_SERVERS: pytest.approx(1.1)}
+  # The ratio's interval from both rows' relative half-widths: words
+  # 84, 86 (85 ± 12.71) over 200, 220 (210 ± 127.06).
+  half_85, half_210 = 12.706 * 1.0, 12.706 * 10.0
+  assert cell.halves[mechanisms.NOISY_PLANNED] == pytest.approx(
+      84 / 210 * math.hypot(half_85 / 85, half_210 / 210), rel=1e-3)
+  assert cell.halves[mechanisms.TWO_SERVERS] == pytest.approx(
+      1.1 * half_210 / 210, rel=1e-3)
   lines = text_lib.every_cell_section([cell])
   assert any(line.startswith(f"| english | {N:,} | 4 | 210.0 ± ")
-             and "| 0.40 |" in line and "| 1.10 |" in line
+             and "| 0.40 ± 0.25 |" in line and "| 1.10 ± 0.67 |" in line
              for line in lines)
   # N < 10^5: no cell is graded against the planned trie's target.
   assert not any("cells with n ≥ 10⁵" in line for line in lines)
