@@ -440,8 +440,13 @@ def _multi_line(table: Sequence[rows_lib.Row], eps: float) -> list[str]:
     return []
   w = lambda name: _mean(table, multi, None, name, eps)  # noqa: E731
   best_name, best = _best_ps(table, multi, None, eps)
+  planned = rows_lib.find(table, multi, None, mech.NOISY_PLANNED, eps)
+  within = (f", the planned noisy trie (1 MB per client per run) "
+            f"{_n(rows_lib.true_words(planned))} true words"
+            if planned is not None else "")
   return [
       "- **Several words per user** (the Sentiment140 sample, ε = "
       f"{eps:g}): TrieHH Poisson {_n(w(mech.POISSON))} words, the noisy "
-      f"trie {_n(w(mech.NOISY_K1))}, partition selection ({best_name}, one "
-      f"word counted per user) {_n(best)}."]
+      f"trie {_n(w(mech.NOISY_K1))}{within}, partition selection "
+      f"({best_name}, one word counted per user) {_n(best)}: each user "
+      "votes in every round of a trie, once in partition selection."]

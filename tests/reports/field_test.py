@@ -231,6 +231,24 @@ def test_every_cell_divides_each_mechanism_by_the_best_strategy():
   assert "short at english n = 100,000 ε = 4 (0.400)" in summary
 
 
+def test_several_words_line_names_the_planned_trie():
+  def row(mechanism, words, false=(0, 0)):
+    cell = runs.Cell("s140-multi", 87_914, mechanism, 4.0, (0, 1))
+    return rows.Row(cell, tuple({"words": w, "false_words": f, "seed": s}
+                                for s, (w, f) in enumerate(zip(words,
+                                                               false))))
+  table = [row("ps-truncated_geometric", [1400, 1420]),
+           row(mechanisms.POISSON, [170, 178]),
+           row(mechanisms.NOISY_K1, [470, 484]),
+           row(mechanisms.NOISY_PLANNED, [1450, 1470], false=(1, 1))]
+  (line,) = text_lib._multi_line(table, 4.0)  # pylint: disable=protected-access
+  assert ("TrieHH Poisson 174 words, the noisy trie 477, the planned noisy "
+          "trie (1 MB per client per run) 1,459 true words, partition "
+          "selection (truncated geometric, one word counted per user) "
+          "1,410") in line
+  assert text_lib._multi_line(table[:1], 4.0) == []  # pylint: disable=protected-access
+
+
 def test_upload_weights_each_round_by_participation():
   assert mechanisms.upload([100.0, 300.0], [0.5, 0.1]) == {
       "bytes_round_max": 300.0, "bytes_per_user": 80.0}
