@@ -39,8 +39,9 @@ def _mechanism_bullets() -> list[str]:
       "alphabet's size, ε, δ) before the data is read: discover then "
       "verify (discovery rounds at twice the noise pass words and prefixes "
       "loosely, one verification round decides the words) or the fixed "
-      "rule, and a sampling rate q ∈ {1, 1/2, 1/4} (1 MB is then a "
-      "client's expected bytes), the pair chosen by running the engine on "
+      "rule, and a sampling rate q (1, 1/2, 1/4, then halved while the "
+      "prior finds more; 1 MB is then a client's expected bytes), the pair "
+      "chosen by running the engine on "
       "a public prior at the declared n, L and alphabet size; constants "
       "chosen on that prior (`docs/noisy-trie.md` names the five cells a "
       "first prototype was tried on).",
