@@ -39,12 +39,11 @@ def _mechanism_bullets() -> list[str]:
       "alphabet's size, ε, δ) before the data is read: discover then "
       "verify (discovery rounds at twice the noise pass words and prefixes "
       "loosely, one verification round decides the words) or the fixed "
-      "rule, and a sampling rate q (1, 1/2, 1/4, then halved while the "
-      "prior finds more; 1 MB is then a client's expected bytes), the pair "
-      "chosen by running the engine on "
-      "a public prior at the declared n, L and alphabet size; constants "
-      "chosen on that prior (`docs/noisy-trie.md` names the five cells a "
-      "first prototype was tried on).",
+      "rule, and a sampling rate q (1, 1/2, 1/4, halved while the prior "
+      "finds more; 1 MB is then a client's expected bytes), the pair chosen "
+      "by running the engine on a public prior at the declared n, L and "
+      "alphabet size; constants chosen on that prior (`docs/noisy-trie.md` "
+      "names the five cells a first prototype was tried on).",
       "- **Two servers** (`docs/two-servers.md`, a research prototype): "
       "`triehh.discover(pop, triehh.TwoServerTarget(ε, δ, "
       "population_size=n, alphabet=...), seed=s)`, the one-step walk on "
