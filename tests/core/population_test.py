@@ -4,6 +4,7 @@ from unittest import mock
 
 from absl.testing import parameterized
 import numpy as np
+import pytest
 
 from triehh.core import alphabet as alphabet_lib
 from triehh.core import memory
@@ -401,3 +402,14 @@ class MemoryTest(parameterized.TestCase):
     pop = Population.from_user_words(["sun", "moon", "star"],
                                      max_length=10_920)
     self.assertEqual(pop.max_length, 10_920)
+
+
+def test_entry_users_index_each_entry_by_its_user():
+  pop = population_lib.Population.from_user_words(
+      [{"ab": 2, "ba": 1}, {"ab": 1}, {"b": 1, "a": 3, "ab": 1}],
+      max_length=3, alphabet="ab")
+  assert pop.entry_users.tolist() == [0, 0, 1, 2, 2, 2]
+  one_word = population_lib.Population.from_word_frequencies(
+      ["ab", "ba"], [3, 1], max_length=3, alphabet="ab")
+  with pytest.raises(ValueError, match="no \\(user, word\\) entries"):
+    one_word.entry_users  # pylint: disable=pointless-statement

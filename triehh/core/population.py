@@ -393,6 +393,15 @@ class Population:
     return np.add.reduceat(self.entry_count, self.user_offsets[:-1])
 
   @functools.cached_property
+  def entry_users(self) -> np.ndarray:
+    """``int64 [nnz]`` the user of each (user, word) entry (several-word
+    populations)."""
+    if self.user_offsets is None:
+      raise ValueError("entry_users: a one-word-per-user population has no "
+                       "(user, word) entries")
+    return np.repeat(np.arange(self.num_users), np.diff(self.user_offsets))
+
+  @functools.cached_property
   def cumulative_counts(self) -> np.ndarray:
     """``int64 [nnz]`` running sum of ``entry_count`` (for word picking)."""
     if self.is_single_word:
@@ -408,8 +417,7 @@ class Population:
     """
     if self.is_single_word:
       return self.users_per_word.astype(np.float64)
-    users = np.repeat(np.arange(self.num_users), np.diff(self.user_offsets))
-    local_freq = self.entry_count / self.user_totals[users]
+    local_freq = self.entry_count / self.user_totals[self.entry_users]
     return np.bincount(self.entry_word, weights=local_freq,
                        minlength=self.num_words)
 

@@ -83,9 +83,8 @@ def apply(population: population_lib.Population,
     word_users = np.append(population.word_users[keep],
                            population.word_users[denied].sum())
     return _rebuilt(population, keep, word_users=word_users.astype(np.int64))
-  offsets = population.user_offsets
-  num_users = offsets.size - 1
-  users = np.repeat(np.arange(num_users), np.diff(offsets))
+  num_users = population.num_users
+  users = population.entry_users
   kept_entry = keep[population.entry_word]
   left = np.bincount(users[kept_entry], minlength=num_users)
   abstaining = np.flatnonzero(left == 0)

@@ -834,8 +834,7 @@ def _least_per_user(population: population_lib.Population,
   least = np.full(starts.size, np.inf)
   if key.size:
     least[filled] = np.minimum.reduceat(key, starts[filled])
-  users = np.repeat(np.arange(starts.size), np.diff(population.user_offsets))
-  return key == least[users]
+  return key == least[population.entry_users]
 
 
 def _planned_votes(population: population_lib.Population,
