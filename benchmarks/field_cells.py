@@ -1,8 +1,9 @@
 """The field benchmarks' cells and their central baseline, without flags.
 
 A cell is ``n:epsilon`` (the English population of ``reports.field``, n
-users; past 10^6 as word counts, as in ``FIELD.md``) or ``population:epsilon`` (``paper-single``, ``paper-oov``,
-``s140-single``, ``s140-multi``: their own n); delta = 1/n^2 and n public,
+users; past 10^6 as word counts, as in ``FIELD.md``) or
+``population:epsilon`` (``paper-single``, ``paper-oov``, ``s140-single``,
+``s140-multi``: their own n); delta = 1/n^2 and n public,
 as in ``FIELD.md``. The baseline is central partition selection, truncated
 geometric, one word per user (the field benchmark's own runner,
 ``reports.field.mechanisms.run``). Used by ``benchmarks.two_servers_field``
@@ -13,7 +14,6 @@ both can import it.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from reports import summary
 from reports.field import mechanisms as field_mechanisms
@@ -73,6 +73,5 @@ def ratio(mean: float, half: float, c_mean: float, c_half: float
   """The ratio of the means and its half-width from both relative
   half-widths."""
   value = mean / c_mean
-  rel = math.hypot(half / mean if mean else 0.0,
-                   c_half / c_mean if c_mean else 0.0)
-  return value, value * rel
+  return value, value * summary.relative_half_width(mean, half, c_mean,
+                                                    c_half)

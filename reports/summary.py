@@ -399,6 +399,14 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95
   return mean, std, t * std / math.sqrt(x.size)
 
 
+def relative_half_width(mean: float, half: float, c_mean: float,
+                        c_half: float) -> float:
+  """The relative half-width of ``mean / c_mean`` from both relative
+  half-widths, added in quadrature (a zero mean adds nothing)."""
+  return math.hypot(half / mean if mean else 0.0,
+                    c_half / c_mean if c_mean else 0.0)
+
+
 def _metric_order(name: str) -> tuple:
   base = name.partition("@")[0]
   k = metric_k(name)

@@ -65,6 +65,14 @@ def rows(cells: Sequence[runs_lib.Cell], records: Sequence[dict]
   return out
 
 
+def central_rows(table: Sequence[Row], population: str, n: int | None,
+                 epsilon: float) -> tuple[Row, ...]:
+  """The partition selection strategies' rows at a cell, in
+  ``mechanisms.PS`` order (those that ran)."""
+  return tuple(row for name in mechanisms.PS
+               if (row := find(table, population, n, name, epsilon)))
+
+
 def find(table: Sequence[Row], population: str, n: int | None,
          mechanism: str, epsilon: float) -> Row | None:
   """The row of a cell (n None: the population's only n), or None."""
@@ -114,8 +122,7 @@ def moonshots(table: Sequence[Row], population: str,
     if not sizes:
       continue
     n = sizes[-1]
-    strategies = tuple(row for name in mechanisms.PS
-                       if (row := find(table, population, n, name, epsilon)))
+    strategies = central_rows(table, population, n, epsilon)
     best = max(strategies, key=lambda r: r.mean("words"))
     noisy = {name: row for name in mechanisms.NOISY_VARIANTS
              if (row := find(table, population, n, name, epsilon))}
@@ -188,9 +195,8 @@ def every_cell_ratios(table: Sequence[Row], names: Sequence[str]
     if key in seen or c.mechanism not in mechanisms.PS or not row.records:
       continue
     seen.add(key)
-    strategies = [r for name in mechanisms.PS
-                  if (r := find(table, c.population, c.n, name, c.epsilon))]
-    best = max(strategies, key=true_words)
+    best = max(central_rows(table, c.population, c.n, c.epsilon),
+               key=true_words)
     ran = {name: r for name in names
            if (r := find(table, c.population, c.n, name, c.epsilon))}
     out.append(CellRatios(
@@ -208,4 +214,4 @@ def _ratio_half(row: Row, central: Row) -> float:
   if not mean or not c_mean:
     return math.nan
   return (true_words(row) / true_words(central)
-          * math.hypot(half / mean, c_half / c_mean))
+          * summary.relative_half_width(mean, half, c_mean, c_half))

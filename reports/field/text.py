@@ -268,9 +268,8 @@ def _times(a: float, b: float) -> str:
 
 
 def _best_ps(table, population, n, epsilon) -> tuple[str, float]:
-  found = [(rows_lib.find(table, population, n, name, epsilon), name)
-           for name in mech.PS]
-  found = [(row.mean("words"), name) for row, name in found if row]
+  found = [(row.mean("words"), row.cell.mechanism) for row in
+           rows_lib.central_rows(table, population, n, epsilon)]
   if not found:
     return "–", math.nan
   words, name = max(found)
