@@ -199,7 +199,8 @@ def plan(settings: Settings, datasets: datasets_lib.DataCache) -> Plan:
                            else settings.side_epsilons)
   counts = settings.count_users + settings.large_count_users
   if counts or settings.others:
-    where = ([f"the word-count populations ({', '.join(f'{n:,}' for n in counts)} users)"]
+    sizes = ", ".join(f"{n:,}" for n in counts)
+    where = ([f"the word-count populations ({sizes} users)"]
              if counts else []) + (
                  ["the paper's OOV population (6,000,000 users)"]
                  if settings.others else [])

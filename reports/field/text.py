@@ -113,14 +113,15 @@ def introduction(settings: runs_lib.Settings) -> list[str]:
       "user per run*: the sum "
       "over rounds of a round's vector times the chance a user takes part "
       "(fixed: m/n; Poisson: q; the noisy trie calibrates to q = 1 here: "
-      "every user, every round; the planned noisy trie: the q it chose). *ms per run*: the median wall time of a "
-      "run, the population built beforehand; the first run of a TrieHH "
-      "cell calibrates θ and q (cached after), the first of a noisy trie "
-      "cell its σ (the later seeds run on the same parameters), which the "
-      "median leaves out. *guarantee*: the achieved (ε, δ), the directions "
-      "proven and the neighbouring relations covered (`docs/privacy.md`; "
-      "SFP's shuffling bound is for replace-one neighbours of a fixed n); "
-      "the full labels are under Guarantees.", ""]
+      "every user, every round; the planned noisy trie: the q it chose). "
+      "*ms per run*: the median wall time of a run, the population built "
+      "beforehand; the first run of a TrieHH cell calibrates θ and q "
+      "(cached after), the first of a noisy trie cell its σ (the later "
+      "seeds run on the same parameters), which the median leaves out. "
+      "*guarantee*: the achieved (ε, δ), the directions proven and the "
+      "neighbouring relations covered (`docs/privacy.md`; SFP's shuffling "
+      "bound is for replace-one neighbours of a fixed n); the full labels "
+      "are under Guarantees.", ""]
 
 
 def _words(shot_row: rows_lib.Row | None) -> str:

@@ -246,7 +246,8 @@ def test_several_words_line_names_the_planned_trie():
           "trie (1 MB per client per run) 1,459 true words, partition "
           "selection (truncated geometric, one word counted per user) "
           "1,410") in line
-  assert text_lib._multi_line(table[:1], 4.0) == []  # pylint: disable=protected-access
+  # pylint: disable-next=protected-access
+  assert text_lib._multi_line(table[:1], 4.0) == []
 
 
 def test_upload_weights_each_round_by_participation():

@@ -33,7 +33,8 @@ class UploadBudget:
   to about q of its users, against noise that sampling amplification
   lowers less. None (the default): the planned run chooses q (among
   ``SAMPLING_RATES``, and halved further while that finds more), and its
-  rule, on a public prior before the data is read (:mod:`triehh.mechanisms.plan_choice`, ``docs/noisy-trie.md``)."""
+  rule, on a public prior before the data is read
+  (:mod:`triehh.mechanisms.plan_choice`, ``docs/noisy-trie.md``)."""
 
   bytes_per_run: int = DEFAULT_BYTES_PER_RUN
   bytes_per_round: int | None = None
