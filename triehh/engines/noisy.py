@@ -736,9 +736,9 @@ def _verification_round(population: population_lib.Population, plan,
   local frequency); noise at the round's sigma; released at the word
   threshold for ``|V|`` candidates."""
   r = plan.num_levels - 1
-  order = np.argsort(-np.asarray(found.values, dtype=np.float64),
-                     kind="stable")
-  bits = plan.verification_bits([found.values[i] for i in order],
+  measured = np.asarray(found.values, dtype=np.float64)
+  order = np.argsort(-measured, kind="stable")
+  bits = plan.verification_bits(measured[order].tolist(),
                                 [found.sigmas[i] for i in order])
   allowance = 8 * plan.round_allowance(r, spent)
   kept = int(np.searchsorted(np.cumsum(bits), allowance, side="right"))
@@ -749,7 +749,7 @@ def _verification_round(population: population_lib.Population, plan,
   # Several words: the vote goes to the user's word of V that discovery
   # measured lowest (public), where one vote counts most.
   voted = _votes_for(population, cand, rng, plan.sampling_rate,
-                     priority=np.asarray([found.values[i] for i in order]))
+                     priority=measured[order])
   params = plan.params(r, True, max(kept, 1))
   passing, values, source = draw_passing(
       voted.candidates, voted.votes, kept,
