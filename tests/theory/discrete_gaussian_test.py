@@ -8,6 +8,7 @@ import pytest
 
 from triehh.theory import discrete_gaussian
 from triehh.theory import dp_events
+from triehh.theory import sampled_renyi
 
 
 def _hockey_stick(sigma: float, epsilon: float) -> float:
@@ -114,15 +115,22 @@ def test_a_sampled_round_keeps_the_unsampled_rounds_zcdp(sigma, rate):
     assert _renyi(sampled, without, 2.0) > 0.5 * _renyi(shifted, without, 2.0)
 
 
-def test_below_the_pld_a_sampled_run_has_the_unsampled_zcdp_epsilon():
+def test_below_the_pld_a_sampled_run_takes_the_smaller_bound():
   sigmas = [6.0, 3.0, 3.0, 3.0]
+  unsampled = discrete_gaussian.zcdp_epsilon(sigmas, 1e-18)
+  assert discrete_gaussian.epsilon(sigmas, 1.0, 1e-18, 1e-4) == unsampled
   for rate in (0.5, 1 / 16):
     eps = discrete_gaussian.epsilon(sigmas, rate, 1e-18, 1e-4)
-    assert eps == discrete_gaussian.zcdp_epsilon(sigmas, 1e-18)
+    assert eps == min(unsampled,
+                      sampled_renyi.epsilon(sigmas, rate, 1e-18))
+    assert eps < unsampled  # amplified
+  # Near q = 1 the zCDP bound is the smaller, and it answers.
+  assert (discrete_gaussian.epsilon(sigmas, 0.999, 1e-18, 1e-4)
+          == unsampled)
   # The closed form rho + 2 sqrt(rho ln(1/delta)) (Bun and Steinke 2016,
-  # Proposition 1.3), written here, bounds it.
+  # Proposition 1.3), written here, bounds the unsampled one.
   rho = sum(0.5 / s**2 for s in sigmas)
-  assert eps <= rho + 2 * math.sqrt(rho * math.log(1e18))
+  assert unsampled <= rho + 2 * math.sqrt(rho * math.log(1e18))
   # Above it, the sampled PLD, amplified, as before.
   assert (discrete_gaussian.epsilon(sigmas, 0.5, 1e-12, 1e-4)
           < discrete_gaussian.epsilon(sigmas, 1.0, 1e-12, 1e-4))

@@ -15,6 +15,7 @@ from triehh.theory import calibration_store
 from triehh.theory import dp_events
 from triehh.theory import noisy_trie
 from triehh.theory import pld
+from triehh.theory import sampled_renyi
 from triehh.theory.adjacency import Adjacency
 
 
@@ -89,19 +90,30 @@ def test_without_sampling_epsilon_meets_delta_past_the_pld(delta):
   assert noisy_trie.epsilon(params, delta) > noisy_trie.epsilon(params, 1e-12)
 
 
-def test_subsampled_runs_past_the_pld_are_accounted_unamplified():
+def test_subsampled_runs_past_the_pld_are_amplified_and_labelled():
   params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=6,
                                       sampling_rate=0.5,
                                       false_positive_rate=1e-3)
   unsampled = dataclasses.replace(params, sampling_rate=1.0)
-  assert (noisy_trie.epsilon(params, 1e-18)
-          == noisy_trie.epsilon(unsampled, 1e-18))
-  assert _composed_delta(4.0, 6, noisy_trie.epsilon(params, 1e-18)) <= 1e-18
-  # Calibration keeps to q = 1 there (sampling would only thin counts),
-  # and meets the target.
+  sampled_eps = noisy_trie.epsilon(params, 1e-18)
+  # The sampled RDP bound answers, below the unsampled zCDP bound (which
+  # holds for it too, and meets delta by the exact composition).
+  assert sampled_eps < 0.8 * noisy_trie.epsilon(unsampled, 1e-18)
+  assert _composed_delta(4.0, 6, noisy_trie.epsilon(unsampled, 1e-18)) <= 1e-18
+  assert sampled_eps == sampled_renyi.epsilon([4.0] * 6, 0.5, 1e-18)
+  assert (noisy_trie.guarantee(params, 1e-18).accounting
+          == noisy_trie.ACCOUNTING_SAMPLED_RENYI)
+  assert (noisy_trie.guarantee(params, 1e-12).accounting
+          == noisy_trie.ACCOUNTING)
+  # Calibration may sample there now; at this target q = 1 still needs the
+  # smallest count, and meets the target.
   calibrated = noisy_trie.calibrate(6, 4.0, 1e-18)
   assert calibrated.sampling_rate == 1.0
   assert noisy_trie.epsilon(calibrated, 1e-18) <= 4.0
+  at_half = noisy_trie.calibrate(6, 4.0, 1e-18, sampling_rates=(0.5,))
+  assert at_half.sampling_rate == 0.5
+  assert at_half.sigma < 0.8 * calibrated.sigma
+  assert noisy_trie.epsilon(at_half, 1e-18) <= 4.0
 
 
 def _subsampled_loss(sigma: float, rate: float, grid: float,

@@ -23,8 +23,11 @@ Its accountant is for that law, not the continuous Gaussian's:
   neighbouring inputs, and Renyi divergence is jointly quasi-convex (van
   Erven and Harremoes 2014, Theorem 13), so each sampled round is
   ``1 / (2 sigma^2)``-zCDP in both directions and the rounds compose
-  adaptively (Bun and Steinke 2016, Lemma 2.3). Sampling then buys bytes,
-  not privacy, below 1e-15.
+  adaptively (Bun and Steinke 2016, Lemma 2.3).
+* *Sampled RDP.* Below 1e-15 a Poisson-sampled run also has the RDP
+  bound of Zhu and Wang's Theorem 6 on the discrete Gaussian's RDP
+  (:mod:`triehh.theory.sampled_renyi`), amplified by sampling;
+  :func:`epsilon` takes the smaller of the two.
 
 The continuous Gaussian's accountant is *not* an upper bound here: at
 sigma = 2 and delta = 1e-6 the continuous epsilon (2.254) leaves the discrete
@@ -42,6 +45,7 @@ from collections.abc import Sequence
 from scipy import optimize
 
 from triehh.core import discrete_noise
+from triehh.theory import sampled_renyi
 
 # Below this delta dp_accounting's PLD answers epsilon = inf (floating
 # point); the zCDP bound answers at any delta.
@@ -139,10 +143,14 @@ def epsilon(sigmas: Sequence[float], sampling_rate: float, delta: float,
   """The rounds' epsilon at ``delta``, both directions: the PLD's
   (:func:`pld_epsilon`, Poisson-sampled at ``sampling_rate``), without
   sampling no more than the zCDP bound's (:func:`zcdp_epsilon`); below
-  ``SMALLEST_PLD_DELTA`` the zCDP bound alone, which holds sampled or not
-  (module docstring)."""
+  ``SMALLEST_PLD_DELTA`` the zCDP bound, which holds sampled or not, and
+  sampled no more than the sampled RDP bound
+  (:func:`triehh.theory.sampled_renyi.epsilon`) (module docstring)."""
   if delta < SMALLEST_PLD_DELTA:
-    return zcdp_epsilon(sigmas, delta)
+    unsampled = zcdp_epsilon(sigmas, delta)
+    if sampling_rate >= 1.0:
+      return unsampled
+    return min(unsampled, sampled_renyi.epsilon(sigmas, sampling_rate, delta))
   if sampling_rate >= 1.0:
     return min(zcdp_epsilon(sigmas, delta),
                pld_epsilon(sigmas, 1.0, delta, discretization))

@@ -53,8 +53,11 @@ The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
   run. dp_accounting's PLD of the discrete Gaussian composes
   the rounds (pessimistic; the truncation of its support accounted), and
   without sampling the zCDP bound (CKS20: ``1 / (2 sigma_r^2)`` per round,
-  composed and converted) caps it and answers below delta = 1e-15
-  (:func:`triehh.theory.discrete_gaussian.epsilon`).
+  composed and converted) caps it; below delta = 1e-15 the zCDP bound
+  answers, and for sampled rounds the sampled RDP bound (Zhu and Wang
+  2019, Theorem 6) when smaller
+  (:func:`triehh.theory.discrete_gaussian.epsilon`,
+  :mod:`triehh.theory.sampled_renyi`).
 * *R rounds.* C_r depends only on earlier outputs, so the run is the
   adaptive composition of R such mechanisms, round r's dominated by the
   same pair (at sigma_r) whatever C_r is: ``SelfComposedDpEvent(level, R)``,
@@ -90,6 +93,7 @@ from triehh.theory import dp_events
 from triehh.theory import limits
 from triehh.theory import mechanism as mechanism_lib
 from triehh.theory import noise_search
+from triehh.theory import sampled_renyi
 from triehh.theory.adjacency import Adjacency
 from triehh.theory.mechanism import Guarantee
 
@@ -117,11 +121,13 @@ def check_multipliers(multipliers, num_levels: int | None = None
 ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
 ACCOUNTING = "noisy trie (discrete Gaussian PLD, two-sided)"
 # Without sampling, the discrete Gaussian's PLD capped by its zCDP bound,
-# which alone answers below SMALLEST_PLD_DELTA (dp_accounting's PLD answers
-# epsilon = inf below about 1e-15, floating point); it holds, unamplified,
-# for subsampled rounds too (triehh.theory.discrete_gaussian).
+# which answers below SMALLEST_PLD_DELTA (dp_accounting's PLD answers
+# epsilon = inf below about 1e-15, floating point), with the sampled RDP
+# bound for subsampled rounds there (triehh.theory.discrete_gaussian).
 ACCOUNTING_EXACT = ("noisy trie (discrete Gaussian PLD and zCDP, "
                     "two-sided)")
+ACCOUNTING_SAMPLED_RENYI = ("noisy trie (discrete Gaussian zCDP and "
+                            "Poisson-sampled RDP, two-sided)")
 SMALLEST_PLD_DELTA = discrete_gaussian.SMALLEST_PLD_DELTA
 COVERS = ("the released words, the published trie and every noisy count, "
           "for neighbours of any size (no parameter depends on n)")
@@ -138,7 +144,7 @@ DEFAULT_SAMPLING_RATES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 _SIGMA_TOLERANCE = 1e-3
 # The code that answers a calibration: the store's key (:func:`calibrate`).
 _SOURCES = (__file__, discrete_gaussian.__file__, discrete_noise.__file__,
-            noise_search.__file__)
+            noise_search.__file__, sampled_renyi.__file__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -336,10 +342,17 @@ def guarantee(params: NoisyTrieParams, delta: float | None = None
     delta = params.delta
   return Guarantee(epsilon=epsilon(params, delta), delta=delta,
                    adjacencies=ADJACENCIES, two_sided=True,
-                   accounting=(ACCOUNTING_EXACT if params.sampling_rate >= 1
-                               else ACCOUNTING),
+                   accounting=_accounting(params.sampling_rate, delta),
                    n_source="unused", covers=COVERS, public=PUBLIC,
                    trust=TRUST)
+
+
+def _accounting(sampling_rate: float, delta: float) -> str:
+  """The accountant that answers for a run at ``sampling_rate`` and
+  ``delta`` (:func:`triehh.theory.discrete_gaussian.epsilon`)."""
+  if sampling_rate >= 1:
+    return ACCOUNTING_EXACT
+  return ACCOUNTING if delta >= SMALLEST_PLD_DELTA else ACCOUNTING_SAMPLED_RENYI
 
 
 # The least base sigma searched: below a tenth of a vote the noise changes
@@ -390,8 +403,8 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   the target. The answer is checked by :func:`epsilon` on the
   ``discretization`` grid (sigma raised by 0.1 % steps until it meets it).
   ``noise_multipliers`` (fixed in advance) scale the first rounds' noise;
-  sigma is their base. Below ``SMALLEST_PLD_DELTA`` only q = 1 is tried
-  (sampling is accounted unamplified there, so it only thins counts).
+  sigma is their base. Below ``SMALLEST_PLD_DELTA`` sampled rates are
+  accounted by the sampled RDP bound (looser than the PLD).
   Nothing here depends on n. The answer is remembered in the process and
   on disk (:mod:`triehh.theory.calibration_store`; a stored
   one is used when the accountant confirms it).
@@ -405,8 +418,6 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
                   for q in sampling_rates}, reverse=True)
   if not rates:
     raise ValueError("sampling_rates is empty")
-  if delta < SMALLEST_PLD_DELTA and rates[0] >= 1.0:
-    rates = rates[:1]  # sampling is not amplified there: q = 1 is best
   sigma, rate = _remembered(num_levels, float(epsilon_target), float(delta),
                             tuple(rates), multipliers, float(discretization))
   return NoisyTrieParams(sigma=sigma, num_levels=num_levels,

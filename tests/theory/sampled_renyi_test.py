@@ -1,0 +1,88 @@
+"""Checks of the Poisson-sampled RDP bound against computations written
+here: Renyi divergences summed from the discrete Gaussian's pmfs, and
+dp_accounting's PLD where it answers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from triehh.theory import discrete_gaussian
+from triehh.theory import sampled_renyi
+
+
+def _renyi(log_p: np.ndarray, log_q: np.ndarray, alpha: float) -> float:
+  """D_alpha(P || Q) summed from log pmfs on one support."""
+  return float(np.logaddexp.reduce(alpha * log_p + (1 - alpha) * log_q)
+               / (alpha - 1))
+
+
+def _sampled_pair(sigma: float, rate: float):
+  """Log pmfs of one round without the user and with it Poisson-sampled
+  at ``rate`` (the mixture of the shifted and the unshifted law)."""
+  x = np.arange(-int(40 * sigma) - 40, int(40 * sigma) + 41).astype(float)
+  log_z = np.logaddexp.reduce(-x**2 / (2 * sigma**2))
+  without = -x**2 / (2 * sigma**2) - log_z
+  shifted = -(x - 1)**2 / (2 * sigma**2) - log_z
+  return without, np.logaddexp(math.log1p(-rate) + without,
+                               math.log(rate) + shifted)
+
+
+@pytest.mark.parametrize("sigma", [0.7, 2.0, 6.0])
+@pytest.mark.parametrize("rate", [0.9, 0.25, 1 / 64])
+def test_one_sampled_round_is_within_the_bound_both_ways(sigma, rate):
+  without, sampled = _sampled_pair(sigma, rate)
+  curve = sampled_renyi.renyi_curve([sigma], rate)
+  exact_at_two = None
+  for alpha in (2, 3, 5, 8, 16, 32, 64):
+    bound = curve[sampled_renyi.ORDERS.index(alpha)]
+    forward = _renyi(sampled, without, alpha)
+    backward = _renyi(without, sampled, alpha)
+    assert max(forward, backward) <= bound * (1 + 1e-9)
+    if alpha == 2:
+      exact_at_two = forward
+  # At order 2 the theorem is exact for the shifted law (C(2,2) q^2
+  # (e^(1/sigma^2) - 1) is the chi-square): the check is not vacuous.
+  assert curve[0] == pytest.approx(exact_at_two, rel=1e-6)
+
+
+def test_rounds_compose_by_adding_and_sampling_amplifies():
+  one = sampled_renyi.renyi_curve([3.0], 0.125)
+  two = sampled_renyi.renyi_curve([3.0, 5.0], 0.125)
+  other = sampled_renyi.renyi_curve([5.0], 0.125)
+  np.testing.assert_allclose(two, one + other, rtol=1e-12)
+  # Below the unsampled rounds' 1 / (2 sigma^2) per order, by about q^2
+  # at order 2.
+  alpha = np.asarray(sampled_renyi.ORDERS, dtype=float)
+  assert np.all(one <= alpha / (2 * 9.0) * (1 + 1e-12))
+  assert one[0] < 0.02 * (2 / 18)
+
+
+@pytest.mark.parametrize("delta", [1e-6, 1e-10, 1e-14])
+@pytest.mark.parametrize("rate", [0.5, 0.1])
+def test_never_below_the_pld_where_the_pld_answers(delta, rate):
+  """The near-exact PLD is a floor no valid bound goes under; the bound
+  stays within 1.6 times it here."""
+  sigmas = [3.0] * 4
+  bound = sampled_renyi.epsilon(sigmas, rate, delta)
+  pld = discrete_gaussian.pld_epsilon(sigmas, rate, delta, 1e-4)
+  assert pld <= bound <= 1.6 * pld
+
+
+def test_the_conversion_is_the_zcdp_one_on_a_zcdp_curve():
+  rho = 0.05
+  curve = rho * np.asarray(sampled_renyi.ORDERS, dtype=float)
+  for delta in (1e-8, 1e-18):
+    eps = sampled_renyi.epsilon_from_curve(curve, delta)
+    unsampled = discrete_gaussian.zcdp_epsilon([math.sqrt(0.5 / rho)], delta)
+    # Integer orders only: at or a hair above the best real order's.
+    assert unsampled * (1 - 1e-6) <= eps <= unsampled * 1.01
+    # The closed form rho + 2 sqrt(rho ln(1/delta)) (Bun and Steinke
+    # 2016, Proposition 1.3) bounds it.
+    assert eps <= rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.0, 1.5])
+def test_a_rate_outside_zero_one_is_refused(rate):
+  with pytest.raises(ValueError, match="sampling_rate"):
+    sampled_renyi.renyi_curve([2.0], rate)
