@@ -28,22 +28,38 @@ def _sampled_pair(sigma: float, rate: float):
                                math.log(rate) + shifted)
 
 
-@pytest.mark.parametrize("sigma", [0.7, 2.0, 6.0])
+def _zhu_wang(sigma: float, rate: float, alpha: int) -> float:
+  """Zhu and Wang's general bound for Poisson sampling (ICML 2019, Theorem
+  6) at integer order alpha, on the discrete Gaussian's RDP l / (2
+  sigma^2): a published upper bound, written here."""
+  q, eps = rate, lambda l: l / (2 * sigma**2)
+  total = ((1 - q)**(alpha - 1) * (alpha * q - q + 1)
+           + math.comb(alpha, 2) * q**2 * (1 - q)**(alpha - 2)
+           * math.exp(eps(2)))
+  total += 3 * sum(math.comb(alpha, l) * (1 - q)**(alpha - l) * q**l
+                   * math.exp((l - 1) * eps(l)) for l in range(3, alpha + 1))
+  return math.log(total) / (alpha - 1)
+
+
+@pytest.mark.parametrize("sigma", [0.7, 2.0, 6.0, 40.0])
 @pytest.mark.parametrize("rate", [0.9, 0.25, 1 / 64])
-def test_one_sampled_round_is_within_the_bound_both_ways(sigma, rate):
+def test_one_sampled_round_is_the_larger_divergence_from_the_pmfs(
+    sigma, rate):
   without, sampled = _sampled_pair(sigma, rate)
-  curve = sampled_renyi.renyi_curve([sigma], rate)
-  exact_at_two = None
+  curve = sampled_renyi.round_curve(sigma, rate)
   for alpha in (2, 3, 5, 8, 16, 32, 64):
-    bound = curve[sampled_renyi.ORDERS.index(alpha)]
+    computed = curve[sampled_renyi.ORDERS.index(alpha)]
     forward = _renyi(sampled, without, alpha)
     backward = _renyi(without, sampled, alpha)
-    assert max(forward, backward) <= bound * (1 + 1e-9)
-    if alpha == 2:
-      exact_at_two = forward
-  # At order 2 the theorem is exact for the shifted law (C(2,2) q^2
-  # (e^(1/sigma^2) - 1) is the chi-square): the check is not vacuous.
-  assert curve[0] == pytest.approx(exact_at_two, rel=1e-6)
+    assert computed == pytest.approx(max(forward, backward), rel=1e-8,
+                                     abs=1e-13)
+    if alpha * (alpha - 1) / (2 * sigma**2) < 700:  # within a double
+      assert computed <= _zhu_wang(sigma, rate, alpha) * (1 + 1e-9)
+    # Each direction's own computation, not only the larger one.
+    assert (sampled_renyi._log_backward(alpha, sigma, rate) / (alpha - 1)
+            == pytest.approx(backward, rel=1e-8, abs=1e-13))
+    assert (sampled_renyi._log_forward(alpha, sigma, rate) / (alpha - 1)
+            == pytest.approx(forward, rel=1e-8, abs=1e-13))
 
 
 def test_rounds_compose_by_adding_and_sampling_amplifies():
@@ -85,4 +101,4 @@ def test_the_conversion_is_the_zcdp_one_on_a_zcdp_curve():
 @pytest.mark.parametrize("rate", [0.0, 1.0, 1.5])
 def test_a_rate_outside_zero_one_is_refused(rate):
   with pytest.raises(ValueError, match="sampling_rate"):
-    sampled_renyi.renyi_curve([2.0], rate)
+    sampled_renyi.round_curve(2.0, rate)

@@ -24,8 +24,8 @@ Its accountant is for that law, not the continuous Gaussian's:
   Erven and Harremoes 2014, Theorem 13), so each sampled round is
   ``1 / (2 sigma^2)``-zCDP in both directions and the rounds compose
   adaptively (Bun and Steinke 2016, Lemma 2.3).
-* *Sampled RDP.* Below 1e-15 a Poisson-sampled run also has the RDP
-  bound of Zhu and Wang's Theorem 6 on the discrete Gaussian's RDP
+* *Sampled RDP.* Below 1e-15 a Poisson-sampled run also has its rounds'
+  own Renyi divergence, both directions, at integer orders
   (:mod:`triehh.theory.sampled_renyi`), amplified by sampling;
   :func:`epsilon` takes the smaller of the two.
 

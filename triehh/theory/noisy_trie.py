@@ -54,8 +54,8 @@ The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
   the rounds (pessimistic; the truncation of its support accounted), and
   without sampling the zCDP bound (CKS20: ``1 / (2 sigma_r^2)`` per round,
   composed and converted) caps it; below delta = 1e-15 the zCDP bound
-  answers, and for sampled rounds the sampled RDP bound (Zhu and Wang
-  2019, Theorem 6) when smaller
+  answers, and for sampled rounds the sampled rounds' own Renyi
+  divergence, both directions, when smaller
   (:func:`triehh.theory.discrete_gaussian.epsilon`,
   :mod:`triehh.theory.sampled_renyi`).
 * *R rounds.* C_r depends only on earlier outputs, so the run is the
