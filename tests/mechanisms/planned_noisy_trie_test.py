@@ -184,11 +184,11 @@ def test_the_dp_event_composes_to_the_guarantee(release):
   assert noisy_plan.epsilon(plan) == pytest.approx(g.epsilon, rel=1e-9)
 
 
-@pytest.mark.parametrize("engine", ["tff", "beam", "protocol"])
+@pytest.mark.parametrize("engine", ["beam", "protocol"])
 def test_other_engines_refuse_a_budget_in_one_line(release, engine):
   with pytest.raises(ValueError, match="^upload_budget: the planned noisy "
-                     f"trie runs on the 'fast' engine only, not '{engine}'"
-                     ) as raised:
+                     "trie runs on the 'fast' and 'tff' engines only, not "
+                     f"'{engine}'") as raised:
     _MECHANISM.run(_USERS, release.params, 0, engine)
   assert "\n" not in str(raised.value)
 
@@ -196,6 +196,18 @@ def test_other_engines_refuse_a_budget_in_one_line(release, engine):
 def test_the_fast_engine_takes_no_options_with_a_plan(release):
   with pytest.raises(ValueError, match="takes no engine options, got noise"):
     _MECHANISM.run(_USERS, release.params, 0, "fast", noise="central")
+
+
+def test_the_tff_engine_refuses_distributed_noise_and_unknown_options(
+    release):
+  # Refused before TFF is imported or any data read.
+  with pytest.raises(ValueError, match="^upload_budget: the planned noisy "
+                     "trie adds central noise only") as raised:
+    _MECHANISM.run(_USERS, release.params, 0, "tff", noise="distributed")
+  assert "\n" not in str(raised.value)
+  with pytest.raises(ValueError, match="tff engine takes connect_timeout, "
+                     "noise, rpc_timeout, workers; got dropout"):
+    _MECHANISM.run(_USERS, release.params, 0, "tff", dropout=0.1)
 
 
 def test_a_release_with_no_word_says_why():

@@ -632,11 +632,51 @@ class _Thresholds:
   false_positive_rate: float
 
 
+class FastVoter:
+  """How the fast engine votes and draws a planned run's rounds: the votes
+  counted in numpy (sampling as a binomial per candidate for one word per
+  user), the noise drawn only on the candidates some word extends, the
+  others' passes drawn at once (:func:`draw_passing`). Other engines (TFF)
+  give :func:`run_planned` their own voter with the same two methods and
+  the same law."""
+
+  def __init__(self, frontier_votes: bool = True):
+    self.frontier_votes = frontier_votes
+
+  def planned_round(self, population: population_lib.Population, plan,
+                    r: int, frontier: _Frontier, ext: Extensions, p: int,
+                    rng: np.random.Generator):
+    """Round r's votes (:class:`_Voted`) and its passing candidates, their
+    noisy sums and which explicit candidate each is (-1: none), words at
+    the word threshold and prefixes at the prefix threshold."""
+    q = plan.sampling_rate
+    voted = (_planned_votes(population, rng, frontier, ext, p, q)
+             if self.frontier_votes else
+             _votes(population, q, rng, frontier, ext, p))
+    return (voted, *_draw_two(voted, frontier.real.size, ext, plan, r, rng))
+
+  def verification_round(self, population: population_lib.Population, plan,
+                         cand: np.ndarray, priority: np.ndarray,
+                         codes: list, rng: np.random.Generator):
+    """The verification round's votes and its passing candidates (of the
+    ``len(codes)`` words of V, ``cand[w]``: word w's candidate, -1: none),
+    their noisy sums and explicit indices."""
+    kept = len(codes)
+    voted = _votes_for(population, cand, rng, plan.sampling_rate,
+                       priority=priority)
+    params = plan.params(plan.num_levels - 1, True, max(kept, 1))
+    return (voted, *draw_passing(
+        voted.candidates, voted.votes, kept,
+        _Thresholds(params.sigma, params.threshold,
+                    params.false_positive_rate), rng))
+
+
 # Long function: a round's steps in order (plan, votes, noise, release,
 # next frontier), which would otherwise pass a dozen arrays between helpers.
 def run_planned(population: population_lib.Population, plan,
                 rng: np.random.Generator | int, *,
-                frontier_votes: bool = True) -> PlannedResult:
+                frontier_votes: bool = True,
+                voter=None) -> PlannedResult:
   """Runs the noisy trie on ``plan``
   (:class:`triehh.theory.noisy_plan.NoisyPlan`): each round's characters
   from the public frontier and the budget, separate thresholds for words
@@ -646,9 +686,11 @@ def run_planned(population: population_lib.Population, plan,
   frequency over all of its words, as :func:`run` draws them, for
   comparison). A plan that verifies keeps the words its discovery rounds
   pass as candidates and releases only those its verification round
-  passes (:func:`_verification_round`)."""
+  passes (:func:`_verification_round`). ``voter`` (None: the fast
+  engine's, :class:`FastVoter`) counts the votes and draws the passes."""
   from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(rng)
+  voter = FastVoter(frontier_votes) if voter is None else voter
   max_length, a = population.max_length, population.alphabet.size
   frontier = _Frontier(np.zeros((1, 0), dtype=np.int16),
                        np.zeros(1, dtype=np.int64))
@@ -671,11 +713,8 @@ def run_planned(population: population_lib.Population, plan,
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
     q = plan.sampling_rate
-    voted = (_planned_votes(population, rng, frontier, ext, p, q)
-             if frontier_votes else
-             _votes(population, q, rng, frontier, ext, p))
-    candidates, values, source = _draw_two(voted, frontier.real.size, ext,
-                                           plan, r, rng)
+    voted, candidates, values, source = voter.planned_round(
+        population, plan, r, frontier, ext, p, rng)
     real_words, codes, ends = _passing_codes(population, frontier, ext,
                                              voted, candidates, source)
     stats = _planned_stats(plan, r, frontier, ext, p, voted, candidates,
@@ -698,7 +737,7 @@ def run_planned(population: population_lib.Population, plan,
     parent = [float(v) for v in values[~ends][order]]
   if plan.verify:
     level, released = _verification_round(population, plan, found, spent,
-                                          rng)
+                                          rng, voter)
     levels.append(level)
     words.extend(released[0])
     counts.append(released[1])
@@ -727,7 +766,8 @@ class _Found:
 
 
 def _verification_round(population: population_lib.Population, plan,
-                        found: _Found, spent: int, rng: np.random.Generator
+                        found: _Found, spent: int, rng: np.random.Generator,
+                        voter: FastVoter | None = None
                         ) -> tuple[PlannedLevel, tuple]:
   """The last round of a plan that verifies: the discovered word
   candidates, largest noisy count first, as many as the run's remaining
@@ -748,13 +788,11 @@ def _verification_round(population: population_lib.Population, plan,
   cand[real[real >= 0]] = np.flatnonzero(real >= 0)
   # Several words: the vote goes to the user's word of V that discovery
   # measured lowest (public), where one vote counts most.
-  voted = _votes_for(population, cand, rng, plan.sampling_rate,
-                     priority=measured[order])
+  voter = FastVoter() if voter is None else voter
+  voted, passing, values, source = voter.verification_round(
+      population, plan, cand, measured[order],
+      [found.codes[i] for i in order], rng)
   params = plan.params(r, True, max(kept, 1))
-  passing, values, source = draw_passing(
-      voted.candidates, voted.votes, kept,
-      _Thresholds(params.sigma, params.threshold,
-                  params.false_positive_rate), rng)
   zero = voted.votes == 0
   explicit = source >= 0
   stats = LevelStats(

@@ -122,7 +122,7 @@ class NoisyTrie(protocol.BaseMechanism):
           params: noisy_trie.NoisyTrieParams, rng, engine: str,
           **engine_options):
     """One run on ``engine`` (``noise="distributed"``: Skellam shares,
-    accounted so); a plan's on the fast engine only (:func:`planned.run`)."""
+    accounted so); a plan's on the fast or TFF engine (:func:`planned.run`)."""
     if isinstance(params, planned.CalibratedPlan):
       return planned.run(population, params, rng, engine, **engine_options)
     runner = engines.get(engine).runner(NAME)

@@ -13,8 +13,9 @@ budget").
   Gaussian rounds at the planned sigma_r (:func:`guarantee`,
   :func:`dp_event`: dp_accounting's ``ComposedDpEvent`` of
   :class:`~triehh.theory.dp_events.DiscreteGaussianDpEvent`);
-* engine: the fast engine's :func:`triehh.engines.noisy.run_planned`
-  only; the others refuse a budgeted target (:func:`check_engine`);
+* engine: the fast engine's :func:`triehh.engines.noisy.run_planned`, or
+  TFF's :func:`triehh.engines.tff.planned_engine.run_planned` (central
+  noise); the others refuse a budgeted target (:func:`check_engine`);
 * release: :class:`PlannedNoisyTrieRelease`, with the bytes a client
   uploads in each round and over the run (public: functions of the plan
   and the released counts).
@@ -32,6 +33,7 @@ import time
 
 import numpy as np
 
+from triehh.core import extras
 from triehh.core import population as population_lib
 from triehh.core import release
 from triehh.engines import noisy as noisy_engine
@@ -137,17 +139,35 @@ def _rounds(plan: noisy_plan.NoisyPlan) -> str:
   return f"{plan.num_levels} rounds"
 
 
+# The TFF engine's options for a planned run: where it runs (central noise
+# only: the distributed mode is not built for planned runs).
+TFF_OPTIONS = frozenset({"noise", "workers", "connect_timeout",
+                         "rpc_timeout"})
+
+
 def check_engine(engine: str, engine_options: dict) -> None:
-  """ValueError unless ``engine`` is the fast engine, with no options: the
-  planned rounds run there only."""
-  if engine != engines.FAST:
+  """ValueError unless ``engine`` is the fast engine, with no options, or
+  the TFF engine, with central noise and where it runs: the planned rounds
+  run there only."""
+  if engine not in (engines.FAST, engines.TFF):
     raise ValueError(
         f"upload_budget: the planned noisy trie runs on the {engines.FAST!r} "
-        f"engine only, not {engine!r}; give no upload_budget to run the "
-        "classic noisy trie there")
-  if engine_options:
-    raise ValueError("the noisy trie's fast engine takes no engine "
+        f"and {engines.TFF!r} engines only, not {engine!r}; give no "
+        "upload_budget to run the classic noisy trie there")
+  if engine == engines.FAST and engine_options:
+    raise ValueError("the planned noisy trie's fast engine takes no engine "
                      f"options, got {', '.join(sorted(engine_options))}")
+  unknown = set(engine_options) - TFF_OPTIONS
+  if unknown:
+    raise ValueError(f"the planned noisy trie's tff engine takes "
+                     f"{', '.join(sorted(TFF_OPTIONS))}; got "
+                     f"{', '.join(sorted(unknown))}")
+  if engine_options.get("noise", "central") != "central":
+    raise ValueError(
+        "upload_budget: the planned noisy trie adds central noise only "
+        f"(noise={engine_options['noise']!r} is not built for planned "
+        "runs); give no upload_budget for the classic noisy trie's "
+        "distributed mode")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,11 +241,19 @@ class PlannedNoisyTrieRelease:
 def run(population: population_lib.Population, plan: CalibratedPlan, rng,
         engine: str, **engine_options) -> PlannedNoisyTrieRelease:
   """One planned run on the fast engine
-  (:func:`triehh.engines.noisy.run_planned`), with its guarantee."""
+  (:func:`triehh.engines.noisy.run_planned`) or in TFF
+  (:func:`triehh.engines.tff.planned_engine.run_planned`), with its
+  guarantee."""
   check_engine(engine, engine_options)
   accounted = guarantee(plan)  # before the data is read
   start = time.perf_counter()
-  result = noisy_engine.run_planned(population, plan, rng)
+  if engine == engines.TFF:
+    tff_engine = extras.import_module("triehh.engines.tff.planned_engine",
+                                      "the planned noisy trie in TFF")
+    engine_options.pop("noise", None)
+    result = tff_engine.run_planned(population, plan, rng, **engine_options)
+  else:
+    result = noisy_engine.run_planned(population, plan, rng)
   seconds = time.perf_counter() - start
   notes = () if result.words else (
       nothing_found(plan, population.num_users),)

@@ -1,0 +1,161 @@
+"""Tests of triehh.engines.tff.planned_engine: the planned noisy trie run
+in TFF, equal in law to the fast engine's run_planned."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow_federated")
+
+import triehh
+from triehh.core import population as population_lib
+from triehh.engines import noisy
+from triehh.engines.tff import planned_engine
+from triehh.engines.tff import planned_process
+from triehh.theory import noisy_plan
+from tests.engines import noisy_law
+
+# A plan on the law population (15 users, "a" and "b", L = 2) whose
+# released words vary from run to run: discovery rounds (the first covers
+# both characters; candidates nobody votes for pass at a loose prefix
+# rate), then a verification round; each user takes part with
+# probability 0.8.
+LAW_PLAN = noisy_plan.NoisyPlan(
+    sigma=1.5, num_levels=3, noise_multipliers=(), verify=True,
+    word_false_positive_rate=0.05, prefix_false_positive_rate=0.3,
+    budget=noisy_plan.UploadBudget(10**6, None, 0.8), population_size=15,
+    max_length=2, alphabet_size=2, one_word=True, false_words=1.0)
+TFF_RUNS = 250
+
+
+def _word_set(result):
+  return tuple(sorted(result.words))
+
+
+def _passes(result):
+  return tuple(level.stats.num_passing for level in result.levels)
+
+
+def _p_values(runs, fast):
+  return [noisy_law.homogeneity_p_value(runs, fast, key)
+          for key in (_word_set, _passes)]
+
+
+def _fast(plan):
+  pop = noisy_law.law_population()
+  return [noisy.run_planned(pop, plan, seed)
+          for seed in range(10**6, 10**6 + noisy_law.FAST_RUNS)]
+
+
+@pytest.fixture(scope="module")
+def tff_planned_runs(tff_runtime_module):
+  del tff_runtime_module  # the engine installs the cached local runtime
+  pop = noisy_law.law_population()
+  return [planned_engine.run_planned(pop, LAW_PLAN, seed)
+          for seed in range(TFF_RUNS)]
+
+
+def test_the_planned_run_is_equal_in_law_to_the_fast_engine(
+    tff_planned_runs):
+  assert min(_p_values(tff_planned_runs, _fast(LAW_PLAN))) > (
+      noisy_law.FALSE_ALARM / 2)
+  # Not trivial: words released and candidates nobody voted for passing,
+  # and the verification round reached in most runs.
+  assert sum(len(r.words) for r in tff_planned_runs) > TFF_RUNS
+  assert sum(level.stats.num_zero_vote_passing for r in tff_planned_runs
+             for level in r.levels) > 10
+  assert sum(r.levels[-1].verification for r in tff_planned_runs) > (
+      TFF_RUNS / 2)
+
+
+def test_the_law_test_sees_a_looser_word_threshold(tff_planned_runs):
+  looser = dataclasses.replace(LAW_PLAN, false_words=4.0)
+  assert min(_p_values(tff_planned_runs, _fast(looser))) < (
+      noisy_law.FALSE_ALARM / 2)
+
+
+def test_a_seed_gives_one_run(tff_runtime_module):
+  del tff_runtime_module
+  pop = noisy_law.law_population()
+  first = planned_engine.run_planned(pop, LAW_PLAN, 3)
+  again = planned_engine.run_planned(pop, LAW_PLAN, 3)
+  assert first.words == again.words and first.levels == again.levels
+
+
+# ---- several words per user -------------------------------------------------
+
+SEVERAL = population_lib.Population.from_user_words(
+    [{"zz": 9, "ab": 1}] * 30 + [{"ac": 1}] * 20, max_length=4,
+    alphabet="abcz")
+
+
+def _tiny_plan(rounds=4, verify=False):
+  return noisy_plan.NoisyPlan(
+      sigma=0.01, num_levels=rounds, noise_multipliers=(), verify=verify,
+      word_false_positive_rate=1e-15, prefix_false_positive_rate=1e-15,
+      budget=noisy_plan.UploadBudget(10**6), population_size=50,
+      max_length=4, alphabet_size=4, one_word=False, false_words=1e-12)
+
+
+def test_several_words_vote_for_words_on_the_frontier(tff_context):
+  del tff_context
+  voter = planned_engine.TffVoter(SEVERAL)
+  word_a = list(SEVERAL.vocabulary).index("ab")
+  frontier = noisy._Frontier(
+      SEVERAL.codes[word_a:word_a + 1, :1].astype(np.int16),
+      np.array([SEVERAL.prefix_ids[1][word_a]], dtype=np.int64))
+  ext = noisy.Extensions.of(SEVERAL.alphabet.size, 1, 4, 1)
+  voted, passing, values, _ = voter.planned_round(
+      SEVERAL, _tiny_plan(), 0, frontier, ext, 1, np.random.default_rng(0))
+  # Every user has a word under "a": all 50 vote, none for "zz".
+  assert sorted(voted.votes.tolist()) == [20, 30]
+  assert sorted(np.rint(values).tolist()) == [20, 30]
+  assert passing.size == 2
+
+
+@pytest.mark.parametrize("priority,expected", [([5.0, 100.0], [30, 0]),
+                                               ([100.0, 5.0], [0, 30])])
+def test_verification_votes_go_to_the_word_measured_lowest(
+    tff_context, priority, expected):
+  del tff_context
+  voter = planned_engine.TffVoter(SEVERAL)
+  words = ["ab", "zz"]
+  ids = [list(SEVERAL.vocabulary).index(w) for w in words]
+  cand = np.full(SEVERAL.num_words, -1, dtype=np.int64)
+  cand[ids] = [0, 1]
+  codes = [SEVERAL.codes[i, :3].astype(np.int16) for i in ids]
+  voted, _, values, source = voter.verification_round(
+      SEVERAL, _tiny_plan(verify=True), cand, np.array(priority), codes,
+      np.random.default_rng(0))
+  assert voted.votes.tolist() == expected
+  assert np.rint(values[source >= 0]).tolist() == [v for v in expected if v]
+
+
+def test_a_round_beyond_the_capacity_is_refused(tff_runtime_module,
+                                                monkeypatch):
+  del tff_runtime_module
+  monkeypatch.setattr(planned_process, "MAX_CANDIDATES", 4)
+  with pytest.raises(ValueError, match="round 0's candidate table has .* "
+                     "rows; the TFF engine holds at most 4"):
+    planned_engine.run_planned(SEVERAL, _tiny_plan(), 0)
+
+
+# ---- through triehh.discover --------------------------------------------------
+
+
+def test_discover_runs_the_planned_trie_in_tff_and_labels_it(
+    tff_runtime_module):
+  del tff_runtime_module
+  users = triehh.Population.from_user_words(
+      ["sun"] * 300 + ["moon"] * 200 + ["star"] * 150
+      + [f"w{i}" for i in range(350)], alphabet="0123456789amnorstuw")
+  target = triehh.NoisyTarget(
+      8.0, delta=1e-6, upload_budget=triehh.UploadBudget(
+          bytes_per_run=60_000, sampling_rate=1.0))
+  result = triehh.discover(users, target, seed=0, engine="tff")
+  assert {"sun", "moon", "star"} <= set(result.words)
+  fast = triehh.discover(users, target, seed=0)
+  assert result.params == fast.params
+  assert result.guarantee == fast.guarantee
+  assert result.upload_bytes <= target.upload_budget.bytes_per_run

@@ -1,0 +1,219 @@
+"""The planned noisy trie run in TensorFlow Federated: the ``tff`` twin of
+:func:`triehh.engines.noisy.run_planned` (central noise).
+
+The round plan, thresholds, frontier and release are
+:func:`~triehh.engines.noisy.run_planned`'s own (server post-processing of
+the noisy sums); each round's votes and noise are TFF's: a
+:class:`TffVoter` runs one ``next`` of
+:func:`triehh.engines.tff.planned_process.build_process` over the round's
+public candidate table (the frontier prefixes times their extensions, or
+the verification round's discovered words), with one client per
+participant (every user at q = 1, else Poisson-sampled,
+:func:`triehh.engines.sampling.poisson_users`), and the server adds
+discrete Gaussian noise drawn exactly on every candidate
+(:func:`triehh.core.discrete_noise.discrete_gaussian`). A several-words
+client votes for one of its words that a candidate extends (in a
+verification round, among those whose candidate discovery measured
+lowest), drawn by local frequency with a rank the driver draws, as the
+fast engine draws it.
+
+Equal in law to the fast engine (same votes' law, the same exact noise on
+every candidate, the same thresholds), not draw for draw: the fast engine
+draws sampling as a binomial per candidate and the passes of candidates
+nobody votes for at once (``tests/engines/tff/planned_engine_test.py``).
+The driver mirrors each round's votes in numpy (for the round's
+statistics, which need the population) and checks TFF's sums against
+them. A round of more than :data:`~triehh.engines.tff.planned_process.
+MAX_CANDIDATES` candidates is refused; the distributed mode is not built
+for planned runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from triehh.core import discrete_noise
+from triehh.core import population as population_lib
+from triehh.engines import noisy
+from triehh.engines import sampling
+from triehh.engines.tff import clients
+from triehh.engines.tff import engine as engine_lib
+from triehh.engines.tff import planned_process
+from triehh.engines.tff import runtime as runtime_lib
+
+# A table row no client's codes match (codes are -1 or a symbol).
+_NO_ROW = -2
+
+
+def run_planned(population: population_lib.Population, plan,
+                rng: np.random.Generator | int, *,
+                workers: str | Sequence[str] | None = None,
+                connect_timeout: float = runtime_lib.DEFAULT_CONNECT_TIMEOUT,
+                rpc_timeout: float = runtime_lib.DEFAULT_RPC_TIMEOUT
+                ) -> noisy.PlannedResult:
+  """Runs ``plan`` (:class:`triehh.theory.noisy_plan.NoisyPlan`) on
+  ``population`` in TFF (module docstring); ``workers`` and the timeouts:
+  where it runs (:func:`triehh.engines.tff.runtime.get_runtime`).
+
+  Raises:
+    ValueError: a round of more than ``planned_process.MAX_CANDIDATES``
+      candidates; as :func:`triehh.engines.noisy.run_planned`.
+    RuntimeError: TFF's sums disagree with the mirrored votes.
+  """
+  population = engine_lib._with_clients(population)  # pylint: disable=protected-access
+  runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
+                                    rpc_timeout=rpc_timeout)
+  with runtime.install():
+    return noisy.run_planned(population, plan, rng,
+                             voter=TffVoter(population))
+
+
+class TffVoter:
+  """:class:`triehh.engines.noisy.FastVoter`'s two methods, in TFF."""
+
+  def __init__(self, population: population_lib.Population):
+    self.codes = engine_lib._codes32(population)  # pylint: disable=protected-access
+    self.state = None
+
+  def planned_round(self, population: population_lib.Population, plan,
+                    r: int, frontier, ext: noisy.Extensions, p: int,
+                    rng: np.random.Generator):
+    """As :meth:`triehh.engines.noisy.FastVoter.planned_round`."""
+    cand = noisy._word_candidates(population, frontier, ext, p)  # pylint: disable=protected-access
+    fpos, e = np.divmod(np.arange(frontier.real.size * ext.size), ext.size)
+    table = _padded(np.concatenate(
+        [frontier.codes[fpos].astype(np.int32),
+         ext.decode(e, population.alphabet.end_code).astype(np.int32)],
+        axis=1), population.max_length + 1)
+    width = int(ext.offsets[ext.chars])  # word candidates: e < width
+    f = frontier.real.size
+    word = plan.params(r, True, f * width)
+    prefix = plan.params(r, False, f * (ext.size - width))
+    voted, noisy_sums = self._round(population, plan.sampling_rate, cand,
+                                    np.zeros(table.shape[0]), table,
+                                    word.sigma, rng, r)
+    is_word = e < width
+    passing = np.flatnonzero(np.where(is_word, noisy_sums >= word.threshold,
+                                      noisy_sums >= prefix.threshold))
+    return (voted, passing, noisy_sums[passing],
+            _sources(voted.candidates, passing))
+
+  def verification_round(self, population: population_lib.Population, plan,
+                         cand: np.ndarray, priority: np.ndarray,
+                         codes: list, rng: np.random.Generator):
+    """As :meth:`triehh.engines.noisy.FastVoter.verification_round`."""
+    params = plan.params(plan.num_levels - 1, True, max(len(codes), 1))
+    width = population.max_length + 1
+    table = (_padded(np.stack([np.pad(np.asarray(c, dtype=np.int32),
+                                      (0, width - len(c)),
+                                      constant_values=-1) for c in codes]),
+                     width) if codes else np.zeros((0, width), np.int32))
+    voted, noisy_sums = self._round(population, plan.sampling_rate, cand,
+                                    np.asarray(priority, dtype=np.float64),
+                                    table, params.sigma, rng,
+                                    plan.num_levels - 1)
+    passing = np.flatnonzero(noisy_sums >= params.threshold)
+    return (voted, passing, noisy_sums[passing],
+            _sources(voted.candidates, passing))
+
+  def _round(self, population, rate: float, cand: np.ndarray,
+             priority: np.ndarray, table: np.ndarray, sigma: float,
+             rng: np.random.Generator, r: int):
+    """The round's mirrored votes and TFF's noisy sums of every row
+    (``priority``: one per row, public)."""
+    num_candidates = table.shape[0]
+    if num_candidates > planned_process.MAX_CANDIDATES:
+      raise ValueError(
+          f"round {r}'s candidate table has {num_candidates:,} rows; the "
+          f"TFF engine holds at most {planned_process.MAX_CANDIDATES:,} "
+          "(MAX_CANDIDATES): lower the upload budget or use engine='fast'")
+    users = (np.arange(population.num_users) if rate >= 1.0
+             else sampling.poisson_users(rng, population.num_users, rate))
+    held, chosen, ranks = _choices(population, cand, priority, users, rng)
+    _, explicit, words, _ = noisy._explicit(cand)  # pylint: disable=protected-access
+    votes = np.zeros(explicit.size, dtype=np.int64)
+    np.add.at(votes, np.searchsorted(explicit, chosen[chosen >= 0]), 1)
+    voted = noisy._Voted(explicit, votes, words, clients=int(users.size))  # pylint: disable=protected-access
+    if not num_candidates:
+      return voted, np.zeros(0, dtype=np.int64)
+    capacity = 1 << max(num_candidates - 1, 0).bit_length()
+    noise = np.zeros(capacity, dtype=np.int64)
+    noise[:num_candidates] = discrete_noise.discrete_gaussian(
+        rng, sigma, num_candidates)
+    full = np.full((capacity, table.shape[1]), _NO_ROW, dtype=np.int32)
+    full[:num_candidates] = table
+    rows_priority = np.zeros(capacity)
+    rows_priority[:num_candidates] = priority
+    data = [clients.pack_words(self.codes[words], counts, rank)
+            for (words, counts), rank in zip(held, ranks)]
+    process = planned_process.build_process(planned_process.PlannedSpec(
+        population.max_length, capacity))
+    if self.state is None:
+      self.state = process.initialize()
+    self.state, sums = process.next(self.state, full, rows_priority, data,
+                                    noise)
+    sums = np.asarray(sums, dtype=np.int64)[:num_candidates]
+    _check_votes(sums - noise[:num_candidates], explicit, votes, r)
+    return voted, sums
+
+
+def _padded(rows: np.ndarray, width: int) -> np.ndarray:
+  """``rows`` padded with -1 (any symbol) to ``width`` columns."""
+  out = np.full((rows.shape[0], width), -1, dtype=np.int32)
+  out[:, :rows.shape[1]] = rows[:, :width]
+  return out
+
+
+def _user_words(population: population_lib.Population, user: int):
+  """A user's words and their local counts."""
+  if population.is_single_word:
+    return population.user_word[user:user + 1], np.ones(1, dtype=np.int64)
+  span = slice(population.user_offsets[user], population.user_offsets[user + 1])
+  return population.entry_word[span], population.entry_count[span]
+
+
+def _choices(population: population_lib.Population, cand: np.ndarray,
+             priority: np.ndarray, users: np.ndarray,
+             rng: np.random.Generator):
+  """Each participant's (words, counts), the candidate it votes for (-1:
+  none) and the rank its client gets: among its words with a candidate
+  (of the smallest priority), one drawn by local frequency."""
+  key = (np.where(cand >= 0, priority[np.maximum(cand, 0)], np.inf)
+         if priority.size else np.full(cand.size, np.inf))
+  held, chosen = [], np.full(users.size, -1, dtype=np.int64)
+  ranks = np.zeros(users.size, dtype=np.int64)
+  for i, user in enumerate(users):
+    words, counts = _user_words(population, int(user))
+    held.append((words, counts))
+    mine = key[words]
+    weights = np.where(np.isfinite(mine) & (mine == mine.min()), counts, 0)
+    total = int(weights.sum())
+    if total:
+      ranks[i] = rng.integers(0, total)
+      pick = int(np.searchsorted(np.cumsum(weights), ranks[i], side="right"))
+      chosen[i] = cand[words[pick]]
+  return held, chosen, ranks
+
+
+def _sources(explicit: np.ndarray, passing: np.ndarray) -> np.ndarray:
+  """Which explicit candidate each passing one is (-1: none)."""
+  position = np.searchsorted(explicit, passing)
+  inside = position < explicit.size
+  inside[inside] = explicit[position[inside]] == passing[inside]
+  return np.where(inside, position, -1).astype(np.int64)
+
+
+def _check_votes(true_sums: np.ndarray, explicit: np.ndarray,
+                 votes: np.ndarray, r: int) -> None:
+  """RuntimeError unless TFF's sums (noise taken off) are the mirrored
+  votes: ``votes`` on the explicit candidates, zero elsewhere."""
+  expected = np.zeros(true_sums.size, dtype=np.int64)
+  expected[explicit] = votes
+  if not np.array_equal(true_sums, expected):
+    bad = np.flatnonzero(true_sums != expected)[:5]
+    raise RuntimeError(
+        f"round {r}: TFF's vote sums disagree with the mirrored votes at "
+        f"candidates {bad.tolist()}: {true_sums[bad].tolist()} against "
+        f"{expected[bad].tolist()}")
