@@ -219,3 +219,44 @@ def test_a_round_event_is_composed_only_under_the_relations_it_covers(
   accountant = dp_events.PLDAccountant(neighboring_relation=accepted)
   accountant.compose(event, 2)
   assert 0.0 < accountant.get_epsilon(1e-5) < float("inf")
+
+
+# ---- the RDP accountant: any delta ------------------------------------------
+
+
+def test_the_rdp_accountant_reads_a_noisy_runs_label_below_the_pld():
+  from triehh.theory import noisy_trie  # pylint: disable=g-import-not-at-top
+  delta = 1e-18
+  for rate in (0.125, 1.0):
+    params = noisy_trie.NoisyTrieParams(sigma=4.0, num_levels=6,
+                                        sampling_rate=rate,
+                                        false_positive_rate=1e-3)
+    event = noisy_trie.dp_event(params)
+    accountant = dp_events.RdpAccountant()
+    accountant.compose(event)
+    label = noisy_trie.epsilon(params, delta)
+    # Sampled: the same curve; unsampled: the zCDP bound over real orders,
+    # the accountant's over integer ones (a hair larger).
+    assert accountant.get_epsilon(delta) == pytest.approx(label, rel=3e-3)
+    # The PLD accountant cannot answer there.
+    pld_accountant = dp_events.PLDAccountant(value_discretization_interval=1e-3)
+    pld_accountant.compose(event)
+    with pytest.warns(dp_events.DeltaTooSmallWarning):
+      assert pld_accountant.get_epsilon(delta) == float("inf")
+  # dp_accounting's own events compose beside it, as its accountant does:
+  # one more release, a larger epsilon.
+  sampled = dp_events.RdpAccountant()
+  sampled.compose(dp_events.DiscreteGaussianDpEvent(4.0, 0.125), 6)
+  alone = sampled.get_epsilon(delta)
+  sampled.compose(dp_accounting.GaussianDpEvent(10.0))
+  assert sampled.get_epsilon(delta) > alone * 1.05
+
+
+def test_the_rdp_accountant_refuses_other_relations_for_the_event():
+  accountant = dp_events.RdpAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_ONE)
+  with pytest.raises(dp_accounting.UnsupportedEventError,
+                     match="ADD_OR_REMOVE_ONE only"):
+    accountant.compose(dp_events.DiscreteGaussianDpEvent(4.0, 0.5))
+  with pytest.raises(dp_accounting.UnsupportedEventError):
+    dp_events.RdpAccountant().compose(dp_events.SkellamDpEvent(10.0))
