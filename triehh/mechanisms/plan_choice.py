@@ -20,8 +20,8 @@ halved again and again while the rule's last q found more than every q
 before it, down to ``SMALLEST_SAMPLING_RATE`` (at n = 10^9 the frontier
 of tens of thousands of prefixes only fits a megabyte per run at q near
 1/16; at n = 10^5 halving stops at once). Every candidate is accounted as
-itself (below delta = 1e-15 a sampled round unamplified:
-:mod:`triehh.theory.discrete_gaussian`), so the choice, a function of
+itself (below delta = 1e-15 a sampled round by its own Renyi divergence:
+:mod:`triehh.theory.sampled_renyi`), so the choice, a function of
 public values, changes nothing in the guarantee of the plan chosen.
 """
 
