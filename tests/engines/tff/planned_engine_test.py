@@ -24,8 +24,9 @@ from tests.engines import noisy_law
 LAW_PLAN = noisy_plan.NoisyPlan(
     sigma=1.5, num_levels=3, noise_multipliers=(), verify=True,
     word_false_positive_rate=0.05, prefix_false_positive_rate=0.3,
-    budget=noisy_plan.UploadBudget(10**6, None, 0.8), population_size=15,
-    max_length=2, alphabet_size=2, one_word=True, false_words=1.0)
+    budget=noisy_plan.UploadBudget(10**6), population_size=15,
+    max_length=2, alphabet_size=2, one_word=True, false_words=1.0,
+    sampling_rate=0.8)
 TFF_RUNS = 250
 
 
@@ -159,3 +160,12 @@ def test_discover_runs_the_planned_trie_in_tff_and_labels_it(
   assert result.params == fast.params
   assert result.guarantee == fast.guarantee
   assert result.upload_bytes <= target.upload_budget.bytes_per_run
+
+
+def test_a_round_without_participants_is_the_noise_alone(tff_runtime_module):
+  del tff_runtime_module
+  nobody = dataclasses.replace(LAW_PLAN, sampling_rate=1e-9)
+  result = planned_engine.run_planned(noisy_law.law_population(), nobody, 0)
+  assert result.levels
+  assert all(level.stats.num_voted == 0 for level in result.levels)
+  assert result.num_false_words == len(result.words)

@@ -148,6 +148,8 @@ class TffVoter:
     rows_priority[:num_candidates] = priority
     data = [clients.pack_words(self.codes[words], counts, rank)
             for (words, counts), rank in zip(held, ranks)]
+    if not data:  # no participant this round: the noise alone
+      return voted, noise[:num_candidates]
     process = planned_process.build_process(planned_process.PlannedSpec(
         population.max_length, capacity))
     if self.state is None:
