@@ -1,12 +1,16 @@
 """Tests of triehh.mechanisms.plan_choice: the planned run's rule and
 sampling rate, chosen on the public prior before any data is read."""
 
+import glob
 import inspect
+import json
+import os
 
 import numpy as np
 import pytest
 
 from triehh.mechanisms import plan_choice
+from triehh.theory import calibration_store
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_prior
 from triehh.theory.upload_budget import SAMPLING_RATES
@@ -110,15 +114,69 @@ def test_scores_are_the_engines_true_words_on_the_prior():
       [len(r.words) - r.num_false_words for r in runs]))
 
 
-def test_below_the_subsampled_accountants_delta_rates_are_unamplified():
-  # Below delta = 1e-15 a sampled plan is accounted as the unsampled one:
-  # its candidates are tried all the same, each within the target.
+def test_below_the_pld_delta_sampled_candidates_are_amplified():
+  # Below delta = 1e-15 a sampled plan is accounted by its rounds' own
+  # Renyi divergence: tried like the others, each within the target, and a
+  # sampled plan's noise smaller than the unsampled one's.
   scored = plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
                                   UploadBudget(6_000), True)
   assert min(c.sampling_rate for c, _ in scored) < 1.0
   for c, plan in scored:
     assert noisy_plan.epsilon(plan) <= 4.0
+  sigma = {(c.rule, c.sampling_rate): plan.sigma for c, plan in scored}
+  for rule in plan_choice.CANDIDATE_RULES:
+    assert sigma[rule, 0.25] < 0.8 * sigma[rule, 1.0]
   given = plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
                                  UploadBudget(6_000, sampling_rate=0.5),
                                  True)
   assert {c.sampling_rate for c, _ in given} == {0.5}
+
+
+@pytest.fixture(name="store")
+def _store(tmp_path, monkeypatch):
+  """A fresh calibration store in tmp_path, restored afterwards."""
+  monkeypatch.setattr(calibration_store, "_directory",
+                      calibration_store._directory)
+  calibration_store.configure(str(tmp_path))
+  return os.path.join(str(tmp_path), "calibrations")
+
+
+def _no_prior(*args, **kwargs):
+  raise AssertionError("the candidates ran on the prior")
+
+
+def test_the_choice_is_remembered_on_disk_and_rebuilt_from_it(
+    store, monkeypatch):
+  budget = UploadBudget(6_000)
+  chosen = plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget)
+  (entry,) = glob.glob(os.path.join(store, "plan_choice-*.json"))
+  with open(entry, encoding="utf-8") as f:
+    answer = json.load(f)["answer"]
+  assert answer == {"rule": "verified" if chosen.verify else "fixed",
+                    "sampling_rate": chosen.sampling_rate}
+  # As in a new process: the prior is not run again, the plan is the same.
+  monkeypatch.setattr(plan_choice, "candidates", _no_prior)
+  assert plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2,
+                            budget=budget) == chosen
+  # Other arguments are another entry.
+  with pytest.raises(AssertionError, match="ran on the prior"):
+    plan_choice.choose(_N, _L, _A, 2.0, 1.0 / _N**2, budget=budget)
+
+
+@pytest.mark.parametrize("answer", [{"rule": "prior", "sampling_rate": 1.0},
+                                    {"rule": "fixed", "sampling_rate": 0.3},
+                                    {"rule": "fixed", "sampling_rate": 2**-12},
+                                    {"rule": "fixed"}, {}])
+def test_a_stored_choice_that_is_no_candidate_is_ignored(store, monkeypatch,
+                                                         answer):
+  budget = UploadBudget(6_000)
+  plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget)
+  (entry,) = glob.glob(os.path.join(store, "plan_choice-*.json"))
+  with open(entry, encoding="utf-8") as f:
+    stored = json.load(f)
+  stored["answer"] = answer
+  with open(entry, "w", encoding="utf-8") as f:
+    json.dump(stored, f)
+  monkeypatch.setattr(plan_choice, "candidates", _no_prior)
+  with pytest.raises(AssertionError, match="ran on the prior"):
+    plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget)

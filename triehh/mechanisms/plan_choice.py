@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import glob
+import math
+import os
 
 import numpy as np
 
 from triehh.core import population as population_lib
 from triehh.engines import noisy as noisy_engine
+from triehh.theory import calibration_store
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_prior
 from triehh.theory.upload_budget import SAMPLING_RATES
@@ -116,11 +120,72 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
            budget: UploadBudget = UploadBudget(),
            one_word: bool = True) -> noisy_plan.NoisyPlan:
   """The candidate plan with the most true words on the prior (module
-  docstring), from declared and public values only."""
+  docstring), from declared and public values only. The choice (rule and
+  q) is remembered on disk (:mod:`triehh.theory.calibration_store`, kind
+  ``plan_choice``): a later call with the same arguments and code builds
+  that plan (its sigma from the accountant, afresh) without running the
+  candidates on the prior again. A stored choice is a hint: one that is
+  not a candidate of these arguments is ignored, and a wrong one could
+  cost words, never privacy."""
+  arguments = {"population_size": int(population_size),
+               "max_length": int(max_length),
+               "alphabet_size": int(alphabet_size),
+               "epsilon": float(epsilon), "delta": float(delta),
+               "bytes_per_run": budget.bytes_per_run,
+               "bytes_per_round": budget.bytes_per_round,
+               "sampling_rate": budget.sampling_rate,
+               "one_word": bool(one_word)}
+  stored = calibration_store.load(_KIND, arguments, _sources())
+  rule, q = _stored_choice(stored, budget)
+  if rule is not None:
+    return noisy_plan.plan(
+        population_size, max_length, alphabet_size, epsilon, delta,
+        budget=dataclasses.replace(budget, sampling_rate=q),
+        one_word=one_word, rule=rule)
   scored = candidates(population_size, max_length, alphabet_size,
                       float(epsilon), float(delta), budget, bool(one_word))
   best = max(range(len(scored)), key=lambda i: (scored[i][0].true_words, -i))
+  chosen = scored[best][0]
+  calibration_store.save(_KIND, arguments, _sources(), {
+      "rule": chosen.rule, "sampling_rate": chosen.sampling_rate})
   return scored[best][1]
+
+
+_KIND = "plan_choice"
+
+
+def _stored_choice(stored: dict | None, budget: UploadBudget
+                   ) -> tuple[str | None, float]:
+  """A stored ``(rule, q)`` if it is a candidate for ``budget`` (a rule of
+  ``CANDIDATE_RULES``; q the budget's own, or one of ``SAMPLING_RATES``
+  or a power of two down to ``SMALLEST_SAMPLING_RATE``); else ``(None,
+  0)``."""
+  if stored is None or stored.get("rule") not in CANDIDATE_RULES:
+    return None, 0.0
+  q = calibration_store.finite_float(stored.get("sampling_rate"))
+  if q is None:
+    return None, 0.0
+  if budget.sampling_rate is not None:
+    allowed = q == float(budget.sampling_rate)
+  else:
+    allowed = q in SAMPLING_RATES or (
+        SMALLEST_SAMPLING_RATE <= q < SAMPLING_RATES[-1]
+        and math.log2(q).is_integer())
+  return (stored["rule"], q) if allowed else (None, 0.0)
+
+
+@functools.lru_cache(maxsize=1)
+def _sources() -> tuple[str, ...]:
+  """The code the choice depends on (the plan, the prior, the engine and
+  what they import of the package's core, engines and theory): every
+  source file there, so that a changed file never reads an old choice."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  found = [os.path.abspath(__file__)]
+  for folder in ("core", "engines", "theory"):
+    for path in sorted(glob.glob(os.path.join(root, folder, "*.py"))
+                       + glob.glob(os.path.join(root, folder, "*.pyx"))):
+      found.append(path)
+  return tuple(found)
 
 
 def _true_words(result: noisy_engine.PlannedResult) -> int:
