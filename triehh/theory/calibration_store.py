@@ -20,7 +20,11 @@ and renamed, so concurrent writers and readers never see half an entry.
 The noisy trie's calibration (:func:`triehh.theory.noisy_trie.calibrate`,
 about a second of CPU at 11 rounds) is kept here too (kind ``noisy_trie``):
 its sigma must meet the target and sigma / 1.001 must not; the rate's
-optimality is taken as the search's.
+optimality is taken as the search's. So is the planned noisy trie's choice
+of rule and sampling rate on the public prior
+(:func:`triehh.mechanisms.plan_choice.choose`, kind ``plan_choice``,
+20-75 s at 10^7 users and more): the plan is rebuilt from it by the
+accountant, and a stored choice that is no candidate is ignored.
 
 Faults never stop a calibration: an unreadable, malformed or mistyped entry
 is a miss, and a directory that cannot be made or written means no caching.
