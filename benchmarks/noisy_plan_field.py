@@ -18,7 +18,10 @@ geometric, one word per user). Printed, a row per rule: mean ± 95%
 Student-t half-width of the true words and false words, the ratio of the
 means (its interval from both relative half-widths), the bytes a client
 uploads per round (largest) and per run (mean), the characters per round
-of seed 0, the plan's choices and epsilon, and the seconds the plan took.
+of seed 0, the plan's choices and epsilon, and the seconds the plan took
+(the chosen plan's: about a second when the calibration store remembers
+the choice from an earlier command; set ``XDG_CACHE_HOME`` to a new folder
+to time the choice itself).
 
   python -m benchmarks.noisy_plan_field --cells=1e6:4,1e6:1,1e5:4,1e5:1
 """
