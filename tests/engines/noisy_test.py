@@ -468,3 +468,21 @@ def test_distributed_votes_are_thinned_by_the_dropout():
                     distributed=_shares(300, 100, 0.5)).noisy_counts[0]
           for seed in range(40)]
   assert abs(np.mean(sums) - 150) < 4 * math.sqrt((75 + 5) / 40)
+
+
+def test_a_verification_round_with_no_word_found_runs_on_several_words():
+  # Discovery passed no word: V is empty and so is its priority; each
+  # user has no candidate, the round counts nothing and releases nothing.
+  users = [{"zz": 9, "ab": 1}] * 30 + [{"ac": 1}] * 20
+  pop = population_lib.Population.from_user_words(users, max_length=4,
+                                                  alphabet="abcz")
+  cand = np.full(pop.num_words, -1, dtype=np.int64)
+  voted = noisy._votes_for(pop, cand, np.random.default_rng(0),
+                           priority=np.zeros(0))
+  assert voted.candidates.size == 0 and voted.votes.sum() == 0
+  plan = _plan(0.01, rounds=4, verify=True, one_word=False, max_length=4,
+               alphabet_size=4, n=50)
+  level, (words, _, false) = noisy._verification_round(
+      pop, plan, noisy._Found(), 0, np.random.default_rng(0))
+  assert level.verification and level.stats.num_candidates == 0
+  assert not words and not false.size

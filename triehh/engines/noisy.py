@@ -917,7 +917,7 @@ def _votes_for(population: population_lib.Population, cand: np.ndarray,
              else sampling.poisson_cell_counts(users, rate, rng))
     return _Voted(candidates, votes, words)
   entry_ok = cand[population.entry_word] >= 0
-  if priority is not None:
+  if priority is not None and entry_ok.any():  # none: no candidate at all
     entry_ok &= _least_per_user(population, np.where(
         entry_ok, np.asarray(priority, dtype=np.float64)[
             np.maximum(cand[population.entry_word], 0)], np.inf))
