@@ -889,6 +889,15 @@ def _planned_votes(population: population_lib.Population,
                                                  p), rng, rate)
 
 
+def explicit_index(explicit: np.ndarray, ids: np.ndarray) -> np.ndarray:
+  """``int64``: each candidate id's position in ``explicit`` (increasing
+  ids), -1 where it is not there."""
+  position = np.searchsorted(explicit, ids)
+  inside = position < explicit.size
+  inside[inside] = explicit[position[inside]] == ids[inside]
+  return np.where(inside, position, -1).astype(np.int64)
+
+
 def _explicit(cand: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
   """The words with a candidate (``cand[w] >= 0``), the distinct
@@ -898,6 +907,21 @@ def _explicit(cand: np.ndarray
   candidates, first, inverse = np.unique(cand[valid], return_index=True,
                                          return_inverse=True)
   return valid, candidates, valid[first].astype(np.int64), inverse
+
+
+def entry_weights(population: population_lib.Population, cand: np.ndarray,
+                  priority: np.ndarray | None = None) -> np.ndarray:
+  """``int64 [nnz]`` each (user, word) entry's weight in its user's vote
+  (several words per user): its local count if word w has a candidate
+  (``cand[w] >= 0``) and, with ``priority`` (public, per candidate index),
+  the smallest priority among its user's words with one; else 0. A user
+  votes for one entry drawn in proportion to these weights."""
+  entry_ok = cand[population.entry_word] >= 0
+  if priority is not None and entry_ok.any():  # none: no candidate at all
+    entry_ok &= _least_per_user(population, np.where(
+        entry_ok, np.asarray(priority, dtype=np.float64)[
+            np.maximum(cand[population.entry_word], 0)], np.inf))
+  return np.where(entry_ok, population.entry_count, 0)
 
 
 def _votes_for(population: population_lib.Population, cand: np.ndarray,
@@ -916,13 +940,7 @@ def _votes_for(population: population_lib.Population, cand: np.ndarray,
     votes = (users if rate >= 1.0
              else sampling.poisson_cell_counts(users, rate, rng))
     return _Voted(candidates, votes, words)
-  entry_ok = cand[population.entry_word] >= 0
-  if priority is not None and entry_ok.any():  # none: no candidate at all
-    entry_ok &= _least_per_user(population, np.where(
-        entry_ok, np.asarray(priority, dtype=np.float64)[
-            np.maximum(cand[population.entry_word], 0)], np.inf))
-  weight = np.where(entry_ok, population.entry_count, 0)
-  cum = np.cumsum(weight)
+  cum = np.cumsum(entry_weights(population, cand, priority))
   starts = population.user_offsets[:-1]
   ends = population.user_offsets[1:]
   before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0)

@@ -215,16 +215,12 @@ def _mirrored_round(population: population_lib.Population,
   :func:`triehh.engines.noisy._round` computes them."""
   # pylint: disable=protected-access
   cand = noisy._word_candidates(population, frontier, ext, p)
-  valid = np.flatnonzero(cand >= 0)
-  explicit, first = np.unique(cand[valid], return_index=True)
-  explicit_words = valid[first].astype(np.int64)
+  _, explicit, explicit_words, _ = noisy._explicit(cand)
   chosen = cand[sampling.words_of(population, users, ranks)]
   voted = np.unique(chosen[chosen >= 0])
   kept = np.flatnonzero(sums >= params.threshold).astype(np.int64)
-  position = np.searchsorted(explicit, kept)
-  is_explicit = position < explicit.size
-  is_explicit[is_explicit] = explicit[position[is_explicit]] == kept[
-      is_explicit]
+  position = noisy.explicit_index(explicit, kept)
+  is_explicit = position >= 0
   real_words = np.full(kept.size, -1, dtype=np.int64)
   real_words[is_explicit] = explicit_words[position[is_explicit]]
   fpos, e = np.divmod(kept, ext.size)

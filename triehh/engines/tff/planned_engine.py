@@ -98,25 +98,23 @@ class TffVoter:
     passing = np.flatnonzero(np.where(is_word, noisy_sums >= word.threshold,
                                       noisy_sums >= prefix.threshold))
     return (voted, passing, noisy_sums[passing],
-            _sources(voted.candidates, passing))
+            noisy.explicit_index(voted.candidates, passing))
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
                          codes: list, rng: np.random.Generator):
     """As :meth:`triehh.engines.noisy.FastVoter.verification_round`."""
     params = plan.params(plan.num_levels - 1, True, max(len(codes), 1))
-    width = population.max_length + 1
-    table = (_padded(np.stack([np.pad(np.asarray(c, dtype=np.int32),
-                                      (0, width - len(c)),
-                                      constant_values=-1) for c in codes]),
-                     width) if codes else np.zeros((0, width), np.int32))
+    table = np.full((len(codes), population.max_length + 1), -1, np.int32)
+    for row, word in zip(table, codes):
+      row[:len(word)] = word
     voted, noisy_sums = self._round(population, plan.sampling_rate, cand,
                                     np.asarray(priority, dtype=np.float64),
                                     table, params.sigma, rng,
                                     plan.num_levels - 1)
     passing = np.flatnonzero(noisy_sums >= params.threshold)
     return (voted, passing, noisy_sums[passing],
-            _sources(voted.candidates, passing))
+            noisy.explicit_index(voted.candidates, passing))
 
   def _round(self, population, rate: float, cand: np.ndarray,
              priority: np.ndarray, table: np.ndarray, sigma: float,
@@ -168,43 +166,34 @@ def _padded(rows: np.ndarray, width: int) -> np.ndarray:
   return out
 
 
-def _user_words(population: population_lib.Population, user: int):
-  """A user's words and their local counts."""
-  if population.is_single_word:
-    return population.user_word[user:user + 1], np.ones(1, dtype=np.int64)
-  span = slice(population.user_offsets[user], population.user_offsets[user + 1])
-  return population.entry_word[span], population.entry_count[span]
-
-
 def _choices(population: population_lib.Population, cand: np.ndarray,
              priority: np.ndarray, users: np.ndarray,
              rng: np.random.Generator):
   """Each participant's (words, counts), the candidate it votes for (-1:
-  none) and the rank its client gets: among its words with a candidate
-  (of the smallest priority), one drawn by local frequency."""
-  key = (np.where(cand >= 0, priority[np.maximum(cand, 0)], np.inf)
-         if priority.size else np.full(cand.size, np.inf))
+  none) and the rank its client gets: one of its words drawn in proportion
+  to :func:`triehh.engines.noisy.entry_weights` (one word per user: its
+  word, if it has a candidate)."""
+  single = population.is_single_word
+  if not single:
+    weight = noisy.entry_weights(population, cand, priority)
   held, chosen = [], np.full(users.size, -1, dtype=np.int64)
   ranks = np.zeros(users.size, dtype=np.int64)
   for i, user in enumerate(users):
-    words, counts = _user_words(population, int(user))
+    if single:
+      words, counts = population.user_word[user:user + 1], np.ones(1, np.int64)
+      weights = (cand[words] >= 0).astype(np.int64)
+    else:
+      span = slice(population.user_offsets[user],
+                   population.user_offsets[user + 1])
+      words, counts = population.entry_word[span], population.entry_count[span]
+      weights = weight[span]
     held.append((words, counts))
-    mine = key[words]
-    weights = np.where(np.isfinite(mine) & (mine == mine.min()), counts, 0)
     total = int(weights.sum())
     if total:
       ranks[i] = rng.integers(0, total)
       pick = int(np.searchsorted(np.cumsum(weights), ranks[i], side="right"))
       chosen[i] = cand[words[pick]]
   return held, chosen, ranks
-
-
-def _sources(explicit: np.ndarray, passing: np.ndarray) -> np.ndarray:
-  """Which explicit candidate each passing one is (-1: none)."""
-  position = np.searchsorted(explicit, passing)
-  inside = position < explicit.size
-  inside[inside] = explicit[position[inside]] == passing[inside]
-  return np.where(inside, position, -1).astype(np.int64)
 
 
 def _check_votes(true_sums: np.ndarray, explicit: np.ndarray,
