@@ -33,7 +33,6 @@ import time
 
 import numpy as np
 
-from triehh.core import extras
 from triehh.core import population as population_lib
 from triehh.core import release
 from triehh.engines import noisy as noisy_engine
@@ -143,17 +142,24 @@ def _rounds(plan: noisy_plan.NoisyPlan) -> str:
 # only: the distributed mode is not built for planned runs).
 TFF_OPTIONS = frozenset({"noise", "workers", "connect_timeout",
                          "rpc_timeout"})
+# The engines' runners of a plan, declared to the engine registry (a mode of
+# the noisy-trie mechanism, looked up by this name).
+PLANNED = "noisy_trie_planned"
+engines.serve(engines.FAST, PLANNED, "triehh.engines.noisy:run_planned")
+engines.serve(engines.TFF, PLANNED,
+              "triehh.engines.tff.planned_engine:run_planned")
 
 
 def check_engine(engine: str, engine_options: dict) -> None:
   """ValueError unless ``engine`` is the fast engine, with no options, or
   the TFF engine, with central noise and where it runs: the planned rounds
   run there only."""
-  if engine not in (engines.FAST, engines.TFF):
+  if engine not in engines.engines_for(PLANNED):
     raise ValueError(
-        f"upload_budget: the planned noisy trie runs on the {engines.FAST!r} "
-        f"and {engines.TFF!r} engines only, not {engine!r}; give no "
-        "upload_budget to run the classic noisy trie there")
+        "upload_budget: the planned noisy trie runs on the "
+        f"{' and '.join(map(repr, engines.engines_for(PLANNED)))} engines "
+        f"only, not {engine!r}; give no upload_budget to run the classic "
+        "noisy trie there")
   if engine == engines.FAST and engine_options:
     raise ValueError("the planned noisy trie's fast engine takes no engine "
                      f"options, got {', '.join(sorted(engine_options))}")
@@ -247,13 +253,9 @@ def run(population: population_lib.Population, plan: CalibratedPlan, rng,
   check_engine(engine, engine_options)
   accounted = guarantee(plan)  # before the data is read
   start = time.perf_counter()
-  if engine == engines.TFF:
-    tff_engine = extras.import_module("triehh.engines.tff.planned_engine",
-                                      "the planned noisy trie in TFF")
-    engine_options.pop("noise", None)
-    result = tff_engine.run_planned(population, plan, rng, **engine_options)
-  else:
-    result = noisy_engine.run_planned(population, plan, rng)
+  engine_options.pop("noise", None)  # central: checked above
+  result = engines.get(engine).runner(PLANNED)(population, plan, rng,
+                                               **engine_options)
   seconds = time.perf_counter() - start
   notes = () if result.words else (
       nothing_found(plan, population.num_users),)
