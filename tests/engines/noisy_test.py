@@ -2,6 +2,8 @@
 Carlo check of its privacy claim."""
 
 import dataclasses
+import fractions
+import itertools
 import math
 
 import numpy as np
@@ -9,6 +11,7 @@ import pytest
 
 from triehh.core import population as population_lib
 from triehh.engines import noisy
+from triehh.theory import distributed_noise
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
 
@@ -486,3 +489,65 @@ def test_a_verification_round_with_no_word_found_runs_on_several_words():
       pop, plan, noisy._Found(), 0, np.random.default_rng(0))
   assert level.verification and level.stats.num_candidates == 0
   assert not words and not false.size
+
+
+# ---- Skellam shares in a planned run (noisy.SkellamVoter) ------------------
+
+
+def _planned_shares(n, *, dropout=0.2, min_clients=None,
+                    share=fractions.Fraction(1, 8), rounds=10):
+  return distributed_noise.DistributedNoise(
+      num_clients=n, sampling_rate=1.0, dropout=dropout,
+      min_clients=(n // 2 if min_clients is None else min_clients),
+      share_means=(share,) * rounds, thresholds=(1,) * rounds, bits=20,
+      delta_short=1e-12)
+
+
+def test_skellam_shares_draw_the_delivered_votes_and_their_noise():
+  """A verified plan with shares: a word's released count is its delivered
+  votes, Binomial(c, 1 - dropout), plus Sk(m s), m the delivered clients
+  (Binomial(n, 1 - dropout), the 6,000 users whose words are never found
+  too): its mean is c (1 - d) and its variance c d (1 - d) + 2 n (1 - d)
+  s."""
+  rare = itertools.islice(("".join(w) for w in itertools.product(
+      "cdefgh", repeat=3)), 120)
+  words = {"aa": 2000, "bb": 2000, **{w: 50 for w in rare}}
+  pop = _population(words, max_length=3, alphabet="abcdefgh")
+  n = pop.num_users
+  assert n == 10_000
+  plan = dataclasses.replace(
+      _plan(1.0, rounds=4, verify=True, n=n, max_length=3,
+            alphabet_size=8),
+      # h far below the m of about 8,000 delivered: the noise is m s_r.
+      distributed=_planned_shares(n, min_clients=n // 4))
+  counts = []
+  for seed in range(150):
+    result = noisy.run_planned(pop, plan, seed)
+    assert set(result.words) == {"aa", "bb"}
+    assert result.levels[-1].verification
+    counts.append(result.noisy_counts[list(result.words).index("aa")])
+  d, s = 0.2, 1 / 8
+  assert np.mean(counts) == pytest.approx(2000 * (1 - d), abs=10)
+  variance = 2000 * d * (1 - d) + 2 * n * (1 - d) * s
+  assert np.var(counts, ddof=1) == pytest.approx(variance, rel=0.25)
+  # The central plan's noise is the server's, at sigma 1: no dropout.
+  central = noisy.run_planned(pop, dataclasses.replace(plan,
+                                                       distributed=None), 0)
+  assert abs(central.noisy_counts[0] - 2000) < 10
+
+
+def test_a_round_short_of_its_shares_is_not_released():
+  """Fewer than h delivered shares besides one: the round is not released
+  and the run stops; a verified plan then releases nothing."""
+  pop = _population({"aa": 2000, "bb": 2000}, max_length=3, alphabet="ab")
+  for verify in (False, True):
+    plan = dataclasses.replace(
+        _plan(1.0, rounds=4, verify=verify, n=4000, max_length=3,
+              alphabet_size=2),
+        distributed=_planned_shares(4000, min_clients=3999))
+    result = noisy.run_planned(pop, plan, 0)
+    assert result.words == () and result.levels == ()
+  # h within reach: released.
+  plan = dataclasses.replace(plan, distributed=_planned_shares(4000,
+                                                        min_clients=3000))
+  assert set(noisy.run_planned(pop, plan, 0).words) == {"aa", "bb"}

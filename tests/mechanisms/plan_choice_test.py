@@ -22,8 +22,9 @@ _N, _L, _A = 20_000, 8, 27
 
 def test_the_choice_reads_no_population():
   names = set(inspect.signature(plan_choice.choose).parameters)
+  # dropout: the distributed mode's declared bound, public like the rest.
   assert names == {"population_size", "max_length", "alphabet_size",
-                   "epsilon", "delta", "budget", "one_word"}
+                   "epsilon", "delta", "budget", "one_word", "dropout"}
 
 
 def test_the_prior_population_is_the_priors_draw():

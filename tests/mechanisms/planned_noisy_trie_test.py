@@ -14,6 +14,7 @@ from triehh.mechanisms import noisy_trie as noisy_mechanism
 from triehh.mechanisms import plan_choice
 from triehh.mechanisms import planned_noisy_trie as planned
 from triehh.mechanisms import protocol
+from triehh.theory import distributed_noise
 from triehh.theory import dp_events
 from triehh.theory import noisy_plan
 from triehh.theory.adjacency import Adjacency
@@ -193,16 +194,24 @@ def test_other_engines_refuse_a_budget_in_one_line(release, engine):
   assert "\n" not in str(raised.value)
 
 
-def test_the_fast_engine_takes_no_options_with_a_plan(release):
-  with pytest.raises(ValueError, match="takes no engine options, got noise"):
-    _MECHANISM.run(_USERS, release.params, 0, "fast", noise="central")
+def test_the_fast_engine_takes_noise_and_dropout_only_with_a_plan(release):
+  with pytest.raises(ValueError, match="fast engine takes dropout, noise; "
+                     "got workers"):
+    _MECHANISM.run(_USERS, release.params, 0, "fast", workers="x")
+  with pytest.raises(ValueError, match="dropout is for noise='distributed' "
+                     "only"):
+    _MECHANISM.run(_USERS, release.params, 0, "fast", dropout=0.1)
+  with pytest.raises(ValueError, match="dropout must be in"):
+    _MECHANISM.run(_USERS, release.params, 0, "fast", noise="distributed",
+                   dropout=1.0)
 
 
 def test_the_tff_engine_refuses_distributed_noise_and_unknown_options(
     release):
   # Refused before TFF is imported or any data read.
   with pytest.raises(ValueError, match="^upload_budget: the planned noisy "
-                     "trie adds central noise only") as raised:
+                     "trie's Skellam shares .* run on the 'fast' engine only"
+                     ) as raised:
     _MECHANISM.run(_USERS, release.params, 0, "tff", noise="distributed")
   assert "\n" not in str(raised.value)
   with pytest.raises(ValueError, match="tff engine takes connect_timeout, "
@@ -229,3 +238,62 @@ def test_the_run_is_the_engines_planned_run(release):
   raw = noisy_engine.run_planned(_USERS, release.params, 0)
   assert raw.words == release.words
   assert raw.upload_bytes == release.upload_bytes
+
+
+@pytest.fixture(scope="module")
+def shares_release():
+  return triehh.discover(_USERS, _TARGET, seed=0, engine="fast",
+                         noise="distributed", dropout=0.05)
+
+
+def test_skellam_shares_are_labelled_as_what_they_are(shares_release):
+  """The label names the Skellam accountant and its assumptions (h, the
+  dropout bound, delta_short, the blocks' moduli), covers REPLACE_SPECIAL
+  only and claims no amplification; the plan carries the shares."""
+  g = shares_release.guarantee
+  shares = shares_release.params.distributed
+  assert shares is not None and shares.dropout == 0.05
+  assert g.accounting == distributed_noise.ACCOUNTING
+  assert g.adjacencies == (Adjacency.REPLACE_SPECIAL,)
+  assert g.trust == distributed_noise.TRUST
+  for said in (f"at least h={shares.min_clients:,}", "dropout at most 0.05",
+               "delta_short=", "each block's secure sum modulo 2^b",
+               "upload budget of 200,000 bytes"):
+    assert said in g.covers
+  assert "amplification accounted" not in g.covers
+  assert g.epsilon <= 4.0 and g.delta == shares_release.params.delta
+  assert {"sun", "moon", "star"} <= set(shares_release.words)
+
+
+def test_skellam_shares_export_their_rounds_to_an_accountant(shares_release):
+  """The DpEvent is R Skellam rounds at h s_r: a REPLACE_SPECIAL PLD
+  accountant composing it gives the label's epsilon at delta less
+  delta_short; the central discrete Gaussian's event of the same plan does
+  not."""
+  plan = shares_release.params
+  event = _MECHANISM.dp_event(plan)
+  special = dp_accounting.NeighboringRelation.REPLACE_SPECIAL
+
+  def epsilon_of(e, delta):
+    accountant = dp_events.PLDAccountant(
+        neighboring_relation=special,
+        value_discretization_interval=distributed_noise.DEFAULT_DISCRETIZATION)
+    accountant.compose(e)
+    return accountant.get_epsilon(delta)
+
+  shares = plan.distributed
+  assert len(event.events) == plan.num_levels == shares.num_rounds
+  label = shares_release.guarantee.epsilon
+  at = plan.delta - shares.delta_short
+  assert epsilon_of(event, at) == pytest.approx(label, rel=1e-6)
+  central = planned.dp_event(dataclasses.replace(plan, distributed=None))
+  assert abs(epsilon_of(central, at) - label) > 1e-3
+
+
+def test_skellam_shares_need_the_declared_n_present():
+  target = triehh.NoisyTarget(4.0, upload_budget=_BUDGET,
+                              population_size=2 * len(_WORDS))
+  with pytest.raises(ValueError, match="distributed noise split among the "
+                     "clients of a declared population_size=20,000 with "
+                     "10,000 users present"):
+    triehh.discover(_USERS, target, seed=0, noise="distributed")

@@ -638,37 +638,87 @@ class FastVoter:
   user), the noise drawn only on the candidates some word extends, the
   others' passes drawn at once (:func:`draw_passing`). Other engines (TFF)
   give :func:`run_planned` their own voter with the same two methods and
-  the same law."""
+  the same law. The server's discrete Gaussian; :class:`SkellamVoter`
+  draws the clients' Skellam shares instead."""
 
   def __init__(self, frontier_votes: bool = True):
     self.frontier_votes = frontier_votes
+
+  def rate(self, plan) -> float:
+    """The chance a user's vote reaches the sum in a round: q."""
+    return plan.sampling_rate
+
+  def thresholds(self, plan, r: int, voted: _Voted,
+                 rng: np.random.Generator):
+    """Round r's ``thresholds(word, num_candidates)`` given its votes
+    (:func:`central_thresholds`); None: the round is not released."""
+    del voted, rng  # the server's noise does not depend on the clients
+    return central_thresholds(plan, r)
 
   def planned_round(self, population: population_lib.Population, plan,
                     r: int, frontier: _Frontier, ext: Extensions, p: int,
                     rng: np.random.Generator):
     """Round r's votes (:class:`_Voted`) and its passing candidates, their
     noisy sums and which explicit candidate each is (-1: none), words at
-    the word threshold and prefixes at the prefix threshold."""
-    q = plan.sampling_rate
+    the word threshold and prefixes at the prefix threshold; None if the
+    round is not released."""
+    q = self.rate(plan)
     voted = (_planned_votes(population, rng, frontier, ext, p, q)
              if self.frontier_votes else
              _votes(population, q, rng, frontier, ext, p))
-    return (voted, *_draw_two(voted, frontier.real.size, ext, plan, r, rng))
+    thresholds = self.thresholds(plan, r, voted, rng)
+    if thresholds is None:
+      return None
+    return (voted, *_draw_two(voted, frontier.real.size, ext, thresholds,
+                              rng))
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
                          codes: list, rng: np.random.Generator):
     """The verification round's votes and its passing candidates (of the
     ``len(codes)`` words of V, ``cand[w]``: word w's candidate, -1: none),
-    their noisy sums and explicit indices."""
+    their noisy sums and explicit indices; None if it is not released."""
     kept = len(codes)
-    voted = _votes_for(population, cand, rng, plan.sampling_rate,
+    voted = _votes_for(population, cand, rng, self.rate(plan),
                        priority=priority)
-    params = plan.params(plan.num_levels - 1, True, max(kept, 1))
-    return (voted, *draw_passing(
-        voted.candidates, voted.votes, kept,
-        _Thresholds(params.sigma, params.threshold,
-                    params.false_positive_rate), rng))
+    thresholds = self.thresholds(plan, plan.num_levels - 1, voted, rng)
+    if thresholds is None:
+      return None
+    return (voted, *draw_passing(voted.candidates, voted.votes, kept,
+                                 thresholds(True, max(kept, 1)), rng))
+
+
+class SkellamVoter(FastVoter):
+  """The fast engine's law for a plan with Skellam shares
+  (``plan.distributed``, :func:`triehh.theory.noisy_plan.with_distributed`):
+  each sampled user delivers its vote and its share with probability ``1 -
+  dropout``; a round's noise on every candidate is ``Sk(m s_r)``, the sum
+  of the m delivered shares, exactly; its thresholds are the plan's
+  false-positive rates on that law (public: the server sees m); a round
+  whose delivered shares minus one are fewer than h is not released, and
+  the run stops there."""
+
+  def rate(self, plan) -> float:
+    return plan.sampling_rate * (1.0 - plan.distributed.dropout)
+
+  def thresholds(self, plan, r: int, voted: _Voted,
+                 rng: np.random.Generator):
+    from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
+    shares = plan.distributed
+    delivered = voted.clients + int(rng.binomial(voted.clients_outside,
+                                                 min(self.rate(plan), 1.0)))
+    if not shares.releases(delivered):
+      return None
+    mean = shares.noise_mean(r, delivered)
+
+    def of(word: bool, num_candidates: int) -> SkellamRound:
+      rate = plan.params(r, word, num_candidates).false_positive_rate
+      tau, alpha = noisy_plan.skellam_threshold(float(mean), rate)
+      return SkellamRound(noise_mean=mean, threshold=tau,
+                          false_positive_rate=alpha,
+                          sampling_rate=self.rate(plan), chars_per_level=0)
+
+    return of
 
 
 # Long function: a round's steps in order (plan, votes, noise, release,
@@ -690,7 +740,9 @@ def run_planned(population: population_lib.Population, plan,
   engine's, :class:`FastVoter`) counts the votes and draws the passes."""
   from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(rng)
-  voter = FastVoter(frontier_votes) if voter is None else voter
+  if voter is None:
+    voter = (FastVoter(frontier_votes) if plan.distributed is None
+             else SkellamVoter(frontier_votes))
   max_length, a = population.max_length, population.alphabet.size
   frontier = _Frontier(np.zeros((1, 0), dtype=np.int16),
                        np.zeros(1, dtype=np.int64))
@@ -713,8 +765,11 @@ def run_planned(population: population_lib.Population, plan,
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
     q = plan.sampling_rate
-    voted, candidates, values, source = voter.planned_round(
-        population, plan, r, frontier, ext, p, rng)
+    drawn = voter.planned_round(population, plan, r, frontier, ext, p, rng)
+    if drawn is None:  # fewer than h other shares: not released, stop
+      found = None
+      break
+    voted, candidates, values, source = drawn
     real_words, codes, ends = _passing_codes(population, frontier, ext,
                                              voted, candidates, source)
     stats = _planned_stats(plan, r, frontier, ext, p, voted, candidates,
@@ -735,10 +790,10 @@ def run_planned(population: population_lib.Population, plan,
     frontier = _next_frontier(population, codes[~ends][order],
                               real_words[~ends][order], p)
     parent = [float(v) for v in values[~ends][order]]
-  if plan.verify:
+  if plan.verify and found is not None:
     level, released = _verification_round(population, plan, found, spent,
                                           rng, voter)
-    levels.append(level)
+    levels.extend([] if level is None else [level])
     words.extend(released[0])
     counts.append(released[1])
     false_words.append(released[2])
@@ -768,7 +823,7 @@ class _Found:
 def _verification_round(population: population_lib.Population, plan,
                         found: _Found, spent: int, rng: np.random.Generator,
                         voter: FastVoter | None = None
-                        ) -> tuple[PlannedLevel, tuple]:
+                        ) -> tuple[PlannedLevel | None, tuple]:
   """The last round of a plan that verifies: the discovered word
   candidates, largest noisy count first, as many as the run's remaining
   bytes hold; each user votes for its word among them (several words: the
@@ -789,9 +844,12 @@ def _verification_round(population: population_lib.Population, plan,
   # Several words: the vote goes to the user's word of V that discovery
   # measured lowest (public), where one vote counts most.
   voter = FastVoter() if voter is None else voter
-  voted, passing, values, source = voter.verification_round(
-      population, plan, cand, measured[order],
-      [found.codes[i] for i in order], rng)
+  drawn = voter.verification_round(population, plan, cand, measured[order],
+                                   [found.codes[i] for i in order], rng)
+  if drawn is None:  # fewer than h other shares: nothing is released
+    return None, _released(population, [], np.zeros(0, dtype=np.int64),
+                           np.zeros(0, dtype=bool))
+  voted, passing, values, source = drawn
   params = plan.params(r, True, max(kept, 1))
   zero = voted.votes == 0
   explicit = source >= 0
@@ -834,12 +892,14 @@ def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
       num_false_positives=int((~explicit).sum()))
 
 
-def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions, plan,
-              r: int, rng: np.random.Generator
+def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
+              thresholds, rng: np.random.Generator
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """:func:`draw_passing` for the word candidates (ending in ``$``) at the
   word threshold and the prefix candidates at the prefix threshold, each
-  renumbered within its own kind; the union, by candidate id."""
+  renumbered within its own kind; the union, by candidate id.
+  ``thresholds(word, num_candidates)`` gives each kind's noise and
+  threshold (:class:`_Thresholds` or :class:`SkellamRound`)."""
   e_size, w = ext.size, int(ext.offsets[ext.chars])
   fpos, e = np.divmod(voted.candidates, e_size)
   parts = []
@@ -848,11 +908,9 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions, plan,
       continue
     mask = (e < w) if word else (e >= w)
     local = fpos[mask] * width + (e[mask] - base)
-    params = plan.params(r, word, num_frontier * width)
     cand, values, source = draw_passing(
         local, voted.votes[mask], num_frontier * width,
-        _Thresholds(params.sigma, params.threshold,
-                    params.false_positive_rate), rng)
+        thresholds(word, num_frontier * width), rng)
     f, rest = np.divmod(cand, width)
     mapped = np.full(source.size, -1, dtype=np.int64)
     mapped[source >= 0] = np.flatnonzero(mask)[source[source >= 0]]
@@ -862,6 +920,18 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions, plan,
   source = np.concatenate([x[2] for x in parts])
   order = np.argsort(candidates, kind="stable")
   return candidates[order], values[order], source[order]
+
+
+def central_thresholds(plan, r: int):
+  """Round r's ``thresholds(word, num_candidates)`` with the server's
+  discrete Gaussian (:meth:`~triehh.theory.noisy_plan.NoisyPlan.params`)."""
+
+  def of(word: bool, num_candidates: int) -> _Thresholds:
+    params = plan.params(r, word, num_candidates)
+    return _Thresholds(params.sigma, params.threshold,
+                       params.false_positive_rate)
+
+  return of
 
 
 def _least_per_user(population: population_lib.Population,
@@ -932,14 +1002,17 @@ def _votes_for(population: population_lib.Population, cand: np.ndarray,
   probability ``rate``: one word per user, its word's; several, one of its
   words with a candidate, drawn by local frequency among those (none: it
   abstains). ``priority`` (public, per candidate index): several words
-  draw only among a user's words whose candidate has the smallest."""
+  draw only among a user's words whose candidate has the smallest. Its
+  clients: the users drawn who vote, and those with no candidate (each a
+  client with probability ``rate``, drawn by whoever needs them)."""
   valid, candidates, words, inverse = _explicit(cand)
   if population.is_single_word:
     users = np.bincount(inverse, weights=population.users_per_word[valid],
                         minlength=candidates.size).astype(np.int64)
     votes = (users if rate >= 1.0
              else sampling.poisson_cell_counts(users, rate, rng))
-    return _Voted(candidates, votes, words)
+    return _Voted(candidates, votes, words, clients=int(votes.sum()),
+                  clients_outside=population.num_users - int(users.sum()))
   cum = np.cumsum(entry_weights(population, cand, priority))
   starts = population.user_offsets[:-1]
   ends = population.user_offsets[1:]
@@ -953,4 +1026,6 @@ def _votes_for(population: population_lib.Population, cand: np.ndarray,
   chosen = cand[population.entry_word[entries]]
   votes = np.bincount(np.searchsorted(candidates, chosen),
                       minlength=candidates.size).astype(np.int64)
-  return _Voted(candidates, votes, words)
+  holders = int((totals > 0).sum())
+  return _Voted(candidates, votes, words, clients=int(voters.size),
+                clients_outside=population.num_users - holders)

@@ -54,11 +54,7 @@ _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
 
 
 # Whom a distributed run trusts, and for what.
-DISTRIBUTED_TRUST = (
-    "the secure sum: the server sees which clients delivered a share, never "
-    "an un-noised sum (only the sum modulo 2^b); the h clients whose "
-    "shares are counted add them honestly and do not collude with the "
-    "server; the server samples and thresholds")
+DISTRIBUTED_TRUST = distributed_noise.TRUST
 
 
 class NoisyTrie(protocol.BaseMechanism):

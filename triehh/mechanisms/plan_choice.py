@@ -83,22 +83,23 @@ class Candidate:
 @functools.lru_cache(maxsize=64)
 def candidates(population_size: int, max_length: int, alphabet_size: int,
                epsilon: float, delta: float, budget: UploadBudget,
-               one_word: bool) -> tuple[tuple[Candidate, noisy_plan.NoisyPlan],
-                                        ...]:
+               one_word: bool, dropout: float | None = None
+               ) -> tuple[tuple[Candidate, noisy_plan.NoisyPlan], ...]:
   """Every candidate plan with its score on the prior, in the order tried
   (for each rule of ``CANDIDATE_RULES``: the rates of ``SAMPLING_RATES``,
   then halved while the last found the most so far, module docstring; or
-  the budget's own q alone when it gives one). Remembered by its
-  arguments."""
+  the budget's own q alone when it gives one). ``dropout`` (None: the
+  server's noise): each plan with Skellam shares at that dropout bound
+  (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior.
+  Remembered by its arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
   scored = []
   for rule in CANDIDATE_RULES:
 
     def scored_at(q: float, rule: str = rule) -> Candidate:
-      plan = noisy_plan.plan(
-          population_size, max_length, alphabet_size, epsilon, delta,
-          budget=dataclasses.replace(budget, sampling_rate=q),
-          one_word=one_word, rule=rule)
+      plan = _built(population_size, max_length, alphabet_size, epsilon,
+                    delta, dataclasses.replace(budget, sampling_rate=q),
+                    one_word, rule, dropout)
       true = [_true_words(noisy_engine.run_planned(prior, plan, seed))
               for seed in PRIOR_SEEDS]
       scored.append((Candidate(rule, q, float(np.mean(true))), plan))
@@ -118,7 +119,8 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
 def choose(population_size: int, max_length: int, alphabet_size: int,
            epsilon: float, delta: float, *,
            budget: UploadBudget = UploadBudget(),
-           one_word: bool = True) -> noisy_plan.NoisyPlan:
+           one_word: bool = True,
+           dropout: float | None = None) -> noisy_plan.NoisyPlan:
   """The candidate plan with the most true words on the prior (module
   docstring), from declared and public values only. The choice (rule and
   q) is remembered on disk (:mod:`triehh.theory.calibration_store`, kind
@@ -126,7 +128,8 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
   that plan (its sigma from the accountant, afresh) without running the
   candidates on the prior again. A stored choice is a hint: one that is
   not a candidate of these arguments is ignored, and a wrong one could
-  cost words, never privacy."""
+  cost words, never privacy. ``dropout`` (None: the server's noise):
+  the plans carry Skellam shares at that dropout bound, chosen so."""
   arguments = {"population_size": int(population_size),
                "max_length": int(max_length),
                "alphabet_size": int(alphabet_size),
@@ -134,16 +137,17 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
                "bytes_per_run": budget.bytes_per_run,
                "bytes_per_round": budget.bytes_per_round,
                "sampling_rate": budget.sampling_rate,
-               "one_word": bool(one_word)}
+               "one_word": bool(one_word),
+               "dropout": None if dropout is None else float(dropout)}
   stored = calibration_store.load(_KIND, arguments, _sources())
   rule, q = _stored_choice(stored, budget)
   if rule is not None:
-    return noisy_plan.plan(
-        population_size, max_length, alphabet_size, epsilon, delta,
-        budget=dataclasses.replace(budget, sampling_rate=q),
-        one_word=one_word, rule=rule)
+    return _built(population_size, max_length, alphabet_size, epsilon, delta,
+                  dataclasses.replace(budget, sampling_rate=q), one_word,
+                  rule, dropout)
   scored = candidates(population_size, max_length, alphabet_size,
-                      float(epsilon), float(delta), budget, bool(one_word))
+                      float(epsilon), float(delta), budget, bool(one_word),
+                      None if dropout is None else float(dropout))
   best = max(range(len(scored)), key=lambda i: (scored[i][0].true_words, -i))
   chosen = scored[best][0]
   calibration_store.save(_KIND, arguments, _sources(), {
@@ -152,6 +156,20 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
 
 
 _KIND = "plan_choice"
+
+
+def _built(population_size: int, max_length: int, alphabet_size: int,
+           epsilon: float, delta: float, budget: UploadBudget,
+           one_word: bool, rule: str, dropout: float | None
+           ) -> noisy_plan.NoisyPlan:
+  """The plan of ``rule`` at the budget's q; with ``dropout``, with
+  Skellam shares at that bound."""
+  plan = noisy_plan.plan(population_size, max_length, alphabet_size,
+                         epsilon, delta, budget=budget, one_word=one_word,
+                         rule=rule)
+  if dropout is None:
+    return plan
+  return noisy_plan.with_distributed(plan, epsilon, dropout)
 
 
 def _stored_choice(stored: dict | None, budget: UploadBudget

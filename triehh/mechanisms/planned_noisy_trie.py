@@ -13,9 +13,11 @@ budget").
   Gaussian rounds at the planned sigma_r (:func:`guarantee`,
   :func:`dp_event`: dp_accounting's ``ComposedDpEvent`` of
   :class:`~triehh.theory.dp_events.DiscreteGaussianDpEvent`);
-* engine: the fast engine's :func:`triehh.engines.noisy.run_planned`, or
-  TFF's :func:`triehh.engines.tff.planned_engine.run_planned` (central
-  noise); the others refuse a budgeted target (:func:`check_engine`);
+* engine: the fast engine's :func:`triehh.engines.noisy.run_planned`
+  (central noise, or ``noise="distributed"``: the clients' Skellam shares,
+  :func:`distributed_plan`, accounted as such), or TFF's
+  :func:`triehh.engines.tff.planned_engine.run_planned` (central noise);
+  the others refuse a budgeted target (:func:`check_engine`);
 * release: :class:`PlannedNoisyTrieRelease`, with the bytes a client
   uploads in each round and over the run (public: functions of the plan
   and the released counts).
@@ -31,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import dp_accounting
 import numpy as np
 
 from triehh.core import population as population_lib
@@ -40,10 +43,13 @@ from triehh.engines import registry as engines
 from triehh.mechanisms import plan_choice
 from triehh.mechanisms import protocol
 from triehh.theory import coverage
+from triehh.theory import distributed_noise
+from triehh.theory import dp_events
 from triehh.theory import limits
 from triehh.theory import mechanism as privacy_lib
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
+from triehh.theory.adjacency import Adjacency
 
 _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
                     "treated as public: fix it before seeing the data")
@@ -94,13 +100,20 @@ def as_params(plan: noisy_plan.NoisyPlan) -> noisy_trie.NoisyTrieParams:
 
 def dp_event(plan: noisy_plan.NoisyPlan):
   """The run's ``DpEvent``: R discrete Gaussian rounds at the planned
-  sigma_r (:func:`triehh.theory.noisy_trie.dp_event`)."""
+  sigma_r (:func:`triehh.theory.noisy_trie.dp_event`); with Skellam
+  shares, R Skellam rounds at the accounted means ``h s_r``."""
+  if plan.distributed is not None:
+    return dp_accounting.ComposedDpEvent(
+        [dp_events.SkellamDpEvent(m)
+         for m in plan.distributed.accounted_means])
   return noisy_trie.dp_event(as_params(plan))
 
 
 def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   """The accountant's guarantee at the plan's delta, said for where n came
-  from and for the budget."""
+  from and for the budget (Skellam shares: :func:`_distributed`)."""
+  if plan.distributed is not None:
+    return _distributed(plan)
   accounted = noisy_trie.guarantee(as_params(plan))
   declared = plan.n_source == coverage.N_DECLARED
   neighbours = (
@@ -129,6 +142,66 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
                                          plan.population_size))
 
 
+def _distributed(plan: CalibratedPlan) -> privacy_lib.Guarantee:
+  """A plan with Skellam shares: the shares' accountant
+  (:meth:`~triehh.theory.distributed_noise.DistributedNoise.epsilon`,
+  ``delta_short`` included) at the plan's delta, for ``REPLACE_SPECIAL``
+  only (a client's share and its delivery are seen), with its assumptions
+  (h, dropout, the modulus) said; the server's sampling not amplified."""
+  shares = plan.distributed
+  accounted = noisy_trie.guarantee(as_params(plan))
+  covers = ("the released words, the published trie and every noisy count, "
+            "for a user's words replaced by the empty word (the user still "
+            "a client: its share and its delivery are seen, so adding or "
+            f"removing a client is not covered); {_rounds(plan)} planned "
+            f"within an upload budget of {plan.budget.bytes_per_run:,} bytes "
+            "per client per run"
+            + (f", in expectation (each user takes part in each round with "
+               f"probability q={plan.sampling_rate:g}, not amplified: the "
+               "server sees who delivered)" if plan.sampling_rate < 1.0
+               else "")
+            + ", each round's characters, kept prefixes and thresholds "
+            "chosen from public values only" + _PUBLIC_ALPHABET + "; "
+            + shares.describe(modulus=(
+                "each block's secure sum modulo 2^b of its public cap and "
+                f"{noisy_plan.WRAP_SIGMAS:g} accounted standard deviations "
+                "of the shares on either side (wrap-around: utility only)")))
+  return dataclasses.replace(
+      accounted, epsilon=shares.epsilon(plan.delta),
+      adjacencies=(Adjacency.REPLACE_SPECIAL,), n_source=plan.n_source,
+      accounting=distributed_noise.ACCOUNTING, trust=distributed_noise.TRUST,
+      covers=covers,
+      public=(noisy_trie.PUBLIC + "; the upload budget and the plan "
+              "(rounds, thresholds' rates); n, q, the dropout bound, h, "
+              "the share means and the secure sum's modulus"),
+      caveat=limits.delta_above_1_over_n(plan.delta, plan.population_size))
+
+
+def distributed_plan(plan: CalibratedPlan, num_users: int,
+                     dropout: float) -> CalibratedPlan:
+  """``plan``'s target with the clients' Skellam shares in place of the
+  server's noise: the rule and q chosen again on the public prior with
+  those shares (:func:`triehh.mechanisms.plan_choice.choose`), the shares
+  of :func:`triehh.theory.noisy_plan.with_distributed`. ValueError when
+  the plan's n is not the ``num_users`` present (the absent clients'
+  shares would be missing)."""
+  if plan.population_size != num_users:
+    raise ValueError(
+        f"distributed noise split among the clients of a declared "
+        f"population_size={plan.population_size:,} with {num_users:,} users "
+        "present: the shares of the absent clients are missing, so each "
+        "round's noise is smaller than accounted; declare the data's own "
+        "size, or use noise='central'")
+  chosen = plan_choice.choose(
+      plan.population_size, plan.max_length, plan.alphabet_size,
+      noisy_plan.epsilon(plan), plan.delta, budget=plan.budget,
+      one_word=plan.one_word,
+      dropout=distributed_noise.check_dropout(dropout))
+  fields = {f.name: getattr(chosen, f.name)
+            for f in dataclasses.fields(noisy_plan.NoisyPlan)}
+  return CalibratedPlan(**fields, n_source=plan.n_source)
+
+
 def _rounds(plan: noisy_plan.NoisyPlan) -> str:
   """The planned rounds in words: R, or R - 1 discovery rounds and one
   verification round."""
@@ -138,10 +211,14 @@ def _rounds(plan: noisy_plan.NoisyPlan) -> str:
   return f"{plan.num_levels} rounds"
 
 
-# The TFF engine's options for a planned run: where it runs (central noise
-# only: the distributed mode is not built for planned runs).
+# The engines' options for a planned run: the fast engine's noise (central,
+# or the clients' Skellam shares and their dropout bound); TFF's noise
+# (central only: its distributed mode is not built for planned runs) and
+# where it runs.
+FAST_OPTIONS = frozenset({"noise", "dropout"})
 TFF_OPTIONS = frozenset({"noise", "workers", "connect_timeout",
                          "rpc_timeout"})
+CENTRAL, DISTRIBUTED = "central", "distributed"
 # The engines' runners of a plan, declared to the engine registry (a mode of
 # the noisy-trie mechanism, looked up by this name).
 PLANNED = "noisy_trie_planned"
@@ -150,30 +227,38 @@ engines.serve(engines.TFF, PLANNED,
               "triehh.engines.tff.planned_engine:run_planned")
 
 
-def check_engine(engine: str, engine_options: dict) -> None:
-  """ValueError unless ``engine`` is the fast engine, with no options, or
-  the TFF engine, with central noise and where it runs: the planned rounds
-  run there only."""
+def check_engine(engine: str, engine_options: dict) -> str:
+  """The noise mode; ValueError unless ``engine`` is the fast engine
+  (options: noise, central or distributed, and a distributed run's
+  dropout) or the TFF engine (central noise, and where it runs): the
+  planned rounds run there only."""
   if engine not in engines.engines_for(PLANNED):
     raise ValueError(
         "upload_budget: the planned noisy trie runs on the "
         f"{' and '.join(map(repr, engines.engines_for(PLANNED)))} engines "
         f"only, not {engine!r}; give no upload_budget to run the classic "
         "noisy trie there")
-  if engine == engines.FAST and engine_options:
-    raise ValueError("the planned noisy trie's fast engine takes no engine "
-                     f"options, got {', '.join(sorted(engine_options))}")
-  unknown = set(engine_options) - TFF_OPTIONS
+  allowed = FAST_OPTIONS if engine == engines.FAST else TFF_OPTIONS
+  unknown = set(engine_options) - allowed
   if unknown:
-    raise ValueError(f"the planned noisy trie's tff engine takes "
-                     f"{', '.join(sorted(TFF_OPTIONS))}; got "
+    raise ValueError(f"the planned noisy trie's {engine} engine takes "
+                     f"{', '.join(sorted(allowed))}; got "
                      f"{', '.join(sorted(unknown))}")
-  if engine_options.get("noise", "central") != "central":
+  noise = engine_options.get("noise", CENTRAL)
+  if noise not in (CENTRAL, DISTRIBUTED):
+    raise ValueError(f"noise must be {CENTRAL!r} or {DISTRIBUTED!r}, got "
+                     f"{noise!r}")
+  if noise == DISTRIBUTED and engine != engines.FAST:
     raise ValueError(
-        "upload_budget: the planned noisy trie adds central noise only "
-        f"(noise={engine_options['noise']!r} is not built for planned "
-        "runs); give no upload_budget for the classic noisy trie's "
-        "distributed mode")
+        "upload_budget: the planned noisy trie's Skellam shares "
+        f"(noise='distributed') run on the {engines.FAST!r} engine only, "
+        f"not {engine!r}; use noise='central', or give no upload_budget for "
+        "the classic noisy trie's distributed mode")
+  if "dropout" in engine_options:
+    if noise != DISTRIBUTED:
+      raise ValueError("dropout is for noise='distributed' only")
+    distributed_noise.check_dropout(engine_options["dropout"])
+  return noise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,13 +332,17 @@ class PlannedNoisyTrieRelease:
 def run(population: population_lib.Population, plan: CalibratedPlan, rng,
         engine: str, **engine_options) -> PlannedNoisyTrieRelease:
   """One planned run on the fast engine
-  (:func:`triehh.engines.noisy.run_planned`) or in TFF
-  (:func:`triehh.engines.tff.planned_engine.run_planned`), with its
+  (:func:`triehh.engines.noisy.run_planned`; ``noise="distributed"``: the
+  clients' Skellam shares, :func:`distributed_plan`, with ``dropout``) or
+  in TFF (:func:`triehh.engines.tff.planned_engine.run_planned`), with its
   guarantee."""
-  check_engine(engine, engine_options)
+  noise = check_engine(engine, engine_options)
+  engine_options.pop("noise", None)
+  if noise == DISTRIBUTED:
+    plan = distributed_plan(plan, population.num_users, engine_options.pop(
+        "dropout", distributed_noise.DEFAULT_DROPOUT))
   accounted = guarantee(plan)  # before the data is read
   start = time.perf_counter()
-  engine_options.pop("noise", None)  # central: checked above
   result = engines.get(engine).runner(PLANNED)(population, plan, rng,
                                                **engine_options)
   seconds = time.perf_counter() - start

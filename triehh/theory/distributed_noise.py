@@ -48,6 +48,11 @@ from triehh.theory import discrete_gaussian
 from triehh.theory import noise_search
 
 ACCOUNTING = "Skellam shares (PLD from the pmfs, two-sided)"
+# Whom a run with Skellam shares trusts, and for what.
+TRUST = ("the secure sum: the server sees which clients delivered a share, "
+         "never an un-noised sum (only the sum modulo 2^b); the h clients "
+         "whose shares are counted add them honestly and do not collude "
+         "with the server; the server samples and thresholds")
 DEFAULT_DROPOUT = 0.1
 # The part of delta spent on a round short of h honest shares.
 DEFAULT_SHORT_SHARE = 0.1
@@ -322,15 +327,18 @@ class DistributedNoise:
     return epsilon(self.accounted_means, delta - self.delta_short,
                    discretization=discretization)
 
-  def describe(self) -> str:
-    """The assumptions, in one line, for a guarantee's label."""
+  def describe(self, modulus: str | None = None) -> str:
+    """The assumptions, in one line, for a guarantee's label; ``modulus``
+    (None: this plan's one modulus ``2^bits``) says the secure sums'."""
+    if modulus is None:
+      modulus = (f"secure sum modulo 2^{self.bits} (wrap-around at most "
+                 f"{self.wrap_probability:.2g} per candidate, utility only)")
     return (f"Skellam shares: at least h={self.min_clients:,} other "
             f"clients' shares per released round (n={self.num_clients:,}, "
             f"q={self.sampling_rate:g}, dropout at most {self.dropout:g} "
             "per sampled client, independently; a round short of h is not "
             f"released; delta_short={self.delta_short:.3g} included), "
-            f"secure sum modulo 2^{self.bits} (wrap-around at most "
-            f"{self.wrap_probability:.2g} per candidate, utility only)")
+            + modulus)
 
 
 def check_dropout(dropout: float) -> float:

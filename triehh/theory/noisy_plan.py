@@ -82,8 +82,10 @@ import dataclasses
 import functools
 import math
 
+from triehh.core import discrete_noise
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
+from triehh.theory import distributed_noise
 from triehh.theory import limits
 from triehh.theory import noisy_prior
 from triehh.theory import noisy_trie
@@ -156,6 +158,13 @@ class NoisyPlan:
     max_length, alphabet_size: L and A.
     one_word: each user holds one word (the caps of the module docstring).
     delta: the delta the guarantee is stated at.
+    distributed: None (central noise: the server adds the discrete
+      Gaussian of ``round_sigma``), or the
+      :class:`~triehh.theory.distributed_noise.DistributedNoise` of the
+      clients' Skellam shares (:func:`with_distributed`): then sigma is
+      the accounted shares' standard deviation, for the blocks' bits, and
+      each round's thresholds come from the delivered shares' Skellam law
+      (:func:`skellam_threshold`).
   """
 
   sigma: float
@@ -173,6 +182,7 @@ class NoisyPlan:
   false_words: float = DEFAULT_FALSE_WORDS
   first_round_bytes: int | None = None
   verify: bool = False
+  distributed: object = None  # triehh.theory.distributed_noise's, or None
 
   @property
   def discovery_rounds(self) -> int:
@@ -578,6 +588,38 @@ def prior_choices(declared: _Declared) -> PlanChoices:
     if best == start:
       break
   return best
+
+
+def with_distributed(plan_: NoisyPlan, epsilon_target: float,
+                     dropout: float = distributed_noise.DEFAULT_DROPOUT
+                     ) -> NoisyPlan:
+  """``plan_`` with Skellam shares in place of the server's noise
+  (``docs/noisy-trie.md``, "Distributed noise, planned"): the same rounds,
+  multipliers and false-positive rates; the shares of
+  :func:`triehh.theory.distributed_noise.plan` meeting ``(epsilon_target,
+  plan_.delta)`` over the R rounds with the rounds' multipliers, unsampled
+  (the server sees who delivered, so sampling is not amplified), h from n,
+  q, ``dropout`` and a share of delta. sigma becomes the accounted shares'
+  largest base standard deviation, ``max_r sqrt(2 h s_r) / m_r``, for the
+  blocks' bits (utility only)."""
+  multipliers = [plan_.round_sigma(r) / plan_.sigma
+                 for r in range(plan_.num_levels)]
+  shares = distributed_noise.plan(
+      plan_.population_size, plan_.sampling_rate, epsilon_target,
+      plan_.delta, multipliers, plan_.prefix_false_positive_rate,
+      dropout=dropout)
+  sigma = max(math.sqrt(2.0 * mean) / m
+              for mean, m in zip(shares.accounted_means, multipliers))
+  return dataclasses.replace(plan_, sigma=sigma, distributed=shares)
+
+
+def skellam_threshold(mean: float, false_positive_rate: float
+                      ) -> tuple[int, float]:
+  """(tau, alpha): the smallest tau whose Skellam tail at ``mean`` is at
+  most ``false_positive_rate`` (a round's delivered shares), and that
+  tail."""
+  tau = distributed_noise.threshold_for(mean, false_positive_rate)
+  return tau, discrete_noise.skellam_tail(mean, tau)
 
 
 def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:

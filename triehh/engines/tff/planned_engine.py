@@ -59,9 +59,14 @@ def run_planned(population: population_lib.Population, plan,
 
   Raises:
     ValueError: a round of more than ``planned_process.MAX_CANDIDATES``
-      candidates; as :func:`triehh.engines.noisy.run_planned`.
+      candidates; a plan with Skellam shares (not built here); as
+      :func:`triehh.engines.noisy.run_planned`.
     RuntimeError: TFF's sums disagree with the mirrored votes.
   """
+  if plan.distributed is not None:
+    raise ValueError("the TFF engine runs planned rounds with the server's "
+                     "noise only; a plan with Skellam shares "
+                     "(noise='distributed') runs on the fast engine")
   population = engine_lib._with_clients(population)  # pylint: disable=protected-access
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
