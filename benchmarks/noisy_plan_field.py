@@ -61,6 +61,11 @@ flags.DEFINE_float("sampling_rate", None, "q: each user's probability of "
                    "taking part in a round; the budget per run is then a "
                    "client's expected bytes. Unset: chosen on the prior "
                    "by the 'chosen' rule, 1 for the others.")
+flags.DEFINE_float("dropout", None, "Unset: the server's discrete "
+                   "Gaussian. Set: the clients' Skellam shares "
+                   "(noise='distributed'), each sampled client failing to "
+                   "deliver with this probability, accounted so "
+                   "(triehh.theory.noisy_plan.with_distributed).")
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
                      "each user votes for one of its words on the frontier "
@@ -87,7 +92,9 @@ def _describe(plan) -> str:
           f"first round {first}, "
           f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
           f"prefix rate {plan.prefix_false_positive_rate:.2g}, "
-          f"ε={noisy_plan.epsilon(plan):.3g}")
+          f"ε={noisy_plan.epsilon(plan):.3g}"
+          + ("" if plan.distributed is None else
+             f", Skellam shares, h={plan.distributed.min_clients:,}"))
 
 
 def main(argv):
@@ -112,13 +119,16 @@ def main(argv):
       if rule == CHOSEN:
         plan = plan_choice.choose(n, pop.max_length, pop.alphabet.size,
                                   epsilon, loaded.delta, budget=budget,
-                                  one_word=pop.is_single_word)
+                                  one_word=pop.is_single_word,
+                                  dropout=FLAGS.dropout)
       else:
         plan = noisy_plan.plan(n, pop.max_length, pop.alphabet.size,
                                epsilon, loaded.delta,
                                budget=dataclasses.replace(
                                    budget, sampling_rate=budget.rate),
                                one_word=pop.is_single_word, rule=rule)
+        if FLAGS.dropout is not None:
+          plan = noisy_plan.with_distributed(plan, epsilon, FLAGS.dropout)
       planned = time.perf_counter() - planned
       runs = [_planned(data, plan, s) for s in range(FLAGS.runs)]
       mean, half = field_cells.interval(r["true"] for r in runs)

@@ -206,16 +206,15 @@ def test_the_fast_engine_takes_noise_and_dropout_only_with_a_plan(release):
                    dropout=1.0)
 
 
-def test_the_tff_engine_refuses_distributed_noise_and_unknown_options(
-    release):
+def test_the_tff_engine_refuses_unknown_options(release):
   # Refused before TFF is imported or any data read.
-  with pytest.raises(ValueError, match="^upload_budget: the planned noisy "
-                     "trie's Skellam shares .* run on the 'fast' engine only"
-                     ) as raised:
-    _MECHANISM.run(_USERS, release.params, 0, "tff", noise="distributed")
-  assert "\n" not in str(raised.value)
   with pytest.raises(ValueError, match="tff engine takes connect_timeout, "
-                     "noise, rpc_timeout, workers; got dropout"):
+                     "dropout, noise, rpc_timeout, workers; got threads"
+                     ) as raised:
+    _MECHANISM.run(_USERS, release.params, 0, "tff", threads=2)
+  assert "\n" not in str(raised.value)
+  with pytest.raises(ValueError, match="dropout is for noise='distributed' "
+                     "only"):
     _MECHANISM.run(_USERS, release.params, 0, "tff", dropout=0.1)
 
 

@@ -696,29 +696,56 @@ class SkellamVoter(FastVoter):
   of the m delivered shares, exactly; its thresholds are the plan's
   false-positive rates on that law (public: the server sees m); a round
   whose delivered shares minus one are fewer than h is not released, and
-  the run stops there."""
+  the run stops there. ``exact=False`` (a plan's choice on a public prior,
+  never a release): the same votes, delivered count and thresholds, the
+  noise drawn as the discrete Gaussian of the shares' variance ``2 m s_r``
+  (compiled, where the exact Skellam sampler costs time in proportion to
+  its mean)."""
+
+  def __init__(self, frontier_votes: bool = True, exact: bool = True):
+    super().__init__(frontier_votes)
+    self.exact = exact
 
   def rate(self, plan) -> float:
     return plan.sampling_rate * (1.0 - plan.distributed.dropout)
 
   def thresholds(self, plan, r: int, voted: _Voted,
                  rng: np.random.Generator):
-    from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
-    shares = plan.distributed
     delivered = voted.clients + int(rng.binomial(voted.clients_outside,
                                                  min(self.rate(plan), 1.0)))
-    if not shares.releases(delivered):
-      return None
-    mean = shares.noise_mean(r, delivered)
+    of = skellam_thresholds(plan, r, delivered)
+    if of is None or self.exact:
+      return of
 
-    def of(word: bool, num_candidates: int) -> SkellamRound:
-      rate = plan.params(r, word, num_candidates).false_positive_rate
-      tau, alpha = noisy_plan.skellam_threshold(float(mean), rate)
-      return SkellamRound(noise_mean=mean, threshold=tau,
-                          false_positive_rate=alpha,
-                          sampling_rate=self.rate(plan), chars_per_level=0)
+    def simulated(word: bool, num_candidates: int) -> _Thresholds:
+      shares = of(word, num_candidates)
+      return _Thresholds(math.sqrt(2.0 * float(shares.noise_mean)),
+                         shares.threshold, shares.false_positive_rate)
 
-    return of
+    return simulated
+
+
+def skellam_thresholds(plan, r: int, delivered: int):
+  """Round r's ``thresholds(word, num_candidates)`` with ``delivered``
+  Skellam shares (``plan.distributed``): the noise ``Sk(m s_r)``, each
+  kind's threshold the smallest whose tail there is at most the plan's
+  rate (public: the server sees m); None when ``m - 1 < h`` (the round is
+  not released)."""
+  from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
+  shares = plan.distributed
+  if not shares.releases(delivered):
+    return None
+  mean = shares.noise_mean(r, delivered)
+  rate = plan.sampling_rate * (1.0 - shares.dropout)
+
+  def of(word: bool, num_candidates: int) -> SkellamRound:
+    alpha = plan.params(r, word, num_candidates).false_positive_rate
+    tau, tail = noisy_plan.skellam_threshold(float(mean), alpha)
+    return SkellamRound(noise_mean=mean, threshold=tau,
+                        false_positive_rate=tail, sampling_rate=rate,
+                        chars_per_level=0)
+
+  return of
 
 
 # Long function: a round's steps in order (plan, votes, noise, release,

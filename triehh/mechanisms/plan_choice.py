@@ -90,7 +90,9 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   then halved while the last found the most so far, module docstring; or
   the budget's own q alone when it gives one). ``dropout`` (None: the
   server's noise): each plan with Skellam shares at that dropout bound
-  (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior.
+  (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior
+  (their noise drawn at their variance, :class:`triehh.engines.noisy.
+  SkellamVoter` with ``exact=False``: a simulation, not a release).
   Remembered by its arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
   scored = []
@@ -100,7 +102,10 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
       plan = _built(population_size, max_length, alphabet_size, epsilon,
                     delta, dataclasses.replace(budget, sampling_rate=q),
                     one_word, rule, dropout)
-      true = [_true_words(noisy_engine.run_planned(prior, plan, seed))
+      voter = (None if dropout is None else
+               noisy_engine.SkellamVoter(exact=False))
+      true = [_true_words(noisy_engine.run_planned(prior, plan, seed,
+                                                   voter=voter))
               for seed in PRIOR_SEEDS]
       scored.append((Candidate(rule, q, float(np.mean(true))), plan))
       return scored[-1][0]

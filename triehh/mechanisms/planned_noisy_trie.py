@@ -13,11 +13,11 @@ budget").
   Gaussian rounds at the planned sigma_r (:func:`guarantee`,
   :func:`dp_event`: dp_accounting's ``ComposedDpEvent`` of
   :class:`~triehh.theory.dp_events.DiscreteGaussianDpEvent`);
-* engine: the fast engine's :func:`triehh.engines.noisy.run_planned`
-  (central noise, or ``noise="distributed"``: the clients' Skellam shares,
-  :func:`distributed_plan`, accounted as such), or TFF's
-  :func:`triehh.engines.tff.planned_engine.run_planned` (central noise);
-  the others refuse a budgeted target (:func:`check_engine`);
+* engine: the fast engine's :func:`triehh.engines.noisy.run_planned` or
+  TFF's :func:`triehh.engines.tff.planned_engine.run_planned`, with
+  central noise or ``noise="distributed"`` (the clients' Skellam shares,
+  :func:`distributed_plan`, accounted as such); the others refuse a
+  budgeted target (:func:`check_engine`);
 * release: :class:`PlannedNoisyTrieRelease`, with the bytes a client
   uploads in each round and over the run (public: functions of the plan
   and the released counts).
@@ -211,13 +211,10 @@ def _rounds(plan: noisy_plan.NoisyPlan) -> str:
   return f"{plan.num_levels} rounds"
 
 
-# The engines' options for a planned run: the fast engine's noise (central,
-# or the clients' Skellam shares and their dropout bound); TFF's noise
-# (central only: its distributed mode is not built for planned runs) and
-# where it runs.
+# The engines' options for a planned run: its noise (central, or the
+# clients' Skellam shares and their dropout bound), and where TFF runs.
 FAST_OPTIONS = frozenset({"noise", "dropout"})
-TFF_OPTIONS = frozenset({"noise", "workers", "connect_timeout",
-                         "rpc_timeout"})
+TFF_OPTIONS = FAST_OPTIONS | {"workers", "connect_timeout", "rpc_timeout"}
 CENTRAL, DISTRIBUTED = "central", "distributed"
 # The engines' runners of a plan, declared to the engine registry (a mode of
 # the noisy-trie mechanism, looked up by this name).
@@ -228,10 +225,9 @@ engines.serve(engines.TFF, PLANNED,
 
 
 def check_engine(engine: str, engine_options: dict) -> str:
-  """The noise mode; ValueError unless ``engine`` is the fast engine
-  (options: noise, central or distributed, and a distributed run's
-  dropout) or the TFF engine (central noise, and where it runs): the
-  planned rounds run there only."""
+  """The noise mode; ValueError unless ``engine`` is the fast or the TFF
+  engine (options: noise, central or distributed, a distributed run's
+  dropout, and where TFF runs): the planned rounds run there only."""
   if engine not in engines.engines_for(PLANNED):
     raise ValueError(
         "upload_budget: the planned noisy trie runs on the "
@@ -248,12 +244,6 @@ def check_engine(engine: str, engine_options: dict) -> str:
   if noise not in (CENTRAL, DISTRIBUTED):
     raise ValueError(f"noise must be {CENTRAL!r} or {DISTRIBUTED!r}, got "
                      f"{noise!r}")
-  if noise == DISTRIBUTED and engine != engines.FAST:
-    raise ValueError(
-        "upload_budget: the planned noisy trie's Skellam shares "
-        f"(noise='distributed') run on the {engines.FAST!r} engine only, "
-        f"not {engine!r}; use noise='central', or give no upload_budget for "
-        "the classic noisy trie's distributed mode")
   if "dropout" in engine_options:
     if noise != DISTRIBUTED:
       raise ValueError("dropout is for noise='distributed' only")
@@ -332,10 +322,10 @@ class PlannedNoisyTrieRelease:
 def run(population: population_lib.Population, plan: CalibratedPlan, rng,
         engine: str, **engine_options) -> PlannedNoisyTrieRelease:
   """One planned run on the fast engine
-  (:func:`triehh.engines.noisy.run_planned`; ``noise="distributed"``: the
-  clients' Skellam shares, :func:`distributed_plan`, with ``dropout``) or
-  in TFF (:func:`triehh.engines.tff.planned_engine.run_planned`), with its
-  guarantee."""
+  (:func:`triehh.engines.noisy.run_planned`) or in TFF
+  (:func:`triehh.engines.tff.planned_engine.run_planned`), with its
+  guarantee; ``noise="distributed"``: the clients' Skellam shares
+  (:func:`distributed_plan`), with ``dropout``."""
   noise = check_engine(engine, engine_options)
   engine_options.pop("noise", None)
   if noise == DISTRIBUTED:

@@ -625,8 +625,12 @@ def skellam_threshold(mean: float, false_positive_rate: float
 def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:
   """The run's epsilon at ``delta`` (None: the plan's): R discrete Gaussian
   rounds at the planned sigmas (:func:`triehh.theory.noisy_trie.epsilon`'s
-  accountant)."""
+  accountant); with Skellam shares, their accountant's
+  (:meth:`~triehh.theory.distributed_noise.DistributedNoise.epsilon`,
+  ``delta_short`` included)."""
   delta = plan_.delta if delta is None else delta
+  if plan_.distributed is not None:
+    return plan_.distributed.epsilon(delta)
   return noisy_trie.epsilon(
       noisy_trie.NoisyTrieParams(
           sigma=plan_.sigma, num_levels=plan_.num_levels,

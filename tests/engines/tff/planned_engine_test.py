@@ -2,6 +2,7 @@
 in TFF, equal in law to the fast engine's run_planned."""
 
 import dataclasses
+import fractions
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from triehh.core import population as population_lib
 from triehh.engines import noisy
 from triehh.engines.tff import planned_engine
 from triehh.engines.tff import planned_process
+from triehh.theory import distributed_noise
 from triehh.theory import noisy_plan
 from tests.engines import noisy_law
 
@@ -82,6 +84,46 @@ def test_a_seed_gives_one_run(tff_runtime_module):
   first = planned_engine.run_planned(pop, LAW_PLAN, 3)
   again = planned_engine.run_planned(pop, LAW_PLAN, 3)
   assert first.words == again.words and first.levels == again.levels
+
+
+# ---- Skellam shares ------------------------------------------------------------
+
+# The law plan with the clients' shares: each sampled user delivers with
+# probability 0.9; a round's noise is Sk(m / 4) of the m delivered (about
+# 10.8: standard deviation about 2.3); a round with m - 1 < 7 (about 1 in
+# 20) is not released and stops the run.
+SHARES_PLAN = dataclasses.replace(
+    LAW_PLAN, sigma=2.3, distributed=distributed_noise.DistributedNoise(
+        num_clients=15, sampling_rate=0.8, dropout=0.1, min_clients=7,
+        share_means=(fractions.Fraction(1, 4),) * 3, thresholds=(0,) * 3,
+        bits=10, delta_short=1e-3))
+
+
+@pytest.fixture(scope="module")
+def tff_shares_runs(tff_runtime_module):
+  del tff_runtime_module
+  pop = noisy_law.law_population()
+  return [planned_engine.run_planned(pop, SHARES_PLAN, seed)
+          for seed in range(TFF_RUNS)]
+
+
+def test_skellam_shares_are_equal_in_law_to_the_fast_engine(tff_shares_runs):
+  assert min(_p_values(tff_shares_runs, _fast(SHARES_PLAN))) > (
+      noisy_law.FALSE_ALARM / 2)
+  # Not trivial: words released, and rounds short of their shares.
+  assert sum(len(r.words) for r in tff_shares_runs) > TFF_RUNS
+  assert sum(len(r.levels) < 3 for r in tff_shares_runs) > 3
+  # The test sees the shares' law: half their variance, or the server's
+  # noise, is another law (the fast engine's dropout: noisy_test.py).
+  less = dataclasses.replace(
+      SHARES_PLAN, distributed=dataclasses.replace(
+          SHARES_PLAN.distributed,
+          share_means=(fractions.Fraction(1, 8),) * 3))
+  assert min(_p_values(tff_shares_runs, _fast(less))) < (
+      noisy_law.FALSE_ALARM / 2)
+  central = dataclasses.replace(SHARES_PLAN, distributed=None)
+  assert min(_p_values(tff_shares_runs, _fast(central))) < (
+      noisy_law.FALSE_ALARM / 2)
 
 
 # ---- several words per user -------------------------------------------------

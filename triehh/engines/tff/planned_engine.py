@@ -1,5 +1,6 @@
 """The planned noisy trie run in TensorFlow Federated: the ``tff`` twin of
-:func:`triehh.engines.noisy.run_planned` (central noise).
+:func:`triehh.engines.noisy.run_planned` (central noise, or the clients'
+Skellam shares).
 
 The round plan, thresholds, frontier and release are
 :func:`~triehh.engines.noisy.run_planned`'s own (server post-processing of
@@ -24,8 +25,16 @@ nobody votes for at once (``tests/engines/tff/planned_engine_test.py``).
 The driver mirrors each round's votes in numpy (for the round's
 statistics, which need the population) and checks TFF's sums against
 them. A round of more than :data:`~triehh.engines.tff.planned_process.
-MAX_CANDIDATES` candidates is refused; the distributed mode is not built
-for planned runs.
+MAX_CANDIDATES` candidates is refused.
+
+With Skellam shares (``plan.distributed``), the sampled users who deliver
+(each sampled user with probability ``1 - dropout``) are the round's
+clients, each adding its own share drawn exactly
+(:func:`triehh.engines.tff.noisy_process.client_shares`) inside the secure
+sum; the server adds nothing, and the thresholds are the fast engine's
+(:func:`triehh.engines.noisy.skellam_thresholds`, at the m delivered). A
+round with ``m - 1 < h`` is not released and the run stops, as in
+:class:`triehh.engines.noisy.SkellamVoter`.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from triehh.engines import noisy
 from triehh.engines import sampling
 from triehh.engines.tff import clients
 from triehh.engines.tff import engine as engine_lib
+from triehh.engines.tff import noisy_process
 from triehh.engines.tff import planned_process
 from triehh.engines.tff import runtime as runtime_lib
 
@@ -59,14 +69,9 @@ def run_planned(population: population_lib.Population, plan,
 
   Raises:
     ValueError: a round of more than ``planned_process.MAX_CANDIDATES``
-      candidates; a plan with Skellam shares (not built here); as
-      :func:`triehh.engines.noisy.run_planned`.
+      candidates; as :func:`triehh.engines.noisy.run_planned`.
     RuntimeError: TFF's sums disagree with the mirrored votes.
   """
-  if plan.distributed is not None:
-    raise ValueError("the TFF engine runs planned rounds with the server's "
-                     "noise only; a plan with Skellam shares "
-                     "(noise='distributed') runs on the fast engine")
   population = engine_lib._with_clients(population)  # pylint: disable=protected-access
   runtime = runtime_lib.get_runtime(workers, connect_timeout=connect_timeout,
                                     rpc_timeout=rpc_timeout)
@@ -94,11 +99,13 @@ class TffVoter:
         axis=1), population.max_length + 1)
     width = int(ext.offsets[ext.chars])  # word candidates: e < width
     f = frontier.real.size
-    word = plan.params(r, True, f * width)
-    prefix = plan.params(r, False, f * (ext.size - width))
-    voted, noisy_sums = self._round(population, plan.sampling_rate, cand,
-                                    np.zeros(table.shape[0]), table,
-                                    word.sigma, rng, r)
+    drawn = self._round(population, plan, cand, np.zeros(table.shape[0]),
+                        table, rng, r)
+    if drawn is None:
+      return None
+    voted, noisy_sums, thresholds = drawn
+    word = thresholds(True, f * width)
+    prefix = thresholds(False, f * (ext.size - width))
     is_word = e < width
     passing = np.flatnonzero(np.where(is_word, noisy_sums >= word.threshold,
                                       noisy_sums >= prefix.threshold))
@@ -109,59 +116,83 @@ class TffVoter:
                          cand: np.ndarray, priority: np.ndarray,
                          codes: list, rng: np.random.Generator):
     """As :meth:`triehh.engines.noisy.FastVoter.verification_round`."""
-    params = plan.params(plan.num_levels - 1, True, max(len(codes), 1))
     table = np.full((len(codes), population.max_length + 1), -1, np.int32)
     for row, word in zip(table, codes):
       row[:len(word)] = word
-    voted, noisy_sums = self._round(population, plan.sampling_rate, cand,
-                                    np.asarray(priority, dtype=np.float64),
-                                    table, params.sigma, rng,
-                                    plan.num_levels - 1)
-    passing = np.flatnonzero(noisy_sums >= params.threshold)
+    drawn = self._round(population, plan, cand,
+                        np.asarray(priority, dtype=np.float64), table, rng,
+                        plan.num_levels - 1)
+    if drawn is None:
+      return None
+    voted, noisy_sums, thresholds = drawn
+    threshold = thresholds(True, max(len(codes), 1)).threshold
+    passing = np.flatnonzero(noisy_sums >= threshold)
     return (voted, passing, noisy_sums[passing],
             noisy.explicit_index(voted.candidates, passing))
 
-  def _round(self, population, rate: float, cand: np.ndarray,
-             priority: np.ndarray, table: np.ndarray, sigma: float,
-             rng: np.random.Generator, r: int):
-    """The round's mirrored votes and TFF's noisy sums of every row
-    (``priority``: one per row, public)."""
+  # Long function: one round's steps in order (sample, mirror, noise, TFF,
+  # check), which share the round's arrays.
+  def _round(self, population, plan, cand: np.ndarray, priority: np.ndarray,
+             table: np.ndarray, rng: np.random.Generator, r: int):
+    """The round's mirrored votes, TFF's noisy sums of every row
+    (``priority``: one per row, public) and its ``thresholds(word,
+    num_candidates)``; None when a round of Skellam shares is short of its
+    clients. The server's noise, or each delivering client's share."""
     num_candidates = table.shape[0]
     if num_candidates > planned_process.MAX_CANDIDATES:
       raise ValueError(
           f"round {r}'s candidate table has {num_candidates:,} rows; the "
           f"TFF engine holds at most {planned_process.MAX_CANDIDATES:,} "
           "(MAX_CANDIDATES): lower the upload budget or use engine='fast'")
+    shares = plan.distributed
+    rate = plan.sampling_rate * (1.0 if shares is None
+                                 else 1.0 - shares.dropout)
     users = (np.arange(population.num_users) if rate >= 1.0
              else sampling.poisson_users(rng, population.num_users, rate))
+    if shares is None:
+      thresholds = noisy.central_thresholds(plan, r)
+    else:  # the sampled users who deliver: every one adds its share
+      thresholds = noisy.skellam_thresholds(plan, r, int(users.size))
+      if thresholds is None:
+        return None
     held, chosen, ranks = _choices(population, cand, priority, users, rng)
     _, explicit, words, _ = noisy._explicit(cand)  # pylint: disable=protected-access
     votes = np.zeros(explicit.size, dtype=np.int64)
     np.add.at(votes, np.searchsorted(explicit, chosen[chosen >= 0]), 1)
     voted = noisy._Voted(explicit, votes, words, clients=int(users.size))  # pylint: disable=protected-access
-    if not num_candidates:
-      return voted, np.zeros(0, dtype=np.int64)
     capacity = 1 << max(num_candidates - 1, 0).bit_length()
-    noise = np.zeros(capacity, dtype=np.int64)
-    noise[:num_candidates] = discrete_noise.discrete_gaussian(
-        rng, sigma, num_candidates)
+    if not num_candidates:
+      return voted, np.zeros(0, dtype=np.int64), thresholds
     full = np.full((capacity, table.shape[1]), _NO_ROW, dtype=np.int32)
     full[:num_candidates] = table
     rows_priority = np.zeros(capacity)
     rows_priority[:num_candidates] = priority
     data = [clients.pack_words(self.codes[words], counts, rank)
             for (words, counts), rank in zip(held, ranks)]
-    if not data:  # no participant this round: the noise alone
-      return voted, noise[:num_candidates]
-    process = planned_process.build_process(planned_process.PlannedSpec(
-        population.max_length, capacity))
+    if shares is None:
+      noise = np.zeros(capacity, dtype=np.int64)
+      noise[:num_candidates] = discrete_noise.discrete_gaussian(
+          rng, plan.round_sigma(r), num_candidates)
+      if not data:  # no participant this round: the noise alone
+        return voted, noise[:num_candidates], thresholds
+      added, spec = noise, planned_process.PlannedSpec(
+          population.max_length, capacity)
+    else:
+      added = noisy_process.client_shares(rng, shares.share_means[r],
+                                          len(data), capacity,
+                                          num_candidates)
+      spec = planned_process.PlannedSpec(population.max_length, capacity,
+                                         shares.bits)
+    process = planned_process.build_process(spec)
     if self.state is None:
       self.state = process.initialize()
-    self.state, sums = process.next(self.state, full, rows_priority, data,
-                                    noise)
+    self.state, sums = process.next(
+        self.state, full, rows_priority, data,
+        added if shares is None else list(added))
     sums = np.asarray(sums, dtype=np.int64)[:num_candidates]
+    noise = added if shares is None else added.sum(axis=0)
     _check_votes(sums - noise[:num_candidates], explicit, votes, r)
-    return voted, sums
+    return voted, sums, thresholds
 
 
 def _padded(rows: np.ndarray, width: int) -> np.ndarray:

@@ -22,6 +22,14 @@ drawn exactly by the driver (:func:`triehh.core.discrete_noise.
 discrete_gaussian`), and returns every candidate's noisy sum. Thresholds,
 the frontier and the release are the driver's post-processing
 (:mod:`triehh.engines.tff.planned_engine`).
+
+With Skellam shares (``PlannedSpec.bits`` set: the plan's
+:class:`~triehh.theory.distributed_noise.DistributedNoise`), every
+delivering client, with a vote or without, adds its own share (``int64
+[C]``, drawn exactly by the driver, :func:`triehh.engines.tff.
+noisy_process.client_shares`) to its one-hot modulo ``2**bits``; the
+vectors go through ``tff.federated_secure_sum_bitwidth`` and the server
+reads the sum modulo ``2**bits`` as a signed integer: it adds no noise.
 """
 
 from __future__ import annotations
@@ -42,16 +50,20 @@ MAX_CANDIDATES = 2**16
 
 @dataclasses.dataclass(frozen=True)
 class PlannedSpec:
-  """What fixes a planned round's process: L, and C, the rows of the
-  candidate table (at most :data:`MAX_CANDIDATES`)."""
+  """What fixes a planned round's process: L, C, the rows of the
+  candidate table (at most :data:`MAX_CANDIDATES`), and ``bits``: None
+  (the server's noise) or the secure sum's bit width of Skellam shares."""
 
   max_length: int
   capacity: int
+  bits: int | None = None
 
   def __post_init__(self):
     validation.check_int("max_length", self.max_length)
     validation.check_int("capacity (candidates the table holds)",
                          self.capacity, high=MAX_CANDIDATES)
+    if self.bits is not None:
+      validation.check_int("bits", self.bits, high=62)
 
 
 def client_data_type(max_length: int) -> tff.types.Type:
@@ -104,11 +116,40 @@ def _server_noise_computation(spec: PlannedSpec) -> tff.Computation:
   return server_noise
 
 
+def _shares_computations(spec: PlannedSpec, client_vote: tff.Computation
+                         ) -> tuple[tff.Computation, tff.Computation]:
+  """With Skellam shares: ``(table, priority, packed, share) -> int64
+  [C]``, the one-hot plus the share modulo ``2**bits``, and ``(round,
+  secure sum) -> (round + 1, the sum modulo 2**bits read as signed)``."""
+  width = spec.max_length + 1
+  modulus = 1 << spec.bits
+
+  @tff.tensorflow.computation(tff.TensorType(np.int32, [spec.capacity, width]),
+                              tff.TensorType(np.float64, [spec.capacity]),
+                              client_data_type(spec.max_length),
+                              tff.TensorType(np.int64, [spec.capacity]))
+  def client_share_vote(table, priority, packed, share):
+    one_hot = tf.cast(client_vote(table, priority, packed), tf.int64)
+    return tf.math.floormod(one_hot + share, modulus)
+
+  @tff.tensorflow.computation(np.int32,
+                              tff.TensorType(np.int64, [spec.capacity]))
+  def server_read(round_num, summed):
+    wrapped = tf.math.floormod(summed, modulus)
+    return round_num + 1, tf.where(wrapped >= modulus // 2,
+                                   wrapped - modulus, wrapped)
+
+  return client_share_vote, server_read
+
+
+# Long function: the process's computations share its types.
 @functools.lru_cache(maxsize=None)
 def build_process(spec: PlannedSpec) -> tff.templates.IterativeProcess:
   """The planned round's ``tff.templates.IterativeProcess``: state the
   rounds run so far (``int32``); ``next(state, table, priority, client
-  data, noise) -> (state, int64 [C] noisy sums)`` (module docstring)."""
+  data, noise) -> (state, int64 [C] noisy sums)``, the noise the server's
+  (``int64 [C]``), or, with ``spec.bits``, the clients' shares (``int64
+  [C]`` each, placed with their data) (module docstring)."""
   width = spec.max_length + 1
   client_vote = _client_vote_computation(spec)
   server_noise = _server_noise_computation(spec)
@@ -121,21 +162,40 @@ def build_process(spec: PlannedSpec) -> tff.templates.IterativeProcess:
   def initialize_fn():
     return tff.federated_eval(zero, tff.SERVER)
 
-  @tff.federated_computation(
-      tff.FederatedType(np.int32, tff.SERVER),
-      tff.FederatedType(tff.TensorType(np.int32, [spec.capacity, width]),
-                        tff.SERVER),
-      tff.FederatedType(tff.TensorType(np.float64, [spec.capacity]),
-                        tff.SERVER),
-      tff.FederatedType(client_data_type(spec.max_length), tff.CLIENTS),
-      tff.FederatedType(tff.TensorType(np.int64, [spec.capacity]),
-                        tff.SERVER))
-  def next_fn(state, table, priority, data, noise):
-    votes = tff.federated_map(client_vote, (
-        tff.federated_broadcast(table), tff.federated_broadcast(priority),
-        data))
-    summed = tff.federated_sum(votes)
-    updated = tff.federated_map(server_noise, (state, summed, noise))
-    return updated[0], updated[1]
+  state_type = tff.FederatedType(np.int32, tff.SERVER)
+  table_type = tff.FederatedType(
+      tff.TensorType(np.int32, [spec.capacity, width]), tff.SERVER)
+  priority_type = tff.FederatedType(
+      tff.TensorType(np.float64, [spec.capacity]), tff.SERVER)
+  data_type = tff.FederatedType(client_data_type(spec.max_length),
+                                tff.CLIENTS)
+  vector = tff.TensorType(np.int64, [spec.capacity])
+
+  if spec.bits is None:
+
+    @tff.federated_computation(state_type, table_type, priority_type,
+                               data_type, tff.FederatedType(vector,
+                                                            tff.SERVER))
+    def next_fn(state, table, priority, data, noise):
+      votes = tff.federated_map(client_vote, (
+          tff.federated_broadcast(table), tff.federated_broadcast(priority),
+          data))
+      summed = tff.federated_sum(votes)
+      updated = tff.federated_map(server_noise, (state, summed, noise))
+      return updated[0], updated[1]
+
+  else:
+    client_share_vote, server_read = _shares_computations(spec, client_vote)
+
+    @tff.federated_computation(state_type, table_type, priority_type,
+                               data_type, tff.FederatedType(vector,
+                                                            tff.CLIENTS))
+    def next_fn(state, table, priority, data, shares):
+      vectors = tff.federated_map(client_share_vote, (
+          tff.federated_broadcast(table), tff.federated_broadcast(priority),
+          data, shares))
+      summed = tff.federated_secure_sum_bitwidth(vectors, spec.bits)
+      updated = tff.federated_map(server_read, (state, summed))
+      return updated[0], updated[1]
 
   return tff.templates.IterativeProcess(initialize_fn, next_fn)
