@@ -48,7 +48,7 @@ NAME = "noisy_trie"
 # The TFF engine's options for the noisy trie: its noise, where it runs.
 TFF_OPTIONS = frozenset({"noise", "dropout", "workers", "connect_timeout",
                          "rpc_timeout"})
-CENTRAL, DISTRIBUTED = "central", "distributed"
+CENTRAL, DISTRIBUTED = planned.CENTRAL, planned.DISTRIBUTED
 _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
                     "treated as public: fix it before seeing the data")
 
@@ -229,15 +229,7 @@ def _checked_options(engine: str, engine_options: dict) -> str:
       raise ValueError(f"the noisy trie's tff engine takes "
                        f"{', '.join(sorted(TFF_OPTIONS))}; got "
                        f"{', '.join(sorted(unknown))}")
-  noise = engine_options.get("noise", CENTRAL)
-  if noise not in (CENTRAL, DISTRIBUTED):
-    raise ValueError(f"noise must be {CENTRAL!r} or {DISTRIBUTED!r}, got "
-                     f"{noise!r}")
-  if "dropout" in engine_options:
-    if noise != DISTRIBUTED:
-      raise ValueError("dropout is for noise='distributed' only")
-    distributed_noise.check_dropout(engine_options["dropout"])
-  return noise
+  return planned.noise_mode(engine_options)
 
 
 def _labelled(guarantee: privacy_lib.Guarantee, n_source: str, *,

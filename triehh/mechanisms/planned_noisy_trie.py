@@ -240,6 +240,13 @@ def check_engine(engine: str, engine_options: dict) -> str:
     raise ValueError(f"the planned noisy trie's {engine} engine takes "
                      f"{', '.join(sorted(allowed))}; got "
                      f"{', '.join(sorted(unknown))}")
+  return noise_mode(engine_options)
+
+
+def noise_mode(engine_options: dict) -> str:
+  """The options' noise, central (the default) or distributed; ValueError
+  for another, or for a dropout without distributed noise (or outside
+  [0, 1))."""
   noise = engine_options.get("noise", CENTRAL)
   if noise not in (CENTRAL, DISTRIBUTED):
     raise ValueError(f"noise must be {CENTRAL!r} or {DISTRIBUTED!r}, got "
