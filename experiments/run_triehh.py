@@ -172,6 +172,18 @@ flags.DEFINE_float("tff_connect_timeout", 10.0,
 flags.DEFINE_float("tff_rpc_timeout", 300.0,
                    "TFF engine: seconds a worker may take for one call.")
 
+# The noisy trie's noise: the flag -> its engines' option.
+NOISY_TRIE_FLAGS = {"distributed_noise": "noise", "dropout": "dropout"}
+flags.DEFINE_bool("distributed_noise", False,
+                  "--mechanism=noisy_trie (fast and tff engines): each "
+                  "client adds its Skellam share inside the secure sum, in "
+                  "place of the server's noise (accounted as such, for "
+                  "REPLACE_SPECIAL only; n must be the data's).")
+flags.DEFINE_float("dropout", None,
+                   "--mechanism=noisy_trie --distributed_noise: the bound "
+                   "on a sampled client's chance of not delivering its "
+                   "share, which the accountant assumes (unset: 0.1).")
+
 for _name in ("tff_connect_timeout", "tff_rpc_timeout"):
   flags.register_validator(
       _name, lambda v: math.isfinite(v) and v > 0,
@@ -523,10 +535,12 @@ def mechanism_engine(mechanism) -> str:
 
 def mechanism_engine_options(name: str, engine: str) -> dict:
   """The TFF flags given, as the options of ``name``'s runner on
-  ``engine`` (those it takes: ``experiments.mechanism_flags``).
+  ``engine`` (those it takes: ``experiments.mechanism_flags``), and the
+  noisy trie's ``--distributed_noise`` and ``--dropout`` when given.
 
   Raises:
-    ValueError: naming a TFF flag the engine does not take for it.
+    ValueError: naming a TFF flag the engine does not take for it, or a
+      noisy-trie flag given to another mechanism.
   """
   taken = mechanism_flags.engine_options_taken(name, engine)
   options = {}
@@ -543,6 +557,18 @@ def mechanism_engine_options(name: str, engine: str) -> dict:
           + (f"it reads {', '.join(takes)} only)" if takes
              else "it reads no TFF flag)"))
     options[option] = FLAGS[flag].value
+  for flag, option in NOISY_TRIE_FLAGS.items():
+    if not shared_flags.given(flag):
+      continue
+    if name != "noisy_trie":
+      raise ValueError(f"--{flag} is a flag of --mechanism=noisy_trie, not "
+                       f"of --mechanism={name}")
+    value = FLAGS[flag].value
+    options[option] = (("distributed" if value else "central")
+                       if flag == "distributed_noise" else value)
+  if "dropout" in options and options.get("noise") != "distributed":
+    raise ValueError("--dropout is the bound of --distributed_noise; give "
+                     "both, or neither")
   return options
 
 

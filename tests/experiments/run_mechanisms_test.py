@@ -199,6 +199,35 @@ def test_an_upload_budget_runs_the_planned_trie_and_says_its_uploads():
   assert "upload_budget=UploadBudget(bytes_per_run=200000" in out
 
 
+def test_skellam_shares_run_from_the_command_line():
+  """--distributed_noise --dropout: the clients' Skellam shares, for the
+  planned trie (a budget) and the classic one, as triehh.discover runs
+  them; another mechanism refuses the flags."""
+  for budget, target in (
+      (["--upload_budget_bytes=2e5"], triehh.NoisyTarget(
+          4.0, upload_budget=triehh.UploadBudget(200_000))),
+      ([], triehh.NoisyTarget(4.0))):
+    code, out, err = run("--mechanism=noisy_trie", "--num_users=3000",
+                         *budget, "--distributed_noise", "--dropout=0.05",
+                         "--cache_dir=", "--seed=0")
+    assert (code, err) == (0, ""), err
+    want = triehh.discover(default_population(3000), target, seed=0,
+                           noise="distributed", dropout=0.05)
+    assert want.words and "Skellam shares" in want.guarantee.describe()
+    assert f"privacy: {want.guarantee.describe()}\n" in out
+  code, out, err = run("--mechanism=noisy_trie", "--num_users=3000",
+                       "--dropout=0.05", "--cache_dir=")
+  assert (code, out) == (1, "")
+  assert err == ("error: --dropout is the bound of --distributed_noise; "
+                 "give both, or neither\n")
+  code, out, err = run("--mechanism=partition_selection", "--num_users=3000",
+                       "--distributed_noise", "--cache_dir=")
+  assert (code, out) == (1, "")
+  assert err == ("error: --distributed_noise is a flag of "
+                 "--mechanism=noisy_trie, not of "
+                 "--mechanism=partition_selection\n")
+
+
 def test_the_noisy_trie_refuses_an_alphabet_read_off_the_data():
   code, out, err = run("--mechanism=noisy_trie", "--dataset=synthetic",
                        "--num_users=1000", "--cache_dir=")
