@@ -62,8 +62,9 @@ class NoisyTrie(protocol.BaseMechanism):
 
   name = NAME
   privacy_types = (privacy_lib.NoisyTarget,)
-  summary = ("Gaussian noise on each level's vote sums over a public "
-             "candidate set, thresholded for a false-positive rate")
+  summary = ("noise on each level's vote sums over a public candidate "
+             "set (the server's discrete Gaussian, or the clients' Skellam "
+             "shares), thresholded for a false-positive rate")
 
   def population(self, user_words, request: protocol.Request
                  ) -> population_lib.Population:
