@@ -11,6 +11,7 @@ from triehh.theory import distributed_noise
 from triehh.theory import dp_events
 from triehh.theory import noisy_trie
 from triehh.theory.adjacency import Adjacency
+from tests.mechanisms import replace_special
 
 _WORDS = ["sun"] * 3000 + ["moon"] * 2000 + ["star"] * 1000 + [
     f"w{i}" for i in range(4000)]
@@ -151,22 +152,13 @@ def test_a_distributed_run_exports_its_skellam_rounds_not_the_gaussian():
   event = noisy_mechanism.MECHANISM.dp_event(result.params)
   means = result.params.skellam_means
   assert len(means) == result.params.num_levels and min(means) > 0
-  special = dp_accounting.NeighboringRelation.REPLACE_SPECIAL
-
-  def epsilon_of(e, delta):
-    accountant = dp_events.PLDAccountant(
-        neighboring_relation=special,
-        value_discretization_interval=distributed_noise.DEFAULT_DISCRETIZATION)
-    accountant.compose(e)
-    return accountant.get_epsilon(delta)
-
   short = float(result.guarantee.covers.split("delta_short=")[1].split()[0]
                 .rstrip(",;)"))
   label = result.guarantee.epsilon
-  assert epsilon_of(event, 1e-8 - short) == pytest.approx(label, rel=1e-6)
-  assert epsilon_of(event, 1e-8) <= label
+  assert replace_special.epsilon(event, 1e-8 - short) == pytest.approx(label, rel=1e-6)
+  assert replace_special.epsilon(event, 1e-8) <= label
   central = noisy_trie.dp_event(result.params)
-  assert abs(epsilon_of(central, 1e-8 - short) - label) > 1e-3
+  assert abs(replace_special.epsilon(central, 1e-8 - short) - label) > 1e-3
   with pytest.raises(dp_accounting.UnsupportedEventError,
                      match="REPLACE_SPECIAL only"):
     dp_events.PLDAccountant().compose(event)

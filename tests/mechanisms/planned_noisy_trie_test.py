@@ -18,6 +18,7 @@ from triehh.theory import distributed_noise
 from triehh.theory import dp_events
 from triehh.theory import noisy_plan
 from triehh.theory.adjacency import Adjacency
+from tests.mechanisms import replace_special
 
 _ALPHABET = "0123456789amnorstuw"
 _WORDS = ["sun"] * 3000 + ["moon"] * 2000 + ["star"] * 1000 + [
@@ -271,22 +272,13 @@ def test_skellam_shares_export_their_rounds_to_an_accountant(shares_release):
   not."""
   plan = shares_release.params
   event = _MECHANISM.dp_event(plan)
-  special = dp_accounting.NeighboringRelation.REPLACE_SPECIAL
-
-  def epsilon_of(e, delta):
-    accountant = dp_events.PLDAccountant(
-        neighboring_relation=special,
-        value_discretization_interval=distributed_noise.DEFAULT_DISCRETIZATION)
-    accountant.compose(e)
-    return accountant.get_epsilon(delta)
-
   shares = plan.distributed
   assert len(event.events) == plan.num_levels == shares.num_rounds
   label = shares_release.guarantee.epsilon
   at = plan.delta - shares.delta_short
-  assert epsilon_of(event, at) == pytest.approx(label, rel=1e-6)
+  assert replace_special.epsilon(event, at) == pytest.approx(label, rel=1e-6)
   central = planned.dp_event(dataclasses.replace(plan, distributed=None))
-  assert abs(epsilon_of(central, at) - label) > 1e-3
+  assert abs(replace_special.epsilon(central, at) - label) > 1e-3
 
 
 def test_skellam_shares_need_the_declared_n_present():

@@ -644,10 +644,6 @@ class FastVoter:
   def __init__(self, frontier_votes: bool = True):
     self.frontier_votes = frontier_votes
 
-  def rate(self, plan) -> float:
-    """The chance a user's vote reaches the sum in a round: q."""
-    return plan.sampling_rate
-
   def thresholds(self, plan, r: int, voted: _Voted,
                  rng: np.random.Generator):
     """Round r's ``thresholds(word, num_candidates)`` given its votes
@@ -662,7 +658,7 @@ class FastVoter:
     noisy sums and which explicit candidate each is (-1: none), words at
     the word threshold and prefixes at the prefix threshold; None if the
     round is not released."""
-    q = self.rate(plan)
+    q = plan.delivery_rate
     voted = (_planned_votes(population, rng, frontier, ext, p, q)
              if self.frontier_votes else
              _votes(population, q, rng, frontier, ext, p))
@@ -679,7 +675,7 @@ class FastVoter:
     ``len(codes)`` words of V, ``cand[w]``: word w's candidate, -1: none),
     their noisy sums and explicit indices; None if it is not released."""
     kept = len(codes)
-    voted = _votes_for(population, cand, rng, self.rate(plan),
+    voted = _votes_for(population, cand, rng, plan.delivery_rate,
                        priority=priority)
     thresholds = self.thresholds(plan, plan.num_levels - 1, voted, rng)
     if thresholds is None:
@@ -706,13 +702,10 @@ class SkellamVoter(FastVoter):
     super().__init__(frontier_votes)
     self.exact = exact
 
-  def rate(self, plan) -> float:
-    return plan.sampling_rate * (1.0 - plan.distributed.dropout)
-
   def thresholds(self, plan, r: int, voted: _Voted,
                  rng: np.random.Generator):
-    delivered = voted.clients + int(rng.binomial(voted.clients_outside,
-                                                 min(self.rate(plan), 1.0)))
+    delivered = voted.clients + int(rng.binomial(
+        voted.clients_outside, min(plan.delivery_rate, 1.0)))
     of = skellam_thresholds(plan, r, delivered)
     if of is None or self.exact:
       return of
@@ -731,19 +724,18 @@ def skellam_thresholds(plan, r: int, delivered: int):
   kind's threshold the smallest whose tail there is at most the plan's
   rate (public: the server sees m); None when ``m - 1 < h`` (the round is
   not released)."""
-  from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
+  from triehh.theory import distributed_noise  # pylint: disable=g-import-not-at-top
   shares = plan.distributed
   if not shares.releases(delivered):
     return None
   mean = shares.noise_mean(r, delivered)
-  rate = plan.sampling_rate * (1.0 - shares.dropout)
 
   def of(word: bool, num_candidates: int) -> SkellamRound:
     alpha = plan.params(r, word, num_candidates).false_positive_rate
-    tau, tail = noisy_plan.skellam_threshold(float(mean), alpha)
+    tau, tail = distributed_noise.threshold_and_tail(float(mean), alpha)
     return SkellamRound(noise_mean=mean, threshold=tau,
-                        false_positive_rate=tail, sampling_rate=rate,
-                        chars_per_level=0)
+                        false_positive_rate=tail,
+                        sampling_rate=plan.delivery_rate, chars_per_level=0)
 
   return of
 

@@ -45,9 +45,9 @@ from triehh.theory import noisy_trie
 from triehh.theory.adjacency import Adjacency
 
 NAME = "noisy_trie"
-# The TFF engine's options for the noisy trie: its noise, where it runs.
-TFF_OPTIONS = frozenset({"noise", "dropout", "workers", "connect_timeout",
-                         "rpc_timeout"})
+# The engines' options for the noisy trie, classic or planned: its noise
+# (fast and TFF), where TFF runs.
+FAST_OPTIONS, TFF_OPTIONS = planned.FAST_OPTIONS, planned.TFF_OPTIONS
 CENTRAL, DISTRIBUTED = planned.CENTRAL, planned.DISTRIBUTED
 _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
                     "treated as public: fix it before seeing the data")
@@ -219,8 +219,7 @@ def _checked_options(engine: str, engine_options: dict) -> str:
       raise ValueError(f"noise= is an option of the {engines.TFF!r} and "
                        f"{engines.FAST!r} engines' noisy trie, not of "
                        f"engine={engine!r}")
-    if engine == engines.FAST and set(engine_options) - {"noise",
-                                                          "dropout"}:
+    if engine == engines.FAST and set(engine_options) - FAST_OPTIONS:
       raise ValueError("the noisy trie's fast engine takes noise and "
                        "dropout only, got "
                        f"{', '.join(sorted(engine_options))}")

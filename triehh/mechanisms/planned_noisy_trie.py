@@ -149,7 +149,6 @@ def _distributed(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   only (a client's share and its delivery are seen), with its assumptions
   (h, dropout, the modulus) said; the server's sampling not amplified."""
   shares = plan.distributed
-  accounted = noisy_trie.guarantee(as_params(plan))
   covers = ("the released words, the published trie and every noisy count, "
             "for a user's words replaced by the empty word (the user still "
             "a client: its share and its delivery are seen, so adding or "
@@ -166,9 +165,10 @@ def _distributed(plan: CalibratedPlan) -> privacy_lib.Guarantee:
                 "each block's secure sum modulo 2^b of its public cap and "
                 f"{noisy_plan.WRAP_SIGMAS:g} accounted standard deviations "
                 "of the shares on either side (wrap-around: utility only)")))
-  return dataclasses.replace(
-      accounted, epsilon=shares.epsilon(plan.delta),
-      adjacencies=(Adjacency.REPLACE_SPECIAL,), n_source=plan.n_source,
+  return privacy_lib.Guarantee(
+      epsilon=shares.epsilon(plan.delta), delta=plan.delta,
+      adjacencies=(Adjacency.REPLACE_SPECIAL,), two_sided=True,
+      n_source=plan.n_source,
       accounting=distributed_noise.ACCOUNTING, trust=distributed_noise.TRUST,
       covers=covers,
       public=(noisy_trie.PUBLIC + "; the upload budget and the plan "

@@ -187,6 +187,14 @@ def threshold_for(mean: float, false_positive_rate: float) -> int:
   return int(tau)
 
 
+def threshold_and_tail(mean: float, false_positive_rate: float
+                       ) -> tuple[int, float]:
+  """(tau, alpha): :func:`threshold_for` at ``mean`` and the Skellam tail
+  there, the rate a candidate nobody votes for passes at."""
+  tau = threshold_for(mean, false_positive_rate)
+  return tau, discrete_noise.skellam_tail(mean, tau)
+
+
 def shortfall_probability(num_clients: int, sampling_rate: float,
                           dropout: float, min_clients: int) -> float:
   """``P[Binomial(n - 1, q (1 - dropout)) < h]``: the chance a round has

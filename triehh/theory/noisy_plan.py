@@ -82,7 +82,6 @@ import dataclasses
 import functools
 import math
 
-from triehh.core import discrete_noise
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
 from triehh.theory import distributed_noise
@@ -164,7 +163,7 @@ class NoisyPlan:
       clients' Skellam shares (:func:`with_distributed`): then sigma is
       the accounted shares' standard deviation, for the blocks' bits, and
       each round's thresholds come from the delivered shares' Skellam law
-      (:func:`skellam_threshold`).
+      (:func:`triehh.theory.distributed_noise.threshold_and_tail`).
   """
 
   sigma: float
@@ -183,6 +182,14 @@ class NoisyPlan:
   first_round_bytes: int | None = None
   verify: bool = False
   distributed: object = None  # triehh.theory.distributed_noise's, or None
+
+  @property
+  def delivery_rate(self) -> float:
+    """The chance a user's vote reaches a round's sum: q, times ``1 -
+    dropout`` with Skellam shares (a sampled client may not deliver)."""
+    if self.distributed is None:
+      return self.sampling_rate
+    return self.sampling_rate * (1.0 - self.distributed.dropout)
 
   @property
   def discovery_rounds(self) -> int:
@@ -611,15 +618,6 @@ def with_distributed(plan_: NoisyPlan, epsilon_target: float,
   sigma = max(math.sqrt(2.0 * mean) / m
               for mean, m in zip(shares.accounted_means, multipliers))
   return dataclasses.replace(plan_, sigma=sigma, distributed=shares)
-
-
-def skellam_threshold(mean: float, false_positive_rate: float
-                      ) -> tuple[int, float]:
-  """(tau, alpha): the smallest tau whose Skellam tail at ``mean`` is at
-  most ``false_positive_rate`` (a round's delivered shares), and that
-  tail."""
-  tau = distributed_noise.threshold_for(mean, false_positive_rate)
-  return tau, discrete_noise.skellam_tail(mean, tau)
 
 
 def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:

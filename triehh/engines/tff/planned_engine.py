@@ -144,9 +144,7 @@ class TffVoter:
           f"round {r}'s candidate table has {num_candidates:,} rows; the "
           f"TFF engine holds at most {planned_process.MAX_CANDIDATES:,} "
           "(MAX_CANDIDATES): lower the upload budget or use engine='fast'")
-    shares = plan.distributed
-    rate = plan.sampling_rate * (1.0 if shares is None
-                                 else 1.0 - shares.dropout)
+    shares, rate = plan.distributed, plan.delivery_rate
     users = (np.arange(population.num_users) if rate >= 1.0
              else sampling.poisson_users(rng, population.num_users, rate))
     if shares is None:
