@@ -1,7 +1,10 @@
-"""An independent reading of a run's DpEvent under REPLACE_SPECIAL: the
-project's dp_accounting PLD accountant composing it (not the accountant
-that labelled the run), for the label tests of the noisy trie's Skellam
-shares."""
+"""A run's DpEvent read under REPLACE_SPECIAL, for the label tests of the
+noisy trie's Skellam shares: dp_accounting's PLD accountant composes the
+event's rounds, not the composition that labelled the run. Each round's
+PLD is the same code's (``distributed_noise.round_pld``), whose own
+independent check, against the hockey-stick divergence summed from
+scipy's pmfs, is ``tests/theory/distributed_noise_test.py``: so this
+checks that the event carries the rounds the label accounts for."""
 
 import dp_accounting
 
