@@ -281,6 +281,25 @@ def test_skellam_shares_export_their_rounds_to_an_accountant(shares_release):
   assert abs(replace_special.epsilon(central, at) - label) > 1e-3
 
 
+def test_skellam_shares_below_the_pld_reach_are_accounted_by_renyi():
+  """At delta = 1e-16 (the PLD answers inf there) the shares are planned
+  and labelled by the Skellam RDP bound; dp_accounting's RDP accountant,
+  composing the run's event for REPLACE_SPECIAL, says the label's
+  epsilon at delta less delta_short."""
+  target = triehh.NoisyTarget(4.0, delta=1e-16, upload_budget=_BUDGET)
+  result = triehh.discover(_USERS, target, seed=0, engine="fast",
+                           noise="distributed", dropout=0.05)
+  g, plan = result.guarantee, result.params
+  assert g.accounting == distributed_noise.ACCOUNTING_RENYI
+  assert g.epsilon <= 4.0 and g.delta == 1e-16
+  accountant = dp_events.RdpAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_SPECIAL)
+  accountant.compose(_MECHANISM.dp_event(plan))
+  at = plan.delta - plan.distributed.delta_short
+  assert accountant.get_epsilon(at) == pytest.approx(g.epsilon, rel=1e-6)
+  assert {"sun", "moon", "star"} <= set(result.words)
+
+
 def test_skellam_shares_need_the_declared_n_present():
   target = triehh.NoisyTarget(4.0, upload_budget=_BUDGET,
                               population_size=2 * len(_WORDS))

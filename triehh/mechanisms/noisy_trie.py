@@ -266,7 +266,8 @@ def _distributed(guarantee: privacy_lib.Guarantee,
   special = (Adjacency.REPLACE_SPECIAL,)
   return dataclasses.replace(
       guarantee, epsilon=plan.epsilon(guarantee.delta), adjacencies=special,
-      accounting=distributed_noise.ACCOUNTING, trust=DISTRIBUTED_TRUST,
+      accounting=distributed_noise.accounting(
+          guarantee.delta - plan.delta_short), trust=DISTRIBUTED_TRUST,
       public=(guarantee.public + "; n, q, the dropout bound, h, the share "
               "means and the secure sum's modulus"),
       covers=(guarantee.covers.split(", for neighbours")[0]

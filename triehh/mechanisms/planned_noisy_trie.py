@@ -169,7 +169,8 @@ def _distributed(plan: CalibratedPlan) -> privacy_lib.Guarantee:
       epsilon=shares.epsilon(plan.delta), delta=plan.delta,
       adjacencies=(Adjacency.REPLACE_SPECIAL,), two_sided=True,
       n_source=plan.n_source,
-      accounting=distributed_noise.ACCOUNTING, trust=distributed_noise.TRUST,
+      accounting=distributed_noise.accounting(plan.delta - shares.delta_short),
+      trust=distributed_noise.TRUST,
       covers=covers,
       public=(noisy_trie.PUBLIC + "; the upload budget and the plan "
               "(rounds, thresholds' rates); n, q, the dropout bound, h, "

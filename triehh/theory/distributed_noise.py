@@ -18,6 +18,15 @@ of a round's noise is known exactly and every engine draws it exactly
   infinity mass). Sampling is not amplified: the server sees who delivered.
 * *Rounds.* The rounds' means are fixed before the data is read; the PLDs
   compose (:func:`epsilon`).
+* *Below delta = 1e-15*, where dp_accounting's PLD answers epsilon = inf
+  (populations of 10^8 users and more at delta = 1/n^2): Renyi DP. The
+  Skellam mechanism of mean mu at L1 and L2 sensitivity 1 is (alpha,
+  ``alpha / (4 mu) + min((2 alpha + 5) / (16 mu^2), 3 / (4 mu))``)-RDP for
+  every order alpha > 1 (Agarwal, Kairouz and Liu, NeurIPS 2021, their
+  Skellam RDP bound; both directions, the pair being symmetric); rounds
+  add (Mironov 2017, Proposition 1) and CKS20 Proposition 12 converts at
+  the best of :data:`triehh.theory.sampled_renyi.ORDERS`
+  (:func:`renyi_epsilon`).
 * *Shortfalls.* The plan assumes each sampled client fails to deliver with
   probability at most ``dropout``, independently; ``h`` (min clients) is
   chosen so that ``P[Binomial(n - 1, q (1 - dropout)) < h]``, summed over
@@ -46,8 +55,11 @@ from triehh.core import discrete_noise
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
 from triehh.theory import noise_search
+from triehh.theory import sampled_renyi
 
 ACCOUNTING = "Skellam shares (PLD from the pmfs, two-sided)"
+ACCOUNTING_RENYI = ("Skellam shares (RDP, Agarwal-Kairouz-Liu bound, "
+                    "two-sided)")
 # Whom a run with Skellam shares trusts, and for what.
 TRUST = ("the secure sum: the server sees which clients delivered a share, "
          "never an un-noised sum (only the sum modulo 2^b); the h clients "
@@ -134,12 +146,47 @@ def epsilon(means: Sequence[float], delta: float, *,
             sampling_rate: float = 1.0,
             discretization: float = DEFAULT_DISCRETIZATION) -> float:
   """epsilon at ``delta`` of rounds with Skellam noise of ``means`` on sums
-  of sensitivity 1, both directions (module docstring)."""
+  of sensitivity 1, both directions (module docstring): their PLD, or
+  below ``SMALLEST_PLD_DELTA`` their RDP (:func:`renyi_epsilon`, which
+  holds sampled or not: a sampled round's pair is a mixture of equal pairs
+  and the unsampled one, and Renyi divergence is jointly quasi-convex)."""
   if not means:
     raise ValueError("means is empty: no round to account for")
   delta = validation.check_probability("delta", delta)
+  if delta < SMALLEST_PLD_DELTA:
+    return renyi_epsilon(means, delta)
   pld = composed_pld(means, sampling_rate, discretization)
   return float(pld.get_epsilon_for_delta(delta))
+
+
+def renyi_bound(mean: float, orders) -> np.ndarray:
+  """The Skellam mechanism's RDP at each of ``orders`` (> 1), mean mu, L1
+  and L2 sensitivity 1: ``alpha / (4 mu) + min((2 alpha + 5) / (16 mu^2),
+  3 / (4 mu))`` (Agarwal, Kairouz and Liu, NeurIPS 2021; module
+  docstring)."""
+  mu = validation.check_positive("mean", float(mean))
+  alpha = np.asarray(orders, dtype=np.float64)
+  return alpha / (4.0 * mu) + np.minimum((2.0 * alpha + 5.0) / (16.0 * mu
+                                                                  * mu),
+                                         3.0 / (4.0 * mu))
+
+
+def renyi_epsilon(means: Sequence[float], delta: float) -> float:
+  """epsilon at ``delta`` of Skellam rounds of ``means`` by their RDP
+  (:func:`renyi_bound`, summed over the rounds, converted by CKS20
+  Proposition 12 at the best of
+  :data:`triehh.theory.sampled_renyi.ORDERS`); at any delta."""
+  if not means:
+    raise ValueError("means is empty: no round to account for")
+  delta = validation.check_probability("delta", delta)
+  curve = sum(renyi_bound(m, sampled_renyi.ORDERS) for m in means)
+  return sampled_renyi.epsilon_from_curve(curve, delta)
+
+
+def accounting(delta: float) -> str:
+  """The accountant's name for a guarantee at ``delta`` (``delta_short``
+  taken off): the PLD's, or below ``SMALLEST_PLD_DELTA`` the RDP's."""
+  return ACCOUNTING if delta >= SMALLEST_PLD_DELTA else ACCOUNTING_RENYI
 
 
 def smallest_mean(epsilon_target: float, delta: float,
@@ -162,8 +209,7 @@ def smallest_mean(epsilon_target: float, delta: float,
       raise ValueError(
           f"no Skellam mean up to {_MAX_SEARCHED_MEAN:g} meets "
           f"epsilon={epsilon_target:g} at delta={delta:g} over "
-          f"{len(squares)} rounds (the PLD answers epsilon = inf at so "
-          "small a delta): give a larger delta or epsilon")
+          f"{len(squares)} rounds: give a larger delta or epsilon")
     hi *= 2.0
   lo = hi / 2.0
   while meets(lo) and lo > 1e-3:
@@ -327,8 +373,8 @@ class DistributedNoise:
 
   def epsilon(self, delta: float, *,
               discretization: float = DEFAULT_DISCRETIZATION) -> float:
-    """epsilon at ``delta`` (``delta_short`` included: the PLD's at
-    ``delta - delta_short``)."""
+    """epsilon at ``delta`` (``delta_short`` included: :func:`epsilon`
+    at ``delta - delta_short``)."""
     if delta <= self.delta_short:
       raise ValueError(f"delta={delta:g} must exceed delta_short="
                        f"{self.delta_short:g}")
@@ -374,11 +420,6 @@ def plan(num_clients: int, sampling_rate: float, epsilon_target: float,
   delta = validation.check_probability("delta", delta)
   short = validation.check_probability("short_share", short_share)
   delta_short = delta * short
-  if delta - delta_short < SMALLEST_PLD_DELTA:
-    raise ValueError(
-        f"delta={delta:g} leaves {delta - delta_short:g} to the Skellam "
-        f"PLD accountant (after delta_short), below {SMALLEST_PLD_DELTA:g}, "
-        "the smallest it answers: give a larger delta, or use central noise")
   h = min_clients_for(num_clients, sampling_rate, dropout, delta_short,
                       len(multipliers))
   mu = smallest_mean(epsilon_target, delta - delta_short, multipliers)

@@ -136,6 +136,7 @@ class SkellamDpEvent(dp_event.DpEvent):
   ``REPLACE_SPECIAL`` only (a client's own share and its delivery are seen,
   so adding or removing a client is not covered); :class:`PLDAccountant`
   composes its PLD (:func:`triehh.theory.distributed_noise.round_pld`),
+  :class:`RdpAccountant` its RDP bound (below delta = 1e-15),
   dp_accounting's own accountants refuse it."""
 
   mean: float
@@ -356,7 +357,9 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
   delta, where the PLD answers ``inf`` below about 1e-15 (populations of
   10^8 users and more at delta = 1/n^2); looser than the PLD above.
   ``ADD_OR_REMOVE_ONE`` only; dp_accounting's own events as its
-  accountant composes them."""
+  accountant composes them. :class:`SkellamDpEvent` too, for
+  ``REPLACE_SPECIAL`` only, at the Skellam mechanism's RDP bound
+  (:func:`triehh.theory.distributed_noise.renyi_bound`)."""
 
   def __init__(self, neighboring_relation=_Relation.ADD_OR_REMOVE_ONE):
     super().__init__(orders=sampled_renyi.ORDERS,
@@ -364,6 +367,16 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool):
+    if isinstance(event, SkellamDpEvent):
+      if self._neighboring_relation is not _Relation.REPLACE_SPECIAL:
+        return rdp_privacy_accountant.CompositionErrorDetails(
+            invalid_event=event, error_message=(
+                "the distributed Skellam shares are accounted for "
+                "REPLACE_SPECIAL only"))
+      if do_compose:
+        self._rdp += count * distributed_noise.renyi_bound(event.mean,
+                                                           self._orders)
+      return None
     if isinstance(event, DiscreteGaussianDpEvent):
       if self._neighboring_relation is not _Relation.ADD_OR_REMOVE_ONE:
         return rdp_privacy_accountant.CompositionErrorDetails(
