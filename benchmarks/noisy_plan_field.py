@@ -77,10 +77,11 @@ def _planned(data, plan, seed) -> dict:
                              frontier_votes=FLAGS.frontier_votes)
   true = sum(1 for w in result.words if data.truth.get(w, 0) > 0)
   return dict(true=true, false=len(result.words) - true,
-              run_bytes=plan.sampling_rate * result.upload_bytes,
+              run_bytes=result.expected_upload_bytes,
               round_bytes=max((level.upload_bytes for level in result.levels),
                               default=0),
-              chars=[level.chars for level in result.levels])
+              chars=[level.chars for level in result.levels],
+              rates=[level.sampling_rate for level in result.levels])
 
 
 def _describe(plan) -> str:
@@ -88,7 +89,9 @@ def _describe(plan) -> str:
   first = ("share" if plan.first_round_bytes is None
            else f"{plan.first_round_bytes:,} B")
   rule = "verified" if plan.verify else "no verification"
-  return (f"{rule}, R={plan.num_levels}, q={plan.sampling_rate:g}, "
+  adapted = ("" if plan.renyi_order is None
+             else f" adapted (RDP order {plan.renyi_order})")
+  return (f"{rule}, R={plan.num_levels}, q={plan.sampling_rate:g}{adapted}, "
           f"first round {first}, "
           f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
           f"prefix rate {plan.prefix_false_positive_rate:.2g}, "
@@ -104,7 +107,7 @@ def main(argv):
                                    sampling_rate=FLAGS.sampling_rate)
   print("| population, n | ε | rule | runs | central true words | planned "
         "true words | false words | ratio to central | bytes per client "
-        "per round (max) | per run (mean) | k per round (seed 0) | plan | "
+        "per round (max) | per run (mean) | k@q per round (seed 0) | plan | "
         "plan s |")
   print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
   for cell in FLAGS.cells:
@@ -139,7 +142,7 @@ def main(argv):
             f"{f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}** ± "
             f"{r_half:.3f} | {max(r['round_bytes'] for r in runs):,} | "
             f"{np.mean([r['run_bytes'] for r in runs]):,.0f} | "
-            f"{','.join(map(str, runs[0]['chars']))} | {_describe(plan)} | "
+            f"{','.join(f'{k}@{q:.2g}' for k, q in zip(runs[0]['chars'], runs[0]['rates']))} | {_describe(plan)} | "
             f"{planned:.1f} |", flush=True)
     print(f"<!-- {cell}: {time.perf_counter() - start:.0f} s -->", flush=True)
 

@@ -289,7 +289,7 @@ def _noisy_planned(name, data, epsilon, delta, seed) -> dict:
                 raw_strings=False, calibrated=result is first,
                 setting=_planned_setting(plan, result),
                 **upload([float(b) for b in result.upload_bytes_per_round],
-                         [plan.sampling_rate] * len(result.levels)))
+                         list(result.sampling_rates)))
   return _guarantee(record, first.guarantee)
 
 
@@ -298,7 +298,10 @@ def _planned_setting(plan, result) -> str:
   sigmas = plan.sigmas
   chars = ",".join(str(level.chars) for level in result.levels
                    if not level.verification)
-  q = f"q={plan.sampling_rate:g}, "
+  q = f"q={plan.sampling_rate:g}" + (
+      "" if plan.renyi_order is None else " adapted (rounds at "
+      + ",".join(f"{level.sampling_rate:.2g}" for level in result.levels)
+      + f"; RDP order {plan.renyi_order})") + ", "
   if plan.verify:
     return (f"verified, {q}R={plan.discovery_rounds}+1, σ={sigmas[-1]:.3g} "
             f"verifying (discovery "

@@ -554,3 +554,60 @@ def test_a_round_short_of_its_shares_is_not_released():
   plan = dataclasses.replace(plan, distributed=_planned_shares(4000,
                                                         min_clients=3000))
   assert set(noisy.run_planned(pop, plan, 0).words) == {"aa", "bb"}
+
+
+# ---- rates adapted to the frontier (noisy_plan, *Rates adapted*) -----------
+
+
+def _adapted(bytes_per_run, **kwargs):
+  return dataclasses.replace(
+      _plan(0.01, bytes_per_run=bytes_per_run, **kwargs), sampling_rate=0.25,
+      budget=noisy_plan.UploadBudget(bytes_per_run, sampling_rate=0.25),
+      renyi_order=12)
+
+
+def test_adapted_rounds_count_every_user_where_the_frontier_fits():
+  """With room for every round at rate 1, every round takes it: a word's
+  count is its users, not a quarter of them; the rates at q alone thin
+  them. Expected bytes stay within the budget either way."""
+  pop = _population(alphabet=LETTERS)
+  adapted = noisy.run_planned(pop, _adapted(10**9), 0)
+  assert {level.sampling_rate for level in adapted.levels} == {1.0}
+  assert dict(zip(adapted.words, adapted.noisy_counts))["hello"] == 2000
+  fixed = noisy.run_planned(
+      pop, dataclasses.replace(_adapted(10**9), renyi_order=None), 0)
+  assert {level.sampling_rate for level in fixed.levels} == {0.25}
+  assert dict(zip(fixed.words, fixed.noisy_counts))["hello"] < 700
+  tight = _adapted(2500)
+  for seed in range(5):
+    result = noisy.run_planned(pop, tight, seed)
+    rates = [level.sampling_rate for level in result.levels]
+    assert set(rates) <= {0.25, *noisy_plan.rate_menu(0.25)}
+    assert result.expected_upload_bytes <= 2500
+  assert min(rates) < 1.0 < 2 * max(rates)  # some rounds fit, some not
+
+
+def test_an_adapted_round_takes_the_largest_rate_that_keeps_its_frontier():
+  """round_plan's rate keeps every frontier prefix and at least q's
+  characters; the next larger rate of the menu does not; a plan whose
+  rates do not adapt stays at q."""
+  plan = _adapted(4000)
+  base = dataclasses.replace(plan, renyi_order=None)
+  rates = (1.0, *noisy_plan.rate_menu(0.25)[1:], 0.25)
+  for size in (1, 5, 20, 60, 200):
+    parent = [50.0] * size
+    at, bits, k, kept = noisy.round_plan(plan, parent, 2, 2, 0, 0.25)
+    base_k, _ = base.chars_for_round(base.block_bits(parent, 2), 2, 2, 0)
+    assert at.sampling_rate in rates
+    if at.sampling_rate > 0.25:
+      assert kept == len(bits) == size and k >= max(base_k, 1)
+    i = rates.index(at.sampling_rate)
+    if i:  # the next larger rate fails one of the two
+      larger = dataclasses.replace(
+          next(o for o in plan.rate_options(2)
+               if o.sampling_rate == rates[i - 1]), parent_rate=0.25)
+      lk, lkept = larger.chars_for_round(larger.block_bits(parent, 2), 2, 2,
+                                         0)
+      assert lkept < size or lk < max(base_k, 1)
+    fixed_at, *_ = noisy.round_plan(base, parent, 2, 2, 0, 0.25)
+    assert fixed_at.sampling_rate == 0.25

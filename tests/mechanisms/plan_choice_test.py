@@ -59,14 +59,21 @@ def test_every_rule_and_rate_is_tried_and_the_best_is_chosen():
 
 
 def _tried(scored, rule):
-  return [c.sampling_rate for c, _ in scored if c.rule == rule]
+  return [c.sampling_rate for c, _ in scored
+          if c.rule == rule and not c.adapted]
 
 
 def _halved_while_better(scored, rule):
   """The rule's rates: SAMPLING_RATES, then halvings, each made only when
-  the rate before it found more than every rate before that."""
+  the rate before it found more than every rate before that; then, if
+  its best is below 1, that rate once more with its rates adapted."""
   rates = _tried(scored, rule)
-  found = [c.true_words for c, _ in scored if c.rule == rule]
+  found = [c.true_words for c, _ in scored
+           if c.rule == rule and not c.adapted]
+  adapted = [c.sampling_rate for c, _ in scored
+             if c.rule == rule and c.adapted]
+  best = rates[int(np.argmax(found))]
+  assert adapted == ([best] if best < 1.0 else [])
   assert rates[:len(SAMPLING_RATES)] == list(SAMPLING_RATES)
   for i in range(len(SAMPLING_RATES), len(rates)):
     assert rates[i] == rates[i - 1] / 2
@@ -79,14 +86,15 @@ def _halved_while_better(scored, rule):
 
 def test_noise_binds_every_user_votes_and_bytes_bind_q_is_smaller():
   # A roomy budget: counts near the threshold, q = 1 finds the most.
-  roomy = {(c.rule, c.sampling_rate): c.true_words
+  roomy = {(c.rule, c.sampling_rate, c.adapted): c.true_words
            for c, _ in _scored(UploadBudget(1_000_000))}
   best = max(roomy, key=roomy.get)
   assert best[1] == 1.0
   # A budget of 6 kB: the frontier does not fit; sampling lets a round's
   # vector grow by 1/q and a q < 1 candidate finds more.
   scored = _scored(UploadBudget(6_000))
-  tight = {(c.rule, c.sampling_rate): c.true_words for c, _ in scored}
+  tight = {(c.rule, c.sampling_rate, c.adapted): c.true_words
+           for c, _ in scored}
   best = max(tight, key=tight.get)
   assert best[1] < 1.0
   assert tight[best] > max(v for k, v in tight.items() if k[1] == 1.0)
@@ -124,7 +132,8 @@ def test_below_the_pld_delta_sampled_candidates_are_amplified():
   assert min(c.sampling_rate for c, _ in scored) < 1.0
   for c, plan in scored:
     assert noisy_plan.epsilon(plan) <= 4.0
-  sigma = {(c.rule, c.sampling_rate): plan.sigma for c, plan in scored}
+  sigma = {(c.rule, c.sampling_rate): plan.sigma for c, plan in scored
+           if not c.adapted}
   for rule in plan_choice.CANDIDATE_RULES:
     assert sigma[rule, 0.25] < 0.8 * sigma[rule, 1.0]
   given = plan_choice.candidates(_N, _L, _A, 4.0, 1e-16,
@@ -154,7 +163,8 @@ def test_the_choice_is_remembered_on_disk_and_rebuilt_from_it(
   with open(entry, encoding="utf-8") as f:
     answer = json.load(f)["answer"]
   assert answer == {"rule": "verified" if chosen.verify else "fixed",
-                    "sampling_rate": chosen.sampling_rate}
+                    "sampling_rate": chosen.sampling_rate,
+                    "adapted": chosen.renyi_order is not None}
   # As in a new process: the prior is not run again, the plan is the same.
   monkeypatch.setattr(plan_choice, "candidates", _no_prior)
   assert plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2,
@@ -167,6 +177,10 @@ def test_the_choice_is_remembered_on_disk_and_rebuilt_from_it(
 @pytest.mark.parametrize("answer", [{"rule": "prior", "sampling_rate": 1.0},
                                     {"rule": "fixed", "sampling_rate": 0.3},
                                     {"rule": "fixed", "sampling_rate": 2**-12},
+                                    {"rule": "fixed", "sampling_rate": 1.0,
+                                     "adapted": True},
+                                    {"rule": "fixed", "sampling_rate": 0.5,
+                                     "adapted": "yes"},
                                     {"rule": "fixed"}, {}])
 def test_a_stored_choice_that_is_no_candidate_is_ignored(store, monkeypatch,
                                                          answer):

@@ -300,6 +300,39 @@ def test_skellam_shares_below_the_pld_reach_are_accounted_by_renyi():
   assert {"sun", "moon", "star"} <= set(result.words)
 
 
+def test_rates_adapted_to_the_frontier_are_labelled_at_their_order():
+  """A plan whose rates adapt: its run says each round's rate, some above
+  q where the frontier fits; the label names the Renyi order and says the
+  rates adapt; dp_accounting's RDP accountant, composing the run's event,
+  says the label's epsilon; the PLD accountant refuses the event."""
+  shape = dict(population_size=len(_WORDS), max_length=_USERS.max_length,
+               alphabet_size=_USERS.alphabet.size, epsilon=4.0,
+               delta=1e-8)
+  plan = noisy_plan.plan(**shape, budget=triehh.UploadBudget(
+      20_000, sampling_rate=0.25), rule="fixed", adapt_rates=True)
+  calibrated = planned.CalibratedPlan(
+      **{f.name: getattr(plan, f.name)
+         for f in dataclasses.fields(noisy_plan.NoisyPlan)},
+      n_source="declared")
+  result = _MECHANISM.run(_USERS, calibrated, 0, "fast")
+  assert max(result.sampling_rates) > 0.25
+  assert set(result.sampling_rates) <= {0.25,
+                                        *noisy_plan.rate_menu(0.25)}
+  assert result.upload_bytes <= 20_000
+  g = result.guarantee
+  assert g.accounting == planned.RATES_ADAPTED_ACCOUNTING.format(
+      order=plan.renyi_order)
+  assert f"Renyi divergence at order {plan.renyi_order}" in g.covers
+  assert g.epsilon == noisy_plan.epsilon(plan) <= 4.0
+  event = _MECHANISM.dp_event(calibrated)
+  accountant = dp_events.RdpAccountant()
+  accountant.compose(event)
+  assert accountant.get_epsilon(1e-8) == pytest.approx(g.epsilon, rel=1e-6)
+  with pytest.raises(dp_accounting.UnsupportedEventError):
+    dp_events.PLDAccountant().compose(event)
+  assert {"sun", "moon", "star"} <= set(result.words)
+
+
 def test_skellam_shares_need_the_declared_n_present():
   target = triehh.NoisyTarget(4.0, upload_budget=_BUDGET,
                               population_size=2 * len(_WORDS))

@@ -1,5 +1,7 @@
 """Tests of triehh.theory.dp_events: a run composes in dp_accounting."""
 
+import math
+
 import dp_accounting
 import pytest
 
@@ -260,3 +262,31 @@ def test_the_rdp_accountant_refuses_other_relations_for_the_event():
     accountant.compose(dp_events.DiscreteGaussianDpEvent(4.0, 0.5))
   with pytest.raises(dp_accounting.UnsupportedEventError):
     dp_events.RdpAccountant().compose(dp_events.SkellamDpEvent(10.0))
+
+
+def test_a_renyi_event_is_composed_at_its_order_only():
+  """The RDP accountant says CKS20 Proposition 12 at the event's order
+  (twice the divergence for two events); the PLD accountant and other
+  relations refuse it; an order the accountant lacks is refused."""
+  from triehh.theory import sampled_renyi  # pylint: disable=g-import-not-at-top
+  accountant = dp_events.RdpAccountant()
+  accountant.compose(dp_events.RenyiDpEvent(12, 0.2), 2)
+  assert accountant.get_epsilon(1e-12) == pytest.approx(
+      0.4 + (math.log(1e12) + 11 * math.log1p(-1 / 12) - math.log(12)) / 11,
+      rel=1e-9)
+  assert accountant.get_epsilon(1e-12) == pytest.approx(
+      sampled_renyi.epsilon_at_order(12, 0.4, 1e-12), rel=1e-9)
+  special = dp_events.RdpAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_SPECIAL)
+  special.compose(dp_events.RenyiDpEvent(12, 0.2))
+  with pytest.raises(dp_accounting.UnsupportedEventError):
+    dp_events.RdpAccountant(
+        dp_accounting.NeighboringRelation.REPLACE_ONE).compose(
+            dp_events.RenyiDpEvent(12, 0.2))
+  with pytest.raises(dp_accounting.UnsupportedEventError):
+    dp_events.RdpAccountant().compose(dp_events.RenyiDpEvent(100_001, 0.2))
+  with pytest.raises(dp_accounting.UnsupportedEventError):
+    dp_events.PLDAccountant().compose(dp_events.RenyiDpEvent(12, 0.2))
+  for order, divergence in ((1, 0.2), (12, -0.1), (12, math.inf)):
+    with pytest.raises(ValueError):
+      dp_events.RenyiDpEvent(order, divergence)

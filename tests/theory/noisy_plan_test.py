@@ -6,7 +6,9 @@ import inspect
 import math
 
 import dp_accounting
+import numpy as np
 import pytest
+from scipy import special
 
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
@@ -49,7 +51,7 @@ def test_the_plan_reads_no_population():
   names = set(inspect.signature(noisy_plan.plan).parameters)
   assert names == {"population_size", "max_length", "alphabet_size",
                    "epsilon", "delta", "budget", "zipf_exponent",
-                   "false_words", "one_word", "rule"}
+                   "false_words", "one_word", "rule", "adapt_rates"}
   assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12,
                                     rule="fixed")  # them alone
   # The prior rule too: the same declared values, the same plan.
@@ -326,3 +328,73 @@ def test_sampling_lets_a_round_grow_by_one_over_q():
   # The first round's characters fit its share of the expected bytes.
   assert half.round_bytes(noisy_plan.bits_for(10**6), 3, 0) <= (
       half.round_allowance(0, 0))
+
+
+# ---- rates adapted to the frontier ---------------------------------------
+
+
+def _divergence_summed(sigma: float, q: float, order: int) -> float:
+  """D_order of the round's pair, the larger direction: M = (1 - q) P + q
+  P(. - 1) against P = N_Z(0, sigma^2), summed from the pmfs in log space
+  on a wide support (not the library's closed form)."""
+  width = int(40 * sigma) + 3 * order + 50
+  x = np.arange(-width, width + 2, dtype=np.float64)
+  log_p = -x * x / (2 * sigma**2)
+  log_p -= special.logsumexp(log_p)
+  log_shift = -(x - 1) ** 2 / (2 * sigma**2)
+  log_shift -= special.logsumexp(log_shift)
+  log_m = (log_shift if q >= 1 else
+           np.logaddexp(math.log1p(-q) + log_p, math.log(q) + log_shift))
+  return max(special.logsumexp(order * a + (1 - order) * b) / (order - 1)
+             for a, b in ((log_m, log_p), (log_p, log_m)))
+
+
+def test_rates_adapt_on_a_grid_above_q():
+  assert noisy_plan.rate_menu(0.25) == pytest.approx(
+      (1.0, 2**-0.5, 0.5, 2**-1.5))
+  assert noisy_plan.rate_menu(0.6) == pytest.approx((1.0, 0.6 * 2**0.5))
+  assert noisy_plan.rate_menu(1.0) == ()
+
+
+@pytest.mark.parametrize("sigma,q,rate,order", [
+    (2.0, 0.25, 0.5, 12), (3.0, 0.25, 1.0, 12), (1.5, 0.125, 2**-1.5, 24),
+    (4.0, 0.5, 1.0, 6)])
+def test_a_raised_round_is_no_more_divergent_at_the_order(sigma, q, rate,
+                                                          order):
+  """sigma' at the larger rate has at most the planned round's divergence
+  at the order, summed from the pmfs, and is the least such (1 % less
+  exceeds it)."""
+  raised = noisy_plan.raised_sigma(sigma, q, rate, order)
+  planned = _divergence_summed(sigma, q, order)
+  assert raised > sigma
+  assert _divergence_summed(raised, rate, order) <= planned * (1 + 1e-6)
+  assert _divergence_summed(0.99 * raised, rate, order) > planned
+
+
+def test_an_adapted_plan_is_accounted_at_its_order():
+  """The label's epsilon is CKS20 Proposition 12 (written here) at the
+  plan's order of the rounds' divergence summed from the pmfs; it meets
+  the target and is near it; every rate a round may take is within its
+  planned divergence there. Rates cannot adapt at q = 1."""
+  delta = 1e-12
+  plan = noisy_plan.plan(10**6, 10, 27, 4.0, delta, budget=noisy_plan.UploadBudget(
+      sampling_rate=0.25), rule="fixed", adapt_rates=True)
+  order = plan.renyi_order
+  total = sum(_divergence_summed(s, 0.25, order) for s in plan.sigmas)
+  written = total + (math.log(1 / delta) + (order - 1) * math.log1p(
+      -1 / order) - math.log(order)) / (order - 1)
+  eps = noisy_plan.epsilon(plan)
+  assert eps == pytest.approx(written, rel=1e-6)
+  assert 3.95 < eps <= 4.0
+  for r in range(plan.num_levels):
+    options = plan.rate_options(r)
+    assert [o.sampling_rate for o in options] == list(
+        noisy_plan.rate_menu(0.25))
+    for option in options:
+      assert _divergence_summed(option.round_sigma(r), option.sampling_rate,
+                                order) <= _divergence_summed(
+                                    plan.round_sigma(r), 0.25, order) * (
+                                        1 + 1e-6)
+  with pytest.raises(ValueError, match="sampling rate below 1"):
+    noisy_plan.plan(10**6, 10, 27, 4.0, delta, rule="fixed",
+                    adapt_rates=True)

@@ -600,6 +600,7 @@ class PlannedLevel:
   num_dropped: int
   upload_bytes: int
   verification: bool = False
+  sampling_rate: float = 1.0  # q_r: a client's chance of uploading them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -623,6 +624,13 @@ class PlannedResult:
     """Bytes a client taking part in every round uploads over the run
     (times the plan's q: a client's expected bytes)."""
     return sum(level.upload_bytes for level in self.levels)
+
+  @property
+  def expected_upload_bytes(self) -> float:
+    """A client's expected bytes over the run: each round's vector times
+    its sampling rate q_r."""
+    return sum(level.sampling_rate * level.upload_bytes
+               for level in self.levels)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -757,7 +765,6 @@ def run_planned(population: population_lib.Population, plan,
   pass as candidates and releases only those its verification round
   passes (:func:`_verification_round`). ``voter`` (None: the fast
   engine's, :class:`FastVoter`) counts the votes and draws the passes."""
-  from triehh.theory import noisy_plan  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(rng)
   if voter is None:
     voter = (FastVoter(frontier_votes) if plan.distributed is None
@@ -769,35 +776,35 @@ def run_planned(population: population_lib.Population, plan,
   words, counts, false_words, levels = [], [], [], []
   spent, p = 0, 0
   found = _Found()
+  parent_rate = plan.sampling_rate
   for r in range(plan.discovery_rounds):
     if not frontier.real.size:
       break
-    bits = plan.block_bits(parent, r)
-    k, kept = noisy_plan.chars_for_round(plan, bits, r, p, spent)
+    at, bits, k, kept = round_plan(plan, parent, r, p, spent, parent_rate)
     if not k:
       break
     dropped = frontier.real.size - kept
     if dropped:  # the prefixes of largest noisy count come first
       frontier = _Frontier(frontier.codes[:kept], frontier.real[:kept])
       bits = bits[:kept]
-    upload = plan.round_bytes(sum(bits), k, p)
+    upload = at.round_bytes(sum(bits), k, p)
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
-    q = plan.sampling_rate
-    drawn = voter.planned_round(population, plan, r, frontier, ext, p, rng)
+    q = parent_rate = at.sampling_rate
+    drawn = voter.planned_round(population, at, r, frontier, ext, p, rng)
     if drawn is None:  # fewer than h other shares: not released, stop
       found = None
       break
     voted, candidates, values, source = drawn
     real_words, codes, ends = _passing_codes(population, frontier, ext,
                                              voted, candidates, source)
-    stats = _planned_stats(plan, r, frontier, ext, p, voted, candidates,
+    stats = _planned_stats(at, r, frontier, ext, p, voted, candidates,
                            source, ends)
-    levels.append(PlannedLevel(stats, k, dropped, upload))
+    levels.append(PlannedLevel(stats, k, dropped, upload, sampling_rate=q))
     spent += upload * q  # a client's expected bytes
     if plan.verify:
       found.add(codes[ends], values[ends], real_words[ends],
-                plan.round_sigma(r))
+                at.round_sigma(r))
     else:
       released = _released(population, codes[ends], values[ends],
                            real_words[ends] < 0)
@@ -818,6 +825,28 @@ def run_planned(population: population_lib.Population, plan,
     false_words.append(released[2])
   return PlannedResult(words=tuple(words), levels=tuple(levels),
                        **_joined(counts, false_words))
+
+
+def round_plan(plan, parent: list, r: int, prefix_length: int, spent: float,
+               parent_rate: float):
+  """(plan_r, bits, k_r, kept): round r's plan, its blocks' bits, its
+  characters and kept frontier prefixes, from public values only: the
+  plan at q (its parents' counts sampled at ``parent_rate``), or, when
+  the rates adapt (:meth:`~triehh.theory.noisy_plan.NoisyPlan.
+  rate_options`), the largest rate at which the round keeps every prefix
+  and at least as many characters."""
+  at = (plan if parent_rate == plan.sampling_rate
+        else dataclasses.replace(plan, parent_rate=parent_rate))
+  bits = at.block_bits(parent, r)
+  k, kept = at.chars_for_round(bits, r, prefix_length, spent)
+  for option in plan.rate_options(r):
+    option = dataclasses.replace(option, parent_rate=parent_rate)
+    option_bits = option.block_bits(parent, r)
+    option_k, option_kept = option.chars_for_round(option_bits, r,
+                                                   prefix_length, spent)
+    if option_k >= max(k, 1) and option_kept == len(option_bits):
+      return option, option_bits, option_k, option_kept
+  return at, bits, k, kept
 
 
 @dataclasses.dataclass
@@ -882,7 +911,8 @@ def _verification_round(population: population_lib.Population, plan,
           (~explicit).sum() + zero[source[explicit]].sum()),
       num_false_positives=int((real[passing] < 0).sum()))
   level = PlannedLevel(stats, 0, len(found.values) - kept,
-                       math.ceil(sum(bits) / 8), verification=True)
+                       math.ceil(sum(bits) / 8), verification=True,
+                       sampling_rate=plan.sampling_rate)
   codes = [found.codes[i] for i in order[passing]]  # lengths differ
   return level, _released(population, codes, values, real[passing] < 0)
 

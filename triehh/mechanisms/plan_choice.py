@@ -19,7 +19,12 @@ rule of ``CANDIDATE_RULES`` at each q of ``SAMPLING_RATES``, then at q
 halved again and again while the rule's last q found more than every q
 before it, down to ``SMALLEST_SAMPLING_RATE`` (at n = 10^9 the frontier
 of tens of thousands of prefixes only fits a megabyte per run at q near
-1/16; at n = 10^5 halving stops at once). Every candidate is accounted as
+1/16; at n = 10^5 halving stops at once). With the server's noise, each
+rule is then tried once more at its best q if that q is below 1, with
+its rates adapted to the frontier (:mod:`triehh.theory.noisy_plan`,
+*Rates adapted*: a round whose frontier fits takes a larger rate at a
+raised sigma, accounted at one Renyi order). Every candidate is
+accounted as
 itself (below delta = 1e-15 a sampled round by its own Renyi divergence:
 :mod:`triehh.theory.sampled_renyi`), so the choice, a function of
 public values, changes nothing in the guarantee of the plan chosen.
@@ -78,6 +83,7 @@ class Candidate:
   rule: str
   sampling_rate: float
   true_words: float
+  adapted: bool = False
 
 
 @functools.lru_cache(maxsize=64)
@@ -88,7 +94,9 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   """Every candidate plan with its score on the prior, in the order tried
   (for each rule of ``CANDIDATE_RULES``: the rates of ``SAMPLING_RATES``,
   then halved while the last found the most so far, module docstring; or
-  the budget's own q alone when it gives one). ``dropout`` (None: the
+  the budget's own q alone when it gives one; then, without ``dropout``,
+  the rule at its best of those q with its rates adapted, if that q is
+  below 1). ``dropout`` (None: the
   server's noise): each plan with Skellam shares at that dropout bound
   (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior
   (their noise drawn at their variance, :class:`triehh.engines.noisy.
@@ -98,26 +106,33 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   scored = []
   for rule in CANDIDATE_RULES:
 
-    def scored_at(q: float, rule: str = rule) -> Candidate:
+    def scored_at(q: float, rule: str = rule, adapted: bool = False
+                  ) -> float:
       plan = _built(population_size, max_length, alphabet_size, epsilon,
                     delta, dataclasses.replace(budget, sampling_rate=q),
-                    one_word, rule, dropout)
+                    one_word, rule, dropout, adapted)
       voter = (None if dropout is None else
                noisy_engine.SkellamVoter(exact=False))
       true = [_true_words(noisy_engine.run_planned(prior, plan, seed,
                                                    voter=voter))
               for seed in PRIOR_SEEDS]
-      scored.append((Candidate(rule, q, float(np.mean(true))), plan))
-      return scored[-1][0]
+      scored.append((Candidate(rule, q, float(np.mean(true)), adapted),
+                     plan))
+      return scored[-1][0].true_words
 
     if budget.sampling_rate is not None:
-      scored_at(budget.sampling_rate)
-      continue
-    found = [scored_at(q).true_words for q in SAMPLING_RATES]
-    q = SAMPLING_RATES[-1]
-    while found[-1] > max(found[:-1]) and q / 2 >= SMALLEST_SAMPLING_RATE:
-      q /= 2
-      found.append(scored_at(q).true_words)
+      rates = [budget.sampling_rate]
+      found = [scored_at(budget.sampling_rate)]
+    else:
+      rates = list(SAMPLING_RATES)
+      found = [scored_at(q) for q in rates]
+      while (found[-1] > max(found[:-1])
+             and rates[-1] / 2 >= SMALLEST_SAMPLING_RATE):
+        rates.append(rates[-1] / 2)
+        found.append(scored_at(rates[-1]))
+    best = rates[int(np.argmax(found))]
+    if best < 1.0 and dropout is None:
+      scored_at(best, adapted=True)
   return tuple(scored)
 
 
@@ -145,18 +160,19 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
                "one_word": bool(one_word),
                "dropout": None if dropout is None else float(dropout)}
   stored = calibration_store.load(_KIND, arguments, _sources())
-  rule, q = _stored_choice(stored, budget)
+  rule, q, adapted = _stored_choice(stored, budget, dropout)
   if rule is not None:
     return _built(population_size, max_length, alphabet_size, epsilon, delta,
                   dataclasses.replace(budget, sampling_rate=q), one_word,
-                  rule, dropout)
+                  rule, dropout, adapted)
   scored = candidates(population_size, max_length, alphabet_size,
                       float(epsilon), float(delta), budget, bool(one_word),
                       None if dropout is None else float(dropout))
   best = max(range(len(scored)), key=lambda i: (scored[i][0].true_words, -i))
   chosen = scored[best][0]
   calibration_store.save(_KIND, arguments, _sources(), {
-      "rule": chosen.rule, "sampling_rate": chosen.sampling_rate})
+      "rule": chosen.rule, "sampling_rate": chosen.sampling_rate,
+      "adapted": chosen.adapted})
   return scored[best][1]
 
 
@@ -165,36 +181,41 @@ _KIND = "plan_choice"
 
 def _built(population_size: int, max_length: int, alphabet_size: int,
            epsilon: float, delta: float, budget: UploadBudget,
-           one_word: bool, rule: str, dropout: float | None
-           ) -> noisy_plan.NoisyPlan:
-  """The plan of ``rule`` at the budget's q; with ``dropout``, with
-  Skellam shares at that bound."""
+           one_word: bool, rule: str, dropout: float | None,
+           adapted: bool = False) -> noisy_plan.NoisyPlan:
+  """The plan of ``rule`` at the budget's q (``adapted``: its rates
+  adapted to the frontier); with ``dropout``, with Skellam shares at that
+  bound."""
   plan = noisy_plan.plan(population_size, max_length, alphabet_size,
                          epsilon, delta, budget=budget, one_word=one_word,
-                         rule=rule)
+                         rule=rule, adapt_rates=adapted)
   if dropout is None:
     return plan
   return noisy_plan.with_distributed(plan, epsilon, dropout)
 
 
-def _stored_choice(stored: dict | None, budget: UploadBudget
-                   ) -> tuple[str | None, float]:
-  """A stored ``(rule, q)`` if it is a candidate for ``budget`` (a rule of
-  ``CANDIDATE_RULES``; q the budget's own, or one of ``SAMPLING_RATES``
-  or a power of two down to ``SMALLEST_SAMPLING_RATE``); else ``(None,
-  0)``."""
+def _stored_choice(stored: dict | None, budget: UploadBudget,
+                   dropout: float | None = None
+                   ) -> tuple[str | None, float, bool]:
+  """A stored ``(rule, q, adapted)`` if it is a candidate for ``budget``
+  (a rule of ``CANDIDATE_RULES``; q the budget's own, or one of
+  ``SAMPLING_RATES`` or a power of two down to
+  ``SMALLEST_SAMPLING_RATE``; adapted a bool, true only at q < 1 without
+  ``dropout``); else ``(None, 0, False)``."""
   if stored is None or stored.get("rule") not in CANDIDATE_RULES:
-    return None, 0.0
+    return None, 0.0, False
   q = calibration_store.finite_float(stored.get("sampling_rate"))
-  if q is None:
-    return None, 0.0
+  adapted = stored.get("adapted", False)
+  if q is None or not isinstance(adapted, bool) or adapted and (
+      q >= 1.0 or dropout is not None):
+    return None, 0.0, False
   if budget.sampling_rate is not None:
     allowed = q == float(budget.sampling_rate)
   else:
     allowed = q in SAMPLING_RATES or (
         SMALLEST_SAMPLING_RATE <= q < SAMPLING_RATES[-1]
         and math.log2(q).is_integer())
-  return (stored["rule"], q) if allowed else (None, 0.0)
+  return (stored["rule"], q, adapted) if allowed else (None, 0.0, False)
 
 
 @functools.lru_cache(maxsize=1)

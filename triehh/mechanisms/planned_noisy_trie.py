@@ -86,6 +86,12 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
       coverage.N_DECLARED if shape.declared else coverage.N_FROM_DATA))
 
 
+# The accountant of a plan whose rates adapt to the frontier.
+RATES_ADAPTED_ACCOUNTING = ("noisy trie (discrete Gaussian RDP at order "
+                            "{order}, rates adapted to the frontier, "
+                            "two-sided)")
+
+
 def as_params(plan: noisy_plan.NoisyPlan) -> noisy_trie.NoisyTrieParams:
   """The plan's rounds as the accountant's parameters: R rounds at sigma
   times the multipliers, each user in each round with the budget's
@@ -100,12 +106,17 @@ def as_params(plan: noisy_plan.NoisyPlan) -> noisy_trie.NoisyTrieParams:
 
 def dp_event(plan: noisy_plan.NoisyPlan):
   """The run's ``DpEvent``: R discrete Gaussian rounds at the planned
-  sigma_r (:func:`triehh.theory.noisy_trie.dp_event`); with Skellam
-  shares, R Skellam rounds at the accounted means ``h s_r``."""
+  sigma_r (:func:`triehh.theory.noisy_trie.dp_event`); rates adapted, the
+  run's Renyi divergence at the plan's order
+  (:class:`~triehh.theory.dp_events.RenyiDpEvent`); with Skellam shares,
+  R Skellam rounds at the accounted means ``h s_r``."""
   if plan.distributed is not None:
     return dp_accounting.ComposedDpEvent(
         [dp_events.SkellamDpEvent(m)
          for m in plan.distributed.accounted_means])
+  if plan.renyi_order is not None:
+    return dp_events.RenyiDpEvent(plan.renyi_order,
+                                  noisy_plan.renyi_divergence(plan))
   return noisy_trie.dp_event(as_params(plan))
 
 
@@ -123,7 +134,16 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   budget = plan.budget
   per_round = ("" if budget.bytes_per_round is None else
                f", at most {budget.bytes_per_round:,} per round")
-  if plan.sampling_rate < 1.0:
+  if plan.renyi_order is not None:
+    per_round += (
+        f", in expectation: each user takes part in a round with "
+        f"probability q={plan.sampling_rate:g} (Poisson sampling), or a "
+        "discovery round whose frontier fits takes a larger rate of "
+        f"q x {noisy_plan.RATE_STEP:.3g}^j up to 1 with its sigma raised "
+        "so that its Renyi divergence at order "
+        f"{plan.renyi_order} is at most the planned round's, chosen from "
+        "public values (amplification accounted at that order)")
+  elif plan.sampling_rate < 1.0:
     per_round += (f", in expectation: each user takes part in each round "
                   f"with probability q={plan.sampling_rate:g} (Poisson "
                   "sampling, amplification accounted)")
@@ -135,6 +155,10 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   public = (noisy_trie.PUBLIC + "; the upload budget and the plan (rounds, "
             "noise, thresholds)" + ("; the declared population size"
                                     if declared else ""))
+  if plan.renyi_order is not None:
+    accounted = dataclasses.replace(
+        accounted, epsilon=noisy_plan.epsilon(plan),
+        accounting=RATES_ADAPTED_ACCOUNTING.format(order=plan.renyi_order))
   return dataclasses.replace(
       accounted, adjacencies=coverage.add_or_remove(plan.n_source),
       n_source=plan.n_source, covers=covers, public=public,
@@ -321,10 +345,16 @@ class PlannedNoisyTrieRelease:
 
   @property
   def upload_bytes(self) -> int:
-    """The bytes a client uploads over the run, in expectation (q times
-    the rounds' vectors; q = 1: every round); public."""
-    return round(self.params.sampling_rate
-                 * sum(self.upload_bytes_per_round))
+    """The bytes a client uploads over the run, in expectation (each
+    round's vector times its rate q_r; q = 1: every round); public."""
+    return round(sum(level.sampling_rate * level.upload_bytes
+                     for level in self.levels))
+
+  @property
+  def sampling_rates(self) -> tuple[float, ...]:
+    """q_r, the rate each round ran at (the plan's q, or larger where the
+    rates adapt); public."""
+    return tuple(level.sampling_rate for level in self.levels)
 
 
 def run(population: population_lib.Population, plan: CalibratedPlan, rng,

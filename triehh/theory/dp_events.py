@@ -39,6 +39,7 @@ import math
 import warnings
 
 import attr
+import numpy as np
 import dp_accounting
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_pmf
@@ -125,6 +126,31 @@ class DiscreteGaussianDpEvent(dp_event.DpEvent):
     object.__setattr__(self, "sampling_rate", validation.check_rate(
         "sampling_rate", self.sampling_rate,
         "the probability that a user takes part in a round"))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class RenyiDpEvent(dp_event.DpEvent):
+  """A mechanism known only to be ``(order, divergence)``-RDP, both
+  directions, for ``ADD_OR_REMOVE_ONE`` and ``REPLACE_SPECIAL``: the noisy
+  trie with its rates adapted to the frontier
+  (:mod:`triehh.theory.noisy_plan`, *Rates adapted*), whose rounds are
+  bounded at one order and at no other. :class:`RdpAccountant` composes
+  it at that order (infinite at the others); the PLD accountants refuse
+  it."""
+
+  order: int
+  divergence: float
+
+  def __attrs_post_init__(self):
+    order = validation.check_int("order", self.order)
+    if order < 2:
+      raise ValueError(f"order must be at least 2, got {order}")
+    divergence = validation.check_real("divergence", self.divergence)
+    if not 0.0 <= divergence < math.inf:  # also refuses nan
+      raise ValueError(f"divergence must be a finite number >= 0, got "
+                       f"{divergence}")
+    object.__setattr__(self, "order", order)
+    object.__setattr__(self, "divergence", divergence)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -356,6 +382,7 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
   (:func:`triehh.theory.sampled_renyi.round_curve`). It answers at any
   delta, where the PLD answers ``inf`` below about 1e-15 (populations of
   10^8 users and more at delta = 1/n^2); looser than the PLD above.
+  :class:`RenyiDpEvent` at its order (infinite at the others).
   ``ADD_OR_REMOVE_ONE`` only; dp_accounting's own events as its
   accountant composes them. :class:`SkellamDpEvent` too, for
   ``REPLACE_SPECIAL`` only, at the Skellam mechanism's RDP bound
@@ -367,6 +394,21 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool):
+    if isinstance(event, RenyiDpEvent):
+      if self._neighboring_relation not in (_Relation.ADD_OR_REMOVE_ONE,
+                                            _Relation.REPLACE_SPECIAL):
+        return rdp_privacy_accountant.CompositionErrorDetails(
+            invalid_event=event, error_message=(
+                "the Renyi event is accounted for ADD_OR_REMOVE_ONE and "
+                "REPLACE_SPECIAL only"))
+      known = np.asarray(self._orders) == event.order
+      if not known.any():
+        return rdp_privacy_accountant.CompositionErrorDetails(
+            invalid_event=event, error_message=(
+                f"order {event.order} is not among the accountant's"))
+      if do_compose:
+        self._rdp += np.where(known, count * event.divergence, np.inf)
+      return None
     if isinstance(event, SkellamDpEvent):
       if self._neighboring_relation is not _Relation.REPLACE_SPECIAL:
         return rdp_privacy_accountant.CompositionErrorDetails(

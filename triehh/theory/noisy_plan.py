@@ -55,6 +55,19 @@ changes, all functions of public values and earlier releases:
   rounds' common noise; prefixes pass cheaply because a false one costs
   bytes, not a released word.
 
+* *Rates adapted to the frontier* (``adapt_rates``, q < 1 only). The
+  plan is calibrated at q by the rounds' Renyi DP and fixes one order
+  alpha, the best for its rounds (:func:`renyi_sigma`); round r may then
+  run at any rate q' of :func:`rate_menu` (q times powers of sqrt 2, up to
+  1) with its sigma raised to the least whose Renyi divergence at alpha is
+  at most round r's at (sigma_r, q) (:func:`raised_sigma`). A discovery
+  round takes the largest q' at which it keeps every frontier prefix and
+  as many characters as at q (public values), so rounds whose frontier
+  fits count more users. Whatever the choices, each round is (alpha,
+  D_r)-RDP given the rounds before, D_r fixed in advance, so the run is
+  (alpha, sum_r D_r)-RDP (adaptive composition, Mironov 2017, Proposition
+  1), converted by CKS20 Proposition 12 (:func:`epsilon`).
+
 * *Free choices from a public prior.* The first round's noise multiplier
   m_0, its characters k_0 (and so its bytes), the prefixes' share of the
   false-positive budget and R are the plan's free choices
@@ -82,12 +95,16 @@ import dataclasses
 import functools
 import math
 
+import numpy as np
+
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
 from triehh.theory import distributed_noise
 from triehh.theory import limits
+from triehh.theory import noise_search
 from triehh.theory import noisy_prior
 from triehh.theory import noisy_trie
+from triehh.theory import sampled_renyi
 from triehh.theory.upload_budget import DEFAULT_BYTES_PER_RUN
 from triehh.theory.upload_budget import UploadBudget
 
@@ -182,6 +199,24 @@ class NoisyPlan:
   first_round_bytes: int | None = None
   verify: bool = False
   distributed: object = None  # triehh.theory.distributed_noise's, or None
+  renyi_order: int | None = None
+  parent_rate: float | None = None
+
+  def rate_options(self, r: int) -> tuple["NoisyPlan", ...]:
+    """Round r's plan at each larger rate it may take, largest first
+    (module docstring, *Rates adapted*): q' of :func:`rate_menu`, sigma_r
+    raised (:func:`raised_sigma`); empty unless the rates adapt, and for
+    the verification round."""
+    if self.renyi_order is None or self.is_verification(r):
+      return ()
+    sigma_r = self.round_sigma(r)
+    scale = sigma_r / self.sigma
+    return tuple(
+        dataclasses.replace(self, sampling_rate=rate, renyi_order=None,
+                            sigma=raised_sigma(sigma_r, self.sampling_rate,
+                                               rate, self.renyi_order)
+                            / scale)
+        for rate in rate_menu(self.sampling_rate))
 
   @property
   def delivery_rate(self) -> float:
@@ -267,15 +302,19 @@ class NoisyPlan:
 
   def _cap(self, count: float) -> float:
     """A cap on this round's count below a prefix whose count is at most
-    ``count`` in the previous round: ``count`` itself at q = 1; with
-    sampling, the two rounds sample the users apart, so ``WRAP_SIGMAS``
-    binomial deviations of both are added (a larger count wraps around:
-    accuracy, never privacy)."""
-    q = self.sampling_rate
-    if q >= 1.0:
+    ``count`` in the previous round (sampled at ``parent_rate``, None: at
+    q): ``count`` itself when neither round samples; else the holders that
+    count suggests times this round's q, plus ``WRAP_SIGMAS`` binomial
+    deviations of both samples (a larger count wraps around: accuracy,
+    never privacy)."""
+    now = self.sampling_rate
+    before = now if self.parent_rate is None else self.parent_rate
+    if before >= 1.0 and now >= 1.0:
       return count
-    users = max(count, 1.0) / q  # the holders the sampled count suggests
-    return count + WRAP_SIGMAS * math.sqrt(2.0 * users * q * (1.0 - q))
+    users = max(count, 1.0) / before  # the holders the count suggests
+    spread = users * (before * (1.0 - before) * (now / before)**2
+                      + now * (1.0 - now))
+    return users * now + WRAP_SIGMAS * math.sqrt(spread)
 
   def verification_bits(self, noisy_counts, sigmas) -> list[int]:
     """b_w of each word candidate of the verification round: one word per
@@ -427,7 +466,8 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
          epsilon: float, delta: float, *,
          budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
          false_words: float = DEFAULT_FALSE_WORDS,
-         one_word: bool = True, rule: str = VERIFIED) -> NoisyPlan:
+         one_word: bool = True, rule: str = VERIFIED,
+         adapt_rates: bool = False) -> NoisyPlan:
   """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
   budget, before any data is read (module docstring; docs/noisy-trie.md).
 
@@ -440,7 +480,9 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   the target over the R rounds (:func:`triehh.theory.noisy_trie.
   smallest_sigma`, checked on the accountant's finer grid), words pass at
   ``false_words`` per run in expectation, prefixes at ``prefix_share /
-  (A + 1)``.
+  (A + 1)``. ``adapt_rates`` (with the budget's q < 1): the rounds'
+  rates adapt to the frontier, accounted at one Renyi order (module
+  docstring).
   """
   n = limits.check_users("population_size", population_size)
   validation.check_int("max_length", max_length)
@@ -456,7 +498,7 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
                        float(false_words), bool(one_word))
   choices = {VERIFIED: verified_choices, FIXED: fixed_choices,
              PRIOR: prior_choices}[rule](declared)
-  return build(declared, choices)
+  return build(declared, choices, adapt_rates=adapt_rates)
 
 
 def fixed_choices(declared: _Declared) -> PlanChoices:
@@ -516,13 +558,23 @@ def _multipliers(choices: PlanChoices) -> tuple[float, ...]:
 
 
 def build(declared: _Declared, choices: PlanChoices,
-          sigma: float | None = None) -> NoisyPlan:
+          sigma: float | None = None, *,
+          adapt_rates: bool = False) -> NoisyPlan:
   """The plan of ``choices``; sigma (None: the smallest meeting the
-  target, on the accountant's finer grid)."""
+  target, on the accountant's finer grid). ``adapt_rates`` (q < 1): the
+  rates adapt to the frontier, sigma and the order from
+  :func:`renyi_sigma` (a sigma given is kept, its best order taken)."""
   rounds = choices.rounds
   multipliers = _multipliers(choices)
   q = declared.budget.rate
-  if sigma is None:
+  order = None
+  if adapt_rates and q >= 1.0:
+    raise ValueError("adapt_rates needs a sampling rate below 1: at q = 1 "
+                     "no round can take a larger one")
+  if adapt_rates:
+    sigma, order = renyi_sigma(declared.epsilon, declared.delta,
+                               multipliers, rounds, q, sigma)
+  elif sigma is None:
     sigma = noisy_trie.smallest_sigma(rounds, declared.epsilon,
                                       declared.delta, sampling_rate=q,
                                       noise_multipliers=multipliers)
@@ -546,7 +598,75 @@ def build(declared: _Declared, choices: PlanChoices,
       max_length=declared.max_length,
       alphabet_size=declared.alphabet_size, one_word=declared.one_word,
       delta=declared.delta, false_words=declared.false_words,
-      first_round_bytes=first_bytes, verify=choices.verify, sampling_rate=q)
+      first_round_bytes=first_bytes, verify=choices.verify, sampling_rate=q,
+      renyi_order=order)
+
+
+# Rates adapted to the frontier: each larger rate is this factor above the
+# one below it.
+RATE_STEP = math.sqrt(2.0)
+
+
+def rate_menu(sampling_rate: float) -> tuple[float, ...]:
+  """The rates above q a round may take when rates adapt, largest first:
+  ``q RATE_STEP^j`` below 1 (j >= 1), and 1; empty at q = 1."""
+  q = float(sampling_rate)
+  rates, j = [], 1
+  while q * RATE_STEP**j < 1.0 - 1e-12:
+    rates.append(q * RATE_STEP**j)
+    j += 1
+  return tuple([1.0] + rates[::-1]) if q < 1.0 else ()
+
+
+@functools.lru_cache(maxsize=4096)
+def raised_sigma(sigma: float, sampling_rate: float, rate: float,
+                 order: int) -> float:
+  """The least sigma' (to a relative 1e-6, rounded up) whose round at
+  ``rate`` has a Renyi divergence at ``order`` at most that of a round of
+  ``sigma`` at ``sampling_rate`` (both directions; the divergence falls as
+  sigma grows)."""
+  target = sampled_renyi.round_divergence(sigma, sampling_rate, order)
+
+  def meets(s: float) -> bool:
+    return sampled_renyi.round_divergence(s, rate, order) <= target
+
+  lo, hi = sigma, sigma
+  while not meets(hi):
+    lo, hi = hi, hi * 2.0
+  if hi == lo:
+    return hi
+  return noise_search.log_bisect(meets, lo, hi, 1e-6)
+
+
+def renyi_sigma(epsilon_target: float, delta: float,
+                multipliers: tuple[float, ...], rounds: int, q: float,
+                sigma: float | None = None) -> tuple[float, int]:
+  """(sigma, alpha): the smallest base sigma (relative 1e-3, rounded up)
+  whose R rounds at q meet ``(epsilon_target, delta)`` by their Renyi DP
+  at the best of :data:`triehh.theory.sampled_renyi.ORDERS`, and that
+  order (``sigma`` given: its best order)."""
+  scales = [multipliers[r] if r < len(multipliers) else 1.0
+            for r in range(rounds)]
+
+  def curve(s: float) -> np.ndarray:
+    return sampled_renyi.renyi_curve([s * m for m in scales], q)
+
+  def meets(s: float) -> bool:
+    return sampled_renyi.epsilon_from_curve(curve(s), delta) <= (
+        epsilon_target)
+
+  if sigma is None:
+    hi = 1.0
+    while not meets(hi):
+      hi *= 2.0
+    lo = hi / 2.0
+    while meets(lo) and lo > noisy_trie.LEAST_SIGMA:
+      hi, lo = lo, lo / 2.0
+    sigma = noise_search.log_bisect(meets, lo, hi, 1e-3)
+  orders = np.asarray(sampled_renyi.ORDERS, dtype=np.float64)
+  eps = [sampled_renyi.epsilon_at_order(a, d, delta)
+         for a, d in zip(sampled_renyi.ORDERS, curve(sigma))]
+  return sigma, int(orders[int(np.argmin(eps))])
 
 
 # The prior rule's passes of coordinate ascent, at most.
@@ -617,18 +737,33 @@ def with_distributed(plan_: NoisyPlan, epsilon_target: float,
       dropout=dropout)
   sigma = max(math.sqrt(2.0 * mean) / m
               for mean, m in zip(shares.accounted_means, multipliers))
-  return dataclasses.replace(plan_, sigma=sigma, distributed=shares)
+  return dataclasses.replace(plan_, sigma=sigma, distributed=shares,
+                             renyi_order=None)
+
+
+def renyi_divergence(plan_: NoisyPlan) -> float:
+  """The run's Renyi divergence at the plan's order, the bound every run
+  meets when rates adapt: the planned rounds' at (sigma_r, q), summed."""
+  return sum(sampled_renyi.round_divergence(s, plan_.sampling_rate,
+                                            plan_.renyi_order)
+             for s in plan_.sigmas)
 
 
 def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:
   """The run's epsilon at ``delta`` (None: the plan's): R discrete Gaussian
   rounds at the planned sigmas (:func:`triehh.theory.noisy_trie.epsilon`'s
-  accountant); with Skellam shares, their accountant's
+  accountant); rates adapted, their Renyi divergence at the plan's order
+  (:func:`renyi_divergence`, CKS20 Proposition 12); with Skellam shares,
+  their accountant's
   (:meth:`~triehh.theory.distributed_noise.DistributedNoise.epsilon`,
   ``delta_short`` included)."""
   delta = plan_.delta if delta is None else delta
   if plan_.distributed is not None:
     return plan_.distributed.epsilon(delta)
+  if plan_.renyi_order is not None:
+    limits.check_delta("delta", delta)
+    return sampled_renyi.epsilon_at_order(
+        plan_.renyi_order, renyi_divergence(plan_), delta)
   return noisy_trie.epsilon(
       noisy_trie.NoisyTrieParams(
           sigma=plan_.sigma, num_levels=plan_.num_levels,

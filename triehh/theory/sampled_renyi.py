@@ -108,6 +108,28 @@ def round_curve(sigma: float, sampling_rate: float) -> np.ndarray:
   return curve
 
 
+def round_divergence(sigma: float, sampling_rate: float, order: int) -> float:
+  """One round's RDP at the integer ``order`` >= 2: ``order / (2
+  sigma^2)`` unsampled (CKS20 Theorem 4), else the larger of the two
+  directions of the Poisson-sampled pair (module docstring), as
+  :func:`round_curve` computes it at each of :data:`ORDERS`."""
+  if order < 2 or int(order) != order:
+    raise ValueError(f"order must be an integer of at least 2, got {order}")
+  if sampling_rate >= 1.0:
+    return order / (2.0 * sigma * sigma)
+  return max(_log_forward(int(order), sigma, sampling_rate),
+             _log_backward(int(order), sigma, sampling_rate)) / (order - 1.0)
+
+
+def epsilon_at_order(order: int, divergence: float, delta: float) -> float:
+  """epsilon at ``delta`` of a mechanism that is (order, divergence)-RDP
+  (CKS20 Proposition 12), rounded up a little."""
+  alpha = float(order)
+  eps = divergence + (-math.log(delta) + (alpha - 1.0) * math.log1p(
+      -1.0 / alpha) - math.log(alpha)) / (alpha - 1.0)
+  return max(0.0, eps) * (1.0 + 1e-9)
+
+
 def renyi_curve(sigmas: Sequence[float], sampling_rate: float) -> np.ndarray:
   """The composed rounds' RDP at each of :data:`ORDERS`: discrete Gaussian
   rounds of ``sigmas``, each Poisson-sampled at ``sampling_rate`` < 1."""
