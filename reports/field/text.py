@@ -40,10 +40,11 @@ def _mechanism_bullets() -> list[str]:
       "verify (discovery rounds at twice the noise pass words and prefixes "
       "loosely, one verification round decides the words) or the fixed "
       "rule, and a sampling rate q (1, 1/2, 1/4, halved while the prior "
-      "finds more; 1 MB is then a client's expected bytes), the pair chosen "
-      "by running the engine on a public prior at the declared n, L and "
-      "alphabet size; constants chosen on that prior (`docs/noisy-trie.md` "
-      "names the five cells a first prototype was tried on).",
+      "finds more; 1 MB is then a client's expected bytes; below 1 also "
+      "with rates adapted to the frontier), the pair chosen by running the "
+      "engine on a public prior at the declared n, L and alphabet size; "
+      "constants chosen on that prior (`docs/noisy-trie.md` names the five "
+      "cells a first prototype was tried on).",
       "- **Two servers** (`docs/two-servers.md`, a research prototype): "
       "`triehh.discover(pop, triehh.TwoServerTarget(ε, δ, "
       "population_size=n, alphabet=...), seed=s)`, the one-step walk on "
@@ -60,14 +61,13 @@ def _mechanism_bullets() -> list[str]:
       "and seed s, the same law for simulation: each word's users counted "
       "with numpy and the word kept with python-dp's own "
       "`probability_of_keep` of that count (tested equal in law to the "
-      "PipelineDP path), milliseconds a run instead of seconds. "
-      "Strategies truncated geometric, Laplace thresholding and Gaussian "
-      "thresholding.",
+      "PipelineDP path), milliseconds a run instead of seconds. Strategies "
+      "truncated geometric, Laplace thresholding and Gaussian thresholding.",
       "- **SFP** (the paper's local-DP baseline, Apple's sequence fragment "
       "puzzle): `triehh.sfp_discover(pop, triehh.SFPTarget(ε, δ), "
-      "seed=s)`, the "
-      "paper's parameters (k = 2048, m = 1024, T = 20); each user sends one "
-      "local report, the central (ε, δ) by amplification by shuffling.",
+      "seed=s)`, the paper's parameters (k = 2048, m = 1024, T = 20); each "
+      "user sends one local report, the central (ε, δ) by amplification by "
+      "shuffling.",
       "- **IBLT** (TFF's `tff.analytics.heavy_hitters.iblt`, k-anonymity, "
       "not differential privacy): `triehh.iblt_discover(pop, "
       f"triehh.IBLTTarget({mech.IBLT_K_ANONYMITY}, "
@@ -113,7 +113,8 @@ def introduction(settings: runs_lib.Settings) -> list[str]:
       "user per run*: the sum "
       "over rounds of a round's vector times the chance a user takes part "
       "(fixed: m/n; Poisson: q; the noisy trie calibrates to q = 1 here: "
-      "every user, every round; the planned noisy trie: the q it chose). "
+      "every user, every round; the planned noisy trie: the q it chose, "
+      "or each round's where its rates adapt). "
       "*ms per run*: the median wall time of a run, the population built "
       "beforehand; the first run of a TrieHH cell calibrates θ and q "
       "(cached after), the first of a noisy trie cell its σ (the later "

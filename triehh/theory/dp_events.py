@@ -392,44 +392,44 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
     super().__init__(orders=sampled_renyi.ORDERS,
                      neighboring_relation=neighboring_relation)
 
+  def _event_curve(self, event: dp_event.DpEvent):
+    """``(relations covered, what it is, its RDP at the accountant's
+    orders)`` of the project's events (the RDP None when the event's one
+    order is not among them), None for any other."""
+    orders = np.asarray(self._orders, dtype=np.float64)
+    if isinstance(event, RenyiDpEvent):
+      known = orders == event.order
+      return ((_Relation.ADD_OR_REMOVE_ONE, _Relation.REPLACE_SPECIAL),
+              "the Renyi event is",
+              np.where(known, event.divergence, np.inf) if known.any()
+              else None)
+    if isinstance(event, SkellamDpEvent):
+      return ((_Relation.REPLACE_SPECIAL,),
+              "the distributed Skellam shares are",
+              distributed_noise.renyi_bound(event.mean, orders))
+    if isinstance(event, DiscreteGaussianDpEvent):
+      return ((_Relation.ADD_OR_REMOVE_ONE,),
+              "the discrete Gaussian event's RDP is",
+              orders / (2.0 * event.sigma**2) if event.sampling_rate >= 1.0
+              else sampled_renyi.round_curve(event.sigma,
+                                             event.sampling_rate))
+    return None
+
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool):
-    if isinstance(event, RenyiDpEvent):
-      if self._neighboring_relation not in (_Relation.ADD_OR_REMOVE_ONE,
-                                            _Relation.REPLACE_SPECIAL):
-        return rdp_privacy_accountant.CompositionErrorDetails(
-            invalid_event=event, error_message=(
-                "the Renyi event is accounted for ADD_OR_REMOVE_ONE and "
-                "REPLACE_SPECIAL only"))
-      known = np.asarray(self._orders) == event.order
-      if not known.any():
-        return rdp_privacy_accountant.CompositionErrorDetails(
-            invalid_event=event, error_message=(
-                f"order {event.order} is not among the accountant's"))
-      if do_compose:
-        self._rdp += np.where(known, count * event.divergence, np.inf)
-      return None
-    if isinstance(event, SkellamDpEvent):
-      if self._neighboring_relation is not _Relation.REPLACE_SPECIAL:
-        return rdp_privacy_accountant.CompositionErrorDetails(
-            invalid_event=event, error_message=(
-                "the distributed Skellam shares are accounted for "
-                "REPLACE_SPECIAL only"))
-      if do_compose:
-        self._rdp += count * distributed_noise.renyi_bound(event.mean,
-                                                           self._orders)
-      return None
-    if isinstance(event, DiscreteGaussianDpEvent):
-      if self._neighboring_relation is not _Relation.ADD_OR_REMOVE_ONE:
-        return rdp_privacy_accountant.CompositionErrorDetails(
-            invalid_event=event, error_message=(
-                "the discrete Gaussian event's RDP is accounted for "
-                "ADD_OR_REMOVE_ONE only"))
-      if do_compose:
-        if event.sampling_rate >= 1.0:
-          curve = self._orders / (2.0 * event.sigma**2)
-        else:
-          curve = sampled_renyi.round_curve(event.sigma, event.sampling_rate)
-        self._rdp += count * curve
-      return None
-    return super()._maybe_compose(event, count, do_compose)
+    found = self._event_curve(event)
+    if found is None:
+      return super()._maybe_compose(event, count, do_compose)
+    covered, what, curve = found
+    if self._neighboring_relation not in covered:
+      return rdp_privacy_accountant.CompositionErrorDetails(
+          invalid_event=event, error_message=(
+              f"{what} accounted for "
+              f"{' and '.join(r.name for r in covered)} only"))
+    if curve is None:
+      return rdp_privacy_accountant.CompositionErrorDetails(
+          invalid_event=event, error_message=(
+              f"order {event.order} is not among the accountant's"))
+    if do_compose:
+      self._rdp += count * curve
+    return None
