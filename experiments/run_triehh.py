@@ -654,15 +654,19 @@ def _release_run_line(run: int, seed: int | None, release,
 
 
 def _upload_line(release) -> str:
-  """The bytes a client uploaded per round and per run, where the release
-  says them (the planned noisy trie); empty otherwise."""
+  """The bytes a client uploaded per round (with the round's sampling rate
+  where below 1) and per run (in expectation under sampling), where the
+  release says them (the planned noisy trie); empty otherwise."""
   per_round = getattr(release, "upload_bytes_per_round", None)
   if per_round is None:
     return ""
+  rates = release.sampling_rates
   more = " ..." if len(per_round) > _ROUNDS_SHOWN else ""
-  return ("\n  a client uploaded, per round: "
-          f"{', '.join(f'{b:,}' for b in per_round[:_ROUNDS_SHOWN])}{more} "
-          f"bytes; per run: {sum(per_round):,} bytes")
+  shown = ", ".join(f"{b:,}" + (f" (q={q:.2g})" if q < 1.0 else "")
+                    for b, q in zip(per_round[:_ROUNDS_SHOWN], rates))
+  expected = " in expectation" if min(rates, default=1.0) < 1.0 else ""
+  return (f"\n  a client uploaded, per round: {shown}{more} bytes; per run: "
+          f"{release.upload_bytes:,} bytes{expected}")
 
 
 def run_mechanism(name: str) -> None:

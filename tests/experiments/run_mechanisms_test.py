@@ -199,6 +199,23 @@ def test_an_upload_budget_runs_the_planned_trie_and_says_its_uploads():
   assert "upload_budget=UploadBudget(bytes_per_run=200000" in out
 
 
+def test_a_sampled_budget_says_each_rounds_rate_and_the_expected_bytes():
+  code, out, err = run("--mechanism=noisy_trie", "--num_users=3000",
+                       "--upload_budget_bytes=2e5",
+                       "--upload_sampling_rate=0.5", "--cache_dir=",
+                       "--seed=0")
+  assert (code, err) == (0, ""), err
+  want = triehh.discover(default_population(3000), triehh.NoisyTarget(
+      4.0, upload_budget=triehh.UploadBudget(200_000, sampling_rate=0.5)),
+                         seed=0)
+  first, second = want.upload_bytes_per_round[:2]
+  assert want.upload_bytes < sum(want.upload_bytes_per_round)
+  assert (f"  a client uploaded, per round: {first:,} (q=0.5), {second:,} "
+          "(q=0.5), ") in out  # a q given is kept in every round
+  assert (f" bytes; per run: {want.upload_bytes:,} bytes in "
+          "expectation\n") in out
+
+
 def test_skellam_shares_run_from_the_command_line():
   """--distributed_noise --dropout: the clients' Skellam shares, for the
   planned trie (a budget) and the classic one, as triehh.discover runs

@@ -111,6 +111,7 @@ def test_noise_binds_every_user_votes_and_bytes_bind_q_is_smaller():
 def test_a_given_rate_is_kept():
   scored = _scored(UploadBudget(1_000_000, sampling_rate=0.5))
   assert {c.sampling_rate for c, _ in scored} == {0.5}
+  assert not any(c.adapted for c, _ in scored)  # q given: kept every round
   assert {c.rule for c, _ in scored} == set(plan_choice.CANDIDATE_RULES)
 
 

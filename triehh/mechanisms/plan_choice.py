@@ -19,8 +19,9 @@ rule of ``CANDIDATE_RULES`` at each q of ``SAMPLING_RATES``, then at q
 halved again and again while the rule's last q found more than every q
 before it, down to ``SMALLEST_SAMPLING_RATE`` (at n = 10^9 the frontier
 of tens of thousands of prefixes only fits a megabyte per run at q near
-1/16; at n = 10^5 halving stops at once). With the server's noise, each
-rule is then tried once more at its best q if that q is below 1, with
+1/16; at n = 10^5 halving stops at once). With the server's noise and
+no q given, each rule is then tried once more at its best q if that q is
+below 1, with
 its rates adapted to the frontier (:mod:`triehh.theory.noisy_plan`,
 *Rates adapted*: a round whose frontier fits takes a larger rate at a
 raised sigma, accounted at one Renyi order). Every candidate is
@@ -94,9 +95,9 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   """Every candidate plan with its score on the prior, in the order tried
   (for each rule of ``CANDIDATE_RULES``: the rates of ``SAMPLING_RATES``,
   then halved while the last found the most so far, module docstring; or
-  the budget's own q alone when it gives one; then, without ``dropout``,
-  the rule at its best of those q with its rates adapted, if that q is
-  below 1). ``dropout`` (None: the
+  the budget's own q alone when it gives one, kept in every round; then,
+  without ``dropout`` and a q given, the rule at its best of those q with
+  its rates adapted, if that q is below 1). ``dropout`` (None: the
   server's noise): each plan with Skellam shares at that dropout bound
   (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior
   (their noise drawn at their variance, :class:`triehh.engines.noisy.
@@ -131,7 +132,7 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
         rates.append(rates[-1] / 2)
         found.append(scored_at(rates[-1]))
     best = rates[int(np.argmax(found))]
-    if best < 1.0 and dropout is None:
+    if best < 1.0 and dropout is None and budget.sampling_rate is None:
       scored_at(best, adapted=True)
   return tuple(scored)
 
@@ -201,13 +202,13 @@ def _stored_choice(stored: dict | None, budget: UploadBudget,
   (a rule of ``CANDIDATE_RULES``; q the budget's own, or one of
   ``SAMPLING_RATES`` or a power of two down to
   ``SMALLEST_SAMPLING_RATE``; adapted a bool, true only at q < 1 without
-  ``dropout``); else ``(None, 0, False)``."""
+  ``dropout`` or a q given); else ``(None, 0, False)``."""
   if stored is None or stored.get("rule") not in CANDIDATE_RULES:
     return None, 0.0, False
   q = calibration_store.finite_float(stored.get("sampling_rate"))
   adapted = stored.get("adapted", False)
   if q is None or not isinstance(adapted, bool) or adapted and (
-      q >= 1.0 or dropout is not None):
+      q >= 1.0 or dropout is not None or budget.sampling_rate is not None):
     return None, 0.0, False
   if budget.sampling_rate is not None:
     allowed = q == float(budget.sampling_rate)
