@@ -663,10 +663,7 @@ def renyi_sigma(epsilon_target: float, delta: float,
     while meets(lo) and lo > noisy_trie.LEAST_SIGMA:
       hi, lo = lo, lo / 2.0
     sigma = noise_search.log_bisect(meets, lo, hi, 1e-3)
-  orders = np.asarray(sampled_renyi.ORDERS, dtype=np.float64)
-  eps = [sampled_renyi.epsilon_at_order(a, d, delta)
-         for a, d in zip(sampled_renyi.ORDERS, curve(sigma))]
-  return sigma, int(orders[int(np.argmin(eps))])
+  return sigma, sampled_renyi.best_order(curve(sigma), delta)
 
 
 # The prior rule's passes of coordinate ascent, at most.

@@ -102,8 +102,7 @@ def round_curve(sigma: float, sampling_rate: float) -> np.ndarray:
     raise ValueError(
         f"sampling_rate must be in (0, 1) for the sampled bound, got {q}; "
         "an unsampled round has the zCDP bound")
-  curve = np.array([max(_log_forward(a, sigma, q), _log_backward(a, sigma, q))
-                    / (a - 1.0) for a in ORDERS])
+  curve = np.array([round_divergence(sigma, q, a) for a in ORDERS])
   curve.flags.writeable = False
   return curve
 
@@ -121,13 +120,26 @@ def round_divergence(sigma: float, sampling_rate: float, order: int) -> float:
              _log_backward(int(order), sigma, sampling_rate)) / (order - 1.0)
 
 
+def _conversion(alpha, delta: float):
+  """CKS20 Proposition 12's term at order(s) ``alpha``: epsilon is the
+  RDP plus ``(log(1 / delta) + (alpha - 1) log(1 - 1 / alpha) - log
+  alpha) / (alpha - 1)``."""
+  alpha = np.asarray(alpha, dtype=np.float64)
+  return (-math.log(delta) + (alpha - 1.0) * np.log1p(-1.0 / alpha)
+          - np.log(alpha)) / (alpha - 1.0)
+
+
 def epsilon_at_order(order: int, divergence: float, delta: float) -> float:
   """epsilon at ``delta`` of a mechanism that is (order, divergence)-RDP
   (CKS20 Proposition 12), rounded up a little."""
-  alpha = float(order)
-  eps = divergence + (-math.log(delta) + (alpha - 1.0) * math.log1p(
-      -1.0 / alpha) - math.log(alpha)) / (alpha - 1.0)
+  eps = divergence + float(_conversion(float(order), delta))
   return max(0.0, eps) * (1.0 + 1e-9)
+
+
+def best_order(curve: np.ndarray, delta: float) -> int:
+  """The order of :data:`ORDERS` at which an RDP curve on them gives the
+  least epsilon at ``delta`` (:func:`epsilon_from_curve`'s)."""
+  return ORDERS[int(np.argmin(curve + _conversion(ORDERS, delta)))]
 
 
 def renyi_curve(sigmas: Sequence[float], sampling_rate: float) -> np.ndarray:
@@ -142,9 +154,7 @@ def renyi_curve(sigmas: Sequence[float], sampling_rate: float) -> np.ndarray:
 def epsilon_from_curve(curve: np.ndarray, delta: float) -> float:
   """epsilon at ``delta`` of an RDP curve on :data:`ORDERS` (CKS20
   Proposition 12, the best order), rounded up a little."""
-  alpha = np.asarray(ORDERS, dtype=np.float64)
-  eps = curve + (-math.log(delta) + (alpha - 1.0) * np.log1p(-1.0 / alpha)
-                 - np.log(alpha)) / (alpha - 1.0)
+  eps = curve + _conversion(ORDERS, delta)
   return max(0.0, float(np.min(eps))) * (1.0 + 1e-9)
 
 
