@@ -622,15 +622,19 @@ class PlannedResult:
   @property
   def upload_bytes(self) -> int:
     """Bytes a client taking part in every round uploads over the run
-    (times the plan's q: a client's expected bytes)."""
+    (:attr:`expected_upload_bytes`: in expectation under sampling)."""
     return sum(level.upload_bytes for level in self.levels)
 
   @property
   def expected_upload_bytes(self) -> float:
-    """A client's expected bytes over the run: each round's vector times
-    its sampling rate q_r."""
-    return sum(level.sampling_rate * level.upload_bytes
-               for level in self.levels)
+    """A client's expected bytes over the run (:func:`expected_bytes`)."""
+    return expected_bytes(self.levels)
+
+
+def expected_bytes(levels) -> float:
+  """A client's expected bytes over planned rounds: each round's vector
+  times its sampling rate q_r."""
+  return sum(level.sampling_rate * level.upload_bytes for level in levels)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,11 +21,10 @@ before it, down to ``SMALLEST_SAMPLING_RATE`` (at n = 10^9 the frontier
 of tens of thousands of prefixes only fits a megabyte per run at q near
 1/16; at n = 10^5 halving stops at once). With the server's noise and
 no q given, each rule is then tried once more at its best q if that q is
-below 1, with
-its rates adapted to the frontier (:mod:`triehh.theory.noisy_plan`,
-*Rates adapted*: a round whose frontier fits takes a larger rate at a
-raised sigma, accounted at one Renyi order). Every candidate is
-accounted as
+below 1, with its rates adapted to the frontier
+(:mod:`triehh.theory.noisy_plan`, *Rates adapted*: a round whose
+frontier fits takes a larger rate at a raised sigma, accounted at one
+Renyi order). Every candidate is accounted as
 itself (below delta = 1e-15 a sampled round by its own Renyi divergence:
 :mod:`triehh.theory.sampled_renyi`), so the choice, a function of
 public values, changes nothing in the guarantee of the plan chosen.

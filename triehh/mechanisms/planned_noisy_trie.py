@@ -125,7 +125,12 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   from and for the budget (Skellam shares: :func:`_distributed`)."""
   if plan.distributed is not None:
     return _distributed(plan)
-  accounted = noisy_trie.guarantee(as_params(plan))
+  if plan.renyi_order is None:
+    accounted = noisy_trie.guarantee(as_params(plan))
+  else:  # one RDP order bounds the run, not the planned rounds' PLD
+    accounted = noisy_trie.stated(
+        noisy_plan.epsilon(plan), plan.delta,
+        RATES_ADAPTED_ACCOUNTING.format(order=plan.renyi_order))
   declared = plan.n_source == coverage.N_DECLARED
   neighbours = (
       "for neighbours of any size (the plan reads the declared, public n)"
@@ -155,10 +160,6 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   public = (noisy_trie.PUBLIC + "; the upload budget and the plan (rounds, "
             "noise, thresholds)" + ("; the declared population size"
                                     if declared else ""))
-  if plan.renyi_order is not None:
-    accounted = dataclasses.replace(
-        accounted, epsilon=noisy_plan.epsilon(plan),
-        accounting=RATES_ADAPTED_ACCOUNTING.format(order=plan.renyi_order))
   return dataclasses.replace(
       accounted, adjacencies=coverage.add_or_remove(plan.n_source),
       n_source=plan.n_source, covers=covers, public=public,
@@ -347,8 +348,7 @@ class PlannedNoisyTrieRelease:
   def upload_bytes(self) -> int:
     """The bytes a client uploads over the run, in expectation (each
     round's vector times its rate q_r; q = 1: every round); public."""
-    return round(sum(level.sampling_rate * level.upload_bytes
-                     for level in self.levels))
+    return round(noisy_engine.expected_bytes(self.levels))
 
   @property
   def sampling_rates(self) -> tuple[float, ...]:

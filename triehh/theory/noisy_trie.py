@@ -340,11 +340,18 @@ def guarantee(params: NoisyTrieParams, delta: float | None = None
       raise ValueError("give the delta to state the guarantee at: these "
                        "parameters were not calibrated for one")
     delta = params.delta
-  return Guarantee(epsilon=epsilon(params, delta), delta=delta,
+  return stated(epsilon(params, delta), delta,
+                _accounting(params.sampling_rate, delta))
+
+
+def stated(epsilon_value: float, delta: float, accounting: str) -> Guarantee:
+  """The noisy trie's guarantee at ``(epsilon_value, delta)`` as
+  ``accounting`` found it: both directions, ADD_OR_REMOVE_ONE and
+  REPLACE_SPECIAL, what it covers, what is public, whom it trusts."""
+  return Guarantee(epsilon=epsilon_value, delta=delta,
                    adjacencies=ADJACENCIES, two_sided=True,
-                   accounting=_accounting(params.sampling_rate, delta),
-                   n_source="unused", covers=COVERS, public=PUBLIC,
-                   trust=TRUST)
+                   accounting=accounting, n_source="unused", covers=COVERS,
+                   public=PUBLIC, trust=TRUST)
 
 
 def _accounting(sampling_rate: float, delta: float) -> str:
