@@ -91,6 +91,30 @@ def test_a_worker_that_dies_is_named_and_the_run_stops():
     healthy.stop()
 
 
+# The runtime is closed under gRPC's connectivity-polling thread, as in
+# test_a_closed_runtime_refuses_calls_at_once below.
+@pytest.mark.filterwarnings(
+    "ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_started_worker_that_is_killed_says_how_it_ended():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  one = tff.tensorflow.computation(lambda: tf.constant(1))
+  doomed = worker.WorkerProcess()
+  rt = runtime.Runtime([doomed.address], processes=[doomed])
+  try:
+    with rt.install():
+      assert one() == 1
+      os.kill(doomed.pid, signal.SIGKILL)
+      with pytest.raises(runtime.WorkerError) as err:
+        one()
+    assert str(err.value).startswith(f"TFF worker {doomed.address}: ")
+    assert ("the worker process was killed by SIGKILL (the system may have "
+            "run out of memory)") in str(err.value)
+    assert rt.failed
+  finally:
+    rt.close()
+
+
 def test_a_hung_worker_is_named_after_the_call_deadline():
   pop = helpers.POPULATIONS["one"]
   kwargs = dict(theta=3, batch_size=50, rpc_timeout=2.0)

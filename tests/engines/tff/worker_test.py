@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -78,6 +79,18 @@ def test_command_line_starts_a_worker_and_rejects_bad_flags():
       [sys.executable, "-m", "triehh.engines.tff.worker", "--port=1", "--bind=lan"],
       cwd=ROOT, capture_output=True, text=True, timeout=60)
   assert bad.returncode == 2 and "invalid choice: 'lan'" in bad.stderr
+
+
+def test_a_worker_that_ends_says_how_with_its_last_output(tmp_path):
+  log = tmp_path / "worker.log"
+  log.write_text("first line\n\nsecond line\nthird line\nfourth line\n")
+  with worker.WorkerProcess(log_path=str(log)) as serving:
+    assert serving.exit_report() is None  # still running
+    os.kill(serving.pid, signal.SIGTERM)
+    report = serving.exit_report(wait=10.0)
+  assert report == ("the worker process was killed by SIGTERM; its last "
+                    "output: second line | third line | fourth line")
+  assert "first line" in log.read_text()  # the log is appended to
 
 
 def test_a_port_in_use_fails_clearly():

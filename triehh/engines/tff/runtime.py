@@ -26,8 +26,10 @@ when the runtime is created, or whose calls fail (it died, the network
 dropped) or take longer than ``rpc_timeout`` seconds, raises
 :class:`WorkerError` (a ``ConnectionError``) naming its address; TFF's own
 endless retrying of unavailable workers is bypassed, so a run stops within
-those bounds. A computation that fails on a worker raises
-:class:`ComputationError` naming it.
+those bounds; when the runtime started that worker itself and it died, the
+error also says how (its exit code or signal, and its last output lines). A
+computation that fails on a worker raises :class:`ComputationError` naming
+it.
 """
 
 from __future__ import annotations
@@ -165,8 +167,10 @@ class WorkerContext(tff.framework.AsyncContext):
 
   def __init__(self, address: str, *,
                connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-               rpc_timeout: float = DEFAULT_RPC_TIMEOUT):
+               rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
+               process: worker_lib.WorkerProcess | None = None):
     self.address = address
+    self._process = process
     self._rpc_timeout = float(rpc_timeout)
     self._raw_channel = grpc.insecure_channel(address, _GRPC_OPTIONS)
     try:
@@ -210,8 +214,16 @@ class WorkerContext(tff.framework.AsyncContext):
       if (isinstance(err, tff.framework.RetryableError) or call is None
           or call.code() in _CONNECTION_CODES):
         self.failed = True
-        raise WorkerError(self.address, _describe(err)) from err
+        raise WorkerError(self.address, self._with_exit(_describe(err))
+                          ) from err
       raise ComputationError(self.address, _describe(err)) from err
+
+  def _with_exit(self, problem: str) -> str:
+    """``problem``, and how the worker process ended if this runtime started
+    it and it ended (waiting a moment for a dying worker)."""
+    report = (self._process.exit_report(wait=2.0)
+              if self._process is not None else None)
+    return f"{problem}; {report}" if report else problem
 
   def _submit(self, comp, arg) -> concurrent.futures.Future:
     if self._closed:  # its loop is stopped: the call would never run
@@ -275,11 +287,13 @@ class Runtime:
       raise ValueError("connect_timeout and rpc_timeout must be positive")
     self.addresses = list(addresses)
     self._processes = list(processes)
+    started = {p.address: p for p in self._processes}
     self.workers: list[WorkerContext] = []
     try:
       for address in self.addresses:
         self.workers.append(WorkerContext(
-            address, connect_timeout=connect_timeout, rpc_timeout=rpc_timeout))
+            address, connect_timeout=connect_timeout, rpc_timeout=rpc_timeout,
+            process=started.get(address)))
     except BaseException:
       self.close()
       raise

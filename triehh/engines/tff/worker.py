@@ -281,6 +281,14 @@ def claim_port(port: int | None) -> tuple[int, int | None]:
   raise WorkerStartError(f"no unclaimed port in {_PICKS} picks")
 
 
+def _signal_name(number: int) -> str:
+  """``SIGKILL`` for 9; ``signal 64`` for a number without a name."""
+  try:
+    return signal.Signals(number).name
+  except ValueError:
+    return f"signal {number}"
+
+
 class WorkerProcess:
   """A ``worker_binary`` child process; stopped by :meth:`stop` or on exit.
 
@@ -292,20 +300,21 @@ class WorkerProcess:
                log_path: str | None = None, ready_timeout: float = 60.0):
     self.port, self._port_lock = claim_port(port)
     self.address = f"127.0.0.1:{self.port}"
+    self._log = None
     try:
       check_port_free(self.port, bind)
       env = worker_environment(bind)
-      log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # pylint: disable=consider-using-with
-      try:
-        self._process = subprocess.Popen(  # pylint: disable=consider-using-with
-            worker_command(self.port), env=env, stdin=subprocess.DEVNULL,
-            stdout=log, stderr=log,
-            preexec_fn=processes.before_exec_die_with_parent(signal.SIGTERM))
-      finally:
-        if log_path:
-          log.close()
+      # The worker's output is kept (in log_path, else in an anonymous
+      # temporary file) so that a worker that dies can say why.
+      self._log = (open(log_path, "ab+") if log_path  # pylint: disable=consider-using-with
+                   else tempfile.TemporaryFile())
+      self._process = subprocess.Popen(  # pylint: disable=consider-using-with
+          worker_command(self.port), env=env, stdin=subprocess.DEVNULL,
+          stdout=self._log, stderr=self._log,
+          preexec_fn=processes.before_exec_die_with_parent(signal.SIGTERM))
     except BaseException:
       self._release_port()
+      self._close_log()
       raise
     try:
       self.wait_ready(ready_timeout)
@@ -320,6 +329,39 @@ class WorkerProcess:
   def alive(self) -> bool:
     return self._process.poll() is None
 
+  def exit_report(self, wait: float = 0.0) -> str | None:
+    """How the worker ended (its exit code or signal, and the last lines it
+    printed), waiting up to ``wait`` seconds for it to end; None while it
+    runs."""
+    try:
+      code = self._process.wait(wait)
+    except subprocess.TimeoutExpired:
+      return None
+    if code < 0:
+      name = _signal_name(-code)
+      report = f"the worker process was killed by {name}"
+      if -code == signal.SIGKILL:
+        report += " (the system may have run out of memory)"
+    else:
+      report = f"the worker process exited with code {code}"
+    last = self._last_output()
+    return f"{report}; its last output: {last}" if last else report
+
+  def _last_output(self, lines: int = 3, limit: int = 600) -> str:
+    """The worker's last ``lines`` non-empty output lines, joined by " | "
+    (at most ``limit`` characters, from the end)."""
+    if self._log is None or self._log.closed:
+      return ""
+    fd = self._log.fileno()
+    size = os.fstat(fd).st_size
+    tail = os.pread(fd, 8192, max(0, size - 8192)).decode(errors="replace")
+    kept = [line.strip() for line in tail.splitlines() if line.strip()]
+    return " | ".join(kept[-lines:])[-limit:]
+
+  def _close_log(self) -> None:
+    if self._log is not None:
+      self._log.close()
+
   def wait_ready(self, timeout: float) -> None:
     """Waits until the worker accepts gRPC connections."""
     import grpc  # pylint: disable=g-import-not-at-top
@@ -329,8 +371,8 @@ class WorkerProcess:
       while True:
         if not self.alive():
           raise WorkerStartError(
-              f"TFF worker on port {self.port} exited with code "
-              f"{self._process.returncode} before serving (port in use?)")
+              f"TFF worker on port {self.port} ended before serving (port "
+              f"in use?): {self.exit_report()}")
         try:
           grpc.channel_ready_future(channel).result(timeout=0.5)
           return
@@ -353,6 +395,7 @@ class WorkerProcess:
         self._process.kill()
         self._process.wait()
     self._release_port()
+    self._close_log()
 
   def _release_port(self) -> None:
     """Releases the port's claim (:func:`claim_port`), once."""
