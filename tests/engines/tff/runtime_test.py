@@ -4,6 +4,7 @@ import contextlib
 import os
 import signal
 import socket
+import threading
 import time
 
 import numpy as np
@@ -155,6 +156,126 @@ def test_a_closed_runtime_refuses_calls_at_once():
         runtime.WorkerError, match=f"TFF worker {alive.address}: closed"):
       one()
     assert time.monotonic() - start < 5
+
+
+class _Http2Frames:
+  """Follows the frames of a client's HTTP/2 byte stream, chunk by chunk."""
+
+  PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+  HEADERS = 0x1
+
+  def __init__(self):
+    self._skip = len(self.PREFACE)  # bytes left before the next frame
+    self._head = b""  # a frame header split across chunks
+
+  def opens_a_call(self, data: bytes) -> bool:
+    """Whether ``data``, the stream's next chunk, has a HEADERS frame."""
+    found, at = False, 0
+    while at < len(data):
+      if self._skip:
+        step = min(self._skip, len(data) - at)
+        self._skip -= step
+        at += step
+        continue
+      need = 9 - len(self._head)
+      self._head += data[at:at + need]
+      at += need
+      if len(self._head) == 9:
+        length = int.from_bytes(self._head[:3], "big")
+        found = found or self._head[3] == self.HEADERS
+        self._skip, self._head = length, b""
+    return found
+
+
+class _DroppingProxy:
+  """A TCP proxy on loopback to ``target``; while armed, a client's bytes
+  that open a call (an HTTP/2 HEADERS frame) close their connection
+  instead: a call dropped after it was sent, which gRPC reports as
+  UNAVAILABLE (a drop during the opening handshake it retries itself)."""
+
+  def __init__(self, target: str):
+    host, port = target.rsplit(":", 1)
+    self._target = (host, int(port))
+    self._server = socket.create_server(("127.0.0.1", 0))
+    self.address = f"127.0.0.1:{self._server.getsockname()[1]}"
+    self.armed = 0  # drops left to make
+    self.drops = 0
+    self._lock = threading.Lock()
+    threading.Thread(target=self._accept, daemon=True).start()
+
+  def _accept(self):
+    while True:
+      try:
+        client, _ = self._server.accept()
+      except OSError:
+        return  # closed
+      upstream = socket.create_connection(self._target)
+      threading.Thread(target=self._pump, args=(client, upstream, True),
+                       daemon=True).start()
+      threading.Thread(target=self._pump, args=(upstream, client, False),
+                       daemon=True).start()
+
+  def _pump(self, source, sink, from_client):
+    frames = _Http2Frames() if from_client else None
+    try:
+      while data := source.recv(65536):
+        if frames is not None and frames.opens_a_call(data):
+          with self._lock:
+            drop = self.armed > 0
+            if drop:
+              self.armed -= 1
+              self.drops += 1
+          if drop:
+            break
+        sink.sendall(data)
+    except OSError:
+      pass
+    for end in (source, sink):
+      with contextlib.suppress(OSError):
+        end.shutdown(socket.SHUT_RDWR)
+      end.close()
+
+  def close(self):
+    self._server.close()
+
+
+@pytest.fixture
+def proxied_worker():
+  with worker.WorkerProcess() as serving:
+    proxy = _DroppingProxy(serving.address)
+    try:
+      yield proxy
+    finally:
+      proxy.close()
+
+
+@pytest.mark.filterwarnings(
+    "ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_call_whose_connection_drops_is_run_again_once(proxied_worker):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  one = tff.tensorflow.computation(lambda: tf.constant(1))
+  rt = runtime.Runtime([proxied_worker.address], connect_timeout=5.0)
+  try:
+    with rt.install():
+      assert one() == 1
+      proxied_worker.armed = 1
+      assert one() == 1  # the dropped call, run again
+      assert proxied_worker.drops == 1 and proxied_worker.armed == 0
+      assert not rt.failed
+      # Dropped on the retry too (and on gRPC's own retries of calls not
+      # yet sent): the error names both attempts.
+      proxied_worker.armed = 1000
+      with pytest.raises(runtime.WorkerError) as err:
+        one()
+    assert proxied_worker.drops >= 3
+    assert str(err.value).startswith(
+        f"TFF worker {proxied_worker.address}: unavailable")
+    assert ", on a retry after its connection dropped (unavailable" in str(
+        err.value)
+    assert rt.failed
+  finally:
+    rt.close()
 
 
 def test_a_crashed_local_worker_is_replaced_by_the_next_lookup():

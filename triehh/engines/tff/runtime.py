@@ -27,9 +27,12 @@ dropped) or take longer than ``rpc_timeout`` seconds, raises
 :class:`WorkerError` (a ``ConnectionError``) naming its address; TFF's own
 endless retrying of unavailable workers is bypassed, so a run stops within
 those bounds; when the runtime started that worker itself and it died, the
-error also says how (its exit code or signal, and its last output lines). A
-computation that fails on a worker raises :class:`ComputationError` naming
-it.
+error also says how (its exit code or signal, and its last output lines).
+One exception: a call whose connection dropped (gRPC's UNAVAILABLE) while
+the worker still serves (its channel is ready again within
+``connect_timeout``) is run again, once; the worker returned nothing of the
+failed attempt. A computation that fails on a worker raises
+:class:`ComputationError` naming it.
 """
 
 from __future__ import annotations
@@ -171,6 +174,7 @@ class WorkerContext(tff.framework.AsyncContext):
                process: worker_lib.WorkerProcess | None = None):
     self.address = address
     self._process = process
+    self._connect_timeout = float(connect_timeout)
     self._rpc_timeout = float(rpc_timeout)
     self._raw_channel = grpc.insecure_channel(address, _GRPC_OPTIONS)
     try:
@@ -207,16 +211,41 @@ class WorkerContext(tff.framework.AsyncContext):
     self._closed = False
 
   async def _invoke_here(self, comp, arg):
-    try:
-      return await _INVOKE_ONCE(self._context, comp, arg)
-    except (grpc.RpcError, tff.framework.RetryableError) as err:
-      call = _grpc_call(err)
-      if (isinstance(err, tff.framework.RetryableError) or call is None
-          or call.code() in _CONNECTION_CODES):
+    dropped = None  # the first attempt's error, when it is retried
+    while True:
+      try:
+        return await _INVOKE_ONCE(self._context, comp, arg)
+      except (grpc.RpcError, tff.framework.RetryableError) as err:
+        call = _grpc_call(err)
+        if not (isinstance(err, tff.framework.RetryableError) or call is None
+                or call.code() in _CONNECTION_CODES):
+          raise ComputationError(self.address, _describe(err)) from err
+        problem = _describe(err)
+        if dropped is None and self._dropped_but_serving(call):
+          dropped = problem
+          continue
         self.failed = True
-        raise WorkerError(self.address, self._with_exit(_describe(err))
-                          ) from err
-      raise ComputationError(self.address, _describe(err)) from err
+        if dropped is not None:
+          problem = (f"{problem}, on a retry after its connection dropped "
+                     f"({dropped})")
+        raise WorkerError(self.address, self._with_exit(problem)) from err
+
+  def _dropped_but_serving(self, call: grpc.Call | None) -> bool:
+    """Whether a call failed because its connection dropped (UNAVAILABLE)
+    while the worker still serves: its process (if started here) runs and
+    the channel is ready again within ``connect_timeout``. Such a call is
+    retried once; it ran nowhere but on the worker, which returned nothing,
+    so nothing it computed was seen."""
+    if call is None or call.code() != grpc.StatusCode.UNAVAILABLE:
+      return False
+    if self._process is not None and not self._process.alive():
+      return False
+    try:
+      grpc.channel_ready_future(self._raw_channel).result(
+          timeout=self._connect_timeout)
+    except grpc.FutureTimeoutError:
+      return False
+    return True
 
   def _with_exit(self, problem: str) -> str:
     """``problem``, and how the worker process ended if this runtime started
