@@ -86,6 +86,44 @@ def test_a_seed_gives_one_run(tff_runtime_module):
   assert first.words == again.words and first.levels == again.levels
 
 
+# ---- rates adapted to the frontier -----------------------------------------
+
+# The law plan at q = 1/2 with its rates adapted (Renyi order 8) and a
+# 16-byte budget: a round may run at 0.71 or 1 with its sigma raised, where
+# its candidates still fit; most runs take rates 1/2, 1, 1/2 (the second
+# round at 1, its parents' counts measured at 1/2), a few stop after two
+# rounds at 1/2.
+ADAPTED_PLAN = dataclasses.replace(
+    LAW_PLAN, sampling_rate=0.5, renyi_order=8,
+    budget=noisy_plan.UploadBudget(16))
+
+
+def _rates(result):
+  return tuple(round(level.sampling_rate, 3) for level in result.levels)
+
+
+@pytest.fixture(scope="module")
+def tff_adapted_runs(tff_runtime_module):
+  del tff_runtime_module
+  pop = noisy_law.law_population()
+  return [planned_engine.run_planned(pop, ADAPTED_PLAN, seed)
+          for seed in range(TFF_RUNS)]
+
+
+def test_adapted_rates_are_equal_in_law_to_the_fast_engine(tff_adapted_runs):
+  assert min(_p_values(tff_adapted_runs, _fast(ADAPTED_PLAN))) > (
+      noisy_law.FALSE_ALARM / 2)
+  # Not trivial: a round at a larger rate than planned, after a round at
+  # the planned one, in most runs, and words released.
+  assert sum(_rates(r) == (0.5, 1.0, 0.5) for r in tff_adapted_runs) > (
+      TFF_RUNS / 2)
+  assert sum(len(r.words) for r in tff_adapted_runs) > TFF_RUNS
+  # The test sees the rates: every round at q is another law.
+  fixed = dataclasses.replace(ADAPTED_PLAN, renyi_order=None)
+  assert min(_p_values(tff_adapted_runs, _fast(fixed))) < (
+      noisy_law.FALSE_ALARM / 2)
+
+
 # ---- Skellam shares ------------------------------------------------------------
 
 # The law plan with the clients' shares: each sampled user delivers with
