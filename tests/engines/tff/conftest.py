@@ -16,9 +16,10 @@ def tff_runtime_module():
 @pytest.fixture
 def tff_runtime(tff_runtime_module):
   """The engine's cached local runtime (one worker_binary on loopback),
-  looked up for each test: ``get_runtime`` starts a new worker when the last
-  one failed, so a worker that crashes fails the test it crashed in, not
-  every test after it."""
+  looked up for each test. A worker that crashes is replaced and the call
+  run again (once per call); one that fails otherwise fails the test it
+  failed in, not every test after it: ``get_runtime`` starts a new runtime
+  when the last one failed."""
   return tff_runtime_module.get_runtime()
 
 

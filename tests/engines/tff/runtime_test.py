@@ -116,6 +116,43 @@ def test_a_started_worker_that_is_killed_says_how_it_ended():
     rt.close()
 
 
+@pytest.mark.filterwarnings(
+    "ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_started_worker_that_crashed_is_replaced_and_the_call_run_again():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  one = tff.tensorflow.computation(lambda: tf.constant(1))
+  crashing = worker.WorkerProcess()
+  rt = runtime.Runtime([crashing.address], processes=[crashing])
+  try:
+    with rt.install():
+      assert one() == 1
+      os.kill(crashing.pid, signal.SIGSEGV)
+      assert one() == 1  # on a new worker
+      replaced = rt.workers[0].address
+      assert replaced != crashing.address
+      assert crashing.exit_signal() == signal.SIGSEGV
+      assert not rt.failed
+      assert one() == 1
+      # Its replacement crashes too: the error says both crashes.
+      context = rt.workers[0]
+      connect = context._connect  # pylint: disable=protected-access
+
+      def connect_then_crash(address):
+        connect(address)
+        os.kill(context._process.pid, signal.SIGSEGV)  # pylint: disable=protected-access
+
+      context._connect = connect_then_crash  # pylint: disable=protected-access
+      os.kill(context._process.pid, signal.SIGSEGV)  # pylint: disable=protected-access
+      with pytest.raises(runtime.WorkerError) as err:
+        one()
+    assert str(err.value).count("killed by SIGSEGV") == 2
+    assert ", on a second attempt after: " in str(err.value)
+    assert rt.failed
+  finally:
+    rt.close()
+
+
 def test_a_hung_worker_is_named_after_the_call_deadline():
   pop = helpers.POPULATIONS["one"]
   kwargs = dict(theta=3, batch_size=50, rpc_timeout=2.0)
@@ -271,8 +308,7 @@ def test_a_call_whose_connection_drops_is_run_again_once(proxied_worker):
     assert proxied_worker.drops >= 3
     assert str(err.value).startswith(
         f"TFF worker {proxied_worker.address}: unavailable")
-    assert ", on a retry after its connection dropped (unavailable" in str(
-        err.value)
+    assert ", on a second attempt after: unavailable" in str(err.value)
     assert rt.failed
   finally:
     rt.close()

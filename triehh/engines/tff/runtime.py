@@ -28,11 +28,16 @@ dropped) or take longer than ``rpc_timeout`` seconds, raises
 endless retrying of unavailable workers is bypassed, so a run stops within
 those bounds; when the runtime started that worker itself and it died, the
 error also says how (its exit code or signal, and its last output lines).
-One exception: a call whose connection dropped (gRPC's UNAVAILABLE) while
-the worker still serves (its channel is ready again within
-``connect_timeout``) is run again, once; the worker returned nothing of the
-failed attempt. A computation that fails on a worker raises
-:class:`ComputationError` naming it.
+Two exceptions, each run again once (the worker returned nothing of the
+failed attempt, so nothing it drew was seen): a call whose connection
+dropped (gRPC's UNAVAILABLE) while the worker still serves (its channel is
+ready again within ``connect_timeout``), and a call whose worker, started
+by this runtime, crashed (SIGSEGV, SIGBUS, SIGABRT, SIGILL or SIGFPE): a
+new local worker takes its place first. TFF 0.87's ``worker_binary``
+crashes now and then in ``std::thread::detach`` under
+``SequenceExecutor::CreateCall``, the layer every call passes through (a
+core dump's backtrace; about 1 call in 60 of 6,000 clients). A computation
+that fails on a worker raises :class:`ComputationError` naming it.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import dataclasses
 import functools
 import gc
 import re
+import signal
 import threading
 from collections.abc import Mapping, Sequence
 
@@ -79,6 +85,11 @@ class ComputationError(RuntimeError):
     super().__init__(f"TFF worker {address}: computation failed: {problem}")
     self.address = address
 
+
+# Signals by which a worker that crashed ends: one this runtime started is
+# replaced once, and the call that met the crash is run again.
+CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT,
+                     signal.SIGILL, signal.SIGFPE})
 
 _CONNECTION_CODES = (grpc.StatusCode.UNAVAILABLE,
                      grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -172,21 +183,31 @@ class WorkerContext(tff.framework.AsyncContext):
                connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
                process: worker_lib.WorkerProcess | None = None):
-    self.address = address
     self._process = process
+    self._restarted: list[worker_lib.WorkerProcess] = []
     self._connect_timeout = float(connect_timeout)
     self._rpc_timeout = float(rpc_timeout)
+    self._connect(address)
+    self._loop = asyncio.new_event_loop()
+    self._thread = threading.Thread(target=self._loop.run_forever,
+                                    name=f"tff-worker-{address}", daemon=True)
+    self._thread.start()
+    self.failed = False
+    self._closed = False
+
+  def _connect(self, address: str) -> None:
+    """Opens the channel to ``address`` and the TFF context over it."""
+    self.address = address
     self._raw_channel = grpc.insecure_channel(address, _GRPC_OPTIONS)
     try:
       grpc.channel_ready_future(self._raw_channel).result(
-          timeout=connect_timeout)
+          timeout=self._connect_timeout)
     except grpc.FutureTimeoutError:
       self._raw_channel.close()
       raise WorkerError(
-          address, f"unreachable: no connection within {connect_timeout:g} s "
-          "(is a TFF worker, `python -m triehh.engines.tff.worker`, serving "
-          "that port?)"
-      ) from None
+          address, f"unreachable: no connection within "
+          f"{self._connect_timeout:g} s (is a TFF worker, `python -m "
+          "triehh.engines.tff.worker`, serving that port?)") from None
     channel = grpc.intercept_channel(self._raw_channel,
                                      _Deadline(self._rpc_timeout))
     stub = tff.framework.RemoteExecutorGrpcStub(channel)
@@ -203,15 +224,13 @@ class WorkerContext(tff.framework.AsyncContext):
         compiler_fn=_compile_for_worker,
         transform_args=tff.tensorflow.transform_args,
         transform_result=tff.tensorflow.transform_result)
-    self._loop = asyncio.new_event_loop()
-    self._thread = threading.Thread(target=self._loop.run_forever,
-                                    name=f"tff-worker-{address}", daemon=True)
-    self._thread.start()
-    self.failed = False
-    self._closed = False
+
+  def alive(self) -> bool:
+    """False if the worker process this runtime started has ended."""
+    return self._process is None or self._process.alive()
 
   async def _invoke_here(self, comp, arg):
-    dropped = None  # the first attempt's error, when it is retried
+    earlier = None  # what ended the first attempt, when it is run again
     while True:
       try:
         return await _INVOKE_ONCE(self._context, comp, arg)
@@ -220,32 +239,15 @@ class WorkerContext(tff.framework.AsyncContext):
         if not (isinstance(err, tff.framework.RetryableError) or call is None
                 or call.code() in _CONNECTION_CODES):
           raise ComputationError(self.address, _describe(err)) from err
-        problem = _describe(err)
-        if dropped is None and self._dropped_but_serving(call):
-          dropped = problem
+        problem = self._with_exit(_describe(err))
+        if earlier is None and (self._dropped_but_serving(call)
+                                or self._replaced_after_crash()):
+          earlier = problem
           continue
         self.failed = True
-        if dropped is not None:
-          problem = (f"{problem}, on a retry after its connection dropped "
-                     f"({dropped})")
-        raise WorkerError(self.address, self._with_exit(problem)) from err
-
-  def _dropped_but_serving(self, call: grpc.Call | None) -> bool:
-    """Whether a call failed because its connection dropped (UNAVAILABLE)
-    while the worker still serves: its process (if started here) runs and
-    the channel is ready again within ``connect_timeout``. Such a call is
-    retried once; it ran nowhere but on the worker, which returned nothing,
-    so nothing it computed was seen."""
-    if call is None or call.code() != grpc.StatusCode.UNAVAILABLE:
-      return False
-    if self._process is not None and not self._process.alive():
-      return False
-    try:
-      grpc.channel_ready_future(self._raw_channel).result(
-          timeout=self._connect_timeout)
-    except grpc.FutureTimeoutError:
-      return False
-    return True
+        if earlier is not None:
+          problem += f", on a second attempt after: {earlier}"
+        raise WorkerError(self.address, problem) from err
 
   def _with_exit(self, problem: str) -> str:
     """``problem``, and how the worker process ended if this runtime started
@@ -253,6 +255,42 @@ class WorkerContext(tff.framework.AsyncContext):
     report = (self._process.exit_report(wait=2.0)
               if self._process is not None else None)
     return f"{problem}; {report}" if report else problem
+
+  def _replaced_after_crash(self) -> bool:
+    """Whether the worker this runtime started crashed (ended by one of
+    :data:`CRASHES`) and a new one, started here, now serves in its place.
+    TFF's ``worker_binary`` (0.87) rarely crashes in ``std::thread::detach``
+    under ``SequenceExecutor::CreateCall``, run for every call."""
+    if self._process is None or self._process.exit_signal() not in CRASHES:
+      return False
+    try:
+      new = worker_lib.WorkerProcess()
+    except worker_lib.WorkerStartError:
+      return False
+    self._restarted.append(new)
+    self._raw_channel.close()
+    self._process = new
+    try:
+      self._connect(new.address)
+    except WorkerError:
+      return False
+    return True
+
+  def _dropped_but_serving(self, call: grpc.Call | None) -> bool:
+    """Whether a call failed because its connection dropped (UNAVAILABLE)
+    while the worker still serves: its process (if started here) runs and
+    the channel is ready again within ``connect_timeout``. Such a call is
+    run again once; the worker returned nothing of the failed attempt."""
+    if call is None or call.code() != grpc.StatusCode.UNAVAILABLE:
+      return False
+    if not self.alive():
+      return False
+    try:
+      grpc.channel_ready_future(self._raw_channel).result(
+          timeout=self._connect_timeout)
+    except grpc.FutureTimeoutError:
+      return False
+    return True
 
   def _submit(self, comp, arg) -> concurrent.futures.Future:
     if self._closed:  # its loop is stopped: the call would never run
@@ -288,11 +326,15 @@ class WorkerContext(tff.framework.AsyncContext):
       raise self._timed_out() from None
 
   def close(self) -> None:
+    """Stops the loop, closes the channel and stops any worker started in
+    place of a crashed one."""
     self._closed = True
     if self._loop.is_running():
       self._loop.call_soon_threadsafe(self._loop.stop)
       self._thread.join(timeout=5.0)
     self._raw_channel.close()
+    for process in self._restarted:
+      process.stop()
 
 
 class _SingleWorkerContext(tff.framework.SyncContext):
@@ -335,8 +377,7 @@ class Runtime:
   @property
   def failed(self) -> bool:
     """Whether a worker failed (the runtime should not be reused)."""
-    return any(w.failed for w in self.workers) or any(
-        not p.alive() for p in self._processes)
+    return any(w.failed or not w.alive() for w in self.workers)
 
   def install(self):
     """Context manager making this runtime TFF's current context."""

@@ -347,6 +347,12 @@ class WorkerProcess:
     last = self._last_output()
     return f"{report}; its last output: {last}" if last else report
 
+  def exit_signal(self) -> int | None:
+    """The signal that ended the worker, None while it runs or if it
+    exited by itself."""
+    code = self._process.poll()
+    return -code if code is not None and code < 0 else None
+
   def _last_output(self, lines: int = 3, limit: int = 600) -> str:
     """The worker's last ``lines`` non-empty output lines, joined by " | "
     (at most ``limit`` characters, from the end)."""
