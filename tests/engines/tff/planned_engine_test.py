@@ -45,6 +45,15 @@ def _p_values(runs, fast):
           for key in (_word_set, _passes)]
 
 
+def _tff(plan, population=None):
+  """TFF_RUNS runs of ``plan`` in TFF (seeds 0, 1, ...) on ``population``
+  (None: the law population)."""
+  if population is None:
+    population = noisy_law.law_population()
+  return [planned_engine.run_planned(population, plan, seed)
+          for seed in range(TFF_RUNS)]
+
+
 def _fast(plan):
   pop = noisy_law.law_population()
   return [noisy.run_planned(pop, plan, seed)
@@ -54,9 +63,7 @@ def _fast(plan):
 @pytest.fixture(scope="module")
 def tff_planned_runs(tff_runtime_module):
   del tff_runtime_module  # the engine installs the cached local runtime
-  pop = noisy_law.law_population()
-  return [planned_engine.run_planned(pop, LAW_PLAN, seed)
-          for seed in range(TFF_RUNS)]
+  return _tff(LAW_PLAN)
 
 
 def test_the_planned_run_is_equal_in_law_to_the_fast_engine(
@@ -104,10 +111,8 @@ def _rates(result):
 
 @pytest.fixture(scope="module")
 def tff_adapted_runs(tff_runtime_module):
-  del tff_runtime_module
-  pop = noisy_law.law_population()
-  return [planned_engine.run_planned(pop, ADAPTED_PLAN, seed)
-          for seed in range(TFF_RUNS)]
+  del tff_runtime_module  # the engine installs the cached local runtime
+  return _tff(ADAPTED_PLAN)
 
 
 def test_adapted_rates_are_equal_in_law_to_the_fast_engine(tff_adapted_runs):
@@ -139,10 +144,8 @@ SHARES_PLAN = dataclasses.replace(
 
 @pytest.fixture(scope="module")
 def tff_shares_runs(tff_runtime_module):
-  del tff_runtime_module
-  pop = noisy_law.law_population()
-  return [planned_engine.run_planned(pop, SHARES_PLAN, seed)
-          for seed in range(TFF_RUNS)]
+  del tff_runtime_module  # the engine installs the cached local runtime
+  return _tff(SHARES_PLAN)
 
 
 def test_skellam_shares_are_equal_in_law_to_the_fast_engine(tff_shares_runs):
@@ -179,8 +182,7 @@ SEVERAL_PLAN = dataclasses.replace(LAW_PLAN, population_size=13,
 @pytest.fixture(scope="module")
 def tff_several_runs(tff_runtime_module):
   del tff_runtime_module
-  return [planned_engine.run_planned(SEVERAL_LAW, SEVERAL_PLAN, seed)
-          for seed in range(TFF_RUNS)]
+  return _tff(SEVERAL_PLAN, SEVERAL_LAW)
 
 
 def test_several_words_are_equal_in_law_to_the_fast_engine(tff_several_runs):

@@ -92,65 +92,71 @@ def test_a_worker_that_dies_is_named_and_the_run_stops():
     healthy.stop()
 
 
-# The runtime is closed under gRPC's connectivity-polling thread, as in
-# test_a_closed_runtime_refuses_calls_at_once below.
-@pytest.mark.filterwarnings(
-    "ignore::pytest.PytestUnhandledThreadExceptionWarning")
-def test_a_started_worker_that_is_killed_says_how_it_ended():
+def _one():
+  """A TFF computation returning 1."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
-  one = tff.tensorflow.computation(lambda: tf.constant(1))
-  doomed = worker.WorkerProcess()
-  rt = runtime.Runtime([doomed.address], processes=[doomed])
+  return tff.tensorflow.computation(lambda: tf.constant(1))
+
+
+@pytest.fixture
+def started_runtime():
+  """(runtime, worker): a runtime over a worker it was given to stop,
+  installed. The runtime is closed under gRPC's connectivity-polling
+  thread, hence the thread warning these tests ignore (as
+  test_a_closed_runtime_refuses_calls_at_once's)."""
+  started = worker.WorkerProcess()
+  rt = runtime.Runtime([started.address], processes=[started])
   try:
     with rt.install():
-      assert one() == 1
-      os.kill(doomed.pid, signal.SIGKILL)
-      with pytest.raises(runtime.WorkerError) as err:
-        one()
-    assert str(err.value).startswith(f"TFF worker {doomed.address}: ")
-    assert ("the worker process was killed by SIGKILL (the system may have "
-            "run out of memory)") in str(err.value)
-    assert rt.failed
+      yield rt, started
   finally:
     rt.close()
 
 
 @pytest.mark.filterwarnings(
     "ignore::pytest.PytestUnhandledThreadExceptionWarning")
-def test_a_started_worker_that_crashed_is_replaced_and_the_call_run_again():
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
-  one = tff.tensorflow.computation(lambda: tf.constant(1))
-  crashing = worker.WorkerProcess()
-  rt = runtime.Runtime([crashing.address], processes=[crashing])
-  try:
-    with rt.install():
-      assert one() == 1
-      os.kill(crashing.pid, signal.SIGSEGV)
-      assert one() == 1  # on a new worker
-      replaced = rt.workers[0].address
-      assert replaced != crashing.address
-      assert crashing.exit_signal() == signal.SIGSEGV
-      assert not rt.failed
-      assert one() == 1
-      # Its replacement crashes too: the error says both crashes.
-      context = rt.workers[0]
-      connect = context._connect  # pylint: disable=protected-access
+def test_a_started_worker_that_is_killed_says_how_it_ended(started_runtime):
+  rt, doomed = started_runtime
+  one = _one()
+  assert one() == 1
+  os.kill(doomed.pid, signal.SIGKILL)
+  with pytest.raises(runtime.WorkerError) as err:
+    one()
+  assert str(err.value).startswith(f"TFF worker {doomed.address}: ")
+  assert ("the worker process was killed by SIGKILL (the system may have "
+          "run out of memory)") in str(err.value)
+  assert rt.failed
 
-      def connect_then_crash(address):
-        connect(address)
-        os.kill(context._process.pid, signal.SIGSEGV)  # pylint: disable=protected-access
 
-      context._connect = connect_then_crash  # pylint: disable=protected-access
-      os.kill(context._process.pid, signal.SIGSEGV)  # pylint: disable=protected-access
-      with pytest.raises(runtime.WorkerError) as err:
-        one()
-    assert str(err.value).count("killed by SIGSEGV") == 2
-    assert ", on a second attempt after: " in str(err.value)
-    assert rt.failed
-  finally:
-    rt.close()
+@pytest.mark.filterwarnings(
+    "ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_started_worker_that_crashed_is_replaced_and_the_call_run_again(
+    started_runtime):
+  rt, crashing = started_runtime
+  one = _one()
+  assert one() == 1
+  os.kill(crashing.pid, signal.SIGSEGV)
+  assert one() == 1  # on a new worker
+  assert rt.workers[0].address != crashing.address
+  assert crashing.exit_signal() == signal.SIGSEGV
+  assert not rt.failed
+  assert one() == 1
+  # Its replacement crashes too: the error says both crashes.
+  context = rt.workers[0]
+  connect = context._connect  # pylint: disable=protected-access
+
+  def connect_then_crash(address):
+    connect(address)
+    os.kill(context._process.pid, signal.SIGSEGV)  # pylint: disable=protected-access
+
+  context._connect = connect_then_crash  # pylint: disable=protected-access
+  os.kill(context._process.pid, signal.SIGSEGV)  # pylint: disable=protected-access
+  with pytest.raises(runtime.WorkerError) as err:
+    one()
+  assert str(err.value).count("killed by SIGSEGV") == 2
+  assert ", on a second attempt after: " in str(err.value)
+  assert rt.failed
 
 
 def test_a_hung_worker_is_named_after_the_call_deadline():
@@ -289,9 +295,7 @@ def proxied_worker():
 @pytest.mark.filterwarnings(
     "ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_call_whose_connection_drops_is_run_again_once(proxied_worker):
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
-  one = tff.tensorflow.computation(lambda: tf.constant(1))
+  one = _one()
   rt = runtime.Runtime([proxied_worker.address], connect_timeout=5.0)
   try:
     with rt.install():
