@@ -36,7 +36,7 @@ by this runtime, crashed (SIGSEGV, SIGBUS, SIGABRT, SIGILL or SIGFPE): a
 new local worker takes its place first. TFF 0.87's ``worker_binary``
 crashes now and then in ``std::thread::detach`` under
 ``SequenceExecutor::CreateCall``, the layer every call passes through (a
-core dump's backtrace; about 1 call in 60 of 6,000 clients). A computation
+core dump's backtrace; about 1 call in 50 of 6,000 clients). A computation
 that fails on a worker raises :class:`ComputationError` naming it.
 """
 
