@@ -137,8 +137,13 @@ def test_a_started_worker_that_crashed_is_replaced_and_the_call_run_again(
   one = _one()
   assert one() == 1
   os.kill(crashing.pid, signal.SIGSEGV)
-  assert one() == 1  # on a new worker
+  with pytest.warns(RuntimeWarning, match=(
+      f"^TFF worker {crashing.address}: unavailable .*; the worker process "
+      r"was killed by SIGSEGV; the call runs again on a new worker, "
+      r"127\.0\.0\.1:\d+$")) as said:
+    assert one() == 1  # on a new worker
   assert rt.workers[0].address != crashing.address
+  assert str(said[0].message).endswith(rt.workers[0].address)
   assert crashing.exit_signal() == signal.SIGSEGV
   assert not rt.failed
   assert one() == 1
@@ -152,7 +157,8 @@ def test_a_started_worker_that_crashed_is_replaced_and_the_call_run_again(
 
   context._connect = connect_then_crash  # pylint: disable=protected-access
   os.kill(context._process.pid, signal.SIGSEGV)  # pylint: disable=protected-access
-  with pytest.raises(runtime.WorkerError) as err:
+  with pytest.warns(RuntimeWarning, match="SIGSEGV; the call runs again"), \
+      pytest.raises(runtime.WorkerError) as err:
     one()
   assert str(err.value).count("killed by SIGSEGV") == 2
   assert ", on a second attempt after: " in str(err.value)
@@ -301,13 +307,17 @@ def test_a_call_whose_connection_drops_is_run_again_once(proxied_worker):
     with rt.install():
       assert one() == 1
       proxied_worker.armed = 1
-      assert one() == 1  # the dropped call, run again
+      with pytest.warns(RuntimeWarning, match=(
+          f"^TFF worker {proxied_worker.address}: unavailable .*; the call "
+          "runs again$")):
+        assert one() == 1  # the dropped call, run again
       assert proxied_worker.drops == 1 and proxied_worker.armed == 0
       assert not rt.failed
       # Dropped on the retry too (and on gRPC's own retries of calls not
       # yet sent): the error names both attempts.
       proxied_worker.armed = 1000
-      with pytest.raises(runtime.WorkerError) as err:
+      with pytest.warns(RuntimeWarning, match="the call runs again$"), \
+          pytest.raises(runtime.WorkerError) as err:
         one()
     assert proxied_worker.drops >= 3
     assert str(err.value).startswith(

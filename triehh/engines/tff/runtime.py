@@ -28,12 +28,13 @@ dropped) or take longer than ``rpc_timeout`` seconds, raises
 endless retrying of unavailable workers is bypassed, so a run stops within
 those bounds; when the runtime started that worker itself and it died, the
 error also says how (its exit code or signal, and its last output lines).
-Two exceptions, each run again once (the worker returned nothing of the
-failed attempt, so nothing it drew was seen): a call whose connection
-dropped (gRPC's UNAVAILABLE) while the worker still serves (its channel is
-ready again within ``connect_timeout``), and a call whose worker, started
-by this runtime, crashed (SIGSEGV, SIGBUS, SIGABRT, SIGILL or SIGFPE): a
-new local worker takes its place first. TFF 0.87's ``worker_binary``
+Two exceptions, each run again once with a ``RuntimeWarning`` saying why
+(the worker returned nothing of the failed attempt, so nothing it drew was
+seen): a call whose connection dropped (gRPC's UNAVAILABLE) while the
+worker still serves (its channel is ready again within
+``connect_timeout``), and a call whose worker, started by this runtime,
+crashed (SIGSEGV, SIGBUS, SIGABRT, SIGILL or SIGFPE): a new local worker
+takes its place first. TFF 0.87's ``worker_binary``
 crashes now and then in ``std::thread::detach`` under
 ``SequenceExecutor::CreateCall``, the layer every call passes through (a
 core dump's backtrace; about 1 call in 50 of 6,000 clients). A computation
@@ -51,6 +52,7 @@ import gc
 import re
 import signal
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 
 import grpc
@@ -196,8 +198,8 @@ class WorkerContext(tff.framework.AsyncContext):
     self._closed = False
 
   def _connect(self, address: str) -> None:
-    """Opens the channel to ``address`` and the TFF context over it."""
-    self.address = address
+    """Opens the channel to ``address`` and the TFF context over it; the
+    context's address once it connected."""
     self._raw_channel = grpc.insecure_channel(address, _GRPC_OPTIONS)
     try:
       grpc.channel_ready_future(self._raw_channel).result(
@@ -224,6 +226,7 @@ class WorkerContext(tff.framework.AsyncContext):
         compiler_fn=_compile_for_worker,
         transform_args=tff.tensorflow.transform_args,
         transform_result=tff.tensorflow.transform_result)
+    self.address = address
 
   def alive(self) -> bool:
     """False if the worker process this runtime started has ended."""
@@ -240,9 +243,14 @@ class WorkerContext(tff.framework.AsyncContext):
                 or call.code() in _CONNECTION_CODES):
           raise ComputationError(self.address, _describe(err)) from err
         problem = self._with_exit(_describe(err))
+        where = self.address
         if earlier is None and (self._dropped_but_serving(call)
                                 or self._replaced_after_crash()):
           earlier = problem
+          again = ("again" if self.address == where
+                   else f"again on a new worker, {self.address}")
+          warnings.warn(f"TFF worker {where}: {problem}; the call runs "
+                        f"{again}", RuntimeWarning, stacklevel=1)
           continue
         self.failed = True
         if earlier is not None:
