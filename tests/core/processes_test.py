@@ -26,11 +26,23 @@ _LINUX = sys.platform.startswith("linux")
 _GRACE_SECONDS = 5.0
 
 
-def _running(pid: int) -> bool:
-  """Whether ``pid`` runs (a zombie does not)."""
+def _start_time(pid: int) -> int | None:
+  """When ``pid`` started (clock ticks since boot), None without /proc."""
   try:
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-      return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+      return int(f.read().rsplit(")", 1)[1].split()[19])
+  except OSError:
+    return None
+
+
+def _running(pid: int, started: int | None = None) -> bool:
+  """Whether ``pid`` runs (a zombie does not) and, given ``started`` (its
+  :func:`_start_time`), is still that process: ids are reused, within a
+  minute while TFF workers start threads."""
+  try:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+      fields = f.read().rsplit(")", 1)[1].split()
+    return fields[0] not in ("Z", "X") and started in (None, int(fields[19]))
   except FileNotFoundError:
     return False
   except OSError:  # no /proc
@@ -41,9 +53,9 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _gone_within(pid: int, seconds: float) -> bool:
+def _gone_within(pid: int, started: int | None, seconds: float) -> bool:
   deadline = time.monotonic() + seconds
-  while _running(pid):
+  while _running(pid, started):
     if time.monotonic() > deadline:
       return False
     time.sleep(0.02)
@@ -76,22 +88,23 @@ def _kill_parent_then_check_child(parent_target, messages: int) -> None:
   receive, send = _SPAWN.Pipe(duplex=False)
   parent = _SPAWN.Process(target=parent_target, args=(send,))
   parent.start()
-  child_pid = None
+  child_pid = started = None
   try:
     assert receive.poll(60), "the parent did not start its child"
     child_pid = receive.recv()
+    started = _start_time(child_pid)
     for _ in range(messages):  # the child says it is ready
       assert receive.poll(60), "the child did not get ready"
       receive.recv()
     os.kill(parent.pid, signal.SIGKILL)
     parent.join()
-    assert _gone_within(child_pid, _GRACE_SECONDS), (
+    assert _gone_within(child_pid, started, _GRACE_SECONDS), (
         f"the child {child_pid} outlived its parent")
   finally:
     if parent.is_alive():
       parent.kill()
       parent.join()
-    if child_pid is not None and _running(child_pid):
+    if child_pid is not None and _running(child_pid, started):
       os.kill(child_pid, signal.SIGKILL)
 
 

@@ -66,23 +66,26 @@ def test_the_runs_said_kept_are_the_lines_in_the_file(tmp_path, monkeypatch):
                          f"{tmp_path / 'results.jsonl'}")
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
-  """(state, parent pid) of a process, or None if there is none."""
+def _stat(pid: int) -> tuple[str, int, int] | None:
+  """(state, parent pid, start time in clock ticks) of a process, or None
+  if there is none. Ids are reused (32,768 of them wrap within a minute
+  while TFF workers start threads), so a process is known by its id and
+  start time together."""
   try:
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
       fields = f.read().rsplit(")", 1)[1].split()
   except (FileNotFoundError, ProcessLookupError):
     return None
-  return fields[0], int(fields[1])
+  return fields[0], int(fields[1]), int(fields[19])
 
 
 def _pids() -> list[int]:
   return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 
 
-def _survivors(children: list[int], marker: str) -> list[int]:
-  """The running processes among ``children`` or whose command line holds
-  ``marker``."""
+def _survivors(children: dict[int, int], marker: str) -> list[int]:
+  """The running processes among ``children`` (pid: start time) or whose
+  command line holds ``marker``."""
   out = []
   for pid in set(children) | set(_pids()):
     stat = _stat(pid)
@@ -93,7 +96,7 @@ def _survivors(children: list[int], marker: str) -> list[int]:
         marked = marker.encode() in f.read()
     except OSError:
       marked = False
-    if pid in children or marked:
+    if children.get(pid) == stat[2] or marked:
       out.append(pid)
   return out
 
@@ -107,15 +110,16 @@ def test_a_killed_sweep_leaves_no_worker_and_resumes(tmp_path):
        "--workers=2"], cwd=drivers.ROOT,
       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   results = os.path.join(output_dir, "results.jsonl")
-  children = []
+  children = {}
   try:
     deadline = time.monotonic() + 600  # start-up is slow on a loaded machine
     while time.monotonic() < deadline and not (
         os.path.exists(results) and os.path.getsize(results)):
       assert sweep_process.poll() is None, "the sweep ended early"
       time.sleep(0.05)
-    children = [pid for pid in _pids()
-                if (_stat(pid) or ("", 0))[1] == sweep_process.pid]
+    children = {pid: stat[2] for pid, stat in
+                ((pid, _stat(pid)) for pid in _pids())
+                if stat is not None and stat[1] == sweep_process.pid}
     assert len(children) >= 2  # the workers (and the event relay)
     sweep_process.kill()
     sweep_process.wait()
