@@ -201,15 +201,12 @@ class WorkerContext(tff.framework.AsyncContext):
     """Opens the channel to ``address`` and the TFF context over it; the
     context's address once it connected."""
     self._raw_channel = grpc.insecure_channel(address, _GRPC_OPTIONS)
-    try:
-      grpc.channel_ready_future(self._raw_channel).result(
-          timeout=self._connect_timeout)
-    except grpc.FutureTimeoutError:
+    if not self._ready():
       self._raw_channel.close()
       raise WorkerError(
           address, f"unreachable: no connection within "
           f"{self._connect_timeout:g} s (is a TFF worker, `python -m "
-          "triehh.engines.tff.worker`, serving that port?)") from None
+          "triehh.engines.tff.worker`, serving that port?)")
     channel = grpc.intercept_channel(self._raw_channel,
                                      _Deadline(self._rpc_timeout))
     stub = tff.framework.RemoteExecutorGrpcStub(channel)
@@ -291,8 +288,10 @@ class WorkerContext(tff.framework.AsyncContext):
     run again once; the worker returned nothing of the failed attempt."""
     if call is None or call.code() != grpc.StatusCode.UNAVAILABLE:
       return False
-    if not self.alive():
-      return False
+    return self.alive() and self._ready()
+
+  def _ready(self) -> bool:
+    """Whether the channel connects within ``connect_timeout``."""
     try:
       grpc.channel_ready_future(self._raw_channel).result(
           timeout=self._connect_timeout)
