@@ -203,18 +203,14 @@ def smallest_mean(epsilon_target: float, delta: float,
     return epsilon([mu * s for s in squares], delta,
                    discretization=discretization) <= epsilon_target
 
-  hi = 1.0
-  while not meets(hi):
-    if hi >= _MAX_SEARCHED_MEAN:
-      raise ValueError(
-          f"no Skellam mean up to {_MAX_SEARCHED_MEAN:g} meets "
-          f"epsilon={epsilon_target:g} at delta={delta:g} over "
-          f"{len(squares)} rounds: give a larger delta or epsilon")
-    hi *= 2.0
-  lo = hi / 2.0
-  while meets(lo) and lo > 1e-3:
-    hi, lo = lo, lo / 2.0
-  return noise_search.log_bisect(meets, lo, hi, _MEAN_TOLERANCE)
+  mean = noise_search.smallest(meets, _MEAN_TOLERANCE, floor=1e-3,
+                               ceiling=_MAX_SEARCHED_MEAN)
+  if mean is None:
+    raise ValueError(
+        f"no Skellam mean up to {_MAX_SEARCHED_MEAN:g} meets "
+        f"epsilon={epsilon_target:g} at delta={delta:g} over "
+        f"{len(squares)} rounds: give a larger delta or epsilon")
+  return mean
 
 
 def threshold_for(mean: float, false_positive_rate: float) -> int:

@@ -656,13 +656,7 @@ def renyi_sigma(epsilon_target: float, delta: float,
         epsilon_target)
 
   if sigma is None:
-    hi = 1.0
-    while not meets(hi):
-      hi *= 2.0
-    lo = hi / 2.0
-    while meets(lo) and lo > noisy_trie.LEAST_SIGMA:
-      hi, lo = lo, lo / 2.0
-    sigma = noise_search.log_bisect(meets, lo, hi, 1e-3)
+    sigma = noise_search.smallest(meets, 1e-3, floor=noisy_trie.LEAST_SIGMA)
   return sigma, sampled_renyi.best_order(curve(sigma), delta)
 
 
