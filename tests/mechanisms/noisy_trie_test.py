@@ -247,3 +247,48 @@ def test_a_run_that_releases_no_word_says_the_holders_a_word_needs():
   assert 5 < needed and f"tau/q = {needed:,.0f} holders" in result.notes[0]
   found = triehh.discover(_USERS, triehh.NoisyTarget(4.0), seed=0)
   assert found.words and found.notes == ()
+
+
+def test_replace_one_asked_is_calibrated_for_and_covered():
+  """A vote that moves between two candidates: the noise is calibrated for
+  it (more than for adding or removing a user), dp_accounting's PLD
+  accountant under REPLACE_ONE reads the label's epsilon from the run's
+  event, and the same-size relation holds with delta read off the data."""
+  plain = triehh.discover(_USERS, triehh.NoisyTarget(4.0, delta=1e-8),
+                          seed=1)
+  swap = triehh.discover(_USERS, triehh.NoisyTarget(
+      4.0, delta=1e-8, adjacency="REPLACE_ONE"), seed=1)
+  g = swap.guarantee
+  assert g.adjacencies == (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_ONE,
+                           Adjacency.REPLACE_SPECIAL)
+  assert g.epsilon <= 4.0 and "replace-one" in g.accounting
+  assert swap.params.replace_one and swap.params.sigma > plain.params.sigma
+  event = noisy_mechanism.MECHANISM.dp_event(swap.params)
+  for relation, expected in ((dp_accounting.NeighboringRelation.REPLACE_ONE,
+                              g.epsilon), (None, None)):
+    accountant = (dp_events.PLDAccountant(relation, 1e-4) if relation
+                  else dp_events.PLDAccountant(value_discretization_interval=
+                                               1e-4))
+    accountant.compose(event)
+    if expected is None:  # adding or removing: less than the label's
+      assert accountant.get_epsilon(g.delta) < 0.9 * g.epsilon
+    else:
+      assert accountant.get_epsilon(g.delta) == pytest.approx(expected,
+                                                              rel=1e-3)
+  own_n = triehh.discover(_USERS, triehh.NoisyTarget(
+      4.0, adjacency="REPLACE_ONE"), seed=1).guarantee
+  assert own_n.adjacencies == (Adjacency.REPLACE_ONE,
+                               Adjacency.REPLACE_SPECIAL)
+
+
+@pytest.mark.parametrize("target, options, message", [
+    (triehh.NoisyTarget(4.0, population_size=10_000, adjacency="REPLACE_ONE"),
+     dict(noise="distributed"), "Skellam shares are accounted for "
+     "REPLACE_SPECIAL only"),
+    (triehh.NoisyTarget(4.0, adjacency="ADD_OR_REMOVE_ONE"), {},
+     "read off the population's own size n=10,000"),
+])
+def test_a_relation_the_run_cannot_cover_is_refused(target, options,
+                                                     message):
+  with pytest.raises(ValueError, match=message):
+    triehh.discover(_USERS, target, seed=0, **options)

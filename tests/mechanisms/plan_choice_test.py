@@ -22,9 +22,11 @@ _N, _L, _A = 20_000, 8, 27
 
 def test_the_choice_reads_no_population():
   names = set(inspect.signature(plan_choice.choose).parameters)
-  # dropout: the distributed mode's declared bound, public like the rest.
+  # dropout: the distributed mode's declared bound, public like the rest;
+  # replace_one: the neighbouring relation asked for.
   assert names == {"population_size", "max_length", "alphabet_size",
-                   "epsilon", "delta", "budget", "one_word", "dropout"}
+                   "epsilon", "delta", "budget", "one_word", "dropout",
+                   "replace_one"}
 
 
 def test_the_prior_population_is_the_priors_draw():

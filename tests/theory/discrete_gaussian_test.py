@@ -134,3 +134,49 @@ def test_below_the_pld_a_sampled_run_takes_the_smaller_bound():
   # Above it, the sampled PLD, amplified, as before.
   assert (discrete_gaussian.epsilon(sigmas, 0.5, 1e-12, 1e-4)
           < discrete_gaussian.epsilon(sigmas, 1.0, 1e-12, 1e-4))
+
+
+def _log_pair(sigma: float, rate: float):
+  """Log pmfs of a candidate's noisy sum without the user's vote and with
+  it, the user Poisson-sampled at ``rate`` (1: always)."""
+  x = np.arange(-int(40 * sigma) - 40, int(40 * sigma) + 41).astype(float)
+  log_z = np.logaddexp.reduce(-x**2 / (2 * sigma**2))
+  without = -x**2 / (2 * sigma**2) - log_z
+  shifted = -(x - 1)**2 / (2 * sigma**2) - log_z
+  if rate >= 1.0:
+    return without, shifted
+  return without, np.logaddexp(math.log1p(-rate) + without,
+                               math.log(rate) + shifted)
+
+
+def _replace_one_delta(sigma: float, rate: float, eps: float) -> float:
+  """delta(eps) of one round when a user's vote moves from candidate a to
+  candidate b, summed here over both candidates' noisy sums: one
+  population's law is ``M(x_a) P(x_b)``, the other's ``P(x_a) M(x_b)``
+  (the user, if sampled, votes for a in one and for b in the other); the
+  pair is symmetric, so one direction."""
+  without, with_vote = _log_pair(sigma, rate)
+  gain = with_vote - without
+  losses = (gain[:, None] - gain[None, :]).ravel()
+  masses = (with_vote[:, None] + without[None, :]).ravel()
+  above = losses > eps
+  terms = masses[above] + np.log(-np.expm1(eps - losses[above]))
+  return float(np.exp(np.logaddexp.reduce(terms))) if terms.size else 0.0
+
+
+@pytest.mark.parametrize("sigma,rate", [(1.0, 0.5), (2.0, 1.0), (2.0, 0.2),
+                                        (4.0, 0.5), (3.0, 1.0)])
+@pytest.mark.parametrize("delta", [1e-6, 1e-10, 1e-16, 1e-20])
+def test_replacing_one_meets_the_two_candidates_summed_delta(sigma, rate,
+                                                             delta):
+  """REPLACE_ONE, one round: the claimed epsilon (the PLD's at delta >=
+  1e-15, else the zCDP or sampled RDP bound's) meets delta by the delta
+  summed here over both candidates' laws, is not vacuous (tight for the
+  PLD, within a fifth for the others), and exceeds the add/remove
+  epsilon."""
+  claimed = discrete_gaussian.epsilon([sigma], rate, delta, 1e-4,
+                                      replace_one=True)
+  assert _replace_one_delta(sigma, rate, claimed) <= delta
+  slack = (2e-3 * max(1.0, claimed) if delta >= 1e-15 else 0.2 * claimed)
+  assert _replace_one_delta(sigma, rate, claimed - slack) > delta
+  assert claimed > discrete_gaussian.epsilon([sigma], rate, delta, 1e-4)

@@ -3,12 +3,15 @@
 import math
 
 import dp_accounting
+import numpy as np
 import pytest
 
 from triehh.theory import counting
+from triehh.theory import discrete_gaussian
 from triehh.theory import dp_events
 from triehh.theory import poisson
 from triehh.theory import policy
+from triehh.theory import sampled_renyi
 from triehh.theory.mechanism import Mechanism
 from triehh.theory.mechanism import Target
 
@@ -204,8 +207,6 @@ _RELATION = dp_accounting.NeighboringRelation
 
 
 @pytest.mark.parametrize("event, refused, accepted", [
-    (dp_events.DiscreteGaussianDpEvent(2.0), _RELATION.REPLACE_ONE,
-     _RELATION.ADD_OR_REMOVE_ONE),
     (dp_events.SkellamDpEvent(8.0), _RELATION.ADD_OR_REMOVE_ONE,
      _RELATION.REPLACE_SPECIAL),
     (dp_events.SkellamDpEvent(8.0), _RELATION.REPLACE_ONE,
@@ -221,6 +222,34 @@ def test_a_round_event_is_composed_only_under_the_relations_it_covers(
   accountant = dp_events.PLDAccountant(neighboring_relation=accepted)
   accountant.compose(event, 2)
   assert 0.0 < accountant.get_epsilon(1e-5) < float("inf")
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.5])
+def test_the_discrete_gaussian_replacing_one_is_its_two_directions_composed(
+    rate):
+  """Under REPLACE_ONE both accountants take the swap: the PLD's epsilon is
+  that of the round composed with its directions swapped, the RDP's
+  curve the sum of the two directions (twice the unsampled one's)."""
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  event = dp_events.DiscreteGaussianDpEvent(2.0, rate)
+  swap = dp_events.PLDAccountant(_RELATION.REPLACE_ONE,
+                                 value_discretization_interval=1e-3)
+  swap.compose(event, 3)
+  one = discrete_gaussian.round_pld(2.0, rate, 1e-3)
+  both = one.compose(pld_lib.PrivacyLossDistribution(
+      one._pmf_add, one._pmf_remove)).self_compose(3)  # pylint: disable=protected-access
+  assert swap.get_epsilon(1e-6) == pytest.approx(
+      both.get_epsilon_for_delta(1e-6), rel=1e-9)
+  plain = dp_events.PLDAccountant(value_discretization_interval=1e-3)
+  plain.compose(event, 3)
+  assert swap.get_epsilon(1e-6) > plain.get_epsilon(1e-6)
+  rdp = dp_events.RdpAccountant(_RELATION.REPLACE_ONE)
+  rdp.compose(event)
+  orders = np.asarray(sampled_renyi.ORDERS, dtype=float)
+  expected = (orders / 4.0 if rate == 1.0 else np.array(
+      [sampled_renyi.round_divergence(2.0, rate, a, replace_one=True)
+       for a in sampled_renyi.ORDERS]))
+  np.testing.assert_allclose(rdp._rdp, expected, rtol=1e-12)  # pylint: disable=protected-access
 
 
 # ---- the RDP accountant: any delta ------------------------------------------
@@ -256,9 +285,9 @@ def test_the_rdp_accountant_reads_a_noisy_runs_label_below_the_pld():
 
 def test_the_rdp_accountant_refuses_other_relations_for_the_event():
   accountant = dp_events.RdpAccountant(
-      dp_accounting.NeighboringRelation.REPLACE_ONE)
+      dp_accounting.NeighboringRelation.REPLACE_SPECIAL)
   with pytest.raises(dp_accounting.UnsupportedEventError,
-                     match="ADD_OR_REMOVE_ONE only"):
+                     match="ADD_OR_REMOVE_ONE and REPLACE_ONE only"):
     accountant.compose(dp_events.DiscreteGaussianDpEvent(4.0, 0.5))
   with pytest.raises(dp_accounting.UnsupportedEventError):
     dp_events.RdpAccountant().compose(dp_events.SkellamDpEvent(10.0))

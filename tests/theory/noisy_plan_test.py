@@ -1,6 +1,7 @@
 """Tests of triehh.theory.noisy_plan: the round plan, its budget, its
 thresholds and its accountant, all computed before any data is read."""
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -51,7 +52,8 @@ def test_the_plan_reads_no_population():
   names = set(inspect.signature(noisy_plan.plan).parameters)
   assert names == {"population_size", "max_length", "alphabet_size",
                    "epsilon", "delta", "budget", "zipf_exponent",
-                   "false_words", "one_word", "rule", "adapt_rates"}
+                   "false_words", "one_word", "rule", "adapt_rates",
+                   "replace_one"}
   assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12,
                                     rule="fixed")  # them alone
   # The prior rule too: the same declared values, the same plan.
@@ -398,3 +400,20 @@ def test_an_adapted_plan_is_accounted_at_its_order():
   with pytest.raises(ValueError, match="sampling rate below 1"):
     noisy_plan.plan(10**6, 10, 27, 4.0, delta, rule="fixed",
                     adapt_rates=True)
+
+
+def test_replace_one_plans_at_a_fixed_rate_and_keeps_the_servers_noise():
+  budget = noisy_plan.UploadBudget(100_000, sampling_rate=0.5)
+  with pytest.raises(ValueError, match="adapt_rates with replace_one"):
+    noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget,
+                    adapt_rates=True, replace_one=True)
+  swap = noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget,
+                         replace_one=True)
+  plain = noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget)
+  assert swap.replace_one and swap.sigma > plain.sigma
+  assert noisy_plan.epsilon(swap) <= 4.0
+  assert dataclasses.replace(swap, replace_one=False).sigma == swap.sigma
+  assert noisy_plan.epsilon(dataclasses.replace(
+      swap, replace_one=False)) < 0.9 * noisy_plan.epsilon(swap)
+  with pytest.raises(ValueError, match="REPLACE_ONE"):
+    noisy_plan.with_distributed(swap, 4.0)

@@ -138,3 +138,20 @@ def test_the_claimed_epsilon_meets_delta_by_the_exact_composition(
     assert claimed < discrete_gaussian.zcdp_epsilon([sigma] * rounds, delta)
     assert _exact_delta(sigma, rate, rounds, claimed) <= delta
     assert _exact_delta(sigma, rate, rounds, 0.8 * claimed) > delta
+
+
+@pytest.mark.parametrize("sigma", [0.7, 2.0, 6.0])
+@pytest.mark.parametrize("rate", [0.9, 0.25, 1 / 64])
+def test_replacing_one_is_the_divergence_over_both_candidates(sigma, rate):
+  """REPLACE_ONE: the round's RDP equals D_alpha(M x P || P x M) summed
+  here over both candidates' laws (the user's vote, if sampled, on the
+  first candidate in one population and the second in the other)."""
+  without, sampled = _sampled_pair(sigma, rate)
+  first = (sampled[:, None] + without[None, :]).ravel()
+  second = (without[:, None] + sampled[None, :]).ravel()
+  curve = sampled_renyi.round_curve(sigma, rate, replace_one=True)
+  for alpha in (2, 3, 5, 8, 16):
+    assert curve[sampled_renyi.ORDERS.index(alpha)] == pytest.approx(
+        _renyi(first, second, alpha), rel=1e-8, abs=1e-13)
+  assert sampled_renyi.round_divergence(sigma, 1.0, 4, replace_one=True) == (
+      4 / sigma**2)

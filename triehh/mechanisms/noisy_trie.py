@@ -17,7 +17,10 @@ In one place, what makes it up:
 The guarantee is labelled as every run's is: ``ADD_OR_REMOVE_ONE`` and
 ``REPLACE_SPECIAL`` when no parameter depends on |D| (delta given, or a
 declared population size), ``REPLACE_SPECIAL`` only when delta is ``1/n^2``
-of the population's own size. The distributed noise (``noise=
+of the population's own size; with ``adjacency="REPLACE_ONE"`` the noise is
+calibrated for a vote that moves between two candidates
+(:mod:`triehh.theory.noisy_trie`), and ``REPLACE_ONE`` is covered too
+(neighbours of the same size, so whatever n delta came from). The distributed noise (``noise=
 "distributed"``, fast and tff engines) is Skellam shares planned from n
 (the declared size, if any: it reads n too) by
 :func:`triehh.theory.distributed_noise.plan`; its guarantee is that
@@ -85,13 +88,15 @@ class NoisyTrie(protocol.BaseMechanism):
       return planned.calibrate(privacy, population_size, shape)
     delta = (coverage.default_delta(population_size)
              if privacy.delta is None else privacy.delta)
+    n_source = coverage.n_source_of(shape.declared, privacy.delta is None)
+    coverage.check_asked(privacy.adjacency, n_source, population_size)
     params = noisy_trie.calibrate(
         noisy_trie.rounds_for(shape.max_length, privacy.chars_per_level),
         privacy.epsilon, delta,
         false_positive_rate=privacy.false_positive_rate,
         chars_per_level=privacy.chars_per_level,
-        noise_multipliers=privacy.noise_multipliers)
-    n_source = coverage.n_source_of(shape.declared, privacy.delta is None)
+        noise_multipliers=privacy.noise_multipliers,
+        replace_one=privacy.replace_one)
     return dataclasses.replace(params, delta=delta, n_source=n_source,
                                population_size=population_size)
 
@@ -124,6 +129,8 @@ class NoisyTrie(protocol.BaseMechanism):
       return planned.run(population, params, rng, engine, **engine_options)
     runner = engines.get(engine).runner(NAME)
     distributed = _checked_options(engine, engine_options) == DISTRIBUTED
+    if distributed and params.replace_one:
+      raise ValueError(planned.REPLACE_ONE_DISTRIBUTED)
     accounted = noisy_trie.guarantee(params)  # the accountant, once
     extra = {}
     if distributed:
@@ -249,8 +256,10 @@ def _labelled(guarantee: privacy_lib.Guarantee, n_source: str, *,
                                  distributed)) if read)
     covers = (covers.split(", for neighbours")[0] + ", for neighbours of "
               f"the same size ({reads} read n off the data)")
+  replace_one = guarantee.holds_for(Adjacency.REPLACE_ONE)
   return dataclasses.replace(
-      guarantee, adjacencies=coverage.add_or_remove(n_source),
+      guarantee, adjacencies=coverage.add_or_remove(
+          n_source, replace_one=replace_one),
       n_source=n_source, covers=covers + _PUBLIC_ALPHABET,
       caveat=limits.delta_above_1_over_n(guarantee.delta, n))
 

@@ -89,7 +89,8 @@ class Candidate:
 @functools.lru_cache(maxsize=64)
 def candidates(population_size: int, max_length: int, alphabet_size: int,
                epsilon: float, delta: float, budget: UploadBudget,
-               one_word: bool, dropout: float | None = None
+               one_word: bool, dropout: float | None = None,
+               replace_one: bool = False
                ) -> tuple[tuple[Candidate, noisy_plan.NoisyPlan], ...]:
   """Every candidate plan with its score on the prior, in the order tried
   (for each rule of ``CANDIDATE_RULES``: the rates of ``SAMPLING_RATES``,
@@ -101,7 +102,8 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior
   (their noise drawn at their variance, :class:`triehh.engines.noisy.
   SkellamVoter` with ``exact=False``: a simulation, not a release).
-  Remembered by its arguments."""
+  ``replace_one``: every plan calibrated for ``REPLACE_ONE`` too, and none
+  with its rates adapted. Remembered by its arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
   scored = []
   for rule in CANDIDATE_RULES:
@@ -110,7 +112,7 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
                   ) -> float:
       plan = _built(population_size, max_length, alphabet_size, epsilon,
                     delta, dataclasses.replace(budget, sampling_rate=q),
-                    one_word, rule, dropout, adapted)
+                    one_word, rule, dropout, adapted, replace_one)
       voter = (None if dropout is None else
                noisy_engine.SkellamVoter(exact=False))
       true = [_true_words(noisy_engine.run_planned(prior, plan, seed,
@@ -131,7 +133,8 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
         rates.append(rates[-1] / 2)
         found.append(scored_at(rates[-1]))
     best = rates[int(np.argmax(found))]
-    if best < 1.0 and dropout is None and budget.sampling_rate is None:
+    if (best < 1.0 and dropout is None and budget.sampling_rate is None
+        and not replace_one):
       scored_at(best, adapted=True)
   return tuple(scored)
 
@@ -140,7 +143,8 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
            epsilon: float, delta: float, *,
            budget: UploadBudget = UploadBudget(),
            one_word: bool = True,
-           dropout: float | None = None) -> noisy_plan.NoisyPlan:
+           dropout: float | None = None,
+           replace_one: bool = False) -> noisy_plan.NoisyPlan:
   """The candidate plan with the most true words on the prior (module
   docstring), from declared and public values only. The choice (rule and
   q) is remembered on disk (:mod:`triehh.theory.calibration_store`, kind
@@ -149,7 +153,8 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
   candidates on the prior again. A stored choice is a hint: one that is
   not a candidate of these arguments is ignored, and a wrong one could
   cost words, never privacy. ``dropout`` (None: the server's noise):
-  the plans carry Skellam shares at that dropout bound, chosen so."""
+  the plans carry Skellam shares at that dropout bound, chosen so.
+  ``replace_one``: calibrated for ``REPLACE_ONE`` too."""
   arguments = {"population_size": int(population_size),
                "max_length": int(max_length),
                "alphabet_size": int(alphabet_size),
@@ -159,15 +164,18 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
                "sampling_rate": budget.sampling_rate,
                "one_word": bool(one_word),
                "dropout": None if dropout is None else float(dropout)}
+  if replace_one:
+    arguments["replace_one"] = True
   stored = calibration_store.load(_KIND, arguments, _sources())
   rule, q, adapted = _stored_choice(stored, budget, dropout)
-  if rule is not None:
+  if rule is not None and not (adapted and replace_one):
     return _built(population_size, max_length, alphabet_size, epsilon, delta,
                   dataclasses.replace(budget, sampling_rate=q), one_word,
-                  rule, dropout, adapted)
+                  rule, dropout, adapted, replace_one)
   scored = candidates(population_size, max_length, alphabet_size,
                       float(epsilon), float(delta), budget, bool(one_word),
-                      None if dropout is None else float(dropout))
+                      None if dropout is None else float(dropout),
+                      bool(replace_one))
   best = max(range(len(scored)), key=lambda i: (scored[i][0].true_words, -i))
   chosen = scored[best][0]
   calibration_store.save(_KIND, arguments, _sources(), {
@@ -182,13 +190,15 @@ _KIND = "plan_choice"
 def _built(population_size: int, max_length: int, alphabet_size: int,
            epsilon: float, delta: float, budget: UploadBudget,
            one_word: bool, rule: str, dropout: float | None,
-           adapted: bool = False) -> noisy_plan.NoisyPlan:
+           adapted: bool = False, replace_one: bool = False
+           ) -> noisy_plan.NoisyPlan:
   """The plan of ``rule`` at the budget's q (``adapted``: its rates
-  adapted to the frontier); with ``dropout``, with Skellam shares at that
-  bound."""
+  adapted to the frontier; ``replace_one``: calibrated for it); with
+  ``dropout``, with Skellam shares at that bound."""
   plan = noisy_plan.plan(population_size, max_length, alphabet_size,
                          epsilon, delta, budget=budget, one_word=one_word,
-                         rule=rule, adapt_rates=adapted)
+                         rule=rule, adapt_rates=adapted,
+                         replace_one=replace_one)
   if dropout is None:
     return plan
   return noisy_plan.with_distributed(plan, epsilon, dropout)

@@ -76,16 +76,24 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
                      "(public) in the shape it is calibrated for")
   delta = (coverage.default_delta(population_size)
            if privacy.delta is None else privacy.delta)
+  n_source = (coverage.N_DECLARED if shape.declared
+              else coverage.N_FROM_DATA)
+  coverage.check_asked(privacy.adjacency, n_source, population_size)
   plan = plan_choice.choose(population_size, shape.max_length,
                             shape.alphabet_size, privacy.epsilon, delta,
                             budget=privacy.upload_budget,
-                            one_word=shape.single_word)
+                            one_word=shape.single_word,
+                            replace_one=privacy.replace_one)
   fields = {f.name: getattr(plan, f.name)
             for f in dataclasses.fields(noisy_plan.NoisyPlan)}
-  return CalibratedPlan(**fields, n_source=(
-      coverage.N_DECLARED if shape.declared else coverage.N_FROM_DATA))
+  return CalibratedPlan(**fields, n_source=n_source)
 
 
+# Why a run asked to cover REPLACE_ONE refuses the clients' noise.
+REPLACE_ONE_DISTRIBUTED = (
+    "adjacency=REPLACE_ONE with distributed noise: the Skellam shares are "
+    "accounted for REPLACE_SPECIAL only (a client's own share and its "
+    "delivery are seen); use noise='central' for REPLACE_ONE")
 # The accountant of a plan whose rates adapt to the frontier.
 RATES_ADAPTED_ACCOUNTING = ("noisy trie (discrete Gaussian RDP at order "
                             "{order}, rates adapted to the frontier, "
@@ -101,7 +109,7 @@ def as_params(plan: noisy_plan.NoisyPlan) -> noisy_trie.NoisyTrieParams:
       false_positive_rate=plan.word_false_positive_rate,
       noise_multipliers=plan.noise_multipliers, delta=plan.delta,
       population_size=plan.population_size,
-      sampling_rate=plan.sampling_rate)
+      sampling_rate=plan.sampling_rate, replace_one=plan.replace_one)
 
 
 def dp_event(plan: noisy_plan.NoisyPlan):
@@ -161,7 +169,8 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
             "noise, thresholds)" + ("; the declared population size"
                                     if declared else ""))
   return dataclasses.replace(
-      accounted, adjacencies=coverage.add_or_remove(plan.n_source),
+      accounted, adjacencies=coverage.add_or_remove(
+          plan.n_source, replace_one=plan.replace_one),
       n_source=plan.n_source, covers=covers, public=public,
       caveat=limits.delta_above_1_over_n(accounted.delta,
                                          plan.population_size))
@@ -211,6 +220,8 @@ def distributed_plan(plan: CalibratedPlan, num_users: int,
   of :func:`triehh.theory.noisy_plan.with_distributed`. ValueError when
   the plan's n is not the ``num_users`` present (the absent clients'
   shares would be missing)."""
+  if plan.replace_one:
+    raise ValueError(REPLACE_ONE_DISTRIBUTED)
   if plan.population_size != num_users:
     raise ValueError(
         f"distributed noise split among the clients of a declared "

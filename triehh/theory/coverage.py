@@ -90,6 +90,19 @@ def add_or_remove(n_source: str, *,
   return tuple(a for a in Adjacency if a in chosen)
 
 
+def check_asked(asked: Adjacency | None, n_source: str, n: int) -> None:
+  """A ValueError when ``ADD_OR_REMOVE_ONE`` is asked for but the
+  parameters read n off the data (delta = 1/n^2 of |D|): a neighbour with
+  one user more or less would run others. The noisy tries' check; TrieHH's
+  is :func:`label`'s."""
+  if asked is Adjacency.ADD_OR_REMOVE_ONE and n_source == N_FROM_DATA:
+    raise ValueError(
+        f"{asked.value} ({asked.meaning}) is not covered: delta = 1/n^2 is "
+        f"read off the population's own size n={n:,}, so a neighbour with "
+        "one user more or less would run another delta. Declare a public "
+        "population size (population_size), or give delta")
+
+
 def label(params: results.RunParams, n: int, declared: int | None,
           uses_n: bool, asked: Adjacency | None) -> results.RunParams:
   """``params`` at the population's own ``n``, labelled with the relations

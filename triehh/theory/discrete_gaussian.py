@@ -24,6 +24,13 @@ Its accountant is for that law, not the continuous Gaussian's:
   Erven and Harremoes 2014, Theorem 13), so each sampled round is
   ``1 / (2 sigma^2)``-zCDP in both directions and the rounds compose
   adaptively (Bun and Steinke 2016, Lemma 2.3).
+* *Replacing one user's word* (``replace_one``, ``REPLACE_ONE``): the
+  vote leaves one coordinate and joins another, so a round's pair is the
+  product of its two directions' pairs: its PLD the composition of the
+  round's PLD with its directions swapped (the same in both directions),
+  its zCDP ``1 / sigma^2`` (L2 sensitivity sqrt(2)), its sampled RDP the
+  sum of the two directions' (:mod:`triehh.theory.sampled_renyi`). A vote
+  that only leaves, or only joins, is a marginal of that pair: covered.
 * *Sampled RDP.* Below 1e-15 a Poisson-sampled run also has its rounds'
   own Renyi divergence, both directions, at integer orders
   (:mod:`triehh.theory.sampled_renyi`), amplified by sampling;
@@ -71,24 +78,32 @@ def truncated_mass(sigma: float) -> float:
 # Cached: a calibration asks for the same (sigma, q, grid) many times, and a
 # build costs up to a second at small sigma. Read only (compose returns new).
 @functools.lru_cache(maxsize=128)
-def round_pld(sigma: float, sampling_rate: float, discretization: float):
+def round_pld(sigma: float, sampling_rate: float, discretization: float,
+              replace_one: bool = False):
   """One round's dp_accounting ``PrivacyLossDistribution``: the discrete
   Gaussian of ``sigma`` at sensitivity 1, Poisson-sampled at
-  ``sampling_rate`` (both directions) or not (pessimistic)."""
+  ``sampling_rate`` (both directions) or not (pessimistic);
+  ``replace_one``: composed with its directions swapped (module
+  docstring)."""
   from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
-  return pld_lib.from_discrete_gaussian_mechanism(
+  one = pld_lib.from_discrete_gaussian_mechanism(
       sigma, sensitivity=1, truncation_bound=truncation_bound(sigma),
       pessimistic_estimate=True,
       value_discretization_interval=discretization,
       sampling_prob=sampling_rate)
+  if not replace_one:
+    return one
+  return one.compose(pld_lib.PrivacyLossDistribution(
+      one._pmf_add, one._pmf_remove))  # pylint: disable=protected-access
 
 
 def composed_pld(sigmas: Sequence[float], sampling_rate: float,
-                 discretization: float):
+                 discretization: float, replace_one: bool = False):
   """The PLD of rounds at ``sigmas`` (adaptive composition; rounds of one
   sigma self-composed)."""
   return compose_rounds(
-      sigmas, lambda sigma: round_pld(sigma, sampling_rate, discretization))
+      sigmas, lambda sigma: round_pld(sigma, sampling_rate, discretization,
+                                      replace_one))
 
 
 def compose_rounds(parameters: Sequence[float], one_round):
@@ -107,22 +122,25 @@ def compose_rounds(parameters: Sequence[float], one_round):
 
 
 def pld_epsilon(sigmas: Sequence[float], sampling_rate: float, delta: float,
-                discretization: float) -> float:
+                discretization: float, replace_one: bool = False) -> float:
   """epsilon at ``delta`` of the untruncated rounds by their PLD (module
   docstring); inf if the truncation's slack does not fit."""
-  pld = composed_pld(sigmas, sampling_rate, discretization)
+  pld = composed_pld(sigmas, sampling_rate, discretization, replace_one)
   eps = float(pld.get_epsilon_for_delta(delta * (1.0 - _SLACK_SHARE)))
   if not math.isfinite(eps):
     return math.inf
-  slack = sum(truncated_mass(s) for s in sigmas) * (1.0 + math.exp(
-      min(eps, 700.0)))
+  # Replacing one, two coordinates' laws are truncated in a round.
+  slack = (2 if replace_one else 1) * sum(
+      truncated_mass(s) for s in sigmas) * (1.0 + math.exp(min(eps, 700.0)))
   return eps if slack <= _SLACK_SHARE * delta else math.inf
 
 
-def zcdp_epsilon(sigmas: Sequence[float], delta: float) -> float:
+def zcdp_epsilon(sigmas: Sequence[float], delta: float,
+                 replace_one: bool = False) -> float:
   """epsilon at ``delta`` of the unsampled rounds from their zCDP (CKS20
-  Theorem 4 and Corollary 13), minimised over the Renyi order."""
-  rho = sum(0.5 / (s * s) for s in sigmas)
+  Theorem 4 and Corollary 13; ``replace_one``: twice the rho, module
+  docstring), minimised over the Renyi order."""
+  rho = sum(0.5 / (s * s) for s in sigmas) * (2.0 if replace_one else 1.0)
   log_delta = math.log(delta)
 
   def eps_at(log_alpha_minus_one: float) -> float:
@@ -139,22 +157,25 @@ def zcdp_epsilon(sigmas: Sequence[float], delta: float) -> float:
 
 
 def epsilon(sigmas: Sequence[float], sampling_rate: float, delta: float,
-            discretization: float) -> float:
-  """The rounds' epsilon at ``delta``, both directions: the PLD's
+            discretization: float, replace_one: bool = False) -> float:
+  """The rounds' epsilon at ``delta``, both directions (``replace_one``:
+  for ``REPLACE_ONE``, module docstring): the PLD's
   (:func:`pld_epsilon`, Poisson-sampled at ``sampling_rate``), without
   sampling no more than the zCDP bound's (:func:`zcdp_epsilon`); below
   ``SMALLEST_PLD_DELTA`` the zCDP bound, which holds sampled or not, and
   sampled no more than the sampled RDP bound
   (:func:`triehh.theory.sampled_renyi.epsilon`) (module docstring)."""
   if delta < SMALLEST_PLD_DELTA:
-    unsampled = zcdp_epsilon(sigmas, delta)
+    unsampled = zcdp_epsilon(sigmas, delta, replace_one)
     if sampling_rate >= 1.0:
       return unsampled
-    return min(unsampled, sampled_renyi.epsilon(sigmas, sampling_rate, delta))
+    return min(unsampled, sampled_renyi.epsilon(sigmas, sampling_rate, delta,
+                                                replace_one))
   if sampling_rate >= 1.0:
-    return min(zcdp_epsilon(sigmas, delta),
-               pld_epsilon(sigmas, 1.0, delta, discretization))
-  return pld_epsilon(sigmas, sampling_rate, delta, discretization)
+    return min(zcdp_epsilon(sigmas, delta, replace_one),
+               pld_epsilon(sigmas, 1.0, delta, discretization, replace_one))
+  return pld_epsilon(sigmas, sampling_rate, delta, discretization,
+                     replace_one)
 
 
 def hockey_stick_delta(sigma: float, epsilon_value: float) -> float:

@@ -13,7 +13,9 @@ dp_accounting). A fixed-size run is :class:`TheoremOneDpEvent`, an
 
 The accountant's neighbouring relation picks the pair: ``ADD_OR_REMOVE_ONE``
 and ``REPLACE_SPECIAL`` the level's pair, ``REPLACE_ONE`` its swap product
-(:func:`triehh.theory.pld.swap_product`). dp_accounting's own
+(:func:`triehh.theory.pld.swap_product`); for the noisy trie's
+:class:`DiscreteGaussianDpEvent` the same: the round's two directions
+composed (:func:`triehh.theory.discrete_gaussian.round_pld`). dp_accounting's own
 ``PoissonSampledDpEvent`` is ``ADD_OR_REMOVE_ONE`` only; under
 ``REPLACE_SPECIAL`` (a user whose words become the empty word adds
 nothing, the same pair) this accountant composes it too.
@@ -112,7 +114,9 @@ class DiscreteGaussianDpEvent(dp_event.DpEvent):
   could take ``GaussianDpEvent(sigma)`` for an unsampled round; sampled,
   that is not proven. dp_accounting's own accountants refuse this event
   (UnsupportedEventError, never a smaller epsilon); :class:`PLDAccountant`
-  composes its PLD (:func:`triehh.theory.discrete_gaussian.round_pld`).
+  composes its PLD (:func:`triehh.theory.discrete_gaussian.round_pld`;
+  under ``REPLACE_ONE`` the vote moving between two candidates, its two
+  directions composed).
   """
 
   sigma: float
@@ -313,14 +317,16 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
     self._composed_any = True
 
   @staticmethod
-  def _round_events(event: dp_event.DpEvent):
+  def _round_events(event: dp_event.DpEvent, relation: Adjacency):
     """``(relations covered, what it is, PLD of a discretisation)`` of the
-    project's one-round events, None for any other."""
+    project's one-round events for ``relation``, None for any other."""
     if isinstance(event, DiscreteGaussianDpEvent):
-      return ((Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL),
+      return ((Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL,
+               Adjacency.REPLACE_ONE),
               "the discrete Gaussian event is",
               lambda d: discrete_gaussian.round_pld(
-                  event.sigma, event.sampling_rate, d))
+                  event.sigma, event.sampling_rate, d,
+                  relation is Adjacency.REPLACE_ONE))
     if isinstance(event, SkellamDpEvent):
       return ((Adjacency.REPLACE_SPECIAL,),
               "the distributed Skellam shares are",
@@ -343,7 +349,7 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         self._compose_pld(level_pld(
             event, count, relation, self._value_discretization_interval))
       return None
-    rounds = self._round_events(event)
+    rounds = self._round_events(event, relation)
     if rounds is not None:
       covered, what, pld_of = rounds
       if relation not in covered:
@@ -383,7 +389,8 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
   delta, where the PLD answers ``inf`` below about 1e-15 (populations of
   10^8 users and more at delta = 1/n^2); looser than the PLD above.
   :class:`RenyiDpEvent` at its order (infinite at the others).
-  ``ADD_OR_REMOVE_ONE`` only; dp_accounting's own events as its
+  ``ADD_OR_REMOVE_ONE``, and ``REPLACE_ONE`` for the discrete Gaussian
+  (its two directions' RDP summed); dp_accounting's own events as its
   accountant composes them. :class:`SkellamDpEvent` too, for
   ``REPLACE_SPECIAL`` only, at the Skellam mechanism's RDP bound
   (:func:`triehh.theory.distributed_noise.renyi_bound`)."""
@@ -408,11 +415,13 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
               "the distributed Skellam shares are",
               distributed_noise.renyi_bound(event.mean, orders))
     if isinstance(event, DiscreteGaussianDpEvent):
-      return ((_Relation.ADD_OR_REMOVE_ONE,),
+      swap = self._neighboring_relation == _Relation.REPLACE_ONE
+      return ((_Relation.ADD_OR_REMOVE_ONE, _Relation.REPLACE_ONE),
               "the discrete Gaussian event's RDP is",
-              orders / (2.0 * event.sigma**2) if event.sampling_rate >= 1.0
+              orders / (2.0 * event.sigma**2) * (2.0 if swap else 1.0)
+              if event.sampling_rate >= 1.0
               else sampled_renyi.round_curve(event.sigma,
-                                             event.sampling_rate))
+                                             event.sampling_rate, swap))
     return None
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,

@@ -209,6 +209,11 @@ class NoisyTarget:
       chooses the characters per level, the noise multipliers and the
       false-positive rates: give none of them with it); None: the classic
       noisy trie.
+    adjacency: the neighbouring relation asked for (None: what the
+      accountant proves, ADD_OR_REMOVE_ONE and REPLACE_SPECIAL);
+      ``REPLACE_ONE`` (one user's word replaced by another) calibrates the
+      noise for a vote that moves between two candidates, and then covers
+      all three.
   """
 
   epsilon: float
@@ -219,10 +224,13 @@ class NoisyTarget:
   noise_multipliers: tuple[float, ...] = ()
   allow_delta_above_1_over_n: bool = False
   upload_budget: UploadBudget | None = None
+  adjacency: Adjacency | None = None
 
   def __post_init__(self):
     object.__setattr__(self, "epsilon",
                        validation.check_positive("epsilon", self.epsilon))
+    if self.adjacency is not None:
+      object.__setattr__(self, "adjacency", Adjacency.of(self.adjacency))
     if self.delta is not None:
       object.__setattr__(self, "delta", limits.check_delta("delta",
                                                            self.delta))
@@ -240,6 +248,11 @@ class NoisyTarget:
                        check_noise_multipliers(self.noise_multipliers))
     limits.check_opt_in(self.allow_delta_above_1_over_n)
     self._check_upload_budget()
+
+  @property
+  def replace_one(self) -> bool:
+    """Whether ``REPLACE_ONE`` is asked for (the noise calibrated for it)."""
+    return self.adjacency is Adjacency.REPLACE_ONE
 
   def _check_upload_budget(self) -> None:
     """An UploadBudget or None; with one, none of the settings the plan

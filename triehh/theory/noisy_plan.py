@@ -181,6 +181,8 @@ class NoisyPlan:
       the accounted shares' standard deviation, for the blocks' bits, and
       each round's thresholds come from the delivered shares' Skellam law
       (:func:`triehh.theory.distributed_noise.threshold_and_tail`).
+    replace_one: the noise calibrated for ``REPLACE_ONE`` too (a vote
+      that moves between two candidates: :mod:`triehh.theory.noisy_trie`).
   """
 
   sigma: float
@@ -201,6 +203,7 @@ class NoisyPlan:
   distributed: object = None  # triehh.theory.distributed_noise's, or None
   renyi_order: int | None = None
   parent_rate: float | None = None
+  replace_one: bool = False
 
   def rate_options(self, r: int) -> tuple["NoisyPlan", ...]:
     """Round r's plan at each larger rate it may take, largest first
@@ -445,6 +448,7 @@ class _Declared:
   zipf_exponent: float
   false_words: float
   one_word: bool
+  replace_one: bool = False
 
   def first_bytes(self, chars: int, bits: int | None = None) -> int:
     """The first round's bytes at ``chars`` characters and ``bits`` per
@@ -467,7 +471,7 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
          budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
          false_words: float = DEFAULT_FALSE_WORDS,
          one_word: bool = True, rule: str = VERIFIED,
-         adapt_rates: bool = False) -> NoisyPlan:
+         adapt_rates: bool = False, replace_one: bool = False) -> NoisyPlan:
   """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
   budget, before any data is read (module docstring; docs/noisy-trie.md).
 
@@ -482,7 +486,9 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   ``false_words`` per run in expectation, prefixes at ``prefix_share /
   (A + 1)``. ``adapt_rates`` (with the budget's q < 1): the rounds'
   rates adapt to the frontier, accounted at one Renyi order (module
-  docstring).
+  docstring). ``replace_one``: sigma meets the target for ``REPLACE_ONE``
+  too (the rates then do not adapt: their order's bound is for adding or
+  removing a user).
   """
   n = limits.check_users("population_size", population_size)
   validation.check_int("max_length", max_length)
@@ -493,9 +499,13 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   validation.check_positive("false_words", false_words)
   if rule not in RULES:
     raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+  if adapt_rates and replace_one:
+    raise ValueError("adapt_rates with replace_one: rates adapted to the "
+                     "frontier are accounted for adding or removing a user "
+                     "only; plan REPLACE_ONE at a fixed rate")
   declared = _Declared(n, max_length, alphabet_size, float(epsilon),
                        float(delta), budget, float(zipf_exponent),
-                       float(false_words), bool(one_word))
+                       float(false_words), bool(one_word), bool(replace_one))
   choices = {VERIFIED: verified_choices, FIXED: fixed_choices,
              PRIOR: prior_choices}[rule](declared)
   return build(declared, choices, adapt_rates=adapt_rates)
@@ -577,11 +587,13 @@ def build(declared: _Declared, choices: PlanChoices,
   elif sigma is None:
     sigma = noisy_trie.smallest_sigma(rounds, declared.epsilon,
                                       declared.delta, sampling_rate=q,
-                                      noise_multipliers=multipliers)
+                                      noise_multipliers=multipliers,
+                                      replace_one=declared.replace_one)
     while discrete_gaussian.epsilon(
         [sigma * (multipliers[r] if r < len(multipliers) else 1.0)
          for r in range(rounds)], q, declared.delta,
-        noisy_trie.DEFAULT_DISCRETIZATION) > declared.epsilon:
+        noisy_trie.DEFAULT_DISCRETIZATION,
+        declared.replace_one) > declared.epsilon:
       sigma *= 1.001
   first_bytes = None
   if choices.sized_first_round:
@@ -599,7 +611,7 @@ def build(declared: _Declared, choices: PlanChoices,
       alphabet_size=declared.alphabet_size, one_word=declared.one_word,
       delta=declared.delta, false_words=declared.false_words,
       first_round_bytes=first_bytes, verify=choices.verify, sampling_rate=q,
-      renyi_order=order)
+      renyi_order=order, replace_one=declared.replace_one)
 
 
 # Rates adapted to the frontier: each larger rate is this factor above the
@@ -676,7 +688,8 @@ def prior_choices(declared: _Declared) -> PlanChoices:
   prior = noisy_prior.population(declared.n, declared.max_length,
                                  declared.alphabet_size,
                                  declared.zipf_exponent)
-  sigma_1 = noisy_trie.smallest_sigma(1, declared.epsilon, declared.delta)
+  sigma_1 = noisy_trie.smallest_sigma(1, declared.epsilon, declared.delta,
+                                      replace_one=declared.replace_one)
   scores = {}
 
   def score(c: PlanChoices) -> float:
@@ -719,7 +732,13 @@ def with_distributed(plan_: NoisyPlan, epsilon_target: float,
   (the server sees who delivered, so sampling is not amplified), h from n,
   q, ``dropout`` and a share of delta. sigma becomes the accounted shares'
   largest base standard deviation, ``max_r sqrt(2 h s_r) / m_r``, for the
-  blocks' bits (utility only)."""
+  blocks' bits (utility only). ValueError for a plan calibrated for
+  ``REPLACE_ONE`` (the shares are accounted for ``REPLACE_SPECIAL``
+  only)."""
+  if plan_.replace_one:
+    raise ValueError("with_distributed: the plan is calibrated for "
+                     "REPLACE_ONE, which Skellam shares are not accounted "
+                     "for (REPLACE_SPECIAL only)")
   multipliers = [plan_.round_sigma(r) / plan_.sigma
                  for r in range(plan_.num_levels)]
   shares = distributed_noise.plan(
@@ -760,4 +779,5 @@ def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:
           sigma=plan_.sigma, num_levels=plan_.num_levels,
           false_positive_rate=plan_.word_false_positive_rate,
           noise_multipliers=plan_.noise_multipliers,
-          sampling_rate=plan_.sampling_rate), delta)
+          sampling_rate=plan_.sampling_rate,
+          replace_one=plan_.replace_one), delta)

@@ -71,7 +71,12 @@ The guarantee (proof sketch; docs/noisy-trie.md gives it in full):
   nothing in any round, the same law as u absent, so the same pair. The
   parameters (sigma, tau, q, k, R) are chosen without looking at the data
   and do not depend on n, so the guarantee holds for neighbours of any
-  size. ``REPLACE_ONE`` (sensitivity sqrt(2)) is not covered here.
+  size. ``REPLACE_ONE`` (u's words replaced by others; the run calibrated
+  with ``replace_one``): a round moves u's vote from one candidate to
+  another (or only removes or only adds it, a marginal of that), so its
+  pair is the product of the two directions' pairs at sigma_r, the swap
+  accountant of :mod:`triehh.theory.discrete_gaussian`; it dominates the
+  add/remove pair, so such a run covers all three relations.
 """
 
 from __future__ import annotations
@@ -117,8 +122,10 @@ def check_multipliers(multipliers, num_levels: int | None = None
   return checked
 
 
-# The neighbouring relations the guarantee covers (module docstring).
+# The neighbouring relations the guarantee covers (module docstring), and
+# with the replace-one accountant.
 ADJACENCIES = (Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL)
+REPLACE_ONE_ADJACENCIES = (Adjacency.REPLACE_ONE,) + ADJACENCIES
 ACCOUNTING = "noisy trie (discrete Gaussian PLD, two-sided)"
 # Without sampling, the discrete Gaussian's PLD capped by its zCDP bound,
 # which answers below SMALLEST_PLD_DELTA (dp_accounting's PLD answers
@@ -177,6 +184,7 @@ class NoisyTrieParams:
       ``"data"``: delta is ``1/n^2`` of |D|, or ``"unused"``).
     population_size: the n the run was calibrated for (the declared size,
       else the data's); None when not calibrated for a population.
+    replace_one: accounted for ``REPLACE_ONE`` too (module docstring).
   """
 
   sigma: float
@@ -189,6 +197,7 @@ class NoisyTrieParams:
   delta: float | None = None
   n_source: str = "unused"
   population_size: int | None = None
+  replace_one: bool = False
 
   def __post_init__(self):
     sigma = validation.check_positive("sigma", self.sigma)
@@ -313,20 +322,23 @@ def dp_event(params: NoisyTrieParams):
 def epsilon(params: NoisyTrieParams, delta: float, *,
             discretization: float = DEFAULT_DISCRETIZATION) -> float:
   """The run's epsilon at ``delta``, both directions (the discrete
-  Gaussian's PLD, pessimistic, ``ADD_OR_REMOVE_ONE``, capped by its zCDP
-  bound without sampling; module docstring)."""
+  Gaussian's PLD, pessimistic, ``ADD_OR_REMOVE_ONE`` or with
+  ``params.replace_one`` ``REPLACE_ONE``, capped by its zCDP bound without
+  sampling; module docstring)."""
   limits.check_delta("delta", delta)
   return _epsilon(params.sigma, params.sampling_rate, params.num_levels,
-                  delta, discretization, params.noise_multipliers)
+                  delta, discretization, params.noise_multipliers,
+                  params.replace_one)
 
 
 def _epsilon(sigma: float, rate: float, num_levels: int, delta: float,
              discretization: float,
-             multipliers: tuple[float, ...] = ()) -> float:
+             multipliers: tuple[float, ...] = (),
+             replace_one: bool = False) -> float:
   scales = [multipliers[r] if r < len(multipliers) else 1.0
             for r in range(num_levels)]
   return discrete_gaussian.epsilon([sigma * m for m in scales], rate, delta,
-                                   discretization)
+                                   discretization, replace_one)
 
 
 def guarantee(params: NoisyTrieParams, delta: float | None = None
@@ -334,22 +346,30 @@ def guarantee(params: NoisyTrieParams, delta: float | None = None
   """What a run with ``params`` guarantees at ``delta`` (None: the
   ``params.delta`` they were calibrated for) (module docstring):
   ``(epsilon, delta)``-DP, both directions, for ADD_OR_REMOVE_ONE and
-  REPLACE_SPECIAL, with parameters free of n."""
+  REPLACE_SPECIAL (and REPLACE_ONE with ``params.replace_one``), with
+  parameters free of n."""
   if delta is None:
     if params.delta is None:
       raise ValueError("give the delta to state the guarantee at: these "
                        "parameters were not calibrated for one")
     delta = params.delta
   return stated(epsilon(params, delta), delta,
-                _accounting(params.sampling_rate, delta))
+                _accounting(params.sampling_rate, delta),
+                replace_one=params.replace_one)
 
 
-def stated(epsilon_value: float, delta: float, accounting: str) -> Guarantee:
+def stated(epsilon_value: float, delta: float, accounting: str, *,
+           replace_one: bool = False) -> Guarantee:
   """The noisy trie's guarantee at ``(epsilon_value, delta)`` as
   ``accounting`` found it: both directions, ADD_OR_REMOVE_ONE and
-  REPLACE_SPECIAL, what it covers, what is public, whom it trusts."""
+  REPLACE_SPECIAL (``replace_one``: REPLACE_ONE too, the accounting said
+  so), what it covers, what is public, whom it trusts."""
+  if replace_one:
+    accounting = accounting.replace(", two-sided)",
+                                    ", replace-one swap, two-sided)")
   return Guarantee(epsilon=epsilon_value, delta=delta,
-                   adjacencies=ADJACENCIES, two_sided=True,
+                   adjacencies=(REPLACE_ONE_ADJACENCIES if replace_one
+                                else ADJACENCIES), two_sided=True,
                    accounting=accounting, n_source="unused", covers=COVERS,
                    public=PUBLIC, trust=TRUST)
 
@@ -372,14 +392,17 @@ LEAST_SIGMA = 0.1
 def smallest_sigma(num_levels: int, epsilon_target: float, delta: float, *,
                    sampling_rate: float = 1.0,
                    discretization: float = SEARCH_DISCRETIZATION,
-                   noise_multipliers: tuple[float, ...] = ()) -> float:
+                   noise_multipliers: tuple[float, ...] = (),
+                   replace_one: bool = False) -> float:
   """The smallest base sigma (to a relative 1e-3, rounded up) whose run
-  meets ``(epsilon_target, delta)`` at ``sampling_rate``: bisection on
-  ``log(sigma)``, epsilon being decreasing in sigma."""
+  meets ``(epsilon_target, delta)`` at ``sampling_rate`` (``replace_one``:
+  for ``REPLACE_ONE`` too): bisection on ``log(sigma)``, epsilon being
+  decreasing in sigma."""
 
   def meets(sigma: float) -> bool:
     return _epsilon(sigma, sampling_rate, num_levels, delta,
-                    discretization, noise_multipliers) <= epsilon_target
+                    discretization, noise_multipliers,
+                    replace_one) <= epsilon_target
 
   hi = 1.0
   while not meets(hi):
@@ -397,8 +420,8 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
               sampling_rates: Sequence[float] = DEFAULT_SAMPLING_RATES,
               chars_per_level: int = 1,
               noise_multipliers: Sequence[float] = (),
-              discretization: float = DEFAULT_DISCRETIZATION
-              ) -> NoisyTrieParams:
+              discretization: float = DEFAULT_DISCRETIZATION,
+              replace_one: bool = False) -> NoisyTrieParams:
   """The parameters that meet ``(epsilon_target, delta)`` over
   ``num_levels`` rounds and need the smallest count to pass.
 
@@ -412,6 +435,7 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   ``noise_multipliers`` (fixed in advance) scale the first rounds' noise;
   sigma is their base. Below ``SMALLEST_PLD_DELTA`` sampled rates are
   accounted by the sampled RDP bound (looser than the PLD).
+  ``replace_one``: accounted for ``REPLACE_ONE`` too (module docstring).
   Nothing here depends on n. The answer is remembered in the process and
   on disk (:mod:`triehh.theory.calibration_store`; a stored
   one is used when the accountant confirms it).
@@ -426,18 +450,21 @@ def calibrate(num_levels: int, epsilon_target: float, delta: float, *,
   if not rates:
     raise ValueError("sampling_rates is empty")
   sigma, rate = _remembered(num_levels, float(epsilon_target), float(delta),
-                            tuple(rates), multipliers, float(discretization))
+                            tuple(rates), multipliers, float(discretization),
+                            bool(replace_one))
   return NoisyTrieParams(sigma=sigma, num_levels=num_levels,
                          sampling_rate=rate,
                          false_positive_rate=false_positive_rate,
                          chars_per_level=chars_per_level,
-                         noise_multipliers=multipliers)
+                         noise_multipliers=multipliers,
+                         replace_one=bool(replace_one))
 
 
 @functools.lru_cache(maxsize=64)
 def _remembered(num_levels: int, epsilon_target: float, delta: float,
                 rates: tuple[float, ...], multipliers: tuple[float, ...],
-                discretization: float) -> tuple[float, float]:
+                discretization: float, replace_one: bool = False
+                ) -> tuple[float, float]:
   """``(sigma, rate)`` of :func:`calibrate`: once per process, and a
   stored answer (:mod:`calibration_store`) when the accountant confirms it
   (:func:`_confirmed`); a new one is stored. Neither alpha nor k changes
@@ -446,10 +473,12 @@ def _remembered(num_levels: int, epsilon_target: float, delta: float,
                "delta": delta, "sampling_rates": list(rates),
                "noise_multipliers": list(multipliers),
                "discretization": discretization}
+  if replace_one:
+    arguments["replace_one"] = True
   stored = calibration_store.load("noisy_trie", arguments, _SOURCES)
   if stored is not None:
     found = _confirmed(stored, num_levels, epsilon_target, delta, rates,
-                       multipliers, discretization)
+                       multipliers, discretization, replace_one)
     if found is not None:
       return found
   with progress.said_if_slow(
@@ -457,7 +486,7 @@ def _remembered(num_levels: int, epsilon_target: float, delta: float,
       f"delta={delta:.3g} over {num_levels} rounds"):
     params = _calibrated(num_levels, epsilon_target, delta, list(rates),
                          DEFAULT_FALSE_POSITIVE_RATE, 1, multipliers,
-                         discretization)
+                         discretization, replace_one)
   calibration_store.save("noisy_trie", arguments, _SOURCES,
                          {"sigma": params.sigma, "rate": params.sampling_rate})
   return params.sigma, params.sampling_rate
@@ -465,8 +494,8 @@ def _remembered(num_levels: int, epsilon_target: float, delta: float,
 
 def _confirmed(stored: dict, num_levels: int, epsilon_target: float,
                delta: float, rates: tuple[float, ...],
-               multipliers: tuple[float, ...],
-               discretization: float) -> tuple[float, float] | None:
+               multipliers: tuple[float, ...], discretization: float,
+               replace_one: bool = False) -> tuple[float, float] | None:
   """A stored ``(sigma, rate)`` if the rate is one of ``rates``, sigma
   meets the target on the ``discretization`` grid and sigma / (1 +
   tolerance) does not on the search's or that grid (or is below the least
@@ -480,7 +509,7 @@ def _confirmed(stored: dict, num_levels: int, epsilon_target: float,
 
   def meets(s: float, grid: float) -> bool:
     return _epsilon(s, rate, num_levels, delta, grid,
-                    multipliers) <= epsilon_target
+                    multipliers, replace_one) <= epsilon_target
 
   smaller = sigma / (1.0 + _SIGMA_TOLERANCE)
   if not meets(sigma, discretization) or (
@@ -493,7 +522,8 @@ def _confirmed(stored: dict, num_levels: int, epsilon_target: float,
 def _calibrated(num_levels: int, epsilon_target: float, delta: float,
                 rates: list[float], false_positive_rate: float,
                 chars_per_level: int, multipliers: tuple[float, ...],
-                discretization: float) -> NoisyTrieParams:
+                discretization: float, replace_one: bool = False
+                ) -> NoisyTrieParams:
   """:func:`calibrate` on checked arguments."""
   best_sigma, best_rate = None, None
   for rate in rates:
@@ -501,17 +531,19 @@ def _calibrated(num_levels: int, epsilon_target: float, delta: float,
       rival = best_sigma / best_rate * rate  # the same tau / q
       if rival < LEAST_SIGMA or _epsilon(
           rival, rate, num_levels, delta, SEARCH_DISCRETIZATION,
-          multipliers) > epsilon_target:
+          multipliers, replace_one) > epsilon_target:
         continue  # (below the least sigma, this rate's tau / q is larger)
     sigma = smallest_sigma(num_levels, epsilon_target, delta,
-                           sampling_rate=rate, noise_multipliers=multipliers)
+                           sampling_rate=rate, noise_multipliers=multipliers,
+                           replace_one=replace_one)
     if best_sigma is None or sigma / rate < best_sigma / best_rate:
       best_sigma, best_rate = sigma, rate
   while _epsilon(best_sigma, best_rate, num_levels, delta,
-                 discretization, multipliers) > epsilon_target:
+                 discretization, multipliers, replace_one) > epsilon_target:
     best_sigma *= 1.0 + _SIGMA_TOLERANCE
   return NoisyTrieParams(sigma=best_sigma, num_levels=num_levels,
                          sampling_rate=best_rate,
                          false_positive_rate=false_positive_rate,
                          chars_per_level=chars_per_level,
-                         noise_multipliers=multipliers)
+                         noise_multipliers=multipliers,
+                         replace_one=replace_one)

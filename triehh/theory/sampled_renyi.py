@@ -28,6 +28,12 @@ that sampling buys.
   exp(-t^2 / (2 sigma^2)) / (1 - exp(-t / sigma^2))`` (the normaliser is at
   least 1), so the tails beyond T are bounded and added. T is chosen so
   that they are below ``exp(-700)`` of the sum.
+* *Replacing one user's word* (``REPLACE_ONE``): the user, sampled or
+  not, moves its vote from one coordinate to another, so the pair is ``(M
+  x P, P x M)`` on the two coordinates (unsampled branch: the same law),
+  and Renyi divergence adds over independent products: ``D_alpha(M || P)
+  + D_alpha(P || M)`` in either direction (``order / sigma^2`` unsampled:
+  the L2 sensitivity sqrt(2)).
 * *Rounds.* RDP composes adaptively by adding over rounds (Mironov 2017,
   Proposition 1).
 * *To (epsilon, delta).* CKS20 Proposition 12 (as Corollary 13 uses it):
@@ -93,31 +99,39 @@ def _log_backward(alpha: int, sigma: float, q: float) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def round_curve(sigma: float, sampling_rate: float) -> np.ndarray:
+def round_curve(sigma: float, sampling_rate: float,
+                replace_one: bool = False) -> np.ndarray:
   """One round's RDP at each of :data:`ORDERS`: the discrete Gaussian of
   ``sigma`` at sensitivity 1, Poisson-sampled at ``sampling_rate``, the
-  larger of the two directions. Read only."""
+  larger of the two directions (``replace_one``: their sum, module
+  docstring). Read only."""
   q = sampling_rate
   if not 0.0 < q < 1.0:
     raise ValueError(
         f"sampling_rate must be in (0, 1) for the sampled bound, got {q}; "
         "an unsampled round has the zCDP bound")
-  curve = np.array([round_divergence(sigma, q, a) for a in ORDERS])
+  curve = np.array([round_divergence(sigma, q, a, replace_one)
+                    for a in ORDERS])
   curve.flags.writeable = False
   return curve
 
 
-def round_divergence(sigma: float, sampling_rate: float, order: int) -> float:
+def round_divergence(sigma: float, sampling_rate: float, order: int,
+                     replace_one: bool = False) -> float:
   """One round's RDP at the integer ``order`` >= 2: ``order / (2
   sigma^2)`` unsampled (CKS20 Theorem 4), else the larger of the two
   directions of the Poisson-sampled pair (module docstring), as
-  :func:`round_curve` computes it at each of :data:`ORDERS`."""
+  :func:`round_curve` computes it at each of :data:`ORDERS`;
+  ``replace_one``: twice the unsampled value, the sum of the two
+  directions sampled."""
   if order < 2 or int(order) != order:
     raise ValueError(f"order must be an integer of at least 2, got {order}")
   if sampling_rate >= 1.0:
-    return order / (2.0 * sigma * sigma)
-  return max(_log_forward(int(order), sigma, sampling_rate),
-             _log_backward(int(order), sigma, sampling_rate)) / (order - 1.0)
+    return order / (2.0 * sigma * sigma) * (2.0 if replace_one else 1.0)
+  forward = _log_forward(int(order), sigma, sampling_rate)
+  backward = _log_backward(int(order), sigma, sampling_rate)
+  both = forward + backward if replace_one else max(forward, backward)
+  return both / (order - 1.0)
 
 
 def _conversion(alpha, delta: float):
@@ -142,12 +156,15 @@ def best_order(curve: np.ndarray, delta: float) -> int:
   return ORDERS[int(np.argmin(curve + _conversion(ORDERS, delta)))]
 
 
-def renyi_curve(sigmas: Sequence[float], sampling_rate: float) -> np.ndarray:
+def renyi_curve(sigmas: Sequence[float], sampling_rate: float,
+                replace_one: bool = False) -> np.ndarray:
   """The composed rounds' RDP at each of :data:`ORDERS`: discrete Gaussian
-  rounds of ``sigmas``, each Poisson-sampled at ``sampling_rate`` < 1."""
+  rounds of ``sigmas``, each Poisson-sampled at ``sampling_rate`` < 1
+  (``replace_one``: for ``REPLACE_ONE``, module docstring)."""
   total = np.zeros(len(ORDERS))
   for sigma in sigmas:
-    total += round_curve(float(sigma), float(sampling_rate))
+    total += round_curve(float(sigma), float(sampling_rate),
+                         bool(replace_one))
   return total
 
 
@@ -159,8 +176,9 @@ def epsilon_from_curve(curve: np.ndarray, delta: float) -> float:
 
 
 def epsilon(sigmas: Sequence[float], sampling_rate: float,
-            delta: float) -> float:
+            delta: float, replace_one: bool = False) -> float:
   """epsilon at ``delta`` of discrete Gaussian rounds of ``sigmas``, each
   Poisson-sampled at ``sampling_rate`` (module docstring), both
-  directions."""
-  return epsilon_from_curve(renyi_curve(sigmas, sampling_rate), delta)
+  directions (``replace_one``: for ``REPLACE_ONE``)."""
+  return epsilon_from_curve(renyi_curve(sigmas, sampling_rate, replace_one),
+                            delta)
