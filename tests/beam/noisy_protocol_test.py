@@ -157,3 +157,64 @@ def test_bad_options_are_named(options, match):
 def test_bad_users_are_named_before_the_pipeline(users, match):
   with pytest.raises(ValueError, match=match):
     noisy_protocol.run(users, law_rounds((0,)))
+
+
+# ---- the "beam" engine of triehh.discover ------------------------------------
+
+_ENGINE_WORDS = (["sun"] * 300 + ["moon"] * 200 + ["star"] * 100
+                 + [f"w{i}" for i in range(400)])
+
+
+def _engine_users():
+  import triehh  # pylint: disable=g-import-not-at-top
+  return triehh.Population.from_user_words(_ENGINE_WORDS,
+                                           alphabet="0123456789amnorstuw")
+
+
+def test_discover_runs_the_noisy_trie_on_beam_as_the_pipeline_does():
+  """engine="beam": one run of the pipeline, its seed drawn from the run's
+  generator; the same words, counts and stats as the pipeline's own run of
+  that seed; the fast engine's guarantee; which words and passing
+  candidates are false read off the users' words."""
+  import triehh  # pylint: disable=g-import-not-at-top
+  users = _engine_users()
+  target = triehh.NoisyTarget(4.0, delta=1e-6, false_positive_rate=0.02)
+  result = triehh.discover(users, target, engine="beam", seed=11)
+  fast = triehh.discover(users, target, seed=11)
+  assert {"sun", "moon", "star"} <= set(result.words)
+  assert result.guarantee == fast.guarantee
+  seed = int(np.random.default_rng(11).integers(0, 2**62))
+  rounds = noisy_protocol.NoisyRounds(result.params, users.alphabet,
+                                      users.max_length, seeds=(seed,))
+  one = noisy_protocol.run(list(enumerate(_ENGINE_WORDS)), rounds)[seed]
+  assert result.words == one.words
+  np.testing.assert_array_equal(result.noisy_counts, one.noisy_counts)
+  held = {w[:i] for w in (w + "$" for w in set(_ENGINE_WORDS))
+          for i in range(len(w) + 1)}
+  np.testing.assert_array_equal(
+      result.false_words, [w + "$" not in held for w in result.words])
+  frontier = [""]
+  for level, stats, passing in zip(result.levels, one.levels, one.passing):
+    assert level.num_candidates == stats.num_candidates
+    assert level.num_phantom == sum(t not in held for t in frontier)
+    assert level.num_false_positives == sum(t not in held for t in passing)
+    frontier = [t for t in passing if not t.endswith("$")]
+  # A false-positive rate of 2 % per candidate: noise-only prefixes pass.
+  assert sum(level.num_false_positives for level in result.levels) > 0
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(noise="distributed"), "beam engine takes no options"),
+    (dict(workers="h:1"), "beam engine takes no options"),
+])
+def test_the_beam_engine_refuses_options_and_several_words(options,
+                                                          match):
+  import triehh  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match=match):
+    triehh.discover(_engine_users(), triehh.NoisyTarget(4.0, delta=1e-6),
+                    engine="beam", seed=0, **options)
+  several = population_lib.Population.from_user_words(
+      [{"sun": 2, "moon": 1}, "star"], alphabet="amnorstu")
+  with pytest.raises(ValueError, match="one word per user"):
+    noisy_protocol.run_noisy(several, noisy_trie.NoisyTrieParams(
+        sigma=1.0, num_levels=11, threshold=3), 0)

@@ -43,6 +43,7 @@ import numpy as np
 
 from triehh.beam import protocol
 from triehh.core import alphabet as alphabet_lib
+from triehh.core import population as population_lib
 from triehh.core import validation
 from triehh.engines import noisy
 from triehh.theory import noisy_plan
@@ -127,12 +128,15 @@ class NoisyRun:
     noisy_counts: ``float64 [len(words)]`` their noisy sums.
     levels: per round, its :class:`RoundStats`.
     guarantee: what the parameters guarantee (None unless a delta is given).
+    passing: per round, its passing candidates (prefixes, and words with
+      their ``$``).
   """
 
   words: tuple[str, ...]
   noisy_counts: np.ndarray
   levels: tuple[RoundStats, ...]
   guarantee: object = None
+  passing: tuple[tuple[str, ...], ...] = ()
 
 
 def codes_of(word: str, rounds: NoisyRounds) -> tuple[str, list[int]]:
@@ -205,6 +209,7 @@ def _noisy_round(seed_joined, r: int, rounds: NoisyRounds):
   nxt = tuple(t for t, end in zip(texts, ends) if not end)
   if nxt:
     yield beam.pvalue.TaggedOutput("frontier", (seed, nxt))
+  yield beam.pvalue.TaggedOutput("passing", (seed, r, tuple(texts)))
   stats = RoundStats(
       prefix_length=r * ext.chars, num_frontier=len(frontier),
       num_candidates=num_candidates, num_voted=len(voted),
@@ -217,12 +222,13 @@ def _noisy_round(seed_joined, r: int, rounds: NoisyRounds):
 
 def expand(users, rounds: NoisyRounds):
   """The rounds on a PCollection of ``(user, word)``; returns the
-  PCollections of released ``(seed, round, word, noisy sum)`` and of
-  ``(seed, round, RoundStats fields)``."""
+  PCollections of released ``(seed, round, word, noisy sum)``, of
+  ``(seed, round, RoundStats fields)`` and of ``(seed, round, the passing
+  candidates)`` (prefixes, and words with their ``$``)."""
   users = protocol.one_word_per_user(users, rounds.alphabet.end_symbol)
   frontier = users.pipeline | "Root" >> beam.Create(
       [(seed, ("",)) for seed in rounds.seeds])
-  words, stats = [], []
+  words, stats, passing = [], [], []
   for r in range(rounds.num_rounds):
     side = beam.pvalue.AsDict(frontier | f"Positions{r}" >> beam.Map(
         _positions))
@@ -234,12 +240,14 @@ def expand(users, rounds: NoisyRounds):
            | f"Join{r}" >> beam.CoGroupByKey()
            | f"Noise{r}" >> beam.FlatMap(
                _noisy_round, r, rounds).with_outputs(
-                   "frontier", "stats", main="words"))
+                   "frontier", "stats", "passing", main="words"))
     frontier = out.frontier
     words.append(out.words)
     stats.append(out.stats)
+    passing.append(out.passing)
   return (tuple(words) | "Words" >> beam.Flatten(),
-          tuple(stats) | "Stats" >> beam.Flatten())
+          tuple(stats) | "Stats" >> beam.Flatten(),
+          tuple(passing) | "Passing" >> beam.Flatten())
 
 
 def check_user_words(user_words: Sequence[tuple[object, str]],
@@ -255,8 +263,8 @@ def check_user_words(user_words: Sequence[tuple[object, str]],
     codes_of(word, rounds)
 
 
-def runs_by_seed(words, stats, rounds: NoisyRounds, guarantee=None
-                 ) -> dict[int, NoisyRun]:
+def runs_by_seed(words, stats, rounds: NoisyRounds, guarantee=None,
+                 passing=()) -> dict[int, NoisyRun]:
   """Seed -> its :class:`NoisyRun`, from the pipeline's outputs."""
   released = {seed: {} for seed in rounds.seeds}
   for seed, r, word, value in words:
@@ -264,6 +272,9 @@ def runs_by_seed(words, stats, rounds: NoisyRounds, guarantee=None
   levels = {seed: {} for seed in rounds.seeds}
   for seed, r, fields in stats:
     levels[seed][r] = RoundStats(*fields)
+  passed = {seed: {} for seed in rounds.seeds}
+  for seed, r, texts in passing:
+    passed[seed][r] = tuple(texts)
   out = {}
   for seed in rounds.seeds:
     pairs = [pair for r in sorted(released[seed]) for pair in sorted(
@@ -272,7 +283,8 @@ def runs_by_seed(words, stats, rounds: NoisyRounds, guarantee=None
         words=tuple(w for w, _ in pairs),
         noisy_counts=np.array([v for _, v in pairs], dtype=np.float64),
         levels=tuple(levels[seed][r] for r in sorted(levels[seed])),
-        guarantee=guarantee)
+        guarantee=guarantee,
+        passing=tuple(passed[seed][r] for r in sorted(passed[seed])))
   return out
 
 
@@ -291,11 +303,11 @@ def run(user_words: Sequence[tuple[object, str]], rounds: NoisyRounds, *,
   promise = None if delta is None else guarantee(rounds, delta)
   with tempfile.TemporaryDirectory() as tmp:
     paths = {name: os.path.join(tmp, f"{name}.jsonl")
-             for name in ("words", "stats")}
+             for name in _OUTPUTS}
     with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
       users = p | "Users" >> beam.Create(protocol.checked_rows(
           user_words, rounds.alphabet.end_symbol))
-      outputs = dict(zip(("words", "stats"), expand(users, rounds)))
+      outputs = dict(zip(_OUTPUTS, expand(users, rounds)))
       for name, pcoll in outputs.items():
         _ = (pcoll | f"Format{name}" >> beam.Map(json.dumps)
              | f"Write{name}" >> beam.io.WriteToText(
@@ -304,7 +316,57 @@ def run(user_words: Sequence[tuple[object, str]], rounds: NoisyRounds, *,
     for name, path in paths.items():
       with open(path, encoding="utf-8") as f:
         found[name] = [json.loads(line) for line in f if line.strip()]
-  return runs_by_seed(found["words"], found["stats"], rounds, promise)
+  return runs_by_seed(found["words"], found["stats"], rounds, promise,
+                      found["passing"])
+
+
+_OUTPUTS = ("words", "stats", "passing")
+
+
+def run_noisy(population: population_lib.Population,
+              params: noisy_trie.NoisyTrieParams,
+              rng: np.random.Generator | int | None = None, *,
+              pipeline_opts=None) -> noisy.NoisyTrieResult:
+  """The noisy trie's runner on the ``"beam"`` engine
+  (``triehh.discover(users, NoisyTarget(...), engine="beam")``): the
+  population's ``(user, word)`` rows through :func:`run`, one run whose
+  seed (the users' sampling hash and the rounds' noise) is drawn from
+  ``rng`` (fresh entropy when :func:`triehh.discover` is given no seed),
+  as the fast engine's :class:`~triehh.engines.noisy.NoisyTrieResult`.
+  Which released words and passing candidates no user's word makes
+  (``false_words``, each round's ``num_phantom`` and
+  ``num_false_positives``) is read off the population afterwards
+  (simulation only). One word per user (a ValueError otherwise)."""
+  if not population.is_single_word:
+    raise ValueError("the noisy trie on Beam takes one word per user; this "
+                     "population has several: use engine='fast' or 'tff'")
+  seed = int(np.random.default_rng(rng).integers(0, 2**62))
+  rounds = NoisyRounds(params, population.alphabet, population.max_length,
+                       seeds=(seed,))
+  vocabulary = [str(w) for w in population.vocabulary]
+  rows = [(user, vocabulary[w]) for user, w in enumerate(population.user_word)]
+  one = run(rows, rounds, pipeline_opts=pipeline_opts)[seed]
+  end = population.alphabet.end_symbol
+  held = {seq[:i] for seq in (protocol.sequence(w, population.max_length, end)
+                              for w in vocabulary)
+          for i in range(len(seq) + 1)}
+  levels, frontier = [], ("",)
+  for stats, passing in zip(one.levels, one.passing):
+    levels.append(noisy.LevelStats(
+        prefix_length=stats.prefix_length, num_frontier=stats.num_frontier,
+        num_phantom=sum(1 for t in frontier if t not in held),
+        num_candidates=stats.num_candidates, num_voted=stats.num_voted,
+        num_passing=stats.num_passing, num_released=stats.num_released,
+        expected_false_positives=stats.expected_false_positives,
+        num_zero_vote=stats.num_candidates - stats.num_voted,
+        num_zero_vote_passing=stats.num_zero_vote_passing,
+        num_false_positives=sum(1 for t in passing if t not in held)))
+    frontier = tuple(t for t in passing if not t.endswith(end))
+  false = np.array([protocol.sequence(w, population.max_length, end)
+                    not in held for w in one.words], dtype=bool)
+  return noisy.NoisyTrieResult(
+      words=one.words, noisy_counts=one.noisy_counts.astype(np.int64),
+      false_words=false, levels=tuple(levels))
 
 
 def guarantee(rounds: NoisyRounds, delta: float):

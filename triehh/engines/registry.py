@@ -34,6 +34,8 @@ from triehh.engines import counting
 # The built-in engines' names: the numpy simulation and TensorFlow Federated.
 FAST = "fast"
 TFF = "tff"
+# Apache Beam (triehh.beam): serves mechanisms other than TrieHH.
+BEAM = "beam"
 # The mechanism an engine's ``run`` runs (:mod:`triehh.mechanisms`).
 TRIEHH = "triehh"
 # The keyword options of the TFF engine's run that the drivers set (with

@@ -11,8 +11,9 @@ In one place, what makes it up:
   (:func:`triehh.engines.tff.noisy_engine.run`: ``noise="central"`` or
   ``"distributed"``); any engine that declares ``"noisy_trie"`` among its
   mechanisms (:mod:`triehh.engines.registry`) runs it through
-  :meth:`~triehh.engines.registry.Engine.runner`; the Beam pipeline is
-  :mod:`triehh.beam.noisy_protocol`.
+  :meth:`~triehh.engines.registry.Engine.runner`; ``"beam"``: the Beam
+  pipeline of :mod:`triehh.beam.noisy_protocol` (one word per user,
+  central noise, no options).
 
 The guarantee is labelled as every run's is: ``ADD_OR_REMOVE_ONE`` and
 ``REPLACE_SPECIAL`` when no parameter depends on |D| (delta given, or a
@@ -221,6 +222,10 @@ def _checked_options(engine: str, engine_options: dict) -> str:
   """The noise mode; ValueError for an option the engine does not take
   for the noisy trie (the fast engine takes ``noise`` and, distributed,
   ``dropout``)."""
+  if engine == engines.BEAM and engine_options:
+    raise ValueError("the noisy trie's beam engine takes no options (the "
+                     "server's noise only), got "
+                     f"{', '.join(sorted(engine_options))}")
   if engine != engines.TFF:
     if engine != engines.FAST and "noise" in engine_options:
       raise ValueError(f"noise= is an option of the {engines.TFF!r} and "
@@ -286,4 +291,5 @@ def _distributed(guarantee: privacy_lib.Guarantee,
               + _PUBLIC_ALPHABET + "; " + plan.describe()))
 
 
+engines.serve(engines.BEAM, NAME, "triehh.beam.noisy_protocol:run_noisy")
 MECHANISM = NoisyTrie()

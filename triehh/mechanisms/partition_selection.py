@@ -29,7 +29,7 @@ from triehh.mechanisms import protocol
 from triehh.theory import coverage
 
 NAME = "partition_selection"
-BEAM = "beam"
+BEAM = engines.BEAM
 
 
 @dataclasses.dataclass(frozen=True)
