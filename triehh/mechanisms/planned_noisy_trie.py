@@ -259,24 +259,29 @@ PLANNED = "noisy_trie_planned"
 engines.serve(engines.FAST, PLANNED, "triehh.engines.noisy:run_planned")
 engines.serve(engines.TFF, PLANNED,
               "triehh.engines.tff.planned_engine:run_planned")
+engines.serve(engines.BEAM, PLANNED,
+              "triehh.beam.planned_protocol:run_planned")
 
 
 def check_engine(engine: str, engine_options: dict) -> str:
-  """The noise mode; ValueError unless ``engine`` is the fast or the TFF
-  engine (options: noise, central or distributed, a distributed run's
-  dropout, and where TFF runs): the planned rounds run there only."""
+  """The noise mode; ValueError unless ``engine`` runs the planned rounds
+  (the fast and TFF engines, options: noise, central or distributed, a
+  distributed run's dropout, and where TFF runs; Beam: none, the server's
+  noise)."""
   if engine not in engines.engines_for(PLANNED):
+    names = engines.engines_for(PLANNED)
     raise ValueError(
         "upload_budget: the planned noisy trie runs on the "
-        f"{' and '.join(map(repr, engines.engines_for(PLANNED)))} engines "
+        f"{', '.join(map(repr, names[:-1]))} and {names[-1]!r} engines "
         f"only, not {engine!r}; give no upload_budget to run the classic "
         "noisy trie there")
-  allowed = FAST_OPTIONS if engine == engines.FAST else TFF_OPTIONS
+  allowed = {engines.FAST: FAST_OPTIONS,
+             engines.BEAM: frozenset()}.get(engine, TFF_OPTIONS)
   unknown = set(engine_options) - allowed
   if unknown:
+    takes = ", ".join(sorted(allowed)) or "no options"
     raise ValueError(f"the planned noisy trie's {engine} engine takes "
-                     f"{', '.join(sorted(allowed))}; got "
-                     f"{', '.join(sorted(unknown))}")
+                     f"{takes}; got {', '.join(sorted(unknown))}")
   return noise_mode(engine_options)
 
 
