@@ -300,16 +300,20 @@ def test_skellam_shares_below_the_pld_reach_are_accounted_by_renyi():
   assert {"sun", "moon", "star"} <= set(result.words)
 
 
-def test_rates_adapted_to_the_frontier_are_labelled_at_their_order():
+@pytest.mark.parametrize("replace_one", [False, True])
+def test_rates_adapted_to_the_frontier_are_labelled_at_their_order(
+    replace_one):
   """A plan whose rates adapt: its run says each round's rate, some above
   q where the frontier fits; the label names the Renyi order and says the
   rates adapt; dp_accounting's RDP accountant, composing the run's event,
-  says the label's epsilon; the PLD accountant refuses the event."""
+  says the label's epsilon (under REPLACE_ONE for a plan calibrated for
+  it); the PLD accountant refuses the event."""
   shape = dict(population_size=len(_WORDS), max_length=_USERS.max_length,
                alphabet_size=_USERS.alphabet.size, epsilon=4.0,
                delta=1e-8)
   plan = noisy_plan.plan(**shape, budget=triehh.UploadBudget(
-      20_000, sampling_rate=0.25), rule="fixed", adapt_rates=True)
+      20_000, sampling_rate=0.25), rule="fixed", adapt_rates=True,
+                         replace_one=replace_one)
   calibrated = planned.CalibratedPlan(
       **{f.name: getattr(plan, f.name)
          for f in dataclasses.fields(noisy_plan.NoisyPlan)},
@@ -320,14 +324,20 @@ def test_rates_adapted_to_the_frontier_are_labelled_at_their_order():
                                         *noisy_plan.rate_menu(0.25)}
   assert result.upload_bytes <= 20_000
   g = result.guarantee
-  assert g.accounting == planned.RATES_ADAPTED_ACCOUNTING.format(
+  accounting = planned.RATES_ADAPTED_ACCOUNTING.format(
       order=plan.renyi_order)
+  assert g.accounting == (accounting.replace(
+      ", two-sided)", ", replace-one swap, two-sided)") if replace_one
+                          else accounting)
   assert f"Renyi divergence at order {plan.renyi_order}" in g.covers
   assert g.epsilon == noisy_plan.epsilon(plan) <= 4.0
   event = _MECHANISM.dp_event(calibrated)
-  accountant = dp_events.RdpAccountant()
+  accountant = dp_events.RdpAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_ONE if replace_one
+      else dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
   accountant.compose(event)
   assert accountant.get_epsilon(1e-8) == pytest.approx(g.epsilon, rel=1e-6)
+  assert g.holds_for(Adjacency.REPLACE_ONE) == replace_one
   with pytest.raises(dp_accounting.UnsupportedEventError):
     dp_events.PLDAccountant().compose(event)
   assert {"sun", "moon", "star"} <= set(result.words)

@@ -252,6 +252,19 @@ def test_the_discrete_gaussian_replacing_one_is_its_two_directions_composed(
   np.testing.assert_allclose(rdp._rdp, expected, rtol=1e-12)  # pylint: disable=protected-access
 
 
+def test_a_swap_renyi_event_covers_replace_one_and_a_plain_one_does_not():
+  swap = dp_events.RenyiDpEvent(8, 0.5, replace_one=True)
+  accountant = dp_events.RdpAccountant(_RELATION.REPLACE_ONE)
+  accountant.compose(swap)
+  assert accountant.get_epsilon(1e-6) == pytest.approx(
+      sampled_renyi.epsilon_at_order(8, 0.5, 1e-6), rel=1e-6)
+  with pytest.raises(dp_accounting.UnsupportedEventError):
+    dp_events.RdpAccountant(_RELATION.REPLACE_ONE).compose(
+        dp_events.RenyiDpEvent(8, 0.5))
+  with pytest.raises(TypeError, match="replace_one must be True or False"):
+    dp_events.RenyiDpEvent(8, 0.5, replace_one="yes")
+
+
 # ---- the RDP accountant: any delta ------------------------------------------
 
 

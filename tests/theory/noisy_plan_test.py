@@ -13,6 +13,7 @@ from scipy import special
 
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
+from triehh.theory import sampled_renyi
 
 
 @functools.cache
@@ -402,11 +403,28 @@ def test_an_adapted_plan_is_accounted_at_its_order():
                     adapt_rates=True)
 
 
-def test_replace_one_plans_at_a_fixed_rate_and_keeps_the_servers_noise():
+def test_replace_one_plans_meet_the_swaps_divergence_and_refuse_shares():
+  """REPLACE_ONE: at a fixed rate the plan's epsilon is the swap's, larger
+  than adding or removing's at the same sigma; with rates adapted, every
+  rate option's swap divergence at the plan's order is at most its
+  planned round's (summed from the pmfs in sampled_renyi's tests), and
+  the run's epsilon from their sum meets the target. Skellam shares
+  refuse it."""
   budget = noisy_plan.UploadBudget(100_000, sampling_rate=0.5)
-  with pytest.raises(ValueError, match="adapt_rates with replace_one"):
-    noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget,
-                    adapt_rates=True, replace_one=True)
+  adapted = noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget,
+                            adapt_rates=True, replace_one=True)
+  assert adapted.replace_one and adapted.renyi_order is not None
+  assert noisy_plan.epsilon(adapted) <= 4.0
+  order = adapted.renyi_order
+  for r in range(adapted.discovery_rounds):
+    planned = sampled_renyi.round_divergence(
+        adapted.round_sigma(r), 0.5, order, replace_one=True)
+    options = adapted.rate_options(r)
+    assert options
+    for option in options:
+      assert sampled_renyi.round_divergence(
+          option.round_sigma(r), option.sampling_rate, order,
+          replace_one=True) <= planned * (1 + 1e-9)
   swap = noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget,
                          replace_one=True)
   plain = noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget)

@@ -102,8 +102,8 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior
   (their noise drawn at their variance, :class:`triehh.engines.noisy.
   SkellamVoter` with ``exact=False``: a simulation, not a release).
-  ``replace_one``: every plan calibrated for ``REPLACE_ONE`` too, and none
-  with its rates adapted. Remembered by its arguments."""
+  ``replace_one``: every plan calibrated for ``REPLACE_ONE`` too.
+  Remembered by its arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
   scored = []
   for rule in CANDIDATE_RULES:
@@ -133,8 +133,7 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
         rates.append(rates[-1] / 2)
         found.append(scored_at(rates[-1]))
     best = rates[int(np.argmax(found))]
-    if (best < 1.0 and dropout is None and budget.sampling_rate is None
-        and not replace_one):
+    if best < 1.0 and dropout is None and budget.sampling_rate is None:
       scored_at(best, adapted=True)
   return tuple(scored)
 
@@ -168,7 +167,7 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
     arguments["replace_one"] = True
   stored = calibration_store.load(_KIND, arguments, _sources())
   rule, q, adapted = _stored_choice(stored, budget, dropout)
-  if rule is not None and not (adapted and replace_one):
+  if rule is not None:
     return _built(population_size, max_length, alphabet_size, epsilon, delta,
                   dataclasses.replace(budget, sampling_rate=q), one_word,
                   rule, dropout, adapted, replace_one)

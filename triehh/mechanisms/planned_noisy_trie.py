@@ -124,7 +124,8 @@ def dp_event(plan: noisy_plan.NoisyPlan):
          for m in plan.distributed.accounted_means])
   if plan.renyi_order is not None:
     return dp_events.RenyiDpEvent(plan.renyi_order,
-                                  noisy_plan.renyi_divergence(plan))
+                                  noisy_plan.renyi_divergence(plan),
+                                  replace_one=plan.replace_one)
   return noisy_trie.dp_event(as_params(plan))
 
 
@@ -138,7 +139,8 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   else:  # one RDP order bounds the run, not the planned rounds' PLD
     accounted = noisy_trie.stated(
         noisy_plan.epsilon(plan), plan.delta,
-        RATES_ADAPTED_ACCOUNTING.format(order=plan.renyi_order))
+        RATES_ADAPTED_ACCOUNTING.format(order=plan.renyi_order),
+        replace_one=plan.replace_one)
   declared = plan.n_source == coverage.N_DECLARED
   neighbours = (
       "for neighbours of any size (the plan reads the declared, public n)"

@@ -135,8 +135,9 @@ class DiscreteGaussianDpEvent(dp_event.DpEvent):
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class RenyiDpEvent(dp_event.DpEvent):
   """A mechanism known only to be ``(order, divergence)``-RDP, both
-  directions, for ``ADD_OR_REMOVE_ONE`` and ``REPLACE_SPECIAL``: the noisy
-  trie with its rates adapted to the frontier
+  directions, for ``ADD_OR_REMOVE_ONE`` and ``REPLACE_SPECIAL`` (and,
+  with ``replace_one``, the divergence the swap's, ``REPLACE_ONE``): the
+  noisy trie with its rates adapted to the frontier
   (:mod:`triehh.theory.noisy_plan`, *Rates adapted*), whose rounds are
   bounded at one order and at no other. :class:`RdpAccountant` composes
   it at that order (infinite at the others); the PLD accountants refuse
@@ -144,6 +145,7 @@ class RenyiDpEvent(dp_event.DpEvent):
 
   order: int
   divergence: float
+  replace_one: bool = False
 
   def __attrs_post_init__(self):
     order = validation.check_int("order", self.order)
@@ -153,6 +155,9 @@ class RenyiDpEvent(dp_event.DpEvent):
     if not 0.0 <= divergence < math.inf:  # also refuses nan
       raise ValueError(f"divergence must be a finite number >= 0, got "
                        f"{divergence}")
+    if not isinstance(self.replace_one, bool):
+      raise TypeError(f"replace_one must be True or False, got "
+                      f"{self.replace_one!r}")
     object.__setattr__(self, "order", order)
     object.__setattr__(self, "divergence", divergence)
 
@@ -406,7 +411,8 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
     orders = np.asarray(self._orders, dtype=np.float64)
     if isinstance(event, RenyiDpEvent):
       known = orders == event.order
-      return ((_Relation.ADD_OR_REMOVE_ONE, _Relation.REPLACE_SPECIAL),
+      return ((_Relation.ADD_OR_REMOVE_ONE, _Relation.REPLACE_SPECIAL)
+              + ((_Relation.REPLACE_ONE,) if event.replace_one else ()),
               "the Renyi event is",
               np.where(known, event.divergence, np.inf) if known.any()
               else None)

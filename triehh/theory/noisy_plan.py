@@ -217,7 +217,8 @@ class NoisyPlan:
     return tuple(
         dataclasses.replace(self, sampling_rate=rate, renyi_order=None,
                             sigma=raised_sigma(sigma_r, self.sampling_rate,
-                                               rate, self.renyi_order)
+                                               rate, self.renyi_order,
+                                               self.replace_one)
                             / scale)
         for rate in rate_menu(self.sampling_rate))
 
@@ -487,8 +488,7 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   (A + 1)``. ``adapt_rates`` (with the budget's q < 1): the rounds'
   rates adapt to the frontier, accounted at one Renyi order (module
   docstring). ``replace_one``: sigma meets the target for ``REPLACE_ONE``
-  too (the rates then do not adapt: their order's bound is for adding or
-  removing a user).
+  too (adapted rates: at the swap's divergence, every option's too).
   """
   n = limits.check_users("population_size", population_size)
   validation.check_int("max_length", max_length)
@@ -499,10 +499,6 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   validation.check_positive("false_words", false_words)
   if rule not in RULES:
     raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-  if adapt_rates and replace_one:
-    raise ValueError("adapt_rates with replace_one: rates adapted to the "
-                     "frontier are accounted for adding or removing a user "
-                     "only; plan REPLACE_ONE at a fixed rate")
   declared = _Declared(n, max_length, alphabet_size, float(epsilon),
                        float(delta), budget, float(zipf_exponent),
                        float(false_words), bool(one_word), bool(replace_one))
@@ -583,7 +579,8 @@ def build(declared: _Declared, choices: PlanChoices,
                      "no round can take a larger one")
   if adapt_rates:
     sigma, order = renyi_sigma(declared.epsilon, declared.delta,
-                               multipliers, rounds, q, sigma)
+                               multipliers, rounds, q, sigma,
+                               replace_one=declared.replace_one)
   elif sigma is None:
     sigma = noisy_trie.smallest_sigma(rounds, declared.epsilon,
                                       declared.delta, sampling_rate=q,
@@ -632,15 +629,18 @@ def rate_menu(sampling_rate: float) -> tuple[float, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def raised_sigma(sigma: float, sampling_rate: float, rate: float,
-                 order: int) -> float:
+                 order: int, replace_one: bool = False) -> float:
   """The least sigma' (to a relative 1e-6, rounded up) whose round at
   ``rate`` has a Renyi divergence at ``order`` at most that of a round of
-  ``sigma`` at ``sampling_rate`` (both directions; the divergence falls as
-  sigma grows)."""
-  target = sampled_renyi.round_divergence(sigma, sampling_rate, order)
+  ``sigma`` at ``sampling_rate`` (both directions; ``replace_one``: the
+  vote moving between two candidates; the divergence falls as sigma
+  grows)."""
+  target = sampled_renyi.round_divergence(sigma, sampling_rate, order,
+                                          replace_one)
 
   def meets(s: float) -> bool:
-    return sampled_renyi.round_divergence(s, rate, order) <= target
+    return sampled_renyi.round_divergence(s, rate, order,
+                                          replace_one) <= target
 
   lo, hi = sigma, sigma
   while not meets(hi):
@@ -652,16 +652,19 @@ def raised_sigma(sigma: float, sampling_rate: float, rate: float,
 
 def renyi_sigma(epsilon_target: float, delta: float,
                 multipliers: tuple[float, ...], rounds: int, q: float,
-                sigma: float | None = None) -> tuple[float, int]:
+                sigma: float | None = None, *,
+                replace_one: bool = False) -> tuple[float, int]:
   """(sigma, alpha): the smallest base sigma (relative 1e-3, rounded up)
   whose R rounds at q meet ``(epsilon_target, delta)`` by their Renyi DP
-  at the best of :data:`triehh.theory.sampled_renyi.ORDERS`, and that
-  order (``sigma`` given: its best order)."""
+  (``replace_one``: the swap's) at the best of
+  :data:`triehh.theory.sampled_renyi.ORDERS`, and that order (``sigma``
+  given: its best order)."""
   scales = [multipliers[r] if r < len(multipliers) else 1.0
             for r in range(rounds)]
 
   def curve(s: float) -> np.ndarray:
-    return sampled_renyi.renyi_curve([s * m for m in scales], q)
+    return sampled_renyi.renyi_curve([s * m for m in scales], q,
+                                     replace_one)
 
   def meets(s: float) -> bool:
     return sampled_renyi.epsilon_from_curve(curve(s), delta) <= (
@@ -753,9 +756,11 @@ def with_distributed(plan_: NoisyPlan, epsilon_target: float,
 
 def renyi_divergence(plan_: NoisyPlan) -> float:
   """The run's Renyi divergence at the plan's order, the bound every run
-  meets when rates adapt: the planned rounds' at (sigma_r, q), summed."""
+  meets when rates adapt: the planned rounds' at (sigma_r, q), summed
+  (for ``REPLACE_ONE`` with ``plan_.replace_one``)."""
   return sum(sampled_renyi.round_divergence(s, plan_.sampling_rate,
-                                            plan_.renyi_order)
+                                            plan_.renyi_order,
+                                            plan_.replace_one)
              for s in plan_.sigmas)
 
 
