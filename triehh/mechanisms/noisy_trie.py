@@ -21,10 +21,10 @@ declared population size), ``REPLACE_SPECIAL`` only when delta is ``1/n^2``
 of the population's own size; with ``adjacency="REPLACE_ONE"`` the noise is
 calibrated for a vote that moves between two candidates
 (:mod:`triehh.theory.noisy_trie`), and ``REPLACE_ONE`` is covered too
-(neighbours of the same size, so whatever n delta came from). The distributed noise (``noise=
-"distributed"``, fast and tff engines) is Skellam shares planned from n
-(the declared size, if any: it reads n too) by
-:func:`triehh.theory.distributed_noise.plan`; its guarantee is that
+(neighbours of the same size, so whatever n delta came from). The
+distributed noise (``noise="distributed"``, fast and tff engines) is
+Skellam shares planned from n (the declared size, if any: it reads n too)
+by :func:`triehh.theory.distributed_noise.plan`; its guarantee is that
 accountant's, for ``REPLACE_SPECIAL`` only, labelled with its assumptions.
 """
 
