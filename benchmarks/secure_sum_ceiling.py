@@ -23,8 +23,9 @@ A^L`` coordinates, which no client could send). Here:
 
 Printed per cell: sigma, the ceiling's expected true words and its ratio to
 central partition selection's true words (truncated geometric, one word
-per user, ``--runs`` runs: ``benchmarks.field_cells.central``). One word per user only (several words: a user's votes are not its
-words' counts).
+per user, ``--runs`` runs: ``benchmarks.field_cells.central``). One
+word per user only (several words: a user's votes are not its words'
+counts).
 
   python -m benchmarks.secure_sum_ceiling --cells=paper-single:4,1e7:8
 """
@@ -68,8 +69,9 @@ def main(argv):
       raise app.UsageError(f"{cell}: several words per user; the ceiling "
                            "is for one word per user")
     sigma = noisy_trie.smallest_sigma(1, loaded.epsilon, loaded.delta)
-    found, _ = release_ceiling.ceiling(loaded.data.truth, population.alphabet.size,
-                       population.max_length, sigma, FLAGS.false_words)
+    found, _ = release_ceiling.ceiling(
+        loaded.data.truth, population.alphabet.size, population.max_length,
+        sigma, FLAGS.false_words)
     central = [field_cells.central(loaded, s)["true"]
                for s in range(FLAGS.runs)]
     c_mean, c_half = field_cells.interval(central) if len(central) > 1 \
