@@ -281,14 +281,32 @@ def test_replace_one_asked_is_calibrated_for_and_covered():
                                Adjacency.REPLACE_SPECIAL)
 
 
-@pytest.mark.parametrize("target, options, message", [
-    (triehh.NoisyTarget(4.0, population_size=10_000, adjacency="REPLACE_ONE"),
-     dict(noise="distributed"), "Skellam shares are accounted for "
-     "REPLACE_SPECIAL only"),
-    (triehh.NoisyTarget(4.0, adjacency="ADD_OR_REMOVE_ONE"), {},
-     "read off the population's own size n=10,000"),
-])
-def test_a_relation_the_run_cannot_cover_is_refused(target, options,
-                                                     message):
-  with pytest.raises(ValueError, match=message):
-    triehh.discover(_USERS, target, seed=0, **options)
+def test_adding_or_removing_with_delta_read_off_the_data_is_refused():
+  with pytest.raises(ValueError, match="read off the population's own "
+                     "size n=10,000"):
+    triehh.discover(_USERS, triehh.NoisyTarget(
+        4.0, adjacency="ADD_OR_REMOVE_ONE"), seed=0)
+
+
+def test_skellam_shares_for_replace_one_are_labelled_and_exported():
+  """Distributed noise asked to cover REPLACE_ONE: the shares are planned
+  for the swap (a larger mean than for REPLACE_SPECIAL alone), the label
+  covers both same-client relations, and dp_accounting's PLD accountant
+  under REPLACE_ONE reads its epsilon from the run's Skellam rounds."""
+  plain = triehh.discover(_USERS, triehh.NoisyTarget(
+      4.0, population_size=10_000), seed=0, noise="distributed")
+  swap = triehh.discover(_USERS, triehh.NoisyTarget(
+      4.0, population_size=10_000, adjacency="REPLACE_ONE"), seed=0,
+                         noise="distributed")
+  g = swap.guarantee
+  assert g.adjacencies == (Adjacency.REPLACE_ONE, Adjacency.REPLACE_SPECIAL)
+  assert "replace-one swap" in g.accounting and "or by other words" in (
+      g.covers)
+  assert g.epsilon <= 4.0
+  assert swap.params.skellam_means[0] > plain.params.skellam_means[0]
+  accountant = dp_events.PLDAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_ONE, 1e-4)
+  accountant.compose(noisy_mechanism.MECHANISM.dp_event(swap.params))
+  short = g.delta - 1e-8 * distributed_noise.DEFAULT_SHORT_SHARE
+  assert accountant.get_epsilon(short) == pytest.approx(g.epsilon,
+                                                        rel=1e-3)

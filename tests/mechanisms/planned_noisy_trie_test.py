@@ -356,8 +356,8 @@ def test_a_plan_for_replace_one_meets_delta_by_both_candidates_exact_sum():
   """REPLACE_ONE at q = 1: a round's loss is the sum of two independent
   rounds' (the vote leaves one candidate and joins another), so the
   plan's delta summed exactly over every sigma twice meets the label's;
-  3% less epsilon does not. The label covers it; Skellam shares refuse
-  it."""
+  3% less epsilon does not. The label covers it, and with Skellam shares
+  too."""
   target = triehh.NoisyTarget(4.0, upload_budget=triehh.UploadBudget(
       200_000, sampling_rate=1.0), population_size=10_000,
                               adjacency="REPLACE_ONE")
@@ -368,5 +368,8 @@ def test_a_plan_for_replace_one_meets_delta_by_both_candidates_exact_sum():
   sigmas = list(plan.sigmas)
   assert _exact_delta(sigmas + sigmas, g.epsilon) <= g.delta * (1 + 1e-6)
   assert _exact_delta(sigmas + sigmas, 0.97 * g.epsilon) > g.delta
-  with pytest.raises(ValueError, match="REPLACE_SPECIAL only"):
-    triehh.discover(_USERS, target, seed=0, noise="distributed")
+  shares = triehh.discover(_USERS, target, seed=0, noise="distributed")
+  assert shares.params.distributed.replace_one
+  assert shares.guarantee.adjacencies == (Adjacency.REPLACE_ONE,
+                                          Adjacency.REPLACE_SPECIAL)
+  assert shares.guarantee.epsilon <= 4.0

@@ -286,3 +286,45 @@ def test_the_rdp_accountant_composes_skellam_rounds_for_replace_special():
   accountant.compose(dp_events.SkellamDpEvent(20.0), 8)
   assert accountant.get_epsilon(1e-17) == pytest.approx(
       distributed_noise.epsilon([20.0] * 8, 1e-17), rel=1e-6)
+
+
+def _swap_delta(means, eps: float, width_sigmas: float = 15.0) -> float:
+  """delta(eps) of unsampled rounds of ``means`` when a user's vote moves
+  from one candidate to another (REPLACE_ONE): each round's loss is the
+  pair's loss on the first candidate (``Sk + 1`` against ``Sk``) plus the
+  reverse pair's on the second, from scipy's pmfs; the pair is symmetric,
+  so one direction."""
+  composed = None
+  for mean in means:
+    upper, lower = _pair(mean, 1.0, int(width_sigmas * math.sqrt(mean)) + 25)
+    for one in (_loss(upper, lower), _loss(lower, upper)):
+      composed = one if composed is None else _compose(composed, one)
+  return _delta(composed, eps)
+
+
+@pytest.mark.parametrize("means,delta", [((2.0,), 1e-5), ((10.0,), 1e-6),
+                                         ((30.0,), 1e-8)])
+def test_replacing_one_is_both_candidates_hockey_stick(means, delta):
+  """REPLACE_ONE: the PLD's epsilon leaves the two candidates' exact pair
+  at most its delta and is close (3% less exceeds it); it is more than
+  adding or removing's."""
+  eps = distributed_noise.epsilon(list(means), delta, replace_one=True)
+  assert _swap_delta(means, eps) <= delta * (1 + 1e-9)
+  assert _swap_delta(means, 0.97 * eps) > delta
+  assert eps > distributed_noise.epsilon(list(means), delta)
+
+
+def test_replacing_one_below_the_pld_meets_delta_and_composes():
+  """Below the PLD's reach the claim is twice the RDP bound: it meets the
+  exact delta of the two candidates' pair, and dp_accounting's RDP
+  accountant under REPLACE_ONE says it."""
+  eps = distributed_noise.epsilon([20.0], 1e-16, replace_one=True)
+  assert eps == distributed_noise.renyi_epsilon([20.0], 1e-16, True)
+  assert _swap_delta((20.0,), eps, width_sigmas=25.0) <= 1e-16
+  assert _swap_delta((20.0,), 0.8 * eps, width_sigmas=25.0) > 1e-16
+  accountant = dp_events.RdpAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_ONE)
+  accountant.compose(dp_events.SkellamDpEvent(20.0), 8)
+  assert accountant.get_epsilon(1e-17) == pytest.approx(
+      distributed_noise.epsilon([20.0] * 8, 1e-17, replace_one=True),
+      rel=1e-6)

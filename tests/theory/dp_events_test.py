@@ -209,8 +209,8 @@ _RELATION = dp_accounting.NeighboringRelation
 @pytest.mark.parametrize("event, refused, accepted", [
     (dp_events.SkellamDpEvent(8.0), _RELATION.ADD_OR_REMOVE_ONE,
      _RELATION.REPLACE_SPECIAL),
-    (dp_events.SkellamDpEvent(8.0), _RELATION.REPLACE_ONE,
-     _RELATION.REPLACE_SPECIAL),
+    (dp_events.SkellamDpEvent(8.0), _RELATION.ADD_OR_REMOVE_ONE,
+     _RELATION.REPLACE_ONE),
     (dp_events.TheoremOneDpEvent(1.0, 1e-6), _RELATION.ADD_OR_REMOVE_ONE,
      _RELATION.REPLACE_SPECIAL),
 ])

@@ -408,8 +408,8 @@ def test_replace_one_plans_meet_the_swaps_divergence_and_refuse_shares():
   than adding or removing's at the same sigma; with rates adapted, every
   rate option's swap divergence at the plan's order is at most its
   planned round's (summed from the pmfs in sampled_renyi's tests), and
-  the run's epsilon from their sum meets the target. Skellam shares
-  refuse it."""
+  the run's epsilon from their sum meets the target. Skellam shares are
+  planned for it too."""
   budget = noisy_plan.UploadBudget(100_000, sampling_rate=0.5)
   adapted = noisy_plan.plan(10_000, 6, 10, 4.0, 1e-8, budget=budget,
                             adapt_rates=True, replace_one=True)
@@ -433,5 +433,6 @@ def test_replace_one_plans_meet_the_swaps_divergence_and_refuse_shares():
   assert dataclasses.replace(swap, replace_one=False).sigma == swap.sigma
   assert noisy_plan.epsilon(dataclasses.replace(
       swap, replace_one=False)) < 0.9 * noisy_plan.epsilon(swap)
-  with pytest.raises(ValueError, match="REPLACE_ONE"):
-    noisy_plan.with_distributed(swap, 4.0)
+  shares = noisy_plan.with_distributed(swap, 4.0)
+  assert shares.distributed.replace_one
+  assert shares.distributed.epsilon(swap.delta) <= 4.0

@@ -130,8 +130,6 @@ class NoisyTrie(protocol.BaseMechanism):
       return planned.run(population, params, rng, engine, **engine_options)
     runner = engines.get(engine).runner(NAME)
     distributed = _checked_options(engine, engine_options) == DISTRIBUTED
-    if distributed and params.replace_one:
-      raise ValueError(planned.REPLACE_ONE_DISTRIBUTED)
     accounted = noisy_trie.guarantee(params)  # the accountant, once
     extra = {}
     if distributed:
@@ -148,7 +146,8 @@ class NoisyTrie(protocol.BaseMechanism):
           n, params.sampling_rate, accounted.epsilon, accounted.delta,
           [params.multiplier(r) for r in range(params.num_levels)],
           params.false_positive_rate, dropout=engine_options.pop(
-              "dropout", distributed_noise.DEFAULT_DROPOUT)))
+              "dropout", distributed_noise.DEFAULT_DROPOUT),
+          replace_one=params.replace_one))
     if engine != engines.TFF:
       engine_options.pop("noise", None)
     start = time.perf_counter()
@@ -274,20 +273,20 @@ def _distributed(guarantee: privacy_lib.Guarantee,
                  ) -> privacy_lib.Guarantee:
   """The guarantee of the Skellam shares that ran
   (:mod:`triehh.theory.distributed_noise`): that accountant's epsilon at
-  the same delta (``delta_short`` included), for ``REPLACE_SPECIAL`` only
-  (a client's own share and its delivery are seen; adding or removing a
-  client changes them), with its assumptions said."""
-  special = (Adjacency.REPLACE_SPECIAL,)
+  the same delta (``delta_short`` included), for ``REPLACE_SPECIAL`` (and
+  ``REPLACE_ONE`` when accounted for it; never adding or removing a
+  client: its share and its delivery are seen), with its assumptions
+  said."""
   return dataclasses.replace(
-      guarantee, epsilon=plan.epsilon(guarantee.delta), adjacencies=special,
+      guarantee, epsilon=plan.epsilon(guarantee.delta),
+      adjacencies=distributed_noise.adjacencies(plan.replace_one),
       accounting=distributed_noise.accounting(
-          guarantee.delta - plan.delta_short), trust=DISTRIBUTED_TRUST,
+          guarantee.delta - plan.delta_short, plan.replace_one),
+      trust=DISTRIBUTED_TRUST,
       public=(guarantee.public + "; n, q, the dropout bound, h, the share "
               "means and the secure sum's modulus"),
-      covers=(guarantee.covers.split(", for neighbours")[0]
-              + ", for a user's words replaced by the empty word (the user "
-              "still a client: its share and its delivery are seen, so "
-              "adding or removing a client is not covered)"
+      covers=(guarantee.covers.split(", for neighbours")[0] + ", "
+              + distributed_noise.neighbours(plan.replace_one)
               + _PUBLIC_ALPHABET + "; " + plan.describe()))
 
 

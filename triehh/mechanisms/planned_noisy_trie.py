@@ -49,7 +49,6 @@ from triehh.theory import limits
 from triehh.theory import mechanism as privacy_lib
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
-from triehh.theory.adjacency import Adjacency
 
 _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
                     "treated as public: fix it before seeing the data")
@@ -89,11 +88,6 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
   return CalibratedPlan(**fields, n_source=n_source)
 
 
-# Why a run asked to cover REPLACE_ONE refuses the clients' noise.
-REPLACE_ONE_DISTRIBUTED = (
-    "adjacency=REPLACE_ONE with distributed noise: the Skellam shares are "
-    "accounted for REPLACE_SPECIAL only (a client's own share and its "
-    "delivery are seen); use noise='central' for REPLACE_ONE")
 # The accountant of a plan whose rates adapt to the frontier.
 RATES_ADAPTED_ACCOUNTING = ("noisy trie (discrete Gaussian RDP at order "
                             "{order}, rates adapted to the frontier, "
@@ -182,13 +176,13 @@ def _distributed(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   """A plan with Skellam shares: the shares' accountant
   (:meth:`~triehh.theory.distributed_noise.DistributedNoise.epsilon`,
   ``delta_short`` included) at the plan's delta, for ``REPLACE_SPECIAL``
-  only (a client's share and its delivery are seen), with its assumptions
-  (h, dropout, the modulus) said; the server's sampling not amplified."""
+  (and ``REPLACE_ONE`` when accounted for it; a client's share and its
+  delivery are seen), with its assumptions (h, dropout, the modulus)
+  said; the server's sampling not amplified."""
   shares = plan.distributed
   covers = ("the released words, the published trie and every noisy count, "
-            "for a user's words replaced by the empty word (the user still "
-            "a client: its share and its delivery are seen, so adding or "
-            f"removing a client is not covered); {_rounds(plan)} planned "
+            + distributed_noise.neighbours(shares.replace_one)
+            + f"; {_rounds(plan)} planned "
             f"within an upload budget of {plan.budget.bytes_per_run:,} bytes "
             "per client per run"
             + (f", in expectation (each user takes part in each round with "
@@ -203,9 +197,10 @@ def _distributed(plan: CalibratedPlan) -> privacy_lib.Guarantee:
                 "of the shares on either side (wrap-around: utility only)")))
   return privacy_lib.Guarantee(
       epsilon=shares.epsilon(plan.delta), delta=plan.delta,
-      adjacencies=(Adjacency.REPLACE_SPECIAL,), two_sided=True,
-      n_source=plan.n_source,
-      accounting=distributed_noise.accounting(plan.delta - shares.delta_short),
+      adjacencies=distributed_noise.adjacencies(shares.replace_one),
+      two_sided=True, n_source=plan.n_source,
+      accounting=distributed_noise.accounting(plan.delta - shares.delta_short,
+                                              shares.replace_one),
       trust=distributed_noise.TRUST,
       covers=covers,
       public=(noisy_trie.PUBLIC + "; the upload budget and the plan "
@@ -222,8 +217,6 @@ def distributed_plan(plan: CalibratedPlan, num_users: int,
   of :func:`triehh.theory.noisy_plan.with_distributed`. ValueError when
   the plan's n is not the ``num_users`` present (the absent clients'
   shares would be missing)."""
-  if plan.replace_one:
-    raise ValueError(REPLACE_ONE_DISTRIBUTED)
   if plan.population_size != num_users:
     raise ValueError(
         f"distributed noise split among the clients of a declared "
@@ -235,7 +228,8 @@ def distributed_plan(plan: CalibratedPlan, num_users: int,
       plan.population_size, plan.max_length, plan.alphabet_size,
       noisy_plan.epsilon(plan), plan.delta, budget=plan.budget,
       one_word=plan.one_word,
-      dropout=distributed_noise.check_dropout(dropout))
+      dropout=distributed_noise.check_dropout(dropout),
+      replace_one=plan.replace_one)
   fields = {f.name: getattr(chosen, f.name)
             for f in dataclasses.fields(noisy_plan.NoisyPlan)}
   return CalibratedPlan(**fields, n_source=plan.n_source)

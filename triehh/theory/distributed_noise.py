@@ -16,6 +16,14 @@ of a round's noise is known exactly and every engine draws it exactly
   from the two pmfs (dp_accounting's ``from_two_probability_mass_functions``,
   pessimistic, both directions, the tails beyond the support in the
   infinity mass). Sampling is not amplified: the server sees who delivered.
+* *Replacing u's word by another* (``replace_one``, ``REPLACE_ONE``; u
+  still a client): the vote moves from one candidate to another, on each
+  the same delivered shares, so the pair is the product of the round's two
+  directions, ``(Sk + 1, Sk)`` on one candidate and ``(Sk, Sk + 1)`` on
+  the other: its PLD the round's composed with its directions swapped,
+  its RDP the two directions' summed (twice the bound below, the Skellam
+  law being symmetric). A vote that only leaves or only joins is a
+  marginal of it.
 * *Rounds.* The rounds' means are fixed before the data is read; the PLDs
   compose (:func:`epsilon`).
 * *Below delta = 1e-15*, where dp_accounting's PLD answers epsilon = inf
@@ -56,6 +64,7 @@ from triehh.core import validation
 from triehh.theory import discrete_gaussian
 from triehh.theory import noise_search
 from triehh.theory import sampled_renyi
+from triehh.theory.adjacency import Adjacency
 
 ACCOUNTING = "Skellam shares (PLD from the pmfs, two-sided)"
 ACCOUNTING_RENYI = ("Skellam shares (RDP, Agarwal-Kairouz-Liu bound, "
@@ -117,10 +126,13 @@ def _log_pmfs(mean: float, sampling_rate: float
 
 @functools.lru_cache(maxsize=128)
 def round_pld(mean: float, sampling_rate: float = 1.0,
-              discretization: float = DEFAULT_DISCRETIZATION):
+              discretization: float = DEFAULT_DISCRETIZATION,
+              replace_one: bool = False):
   """One round's dp_accounting ``PrivacyLossDistribution``: Skellam noise
   of ``mean`` on a sum one user moves by 1, Poisson-sampled at
-  ``sampling_rate`` (the mixture), both directions, pessimistic."""
+  ``sampling_rate`` (the mixture), both directions, pessimistic;
+  ``replace_one``: composed with its directions swapped (module
+  docstring)."""
   from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
   mean = validation.check_positive("mean", mean)
   rate = validation.check_rate("sampling_rate", sampling_rate)
@@ -132,30 +144,38 @@ def round_pld(mean: float, sampling_rate: float = 1.0,
       value_discretization_interval=discretization)
                  for lower, upper in ((log_lower, log_upper),
                                       (log_upper, log_lower)))
-  return pld_lib.PrivacyLossDistribution(remove._pmf_remove, add._pmf_remove)  # pylint: disable=protected-access
+  one = pld_lib.PrivacyLossDistribution(remove._pmf_remove, add._pmf_remove)  # pylint: disable=protected-access
+  if not replace_one:
+    return one
+  return one.compose(pld_lib.PrivacyLossDistribution(add._pmf_remove,  # pylint: disable=protected-access
+                                                     remove._pmf_remove))  # pylint: disable=protected-access
 
 
 def composed_pld(means: Sequence[float], sampling_rate: float = 1.0,
-                 discretization: float = DEFAULT_DISCRETIZATION):
+                 discretization: float = DEFAULT_DISCRETIZATION,
+                 replace_one: bool = False):
   """The PLD of rounds of Skellam ``means`` (adaptive composition)."""
   return discrete_gaussian.compose_rounds(
-      means, lambda mean: round_pld(mean, sampling_rate, discretization))
+      means, lambda mean: round_pld(mean, sampling_rate, discretization,
+                                    replace_one))
 
 
 def epsilon(means: Sequence[float], delta: float, *,
             sampling_rate: float = 1.0,
-            discretization: float = DEFAULT_DISCRETIZATION) -> float:
+            discretization: float = DEFAULT_DISCRETIZATION,
+            replace_one: bool = False) -> float:
   """epsilon at ``delta`` of rounds with Skellam noise of ``means`` on sums
   of sensitivity 1, both directions (module docstring): their PLD, or
   below ``SMALLEST_PLD_DELTA`` their RDP (:func:`renyi_epsilon`, which
   holds sampled or not: a sampled round's pair is a mixture of equal pairs
-  and the unsampled one, and Renyi divergence is jointly quasi-convex)."""
+  and the unsampled one, and Renyi divergence is jointly quasi-convex).
+  ``replace_one``: for ``REPLACE_ONE`` (module docstring)."""
   if not means:
     raise ValueError("means is empty: no round to account for")
   delta = validation.check_probability("delta", delta)
   if delta < SMALLEST_PLD_DELTA:
-    return renyi_epsilon(means, delta)
-  pld = composed_pld(means, sampling_rate, discretization)
+    return renyi_epsilon(means, delta, replace_one)
+  pld = composed_pld(means, sampling_rate, discretization, replace_one)
   return float(pld.get_epsilon_for_delta(delta))
 
 
@@ -171,27 +191,49 @@ def renyi_bound(mean: float, orders) -> np.ndarray:
                                          3.0 / (4.0 * mu))
 
 
-def renyi_epsilon(means: Sequence[float], delta: float) -> float:
+def renyi_epsilon(means: Sequence[float], delta: float,
+                  replace_one: bool = False) -> float:
   """epsilon at ``delta`` of Skellam rounds of ``means`` by their RDP
-  (:func:`renyi_bound`, summed over the rounds, converted by CKS20
-  Proposition 12 at the best of
+  (:func:`renyi_bound`, summed over the rounds, twice for
+  ``replace_one``, converted by CKS20 Proposition 12 at the best of
   :data:`triehh.theory.sampled_renyi.ORDERS`); at any delta."""
   if not means:
     raise ValueError("means is empty: no round to account for")
   delta = validation.check_probability("delta", delta)
-  curve = sum(renyi_bound(m, sampled_renyi.ORDERS) for m in means)
+  curve = sum(renyi_bound(m, sampled_renyi.ORDERS) for m in means) * (
+      2.0 if replace_one else 1.0)
   return sampled_renyi.epsilon_from_curve(curve, delta)
 
 
-def accounting(delta: float) -> str:
+def accounting(delta: float, replace_one: bool = False) -> str:
   """The accountant's name for a guarantee at ``delta`` (``delta_short``
-  taken off): the PLD's, or below ``SMALLEST_PLD_DELTA`` the RDP's."""
-  return ACCOUNTING if delta >= SMALLEST_PLD_DELTA else ACCOUNTING_RENYI
+  taken off): the PLD's, or below ``SMALLEST_PLD_DELTA`` the RDP's
+  (``replace_one``: saying the swap)."""
+  name = ACCOUNTING if delta >= SMALLEST_PLD_DELTA else ACCOUNTING_RENYI
+  return (name.replace(", two-sided)", ", replace-one swap, two-sided)")
+          if replace_one else name)
+
+
+def adjacencies(replace_one: bool) -> tuple[Adjacency, ...]:
+  """The relations the shares' guarantee covers: ``REPLACE_SPECIAL``, and
+  ``REPLACE_ONE`` when accounted for it (never adding or removing a
+  client: its share and its delivery are seen)."""
+  return ((Adjacency.REPLACE_ONE, Adjacency.REPLACE_SPECIAL) if replace_one
+          else (Adjacency.REPLACE_SPECIAL,))
+
+
+def neighbours(replace_one: bool) -> str:
+  """The neighbours the shares' guarantee covers, in words."""
+  return ("for a user's words replaced by the empty word"
+          + (" or by other words" if replace_one else "")
+          + " (the user still a client: its share and its delivery are "
+          "seen, so adding or removing a client is not covered)")
 
 
 def smallest_mean(epsilon_target: float, delta: float,
                   multipliers: Sequence[float], *,
-                  discretization: float = SEARCH_DISCRETIZATION) -> float:
+                  discretization: float = SEARCH_DISCRETIZATION,
+                  replace_one: bool = False) -> float:
   """The smallest base mean mu (to a relative 1e-3, rounded up) whose
   rounds of means ``mu m_r^2`` meet ``(epsilon_target, delta)`` unsampled:
   bisection on ``log mu`` (epsilon decreases in mu: a larger Skellam is a
@@ -201,7 +243,8 @@ def smallest_mean(epsilon_target: float, delta: float,
 
   def meets(mu: float) -> bool:
     return epsilon([mu * s for s in squares], delta,
-                   discretization=discretization) <= epsilon_target
+                   discretization=discretization,
+                   replace_one=replace_one) <= epsilon_target
 
   mean = noise_search.smallest(meets, _MEAN_TOLERANCE, floor=1e-3,
                                ceiling=_MAX_SEARCHED_MEAN)
@@ -309,6 +352,7 @@ class DistributedNoise:
       most shares a round can have) at the false-positive rate.
     bits: the secure sum's modulus ``2^bits``.
     delta_short: the rounds' summed chance of fewer than h other shares.
+    replace_one: accounted for ``REPLACE_ONE`` too (module docstring).
   """
 
   num_clients: int
@@ -319,6 +363,7 @@ class DistributedNoise:
   thresholds: tuple[int, ...]
   bits: int
   delta_short: float
+  replace_one: bool = False
 
   def __post_init__(self):
     validation.check_int("num_clients", self.num_clients)
@@ -375,7 +420,8 @@ class DistributedNoise:
       raise ValueError(f"delta={delta:g} must exceed delta_short="
                        f"{self.delta_short:g}")
     return epsilon(self.accounted_means, delta - self.delta_short,
-                   discretization=discretization)
+                   discretization=discretization,
+                   replace_one=self.replace_one)
 
   def describe(self, modulus: str | None = None) -> str:
     """The assumptions, in one line, for a guarantee's label; ``modulus``
@@ -403,12 +449,14 @@ def check_dropout(dropout: float) -> float:
 def plan(num_clients: int, sampling_rate: float, epsilon_target: float,
          delta: float, multipliers: Sequence[float],
          false_positive_rate: float, *, dropout: float = DEFAULT_DROPOUT,
-         short_share: float = DEFAULT_SHORT_SHARE) -> DistributedNoise:
+         short_share: float = DEFAULT_SHORT_SHARE,
+         replace_one: bool = False) -> DistributedNoise:
   """The distributed noise meeting ``(epsilon_target, delta)`` over
   ``len(multipliers)`` rounds (round r's variance the base's times
   ``m_r^2``), from public values only: h from n, q, dropout and
   ``short_share`` of delta; the base mean by :func:`smallest_mean` at the
-  rest of delta; shares rounded up; thresholds at the false-positive rate."""
+  rest of delta; shares rounded up; thresholds at the false-positive rate.
+  ``replace_one``: for ``REPLACE_ONE`` too (module docstring)."""
   validation.check_int("num_clients", num_clients)
   if num_clients < 2:
     raise ValueError(f"num_clients must be at least 2, got {num_clients}")
@@ -418,10 +466,11 @@ def plan(num_clients: int, sampling_rate: float, epsilon_target: float,
   delta_short = delta * short
   h = min_clients_for(num_clients, sampling_rate, dropout, delta_short,
                       len(multipliers))
-  mu = smallest_mean(epsilon_target, delta - delta_short, multipliers)
+  mu = smallest_mean(epsilon_target, delta - delta_short, multipliers,
+                     replace_one=replace_one)
   shares = tuple(share_mean(mu * float(m) ** 2, h) for m in multipliers)
-  while epsilon([float(h * s) for s in shares],
-                delta - delta_short) > epsilon_target:
+  while epsilon([float(h * s) for s in shares], delta - delta_short,
+                replace_one=replace_one) > epsilon_target:
     shares = tuple(share_mean(float(s) * (1 + _MEAN_TOLERANCE) * h, h)
                    for s in shares)
   thresholds = tuple(threshold_for(float(num_clients * s),
@@ -431,4 +480,5 @@ def plan(num_clients: int, sampling_rate: float, epsilon_target: float,
                           sampling_rate=float(sampling_rate),
                           dropout=float(dropout), min_clients=h,
                           share_means=shares, thresholds=thresholds,
-                          bits=bits, delta_short=delta_short)
+                          bits=bits, delta_short=delta_short,
+                          replace_one=bool(replace_one))

@@ -168,8 +168,9 @@ class SkellamDpEvent(dp_event.DpEvent):
   sums one user moves by at most 1: a round of the noisy trie's distributed
   mode, its noise the ``h s_r`` of the shares the accountant counts
   (:mod:`triehh.theory.distributed_noise`). Accounted for
-  ``REPLACE_SPECIAL`` only (a client's own share and its delivery are seen,
-  so adding or removing a client is not covered); :class:`PLDAccountant`
+  ``REPLACE_SPECIAL`` and ``REPLACE_ONE`` (the user still a client; the
+  latter its two directions composed), not ``ADD_OR_REMOVE_ONE`` (a
+  client's own share and its delivery are seen); :class:`PLDAccountant`
   composes its PLD (:func:`triehh.theory.distributed_noise.round_pld`),
   :class:`RdpAccountant` its RDP bound (below delta = 1e-15),
   dp_accounting's own accountants refuse it."""
@@ -333,10 +334,11 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
                   event.sigma, event.sampling_rate, d,
                   relation is Adjacency.REPLACE_ONE))
     if isinstance(event, SkellamDpEvent):
-      return ((Adjacency.REPLACE_SPECIAL,),
+      return ((Adjacency.REPLACE_SPECIAL, Adjacency.REPLACE_ONE),
               "the distributed Skellam shares are",
-              lambda d: distributed_noise.round_pld(event.mean,
-                                                    discretization=d))
+              lambda d: distributed_noise.round_pld(
+                  event.mean, discretization=d,
+                  replace_one=relation is Adjacency.REPLACE_ONE))
     if isinstance(event, TheoremOneDpEvent):
       return ((Adjacency.REPLACE_SPECIAL,),
               "Theorem 1 (one direction) is",
@@ -397,7 +399,8 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
   ``ADD_OR_REMOVE_ONE``, and ``REPLACE_ONE`` for the discrete Gaussian
   (its two directions' RDP summed); dp_accounting's own events as its
   accountant composes them. :class:`SkellamDpEvent` too, for
-  ``REPLACE_SPECIAL`` only, at the Skellam mechanism's RDP bound
+  ``REPLACE_SPECIAL`` and ``REPLACE_ONE`` (twice), at the Skellam
+  mechanism's RDP bound
   (:func:`triehh.theory.distributed_noise.renyi_bound`)."""
 
   def __init__(self, neighboring_relation=_Relation.ADD_OR_REMOVE_ONE):
@@ -417,9 +420,11 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
               np.where(known, event.divergence, np.inf) if known.any()
               else None)
     if isinstance(event, SkellamDpEvent):
-      return ((_Relation.REPLACE_SPECIAL,),
+      swap = self._neighboring_relation == _Relation.REPLACE_ONE
+      return ((_Relation.REPLACE_SPECIAL, _Relation.REPLACE_ONE),
               "the distributed Skellam shares are",
-              distributed_noise.renyi_bound(event.mean, orders))
+              distributed_noise.renyi_bound(event.mean, orders)
+              * (2.0 if swap else 1.0))
     if isinstance(event, DiscreteGaussianDpEvent):
       swap = self._neighboring_relation == _Relation.REPLACE_ONE
       return ((_Relation.ADD_OR_REMOVE_ONE, _Relation.REPLACE_ONE),

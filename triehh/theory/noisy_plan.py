@@ -735,19 +735,14 @@ def with_distributed(plan_: NoisyPlan, epsilon_target: float,
   (the server sees who delivered, so sampling is not amplified), h from n,
   q, ``dropout`` and a share of delta. sigma becomes the accounted shares'
   largest base standard deviation, ``max_r sqrt(2 h s_r) / m_r``, for the
-  blocks' bits (utility only). ValueError for a plan calibrated for
-  ``REPLACE_ONE`` (the shares are accounted for ``REPLACE_SPECIAL``
-  only)."""
-  if plan_.replace_one:
-    raise ValueError("with_distributed: the plan is calibrated for "
-                     "REPLACE_ONE, which Skellam shares are not accounted "
-                     "for (REPLACE_SPECIAL only)")
+  blocks' bits (utility only). A plan calibrated for ``REPLACE_ONE``
+  gets shares accounted for it too."""
   multipliers = [plan_.round_sigma(r) / plan_.sigma
                  for r in range(plan_.num_levels)]
   shares = distributed_noise.plan(
       plan_.population_size, plan_.sampling_rate, epsilon_target,
       plan_.delta, multipliers, plan_.prefix_false_positive_rate,
-      dropout=dropout)
+      dropout=dropout, replace_one=plan_.replace_one)
   sigma = max(math.sqrt(2.0 * mean) / m
               for mean, m in zip(shares.accounted_means, multipliers))
   return dataclasses.replace(plan_, sigma=sigma, distributed=shares,
