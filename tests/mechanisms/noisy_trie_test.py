@@ -160,7 +160,7 @@ def test_a_distributed_run_exports_its_skellam_rounds_not_the_gaussian():
   central = noisy_trie.dp_event(result.params)
   assert abs(replace_special.epsilon(central, 1e-8 - short) - label) > 1e-3
   with pytest.raises(dp_accounting.UnsupportedEventError,
-                     match="REPLACE_SPECIAL only"):
+                     match="REPLACE_SPECIAL and REPLACE_ONE only"):
     dp_events.PLDAccountant().compose(event)
 
 
