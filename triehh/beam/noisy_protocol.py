@@ -142,8 +142,13 @@ class NoisyRun:
 def codes_of(word: str, rounds: NoisyRounds) -> tuple[str, list[int]]:
   """A word's sequence (:func:`triehh.beam.protocol.sequence`) and its
   symbols' codes; a ValueError names a character outside the alphabet."""
-  alphabet = rounds.alphabet
-  seq = protocol.sequence(word, rounds.max_length, alphabet.end_symbol)
+  return sequence_codes(word, rounds.alphabet, rounds.max_length)
+
+
+def sequence_codes(word: str, alphabet: alphabet_lib.Alphabet,
+                   max_length: int) -> tuple[str, list[int]]:
+  """:func:`codes_of` for an alphabet and L given."""
+  seq = protocol.sequence(word, max_length, alphabet.end_symbol)
   table = alphabet.code_table()
   table[alphabet.end_symbol] = alphabet.end_code
   try:
@@ -161,9 +166,7 @@ def _votes(user_word, r: int, frontiers: dict, rounds: NoisyRounds):
   p = r * ext.chars
   if len(seq) <= p:
     return
-  chunk = codes[p:p + ext.chars]
-  chunk = np.array([chunk + [-1] * (ext.chars - len(chunk))])
-  e = int(ext.encode(chunk, rounds.alphabet.end_code)[0])
+  e = extension(codes, p, ext, rounds.alphabet.end_code)
   if e < 0:
     return
   prefix = seq[:p]
@@ -173,6 +176,15 @@ def _votes(user_word, r: int, frontiers: dict, rounds: NoisyRounds):
     if position is not None and (rate >= 1.0 or protocol.sampled(
         seed, r + 1, user, rate)):
       yield (seed, position * ext.size + e), 1
+
+
+def extension(codes, p: int, ext: noisy.Extensions, end_code: int) -> int:
+  """The number of the extension ``codes[p:p + k]`` of a sequence's
+  length-p prefix (symbols past its end padded), as the fast engine
+  numbers it; -1 if it has none here."""
+  chunk = list(codes[p:p + ext.chars])
+  chunk += [-1] * (ext.chars - len(chunk))
+  return int(ext.encode(np.array([chunk]), end_code)[0])
 
 
 def _positions(seed_prefixes):
@@ -294,33 +306,18 @@ def run(user_words: Sequence[tuple[object, str]], rounds: NoisyRounds, *,
   """Runs the noisy trie on in-memory ``(user, word)`` pairs (tests, small
   data); seed -> its run, carrying :func:`guarantee` at ``delta`` if
   given."""
-  import json  # pylint: disable=g-import-not-at-top
-  import os  # pylint: disable=g-import-not-at-top
-  import tempfile  # pylint: disable=g-import-not-at-top
-  from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
   user_words = list(user_words)
   check_user_words(user_words, rounds)
   promise = None if delta is None else guarantee(rounds, delta)
-  with tempfile.TemporaryDirectory() as tmp:
-    paths = {name: os.path.join(tmp, f"{name}.jsonl")
-             for name in _OUTPUTS}
-    with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
-      users = p | "Users" >> beam.Create(protocol.checked_rows(
-          user_words, rounds.alphabet.end_symbol))
-      outputs = dict(zip(_OUTPUTS, expand(users, rounds)))
-      for name, pcoll in outputs.items():
-        _ = (pcoll | f"Format{name}" >> beam.Map(json.dumps)
-             | f"Write{name}" >> beam.io.WriteToText(
-                 paths[name], num_shards=1, shard_name_template=""))
-    found = {}
-    for name, path in paths.items():
-      with open(path, encoding="utf-8") as f:
-        found[name] = [json.loads(line) for line in f if line.strip()]
+
+  def build(p):
+    users = p | "Users" >> beam.Create(protocol.checked_rows(
+        user_words, rounds.alphabet.end_symbol))
+    return dict(zip(("words", "stats", "passing"), expand(users, rounds)))
+
+  found = protocol.collected(build, pipeline_opts)
   return runs_by_seed(found["words"], found["stats"], rounds, promise,
                       found["passing"])
-
-
-_OUTPUTS = ("words", "stats", "passing")
 
 
 def run_noisy(population: population_lib.Population,

@@ -18,9 +18,6 @@ local path chooses them with a seeded generator first).
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import tempfile
 import time
 
 import apache_beam as beam
@@ -28,6 +25,7 @@ import numpy as np
 
 from triehh.baselines import moved
 from triehh.baselines import partition_selection as ps_lib
+from triehh.beam import protocol
 from triehh.core import population as population_lib
 
 
@@ -64,7 +62,6 @@ def select_words(population: population_lib.Population,
   engines' common signature and unused: every distinct word of a user is a
   row, and pipeline_dp bounds them with its own (unseeded) noise."""
   del seed
-  from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
   moved.refuse("select_words", moved_keywords, ps_lib.MOVED,
                ps_lib.EXAMPLE)
   moved.check_target("select_words", target,
@@ -74,18 +71,14 @@ def select_words(population: population_lib.Population,
   # Every distinct word of a user; pipeline_dp bounds them (module doc).
   rows = ps_lib.user_word_rows(population, max(population.num_words, 1),
                                np.random.default_rng(0))
-  with tempfile.TemporaryDirectory() as tmp:
-    path = os.path.join(tmp, "words.jsonl")
-    with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
-      pcoll = p | "Rows" >> beam.Create(rows)
-      selected, accountant = select(
-          pcoll, dataclasses.replace(target, delta=delta))
-      accountant.compute_budgets()
-      _ = (selected | "Format" >> beam.Map(json.dumps)
-           | "Write" >> beam.io.WriteToText(path, num_shards=1,
-                                            shard_name_template=""))
-    with open(path, encoding="utf-8") as f:
-      words = tuple(sorted(json.loads(line) for line in f if line.strip()))
+
+  def build(p):
+    selected, accountant = select(p | "Rows" >> beam.Create(rows),
+                                  dataclasses.replace(target, delta=delta))
+    accountant.compute_budgets()  # before the pipeline runs
+    return {"words": selected}
+
+  words = tuple(sorted(protocol.collected(build, pipeline_opts)["words"]))
   return ps_lib.PartitionSelectionResult(
       words=words, seed=None, seconds=time.perf_counter() - start,
       params=ps_lib.release_params(target, delta=delta,

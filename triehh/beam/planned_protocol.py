@@ -31,14 +31,12 @@ same law). Checked in ``tests/beam/planned_protocol_test.py``.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Callable
 
 import apache_beam as beam
 import numpy as np
 
+from triehh.beam import noisy_protocol
 from triehh.beam import protocol
 from triehh.core import population as population_lib
 from triehh.engines import noisy
@@ -55,13 +53,11 @@ class BeamVoter(noisy.FastVoter):
       raise ValueError("the planned noisy trie on Beam takes one word per "
                        "user; this population has several: use "
                        "engine='fast' or 'tff'")
-    alphabet = population.alphabet
-    table = alphabet.code_table()
-    table[alphabet.end_symbol] = alphabet.end_code
-    words = [str(w) for w in population.vocabulary]
     # Each user's symbols' codes, its sequence as the pipeline reads it.
-    self.rows = [(user, tuple(table[c] for c in protocol.sequence(
-        words[w], population.max_length, alphabet.end_symbol)))
+    codes = [tuple(noisy_protocol.sequence_codes(
+        str(w), population.alphabet, population.max_length)[1])
+             for w in population.vocabulary]
+    self.rows = [(user, codes[w])
                  for user, w in enumerate(population.user_word)]
     self.seed, self.pipeline_opts = int(seed), pipeline_opts
 
@@ -77,9 +73,7 @@ class BeamVoter(noisy.FastVoter):
       f = positions.get(codes[:p]) if len(codes) > p else None
       if f is None:
         return -1
-      chunk = list(codes[p:p + ext.chars])
-      chunk += [-1] * (ext.chars - len(chunk))
-      e = int(ext.encode(np.array([chunk]), end)[0])
+      e = noisy_protocol.extension(codes, p, ext, end)
       return -1 if e < 0 else f * ext.size + e
 
     cand = noisy._word_candidates(population, frontier, ext, p)  # pylint: disable=protected-access
@@ -109,7 +103,6 @@ class BeamVoter(noisy.FastVoter):
             rate: float) -> dict[int, int]:
     """One pipeline: candidate -> the votes of the users who take part in
     round ``level`` at ``rate`` (module docstring)."""
-    from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
     seed = self.seed
 
     def emit(row):
@@ -119,17 +112,12 @@ class BeamVoter(noisy.FastVoter):
         if candidate >= 0:
           yield candidate, 1
 
-    with tempfile.TemporaryDirectory() as tmp:
-      path = os.path.join(tmp, "sums.jsonl")
-      with beam.Pipeline(options=self.pipeline_opts or ingest.options()) as p:
-        _ = (p | "Users" >> beam.Create(self.rows)
-             | "Vote" >> beam.FlatMap(emit)
-             | "Sum" >> beam.CombinePerKey(sum)
-             | "Format" >> beam.Map(json.dumps)
-             | "Write" >> beam.io.WriteToText(path, num_shards=1,
-                                              shard_name_template=""))
-      with open(path, encoding="utf-8") as f:
-        return dict(json.loads(line) for line in f if line.strip())
+    def build(p):
+      return {"sums": (p | "Users" >> beam.Create(self.rows)
+                       | "Vote" >> beam.FlatMap(emit)
+                       | "Sum" >> beam.CombinePerKey(sum))}
+
+    return dict(protocol.collected(build, self.pipeline_opts)["sums"])
 
   @staticmethod
   def _voted(population: population_lib.Population, cand: np.ndarray,

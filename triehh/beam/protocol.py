@@ -33,7 +33,7 @@ import dataclasses
 import hashlib
 import numbers
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import apache_beam as beam
 
@@ -243,25 +243,45 @@ def heavy_hitters(levels: Sequence[dict[str, int]],
           for prefix, votes in level.items() if prefix.endswith(end_symbol)}
 
 
-def run(user_words: Sequence[tuple[object, str]], rounds: Rounds, *,
-        pipeline_opts=None) -> dict[int, list[dict[str, int]]]:
-  """Runs the rounds on in-memory ``(user, word)`` pairs (tests, small
-  data); seed -> the trie's levels."""
+def collected(build: Callable[[beam.Pipeline], dict],
+              pipeline_opts=None) -> dict[str, list]:
+  """Runs one pipeline and reads its outputs back: ``build(pipeline)``
+  returns name -> PCollection of JSON-able elements (small ones: a run's
+  released words and statistics); each is written to a temporary JSON
+  Lines file, read back as a list under its name once the pipeline has
+  run (``pipeline_opts``: Beam's options, by default
+  :func:`triehh.beam.ingest.options`)."""
   import json  # pylint: disable=g-import-not-at-top
   import os  # pylint: disable=g-import-not-at-top
   import tempfile  # pylint: disable=g-import-not-at-top
   from triehh.beam import ingest  # pylint: disable=g-import-not-at-top
   with tempfile.TemporaryDirectory() as tmp:
-    path = os.path.join(tmp, "trie.jsonl")
+    paths = {}
     with beam.Pipeline(options=pipeline_opts or ingest.options()) as p:
-      users = p | "Users" >> beam.Create(checked_rows(user_words,
-                                                      rounds.end_symbol))
-      _ = (expand(users, rounds) | "Format" >> beam.Map(json.dumps)
-           | "Write" >> beam.io.WriteToText(path, num_shards=1,
-                                            shard_name_template=""))
-    with open(path, encoding="utf-8") as f:
-      found = [tuple(json.loads(line)) for line in f if line.strip()]
-  return levels_by_seed(found, rounds)
+      for name, pcoll in build(p).items():
+        paths[name] = os.path.join(tmp, f"{name}.jsonl")
+        _ = (pcoll | f"Format{name}" >> beam.Map(json.dumps)
+             | f"Write{name}" >> beam.io.WriteToText(
+                 paths[name], num_shards=1, shard_name_template=""))
+    found = {}
+    for name, path in paths.items():
+      with open(path, encoding="utf-8") as f:
+        found[name] = [json.loads(line) for line in f if line.strip()]
+  return found
+
+
+def run(user_words: Sequence[tuple[object, str]], rounds: Rounds, *,
+        pipeline_opts=None) -> dict[int, list[dict[str, int]]]:
+  """Runs the rounds on in-memory ``(user, word)`` pairs (tests, small
+  data); seed -> the trie's levels."""
+
+  def build(p):
+    users = p | "Users" >> beam.Create(checked_rows(user_words,
+                                                    rounds.end_symbol))
+    return {"trie": expand(users, rounds)}
+
+  found = collected(build, pipeline_opts)["trie"]
+  return levels_by_seed([tuple(row) for row in found], rounds)
 
 
 def guarantee(rounds: Rounds, num_users: int, *, delta: float | None = None,
