@@ -91,10 +91,16 @@ def round_pld(sigma: float, sampling_rate: float, discretization: float,
       pessimistic_estimate=True,
       value_discretization_interval=discretization,
       sampling_prob=sampling_rate)
-  if not replace_one:
-    return one
-  return one.compose(pld_lib.PrivacyLossDistribution(
-      one._pmf_add, one._pmf_remove))  # pylint: disable=protected-access
+  return with_swap(one) if replace_one else one
+
+
+def with_swap(pld):
+  """A round's dp_accounting PLD composed with its directions swapped:
+  the loss of a vote that leaves one candidate and joins another
+  (``REPLACE_ONE``, module docstring), the same in both directions."""
+  from dp_accounting.pld import privacy_loss_distribution as pld_lib  # pylint: disable=g-import-not-at-top
+  return pld.compose(pld_lib.PrivacyLossDistribution(
+      pld._pmf_add, pld._pmf_remove))  # pylint: disable=protected-access
 
 
 def composed_pld(sigmas: Sequence[float], sampling_rate: float,
@@ -176,6 +182,13 @@ def epsilon(sigmas: Sequence[float], sampling_rate: float, delta: float,
                pld_epsilon(sigmas, 1.0, delta, discretization, replace_one))
   return pld_epsilon(sigmas, sampling_rate, delta, discretization,
                      replace_one)
+
+
+def replace_one_accounting(accounting: str) -> str:
+  """An accountant's name ``"... (..., two-sided)"`` said for the swap of
+  ``REPLACE_ONE`` (module docstring): ``"(..., replace-one swap,
+  two-sided)"``."""
+  return accounting.replace(", two-sided)", ", replace-one swap, two-sided)")
 
 
 def hockey_stick_delta(sigma: float, epsilon_value: float) -> float:

@@ -145,10 +145,7 @@ def round_pld(mean: float, sampling_rate: float = 1.0,
                  for lower, upper in ((log_lower, log_upper),
                                       (log_upper, log_lower)))
   one = pld_lib.PrivacyLossDistribution(remove._pmf_remove, add._pmf_remove)  # pylint: disable=protected-access
-  if not replace_one:
-    return one
-  return one.compose(pld_lib.PrivacyLossDistribution(add._pmf_remove,  # pylint: disable=protected-access
-                                                     remove._pmf_remove))  # pylint: disable=protected-access
+  return discrete_gaussian.with_swap(one) if replace_one else one
 
 
 def composed_pld(means: Sequence[float], sampling_rate: float = 1.0,
@@ -210,8 +207,7 @@ def accounting(delta: float, replace_one: bool = False) -> str:
   taken off): the PLD's, or below ``SMALLEST_PLD_DELTA`` the RDP's
   (``replace_one``: saying the swap)."""
   name = ACCOUNTING if delta >= SMALLEST_PLD_DELTA else ACCOUNTING_RENYI
-  return (name.replace(", two-sided)", ", replace-one swap, two-sided)")
-          if replace_one else name)
+  return discrete_gaussian.replace_one_accounting(name) if replace_one else name
 
 
 def adjacencies(replace_one: bool) -> tuple[Adjacency, ...]:

@@ -365,8 +365,7 @@ def stated(epsilon_value: float, delta: float, accounting: str, *,
   REPLACE_SPECIAL (``replace_one``: REPLACE_ONE too, the accounting said
   so), what it covers, what is public, whom it trusts."""
   if replace_one:
-    accounting = accounting.replace(", two-sided)",
-                                    ", replace-one swap, two-sided)")
+    accounting = discrete_gaussian.replace_one_accounting(accounting)
   return Guarantee(epsilon=epsilon_value, delta=delta,
                    adjacencies=(REPLACE_ONE_ADJACENCIES if replace_one
                                 else ADJACENCIES), two_sided=True,
