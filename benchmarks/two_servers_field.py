@@ -39,6 +39,8 @@ flags.DEFINE_integer("runs", 3, "Seeded runs per mechanism and cell.",
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("variants", True, "Also the walk in steps of 5 "
                      "characters and the discrete Gaussian.")
+flags.DEFINE_string("only", None, "Run only the plans whose name contains "
+                    "this text (for example 'verify').")
 PLANS = {
     "two servers, discrete Laplace, one step": {},
     "two servers, discrete Laplace, steps of 5 characters": {
@@ -47,6 +49,12 @@ PLANS = {
     "candidates a step": {"chars_per_step": 2, "max_candidates": 10**7},
     "two servers, discrete Laplace, steps of 1 character, 10^5 "
     "candidates a step": {"chars_per_step": 1, "max_candidates": 10**5},
+    "two servers, discrete Laplace, steps of 2 characters, 10^7 "
+    "candidates a step, discover then verify": {
+        "chars_per_step": 2, "max_candidates": 10**7, "verify": True},
+    "two servers, discrete Laplace, steps of 1 character, 10^5 "
+    "candidates a step, discover then verify": {
+        "chars_per_step": 1, "max_candidates": 10**5, "verify": True},
     "two servers, discrete Gaussian, one step": {"noise": "gaussian"},
 }
 
@@ -67,6 +75,8 @@ def main(argv):
   del argv
   datasets = datasets_lib.DataCache(FLAGS.cache_dir)
   plans = PLANS if FLAGS.variants else dict(list(PLANS.items())[:1])
+  if FLAGS.only:
+    plans = {k: v for k, v in plans.items() if FLAGS.only in k}
   print("| population, n | ε | mechanism | runs | true words | false words | ratio to "
         "central | upload per client (bytes) | candidates per run | "
         "guarantee |")

@@ -116,3 +116,19 @@ def test_bad_plans_are_refused():
     engine.run_walk({}, 8, [4, 8], [1.0], [1, 1], 0)
   with pytest.raises(ValueError, match="one per class"):
     engine.run_walk({}, 6, [6], [1.0], [[1, 2]], 0, code=CODE)
+
+
+def test_a_verification_step_releases_the_found_words_at_its_threshold():
+  counts = _counts(CODE, {"ab": 9, "abc": 6, "c": 5, "ba": 2})
+  # Noise of scale 2^-6: a draw is 0 but with chance below 1e-13.
+  kept = engine.run_walk(counts, 6, [2, 6], [2.0**-6] * 2, [[1, 1], [1, 1, 1]],
+                         0, code=CODE, verify_sigma=2.0**-6, verify_cap=3,
+                         verify_thresholds=((6, 3),))
+  assert len(kept) == 3
+  # V: the three highest counts of the words found ("ba" is fourth);
+  # released at 6 or more: "ab" and "abc".
+  assert sorted(CODE.decode(kept[-1])) == ["ab", "abc"]
+  assert sorted(kept[-1].values()) == [6, 9]
+  with pytest.raises(ValueError, match="needs a code"):
+    engine.run_walk(counts, 6, [6], [1.0], [1], 0, verify_sigma=1.0,
+                    verify_cap=3, verify_thresholds=((6, 3),))

@@ -123,3 +123,28 @@ def test_protocol_engine_refuses_a_step_it_cannot_evaluate():
   with pytest.raises(ValueError, match="give chars_per_step=4 or fewer"):
     triehh.discover(["sun"] * 10, triehh.TwoServerTarget(4.0), seed=0,
                     engine="protocol")
+
+
+def test_a_verified_walk_releases_only_what_its_last_step_verifies():
+  target = triehh.TwoServerTarget(8.0, chars_per_step=2, max_candidates=10**5,
+                                  verify=True)
+  params = _params(target, n=10**4)
+  plan = params.plan
+  assert plan.verifies and plan.verify_cap == 10**5
+  assert plan.scales == pytest.approx((2 * plan.verify_scale,) * 5)
+  result = triehh.discover(USERS * 20, target, seed=1)
+  assert result.words[:3] == ("sun", "moon", "star")
+  assert len(result.per_round) == 6  # five steps, then the verification
+  last = result.per_round[-1]
+  assert last.kept == len(result.words) and last.candidates >= last.kept
+  assert "verifies" in result.guarantee.accounting
+  assert result.guarantee.epsilon == pytest.approx(8.0)
+  for engine in ("fast", "protocol"):
+    small = triehh.discover(USERS, triehh.TwoServerTarget(
+        8.0, chars_per_step=2, max_candidates=2000, verify=True), seed=2,
+                            engine=engine)
+    assert small.words[:2] == ("sun", "moon")
+  with pytest.raises(ValueError, match="verify=True needs chars_per_step"):
+    triehh.TwoServerTarget(4.0, chars_per_step=2, verify=True)
+  with pytest.raises(ValueError, match="verify must be True or False"):
+    triehh.TwoServerTarget(4.0, verify="yes")

@@ -76,3 +76,43 @@ def test_a_plan_goes_to_json_and_back():
                            noise="laplace", code=code, max_frontier=7)
   back = plan_lib.WalkPlan.from_json(plan.to_json())
   assert back == plan
+
+
+def test_the_verification_candidates_are_the_discovered_words_padded():
+  code = prefix_code.PrefixCode(tuple("ab"), 4)  # 2 bits a character
+  ids = dict(zip(["a", "b", "ab", "ba", "abab", "bbbb", "bb"],
+                 code.encode(["a", "b", "ab", "ba", "abab", "bbbb",
+                              "bb"])[0].tolist()))
+  # Step 0 (2 characters): "a" complete (an end code), "ab" and "bb" live;
+  # step 1 (4 characters): every kept candidate is a word.
+  first = {ids["a"] >> 4: 9, ids["ab"] >> 4: 7, ids["bb"] >> 4: 3}
+  second = {ids["abab"]: 5, ids["bbbb"]: 5, ids["ba"]: 2}
+  every = plan_lib.verification_points(code, (4, 8), [first, second], 10)
+  assert sorted(code.decode(every)) == ["a", "abab", "ba", "bbbb"]
+  # At most three: the highest counts, the smaller point among equals.
+  top = plan_lib.verification_points(code, (4, 8), [first, second], 2)
+  assert code.decode(top) == ["a", "abab"]
+
+
+def test_a_verifying_plan_is_checked_and_goes_to_json_and_back():
+  code = prefix_code.PrefixCode(tuple("xyz"), 4)
+  plan = plan_lib.WalkPlan(8, (4, 8), (1.0, 1.0), (3, (1, 2, 3)),
+                           code=code, verify_sigma=0.5, verify_cap=9,
+                           verify_thresholds=[[3, 2], [4, 9]])
+  assert plan.verifies and plan.num_releases == 3
+  assert plan.verify_thresholds == ((3, 2), (4, 9))
+  assert plan_lib.WalkPlan.from_json(plan.to_json()) == plan
+  assert plan_lib.verification_threshold(plan.verify_thresholds, 2) == 3
+  assert plan_lib.verification_threshold(plan.verify_thresholds, 3) == 4
+  for changes, match in (
+      (dict(verify_thresholds=((3, 2), (4, 8))), "the last serving"),
+      (dict(verify_thresholds=((4, 2), (3, 9))), "both increasing"),
+      (dict(verify_cap=0), "verify_cap must be an integer >= 1"),
+      (dict(code=None, thresholds=(3, 3)), "needs a code"),
+      (dict(verify_sigma=None), "need verify_sigma")):
+    args = dict(code=code, verify_sigma=0.5, verify_cap=9,
+                verify_thresholds=((3, 2), (4, 9)), thresholds=(3, (1, 2, 3)))
+    args.update(changes)
+    thresholds = args.pop("thresholds")
+    with pytest.raises(ValueError, match=match):
+      plan_lib.WalkPlan(8, (4, 8), (1.0, 1.0), thresholds, **args)

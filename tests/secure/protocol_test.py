@@ -133,8 +133,17 @@ _CASES = {
               dict(bits=6, steps=[2, 4, 6], sigmas=[1.0, 1.0, 1.0],
                    thresholds=[[3, 4], [3, 4], [3, 4]], noise="laplace",
                    code=_CODE, max_frontier=2)),
+    # Discover at loose thresholds and twice the noise, then verify the
+    # (at most 3) words found, each released at the threshold for V's size.
+    "verified": (_CODE.encode(_WORDS)[0],
+                 dict(bits=6, steps=[2, 4, 6], sigmas=[1.6, 1.6, 1.6],
+                      thresholds=[[2, 3], [2, 3], [2, 3]], noise="laplace",
+                      code=_CODE, max_frontier=2, verify_sigma=0.8,
+                      verify_cap=3, verify_thresholds=((3, 1), (4, 3)))),
 }
 _RUNS = 200
+# The verification's noise moves fewer outcomes: more runs to see it.
+_RUNS_OF = {"verified": 400}
 
 
 def _released(frontiers) -> tuple:
@@ -168,7 +177,8 @@ def _p_value(first: list, second: list) -> float:
 def _protocol_runs(case: str) -> list:
   ids, plan = _CASES[case]
   return [protocol.run_walk(ids, seed=seed, transport="inprocess",
-                            **plan).frontiers for seed in range(_RUNS)]
+                            **plan).frontiers
+          for seed in range(_RUNS_OF.get(case, _RUNS))]
 
 
 def _engine_runs(case: str, seed: int, **changes) -> list:
@@ -179,7 +189,11 @@ def _engine_runs(case: str, seed: int, **changes) -> list:
   return [engine.run_walk(
       counts, plan["bits"], plan["steps"], plan["sigmas"],
       plan["thresholds"], rng, noise=plan["noise"], code=plan.get("code"),
-      max_frontier=plan.get("max_frontier")) for _ in range(_RUNS)]
+      max_frontier=plan.get("max_frontier"),
+      verify_sigma=plan.get("verify_sigma"),
+      verify_cap=plan.get("verify_cap"),
+      verify_thresholds=plan.get("verify_thresholds", ()))
+          for _ in range(_RUNS_OF.get(case, _RUNS))]
 
 
 def _p_values(first: list, second: list) -> tuple[float, float]:
@@ -199,6 +213,8 @@ def test_the_protocol_and_the_fast_engine_are_equal_in_law(case):
     ("hashes", dict(thresholds=[5, 5])),
     ("hashes", dict(sigmas=[1.6, 1.6])),
     ("words", dict(thresholds=[[4, 5], [4, 5], [4, 5]])),
+    ("verified", dict(verify_thresholds=((4, 1), (5, 3)))),
+    ("verified", dict(verify_sigma=0.25)),
 ])
 def test_the_law_test_sees_a_wrong_threshold_or_noise_scale(case, changes):
   released, _ = _p_values(_protocol_runs(case),

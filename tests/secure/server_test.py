@@ -105,3 +105,30 @@ def test_the_payload_sums_at_the_released_leaves():
   shares = [server.payload_share() for server in servers]
   sums = servers[0].finish_payload(shares[1])
   assert sums == {5: [0 + 2 + 4, 1 + 3 + 5], 9: [6 + 8, 7 + 9]}
+
+
+def test_the_verification_step_sums_the_true_counts_of_the_found_words():
+  from triehh.core import prefix_code
+  code = prefix_code.PrefixCode(tuple("ab"), 4)
+  words = ["ab"] * 6 + ["abab"] * 5 + ["b"] * 4 + ["bbba"] * 2
+  plan = plan_lib.WalkPlan(8, (4, 8), (1.0, 1.0), ((-9, -9, -9),) * 2,
+                           code=code, verify_sigma=1.0, verify_cap=3,
+                           verify_thresholds=((-9, 3),))
+  servers = _servers(code.encode(words)[0], plan)
+  for _ in plan.steps:  # every candidate kept: discovery passes all
+    shares = [server.share() for server in servers]
+    for server in servers:
+      server.finish(shares[1 - server.party])
+  assert servers[0].verifying and not servers[0].done
+  sums = [server.sums() for server in servers]
+  # The three highest discovery counts among the complete words.
+  np.testing.assert_array_equal(servers[0].candidates, servers[1].candidates)
+  truth = collections.Counter(words)
+  found = code.decode(servers[0].candidates)
+  assert len(found) == 3 and set(found) <= set(truth)
+  np.testing.assert_array_equal(sums[0] + sums[1],
+                                [truth[w] for w in found])
+  shares = [server.share() for server in servers]
+  released = [server.finish(shares[1 - server.party]) for server in servers]
+  assert released[0] == released[1] and len(released[0]) == 3
+  assert servers[0].done

@@ -9,6 +9,7 @@ import string
 import numpy as np
 import pytest
 
+from triehh.secure import plan as secure_plan
 from triehh.theory import two_servers
 
 ENGLISH = ("'",) + tuple(string.ascii_lowercase)
@@ -131,3 +132,87 @@ def test_live_prefixes_take_their_own_budget():
   assert k * two_servers.sum_tail("laplace", 0.5, live - 1) > 25.0
   words = plan.thresholds[1][0]  # 10 letters, released at the last step
   assert 100 * k * two_servers.sum_tail("laplace", 0.5, words) <= 0.1
+
+
+def _laplace_tail(scale, threshold):
+  """P[Z_0 + Z_1 >= threshold] for two discrete Laplaces of ``scale``,
+  summed here."""
+  q = math.exp(-1 / scale)
+  z = np.arange(-600, 601)
+  pmf = (1 - q) / (1 + q) * q ** np.abs(z)
+  return float(sum(pmf[i] * pmf[z >= threshold - z[i]].sum()
+                   for i in range(z.size)))
+
+
+def _dg_delta_verified(sigma, steps, m, epsilon):
+  """delta(epsilon) of ``steps`` discrete Gaussians of 2 sigma and one of
+  sigma, each moved by m: the loss is the discovery sum's plus the
+  verification draw's, summed over both pmfs."""
+  big = 2 * sigma
+  z, p = _dg_pmf(big, int(20 * big) + 20)
+  total = np.array([1.0])
+  for _ in range(steps):
+    total = np.convolve(total, p)
+  s = np.arange(total.size) - steps * (z.size // 2)
+  loss_d = (steps * m**2 - 2 * m * s) / (2 * big**2)
+  zv, pv = _dg_pmf(sigma, int(20 * sigma) + 20)
+  loss_v = (m**2 - 2 * m * zv) / (2 * sigma**2)
+  loss = loss_d[:, None] + loss_v[None, :]
+  weight = total[:, None] * pv[None, :]
+  return float(np.sum(weight * np.clip(1 - np.exp(epsilon - loss), 0, None)))
+
+
+def test_a_verified_laplace_plan_spends_epsilon_on_steps_and_verification():
+  plan = two_servers.plan(ENGLISH, 10, 4.0, chars_per_step=2,
+                          max_frontier=1000, live_budget=250.0, verify=True,
+                          verify_cap=10**5)
+  b = plan.verify_scale
+  assert plan.scales == pytest.approx((2 * b,) * 5)
+  assert 5 / (2 * b) + 1 / b == pytest.approx(4.0)  # pure: sum m / b
+  assert plan.epsilon == pytest.approx(4.0) and plan.delta == 0.0
+  assert "verifies" in plan.accounting and "6 step(s)" in plan.accounting
+
+
+def test_a_verified_plan_s_discovery_passes_words_loosely():
+  plan = two_servers.plan(ENGLISH, 10, 4.0, chars_per_step=2,
+                          max_frontier=1000, live_budget=250.0, verify=True,
+                          verify_cap=10**5)
+  scale = plan.scales[1]
+  live, one_end, two_ends = plan.thresholds[1]  # 4 letters; 3; 2
+  for threshold, budget, k in ((live, 250.0, 1000 * 27**2),
+                               (one_end, 125.0, 1000 * 27),
+                               (two_ends, 125.0, 1000)):
+    assert k * two_servers.sum_tail("laplace", scale, threshold) <= budget
+    assert k * two_servers.sum_tail("laplace", scale,
+                                    threshold - 1) > budget
+
+
+def test_the_verification_threshold_is_the_least_for_its_candidates():
+  scale, cap = 0.6, 5000
+  table = two_servers.verification_table("laplace", scale, 1.0, cap)
+  for size in (1, 2, 7, 40, 333, 4999, 5000):
+    t = secure_plan.verification_threshold(table, size)
+    assert size * _laplace_tail(scale, t) <= 1.0
+    assert size * _laplace_tail(scale, t - 1) > 1.0
+  with pytest.raises(ValueError, match="no verification threshold"):
+    secure_plan.verification_threshold(table, cap + 1)
+
+
+def test_a_verified_gaussian_plan_meets_its_target_tightly():
+  plan = two_servers.plan(ENGLISH, 6, 2.0, noise="gaussian", delta=1e-6,
+                          chars_per_step=2, max_frontier=100,
+                          live_budget=25.0, verify=True, verify_cap=1000)
+  sigma = plan.verify_scale
+  assert plan.scales == pytest.approx((2 * sigma,) * 3)
+  assert plan.epsilon <= 2.0
+  assert _dg_delta_verified(sigma, 3, 1, 2.0) <= 1e-6
+  assert _dg_delta_verified(sigma * 0.97, 3, 1, 2.0) > 1e-6
+
+
+def test_verify_needs_steps_and_a_work_bound():
+  with pytest.raises(ValueError, match="max_candidates"):
+    two_servers.plan(ENGLISH, 10, 4.0, chars_per_step=2, max_frontier=1000,
+                     verify=True)
+  with pytest.raises(ValueError, match="chars_per_step"):
+    two_servers.plan(ENGLISH, 10, 4.0, live_budget=1.0, verify=True,
+                     verify_cap=10)

@@ -14,7 +14,9 @@ candidates is evaluated one by one instead.
 
 :func:`run_walk` is the contract the real protocol
 (``triehh.secure.protocol.run_walk``) shares: per step, the dict of the
-kept candidates' noisy counts.
+kept candidates' noisy counts. A verification step (the discovered words'
+full points, :func:`triehh.secure.plan.verification_points`) draws every
+point explicitly: there are at most ``verify_cap``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 
 from triehh.core import discrete_noise
 from triehh.core import prefix_code as code_lib
+from triehh.secure import plan as secure_plan
 from triehh.theory import two_servers as theory
 
 # Classes of at most this many candidates are evaluated one by one.
@@ -95,7 +98,10 @@ def run_walk(counts, bits: int, steps: Sequence[int],
              sigmas: Sequence[float], thresholds, rng, *,
              noise: str = theory.LAPLACE,
              code: code_lib.PrefixCode | None = None,
-             max_frontier: int | None = None) -> list[dict[int, int]]:
+             max_frontier: int | None = None,
+             verify_sigma: float | None = None,
+             verify_cap: int | None = None,
+             verify_thresholds=()) -> list[dict[int, int]]:
   """The walk's released frontiers, per step ``{candidate: noisy count}``.
 
   Args:
@@ -114,22 +120,16 @@ def run_walk(counts, bits: int, steps: Sequence[int],
       every kept candidate (hashes).
     max_frontier: extend at most this many live prefixes per step, the
       highest noisy counts (ties: the smaller id).
+    verify_sigma, verify_cap, verify_thresholds: a verification step after
+      the steps (with ``code``; :class:`triehh.secure.plan.WalkPlan`), its
+      kept full points the last dict; None: none.
   """
   rng = np.random.default_rng(rng)
   theory.check_noise(noise)
   ids, values = _as_arrays(counts)
-  steps = [int(s) for s in steps]
-  if (not steps or steps[-1] != bits or bits > 64
-      or any(b <= a for a, b in zip([0] + steps, steps))):
-    raise ValueError(f"steps must increase to bits={bits} (at most 64), "
-                     f"got {steps}")
-  if len(sigmas) != len(steps) or len(thresholds) != len(steps):
-    raise ValueError("give one sigma and one threshold per step")
+  steps = _checked_steps(bits, steps, sigmas, thresholds, code)
   domain = _Binary() if code is None else code
   unit = domain.char_bits
-  if code is not None and (code.bits != bits or any(s % unit for s in steps)):
-    raise ValueError(f"the code's words are {code.bits} bits, steps "
-                     f"multiples of {unit}; got bits={bits}, steps={steps}")
   frontier = np.zeros(1, dtype=np.uint64)
   before = 0
   out = []
@@ -145,7 +145,48 @@ def run_walk(counts, bits: int, steps: Sequence[int],
       keys = keys[np.lexsort((keys, -scores))[:max_frontier]]
     frontier = np.sort(keys)
     before = stop
+  if verify_sigma is not None:
+    out.append(_verify(rng, code, steps, out, ids, values, noise,
+                       float(verify_sigma), verify_cap, verify_thresholds))
   return out
+
+
+def _checked_steps(bits, steps, sigmas, thresholds, code) -> list[int]:
+  """``steps`` as integers, once they fit ``bits``, the sigmas, thresholds
+  and code; ValueError naming the misfit otherwise."""
+  steps = [int(s) for s in steps]
+  if (not steps or steps[-1] != bits or bits > 64
+      or any(b <= a for a, b in zip([0] + steps, steps))):
+    raise ValueError(f"steps must increase to bits={bits} (at most 64), "
+                     f"got {steps}")
+  if len(sigmas) != len(steps) or len(thresholds) != len(steps):
+    raise ValueError("give one sigma and one threshold per step")
+  unit = 1 if code is None else code.char_bits
+  if code is not None and (code.bits != bits or any(s % unit for s in steps)):
+    raise ValueError(f"the code's words are {code.bits} bits, steps "
+                     f"multiples of {unit}; got bits={bits}, steps={steps}")
+  return steps
+
+
+def _verify(rng, code, steps, frontiers, ids, values, noise, scale, cap,
+            table) -> dict[int, int]:
+  """The verification step: the discovered words' full points, each its
+  true count plus both servers' noise, kept at the threshold for their
+  number."""
+  if code is None:
+    raise ValueError("a verification step needs a code: its candidates are "
+                     "the complete words the steps discover")
+  points = secure_plan.verification_points(code, steps, frontiers, cap)
+  held, inverse = np.unique(ids, return_inverse=True)
+  total = np.bincount(inverse, weights=values, minlength=held.size)
+  at = np.minimum(np.searchsorted(held, points), max(held.size - 1, 0))
+  true = np.zeros(points.size, dtype=np.int64)
+  if held.size:
+    found = held[at] == points
+    true[found] = total[at[found]].astype(np.int64)
+  noisy = true + _noise(rng, noise, scale, points.size)
+  kept = noisy >= secure_plan.verification_threshold(table, points.size)
+  return dict(zip(points[kept].tolist(), noisy[kept].tolist()))
 
 
 def _step(rng, domain, ids, values, frontier, before, stop, bits, scale,

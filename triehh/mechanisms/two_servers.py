@@ -38,6 +38,7 @@ from triehh.core import release as release_lib
 from triehh.core import validation
 from triehh.engines import registry as engines
 from triehh.mechanisms import protocol
+from triehh.secure import plan as secure_plan
 from triehh.theory import coverage
 from triehh.theory import limits
 from triehh.theory import mechanism as privacy_lib
@@ -78,6 +79,9 @@ class TwoServerTarget:
     max_candidates: the candidates a step may evaluate, the servers' work
       per client (None: unbounded); with steps, the live prefixes a step
       extends are capped to fit it (else at n times words_per_user).
+    verify: discover, then verify (steps and max_candidates only): the
+      steps at twice the noise find candidates, one more step counts the
+      words they found (at most max_candidates) and alone releases.
     words_per_user: m, the distinct words a user sends at most.
     max_upload_bytes: the most a client may upload per run (its keys).
     population_size: a declared, public n (None: the population's size).
@@ -92,6 +96,7 @@ class TwoServerTarget:
   alphabet: str = ENGLISH
   chars_per_step: int | None = None
   max_candidates: int | None = None
+  verify: bool = False
   words_per_user: int = 1
   max_upload_bytes: int = 10_000
   population_size: int | None = None
@@ -123,6 +128,14 @@ class TwoServerTarget:
           "population_size (the declared, public number of users)",
           self.population_size))
     limits.check_opt_in(self.allow_delta_above_1_over_n)
+    if not isinstance(self.verify, bool):
+      raise ValueError(f"verify must be True or False, got {self.verify!r}")
+    if self.verify and (self.chars_per_step is None
+                        or self.max_candidates is None):
+      raise ValueError(
+          "verify=True needs chars_per_step and max_candidates: the walk "
+          "discovers in steps under a work bound, then verifies at most "
+          "max_candidates words")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,7 +235,8 @@ def fast_frontiers(counts, params: TwoServerParams, rng):
   plan = params.plan
   return engine.run_walk(counts, plan.bits, plan.steps, plan.scales,
                          plan.thresholds, rng, noise=plan.noise,
-                         code=plan.code, max_frontier=_cap(plan))
+                         code=plan.code, max_frontier=_cap(plan),
+                         **_verification(plan))
 
 
 def protocol_frontiers(counts, params: TwoServerParams, seed, **options):
@@ -243,8 +257,17 @@ def protocol_frontiers(counts, params: TwoServerParams, seed, **options):
   ids, keys = counts
   walk = secure.run_walk(np.repeat(ids, keys), plan.bits, plan.steps,
                          plan.scales, plan.thresholds, seed, noise=plan.noise,
-                         code=plan.code, max_frontier=_cap(plan), **options)
+                         code=plan.code, max_frontier=_cap(plan),
+                         **_verification(plan), **options)
   return list(walk.frontiers)
+
+
+def _verification(plan: theory.WalkPlan) -> dict:
+  """The plan's verification step as both engines take it."""
+  if not plan.verifies:
+    return {}
+  return dict(verify_sigma=plan.verify_scale, verify_cap=plan.verify_cap,
+              verify_thresholds=plan.verify_thresholds)
 
 
 def _frontier(privacy: TwoServerTarget, max_length: int, n: int) -> int:
@@ -301,7 +324,8 @@ class TwoServers(protocol.BaseMechanism):
                        false_words=privacy.false_words,
                        max_frontier=frontier,
                        live_budget=None if privacy.max_candidates is None
-                       else frontier / LIVE_SHARE)
+                       else frontier / LIVE_SHARE, verify=privacy.verify,
+                       verify_cap=privacy.max_candidates)
     upload = 2 * privacy.words_per_user * key_bytes(plan.bits,
                                                     len(plan.steps))
     if upload > privacy.max_upload_bytes:
@@ -374,21 +398,32 @@ class TwoServers(protocol.BaseMechanism):
 
 
 def _released(plan: theory.WalkPlan, frontiers):
-  """The complete words of the walk's output, ranked; per step stats."""
+  """The complete words of the walk's output (of its verification step if
+  it verifies), ranked; per step stats."""
   code, chars = plan.code, plan.step_chars
   found, stats, live = [], [], 1
   for r, kept in enumerate(frontiers):
+    if r == len(plan.steps):  # the verification: full points
+      stats.append(release_lib.RoundStats(
+          candidates=int(secure_plan.verification_points(
+              code, plan.steps, frontiers, plan.verify_cap).size),
+          kept=len(kept)))
+      keys = np.fromiter(kept, dtype=np.uint64, count=len(kept))
+      found = [(-kept[int(key)], word, int(key))
+               for key, word in zip(keys.tolist(), code.decode(keys))]
+      break
     keys = np.fromiter(kept, dtype=np.uint64, count=len(kept))
     sizes = code.class_sizes(0 if r == 0 else chars[r - 1], chars[r])
     stats.append(release_lib.RoundStats(candidates=live * int(sum(sizes)),
                                         kept=len(kept)))
     padding = code.padding(keys)
-    last = r == len(frontiers) - 1
+    last = r == len(plan.steps) - 1
     done = keys[(padding > 0) | last]
     shift = np.uint64(code.char_bits * (plan.max_length - chars[r]))
     for key, word in zip(done.tolist(),
                          code.decode(done << shift)):
-      found.append((-kept[key], word, int(key) << int(shift)))
+      if not plan.verifies:  # its words are only the verification's
+        found.append((-kept[key], word, int(key) << int(shift)))
     live = int(np.count_nonzero(padding == 0))
     if len(plan.steps) > 1:
       live = min(live, plan.max_frontier)

@@ -18,6 +18,15 @@ to ``steps[r]`` bits:
 
 At most ``max_frontier`` live prefixes (those of highest noisy count, the
 smaller prefix first among equal counts) are extended; None: all.
+
+*Discover, then verify* (``verify_sigma`` set, with a ``code``): the steps
+above only discover. Their complete words, with every candidate kept at the
+last step, are the verification's candidates V (:func:`verification_points`:
+the highest noisy counts first, at most ``verify_cap``); one more step
+evaluates every key at V's full points, each server adding its noise of
+``verify_sigma``, and keeps the points at or above the threshold
+``verify_thresholds`` gives |V| (:func:`verification_threshold`). Only that
+step releases words.
 """
 
 from __future__ import annotations
@@ -49,6 +58,9 @@ class WalkPlan:
   noise: str = "laplace"
   code: object = None
   max_frontier: int | None = None
+  verify_sigma: float | None = None
+  verify_cap: int | None = None
+  verify_thresholds: tuple[tuple[int, int], ...] = ()
 
   def __post_init__(self):
     bits = self.bits
@@ -92,6 +104,47 @@ class WalkPlan:
             self.max_frontier, (int, np.integer)) or self.max_frontier < 1):
       raise ValueError(f"max_frontier must be None or an integer >= 1, got "
                        f"{self.max_frontier!r}")
+    self._check_verify()
+
+  def _check_verify(self) -> None:
+    if self.verify_sigma is None:
+      if self.verify_cap is not None or self.verify_thresholds:
+        raise ValueError("verify_cap and verify_thresholds need verify_sigma"
+                         " (the verification step's noise)")
+      return
+    if self.code is None:
+      raise ValueError("a verification step needs a code: its candidates are"
+                       " the complete words the steps discover")
+    sigma = float(self.verify_sigma)
+    if not MIN_SIGMA <= sigma <= MAX_SIGMA:
+      raise ValueError(f"verify_sigma must be in [2^-10, 2^40], got {sigma}")
+    cap = self.verify_cap
+    if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or (
+        cap < 1):
+      raise ValueError(f"verify_cap must be an integer >= 1 (the most "
+                       f"verification candidates), got {cap!r}")
+    table = tuple((int(t), int(size)) for t, size in self.verify_thresholds)
+    sizes = [size for _, size in table]
+    if not table or sizes[-1] < cap or any(
+        b[0] <= a[0] or b[1] < a[1] for a, b in zip(table, table[1:])):
+      raise ValueError(
+          "verify_thresholds must be (threshold, most candidates it serves) "
+          "pairs, both increasing, the last serving verify_cap="
+          f"{cap}; got {table[:4]}")
+    object.__setattr__(self, "verify_sigma", sigma)
+    object.__setattr__(self, "verify_cap", int(cap))
+    object.__setattr__(self, "verify_thresholds", table)
+
+  @property
+  def verifies(self) -> bool:
+    """Whether a verification step follows the steps (module docstring)."""
+    return self.verify_sigma is not None
+
+  @property
+  def num_releases(self) -> int:
+    """The steps whose kept candidates the servers reconstruct: the steps,
+    and the verification step if any."""
+    return len(self.steps) + int(self.verifies)
 
   def _check_code(self) -> None:
     code = self.code
@@ -171,6 +224,37 @@ class WalkPlan:
       values["code"] = prefix_code.PrefixCode(
           tuple(values["code"]["characters"]), values["code"]["max_length"])
     return cls(**values)
+
+
+def verification_points(code, steps, frontiers, cap: int) -> np.ndarray:
+  """The verification's candidates V (sorted, uint64 full points): the
+  complete words of the discovery steps' ``frontiers`` (per step,
+  ``{candidate: noisy count}``; a kept candidate ending in end codes, and
+  every one kept at the last step), each padded to the code's bits; at
+  most ``cap``, the highest noisy counts first (the smaller point among
+  equal counts)."""
+  points, counts = [], []
+  last = len(steps) - 1
+  for r, kept in enumerate(frontiers[:len(steps)]):
+    keys = np.fromiter(kept, dtype=np.uint64, count=len(kept))
+    values = np.fromiter(kept.values(), dtype=np.int64, count=len(kept))
+    done = (code.padding(keys) > 0) | (r == last)
+    points.append(keys[done] << np.uint64(code.bits - steps[r]))
+    counts.append(values[done])
+  points = np.concatenate(points) if points else np.zeros(0, np.uint64)
+  counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+  order = np.lexsort((points, -counts))[:cap]
+  return np.sort(points[order])
+
+
+def verification_threshold(table, size: int) -> int:
+  """The least threshold of ``table`` (``(threshold, most candidates it
+  serves)`` pairs) serving ``size`` candidates."""
+  for threshold, most in table:
+    if size <= most:
+      return int(threshold)
+  raise ValueError(f"no verification threshold serves {size} candidates "
+                   f"(the table's last serves {table[-1][1]})")
 
 
 def extensions(kept: np.ndarray, added_bits: int) -> np.ndarray:

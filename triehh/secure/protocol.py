@@ -110,6 +110,9 @@ def run_walk(hashes, bits: int, steps: Sequence[int],
              noise: str = "laplace", code=None,
              max_frontier: int | None = None,
              payload_sigma: float | None = None,
+             verify_sigma: float | None = None,
+             verify_cap: int | None = None,
+             verify_thresholds: Sequence = (),
              timeout: float = DEFAULT_TIMEOUT) -> WalkRelease:
   """One two-server walk over the clients' points (``bits`` bits each).
 
@@ -129,20 +132,28 @@ def run_walk(hashes, bits: int, steps: Sequence[int],
       last step are released, each server adding noise of ``payload_sigma``.
     transport: "loopback" (two server processes on 127.0.0.1) or
       "inprocess".
+    verify_sigma, verify_cap, verify_thresholds: a verification step after
+      the steps (:class:`~triehh.secure.plan.WalkPlan`; None: none): its
+      noise parameter, the most candidates, and ``(threshold, most
+      candidates it serves)`` pairs.
     timeout: seconds any one wait of the loopback transport may last.
 
   Returns:
-    A :class:`WalkRelease`: per step, ``{candidate: noisy count}`` of the
-    kept candidates (``frontiers``: what the fast engine,
+    A :class:`WalkRelease`: per step (and the verification step, last),
+    ``{candidate: noisy count}`` of the kept candidates (``frontiers``: what the fast engine,
     ``triehh.engines.two_servers.run_walk``, returns), the payload sums,
     the cost.
   """
   plan = plan_lib.WalkPlan(bits, tuple(steps), tuple(sigmas),
-                           tuple(thresholds), noise, code, max_frontier)
+                           tuple(thresholds), noise, code, max_frontier,
+                           verify_sigma, verify_cap, tuple(verify_thresholds))
   hashes = _check_hashes(hashes, plan.bits)
   if transport not in TRANSPORTS:
     raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got "
                      f"{transport!r}")
+  if payloads is not None and plan.verifies:
+    raise ValueError("payloads are summed at the last step's points; a walk "
+                     "with a verification step takes none")
   if payloads is not None and payload_sigma is None:
     raise ValueError("payloads need payload_sigma, the noise each server "
                      "adds to each payload sum")

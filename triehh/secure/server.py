@@ -7,7 +7,10 @@ of parameter ``sigmas[r]`` to each candidate (:meth:`Server.share`), and,
 given the other server's share, reconstructs the noisy counts ``true + Z_0 +
 Z_1`` and keeps the candidates at or above ``thresholds[r]``
 (:meth:`Server.finish`). Its frontier then holds the seeds of the kept
-prefixes only. The same object serves both transports: in one process, or
+prefixes only. A plan that verifies has one more step: every key evaluated
+at the full points of the words the steps discovered
+(:func:`triehh.secure.plan.verification_points`), each along its own path,
+noised at ``verify_sigma`` and kept at the threshold for their number. The same object serves both transports: in one process, or
 in a server process that sends its share over a socket.
 
 What it sees: its clients' keys (pseudorandom), the other server's noisy
@@ -65,14 +68,34 @@ class Server:
     self.candidates = np.zeros(0, dtype=np.uint64)
     self._own = np.zeros(0, dtype=np.uint64)
     self.candidate_counts: list[int] = []  # per step done or begun
+    self.released: list[dict[int, int]] = []  # per step done
 
   @property
   def party(self) -> int:
     return self.keys.party
 
+  @property
+  def verifying(self) -> bool:
+    """Whether the current step is the verification step."""
+    return self.step == len(self.plan.steps)
+
   def sums(self) -> np.ndarray:
     """The sums mod 2^64 over the clients of this server's shares at every
     candidate of the current step (no noise); sets ``candidates``."""
+    del self.candidate_counts[self.step:]
+    if self.verifying:
+      plan = self.plan
+      self.candidates = plan_lib.verification_points(
+          plan.code, plan.steps, self.released, plan.verify_cap)
+      self.candidate_counts.append(self.candidates.size)
+      if self.candidates.size > MAX_CANDIDATES:
+        raise ValueError(f"the verification step would evaluate "
+                         f"{self.candidates.size:,} points, more than "
+                         f"{MAX_CANDIDATES:,}: lower verify_cap")
+      if not self.candidates.size:
+        return np.zeros(0, dtype=np.uint64)
+      return idpf.eval_prefixes(self.keys, self.candidates, plan.bits).sum(
+          axis=0, dtype=np.uint64)
     added = self.plan.added_bits(self.step)
     live = self.frontier.prefixes.size
     if live * 2**added > MAX_CANDIDATES:
@@ -81,7 +104,6 @@ class Server:
           f"candidates ({live:,} live prefixes), more than {MAX_CANDIDATES:,}"
           f": set max_frontier, or raise thresholds[{self.step - 1}]")
     self.candidates = self.plan.candidates(self.step, self.frontier.prefixes)
-    del self.candidate_counts[self.step:]
     self.candidate_counts.append(self.candidates.size)
     every = plan_lib.extensions(self.frontier.prefixes, added)
     columns = np.searchsorted(every, self.candidates)
@@ -102,7 +124,8 @@ class Server:
   def share(self) -> np.ndarray:
     """What this server sends the other at the current step: its sums plus
     its own noise, one element of Z_2^64 per candidate."""
-    scale = self.plan.sigmas[self.step]
+    scale = (self.plan.verify_sigma if self.verifying else
+             self.plan.sigmas[self.step])
     self._own = self.sums() + noise(self.rng, self.plan.noise, scale,
                                     self.candidates.size)
     return self._own
@@ -115,23 +138,34 @@ class Server:
       raise ValueError(f"the other server's share has {other.size} "
                        f"candidates, this one {self._own.size}")
     counts = signed(self._own + other)
+    if self.verifying:
+      cut = plan_lib.verification_threshold(self.plan.verify_thresholds,
+                                            self.candidates.size)
+      kept = counts >= cut
+      self.step += 1
+      self.released.append(dict(zip(self.candidates[kept].tolist(),
+                                     counts[kept].tolist())))
+      return self.released[-1]
     kept = counts >= self.plan.thresholds_of(self.step, self.candidates)
     live = self.plan.live(self.step, self.candidates[kept], counts[kept])
     if self.step == len(self.plan.steps) - 1:  # the leaves, for the payload
       live = self.candidates[kept]
     self.frontier = self.frontier.descend(live, self.plan.steps[self.step])
     self.step += 1
-    return dict(zip(self.candidates[kept].tolist(), counts[kept].tolist()))
+    self.released.append(dict(zip(self.candidates[kept].tolist(),
+                                  counts[kept].tolist())))
+    return self.released[-1]
 
   @property
   def done(self) -> bool:
-    return self.step == len(self.plan.steps)
+    return self.step == self.plan.num_releases
 
   def payload_share(self) -> np.ndarray:
     """At the end of the walk: this server's sums of the payloads at each
     point released at the last step, plus its noise of ``payload_sigma``, (m, d) uint64."""
-    if not self.done:
-      raise ValueError("the payload is summed after the walk's last step")
+    if not self.done or self.plan.verifies:
+      raise ValueError("the payload is summed after the walk's last step, "
+                       "of a walk without a verification step")
     shares = self.frontier.payload_shares().sum(axis=0, dtype=np.uint64)
     if self.payload_sigma is None:
       raise ValueError("payload_sigma is needed to release payload sums")

@@ -56,7 +56,7 @@ def walk(server: server_lib.Server, peer: transport.Channel,
                   np.array(list(released.values()), dtype="<i8").tobytes()]
     parts += step_parts
     control.send({"progress": server.step}, step_parts)
-  header = {"steps": len(server.plan.steps), "payload": False}
+  header = {"steps": server.plan.num_releases, "payload": False}
   if server.payload_sigma is not None and server.keys.d:
     start = time.perf_counter()
     own = server.payload_share()

@@ -17,6 +17,14 @@ exact tail of ``Z_0 + Z_1``, from which :func:`threshold_for` picks the
 least threshold a stated false-positive budget allows. :func:`plan` turns
 public values (alphabet, L, epsilon, delta, noise, words per user, the
 budget, the frontier cap) into a :class:`WalkPlan`.
+
+*Discover, then verify* (``plan(..., verify=True)``): the steps run at
+:data:`DISCOVERY_MULTIPLIER` times the verification's noise, every
+candidate at the loose live-prefix budget; one more step counts the
+discovered words (at most ``verify_cap``) at the run's least noise and
+alone releases, at the threshold for their number. Its accountant adds
+that step to the others (its candidate set is a function of their
+output, and a user's keys move its counts by at most m).
 """
 
 from __future__ import annotations
@@ -37,6 +45,9 @@ NEVER = 2**62
 ACCOUNTING = ("two servers: the honest server's discrete {noise} noise on "
               "every candidate of every step, composed over {steps} step(s)"
               " ({proof})")
+# Discover, then verify: a discovery step's noise over the verification's,
+# the noisy trie's constant (triehh.theory.noisy_plan.DISCOVERY_MULTIPLIER).
+DISCOVERY_MULTIPLIER = 2.0
 
 
 def check_noise(noise: str) -> str:
@@ -80,12 +91,18 @@ def epsilon_for(noise: str, scales, delta: float,
 
 
 def calibrate_sigma(epsilon: float, delta: float, num_steps: int,
-                    words_per_user: int = 1, tolerance: float = 1e-3
-                    ) -> float:
+                    words_per_user: int = 1, tolerance: float = 1e-3,
+                    multipliers=None) -> float:
   """The least sigma (to ``tolerance`` relative) for which ``num_steps``
-  discrete Gaussian steps are (epsilon, delta)-DP."""
+  discrete Gaussian steps, step r at ``multipliers[r]`` times it (None:
+  all at sigma), are (epsilon, delta)-DP."""
+  scale = (1.0,) * num_steps if multipliers is None else tuple(multipliers)
+  if len(scale) != num_steps:
+    raise ValueError(f"give one multiplier per step ({num_steps}), got "
+                     f"{len(scale)}")
+
   def ok(sigma):
-    return epsilon_for(GAUSSIAN, [sigma] * num_steps, delta,
+    return epsilon_for(GAUSSIAN, [sigma * x for x in scale], delta,
                        words_per_user) <= epsilon
   low, high = 0.05, 1.0
   while not ok(high):
@@ -165,6 +182,11 @@ class WalkPlan:
     words_per_user: m, the keys a user sends.
     false_words: the budget: expected released words no user holds.
     max_frontier: the live prefixes extended per step, at most.
+    verify_scale: the verification step's noise (b or sigma), None: the
+      steps release the words themselves.
+    verify_cap: the verification's candidates, at most.
+    verify_thresholds: ``(threshold, most candidates it serves)`` pairs:
+      the verification's threshold for its number of candidates.
   """
 
   characters: tuple[str, ...]
@@ -178,6 +200,18 @@ class WalkPlan:
   words_per_user: int
   false_words: float
   max_frontier: int
+  verify_scale: float | None = None
+  verify_cap: int | None = None
+  verify_thresholds: tuple[tuple[int, int], ...] = ()
+
+  @property
+  def verifies(self) -> bool:
+    return self.verify_scale is not None
+
+  @property
+  def all_scales(self) -> tuple[float, ...]:
+    """Every step's noise, the verification's last."""
+    return self.scales + ((self.verify_scale,) if self.verifies else ())
 
   @property
   def code(self) -> code_lib.PrefixCode:
@@ -196,8 +230,12 @@ class WalkPlan:
   def accounting(self) -> str:
     proof = ("pure: epsilon = sum m / b" if self.noise == LAPLACE else
              "dp_accounting PLD of the discrete Gaussian")
-    return ACCOUNTING.format(noise=self.noise, steps=len(self.steps),
-                             proof=proof)
+    out = ACCOUNTING.format(noise=self.noise, steps=len(self.all_scales),
+                            proof=proof)
+    if self.verifies:
+      out += (f"; the last verifies the discovered words, the others at "
+              f"{DISCOVERY_MULTIPLIER:g} times its noise")
+    return out
 
   def candidates(self, step: int) -> list[int]:
     """Per t, the candidates of ``step`` bounded by the frontier cap (the
@@ -212,7 +250,8 @@ def plan(characters, max_length: int, epsilon: float, *,
          delta: float = 0.0, noise: str = LAPLACE,
          chars_per_step: int | None = None, words_per_user: int = 1,
          false_words: float = 1.0, max_frontier: int = 1,
-         live_budget: float | None = None) -> WalkPlan:
+         live_budget: float | None = None, verify: bool = False,
+         verify_cap: int | None = None) -> WalkPlan:
   """The plan of ``docs/two-servers.md`` from public values: steps of
   ``chars_per_step`` characters (None: one step of L), epsilon split
   equally among them (Laplace: ``b = m R / epsilon``; Gaussian: one sigma
@@ -220,7 +259,16 @@ def plan(characters, max_length: int, epsilon: float, *,
   the least threshold whose noise-only passes average at most
   ``false_words / L``; a step's live prefixes (not released, extended at
   most ``max_frontier`` of them) at most ``live_budget`` (None: the same
-  ``false_words / L``)."""
+  ``false_words / L``).
+
+  ``verify`` (steps only, with ``live_budget`` and ``verify_cap``):
+  discover, then verify (module docstring): one sigma or b for R + 1
+  steps, the R discovery steps' :data:`DISCOVERY_MULTIPLIER` times the
+  verification's; each discovery step's live prefixes at ``live_budget``
+  and its words (candidates of the verification, not released) at
+  ``live_budget`` split over its classes of end codes; the verification's
+  threshold the least whose noise-only passes over its candidates average
+  at most ``false_words``."""
   code = code_lib.PrefixCode(tuple(characters), max_length)
   check_noise(noise)
   k = max_length if chars_per_step is None else chars_per_step
@@ -230,6 +278,9 @@ def plan(characters, max_length: int, epsilon: float, *,
   chars = list(range(k, max_length, k)) + [max_length]
   steps = tuple(c * code.char_bits for c in chars)
   num = len(steps)
+  if verify:
+    return _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
+                          false_words, max_frontier, live_budget, verify_cap)
   if noise == LAPLACE:
     scales = (words_per_user * num / epsilon,) * num
     delta = 0.0
@@ -251,3 +302,62 @@ def plan(characters, max_length: int, epsilon: float, *,
   return dataclasses.replace(draft, thresholds=thresholds,
                              epsilon=min(achieved, epsilon)
                              if noise == GAUSSIAN else achieved)
+
+
+def _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
+                   false_words, max_frontier, live_budget, verify_cap
+                   ) -> WalkPlan:
+  """:func:`plan` with ``verify``."""
+  num = len(steps)
+  if num < 2 or live_budget is None or verify_cap is None:
+    raise ValueError("discover-then-verify needs steps (chars_per_step "
+                     "below L) and a work bound (max_candidates): its "
+                     "discovery passes about max_frontier / 4 candidates a "
+                     "step, and at most that bound are verified")
+  m = DISCOVERY_MULTIPLIER
+  if noise == LAPLACE:  # epsilon = m_u (R / (M b) + 1 / b)
+    scale = words_per_user * (num / m + 1.0) / epsilon
+    delta = 0.0
+  else:
+    if not 0 < delta < 1:
+      raise ValueError("the discrete Gaussian needs a delta in (0, 1), got "
+                       f"delta={delta!r}")
+    scale = calibrate_sigma(epsilon, delta, num + 1, words_per_user,
+                            multipliers=(m,) * num + (1.0,))
+  scales = (m * scale,) * num
+  draft = WalkPlan(tuple(code.characters), code.max_length, steps, noise,
+                   scales, (), epsilon, delta, words_per_user, false_words,
+                   max_frontier, scale, int(verify_cap), ())
+  thresholds = []
+  for r in range(num):
+    sizes = draft.candidates(r)
+    words = len(sizes) - (1 if r < num - 1 else 0)
+    row = []
+    for t, k_t in enumerate(sizes):
+      live = t == 0 and r < num - 1
+      budget = live_budget if live else live_budget / max(words, 1)
+      row.append(threshold_for(noise, scales[r], k_t, budget))
+    thresholds.append(tuple(row))
+  table = verification_table(noise, scale, false_words, int(verify_cap))
+  achieved = epsilon_for(noise, draft.all_scales, delta, words_per_user)
+  return dataclasses.replace(
+      draft, thresholds=tuple(thresholds), verify_thresholds=table,
+      epsilon=min(achieved, epsilon) if noise == GAUSSIAN else achieved)
+
+
+def verification_table(noise: str, scale: float, false_words: float,
+                       cap: int) -> tuple[tuple[int, int], ...]:
+  """``(T, most candidates)`` pairs, T increasing: T is the least threshold
+  whose noise-only passes average at most ``false_words`` over that many
+  candidates (the most: ``false_words / P[Z_0 + Z_1 >= T]``), up to
+  ``cap`` candidates."""
+  table = []
+  t = threshold_for(noise, scale, 1, false_words)
+  while True:
+    tail = float(sum_tail(noise, scale, t))
+    most = cap if tail <= 0 else int(min(cap, false_words / tail))
+    if most >= 1 and (not table or most > table[-1][1]):
+      table.append((t, most))
+    if most >= cap:
+      return tuple(table)
+    t += 1
