@@ -21,17 +21,28 @@ def _dg_pmf(sigma, support):
   return z, p / p.sum()
 
 
-def _dg_delta(sigma, steps, sensitivity, epsilon):
-  """delta(epsilon) of ``steps`` discrete Gaussians of ``sigma`` moved by
-  ``sensitivity``: the sum S of the steps' draws has loss
-  ``(steps m^2 - 2 m S) / (2 sigma^2)`` (P centred at 0, Q at m)."""
+def _dg_losses(sigma, steps, m):
+  """The law of the privacy loss of ``steps`` discrete Gaussians of
+  ``sigma`` moved by m: the sum S of the steps' draws (its pmf, the
+  weights) has loss ``(steps m^2 - 2 m S) / (2 sigma^2)`` (P centred at 0,
+  Q at m)."""
   z, p = _dg_pmf(sigma, int(20 * sigma) + 20)
   total = np.array([1.0])
   for _ in range(steps):
     total = np.convolve(total, p)
   s = np.arange(total.size) - steps * (z.size // 2)
-  loss = (steps * sensitivity**2 - 2 * sensitivity * s) / (2 * sigma**2)
-  return float(np.sum(total * np.clip(1 - np.exp(epsilon - loss), 0, None)))
+  return total, (steps * m**2 - 2 * m * s) / (2 * sigma**2)
+
+
+def _hockey_stick(weights, loss, epsilon):
+  return float(np.sum(weights * np.clip(1 - np.exp(epsilon - loss), 0,
+                                        None)))
+
+
+def _dg_delta(sigma, steps, sensitivity, epsilon):
+  """delta(epsilon) of ``steps`` discrete Gaussians of ``sigma`` moved by
+  ``sensitivity`` (:func:`_dg_losses`)."""
+  return _hockey_stick(*_dg_losses(sigma, steps, sensitivity), epsilon)
 
 
 def test_laplace_epsilon_is_the_pmf_s_largest_log_ratio():
@@ -148,18 +159,10 @@ def _dg_delta_verified(sigma, steps, m, epsilon):
   """delta(epsilon) of ``steps`` discrete Gaussians of 2 sigma and one of
   sigma, each moved by m: the loss is the discovery sum's plus the
   verification draw's, summed over both pmfs."""
-  big = 2 * sigma
-  z, p = _dg_pmf(big, int(20 * big) + 20)
-  total = np.array([1.0])
-  for _ in range(steps):
-    total = np.convolve(total, p)
-  s = np.arange(total.size) - steps * (z.size // 2)
-  loss_d = (steps * m**2 - 2 * m * s) / (2 * big**2)
-  zv, pv = _dg_pmf(sigma, int(20 * sigma) + 20)
-  loss_v = (m**2 - 2 * m * zv) / (2 * sigma**2)
-  loss = loss_d[:, None] + loss_v[None, :]
-  weight = total[:, None] * pv[None, :]
-  return float(np.sum(weight * np.clip(1 - np.exp(epsilon - loss), 0, None)))
+  w_d, loss_d = _dg_losses(2 * sigma, steps, m)
+  w_v, loss_v = _dg_losses(sigma, 1, m)
+  return _hockey_stick(w_d[:, None] * w_v[None, :],
+                       loss_d[:, None] + loss_v[None, :], epsilon)
 
 
 def test_a_verified_laplace_plan_spends_epsilon_on_steps_and_verification():
