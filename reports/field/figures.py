@@ -24,6 +24,7 @@ _STYLES = {
     mechanisms.NOISY_K3_X4: ("tab:cyan", "D:"),
     mechanisms.NOISY_PLANNED: ("magenta", "P-"),
     mechanisms.TWO_SERVERS: ("black", "*-"),
+    mechanisms.TWO_SERVERS_VERIFIED: ("gray", "*--"),
     mechanisms.PS[0]: ("tab:green", "^-"),
     mechanisms.PS[1]: ("tab:olive", "^--"),
     mechanisms.PS[2]: ("tab:purple", "^:"),

@@ -95,6 +95,11 @@ PLANNED_BYTES_PER_RUN = 1_000_000
 # Two non-colluding servers (docs/two-servers.md), the one-step walk on the
 # fast engine (its law; real servers cannot evaluate its candidates).
 TWO_SERVERS = "two-servers"
+# The same servers under a work bound they can afford: steps of 2
+# characters, 10^7 candidates a step, then a verification step.
+TWO_SERVERS_VERIFIED = "two-servers-verified"
+# Its plan (docs/two-servers.md, "Discover, then verify").
+VERIFIED_PLAN = dict(chars_per_step=2, max_candidates=10**7, verify=True)
 PS = tuple(f"ps-{s}" for s in partition_selection.STRATEGIES)
 SFP, IBLT = "sfp", "iblt"
 # The paper's baseline and TFF's, slower than the rest: they run on the
@@ -106,10 +111,11 @@ TFF_CENTRAL, TFF_DISTRIBUTED = (
 # smallest population only (Settings.tff_users).
 TFF_NOISY = {TFF_CENTRAL: "central", TFF_DISTRIBUTED: "distributed"}
 MECHANISMS = ((FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4,
-               NOISY_PLANNED, TWO_SERVERS) + tuple(TFF_NOISY) + PS
+               NOISY_PLANNED, TWO_SERVERS, TWO_SERVERS_VERIFIED)
+              + tuple(TFF_NOISY) + PS
               + BASELINES)
 SIMULATED = (FIXED, POISSON, NOISY_K1, NOISY_K2, NOISY_K2_X4, NOISY_K3_X4,
-             NOISY_PLANNED, TWO_SERVERS)
+             NOISY_PLANNED, TWO_SERVERS, TWO_SERVERS_VERIFIED)
 # IBLT's k: a string is released when at least this many clients of a round
 # send it (TFF's tutorial value, BEYOND.md's).
 IBLT_K_ANONYMITY = 14
@@ -122,6 +128,9 @@ LABELS = {
     NOISY_K3_X4: "noisy trie, k = 3, α = 1e-7, first level σ×4",
     NOISY_PLANNED: "noisy trie, planned rounds, 1 MB per client per run",
     TWO_SERVERS: "two servers, one step (fast engine; research prototype)",
+    TWO_SERVERS_VERIFIED: ("two servers, steps of 2, 10^7 candidates a step, "
+                           "then verified (fast engine; research "
+                           "prototype)"),
     TFF_CENTRAL: "noisy trie, k = 1, α = 1e-5, TFF, central noise",
     TFF_DISTRIBUTED: "noisy trie, k = 1, α = 1e-5, TFF, distributed noise",
     **{f"ps-{s}": f"partition selection, {s.replace('_', ' ')}"
@@ -161,7 +170,7 @@ def run(name: str, data: populations.Data, epsilon: float, delta: float,
                      f"{', '.join(MECHANISMS)}")
   runner: Callable[..., dict] = (
       _triehh if name in (FIXED, POISSON) else
-      _two_servers if name == TWO_SERVERS else
+      _two_servers if name in (TWO_SERVERS, TWO_SERVERS_VERIFIED) else
       _noisy_planned if name == NOISY_PLANNED else
       _noisy if name in NOISY else _tff_noisy if name in TFF_NOISY else
       _sfp if name == SFP else
@@ -312,20 +321,26 @@ def _planned_setting(plan, result) -> str:
 
 
 def _two_servers(name, data, epsilon, delta, seed) -> dict:
-  """The one-step two-server walk, n public, the population's alphabet
-  (each population's is public: its list's or its tokenizer's)."""
-  del name
+  """The two-server walk, n public, the population's alphabet (each
+  population's is public: its list's or its tokenizer's): one step, or
+  :data:`VERIFIED_PLAN`."""
+  options = VERIFIED_PLAN if name == TWO_SERVERS_VERIFIED else {}
   result = discover_lib.discover(
       data.population, two_servers.TwoServerTarget(
           epsilon, delta=delta, population_size=data.n,
-          alphabet="".join(data.population.alphabet.characters)),
+          alphabet="".join(data.population.alphabet.characters),
+          **options),
       max_length=data.population.max_length, seed=seed)
   plan = result.params.plan
   key = float(result.params.upload_bytes)
+  setting = (f"discrete Laplace b={plan.scales[0]:.3g} per server, "
+             f"{plan.bits}-bit IDPF keys")
+  if plan.verifies:
+    setting = (f"discrete Laplace b={plan.scales[0]:.3g} per server "
+               f"discovering, {plan.verify_scale:.3g} verifying, "
+               f"{plan.bits}-bit IDPF keys")
   record = dict(released=result.words, rounds=len(result.per_round),
-                raw_strings=False, calibrated=None,
-                setting=(f"discrete Laplace b={plan.scales[0]:.3g} per "
-                         f"server, {plan.bits}-bit IDPF keys"),
+                raw_strings=False, calibrated=None, setting=setting,
                 **upload([key], [1.0]))
   return _guarantee(record, result.guarantee)
 

@@ -27,16 +27,18 @@ def _run(report_dir, output_dir):
 def test_writes_the_report_then_resumes(tmp_path):
   out = tmp_path / "runs"
   proc = _run(tmp_path, out)
-  # 12 mechanisms (SFP, not IBLT) at n = 2,000 and 9 at 5e4 word counts
+  # 13 mechanisms (SFP, not IBLT) at n = 2,000 and 10 at 5e4 word counts
   # (the simulated ones and partition selection drawn from its law); 2
   # seeds each.
-  assert "42 runs left" in proc.stdout and "wrote" in proc.stdout
-  assert len((out / "results.jsonl").read_text().splitlines()) == 42
+  assert "46 runs left" in proc.stdout and "wrote" in proc.stdout
+  assert len((out / "results.jsonl").read_text().splitlines()) == 46
   text = (tmp_path / "FIELD.md").read_text()
   assert "| 50,000 | 4 | noisy trie, k = 1, α = 1e-5 |" in text
   assert ("| 50,000 | 4 | partition selection, truncated geometric |"
           in text)
   assert "| english-counts | 50,000 | 4 | " in text  # the every-cell table
+  assert ("| 2,000 | 4 | two servers, steps of 2, 10^7 candidates a step, "
+          "then verified" in text)
   # The planned noisy trie wherever the noisy trie runs, with its bytes
   # per client per round (max) and per run, within its 1 MB.
   for n in ("2,000", "50,000"):
@@ -51,7 +53,7 @@ def test_writes_the_report_then_resumes(tmp_path):
   proc = _run(tmp_path / "again", out)
   assert "0 runs left" in proc.stdout
   again = (tmp_path / "again" / "FIELD.md").read_text()
-  assert "42 runs were recorded by an earlier invocation" in again
+  assert "46 runs were recorded by an earlier invocation" in again
 
 
 @pytest.mark.parametrize("flags_given, said", [

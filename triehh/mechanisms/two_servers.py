@@ -9,7 +9,8 @@ In one place, what makes it up:
 * parameters and accountant: :class:`triehh.theory.two_servers.WalkPlan`,
   :func:`triehh.theory.two_servers.plan` (the discrete Laplace's pure
   epsilon, or the discrete Gaussian's PLD; thresholds from the false-word
-  budget);
+  budget; with ``verify``, steps that discover at twice the noise and one
+  step that verifies the words found and alone releases);
 * engines: ``"fast"`` (:func:`triehh.engines.two_servers.run_walk`, the
   released law from the counts) and ``"protocol"``
   (:func:`triehh.secure.protocol.run_walk`: client keys and two server
