@@ -17,6 +17,11 @@ _ENGLISH = populations.ENGLISH
 
 def _mechanism_bullets() -> list[str]:
   """Each mechanism and the library call that runs it."""
+  return _federated_bullets() + _baseline_bullets()
+
+
+def _federated_bullets() -> list[str]:
+  """TrieHH, the noisy tries and the two servers, and their calls."""
   return [
       "- **TrieHH, fixed-size sampling** (the paper's): `triehh.discover("
       "pop, triehh.Target(ε, δ, sampling=\"fixed\"), seed=s)`.",
@@ -56,6 +61,12 @@ def _mechanism_bullets() -> list[str]:
       "verify=True`, steps of 2 characters under 10^7 candidates a step "
       "at twice the noise, then one step verifying the words found "
       "(`docs/two-servers.md`, \"Discover, then verify\").",
+  ]
+
+
+def _baseline_bullets() -> list[str]:
+  """Central partition selection, SFP and IBLT, and their calls."""
+  return [
       "- **Partition selection** (central, pipeline_dp's law): the library "
       "releases through `triehh.baselines.partition_selection."
       "select_words(pop, triehh.PartitionSelectionTarget(ε, δ, "
