@@ -132,3 +132,12 @@ def test_the_verification_step_sums_the_true_counts_of_the_found_words():
   released = [server.finish(shares[1 - server.party]) for server in servers]
   assert released[0] == released[1] and len(released[0]) == 3
   assert servers[0].done
+
+
+def test_a_walk_without_verification_has_no_verification_step():
+  plan = plan_lib.WalkPlan(4, (4,), (1.0,), (1,))
+  servers = _servers(np.arange(4, dtype=np.uint64), plan)
+  shares = [server.share() for server in servers]
+  for server in servers:
+    server.finish(shares[1 - server.party])
+  assert servers[0].done and not servers[0].verifying

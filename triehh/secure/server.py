@@ -10,8 +10,9 @@ Z_1`` and keeps the candidates at or above ``thresholds[r]``
 prefixes only. A plan that verifies has one more step: every key evaluated
 at the full points of the words the steps discovered
 (:func:`triehh.secure.plan.verification_points`), each along its own path,
-noised at ``verify_sigma`` and kept at the threshold for their number. The same object serves both transports: in one process, or
-in a server process that sends its share over a socket.
+noised at ``verify_sigma`` and kept at the threshold for their number. The
+same object serves both transports: in one process, or in a server process
+that sends its share over a socket.
 
 What it sees: its clients' keys (pseudorandom), the other server's noisy
 shares of the counts, and the public plan. Research prototype: no audited
@@ -77,7 +78,7 @@ class Server:
   @property
   def verifying(self) -> bool:
     """Whether the current step is the verification step."""
-    return self.step == len(self.plan.steps)
+    return self.plan.verifies and self.step == len(self.plan.steps)
 
   def sums(self) -> np.ndarray:
     """The sums mod 2^64 over the clients of this server's shares at every
