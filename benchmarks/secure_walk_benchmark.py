@@ -45,6 +45,9 @@ flags.DEFINE_integer("step_bits", 4, "Bits the timed step adds.",
                      lower_bound=1, upper_bound=16)
 flags.DEFINE_list("steps", ["4", "8", "12", "16", "20", "24", "28", "32"],
                   "The whole walk's steps (prefix lengths in bits).")
+flags.DEFINE_integer("verify_points", 1000, "Points of the timed "
+                     "verification step (each key evaluated along each "
+                     "point's own path).", lower_bound=1)
 flags.DEFINE_float("sigma", 2.0, "Each server's discrete Gaussian sigma.")
 flags.DEFINE_integer("threshold", 20, "Every step's threshold.")
 flags.DEFINE_integer("walk_clients", 1000,
@@ -95,6 +98,17 @@ def eval_seconds(hashes: np.ndarray) -> tuple[float, int]:
       server.candidates.size)
 
 
+def verify_seconds(hashes: np.ndarray) -> float:
+  """Seconds per client per point of one server's sums at a verification
+  step (``idpf.eval_prefixes`` at full points, as the server evaluates
+  them)."""
+  points = np.sort(np.unique(hashes))[:FLAGS.verify_points]
+  keys = idpf.gen_many(hashes, FLAGS.bits)[0]
+  start = time.perf_counter()
+  idpf.eval_prefixes(keys, points, FLAGS.bits).sum(axis=0, dtype=np.uint64)
+  return (time.perf_counter() - start) / (hashes.size * points.size)
+
+
 def walk(hashes: np.ndarray) -> None:
   steps = [int(s) for s in FLAGS.steps]
   start = time.perf_counter()
@@ -126,13 +140,15 @@ def main(argv: list[str]) -> None:
   print(f"key: {idpf.key_bytes(bits)} bytes per server "
         f"(24 + 25 x {bits} bits), {2 * idpf.key_bytes(bits)} per client")
   print(f"{'clients':>9}{'keygen one (ms)':>17}{'keygen batch (us)':>19}"
-        f"{'candidates':>12}{'eval (us/client/cand)':>23}")
+        f"{'candidates':>12}{'eval (us/client/cand)':>23}"
+        f"{'verify (us/client/point)':>26}")
   for n in (int(c) for c in FLAGS.clients):
     hashes = population(n, rng)
     single, batch = keygen_seconds(hashes)
     per, candidates = eval_seconds(hashes)
+    point = verify_seconds(hashes)
     print(f"{n:>9,}{single * 1e3:>17.2f}{batch * 1e6:>19.1f}"
-          f"{candidates:>12,}{per * 1e6:>23.3f}")
+          f"{candidates:>12,}{per * 1e6:>23.3f}{point * 1e6:>26.3f}")
   if FLAGS.walk_clients:
     walk(population(FLAGS.walk_clients, rng))
 
