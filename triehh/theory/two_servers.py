@@ -37,6 +37,9 @@ import numpy as np
 
 from triehh.core import discrete_noise
 from triehh.core import prefix_code as code_lib
+# Discover, then verify: a discovery step's noise over the verification's,
+# the noisy trie's constant.
+from triehh.theory.noisy_plan import DISCOVERY_MULTIPLIER
 
 LAPLACE, GAUSSIAN = "laplace", "gaussian"
 NOISES = (LAPLACE, GAUSSIAN)
@@ -45,9 +48,6 @@ NEVER = 2**62
 ACCOUNTING = ("two servers: the honest server's discrete {noise} noise on "
               "every candidate of every step, composed over {steps} step(s)"
               " ({proof})")
-# Discover, then verify: a discovery step's noise over the verification's,
-# the noisy trie's constant (triehh.theory.noisy_plan.DISCOVERY_MULTIPLIER).
-DISCOVERY_MULTIPLIER = 2.0
 
 
 def check_noise(noise: str) -> str:
@@ -281,14 +281,9 @@ def plan(characters, max_length: int, epsilon: float, *,
   if verify:
     return _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
                           false_words, max_frontier, live_budget, verify_cap)
-  if noise == LAPLACE:
-    scales = (words_per_user * num / epsilon,) * num
-    delta = 0.0
-  else:
-    if not 0 < delta < 1:
-      raise ValueError("the discrete Gaussian needs a delta in (0, 1), got "
-                       f"delta={delta!r}")
-    scales = (calibrate_sigma(epsilon, delta, num, words_per_user),) * num
+  scale, delta = _base_scale(noise, epsilon, delta, (1.0,) * num,
+                             words_per_user)
+  scales = (scale,) * num
   draft = WalkPlan(tuple(characters), max_length, steps, noise, scales, (),
                    epsilon, delta, words_per_user, false_words, max_frontier)
   budget = false_words / max_length
@@ -298,10 +293,30 @@ def plan(characters, max_length: int, epsilon: float, *,
                           live if t == 0 and r < num - 1 else budget)
             for t, k_t in enumerate(draft.candidates(r)))
       for r in range(num))
-  achieved = epsilon_for(noise, scales, delta, words_per_user)
   return dataclasses.replace(draft, thresholds=thresholds,
-                             epsilon=min(achieved, epsilon)
-                             if noise == GAUSSIAN else achieved)
+                             epsilon=_achieved(draft, epsilon))
+
+
+def _base_scale(noise: str, epsilon: float, delta: float, multipliers,
+                words_per_user: int) -> tuple[float, float]:
+  """(the base b or sigma, the delta stated): steps at ``multipliers``
+  times the base, (epsilon, delta)-DP together. Laplace: ``b = m sum_r
+  (1 / multiplier_r) / epsilon``, delta 0; Gaussian: calibrated."""
+  if noise == LAPLACE:
+    return words_per_user * sum(1.0 / x for x in multipliers) / epsilon, 0.0
+  if not 0 < delta < 1:
+    raise ValueError("the discrete Gaussian needs a delta in (0, 1), got "
+                     f"delta={delta!r}")
+  return calibrate_sigma(epsilon, delta, len(multipliers), words_per_user,
+                         multipliers=multipliers), delta
+
+
+def _achieved(draft: WalkPlan, epsilon: float) -> float:
+  """The epsilon a plan states: the Laplace's exact sum, the Gaussian's
+  PLD (at most the target it was calibrated to)."""
+  achieved = epsilon_for(draft.noise, draft.all_scales, draft.delta,
+                         draft.words_per_user)
+  return min(achieved, epsilon) if draft.noise == GAUSSIAN else achieved
 
 
 def _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
@@ -315,15 +330,8 @@ def _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
                      "discovery passes about max_frontier / 4 candidates a "
                      "step, and at most that bound are verified")
   m = DISCOVERY_MULTIPLIER
-  if noise == LAPLACE:  # epsilon = m_u (R / (M b) + 1 / b)
-    scale = words_per_user * (num / m + 1.0) / epsilon
-    delta = 0.0
-  else:
-    if not 0 < delta < 1:
-      raise ValueError("the discrete Gaussian needs a delta in (0, 1), got "
-                       f"delta={delta!r}")
-    scale = calibrate_sigma(epsilon, delta, num + 1, words_per_user,
-                            multipliers=(m,) * num + (1.0,))
+  scale, delta = _base_scale(noise, epsilon, delta, (m,) * num + (1.0,),
+                             words_per_user)
   scales = (m * scale,) * num
   draft = WalkPlan(tuple(code.characters), code.max_length, steps, noise,
                    scales, (), epsilon, delta, words_per_user, false_words,
@@ -339,10 +347,9 @@ def _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
       row.append(threshold_for(noise, scales[r], k_t, budget))
     thresholds.append(tuple(row))
   table = verification_table(noise, scale, false_words, int(verify_cap))
-  achieved = epsilon_for(noise, draft.all_scales, delta, words_per_user)
   return dataclasses.replace(
       draft, thresholds=tuple(thresholds), verify_thresholds=table,
-      epsilon=min(achieved, epsilon) if noise == GAUSSIAN else achieved)
+      epsilon=_achieved(draft, epsilon))
 
 
 def verification_table(noise: str, scale: float, false_words: float,
