@@ -333,12 +333,10 @@ def _two_servers(name, data, epsilon, delta, seed) -> dict:
       max_length=data.population.max_length, seed=seed)
   plan = result.params.plan
   key = float(result.params.upload_bytes)
-  setting = (f"discrete Laplace b={plan.scales[0]:.3g} per server, "
-             f"{plan.bits}-bit IDPF keys")
+  setting = f"discrete Laplace b={plan.scales[0]:.3g} per server"
   if plan.verifies:
-    setting = (f"discrete Laplace b={plan.scales[0]:.3g} per server "
-               f"discovering, {plan.verify_scale:.3g} verifying, "
-               f"{plan.bits}-bit IDPF keys")
+    setting += f" discovering, {plan.verify_scale:.3g} verifying"
+  setting += f", {plan.bits}-bit IDPF keys"
   record = dict(released=result.words, rounds=len(result.per_round),
                 raw_strings=False, calibrated=None, setting=setting,
                 **upload([key], [1.0]))

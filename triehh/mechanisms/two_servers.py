@@ -403,31 +403,30 @@ def _released(plan: theory.WalkPlan, frontiers):
   it verifies), ranked; per step stats."""
   code, chars = plan.code, plan.step_chars
   found, stats, live = [], [], 1
-  for r, kept in enumerate(frontiers):
-    if r == len(plan.steps):  # the verification: full points
-      stats.append(release_lib.RoundStats(
-          candidates=int(secure_plan.verification_points(
-              code, plan.steps, frontiers, plan.verify_cap).size),
-          kept=len(kept)))
-      keys = np.fromiter(kept, dtype=np.uint64, count=len(kept))
-      found = [(-kept[int(key)], word, int(key))
-               for key, word in zip(keys.tolist(), code.decode(keys))]
-      break
+  for r, kept in enumerate(frontiers[:len(plan.steps)]):
     keys = np.fromiter(kept, dtype=np.uint64, count=len(kept))
     sizes = code.class_sizes(0 if r == 0 else chars[r - 1], chars[r])
     stats.append(release_lib.RoundStats(candidates=live * int(sum(sizes)),
                                         kept=len(kept)))
     padding = code.padding(keys)
-    last = r == len(plan.steps) - 1
-    done = keys[(padding > 0) | last]
-    shift = np.uint64(code.char_bits * (plan.max_length - chars[r]))
-    for key, word in zip(done.tolist(),
-                         code.decode(done << shift)):
-      if not plan.verifies:  # its words are only the verification's
-        found.append((-kept[key], word, int(key) << int(shift)))
+    if not plan.verifies:  # else its words are only the verification's
+      done = keys[(padding > 0) | (r == len(plan.steps) - 1)]
+      shift = np.uint64(code.char_bits * (plan.max_length - chars[r]))
+      found += [(-kept[key], word, int(key) << int(shift))
+                for key, word in zip(done.tolist(),
+                                     code.decode(done << shift))]
     live = int(np.count_nonzero(padding == 0))
     if len(plan.steps) > 1:
       live = min(live, plan.max_frontier)
+  if plan.verifies:  # its kept candidates are full points
+    kept = frontiers[-1]
+    stats.append(release_lib.RoundStats(
+        candidates=int(secure_plan.verification_points(
+            code, plan.steps, frontiers, plan.verify_cap).size),
+        kept=len(kept)))
+    keys = np.fromiter(kept, dtype=np.uint64, count=len(kept))
+    found = [(-kept[key], word, key)
+             for key, word in zip(keys.tolist(), code.decode(keys))]
   found.sort()
   words = tuple(w for _, w, _ in found)
   ids = [i for _, _, i in found]
