@@ -119,6 +119,47 @@ def test_max_candidates_caps_each_step_and_frees_the_plan_of_n():
                                    max_candidates=10**5))
 
 
+def test_the_first_step_is_as_wide_as_the_work_bound_allows():
+  at_root = [sum(27**k for k in range(1, j + 1)) for j in range(11)]
+
+  def chars(**fields):
+    return _params(triehh.TwoServerTarget(4.0, **fields)).plan.step_chars
+  assert chars(chars_per_step=2, max_candidates=10**7,
+               verify=True) == (4, 6, 8, 10)
+  assert chars(chars_per_step=2, max_candidates=at_root[4]) == (4, 6, 8, 10)
+  assert chars(chars_per_step=2, max_candidates=at_root[4] - 1) == (
+      3, 5, 7, 9, 10)
+  assert chars(chars_per_step=1, max_candidates=10**5) == (3, 4, 5, 6, 7, 8,
+                                                           9, 10)
+  # the whole walk fits the bound: one step; verifying keeps one to discover
+  assert chars(chars_per_step=2, max_candidates=10**15) == (10,)
+  assert chars(chars_per_step=2, max_candidates=10**15,
+               verify=True) == (9, 10)
+  # asked for: even steps, or a first step of its own
+  assert chars(chars_per_step=2, first_step_chars=2,
+               max_candidates=10**7) == (2, 4, 6, 8, 10)
+  assert chars(chars_per_step=3, first_step_chars=5) == (5, 8, 10)
+  with pytest.raises(ValueError, match="first_step_chars needs chars_per"):
+    triehh.TwoServerTarget(4.0, first_step_chars=3)
+  with pytest.raises(ValueError, match="or first_step_chars"):
+    _params(triehh.TwoServerTarget(4.0, chars_per_step=2, first_step_chars=5,
+                                   max_candidates=10**7))
+
+
+def test_a_wide_first_step_runs_on_both_engines():
+  users = ["abc"] * 300 + ["cab"] * 200 + ["bcab"] * 100 + ["a"] * 2
+  population = triehh.Population.from_user_words(users, alphabet="abc",
+                                                 max_length=4)
+  target = triehh.TwoServerTarget(6.0, alphabet="abc", chars_per_step=1,
+                                  max_candidates=50, verify=True)
+  for engine in ("fast", "protocol"):
+    result = triehh.discover(population, target, seed=4, engine=engine,
+                             max_length=4)
+    assert result.params.plan.step_chars == (3, 4)  # 39 <= 50 < 120
+    assert result.words[:3] == ("abc", "cab", "bcab")
+    assert result.per_round[0].candidates == 39
+
+
 def test_protocol_engine_refuses_a_step_it_cannot_evaluate():
   with pytest.raises(ValueError, match="give chars_per_step=4 or fewer"):
     triehh.discover(["sun"] * 10, triehh.TwoServerTarget(4.0), seed=0,

@@ -119,6 +119,25 @@ def test_plan_in_steps_splits_epsilon():
   assert plan.candidates(1)[0] == 1000 * 27**4
 
 
+def test_a_wider_first_step_then_steps_of_k():
+  assert two_servers.step_lengths(10, 2) == [2, 4, 6, 8, 10]
+  assert two_servers.step_lengths(10, 2, 4) == [4, 6, 8, 10]
+  assert two_servers.step_lengths(10, 3, 5) == [5, 8, 10]
+  assert two_servers.step_lengths(10, 2, 10) == [10]
+  with pytest.raises(ValueError, match="first step's characters"):
+    two_servers.step_lengths(10, 2, 0)
+  plan = two_servers.plan(ENGLISH, 10, 4.0, chars_per_step=2, first_chars=4,
+                          max_frontier=1000, live_budget=250.0, verify=True,
+                          verify_cap=10**4)
+  assert plan.step_chars == (4, 6, 8, 10)
+  # four discovery steps at 2b and the verification at b: 4 / 2b + 1 / b
+  assert plan.verify_scale == pytest.approx(3 / 4.0)
+  assert plan.scales == pytest.approx((1.5,) * 4)
+  assert plan.epsilon == pytest.approx(4.0)
+  assert plan.candidates(0) == [27**4, 27**3, 27**2, 27, 0]
+  assert plan.candidates(1)[0] == 1000 * 27**2
+
+
 def test_gaussian_plan_meets_its_target():
   plan = two_servers.plan(ENGLISH, 4, 2.0, noise="gaussian", delta=1e-6)
   assert plan.epsilon <= 2.0

@@ -77,6 +77,10 @@ class TwoServerTarget:
       data (a word with another is not sent).
     chars_per_step: characters per step of the walk (None: one step, every
       string of up to L characters a candidate).
+    first_step_chars: the first step's characters (None: under
+      max_candidates, the most the bound allows from the root, at least
+      chars_per_step, below L when verifying: the root has no frontier, and
+      fewer steps compose less noise; without it, chars_per_step).
     max_candidates: the candidates a step may evaluate, the servers' work
       per client (None: unbounded); with steps, the live prefixes a step
       extends are capped to fit it (else at n times words_per_user).
@@ -96,6 +100,7 @@ class TwoServerTarget:
   false_words: float = 1.0
   alphabet: str = ENGLISH
   chars_per_step: int | None = None
+  first_step_chars: int | None = None
   max_candidates: int | None = None
   verify: bool = False
   words_per_user: int = 1
@@ -119,8 +124,8 @@ class TwoServerTarget:
         set(self.alphabet)) < len(self.alphabet):
       raise ValueError("alphabet must be a string of distinct characters, "
                        f"got {self.alphabet!r:.60}")
-    for name in ("chars_per_step", "max_candidates", "words_per_user",
-                 "max_upload_bytes"):
+    for name in ("chars_per_step", "first_step_chars", "max_candidates",
+                 "words_per_user", "max_upload_bytes"):
       value = getattr(self, name)
       if value is not None:
         object.__setattr__(self, name, validation.check_int(name, value))
@@ -137,6 +142,9 @@ class TwoServerTarget:
           "verify=True needs chars_per_step and max_candidates: the walk "
           "discovers in steps under a work bound, then verifies at most "
           "max_candidates words")
+    if self.first_step_chars is not None and self.chars_per_step is None:
+      raise ValueError("first_step_chars needs chars_per_step: it widens the "
+                       "first of the walk's steps")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,9 +279,11 @@ def _verification(plan: theory.WalkPlan) -> dict:
               verify_thresholds=plan.verify_thresholds)
 
 
-def _frontier(privacy: TwoServerTarget, max_length: int, n: int) -> int:
-  """The live prefixes a step extends, at most: what ``max_candidates``
-  leaves room for, else every key's (n m); 1 for the one-step walk."""
+def _frontier(privacy: TwoServerTarget, max_length: int, n: int
+              ) -> tuple[int | None, int]:
+  """(the first step's characters, the live prefixes a step extends at
+  most): the frontier is what ``max_candidates`` leaves room for, else
+  every key's (n m); 1 for the one-step walk."""
   k = privacy.chars_per_step
   if k is None or k >= max_length:
     if privacy.max_candidates is not None:
@@ -281,18 +291,38 @@ def _frontier(privacy: TwoServerTarget, max_length: int, n: int) -> int:
           f"max_candidates={privacy.max_candidates:,} bounds each step, but "
           f"the one-step walk evaluates every string of up to {max_length} "
           "characters: give chars_per_step too")
-    return 1
+    return None, 1
+  first = _first_step(privacy, max_length)
   if privacy.max_candidates is None:
-    return n * privacy.words_per_user
+    return first, n * privacy.words_per_user
   code = code_lib.PrefixCode(tuple(privacy.alphabet), max_length)
-  first = sum(code.class_sizes(0, k))
+  at_root = sum(code.class_sizes(0, first or k))
   per_prefix = sum(code.class_sizes(k, min(2 * k, max_length)))
-  if first > privacy.max_candidates or per_prefix > privacy.max_candidates:
+  if at_root > privacy.max_candidates or per_prefix > privacy.max_candidates:
     raise ValueError(
-        f"a step of chars_per_step={k} evaluates {max(first, per_prefix):,} "
-        f"candidates, more than max_candidates={privacy.max_candidates:,}: "
-        "lower chars_per_step or raise max_candidates")
-  return privacy.max_candidates // per_prefix
+        f"a step of {first or k} (first) or {k} characters evaluates "
+        f"{max(at_root, per_prefix):,} candidates, more than "
+        f"max_candidates={privacy.max_candidates:,}: lower chars_per_step "
+        "or first_step_chars, or raise max_candidates")
+  return first, privacy.max_candidates // per_prefix
+
+
+def _first_step(privacy: TwoServerTarget, max_length: int) -> int | None:
+  """The first step's characters: the target's, else under
+  ``max_candidates`` the most whose candidates fit it (at least
+  ``chars_per_step``; below L when verifying, which needs a step to
+  discover), else None (``chars_per_step``)."""
+  if privacy.first_step_chars is not None:
+    return privacy.first_step_chars
+  if privacy.max_candidates is None:
+    return None
+  code = code_lib.PrefixCode(tuple(privacy.alphabet), max_length)
+  most = max_length - 1 if privacy.verify else max_length
+  first = privacy.chars_per_step
+  while first < most and sum(code.class_sizes(
+      0, first + 1)) <= privacy.max_candidates:
+    first += 1
+  return first
 
 
 def _cap(plan: theory.WalkPlan) -> int | None:
@@ -317,7 +347,7 @@ class TwoServers(protocol.BaseMechanism):
                if privacy.delta is None else privacy.delta)
     steps = privacy.chars_per_step
     several = steps is not None and steps < shape.max_length
-    frontier = _frontier(privacy, shape.max_length, population_size)
+    first, frontier = _frontier(privacy, shape.max_length, population_size)
     plan = theory.plan(tuple(privacy.alphabet), shape.max_length,
                        privacy.epsilon, delta=delta, noise=privacy.noise,
                        chars_per_step=steps,
@@ -326,7 +356,8 @@ class TwoServers(protocol.BaseMechanism):
                        max_frontier=frontier,
                        live_budget=None if privacy.max_candidates is None
                        else frontier / LIVE_SHARE, verify=privacy.verify,
-                       verify_cap=privacy.max_candidates)
+                       verify_cap=privacy.max_candidates,
+                       first_chars=first)
     upload = 2 * privacy.words_per_user * key_bytes(plan.bits,
                                                     len(plan.steps))
     if upload > privacy.max_upload_bytes:

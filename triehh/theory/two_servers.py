@@ -251,9 +251,11 @@ def plan(characters, max_length: int, epsilon: float, *,
          chars_per_step: int | None = None, words_per_user: int = 1,
          false_words: float = 1.0, max_frontier: int = 1,
          live_budget: float | None = None, verify: bool = False,
-         verify_cap: int | None = None) -> WalkPlan:
-  """The plan of ``docs/two-servers.md`` from public values: steps of
-  ``chars_per_step`` characters (None: one step of L), epsilon split
+         verify_cap: int | None = None,
+         first_chars: int | None = None) -> WalkPlan:
+  """The plan of ``docs/two-servers.md`` from public values: a first
+  step of ``first_chars`` characters (None: ``chars_per_step``), then
+  steps of ``chars_per_step`` (None: one step of L), epsilon split
   equally among them (Laplace: ``b = m R / epsilon``; Gaussian: one sigma
   calibrated for R steps at ``delta``), and per step and class of end codes
   the least threshold whose noise-only passes average at most
@@ -275,8 +277,8 @@ def plan(characters, max_length: int, epsilon: float, *,
   if not isinstance(k, int) or k < 1:
     raise ValueError(f"chars_per_step must be a whole number >= 1, got "
                      f"{chars_per_step!r}")
-  chars = list(range(k, max_length, k)) + [max_length]
-  steps = tuple(c * code.char_bits for c in chars)
+  steps = tuple(c * code.char_bits
+                for c in step_lengths(max_length, k, first_chars))
   num = len(steps)
   if verify:
     return _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
@@ -295,6 +297,20 @@ def plan(characters, max_length: int, epsilon: float, *,
       for r in range(num))
   return dataclasses.replace(draft, thresholds=thresholds,
                              epsilon=_achieved(draft, epsilon))
+
+
+def step_lengths(max_length: int, chars_per_step: int,
+                 first_chars: int | None = None) -> list[int]:
+  """The prefix lengths in characters a walk stops at: ``first_chars``
+  (None: ``chars_per_step``), then every ``chars_per_step`` more, the
+  last ``max_length``."""
+  first = chars_per_step if first_chars is None else first_chars
+  if not isinstance(first, int) or first < 1:
+    raise ValueError(f"the first step's characters must be a whole number "
+                     f">= 1, got {first_chars!r}")
+  if first >= max_length:
+    return [max_length]
+  return list(range(first, max_length, chars_per_step)) + [max_length]
 
 
 def _base_scale(noise: str, epsilon: float, delta: float, multipliers,
