@@ -41,6 +41,9 @@ flags.DEFINE_boolean("variants", True, "Also the walk in steps of 5 "
                      "characters and the discrete Gaussian.")
 flags.DEFINE_string("only", None, "Run only the plans whose name contains "
                     "this text (for example 'verify').")
+# Under a work bound the first step is as wide as the bound allows from the
+# root (4 characters at 10^7, 3 at 10^5, English); "even" plans keep it at
+# chars_per_step, as the walk did before that rule.
 PLANS = {
     "two servers, discrete Laplace, one step": {},
     "two servers, discrete Laplace, steps of 5 characters": {
@@ -55,6 +58,20 @@ PLANS = {
     "two servers, discrete Laplace, steps of 1 character, 10^5 "
     "candidates a step, discover then verify": {
         "chars_per_step": 1, "max_candidates": 10**5, "verify": True},
+    "two servers, discrete Laplace, even steps of 2 characters, 10^7 "
+    "candidates a step": {"chars_per_step": 2, "first_step_chars": 2,
+                          "max_candidates": 10**7},
+    "two servers, discrete Laplace, even steps of 1 character, 10^5 "
+    "candidates a step": {"chars_per_step": 1, "first_step_chars": 1,
+                          "max_candidates": 10**5},
+    "two servers, discrete Laplace, even steps of 2 characters, 10^7 "
+    "candidates a step, discover then verify": {
+        "chars_per_step": 2, "first_step_chars": 2, "max_candidates": 10**7,
+        "verify": True},
+    "two servers, discrete Laplace, even steps of 1 character, 10^5 "
+    "candidates a step, discover then verify": {
+        "chars_per_step": 1, "first_step_chars": 1, "max_candidates": 10**5,
+        "verify": True},
     "two servers, discrete Gaussian, one step": {"noise": "gaussian"},
 }
 

@@ -95,9 +95,11 @@ PLANNED_BYTES_PER_RUN = 1_000_000
 # Two non-colluding servers (docs/two-servers.md), the one-step walk on the
 # fast engine (its law; real servers cannot evaluate its candidates).
 TWO_SERVERS = "two-servers"
-# The same servers under a work bound they can afford: steps of 2
-# characters, 10^7 candidates a step, then a verification step.
-TWO_SERVERS_VERIFIED = "two-servers-verified"
+# The same servers under a work bound they can afford: a first step as wide
+# as 10^7 candidates allow, then steps of 2 characters, then a verification
+# step. (Its key is new with the wide first step, so that records of the
+# even walk before it are not read as its runs.)
+TWO_SERVERS_VERIFIED = "two-servers-wide-verified"
 # Its plan (docs/two-servers.md, "Discover, then verify").
 VERIFIED_PLAN = dict(chars_per_step=2, max_candidates=10**7, verify=True)
 PS = tuple(f"ps-{s}" for s in partition_selection.STRATEGIES)
@@ -128,9 +130,9 @@ LABELS = {
     NOISY_K3_X4: "noisy trie, k = 3, α = 1e-7, first level σ×4",
     NOISY_PLANNED: "noisy trie, planned rounds, 1 MB per client per run",
     TWO_SERVERS: "two servers, one step (fast engine; research prototype)",
-    TWO_SERVERS_VERIFIED: ("two servers, steps of 2, 10^7 candidates a step, "
-                           "then verified (fast engine; research "
-                           "prototype)"),
+    TWO_SERVERS_VERIFIED: ("two servers, widest first step, then steps of 2, "
+                           "10^7 candidates a step, then verified (fast "
+                           "engine; research prototype)"),
     TFF_CENTRAL: "noisy trie, k = 1, α = 1e-5, TFF, central noise",
     TFF_DISTRIBUTED: "noisy trie, k = 1, α = 1e-5, TFF, distributed noise",
     **{f"ps-{s}": f"partition selection, {s.replace('_', ' ')}"
@@ -336,7 +338,8 @@ def _two_servers(name, data, epsilon, delta, seed) -> dict:
   setting = f"discrete Laplace b={plan.scales[0]:.3g} per server"
   if plan.verifies:
     setting += f" discovering, {plan.verify_scale:.3g} verifying"
-  setting += f", {plan.bits}-bit IDPF keys"
+  setting += (f", steps of {'/'.join(map(str, plan.step_chars))} "
+              f"characters, {plan.bits}-bit IDPF keys")
   record = dict(released=result.words, rounds=len(result.per_round),
                 raw_strings=False, calibrated=None, setting=setting,
                 **upload([key], [1.0]))

@@ -58,9 +58,10 @@ def _federated_bullets() -> list[str]:
       "of servers can evaluate that many; `docs/two-servers.md` measures "
       "the plans they can); a client uploads two IDPF keys. And a plan "
       "they can run: `chars_per_step=2, max_candidates=10**7, "
-      "verify=True`, steps of 2 characters under 10^7 candidates a step "
-      "at twice the noise, then one step verifying the words found "
-      "(`docs/two-servers.md`, \"Discover, then verify\").",
+      "verify=True`: a first step as wide as 10^7 candidates allow (4 "
+      "characters for English), then steps of 2 under 10^7 candidates a "
+      "step, all at twice the noise, then one step verifying the words "
+      "found (`docs/two-servers.md`, \"Discover, then verify\").",
   ]
 
 

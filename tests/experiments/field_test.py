@@ -37,8 +37,8 @@ def test_writes_the_report_then_resumes(tmp_path):
   assert ("| 50,000 | 4 | partition selection, truncated geometric |"
           in text)
   assert "| english-counts | 50,000 | 4 | " in text  # the every-cell table
-  assert ("| 2,000 | 4 | two servers, steps of 2, 10^7 candidates a step, "
-          "then verified" in text)
+  assert ("| 2,000 | 4 | two servers, widest first step, then steps of 2, "
+          "10^7 candidates a step, then verified" in text)
   # The planned noisy trie wherever the noisy trie runs, with its bytes
   # per client per round (max) and per run, within its 1 MB.
   for n in ("2,000", "50,000"):
