@@ -49,9 +49,11 @@ PLANS = {
     "two servers, discrete Laplace, steps of 5 characters": {
         "chars_per_step": 5},
     "two servers, discrete Laplace, steps of 2 characters, 10^7 "
-    "candidates a step": {"chars_per_step": 2, "max_candidates": 10**7},
+    "candidates a step": {"chars_per_step": 2, "max_candidates": 10**7,
+                          "verify": False},
     "two servers, discrete Laplace, steps of 1 character, 10^5 "
-    "candidates a step": {"chars_per_step": 1, "max_candidates": 10**5},
+    "candidates a step": {"chars_per_step": 1, "max_candidates": 10**5,
+                          "verify": False},
     "two servers, discrete Laplace, steps of 2 characters, 10^7 "
     "candidates a step, discover then verify": {
         "chars_per_step": 2, "max_candidates": 10**7, "verify": True},
@@ -60,10 +62,10 @@ PLANS = {
         "chars_per_step": 1, "max_candidates": 10**5, "verify": True},
     "two servers, discrete Laplace, even steps of 2 characters, 10^7 "
     "candidates a step": {"chars_per_step": 2, "first_step_chars": 2,
-                          "max_candidates": 10**7},
+                          "max_candidates": 10**7, "verify": False},
     "two servers, discrete Laplace, even steps of 1 character, 10^5 "
     "candidates a step": {"chars_per_step": 1, "first_step_chars": 1,
-                          "max_candidates": 10**5},
+                          "max_candidates": 10**5, "verify": False},
     "two servers, discrete Laplace, even steps of 2 characters, 10^7 "
     "candidates a step, discover then verify": {
         "chars_per_step": 2, "first_step_chars": 2, "max_candidates": 10**7,

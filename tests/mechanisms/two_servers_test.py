@@ -146,6 +146,23 @@ def test_the_first_step_is_as_wide_as_the_work_bound_allows():
                                    max_candidates=10**7))
 
 
+def test_a_walk_in_steps_under_a_work_bound_verifies_unless_told_not_to():
+  def verifies(**fields):
+    return _params(triehh.TwoServerTarget(4.0, **fields)).plan.verifies
+  assert verifies(chars_per_step=2, max_candidates=10**7)
+  assert not verifies(chars_per_step=2, max_candidates=10**7, verify=False)
+  assert not verifies(chars_per_step=2)  # no work bound
+  assert not verifies()  # one step
+  assert not verifies(chars_per_step=2, max_candidates=10**15)  # fits one
+  plain = triehh.discover(USERS * 20, triehh.TwoServerTarget(
+      4.0, chars_per_step=2, max_candidates=10**5, verify=False), seed=1)
+  verified = triehh.discover(USERS * 20, triehh.TwoServerTarget(
+      4.0, chars_per_step=2, max_candidates=10**5), seed=1)
+  assert len(verified.per_round) == len(plain.per_round) + 1
+  assert "verifies" in verified.guarantee.accounting
+  assert "verifies" not in plain.guarantee.accounting
+
+
 def test_a_wide_first_step_runs_on_both_engines():
   users = ["abc"] * 300 + ["cab"] * 200 + ["bcab"] * 100 + ["a"] * 2
   population = triehh.Population.from_user_words(users, alphabet="abc",
@@ -187,5 +204,5 @@ def test_a_verified_walk_releases_only_what_its_last_step_verifies():
     assert small.words[:2] == ("sun", "moon")
   with pytest.raises(ValueError, match="verify=True needs chars_per_step"):
     triehh.TwoServerTarget(4.0, chars_per_step=2, verify=True)
-  with pytest.raises(ValueError, match="verify must be True or False"):
+  with pytest.raises(ValueError, match="verify must be True, False or None"):
     triehh.TwoServerTarget(4.0, verify="yes")

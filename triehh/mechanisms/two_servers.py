@@ -86,7 +86,9 @@ class TwoServerTarget:
       extends are capped to fit it (else at n times words_per_user).
     verify: discover, then verify (steps and max_candidates only): the
       steps at twice the noise find candidates, one more step counts the
-      words they found (at most max_candidates) and alone releases.
+      words they found (at most max_candidates) and alone releases. None
+      (the default): on wherever the walk has several steps under
+      max_candidates; False: the steps release the words themselves.
     words_per_user: m, the distinct words a user sends at most.
     max_upload_bytes: the most a client may upload per run (its keys).
     population_size: a declared, public n (None: the population's size).
@@ -102,7 +104,7 @@ class TwoServerTarget:
   chars_per_step: int | None = None
   first_step_chars: int | None = None
   max_candidates: int | None = None
-  verify: bool = False
+  verify: bool | None = None
   words_per_user: int = 1
   max_upload_bytes: int = 10_000
   population_size: int | None = None
@@ -134,8 +136,9 @@ class TwoServerTarget:
           "population_size (the declared, public number of users)",
           self.population_size))
     limits.check_opt_in(self.allow_delta_above_1_over_n)
-    if not isinstance(self.verify, bool):
-      raise ValueError(f"verify must be True or False, got {self.verify!r}")
+    if self.verify is not None and not isinstance(self.verify, bool):
+      raise ValueError(f"verify must be True, False or None, got "
+                       f"{self.verify!r}")
     if self.verify and (self.chars_per_step is None
                         or self.max_candidates is None):
       raise ValueError(
@@ -325,6 +328,17 @@ def _first_step(privacy: TwoServerTarget, max_length: int) -> int | None:
   return first
 
 
+def _verifies(privacy: TwoServerTarget, max_length: int,
+              first: int | None) -> bool:
+  """The target's ``verify``; None: whether the walk has several steps
+  under ``max_candidates``."""
+  if privacy.verify is not None:
+    return privacy.verify
+  k = privacy.chars_per_step
+  return (k is not None and privacy.max_candidates is not None
+          and len(theory.step_lengths(max_length, k, first)) > 1)
+
+
 def _cap(plan: theory.WalkPlan) -> int | None:
   return plan.max_frontier if len(plan.steps) > 1 else None
 
@@ -355,7 +369,8 @@ class TwoServers(protocol.BaseMechanism):
                        false_words=privacy.false_words,
                        max_frontier=frontier,
                        live_budget=None if privacy.max_candidates is None
-                       else frontier / LIVE_SHARE, verify=privacy.verify,
+                       else frontier / LIVE_SHARE,
+                       verify=_verifies(privacy, shape.max_length, first),
                        verify_cap=privacy.max_candidates,
                        first_chars=first)
     upload = 2 * privacy.words_per_user * key_bytes(plan.bits,
