@@ -82,7 +82,7 @@ def _two_servers(data, epsilon, delta, options, seed) -> dict:
   alphabet = "".join(data.population.alphabet.characters)
   result = triehh.discover(data.population, triehh.TwoServerTarget(
       epsilon, delta=delta, population_size=data.n, alphabet=alphabet,
-      **options), seed=seed)
+      **options), max_length=data.population.max_length, seed=seed)
   true = sum(1 for w in result.words if data.truth.get(w, 0) > 0)
   return dict(true=true, false=len(result.words) - true,
               upload=result.params.upload_bytes,
