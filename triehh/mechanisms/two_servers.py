@@ -79,8 +79,8 @@ class TwoServerTarget:
       string of up to L characters a candidate).
     first_step_chars: the first step's characters (None: under
       max_candidates, the most the bound allows from the root, at least
-      chars_per_step, below L when verifying: the root has no frontier, and
-      fewer steps compose less noise; without it, chars_per_step).
+      chars_per_step, below L with verify=True: the root has no frontier,
+      and fewer steps compose less noise; without it, chars_per_step).
     max_candidates: the candidates a step may evaluate, the servers' work
       per client (None: unbounded); with steps, the live prefixes a step
       extends are capped to fit it (else at n times words_per_user).
@@ -313,7 +313,7 @@ def _frontier(privacy: TwoServerTarget, max_length: int, n: int
 def _first_step(privacy: TwoServerTarget, max_length: int) -> int | None:
   """The first step's characters: the target's, else under
   ``max_candidates`` the most whose candidates fit it (at least
-  ``chars_per_step``; below L when verifying, which needs a step to
+  ``chars_per_step``; below L with ``verify=True``, which needs a step to
   discover), else None (``chars_per_step``)."""
   if privacy.first_step_chars is not None:
     return privacy.first_step_chars
