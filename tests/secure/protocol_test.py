@@ -118,9 +118,10 @@ def test_one_servers_keys_for_two_words_have_one_law():
 
 # Equal in law: the real protocol (its servers' keys, sums and noise)
 # against the fast engine, which draws the release from the counts alone.
-# Two plans: 6-bit hashes, two steps, discrete Gaussian; and the prefix code
-# of words of at most 3 characters over "abc", one character per step,
-# discrete Laplace, thresholds per trailing end codes, a frontier of 2.
+# Plans: 6-bit hashes, two steps, discrete Gaussian; and the prefix code
+# of words of at most 3 characters over "abc", one character per step (or
+# two, then one), discrete Laplace, thresholds per trailing end codes, a
+# frontier of 2.
 
 _CODE = prefix_code.PrefixCode(tuple("abc"), 3)
 _WORDS = ["a"] * 3 + ["ab"] * 4 + ["abc"] * 5 + ["b"] * 2 + ["ca"] * 4
@@ -135,6 +136,12 @@ _CASES = {
                    code=_CODE, max_frontier=2)),
     # Discover at loose thresholds and twice the noise, then verify the
     # (at most 3) words found, each released at the threshold for V's size.
+    # A first step of two characters from the root, then one: the walk's
+    # widest-first rule under a work bound (the empty word never passes).
+    "wide first": (_CODE.encode(_WORDS)[0],
+                   dict(bits=6, steps=[4, 6], sigmas=[1.0, 1.0],
+                        thresholds=[[3, 4, 2**62], [3, 4]], noise="laplace",
+                        code=_CODE, max_frontier=2)),
     "verified": (_CODE.encode(_WORDS)[0],
                  dict(bits=6, steps=[2, 4, 6], sigmas=[1.6, 1.6, 1.6],
                       thresholds=[[2, 3], [2, 3], [2, 3]], noise="laplace",
@@ -213,6 +220,7 @@ def test_the_protocol_and_the_fast_engine_are_equal_in_law(case):
     ("hashes", dict(thresholds=[5, 5])),
     ("hashes", dict(sigmas=[1.6, 1.6])),
     ("words", dict(thresholds=[[4, 5], [4, 5], [4, 5]])),
+    ("wide first", dict(thresholds=[[4, 5, 2**62], [4, 5]])),
     ("verified", dict(verify_thresholds=((4, 1), (5, 3)))),
     ("verified", dict(verify_sigma=0.25)),
 ])
