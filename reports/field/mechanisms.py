@@ -100,6 +100,8 @@ TWO_SERVERS = "two-servers"
 # step. (Its key is new with the wide first step, so that records of the
 # even walk before it are not read as its runs.)
 TWO_SERVERS_VERIFIED = "two-servers-wide-verified"
+# Both, in the moonshot's order: the law, then what servers can run.
+TWO_SERVER_NAMES = (TWO_SERVERS, TWO_SERVERS_VERIFIED)
 # Its plan (docs/two-servers.md, "Discover, then verify").
 VERIFIED_PLAN = dict(chars_per_step=2, max_candidates=10**7, verify=True)
 PS = tuple(f"ps-{s}" for s in partition_selection.STRATEGIES)
@@ -172,7 +174,7 @@ def run(name: str, data: populations.Data, epsilon: float, delta: float,
                      f"{', '.join(MECHANISMS)}")
   runner: Callable[..., dict] = (
       _triehh if name in (FIXED, POISSON) else
-      _two_servers if name in (TWO_SERVERS, TWO_SERVERS_VERIFIED) else
+      _two_servers if name in TWO_SERVER_NAMES else
       _noisy_planned if name == NOISY_PLANNED else
       _noisy if name in NOISY else _tff_noisy if name in TFF_NOISY else
       _sfp if name == SFP else

@@ -94,9 +94,9 @@ def true_words(row: Row) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Moonshot:
-  """The moonshot ratios at one (n, epsilon): each noisy trie's and TrieHH
-  Poisson's mean true words over the best partition selection strategy's
-  (which releases no false word)."""
+  """The moonshot ratios at one (n, epsilon): each noisy trie's, TrieHH
+  Poisson's and the two-server walks' mean true words over the best
+  partition selection strategy's (which releases no false word)."""
 
   n: int
   epsilon: float
@@ -104,9 +104,14 @@ class Moonshot:
   noisy: dict[str, Row]  # noisy trie variant -> its row, those that ran
   poisson: Row | None
   strategies: tuple[Row, ...]
+  two_servers: dict[str, Row] = dataclasses.field(default_factory=dict)
 
   def ratio(self, row: Row | None) -> float:
     return true_words(row) / true_words(self.best) if row else math.nan
+
+  def half(self, row: Row | None) -> float:
+    """The ratio's 95% half-width (NaN without a row or with one seed)."""
+    return _ratio_half(row, self.best) if row else math.nan
 
 
 def moonshots(table: Sequence[Row], population: str,
@@ -126,9 +131,12 @@ def moonshots(table: Sequence[Row], population: str,
     best = max(strategies, key=lambda r: r.mean("words"))
     noisy = {name: row for name in mechanisms.NOISY_VARIANTS
              if (row := find(table, population, n, name, epsilon))}
+    two = {name: row for name in mechanisms.TWO_SERVER_NAMES
+           if (row := find(table, population, n, name, epsilon))}
     out.append(Moonshot(
         n, epsilon, best, noisy,
-        find(table, population, n, mechanisms.POISSON, epsilon), strategies))
+        find(table, population, n, mechanisms.POISSON, epsilon), strategies,
+        two))
   return out
 
 

@@ -161,36 +161,58 @@ def moonshot_section(shots: Sequence[rows_lib.Moonshot]) -> list[str]:
         f"{mech.LABELS[r.cell.mechanism].split(', ')[1]} "
         f"{_words(r)}" for r in shot.strategies)
     variants = sorted(shot.noisy.items(), key=lambda kv: -shot.ratio(kv[1]))
-    ratios = "; ".join(
-        f"{mech.LABELS[name]} = **{_ratio(shot.ratio(row))}**"
-        for name, row in variants)
-    data = "; ".join(
-        f"{mech.LABELS[name]} {_words(row)} (false "
-        f"{rows_lib.ci(row, 'false_words', 1)})" for name, row in variants)
+    two = list(shot.two_servers.items())
     lines += [
         f"**n = {shot.n:,}, ε = {shot.epsilon:g}, δ = {1 / shot.n**2:.3g} "
         f"(1/n²), one word per user (English)**, words some user holds "
-        f"over the best partition selection's: {ratios}; TrieHH Poisson = "
-        f"**{_ratio(shot.ratio(shot.poisson))}**.", "",
+        f"over the best partition selection's: {_shot_ratios(shot, variants)}"
+        f"; TrieHH Poisson = **{_shot_ratio(shot, shot.poisson)}**."
+        + (f" Under two non-colluding servers (another trust model, "
+           f"`docs/two-servers.md`): {_shot_ratios(shot, two)}." if two
+           else ""), "",
         f"Data used (words released, mean ± 95% CI over the runs of the "
         f"English table's rows at n = {shot.n:,}, ε = {shot.epsilon:g}): "
         f"partition selection {strategies} (best: "
         f"{mech.LABELS[shot.best.cell.mechanism].split(', ')[1]}); "
-        f"{data}; TrieHH Poisson {_words(shot.poisson)}. Ratios are of the "
-        "means, each noisy trie's false words taken off its words.", ""]
+        f"{_shot_data(variants)}; TrieHH Poisson {_words(shot.poisson)}"
+        + (f"; {_shot_data(two)}" if two else "")
+        + ". Ratios are of the means, each mechanism's false words taken "
+        "off its words, ± the 95% half-width from both rows' relative "
+        "half-widths.", ""]
   return lines
 
 
 # The mechanisms of the every-cell table, in its column order.
 CELL_RATIO_MECHANISMS = (mech.NOISY_PLANNED, *mech.NOISY, mech.POISSON,
-                         mech.TWO_SERVERS, mech.TWO_SERVERS_VERIFIED)
+                         *mech.TWO_SERVER_NAMES)
 # The planned trie's target: this ratio at n >= 10^5, epsilon >= 1.
 PLANNED_TARGET = 0.45
 
 
 def _ratio_ci(cell: rows_lib.CellRatios, name: str) -> str:
-  value = cell.ratios.get(name, math.nan)
-  half = cell.halves.get(name, math.nan)
+  return _with_half(cell.ratios.get(name, math.nan),
+                    cell.halves.get(name, math.nan))
+
+
+def _shot_ratio(shot: rows_lib.Moonshot, row) -> str:
+  return _with_half(shot.ratio(row), shot.half(row))
+
+
+def _shot_ratios(shot: rows_lib.Moonshot, named_rows) -> str:
+  """``label = **ratio ± half**`` of each ``(mechanism, row)``."""
+  return "; ".join(f"{mech.LABELS[name]} = **{_shot_ratio(shot, row)}**"
+                   for name, row in named_rows)
+
+
+def _shot_data(named_rows) -> str:
+  """``label words (false words)`` of each ``(mechanism, row)``."""
+  return "; ".join(f"{mech.LABELS[name]} {_words(row)} (false "
+                   f"{rows_lib.ci(row, 'false_words', 1)})"
+                   for name, row in named_rows)
+
+
+def _with_half(value: float, half: float) -> str:
+  """``value ± half`` to two decimals (the value alone without a half)."""
   if math.isnan(value) or math.isnan(half):
     return _ratio(value)
   return f"{value:.2f} ± {half:.2f}"

@@ -8,6 +8,7 @@ import json
 import math
 
 import pytest
+from scipy import stats
 
 from reports.field import mechanisms
 from reports.field import report
@@ -65,6 +66,8 @@ def test_report_has_every_row_and_the_moonshot(written):
           "selection's: ") in text
   assert "noisy trie, k = 1, α = 1e-5 = **" in text
   assert "; TrieHH Poisson = **" in text
+  assert ("Under two non-colluding servers (another trust model, "
+          "`docs/two-servers.md`): two servers, one step" in text)
   assert "## Federated against central, every cell" in text
   assert sum(row.startswith(f"| english | {N:,} | 4 | ")
              for row in text.splitlines()) == 1
@@ -189,7 +192,8 @@ def test_moonshot_divides_by_the_best_strategy():
            _row("ps-gaussian_thresholding", [50, 70]),
            _row(mechanisms.NOISY_K1, [105, 105]),
            _row(mechanisms.NOISY_K2_X4, [110, 112], false=(3, 5)),
-           _row(mechanisms.POISSON, [21, 21])]
+           _row(mechanisms.POISSON, [21, 21]),
+           _row(mechanisms.TWO_SERVERS_VERIFIED, [150, 160], false=(1, 1))]
   (shot,) = rows.moonshots(table, "english", (4.0, 1.0))
   assert shot.best.cell.mechanism == "ps-laplace_thresholding"
   assert shot.ratio(shot.noisy[mechanisms.NOISY_K1]) == pytest.approx(0.5)
@@ -199,6 +203,14 @@ def test_moonshot_divides_by_the_best_strategy():
   assert shot.ratio(shot.poisson) == pytest.approx(0.1)
   assert mechanisms.NOISY_K2 not in shot.noisy
   assert math.isnan(shot.ratio(None))
+  # The two-server walk beside them, with its interval from both rows'.
+  assert list(shot.two_servers) == [mechanisms.TWO_SERVERS_VERIFIED]
+  verified = shot.two_servers[mechanisms.TWO_SERVERS_VERIFIED]
+  assert shot.ratio(verified) == pytest.approx(154 / 210)
+  t = stats.t.ppf(0.975, 1)
+  relative = math.hypot(t * 5 / 155, t * 10 / 210)  # half / mean, each
+  assert shot.half(verified) == pytest.approx(154 / 210 * relative)
+  assert math.isnan(shot.half(None))
 
 
 def test_every_cell_divides_each_mechanism_by_the_best_strategy():
