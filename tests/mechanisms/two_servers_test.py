@@ -141,6 +141,10 @@ def test_the_first_step_is_as_wide_as_the_work_bound_allows():
   assert chars(chars_per_step=3, first_step_chars=5) == (5, 8, 10)
   with pytest.raises(ValueError, match="first_step_chars needs chars_per"):
     triehh.TwoServerTarget(4.0, first_step_chars=3)
+  with pytest.raises(ValueError, match="lower first_step_chars, or set "
+                     "verify=False"):
+    _params(triehh.TwoServerTarget(4.0, chars_per_step=2, first_step_chars=10,
+                                   max_candidates=10**15, verify=True))
   with pytest.raises(ValueError, match="or first_step_chars"):
     _params(triehh.TwoServerTarget(4.0, chars_per_step=2, first_step_chars=5,
                                    max_candidates=10**7))

@@ -332,11 +332,17 @@ def _verifies(privacy: TwoServerTarget, max_length: int,
               first: int | None) -> bool:
   """The target's ``verify``; None: whether the walk has several steps
   under ``max_candidates``."""
+  k = privacy.chars_per_step
+  several = k is not None and len(theory.step_lengths(max_length, k,
+                                                      first)) > 1
+  if privacy.verify and not several:
+    raise ValueError(
+        f"verify=True needs a step to discover before the verification, but "
+        f"first_step_chars={first} covers all {max_length} characters: "
+        "lower first_step_chars, or set verify=False")
   if privacy.verify is not None:
     return privacy.verify
-  k = privacy.chars_per_step
-  return (k is not None and privacy.max_candidates is not None
-          and len(theory.step_lengths(max_length, k, first)) > 1)
+  return several and privacy.max_candidates is not None
 
 
 def _cap(plan: theory.WalkPlan) -> int | None:
