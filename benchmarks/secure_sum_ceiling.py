@@ -1,5 +1,6 @@
-"""The most one secure-sum Gaussian release can find, against central
-partition selection: the ceiling of the noisy trie's trust model on a cell.
+"""The most one secure-sum release can find, against central partition
+selection: the ceiling of the noisy trie's trust model on a cell
+(``--noise``: discrete Gaussian, the default, or discrete Laplace).
 
 A mechanism that only sees a secure sum of one-hot votes over a public
 candidate set, with discrete Gaussian noise on every candidate and at most
@@ -11,9 +12,11 @@ A^L`` coordinates, which no client could send). Here:
 * sigma: the smallest whose single round meets (epsilon, delta = 1/n^2),
   one vote per user (:func:`triehh.theory.noisy_trie.smallest_sigma`, one
   level, every user: the noisy trie's own discrete-Gaussian accountant);
+  with ``--noise=laplace``, the discrete Laplace of scale b = 1/epsilon
+  (a vote moves the vector by 1 in L1: pure epsilon, delta 0);
 * per length l, the ``A^l`` strings of l characters share a false-word
   budget ``b_l`` (the ``b_l`` sum to ``--false_words``): threshold
-  ``tau_l``, the least whose discrete Gaussian tail is at most
+  ``tau_l``, the least whose tail (of the noise used) is at most
   ``b_l / A^l`` (:func:`triehh.theory.noisy_trie.threshold_for`);
 * a word of l characters held by c users is released with probability
   ``P[c + X >= tau_l]``; the ceiling is the expected number released,
@@ -28,6 +31,7 @@ word per user only (several words: a user's votes are not its words'
 counts).
 
   python -m benchmarks.secure_sum_ceiling --cells=paper-single:4,1e7:8
+  python -m benchmarks.secure_sum_ceiling --noise=laplace
 """
 
 from __future__ import annotations
@@ -54,13 +58,18 @@ flags.DEFINE_integer("runs", 3, "Runs of central partition selection per "
 flags.DEFINE_float("false_words", 1.0, "Expected released strings nobody "
                    "holds, per run.", lower_bound=0.0)
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
+flags.DEFINE_enum("noise", "gaussian", ["gaussian", "laplace"],
+                  "The release's noise: the discrete Gaussian of the least "
+                  "sigma meeting (epsilon, delta), or the discrete Laplace "
+                  "of scale 1/epsilon (pure epsilon, one vote per user).")
 
 
 def main(argv):
   del argv
   datasets = datasets_lib.DataCache(FLAGS.cache_dir)
-  print("| population, n | ε | σ (one release) | ceiling, true words | "
-        "central true words | ceiling / central |")
+  scale_name = "σ" if FLAGS.noise == "gaussian" else "b"
+  print(f"| population, n | ε | {scale_name} (one release, {FLAGS.noise}) | "
+        "ceiling, true words | central true words | ceiling / central |")
   print("|---|---|---|---|---|---|")
   for cell in FLAGS.cells:
     loaded = field_cells.load(cell, datasets)
@@ -68,10 +77,11 @@ def main(argv):
     if not population.is_single_word:
       raise app.UsageError(f"{cell}: several words per user; the ceiling "
                            "is for one word per user")
-    sigma = noisy_trie.smallest_sigma(1, loaded.epsilon, loaded.delta)
+    sigma = (noisy_trie.smallest_sigma(1, loaded.epsilon, loaded.delta)
+             if FLAGS.noise == "gaussian" else 1.0 / loaded.epsilon)
     found, _ = release_ceiling.ceiling(
         loaded.data.truth, population.alphabet.size, population.max_length,
-        sigma, FLAGS.false_words)
+        sigma, FLAGS.false_words, noise=FLAGS.noise)
     central = [field_cells.central(loaded, s)["true"]
                for s in range(FLAGS.runs)]
     c_mean, c_half = field_cells.interval(central) if len(central) > 1 \

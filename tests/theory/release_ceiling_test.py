@@ -1,5 +1,6 @@
 """Tests of the one-release ceiling: its options against the discrete
-Gaussian's pmf summed here, its split against every combination."""
+Gaussian's and the discrete Laplace's pmfs summed here, its split against
+every combination."""
 
 import itertools
 import math
@@ -7,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from triehh.core import discrete_noise
 from triehh.theory import release_ceiling
 
 
@@ -29,6 +31,35 @@ def test_each_option_spends_the_strings_tail_and_finds_the_words_passes():
     assert found == pytest.approx(
         sum(_tail(sigma, tau - c) for c in counts), rel=1e-9)
   assert options[1][0] <= 1.0 < strings * _tail(sigma, least - 1)
+
+
+def _laplace_tail(scale: float, tau: int) -> float:
+  """P[X >= tau] of the discrete Laplace, its pmf summed over +-200 scale."""
+  x = np.arange(-math.ceil(200 * scale), math.ceil(200 * scale) + 1)
+  weights = np.exp(-np.abs(x.astype(float)) / scale)
+  return float(weights[x >= tau].sum() / weights.sum())
+
+
+@pytest.mark.parametrize("tau", [-3, 0, 1, 2, 7])
+def test_the_discrete_laplace_tail_is_its_pmf_summed(tau):
+  assert discrete_noise.discrete_laplace_tail(0.8, tau) == pytest.approx(
+      _laplace_tail(0.8, tau), rel=1e-9)
+
+
+def test_laplace_options_spend_the_laplace_tail():
+  scale, counts, strings = 0.5, [2, 4, 4, 9], 300.0
+  options = release_ceiling.options(counts, strings, scale, budget=1.0,
+                                    noise="laplace")
+  least = min(tau for tau in range(-20, 60)
+              if strings * _laplace_tail(scale, tau) <= 1.0)
+  for j, (spent, found) in enumerate(options[1:]):
+    tau = least + j
+    assert spent == pytest.approx(strings * _laplace_tail(scale, tau),
+                                  rel=1e-9)
+    assert found == pytest.approx(
+        sum(_laplace_tail(scale, tau - c) for c in counts), rel=1e-9)
+  with pytest.raises(ValueError, match="noise must be"):
+    release_ceiling.options(counts, strings, scale, 1.0, noise="skellam")
 
 
 def test_the_split_is_the_best_of_every_combination():

@@ -417,6 +417,17 @@ def discrete_gaussian_tail(sigma: float, threshold: int) -> float:
   return total / _normalizer(sigma)
 
 
+def discrete_laplace_tail(scale: float, threshold: int) -> float:
+  """``P[X >= threshold]`` of the discrete Laplace law ``P[X = x]``
+  proportional to ``exp(-|x| / scale)``: ``q^t / (1 + q)`` for ``t >= 1``,
+  ``q = exp(-1 / scale)`` (the geometric series in closed form)."""
+  q = math.exp(-1.0 / float(scale))
+  tau = int(threshold)
+  if tau <= 0:  # by symmetry, P[X <= tau - 1] = P[X >= 1 - tau]
+    return 1.0 - discrete_laplace_tail(scale, 1 - tau)
+  return q**tau / (1.0 + q)
+
+
 # ---- Poisson and Skellam laws, exactly -------------------------------------
 
 # Means of the Poisson and Skellam samplers: a draw costs about 2 mean
