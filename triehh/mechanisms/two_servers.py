@@ -295,32 +295,29 @@ def _frontier(privacy: TwoServerTarget, max_length: int, n: int
           f"the one-step walk evaluates every string of up to {max_length} "
           "characters: give chars_per_step too")
     return None, 1
-  first = _first_step(privacy, max_length)
   if privacy.max_candidates is None:
-    return first, n * privacy.words_per_user
+    return privacy.first_step_chars, n * privacy.words_per_user
   code = code_lib.PrefixCode(tuple(privacy.alphabet), max_length)
-  at_root = sum(code.class_sizes(0, first or k))
+  first = _first_step(privacy, code)
+  at_root = sum(code.class_sizes(0, first))
   per_prefix = sum(code.class_sizes(k, min(2 * k, max_length)))
   if at_root > privacy.max_candidates or per_prefix > privacy.max_candidates:
     raise ValueError(
-        f"a step of {first or k} (first) or {k} characters evaluates "
+        f"a step of {first} (first) or {k} characters evaluates "
         f"{max(at_root, per_prefix):,} candidates, more than "
         f"max_candidates={privacy.max_candidates:,}: lower chars_per_step "
         "or first_step_chars, or raise max_candidates")
   return first, privacy.max_candidates // per_prefix
 
 
-def _first_step(privacy: TwoServerTarget, max_length: int) -> int | None:
-  """The first step's characters: the target's, else under
-  ``max_candidates`` the most whose candidates fit it (at least
+def _first_step(privacy: TwoServerTarget, code: code_lib.PrefixCode) -> int:
+  """The first step's characters under ``max_candidates``: the target's,
+  else the most whose candidates fit the bound (at least
   ``chars_per_step``; below L with ``verify=True``, which needs a step to
-  discover), else None (``chars_per_step``)."""
+  discover)."""
   if privacy.first_step_chars is not None:
     return privacy.first_step_chars
-  if privacy.max_candidates is None:
-    return None
-  code = code_lib.PrefixCode(tuple(privacy.alphabet), max_length)
-  most = max_length - 1 if privacy.verify else max_length
+  most = code.max_length - 1 if privacy.verify else code.max_length
   first = privacy.chars_per_step
   while first < most and sum(code.class_sizes(
       0, first + 1)) <= privacy.max_candidates:
