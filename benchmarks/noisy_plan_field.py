@@ -8,7 +8,8 @@ For each cell of ``--cells`` (``n:epsilon`` of the English population, or
 1/n^2 and n declared: for each rule (``chosen``: the rule and sampling
 rate chosen on the public prior, :func:`triehh.mechanisms.plan_choice.
 choose`, as ``triehh.discover`` plans; ``verified``, ``fixed``, ``prior``:
-:func:`triehh.theory.noisy_plan.plan`'s ``rule``; the budget of
+:func:`triehh.theory.noisy_plan.plan`'s ``rule``, at each noise law of
+``--noise_laws``: the discrete Gaussian or Laplace; the budget of
 ``--bytes_per_run``, a Zipf prior of exponent 1, at most one false word
 per run in expectation) the plan, computed once from (n, L, A, epsilon,
 delta) before the population is read, then ``--runs`` seeded runs of
@@ -66,6 +67,10 @@ flags.DEFINE_float("dropout", None, "Unset: the server's discrete "
                    "(noise='distributed'), each sampled client failing to "
                    "deliver with this probability, accounted so "
                    "(triehh.theory.noisy_plan.with_distributed).")
+flags.DEFINE_list("noise_laws", [noisy_plan.GAUSSIAN],
+                  "The server's noise of the rules other than 'chosen', "
+                  "each rule run at each law: gaussian, laplace (the "
+                  "chosen plan's law is chosen on the prior).")
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
                      "each user votes for one of its words on the frontier "
@@ -91,13 +96,21 @@ def _describe(plan) -> str:
   rule = "verified" if plan.verify else "no verification"
   adapted = ("" if plan.renyi_order is None
              else f" adapted (RDP order {plan.renyi_order})")
+  noise = "b" if plan.laplace else "σ"
   return (f"{rule}, R={plan.num_levels}, q={plan.sampling_rate:g}{adapted}, "
-          f"first round {first}, "
-          f"σ={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
+          f"first round {first}, {plan.noise_law}, "
+          f"{noise}={plan.sigma:.3g}×{plan.noise_multipliers or (1,)}, "
           f"prefix rate {plan.prefix_false_positive_rate:.2g}, "
           f"ε={noisy_plan.epsilon(plan):.3g}"
           + ("" if plan.distributed is None else
              f", Skellam shares, h={plan.distributed.min_clients:,}"))
+
+
+def _rules_and_laws() -> list[tuple[str, str]]:
+  """Each rule of ``--rules``, the chosen one once and the others at each
+  law of ``--noise_laws``."""
+  return [(rule, law) for rule in FLAGS.rules
+          for law in ([None] if rule == CHOSEN else FLAGS.noise_laws)]
 
 
 def main(argv):
@@ -117,7 +130,7 @@ def main(argv):
     pop = data.population
     central = [field_cells.central(loaded, s) for s in range(FLAGS.runs)]
     c_mean, c_half = field_cells.interval(r["true"] for r in central)
-    for rule in FLAGS.rules:
+    for rule, law in _rules_and_laws():
       planned = time.perf_counter()
       if rule == CHOSEN:
         plan = plan_choice.choose(n, pop.max_length, pop.alphabet.size,
@@ -129,7 +142,8 @@ def main(argv):
                                epsilon, loaded.delta,
                                budget=dataclasses.replace(
                                    budget, sampling_rate=budget.rate),
-                               one_word=pop.is_single_word, rule=rule)
+                               one_word=pop.is_single_word, rule=rule,
+                               noise_law=law)
         if FLAGS.dropout is not None:
           plan = noisy_plan.with_distributed(plan, epsilon, FLAGS.dropout)
       planned = time.perf_counter() - planned

@@ -315,13 +315,14 @@ def _planned_setting(plan, result) -> str:
       "" if plan.renyi_order is None else " adapted (rounds at "
       + ",".join(f"{level.sampling_rate:.2g}" for level in result.levels)
       + f"; RDP order {plan.renyi_order})") + ", "
+  noise = "discrete Laplace, b" if plan.laplace else "σ"
   if plan.verify:
-    return (f"verified, {q}R={plan.discovery_rounds}+1, σ={sigmas[-1]:.3g} "
-            f"verifying (discovery "
+    return (f"verified, {q}R={plan.discovery_rounds}+1, {noise}="
+            f"{sigmas[-1]:.3g} verifying (discovery "
             f"{sigmas[1] if len(sigmas) > 2 else sigmas[0]:.3g}, first round "
             f"{sigmas[0]:.3g}), k per round {chars}")
-  return (f"fixed, {q}R={plan.num_levels}, σ={sigmas[-1]:.3g} (first round "
-          f"{sigmas[0]:.3g}), k per round {chars}")
+  return (f"fixed, {q}R={plan.num_levels}, {noise}={sigmas[-1]:.3g} (first "
+          f"round {sigmas[0]:.3g}), k per round {chars}")
 
 
 def _two_servers(name, data, epsilon, delta, seed) -> dict:

@@ -46,7 +46,9 @@ def _federated_bullets() -> list[str]:
       "loosely, one verification round decides the words) or the fixed "
       "rule, and a sampling rate q (1, 1/2, 1/4, halved while the prior "
       "finds more; 1 MB is then a client's expected bytes; below 1 also "
-      "with rates adapted to the frontier), the pair chosen by running the "
+      "with rates adapted to the frontier) and the server's noise (the "
+      "discrete Gaussian, or the discrete Laplace: pure ε, δ = 0, tried at "
+      "the rule's best q), chosen by running the "
       "engine on a public prior at the declared n, L and alphabet size; "
       "constants chosen on that prior (`docs/noisy-trie.md` names the five "
       "cells a first prototype was tried on).",

@@ -20,10 +20,12 @@ _USERS = triehh.Population.from_user_words(_WORDS,
                                            alphabet="0123456789amnorstuwy")
 
 
-def _plan(rate: float, rule: str) -> noisy_plan.NoisyPlan:
+def _plan(rate: float, rule: str,
+          law: str = noisy_plan.GAUSSIAN) -> noisy_plan.NoisyPlan:
   return noisy_plan.plan(
       _USERS.num_users, _USERS.max_length, _USERS.alphabet.size, 4.0, 1e-6,
-      budget=triehh.UploadBudget(20_000, sampling_rate=rate), rule=rule)
+      budget=triehh.UploadBudget(20_000, sampling_rate=rate), rule=rule,
+      noise_law=law)
 
 
 def _same(first: noisy.PlannedResult, second: noisy.PlannedResult) -> None:
@@ -33,9 +35,11 @@ def _same(first: noisy.PlannedResult, second: noisy.PlannedResult) -> None:
   assert first.levels == second.levels
 
 
-@pytest.mark.parametrize("rule", ["verified", "fixed"])
-def test_every_user_counted_is_the_fast_engines_run_draw_for_draw(rule):
-  plan = _plan(1.0, rule)
+@pytest.mark.parametrize("rule,law", [("verified", "gaussian"),
+                                      ("fixed", "gaussian"),
+                                      ("verified", "laplace")])
+def test_every_user_counted_is_the_fast_engines_run_draw_for_draw(rule, law):
+  plan = _plan(1.0, rule, law)
   beam_run = planned_protocol.run_planned(_USERS, plan, 3)
   _same(beam_run, noisy.run_planned(_USERS, plan, 3))
   assert {"sun", "moon", "star"} <= set(beam_run.words)

@@ -98,6 +98,27 @@ def test_discrete_laplace_has_its_pmf(scale):
   assert _chi_square_p(draws, _laplace_pmf(scale * 1.05)) < _P_REJECT
 
 
+@pytest.mark.parametrize("scale,tau", [(1.1875, 10), (2.375, 1),
+                                       (0.7, 0), (3.0, -4)])
+def test_discrete_laplace_above_has_the_conditioned_pmf(scale, tau):
+  """The geometric tail (tau >= 1) and plain rejection (tau <= 0) draw the
+  discrete Laplace law given X >= tau; one threshold higher is seen."""
+  draws = discrete_noise.discrete_laplace_above(np.random.default_rng(17),
+                                                scale, tau, 30_000)
+  assert draws.dtype == np.int64 and draws.min() >= tau
+  pmf = _laplace_pmf(scale)
+
+  def conditioned(start):
+    x = np.arange(start, start + 4000)
+    mass = float(pmf(x).sum())
+    return lambda v: np.where(np.asarray(v) >= start, pmf(v) / mass, 0.0)
+
+  assert _chi_square_p(draws, conditioned(tau)) > _P_REJECT
+  shifted = discrete_noise.discrete_laplace_above(
+      np.random.default_rng(17), scale, tau + 1, 30_000)
+  assert _chi_square_p(shifted, conditioned(tau)) < _P_REJECT
+
+
 @pytest.mark.parametrize("num,den", [(0, 1), (1, 3), (1, 1), (7, 3),
                                      (25, 4), (1, 2**50)])
 def test_bernoulli_exp_frequency(num, den):

@@ -611,3 +611,70 @@ def test_an_adapted_round_takes_the_largest_rate_that_keeps_its_frontier():
       assert lkept < size or lk < max(base_k, 1)
     fixed_at, *_ = noisy.round_plan(base, parent, 2, 2, 0, 0.25)
     assert fixed_at.sampling_rate == 0.25
+
+
+# ---- discrete Laplace noise (noise_law="laplace") -------------------------
+
+
+def _laplace_pmf(scale: float, x: np.ndarray) -> np.ndarray:
+  p = math.exp(-1.0 / scale)
+  return (1.0 - p) / (1.0 + p) * p**np.abs(x.astype(float))
+
+
+def _chi_square_ok(values: np.ndarray, pmf: np.ndarray,
+                   support: np.ndarray) -> float:
+  """The chi-square p-value of ``values`` against ``pmf`` on ``support``
+  (cells of fewer than 20 expected pooled into one)."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  expected = values.size * pmf / pmf.sum()
+  counts = np.array([(values == v).sum() for v in support], dtype=float)
+  big = expected >= 20
+  observed = np.append(counts[big], values.size - counts[big].sum())
+  wanted = np.append(expected[big], values.size - expected[big].sum())
+  return float(stats.chisquare(observed, wanted).pvalue)
+
+
+def test_laplace_rounds_draw_their_noise_and_passes_in_law():
+  rng = np.random.default_rng(3)
+  laplace = noisy._Thresholds(1.5, 4, float(  # pylint: disable=protected-access
+      (1 - math.exp(-1 / 1.5)) / (1 + math.exp(-1 / 1.5))
+      * math.exp(-4 / 1.5) / (1 - math.exp(-1 / 1.5))), True)
+  explicit = np.arange(20_000, dtype=np.int64)
+  votes = np.full(explicit.size, 10, dtype=np.int64)
+  _, values, source = noisy.draw_passing(explicit, votes, explicit.size,
+                                         laplace, rng)
+  # Every vote sum passes but those whose noise fell below -6: the noise
+  # is the Laplace's, given >= -6 (a scale 5 % off is seen).
+  noise = values[source >= 0] - 10
+  support = np.arange(-6, 40)
+  assert _chi_square_ok(noise, _laplace_pmf(1.5, support), support) > 1e-3
+  assert _chi_square_ok(noise, _laplace_pmf(1.575, support), support) < 1e-3
+  # Candidates no one votes for: as many pass as the tail says, each
+  # value the Laplace's given >= 4.
+  passes = [noisy.draw_passing(np.zeros(0, dtype=np.int64),
+                               np.zeros(0, dtype=np.int64), 200_000,
+                               laplace, rng) for _ in range(20)]
+  counts = np.array([p[0].size for p in passes])
+  mean = 200_000 * laplace.false_positive_rate
+  assert abs(counts.mean() - mean) < 5 * math.sqrt(mean / 20)
+  above = np.concatenate([p[1] for p in passes])
+  support = np.arange(4, 60)
+  assert above.min() >= 4
+  assert _chi_square_ok(above, _laplace_pmf(1.5, support), support) > 1e-3
+
+
+def test_laplace_verified_false_words_stay_near_the_stated_expectation():
+  pop = _population(alphabet=LETTERS)
+  plan = dataclasses.replace(
+      _plan(0.8, rounds=10, false_words=0.5, prefix_rate=3.0 / 27,
+            bytes_per_run=40_000, verify=True, multipliers=(2.0,) * 9),
+      noise_law=noisy_plan.LAPLACE)
+  falses = []
+  for seed in range(30):
+    result = noisy.run_planned(pop, plan, seed)
+    falses.append(result.num_false_words)
+    assert {"hello", "help"} <= set(result.words)
+  assert np.mean(falses) < 1.0
+  loose = noisy.run_planned(pop, dataclasses.replace(plan, false_words=500.0),
+                            0)
+  assert loose.num_false_words > 5

@@ -60,22 +60,30 @@ def test_every_rule_and_rate_is_tried_and_the_best_is_chosen():
   assert [c.true_words for c, p in scored if p == chosen][0] == best
 
 
+def _gaussian(c) -> bool:
+  return c.noise_law == noisy_plan.GAUSSIAN
+
+
 def _tried(scored, rule):
   return [c.sampling_rate for c, _ in scored
-          if c.rule == rule and not c.adapted]
+          if c.rule == rule and not c.adapted and _gaussian(c)]
 
 
 def _halved_while_better(scored, rule):
   """The rule's rates: SAMPLING_RATES, then halvings, each made only when
   the rate before it found more than every rate before that; then, if
-  its best is below 1, that rate once more with its rates adapted."""
+  its best is below 1, that rate once more with its rates adapted; then
+  that rate with discrete Laplace noise."""
   rates = _tried(scored, rule)
   found = [c.true_words for c, _ in scored
-           if c.rule == rule and not c.adapted]
+           if c.rule == rule and not c.adapted and _gaussian(c)]
   adapted = [c.sampling_rate for c, _ in scored
              if c.rule == rule and c.adapted]
+  laplace = [(c.sampling_rate, c.adapted) for c, _ in scored
+             if c.rule == rule and not _gaussian(c)]
   best = rates[int(np.argmax(found))]
   assert adapted == ([best] if best < 1.0 else [])
+  assert laplace == [(best, False)]
   assert rates[:len(SAMPLING_RATES)] == list(SAMPLING_RATES)
   for i in range(len(SAMPLING_RATES), len(rates)):
     assert rates[i] == rates[i - 1] / 2
@@ -88,14 +96,14 @@ def _halved_while_better(scored, rule):
 
 def test_noise_binds_every_user_votes_and_bytes_bind_q_is_smaller():
   # A roomy budget: counts near the threshold, q = 1 finds the most.
-  roomy = {(c.rule, c.sampling_rate, c.adapted): c.true_words
+  roomy = {(c.rule, c.sampling_rate, c.adapted, c.noise_law): c.true_words
            for c, _ in _scored(UploadBudget(1_000_000))}
   best = max(roomy, key=roomy.get)
   assert best[1] == 1.0
   # A budget of 6 kB: the frontier does not fit; sampling lets a round's
   # vector grow by 1/q and a q < 1 candidate finds more.
   scored = _scored(UploadBudget(6_000))
-  tight = {(c.rule, c.sampling_rate, c.adapted): c.true_words
+  tight = {(c.rule, c.sampling_rate, c.adapted, c.noise_law): c.true_words
            for c, _ in scored}
   best = max(tight, key=tight.get)
   assert best[1] < 1.0
@@ -167,7 +175,8 @@ def test_the_choice_is_remembered_on_disk_and_rebuilt_from_it(
     answer = json.load(f)["answer"]
   assert answer == {"rule": "verified" if chosen.verify else "fixed",
                     "sampling_rate": chosen.sampling_rate,
-                    "adapted": chosen.renyi_order is not None}
+                    "adapted": chosen.renyi_order is not None,
+                    "noise_law": chosen.noise_law}
   # As in a new process: the prior is not run again, the plan is the same.
   monkeypatch.setattr(plan_choice, "candidates", _no_prior)
   assert plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2,
@@ -184,6 +193,11 @@ def test_the_choice_is_remembered_on_disk_and_rebuilt_from_it(
                                      "adapted": True},
                                     {"rule": "fixed", "sampling_rate": 0.5,
                                      "adapted": "yes"},
+                                    {"rule": "fixed", "sampling_rate": 1.0,
+                                     "noise_law": "cauchy"},
+                                    {"rule": "fixed", "sampling_rate": 0.5,
+                                     "adapted": True,
+                                     "noise_law": "laplace"},
                                     {"rule": "fixed"}, {}])
 def test_a_stored_choice_that_is_no_candidate_is_ignored(store, monkeypatch,
                                                          answer):

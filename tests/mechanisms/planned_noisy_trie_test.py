@@ -86,7 +86,8 @@ def test_the_plan_is_the_one_computed_from_public_values_alone(release):
   assert _fields(want) == _fields(noisy_plan.plan(
       n, length, size, 4.0, 1.0 / n**2, one_word=True, rule=chosen.rule,
       budget=dataclasses.replace(_BUDGET,
-                                 sampling_rate=chosen.sampling_rate)))
+                                 sampling_rate=chosen.sampling_rate),
+      noise_law=chosen.noise_law))
   # calibrate is handed the public shape only, never the population.
   by_hand = _MECHANISM.calibrate(
       _TARGET, n, protocol.Shape(length, single_word=True,
@@ -116,7 +117,9 @@ def test_a_declared_n_covers_add_or_remove_and_n_from_data_does_not(
   g = declared.guarantee
   assert g.adjacencies == (Adjacency.ADD_OR_REMOVE_ONE,
                            Adjacency.REPLACE_SPECIAL)
-  assert g.n_source == "declared" and g.delta == 1e-8
+  # delta as asked, or 0 where the prior chose discrete Laplace noise.
+  assert g.n_source == "declared"
+  assert g.delta == (0.0 if declared.params.laplace else 1e-8)
   assert declared.params.population_size == 20_000
   assert "any size" in g.covers and "200,000 bytes" in g.covers
   assert "declared population size" in g.public
@@ -159,8 +162,19 @@ def _exact_delta(sigmas, epsilon: float) -> float:
   return float(np.sum(p0 * np.maximum(inner, 0.0)))
 
 
-def test_the_guarantee_checks_against_an_exact_sum(release):
-  plan, g = release.params, release.guarantee
+@pytest.fixture(scope="module")
+def gaussian_plan():
+  """The verified rule's plan with the discrete Gaussian at q = 1 (the
+  prior may choose the Laplace for _TARGET itself)."""
+  plan = noisy_plan.plan(_USERS.num_users, _USERS.max_length,
+                         len(_ALPHABET), 4.0, 1e-8,
+                         budget=dataclasses.replace(_BUDGET,
+                                                    sampling_rate=1.0))
+  return planned.CalibratedPlan(**_fields(plan), n_source="data")
+
+
+def test_the_guarantee_checks_against_an_exact_sum(gaussian_plan):
+  plan, g = gaussian_plan, planned.guarantee(gaussian_plan)
   sigmas = plan.sigmas
   # Discover then verify: three sigmas (the first round's, the other
   # discovery rounds', the verification's).
@@ -174,8 +188,8 @@ def test_the_guarantee_checks_against_an_exact_sum(release):
   assert _exact_delta([2 * s for s in sigmas], g.epsilon) < g.delta / 100
 
 
-def test_the_dp_event_composes_to_the_guarantee(release):
-  plan, g = release.params, release.guarantee
+def test_the_dp_event_composes_to_the_guarantee(gaussian_plan):
+  plan, g = gaussian_plan, planned.guarantee(gaussian_plan)
   event = _MECHANISM.dp_event(plan)
   assert isinstance(event, dp_accounting.ComposedDpEvent)
   assert [e.sigma for e in event.events] == pytest.approx(list(plan.sigmas))
@@ -373,3 +387,39 @@ def test_a_plan_for_replace_one_meets_delta_by_both_candidates_exact_sum():
   assert shares.guarantee.adjacencies == (Adjacency.REPLACE_ONE,
                                           Adjacency.REPLACE_SPECIAL)
   assert shares.guarantee.epsilon <= 4.0
+
+
+# ---- discrete Laplace noise -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def laplace_plan():
+  plan = noisy_plan.plan(10_000, _USERS.max_length, len(_ALPHABET), 4.0,
+                         1e-8, budget=_BUDGET, noise_law="laplace")
+  return planned.CalibratedPlan(**_fields(plan), n_source="declared")
+
+
+def test_a_laplace_plan_is_pure_and_labelled_so(laplace_plan):
+  g = planned.guarantee(laplace_plan)
+  assert g.delta == 0.0 and g.two_sided
+  assert g.accounting == planned.LAPLACE_ACCOUNTING
+  # The closed form: one round's epsilon is 1 / b_r, the rounds' added.
+  closed = sum(1.0 / b for b in laplace_plan.sigmas)
+  assert g.epsilon == pytest.approx(closed, rel=1e-12) and closed <= 4.0
+  release = planned.run(_USERS, laplace_plan, 0, "fast")
+  assert {"sun", "moon", "star"} <= set(release.words)
+  assert release.guarantee == g
+
+
+def test_a_laplace_plans_event_composes_in_the_pld_accountant(laplace_plan):
+  event = planned.dp_event(laplace_plan)
+  assert [e.scale for e in event.events] == pytest.approx(
+      list(laplace_plan.sigmas))
+  accountant = dp_events.PLDAccountant(value_discretization_interval=1e-4)
+  accountant.compose(event)
+  rounds = laplace_plan.num_levels
+  pure = noisy_plan.epsilon(laplace_plan)
+  # At delta 0 the PLD's epsilon is the largest loss (each round's rounded
+  # up to its grid); at 1e-8 it can only be smaller.
+  assert abs(accountant.get_epsilon(0.0) - pure) <= rounds * 1e-4 + 1e-9
+  assert accountant.get_epsilon(1e-8) <= pure + rounds * 1e-4

@@ -967,7 +967,7 @@ def test_an_int_beyond_a_floats_range_is_a_bad_field(field, tmp_path):
 
 _BAD_VALUES = [
     ("has_guarantee", "yes"), ("has_guarantee", None), ("has_guarantee", 1),
-    ("delta", 0), ("delta", 1.0), ("delta", 1.5), ("delta", -1e-6),
+    ("delta", 1.0), ("delta", 1.5), ("delta", -1e-6),
     ("delta", math.nan), ("epsilon", -0.5), ("epsilon", math.inf),
     ("epsilon", math.nan), ("n_users", 0), ("n_users", -3),
     ("n_users", math.nan), ("theta", 0), ("theta", 2.5),
@@ -978,6 +978,12 @@ _BAD_VALUES = [
     ("adjacency", "ADD_ONE"), ("adjacency", "ADD_OR_REMOVE_ONE,"),
     ("adjacency", "add_or_remove_one"), ("engine", 3), ("engine", ["fast"]),
 ]
+
+
+def test_a_pure_guarantee_of_delta_zero_reads_back():
+  # Discrete Laplace noise is pure DP: delta 0 is a guarantee, not a gap.
+  raw = put(json.loads(triehh_record().to_json()), "delta", 0.0)
+  assert records.RunRecord.from_dict(raw).delta == 0.0
 
 
 @pytest.mark.parametrize("field, value", _BAD_VALUES)

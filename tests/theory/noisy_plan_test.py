@@ -54,7 +54,7 @@ def test_the_plan_reads_no_population():
   assert names == {"population_size", "max_length", "alphabet_size",
                    "epsilon", "delta", "budget", "zipf_exponent",
                    "false_words", "one_word", "rule", "adapt_rates",
-                   "replace_one"}
+                   "replace_one", "noise_law"}
   assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12,
                                     rule="fixed")  # them alone
   # The prior rule too: the same declared values, the same plan.
@@ -436,3 +436,55 @@ def test_replace_one_plans_meet_the_swaps_divergence_and_refuse_shares():
   shares = noisy_plan.with_distributed(swap, 4.0)
   assert shares.distributed.replace_one
   assert shares.distributed.epsilon(swap.delta) <= 4.0
+
+
+# ---- the noise's law: discrete Laplace --------------------------------------
+
+
+def test_a_laplace_plan_spends_its_epsilon_purely_by_a_closed_form():
+  plan = _plan(rule="verified", noise_law="laplace")
+  gaussian = _plan(rule="verified")
+  assert plan.laplace and not gaussian.laplace
+  # The same rounds and multipliers; the scales' pure epsilons add up.
+  assert plan.num_levels == gaussian.num_levels
+  assert [s / plan.sigma for s in plan.sigmas] == pytest.approx(
+      [s / gaussian.sigma for s in gaussian.sigmas])
+  closed = sum(1.0 / b for b in plan.sigmas)
+  assert noisy_plan.epsilon(plan) == pytest.approx(closed, rel=1e-12)
+  assert closed <= 4.0 < sum(1.0 / (0.99 * b) for b in plan.sigmas)
+  sampled = _plan(rule="verified", noise_law="laplace",
+                  budget=noisy_plan.UploadBudget(sampling_rate=0.5))
+  assert noisy_plan.epsilon(sampled) == pytest.approx(sum(
+      math.log(1.0 + 0.5 * (math.exp(1.0 / b) - 1.0))
+      for b in sampled.sigmas), rel=1e-12)
+  assert sampled.sigma < plan.sigma
+
+
+def test_a_laplace_rounds_threshold_and_margin_are_the_laplaces():
+  plan = _plan(rule="verified", noise_law="laplace")
+  r = plan.num_levels - 1
+  params = plan.params(r, True, 5000)
+  b = plan.round_sigma(r)
+  p = math.exp(-1.0 / b)
+
+  def tail(t):  # P[X >= t], t >= 1, the geometric series summed here
+    return (1.0 - p) / (1.0 + p) * p**t / (1.0 - p)
+
+  rate = plan.false_words / 5000
+  assert tail(params.threshold) <= rate < tail(params.threshold - 1)
+  assert params.false_positive_rate == pytest.approx(tail(params.threshold))
+  # A block's bits hold its cap and 55 scales of noise on either side.
+  assert plan.cap_bits(None, 1) == noisy_plan.bits_for(
+      10**6 + 2 * 55.0 * plan.round_sigma(1))
+
+
+def test_what_laplace_cannot_plan_is_refused_by_name():
+  with pytest.raises(ValueError, match="noise_law"):
+    _plan(noise_law="cauchy")
+  with pytest.raises(ValueError, match="prior"):
+    _plan(rule="prior", noise_law="laplace")
+  with pytest.raises(ValueError, match="adapted"):
+    _plan(noise_law="laplace", adapt_rates=True,
+          budget=noisy_plan.UploadBudget(sampling_rate=0.5))
+  with pytest.raises(ValueError, match="Skellam"):
+    noisy_plan.with_distributed(_plan(noise_law="laplace"), 4.0)

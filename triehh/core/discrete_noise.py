@@ -229,6 +229,32 @@ def discrete_laplace(rng: np.random.Generator,
                            n).reshape(shape)
 
 
+def discrete_laplace_above(rng: np.random.Generator,
+                           scale: float | fractions.Fraction,
+                           threshold: int, size: int) -> np.ndarray:
+  """``int64`` draws of the discrete Laplace law of ``scale`` conditioned on
+  being at least ``threshold``, exactly: ``threshold + G`` at
+  ``threshold >= 1`` (the law is geometric there, memoryless: ``P[G = g]``
+  proportional to ``exp(-g / scale)``, CKS20 Algorithm 2's magnitude);
+  below, draws of the whole law with those under ``threshold`` rejected
+  (each kept with probability at least 1/2)."""
+  exact = _exact(scale, "scale")
+  shape, n = _sizes(size)
+  tau = int(threshold)
+  if tau >= 1:
+    return (tau + _geometric(rng, exact.numerator, exact.denominator, n)
+            ).reshape(shape)
+  out = np.empty(n, dtype=np.int64)
+  pending = np.arange(n)
+  while pending.size:
+    draws = _laplace_rational(rng, exact.numerator, exact.denominator,
+                              pending.size)
+    values = draws[draws >= tau]
+    out[pending[:values.size]] = values
+    pending = pending[values.size:]
+  return out.reshape(shape)
+
+
 def _accept(rng: np.random.Generator, values: np.ndarray,
             gamma_numerator: Callable[[int], int], den: int) -> np.ndarray:
   """Bernoulli(exp(-gamma_numerator(v) / den)) for each v of ``values``

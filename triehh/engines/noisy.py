@@ -492,6 +492,9 @@ def draw_passing(explicit: np.ndarray, votes: np.ndarray,
   if isinstance(params, SkellamRound):
     noisy = votes + discrete_noise.skellam(rng, params.noise_mean,
                                            explicit.size)
+  elif getattr(params, "laplace", False):
+    noisy = votes + discrete_noise.discrete_laplace(rng, params.sigma,
+                                                    explicit.size)
   else:
     noisy = votes + discrete_noise.discrete_gaussian(rng, params.sigma,
                                                      explicit.size)
@@ -534,6 +537,9 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
   if isinstance(params, SkellamRound):
     values = discrete_noise.skellam_above(rng, params.noise_mean,
                                           int(params.threshold), size)
+  elif getattr(params, "laplace", False):
+    values = discrete_noise.discrete_laplace_above(
+        rng, params.sigma, int(params.threshold), size)
   else:
     values = discrete_noise.discrete_gaussian_above(
         rng, params.sigma, int(params.threshold), size)
@@ -639,9 +645,13 @@ def expected_bytes(levels) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class _Thresholds:
+  """A round's noise and threshold: ``sigma`` the discrete Gaussian's, or
+  with ``laplace`` the discrete Laplace's scale."""
+
   sigma: float
   threshold: float
   false_positive_rate: float
+  laplace: bool = False
 
 
 class FastVoter:
@@ -977,14 +987,24 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
 
 def central_thresholds(plan, r: int):
   """Round r's ``thresholds(word, num_candidates)`` with the server's
-  discrete Gaussian (:meth:`~triehh.theory.noisy_plan.NoisyPlan.params`)."""
+  discrete Gaussian or Laplace
+  (:meth:`~triehh.theory.noisy_plan.NoisyPlan.params`)."""
 
   def of(word: bool, num_candidates: int) -> _Thresholds:
     params = plan.params(r, word, num_candidates)
     return _Thresholds(params.sigma, params.threshold,
-                       params.false_positive_rate)
+                       params.false_positive_rate, plan.laplace)
 
   return of
+
+
+def central_noise(plan, r: int, rng: np.random.Generator,
+                  size: int) -> np.ndarray:
+  """``size`` draws of round r's server noise: the discrete Gaussian of
+  sigma_r, or the discrete Laplace of scale b_r."""
+  draw = (discrete_noise.discrete_laplace if plan.laplace
+          else discrete_noise.discrete_gaussian)
+  return draw(rng, plan.round_sigma(r), size)
 
 
 def _least_per_user(population: population_lib.Population,

@@ -24,7 +24,11 @@ no q given, each rule is then tried once more at its best q if that q is
 below 1, with its rates adapted to the frontier
 (:mod:`triehh.theory.noisy_plan`, *Rates adapted*: a round whose
 frontier fits takes a larger rate at a raised sigma, accounted at one
-Renyi order). Every candidate is accounted as
+Renyi order), and, with the server's noise, once more at its best q with
+discrete Laplace noise in place of the Gaussian (pure DP: at the small
+deltas of ``1/n^2`` a few rounds of it cost less noise, over many rounds
+the Gaussian's composition wins; ``docs/noisy-trie.md``, "The noise's
+law"). Every candidate is accounted as
 itself (below delta = 1e-15 a sampled round by its own Renyi divergence:
 :mod:`triehh.theory.sampled_renyi`), so the choice, a function of
 public values, changes nothing in the guarantee of the plan chosen.
@@ -84,6 +88,7 @@ class Candidate:
   sampling_rate: float
   true_words: float
   adapted: bool = False
+  noise_law: str = noisy_plan.GAUSSIAN
 
 
 @functools.lru_cache(maxsize=64)
@@ -97,7 +102,8 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   then halved while the last found the most so far, module docstring; or
   the budget's own q alone when it gives one, kept in every round; then,
   without ``dropout`` and a q given, the rule at its best of those q with
-  its rates adapted, if that q is below 1). ``dropout`` (None: the
+  its rates adapted, if that q is below 1, and with the server's noise,
+  the rule at that q with discrete Laplace noise). ``dropout`` (None: the
   server's noise): each plan with Skellam shares at that dropout bound
   (:func:`triehh.theory.noisy_plan.with_distributed`), run so on the prior
   (their noise drawn at their variance, :class:`triehh.engines.noisy.
@@ -108,18 +114,18 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   scored = []
   for rule in CANDIDATE_RULES:
 
-    def scored_at(q: float, rule: str = rule, adapted: bool = False
-                  ) -> float:
+    def scored_at(q: float, rule: str = rule, adapted: bool = False,
+                  law: str = noisy_plan.GAUSSIAN) -> float:
       plan = _built(population_size, max_length, alphabet_size, epsilon,
                     delta, dataclasses.replace(budget, sampling_rate=q),
-                    one_word, rule, dropout, adapted, replace_one)
+                    one_word, rule, dropout, adapted, replace_one, law)
       voter = (None if dropout is None else
                noisy_engine.SkellamVoter(exact=False))
       true = [_true_words(noisy_engine.run_planned(prior, plan, seed,
                                                    voter=voter))
               for seed in PRIOR_SEEDS]
-      scored.append((Candidate(rule, q, float(np.mean(true)), adapted),
-                     plan))
+      scored.append((Candidate(rule, q, float(np.mean(true)), adapted,
+                               law), plan))
       return scored[-1][0].true_words
 
     if budget.sampling_rate is not None:
@@ -135,6 +141,8 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
     best = rates[int(np.argmax(found))]
     if best < 1.0 and dropout is None and budget.sampling_rate is None:
       scored_at(best, adapted=True)
+    if dropout is None:
+      scored_at(best, law=noisy_plan.LAPLACE)
   return tuple(scored)
 
 
@@ -166,11 +174,11 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
   if replace_one:
     arguments["replace_one"] = True
   stored = calibration_store.load(_KIND, arguments, _sources())
-  rule, q, adapted = _stored_choice(stored, budget, dropout)
+  rule, q, adapted, law = _stored_choice(stored, budget, dropout)
   if rule is not None:
     return _built(population_size, max_length, alphabet_size, epsilon, delta,
                   dataclasses.replace(budget, sampling_rate=q), one_word,
-                  rule, dropout, adapted, replace_one)
+                  rule, dropout, adapted, replace_one, law)
   scored = candidates(population_size, max_length, alphabet_size,
                       float(epsilon), float(delta), budget, bool(one_word),
                       None if dropout is None else float(dropout),
@@ -179,7 +187,7 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
   chosen = scored[best][0]
   calibration_store.save(_KIND, arguments, _sources(), {
       "rule": chosen.rule, "sampling_rate": chosen.sampling_rate,
-      "adapted": chosen.adapted})
+      "adapted": chosen.adapted, "noise_law": chosen.noise_law})
   return scored[best][1]
 
 
@@ -189,15 +197,16 @@ _KIND = "plan_choice"
 def _built(population_size: int, max_length: int, alphabet_size: int,
            epsilon: float, delta: float, budget: UploadBudget,
            one_word: bool, rule: str, dropout: float | None,
-           adapted: bool = False, replace_one: bool = False
-           ) -> noisy_plan.NoisyPlan:
+           adapted: bool = False, replace_one: bool = False,
+           noise_law: str = noisy_plan.GAUSSIAN) -> noisy_plan.NoisyPlan:
   """The plan of ``rule`` at the budget's q (``adapted``: its rates
-  adapted to the frontier; ``replace_one``: calibrated for it); with
-  ``dropout``, with Skellam shares at that bound."""
+  adapted to the frontier; ``replace_one``: calibrated for it;
+  ``noise_law``: the server's noise); with ``dropout``, with Skellam
+  shares at that bound."""
   plan = noisy_plan.plan(population_size, max_length, alphabet_size,
                          epsilon, delta, budget=budget, one_word=one_word,
                          rule=rule, adapt_rates=adapted,
-                         replace_one=replace_one)
+                         replace_one=replace_one, noise_law=noise_law)
   if dropout is None:
     return plan
   return noisy_plan.with_distributed(plan, epsilon, dropout)
@@ -205,26 +214,32 @@ def _built(population_size: int, max_length: int, alphabet_size: int,
 
 def _stored_choice(stored: dict | None, budget: UploadBudget,
                    dropout: float | None = None
-                   ) -> tuple[str | None, float, bool]:
-  """A stored ``(rule, q, adapted)`` if it is a candidate for ``budget``
-  (a rule of ``CANDIDATE_RULES``; q the budget's own, or one of
+                   ) -> tuple[str | None, float, bool, str]:
+  """A stored ``(rule, q, adapted, noise_law)`` if it is a candidate for
+  ``budget`` (a rule of ``CANDIDATE_RULES``; q the budget's own, or one of
   ``SAMPLING_RATES`` or a power of two down to
   ``SMALLEST_SAMPLING_RATE``; adapted a bool, true only at q < 1 without
-  ``dropout`` or a q given); else ``(None, 0, False)``."""
+  ``dropout`` or a q given; the law Gaussian, or Laplace without
+  ``dropout`` and not adapted); else ``(None, 0, False, "gaussian")``."""
+  none = None, 0.0, False, noisy_plan.GAUSSIAN
   if stored is None or stored.get("rule") not in CANDIDATE_RULES:
-    return None, 0.0, False
+    return none
   q = calibration_store.finite_float(stored.get("sampling_rate"))
   adapted = stored.get("adapted", False)
+  law = stored.get("noise_law", noisy_plan.GAUSSIAN)
+  if law not in noisy_plan.NOISE_LAWS or law == noisy_plan.LAPLACE and (
+      adapted or dropout is not None):
+    return none
   if q is None or not isinstance(adapted, bool) or adapted and (
       q >= 1.0 or dropout is not None or budget.sampling_rate is not None):
-    return None, 0.0, False
+    return none
   if budget.sampling_rate is not None:
     allowed = q == float(budget.sampling_rate)
   else:
     allowed = q in SAMPLING_RATES or (
         SMALLEST_SAMPLING_RATE <= q < SAMPLING_RATES[-1]
         and math.log2(q).is_integer())
-  return (stored["rule"], q, adapted) if allowed else (None, 0.0, False)
+  return (stored["rule"], q, adapted, law) if allowed else none
 
 
 @functools.lru_cache(maxsize=1)

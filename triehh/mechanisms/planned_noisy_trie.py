@@ -12,7 +12,10 @@ budget").
 * accountant: :func:`triehh.theory.noisy_plan.epsilon`'s, R discrete
   Gaussian rounds at the planned sigma_r (:func:`guarantee`,
   :func:`dp_event`: dp_accounting's ``ComposedDpEvent`` of
-  :class:`~triehh.theory.dp_events.DiscreteGaussianDpEvent`);
+  :class:`~triehh.theory.dp_events.DiscreteGaussianDpEvent`), or, when
+  the prior chose discrete Laplace noise, R pure rounds at the planned
+  scales b_r, delta 0 (of
+  :class:`~triehh.theory.dp_events.DiscreteLaplaceDpEvent`);
 * engine: the fast engine's :func:`triehh.engines.noisy.run_planned` or
   TFF's :func:`triehh.engines.tff.planned_engine.run_planned`, with
   central noise or ``noise="distributed"`` (the clients' Skellam shares,
@@ -88,6 +91,13 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
   return CalibratedPlan(**fields, n_source=n_source)
 
 
+# The accountant of a plan with discrete Laplace noise (pure DP, delta 0:
+# triehh.theory.discrete_laplace), unsampled or Poisson-sampled.
+LAPLACE_ACCOUNTING = ("noisy trie (discrete Laplace, pure, the rounds' "
+                      "epsilons added, two-sided)")
+LAPLACE_SAMPLED_ACCOUNTING = (
+    "noisy trie (discrete Laplace, pure, each round amplified by Poisson "
+    "sampling, the rounds' epsilons added, two-sided)")
 # The accountant of a plan whose rates adapt to the frontier.
 RATES_ADAPTED_ACCOUNTING = ("noisy trie (discrete Gaussian RDP at order "
                             "{order}, rates adapted to the frontier, "
@@ -111,7 +121,12 @@ def dp_event(plan: noisy_plan.NoisyPlan):
   sigma_r (:func:`triehh.theory.noisy_trie.dp_event`); rates adapted, the
   run's Renyi divergence at the plan's order
   (:class:`~triehh.theory.dp_events.RenyiDpEvent`); with Skellam shares,
-  R Skellam rounds at the accounted means ``h s_r``."""
+  R Skellam rounds at the accounted means ``h s_r``; discrete Laplace,
+  R :class:`~triehh.theory.dp_events.DiscreteLaplaceDpEvent` at b_r."""
+  if plan.laplace:
+    return dp_accounting.ComposedDpEvent(
+        [dp_events.DiscreteLaplaceDpEvent(b, plan.sampling_rate)
+         for b in plan.sigmas])
   if plan.distributed is not None:
     return dp_accounting.ComposedDpEvent(
         [dp_events.SkellamDpEvent(m)
@@ -128,7 +143,12 @@ def guarantee(plan: CalibratedPlan) -> privacy_lib.Guarantee:
   from and for the budget (Skellam shares: :func:`_distributed`)."""
   if plan.distributed is not None:
     return _distributed(plan)
-  if plan.renyi_order is None:
+  if plan.laplace:
+    accounted = noisy_trie.stated(
+        noisy_plan.epsilon(plan), 0.0,
+        LAPLACE_ACCOUNTING if plan.sampling_rate >= 1.0
+        else LAPLACE_SAMPLED_ACCOUNTING, replace_one=plan.replace_one)
+  elif plan.renyi_order is None:
     accounted = noisy_trie.guarantee(as_params(plan))
   else:  # one RDP order bounds the run, not the planned rounds' PLD
     accounted = noisy_trie.stated(

@@ -356,7 +356,8 @@ class RunRecord:
   holds every field without a default, ``config`` and ``params``, the
   numbers its algorithm needs (``_NUMBERS``), a number or null where a
   float is declared, counts and sizes in range (``_AT_LEAST``), a bool
-  has_guarantee and with it an epsilon >= 0 and a delta in (0, 1), a
+  has_guarantee and with it an epsilon >= 0 and a delta in [0, 1) (0:
+  pure DP), a
   string engine, an adjacency of relation names, a non-empty ``metrics``
   of numbers (proportions in [0, 1], num_discovered >= 0), a
   ``discovered`` of distinct strings, and no field nested more than
@@ -877,7 +878,8 @@ def _number(name: str, value, what: str) -> float:
 
 
 def _check_guarantee(raw: Mapping[str, Any]) -> None:
-  """has_guarantee is a bool; with it, epsilon >= 0 and delta in (0, 1)."""
+  """has_guarantee is a bool; with it, epsilon >= 0 and delta in [0, 1)
+  (0: pure DP, the discrete Laplace's)."""
   flag = raw.get("has_guarantee", True)
   if not isinstance(flag, bool):
     _bad("has_guarantee", "true or false", flag)
@@ -887,8 +889,8 @@ def _check_guarantee(raw: Mapping[str, Any]) -> None:
   if epsilon is not None and not 0 <= epsilon < math.inf:
     _bad("epsilon", "a finite number >= 0 (or null) with has_guarantee "
          "true", epsilon)
-  if delta is not None and not 0 < delta < 1:
-    _bad("delta", "in (0, 1) (or null) with has_guarantee true", delta)
+  if delta is not None and not 0 <= delta < 1:
+    _bad("delta", "in [0, 1) (or null) with has_guarantee true", delta)
 
 
 def _check_labels(raw: Mapping[str, Any]) -> None:

@@ -53,6 +53,7 @@ from triehh.core import choices
 from triehh.core import results
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
+from triehh.theory import discrete_laplace
 from triehh.theory import distributed_noise
 from triehh.theory import pld
 from triehh.theory import poisson
@@ -127,6 +128,34 @@ class DiscreteGaussianDpEvent(dp_event.DpEvent):
     if not math.isfinite(sigma):
       raise ValueError(f"sigma must be finite, got {sigma}")
     object.__setattr__(self, "sigma", sigma)
+    object.__setattr__(self, "sampling_rate", validation.check_rate(
+        "sampling_rate", self.sampling_rate,
+        "the probability that a user takes part in a round"))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteLaplaceDpEvent(dp_event.DpEvent):
+  """The discrete Laplace mechanism of scale ``scale`` on integer sums of
+  sensitivity 1 (the noise ``P[X = x]`` proportional to ``exp(-|x| /
+  scale)``), Poisson-sampled at ``sampling_rate`` (1: not sampled).
+
+  Not a ``LaplaceDpEvent``: the continuous Laplace's PLD is not an upper
+  bound on the discrete law's (at epsilon 0 its delta is ``1 -
+  e^(-1/(2b))``, the discrete law's ``tanh(1/(2b))``, larger).
+  :class:`PLDAccountant` composes dp_accounting's own PLD of the discrete
+  Laplace (:func:`triehh.theory.discrete_laplace.round_pld`; under
+  ``REPLACE_ONE``, its two directions composed); the round is also
+  ``round_epsilon``-DP, pure (:mod:`triehh.theory.discrete_laplace`).
+  """
+
+  scale: float
+  sampling_rate: float = 1.0
+
+  def __attrs_post_init__(self):
+    scale = validation.check_positive("scale", self.scale)
+    if not math.isfinite(scale):
+      raise ValueError(f"scale must be finite, got {scale}")
+    object.__setattr__(self, "scale", scale)
     object.__setattr__(self, "sampling_rate", validation.check_rate(
         "sampling_rate", self.sampling_rate,
         "the probability that a user takes part in a round"))
@@ -332,6 +361,13 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
               "the discrete Gaussian event is",
               lambda d: discrete_gaussian.round_pld(
                   event.sigma, event.sampling_rate, d,
+                  relation is Adjacency.REPLACE_ONE))
+    if isinstance(event, DiscreteLaplaceDpEvent):
+      return ((Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL,
+               Adjacency.REPLACE_ONE),
+              "the discrete Laplace event is",
+              lambda d: discrete_laplace.round_pld(
+                  event.scale, event.sampling_rate, d,
                   relation is Adjacency.REPLACE_ONE))
     if isinstance(event, SkellamDpEvent):
       return ((Adjacency.REPLACE_SPECIAL, Adjacency.REPLACE_ONE),

@@ -83,6 +83,16 @@ changes, all functions of public values and earlier releases:
   same. Measured on the field's cells (docs/noisy-trie.md), the verified
   rule releases the most true words.
 
+* *The noise's law* (``noise_law``). The server's discrete Gaussian
+  (sigma_r, the accountant above), or its discrete Laplace of scale b_r =
+  b m_r (:mod:`triehh.theory.discrete_laplace`): each round pure
+  ``1/b_r``-DP (amplified by sampling at q), the rounds' epsilons added,
+  delta 0; b the smallest meeting epsilon; thresholds from the Laplace's
+  tail; the blocks' margins ``WRAP_SCALES`` scales. The same rounds,
+  multipliers and rates otherwise; the fixed and verified rules at one
+  rate (no adapted rates, no Skellam shares).
+  :mod:`triehh.mechanisms.plan_choice` tries both on the public prior.
+
 Several words per user: each round a participant votes for one of its
 words whose prefix is on the frontier (drawn by local frequency among
 those), a function of the public frontier and its own words: still zero
@@ -97,8 +107,10 @@ import math
 
 import numpy as np
 
+from triehh.core import discrete_noise
 from triehh.core import validation
 from triehh.theory import discrete_gaussian
+from triehh.theory import discrete_laplace
 from triehh.theory import distributed_noise
 from triehh.theory import limits
 from triehh.theory import noise_search
@@ -110,6 +122,14 @@ from triehh.theory.upload_budget import UploadBudget
 
 # A one-word prefix's cap: its noisy count plus this many sigmas.
 WRAP_SIGMAS = 10.0
+# The same margin for the discrete Laplace, in scales: its tail there,
+# exp(-55) = 1.3e-24, no heavier than the Gaussian's beyond 10 sigmas.
+WRAP_SCALES = 55.0
+# The noise's law (docs/noisy-trie.md, "The noise's law"): the discrete
+# Gaussian (sigma, composed by its PLD) or the discrete Laplace (scale b,
+# pure DP, composed by adding epsilons).
+GAUSSIAN, LAPLACE = "gaussian", "laplace"
+NOISE_LAWS = (GAUSSIAN, LAPLACE)
 # The expected share of the coordinates false prefixes may take.
 PREFIX_SHARE = 0.1
 # The first round's share of the run's coordinates.
@@ -163,8 +183,9 @@ class NoisyPlan:
   """A planned noisy-trie run (module docstring).
 
   Attributes:
-    sigma: the base sigma; round r's is ``sigma * noise_multipliers[r]``
-      (1 past them).
+    sigma: the base noise parameter: the discrete Gaussian's sigma, or the
+      discrete Laplace's scale b (``noise_law="laplace"``); round r's is
+      ``sigma * noise_multipliers[r]`` (1 past them).
     num_levels: R, the rounds accounted for.
     noise_multipliers: m_r, fixed in advance.
     word_false_positive_rate, prefix_false_positive_rate: the chance a
@@ -183,6 +204,9 @@ class NoisyPlan:
       (:func:`triehh.theory.distributed_noise.threshold_and_tail`).
     replace_one: the noise calibrated for ``REPLACE_ONE`` too (a vote
       that moves between two candidates: :mod:`triehh.theory.noisy_trie`).
+    noise_law: ``"gaussian"`` (the server's discrete Gaussian, or the
+      clients' Skellam shares) or ``"laplace"`` (the server's discrete
+      Laplace, :mod:`triehh.theory.discrete_laplace`: pure DP, delta 0).
   """
 
   sigma: float
@@ -204,6 +228,7 @@ class NoisyPlan:
   renyi_order: int | None = None
   parent_rate: float | None = None
   replace_one: bool = False
+  noise_law: str = GAUSSIAN
 
   def rate_options(self, r: int) -> tuple["NoisyPlan", ...]:
     """Round r's plan at each larger rate it may take, largest first
@@ -241,10 +266,20 @@ class NoisyPlan:
     return self.verify and r == self.num_levels - 1
 
   def round_sigma(self, r: int) -> float:
-    """sigma_r, round r's sigma."""
+    """sigma_r, round r's sigma (the Laplace's: its scale b_r)."""
     m = (self.noise_multipliers[r] if r < len(self.noise_multipliers)
          else 1.0)
     return self.sigma * m
+
+  @property
+  def laplace(self) -> bool:
+    """Whether the server adds discrete Laplace noise."""
+    return self.noise_law == LAPLACE
+
+  @property
+  def wrap(self) -> float:
+    """The blocks' margin for the noise, in round sigmas (or scales)."""
+    return WRAP_SCALES if self.laplace else WRAP_SIGMAS
 
   def params(self, r: int, word: bool, num_candidates: int | None = None
              ) -> noisy_trie.NoisyTrieParams:
@@ -266,6 +301,8 @@ class NoisyPlan:
       rate = min(self.false_words / (self.num_levels * num_candidates), 0.5)
     else:
       rate = self.word_false_positive_rate
+    if self.laplace:
+      return _laplace_params(self.round_sigma(r), rate)
     return _round_params(self.round_sigma(r), rate)
 
   @property
@@ -288,14 +325,14 @@ class NoisyPlan:
   def block_bits(self, noisy_counts, r: int) -> list[int]:
     """:meth:`cap_bits` of each of ``noisy_counts`` (a list: None or a
     float each) at round r, in one pass."""
-    above = WRAP_SIGMAS * self.round_sigma(max(r - 1, 0))
+    above = self.wrap * self.round_sigma(max(r - 1, 0))
     return self._capped_bits(noisy_counts, [above] * len(noisy_counts), r)
 
   def _capped_bits(self, noisy_counts, margins, r: int) -> list[int]:
     """The bits of round r's counts below each of ``noisy_counts`` (None:
     n) plus its margin, capped at n (several words: n), with ``WRAP_SIGMAS``
     of round r's sigma on either side for the noise."""
-    noise = 2.0 * WRAP_SIGMAS * self.round_sigma(r)
+    noise = 2.0 * self.wrap * self.round_sigma(r)
     whole = bits_for(self.population_size + noise)
     if not self.one_word:
       return [whole] * len(noisy_counts)
@@ -327,7 +364,7 @@ class NoisyPlan:
     Noisy values are decoded from ``WRAP_SIGMAS`` of the verification's
     sigma on either side."""
     return self._capped_bits(noisy_counts,
-                             [WRAP_SIGMAS * s for s in sigmas],
+                             [self.wrap * s for s in sigmas],
                              self.num_levels - 1)
 
   def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
@@ -379,6 +416,30 @@ def _round_params(sigma: float, rate: float) -> noisy_trie.NoisyTrieParams:
   """One round's parameters (its threshold from the rate), remembered."""
   return noisy_trie.NoisyTrieParams(sigma=sigma, num_levels=1,
                                     false_positive_rate=rate)
+
+
+@dataclasses.dataclass(frozen=True)
+class LaplaceRound:
+  """One round of discrete Laplace noise: its scale b, its threshold (the
+  smallest integer whose tail is at most the rate asked for) and that
+  tail, the chance a candidate no one votes for passes."""
+
+  scale: float
+  threshold: int
+  false_positive_rate: float
+
+  @property
+  def sigma(self) -> float:
+    """The noise's parameter, named as a Gaussian round's: the scale."""
+    return self.scale
+
+
+@functools.lru_cache(maxsize=4096)
+def _laplace_params(scale: float, rate: float) -> LaplaceRound:
+  """A Laplace round at ``scale`` whose candidates pass at ``rate``."""
+  tau = discrete_laplace.threshold(scale, rate)
+  return LaplaceRound(scale, tau,
+                      discrete_noise.discrete_laplace_tail(scale, tau))
 
 
 def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
@@ -472,7 +533,8 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
          budget: UploadBudget = UploadBudget(), zipf_exponent: float = 1.0,
          false_words: float = DEFAULT_FALSE_WORDS,
          one_word: bool = True, rule: str = VERIFIED,
-         adapt_rates: bool = False, replace_one: bool = False) -> NoisyPlan:
+         adapt_rates: bool = False, replace_one: bool = False,
+         noise_law: str = GAUSSIAN) -> NoisyPlan:
   """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
   budget, before any data is read (module docstring; docs/noisy-trie.md).
 
@@ -489,6 +551,9 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   rates adapt to the frontier, accounted at one Renyi order (module
   docstring). ``replace_one``: sigma meets the target for ``REPLACE_ONE``
   too (adapted rates: at the swap's divergence, every option's too).
+  ``noise_law="laplace"``: the server's discrete Laplace, its base scale
+  the smallest whose rounds' pure epsilons sum to the target (the fixed
+  and verified rules, rates not adapted).
   """
   n = limits.check_users("population_size", population_size)
   validation.check_int("max_length", max_length)
@@ -499,12 +564,20 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   validation.check_positive("false_words", false_words)
   if rule not in RULES:
     raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+  if noise_law not in NOISE_LAWS:
+    raise ValueError(f"noise_law must be one of {NOISE_LAWS}, got "
+                     f"{noise_law!r}")
+  if noise_law == LAPLACE and (rule == PRIOR or adapt_rates):
+    raise ValueError("noise_law='laplace' plans the fixed and verified "
+                     "rules at one rate: the prior rule's score and "
+                     "adapted rates are the discrete Gaussian's")
   declared = _Declared(n, max_length, alphabet_size, float(epsilon),
                        float(delta), budget, float(zipf_exponent),
                        float(false_words), bool(one_word), bool(replace_one))
   choices = {VERIFIED: verified_choices, FIXED: fixed_choices,
              PRIOR: prior_choices}[rule](declared)
-  return build(declared, choices, adapt_rates=adapt_rates)
+  return build(declared, choices, adapt_rates=adapt_rates,
+               noise_law=noise_law)
 
 
 def fixed_choices(declared: _Declared) -> PlanChoices:
@@ -565,15 +638,21 @@ def _multipliers(choices: PlanChoices) -> tuple[float, ...]:
 
 def build(declared: _Declared, choices: PlanChoices,
           sigma: float | None = None, *,
-          adapt_rates: bool = False) -> NoisyPlan:
+          adapt_rates: bool = False, noise_law: str = GAUSSIAN) -> NoisyPlan:
   """The plan of ``choices``; sigma (None: the smallest meeting the
   target, on the accountant's finer grid). ``adapt_rates`` (q < 1): the
   rates adapt to the frontier, sigma and the order from
-  :func:`renyi_sigma` (a sigma given is kept, its best order taken)."""
+  :func:`renyi_sigma` (a sigma given is kept, its best order taken).
+  ``noise_law="laplace"``: sigma is the discrete Laplace's base scale
+  (:func:`triehh.theory.discrete_laplace.smallest_scale`)."""
   rounds = choices.rounds
   multipliers = _multipliers(choices)
   q = declared.budget.rate
   order = None
+  if noise_law == LAPLACE and sigma is None:
+    sigma = discrete_laplace.smallest_scale(
+        [multipliers[r] if r < len(multipliers) else 1.0
+         for r in range(rounds)], declared.epsilon, q, declared.replace_one)
   if adapt_rates and q >= 1.0:
     raise ValueError("adapt_rates needs a sampling rate below 1: at q = 1 "
                      "no round can take a larger one")
@@ -608,7 +687,8 @@ def build(declared: _Declared, choices: PlanChoices,
       alphabet_size=declared.alphabet_size, one_word=declared.one_word,
       delta=declared.delta, false_words=declared.false_words,
       first_round_bytes=first_bytes, verify=choices.verify, sampling_rate=q,
-      renyi_order=order, replace_one=declared.replace_one)
+      renyi_order=order, replace_one=declared.replace_one,
+      noise_law=noise_law)
 
 
 # Rates adapted to the frontier: each larger rate is this factor above the
@@ -736,7 +816,11 @@ def with_distributed(plan_: NoisyPlan, epsilon_target: float,
   q, ``dropout`` and a share of delta. sigma becomes the accounted shares'
   largest base standard deviation, ``max_r sqrt(2 h s_r) / m_r``, for the
   blocks' bits (utility only). A plan calibrated for ``REPLACE_ONE``
-  gets shares accounted for it too."""
+  gets shares accounted for it too. ValueError for a Laplace plan (the
+  shares are Skellam, the Gaussian's kin)."""
+  if plan_.laplace:
+    raise ValueError("distributed noise is Skellam shares: plan it from a "
+                     "discrete Gaussian plan, not noise_law='laplace'")
   multipliers = [plan_.round_sigma(r) / plan_.sigma
                  for r in range(plan_.num_levels)]
   shares = distributed_noise.plan(
@@ -763,11 +847,16 @@ def epsilon(plan_: NoisyPlan, delta: float | None = None) -> float:
   """The run's epsilon at ``delta`` (None: the plan's): R discrete Gaussian
   rounds at the planned sigmas (:func:`triehh.theory.noisy_trie.epsilon`'s
   accountant); rates adapted, their Renyi divergence at the plan's order
-  (:func:`renyi_divergence`, CKS20 Proposition 12); with Skellam shares,
+  (:func:`renyi_divergence`, CKS20 Proposition 12); discrete Laplace,
+  the rounds' pure epsilons summed at any delta
+  (:func:`triehh.theory.discrete_laplace.epsilon`); with Skellam shares,
   their accountant's
   (:meth:`~triehh.theory.distributed_noise.DistributedNoise.epsilon`,
   ``delta_short`` included)."""
   delta = plan_.delta if delta is None else delta
+  if plan_.laplace:  # pure: any delta
+    return discrete_laplace.epsilon(plan_.sigmas, plan_.sampling_rate,
+                                    plan_.replace_one)
   if plan_.distributed is not None:
     return plan_.distributed.epsilon(delta)
   if plan_.renyi_order is not None:

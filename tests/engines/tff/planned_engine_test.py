@@ -167,6 +167,29 @@ def test_skellam_shares_are_equal_in_law_to_the_fast_engine(tff_shares_runs):
       noisy_law.FALSE_ALARM / 2)
 
 
+# ---- discrete Laplace noise -------------------------------------------------
+
+# The law plan with the server's discrete Laplace noise of scale 1.
+LAPLACE_PLAN = dataclasses.replace(LAW_PLAN, sigma=1.0,
+                                   noise_law=noisy_plan.LAPLACE)
+
+
+@pytest.fixture(scope="module")
+def tff_laplace_runs(tff_runtime_module):
+  del tff_runtime_module  # the engine installs the cached local runtime
+  return _tff(LAPLACE_PLAN)
+
+
+def test_laplace_noise_is_equal_in_law_to_the_fast_engine(tff_laplace_runs):
+  assert min(_p_values(tff_laplace_runs, _fast(LAPLACE_PLAN))) > (
+      noisy_law.FALSE_ALARM / 2)
+  assert sum(len(r.words) for r in tff_laplace_runs) > TFF_RUNS
+  # The test sees the law: the Gaussian of the same parameter is another.
+  gaussian = dataclasses.replace(LAPLACE_PLAN, noise_law=noisy_plan.GAUSSIAN)
+  assert min(_p_values(tff_laplace_runs, _fast(gaussian))) < (
+      noisy_law.FALSE_ALARM / 2)
+
+
 # ---- several words per user -------------------------------------------------
 
 # 13 users of one to two words each, whose planned votes go to a word whose

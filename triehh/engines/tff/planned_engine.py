@@ -11,8 +11,8 @@ public candidate table (the frontier prefixes times their extensions, or
 the verification round's discovered words), with one client per
 participant (every user at q = 1, else Poisson-sampled,
 :func:`triehh.engines.sampling.poisson_users`), and the server adds
-discrete Gaussian noise drawn exactly on every candidate
-(:func:`triehh.core.discrete_noise.discrete_gaussian`). A several-words
+the plan's discrete Gaussian or Laplace noise drawn exactly on every
+candidate (:func:`triehh.engines.noisy.central_noise`). A several-words
 client votes for one of its words that a candidate extends (in a
 verification round, among those whose candidate discovery measured
 lowest), drawn by local frequency with a rank the driver draws, as the
@@ -43,7 +43,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from triehh.core import discrete_noise
 from triehh.core import population as population_lib
 from triehh.engines import noisy
 from triehh.engines import sampling
@@ -169,8 +168,8 @@ class TffVoter:
             for (words, counts), rank in zip(held, ranks)]
     if shares is None:
       noise = np.zeros(capacity, dtype=np.int64)
-      noise[:num_candidates] = discrete_noise.discrete_gaussian(
-          rng, plan.round_sigma(r), num_candidates)
+      noise[:num_candidates] = noisy.central_noise(plan, r, rng,
+                                                   num_candidates)
       if not data:  # no participant this round: the noise alone
         return voted, noise[:num_candidates], thresholds
       added, spec = noise, planned_process.PlannedSpec(
