@@ -22,16 +22,20 @@ def _largest_log_ratio(scale: float, q: float, swap: bool) -> float:
   """The largest |log ratio| of a round's output laws on two neighbours,
   over outputs summed from the pmf: one candidate's sum with and without
   the user (sampled at q); ``swap``: two candidates, the vote moving."""
-  x = np.arange(-100, 101)
+  x = np.arange(-60, 61)
   without = _pmf(scale, x)
   with_user = q * _pmf(scale, x - 1) + (1.0 - q) * without
   one = np.max(np.abs(np.log(with_user) - np.log(without)))
   if not swap:
     return float(one)
-  # The vote leaves sum a and joins sum b: the product law's ratio is the
-  # product of the two coordinates' ratios, largest when both are.
-  return float(2.0 * np.max(np.abs(np.log(_pmf(scale, x - 1))
-                                   - np.log(_pmf(scale, x)))))
+  # One coin puts the vote on sum a (one neighbour) or on sum b (the
+  # other): the two laws on the pair (a, b), every pair of outputs.
+  la, lb = np.meshgrid(x, x, indexing="ij")
+  first = (q * _pmf(scale, la - 1) * _pmf(scale, lb)
+           + (1.0 - q) * _pmf(scale, la) * _pmf(scale, lb))
+  second = (q * _pmf(scale, la) * _pmf(scale, lb - 1)
+            + (1.0 - q) * _pmf(scale, la) * _pmf(scale, lb))
+  return float(np.max(np.abs(np.log(first) - np.log(second))))
 
 
 @pytest.mark.parametrize("scale", [0.5, 1.1875, 4.0])
@@ -42,11 +46,14 @@ def test_a_rounds_epsilon_is_its_largest_log_ratio(scale, q):
 
 
 @pytest.mark.parametrize("scale", [0.5, 2.0])
-def test_the_swap_costs_twice_the_unsampled_round(scale):
-  assert discrete_laplace.round_epsilon(scale, 1.0, True) == pytest.approx(
-      _largest_log_ratio(scale, 1.0, True), rel=1e-9)
-  assert discrete_laplace.round_epsilon(scale, 0.5, True) == pytest.approx(
-      2.0 * discrete_laplace.round_epsilon(scale, 0.5), rel=1e-12)
+@pytest.mark.parametrize("q", [1.0, 0.5, 0.1])
+def test_the_swap_is_its_largest_log_ratio(scale, q):
+  assert discrete_laplace.round_epsilon(scale, q, True) == pytest.approx(
+      _largest_log_ratio(scale, q, True), rel=1e-9)
+  # Unsampled, twice the round's; sampled, less than twice.
+  twice = 2.0 * discrete_laplace.round_epsilon(scale, q)
+  assert discrete_laplace.round_epsilon(scale, q, True) <= twice * (
+      1 + 1e-12)
 
 
 def _dp_accounting_epsilon(scales, q: float, delta: float,

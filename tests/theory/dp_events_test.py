@@ -8,6 +8,7 @@ import pytest
 
 from triehh.theory import counting
 from triehh.theory import discrete_gaussian
+from triehh.theory import discrete_laplace
 from triehh.theory import dp_events
 from triehh.theory import poisson
 from triehh.theory import policy
@@ -250,6 +251,30 @@ def test_the_discrete_gaussian_replacing_one_is_its_two_directions_composed(
       [sampled_renyi.round_divergence(2.0, rate, a, replace_one=True)
        for a in sampled_renyi.ORDERS]))
   np.testing.assert_allclose(rdp._rdp, expected, rtol=1e-12)  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.5])
+def test_the_discrete_laplace_event_is_pure_in_both_relations(rate):
+  """The PLD accountant's epsilon at delta 0 is the round's pure epsilon
+  (ln(1 + q(e^(1/b) - 1)); under REPLACE_ONE plus -ln(1 - q(1 -
+  e^(-1/b))), closed forms here) to the grid's rounding, as
+  triehh.theory.discrete_laplace says; bad values are named."""
+  event = dp_events.DiscreteLaplaceDpEvent(1.5, rate)
+  adding = math.log1p(rate * math.expm1(1.0 / 1.5))
+  removing = -math.log1p(-rate * (1.0 - math.exp(-1.0 / 1.5)))
+  for relation, one in ((_RELATION.ADD_OR_REMOVE_ONE, adding),
+                        (_RELATION.REPLACE_ONE, adding + removing)):
+    accountant = dp_events.PLDAccountant(
+        relation, value_discretization_interval=1e-4)
+    accountant.compose(event, 3)
+    assert abs(accountant.get_epsilon(0.0) - 3 * one) <= 6 * 1e-4 + 1e-9
+    assert discrete_laplace.round_epsilon(
+        1.5, rate, relation == _RELATION.REPLACE_ONE) == pytest.approx(
+            one, rel=1e-12)
+  with pytest.raises(ValueError, match="scale"):
+    dp_events.DiscreteLaplaceDpEvent(math.inf)
+  with pytest.raises(ValueError, match="sampling_rate"):
+    dp_events.DiscreteLaplaceDpEvent(1.0, 1.5)
 
 
 def test_a_swap_renyi_event_covers_replace_one_and_a_plain_one_does_not():

@@ -11,9 +11,12 @@ ratio of the two laws at any output is at most ``e^(1/b)`` either way).
   ``log(1 + q (e^(1/b) - 1))``-DP for adding or removing a user, both
   directions (the added user's output law is a q-mixture; the other
   direction's bound, ``-log(1 - q (1 - e^(-1/b)))``, is never larger).
-* *Replacing one user's word* (``REPLACE_ONE``): the swap is a removal then
-  an addition, so twice a round's epsilon (group privacy, exact for pure
-  DP).
+* *Replacing one user's word* (``REPLACE_ONE``): the user's one coin puts
+  its vote on candidate a or on candidate b, so at an output the ratio of
+  the two laws is ``(q r_a + 1 - q) / (q r_b + 1 - q)``, r_c the Laplace's
+  ratio at c for a vote there, in ``[e^(-1/b), e^(1/b)]``: at most
+  ``log(1 + q (e^(1/b) - 1)) - log(1 - q (1 - e^(-1/b)))``, the two
+  directions' bounds added; ``2 / b`` unsampled.
 * *Composition.* Adaptive composition of pure DP rounds adds their epsilons
   (Dwork, McSherry, Nissim, Smith 2006): the run is ``(sum_r eps_r, 0)``-DP
   whatever each round's candidates, the scales being fixed in advance.
@@ -47,16 +50,20 @@ _SCALE_TOLERANCE = 1e-9
 def round_epsilon(scale: float, sampling_rate: float = 1.0,
                   replace_one: bool = False) -> float:
   """One round's pure epsilon at ``scale`` (module docstring): ``1 /
-  scale``, amplified by Poisson sampling at ``sampling_rate``; twice that
-  for ``REPLACE_ONE``."""
+  scale``, amplified by Poisson sampling at ``sampling_rate``; for
+  ``REPLACE_ONE``, the adding direction's bound plus the removing one's."""
   scale = validation.check_positive("scale", scale)
   q = validation.check_rate("sampling_rate", sampling_rate,
                             "the probability that a user takes part")
-  one = 1.0 / scale
-  if q < 1.0:  # log(1 + q (e^x - 1)), without overflow at large x
-    one = (math.log1p(q * math.expm1(one)) if one < 1.0
-           else one + math.log(q + (1.0 - q) * math.exp(-one)))
-  return 2.0 * one if replace_one else one
+  x = 1.0 / scale
+  if q >= 1.0:
+    return 2.0 * x if replace_one else x
+  # log(1 + q (e^x - 1)), without overflow at large x
+  adding = (math.log1p(q * math.expm1(x)) if x < 1.0
+            else x + math.log(q + (1.0 - q) * math.exp(-x)))
+  if not replace_one:
+    return adding
+  return adding - math.log1p(-q * -math.expm1(-x))
 
 
 def epsilon(scales: Sequence[float], sampling_rate: float = 1.0,

@@ -124,13 +124,7 @@ class DiscreteGaussianDpEvent(dp_event.DpEvent):
   sampling_rate: float = 1.0
 
   def __attrs_post_init__(self):
-    sigma = validation.check_positive("sigma", self.sigma)
-    if not math.isfinite(sigma):
-      raise ValueError(f"sigma must be finite, got {sigma}")
-    object.__setattr__(self, "sigma", sigma)
-    object.__setattr__(self, "sampling_rate", validation.check_rate(
-        "sampling_rate", self.sampling_rate,
-        "the probability that a user takes part in a round"))
+    _check_round(self, "sigma")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -152,13 +146,20 @@ class DiscreteLaplaceDpEvent(dp_event.DpEvent):
   sampling_rate: float = 1.0
 
   def __attrs_post_init__(self):
-    scale = validation.check_positive("scale", self.scale)
-    if not math.isfinite(scale):
-      raise ValueError(f"scale must be finite, got {scale}")
-    object.__setattr__(self, "scale", scale)
-    object.__setattr__(self, "sampling_rate", validation.check_rate(
-        "sampling_rate", self.sampling_rate,
-        "the probability that a user takes part in a round"))
+    _check_round(self, "scale")
+
+
+def _check_round(event, noise: str) -> None:
+  """A one-round event's noise parameter ``noise`` (positive, finite) and
+  sampling rate (in (0, 1]) checked and set as floats, or a ValueError
+  naming the field."""
+  value = validation.check_positive(noise, getattr(event, noise))
+  if not math.isfinite(value):
+    raise ValueError(f"{noise} must be finite, got {value}")
+  object.__setattr__(event, noise, value)
+  object.__setattr__(event, "sampling_rate", validation.check_rate(
+      "sampling_rate", event.sampling_rate,
+      "the probability that a user takes part in a round"))
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
