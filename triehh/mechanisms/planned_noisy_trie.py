@@ -422,10 +422,11 @@ def nothing_found(plan: noisy_plan.NoisyPlan, n: int) -> str:
   first = plan.params(0, False)
   later = plan.params(max(plan.discovery_rounds - 1, 0), False)
   needed = max(first.threshold, later.threshold)
+  noise = "Laplace scale" if plan.laplace else "sigma"
   line = (f"no word found: a word needs a noisy count of at least "
-          f"{first.threshold:g} in the first round (sigma={first.sigma:.4g})"
+          f"{first.threshold:g} in the first round ({noise}={first.sigma:.4g})"
           f" and {later.threshold:g} in the later discovery rounds "
-          f"(sigma={later.sigma:.4g}), so about {needed:,.0f} holders among "
+          f"({noise}={later.sigma:.4g}), so about {needed:,.0f} holders among "
           f"the n={n:,} users")
   if needed > n:
     return (line + ": more than there are users, so no word can be "
