@@ -67,8 +67,9 @@ class NoisyTrie(protocol.BaseMechanism):
   name = NAME
   privacy_types = (privacy_lib.NoisyTarget,)
   summary = ("noise on each level's vote sums over a public candidate "
-             "set (the server's discrete Gaussian, or the clients' Skellam "
-             "shares), thresholded for a false-positive rate")
+             "set (the server's discrete Gaussian or, in planned runs, "
+             "Laplace; or the clients' Skellam shares), thresholded for a "
+             "false-positive rate")
 
   def population(self, user_words, request: protocol.Request
                  ) -> population_lib.Population:
