@@ -357,3 +357,22 @@ def test_a_renyi_event_is_composed_at_its_order_only():
   for order, divergence in ((1, 0.2), (12, -0.1), (12, math.inf)):
     with pytest.raises(ValueError):
       dp_events.RenyiDpEvent(order, divergence)
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.25])
+def test_the_rdp_accountant_takes_the_discrete_laplace_as_pure_dp(rate):
+  """min(eps, alpha eps^2 / 2) at every order (pure eps-DP is eps^2/2-zCDP,
+  Bun and Steinke 2016), eps the round's closed form written here."""
+  x = 1.0 / 2.5
+  for relation in (_RELATION.ADD_OR_REMOVE_ONE, _RELATION.REPLACE_ONE):
+    eps = math.log1p(rate * math.expm1(x))
+    if relation == _RELATION.REPLACE_ONE:
+      eps -= math.log1p(-rate * (1.0 - math.exp(-x)))
+    accountant = dp_events.RdpAccountant(relation)
+    accountant.compose(dp_events.DiscreteLaplaceDpEvent(2.5, rate), 4)
+    orders = np.asarray(sampled_renyi.ORDERS, dtype=float)
+    np.testing.assert_allclose(
+        accountant._rdp, 4 * np.minimum(eps, orders * eps**2 / 2),  # pylint: disable=protected-access
+        rtol=1e-12)
+    # The conversion answers at a delta the PLD cannot reach.
+    assert 0 < accountant.get_epsilon(1e-18) < math.inf

@@ -435,7 +435,10 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
   :class:`RenyiDpEvent` at its order (infinite at the others).
   ``ADD_OR_REMOVE_ONE``, and ``REPLACE_ONE`` for the discrete Gaussian
   (its two directions' RDP summed); dp_accounting's own events as its
-  accountant composes them. :class:`SkellamDpEvent` too, for
+  accountant composes them. :class:`DiscreteLaplaceDpEvent` at
+  ``min(eps, alpha eps^2 / 2)``, eps its pure round epsilon
+  (:func:`triehh.theory.discrete_laplace.round_epsilon`; the swap's under
+  ``REPLACE_ONE``). :class:`SkellamDpEvent` too, for
   ``REPLACE_SPECIAL`` and ``REPLACE_ONE`` (twice), at the Skellam
   mechanism's RDP bound
   (:func:`triehh.theory.distributed_noise.renyi_bound`)."""
@@ -462,6 +465,16 @@ class RdpAccountant(rdp_privacy_accountant.RdpAccountant):
               "the distributed Skellam shares are",
               distributed_noise.renyi_bound(event.mean, orders)
               * (2.0 if swap else 1.0))
+    if isinstance(event, DiscreteLaplaceDpEvent):
+      # Pure eps-DP is eps^2/2-zCDP (Bun and Steinke 2016, Proposition
+      # 3.3), and no Renyi divergence exceeds the max divergence eps.
+      eps = discrete_laplace.round_epsilon(
+          event.scale, event.sampling_rate,
+          self._neighboring_relation == _Relation.REPLACE_ONE)
+      return ((_Relation.ADD_OR_REMOVE_ONE, _Relation.REPLACE_SPECIAL,
+               _Relation.REPLACE_ONE),
+              "the discrete Laplace event's RDP is",
+              np.minimum(eps, orders * eps * eps / 2.0))
     if isinstance(event, DiscreteGaussianDpEvent):
       swap = self._neighboring_relation == _Relation.REPLACE_ONE
       return ((_Relation.ADD_OR_REMOVE_ONE, _Relation.REPLACE_ONE),
