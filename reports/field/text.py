@@ -432,9 +432,10 @@ def _planned_line(table: Sequence[rows_lib.Row], n: int, eps: float,
       f"{_n(row.mean('false_words'), 1)} false words a run, a client "
       f"uploading rounds of up to {_n(row.mean('bytes_round_max'))} bytes "
       f"and {_n(row.mean('bytes_per_user'))} bytes over the run (its budget: "
-      f"{mech.PLANNED_BYTES_PER_RUN:,}); its constants were chosen on a "
-      "public prior (`docs/noisy-trie.md` lists the five field cells a "
-      "first prototype was tried on)."]
+      f"{mech.PLANNED_BYTES_PER_RUN:,}); its rule, rate and noise (the "
+      "discrete Gaussian, or the discrete Laplace: pure ε, δ = 0) were "
+      "chosen on a public prior, its constants too (`docs/noisy-trie.md` "
+      "lists the five field cells a first prototype was tried on)."]
 
 
 def _few_users_line(table: Sequence[rows_lib.Row], n: int,
