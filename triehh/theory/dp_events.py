@@ -307,6 +307,17 @@ class DeltaTooSmallWarning(UserWarning):
   it answers ``inf`` (:meth:`PLDAccountant.get_epsilon`)."""
 
 
+# The server's noise on sums of sensitivity 1: each event's law, the field
+# holding its parameter and its round's PLD (both directions; the swap's
+# under REPLACE_ONE).
+_SERVER_NOISE_ROUNDS = {
+    DiscreteGaussianDpEvent: ("discrete Gaussian", "sigma",
+                              discrete_gaussian.round_pld),
+    DiscreteLaplaceDpEvent: ("discrete Laplace", "scale",
+                             discrete_laplace.round_pld),
+}
+
+
 class PLDAccountant(pld_privacy_accountant.PLDAccountant):
   """dp_accounting's PLD accountant that also knows TrieHH's events.
 
@@ -356,20 +367,14 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
   def _round_events(event: dp_event.DpEvent, relation: Adjacency):
     """``(relations covered, what it is, PLD of a discretisation)`` of the
     project's one-round events for ``relation``, None for any other."""
-    if isinstance(event, DiscreteGaussianDpEvent):
-      return ((Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL,
-               Adjacency.REPLACE_ONE),
-              "the discrete Gaussian event is",
-              lambda d: discrete_gaussian.round_pld(
-                  event.sigma, event.sampling_rate, d,
-                  relation is Adjacency.REPLACE_ONE))
-    if isinstance(event, DiscreteLaplaceDpEvent):
-      return ((Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL,
-               Adjacency.REPLACE_ONE),
-              "the discrete Laplace event is",
-              lambda d: discrete_laplace.round_pld(
-                  event.scale, event.sampling_rate, d,
-                  relation is Adjacency.REPLACE_ONE))
+    for kind, (law, noise, round_pld) in _SERVER_NOISE_ROUNDS.items():
+      if isinstance(event, kind):
+        return ((Adjacency.ADD_OR_REMOVE_ONE, Adjacency.REPLACE_SPECIAL,
+                 Adjacency.REPLACE_ONE),
+                f"the {law} event is",
+                lambda d, noise=noise, round_pld=round_pld: round_pld(
+                    getattr(event, noise), event.sampling_rate, d,
+                    relation is Adjacency.REPLACE_ONE))
     if isinstance(event, SkellamDpEvent):
       return ((Adjacency.REPLACE_SPECIAL, Adjacency.REPLACE_ONE),
               "the distributed Skellam shares are",
