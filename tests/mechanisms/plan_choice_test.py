@@ -23,10 +23,11 @@ _N, _L, _A = 20_000, 8, 27
 def test_the_choice_reads_no_population():
   names = set(inspect.signature(plan_choice.choose).parameters)
   # dropout: the distributed mode's declared bound, public like the rest;
-  # replace_one: the neighbouring relation asked for.
+  # replace_one: the neighbouring relation asked for; noise_law: the
+  # target's.
   assert names == {"population_size", "max_length", "alphabet_size",
                    "epsilon", "delta", "budget", "one_word", "dropout",
-                   "replace_one"}
+                   "replace_one", "noise_law"}
 
 
 def test_the_prior_population_is_the_priors_draw():
@@ -212,3 +213,24 @@ def test_a_stored_choice_that_is_no_candidate_is_ignored(store, monkeypatch,
   monkeypatch.setattr(plan_choice, "candidates", _no_prior)
   with pytest.raises(AssertionError, match="ran on the prior"):
     plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget)
+
+
+@pytest.mark.parametrize("law", ["gaussian", "laplace"])
+def test_a_law_asked_for_is_the_only_one_scanned(store, law):
+  del store  # a fresh store: the prior runs
+  budget = UploadBudget(6_000)
+  scored = plan_choice.candidates(_N, _L, _A, 4.0, 1.0 / _N**2, budget,
+                                  True, noise_law=law)
+  assert {c.noise_law for c, _ in scored} == {law}
+  assert not any(c.adapted for c, _ in scored) or law == "gaussian"
+  chosen = plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget,
+                              noise_law=law)
+  assert chosen.noise_law == law
+  # The stored choice of the free law is not the asked law's, nor reused.
+  free = plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget)
+  again = plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget,
+                             noise_law=law)
+  assert again == chosen and free.noise_law in noisy_plan.NOISE_LAWS
+  with pytest.raises(ValueError, match="Skellam"):
+    plan_choice.choose(_N, _L, _A, 4.0, 1.0 / _N**2, budget=budget,
+                       dropout=0.1, noise_law="laplace")

@@ -423,3 +423,17 @@ def test_a_laplace_plans_event_composes_in_the_pld_accountant(laplace_plan):
   # up to its grid); at 1e-8 it can only be smaller.
   assert abs(accountant.get_epsilon(0.0) - pure) <= rounds * 1e-4 + 1e-9
   assert accountant.get_epsilon(1e-8) <= pure + rounds * 1e-4
+
+
+def test_a_noise_law_asked_for_is_the_plans_and_distributed_refuses_laplace():
+  for law in noisy_plan.NOISE_LAWS:
+    target = triehh.NoisyTarget(4.0, upload_budget=_BUDGET, noise_law=law)
+    release = triehh.discover(_USERS, target, seed=0)
+    assert release.params.noise_law == law
+    assert release.params.noise_law_asked == law
+    assert (release.guarantee.delta == 0.0) == (law == "laplace")
+  laplace = triehh.NoisyTarget(4.0, upload_budget=_BUDGET,
+                               noise_law="laplace")
+  with pytest.raises(ValueError, match="noise_law='laplace' is the server's "
+                     "noise; noise='distributed' draws the clients' Skellam"):
+    triehh.discover(_USERS, laplace, seed=0, noise="distributed")

@@ -44,3 +44,17 @@ def test_settings_the_plan_chooses_are_refused_with_a_budget(options, named):
 def test_a_bad_budget_is_refused_where_it_is_built():
   with pytest.raises(ValueError, match="bytes_per_run"):
     triehh.UploadBudget(0)
+
+
+def test_the_noise_law_is_a_known_one_and_the_laplace_needs_a_budget():
+  assert triehh.NoisyTarget(4.0).noise_law is None  # chosen on the prior
+  budget = triehh.UploadBudget()
+  for law in noisy_plan.NOISE_LAWS:
+    assert triehh.NoisyTarget(4.0, upload_budget=budget,
+                              noise_law=law).noise_law == law
+  triehh.NoisyTarget(4.0, noise_law="gaussian")  # the classic trie's
+  with pytest.raises(ValueError, match="^noise_law must be one of"):
+    triehh.NoisyTarget(4.0, upload_budget=budget, noise_law="cauchy")
+  with pytest.raises(ValueError, match="^noise_law='laplace' is for planned "
+                     "runs: give an upload_budget"):
+    triehh.NoisyTarget(4.0, noise_law="laplace")

@@ -95,7 +95,7 @@ class Candidate:
 def candidates(population_size: int, max_length: int, alphabet_size: int,
                epsilon: float, delta: float, budget: UploadBudget,
                one_word: bool, dropout: float | None = None,
-               replace_one: bool = False
+               replace_one: bool = False, noise_law: str | None = None
                ) -> tuple[tuple[Candidate, noisy_plan.NoisyPlan], ...]:
   """Every candidate plan with its score on the prior, in the order tried
   (for each rule of ``CANDIDATE_RULES``: the rates of ``SAMPLING_RATES``,
@@ -109,13 +109,16 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   (their noise drawn at their variance, :class:`triehh.engines.noisy.
   SkellamVoter` with ``exact=False``: a simulation, not a release).
   ``replace_one``: every plan calibrated for ``REPLACE_ONE`` too.
-  Remembered by its arguments."""
+  ``noise_law`` (None: both, as above): the rates scanned at that law
+  alone (the Laplace's not adapted). Remembered by its arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
+  scan = noisy_plan.LAPLACE if noise_law == noisy_plan.LAPLACE else (
+      noisy_plan.GAUSSIAN)
   scored = []
   for rule in CANDIDATE_RULES:
 
     def scored_at(q: float, rule: str = rule, adapted: bool = False,
-                  law: str = noisy_plan.GAUSSIAN) -> float:
+                  law: str = scan) -> float:
       plan = _built(population_size, max_length, alphabet_size, epsilon,
                     delta, dataclasses.replace(budget, sampling_rate=q),
                     one_word, rule, dropout, adapted, replace_one, law)
@@ -139,9 +142,10 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
         rates.append(rates[-1] / 2)
         found.append(scored_at(rates[-1]))
     best = rates[int(np.argmax(found))]
-    if best < 1.0 and dropout is None and budget.sampling_rate is None:
+    if (best < 1.0 and dropout is None and budget.sampling_rate is None
+        and scan == noisy_plan.GAUSSIAN):
       scored_at(best, adapted=True)
-    if dropout is None:
+    if dropout is None and noise_law is None:
       scored_at(best, law=noisy_plan.LAPLACE)
   return tuple(scored)
 
@@ -151,7 +155,8 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
            budget: UploadBudget = UploadBudget(),
            one_word: bool = True,
            dropout: float | None = None,
-           replace_one: bool = False) -> noisy_plan.NoisyPlan:
+           replace_one: bool = False,
+           noise_law: str | None = None) -> noisy_plan.NoisyPlan:
   """The candidate plan with the most true words on the prior (module
   docstring), from declared and public values only. The choice (rule and
   q) is remembered on disk (:mod:`triehh.theory.calibration_store`, kind
@@ -161,7 +166,13 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
   not a candidate of these arguments is ignored, and a wrong one could
   cost words, never privacy. ``dropout`` (None: the server's noise):
   the plans carry Skellam shares at that dropout bound, chosen so.
-  ``replace_one``: calibrated for ``REPLACE_ONE`` too."""
+  ``replace_one``: calibrated for ``REPLACE_ONE`` too. ``noise_law``
+  (None: chosen too): the server's noise asked for; the Laplace with
+  ``dropout`` is refused (the shares are Skellam)."""
+  if noise_law == noisy_plan.LAPLACE and dropout is not None:
+    raise ValueError("noise_law='laplace' is the server's noise; "
+                     "noise='distributed' draws the clients' Skellam "
+                     "shares instead: ask for one of them")
   arguments = {"population_size": int(population_size),
                "max_length": int(max_length),
                "alphabet_size": int(alphabet_size),
@@ -173,8 +184,12 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
                "dropout": None if dropout is None else float(dropout)}
   if replace_one:
     arguments["replace_one"] = True
+  if noise_law is not None:
+    arguments["noise_law"] = noise_law
   stored = calibration_store.load(_KIND, arguments, _sources())
   rule, q, adapted, law = _stored_choice(stored, budget, dropout)
+  if noise_law is not None and law != noise_law:
+    rule = None
   if rule is not None:
     return _built(population_size, max_length, alphabet_size, epsilon, delta,
                   dataclasses.replace(budget, sampling_rate=q), one_word,
@@ -182,7 +197,7 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
   scored = candidates(population_size, max_length, alphabet_size,
                       float(epsilon), float(delta), budget, bool(one_word),
                       None if dropout is None else float(dropout),
-                      bool(replace_one))
+                      bool(replace_one), noise_law)
   best = max(range(len(scored)), key=lambda i: (scored[i][0].true_words, -i))
   chosen = scored[best][0]
   calibration_store.save(_KIND, arguments, _sources(), {

@@ -60,9 +60,11 @@ _PUBLIC_ALPHABET = ("; the alphabet (part of the candidate set) is "
 @dataclasses.dataclass(frozen=True)
 class CalibratedPlan(noisy_plan.NoisyPlan):
   """A :class:`~triehh.theory.noisy_plan.NoisyPlan` calibrated for a
-  target, with where its n came from (``"declared"`` or ``"data"``)."""
+  target, with where its n came from (``"declared"`` or ``"data"``) and
+  the noise law the target asked for (None: chosen on the prior)."""
 
   n_source: str = coverage.N_FROM_DATA
+  noise_law_asked: str | None = None
 
 
 def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
@@ -70,9 +72,10 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
   """The plan for the target's budget from public values only: n
   (``population_size``: declared, else the data's), L, the alphabet's
   size, whether each user holds one word, epsilon and delta (``1/n^2``
-  unless the target gives it): the rule and sampling rate (the budget's q,
-  when it gives one) chosen on the public prior by
-  :func:`triehh.mechanisms.plan_choice.choose`."""
+  unless the target gives it): the rule, sampling rate (the budget's q,
+  when it gives one) and noise law (the target's, when it gives one)
+  chosen on the public prior by :func:`triehh.mechanisms.plan_choice.
+  choose`."""
   if shape.alphabet_size is None:
     raise ValueError("the planned noisy trie needs the alphabet's size "
                      "(public) in the shape it is calibrated for")
@@ -85,10 +88,12 @@ def calibrate(privacy: privacy_lib.NoisyTarget, population_size: int,
                             shape.alphabet_size, privacy.epsilon, delta,
                             budget=privacy.upload_budget,
                             one_word=shape.single_word,
-                            replace_one=privacy.replace_one)
+                            replace_one=privacy.replace_one,
+                            noise_law=privacy.noise_law)
   fields = {f.name: getattr(plan, f.name)
             for f in dataclasses.fields(noisy_plan.NoisyPlan)}
-  return CalibratedPlan(**fields, n_source=n_source)
+  return CalibratedPlan(**fields, n_source=n_source,
+                        noise_law_asked=privacy.noise_law)
 
 
 # The accountant of a plan with discrete Laplace noise (pure DP, delta 0:
@@ -249,10 +254,11 @@ def distributed_plan(plan: CalibratedPlan, num_users: int,
       noisy_plan.epsilon(plan), plan.delta, budget=plan.budget,
       one_word=plan.one_word,
       dropout=distributed_noise.check_dropout(dropout),
-      replace_one=plan.replace_one)
+      replace_one=plan.replace_one, noise_law=plan.noise_law_asked)
   fields = {f.name: getattr(chosen, f.name)
             for f in dataclasses.fields(noisy_plan.NoisyPlan)}
-  return CalibratedPlan(**fields, n_source=plan.n_source)
+  return CalibratedPlan(**fields, n_source=plan.n_source,
+                        noise_law_asked=plan.noise_law_asked)
 
 
 def _rounds(plan: noisy_plan.NoisyPlan) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from triehh.core import choices
 from triehh.core import validation
 from triehh.theory import limits
+from triehh.theory import noise_laws
 from triehh.theory.adjacency import Adjacency
 from triehh.theory.upload_budget import UploadBudget
 
@@ -214,6 +215,11 @@ class NoisyTarget:
       ``REPLACE_ONE`` (one user's word replaced by another) calibrates the
       noise for a vote that moves between two candidates, and then covers
       all three.
+    noise_law: the server's noise in planned rounds: ``"gaussian"`` (the
+      discrete Gaussian, (epsilon, delta)), ``"laplace"`` (the discrete
+      Laplace, pure: (epsilon, 0); with an ``upload_budget`` only), or None
+      (the default): the one the public prior finds more words with
+      (``docs/noisy-trie.md``, "The noise's law").
   """
 
   epsilon: float
@@ -225,6 +231,7 @@ class NoisyTarget:
   allow_delta_above_1_over_n: bool = False
   upload_budget: UploadBudget | None = None
   adjacency: Adjacency | None = None
+  noise_law: str | None = None
 
   def __post_init__(self):
     object.__setattr__(self, "epsilon",
@@ -248,6 +255,21 @@ class NoisyTarget:
                        check_noise_multipliers(self.noise_multipliers))
     limits.check_opt_in(self.allow_delta_above_1_over_n)
     self._check_upload_budget()
+    self._check_noise_law()
+
+  def _check_noise_law(self) -> None:
+    """None, or a law of ``noise_laws.NOISE_LAWS``; the Laplace with a
+    budget only (the classic trie's noise is the Gaussian)."""
+    law = self.noise_law
+    if law is None:
+      return
+    if law not in noise_laws.NOISE_LAWS:
+      raise ValueError(f"noise_law must be one of {noise_laws.NOISE_LAWS} "
+                       f"or None, got {law!r:.40}")
+    if law == noise_laws.LAPLACE and self.upload_budget is None:
+      raise ValueError("noise_law='laplace' is for planned runs: give an "
+                       "upload_budget (the classic noisy trie's noise is "
+                       "the discrete Gaussian)")
 
   @property
   def replace_one(self) -> bool:

@@ -117,6 +117,9 @@ from triehh.theory import noise_search
 from triehh.theory import noisy_prior
 from triehh.theory import noisy_trie
 from triehh.theory import sampled_renyi
+from triehh.theory.noise_laws import GAUSSIAN
+from triehh.theory.noise_laws import LAPLACE
+from triehh.theory.noise_laws import NOISE_LAWS
 from triehh.theory.upload_budget import DEFAULT_BYTES_PER_RUN
 from triehh.theory.upload_budget import UploadBudget
 
@@ -125,11 +128,6 @@ WRAP_SIGMAS = 10.0
 # The same margin for the discrete Laplace, in scales: its tail there,
 # exp(-55) = 1.3e-24, no heavier than the Gaussian's beyond 10 sigmas.
 WRAP_SCALES = 55.0
-# The noise's law (docs/noisy-trie.md, "The noise's law"): the discrete
-# Gaussian (sigma, composed by its PLD) or the discrete Laplace (scale b,
-# pure DP, composed by adding epsilons).
-GAUSSIAN, LAPLACE = "gaussian", "laplace"
-NOISE_LAWS = (GAUSSIAN, LAPLACE)
 # The expected share of the coordinates false prefixes may take.
 PREFIX_SHARE = 0.1
 # The first round's share of the run's coordinates.
