@@ -112,6 +112,17 @@ def test_the_threshold_is_the_least_whose_summed_tail_is_within_rate(scale,
   assert tau == 1 or tail(tau - 1) > rate
 
 
+@pytest.mark.parametrize("scale", [0.3, 2.375])
+@pytest.mark.parametrize("rate", [0.6, 0.99, 1.0])
+def test_the_least_threshold_holds_for_rates_above_a_half(scale, rate):
+  tau = discrete_laplace.least_threshold(scale, rate)
+  x = np.arange(-4000, 4001)
+  pmf = _pmf(scale, x)
+  lowest = -math.ceil(40 * scale) - 2
+  assert tau <= 1 and float(pmf[x >= tau].sum()) <= rate * (1 + 1e-9)
+  assert tau == lowest or float(pmf[x >= tau - 1].sum()) > rate
+
+
 def test_bad_values_are_named():
   with pytest.raises(ValueError, match="rate"):
     discrete_laplace.threshold(1.0, 0.7)

@@ -112,8 +112,7 @@ def candidates(population_size: int, max_length: int, alphabet_size: int,
   ``noise_law`` (None: both, as above): the rates scanned at that law
   alone (the Laplace's not adapted). Remembered by its arguments."""
   prior = prior_population(population_size, max_length, alphabet_size)
-  scan = noisy_plan.LAPLACE if noise_law == noisy_plan.LAPLACE else (
-      noisy_plan.GAUSSIAN)
+  scan = noise_law or noisy_plan.GAUSSIAN
   scored = []
   for rule in CANDIDATE_RULES:
 
@@ -187,9 +186,8 @@ def choose(population_size: int, max_length: int, alphabet_size: int,
   if noise_law is not None:
     arguments["noise_law"] = noise_law
   stored = calibration_store.load(_KIND, arguments, _sources())
-  rule, q, adapted, law = _stored_choice(stored, budget, dropout)
-  if noise_law is not None and law != noise_law:
-    rule = None
+  rule, q, adapted, law = _stored_choice(stored, budget, dropout,
+                                         noise_law)
   if rule is not None:
     return _built(population_size, max_length, alphabet_size, epsilon, delta,
                   dataclasses.replace(budget, sampling_rate=q), one_word,
@@ -228,14 +226,16 @@ def _built(population_size: int, max_length: int, alphabet_size: int,
 
 
 def _stored_choice(stored: dict | None, budget: UploadBudget,
-                   dropout: float | None = None
+                   dropout: float | None = None,
+                   noise_law: str | None = None
                    ) -> tuple[str | None, float, bool, str]:
   """A stored ``(rule, q, adapted, noise_law)`` if it is a candidate for
   ``budget`` (a rule of ``CANDIDATE_RULES``; q the budget's own, or one of
   ``SAMPLING_RATES`` or a power of two down to
   ``SMALLEST_SAMPLING_RATE``; adapted a bool, true only at q < 1 without
   ``dropout`` or a q given; the law Gaussian, or Laplace without
-  ``dropout`` and not adapted); else ``(None, 0, False, "gaussian")``."""
+  ``dropout`` and not adapted, and ``noise_law`` when one is asked for);
+  else ``(None, 0, False, "gaussian")``."""
   none = None, 0.0, False, noisy_plan.GAUSSIAN
   if stored is None or stored.get("rule") not in CANDIDATE_RULES:
     return none
@@ -243,7 +243,7 @@ def _stored_choice(stored: dict | None, budget: UploadBudget,
   adapted = stored.get("adapted", False)
   law = stored.get("noise_law", noisy_plan.GAUSSIAN)
   if law not in noisy_plan.NOISE_LAWS or law == noisy_plan.LAPLACE and (
-      adapted or dropout is not None):
+      adapted or dropout is not None) or noise_law not in (None, law):
     return none
   if q is None or not isinstance(adapted, bool) or adapted and (
       q >= 1.0 or dropout is not None or budget.sampling_rate is not None):

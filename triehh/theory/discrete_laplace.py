@@ -105,10 +105,23 @@ def threshold(scale: float, rate: float) -> int:
   ``rate`` (in (0, 1/2]): at least 1."""
   if not 0.0 < rate <= 0.5:
     raise ValueError(f"rate must be in (0, 1/2], got {rate!r}")
+  return least_threshold(scale, rate)
+
+
+def least_threshold(scale: float, rate: float) -> int:
+  """The smallest integer tau (not below ``-ceil(40 scale) - 2``, where
+  the tail is 1 in double precision) whose tail at ``scale`` is at most
+  ``rate`` in (0, 1]: from the tail's closed form, then checked against
+  the tail itself either way."""
   q = math.exp(-1.0 / scale)
-  tau = max(1, math.ceil(math.log(rate * (1.0 + q)) / math.log(q)) - 1)
+  lowest = -math.ceil(40 * scale) - 2
+  tau = (1 if rate >= q / (1.0 + q) else
+         math.ceil(math.log(rate * (1.0 + q)) / math.log(q)) - 1)
   while discrete_noise.discrete_laplace_tail(scale, tau) > rate:
     tau += 1
+  while (tau > lowest
+         and discrete_noise.discrete_laplace_tail(scale, tau - 1) <= rate):
+    tau -= 1
   return tau
 
 

@@ -18,15 +18,14 @@ them finds.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from triehh.core import discrete_noise
+from triehh.theory import discrete_laplace
 from triehh.theory import noisy_trie
+from triehh.theory.noise_laws import GAUSSIAN
+from triehh.theory.noise_laws import LAPLACE
 
-
-GAUSSIAN, LAPLACE = "gaussian", "laplace"
 # Thresholds tried above a length's least: past this many sigma (Gaussian)
 # or scales (Laplace) its tail, the budget it spends, is below exp(-72) of
 # the least's (nothing to free).
@@ -38,20 +37,21 @@ def _tail(noise: str, scale: float, tau: int) -> float:
     return discrete_noise.discrete_gaussian_tail(scale, tau)
   if noise == LAPLACE:
     return discrete_noise.discrete_laplace_tail(scale, tau)
-  raise ValueError(f"noise must be {GAUSSIAN!r} or {LAPLACE!r}, got "
-                   f"{noise!r}")
+  raise _unknown(noise)
+
+
+def _unknown(noise: str) -> ValueError:
+  return ValueError(f"noise must be {GAUSSIAN!r} or {LAPLACE!r}, got "
+                    f"{noise!r}")
 
 
 def _least(noise: str, scale: float, rate: float) -> int:
   """The least integer threshold whose tail is at most ``rate``."""
   if noise == GAUSSIAN:
     return noisy_trie.threshold_for(scale, rate)
-  tau, lowest = 1, -math.ceil(40 * scale) - 2  # P[X >= lowest] is 1
-  while _tail(noise, scale, tau) > rate:
-    tau += 1
-  while tau > lowest and _tail(noise, scale, tau - 1) <= rate:
-    tau -= 1
-  return tau
+  if noise == LAPLACE:
+    return discrete_laplace.least_threshold(scale, rate)
+  raise _unknown(noise)
 
 
 def options(counts, num_strings: float, sigma: float, budget: float,
