@@ -19,6 +19,7 @@ from reports import summary
 from reports.field import mechanisms as field_mechanisms
 from reports.field import populations
 from triehh.data import datasets as datasets_lib
+from triehh.mechanisms import plan_choice
 
 PS = "ps-truncated_geometric"
 # The English population has a row per user up to this n, word counts past.
@@ -38,9 +39,18 @@ class Cell:
     return self.data.n
 
 
+# A cell ``prior@name:epsilon``: the public prior the planned noisy trie
+# chooses its plan on (triehh.mechanisms.plan_choice), drawn at the
+# declared n, L and alphabet size of the cell ``name:epsilon``.
+PRIOR = "prior@"
+
+
 def load(cell: str, datasets: datasets_lib.DataCache) -> Cell:
   """The cell ``name:epsilon`` (``name`` a number: the English population
-  of that many users)."""
+  of that many users; ``prior@name:epsilon``: the public prior at that
+  cell's n, L and A)."""
+  if cell.startswith(PRIOR):
+    return _prior(load(cell[len(PRIOR):], datasets))
   name, eps_text = cell.split(":")
   if name[0].isdigit():
     n = int(float(name))
@@ -51,6 +61,17 @@ def load(cell: str, datasets: datasets_lib.DataCache) -> Cell:
     data = populations.load(name, None, datasets,
                             datasets_lib.sentiment140_sample())
   return Cell(data, float(eps_text), 1.0 / data.n**2)
+
+
+def _prior(cell: Cell) -> Cell:
+  """The public prior drawn at ``cell``'s declared n, L and A, one word
+  per user, with its epsilon and delta."""
+  pop = cell.data.population
+  prior = plan_choice.prior_population(cell.n, pop.max_length,
+                                       pop.alphabet.size)
+  data = populations.Data(f"prior@{cell.data.name}", prior,
+                          prior.ground_truth(), float(pop.max_length))
+  return Cell(data, cell.epsilon, cell.delta)
 
 
 def interval(values) -> tuple[float, float]:

@@ -24,6 +24,14 @@ of seed 0, the plan's choices and epsilon, and the seconds the plan took
 the choice from an earlier command; set ``XDG_CACHE_HOME`` to a new folder
 to time the choice itself).
 
+``--verification_splits`` and ``--wrap_tails`` run the rules other than
+``chosen`` at each verification split (a threshold per word from its
+discovery count, or the even split) and each chance of a block's margin
+being passed, side by side. A cell ``prior@name:epsilon`` is the public
+prior the plan is chosen on, drawn at that cell's n, L and A (central
+partition selection run on it too): where a rule's constants may be
+compared without looking at a field population.
+
   python -m benchmarks.noisy_plan_field --cells=1e6:4,1e6:1,1e5:4,1e5:1
 """
 
@@ -71,6 +79,17 @@ flags.DEFINE_list("noise_laws", [noisy_plan.GAUSSIAN],
                   "The server's noise of the rules other than 'chosen', "
                   "each rule run at each law: gaussian, laplace (the "
                   "chosen plan's law is chosen on the prior).")
+flags.DEFINE_list("verification_splits", [noisy_plan.WEIGHTED],
+                  "The verification round's thresholds of the rules other "
+                  "than 'chosen', each run: weighted (one per word, from "
+                  "its discovery count), even (false_words / |V| each).")
+flags.DEFINE_list("wrap_tails", [str(noisy_plan.WRAP_TAIL)],
+                  "The blocks' margins of the rules other than 'chosen', "
+                  "each run: the chance a margin is passed per coordinate.")
+flags.DEFINE_list("discovery_multipliers", [],
+                  "The verified rule's discovery noise over its "
+                  "verification's, each run (rules other than 'chosen'); "
+                  "empty: the law's constant.")
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
                      "each user votes for one of its words on the frontier "
@@ -106,11 +125,50 @@ def _describe(plan) -> str:
              f", Skellam shares, h={plan.distributed.min_clients:,}"))
 
 
-def _rules_and_laws() -> list[tuple[str, str]]:
+@dataclasses.dataclass(frozen=True)
+class _Variant:
+  """One row of a cell: a rule and what it is run with."""
+
+  rule: str
+  law: str | None = None
+  split: str = noisy_plan.WEIGHTED
+  tail: float = noisy_plan.WRAP_TAIL
+  multiplier: float | None = None
+
+  @property
+  def label(self) -> str:
+    """The rule, with what differs between the rows of a cell."""
+    label = self.rule
+    if self.rule == CHOSEN:
+      return label
+    if len(FLAGS.noise_laws) > 1:
+      label += f", {self.law}"
+    if len(FLAGS.verification_splits) > 1:
+      label += f", {self.split} split"
+    if len(FLAGS.wrap_tails) > 1:
+      label += f", margins at {self.tail:g}"
+    if self.multiplier is not None:
+      label += f", discovery ×{self.multiplier:g}"
+    return label
+
+
+def _variants() -> list[_Variant]:
   """Each rule of ``--rules``, the chosen one once and the others at each
-  law of ``--noise_laws``."""
-  return [(rule, law) for rule in FLAGS.rules
-          for law in ([None] if rule == CHOSEN else FLAGS.noise_laws)]
+  law of ``--noise_laws``, verification split of
+  ``--verification_splits``, wrap tail of ``--wrap_tails`` and (the
+  verified rule) discovery multiplier of ``--discovery_multipliers``."""
+  out = []
+  for rule in FLAGS.rules:
+    if rule == CHOSEN:
+      out.append(_Variant(rule))
+      continue
+    multipliers = ([float(m) for m in FLAGS.discovery_multipliers]
+                   if rule == noisy_plan.VERIFIED else []) or [None]
+    out += [_Variant(rule, law, split, float(tail), m)
+            for law in FLAGS.noise_laws
+            for split in FLAGS.verification_splits
+            for tail in FLAGS.wrap_tails for m in multipliers]
+  return out
 
 
 def main(argv):
@@ -130,9 +188,9 @@ def main(argv):
     pop = data.population
     central = [field_cells.central(loaded, s) for s in range(FLAGS.runs)]
     c_mean, c_half = field_cells.interval(r["true"] for r in central)
-    for rule, law in _rules_and_laws():
+    for variant in _variants():
       planned = time.perf_counter()
-      if rule == CHOSEN:
+      if variant.rule == CHOSEN:
         plan = plan_choice.choose(n, pop.max_length, pop.alphabet.size,
                                   epsilon, loaded.delta, budget=budget,
                                   one_word=pop.is_single_word,
@@ -142,8 +200,11 @@ def main(argv):
                                epsilon, loaded.delta,
                                budget=dataclasses.replace(
                                    budget, sampling_rate=budget.rate),
-                               one_word=pop.is_single_word, rule=rule,
-                               noise_law=law)
+                               one_word=pop.is_single_word,
+                               rule=variant.rule, noise_law=variant.law,
+                               discovery_multiplier=variant.multiplier)
+        plan = dataclasses.replace(plan, verification_split=variant.split,
+                                   wrap_tail=variant.tail)
         if FLAGS.dropout is not None:
           plan = noisy_plan.with_distributed(plan, epsilon, FLAGS.dropout)
       planned = time.perf_counter() - planned
@@ -151,7 +212,8 @@ def main(argv):
       mean, half = field_cells.interval(r["true"] for r in runs)
       f_mean, f_half = field_cells.interval(r["false"] for r in runs)
       ratio, r_half = field_cells.ratio(mean, half, c_mean, c_half)
-      print(f"| {data.name}, {n:,} | {epsilon:g} | {rule} | {FLAGS.runs} | "
+      print(f"| {data.name}, {n:,} | {epsilon:g} | "
+            f"{variant.label} | {FLAGS.runs} | "
             f"{c_mean:,.1f} ± {c_half:,.1f} | {mean:,.1f} ± {half:,.1f} | "
             f"{f_mean:.1f} ± {f_half:.1f} | **{ratio:.3f}** ± "
             f"{r_half:.3f} | {max(r['round_bytes'] for r in runs):,} | "

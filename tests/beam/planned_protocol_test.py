@@ -71,8 +71,11 @@ class _MirrorVoter(noisy.FastVoter):
                                     rng))
 
   def verification_round(self, population, plan, cand, priority, codes,
-                         rng):
+                         rng, taus=None):
     voted = self._votes(cand, plan.num_levels, plan.delivery_rate)
+    if taus is not None:  # a threshold per word (the server's noise)
+      return (voted, *noisy.draw_each(voted.candidates, voted.votes, plan,
+                                      taus, rng))
     thresholds = self.thresholds(plan, plan.num_levels - 1, voted, rng)
     return (voted, *noisy.draw_passing(
         voted.candidates, voted.votes, len(codes),

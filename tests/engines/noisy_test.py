@@ -14,6 +14,7 @@ from triehh.engines import noisy
 from triehh.theory import distributed_noise
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
+from triehh.theory import verification_thresholds
 
 WORDS = {"hello": 2000, "help": 1500, "he": 900, "world": 700, "a": 600,
          "abcdefgh": 400, "toolongword": 800, "zz": 1}
@@ -358,6 +359,41 @@ def test_verification_keeps_the_largest_candidates_that_fit():
   assert level.num_dropped == 1 and level.stats.num_candidates == 2
   assert list(words) == ["hello", "help"] and not false.any()
   assert list(values) == pytest.approx([2000, 1500], abs=1)
+
+
+def test_verification_thresholds_come_from_the_discovery_counts():
+  # Words no user holds, measured at discovery from 4 to 40: the weighted
+  # split's thresholds (each word's own, their tails summed the round's
+  # expected false positives, at most F); the even split at F / |V| each.
+  pop = _population(alphabet=LETTERS)
+  found = noisy._Found()
+  values = np.arange(4, 41, dtype=np.float64).repeat(20)
+  for i, value in enumerate(values):
+    found.add([np.array([0, 1 + i % 20, i % 7, pop.alphabet.end_code],
+                        dtype=np.int16)],
+              [value], [-1], 6.0)
+  plan = dataclasses.replace(_plan(3.0, rounds=4, verify=True,
+                                   false_words=1.0), noise_law="laplace")
+  level, _ = noisy._verification_round(pop, plan, found, 0,
+                                       np.random.default_rng(0))
+  order = np.argsort(-values, kind="stable")
+  taus = verification_thresholds.thresholds(
+      "laplace", plan.round_sigma(3), values[order],
+      np.full(values.size, 6.0), 1.0)
+  by_value = dict(zip(values[order].tolist(), taus.tolist()))
+  even_tau = plan.params(3, True, values.size).threshold
+  # Measured near the even split's threshold: lower than it; measured
+  # low (most false words): higher.
+  assert by_value[15.0] < even_tau < by_value[4.0]
+  assert level.stats.expected_false_positives == pytest.approx(
+      verification_thresholds.spent("laplace", 3.0, taus))
+  assert level.stats.expected_false_positives <= 1.0
+  even, _ = noisy._verification_round(
+      pop, dataclasses.replace(plan, verification_split="even"), found, 0,
+      np.random.default_rng(0))
+  rate = plan.params(3, True, values.size).false_positive_rate
+  assert even.stats.expected_false_positives == pytest.approx(
+      rate * values.size)
 
 
 def test_verification_votes_count_each_users_word_among_the_candidates():

@@ -239,7 +239,7 @@ def test_a_release_with_no_word_says_why():
   # No user's word can pass; a run may still release about one false word
   # (the expected false words per run): the first seed that releases none.
   results = [triehh.discover(few, triehh.NoisyTarget(
-      0.5, upload_budget=_BUDGET), seed=s) for s in range(8)]
+      0.5, upload_budget=_BUDGET), seed=s) for s in range(16)]
   assert all(r.num_false_words == len(r.words) for r in results)
   result = next(r for r in results if not r.words)
   (note,) = result.notes

@@ -54,7 +54,7 @@ def test_the_plan_reads_no_population():
   assert names == {"population_size", "max_length", "alphabet_size",
                    "epsilon", "delta", "budget", "zipf_exponent",
                    "false_words", "one_word", "rule", "adapt_rates",
-                   "replace_one", "noise_law"}
+                   "replace_one", "noise_law", "discovery_multiplier"}
   assert _plan() == noisy_plan.plan(10**6, 10, 27, 4.0, 1e-12,
                                     rule="fixed")  # them alone
   # The prior rule too: the same declared values, the same plan.
@@ -165,11 +165,31 @@ def test_one_word_caps_follow_the_parent_count():
   assert first == 2 * later  # the first round's multiplier
   # n = 10^6 and 20 sigma of noise: 20 bits.
   assert plan.cap_bits(None, 0) == 20
-  # 100 + 10 sigma_0 + 20 sigma_1 = 100 + 40 sigma_1, about 300: 9 bits.
+  # 100 + w sigma_0 + 2 w sigma_1 = 100 + 4 w sigma_1, w = 7.43 sigmas
+  # (a tail of 1e-12 each), about 245: 8 bits.
+  w = math.sqrt(2 * math.log(1e12))
+  assert noisy_plan.WRAP_SIGMAS == pytest.approx(w)
   assert plan.cap_bits(100.0, 1) == noisy_plan.bits_for(
+      100 + w * first + 2 * w * later) == 8
+  # The margins of a smaller tail: 10 sigmas at exp(-50), 9 bits.
+  wider = dataclasses.replace(plan, wrap_tail=math.exp(-50.0))
+  assert wider.cap_bits(100.0, 1) == noisy_plan.bits_for(
       100 + 10 * first + 20 * later) == 9
   several = _plan(one_word=False)
   assert several.cap_bits(100.0, 1) == 20
+
+
+def test_margins_and_verification_split_are_checked_by_name():
+  plan = _plan()
+  with pytest.raises(ValueError, match="wrap_tail"):
+    dataclasses.replace(plan, wrap_tail=0.0)
+  with pytest.raises(ValueError, match="verification_split"):
+    dataclasses.replace(plan, verification_split="uniform")
+  # The Laplace's margin at a tail t is ln(1/t) scales, the Gaussian's
+  # sqrt(2 ln(1/t)) sigmas.
+  assert noisy_plan.wrap_margin("laplace", 1e-6) == pytest.approx(
+      6 * math.log(10))
+  assert noisy_plan.wrap_margin("gaussian", math.exp(-8)) == pytest.approx(4)
 
 
 def test_same_accountant_as_the_noisy_trie():
@@ -272,6 +292,23 @@ def test_the_verified_rule_discovers_in_the_fixed_rounds_then_verifies():
           <= 1.0 / 5000)
   assert plan.params(last, True, 5000).threshold > plan.params(
       0, True, 5000).threshold / noisy_plan.FIRST_MULTIPLIER / m
+
+
+def test_the_laplace_verified_rule_has_its_own_discovery_multiplier():
+  gaussian = _plan(rule="verified")
+  laplace = _plan(rule="verified", noise_law="laplace")
+  m, m0 = (noisy_plan.LAPLACE_DISCOVERY_MULTIPLIER,
+           noisy_plan.FIRST_MULTIPLIER)
+  assert m != noisy_plan.DISCOVERY_MULTIPLIER
+  rounds = laplace.num_levels - 1
+  assert laplace.noise_multipliers == (m0 * m,) + (m,) * (rounds - 1)
+  assert gaussian.noise_multipliers[1] == noisy_plan.DISCOVERY_MULTIPLIER
+  asked = _plan(rule="verified", discovery_multiplier=2.5)
+  assert asked.noise_multipliers[1] == 2.5
+  with pytest.raises(ValueError, match="discovery_multiplier"):
+    _plan(rule="verified", discovery_multiplier=-1.0)
+  with pytest.raises(ValueError, match="the verified rule's"):
+    _plan(rule="fixed", discovery_multiplier=2.5)
 
 
 def test_the_verified_rule_keeps_its_reserve_for_the_last_round():
@@ -445,10 +482,14 @@ def test_a_laplace_plan_spends_its_epsilon_purely_by_a_closed_form():
   plan = _plan(rule="verified", noise_law="laplace")
   gaussian = _plan(rule="verified")
   assert plan.laplace and not gaussian.laplace
-  # The same rounds and multipliers; the scales' pure epsilons add up.
+  # The same rounds, the Laplace's discovery multiplier; the scales' pure
+  # epsilons add up.
   assert plan.num_levels == gaussian.num_levels
+  ratio = (noisy_plan.LAPLACE_DISCOVERY_MULTIPLIER
+           / noisy_plan.DISCOVERY_MULTIPLIER)
   assert [s / plan.sigma for s in plan.sigmas] == pytest.approx(
-      [s / gaussian.sigma for s in gaussian.sigmas])
+      [s / gaussian.sigma * (ratio if r < plan.num_levels - 1 else 1.0)
+       for r, s in enumerate(gaussian.sigmas)])
   closed = sum(1.0 / b for b in plan.sigmas)
   assert noisy_plan.epsilon(plan) == pytest.approx(closed, rel=1e-12)
   assert closed <= 4.0 < sum(1.0 / (0.99 * b) for b in plan.sigmas)
@@ -473,9 +514,11 @@ def test_a_laplace_rounds_threshold_and_margin_are_the_laplaces():
   rate = plan.false_words / 5000
   assert tail(params.threshold) <= rate < tail(params.threshold - 1)
   assert params.false_positive_rate == pytest.approx(tail(params.threshold))
-  # A block's bits hold its cap and 55 scales of noise on either side.
+  # A block's bits hold its cap and ln(1e12) = 27.6 scales of noise on
+  # either side (P[N >= 27.6 b] <= 1e-12).
+  assert noisy_plan.WRAP_SCALES == pytest.approx(math.log(1e12))
   assert plan.cap_bits(None, 1) == noisy_plan.bits_for(
-      10**6 + 2 * 55.0 * plan.round_sigma(1))
+      10**6 + 2 * math.log(1e12) * plan.round_sigma(1))
 
 
 def test_what_laplace_cannot_plan_is_refused_by_name():

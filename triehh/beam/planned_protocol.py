@@ -85,7 +85,8 @@ class BeamVoter(noisy.FastVoter):
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
-                         codes: list, rng: np.random.Generator):
+                         codes: list, rng: np.random.Generator,
+                         taus: np.ndarray | None = None):
     """As :meth:`triehh.engines.noisy.FastVoter.verification_round`."""
     del priority  # one word per user: a user's word is its only vote
     # V's words' codes, the padding past their $ left out.
@@ -95,6 +96,9 @@ class BeamVoter(noisy.FastVoter):
         lambda word: index.get(word, -1), plan.num_levels,
         plan.delivery_rate))
     kept = len(codes)
+    if taus is not None:
+      return (voted, *noisy.draw_each(voted.candidates, voted.votes, plan,
+                                      taus, rng))
     thresholds = self.thresholds(plan, plan.num_levels - 1, voted, rng)
     return (voted, *noisy.draw_passing(voted.candidates, voted.votes, kept,
                                        thresholds(True, max(kept, 1)), rng))

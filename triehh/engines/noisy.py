@@ -84,6 +84,7 @@ from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import release
 from triehh.engines import sampling
+from triehh.theory import verification_thresholds
 
 
 class NoisyParams(Protocol):
@@ -481,6 +482,22 @@ def _word_candidates(population: population_lib.Population,
   return np.where((fpos >= 0) & (e >= 0), fpos * ext.size + e, -1)
 
 
+def draw_each(explicit: np.ndarray, votes: np.ndarray, plan,
+              taus: np.ndarray, rng: np.random.Generator
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The verification round at a threshold per candidate (``taus[i]``:
+  candidate i's, of ``taus.size``): the server's noise drawn on every
+  candidate (:func:`central_noise`); the passing candidates (increasing),
+  their noisy sums and which explicit candidate each is (-1: none), as
+  :func:`draw_passing` returns them."""
+  full = np.zeros(taus.size, dtype=np.int64)
+  full[explicit] = votes
+  noisy_sums = full + central_noise(plan, plan.num_levels - 1, rng,
+                                    taus.size)
+  passing = np.flatnonzero(noisy_sums >= taus)
+  return passing, noisy_sums[passing], explicit_index(explicit, passing)
+
+
 def draw_passing(explicit: np.ndarray, votes: np.ndarray,
                  num_candidates: int, params: NoisyParams,
                  rng: np.random.Generator
@@ -692,13 +709,20 @@ class FastVoter:
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
-                         codes: list, rng: np.random.Generator):
+                         codes: list, rng: np.random.Generator,
+                         taus: np.ndarray | None = None):
     """The verification round's votes and its passing candidates (of the
     ``len(codes)`` words of V, ``cand[w]``: word w's candidate, -1: none),
-    their noisy sums and explicit indices; None if it is not released."""
+    their noisy sums and explicit indices; None if it is not released.
+    ``taus`` (the server's noise): each word's threshold
+    (:mod:`triehh.theory.verification_thresholds`); None: the plan's one
+    word threshold for ``|V|`` candidates."""
     kept = len(codes)
     voted = _votes_for(population, cand, rng, plan.delivery_rate,
                        priority=priority)
+    if taus is not None:
+      return (voted, *draw_each(voted.candidates, voted.votes, plan, taus,
+                                rng))
     thresholds = self.thresholds(plan, plan.num_levels - 1, voted, rng)
     if thresholds is None:
       return None
@@ -906,8 +930,18 @@ def _verification_round(population: population_lib.Population, plan,
   # Several words: the vote goes to the user's word of V that discovery
   # measured lowest (public), where one vote counts most.
   voter = FastVoter() if voter is None else voter
+  taus = None
+  # The server's noise, one word per user: a threshold each (several
+  # words: a user's verification vote goes to its word measured lowest,
+  # so a word's verification count is not its discovery count).
+  if (plan.distributed is None and plan.one_word
+      and plan.verification_split == "weighted"):
+    taus = verification_thresholds.thresholds(
+        plan.noise_law, plan.round_sigma(r), measured[order],
+        [found.sigmas[i] for i in order], plan.false_words)
   drawn = voter.verification_round(population, plan, cand, measured[order],
-                                   [found.codes[i] for i in order], rng)
+                                   [found.codes[i] for i in order], rng,
+                                   taus=taus)
   if drawn is None:  # fewer than h other shares: nothing is released
     return None, _released(population, [], np.zeros(0, dtype=np.int64),
                            np.zeros(0, dtype=bool))
@@ -919,7 +953,10 @@ def _verification_round(population: population_lib.Population, plan,
       prefix_length=0, num_frontier=kept, num_phantom=int((real < 0).sum()),
       num_candidates=kept, num_voted=int((~zero).sum()),
       num_passing=int(passing.size), num_released=int(passing.size),
-      expected_false_positives=params.false_positive_rate * kept,
+      expected_false_positives=(
+          params.false_positive_rate * kept if taus is None else
+          verification_thresholds.spent(plan.noise_law, plan.round_sigma(r),
+                                        taus)),
       num_zero_vote=int(kept - (~zero).sum()),
       num_zero_vote_passing=int(
           (~explicit).sum() + zero[source[explicit]].sum()),

@@ -13,8 +13,10 @@ changes, all functions of public values and earlier releases:
   count that fit (post-processing of released counts).
 * *Bytes.* A client uploads one integer per candidate to a secure sum. The
   coordinates of frontier prefix f's block are summed modulo ``2^b_f``,
-  ``b_f = ceil(log2(c_f + 20 sigma_r + 1))`` bits (noisy values decoded
-  from ``[-10 sigma_r, c_f + 10 sigma_r]``), ``c_f`` a public cap on any
+  ``b_f = ceil(log2(c_f + 2 w sigma_r + 1))`` bits (noisy values decoded
+  from ``[-w sigma_r, c_f + w sigma_r]``, w = ``WRAP_SIGMAS``, the
+  Laplace's ``WRAP_SCALES``: each passed with probability at most
+  ``WRAP_TAIL``), ``c_f`` a public cap on any
   count below f: n in the first round and for several words per user;
   with one word per user, f's released noisy count plus ``WRAP_SIGMAS`` of
   its round's sigma (a child's count is at most its parent's; the noise is
@@ -40,13 +42,20 @@ changes, all functions of public values and earlier releases:
   coordinates is not bounded).
 
 * *Discover, then verify* (``rule="verified"``, the default). The R_d
-  rounds above grow the trie at ``DISCOVERY_MULTIPLIER`` times the noise,
+  rounds above grow the trie at ``DISCOVERY_MULTIPLIER`` times the noise
+  (the Laplace's: ``LAPLACE_DISCOVERY_MULTIPLIER``),
   every candidate (a word too) at the loose rate ``DISCOVERY_PREFIX_SHARE
   / (A + 1)``; the words they pass are not released but kept as the
   candidates V of one more round, the verification round, at sigma: each
   user votes for its word if it is in V (several words: one of those in
-  V, by local frequency), and a word is released at rate ``false_words /
-  |V|``. V is a function of released noisy counts; the round is one more
+  V, by local frequency), and a word is released at its own threshold
+  (``verification_split="weighted"``, the default with the server's noise
+  and one word per user:
+  from its discovery count, the thresholds' tails summing to at most
+  ``false_words``, :mod:`triehh.theory.verification_thresholds`; ``"even"``,
+  several words and Skellam shares: each at rate ``false_words / |V|``).
+  V and the
+  thresholds are functions of released noisy counts; the round is one more
   one-hot vote: R = R_d + 1 discrete Gaussian rounds with sigmas fixed in
   advance, the same accountant. The discovery rounds leave
   ``VERIFY_RESERVE`` of the run's bytes to it; V's words past what the
@@ -123,11 +132,34 @@ from triehh.theory.noise_laws import NOISE_LAWS
 from triehh.theory.upload_budget import DEFAULT_BYTES_PER_RUN
 from triehh.theory.upload_budget import UploadBudget
 
-# A one-word prefix's cap: its noisy count plus this many sigmas.
-WRAP_SIGMAS = 10.0
-# The same margin for the discrete Laplace, in scales: its tail there,
-# exp(-55) = 1.3e-24, no heavier than the Gaussian's beyond 10 sigmas.
-WRAP_SCALES = 55.0
+# The blocks' margins (a one-word prefix's cap above its noisy count, and
+# the window its noisy values are decoded from, on either side): each is
+# passed with probability at most WRAP_TAIL per coordinate (a plan's
+# ``wrap_tail``). A run of 1 MB holds at most 8e6 coordinates, each with
+# three margins: fewer than 3e-5 wrap-arounds per run in expectation,
+# which the simulation leaves undrawn (a wrap-around costs accuracy, never
+# privacy).
+WRAP_TAIL = 1e-12
+
+
+def wrap_margin(noise_law: str, tail: float) -> float:
+  """The margin, in sigmas (or the Laplace's scales), that the noise
+  passes with probability at most ``tail``: the discrete Gaussian is
+  sigma^2-subgaussian (Canonne, Kamath and Steinke 2020), so P[N >= t
+  sigma] <= exp(-t^2 / 2); the discrete Laplace's P[N >= t b] <=
+  exp(-t)."""
+  validation.check_rate("tail", tail, "a wrap-around's probability")
+  log_odds = math.log(1.0 / tail)
+  return log_odds if noise_law == LAPLACE else math.sqrt(2.0 * log_odds)
+
+
+# In sigmas, 7.43 (also the binomial deviations of a sampled count's cap);
+# the Laplace's, in scales, 27.6.
+WRAP_SIGMAS = wrap_margin(GAUSSIAN, WRAP_TAIL)
+WRAP_SCALES = wrap_margin(LAPLACE, WRAP_TAIL)
+# The verification round's thresholds: one each from the discovery counts
+# (triehh.theory.verification_thresholds), or the even split.
+WEIGHTED, EVEN = "weighted", "even"
 # The expected share of the coordinates false prefixes may take.
 PREFIX_SHARE = 0.1
 # The first round's share of the run's coordinates.
@@ -141,6 +173,11 @@ DEFAULT_FALSE_WORDS = 1.0
 # round. Chosen on the public prior of triehh.theory.noisy_prior before any
 # field measurement (docs/noisy-trie.md, "Discover, then verify").
 DISCOVERY_MULTIPLIER = 2.0
+# The discrete Laplace's (its rounds' epsilons add up, so verification's
+# share of the budget is dearer): chosen on the same prior, at the cells'
+# declared values, before a field cell was run with it (docs/noisy-trie.md,
+# "Thresholds from the discovery counts").
+LAPLACE_DISCOVERY_MULTIPLIER = 3.0
 DISCOVERY_PREFIX_SHARE = 3.0
 VERIFY_RESERVE = 0.05
 # The rules for the plan's free choices: discover then verify with the
@@ -205,6 +242,12 @@ class NoisyPlan:
     noise_law: ``"gaussian"`` (the server's discrete Gaussian, or the
       clients' Skellam shares) or ``"laplace"`` (the server's discrete
       Laplace, :mod:`triehh.theory.discrete_laplace`: pure DP, delta 0).
+    wrap_tail: the chance, per coordinate, that the noise passes one of a
+      block's margins (:func:`wrap_margin`, ``WRAP_TAIL``).
+    verification_split: ``"weighted"`` (a threshold per word of V from its
+      discovery count, with the server's noise and one word per user:
+      :mod:`triehh.theory.verification_thresholds`) or ``"even"`` (the
+      rate ``false_words / |V|`` for each).
   """
 
   sigma: float
@@ -227,6 +270,15 @@ class NoisyPlan:
   parent_rate: float | None = None
   replace_one: bool = False
   noise_law: str = GAUSSIAN
+  wrap_tail: float = WRAP_TAIL
+  verification_split: str = WEIGHTED
+
+  def __post_init__(self):
+    validation.check_rate("wrap_tail", self.wrap_tail,
+                          "a wrap-around's probability")
+    if self.verification_split not in (WEIGHTED, EVEN):
+      raise ValueError("verification_split must be 'weighted' or 'even', "
+                       f"got {self.verification_split!r}")
 
   def rate_options(self, r: int) -> tuple["NoisyPlan", ...]:
     """Round r's plan at each larger rate it may take, largest first
@@ -276,8 +328,9 @@ class NoisyPlan:
 
   @property
   def wrap(self) -> float:
-    """The blocks' margin for the noise, in round sigmas (or scales)."""
-    return WRAP_SCALES if self.laplace else WRAP_SIGMAS
+    """The blocks' margin for the noise, in round sigmas (or scales):
+    :func:`wrap_margin` at ``wrap_tail``."""
+    return wrap_margin(self.noise_law, self.wrap_tail)
 
   def params(self, r: int, word: bool, num_candidates: int | None = None
              ) -> noisy_trie.NoisyTrieParams:
@@ -317,7 +370,8 @@ class NoisyPlan:
     """b_f of a block of round r whose parent's released noisy count is
     ``noisy_count`` (None: the root, or several words per user): the
     counts' cap plus ``WRAP_SIGMAS`` of round r's sigma on either side
-    (noisy values are decoded from ``[-10 sigma_r, cap + 10 sigma_r]``)."""
+    (noisy values are decoded from ``[-w sigma_r, cap + w sigma_r]``, w
+    :attr:`wrap`)."""
     return self.block_bits([noisy_count], r)[0]
 
   def block_bits(self, noisy_counts, r: int) -> list[int]:
@@ -353,7 +407,8 @@ class NoisyPlan:
     users = max(count, 1.0) / before  # the holders the count suggests
     spread = users * (before * (1.0 - before) * (now / before)**2
                       + now * (1.0 - now))
-    return users * now + WRAP_SIGMAS * math.sqrt(spread)
+    return (users * now
+            + wrap_margin(GAUSSIAN, self.wrap_tail) * math.sqrt(spread))
 
   def verification_bits(self, noisy_counts, sigmas) -> list[int]:
     """b_w of each word candidate of the verification round: one word per
@@ -532,7 +587,8 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
          false_words: float = DEFAULT_FALSE_WORDS,
          one_word: bool = True, rule: str = VERIFIED,
          adapt_rates: bool = False, replace_one: bool = False,
-         noise_law: str = GAUSSIAN) -> NoisyPlan:
+         noise_law: str = GAUSSIAN,
+         discovery_multiplier: float | None = None) -> NoisyPlan:
   """The plan for a declared n, L, A, ``(epsilon, delta)`` and the
   budget, before any data is read (module docstring; docs/noisy-trie.md).
 
@@ -551,7 +607,10 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   too (adapted rates: at the swap's divergence, every option's too).
   ``noise_law="laplace"``: the server's discrete Laplace, its base scale
   the smallest whose rounds' pure epsilons sum to the target (the fixed
-  and verified rules, rates not adapted).
+  and verified rules, rates not adapted). ``discovery_multiplier`` (the
+  verified rule; None: ``DISCOVERY_MULTIPLIER``, the Laplace's
+  ``LAPLACE_DISCOVERY_MULTIPLIER``): the discovery rounds' noise over the
+  verification round's.
   """
   n = limits.check_users("population_size", population_size)
   validation.check_int("max_length", max_length)
@@ -572,10 +631,30 @@ def plan(population_size: int, max_length: int, alphabet_size: int,
   declared = _Declared(n, max_length, alphabet_size, float(epsilon),
                        float(delta), budget, float(zipf_exponent),
                        float(false_words), bool(one_word), bool(replace_one))
-  choices = {VERIFIED: verified_choices, FIXED: fixed_choices,
-             PRIOR: prior_choices}[rule](declared)
+  choices = _with_multiplier(
+      {VERIFIED: verified_choices, FIXED: fixed_choices,
+       PRIOR: prior_choices}[rule](declared), noise_law,
+      discovery_multiplier)
   return build(declared, choices, adapt_rates=adapt_rates,
                noise_law=noise_law)
+
+
+def _with_multiplier(choices: PlanChoices, noise_law: str,
+                     discovery_multiplier: float | None) -> PlanChoices:
+  """The verified rule's ``choices`` at the discovery multiplier asked for
+  (None: the law's constant, :func:`plan`); other rules' unchanged, and
+  refuse one."""
+  if not choices.verify:
+    if discovery_multiplier is not None:
+      raise ValueError("discovery_multiplier is the verified rule's; the "
+                       "other rules have no discovery rounds")
+    return choices
+  if discovery_multiplier is None:
+    discovery_multiplier = (LAPLACE_DISCOVERY_MULTIPLIER
+                            if noise_law == LAPLACE
+                            else choices.discovery_multiplier)
+  m = validation.check_positive("discovery_multiplier", discovery_multiplier)
+  return dataclasses.replace(choices, discovery_multiplier=m)
 
 
 def fixed_choices(declared: _Declared) -> PlanChoices:

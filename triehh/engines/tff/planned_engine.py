@@ -113,7 +113,8 @@ class TffVoter:
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
-                         codes: list, rng: np.random.Generator):
+                         codes: list, rng: np.random.Generator,
+                         taus: np.ndarray | None = None):
     """As :meth:`triehh.engines.noisy.FastVoter.verification_round`."""
     table = np.full((len(codes), population.max_length + 1), -1, np.int32)
     for row, word in zip(table, codes):
@@ -124,7 +125,8 @@ class TffVoter:
     if drawn is None:
       return None
     voted, noisy_sums, thresholds = drawn
-    threshold = thresholds(True, max(len(codes), 1)).threshold
+    threshold = (thresholds(True, max(len(codes), 1)).threshold
+                 if taus is None else taus)
     passing = np.flatnonzero(noisy_sums >= threshold)
     return (voted, passing, noisy_sums[passing],
             noisy.explicit_index(voted.candidates, passing))
