@@ -27,8 +27,9 @@ more:
   ``TOP_RATE`` (words far above every threshold take it and spend next to
   nothing), on a lattice of sigma / 8 (every integer below sigma = 16);
   lambda is the least (bisection on its logarithm) whose thresholds'
-  tails sum to at most F. A word measured low (most false ones) gets a high threshold; one
-  measured near the thresholds, a lower one than the even split's.
+  tails sum to at most F. A word measured low (most false ones) gets a
+  high threshold; one measured near the thresholds, a lower one than the
+  even split's.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ TOP_RATE = 1e-18
 # sigmas is at most exp(-t^2 / 2), the Laplace's exp(-t)).
 _WIDTH = {GAUSSIAN: 9.5, LAPLACE: 45.0}
 # Thresholds (and the discovery values) are taken on a lattice of this
-# many steps per sigma or scale (every integer below 8), so that the
-# table of pass chances stays small at any scale.
+# many steps per sigma or scale (every integer while sigma is below 16),
+# so that the table of pass chances stays small at any scale.
 _STEPS_PER_SCALE = 8
 _BISECTIONS = 80
 
