@@ -931,11 +931,7 @@ def _verification_round(population: population_lib.Population, plan,
   # measured lowest (public), where one vote counts most.
   voter = FastVoter() if voter is None else voter
   taus = None
-  # The server's noise, one word per user: a threshold each (several
-  # words: a user's verification vote goes to its word measured lowest,
-  # so a word's verification count is not its discovery count).
-  if (plan.distributed is None and plan.one_word
-      and plan.verification_split == "weighted"):
+  if plan.weighted_verification:
     taus = verification_thresholds.thresholds(
         plan.noise_law, plan.round_sigma(r), measured[order],
         [found.sigmas[i] for i in order], plan.false_words)

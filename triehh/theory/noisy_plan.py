@@ -327,6 +327,15 @@ class NoisyPlan:
     return self.noise_law == LAPLACE
 
   @property
+  def weighted_verification(self) -> bool:
+    """Whether the verification round takes a threshold per word from its
+    discovery count: the weighted split, with the server's noise and one
+    word per user (several words: a user's verification vote goes to its
+    word measured lowest, so a word's two counts part ways)."""
+    return (self.verification_split == WEIGHTED and self.distributed is None
+            and self.one_word)
+
+  @property
   def wrap(self) -> float:
     """The blocks' margin for the noise, in round sigmas (or scales):
     :func:`wrap_margin` at ``wrap_tail``."""
