@@ -10,6 +10,7 @@ import pytest
 
 from triehh.core import discrete_noise
 from triehh.theory import discrete_laplace
+from triehh.theory import noise_laws
 from triehh.theory import verification_thresholds as vt
 
 
@@ -77,7 +78,7 @@ def test_mismatched_inputs_are_named():
   with pytest.raises(ValueError, match="discovery scales"):
     vt.thresholds("laplace", 1.0, [5, 6], [2.0], 1.0)
   with pytest.raises(ValueError, match="noise law"):
-    vt.pmf("cauchy", 1.0, np.arange(3))
+    noise_laws.pmf("cauchy", 1.0, np.arange(3))
 
 
 def test_no_words_no_thresholds():

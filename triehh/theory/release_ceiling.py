@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from triehh.core import discrete_noise
 from triehh.theory import discrete_laplace
+from triehh.theory import noise_laws
 from triehh.theory import noisy_trie
 from triehh.theory.noise_laws import GAUSSIAN
 from triehh.theory.noise_laws import LAPLACE
@@ -32,26 +32,11 @@ from triehh.theory.noise_laws import LAPLACE
 _SPAN = {GAUSSIAN: 12, LAPLACE: 72}
 
 
-def _tail(noise: str, scale: float, tau: int) -> float:
-  if noise == GAUSSIAN:
-    return discrete_noise.discrete_gaussian_tail(scale, tau)
-  if noise == LAPLACE:
-    return discrete_noise.discrete_laplace_tail(scale, tau)
-  raise _unknown(noise)
-
-
-def _unknown(noise: str) -> ValueError:
-  return ValueError(f"noise must be {GAUSSIAN!r} or {LAPLACE!r}, got "
-                    f"{noise!r}")
-
-
 def _least(noise: str, scale: float, rate: float) -> int:
   """The least integer threshold whose tail is at most ``rate``."""
-  if noise == GAUSSIAN:
+  if noise_laws.check(noise) == GAUSSIAN:
     return noisy_trie.threshold_for(scale, rate)
-  if noise == LAPLACE:
-    return discrete_laplace.least_threshold(scale, rate)
-  raise _unknown(noise)
+  return discrete_laplace.least_threshold(scale, rate)
 
 
 def options(counts, num_strings: float, sigma: float, budget: float,
@@ -68,8 +53,8 @@ def options(counts, num_strings: float, sigma: float, budget: float,
     return out
   least = _least(noise, sigma, min(1.0, budget / num_strings))
   for tau in range(least, least + int(np.ceil(_SPAN[noise] * sigma)) + 2):
-    spent = num_strings * _tail(noise, sigma, tau)
-    tails = [_tail(noise, sigma, tau - int(c)) for c in values]
+    spent = num_strings * noise_laws.tail(noise, sigma, tau)
+    tails = [noise_laws.tail(noise, sigma, tau - int(c)) for c in values]
     out.append((spent, float(np.dot(tails, multiplicity))))
   return out
 

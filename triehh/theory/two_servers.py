@@ -35,13 +35,14 @@ import math
 
 import numpy as np
 
-from triehh.core import discrete_noise
 from triehh.core import prefix_code as code_lib
+from triehh.theory import noise_laws
 # Discover, then verify: a discovery step's noise over the verification's,
 # the noisy trie's constant.
 from triehh.theory.noisy_plan import DISCOVERY_MULTIPLIER
+from triehh.theory.noise_laws import GAUSSIAN
+from triehh.theory.noise_laws import LAPLACE
 
-LAPLACE, GAUSSIAN = "laplace", "gaussian"
 NOISES = (LAPLACE, GAUSSIAN)
 # A threshold no count reaches: the empty word's class.
 NEVER = 2**62
@@ -118,14 +119,8 @@ def calibrate_sigma(epsilon: float, delta: float, num_steps: int,
 def _pmf(noise: str, scale: float) -> tuple[np.ndarray, int]:
   """One server's noise pmf on ``[-M, M]`` and M (the tail past M below
   1e-40)."""
-  if noise == LAPLACE:
-    m = int(math.ceil(93 * scale)) + 2
-    z = np.arange(-m, m + 1)
-    q = math.exp(-1.0 / scale)
-    return (1 - q) / (1 + q) * np.exp(-np.abs(z) / scale), m
-  m = int(math.ceil(14 * scale)) + 2
-  z = np.arange(-m, m + 1)
-  return discrete_noise.discrete_gaussian_pmf(scale, z), m
+  m = int(math.ceil((93 if noise == LAPLACE else 14) * scale)) + 2
+  return noise_laws.pmf(noise, scale, np.arange(-m, m + 1)), m
 
 
 @functools.lru_cache(maxsize=64)

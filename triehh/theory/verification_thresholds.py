@@ -19,7 +19,8 @@ more:
   counts the same users); at q < 1 a model (another sample of the same
   holders). With several words per user a user's verification vote goes
   to its word measured lowest, so a word's two counts part ways: the
-  engine keeps the even split there. The false-word bound above does not
+  engine keeps the even split there
+  (:attr:`~triehh.theory.noisy_plan.NoisyPlan.weighted_verification`). The false-word bound above does not
   depend on the model.
 * *Lagrange's split.* For a multiplier lambda each word takes the tau
   that maximises ``P[y_v - N_d + N >= tau] - lambda P[N >= tau]``, tau
@@ -38,7 +39,7 @@ import math
 
 import numpy as np
 
-from triehh.core import discrete_noise
+from triehh.theory import noise_laws
 from triehh.theory.noise_laws import GAUSSIAN
 from triehh.theory.noise_laws import LAPLACE
 
@@ -56,31 +57,12 @@ _STEPS_PER_SCALE = 8
 _BISECTIONS = 80
 
 
-def pmf(law: str, scale: float, values: np.ndarray) -> np.ndarray:
-  """``P[N = values]`` of the discrete Gaussian of sigma ``scale`` or the
-  discrete Laplace of that scale."""
-  if law == LAPLACE:
-    q = math.exp(-1.0 / scale)
-    return (1.0 - q) / (1.0 + q) * np.exp(-np.abs(values) / scale)
-  if law == GAUSSIAN:
-    return discrete_noise.discrete_gaussian_pmf(scale, values)
-  raise ValueError(f"noise law must be {GAUSSIAN!r} or {LAPLACE!r}, got "
-                   f"{law!r}")
-
-
-def tail(law: str, scale: float, threshold: int) -> float:
-  """``P[N >= threshold]`` of that law."""
-  if law == LAPLACE:
-    return discrete_noise.discrete_laplace_tail(scale, threshold)
-  return discrete_noise.discrete_gaussian_tail(scale, threshold)
-
-
 def spent(law: str, scale: float, taus) -> float:
   """``sum_v P[N >= tau_v]``: the false words thresholds ``taus`` release
   in expectation at most."""
   distinct, counts = np.unique(np.asarray(taus, dtype=np.int64),
                                return_counts=True)
-  return math.fsum(float(c) * tail(law, scale, int(t))
+  return math.fsum(float(c) * noise_laws.tail(law, scale, int(t))
                    for t, c in zip(distinct, counts))
 
 
@@ -88,7 +70,7 @@ def _upper_tails(law: str, scale: float) -> np.ndarray:
   """``P[N >= t]`` for t = 0, 1, ... up to the grid's width (the mass
   beyond it, below 3e-20, left out), summed from the far end."""
   k = np.arange(int(math.ceil(_WIDTH[law] * scale)) + 2)
-  return np.cumsum(pmf(law, scale, k)[::-1])[::-1]
+  return np.cumsum(noise_laws.pmf(law, scale, k)[::-1])[::-1]
 
 
 def thresholds(law: str, verification_scale: float,
@@ -151,8 +133,9 @@ def _pass_chances(law: str, discovery_scale: float, scale: float,
   w_v = int(math.ceil(_WIDTH[law] * scale))
   # D's law by FFT: chances to about 1e-15, which is all a weight needs
   # (the tails that bound the false words are summed exactly above).
-  d = _convolved(pmf(law, discovery_scale, np.arange(-w_d, w_d + 1)),
-                 pmf(law, scale, np.arange(-w_v, w_v + 1)))
+  d = _convolved(
+      noise_laws.pmf(law, discovery_scale, np.arange(-w_d, w_d + 1)),
+      noise_laws.pmf(law, scale, np.arange(-w_v, w_v + 1)))
   at_least = np.clip(np.cumsum(np.maximum(d, 0.0)[::-1])[::-1], 0.0, 1.0)
   width = w_d + w_v
   clipped = np.clip(values, taus[0] - width - step, taus[-1] + width + step)
