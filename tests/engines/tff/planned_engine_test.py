@@ -54,10 +54,19 @@ def _tff(plan, population=None):
           for seed in range(TFF_RUNS)]
 
 
-def _fast(plan):
-  pop = noisy_law.law_population()
-  return [noisy.run_planned(pop, plan, seed)
+def _fast(plan, population=None):
+  """FAST_RUNS fast-engine runs of ``plan`` (seeds 10^6 on) on
+  ``population`` (None: the law population)."""
+  if population is None:
+    population = noisy_law.law_population()
+  return [noisy.run_planned(population, plan, seed)
           for seed in range(10**6, 10**6 + noisy_law.FAST_RUNS)]
+
+
+def _least_p(runs, plan, population=None):
+  """The smaller homogeneity p-value of ``runs`` (TFF) against the fast
+  engine's runs of ``plan``: above ``FALSE_ALARM / 2``, the same law."""
+  return min(_p_values(runs, _fast(plan, population)))
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +77,7 @@ def tff_planned_runs(tff_runtime_module):
 
 def test_the_planned_run_is_equal_in_law_to_the_fast_engine(
     tff_planned_runs):
-  assert min(_p_values(tff_planned_runs, _fast(LAW_PLAN))) > (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_planned_runs, LAW_PLAN) > noisy_law.FALSE_ALARM / 2
   # Not trivial: words released and candidates nobody voted for passing,
   # and the verification round reached in most runs.
   assert sum(len(r.words) for r in tff_planned_runs) > TFF_RUNS
@@ -81,8 +89,7 @@ def test_the_planned_run_is_equal_in_law_to_the_fast_engine(
 
 def test_the_law_test_sees_a_looser_word_threshold(tff_planned_runs):
   looser = dataclasses.replace(LAW_PLAN, false_words=4.0)
-  assert min(_p_values(tff_planned_runs, _fast(looser))) < (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_planned_runs, looser) < noisy_law.FALSE_ALARM / 2
 
 
 def test_a_seed_gives_one_run(tff_runtime_module):
@@ -116,8 +123,7 @@ def tff_adapted_runs(tff_runtime_module):
 
 
 def test_adapted_rates_are_equal_in_law_to_the_fast_engine(tff_adapted_runs):
-  assert min(_p_values(tff_adapted_runs, _fast(ADAPTED_PLAN))) > (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_adapted_runs, ADAPTED_PLAN) > noisy_law.FALSE_ALARM / 2
   # Not trivial: a round at a larger rate than planned, after a round at
   # the planned one, in most runs, and words released.
   assert sum(_rates(r) == (0.5, 1.0, 0.5) for r in tff_adapted_runs) > (
@@ -125,8 +131,7 @@ def test_adapted_rates_are_equal_in_law_to_the_fast_engine(tff_adapted_runs):
   assert sum(len(r.words) for r in tff_adapted_runs) > TFF_RUNS
   # The test sees the rates: every round at q is another law.
   fixed = dataclasses.replace(ADAPTED_PLAN, renyi_order=None)
-  assert min(_p_values(tff_adapted_runs, _fast(fixed))) < (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_adapted_runs, fixed) < noisy_law.FALSE_ALARM / 2
 
 
 # ---- Skellam shares ------------------------------------------------------------
@@ -149,8 +154,7 @@ def tff_shares_runs(tff_runtime_module):
 
 
 def test_skellam_shares_are_equal_in_law_to_the_fast_engine(tff_shares_runs):
-  assert min(_p_values(tff_shares_runs, _fast(SHARES_PLAN))) > (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_shares_runs, SHARES_PLAN) > noisy_law.FALSE_ALARM / 2
   # Not trivial: words released, and rounds short of their shares.
   assert sum(len(r.words) for r in tff_shares_runs) > TFF_RUNS
   assert sum(len(r.levels) < 3 for r in tff_shares_runs) > 3
@@ -160,11 +164,9 @@ def test_skellam_shares_are_equal_in_law_to_the_fast_engine(tff_shares_runs):
       SHARES_PLAN, distributed=dataclasses.replace(
           SHARES_PLAN.distributed,
           share_means=(fractions.Fraction(1, 8),) * 3))
-  assert min(_p_values(tff_shares_runs, _fast(less))) < (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_shares_runs, less) < noisy_law.FALSE_ALARM / 2
   central = dataclasses.replace(SHARES_PLAN, distributed=None)
-  assert min(_p_values(tff_shares_runs, _fast(central))) < (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_shares_runs, central) < noisy_law.FALSE_ALARM / 2
 
 
 # ---- discrete Laplace noise -------------------------------------------------
@@ -181,13 +183,11 @@ def tff_laplace_runs(tff_runtime_module):
 
 
 def test_laplace_noise_is_equal_in_law_to_the_fast_engine(tff_laplace_runs):
-  assert min(_p_values(tff_laplace_runs, _fast(LAPLACE_PLAN))) > (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_laplace_runs, LAPLACE_PLAN) > noisy_law.FALSE_ALARM / 2
   assert sum(len(r.words) for r in tff_laplace_runs) > TFF_RUNS
   # The test sees the law: the Gaussian of the same parameter is another.
   gaussian = dataclasses.replace(LAPLACE_PLAN, noise_law=noisy_plan.GAUSSIAN)
-  assert min(_p_values(tff_laplace_runs, _fast(gaussian))) < (
-      noisy_law.FALSE_ALARM / 2)
+  assert _least_p(tff_laplace_runs, gaussian) < noisy_law.FALSE_ALARM / 2
 
 
 # ---- several words per user -------------------------------------------------
@@ -209,17 +209,15 @@ def tff_several_runs(tff_runtime_module):
 
 
 def test_several_words_are_equal_in_law_to_the_fast_engine(tff_several_runs):
-  fast = [noisy.run_planned(SEVERAL_LAW, SEVERAL_PLAN, seed)
-          for seed in range(10**6, 10**6 + noisy_law.FAST_RUNS)]
-  assert min(_p_values(tff_several_runs, fast)) > noisy_law.FALSE_ALARM / 2
+  assert (_least_p(tff_several_runs, SEVERAL_PLAN, SEVERAL_LAW)
+          > noisy_law.FALSE_ALARM / 2)
   # Not trivial: words released, and a word threshold for 4 false words a
   # run instead of 1 is another law, which the test sees. (Which word a
   # client votes for: the deterministic tests below.)
   assert sum(len(r.words) for r in tff_several_runs) > TFF_RUNS
   looser = dataclasses.replace(SEVERAL_PLAN, false_words=4.0)
-  other = [noisy.run_planned(SEVERAL_LAW, looser, seed)
-           for seed in range(10**6, 10**6 + noisy_law.FAST_RUNS)]
-  assert min(_p_values(tff_several_runs, other)) < noisy_law.FALSE_ALARM / 2
+  assert (_least_p(tff_several_runs, looser, SEVERAL_LAW)
+          < noisy_law.FALSE_ALARM / 2)
 
 
 SEVERAL = population_lib.Population.from_user_words(
