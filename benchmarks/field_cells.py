@@ -70,7 +70,8 @@ def _prior(cell: Cell) -> Cell:
   prior = plan_choice.prior_population(cell.n, pop.max_length,
                                        pop.alphabet.size)
   data = populations.Data(f"prior@{cell.data.name}", prior,
-                          prior.ground_truth(), float(pop.max_length))
+                          prior.ground_truth(),
+                          populations.mean_raw_bytes(prior))
   return Cell(data, cell.epsilon, cell.delta)
 
 
