@@ -41,6 +41,14 @@ flags.DEFINE_boolean("variants", True, "Also the walk in steps of 5 "
                      "characters and the discrete Gaussian.")
 flags.DEFINE_string("only", None, "Run only the plans whose name contains "
                     "this text (for example 'verify').")
+flags.DEFINE_list("verification_splits", ["weighted"],
+                  "The verifying plans' thresholds: 'weighted' (per word, "
+                  "from its discovery count), 'even' (one for all), or "
+                  "both, each a row.")
+flags.DEFINE_list("live_passes", None,
+                  "The verifying plans' noise-only live prefixes a step "
+                  "passes, over its frontier cap (TwoServerTarget."
+                  "live_passes), each a row; default: the target's.")
 # Under a work bound the first step is as wide as the bound allows from the
 # root (4 characters at 10^7, 3 at 10^5, English); "even" plans keep it at
 # chars_per_step, as the walk did before that rule.
@@ -90,12 +98,33 @@ def _two_servers(data, epsilon, delta, options, seed) -> dict:
               candidates=sum(r.candidates for r in result.per_round))
 
 
+def _with_splits(plans: dict, splits, passes=None) -> dict:
+  """Each verifying plan once per split of ``splits`` and live passes of
+  ``passes`` (None: the target's), its label saying which where there are
+  several."""
+  out = {}
+  for label, options in plans.items():
+    if not options.get("verify"):
+      out[label] = options
+      continue
+    for split in splits:
+      for share in passes or [None]:
+        name = label if len(splits) == 1 else f"{label}, {split} split"
+        extra = dict(verification_split=split)
+        if share is not None:
+          extra["live_passes"] = float(share)
+          name += f", live passes {share} x the cap" if len(passes) > 1 else ""
+        out[name] = dict(options, **extra)
+  return out
+
+
 def main(argv):
   del argv
   datasets = datasets_lib.DataCache(FLAGS.cache_dir)
   plans = PLANS if FLAGS.variants else dict(list(PLANS.items())[:1])
   if FLAGS.only:
     plans = {k: v for k, v in plans.items() if FLAGS.only in k}
+  plans = _with_splits(plans, FLAGS.verification_splits, FLAGS.live_passes)
   print("| population, n | ε | mechanism | runs | true words | false words | ratio to "
         "central | upload per client (bytes) | candidates per run | "
         "guarantee |")

@@ -3,6 +3,7 @@ discrete Laplace's privacy loss read off its pmf, the discrete Gaussian's
 hockey-stick divergence summed over the pmf of the composed steps, the
 tail of the sum of two noises as a double sum."""
 
+import dataclasses
 import math
 import string
 
@@ -238,3 +239,46 @@ def test_verify_needs_steps_and_a_work_bound():
   with pytest.raises(ValueError, match="chars_per_step"):
     two_servers.plan(ENGLISH, 10, 4.0, live_budget=1.0, verify=True,
                      verify_cap=10)
+
+
+def _weighted_plan():
+  return two_servers.plan(ENGLISH, 4, 4.0, chars_per_step=2,
+                          max_frontier=1000, live_budget=1000.0, verify=True,
+                          verify_cap=10**4)
+
+
+def test_verified_words_no_user_holds_stay_within_the_budget():
+  # Every point of V held by no one: its verification count is the two
+  # servers' noise alone, drawn here; over runs the words released average
+  # at most the budget (1), the thresholds set from the discovery counts.
+  plan = _weighted_plan()
+  assert plan.verification_split == "weighted" and plan.engine_thresholds == ()
+  rng = np.random.default_rng(8)
+  words = {"".join(rng.choice(list("abcdefgh"), 4)) for _ in range(400)}
+  ids, _ = plan.code.encode(sorted(words))
+  discovery = dict(zip(ids.tolist(), rng.integers(3, 15, ids.size).tolist()))
+  b = plan.verify_scale
+  released = []
+  for _ in range(3000):
+    z = (rng.geometric(1 - math.exp(-1 / b), (2, ids.size))
+         - rng.geometric(1 - math.exp(-1 / b), (2, ids.size))).sum(axis=0)
+    last = dict(zip(ids.tolist(), z.tolist()))
+    released.append(len(two_servers.verified(plan, [{}, discovery, last])[-1]))
+  released = np.array(released)
+  assert released.mean() <= 1.0 + 4 * released.std() / math.sqrt(3000)
+  assert released.mean() > 0.4  # the budget is spent, not hoarded
+  # The even split keeps the engines' cut: nothing to redo.
+  even = dataclasses.replace(plan, verification_split="even")
+  assert even.engine_thresholds == plan.verify_thresholds
+  frontiers = [{}, discovery, {int(ids[0]): 99}]
+  assert two_servers.verified(even, frontiers) == frontiers
+
+
+def test_verified_needs_every_point_of_v():
+  plan = _weighted_plan()
+  ids, _ = plan.code.encode(["abcd", "dcba"])
+  with pytest.raises(ValueError, match="returned 1 points of V's 2"):
+    two_servers.verified(plan, [{}, {int(ids[0]): 9, int(ids[1]): 8},
+                                {int(ids[0]): 3}])
+  with pytest.raises(ValueError, match="verification_split"):
+    dataclasses.replace(plan, verification_split="uneven")

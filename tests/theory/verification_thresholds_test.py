@@ -1,7 +1,8 @@
 """Tests of triehh.theory.verification_thresholds: the false-word budget
 kept (the thresholds' tails summed here from the pmf), the even split when
-every word measured alike, higher thresholds for words measured low, and
-a Monte Carlo check of the false words released."""
+every word measured alike, higher thresholds for words measured low, a
+Monte Carlo check of the false words released, and the same over the sum
+of two draws (two servers' noise)."""
 
 import math
 
@@ -79,6 +80,35 @@ def test_mismatched_inputs_are_named():
     vt.thresholds("laplace", 1.0, [5, 6], [2.0], 1.0)
   with pytest.raises(ValueError, match="noise law"):
     noise_laws.pmf("cauchy", 1.0, np.arange(3))
+
+
+def _pair_tail_from_pmf(scale: float, tau: int) -> float:
+  """P[Z_0 + Z_1 >= tau] for two discrete Laplace draws: the double sum
+  over a wide window (written here)."""
+  x = np.arange(-int(120 * scale) - 60, int(120 * scale) + 61)
+  p = math.exp(-1.0 / scale)
+  one = (1 - p) / (1 + p) * np.exp(-np.abs(x) / scale)
+  both = np.add.outer(x, x)
+  return float((np.outer(one, one) * (both >= tau)).sum())
+
+
+def test_two_servers_noise_keeps_the_budget_in_its_own_law():
+  rng = np.random.default_rng(5)
+  values = np.concatenate([rng.integers(3, 14, 2000),
+                           rng.integers(14, 300, 300)])
+  taus = vt.thresholds("laplace", 0.75, values, np.full(values.size, 1.5),
+                       1.0, parts=2)
+  distinct, counts = np.unique(taus, return_counts=True)
+  total = math.fsum(c * _pair_tail_from_pmf(0.75, int(t))
+                    for t, c in zip(distinct, counts))
+  assert 0.5 < total <= 1.0 + 1e-9
+  assert vt.spent("laplace", 0.75, taus, parts=2) == pytest.approx(
+      total, rel=1e-6)
+  # One server's law would spend too little per threshold: its thresholds
+  # are lower, and over two servers' noise they exceed the budget.
+  single = vt.thresholds("laplace", 0.75, values, np.full(values.size, 1.5),
+                         1.0)
+  assert vt.spent("laplace", 0.75, single, parts=2) > 1.5
 
 
 def test_no_words_no_thresholds():

@@ -47,9 +47,12 @@ from triehh.theory import two_servers as theory
 
 NAME = "two_servers"
 PROTOCOL = "protocol"
-# Under max_candidates, a step may pass this share of its frontier cap in
-# noise-only live prefixes (extended, never released).
-LIVE_SHARE = 4
+# Under max_candidates, a discovery step passes this many times its
+# frontier cap in noise-only live prefixes on average (extended, never
+# released; the cap keeps the highest noisy counts), and as many noise-only
+# words (verified, never released by the step). Chosen on the public prior
+# (docs/two-servers.md, *Filling the frontier*).
+LIVE_PASSES = 1.0
 ENGLISH = "'abcdefghijklmnopqrstuvwxyz"
 PROTOTYPE = ("research prototype: the protocol has no audited or "
              "constant-time cryptographic code")
@@ -89,6 +92,14 @@ class TwoServerTarget:
       words they found (at most max_candidates) and alone releases. None
       (the default): on wherever the walk has several steps under
       max_candidates; False: the steps release the words themselves.
+    verification_split: with verify, each word's threshold from its
+      discovery count ("weighted", the default: the false-word budget
+      spent where the counts say words are) or one threshold for all
+      ("even"); ``docs/two-servers.md``, *Thresholds from the discovery
+      counts*.
+    live_passes: under max_candidates, the noise-only live prefixes a step
+      passes on average, as a multiple of its frontier cap (the cap keeps
+      the highest noisy counts); its words alike.
     words_per_user: m, the distinct words a user sends at most.
     max_upload_bytes: the most a client may upload per run (its keys).
     population_size: a declared, public n (None: the population's size).
@@ -105,6 +116,8 @@ class TwoServerTarget:
   first_step_chars: int | None = None
   max_candidates: int | None = None
   verify: bool | None = None
+  verification_split: Literal["weighted", "even"] = "weighted"
+  live_passes: float = LIVE_PASSES
   words_per_user: int = 1
   max_upload_bytes: int = 10_000
   population_size: int | None = None
@@ -122,6 +135,12 @@ class TwoServerTarget:
       raise ValueError("false_words (expected released words no user holds "
                        f"per run) must be a number > 0, got "
                        f"{self.false_words!r}")
+    if not (isinstance(self.live_passes, (int, float))
+            and not isinstance(self.live_passes, bool)
+            and 0 < self.live_passes < math.inf):
+      raise ValueError("live_passes (noise-only live prefixes a step passes,"
+                       " over its frontier cap) must be a number > 0, got "
+                       f"{self.live_passes!r}")
     if not isinstance(self.alphabet, str) or not self.alphabet or len(
         set(self.alphabet)) < len(self.alphabet):
       raise ValueError("alphabet must be a string of distinct characters, "
@@ -136,6 +155,9 @@ class TwoServerTarget:
           "population_size (the declared, public number of users)",
           self.population_size))
     limits.check_opt_in(self.allow_delta_above_1_over_n)
+    if self.verification_split not in (theory.WEIGHTED, theory.EVEN):
+      raise ValueError("verification_split must be 'weighted' or 'even', "
+                       f"got {self.verification_split!r}")
     if self.verify is not None and not isinstance(self.verify, bool):
       raise ValueError(f"verify must be True, False or None, got "
                        f"{self.verify!r}")
@@ -279,7 +301,7 @@ def _verification(plan: theory.WalkPlan) -> dict:
   if not plan.verifies:
     return {}
   return dict(verify_sigma=plan.verify_scale, verify_cap=plan.verify_cap,
-              verify_thresholds=plan.verify_thresholds)
+              verify_thresholds=plan.engine_thresholds)
 
 
 def _frontier(privacy: TwoServerTarget, max_length: int, n: int
@@ -372,10 +394,11 @@ class TwoServers(protocol.BaseMechanism):
                        false_words=privacy.false_words,
                        max_frontier=frontier,
                        live_budget=None if privacy.max_candidates is None
-                       else frontier / LIVE_SHARE,
+                       else frontier * privacy.live_passes,
                        verify=_verifies(privacy, shape.max_length, first),
                        verify_cap=privacy.max_candidates,
-                       first_chars=first)
+                       first_chars=first,
+                       verification_split=privacy.verification_split)
     upload = 2 * privacy.words_per_user * key_bytes(plan.bits,
                                                     len(plan.steps))
     if upload > privacy.max_upload_bytes:
@@ -437,7 +460,8 @@ class TwoServers(protocol.BaseMechanism):
                            choice)
     if engine == PROTOCOL:  # its keys and noise from one integer seed
       noise = None if rng is None else int(noise.integers(2**63))
-    frontiers = runner(counts, params, noise, **engine_options)
+    frontiers = theory.verified(
+        plan, runner(counts, params, noise, **engine_options))
     words, noisy, stats = _released(plan, frontiers)
     sent = set(counts[0].tolist())
     false = np.array([i not in sent for i in words[1]], dtype=bool)

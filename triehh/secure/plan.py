@@ -26,7 +26,10 @@ the highest noisy counts first, at most ``verify_cap``); one more step
 evaluates every key at V's full points, each server adding its noise of
 ``verify_sigma``, and keeps the points at or above the threshold
 ``verify_thresholds`` gives |V| (:func:`verification_threshold`). Only that
-step releases words.
+step releases words. With no ``verify_thresholds`` the step returns every
+point's noisy count, which both servers reconstruct in any case, and the
+caller applies a threshold per point (post-processing:
+``triehh.theory.two_servers.verified``).
 """
 
 from __future__ import annotations
@@ -125,12 +128,12 @@ class WalkPlan:
                        f"verification candidates), got {cap!r}")
     table = tuple((int(t), int(size)) for t, size in self.verify_thresholds)
     sizes = [size for _, size in table]
-    if not table or sizes[-1] < cap or any(
-        b[0] <= a[0] or b[1] < a[1] for a, b in zip(table, table[1:])):
+    if table and (sizes[-1] < cap or any(
+        b[0] <= a[0] or b[1] < a[1] for a, b in zip(table, table[1:]))):
       raise ValueError(
           "verify_thresholds must be (threshold, most candidates it serves) "
           "pairs, both increasing, the last serving verify_cap="
-          f"{cap}; got {table[:4]}")
+          f"{cap}, or empty (every point returned); got {table[:4]}")
     object.__setattr__(self, "verify_sigma", sigma)
     object.__setattr__(self, "verify_cap", int(cap))
     object.__setattr__(self, "verify_thresholds", table)
@@ -233,7 +236,14 @@ def verification_points(code, steps, frontiers, cap: int) -> np.ndarray:
   every one kept at the last step), each padded to the code's bits; at
   most ``cap``, the highest noisy counts first (the smaller point among
   equal counts)."""
-  points, counts = [], []
+  return verification_candidates(code, steps, frontiers, cap)[0]
+
+
+def verification_candidates(code, steps, frontiers, cap: int
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """``(points, counts, found)``: :func:`verification_points`, with each
+  point's discovery count (int64) and the step that found it (int64)."""
+  points, counts, found = [], [], []
   last = len(steps) - 1
   for r, kept in enumerate(frontiers[:len(steps)]):
     keys = np.fromiter(kept, dtype=np.uint64, count=len(kept))
@@ -241,15 +251,23 @@ def verification_points(code, steps, frontiers, cap: int) -> np.ndarray:
     done = (code.padding(keys) > 0) | (r == last)
     points.append(keys[done] << np.uint64(code.bits - steps[r]))
     counts.append(values[done])
-  points = np.concatenate(points) if points else np.zeros(0, np.uint64)
-  counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    found.append(np.full(int(np.count_nonzero(done)), r, dtype=np.int64))
+  if not points:
+    return (np.zeros(0, np.uint64), np.zeros(0, np.int64),
+            np.zeros(0, np.int64))
+  points, counts = np.concatenate(points), np.concatenate(counts)
+  found = np.concatenate(found)
   order = np.lexsort((points, -counts))[:cap]
-  return np.sort(points[order])
+  order = order[np.argsort(points[order])]
+  return points[order], counts[order], found[order]
 
 
 def verification_threshold(table, size: int) -> int:
   """The least threshold of ``table`` (``(threshold, most candidates it
-  serves)`` pairs) serving ``size`` candidates."""
+  serves)`` pairs) serving ``size`` candidates; an empty table keeps every
+  point (the smallest int64)."""
+  if not table:
+    return int(np.iinfo(np.int64).min)
   for threshold, most in table:
     if size <= most:
       return int(threshold)

@@ -22,30 +22,39 @@ budget, the frontier cap) into a :class:`WalkPlan`.
 :data:`DISCOVERY_MULTIPLIER` times the verification's noise, every
 candidate at the loose live-prefix budget; one more step counts the
 discovered words (at most ``verify_cap``) at the run's least noise and
-alone releases, at the threshold for their number. Its accountant adds
-that step to the others (its candidate set is a function of their
-output, and a user's keys move its counts by at most m).
+alone releases. Its accountant adds that step to the others (its
+candidate set is a function of their output, and a user's keys move its
+counts by at most m). Its thresholds (:func:`verified`): one per word
+from the word's discovery count, the noisy trie's split of the
+false-word budget (:mod:`triehh.theory.verification_thresholds`) over
+the law of ``Z_0 + Z_1`` (``verification_split="weighted"``, the
+default), or the one threshold for |V| candidates (``"even"``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import numpy as np
 
 from triehh.core import prefix_code as code_lib
+from triehh.secure import plan as secure_plan
 from triehh.theory import noise_laws
+from triehh.theory import verification_thresholds
 # Discover, then verify: a discovery step's noise over the verification's,
 # the noisy trie's constant.
 from triehh.theory.noisy_plan import DISCOVERY_MULTIPLIER
+from triehh.theory.noisy_plan import EVEN
+from triehh.theory.noisy_plan import WEIGHTED
 from triehh.theory.noise_laws import GAUSSIAN
 from triehh.theory.noise_laws import LAPLACE
 
 NOISES = (LAPLACE, GAUSSIAN)
 # A threshold no count reaches: the empty word's class.
 NEVER = 2**62
+# The servers whose noise draws every released count carries.
+SERVERS = 2
 ACCOUNTING = ("two servers: the honest server's discrete {noise} noise on "
               "every candidate of every step, composed over {steps} step(s)"
               " ({proof})")
@@ -116,36 +125,16 @@ def calibrate_sigma(epsilon: float, delta: float, num_steps: int,
   return high
 
 
-def _pmf(noise: str, scale: float) -> tuple[np.ndarray, int]:
-  """One server's noise pmf on ``[-M, M]`` and M (the tail past M below
-  1e-40)."""
-  m = int(math.ceil((93 if noise == LAPLACE else 14) * scale)) + 2
-  return noise_laws.pmf(noise, scale, np.arange(-m, m + 1)), m
-
-
-@functools.lru_cache(maxsize=64)
-def _sum_tails(noise: str, scale: float) -> tuple[np.ndarray, int]:
-  pmf, m = _pmf(noise, scale)
-  both = np.convolve(pmf, pmf)
-  return np.cumsum(both[::-1])[::-1], 2 * m  # tails[i] = P[S >= i - 2m]
-
-
 def sum_law(noise: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
   """``(z, pmf)``: the law of ``Z_0 + Z_1`` on its support (cut where the
   tail is below 1e-40)."""
-  tails, m = _sum_tails(check_noise(noise), float(scale))
-  pmf = tails - np.append(tails[1:], 0.0)
-  return np.arange(-m, m + 1), pmf
+  return noise_laws.sum_pmf(check_noise(noise), scale, SERVERS)
 
 
 def sum_tail(noise: str, scale: float, threshold) -> np.ndarray | float:
   """``P[Z_0 + Z_1 >= threshold]`` for two independent draws of one
   server's noise (``scale``: b, or sigma)."""
-  tails, m = _sum_tails(check_noise(noise), float(scale))
-  index = np.clip(np.asarray(threshold) + m, 0, tails.size)
-  out = np.where(index >= tails.size, 0.0,
-                 tails[np.minimum(index, tails.size - 1)])
-  return float(out) if np.ndim(out) == 0 else out
+  return noise_laws.sum_tail(check_noise(noise), scale, threshold, SERVERS)
 
 
 def threshold_for(noise: str, scale: float, candidates: float,
@@ -154,7 +143,7 @@ def threshold_for(noise: str, scale: float, candidates: float,
   budget``: noise-only candidates pass ``budget`` times on average."""
   if candidates <= 0:
     return NEVER
-  tails, m = _sum_tails(check_noise(noise), float(scale))
+  tails, m = noise_laws.sum_tails(check_noise(noise), float(scale), SERVERS)
   ok = np.flatnonzero(candidates * tails <= budget)
   if not ok.size or ok[0] >= tails.size - 1:
     raise ValueError(
@@ -182,6 +171,8 @@ class WalkPlan:
     verify_cap: the verification's candidates, at most.
     verify_thresholds: ``(threshold, most candidates it serves)`` pairs:
       the verification's threshold for its number of candidates.
+    verification_split: ``"weighted"`` (a threshold per word from its
+      discovery count, :func:`verified`) or ``"even"`` (the table's).
   """
 
   characters: tuple[str, ...]
@@ -198,10 +189,23 @@ class WalkPlan:
   verify_scale: float | None = None
   verify_cap: int | None = None
   verify_thresholds: tuple[tuple[int, int], ...] = ()
+  verification_split: str = WEIGHTED
+
+  def __post_init__(self):
+    if self.verification_split not in (WEIGHTED, EVEN):
+      raise ValueError("verification_split must be 'weighted' or 'even', "
+                       f"got {self.verification_split!r}")
 
   @property
   def verifies(self) -> bool:
     return self.verify_scale is not None
+
+  @property
+  def engine_thresholds(self) -> tuple[tuple[int, int], ...]:
+    """The verification's table the engines apply: none with the weighted
+    split (every point's count returned, :func:`verified` cuts)."""
+    return () if self.verification_split == WEIGHTED else (
+        self.verify_thresholds)
 
   @property
   def all_scales(self) -> tuple[float, ...]:
@@ -247,7 +251,8 @@ def plan(characters, max_length: int, epsilon: float, *,
          false_words: float = 1.0, max_frontier: int = 1,
          live_budget: float | None = None, verify: bool = False,
          verify_cap: int | None = None,
-         first_chars: int | None = None) -> WalkPlan:
+         first_chars: int | None = None,
+         verification_split: str = WEIGHTED) -> WalkPlan:
   """The plan of ``docs/two-servers.md`` from public values: a first
   step of ``first_chars`` characters (None: ``chars_per_step``), then
   steps of ``chars_per_step`` (None: one step of L), epsilon split
@@ -265,7 +270,8 @@ def plan(characters, max_length: int, epsilon: float, *,
   and its words (candidates of the verification, not released) at
   ``live_budget`` split over its classes of end codes; the verification's
   threshold the least whose noise-only passes over its candidates average
-  at most ``false_words``."""
+  at most ``false_words`` (``verification_split="even"``), or one per word
+  from its discovery count (``"weighted"``, :func:`verified`)."""
   code = code_lib.PrefixCode(tuple(characters), max_length)
   check_noise(noise)
   k = max_length if chars_per_step is None else chars_per_step
@@ -276,8 +282,10 @@ def plan(characters, max_length: int, epsilon: float, *,
                 for c in step_lengths(max_length, k, first_chars))
   num = len(steps)
   if verify:
-    return _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
-                          false_words, max_frontier, live_budget, verify_cap)
+    return dataclasses.replace(
+        _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
+                       false_words, max_frontier, live_budget, verify_cap),
+        verification_split=verification_split)
   scale, delta = _base_scale(noise, epsilon, delta, (1.0,) * num,
                              words_per_user)
   scales = (scale,) * num
@@ -338,8 +346,9 @@ def _verified_plan(code, steps, epsilon, delta, noise, words_per_user,
   if num < 2 or live_budget is None or verify_cap is None:
     raise ValueError("discover-then-verify needs steps (chars_per_step "
                      "below L) and a work bound (max_candidates): its "
-                     "discovery passes about max_frontier / 4 candidates a "
-                     "step, and at most that bound are verified")
+                     "discovery passes live_budget noise-only prefixes a step "
+                     "(its frontier cap fills), and at most that bound are "
+                     "verified")
   m = DISCOVERY_MULTIPLIER
   scale, delta = _base_scale(noise, epsilon, delta, (m,) * num + (1.0,),
                              words_per_user)
@@ -379,3 +388,33 @@ def verification_table(noise: str, scale: float, false_words: float,
     if most >= cap:
       return tuple(table)
     t += 1
+
+
+def verified(plan_: WalkPlan, frontiers) -> list[dict[int, int]]:
+  """The walk's output with its verification step cut at each point's own
+  threshold (``verification_split="weighted"``): ``frontiers`` as the
+  engines return them for :attr:`WalkPlan.engine_thresholds`, the last
+  dict every point of V with its noisy count. The thresholds are those of
+  :func:`triehh.theory.verification_thresholds.thresholds` from each
+  point's discovery count and its step's noise, over the sum of the two
+  servers' draws: their tails sum to at most ``false_words``, so the
+  points no user holds are released ``false_words`` times a run at most
+  on average. A function of the counts both servers reconstruct
+  (post-processing). Other plans: ``frontiers`` unchanged."""
+  if not plan_.verifies or plan_.verification_split != WEIGHTED:
+    return list(frontiers)
+  points, counts, found = secure_plan.verification_candidates(
+      plan_.code, plan_.steps, frontiers, plan_.verify_cap)
+  last = frontiers[-1]
+  if len(last) != points.size:
+    raise ValueError(f"the verification step returned {len(last)} points "
+                     f"of V's {points.size}: run it without thresholds "
+                     "(WalkPlan.engine_thresholds)")
+  taus = verification_thresholds.thresholds(
+      plan_.noise, plan_.verify_scale, counts,
+      np.asarray(plan_.scales, dtype=np.float64)[found], plan_.false_words,
+      parts=SERVERS)
+  noisy = np.array([last[int(p)] for p in points.tolist()], dtype=np.int64)
+  kept = noisy >= taus
+  return list(frontiers[:-1]) + [dict(zip(points[kept].tolist(),
+                                          noisy[kept].tolist()))]

@@ -31,6 +31,9 @@ more:
   tails sum to at most F. A word measured low (most false ones) gets a
   high threshold; one measured near the thresholds, a lower one than the
   even split's.
+* *Several draws.* With ``parts`` = 2, N and N_d are each the sum of two
+  independent draws (the two servers' noise, ``docs/two-servers.md``):
+  the same split over that law.
 """
 
 from __future__ import annotations
@@ -57,29 +60,41 @@ _STEPS_PER_SCALE = 8
 _BISECTIONS = 80
 
 
-def spent(law: str, scale: float, taus) -> float:
+def spent(law: str, scale: float, taus, parts: int = 1) -> float:
   """``sum_v P[N >= tau_v]``: the false words thresholds ``taus`` release
-  in expectation at most."""
+  in expectation at most (N the sum of ``parts`` draws)."""
   distinct, counts = np.unique(np.asarray(taus, dtype=np.int64),
                                return_counts=True)
-  return math.fsum(float(c) * noise_laws.tail(law, scale, int(t))
+  return math.fsum(float(c) * noise_laws.tail(law, scale, int(t), parts)
                    for t, c in zip(distinct, counts))
 
 
-def _upper_tails(law: str, scale: float) -> np.ndarray:
-  """``P[N >= t]`` for t = 0, 1, ... up to the grid's width (the mass
-  beyond it, below 3e-20, left out), summed from the far end."""
-  k = np.arange(int(math.ceil(_WIDTH[law] * scale)) + 2)
-  return np.cumsum(noise_laws.pmf(law, scale, k)[::-1])[::-1]
+def _law(law: str, scale: float, parts: int) -> tuple[np.ndarray, int]:
+  """``(pmf, W)``: the sum of ``parts`` draws on ``[-W, W]``, each draw
+  cut at the grid's width (the mass beyond it below 3e-20 a draw)."""
+  w = int(math.ceil(_WIDTH[law] * scale))
+  one = noise_laws.pmf(law, scale, np.arange(-w, w + 1))
+  total = one
+  for _ in range(parts - 1):
+    total = np.convolve(total, one)  # direct: tails to 1e-20 and below
+  return total, parts * w
+
+
+def _upper_tails(law: str, scale: float, parts: int) -> np.ndarray:
+  """``P[N >= t]`` for t = 0, 1, ... up to the grid's width, summed from
+  the far end."""
+  pmf, w = _law(law, scale, parts)
+  return np.cumsum(pmf[w:][::-1])[::-1]
 
 
 def thresholds(law: str, verification_scale: float,
                discovery_values, discovery_scales,
-               false_words: float) -> np.ndarray:
+               false_words: float, parts: int = 1) -> np.ndarray:
   """``int64``: each word's threshold (module docstring), the words given
   by their discovery values and their discovery rounds' noise parameters
-  (sigma or scale, one each), under ``law`` at ``verification_scale``;
-  their tails sum to at most ``false_words``."""
+  (sigma or scale, one each), under ``law`` at ``verification_scale``,
+  each noise the sum of ``parts`` draws; their tails sum to at most
+  ``false_words``."""
   values = np.rint(np.asarray(discovery_values, dtype=np.float64))
   scales = np.asarray(discovery_scales, dtype=np.float64)
   if values.shape != scales.shape:
@@ -88,7 +103,7 @@ def thresholds(law: str, verification_scale: float,
   out = np.zeros(values.size, dtype=np.int64)
   if not values.size:
     return out
-  upper = _upper_tails(law, verification_scale)
+  upper = _upper_tails(law, verification_scale, parts)
   step = max(1, int(verification_scale // _STEPS_PER_SCALE))
   # From 1 (rate below 1/2) to the first threshold at TOP_RATE.
   high = int(np.argmax(upper <= TOP_RATE))
@@ -99,7 +114,8 @@ def thresholds(law: str, verification_scale: float,
   for s in np.unique(scales):
     members = np.flatnonzero(scales == s)
     gains.append((members, *_pass_chances(law, float(s), verification_scale,
-                                          values[members], taus, step)))
+                                          values[members], taus, step,
+                                          parts)))
 
   def chosen(log_lambda: float) -> np.ndarray:
     lam = math.exp(log_lambda)
@@ -123,19 +139,17 @@ def thresholds(law: str, verification_scale: float,
 
 
 def _pass_chances(law: str, discovery_scale: float, scale: float,
-                  values: np.ndarray, taus: np.ndarray, step: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  values: np.ndarray, taus: np.ndarray, step: int,
+                  parts: int) -> tuple[np.ndarray, np.ndarray]:
   """For the distinct ``values`` (clipped where no threshold tells them
   apart, rounded to the thresholds' lattice): the index of each value's
   row, and each row's chance of ``value - N_d + N >= tau`` at every tau of
   ``taus``."""
-  w_d = int(math.ceil(_WIDTH[law] * discovery_scale))
-  w_v = int(math.ceil(_WIDTH[law] * scale))
+  discovery, w_d = _law(law, discovery_scale, parts)
+  verification, w_v = _law(law, scale, parts)
   # D's law by FFT: chances to about 1e-15, which is all a weight needs
   # (the tails that bound the false words are summed exactly above).
-  d = _convolved(
-      noise_laws.pmf(law, discovery_scale, np.arange(-w_d, w_d + 1)),
-      noise_laws.pmf(law, scale, np.arange(-w_v, w_v + 1)))
+  d = _convolved(discovery, verification)
   at_least = np.clip(np.cumsum(np.maximum(d, 0.0)[::-1])[::-1], 0.0, 1.0)
   width = w_d + w_v
   clipped = np.clip(values, taus[0] - width - step, taus[-1] + width + step)
