@@ -9,6 +9,7 @@ import triehh
 from triehh.engines import registry as engines
 from triehh.mechanisms import registry
 from triehh.mechanisms import two_servers
+from triehh.theory import two_servers as theory
 from triehh.theory.adjacency import Adjacency
 
 USERS = ["sun"] * 300 + ["moon"] * 200 + ["star"] * 60 + ["sky"] * 2 + [
@@ -96,11 +97,29 @@ def test_refusals_name_the_field():
     triehh.TwoServerTarget(1.0, false_words=0)
   with pytest.raises(ValueError, match="noise must be"):
     triehh.TwoServerTarget(1.0, noise="skellam")
+  with pytest.raises(ValueError, match="verification_split must be"):
+    triehh.TwoServerTarget(1.0, verification_split="uneven")
+  with pytest.raises(ValueError, match="live_passes"):
+    triehh.TwoServerTarget(1.0, live_passes=0)
   with pytest.raises(ValueError, match="lower max_length"):
     _params(triehh.TwoServerTarget(1.0), max_length=13)
   with pytest.raises(ValueError, match="takes no options"):
     triehh.discover(USERS, triehh.TwoServerTarget(1.0), seed=0,
                     workers=2)
+
+
+def test_the_live_passes_set_the_discovery_s_loose_budget():
+  # A step's noise-only live prefixes average live_passes times its cap.
+  for passes in (0.25, 1.0):
+    plan = _params(triehh.TwoServerTarget(
+        4.0, chars_per_step=2, max_candidates=10**5, live_passes=passes),
+                   n=10**4).plan
+    scale, cap = plan.scales[1], plan.max_frontier
+    live = plan.thresholds[1][0]
+    k = cap * 27**2
+    budget = passes * cap
+    assert k * theory.sum_tail("laplace", scale, live) <= budget
+    assert k * theory.sum_tail("laplace", scale, live - 1) > budget
 
 
 def test_max_candidates_caps_each_step_and_frees_the_plan_of_n():
