@@ -32,6 +32,10 @@ from triehh.theory import two_servers as theory
 
 # Classes of at most this many candidates are evaluated one by one.
 ENUMERATE = 1 << 12
+# A class whose noise-only passes are at least a quarter of its candidates
+# draws them from its listed candidates (rejection would collect coupons),
+# if it holds at most this many.
+DENSE = 1 << 22
 
 
 class _Binary:
@@ -235,8 +239,14 @@ def _step(rng, domain, ids, values, frontier, before, stop, bits, scale,
 def _distinct_unheld(rng, domain, frontier, start, end, t, held,
                      how_many) -> np.ndarray:
   """``how_many`` distinct uniform class-t extensions of ``frontier`` from
-  ``start`` to ``end`` characters that no key reaches (rejection: they are
-  all but a vanishing share)."""
+  ``start`` to ``end`` characters that no key reaches: drawn without
+  replacement from the class's list when they are a quarter of it or more,
+  else by rejection (they are then a small share of the class)."""
+  total = int(domain.class_sizes(start, end)[t]) * int(frontier.size)
+  if 4 * how_many >= total and total <= DENSE:
+    every = domain.extensions(frontier, start, end, t)
+    every = every[~np.isin(every, held)]
+    return every[rng.choice(every.size, size=how_many, replace=False)]
   chosen = np.zeros(0, dtype=np.uint64)
   while chosen.size < how_many:
     need = 2 * (how_many - chosen.size) + 8
