@@ -216,8 +216,7 @@ def _step(rng, domain, ids, values, frontier, before, stop, bits, scale,
     if unheld <= 0 or cut[t] >= theory.NEVER:
       continue
     if total <= ENUMERATE:
-      every = domain.extensions(frontier, before // unit, stop // unit, t)
-      every = every[~np.isin(every, held)]
+      every = _unheld(domain, frontier, before // unit, stop // unit, t, held)
       draws = _noise(rng, noise, scale, every.size)
       ok = draws >= cut[t]
       kept.update(zip(every[ok].tolist(), draws[ok].tolist()))
@@ -230,22 +229,28 @@ def _step(rng, domain, ids, values, frontier, before, stop, bits, scale,
     if not how_many:
       continue
     chosen = _distinct_unheld(rng, domain, frontier, before // unit,
-                              stop // unit, t, held, how_many)
+                              stop // unit, t, held, how_many, total)
     counts = rng.choice(z[z >= cut[t]], size=how_many, p=tail / tail.sum())
     kept.update(zip(chosen.tolist(), counts.tolist()))
   return kept
 
 
+def _unheld(domain, frontier, start, end, t, held) -> np.ndarray:
+  """Every class-t extension of ``frontier`` from ``start`` to ``end``
+  characters that no key reaches (``held``: those some key reaches)."""
+  every = domain.extensions(frontier, start, end, t)
+  return every[~np.isin(every, held)]
+
+
 def _distinct_unheld(rng, domain, frontier, start, end, t, held,
-                     how_many) -> np.ndarray:
+                     how_many, total) -> np.ndarray:
   """``how_many`` distinct uniform class-t extensions of ``frontier`` from
-  ``start`` to ``end`` characters that no key reaches: drawn without
-  replacement from the class's list when they are a quarter of it or more,
-  else by rejection (they are then a small share of the class)."""
-  total = int(domain.class_sizes(start, end)[t]) * int(frontier.size)
+  ``start`` to ``end`` characters that no key reaches, of the class's
+  ``total``: drawn without replacement from the class's list when they are
+  a quarter of it or more, else by rejection (they are then a small share
+  of the class)."""
   if 4 * how_many >= total and total <= DENSE:
-    every = domain.extensions(frontier, start, end, t)
-    every = every[~np.isin(every, held)]
+    every = _unheld(domain, frontier, start, end, t, held)
     return every[rng.choice(every.size, size=how_many, replace=False)]
   chosen = np.zeros(0, dtype=np.uint64)
   while chosen.size < how_many:

@@ -50,18 +50,27 @@ def tail(law: str, scale: float, threshold: int, parts: int = 1) -> float:
 _REACH = {LAPLACE: 93, GAUSSIAN: 14}
 
 
+def cut_sum_pmf(law: str, scale: float, parts: int, half_width: int
+                ) -> np.ndarray:
+  """``P[S = s]`` for s in ``[-parts w, parts w]`` (w = ``half_width``),
+  S the sum of ``parts`` independent draws, each cut to ``[-w, w]``;
+  convolved directly (no FFT), so tails stay exact far below 1e-16."""
+  if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+    raise ValueError(f"parts must be a whole number >= 1 (the draws summed),"
+                     f" got {parts!r}")
+  one = pmf(law, scale, np.arange(-half_width, half_width + 1))
+  total = one
+  for _ in range(parts - 1):
+    total = np.convolve(total, one)
+  return total
+
+
 @functools.lru_cache(maxsize=64)
 def sum_tails(law: str, scale: float, parts: int) -> tuple[np.ndarray, int]:
   """``(tails, M)``: ``tails[i] = P[S >= i - M]`` for S the sum of
   ``parts`` draws, each cut where its tail is below 1e-40."""
-  if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
-    raise ValueError(f"parts must be a whole number >= 1 (the draws summed),"
-                     f" got {parts!r}")
   m = int(math.ceil(_REACH[check(law)] * scale)) + 2
-  one = pmf(law, scale, np.arange(-m, m + 1))
-  total = one
-  for _ in range(parts - 1):
-    total = np.convolve(total, one)
+  total = cut_sum_pmf(law, scale, parts, m)
   return np.cumsum(total[::-1])[::-1], parts * m
 
 

@@ -72,12 +72,8 @@ def spent(law: str, scale: float, taus, parts: int = 1) -> float:
 def _law(law: str, scale: float, parts: int) -> tuple[np.ndarray, int]:
   """``(pmf, W)``: the sum of ``parts`` draws on ``[-W, W]``, each draw
   cut at the grid's width (the mass beyond it below 3e-20 a draw)."""
-  w = int(math.ceil(_WIDTH[law] * scale))
-  one = noise_laws.pmf(law, scale, np.arange(-w, w + 1))
-  total = one
-  for _ in range(parts - 1):
-    total = np.convolve(total, one)  # direct: tails to 1e-20 and below
-  return total, parts * w
+  w = int(math.ceil(_WIDTH[noise_laws.check(law)] * scale))
+  return noise_laws.cut_sum_pmf(law, scale, parts, w), parts * w
 
 
 def _upper_tails(law: str, scale: float, parts: int) -> np.ndarray:
