@@ -169,6 +169,12 @@ def forget_calibrations() -> None:
 def run(name: str, data: populations.Data, epsilon: float, delta: float,
         seed: int) -> dict:
   """One run of mechanism ``name`` on ``data``, as a record."""
+  return run_with_words(name, data, epsilon, delta, seed)[0]
+
+
+def run_with_words(name: str, data: populations.Data, epsilon: float,
+                   delta: float, seed: int) -> tuple[dict, list[str]]:
+  """:func:`run`'s record and the words the run released."""
   if name not in MECHANISMS:
     raise ValueError(f"unknown mechanism {name!r}: use one of "
                      f"{', '.join(MECHANISMS)}")
@@ -190,7 +196,7 @@ def run(name: str, data: populations.Data, epsilon: float, delta: float,
       false_words=sum(1 for w in words if data.truth.get(w, 0) <= 0),
       precision=scores["precision"] if words else None, seconds=seconds,
       **{f"recall@{k}": scores[f"recall@{k}"] for k in KS})
-  return record
+  return record, list(words)
 
 
 def upload(bytes_per_round: list[float], rates: list[float]) -> dict:
