@@ -90,6 +90,12 @@ flags.DEFINE_list("discovery_multipliers", [],
                   "The verified rule's discovery noise over its "
                   "verification's, each run (rules other than 'chosen'); "
                   "empty: the law's constant.")
+flags.DEFINE_list("discovery_words", [noisy_plan.LATER_CLASSES],
+                  "The verified rule's discovery words (rules other than "
+                  "'chosen'), each run: candidate (each at the prefixes' "
+                  "rate), block (together at that rate times the round's "
+                  "blocks), later-blocks (so after the first round), class, "
+                  "later-classes (so each class of their end).")
 flags.DEFINE_string("cache_dir", None, "The data sets' cache.")
 flags.DEFINE_boolean("frontier_votes", True, "Several words per user: "
                      "each user votes for one of its words on the frontier "
@@ -134,6 +140,7 @@ class _Variant:
   split: str = noisy_plan.WEIGHTED
   tail: float = noisy_plan.WRAP_TAIL
   multiplier: float | None = None
+  words: str = noisy_plan.LATER_CLASSES
 
   @property
   def label(self) -> str:
@@ -149,6 +156,8 @@ class _Variant:
       label += f", margins at {self.tail:g}"
     if self.multiplier is not None:
       label += f", discovery ×{self.multiplier:g}"
+    if len(FLAGS.discovery_words) > 1:
+      label += f", discovery words per {self.words}"
     return label
 
 
@@ -156,7 +165,8 @@ def _variants() -> list[_Variant]:
   """Each rule of ``--rules``, the chosen one once and the others at each
   law of ``--noise_laws``, verification split of
   ``--verification_splits``, wrap tail of ``--wrap_tails`` and (the
-  verified rule) discovery multiplier of ``--discovery_multipliers``."""
+  verified rule) discovery multiplier of ``--discovery_multipliers`` and
+  discovery words of ``--discovery_words``."""
   out = []
   for rule in FLAGS.rules:
     if rule == CHOSEN:
@@ -164,10 +174,11 @@ def _variants() -> list[_Variant]:
       continue
     multipliers = ([float(m) for m in FLAGS.discovery_multipliers]
                    if rule == noisy_plan.VERIFIED else []) or [None]
-    out += [_Variant(rule, law, split, float(tail), m)
+    out += [_Variant(rule, law, split, float(tail), m, words)
             for law in FLAGS.noise_laws
             for split in FLAGS.verification_splits
-            for tail in FLAGS.wrap_tails for m in multipliers]
+            for tail in FLAGS.wrap_tails for m in multipliers
+            for words in FLAGS.discovery_words]
   return out
 
 
@@ -204,7 +215,8 @@ def main(argv):
                                rule=variant.rule, noise_law=variant.law,
                                discovery_multiplier=variant.multiplier)
         plan = dataclasses.replace(plan, verification_split=variant.split,
-                                   wrap_tail=variant.tail)
+                                   wrap_tail=variant.tail,
+                                   discovery_words=variant.words)
         if FLAGS.dropout is not None:
           plan = noisy_plan.with_distributed(plan, epsilon, FLAGS.dropout)
       planned = time.perf_counter() - planned

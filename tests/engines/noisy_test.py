@@ -9,8 +9,10 @@ import math
 import numpy as np
 import pytest
 
+from triehh.core import discrete_noise
 from triehh.core import population as population_lib
 from triehh.engines import noisy
+from triehh.theory import discrete_laplace
 from triehh.theory import distributed_noise
 from triehh.theory import noisy_plan
 from triehh.theory import noisy_trie
@@ -234,6 +236,67 @@ def test_planned_tiny_noise_releases_the_words_within_length():
   assert sum(level.chars for level in result.levels) <= 9
   again = noisy.run_planned(pop, _plan(0.01), 0)
   assert again.words == result.words and again.levels == result.levels
+
+
+def test_planned_words_of_l_letters_end_when_the_last_frontier_is_cut():
+  # 300 words of L = 4 letters, 30 users each: at 4,000 bytes a round the
+  # last round cannot hold every 3-letter prefix, keeps the first ones and
+  # gives them their last letter and "$" (A + 1 extensions, one
+  # character's bytes): the words of the prefixes kept are released.
+  rng = np.random.default_rng(0)
+  words = {}
+  while len(words) < 300:
+    words["".join(rng.choice(list(LETTERS), 4))] = 30
+  pop = _population(words, max_length=4, alphabet=LETTERS)
+  plan = _plan(0.01, rounds=4, max_length=4, n=9000,
+               bytes_per_round=4000)
+  result = noisy.run_planned(pop, plan, 0)
+  last = result.levels[-1]
+  assert (last.stats.prefix_length, last.chars) == (3, 2)
+  assert 0 < last.num_dropped < 300
+  assert set(result.words) <= set(words)
+  # Every kept prefix holds a word (some hold two).
+  assert len(result.words) >= last.stats.num_frontier > 0
+  assert last.upload_bytes <= 4000
+
+
+def test_word_groups_are_the_classes_of_their_end():
+  ext = noisy.Extensions.of(4, 3, 10, 2)  # "$", 4 of "x$", 16 of "xy$"
+  assert ext.word_groups(False) == [(0, 21)]
+  assert ext.word_groups(True) == [(0, 1), (1, 5), (5, 21)]
+  last = noisy.Extensions.of(4, 2, 10, 9)  # "$" and "x$": both words
+  assert last.size == 5 and last.word_groups(True) == [(0, 1), (1, 5)]
+
+
+def test_each_class_of_words_passes_at_its_own_rate():
+  # 20 prefixes, each extended by "$" or a letter and "$" (the last round
+  # of a verified plan): zero votes everywhere, so what passes is the
+  # noise. By class, the 20 "$"s and the 500 letter words each pass about
+  # 20 times the prefix rate; all together, the 520 share it.
+  ext = noisy.Extensions.of(25, 2, 10, 9)
+  none = np.zeros(0, dtype=np.int64)
+  voted = noisy._Voted(none, none, none)
+  rate = 0.05
+
+  def thresholds(word, num_candidates, num_blocks=None):
+    alpha = rate * (num_blocks / num_candidates if word else 1.0)
+    tau = discrete_laplace.threshold(1.0, alpha)
+    return noisy._Thresholds(
+        1.0, tau, discrete_noise.discrete_laplace_tail(1.0, tau), True)
+
+  passed = {True: np.zeros(26), False: np.zeros(26)}
+  for seed in range(400):
+    for by_class in (True, False):
+      cand, _, _ = noisy._draw_two(voted, 20, ext, thresholds,
+                                   np.random.default_rng(seed), by_class)
+      passed[by_class] += np.bincount(cand % ext.size, minlength=26)
+  # "$" (extension 0): 20 blocks at the prefix's tail by class, at its
+  # 26th together.
+  dollar = [passed[b][0] / 400 for b in (True, False)]
+  assert 20 * rate / 3 < dollar[0] < 20 * rate
+  assert dollar[1] < dollar[0] / 5
+  letters = passed[True][1:].sum() / 400
+  assert 20 * rate / 3 < letters < 20 * rate
 
 
 def test_planned_uploads_stay_within_the_budget():

@@ -128,6 +128,62 @@ def test_a_frontier_too_large_keeps_its_first_prefixes_within_budget():
   assert noisy_plan.chars_for_round(plan, bits, 1, 3, 10**6) == (0, 0)
 
 
+def test_a_partial_frontier_one_character_short_of_l_ends_its_words():
+  # Prefixes of L - 1 = 9 characters have two symbols left: a letter and
+  # "$", whose A + 1 extensions cost what one character's do. A frontier
+  # too large for the round keeps its first prefixes and still takes both,
+  # so its words of L letters can end (with one, none could).
+  plan = _plan()
+  allowance = plan.round_allowance(3, 0)
+  bits = [12] * 100_000
+  chars, kept = noisy_plan.chars_for_round(plan, bits, 3, 9, 0)
+  assert (chars, 0 < kept < len(bits)) == (2, True)
+  assert plan.extensions(2, 9) == plan.extensions(1, 9)[:1] * 2
+  assert plan.round_bytes(12 * kept, 2, 9) <= allowance
+  assert plan.round_bytes(12 * (kept + 1), 2, 9) > allowance
+  # Elsewhere a partial frontier takes one character: two cost more.
+  assert noisy_plan.chars_for_round(plan, bits, 3, 8, 0)[0] == 1
+  # And a frontier that fits takes both as before.
+  assert noisy_plan.chars_for_round(plan, [12] * 10, 3, 9, 0) == (2, 10)
+
+
+def test_later_discovery_words_share_their_blocks_rate_by_class():
+  plan = _plan(rule="verified", noise_law="laplace")
+  assert plan.discovery_words == noisy_plan.LATER_CLASSES
+  prefix = plan.params(3, False).false_positive_rate
+  last = plan.discovery_rounds - 1
+  # The last round's 1,000 blocks, each a "$" and 27 words of a letter and
+  # "$": each class together at the prefix rate times the blocks (as many
+  # noise-only words as its "$"s at the prefix rate).
+  assert plan.words_by_class(last) and not plan.words_by_class(0)
+  assert plan.params(last, True, 1_000, 1_000) == plan.params(last, False)
+  letter = plan.params(last, True, 27_000, 1_000).false_positive_rate
+  assert letter * 27_000 <= prefix * 1_000 < 3 * letter * 27_000
+  # The first round's one block keeps the rate per candidate.
+  assert plan.params(0, True, 757, 1) == plan.params(0, False)
+  # "block": all of a round's words share it, in every round; "candidate":
+  # none do.
+  every = dataclasses.replace(plan, discovery_words=noisy_plan.PER_BLOCK)
+  assert not every.words_by_class(last)
+  assert every.params(0, True, 757, 1).false_positive_rate < (
+      plan.params(0, False).false_positive_rate / 100)
+  later = dataclasses.replace(plan, discovery_words=noisy_plan.LATER_BLOCKS)
+  assert later.params(0, True, 757, 1) == plan.params(0, False)
+  assert later.params(last, True, 28_000, 1_000).false_positive_rate * (
+      28_000) <= prefix * 1_000
+  each = dataclasses.replace(plan, discovery_words=noisy_plan.PER_CANDIDATE)
+  assert each.params(last, True, 28_000, 1_000) == each.params(last, False)
+  # The verification round and the fixed rule are unchanged by it.
+  r = plan.num_levels - 1
+  assert not plan.words_by_class(r)
+  assert plan.params(r, True, 5000, 10) == plan.params(r, True, 5000)
+  fixed = _plan(noise_law="laplace")
+  assert not fixed.words_by_class(2)
+  assert fixed.params(2, True, 3300, 100) == fixed.params(2, True, 3300)
+  with pytest.raises(ValueError, match="discovery_words"):
+    dataclasses.replace(plan, discovery_words="each")
+
+
 def test_the_per_round_cap_binds():
   plan = _plan(budget=noisy_plan.UploadBudget(10**6, bytes_per_round=5000))
   assert plan.round_allowance(3, 0) == 5000

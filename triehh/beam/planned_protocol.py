@@ -81,7 +81,8 @@ class BeamVoter(noisy.FastVoter):
         vote, r + 1, plan.delivery_rate))
     thresholds = self.thresholds(plan, r, voted, rng)
     return (voted, *noisy._draw_two(voted, frontier.real.size, ext,  # pylint: disable=protected-access
-                                    thresholds, rng))
+                                    thresholds, rng,
+                                    plan.words_by_class(r)))
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,

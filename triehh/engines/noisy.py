@@ -244,6 +244,16 @@ class Extensions:
     """Whether each extension ends in ``$``."""
     return ext < self.offsets[self.chars]
 
+  def word_groups(self, by_class: bool) -> list[tuple[int, int]]:
+    """The word extensions' ranges ``[start, end)`` that share a
+    threshold: all of them, or (``by_class``) each class of the words
+    that end after j of the k characters, A^j a prefix."""
+    w = int(self.offsets[self.chars])
+    if not by_class:
+      return [(0, w)]
+    return [(int(self.offsets[j]), int(self.offsets[j + 1]))
+            for j in range(self.chars) if self.offsets[j] < min(w, self.size)]
+
 
 @dataclasses.dataclass(frozen=True)
 class _Frontier:
@@ -685,7 +695,7 @@ class FastVoter:
 
   def thresholds(self, plan, r: int, voted: _Voted,
                  rng: np.random.Generator):
-    """Round r's ``thresholds(word, num_candidates)`` given its votes
+    """Round r's ``thresholds(word, num_candidates, num_blocks)`` given its votes
     (:func:`central_thresholds`); None: the round is not released."""
     del voted, rng  # the server's noise does not depend on the clients
     return central_thresholds(plan, r)
@@ -705,7 +715,7 @@ class FastVoter:
     if thresholds is None:
       return None
     return (voted, *_draw_two(voted, frontier.real.size, ext, thresholds,
-                              rng))
+                              rng, plan.words_by_class(r)))
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
@@ -756,8 +766,9 @@ class SkellamVoter(FastVoter):
     if of is None or self.exact:
       return of
 
-    def simulated(word: bool, num_candidates: int) -> _Thresholds:
-      shares = of(word, num_candidates)
+    def simulated(word: bool, num_candidates: int,
+                  num_blocks: int | None = None) -> _Thresholds:
+      shares = of(word, num_candidates, num_blocks)
       return _Thresholds(math.sqrt(2.0 * float(shares.noise_mean)),
                          shares.threshold, shares.false_positive_rate)
 
@@ -765,7 +776,7 @@ class SkellamVoter(FastVoter):
 
 
 def skellam_thresholds(plan, r: int, delivered: int):
-  """Round r's ``thresholds(word, num_candidates)`` with ``delivered``
+  """Round r's ``thresholds(word, num_candidates, num_blocks)`` with ``delivered``
   Skellam shares (``plan.distributed``): the noise ``Sk(m s_r)``, each
   kind's threshold the smallest whose tail there is at most the plan's
   rate (public: the server sees m); None when ``m - 1 < h`` (the round is
@@ -776,8 +787,10 @@ def skellam_thresholds(plan, r: int, delivered: int):
     return None
   mean = shares.noise_mean(r, delivered)
 
-  def of(word: bool, num_candidates: int) -> SkellamRound:
-    alpha = plan.params(r, word, num_candidates).false_positive_rate
+  def of(word: bool, num_candidates: int,
+         num_blocks: int | None = None) -> SkellamRound:
+    alpha = plan.params(r, word, num_candidates,
+                        num_blocks).false_positive_rate
     tau, tail = distributed_noise.threshold_and_tail(float(mean), alpha)
     return SkellamRound(noise_mean=mean, threshold=tau,
                         false_positive_rate=tail,
@@ -972,7 +985,8 @@ def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
   explicit = source >= 0
   zero = voted.votes == 0
   num_words = frontier.real.size * int(ext.offsets[ext.chars])
-  w_rate = plan.params(r, True, num_words).false_positive_rate
+  w_rate = plan.params(r, True, num_words,
+                       frontier.real.size).false_positive_rate
   p_rate = plan.params(r, False).false_positive_rate
   num_candidates = frontier.real.size * ext.size
   return LevelStats(
@@ -989,24 +1003,28 @@ def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
 
 
 def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
-              thresholds, rng: np.random.Generator
+              thresholds, rng: np.random.Generator, by_class: bool = False
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """:func:`draw_passing` for the word candidates (ending in ``$``) at the
-  word threshold and the prefix candidates at the prefix threshold, each
-  renumbered within its own kind; the union, by candidate id.
-  ``thresholds(word, num_candidates)`` gives each kind's noise and
-  threshold (:class:`_Thresholds` or :class:`SkellamRound`)."""
+  word threshold (``by_class``: each class of :meth:`Extensions.
+  word_groups` at its own) and the prefix candidates at the prefix
+  threshold, each renumbered within its own group; the union, by
+  candidate id. ``thresholds(word, num_candidates, num_blocks)`` gives
+  each group's noise and threshold (:class:`_Thresholds` or
+  :class:`SkellamRound`)."""
   e_size, w = ext.size, int(ext.offsets[ext.chars])
   fpos, e = np.divmod(voted.candidates, e_size)
   parts = []
-  for word, width, base in ((True, w, 0), (False, e_size - w, w)):
+  groups = [(True, start, end) for start, end in ext.word_groups(by_class)]
+  for word, base, end in groups + [(False, w, e_size)]:
+    width = end - base
     if width <= 0:
       continue
-    mask = (e < w) if word else (e >= w)
+    mask = (e >= base) & (e < end)
     local = fpos[mask] * width + (e[mask] - base)
     cand, values, source = draw_passing(
         local, voted.votes[mask], num_frontier * width,
-        thresholds(word, num_frontier * width), rng)
+        thresholds(word, num_frontier * width, num_frontier), rng)
     f, rest = np.divmod(cand, width)
     mapped = np.full(source.size, -1, dtype=np.int64)
     mapped[source >= 0] = np.flatnonzero(mask)[source[source >= 0]]
@@ -1019,12 +1037,13 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
 
 
 def central_thresholds(plan, r: int):
-  """Round r's ``thresholds(word, num_candidates)`` with the server's
+  """Round r's ``thresholds(word, num_candidates, num_blocks)`` with the server's
   discrete Gaussian or Laplace
   (:meth:`~triehh.theory.noisy_plan.NoisyPlan.params`)."""
 
-  def of(word: bool, num_candidates: int) -> _Thresholds:
-    params = plan.params(r, word, num_candidates)
+  def of(word: bool, num_candidates: int,
+         num_blocks: int | None = None) -> _Thresholds:
+    params = plan.params(r, word, num_candidates, num_blocks)
     return _Thresholds(params.sigma, params.threshold,
                        params.false_positive_rate, plan.laplace)
 

@@ -160,6 +160,19 @@ WRAP_SCALES = wrap_margin(LAPLACE, WRAP_TAIL)
 # The verification round's thresholds: one each from the discovery counts
 # (triehh.theory.verification_thresholds), or the even split.
 WEIGHTED, EVEN = "weighted", "even"
+# A discovery round's word candidates (discover, then verify): each at the
+# prefixes' rate ("candidate"); or together at that rate times the round's
+# blocks, as many noise-only words as one ``$`` per block would pass
+# whatever the round's characters, in every round ("block") or after the
+# first, whose one block keeps the rate per candidate ("later-blocks"); or
+# so each class of the words ending after j of the round's k characters
+# (A^j a block), in every round ("class") or after the first
+# ("later-classes"). Chosen on the public prior (docs/noisy-trie.md,
+# "Words of L letters").
+PER_CANDIDATE, PER_BLOCK, LATER_BLOCKS = "candidate", "block", "later-blocks"
+PER_CLASS, LATER_CLASSES = "class", "later-classes"
+DISCOVERY_WORDS = (PER_CANDIDATE, PER_BLOCK, LATER_BLOCKS, PER_CLASS,
+                   LATER_CLASSES)
 # The expected share of the coordinates false prefixes may take.
 PREFIX_SHARE = 0.1
 # The first round's share of the run's coordinates.
@@ -248,6 +261,11 @@ class NoisyPlan:
       discovery count, with the server's noise and one word per user:
       :mod:`triehh.theory.verification_thresholds`) or ``"even"`` (the
       rate ``false_words / |V|`` for each).
+    discovery_words: a discovery round's word candidates each at the
+      prefixes' rate (``"candidate"``), or together at that rate times the
+      round's blocks in every round (``"block"``) or after the first
+      (``"later-blocks"``), or so each class of their end (``"class"``,
+      ``"later-classes"``); ``DISCOVERY_WORDS``.
   """
 
   sigma: float
@@ -272,6 +290,7 @@ class NoisyPlan:
   noise_law: str = GAUSSIAN
   wrap_tail: float = WRAP_TAIL
   verification_split: str = WEIGHTED
+  discovery_words: str = LATER_CLASSES
 
   def __post_init__(self):
     validation.check_rate("wrap_tail", self.wrap_tail,
@@ -279,6 +298,9 @@ class NoisyPlan:
     if self.verification_split not in (WEIGHTED, EVEN):
       raise ValueError("verification_split must be 'weighted' or 'even', "
                        f"got {self.verification_split!r}")
+    if self.discovery_words not in DISCOVERY_WORDS:
+      raise ValueError(f"discovery_words must be one of {DISCOVERY_WORDS}, "
+                       f"got {self.discovery_words!r}")
 
   def rate_options(self, r: int) -> tuple["NoisyPlan", ...]:
     """Round r's plan at each larger rate it may take, largest first
@@ -341,8 +363,8 @@ class NoisyPlan:
     :func:`wrap_margin` at ``wrap_tail``."""
     return wrap_margin(self.noise_law, self.wrap_tail)
 
-  def params(self, r: int, word: bool, num_candidates: int | None = None
-             ) -> noisy_trie.NoisyTrieParams:
+  def params(self, r: int, word: bool, num_candidates: int | None = None,
+             num_blocks: int | None = None) -> noisy_trie.NoisyTrieParams:
     """Round r's sigma and threshold for words (or prefixes). Words, given
     the round's ``num_candidates`` ending in ``$`` (public): the rate
     ``word_false_positive_rate / (R * num_candidates)``, so the run
@@ -351,10 +373,16 @@ class NoisyPlan:
 
     Discover then verify: every candidate of a discovery round at the
     prefix rate (its words are the verification's candidates, not
-    released); the verification round's words at ``false_words /
-    num_candidates``, its only release."""
+    released; given the round's ``num_blocks``, with ``discovery_words``
+    ``"block"`` or, past the first round, ``"later-blocks"``, its words at
+    that rate times ``num_blocks / num_candidates``); the verification
+    round's words at ``false_words / num_candidates``, its only
+    release."""
     if self.is_verification(r) and num_candidates:
       rate = min(self.false_words / num_candidates, 0.5)
+    elif word and num_blocks and num_candidates and self._per_block(r):
+      rate = self.prefix_false_positive_rate * min(
+          num_blocks / num_candidates, 1.0)
     elif not word or r < self.discovery_rounds and self.verify:
       rate = self.prefix_false_positive_rate
     elif num_candidates:
@@ -364,6 +392,22 @@ class NoisyPlan:
     if self.laplace:
       return _laplace_params(self.round_sigma(r), rate)
     return _round_params(self.round_sigma(r), rate)
+
+  def _per_block(self, r: int) -> bool:
+    """Whether discovery round r's words (or each class of them,
+    :meth:`words_by_class`) share the prefixes' rate times its blocks
+    (``discovery_words``)."""
+    if not self.verify or r >= self.discovery_rounds:
+      return False
+    return (self.discovery_words in (PER_BLOCK, PER_CLASS)
+            or self.discovery_words in (LATER_BLOCKS, LATER_CLASSES)
+            and r > 0)
+
+  def words_by_class(self, r: int) -> bool:
+    """Whether round r's words take a threshold per class of their end
+    (those ending after j of the round's characters), not one for all."""
+    return self._per_block(r) and self.discovery_words in (PER_CLASS,
+                                                           LATER_CLASSES)
 
   @property
   def sigmas(self) -> tuple[float, ...]:
@@ -509,27 +553,32 @@ def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
                     ) -> tuple[int, int]:
   """(k_r, kept): the characters of round r and how many frontier prefixes
   (the first ``kept`` of ``block_bits``, largest noisy count first) it
-  extends, from public values only. k_r = 0: nothing fits or no symbol is
+  extends, from public values only: every prefix at the most characters
+  that fit, else the most prefixes that fit at one character, then the
+  most characters those prefixes' bytes allow (past L only ``$`` can
+  follow, so a prefix one character short of L takes its last character
+  and ``$`` for the bytes of one). k_r = 0: nothing fits or no symbol is
   left."""
   left_symbols = plan.max_length + 1 - prefix_length
   allowance = plan.round_allowance(r, spent)
-  total = sum(block_bits)
   if left_symbols <= 0 or not block_bits:
     return 0, 0
-  best = 0
-  for k in range(1, left_symbols + 1):
-    if plan.round_bytes(total, k, prefix_length) > allowance:
+  kept, bits = len(block_bits), sum(block_bits)
+  if plan.round_bytes(bits, 1, prefix_length) > allowance:
+    kept, bits = 0, 0
+    for b in block_bits:
+      if plan.round_bytes(bits + b, 1, prefix_length) > allowance:
+        break
+      bits += b
+      kept += 1
+  if not kept:
+    return 0, 0
+  best = 1
+  for k in range(2, left_symbols + 1):
+    if plan.round_bytes(bits, k, prefix_length) > allowance:
       break
     best = k
-  if best:
-    return best, len(block_bits)
-  kept, bits = 0, 0
-  for b in block_bits:
-    if plan.round_bytes(bits + b, 1, prefix_length) > allowance:
-      break
-    bits += b
-    kept += 1
-  return (1, kept) if kept else (0, 0)
+  return best, kept
 
 
 @dataclasses.dataclass(frozen=True)

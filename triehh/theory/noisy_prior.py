@@ -151,7 +151,7 @@ def true_words(plan, prior: PriorPopulation, seed: int) -> int:
     mark[real[real >= 0]] = True
     alive = np.flatnonzero(mark[prior.ids[p]])
     cand, users, word = _round_words(prior, alive, p + k)
-    w_params = plan.params(r, True, kept * w)
+    w_params = plan.params(r, True, kept * w, kept)
     p_params = plan.params(r, False)
     noisy = users + np.rint(rng.normal(0.0, w_params.sigma, cand.size))
     passed = np.where(word, noisy >= w_params.threshold,

@@ -103,11 +103,11 @@ class TffVoter:
     if drawn is None:
       return None
     voted, noisy_sums, thresholds = drawn
-    word = thresholds(True, f * width)
-    prefix = thresholds(False, f * (ext.size - width))
-    is_word = e < width
-    passing = np.flatnonzero(np.where(is_word, noisy_sums >= word.threshold,
-                                      noisy_sums >= prefix.threshold))
+    cut = np.full(e.size, thresholds(False, f * (ext.size - width)).threshold)
+    for start, end in ext.word_groups(plan.words_by_class(r)):
+      group = (e >= start) & (e < end)
+      cut[group] = thresholds(True, f * (end - start), f).threshold
+    passing = np.flatnonzero(noisy_sums >= cut)
     return (voted, passing, noisy_sums[passing],
             noisy.explicit_index(voted.candidates, passing))
 
