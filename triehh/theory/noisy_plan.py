@@ -44,8 +44,11 @@ changes, all functions of public values and earlier releases:
 * *Discover, then verify* (``rule="verified"``, the default). The R_d
   rounds above grow the trie at ``DISCOVERY_MULTIPLIER`` times the noise
   (the Laplace's: ``LAPLACE_DISCOVERY_MULTIPLIER``),
-  every candidate (a word too) at the loose rate ``DISCOVERY_PREFIX_SHARE
-  / (A + 1)``; the words they pass are not released but kept as the
+  every candidate at the loose rate ``DISCOVERY_PREFIX_SHARE / (A + 1)``
+  (after the first round, each class of words, those ending after j of
+  the round's characters, together at that rate times the round's
+  blocks: ``discovery_words``); the words they pass are not released but
+  kept as the
   candidates V of one more round, the verification round, at sigma: each
   user votes for its word if it is in V (several words: one of those in
   V, by local frequency), and a word is released at its own threshold
