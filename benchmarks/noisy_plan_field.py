@@ -86,6 +86,11 @@ flags.DEFINE_list("verification_splits", [noisy_plan.WEIGHTED],
 flags.DEFINE_list("wrap_tails", [str(noisy_plan.WRAP_TAIL)],
                   "The blocks' margins of the rules other than 'chosen', "
                   "each run: the chance a margin is passed per coordinate.")
+flags.DEFINE_list("discovery_wrap_tails", [],
+                  "The verified rule's discovery rounds' margins (rules "
+                  "other than 'chosen'), each run: the chance a margin is "
+                  "passed per coordinate; empty: the plan's "
+                  "(noisy_plan.DISCOVERY_WRAP_TAIL).")
 flags.DEFINE_list("discovery_multipliers", [],
                   "The verified rule's discovery noise over its "
                   "verification's, each run (rules other than 'chosen'); "
@@ -141,6 +146,7 @@ class _Variant:
   tail: float = noisy_plan.WRAP_TAIL
   multiplier: float | None = None
   words: str = noisy_plan.LATER_CLASSES
+  discovery_tail: float | None = None
 
   @property
   def label(self) -> str:
@@ -158,6 +164,8 @@ class _Variant:
       label += f", discovery ×{self.multiplier:g}"
     if len(FLAGS.discovery_words) > 1:
       label += f", discovery words per {self.words}"
+    if len(FLAGS.discovery_wrap_tails) > 1:
+      label += f", discovery margins at {self.discovery_tail:g}"
     return label
 
 
@@ -165,8 +173,9 @@ def _variants() -> list[_Variant]:
   """Each rule of ``--rules``, the chosen one once and the others at each
   law of ``--noise_laws``, verification split of
   ``--verification_splits``, wrap tail of ``--wrap_tails`` and (the
-  verified rule) discovery multiplier of ``--discovery_multipliers`` and
-  discovery words of ``--discovery_words``."""
+  verified rule) discovery multiplier of ``--discovery_multipliers``,
+  discovery words of ``--discovery_words`` and discovery margins of
+  ``--discovery_wrap_tails``."""
   out = []
   for rule in FLAGS.rules:
     if rule == CHOSEN:
@@ -174,11 +183,13 @@ def _variants() -> list[_Variant]:
       continue
     multipliers = ([float(m) for m in FLAGS.discovery_multipliers]
                    if rule == noisy_plan.VERIFIED else []) or [None]
-    out += [_Variant(rule, law, split, float(tail), m, words)
+    out += [_Variant(rule, law, split, float(tail), m, words,
+                     None if d is None else float(d))
             for law in FLAGS.noise_laws
             for split in FLAGS.verification_splits
             for tail in FLAGS.wrap_tails for m in multipliers
-            for words in FLAGS.discovery_words]
+            for words in FLAGS.discovery_words
+            for d in FLAGS.discovery_wrap_tails or [None]]
   return out
 
 
@@ -217,6 +228,9 @@ def main(argv):
         plan = dataclasses.replace(plan, verification_split=variant.split,
                                    wrap_tail=variant.tail,
                                    discovery_words=variant.words)
+        if variant.discovery_tail is not None:
+          plan = dataclasses.replace(
+              plan, discovery_wrap_tail=variant.discovery_tail)
         if FLAGS.dropout is not None:
           plan = noisy_plan.with_distributed(plan, epsilon, FLAGS.dropout)
       planned = time.perf_counter() - planned

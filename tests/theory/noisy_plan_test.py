@@ -184,6 +184,35 @@ def test_later_discovery_words_share_their_blocks_rate_by_class():
     dataclasses.replace(plan, discovery_words="each")
 
 
+def test_discovery_margins_are_looser_where_a_wrap_releases_nothing():
+  plan = _plan(rule="verified", noise_law="laplace")
+  assert plan.discovery_wrap_tail == noisy_plan.DISCOVERY_WRAP_TAIL == 1e-4
+  last = plan.num_levels - 1
+  # Discovery rounds at ln(10^4) scales, the verification at ln(10^12).
+  assert plan.round_wrap(2) == pytest.approx(math.log(1e4))
+  assert plan.round_wrap(last) == pytest.approx(math.log(1e12))
+  b = plan.round_sigma(2)
+  assert plan.window_low(2) == -math.floor(math.log(1e4) * b)
+  # A block below a count of 10: 10 + 3 ln(10^4) b of room, fewer bits
+  # than at 10^-12.
+  strict = dataclasses.replace(plan, discovery_wrap_tail=None)
+  assert strict.round_wrap(2) == pytest.approx(math.log(1e12))
+  assert plan.cap_bits(10.0, 2) == noisy_plan.bits_for(
+      10 + math.log(1e4) * plan.round_sigma(1) + 2 * math.log(1e4) * b)
+  assert plan.cap_bits(10.0, 2) < strict.cap_bits(10.0, 2)
+  # The window holds the count's cap and the margins on both sides.
+  bits = plan.cap_bits(10.0, 2)
+  assert plan.window_low(2) + 2**bits - 1 >= 10 + (
+      math.log(1e4) * plan.round_sigma(1) + math.log(1e4) * b) - 1
+  # Rules that release in every round, and Skellam shares, keep 10^-12.
+  fixed = _plan(noise_law="laplace")
+  assert fixed.round_wrap(2) == pytest.approx(math.log(1e12))
+  shares = dataclasses.replace(plan, distributed=object())
+  assert shares.round_wrap(2) == pytest.approx(math.log(1e12))
+  with pytest.raises(ValueError, match="discovery_wrap_tail"):
+    dataclasses.replace(plan, discovery_wrap_tail=0.0)
+
+
 def test_the_per_round_cap_binds():
   plan = _plan(budget=noisy_plan.UploadBudget(10**6, bytes_per_round=5000))
   assert plan.round_allowance(3, 0) == 5000

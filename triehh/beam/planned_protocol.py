@@ -82,7 +82,8 @@ class BeamVoter(noisy.FastVoter):
     thresholds = self.thresholds(plan, r, voted, rng)
     return (voted, *noisy._draw_two(voted, frontier.real.size, ext,  # pylint: disable=protected-access
                                     thresholds, rng,
-                                    plan.words_by_class(r)))
+                                    plan.words_by_class(r),
+                                    self.window(plan, r, frontier)))
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,

@@ -259,6 +259,46 @@ class Extensions:
 class _Frontier:
   codes: np.ndarray  # int16 [F, p]
   real: np.ndarray  # int64 [F] population prefix id at depth p, -1: none
+  # A planned round's blocks: the modulus 2^b of each prefix's secure sum.
+  moduli: np.ndarray | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Window:
+  """How a planned round's secure sums are read: each block's modulo its
+  ``moduli[f]`` into ``[low, low + moduli[f])`` (``NoisyPlan.window_low``,
+  the block's bits)."""
+
+  low: int
+  moduli: np.ndarray  # int64 [F]
+
+
+def _draw_windowed(voted: _Voted, fpos: np.ndarray, e: np.ndarray,
+                   mask: np.ndarray, layout: tuple[int, int, int], params,
+                   rng: np.random.Generator, window: Window) -> list:
+  """:func:`draw_passing` for one group of a round's candidates (``mask``
+  of the explicit ones; ``layout``: the group's first extension, its
+  width, the extensions a block), each block's sums read modulo its
+  modulus: the explicit ones' noise at once, the others' per modulus.
+  ``(candidate ids, values, explicit index or -1)`` parts."""
+  base, width, e_size = layout
+  moduli = np.asarray(window.moduli, dtype=np.int64)
+  idx = np.flatnonzero(mask)
+  noisy = wrapped(voted.votes[idx] + _noise(params, idx.size, rng),
+                  window.low, moduli[fpos[idx]])
+  keep = noisy >= params.threshold
+  parts = [(voted.candidates[idx[keep]], noisy[keep], idx[keep])]
+  for modulus in np.unique(moduli).tolist():
+    blocks = np.flatnonzero(moduli == modulus)
+    inside = idx[np.isin(fpos[idx], blocks)]
+    local = (np.searchsorted(blocks, fpos[inside]) * width
+             + (e[inside] - base))
+    pool, values = _other_passing_wrapped(local, blocks.size * width,
+                                          params, rng, (window.low, modulus))
+    f, rest = np.divmod(pool, width)
+    parts.append((blocks[f] * e_size + base + rest, values,
+                  np.full(pool.size, -1, dtype=np.int64)))
+  return parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -510,23 +550,24 @@ def draw_each(explicit: np.ndarray, votes: np.ndarray, plan,
 
 def draw_passing(explicit: np.ndarray, votes: np.ndarray,
                  num_candidates: int, params: NoisyParams,
-                 rng: np.random.Generator
+                 rng: np.random.Generator,
+                 window: tuple[int, int] | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """Steps 2 and 3 of a round of ``num_candidates`` candidates, given the
   explicit ones (increasing ids) and their votes: the passing candidates
   (increasing), their noisy sums, and which explicit candidate each is
-  (its index, ``-1``: one of the others)."""
-  if isinstance(params, SkellamRound):
-    noisy = votes + discrete_noise.skellam(rng, params.noise_mean,
-                                           explicit.size)
-  elif getattr(params, "laplace", False):
-    noisy = votes + discrete_noise.discrete_laplace(rng, params.sigma,
-                                                    explicit.size)
-  else:
-    noisy = votes + discrete_noise.discrete_gaussian(rng, params.sigma,
-                                                     explicit.size)
+  (its index, ``-1``: one of the others). ``window`` ``(low, modulus)``:
+  every noisy sum is read modulo ``modulus`` into ``[low, low +
+  modulus)``, as a secure sum of that many values decodes it (a sum
+  outside wraps around), before the threshold."""
+  noisy = votes + _noise(params, explicit.size, rng)
+  if window is not None:
+    noisy = wrapped(noisy, *window)
   keep = noisy >= params.threshold
-  pool, pool_noisy = _other_passing(explicit, num_candidates, params, rng)
+  pool, pool_noisy = (
+      _other_passing(explicit, num_candidates, params, rng)
+      if window is None else
+      _other_passing_wrapped(explicit, num_candidates, params, rng, window))
   candidates = np.concatenate([explicit[keep], pool])
   values = np.concatenate([noisy[keep], pool_noisy])
   source = np.concatenate([np.flatnonzero(keep),
@@ -556,21 +597,97 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
       size * _BYTES_PER_PASSING,
       "lower false_positive_rate or chars_per_level: each candidate that "
       "passes is kept, extended and drawn again in the next round")
+  picked = _outside(voted, others, size, rng)
+  return picked, _noise_above(params, int(params.threshold), size, rng)
+
+
+def _noise(params: NoisyParams, size: int,
+           rng: np.random.Generator) -> np.ndarray:
+  """``size`` draws of the round's noise."""
+  if isinstance(params, SkellamRound):
+    return discrete_noise.skellam(rng, params.noise_mean, size)
+  if getattr(params, "laplace", False):
+    return discrete_noise.discrete_laplace(rng, params.sigma, size)
+  return discrete_noise.discrete_gaussian(rng, params.sigma, size)
+
+
+def _outside(voted: np.ndarray, others: int, size: int,
+             rng: np.random.Generator) -> np.ndarray:
+  """``size`` distinct candidates outside ``voted`` (increasing ids), drawn
+  uniformly, increasing."""
   ranks = np.sort(rng.choice(others, size=size, replace=False,
                              shuffle=False)).astype(np.int64)
   # The rank-j candidate outside voted is j plus the voted ones below it.
   below = voted - np.arange(voted.size, dtype=np.int64)
-  picked = ranks + np.searchsorted(below, ranks, side="right")
+  return ranks + np.searchsorted(below, ranks, side="right")
+
+
+def _noise_above(params: NoisyParams, threshold: int, size: int,
+                 rng: np.random.Generator) -> np.ndarray:
+  """``size`` draws of the round's noise conditioned on at least
+  ``threshold``."""
   if isinstance(params, SkellamRound):
-    values = discrete_noise.skellam_above(rng, params.noise_mean,
-                                          int(params.threshold), size)
-  elif getattr(params, "laplace", False):
-    values = discrete_noise.discrete_laplace_above(
-        rng, params.sigma, int(params.threshold), size)
-  else:
-    values = discrete_noise.discrete_gaussian_above(
-        rng, params.sigma, int(params.threshold), size)
-  return picked, values
+    return discrete_noise.skellam_above(rng, params.noise_mean, threshold,
+                                        size)
+  if getattr(params, "laplace", False):
+    return discrete_noise.discrete_laplace_above(rng, params.sigma,
+                                                 threshold, size)
+  return discrete_noise.discrete_gaussian_above(rng, params.sigma, threshold,
+                                                size)
+
+
+def wrapped(values: np.ndarray, low: int, modulus: int) -> np.ndarray:
+  """``values`` read modulo ``modulus`` into ``[low, low + modulus)``."""
+  return low + np.mod(np.asarray(values, dtype=np.int64) - low, modulus)
+
+
+def _noise_tail(params: NoisyParams, threshold: int) -> float:
+  """``P[Z >= threshold]`` of the round's server noise."""
+  if getattr(params, "laplace", False):
+    return discrete_noise.discrete_laplace_tail(params.sigma, threshold)
+  return discrete_noise.discrete_gaussian_tail(params.sigma, threshold)
+
+
+def _other_passing_wrapped(voted: np.ndarray, num_candidates: int,
+                           params: NoisyParams, rng: np.random.Generator,
+                           window: tuple[int, int]
+                           ) -> tuple[np.ndarray, np.ndarray]:
+  """:func:`_other_passing` when each noisy sum (the noise alone, no vote)
+  is read modulo ``modulus`` into ``[low, low + modulus)``: it passes iff
+  that reading is at least tau. A draw in the window reads as itself, so
+  only ``Z >= max(tau, low)`` and ``Z < low`` can pass: how many of the
+  others fall in each (binomials, the second given the first), their
+  draws from the noise's tails (symmetric: below ``low`` is minus above
+  ``1 - low``), read modulo, those reading at least tau kept."""
+  low, modulus = int(window[0]), int(window[1])
+  tau = int(params.threshold)
+  others = num_candidates - voted.size
+  if others <= 0:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+  start = max(tau, low)
+  above, below = _noise_tail(params, start), _noise_tail(params, 1 - low)
+  high = int(rng.binomial(others, above))
+  rest = others - high
+  under = (int(rng.binomial(rest, min(below / (1.0 - above), 1.0)))
+           if rest and below > 0 else 0)
+  size = high + under
+  if not size:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+  memory.check_fits(
+      f"false_positive_rate={params.false_positive_rate:g} over "
+      f"{num_candidates:,} candidates ({size:,} drawn outside the window or "
+      "above the threshold in one round)", size * _BYTES_PER_PASSING,
+      "lower false_positive_rate or chars_per_level: each candidate that "
+      "passes is kept, extended and drawn again in the next round")
+  values = wrapped(np.concatenate([
+      _noise_above(params, start, high, rng),
+      -_noise_above(params, 1 - low, under, rng)]), low, modulus)
+  picked = _outside(voted, others, size, rng)
+  # The positions are exchangeable: the k-th drawn value goes to a uniform
+  # one of them.
+  values = values[rng.permutation(size)]
+  keep = values >= tau
+  return picked[keep], values[keep]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -715,7 +832,15 @@ class FastVoter:
     if thresholds is None:
       return None
     return (voted, *_draw_two(voted, frontier.real.size, ext, thresholds,
-                              rng, plan.words_by_class(r)))
+                              rng, plan.words_by_class(r),
+                              self.window(plan, r, frontier)))
+
+  def window(self, plan, r: int, frontier: _Frontier) -> Window | None:
+    """How round r's secure sums are read (:class:`Window`: each block
+    modulo its bits' modulus), None: as integers."""
+    if frontier.moduli is None:
+      return None
+    return Window(plan.window_low(r), frontier.moduli)
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
@@ -757,6 +882,12 @@ class SkellamVoter(FastVoter):
   def __init__(self, frontier_votes: bool = True, exact: bool = True):
     super().__init__(frontier_votes)
     self.exact = exact
+
+  def window(self, plan, r: int, frontier: _Frontier) -> None:
+    """None: the shares' secure sum has the distributed plan's one modulus
+    and its wrap-around bound (``DistributedNoise.wrap_probability``), not
+    drawn."""
+    del plan, r, frontier
 
   def thresholds(self, plan, r: int, voted: _Voted,
                  rng: np.random.Generator):
@@ -835,9 +966,9 @@ def run_planned(population: population_lib.Population, plan,
     if not k:
       break
     dropped = frontier.real.size - kept
-    if dropped:  # the prefixes of largest noisy count come first
-      frontier = _Frontier(frontier.codes[:kept], frontier.real[:kept])
-      bits = bits[:kept]
+    bits = bits[:kept]  # the prefixes of largest noisy count come first
+    frontier = _Frontier(frontier.codes[:kept], frontier.real[:kept],
+                         np.left_shift(1, np.asarray(bits, dtype=np.int64)))
     upload = at.round_bytes(sum(bits), k, p)
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
@@ -1003,7 +1134,8 @@ def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
 
 
 def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
-              thresholds, rng: np.random.Generator, by_class: bool = False
+              thresholds, rng: np.random.Generator, by_class: bool = False,
+              window: "Window | None" = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """:func:`draw_passing` for the word candidates (ending in ``$``) at the
   word threshold (``by_class``: each class of :meth:`Extensions.
@@ -1011,7 +1143,8 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
   threshold, each renumbered within its own group; the union, by
   candidate id. ``thresholds(word, num_candidates, num_blocks)`` gives
   each group's noise and threshold (:class:`_Thresholds` or
-  :class:`SkellamRound`)."""
+  :class:`SkellamRound`). ``window``: each block's sums read modulo its
+  modulus (:class:`Window`), the blocks of one modulus drawn together."""
   e_size, w = ext.size, int(ext.offsets[ext.chars])
   fpos, e = np.divmod(voted.candidates, e_size)
   parts = []
@@ -1020,11 +1153,15 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
     width = end - base
     if width <= 0:
       continue
+    params = thresholds(word, num_frontier * width, num_frontier)
     mask = (e >= base) & (e < end)
+    if window is not None:
+      parts += _draw_windowed(voted, fpos, e, mask, (base, width, e_size),
+                              params, rng, window)
+      continue
     local = fpos[mask] * width + (e[mask] - base)
     cand, values, source = draw_passing(
-        local, voted.votes[mask], num_frontier * width,
-        thresholds(word, num_frontier * width, num_frontier), rng)
+        local, voted.votes[mask], num_frontier * width, params, rng)
     f, rest = np.divmod(cand, width)
     mapped = np.full(source.size, -1, dtype=np.int64)
     mapped[source >= 0] = np.flatnonzero(mask)[source[source >= 0]]

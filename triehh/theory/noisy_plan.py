@@ -141,10 +141,12 @@ from triehh.theory.upload_budget import UploadBudget
 # ``wrap_tail``). A run of 1 MB holds at most 8e6 coordinates, each with
 # three margins: fewer than 3e-5 wrap-arounds per run in expectation,
 # which the simulation leaves undrawn (a wrap-around costs accuracy, never
-# privacy).
+# privacy; the discovery rounds' looser margins are drawn:
+# DISCOVERY_WRAP_TAIL).
 WRAP_TAIL = 1e-12
 
 
+@functools.lru_cache(maxsize=64)
 def wrap_margin(noise_law: str, tail: float) -> float:
   """The margin, in sigmas (or the Laplace's scales), that the noise
   passes with probability at most ``tail``: the discrete Gaussian is
@@ -159,6 +161,11 @@ def wrap_margin(noise_law: str, tail: float) -> float:
 # In sigmas, 7.43 (also the binomial deviations of a sampled count's cap);
 # the Laplace's, in scales, 27.6.
 WRAP_SIGMAS = wrap_margin(GAUSSIAN, WRAP_TAIL)
+# Discover, then verify: the discovery rounds' margins, where a wrap-around
+# costs a prefix or a candidate of V, never a release (the engines draw it:
+# triehh.engines.noisy.Window). Chosen on the public prior
+# (docs/noisy-trie.md, "Margins where a wrap releases nothing").
+DISCOVERY_WRAP_TAIL = 1e-4
 WRAP_SCALES = wrap_margin(LAPLACE, WRAP_TAIL)
 # The verification round's thresholds: one each from the discovery counts
 # (triehh.theory.verification_thresholds), or the even split.
@@ -258,6 +265,9 @@ class NoisyPlan:
     noise_law: ``"gaussian"`` (the server's discrete Gaussian, or the
       clients' Skellam shares) or ``"laplace"`` (the server's discrete
       Laplace, :mod:`triehh.theory.discrete_laplace`: pure DP, delta 0).
+    discovery_wrap_tail: the same chance in the discovery rounds of a plan
+      that verifies with the server's noise (None: ``wrap_tail``;
+      ``DISCOVERY_WRAP_TAIL``): :meth:`round_wrap`.
     wrap_tail: the chance, per coordinate, that the noise passes one of a
       block's margins (:func:`wrap_margin`, ``WRAP_TAIL``).
     verification_split: ``"weighted"`` (a threshold per word of V from its
@@ -292,12 +302,16 @@ class NoisyPlan:
   replace_one: bool = False
   noise_law: str = GAUSSIAN
   wrap_tail: float = WRAP_TAIL
+  discovery_wrap_tail: float | None = DISCOVERY_WRAP_TAIL
   verification_split: str = WEIGHTED
   discovery_words: str = LATER_CLASSES
 
   def __post_init__(self):
     validation.check_rate("wrap_tail", self.wrap_tail,
                           "a wrap-around's probability")
+    if self.discovery_wrap_tail is not None:
+      validation.check_rate("discovery_wrap_tail", self.discovery_wrap_tail,
+                            "a wrap-around's probability")
     if self.verification_split not in (WEIGHTED, EVEN):
       raise ValueError("verification_split must be 'weighted' or 'even', "
                        f"got {self.verification_split!r}")
@@ -366,6 +380,25 @@ class NoisyPlan:
     :func:`wrap_margin` at ``wrap_tail``."""
     return wrap_margin(self.noise_law, self.wrap_tail)
 
+  def round_wrap(self, r: int) -> float:
+    """Round r's margins in its sigmas (or scales): a discovery round's
+    (discover, then verify, the server's noise) at
+    ``discovery_wrap_tail`` (None: ``wrap_tail``), where a wrap costs a
+    prefix or a candidate of V, never a release, and the engines draw it
+    (:class:`triehh.engines.noisy.Window`); the others' at ``wrap_tail``
+    (Skellam shares: their wrap-around is bounded, not drawn)."""
+    if (self.verify and r < self.discovery_rounds
+        and self.distributed is None
+        and self.discovery_wrap_tail is not None):
+      return wrap_margin(self.noise_law, self.discovery_wrap_tail)
+    return self.wrap
+
+  def window_low(self, r: int) -> int:
+    """The least value a count of round r's blocks decodes to: minus its
+    lower margin, ``floor(round_wrap(r) sigma_r)``. A block of b bits
+    decodes its secure sum modulo 2^b into ``[low, low + 2^b)``."""
+    return -math.floor(self.round_wrap(r) * self.round_sigma(r))
+
   def params(self, r: int, word: bool, num_candidates: int | None = None,
              num_blocks: int | None = None) -> noisy_trie.NoisyTrieParams:
     """Round r's sigma and threshold for words (or prefixes). Words, given
@@ -433,14 +466,14 @@ class NoisyPlan:
   def block_bits(self, noisy_counts, r: int) -> list[int]:
     """:meth:`cap_bits` of each of ``noisy_counts`` (a list: None or a
     float each) at round r, in one pass."""
-    above = self.wrap * self.round_sigma(max(r - 1, 0))
+    above = self.round_wrap(r) * self.round_sigma(max(r - 1, 0))
     return self._capped_bits(noisy_counts, [above] * len(noisy_counts), r)
 
   def _capped_bits(self, noisy_counts, margins, r: int) -> list[int]:
     """The bits of round r's counts below each of ``noisy_counts`` (None:
     n) plus its margin, capped at n (several words: n), with ``WRAP_SIGMAS``
     of round r's sigma on either side for the noise."""
-    noise = 2.0 * self.wrap * self.round_sigma(r)
+    noise = 2.0 * self.round_wrap(r) * self.round_sigma(r)
     whole = bits_for(self.population_size + noise)
     if not self.one_word:
       return [whole] * len(noisy_counts)

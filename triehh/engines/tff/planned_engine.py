@@ -103,6 +103,11 @@ class TffVoter:
     if drawn is None:
       return None
     voted, noisy_sums, thresholds = drawn
+    if plan.distributed is None and frontier.moduli is not None:
+      # The server's noise: each block's sums read modulo its bits, as the
+      # fast engine draws them (noisy.Window).
+      noisy_sums = noisy.wrapped(noisy_sums, plan.window_low(r),
+                                 frontier.moduli[fpos])
     cut = np.full(e.size, thresholds(False, f * (ext.size - width)).threshold)
     for start, end in ext.word_groups(plan.words_by_class(r)):
       group = (e >= start) & (e < end)
