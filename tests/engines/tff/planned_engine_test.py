@@ -92,6 +92,24 @@ def test_the_law_test_sees_a_looser_word_threshold(tff_planned_runs):
   assert _least_p(tff_planned_runs, looser) < noisy_law.FALSE_ALARM / 2
 
 
+def test_a_blocks_sum_is_read_modulo_its_bits_as_in_the_fast_engine(
+    tff_runtime_module):
+  # Declared n = 15 and almost no noise: the first round's block has 5
+  # bits (32 values from 0), so 32 users of "a" read as 0 and "a" is lost
+  # (a wrap-around, accuracy only), while "b"'s 10 pass; both engines read
+  # it so. Declared n = 40 (6 bits): "a" is found.
+  del tff_runtime_module
+  pop = population_lib.Population.from_user_words(["a"] * 32 + ["b"] * 10,
+                                                  max_length=2)
+  tight = dataclasses.replace(LAW_PLAN, sigma=0.01, sampling_rate=1.0)
+  assert tight.block_bits([None], 0) == [5] and tight.window_low(0) == 0
+  for plan, words in ((tight, ("b",)),
+                      (dataclasses.replace(tight, population_size=40),
+                       ("a", "b"))):
+    assert planned_engine.run_planned(pop, plan, 0).words == words
+    assert noisy.run_planned(pop, plan, 0).words == words
+
+
 def test_a_seed_gives_one_run(tff_runtime_module):
   del tff_runtime_module
   pop = noisy_law.law_population()
@@ -109,7 +127,10 @@ def test_a_seed_gives_one_run(tff_runtime_module):
 # rounds at 1/2.
 ADAPTED_PLAN = dataclasses.replace(
     LAW_PLAN, sampling_rate=0.5, renyi_order=8,
-    budget=noisy_plan.UploadBudget(16))
+    budget=noisy_plan.UploadBudget(16),
+    # The blocks' bits of this budget's story: every round's margins at
+    # 10^-12 (the discovery's looser ones fit the second round at q).
+    discovery_wrap_tail=None)
 
 
 def _rates(result):
