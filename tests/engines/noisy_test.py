@@ -318,18 +318,23 @@ def _brute_wrapped(explicit, votes, num_candidates, scale, tau, window,
 ])
 def test_wrapped_sums_pass_as_every_candidate_drawn_and_read(window, wrong,
                                                             same):
-  # 40 candidates, two voted for; scale 3 around a window of 16 values
-  # from -4: a sum wraps about one time in four. What passes (how many
-  # of the others, their read values, which candidates) against every
-  # noise drawn and read modulo 16.
+  # One block of 40 candidates ("$" and 39 letters), two voted for; scale
+  # 3 around a window of 16 values from -4: a sum wraps about one time in
+  # four. What passes (how many of the others, their read values, which
+  # candidates) against every noise drawn and read modulo 16.
   from scipy import stats  # pylint: disable=g-import-not-at-top
   explicit, votes = np.array([3, 10]), np.array([20, 0])
   params = noisy._Thresholds(3.0, 5, discrete_noise.discrete_laplace_tail(
       3.0, 5), True)
+  ext = noisy.Extensions.of(39, 1, 5, 2)
+  voted = noisy._Voted(explicit, votes, np.zeros(2, dtype=np.int64))
+  read_as = None if wrong is None else noisy.Window(wrong[0],
+                                                    np.array([wrong[1]]))
   keys = {"engine": [], "brute": []}
   for seed in range(3000):
-    cand, values, source = noisy.draw_passing(
-        explicit, votes, 40, params, np.random.default_rng(seed), wrong)
+    cand, values, source = noisy._draw_two(
+        voted, 1, ext, lambda word, n, blocks=None: params,
+        np.random.default_rng(seed), window=read_as)
     keys["engine"].append((cand, values, source))
     cand, values = _brute_wrapped(explicit, votes, 40, 3.0, 5, window,
                                   np.random.default_rng(10**6 + seed))
@@ -384,7 +389,12 @@ def test_planned_rounds_read_each_block_modulo_its_bits():
     assert np.array_equal(window.moduli, moduli)
     assert set(np.log2(moduli).astype(int)) <= set(range(1, 64))
   assert seen[0][1].tolist() == [2**plan.cap_bits(parents[0], 0)]
-  assert noisy.SkellamVoter().window(plan, 1, None) is None
+  # Skellam shares: their one modulus is bounded, not drawn.
+  frontier = noisy._Frontier(np.zeros((1, 0), dtype=np.int16),
+                             np.zeros(1, dtype=np.int64), np.array([64]))
+  shares = dataclasses.replace(plan, distributed=object())
+  assert noisy.SkellamVoter().window(shares, 1, frontier) is None
+  assert noisy.FastVoter().window(plan, 1, frontier).moduli.tolist() == [64]
 
 
 @pytest.mark.parametrize("moduli, same", [((16, 32, 16), True),

@@ -84,6 +84,7 @@ from triehh.core import memory
 from triehh.core import population as population_lib
 from triehh.core import release
 from triehh.engines import sampling
+from triehh.theory import noise_laws
 from triehh.theory import verification_thresholds
 
 
@@ -271,6 +272,17 @@ class Window:
 
   low: int
   moduli: np.ndarray  # int64 [F]
+
+
+def round_window(plan, r: int, frontier: _Frontier) -> Window | None:
+  """How round r's secure sums are read with the server's noise
+  (:class:`Window`: each block modulo its bits' modulus); None: as
+  integers (no moduli, or Skellam shares, whose one modulus has its
+  wrap-around bounded, ``DistributedNoise.wrap_probability``, not
+  drawn)."""
+  if frontier.moduli is None or plan.distributed is not None:
+    return None
+  return Window(plan.window_low(r), frontier.moduli)
 
 
 def _draw_windowed(voted: _Voted, fpos: np.ndarray, e: np.ndarray,
@@ -550,24 +562,15 @@ def draw_each(explicit: np.ndarray, votes: np.ndarray, plan,
 
 def draw_passing(explicit: np.ndarray, votes: np.ndarray,
                  num_candidates: int, params: NoisyParams,
-                 rng: np.random.Generator,
-                 window: tuple[int, int] | None = None
+                 rng: np.random.Generator
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """Steps 2 and 3 of a round of ``num_candidates`` candidates, given the
   explicit ones (increasing ids) and their votes: the passing candidates
   (increasing), their noisy sums, and which explicit candidate each is
-  (its index, ``-1``: one of the others). ``window`` ``(low, modulus)``:
-  every noisy sum is read modulo ``modulus`` into ``[low, low +
-  modulus)``, as a secure sum of that many values decodes it (a sum
-  outside wraps around), before the threshold."""
+  (its index, ``-1``: one of the others)."""
   noisy = votes + _noise(params, explicit.size, rng)
-  if window is not None:
-    noisy = wrapped(noisy, *window)
   keep = noisy >= params.threshold
-  pool, pool_noisy = (
-      _other_passing(explicit, num_candidates, params, rng)
-      if window is None else
-      _other_passing_wrapped(explicit, num_candidates, params, rng, window))
+  pool, pool_noisy = _other_passing(explicit, num_candidates, params, rng)
   candidates = np.concatenate([explicit[keep], pool])
   values = np.concatenate([noisy[keep], pool_noisy])
   source = np.concatenate([np.flatnonzero(keep),
@@ -591,14 +594,22 @@ def _other_passing(voted: np.ndarray, num_candidates: int,
   size = int(rng.binomial(others, alpha)) if others > 0 else 0
   if not size:
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+  _check_passing_fits(params, num_candidates, size,
+                      "passing by noise alone")
+  picked = _outside(voted, others, size, rng)
+  return picked, _noise_above(params, int(params.threshold), size, rng)
+
+
+def _check_passing_fits(params: NoisyParams, num_candidates: int, size: int,
+                        what: str) -> None:
+  """MemoryError naming the rate unless ``size`` noise-only candidates
+  (``what``) of one round fit in memory."""
   memory.check_fits(
-      f"false_positive_rate={alpha:g} over {num_candidates:,} candidates "
-      f"({size:,} passing by noise alone in one round)",
+      f"false_positive_rate={params.false_positive_rate:g} over "
+      f"{num_candidates:,} candidates ({size:,} {what} in one round)",
       size * _BYTES_PER_PASSING,
       "lower false_positive_rate or chars_per_level: each candidate that "
       "passes is kept, extended and drawn again in the next round")
-  picked = _outside(voted, others, size, rng)
-  return picked, _noise_above(params, int(params.threshold), size, rng)
 
 
 def _noise(params: NoisyParams, size: int,
@@ -643,9 +654,9 @@ def wrapped(values: np.ndarray, low: int, modulus: int) -> np.ndarray:
 
 def _noise_tail(params: NoisyParams, threshold: int) -> float:
   """``P[Z >= threshold]`` of the round's server noise."""
-  if getattr(params, "laplace", False):
-    return discrete_noise.discrete_laplace_tail(params.sigma, threshold)
-  return discrete_noise.discrete_gaussian_tail(params.sigma, threshold)
+  law = (noise_laws.LAPLACE if getattr(params, "laplace", False)
+         else noise_laws.GAUSSIAN)
+  return noise_laws.tail(law, params.sigma, threshold)
 
 
 def _other_passing_wrapped(voted: np.ndarray, num_candidates: int,
@@ -673,12 +684,8 @@ def _other_passing_wrapped(voted: np.ndarray, num_candidates: int,
   size = high + under
   if not size:
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-  memory.check_fits(
-      f"false_positive_rate={params.false_positive_rate:g} over "
-      f"{num_candidates:,} candidates ({size:,} drawn outside the window or "
-      "above the threshold in one round)", size * _BYTES_PER_PASSING,
-      "lower false_positive_rate or chars_per_level: each candidate that "
-      "passes is kept, extended and drawn again in the next round")
+  _check_passing_fits(params, num_candidates, size,
+                      "drawn outside the window or above the threshold")
   values = wrapped(np.concatenate([
       _noise_above(params, start, high, rng),
       -_noise_above(params, 1 - low, under, rng)]), low, modulus)
@@ -836,11 +843,8 @@ class FastVoter:
                               self.window(plan, r, frontier)))
 
   def window(self, plan, r: int, frontier: _Frontier) -> Window | None:
-    """How round r's secure sums are read (:class:`Window`: each block
-    modulo its bits' modulus), None: as integers."""
-    if frontier.moduli is None:
-      return None
-    return Window(plan.window_low(r), frontier.moduli)
+    """:func:`round_window`."""
+    return round_window(plan, r, frontier)
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
@@ -882,12 +886,6 @@ class SkellamVoter(FastVoter):
   def __init__(self, frontier_votes: bool = True, exact: bool = True):
     super().__init__(frontier_votes)
     self.exact = exact
-
-  def window(self, plan, r: int, frontier: _Frontier) -> None:
-    """None: the shares' secure sum has the distributed plan's one modulus
-    and its wrap-around bound (``DistributedNoise.wrap_probability``), not
-    drawn."""
-    del plan, r, frontier
 
   def thresholds(self, plan, r: int, voted: _Voted,
                  rng: np.random.Generator):
@@ -1135,7 +1133,7 @@ def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
 
 def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
               thresholds, rng: np.random.Generator, by_class: bool = False,
-              window: "Window | None" = None
+              window: Window | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """:func:`draw_passing` for the word candidates (ending in ``$``) at the
   word threshold (``by_class``: each class of :meth:`Extensions.

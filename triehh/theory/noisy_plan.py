@@ -409,11 +409,11 @@ class NoisyPlan:
 
     Discover then verify: every candidate of a discovery round at the
     prefix rate (its words are the verification's candidates, not
-    released; given the round's ``num_blocks``, with ``discovery_words``
-    ``"block"`` or, past the first round, ``"later-blocks"``, its words at
-    that rate times ``num_blocks / num_candidates``); the verification
-    round's words at ``false_words / num_candidates``, its only
-    release."""
+    released; given the round's ``num_blocks``, where ``discovery_words``
+    shares that rate by block (:meth:`_per_block`), the ``num_candidates``
+    words of a group, all of them or a class, at that rate times
+    ``num_blocks / num_candidates``); the verification round's words at
+    ``false_words / num_candidates``, its only release."""
     if self.is_verification(r) and num_candidates:
       rate = min(self.false_words / num_candidates, 0.5)
     elif word and num_blocks and num_candidates and self._per_block(r):

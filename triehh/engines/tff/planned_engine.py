@@ -103,11 +103,10 @@ class TffVoter:
     if drawn is None:
       return None
     voted, noisy_sums, thresholds = drawn
-    if plan.distributed is None and frontier.moduli is not None:
-      # The server's noise: each block's sums read modulo its bits, as the
-      # fast engine draws them (noisy.Window).
-      noisy_sums = noisy.wrapped(noisy_sums, plan.window_low(r),
-                                 frontier.moduli[fpos])
+    window = noisy.round_window(plan, r, frontier)
+    if window is not None:  # each block's sums read modulo its bits
+      noisy_sums = noisy.wrapped(noisy_sums, window.low,
+                                 window.moduli[fpos])
     cut = np.full(e.size, thresholds(False, f * (ext.size - width)).threshold)
     for start, end in ext.word_groups(plan.words_by_class(r)):
       group = (e >= start) & (e < end)
