@@ -69,7 +69,7 @@ class _MirrorVoter(noisy.FastVoter):
     return (voted, *noisy._draw_two(voted, frontier.real.size, ext,  # pylint: disable=protected-access
                                     self.thresholds(plan, r, voted, rng),
                                     rng, plan.words_by_class(r),
-                                    self.moduli(plan, frontier)))
+                                    self.window(plan, r, frontier)))
 
   def verification_round(self, population, plan, cand, priority, codes,
                          rng, taus=None):

@@ -299,18 +299,81 @@ def test_each_class_of_words_passes_at_its_own_rate():
   assert 20 * rate / 3 < letters < 20 * rate
 
 
-def test_planned_rounds_read_each_block_modulo_its_cap():
+def _brute_wrapped(explicit, votes, num_candidates, scale, tau, window,
+                   rng):
+  """Every candidate's noise drawn, its sum read modulo the window's
+  modulus into [low, low + modulus), thresholded: the law the engine's
+  shortcut must follow (written here, not taken from the engine)."""
+  low, modulus = window
+  sums = discrete_noise.discrete_laplace(rng, scale, num_candidates)
+  sums[explicit] += votes
+  read = low + np.mod(sums - low, modulus)
+  return np.flatnonzero(read >= tau), read[read >= tau]
+
+
+@pytest.mark.parametrize("window, wrong, same", [
+    ((-4, 16), (-4, 16), True),
+    ((-4, 16), None, False),  # the sums read as integers
+    ((-4, 16), (-4, 32), False),  # another modulus
+])
+def test_wrapped_sums_pass_as_every_candidate_drawn_and_read(window, wrong,
+                                                            same):
+  # One block of 40 candidates ("$" and 39 letters), two voted for; scale
+  # 3 around a window of 16 values from -4: a sum wraps about one time in
+  # four. What passes (how many of the others, their read values, which
+  # candidates) against every noise drawn and read modulo 16.
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  explicit, votes = np.array([3, 10]), np.array([20, 0])
+  params = noisy._Thresholds(3.0, 5, discrete_noise.discrete_laplace_tail(
+      3.0, 5), True)
+  ext = noisy.Extensions.of(39, 1, 5, 2)
+  voted = noisy._Voted(explicit, votes, np.zeros(2, dtype=np.int64))
+  read_as = None if wrong is None else noisy.Window(wrong[0],
+                                                    np.array([wrong[1]]))
+  keys = {"engine": [], "brute": []}
+  for seed in range(3000):
+    cand, values, source = noisy._draw_two(
+        voted, 1, ext, lambda word, n, blocks=None: params,
+        np.random.default_rng(seed), window=read_as)
+    keys["engine"].append((cand, values, source))
+    cand, values = _brute_wrapped(explicit, votes, 40, 3.0, 5, window,
+                                  np.random.default_rng(10**6 + seed))
+    keys["brute"].append((cand, values, None))
+
+  def table(stat, cells):
+    rows = []
+    for side in ("engine", "brute"):
+      counts = np.zeros(cells)
+      for cand, values, _ in keys[side]:
+        for x in stat(cand, values):
+          counts[min(x, cells - 1)] += 1
+      rows.append(counts)
+    rows = np.array(rows)
+    return stats.chi2_contingency(rows[:, rows.sum(axis=0) > 0]).pvalue
+
+  others = lambda c, v: [int(np.isin(c, [3, 10], invert=True).sum())]
+  read = lambda c, v: list(v[np.isin(c, [3, 10], invert=True)] - 5)
+  where = lambda c, v: list(c)
+  voted = lambda c, v: list(v[c == 3] - 5)
+  p_values = [table(others, 8), table(read, 20), table(where, 40),
+              table(voted, 20)]
+  if same:
+    assert min(p_values) > 1e-3 / 4, p_values
+  else:
+    assert min(p_values) < 1e-6, p_values
+
+
+def test_planned_rounds_read_each_block_modulo_its_bits():
   # The fast engine reads a round's sums as the blocks' secure sums decode
-  # them: run_planned gives each kept prefix its block's modulus, the
-  # server's noise is added to the sums read modulo it; Skellam shares
-  # (in the sum) are read as integers.
+  # them: run_planned gives each kept prefix the modulus of its bits, the
+  # server's noise draws with that window, Skellam shares without.
   seen = []
 
   class Capturing(noisy.FastVoter):
 
-    def moduli(self, plan, frontier):
-      got = super().moduli(plan, frontier)
-      seen.append((frontier.moduli.copy(), got))
+    def window(self, plan, r, frontier):
+      got = super().window(plan, r, frontier)
+      seen.append((r, frontier.moduli.copy(), got))
       return got
 
   pop = _population(alphabet=LETTERS)
@@ -320,26 +383,28 @@ def test_planned_rounds_read_each_block_modulo_its_cap():
       discovery_wrap_tail=1e-4)
   noisy.run_planned(pop, plan, 0, voter=Capturing())
   assert len(seen) > 2
-  for moduli, got in seen:
-    assert np.array_equal(got, moduli) and moduli.min() >= 2
-  assert seen[0][0].tolist() == [plan.cap_modulus(None, 0)]
+  parents = [None]
+  for r, moduli, window in seen:
+    assert window.low == plan.window_low(r) < 0
+    assert np.array_equal(window.moduli, moduli)
+    assert set(np.log2(moduli).astype(int)) <= set(range(1, 64))
+  assert seen[0][1].tolist() == [2**plan.cap_bits(parents[0], 0)]
+  # Skellam shares: their one modulus is bounded, not drawn.
   frontier = noisy._Frontier(np.zeros((1, 0), dtype=np.int16),
-                             np.zeros(1, dtype=np.int64), np.array([35]))
+                             np.zeros(1, dtype=np.int64), np.array([64]))
   shares = dataclasses.replace(plan, distributed=object())
-  assert noisy.SkellamVoter().moduli(shares, frontier) is None
-  assert noisy.FastVoter().moduli(plan, frontier).tolist() == [35]
+  assert noisy.SkellamVoter().window(shares, 1, frontier) is None
+  assert noisy.FastVoter().window(plan, 1, frontier).moduli.tolist() == [64]
 
 
 @pytest.mark.parametrize("moduli, same", [((16, 32, 16), True),
-                                           ((16, 16, 16), False),
-                                           (None, False)])
-def test_each_block_reads_its_exact_sums_modulo_its_own_cap(moduli, same):
+                                           ((16, 16, 16), False)])
+def test_each_block_reads_its_sums_modulo_its_own_bits(moduli, same):
   # A round of three blocks of one character over 4 letters (a "$" and 4
-  # letters each), 30 votes in the first two blocks, the middle block's
-  # sums read modulo 32, the others' modulo 16, the server's noise added
-  # after: which candidates pass and their readings, against every
-  # candidate's sum read modulo and noised in the test; reading the middle
-  # block modulo 16, or no block modulo, is told apart.
+  # letters each), the middle block's sums read modulo 32, the others'
+  # modulo 16, from -4: which candidates pass and their readings, against
+  # every candidate's noise drawn and read in the test; reading the middle
+  # block modulo 16 is told apart.
   from scipy import stats  # pylint: disable=g-import-not-at-top
   ext = noisy.Extensions.of(4, 1, 5, 2)
   voted = noisy._Voted(np.array([1, 7, 12]), np.array([30, 30, 0]),
@@ -347,21 +412,20 @@ def test_each_block_reads_its_exact_sums_modulo_its_own_cap(moduli, same):
   tail = discrete_noise.discrete_laplace_tail(3.0, 5)
   thresholds = lambda word, n, blocks=None: noisy._Thresholds(3.0, 5, tail,
                                                               True)
-  read_as = None if moduli is None else np.array(moduli)
+  window = noisy.Window(-4, np.array(moduli))
   truth = np.array([16, 32, 16])
-  counts = np.zeros((2, 15 * 40))
+  counts = np.zeros((2, 15 * 20))
   for seed in range(2000):
     cand, values, _ = noisy._draw_two(voted, 3, ext, thresholds,
                                       np.random.default_rng(seed),
-                                      moduli=read_as)
-    counts[0, cand * 40 + np.minimum(values - 5, 39)] += 1
+                                      window=window)
+    counts[0, cand * 20 + np.minimum(values - 5, 19)] += 1
     rng = np.random.default_rng(10**6 + seed)
-    sums = np.zeros(15, dtype=np.int64)
-    sums[voted.candidates] = voted.votes
-    read = (np.mod(sums, np.repeat(truth, 5))
-            + discrete_noise.discrete_laplace(rng, 3.0, 15))
+    sums = discrete_noise.discrete_laplace(rng, 3.0, 15)
+    sums[voted.candidates] += voted.votes
+    read = -4 + np.mod(sums + 4, np.repeat(truth, 5))
     passed = np.flatnonzero(read >= 5)
-    counts[1, passed * 40 + np.minimum(read[passed] - 5, 39)] += 1
+    counts[1, passed * 20 + np.minimum(read[passed] - 5, 19)] += 1
   p = stats.chi2_contingency(counts[:, counts.sum(axis=0) >= 10]).pvalue
   assert (p > 1e-3) == same, p
 
@@ -481,8 +545,7 @@ def test_verification_keeps_the_largest_candidates_that_fit():
     found.add([codes[word]], [value], [list(pop.vocabulary).index(word)],
               0.01)
   plan = _plan(0.01, rounds=10, verify=True, bytes_per_run=10**6)
-  bits = [noisy_plan.packed_bits(m, 1) for m in plan.verification_moduli(
-      [2000.0, 1500.0], [0.01, 0.01])]
+  bits = plan.verification_bits([2000.0, 1500.0], [0.01, 0.01])
   # A budget that holds the two largest counts' blocks and no third.
   spent = plan.budget.bytes_per_run - math.ceil(sum(bits) / 8) - 0
   level, (words, values, false) = noisy._verification_round(
@@ -763,18 +826,18 @@ def test_an_adapted_round_takes_the_largest_rate_that_keeps_its_frontier():
   rates = (1.0, *noisy_plan.rate_menu(0.25)[1:], 0.25)
   for size in (1, 5, 20, 60, 200):
     parent = [50.0] * size
-    at, moduli, k, kept = noisy.round_plan(plan, parent, 2, 2, 0, 0.25)
-    base_k, _ = base.chars_for_round(base.block_moduli(parent, 2), 2, 2, 0)
+    at, bits, k, kept = noisy.round_plan(plan, parent, 2, 2, 0, 0.25)
+    base_k, _ = base.chars_for_round(base.block_bits(parent, 2), 2, 2, 0)
     assert at.sampling_rate in rates
     if at.sampling_rate > 0.25:
-      assert kept == len(moduli) == size and k >= max(base_k, 1)
+      assert kept == len(bits) == size and k >= max(base_k, 1)
     i = rates.index(at.sampling_rate)
     if i:  # the next larger rate fails one of the two
       larger = dataclasses.replace(
           next(o for o in plan.rate_options(2)
                if o.sampling_rate == rates[i - 1]), parent_rate=0.25)
-      lk, lkept = larger.chars_for_round(larger.block_moduli(parent, 2), 2,
-                                         2, 0)
+      lk, lkept = larger.chars_for_round(larger.block_bits(parent, 2), 2, 2,
+                                         0)
       assert lkept < size or lk < max(base_k, 1)
     fixed_at, *_ = noisy.round_plan(base, parent, 2, 2, 0, 0.25)
     assert fixed_at.sampling_rate == 0.25

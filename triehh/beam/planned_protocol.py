@@ -83,7 +83,7 @@ class BeamVoter(noisy.FastVoter):
     return (voted, *noisy._draw_two(voted, frontier.real.size, ext,  # pylint: disable=protected-access
                                     thresholds, rng,
                                     plan.words_by_class(r),
-                                    self.moduli(plan, frontier)))
+                                    self.window(plan, r, frontier)))
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,

@@ -85,7 +85,6 @@ from triehh.core import population as population_lib
 from triehh.core import release
 from triehh.engines import sampling
 from triehh.theory import noise_laws
-from triehh.theory import noisy_plan
 from triehh.theory import verification_thresholds
 
 
@@ -261,28 +260,57 @@ class Extensions:
 class _Frontier:
   codes: np.ndarray  # int16 [F, p]
   real: np.ndarray  # int64 [F] population prefix id at depth p, -1: none
-  # A planned round's blocks: the modulus of each prefix's secure sum.
+  # A planned round's blocks: the modulus 2^b of each prefix's secure sum.
   moduli: np.ndarray | None = None
 
 
-def round_moduli(plan, frontier: _Frontier) -> np.ndarray | None:
-  """Each block's modulus when a round's exact secure sums are read
-  modulo it, the server's noise added after (``NoisyPlan.block_moduli``);
-  None: as integers (no moduli, or Skellam shares, whose one modulus has
-  its wrap-around bounded, ``DistributedNoise.wrap_probability``, not
+@dataclasses.dataclass(frozen=True)
+class Window:
+  """How a planned round's secure sums are read: each block's modulo its
+  ``moduli[f]`` into ``[low, low + moduli[f])`` (``NoisyPlan.window_low``,
+  the block's bits)."""
+
+  low: int
+  moduli: np.ndarray  # int64 [F]
+
+
+def round_window(plan, r: int, frontier: _Frontier) -> Window | None:
+  """How round r's secure sums are read with the server's noise
+  (:class:`Window`: each block modulo its bits' modulus); None: as
+  integers (no moduli, or Skellam shares, whose one modulus has its
+  wrap-around bounded, ``DistributedNoise.wrap_probability``, not
   drawn)."""
   if frontier.moduli is None or plan.distributed is not None:
     return None
-  return np.asarray(frontier.moduli, dtype=np.int64)
+  return Window(plan.window_low(r), frontier.moduli)
 
 
-def modular_votes(voted: "_Voted", fpos: np.ndarray,
-                  moduli: np.ndarray) -> "_Voted":
-  """``voted`` with each candidate's votes read as its block's secure sum
-  does: modulo the block's modulus (a count past its cap wraps; accuracy,
-  never privacy)."""
-  return dataclasses.replace(voted,
-                             votes=np.mod(voted.votes, moduli[fpos]))
+def _draw_windowed(voted: _Voted, fpos: np.ndarray, e: np.ndarray,
+                   mask: np.ndarray, layout: tuple[int, int, int], params,
+                   rng: np.random.Generator, window: Window) -> list:
+  """:func:`draw_passing` for one group of a round's candidates (``mask``
+  of the explicit ones; ``layout``: the group's first extension, its
+  width, the extensions a block), each block's sums read modulo its
+  modulus: the explicit ones' noise at once, the others' per modulus.
+  ``(candidate ids, values, explicit index or -1)`` parts."""
+  base, width, e_size = layout
+  moduli = np.asarray(window.moduli, dtype=np.int64)
+  idx = np.flatnonzero(mask)
+  noisy = wrapped(voted.votes[idx] + _noise(params, idx.size, rng),
+                  window.low, moduli[fpos[idx]])
+  keep = noisy >= params.threshold
+  parts = [(voted.candidates[idx[keep]], noisy[keep], idx[keep])]
+  for modulus in np.unique(moduli).tolist():
+    blocks = np.flatnonzero(moduli == modulus)
+    inside = idx[np.isin(fpos[idx], blocks)]
+    local = (np.searchsorted(blocks, fpos[inside]) * width
+             + (e[inside] - base))
+    pool, values = _other_passing_wrapped(local, blocks.size * width,
+                                          params, rng, (window.low, modulus))
+    f, rest = np.divmod(pool, width)
+    parts.append((blocks[f] * e_size + base + rest, values,
+                  np.full(pool.size, -1, dtype=np.int64)))
+  return parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -619,6 +647,56 @@ def _noise_above(params: NoisyParams, threshold: int, size: int,
                                                 size)
 
 
+def wrapped(values: np.ndarray, low: int, modulus: int) -> np.ndarray:
+  """``values`` read modulo ``modulus`` into ``[low, low + modulus)``."""
+  return low + np.mod(np.asarray(values, dtype=np.int64) - low, modulus)
+
+
+def _noise_tail(params: NoisyParams, threshold: int) -> float:
+  """``P[Z >= threshold]`` of the round's server noise."""
+  law = (noise_laws.LAPLACE if getattr(params, "laplace", False)
+         else noise_laws.GAUSSIAN)
+  return noise_laws.tail(law, params.sigma, threshold)
+
+
+def _other_passing_wrapped(voted: np.ndarray, num_candidates: int,
+                           params: NoisyParams, rng: np.random.Generator,
+                           window: tuple[int, int]
+                           ) -> tuple[np.ndarray, np.ndarray]:
+  """:func:`_other_passing` when each noisy sum (the noise alone, no vote)
+  is read modulo ``modulus`` into ``[low, low + modulus)``: it passes iff
+  that reading is at least tau. A draw in the window reads as itself, so
+  only ``Z >= max(tau, low)`` and ``Z < low`` can pass: how many of the
+  others fall in each (binomials, the second given the first), their
+  draws from the noise's tails (symmetric: below ``low`` is minus above
+  ``1 - low``), read modulo, those reading at least tau kept."""
+  low, modulus = int(window[0]), int(window[1])
+  tau = int(params.threshold)
+  others = num_candidates - voted.size
+  if others <= 0:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+  start = max(tau, low)
+  above, below = _noise_tail(params, start), _noise_tail(params, 1 - low)
+  high = int(rng.binomial(others, above))
+  rest = others - high
+  under = (int(rng.binomial(rest, min(below / (1.0 - above), 1.0)))
+           if rest and below > 0 else 0)
+  size = high + under
+  if not size:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+  _check_passing_fits(params, num_candidates, size,
+                      "drawn outside the window or above the threshold")
+  values = wrapped(np.concatenate([
+      _noise_above(params, start, high, rng),
+      -_noise_above(params, 1 - low, under, rng)]), low, modulus)
+  picked = _outside(voted, others, size, rng)
+  # The positions are exchangeable: the k-th drawn value goes to a uniform
+  # one of them.
+  values = values[rng.permutation(size)]
+  keep = values >= tau
+  return picked[keep], values[keep]
+
+
 @dataclasses.dataclass(frozen=True)
 class SkellamRound:
   """A round of distributed noise (:class:`SkellamShares` once the
@@ -762,11 +840,11 @@ class FastVoter:
       return None
     return (voted, *_draw_two(voted, frontier.real.size, ext, thresholds,
                               rng, plan.words_by_class(r),
-                              self.moduli(plan, frontier)))
+                              self.window(plan, r, frontier)))
 
-  def moduli(self, plan, frontier: _Frontier) -> np.ndarray | None:
-    """:func:`round_moduli`."""
-    return round_moduli(plan, frontier)
+  def window(self, plan, r: int, frontier: _Frontier) -> Window | None:
+    """:func:`round_window`."""
+    return round_window(plan, r, frontier)
 
   def verification_round(self, population: population_lib.Population, plan,
                          cand: np.ndarray, priority: np.ndarray,
@@ -882,15 +960,14 @@ def run_planned(population: population_lib.Population, plan,
   for r in range(plan.discovery_rounds):
     if not frontier.real.size:
       break
-    at, moduli, k, kept = round_plan(plan, parent, r, p, spent,
-                                     parent_rate)
+    at, bits, k, kept = round_plan(plan, parent, r, p, spent, parent_rate)
     if not k:
       break
     dropped = frontier.real.size - kept
-    moduli = moduli[:kept]  # the prefixes of largest noisy count come first
+    bits = bits[:kept]  # the prefixes of largest noisy count come first
     frontier = _Frontier(frontier.codes[:kept], frontier.real[:kept],
-                         np.asarray(moduli, dtype=np.int64))
-    upload = at.round_bytes(moduli, k, p)
+                         np.left_shift(1, np.asarray(bits, dtype=np.int64)))
+    upload = at.round_bytes(sum(bits), k, p)
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
     q = parent_rate = at.sampling_rate
@@ -932,7 +1009,7 @@ def run_planned(population: population_lib.Population, plan,
 
 def round_plan(plan, parent: list, r: int, prefix_length: int, spent: float,
                parent_rate: float):
-  """(plan_r, moduli, k_r, kept): round r's plan, its blocks' moduli, its
+  """(plan_r, bits, k_r, kept): round r's plan, its blocks' bits, its
   characters and kept frontier prefixes, from public values only: the
   plan at q (its parents' counts sampled at ``parent_rate``), or, when
   the rates adapt (:meth:`~triehh.theory.noisy_plan.NoisyPlan.
@@ -940,16 +1017,16 @@ def round_plan(plan, parent: list, r: int, prefix_length: int, spent: float,
   and at least as many characters."""
   at = (plan if parent_rate == plan.sampling_rate
         else dataclasses.replace(plan, parent_rate=parent_rate))
-  moduli = at.block_moduli(parent, r)
-  k, kept = at.chars_for_round(moduli, r, prefix_length, spent)
+  bits = at.block_bits(parent, r)
+  k, kept = at.chars_for_round(bits, r, prefix_length, spent)
   for option in plan.rate_options(r):
     option = dataclasses.replace(option, parent_rate=parent_rate)
-    option_moduli = option.block_moduli(parent, r)
-    option_k, option_kept = option.chars_for_round(option_moduli, r,
+    option_bits = option.block_bits(parent, r)
+    option_k, option_kept = option.chars_for_round(option_bits, r,
                                                    prefix_length, spent)
-    if option_k >= max(k, 1) and option_kept == len(option_moduli):
-      return option, option_moduli, option_k, option_kept
-  return at, moduli, k, kept
+    if option_k >= max(k, 1) and option_kept == len(option_bits):
+      return option, option_bits, option_k, option_kept
+  return at, bits, k, kept
 
 
 @dataclasses.dataclass
@@ -984,8 +1061,8 @@ def _verification_round(population: population_lib.Population, plan,
   r = plan.num_levels - 1
   measured = np.asarray(found.values, dtype=np.float64)
   order = np.argsort(-measured, kind="stable")
-  bits = [noisy_plan.packed_bits(m, 1) for m in plan.verification_moduli(
-      measured[order].tolist(), [found.sigmas[i] for i in order])]
+  bits = plan.verification_bits(measured[order].tolist(),
+                                [found.sigmas[i] for i in order])
   allowance = 8 * plan.round_allowance(r, spent)
   kept = int(np.searchsorted(np.cumsum(bits), allowance, side="right"))
   order, bits = order[:kept], bits[:kept]
@@ -1056,7 +1133,7 @@ def _planned_stats(plan, r: int, frontier: _Frontier, ext: Extensions,
 
 def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
               thresholds, rng: np.random.Generator, by_class: bool = False,
-              moduli: np.ndarray | None = None
+              window: Window | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """:func:`draw_passing` for the word candidates (ending in ``$``) at the
   word threshold (``by_class``: each class of :meth:`Extensions.
@@ -1064,12 +1141,10 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
   threshold, each renumbered within its own group; the union, by
   candidate id. ``thresholds(word, num_candidates, num_blocks)`` gives
   each group's noise and threshold (:class:`_Thresholds` or
-  :class:`SkellamRound`). ``moduli``: each block's exact sums read modulo
-  its modulus before the noise (:func:`modular_votes`)."""
+  :class:`SkellamRound`). ``window``: each block's sums read modulo its
+  modulus (:class:`Window`), the blocks of one modulus drawn together."""
   e_size, w = ext.size, int(ext.offsets[ext.chars])
   fpos, e = np.divmod(voted.candidates, e_size)
-  if moduli is not None:
-    voted = modular_votes(voted, fpos, moduli)
   parts = []
   groups = [(True, start, end) for start, end in ext.word_groups(by_class)]
   for word, base, end in groups + [(False, w, e_size)]:
@@ -1078,6 +1153,10 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
       continue
     params = thresholds(word, num_frontier * width, num_frontier)
     mask = (e >= base) & (e < end)
+    if window is not None:
+      parts += _draw_windowed(voted, fpos, e, mask, (base, width, e_size),
+                              params, rng, window)
+      continue
     local = fpos[mask] * width + (e[mask] - base)
     cand, values, source = draw_passing(
         local, voted.votes[mask], num_frontier * width, params, rng)

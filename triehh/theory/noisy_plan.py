@@ -12,22 +12,20 @@ changes, all functions of public values and earlier releases:
   character does not fit, the frontier keeps its prefixes of largest noisy
   count that fit (post-processing of released counts).
 * *Bytes.* A client uploads one integer per candidate to a secure sum. The
-  coordinates of frontier prefix f's block are summed modulo M_f, ``c_f +
-  1`` for ``c_f`` a public cap on any count below f: n in the first round
-  and for several words per user; with one word per user, f's released
-  noisy count plus its round's margin (a child's count is at most its
-  parent's; ``WRAP_SIGMAS`` of that round's sigma, the Laplace's
-  ``WRAP_SCALES``, each passed with probability at most ``WRAP_TAIL``;
-  ``DISCOVERY_WRAP_TAIL`` in discovery). The server adds its noise to the
-  sum it decodes (in ``[0, M_f)``), so a block's modulus holds counts,
-  not noise; a count past its cap is read modulo M_f (accuracy, never
-  privacy: post-processing of the exact sum). Skellam shares are in the
-  sum: their blocks' moduli are ``2^b_f``, ``b_f = ceil(log2(c_f + 2 w
-  sigma_r + 1))``. A block's E_r coordinates are packed into ring
-  elements of at most 64 bits (mixed radix, :func:`packed_bits`); a
-  round costs ``ceil(sum_f packed_bits(M_f, E_r) / 8)`` bytes
-  (:meth:`NoisyPlan.round_bytes`). Round r may spend the run's remaining
-  bytes over its remaining rounds, at most ``bytes_per_round``.
+  coordinates of frontier prefix f's block are summed modulo ``2^b_f``,
+  ``b_f = ceil(log2(c_f + 2 w sigma_r + 1))`` bits (noisy values decoded
+  from ``[-w sigma_r, c_f + w sigma_r]``, w = ``WRAP_SIGMAS``, the
+  Laplace's ``WRAP_SCALES``: each passed with probability at most
+  ``WRAP_TAIL``), ``c_f`` a public cap on any
+  count below f: n in the first round and for several words per user;
+  with one word per user, f's released noisy count plus ``WRAP_SIGMAS`` of
+  its round's sigma (a child's count is at most its parent's; the noise is
+  added and the value released modulo the same ``2^b_f``, post-processing
+  of the noisy sum, so a wrap-around costs accuracy, never privacy). The
+  simulation does not draw the wrap-around. A
+  round costs ``ceil(sum_f E_r b_f / 8)`` bytes (E_r extensions per
+  prefix). Round r may spend the run's remaining bytes over its remaining
+  rounds, at most ``bytes_per_round``.
 * *Fixed rounds and noise.* R and every round's sigma_r are fixed before
   the run (:func:`plan`); only k_r and the kept frontier adapt. A round's
   L2 sensitivity is 1 whatever k_r (one one-hot vote), so the run is the
@@ -115,7 +113,6 @@ or one-hot, the same pair of laws per round (docs/noisy-trie.md).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import math
@@ -164,9 +161,9 @@ def wrap_margin(noise_law: str, tail: float) -> float:
 # In sigmas, 7.43 (also the binomial deviations of a sampled count's cap);
 # the Laplace's, in scales, 27.6.
 WRAP_SIGMAS = wrap_margin(GAUSSIAN, WRAP_TAIL)
-# Discover, then verify: the discovery rounds' margins, where a count past
-# its cap costs a prefix or a candidate of V, never a release (the engines
-# read it modulo: triehh.engines.noisy.round_moduli). Chosen on the prior
+# Discover, then verify: the discovery rounds' margins, where a wrap-around
+# costs a prefix or a candidate of V, never a release (the engines draw it:
+# triehh.engines.noisy.Window). Chosen on the public prior
 # (docs/noisy-trie.md, "Margins where a wrap releases nothing").
 DISCOVERY_WRAP_TAIL = 1e-4
 WRAP_SCALES = wrap_margin(LAPLACE, WRAP_TAIL)
@@ -237,40 +234,6 @@ def bits_for(cap: float) -> int:
   """``ceil(log2(cap + 1))``: the bits of a secure sum of counts at most
   ``cap`` (at least 1)."""
   return max(1, math.ceil(math.log2(max(cap, 0.0) + 1.0)))
-
-
-# A secure sum's ring element: a block's coordinates, each modulo the
-# block's modulus M, are packed d to an element of modulus M^d <= 2^64
-# (mixed radix). Sums of packed vectors are the packed sums while no
-# coordinate's sum reaches M (no carry): the condition the block's cap
-# already asks for.
-PACK_BITS = 64
-
-
-@functools.lru_cache(maxsize=4096)
-def packed_bits(modulus: int, count: int) -> int:
-  """Bits of ``count`` coordinates modulo ``modulus`` packed into ring
-  elements of at most ``2^PACK_BITS`` (d coordinates an element, the most
-  with ``modulus^d <= 2^PACK_BITS``): each element, uniform modulo its
-  ``modulus^d`` once masked, takes ``(modulus^d - 1).bit_length()`` bits.
-  A power of two ``2^b`` packs to ``count * b`` bits."""
-  modulus, count = int(modulus), int(count)
-  if modulus < 2:
-    raise ValueError(f"a block's modulus must be at least 2, got {modulus}")
-  if count <= 0:
-    return 0
-  per = 1
-  while modulus**(per + 1) <= 2**PACK_BITS:
-    per += 1
-  full, rest = divmod(count, per)
-  return (full * (modulus**per - 1).bit_length()
-          + ((modulus**rest - 1).bit_length() if rest else 0))
-
-
-def modulus_for(cap: float) -> int:
-  """The modulus of a secure sum of counts at most ``cap``: ``floor(cap)
-  + 1`` (at least 2)."""
-  return max(2, math.floor(max(cap, 0.0)) + 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -420,16 +383,21 @@ class NoisyPlan:
   def round_wrap(self, r: int) -> float:
     """Round r's margins in its sigmas (or scales): a discovery round's
     (discover, then verify, the server's noise) at
-    ``discovery_wrap_tail`` (None: ``wrap_tail``), where a count past its
-    block's cap costs a prefix or a candidate of V, never a release, and
-    the engines read it modulo (:func:`triehh.engines.noisy.round_moduli`);
-    the others' at ``wrap_tail`` (Skellam shares: their wrap-around is
-    bounded, not drawn)."""
+    ``discovery_wrap_tail`` (None: ``wrap_tail``), where a wrap costs a
+    prefix or a candidate of V, never a release, and the engines draw it
+    (:class:`triehh.engines.noisy.Window`); the others' at ``wrap_tail``
+    (Skellam shares: their wrap-around is bounded, not drawn)."""
     if (self.verify and r < self.discovery_rounds
         and self.distributed is None
         and self.discovery_wrap_tail is not None):
       return wrap_margin(self.noise_law, self.discovery_wrap_tail)
     return self.wrap
+
+  def window_low(self, r: int) -> int:
+    """The least value a count of round r's blocks decodes to: minus its
+    lower margin, ``floor(round_wrap(r) sigma_r)``. A block of b bits
+    decodes its secure sum modulo 2^b into ``[low, low + 2^b)``."""
+    return -math.floor(self.round_wrap(r) * self.round_sigma(r))
 
   def params(self, r: int, word: bool, num_candidates: int | None = None,
              num_blocks: int | None = None) -> noisy_trie.NoisyTrieParams:
@@ -487,33 +455,31 @@ class NoisyPlan:
     """The most candidates a run can count: every byte at one bit each."""
     return 8 * self.budget.bytes_per_run
 
-  def cap_modulus(self, noisy_count: float | None, r: int) -> int:
-    """M_f of a block of round r whose parent's released noisy count is
+  def cap_bits(self, noisy_count: float | None, r: int) -> int:
+    """b_f of a block of round r whose parent's released noisy count is
     ``noisy_count`` (None: the root, or several words per user): the
-    modulus of its secure sum (module docstring, *Bytes*)."""
-    return self.block_moduli([noisy_count], r)[0]
+    counts' cap plus ``WRAP_SIGMAS`` of round r's sigma on either side
+    (noisy values are decoded from ``[-w sigma_r, cap + w sigma_r]``, w
+    :attr:`wrap`)."""
+    return self.block_bits([noisy_count], r)[0]
 
-  def block_moduli(self, noisy_counts, r: int) -> list[int]:
-    """:meth:`cap_modulus` of each of ``noisy_counts`` (a list: None or a
+  def block_bits(self, noisy_counts, r: int) -> list[int]:
+    """:meth:`cap_bits` of each of ``noisy_counts`` (a list: None or a
     float each) at round r, in one pass."""
     above = self.round_wrap(r) * self.round_sigma(max(r - 1, 0))
-    return self._moduli(noisy_counts, [above] * len(noisy_counts), r)
+    return self._capped_bits(noisy_counts, [above] * len(noisy_counts), r)
 
-  def _moduli(self, noisy_counts, margins, r: int) -> list[int]:
-    """The moduli of round r's sums below each of ``noisy_counts`` (None:
-    n) plus its margin, capped at n (several words: n): the counts' cap
-    plus one with the server's noise (added after the sum); with Skellam
-    shares (in the sum) ``2^b``, b the bits of the cap and ``round_wrap``
-    of round r's sigma on either side."""
-    if self.distributed is None:
-      of = modulus_for
-    else:
-      noise = 2.0 * self.round_wrap(r) * self.round_sigma(r)
-      of = lambda cap: 2**bits_for(cap + noise)  # pylint: disable=unnecessary-lambda-assignment
-    n = self.population_size
+  def _capped_bits(self, noisy_counts, margins, r: int) -> list[int]:
+    """The bits of round r's counts below each of ``noisy_counts`` (None:
+    n) plus its margin, capped at n (several words: n), with ``WRAP_SIGMAS``
+    of round r's sigma on either side for the noise."""
+    noise = 2.0 * self.round_wrap(r) * self.round_sigma(r)
+    whole = bits_for(self.population_size + noise)
     if not self.one_word:
-      return [of(n)] * len(noisy_counts)
-    return [of(n) if c is None else of(min(self._cap(c + m), n))
+      return [whole] * len(noisy_counts)
+    n = self.population_size
+    return [whole if c is None else bits_for(min(self._cap(c + m), n)
+                                             + noise)
             for c, m in zip(noisy_counts, margins)]
 
   def _cap(self, count: float) -> float:
@@ -533,32 +499,31 @@ class NoisyPlan:
     return (users * now
             + wrap_margin(GAUSSIAN, self.wrap_tail) * math.sqrt(spread))
 
-  def verification_moduli(self, noisy_counts, sigmas) -> list[int]:
-    """M_w of each word candidate of the verification round: one word per
+  def verification_bits(self, noisy_counts, sigmas) -> list[int]:
+    """b_w of each word candidate of the verification round: one word per
     user, its discovery noisy count (measured at ``sigmas``, one each)
-    plus ``WRAP_SIGMAS`` of that sigma, capped at n; several words, n
-    (:meth:`_moduli`)."""
-    return self._moduli(noisy_counts, [self.wrap * s for s in sigmas],
-                        self.num_levels - 1)
+    plus ``WRAP_SIGMAS`` of that sigma, capped at n; several words, n.
+    Noisy values are decoded from ``WRAP_SIGMAS`` of the verification's
+    sigma on either side."""
+    return self._capped_bits(noisy_counts,
+                             [self.wrap * s for s in sigmas],
+                             self.num_levels - 1)
 
-  def round_bytes(self, moduli, chars: int, prefix_length: int) -> int:
-    """Bytes of a round whose blocks have ``moduli``, each of E
-    extensions (``chars`` characters after ``prefix_length``), packed
-    (:func:`packed_bits`)."""
+  def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
+    """Bytes of a round whose blocks total ``bits`` per extension."""
     e, _ = extensions(self.alphabet_size, chars, self.max_length,
                       prefix_length)
-    return math.ceil(sum(count * packed_bits(m, e) for m, count
-                         in collections.Counter(moduli).items()) / 8)
+    return math.ceil(bits * e / 8)
 
   def extensions(self, chars: int, prefix_length: int) -> tuple[int, int]:
     """:func:`extensions` at this plan's A and L."""
     return extensions(self.alphabet_size, chars, self.max_length,
                       prefix_length)
 
-  def chars_for_round(self, block_moduli, r: int, prefix_length: int,
+  def chars_for_round(self, block_bits, r: int, prefix_length: int,
                       spent: int) -> tuple[int, int]:
     """:func:`chars_for_round` of this plan."""
-    return chars_for_round(self, block_moduli, r, prefix_length, spent)
+    return chars_for_round(self, block_bits, r, prefix_length, spent)
 
   def round_allowance(self, r: int, spent: int) -> int:
     """Round r's bytes: the run's remaining over the remaining rounds
@@ -619,11 +584,11 @@ def _laplace_params(scale: float, rate: float) -> LaplaceRound:
                       discrete_noise.discrete_laplace_tail(scale, tau))
 
 
-def chars_for_round(plan: NoisyPlan, block_moduli: list[int] | tuple[int, ...],
+def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
                     r: int, prefix_length: int, spent: int
                     ) -> tuple[int, int]:
   """(k_r, kept): the characters of round r and how many frontier prefixes
-  (the first ``kept`` of ``block_moduli``, largest noisy count first) it
+  (the first ``kept`` of ``block_bits``, largest noisy count first) it
   extends, from public values only: every prefix at the most characters
   that fit, else the most prefixes that fit at one character, then the
   most characters those prefixes' bytes allow (past L only ``$`` can
@@ -632,19 +597,21 @@ def chars_for_round(plan: NoisyPlan, block_moduli: list[int] | tuple[int, ...],
   left."""
   left_symbols = plan.max_length + 1 - prefix_length
   allowance = plan.round_allowance(r, spent)
-  if left_symbols <= 0 or not block_moduli:
+  if left_symbols <= 0 or not block_bits:
     return 0, 0
-  kept = len(block_moduli)
-  if plan.round_bytes(block_moduli, 1, prefix_length) > allowance:
-    e, _ = plan.extensions(1, prefix_length)
-    bits = np.cumsum([packed_bits(m, e) for m in block_moduli])
-    kept = int(np.searchsorted(bits, 8 * allowance, side="right"))
+  kept, bits = len(block_bits), sum(block_bits)
+  if plan.round_bytes(bits, 1, prefix_length) > allowance:
+    kept, bits = 0, 0
+    for b in block_bits:
+      if plan.round_bytes(bits + b, 1, prefix_length) > allowance:
+        break
+      bits += b
+      kept += 1
   if not kept:
     return 0, 0
-  moduli = block_moduli[:kept]
   best = 1
   for k in range(2, left_symbols + 1):
-    if plan.round_bytes(moduli, k, prefix_length) > allowance:
+    if plan.round_bytes(bits, k, prefix_length) > allowance:
       break
     best = k
   return best, kept
@@ -876,10 +843,10 @@ def build(declared: _Declared, choices: PlanChoices,
         declared.replace_one) > declared.epsilon:
       sigma *= 1.001
   first_bytes = None
-  if choices.sized_first_round:  # the root's counts, at most n
-    e, _ = extensions(declared.alphabet_size, choices.first_chars,
-                      declared.max_length, 0)
-    first_bytes = math.ceil(packed_bits(modulus_for(declared.n), e) / 8)
+  if choices.sized_first_round:
+    noise = 2.0 * WRAP_SIGMAS * sigma * choices.first_multiplier
+    first_bytes = declared.first_bytes(choices.first_chars,
+                                       bits_for(declared.n + noise))
   coordinates = 8 * declared.budget.bytes_per_run
   return NoisyPlan(
       sigma=sigma, num_levels=rounds, noise_multipliers=multipliers,

@@ -103,12 +103,10 @@ class TffVoter:
     if drawn is None:
       return None
     voted, noisy_sums, thresholds = drawn
-    moduli = noisy.round_moduli(plan, frontier)
-    if moduli is not None:  # each block's exact sums read modulo it
-      carried = voted.votes - noisy.modular_votes(
-          voted, voted.candidates // ext.size, moduli).votes
-      noisy_sums = noisy_sums.copy()
-      noisy_sums[voted.candidates] -= carried
+    window = noisy.round_window(plan, r, frontier)
+    if window is not None:  # each block's sums read modulo its bits
+      noisy_sums = noisy.wrapped(noisy_sums, window.low,
+                                 window.moduli[fpos])
     cut = np.full(e.size, thresholds(False, f * (ext.size - width)).threshold)
     for start, end in ext.word_groups(plan.words_by_class(r)):
       group = (e >= start) & (e < end)
