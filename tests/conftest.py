@@ -409,7 +409,7 @@ _SLOW_TESTS = {
         "test_one_word_caps_follow_the_parent_count",
         "test_the_per_round_cap_binds",
         # Round three: single process at a load of 2-3.
-        "test_block_bits_are_the_caps_of_each_count",  # 1.5 s
+        "test_block_moduli_are_the_caps_of_each_count",  # 1.5 s
         "test_the_prior_rule_chooses_within_its_options_and_budget",  # 1.4 s
         "test_the_prior_rule_does_no_worse_than_the_fixed_one_on_its_prior",  # 1.4 s
         "test_a_prior_plan_meets_its_target_by_an_independent_pld",  # 0.7 s

@@ -363,9 +363,9 @@ def test_wrapped_sums_pass_as_every_candidate_drawn_and_read(window, wrong,
     assert min(p_values) < 1e-6, p_values
 
 
-def test_planned_rounds_read_each_block_modulo_its_bits():
+def test_planned_rounds_read_each_block_modulo_its_own():
   # The fast engine reads a round's sums as the blocks' secure sums decode
-  # them: run_planned gives each kept prefix the modulus of its bits, the
+  # them: run_planned gives each kept prefix its block's modulus, the
   # server's noise draws with that window, Skellam shares without.
   seen = []
 
@@ -387,8 +387,8 @@ def test_planned_rounds_read_each_block_modulo_its_bits():
   for r, moduli, window in seen:
     assert window.low == plan.window_low(r) < 0
     assert np.array_equal(window.moduli, moduli)
-    assert set(np.log2(moduli).astype(int)) <= set(range(1, 64))
-  assert seen[0][1].tolist() == [2**plan.cap_bits(parents[0], 0)]
+    assert moduli.min() >= 2
+  assert seen[0][1].tolist() == [plan.cap_modulus(parents[0], 0)]
   # Skellam shares: their one modulus is bounded, not drawn.
   frontier = noisy._Frontier(np.zeros((1, 0), dtype=np.int16),
                              np.zeros(1, dtype=np.int64), np.array([64]))
@@ -399,7 +399,7 @@ def test_planned_rounds_read_each_block_modulo_its_bits():
 
 @pytest.mark.parametrize("moduli, same", [((16, 32, 16), True),
                                            ((16, 16, 16), False)])
-def test_each_block_reads_its_sums_modulo_its_own_bits(moduli, same):
+def test_each_block_reads_its_sums_modulo_its_own_modulus(moduli, same):
   # A round of three blocks of one character over 4 letters (a "$" and 4
   # letters each), the middle block's sums read modulo 32, the others'
   # modulo 16, from -4: which candidates pass and their readings, against
@@ -545,7 +545,8 @@ def test_verification_keeps_the_largest_candidates_that_fit():
     found.add([codes[word]], [value], [list(pop.vocabulary).index(word)],
               0.01)
   plan = _plan(0.01, rounds=10, verify=True, bytes_per_run=10**6)
-  bits = plan.verification_bits([2000.0, 1500.0], [0.01, 0.01])
+  bits = [noisy_plan.packed_bits(m, 1) for m in plan.verification_moduli(
+      [2000.0, 1500.0], [0.01, 0.01])]
   # A budget that holds the two largest counts' blocks and no third.
   spent = plan.budget.bytes_per_run - math.ceil(sum(bits) / 8) - 0
   level, (words, values, false) = noisy._verification_round(
@@ -826,18 +827,18 @@ def test_an_adapted_round_takes_the_largest_rate_that_keeps_its_frontier():
   rates = (1.0, *noisy_plan.rate_menu(0.25)[1:], 0.25)
   for size in (1, 5, 20, 60, 200):
     parent = [50.0] * size
-    at, bits, k, kept = noisy.round_plan(plan, parent, 2, 2, 0, 0.25)
-    base_k, _ = base.chars_for_round(base.block_bits(parent, 2), 2, 2, 0)
+    at, moduli, k, kept = noisy.round_plan(plan, parent, 2, 2, 0, 0.25)
+    base_k, _ = base.chars_for_round(base.block_moduli(parent, 2), 2, 2, 0)
     assert at.sampling_rate in rates
     if at.sampling_rate > 0.25:
-      assert kept == len(bits) == size and k >= max(base_k, 1)
+      assert kept == len(moduli) == size and k >= max(base_k, 1)
     i = rates.index(at.sampling_rate)
     if i:  # the next larger rate fails one of the two
       larger = dataclasses.replace(
           next(o for o in plan.rate_options(2)
                if o.sampling_rate == rates[i - 1]), parent_rate=0.25)
-      lk, lkept = larger.chars_for_round(larger.block_bits(parent, 2), 2, 2,
-                                         0)
+      lk, lkept = larger.chars_for_round(larger.block_moduli(parent, 2), 2,
+                                         2, 0)
       assert lkept < size or lk < max(base_k, 1)
     fixed_at, *_ = noisy.round_plan(base, parent, 2, 2, 0, 0.25)
     assert fixed_at.sampling_rate == 0.25

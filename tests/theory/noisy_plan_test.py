@@ -79,8 +79,9 @@ def test_first_round_fits_its_share_and_rounds_cover_every_length():
   # k_0 = 3 at 20 bits: 20,440 counts of 20 bits = 51,100 bytes fit 1/8
   # of 1 MB; k = 4's 551,881 do not.
   assert noisy_plan.bits_for(10**6) == 20
-  assert plan.round_bytes(20, 3, 0) == 51_100
-  assert plan.round_bytes(20, 4, 0) > noisy_plan.FIRST_ROUND_SHARE * 10**6
+  assert plan.round_bytes([2**20], 3, 0) == 51_100
+  assert plan.round_bytes([2**20], 4, 0) > (noisy_plan.FIRST_ROUND_SHARE
+                                            * 10**6)
   assert plan.num_levels == 10 + 1 - 3
   # The last two symbols cost one character's extensions.
   assert noisy_plan.extensions(27, 2, 10, 9)[0] == noisy_plan.extensions(
@@ -108,24 +109,24 @@ def test_the_accountant_meets_the_target_and_agrees_with_an_independent_pld():
 @pytest.mark.parametrize("frontier, k", [(1, 3), (10, 2), (2000, 1)])
 def test_characters_shrink_as_the_frontier_grows(frontier, k):
   plan = _plan()
-  bits = [12] * frontier
-  chars, kept = noisy_plan.chars_for_round(plan, bits, 1, 3, 0)
+  moduli = [2**12] * frontier
+  chars, kept = noisy_plan.chars_for_round(plan, moduli, 1, 3, 0)
   assert (chars, kept) == (k, frontier)
   allowance = plan.round_allowance(1, 0)
-  assert plan.round_bytes(sum(bits), chars, 3) <= allowance
-  assert plan.round_bytes(sum(bits), chars + 1, 3) > allowance
+  assert plan.round_bytes(moduli, chars, 3) <= allowance
+  assert plan.round_bytes(moduli, chars + 1, 3) > allowance
 
 
 def test_a_frontier_too_large_keeps_its_first_prefixes_within_budget():
   plan = _plan()
-  bits = [12] * 100_000
-  chars, kept = noisy_plan.chars_for_round(plan, bits, 1, 3, 0)
+  moduli = [2**12] * 100_000
+  chars, kept = noisy_plan.chars_for_round(plan, moduli, 1, 3, 0)
   assert chars == 1 and 0 < kept < 100_000
   allowance = plan.round_allowance(1, 0)
-  assert plan.round_bytes(12 * kept, 1, 3) <= allowance
-  assert plan.round_bytes(12 * (kept + 1), 1, 3) > allowance
+  assert plan.round_bytes(moduli[:kept], 1, 3) <= allowance
+  assert plan.round_bytes(moduli[:kept + 1], 1, 3) > allowance
   # A spent budget: nothing more runs.
-  assert noisy_plan.chars_for_round(plan, bits, 1, 3, 10**6) == (0, 0)
+  assert noisy_plan.chars_for_round(plan, moduli, 1, 3, 10**6) == (0, 0)
 
 
 def test_a_partial_frontier_one_character_short_of_l_ends_its_words():
@@ -135,16 +136,16 @@ def test_a_partial_frontier_one_character_short_of_l_ends_its_words():
   # so its words of L letters can end (with one, none could).
   plan = _plan()
   allowance = plan.round_allowance(3, 0)
-  bits = [12] * 100_000
-  chars, kept = noisy_plan.chars_for_round(plan, bits, 3, 9, 0)
-  assert (chars, 0 < kept < len(bits)) == (2, True)
+  moduli = [2**12] * 100_000
+  chars, kept = noisy_plan.chars_for_round(plan, moduli, 3, 9, 0)
+  assert (chars, 0 < kept < len(moduli)) == (2, True)
   assert plan.extensions(2, 9) == plan.extensions(1, 9)[:1] * 2
-  assert plan.round_bytes(12 * kept, 2, 9) <= allowance
-  assert plan.round_bytes(12 * (kept + 1), 2, 9) > allowance
+  assert plan.round_bytes(moduli[:kept], 2, 9) <= allowance
+  assert plan.round_bytes(moduli[:kept + 1], 2, 9) > allowance
   # Elsewhere a partial frontier takes one character: two cost more.
-  assert noisy_plan.chars_for_round(plan, bits, 3, 8, 0)[0] == 1
+  assert noisy_plan.chars_for_round(plan, moduli, 3, 8, 0)[0] == 1
   # And a frontier that fits takes both as before.
-  assert noisy_plan.chars_for_round(plan, [12] * 10, 3, 9, 0) == (2, 10)
+  assert noisy_plan.chars_for_round(plan, [2**12] * 10, 3, 9, 0) == (2, 10)
 
 
 def test_later_discovery_words_share_their_blocks_rate_by_class():
@@ -193,17 +194,16 @@ def test_discovery_margins_are_looser_where_a_wrap_releases_nothing():
   assert plan.round_wrap(last) == pytest.approx(math.log(1e12))
   b = plan.round_sigma(2)
   assert plan.window_low(2) == -math.floor(math.log(1e4) * b)
-  # A block below a count of 10: 10 + 3 ln(10^4) b of room, fewer bits
-  # than at 10^-12.
+  # A block below a count of 10: from -ln(10^4) b to 10 plus the two
+  # rounds' noises' margin together, fewer values than at 10^-12.
   strict = dataclasses.replace(plan, discovery_wrap_tail=None)
   assert strict.round_wrap(2) == pytest.approx(math.log(1e12))
-  assert plan.cap_bits(10.0, 2) == noisy_plan.bits_for(
-      10 + math.log(1e4) * plan.round_sigma(1) + 2 * math.log(1e4) * b)
-  assert plan.cap_bits(10.0, 2) < strict.cap_bits(10.0, 2)
+  top = 10 + noisy_plan.joint_margin("laplace", plan.round_sigma(1), b, 1e-4)
+  assert plan.cap_modulus(10.0, 2) == math.floor(top) - plan.window_low(
+      2) + 1
+  assert plan.cap_modulus(10.0, 2) < strict.cap_modulus(10.0, 2)
   # The window holds the count's cap and the margins on both sides.
-  bits = plan.cap_bits(10.0, 2)
-  assert plan.window_low(2) + 2**bits - 1 >= 10 + (
-      math.log(1e4) * plan.round_sigma(1) + math.log(1e4) * b) - 1
+  assert plan.window_low(2) + plan.cap_modulus(10.0, 2) - 1 >= top - 1
   # Rules that release in every round, and Skellam shares, keep 10^-12.
   fixed = _plan(noise_law="laplace")
   assert fixed.round_wrap(2) == pytest.approx(math.log(1e12))
@@ -216,8 +216,9 @@ def test_discovery_margins_are_looser_where_a_wrap_releases_nothing():
 def test_the_per_round_cap_binds():
   plan = _plan(budget=noisy_plan.UploadBudget(10**6, bytes_per_round=5000))
   assert plan.round_allowance(3, 0) == 5000
-  chars, kept = noisy_plan.chars_for_round(plan, [20] * 10, 3, 3, 0)
-  assert plan.round_bytes(20 * kept, chars, 3) <= 5000
+  moduli = [2**20] * 10
+  chars, kept = noisy_plan.chars_for_round(plan, moduli, 3, 3, 0)
+  assert plan.round_bytes(moduli[:kept], chars, 3) <= 5000
 
 
 def test_a_budget_too_small_for_one_character_is_one_line():
@@ -244,24 +245,95 @@ def test_word_thresholds_bound_the_expected_false_words():
   assert prefix.false_positive_rate <= noisy_plan.PREFIX_SHARE / 28
 
 
+def _window(low_margin: float, top: float) -> int:
+  """The values from -floor(low_margin) to floor(top)."""
+  return math.floor(top) + math.floor(low_margin) + 1
+
+
 def test_one_word_caps_follow_the_parent_count():
   plan = _plan()
   first, later = plan.params(0, False).sigma, plan.params(1, False).sigma
   assert first == 2 * later  # the first round's multiplier
-  # n = 10^6 and 20 sigma of noise: 20 bits.
-  assert plan.cap_bits(None, 0) == 20
-  # 100 + w sigma_0 + 2 w sigma_1 = 100 + 4 w sigma_1, w = 7.43 sigmas
-  # (a tail of 1e-12 each), about 245: 8 bits.
+  # n = 10^6 and w sigma of noise on either side, w = 7.43 sigmas (a tail
+  # of 1e-12 each).
   w = math.sqrt(2 * math.log(1e12))
   assert noisy_plan.WRAP_SIGMAS == pytest.approx(w)
-  assert plan.cap_bits(100.0, 1) == noisy_plan.bits_for(
-      100 + w * first + 2 * w * later) == 8
-  # The margins of a smaller tail: 10 sigmas at exp(-50), 9 bits.
+  assert plan.cap_modulus(None, 0) == _window(w * first,
+                                              10**6 + w * first)
+  # From -w sigma_1 to 100 + w sqrt(sigma_0^2 + sigma_1^2) (the parent's
+  # noise and this round's together): 100 + (1 + sqrt 5) w sigma_1.
+  assert plan.cap_modulus(100.0, 1) == _window(
+      w * later, 100 + w * math.hypot(first, later))
+  # With the margins added (4 w sigma_1): 239 values, 8 bits unpacked.
+  assert plan.cap_modulus(100.0, 1) < _window(
+      w * later, 100 + w * first + w * later) == 239
+  # The margins of a smaller tail: 10 sigmas at exp(-50).
   wider = dataclasses.replace(plan, wrap_tail=math.exp(-50.0))
-  assert wider.cap_bits(100.0, 1) == noisy_plan.bits_for(
-      100 + 10 * first + 20 * later) == 9
+  assert wider.cap_modulus(100.0, 1) == _window(
+      10 * later, 100 + 10 * math.hypot(first, later))
+  # Sampled, the cap is the sampled count's and the margins are added.
+  half = dataclasses.replace(plan, sampling_rate=0.5)
+  assert half.cap_modulus(100.0, 1) == _window(
+      w * later, half._cap(100 + w * first) + w * later)
   several = _plan(one_word=False)
-  assert several.cap_bits(100.0, 1) == 20
+  assert several.cap_modulus(100.0, 1) == _window(w * later,
+                                                  10**6 + w * later)
+  # Skellam shares: the power of two holding the same (8 bits here).
+  shares = dataclasses.replace(plan, distributed=object())
+  assert shares.cap_modulus(100.0, 1) == 2**noisy_plan.bits_for(
+      100 + w * first + 2 * w * later) == 2**8
+
+
+@pytest.mark.parametrize("a, b, tail", [(2.625, 2.625, 1e-4),
+                                         (5.25, 2.625, 1e-4),
+                                         (2.625, 0.875, 1e-12)])
+def test_the_joint_margin_is_the_least_the_summed_laplaces_pass(a, b, tail):
+  # P[X + Y >= t] summed here term by term from the two discrete Laplace
+  # pmfs (closed-form tails of X, not the library's): the margin is the
+  # least integer t at which it is at most the tail, and well inside the
+  # two margins added.
+  def tail_ge(scale, m):  # P[X >= m], X discrete Laplace of that scale
+    p = math.exp(-1.0 / scale)
+    return p**m / (1 + p) if m >= 1 else 1 - p**(1 - m) / (1 + p)
+
+  def passes(t):
+    p = math.exp(-1.0 / b)
+    return sum((1 - p) / (1 + p) * p**abs(y) * tail_ge(a, t - y)
+               for y in range(-int(80 * b) - 20, int(80 * b) + 21))
+
+  t = noisy_plan.joint_margin("laplace", a, b, tail)
+  assert t == int(t)
+  assert passes(int(t)) <= tail < passes(int(t) - 1)
+  assert t < noisy_plan.wrap_margin("laplace", tail) * (a + b)
+  # The Gaussian's: sqrt(a^2 + b^2) of the subgaussian margin.
+  assert noisy_plan.joint_margin("gaussian", 3.0, 4.0, 1e-4) == (
+      pytest.approx(5.0 * noisy_plan.wrap_margin("gaussian", 1e-4)))
+
+
+def test_a_block_packs_its_coordinates_into_ring_elements():
+  # A power of two packs to its bits per coordinate.
+  assert noisy_plan.packed_bits(2**7, 39) == 39 * 7
+  assert noisy_plan.packed_bits(2**20, 1483) == 1483 * 20
+  # 35 values: 12 digits an element (35^12 < 2^64 < 35^13), 62 bits each,
+  # and the last 3 in 16: 202 bits, against 234 at 6 bits each.
+  assert 35**12 < 2**64 < 35**13
+  assert noisy_plan.packed_bits(35, 39) == 3 * 62 + 16 == 202
+  assert noisy_plan.packed_bits(35, 39) >= 39 * math.log2(35)
+  assert noisy_plan.packed_bits(35, 0) == 0
+  with pytest.raises(ValueError, match="modulus"):
+    noisy_plan.packed_bits(1, 3)
+  # Summing packed one-hot vectors modulo 35^12 and reading the digits
+  # back gives each coordinate's sum, while every sum is below 35.
+  rng = np.random.default_rng(0)
+  votes = rng.integers(0, 12, size=34)
+  packed = [35**int(j) for j in votes]
+  total = sum(packed) % 35**12
+  digits = [(total // 35**j) % 35 for j in range(12)]
+  assert digits == np.bincount(votes, minlength=12).tolist()
+  # A round's bytes: its blocks' packed bits, rounded up once.
+  plan = _plan()  # A = 27: 28 extensions of one character
+  assert plan.round_bytes([35, 35, 2**7], 1, 3) == math.ceil(
+      (2 * noisy_plan.packed_bits(35, 28) + 28 * 7) / 8)
 
 
 def test_margins_and_verification_split_are_checked_by_name():
@@ -291,13 +363,13 @@ def test_an_unknown_rule_is_named():
     noisy_plan.plan(10**5, 10, 27, 4.0, 1e-10, rule="tuned")
 
 
-def test_block_bits_are_the_caps_of_each_count():
+def test_block_moduli_are_the_caps_of_each_count():
   for one_word in (True, False):
     plan = _plan(one_word=one_word)
     counts = [None, -40.0, 0.0, 3.5, 255.0, 1e5, 999_990.0, 2e6]
     for r in range(plan.num_levels):
-      assert plan.block_bits(counts, r) == [plan.cap_bits(c, r)
-                                            for c in counts]
+      assert plan.block_moduli(counts, r) == [plan.cap_modulus(c, r)
+                                              for c in counts]
 
 
 def test_the_prior_rule_chooses_within_its_options_and_budget():
@@ -316,11 +388,11 @@ def test_the_prior_rule_chooses_within_its_options_and_budget():
       choices.prefix_share / 28)
   # The first round is its k_0 vector at its caps' bits, within half the
   # run's bytes, and the engine's round 0 affords exactly k_0.
-  bits = plan.cap_bits(None, 0)
-  assert plan.first_round_bytes == plan.round_bytes(bits,
+  root = plan.cap_modulus(None, 0)
+  assert plan.first_round_bytes == plan.round_bytes([root],
                                                     choices.first_chars, 0)
   assert plan.first_round_bytes <= noisy_plan.FIRST_ROUND_MAX_SHARE * 10**6
-  assert noisy_plan.chars_for_round(plan, [bits], 0, 0, 0) == (
+  assert noisy_plan.chars_for_round(plan, [root], 0, 0, 0) == (
       choices.first_chars, 1)
   # Remembered by its arguments: no second search.
   before = noisy_plan.prior_choices.cache_info().hits
@@ -451,7 +523,7 @@ def test_sampling_lets_a_round_grow_by_one_over_q():
       10**6, bytes_per_round=150_000, sampling_rate=0.25))
   assert capped.round_allowance(1, 60_000) == 150_000
   # The first round's characters fit its share of the expected bytes.
-  assert half.round_bytes(noisy_plan.bits_for(10**6), 3, 0) <= (
+  assert half.round_bytes([half.cap_modulus(None, 0)], 3, 0) <= (
       half.round_allowance(0, 0))
 
 
@@ -599,11 +671,13 @@ def test_a_laplace_rounds_threshold_and_margin_are_the_laplaces():
   rate = plan.false_words / 5000
   assert tail(params.threshold) <= rate < tail(params.threshold - 1)
   assert params.false_positive_rate == pytest.approx(tail(params.threshold))
-  # A block's bits hold its cap and ln(1e12) = 27.6 scales of noise on
-  # either side (P[N >= 27.6 b] <= 1e-12).
+  # A block holds ln(1e12) = 27.6 scales of noise below (P[N >= 27.6 b]
+  # <= 1e-12) and, above its parent's count, the two noises' margin.
   assert noisy_plan.WRAP_SCALES == pytest.approx(math.log(1e12))
-  assert plan.cap_bits(None, 1) == noisy_plan.bits_for(
-      10**6 + 2 * math.log(1e12) * plan.round_sigma(1))
+  margin = math.log(1e12) * plan.round_sigma(r)
+  assert plan.cap_modulus(50.0, r) == _window(
+      margin, 50 + noisy_plan.joint_margin(
+          "laplace", plan.round_sigma(r - 1), plan.round_sigma(r), 1e-12))
 
 
 def test_what_laplace_cannot_plan_is_refused_by_name():

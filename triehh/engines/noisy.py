@@ -85,6 +85,7 @@ from triehh.core import population as population_lib
 from triehh.core import release
 from triehh.engines import sampling
 from triehh.theory import noise_laws
+from triehh.theory import noisy_plan
 from triehh.theory import verification_thresholds
 
 
@@ -260,7 +261,7 @@ class Extensions:
 class _Frontier:
   codes: np.ndarray  # int16 [F, p]
   real: np.ndarray  # int64 [F] population prefix id at depth p, -1: none
-  # A planned round's blocks: the modulus 2^b of each prefix's secure sum.
+  # A planned round's blocks: the modulus of each prefix's secure sum.
   moduli: np.ndarray | None = None
 
 
@@ -268,7 +269,7 @@ class _Frontier:
 class Window:
   """How a planned round's secure sums are read: each block's modulo its
   ``moduli[f]`` into ``[low, low + moduli[f])`` (``NoisyPlan.window_low``,
-  the block's bits)."""
+  ``NoisyPlan.block_moduli``)."""
 
   low: int
   moduli: np.ndarray  # int64 [F]
@@ -276,7 +277,7 @@ class Window:
 
 def round_window(plan, r: int, frontier: _Frontier) -> Window | None:
   """How round r's secure sums are read with the server's noise
-  (:class:`Window`: each block modulo its bits' modulus); None: as
+  (:class:`Window`: each block modulo its modulus); None: as
   integers (no moduli, or Skellam shares, whose one modulus has its
   wrap-around bounded, ``DistributedNoise.wrap_probability``, not
   drawn)."""
@@ -960,14 +961,15 @@ def run_planned(population: population_lib.Population, plan,
   for r in range(plan.discovery_rounds):
     if not frontier.real.size:
       break
-    at, bits, k, kept = round_plan(plan, parent, r, p, spent, parent_rate)
+    at, moduli, k, kept = round_plan(plan, parent, r, p, spent,
+                                     parent_rate)
     if not k:
       break
     dropped = frontier.real.size - kept
-    bits = bits[:kept]  # the prefixes of largest noisy count come first
+    moduli = moduli[:kept]  # the prefixes of largest noisy count come first
     frontier = _Frontier(frontier.codes[:kept], frontier.real[:kept],
-                         np.left_shift(1, np.asarray(bits, dtype=np.int64)))
-    upload = at.round_bytes(sum(bits), k, p)
+                         np.asarray(moduli, dtype=np.int64))
+    upload = at.round_bytes(moduli, k, p)
     check_round_memory(population.codes.shape[0], a, k, max_length)
     ext = Extensions.of(a, k, max_length, p)
     q = parent_rate = at.sampling_rate
@@ -1009,7 +1011,7 @@ def run_planned(population: population_lib.Population, plan,
 
 def round_plan(plan, parent: list, r: int, prefix_length: int, spent: float,
                parent_rate: float):
-  """(plan_r, bits, k_r, kept): round r's plan, its blocks' bits, its
+  """(plan_r, moduli, k_r, kept): round r's plan, its blocks' moduli, its
   characters and kept frontier prefixes, from public values only: the
   plan at q (its parents' counts sampled at ``parent_rate``), or, when
   the rates adapt (:meth:`~triehh.theory.noisy_plan.NoisyPlan.
@@ -1017,16 +1019,16 @@ def round_plan(plan, parent: list, r: int, prefix_length: int, spent: float,
   and at least as many characters."""
   at = (plan if parent_rate == plan.sampling_rate
         else dataclasses.replace(plan, parent_rate=parent_rate))
-  bits = at.block_bits(parent, r)
-  k, kept = at.chars_for_round(bits, r, prefix_length, spent)
+  moduli = at.block_moduli(parent, r)
+  k, kept = at.chars_for_round(moduli, r, prefix_length, spent)
   for option in plan.rate_options(r):
     option = dataclasses.replace(option, parent_rate=parent_rate)
-    option_bits = option.block_bits(parent, r)
-    option_k, option_kept = option.chars_for_round(option_bits, r,
+    option_moduli = option.block_moduli(parent, r)
+    option_k, option_kept = option.chars_for_round(option_moduli, r,
                                                    prefix_length, spent)
-    if option_k >= max(k, 1) and option_kept == len(option_bits):
-      return option, option_bits, option_k, option_kept
-  return at, bits, k, kept
+    if option_k >= max(k, 1) and option_kept == len(option_moduli):
+      return option, option_moduli, option_k, option_kept
+  return at, moduli, k, kept
 
 
 @dataclasses.dataclass
@@ -1061,8 +1063,8 @@ def _verification_round(population: population_lib.Population, plan,
   r = plan.num_levels - 1
   measured = np.asarray(found.values, dtype=np.float64)
   order = np.argsort(-measured, kind="stable")
-  bits = plan.verification_bits(measured[order].tolist(),
-                                [found.sigmas[i] for i in order])
+  bits = [noisy_plan.packed_bits(m, 1) for m in plan.verification_moduli(
+      measured[order].tolist(), [found.sigmas[i] for i in order])]
   allowance = 8 * plan.round_allowance(r, spent)
   kept = int(np.searchsorted(np.cumsum(bits), allowance, side="right"))
   order, bits = order[:kept], bits[:kept]

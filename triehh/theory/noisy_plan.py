@@ -12,20 +12,22 @@ changes, all functions of public values and earlier releases:
   character does not fit, the frontier keeps its prefixes of largest noisy
   count that fit (post-processing of released counts).
 * *Bytes.* A client uploads one integer per candidate to a secure sum. The
-  coordinates of frontier prefix f's block are summed modulo ``2^b_f``,
-  ``b_f = ceil(log2(c_f + 2 w sigma_r + 1))`` bits (noisy values decoded
-  from ``[-w sigma_r, c_f + w sigma_r]``, w = ``WRAP_SIGMAS``, the
-  Laplace's ``WRAP_SCALES``: each passed with probability at most
-  ``WRAP_TAIL``), ``c_f`` a public cap on any
-  count below f: n in the first round and for several words per user;
-  with one word per user, f's released noisy count plus ``WRAP_SIGMAS`` of
-  its round's sigma (a child's count is at most its parent's; the noise is
-  added and the value released modulo the same ``2^b_f``, post-processing
-  of the noisy sum, so a wrap-around costs accuracy, never privacy). The
-  simulation does not draw the wrap-around. A
-  round costs ``ceil(sum_f E_r b_f / 8)`` bytes (E_r extensions per
-  prefix). Round r may spend the run's remaining bytes over its remaining
-  rounds, at most ``bytes_per_round``.
+  coordinates of frontier prefix f's block are summed modulo M_f, the
+  size of the window ``[-w sigma_r, c_f + w sigma_r]`` its noisy values
+  are decoded from (w = ``WRAP_SIGMAS``, the Laplace's ``WRAP_SCALES``:
+  each margin passed with probability at most ``WRAP_TAIL``), ``c_f`` a
+  public cap on any count below f: n in the first round and for several
+  words per user; with one word per user, f's released noisy count plus
+  ``WRAP_SIGMAS`` of its round's sigma (a child's count is at most its
+  parent's; the noise is added and the value released modulo the same
+  M_f, post-processing of the noisy sum, so a wrap-around costs accuracy,
+  never privacy). Skellam shares' blocks are summed modulo ``2^b_f``,
+  ``b_f = ceil(log2(c_f + 2 w sigma_r + 1))``. A block's E_r coordinates
+  are packed into ring elements of at most 64 bits (mixed radix,
+  :func:`packed_bits`); a round costs ``ceil(sum_f packed_bits(M_f, E_r)
+  / 8)`` bytes (:meth:`NoisyPlan.round_bytes`). Round r may spend the
+  run's remaining bytes over its remaining rounds, at most
+  ``bytes_per_round``.
 * *Fixed rounds and noise.* R and every round's sigma_r are fixed before
   the run (:func:`plan`); only k_r and the kept frontier adapt. A round's
   L2 sensitivity is 1 whatever k_r (one one-hot vote), so the run is the
@@ -113,6 +115,7 @@ or one-hot, the same pair of laws per round (docs/noisy-trie.md).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
@@ -125,6 +128,7 @@ from triehh.theory import discrete_gaussian
 from triehh.theory import discrete_laplace
 from triehh.theory import distributed_noise
 from triehh.theory import limits
+from triehh.theory import noise_laws
 from triehh.theory import noise_search
 from triehh.theory import noisy_prior
 from triehh.theory import noisy_trie
@@ -156,6 +160,38 @@ def wrap_margin(noise_law: str, tail: float) -> float:
   validation.check_rate("tail", tail, "a wrap-around's probability")
   log_odds = math.log(1.0 / tail)
   return log_odds if noise_law == LAPLACE else math.sqrt(2.0 * log_odds)
+
+
+@functools.lru_cache(maxsize=256)
+def joint_margin(noise_law: str, parent_scale: float, scale: float,
+                 tail: float) -> float:
+  """The least t with ``P[N_parent + N >= t] <= tail`` for independent
+  draws of the law at the two scales (a child's noisy count is its count
+  plus N, at most its parent's true count, the parent's noisy count
+  minus N_parent: the same law by symmetry), at most the two
+  :func:`wrap_margin` added. The discrete Gaussian: ``wrap_margin`` times
+  ``sqrt(a^2 + b^2)`` (a sum of independent subgaussians); the discrete
+  Laplace: summed from the two pmfs, each cut where its tail is below
+  ``tail / 10^6``, the cut mass added."""
+  one = wrap_margin(noise_law, tail)
+  separate = one * (parent_scale + scale)
+  if noise_law == GAUSSIAN:
+    return min(separate, one * math.hypot(parent_scale, scale))
+  reach = one + math.log(1e6)
+  half_a = math.ceil(reach * parent_scale) + 1
+  half_b = math.ceil(reach * scale) + 1
+  if half_a + half_b > 50_000:  # a wide law: the margins added
+    return separate
+  total = np.convolve(
+      noise_laws.pmf(LAPLACE, parent_scale, np.arange(-half_a, half_a + 1)),
+      noise_laws.pmf(LAPLACE, scale, np.arange(-half_b, half_b + 1)))
+  cut = 2.0 * (discrete_noise.discrete_laplace_tail(parent_scale, half_a + 1)
+               + discrete_noise.discrete_laplace_tail(scale, half_b + 1))
+  tails = np.cumsum(total[::-1])[::-1] + cut  # P[S >= i - half_a - half_b]
+  index = int(np.argmax(tails <= tail)) if (tails <= tail).any() else None
+  if index is None:
+    return separate
+  return min(float(index - half_a - half_b), separate)
 
 
 # In sigmas, 7.43 (also the binomial deviations of a sampled count's cap);
@@ -234,6 +270,34 @@ def bits_for(cap: float) -> int:
   """``ceil(log2(cap + 1))``: the bits of a secure sum of counts at most
   ``cap`` (at least 1)."""
   return max(1, math.ceil(math.log2(max(cap, 0.0) + 1.0)))
+
+
+# A secure sum's ring element: a block's coordinates, each modulo the
+# block's modulus M, are packed d to an element of modulus M^d <= 2^64
+# (mixed radix: an element is the sum of its coordinates times powers of
+# M). A sum of packed vectors modulo M^d is the packing of the
+# coordinates' sums modulo M, each read back as a digit.
+PACK_BITS = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def packed_bits(modulus: int, count: int) -> int:
+  """Bits of ``count`` coordinates modulo ``modulus`` packed into ring
+  elements of at most ``2^PACK_BITS`` (d coordinates an element, the most
+  with ``modulus^d <= 2^PACK_BITS``): each element, uniform modulo its
+  ``modulus^d`` once masked, takes ``(modulus^d - 1).bit_length()`` bits.
+  A power of two ``2^b`` packs to ``count * b`` bits."""
+  modulus, count = int(modulus), int(count)
+  if modulus < 2:
+    raise ValueError(f"a block's modulus must be at least 2, got {modulus}")
+  if count <= 0:
+    return 0
+  per = 1
+  while modulus**(per + 1) <= 2**PACK_BITS:
+    per += 1
+  full, rest = divmod(count, per)
+  return (full * (modulus**per - 1).bit_length()
+          + ((modulus**rest - 1).bit_length() if rest else 0))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -387,16 +451,21 @@ class NoisyPlan:
     prefix or a candidate of V, never a release, and the engines draw it
     (:class:`triehh.engines.noisy.Window`); the others' at ``wrap_tail``
     (Skellam shares: their wrap-around is bounded, not drawn)."""
+    return wrap_margin(self.noise_law, self.round_tail(r))
+
+  def round_tail(self, r: int) -> float:
+    """The chance per coordinate that round r's noise passes one of its
+    margins (:meth:`round_wrap`)."""
     if (self.verify and r < self.discovery_rounds
         and self.distributed is None
         and self.discovery_wrap_tail is not None):
-      return wrap_margin(self.noise_law, self.discovery_wrap_tail)
-    return self.wrap
+      return self.discovery_wrap_tail
+    return self.wrap_tail
 
   def window_low(self, r: int) -> int:
     """The least value a count of round r's blocks decodes to: minus its
-    lower margin, ``floor(round_wrap(r) sigma_r)``. A block of b bits
-    decodes its secure sum modulo 2^b into ``[low, low + 2^b)``."""
+    lower margin, ``floor(round_wrap(r) sigma_r)``. A block of modulus M
+    decodes its secure sum modulo M into ``[low, low + M)``."""
     return -math.floor(self.round_wrap(r) * self.round_sigma(r))
 
   def params(self, r: int, word: bool, num_candidates: int | None = None,
@@ -455,32 +524,56 @@ class NoisyPlan:
     """The most candidates a run can count: every byte at one bit each."""
     return 8 * self.budget.bytes_per_run
 
-  def cap_bits(self, noisy_count: float | None, r: int) -> int:
-    """b_f of a block of round r whose parent's released noisy count is
+  def cap_modulus(self, noisy_count: float | None, r: int) -> int:
+    """M_f of a block of round r whose parent's released noisy count is
     ``noisy_count`` (None: the root, or several words per user): the
-    counts' cap plus ``WRAP_SIGMAS`` of round r's sigma on either side
-    (noisy values are decoded from ``[-w sigma_r, cap + w sigma_r]``, w
-    :attr:`wrap`)."""
-    return self.block_bits([noisy_count], r)[0]
+    modulus of its secure sum (module docstring, *Bytes*)."""
+    return self.block_moduli([noisy_count], r)[0]
 
-  def block_bits(self, noisy_counts, r: int) -> list[int]:
-    """:meth:`cap_bits` of each of ``noisy_counts`` (a list: None or a
+  def block_moduli(self, noisy_counts, r: int) -> list[int]:
+    """:meth:`cap_modulus` of each of ``noisy_counts`` (a list: None or a
     float each) at round r, in one pass."""
-    above = self.round_wrap(r) * self.round_sigma(max(r - 1, 0))
-    return self._capped_bits(noisy_counts, [above] * len(noisy_counts), r)
+    parent = self.round_sigma(max(r - 1, 0))
+    return self._moduli(noisy_counts, [parent] * len(noisy_counts), r)
 
-  def _capped_bits(self, noisy_counts, margins, r: int) -> list[int]:
-    """The bits of round r's counts below each of ``noisy_counts`` (None:
-    n) plus its margin, capped at n (several words: n), with ``WRAP_SIGMAS``
-    of round r's sigma on either side for the noise."""
-    noise = 2.0 * self.round_wrap(r) * self.round_sigma(r)
-    whole = bits_for(self.population_size + noise)
-    if not self.one_word:
-      return [whole] * len(noisy_counts)
+  def _moduli(self, noisy_counts, parent_sigmas, r: int) -> list[int]:
+    """The moduli of round r's sums below each of ``noisy_counts`` (None:
+    n), each measured at its ``parent_sigmas``: the window of the noisy
+    values, from ``window_low(r)`` to the count's cap plus round r's
+    margin (the server's noise), or the power of two holding it (Skellam
+    shares). The cap: the parent's count plus ``round_wrap`` of its sigma,
+    at most n (several words: n); unsampled, with the server's noise, the
+    window's top is instead the parent's count plus the margin of the two
+    rounds' noises together (:func:`joint_margin`: a child's noisy count
+    passes its parent's by their difference at most)."""
+    w = self.round_wrap(r)
+    margin = w * self.round_sigma(r)
     n = self.population_size
-    return [whole if c is None else bits_for(min(self._cap(c + m), n)
-                                             + noise)
-            for c, m in zip(noisy_counts, margins)]
+    if self.distributed is not None:  # Skellam shares: a power of two
+      caps = [n if c is None or not self.one_word
+              else min(self._cap(c + w * s), n)
+              for c, s in zip(noisy_counts, parent_sigmas)]
+      return [2**bits_for(cap + 2.0 * margin) for cap in caps]
+    low = self.window_low(r)
+    together = self.one_word and self._unsampled
+
+    def top(c, s) -> float:
+      if c is None or not self.one_word:
+        return n + margin
+      if together:
+        return min(c + joint_margin(self.noise_law, s, self.round_sigma(r),
+                                    self.round_tail(r)), n + margin)
+      return min(self._cap(c + w * s), n) + margin
+
+    return [max(2, math.floor(max(top(c, s), 0.0)) - low + 1)
+            for c, s in zip(noisy_counts, parent_sigmas)]
+
+  @property
+  def _unsampled(self) -> bool:
+    """Every user counted in this round and in its parents' round."""
+    before = (self.sampling_rate if self.parent_rate is None
+              else self.parent_rate)
+    return self.sampling_rate >= 1.0 and before >= 1.0
 
   def _cap(self, count: float) -> float:
     """A cap on this round's count below a prefix whose count is at most
@@ -499,31 +592,30 @@ class NoisyPlan:
     return (users * now
             + wrap_margin(GAUSSIAN, self.wrap_tail) * math.sqrt(spread))
 
-  def verification_bits(self, noisy_counts, sigmas) -> list[int]:
-    """b_w of each word candidate of the verification round: one word per
-    user, its discovery noisy count (measured at ``sigmas``, one each)
-    plus ``WRAP_SIGMAS`` of that sigma, capped at n; several words, n.
-    Noisy values are decoded from ``WRAP_SIGMAS`` of the verification's
-    sigma on either side."""
-    return self._capped_bits(noisy_counts,
-                             [self.wrap * s for s in sigmas],
-                             self.num_levels - 1)
+  def verification_moduli(self, noisy_counts, sigmas) -> list[int]:
+    """M_w of each word candidate of the verification round: one word per
+    user, its discovery noisy count (measured at ``sigmas``, one each),
+    capped as a block's below it (:meth:`_moduli`); several words, n."""
+    return self._moduli(noisy_counts, list(sigmas), self.num_levels - 1)
 
-  def round_bytes(self, bits: float, chars: int, prefix_length: int) -> int:
-    """Bytes of a round whose blocks total ``bits`` per extension."""
+  def round_bytes(self, moduli, chars: int, prefix_length: int) -> int:
+    """Bytes of a round whose blocks have ``moduli``, each of E
+    extensions (``chars`` characters after ``prefix_length``), packed
+    (:func:`packed_bits`)."""
     e, _ = extensions(self.alphabet_size, chars, self.max_length,
                       prefix_length)
-    return math.ceil(bits * e / 8)
+    return math.ceil(sum(count * packed_bits(m, e) for m, count
+                         in collections.Counter(moduli).items()) / 8)
 
   def extensions(self, chars: int, prefix_length: int) -> tuple[int, int]:
     """:func:`extensions` at this plan's A and L."""
     return extensions(self.alphabet_size, chars, self.max_length,
                       prefix_length)
 
-  def chars_for_round(self, block_bits, r: int, prefix_length: int,
+  def chars_for_round(self, block_moduli, r: int, prefix_length: int,
                       spent: int) -> tuple[int, int]:
     """:func:`chars_for_round` of this plan."""
-    return chars_for_round(self, block_bits, r, prefix_length, spent)
+    return chars_for_round(self, block_moduli, r, prefix_length, spent)
 
   def round_allowance(self, r: int, spent: int) -> int:
     """Round r's bytes: the run's remaining over the remaining rounds
@@ -584,11 +676,11 @@ def _laplace_params(scale: float, rate: float) -> LaplaceRound:
                       discrete_noise.discrete_laplace_tail(scale, tau))
 
 
-def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
+def chars_for_round(plan: NoisyPlan, block_moduli: list[int] | tuple[int, ...],
                     r: int, prefix_length: int, spent: int
                     ) -> tuple[int, int]:
   """(k_r, kept): the characters of round r and how many frontier prefixes
-  (the first ``kept`` of ``block_bits``, largest noisy count first) it
+  (the first ``kept`` of ``block_moduli``, largest noisy count first) it
   extends, from public values only: every prefix at the most characters
   that fit, else the most prefixes that fit at one character, then the
   most characters those prefixes' bytes allow (past L only ``$`` can
@@ -597,21 +689,19 @@ def chars_for_round(plan: NoisyPlan, block_bits: list[int] | tuple[int, ...],
   left."""
   left_symbols = plan.max_length + 1 - prefix_length
   allowance = plan.round_allowance(r, spent)
-  if left_symbols <= 0 or not block_bits:
+  if left_symbols <= 0 or not block_moduli:
     return 0, 0
-  kept, bits = len(block_bits), sum(block_bits)
-  if plan.round_bytes(bits, 1, prefix_length) > allowance:
-    kept, bits = 0, 0
-    for b in block_bits:
-      if plan.round_bytes(bits + b, 1, prefix_length) > allowance:
-        break
-      bits += b
-      kept += 1
+  kept = len(block_moduli)
+  if plan.round_bytes(block_moduli, 1, prefix_length) > allowance:
+    e, _ = plan.extensions(1, prefix_length)
+    bits = np.cumsum([packed_bits(m, e) for m in block_moduli])
+    kept = int(np.searchsorted(bits, 8 * allowance, side="right"))
   if not kept:
     return 0, 0
+  moduli = block_moduli[:kept]
   best = 1
   for k in range(2, left_symbols + 1):
-    if plan.round_bytes(bits, k, prefix_length) > allowance:
+    if plan.round_bytes(moduli, k, prefix_length) > allowance:
       break
     best = k
   return best, kept
@@ -659,11 +749,11 @@ class _Declared:
   one_word: bool
   replace_one: bool = False
 
-  def first_bytes(self, chars: int, bits: int | None = None) -> int:
-    """The first round's bytes at ``chars`` characters and ``bits`` per
-    count (None: n's)."""
+  def first_bytes(self, chars: int) -> int:
+    """The first round's bytes at ``chars`` characters and n's bits per
+    count (the fixed rule's k_0)."""
     e, _ = extensions(self.alphabet_size, chars, self.max_length, 0)
-    return math.ceil(e * (bits_for(self.n) if bits is None else bits) / 8)
+    return math.ceil(e * bits_for(self.n) / 8)
 
   def first_chars(self, share: float) -> list[int]:
     """The k whose first-round vector (n's bits) fits ``share`` of the
@@ -843,10 +933,12 @@ def build(declared: _Declared, choices: PlanChoices,
         declared.replace_one) > declared.epsilon:
       sigma *= 1.001
   first_bytes = None
-  if choices.sized_first_round:
-    noise = 2.0 * WRAP_SIGMAS * sigma * choices.first_multiplier
-    first_bytes = declared.first_bytes(choices.first_chars,
-                                       bits_for(declared.n + noise))
+  if choices.sized_first_round:  # the root's window (the prior rule)
+    margin = WRAP_SIGMAS * sigma * choices.first_multiplier
+    e, _ = extensions(declared.alphabet_size, choices.first_chars,
+                      declared.max_length, 0)
+    root = math.floor(declared.n + margin) + math.floor(margin) + 1
+    first_bytes = math.ceil(packed_bits(root, e) / 8)
   coordinates = 8 * declared.budget.bytes_per_run
   return NoisyPlan(
       sigma=sigma, num_levels=rounds, noise_multipliers=multipliers,

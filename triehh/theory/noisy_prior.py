@@ -140,12 +140,12 @@ def true_words(plan, prior: PriorPopulation, seed: int) -> int:
   for r in range(plan.num_levels):
     if not real.size:
       break
-    bits = plan.block_bits(values, r)
-    k, kept = plan.chars_for_round(bits, r, p, spent)
+    moduli = plan.block_moduli(values, r)
+    k, kept = plan.chars_for_round(moduli, r, p, spent)
     if not k:
       break
-    real, bits = real[:kept], bits[:kept]
-    spent += plan.round_bytes(sum(bits), k, p)
+    real, moduli = real[:kept], moduli[:kept]
+    spent += plan.round_bytes(moduli, k, p)
     e, w = plan.extensions(k, p)
     mark = np.zeros(prior.ids[p].max() + 1, dtype=bool)
     mark[real[real >= 0]] = True

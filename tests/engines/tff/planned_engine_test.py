@@ -92,17 +92,17 @@ def test_the_law_test_sees_a_looser_word_threshold(tff_planned_runs):
   assert _least_p(tff_planned_runs, looser) < noisy_law.FALSE_ALARM / 2
 
 
-def test_a_blocks_sum_is_read_modulo_its_bits_as_in_the_fast_engine(
+def test_a_blocks_sum_is_read_modulo_its_own_as_in_the_fast_engine(
     tff_runtime_module):
-  # Declared n = 15 and almost no noise: the first round's block has 5
-  # bits (32 values from 0), so 32 users of "a" read as 0 and "a" is lost
-  # (a wrap-around, accuracy only), while "b"'s 10 pass; both engines read
-  # it so. Declared n = 40 (6 bits): "a" is found.
+  # Declared n = 15 and almost no noise: the first round's block sums
+  # modulo 16 (the values 0 to 15), so 32 users of "a" read as 0 and "a"
+  # is lost (a wrap-around, accuracy only), while "b"'s 10 pass; both
+  # engines read it so. Declared n = 40 (modulo 41): "a" is found.
   del tff_runtime_module
   pop = population_lib.Population.from_user_words(["a"] * 32 + ["b"] * 10,
                                                   max_length=2)
   tight = dataclasses.replace(LAW_PLAN, sigma=0.01, sampling_rate=1.0)
-  assert tight.block_bits([None], 0) == [5] and tight.window_low(0) == 0
+  assert tight.block_moduli([None], 0) == [16] and tight.window_low(0) == 0
   for plan, words in ((tight, ("b",)),
                       (dataclasses.replace(tight, population_size=40),
                        ("a", "b"))):
@@ -121,15 +121,15 @@ def test_a_seed_gives_one_run(tff_runtime_module):
 # ---- rates adapted to the frontier -----------------------------------------
 
 # The law plan at q = 1/2 with its rates adapted (Renyi order 8) and a
-# 16-byte budget: a round may run at 0.71 or 1 with its sigma raised, where
+# 10-byte budget: a round may run at 0.71 or 1 with its sigma raised, where
 # its candidates still fit; most runs take rates 1/2, 1, 1/2 (the second
 # round at 1, its parents' counts measured at 1/2), a few stop after two
-# rounds at 1/2.
+# rounds at 1/2. (At 16 bytes the first round runs at 0.71.)
 ADAPTED_PLAN = dataclasses.replace(
     LAW_PLAN, sampling_rate=0.5, renyi_order=8,
-    budget=noisy_plan.UploadBudget(16),
-    # The blocks' bits of this budget's story: every round's margins at
-    # 10^-12 (the discovery's looser ones fit the second round at q).
+    budget=noisy_plan.UploadBudget(10),
+    # The blocks' moduli of this budget's story: every round's margins at
+    # 10^-12.
     discovery_wrap_tail=None)
 
 

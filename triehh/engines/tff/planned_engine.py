@@ -104,7 +104,7 @@ class TffVoter:
       return None
     voted, noisy_sums, thresholds = drawn
     window = noisy.round_window(plan, r, frontier)
-    if window is not None:  # each block's sums read modulo its bits
+    if window is not None:  # each block's sums read modulo its modulus
       noisy_sums = noisy.wrapped(noisy_sums, window.low,
                                  window.moduli[fpos])
     cut = np.full(e.size, thresholds(False, f * (ext.size - width)).threshold)
