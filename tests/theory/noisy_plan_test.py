@@ -213,6 +213,18 @@ def test_discovery_margins_are_looser_where_a_wrap_releases_nothing():
     dataclasses.replace(plan, discovery_wrap_tail=0.0)
 
 
+def test_the_first_round_takes_at_most_the_plans_first_characters():
+  # R was fixed for k_0 characters in the first round: a vector that fits
+  # more (here a root of one bit a count, far below n's) still takes k_0.
+  plan = _plan()
+  assert plan.first_chars == 3 and plan.num_levels == 10 + 1 - 3
+  assert noisy_plan.chars_for_round(plan, [2], 0, 0, 0) == (3, 1)
+  free = dataclasses.replace(plan, first_chars=None)
+  assert noisy_plan.chars_for_round(free, [2], 0, 0, 0)[0] > 3
+  # Later rounds are not held to it (a block of one bit a count).
+  assert noisy_plan.chars_for_round(plan, [2], 1, 3, 0)[0] > 3
+
+
 def test_the_per_round_cap_binds():
   plan = _plan(budget=noisy_plan.UploadBudget(10**6, bytes_per_round=5000))
   assert plan.round_allowance(3, 0) == 5000

@@ -329,6 +329,8 @@ class NoisyPlan:
     noise_law: ``"gaussian"`` (the server's discrete Gaussian, or the
       clients' Skellam shares) or ``"laplace"`` (the server's discrete
       Laplace, :mod:`triehh.theory.discrete_laplace`: pure DP, delta 0).
+    first_chars: k_0, the most characters the first round takes (R was
+      fixed for it; its bytes may allow more); None: as many as fit.
     discovery_wrap_tail: the same chance in the discovery rounds of a plan
       that verifies with the server's noise (None: ``wrap_tail``;
       ``DISCOVERY_WRAP_TAIL``): :meth:`round_wrap`.
@@ -359,6 +361,7 @@ class NoisyPlan:
   sampling_rate: float = 1.0
   false_words: float = DEFAULT_FALSE_WORDS
   first_round_bytes: int | None = None
+  first_chars: int | None = None
   verify: bool = False
   distributed: object = None  # triehh.theory.distributed_noise's, or None
   renyi_order: int | None = None
@@ -685,8 +688,8 @@ def chars_for_round(plan: NoisyPlan, block_moduli: list[int] | tuple[int, ...],
   that fit, else the most prefixes that fit at one character, then the
   most characters those prefixes' bytes allow (past L only ``$`` can
   follow, so a prefix one character short of L takes its last character
-  and ``$`` for the bytes of one). k_r = 0: nothing fits or no symbol is
-  left."""
+  and ``$`` for the bytes of one); the first round at most the plan's
+  ``first_chars``. k_r = 0: nothing fits or no symbol is left."""
   left_symbols = plan.max_length + 1 - prefix_length
   allowance = plan.round_allowance(r, spent)
   if left_symbols <= 0 or not block_moduli:
@@ -700,7 +703,9 @@ def chars_for_round(plan: NoisyPlan, block_moduli: list[int] | tuple[int, ...],
     return 0, 0
   moduli = block_moduli[:kept]
   best = 1
-  for k in range(2, left_symbols + 1):
+  most = (left_symbols if r or plan.first_chars is None
+          else min(plan.first_chars, left_symbols))
+  for k in range(2, most + 1):
     if plan.round_bytes(moduli, k, prefix_length) > allowance:
       break
     best = k
@@ -949,7 +954,8 @@ def build(declared: _Declared, choices: PlanChoices,
       max_length=declared.max_length,
       alphabet_size=declared.alphabet_size, one_word=declared.one_word,
       delta=declared.delta, false_words=declared.false_words,
-      first_round_bytes=first_bytes, verify=choices.verify, sampling_rate=q,
+      first_round_bytes=first_bytes, first_chars=choices.first_chars,
+      verify=choices.verify, sampling_rate=q,
       renyi_order=order, replace_one=declared.replace_one,
       noise_law=noise_law)
 
