@@ -286,7 +286,7 @@ def test_one_word_caps_follow_the_parent_count():
   # Sampled, the cap is the sampled count's and the margins are added.
   half = dataclasses.replace(plan, sampling_rate=0.5)
   assert half.cap_modulus(100.0, 1) == _window(
-      w * later, half._cap(100 + w * first) + w * later)
+      w * later, half._caps(np.array([100 + w * first]))[0] + w * later)
   several = _plan(one_word=False)
   assert several.cap_modulus(100.0, 1) == _window(w * later,
                                                   10**6 + w * later)

@@ -292,7 +292,8 @@ def _draw_windowed(voted: _Voted, fpos: np.ndarray, e: np.ndarray,
   """:func:`draw_passing` for one group of a round's candidates (``mask``
   of the explicit ones; ``layout``: the group's first extension, its
   width, the extensions a block), each block's sums read modulo its
-  modulus: the explicit ones' noise at once, the others' per modulus.
+  modulus: the explicit ones' noise at once, the others' together, each
+  read modulo its own block's.
   ``(candidate ids, values, explicit index or -1)`` parts."""
   base, width, e_size = layout
   moduli = np.asarray(window.moduli, dtype=np.int64)
@@ -300,18 +301,14 @@ def _draw_windowed(voted: _Voted, fpos: np.ndarray, e: np.ndarray,
   noisy = wrapped(voted.votes[idx] + _noise(params, idx.size, rng),
                   window.low, moduli[fpos[idx]])
   keep = noisy >= params.threshold
-  parts = [(voted.candidates[idx[keep]], noisy[keep], idx[keep])]
-  for modulus in np.unique(moduli).tolist():
-    blocks = np.flatnonzero(moduli == modulus)
-    inside = idx[np.isin(fpos[idx], blocks)]
-    local = (np.searchsorted(blocks, fpos[inside]) * width
-             + (e[inside] - base))
-    pool, values = _other_passing_wrapped(local, blocks.size * width,
-                                          params, rng, (window.low, modulus))
-    f, rest = np.divmod(pool, width)
-    parts.append((blocks[f] * e_size + base + rest, values,
-                  np.full(pool.size, -1, dtype=np.int64)))
-  return parts
+  local = fpos[idx] * width + (e[idx] - base)
+  pool, values = _other_passing_wrapped(
+      local, moduli.size * width, params, rng, window.low,
+      lambda positions: moduli[positions // width])
+  f, rest = np.divmod(pool, width)
+  return [(voted.candidates[idx[keep]], noisy[keep], idx[keep]),
+          (f * e_size + base + rest, values,
+           np.full(pool.size, -1, dtype=np.int64))]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -662,16 +659,17 @@ def _noise_tail(params: NoisyParams, threshold: int) -> float:
 
 def _other_passing_wrapped(voted: np.ndarray, num_candidates: int,
                            params: NoisyParams, rng: np.random.Generator,
-                           window: tuple[int, int]
+                           low: int, moduli_of
                            ) -> tuple[np.ndarray, np.ndarray]:
   """:func:`_other_passing` when each noisy sum (the noise alone, no vote)
-  is read modulo ``modulus`` into ``[low, low + modulus)``: it passes iff
-  that reading is at least tau. A draw in the window reads as itself, so
-  only ``Z >= max(tau, low)`` and ``Z < low`` can pass: how many of the
-  others fall in each (binomials, the second given the first), their
-  draws from the noise's tails (symmetric: below ``low`` is minus above
-  ``1 - low``), read modulo, those reading at least tau kept."""
-  low, modulus = int(window[0]), int(window[1])
+  at position i is read modulo ``moduli_of(i)`` into ``[low, low +
+  modulus)``: it passes iff that reading is at least tau. A draw in the
+  window reads as itself, so only ``Z >= max(tau, low)`` and ``Z < low``
+  can pass, whatever the modulus: how many of the others fall in each
+  (binomials, the second given the first), their draws from the noise's
+  tails (symmetric: below ``low`` is minus above ``1 - low``), each read
+  modulo its position's modulus, those reading at least tau kept."""
+  low = int(low)
   tau = int(params.threshold)
   others = num_candidates - voted.size
   if others <= 0:
@@ -687,13 +685,13 @@ def _other_passing_wrapped(voted: np.ndarray, num_candidates: int,
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
   _check_passing_fits(params, num_candidates, size,
                       "drawn outside the window or above the threshold")
-  values = wrapped(np.concatenate([
+  values = np.concatenate([
       _noise_above(params, start, high, rng),
-      -_noise_above(params, 1 - low, under, rng)]), low, modulus)
+      -_noise_above(params, 1 - low, under, rng)])
   picked = _outside(voted, others, size, rng)
   # The positions are exchangeable: the k-th drawn value goes to a uniform
-  # one of them.
-  values = values[rng.permutation(size)]
+  # one of them, and is read modulo that position's modulus.
+  values = wrapped(values[rng.permutation(size)], low, moduli_of(picked))
   keep = values >= tau
   return picked[keep], values[keep]
 

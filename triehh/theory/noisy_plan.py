@@ -115,7 +115,6 @@ or one-hot, the same pair of laws per round (docs/noisy-trie.md).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import math
@@ -552,24 +551,27 @@ class NoisyPlan:
     w = self.round_wrap(r)
     margin = w * self.round_sigma(r)
     n = self.population_size
+    counts = np.array([np.nan if c is None else c for c in noisy_counts],
+                      dtype=np.float64)
+    root = np.isnan(counts) | (not self.one_word)
+    if not counts.size:
+      return []
+    sigmas = np.asarray(parent_sigmas, dtype=np.float64)
     if self.distributed is not None:  # Skellam shares: a power of two
-      caps = [n if c is None or not self.one_word
-              else min(self._cap(c + w * s), n)
-              for c, s in zip(noisy_counts, parent_sigmas)]
-      return [2**bits_for(cap + 2.0 * margin) for cap in caps]
+      caps = np.where(root, n, np.minimum(self._caps(counts + w * sigmas), n))
+      return [2**bits_for(cap + 2.0 * margin) for cap in caps.tolist()]
+    if self.one_word and self._unsampled:  # one margin for the two noises
+      unique, inverse = np.unique(sigmas, return_inverse=True)
+      joint = np.array([joint_margin(self.noise_law, float(sigma),
+                                     self.round_sigma(r), self.round_tail(r))
+                        for sigma in unique])[inverse]
+      tops = np.minimum(counts + joint, n + margin)
+    else:
+      tops = np.minimum(self._caps(counts + w * sigmas), n) + margin
+    tops = np.where(root, n + margin, tops)
     low = self.window_low(r)
-    together = self.one_word and self._unsampled
-
-    def top(c, s) -> float:
-      if c is None or not self.one_word:
-        return n + margin
-      if together:
-        return min(c + joint_margin(self.noise_law, s, self.round_sigma(r),
-                                    self.round_tail(r)), n + margin)
-      return min(self._cap(c + w * s), n) + margin
-
-    return [max(2, math.floor(max(top(c, s), 0.0)) - low + 1)
-            for c, s in zip(noisy_counts, parent_sigmas)]
+    return np.maximum(np.floor(np.maximum(tops, 0.0)) - low + 1,
+                      2).astype(np.int64).tolist()
 
   @property
   def _unsampled(self) -> bool:
@@ -578,22 +580,22 @@ class NoisyPlan:
               else self.parent_rate)
     return self.sampling_rate >= 1.0 and before >= 1.0
 
-  def _cap(self, count: float) -> float:
-    """A cap on this round's count below a prefix whose count is at most
-    ``count`` in the previous round (sampled at ``parent_rate``, None: at
-    q): ``count`` itself when neither round samples; else the holders that
+  def _caps(self, counts: np.ndarray) -> np.ndarray:
+    """A cap on this round's count below each prefix whose count is at most
+    ``counts`` in the previous round (sampled at ``parent_rate``, None: at
+    q): the count itself when neither round samples; else the holders that
     count suggests times this round's q, plus ``WRAP_SIGMAS`` binomial
     deviations of both samples (a larger count wraps around: accuracy,
     never privacy)."""
     now = self.sampling_rate
     before = now if self.parent_rate is None else self.parent_rate
     if before >= 1.0 and now >= 1.0:
-      return count
-    users = max(count, 1.0) / before  # the holders the count suggests
+      return counts
+    users = np.maximum(counts, 1.0) / before  # the holders a count suggests
     spread = users * (before * (1.0 - before) * (now / before)**2
                       + now * (1.0 - now))
     return (users * now
-            + wrap_margin(GAUSSIAN, self.wrap_tail) * math.sqrt(spread))
+            + wrap_margin(GAUSSIAN, self.wrap_tail) * np.sqrt(spread))
 
   def verification_moduli(self, noisy_counts, sigmas) -> list[int]:
     """M_w of each word candidate of the verification round: one word per
@@ -607,8 +609,10 @@ class NoisyPlan:
     (:func:`packed_bits`)."""
     e, _ = extensions(self.alphabet_size, chars, self.max_length,
                       prefix_length)
+    unique, counts = np.unique(np.asarray(moduli, dtype=np.int64),
+                               return_counts=True)
     return math.ceil(sum(count * packed_bits(m, e) for m, count
-                         in collections.Counter(moduli).items()) / 8)
+                         in zip(unique.tolist(), counts.tolist())) / 8)
 
   def extensions(self, chars: int, prefix_length: int) -> tuple[int, int]:
     """:func:`extensions` at this plan's A and L."""
@@ -694,19 +698,25 @@ def chars_for_round(plan: NoisyPlan, block_moduli: list[int] | tuple[int, ...],
   allowance = plan.round_allowance(r, spent)
   if left_symbols <= 0 or not block_moduli:
     return 0, 0
-  kept = len(block_moduli)
-  if plan.round_bytes(block_moduli, 1, prefix_length) > allowance:
+  moduli = np.asarray(block_moduli, dtype=np.int64)
+  kept = moduli.size
+  if plan.round_bytes(moduli, 1, prefix_length) > allowance:
     e, _ = plan.extensions(1, prefix_length)
-    bits = np.cumsum([packed_bits(m, e) for m in block_moduli])
+    unique, inverse = np.unique(moduli, return_inverse=True)
+    bits = np.cumsum(np.array([packed_bits(m, e) for m in unique.tolist()],
+                              dtype=np.int64)[inverse])
     kept = int(np.searchsorted(bits, 8 * allowance, side="right"))
   if not kept:
     return 0, 0
-  moduli = block_moduli[:kept]
+  unique, counts = np.unique(moduli[:kept], return_counts=True)
   best = 1
   most = (left_symbols if r or plan.first_chars is None
           else min(plan.first_chars, left_symbols))
   for k in range(2, most + 1):
-    if plan.round_bytes(moduli, k, prefix_length) > allowance:
+    e, _ = plan.extensions(k, prefix_length)
+    bits = sum(c * packed_bits(m, e)
+               for m, c in zip(unique.tolist(), counts.tolist()))
+    if math.ceil(bits / 8) > allowance:
       break
     best = k
   return best, kept
