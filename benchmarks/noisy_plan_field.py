@@ -91,6 +91,10 @@ flags.DEFINE_list("discovery_wrap_tails", [],
                   "other than 'chosen'), each run: the chance a margin is "
                   "passed per coordinate; empty: the plan's "
                   "(noisy_plan.DISCOVERY_WRAP_TAIL).")
+flags.DEFINE_list("verify_reserves", [],
+                  "The verified rule's share of the run's bytes kept for "
+                  "its verification round (rules other than 'chosen'), "
+                  "each run; empty: the plan's (noisy_plan.VERIFY_RESERVE).")
 flags.DEFINE_list("discovery_multipliers", [],
                   "The verified rule's discovery noise over its "
                   "verification's, each run (rules other than 'chosen'); "
@@ -147,6 +151,7 @@ class _Variant:
   multiplier: float | None = None
   words: str = noisy_plan.LATER_CLASSES
   discovery_tail: float | None = None
+  reserve: float | None = None
 
   @property
   def label(self) -> str:
@@ -166,6 +171,8 @@ class _Variant:
       label += f", discovery words per {self.words}"
     if len(FLAGS.discovery_wrap_tails) > 1:
       label += f", discovery margins at {self.discovery_tail:g}"
+    if len(FLAGS.verify_reserves) > 1:
+      label += f", verification reserve {self.reserve:g}"
     return label
 
 
@@ -174,8 +181,9 @@ def _variants() -> list[_Variant]:
   law of ``--noise_laws``, verification split of
   ``--verification_splits``, wrap tail of ``--wrap_tails`` and (the
   verified rule) discovery multiplier of ``--discovery_multipliers``,
-  discovery words of ``--discovery_words`` and discovery margins of
-  ``--discovery_wrap_tails``."""
+  discovery words of ``--discovery_words``, discovery margins of
+  ``--discovery_wrap_tails`` and verification reserve of
+  ``--verify_reserves``."""
   out = []
   for rule in FLAGS.rules:
     if rule == CHOSEN:
@@ -184,12 +192,14 @@ def _variants() -> list[_Variant]:
     multipliers = ([float(m) for m in FLAGS.discovery_multipliers]
                    if rule == noisy_plan.VERIFIED else []) or [None]
     out += [_Variant(rule, law, split, float(tail), m, words,
-                     None if d is None else float(d))
+                     None if d is None else float(d),
+                     None if v is None else float(v))
             for law in FLAGS.noise_laws
             for split in FLAGS.verification_splits
             for tail in FLAGS.wrap_tails for m in multipliers
             for words in FLAGS.discovery_words
-            for d in FLAGS.discovery_wrap_tails or [None]]
+            for d in FLAGS.discovery_wrap_tails or [None]
+            for v in FLAGS.verify_reserves or [None]]
   return out
 
 
@@ -231,6 +241,8 @@ def main(argv):
         if variant.discovery_tail is not None:
           plan = dataclasses.replace(
               plan, discovery_wrap_tail=variant.discovery_tail)
+        if variant.reserve is not None:
+          plan = dataclasses.replace(plan, verify_reserve=variant.reserve)
         if FLAGS.dropout is not None:
           plan = noisy_plan.with_distributed(plan, epsilon, FLAGS.dropout)
       planned = time.perf_counter() - planned

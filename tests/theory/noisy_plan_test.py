@@ -480,15 +480,22 @@ def test_the_laplace_verified_rule_has_its_own_discovery_multiplier():
     _plan(rule="fixed", discovery_multiplier=2.5)
 
 
-def test_the_verified_rule_keeps_its_reserve_for_the_last_round():
+@pytest.mark.parametrize("share", [None, 0.01])
+def test_the_verified_rule_keeps_its_reserve_for_the_last_round(share):
   plan = _plan(rule="verified")
-  reserve = math.ceil(noisy_plan.VERIFY_RESERVE * plan.budget.bytes_per_run)
+  assert plan.verify_reserve == noisy_plan.VERIFY_RESERVE
+  if share is not None:
+    plan = dataclasses.replace(plan, verify_reserve=share)
+  reserve = math.ceil(plan.verify_reserve * plan.budget.bytes_per_run)
   spent = 0
   for r in range(plan.discovery_rounds):
     spent += plan.round_allowance(r, spent)  # every round spends it all
-  assert spent <= plan.budget.bytes_per_run - reserve
+  assert plan.budget.bytes_per_run - reserve - 8 <= spent <= (
+      plan.budget.bytes_per_run - reserve)
   assert plan.round_allowance(plan.num_levels - 1, spent) == (
       plan.budget.bytes_per_run - spent)
+  with pytest.raises(ValueError, match="verify_reserve"):
+    dataclasses.replace(plan, verify_reserve=0.0)
 
 
 def test_the_verified_plan_meets_its_target_by_an_independent_pld():

@@ -237,7 +237,10 @@ DISCOVERY_MULTIPLIER = 2.0
 # "Thresholds from the discovery counts").
 LAPLACE_DISCOVERY_MULTIPLIER = 3.0
 DISCOVERY_PREFIX_SHARE = 3.0
-VERIFY_RESERVE = 0.05
+# The verification round's bytes: 0.05 until the blocks were packed, then
+# 0.02, chosen on the same prior at eleven cells' declared values
+# (docs/noisy-trie.md, "Blocks packed, one margin for two noises").
+VERIFY_RESERVE = 0.02
 # The rules for the plan's free choices: discover then verify with the
 # constants above, chosen on the public prior of triehh.theory.noisy_prior,
 # or the constants above without a verification round.
@@ -320,7 +323,7 @@ class NoisyPlan:
       Gaussian of ``round_sigma``), or the
       :class:`~triehh.theory.distributed_noise.DistributedNoise` of the
       clients' Skellam shares (:func:`with_distributed`): then sigma is
-      the accounted shares' standard deviation, for the blocks' bits, and
+      the accounted shares' standard deviation, for the blocks' moduli, and
       each round's thresholds come from the delivered shares' Skellam law
       (:func:`triehh.theory.distributed_noise.threshold_and_tail`).
     replace_one: the noise calibrated for ``REPLACE_ONE`` too (a vote
@@ -344,6 +347,9 @@ class NoisyPlan:
       round's blocks in every round (``"block"``) or after the first
       (``"later-blocks"``), or so each class of their end (``"class"``,
       ``"later-classes"``); ``DISCOVERY_WORDS``.
+    verify_reserve: the share of the run's bytes the discovery rounds of
+      a plan that verifies leave to its verification round
+      (``VERIFY_RESERVE``).
   """
 
   sigma: float
@@ -371,6 +377,7 @@ class NoisyPlan:
   discovery_wrap_tail: float | None = DISCOVERY_WRAP_TAIL
   verification_split: str = WEIGHTED
   discovery_words: str = LATER_CLASSES
+  verify_reserve: float = VERIFY_RESERVE
 
   def __post_init__(self):
     validation.check_rate("wrap_tail", self.wrap_tail,
@@ -381,6 +388,8 @@ class NoisyPlan:
     if self.verification_split not in (WEIGHTED, EVEN):
       raise ValueError("verification_split must be 'weighted' or 'even', "
                        f"got {self.verification_split!r}")
+    validation.check_rate("verify_reserve", self.verify_reserve,
+                          "a share of the run's bytes")
     if self.discovery_words not in DISCOVERY_WORDS:
       raise ValueError(f"discovery_words must be one of {DISCOVERY_WORDS}, "
                        f"got {self.discovery_words!r}")
@@ -631,12 +640,12 @@ class NoisyPlan:
     ``spent`` is a client's expected bytes so far; with sampling rate q a
     round's vector may be 1/q times its share (its expected bytes are q
     times its vector's).
-    Discover then verify: the discovery rounds leave ``VERIFY_RESERVE``
+    Discover then verify: the discovery rounds leave ``verify_reserve``
     of the run's bytes to the verification round, which may spend all
     that is left."""
     left = max(self.budget.bytes_per_run - spent, 0)
     if self.verify and r < self.discovery_rounds:
-      reserve = math.ceil(VERIFY_RESERVE * self.budget.bytes_per_run)
+      reserve = math.ceil(self.verify_reserve * self.budget.bytes_per_run)
       left = max(left - reserve, 0)
       share = left // max(self.discovery_rounds - r, 1)
     else:
@@ -1094,7 +1103,7 @@ def with_distributed(plan_: NoisyPlan, epsilon_target: float,
   (the server sees who delivered, so sampling is not amplified), h from n,
   q, ``dropout`` and a share of delta. sigma becomes the accounted shares'
   largest base standard deviation, ``max_r sqrt(2 h s_r) / m_r``, for the
-  blocks' bits (utility only). A plan calibrated for ``REPLACE_ONE``
+  blocks' moduli (utility only). A plan calibrated for ``REPLACE_ONE``
   gets shares accounted for it too. ValueError for a Laplace plan (the
   shares are Skellam, the Gaussian's kin)."""
   if plan_.laplace:

@@ -27,7 +27,7 @@ The prior (all constants of this module):
 
 The simulation (:func:`true_words`) follows
 :func:`triehh.engines.noisy.run_planned` round by round through the plan's
-own methods (the caps' bits, :func:`~triehh.theory.noisy_plan.
+own methods (the blocks' moduli, :func:`~triehh.theory.noisy_plan.
 chars_for_round`, the bytes, the two thresholds): the candidates some
 string extends get their users plus Gaussian noise (rounded), the others
 pass at the prefix rate as prefixes no one holds, which cost bytes and
