@@ -1142,7 +1142,7 @@ def _draw_two(voted: _Voted, num_frontier: int, ext: Extensions,
   candidate id. ``thresholds(word, num_candidates, num_blocks)`` gives
   each group's noise and threshold (:class:`_Thresholds` or
   :class:`SkellamRound`). ``window``: each block's sums read modulo its
-  modulus (:class:`Window`), the blocks of one modulus drawn together."""
+  modulus (:class:`Window`, :func:`_draw_windowed`)."""
   e_size, w = ext.size, int(ext.offsets[ext.chars])
   fpos, e = np.divmod(voted.candidates, e_size)
   parts = []

@@ -302,6 +302,13 @@ def packed_bits(modulus: int, count: int) -> int:
           + ((modulus**rest - 1).bit_length() if rest else 0))
 
 
+def _packed_total(moduli: np.ndarray, counts: np.ndarray, e: int) -> int:
+  """Bits of ``counts[i]`` blocks of modulus ``moduli[i]``, each of ``e``
+  coordinates, packed (:func:`packed_bits`)."""
+  return sum(c * packed_bits(m, e)
+             for m, c in zip(moduli.tolist(), counts.tolist()) if c)
+
+
 @dataclasses.dataclass(frozen=True)
 class NoisyPlan:
   """A planned noisy-trie run (module docstring).
@@ -596,10 +603,10 @@ class NoisyPlan:
     count suggests times this round's q, plus ``WRAP_SIGMAS`` binomial
     deviations of both samples (a larger count wraps around: accuracy,
     never privacy)."""
+    if self._unsampled:
+      return counts
     now = self.sampling_rate
     before = now if self.parent_rate is None else self.parent_rate
-    if before >= 1.0 and now >= 1.0:
-      return counts
     users = np.maximum(counts, 1.0) / before  # the holders a count suggests
     spread = users * (before * (1.0 - before) * (now / before)**2
                       + now * (1.0 - now))
@@ -620,8 +627,7 @@ class NoisyPlan:
                       prefix_length)
     unique, counts = np.unique(np.asarray(moduli, dtype=np.int64),
                                return_counts=True)
-    return math.ceil(sum(count * packed_bits(m, e) for m, count
-                         in zip(unique.tolist(), counts.tolist())) / 8)
+    return math.ceil(_packed_total(unique, counts, e) / 8)
 
   def extensions(self, chars: int, prefix_length: int) -> tuple[int, int]:
     """:func:`extensions` at this plan's A and L."""
@@ -707,25 +713,22 @@ def chars_for_round(plan: NoisyPlan, block_moduli: list[int] | tuple[int, ...],
   allowance = plan.round_allowance(r, spent)
   if left_symbols <= 0 or not block_moduli:
     return 0, 0
-  moduli = np.asarray(block_moduli, dtype=np.int64)
-  kept = moduli.size
-  if plan.round_bytes(moduli, 1, prefix_length) > allowance:
-    e, _ = plan.extensions(1, prefix_length)
-    unique, inverse = np.unique(moduli, return_inverse=True)
-    bits = np.cumsum(np.array([packed_bits(m, e) for m in unique.tolist()],
-                              dtype=np.int64)[inverse])
-    kept = int(np.searchsorted(bits, 8 * allowance, side="right"))
+  unique, inverse = np.unique(np.asarray(block_moduli, dtype=np.int64),
+                              return_inverse=True)
+  e, _ = plan.extensions(1, prefix_length)
+  # The most prefixes, largest noisy count first, whose blocks fit.
+  one = np.array([packed_bits(m, e) for m in unique.tolist()], dtype=np.int64)
+  kept = int(np.searchsorted(np.cumsum(one[inverse]), 8 * allowance,
+                             side="right"))
   if not kept:
     return 0, 0
-  unique, counts = np.unique(moduli[:kept], return_counts=True)
+  counts = np.bincount(inverse[:kept], minlength=unique.size)
   best = 1
   most = (left_symbols if r or plan.first_chars is None
           else min(plan.first_chars, left_symbols))
   for k in range(2, most + 1):
     e, _ = plan.extensions(k, prefix_length)
-    bits = sum(c * packed_bits(m, e)
-               for m, c in zip(unique.tolist(), counts.tolist()))
-    if math.ceil(bits / 8) > allowance:
+    if math.ceil(_packed_total(unique, counts, e) / 8) > allowance:
       break
     best = k
   return best, kept
@@ -956,15 +959,8 @@ def build(declared: _Declared, choices: PlanChoices,
         noisy_trie.DEFAULT_DISCRETIZATION,
         declared.replace_one) > declared.epsilon:
       sigma *= 1.001
-  first_bytes = None
-  if choices.sized_first_round:  # the root's window (the prior rule)
-    margin = WRAP_SIGMAS * sigma * choices.first_multiplier
-    e, _ = extensions(declared.alphabet_size, choices.first_chars,
-                      declared.max_length, 0)
-    root = math.floor(declared.n + margin) + math.floor(margin) + 1
-    first_bytes = math.ceil(packed_bits(root, e) / 8)
   coordinates = 8 * declared.budget.bytes_per_run
-  return NoisyPlan(
+  built = NoisyPlan(
       sigma=sigma, num_levels=rounds, noise_multipliers=multipliers,
       word_false_positive_rate=min(declared.false_words / coordinates, 0.5),
       prefix_false_positive_rate=(choices.prefix_share
@@ -973,10 +969,15 @@ def build(declared: _Declared, choices: PlanChoices,
       max_length=declared.max_length,
       alphabet_size=declared.alphabet_size, one_word=declared.one_word,
       delta=declared.delta, false_words=declared.false_words,
-      first_round_bytes=first_bytes, first_chars=choices.first_chars,
+      first_chars=choices.first_chars,
       verify=choices.verify, sampling_rate=q,
       renyi_order=order, replace_one=declared.replace_one,
       noise_law=noise_law)
+  if not choices.sized_first_round:
+    return built
+  # The prior rule: the first round is its k_0 vector at the root's modulus.
+  return dataclasses.replace(built, first_round_bytes=built.round_bytes(
+      [built.cap_modulus(None, 0)], choices.first_chars, 0))
 
 
 # Rates adapted to the frontier: each larger rate is this factor above the
